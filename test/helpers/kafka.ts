@@ -1,0 +1,112 @@
+import { randomBytes } from 'node:crypto'
+import type { TestContext } from 'node:test'
+import type { Admin, IHeaders, Message } from 'kafkajs'
+import { createKafkaClient } from '../../src/kafka/client.js'
+import { clustersUp, type LocalCluster } from '../../scripts/local-kafka/clusters.js'
+
+let shared: Promise<{ source: LocalCluster, target: LocalCluster }> | undefined
+
+/** The two default local clusters, started on first use (and reused when already running). */
+export function sharedClusters (): Promise<{ source: LocalCluster, target: LocalCluster }> {
+  shared ??= clustersUp()
+  return shared
+}
+
+export function uniqueName (prefix = 'test'): string {
+  return `${prefix}-${randomBytes(4).toString('hex')}`
+}
+
+/** Runs `fn` with a connected admin client of `cluster`, then disconnects. */
+export async function withAdmin<T> (cluster: LocalCluster, fn: (admin: Admin) => Promise<T>): Promise<T> {
+  const admin = createKafkaClient(cluster.connection('test-admin')).admin()
+  await admin.connect()
+  try {
+    return await fn(admin)
+  } finally {
+    await admin.disconnect()
+  }
+}
+
+export interface TopicOptions {
+  readonly name?: string
+  readonly partitions?: number
+  readonly configs?: Readonly<Record<string, string>>
+}
+
+/** Creates a topic with a unique name on `cluster` and deletes it when the test ends. */
+export async function createTopic (t: TestContext, cluster: LocalCluster, options: TopicOptions = {}): Promise<string> {
+  const topic = options.name ?? uniqueName()
+  await withAdmin(cluster, admin => admin.createTopics({
+    waitForLeaders: true,
+    topics: [{
+      topic,
+      numPartitions: options.partitions ?? 1,
+      replicationFactor: 1,
+      configEntries: Object.entries(options.configs ?? {}).map(([name, value]) => ({ name, value })),
+    }],
+  }))
+  t.after(() => deleteTopicIfExists(cluster, topic))
+  return topic
+}
+
+export async function deleteTopicIfExists (cluster: LocalCluster, topic: string): Promise<void> {
+  await withAdmin(cluster, async admin => {
+    const topics = await admin.listTopics()
+    if (topics.includes(topic)) await admin.deleteTopics({ topics: [topic] })
+  })
+}
+
+/** Sends `messages` to `topic` with acks=all and waits for the acknowledgement. */
+export async function produce (cluster: LocalCluster, topic: string, messages: Message[]): Promise<void> {
+  const producer = createKafkaClient(cluster.connection('test-producer')).producer({ allowAutoTopicCreation: false })
+  await producer.connect()
+  try {
+    await producer.send({ topic, acks: -1, messages })
+  } finally {
+    await producer.disconnect()
+  }
+}
+
+/** A record as read back, with bytes kept as bytes. */
+export interface ReadRecord {
+  readonly partition: number
+  readonly offset: string
+  readonly key: Buffer | null
+  readonly value: Buffer | null
+  readonly timestamp: string
+  readonly headers: IHeaders
+}
+
+/**
+ * Reads every record of `topic` from the earliest offset up to the end offsets seen when called,
+ * with a throwaway consumer group.
+ */
+export async function readAll (cluster: LocalCluster, topic: string): Promise<ReadRecord[]> {
+  const kafka = createKafkaClient(cluster.connection('test-reader'))
+  const ends = await withAdmin(cluster, admin => admin.fetchTopicOffsets(topic))
+  const remaining = new Map(ends.filter(p => BigInt(p.high) > BigInt(p.low)).map(p => [p.partition, BigInt(p.high)]))
+  const records: ReadRecord[] = []
+  if (remaining.size === 0) return records
+  const consumer = kafka.consumer({ groupId: uniqueName('reader'), allowAutoTopicCreation: false })
+  await consumer.connect()
+  try {
+    await consumer.subscribe({ topics: [topic], fromBeginning: true })
+    await new Promise<void>((resolve, reject) => {
+      consumer.run({
+        eachBatchAutoResolve: true,
+        eachBatch: async ({ batch }) => {
+          const end = remaining.get(batch.partition)
+          for (const m of batch.messages) {
+            if (end === undefined || BigInt(m.offset) >= end) continue
+            records.push({ partition: batch.partition, offset: m.offset, key: m.key, value: m.value, timestamp: m.timestamp, headers: m.headers ?? {} })
+            if (BigInt(m.offset) + 1n >= end) remaining.delete(batch.partition)
+          }
+          if (remaining.size === 0) resolve()
+        },
+      }).catch(reject)
+    })
+  } finally {
+    await consumer.disconnect()
+  }
+  return records.sort((a, b) => a.partition - b.partition || Number(BigInt(a.offset) - BigInt(b.offset)))
+}
