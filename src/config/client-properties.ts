@@ -1,0 +1,83 @@
+import type { ClusterConnection } from '../kafka/connection.js'
+import { securityFromProperties } from './client-security.js'
+import type { Properties } from './java-properties.js'
+import { CompressionNames, type ConsumerSettings, type ProducerSettings } from './mirror-config.js'
+import { parseBoolean, parseBootstrapServers, parseChoice, parseInteger, type ProblemList } from './values.js'
+
+/** Where a set of client properties came from, so messages name the file or prefix. */
+export interface PropertiesOrigin {
+  /** Cluster alias used in logs and metrics. */
+  readonly alias: string
+  /** How to name a key in messages: a file path plus ':' or an mm2 prefix such as `A.consumer.`. */
+  readonly where: string
+  /** The flag or key to set when `bootstrap.servers` is missing. */
+  readonly bootstrapHint: string
+  readonly defaultClientId: string
+}
+
+function value (properties: Properties, key: string): string | undefined {
+  return properties.get(key)?.value
+}
+
+/** The connection part of a Java client config: `bootstrap.servers`, `client.id`, timeouts and security. */
+export function connectionFromProperties (properties: Properties, origin: PropertiesOrigin, problems: ProblemList): ClusterConnection | undefined {
+  const key = (name: string): string => `${origin.where}${name}`
+  const brokers = parseBootstrapServers(key('bootstrap.servers'), value(properties, 'bootstrap.servers'), problems)
+  if (brokers === undefined && !problems.problems.some(p => p.key === key('bootstrap.servers'))) {
+    problems.add(key('bootstrap.servers'), undefined, `missing; set it to the ${origin.alias} cluster's brokers (host:port,...) ${origin.bootstrapHint}`)
+  }
+  const requestTimeoutMs = parseInteger(key('request.timeout.ms'), value(properties, 'request.timeout.ms'), { min: 1 }, problems)
+  const connectionTimeoutMs = parseInteger(key('socket.connection.setup.timeout.ms'), value(properties, 'socket.connection.setup.timeout.ms'), { min: 1 }, problems)
+  const security = securityFromProperties(properties, origin.where, problems)
+  if (brokers === undefined) return undefined
+  return {
+    alias: origin.alias,
+    brokers,
+    clientId: value(properties, 'client.id') ?? origin.defaultClientId,
+    ...(requestTimeoutMs === undefined ? {} : { requestTimeoutMs }),
+    ...(connectionTimeoutMs === undefined ? {} : { connectionTimeoutMs }),
+    ...security,
+  }
+}
+
+export function consumerSettingsFromProperties (properties: Properties, where: string, problems: ProblemList): ConsumerSettings {
+  const key = (name: string): string => `${where}${name}`
+  const int = (name: string, fallback: number, min = 1): number =>
+    parseInteger(key(name), value(properties, name), { min }, problems) ?? fallback
+  const reset = parseChoice(key('auto.offset.reset'), value(properties, 'auto.offset.reset'), ['earliest', 'latest', 'none'] as const, problems)
+  if (reset === 'none') problems.add(key('auto.offset.reset'), 'none', 'a mirror must start somewhere on partitions without a committed offset; use earliest or latest')
+  const autoCommit = parseBoolean(key('enable.auto.commit'), value(properties, 'enable.auto.commit'), problems)
+  if (autoCommit === true) problems.add(key('enable.auto.commit'), 'true', 'the mirror commits only what the target acknowledged; remove the key or set it to false')
+  return {
+    groupId: value(properties, 'group.id') ?? 'mirror-sidecar',
+    autoOffsetReset: reset === 'latest' ? 'latest' : 'earliest',
+    maxPollRecords: int('max.poll.records', 2000),
+    fetchMaxBytes: int('fetch.max.bytes', 52_428_800),
+    maxPartitionFetchBytes: int('max.partition.fetch.bytes', 1_048_576),
+    sessionTimeoutMs: int('session.timeout.ms', 45_000),
+    heartbeatIntervalMs: int('heartbeat.interval.ms', 3_000),
+  }
+}
+
+export function producerSettingsFromProperties (properties: Properties, where: string, problems: ProblemList): ProducerSettings {
+  const key = (name: string): string => `${where}${name}`
+  const int = (name: string, fallback: number, min = 0): number =>
+    parseInteger(key(name), value(properties, name), { min }, problems) ?? fallback
+  const acksRaw = value(properties, 'acks')
+  let acks: -1 | 1 = -1
+  if (acksRaw !== undefined) {
+    const normalised = acksRaw.trim().toLowerCase()
+    if (normalised === '1') acks = 1
+    else if (normalised === '0') problems.add(key('acks'), acksRaw, 'acks=0 gives no acknowledgement, so the mirror could neither avoid loss nor record offsets; use all')
+    else if (normalised !== 'all' && normalised !== '-1') problems.add(key('acks'), acksRaw, 'expected all, -1 or 1')
+  }
+  const compression = parseChoice(key('compression.type'), value(properties, 'compression.type'), CompressionNames, problems) ?? 'none'
+  return {
+    acks,
+    compression,
+    batchSizeBytes: int('batch.size', 524_288, 1),
+    lingerMs: int('linger.ms', 0),
+    idempotent: parseBoolean(key('enable.idempotence'), value(properties, 'enable.idempotence'), problems) ?? true,
+    maxRequestSizeBytes: int('max.request.size', 1_048_576, 1),
+  }
+}

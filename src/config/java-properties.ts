@@ -1,0 +1,79 @@
+import { readFileSync } from 'node:fs'
+import { ConfigError } from '../shared/errors.js'
+
+/** One key of a `.properties` file with where it came from, for error messages. */
+export interface PropertyEntry {
+  readonly value: string
+  readonly file: string
+  readonly line: number
+}
+
+export type Properties = ReadonlyMap<string, PropertyEntry>
+
+function unescape (text: string): string {
+  let out = ''
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]
+    if (c !== '\\') { out += c; continue }
+    const next = text[++i]
+    if (next === undefined) break
+    if (next === 't') out += '\t'
+    else if (next === 'n') out += '\n'
+    else if (next === 'r') out += '\r'
+    else if (next === 'f') out += '\f'
+    else if (next === 'u' && /^[0-9a-fA-F]{4}$/.test(text.slice(i + 1, i + 5))) {
+      out += String.fromCharCode(parseInt(text.slice(i + 1, i + 5), 16))
+      i += 4
+    } else out += next
+  }
+  return out
+}
+
+function endsWithContinuation (line: string): boolean {
+  let backslashes = 0
+  for (let i = line.length - 1; i >= 0 && line[i] === '\\'; i--) backslashes++
+  return backslashes % 2 === 1
+}
+
+/**
+ * Parses text in `java.util.Properties.load` syntax: `#`/`!` comments, `key=value`, `key: value`
+ * and `key value`, backslash line continuations and escapes (`\t`, `\uXXXX`). Later keys win.
+ */
+export function parseProperties (text: string, file = '<text>'): Map<string, PropertyEntry> {
+  const result = new Map<string, PropertyEntry>()
+  const lines = text.split(/\r\n|\r|\n/)
+  for (let i = 0; i < lines.length; i++) {
+    const startLine = i + 1
+    let logical = (lines[i] ?? '').replace(/^[ \t\f]+/, '')
+    if (logical === '' || logical.startsWith('#') || logical.startsWith('!')) continue
+    while (endsWithContinuation(logical) && i + 1 < lines.length) {
+      logical = logical.slice(0, -1) + (lines[++i] ?? '').replace(/^[ \t\f]+/, '')
+    }
+    if (endsWithContinuation(logical)) logical = logical.slice(0, -1)
+    let keyEnd = 0
+    while (keyEnd < logical.length) {
+      const c = logical[keyEnd]
+      if (c === '\\') { keyEnd += 2; continue }
+      if (c === '=' || c === ':' || c === ' ' || c === '\t' || c === '\f') break
+      keyEnd++
+    }
+    let valueStart = keyEnd
+    while (valueStart < logical.length && /[ \t\f]/.test(logical[valueStart] ?? '')) valueStart++
+    if (logical[valueStart] === '=' || logical[valueStart] === ':') valueStart++
+    while (valueStart < logical.length && /[ \t\f]/.test(logical[valueStart] ?? '')) valueStart++
+    result.set(unescape(logical.slice(0, keyEnd)), { value: unescape(logical.slice(valueStart)), file, line: startLine })
+  }
+  return result
+}
+
+/** Reads and parses a `.properties` file; an unreadable file is a `ConfigError` naming `flag`. */
+export function readPropertiesFile (path: string, flag: string): Map<string, PropertyEntry> {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : `cannot read it (${(error as NodeJS.ErrnoException).code ?? 'error'})`
+    throw new ConfigError([{ key: flag, value: path, message: `${reason}; give the path of a readable Java .properties file` }])
+  }
+  return parseProperties(text, path)
+}

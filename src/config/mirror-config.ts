@@ -1,0 +1,99 @@
+import type { ClusterConnection } from '../kafka/connection.js'
+import type { LogLevel } from '../shared/logger.js'
+import type { TopicFilter } from './topic-filter.js'
+
+export const CompressionNames = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const
+export type CompressionName = typeof CompressionNames[number]
+
+/** Consumer side of a flow, from the Java consumer keys MirrorMaker users already have. */
+export interface ConsumerSettings {
+  /** `group.id`; default `mirror-sidecar`. */
+  readonly groupId: string
+  /** `auto.offset.reset` for partitions with no committed offset; default `earliest`. */
+  readonly autoOffsetReset: 'earliest' | 'latest'
+  /** `max.poll.records`: records per batch handed to the queue; default 2000. */
+  readonly maxPollRecords: number
+  /** `fetch.max.bytes`; default 52428800 (Java's default). */
+  readonly fetchMaxBytes: number
+  /** `max.partition.fetch.bytes`; default 1048576. */
+  readonly maxPartitionFetchBytes: number
+  /** `session.timeout.ms`; default 45000. */
+  readonly sessionTimeoutMs: number
+  /** `heartbeat.interval.ms`; default 3000. */
+  readonly heartbeatIntervalMs: number
+}
+
+/** Producer side of a flow. acks is always `all` (-1) unless the user explicitly chose 1. */
+export interface ProducerSettings {
+  readonly acks: -1 | 1
+  /** `compression.type` of what the mirror writes; default `none`. */
+  readonly compression: CompressionName
+  /** `batch.size`: bytes of records per partition per produce request; default 524288. */
+  readonly batchSizeBytes: number
+  /** `linger.ms`: how long a producer waits for more queued records before sending; default 0. */
+  readonly lingerMs: number
+  /** `enable.idempotence`; default true (kafkajs' idempotent producer, one request in flight). */
+  readonly idempotent: boolean
+  /** `max.request.size`: upper bound of one produce request; default 1048576. */
+  readonly maxRequestSizeBytes: number
+}
+
+/** How a source topic is named on the target (MirrorMaker 2's replication policies). */
+export type ReplicationPolicy =
+  | { readonly kind: 'identity' }
+  | { readonly kind: 'default', readonly separator: string }
+
+/** One copy from a source cluster to a target cluster. */
+export interface FlowConfig {
+  /** `source->target`, the aliases as in mm2.properties. */
+  readonly name: string
+  readonly source: ClusterConnection
+  readonly target: ClusterConnection
+  readonly consumer: ConsumerSettings
+  readonly producer: ProducerSettings
+  readonly topics: TopicFilter
+  readonly replicationPolicy: ReplicationPolicy
+  /** `--num.streams` / `tasks.max`: consumers in this process for this flow; default 1. */
+  readonly numStreams: number
+  /** `--num.producers`: producers writing in parallel; default 1. */
+  readonly numProducers: number
+  /** `--queue.size`: records held between consumer and producer, in flight included; default 10000. */
+  readonly queueMaxRecords: number
+  /** Bytes held between consumer and producer; default 67108864 (64 MiB). */
+  readonly queueMaxBytes: number
+  /** `--offset.commit.interval.ms`; default 60000 as in MirrorMaker 1. */
+  readonly offsetCommitIntervalMs: number
+  /** `--abort.on.send.failure`; default true. */
+  readonly abortOnSendFailure: boolean
+  /** How often new source topics and partitions are looked for; default 30000. */
+  readonly refreshTopicsIntervalMs: number
+  /** Copy retention and cleanup configs when creating target topics; default true. */
+  readonly syncTopicConfigs: boolean
+  /** Replication factor of topics the mirror creates; default -1 (the target broker's default). */
+  readonly replicationFactor: number
+}
+
+/** The whole validated, frozen configuration of one sidecar process. */
+export interface MirrorConfig {
+  readonly flows: readonly FlowConfig[]
+  /** HTTP port for /metrics, /healthz, /readyz; default 9464; 0 picks a free port. */
+  readonly metricsPort: number
+  /** Interface the HTTP server binds; default all interfaces. */
+  readonly metricsHost: string
+  readonly logLevel: LogLevel
+  /** How long shutdown waits for in-flight records to be acknowledged; default 30000. */
+  readonly drainTimeoutMs: number
+}
+
+export function targetTopicName (policy: ReplicationPolicy, sourceAlias: string, topic: string): string {
+  return policy.kind === 'identity' ? topic : `${sourceAlias}${policy.separator}${topic}`
+}
+
+/** Deep-freezes a config so nothing can change it after validation. */
+export function freezeConfig<T> (value: T): T {
+  if (value !== null && typeof value === 'object' && !ArrayBuffer.isView(value) && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const child of Object.values(value as object)) freezeConfig(child)
+  }
+  return value
+}

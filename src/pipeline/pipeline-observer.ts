@@ -1,0 +1,90 @@
+/**
+ * What the data plane reports. Metrics, tracing and health implement this; the pipeline calls it
+ * on its hot path, so implementations must be cheap and must not throw.
+ */
+
+/** Identifies a copy between two clusters in labels: `source` and `target` are the cluster aliases. */
+export interface FlowLabels {
+  readonly flow: string
+  readonly source: string
+  readonly target: string
+}
+
+export interface ConsumedBatch {
+  readonly topic: string
+  readonly partition: number
+  readonly records: number
+  readonly bytes: number
+  /** Timestamps (ms since epoch) of the records, for record-age-at-poll observations. */
+  readonly timestampsMs: readonly number[]
+  readonly pollTimeMs: number
+}
+
+export interface ProducedBatch {
+  readonly sourceTopic: string
+  readonly targetTopic: string
+  readonly partition: number
+  readonly records: number
+  readonly bytes: number
+  /** Source record timestamps, for replication latency (ack time - timestamp). */
+  readonly timestampsMs: readonly number[]
+  readonly ackTimeMs: number
+  /** First source offset and the target offset it got (the rest follow in order). */
+  readonly firstSourceOffset: bigint
+  readonly lastSourceOffset: bigint
+  readonly targetBaseOffset: bigint
+}
+
+export interface CommittedOffset {
+  readonly topic: string
+  readonly partition: number
+  /** The committed offset: the next source offset to mirror. */
+  readonly offset: bigint
+  /** Source high watermark minus `offset` when committed, as far as the consumer knows. */
+  readonly lagRecords: bigint
+}
+
+export type LifecycleState = 'starting' | 'running' | 'stopping' | 'stopped' | 'failed'
+
+/** Point-in-time view of one source partition, read at scrape time. */
+export interface PartitionSnapshot {
+  readonly topic: string
+  readonly partition: number
+  /** Last high watermark the consumer saw in a fetch; -1n before the first fetch. */
+  readonly highWatermark: bigint
+  /** Next source offset not yet acknowledged by the target (what a commit now would write). */
+  readonly nextOffsetToMirror: bigint
+  /** Last offset committed on the source for the mirror's group; -1n before the first commit. */
+  readonly committedOffset: bigint
+  /** Timestamp of the oldest record consumed but not yet acknowledged; undefined when none. */
+  readonly oldestUnackedTimestampMs: number | undefined
+  /** When the mirror last acknowledged a record of this partition (ms since epoch); 0 before. */
+  readonly lastProgressMs: number
+}
+
+export interface FlowSnapshot {
+  readonly labels: FlowLabels
+  readonly state: LifecycleState
+  readonly queueRecords: number
+  readonly queueBytes: number
+  readonly queueCapacityRecords: number
+  readonly queueCapacityBytes: number
+  readonly sourceConnected: boolean
+  readonly targetConnected: boolean
+  readonly assignedPartitions: number
+  readonly topicsMirrored: number
+  readonly partitions: readonly PartitionSnapshot[]
+}
+
+export interface PipelineObserver {
+  consumed?: (flow: FlowLabels, batch: ConsumedBatch) => void
+  produced?: (flow: FlowLabels, batch: ProducedBatch) => void
+  /** One produce request to the target: how long it took and whether it succeeded. */
+  produceRequest?: (flow: FlowLabels, durationSeconds: number, ok: boolean) => void
+  retry?: (flow: FlowLabels, operation: string, errorCode: string) => void
+  sendFailed?: (flow: FlowLabels, topic: string, partition: number, reason: string) => void
+  committed?: (flow: FlowLabels, offsets: readonly CommittedOffset[], atMs: number) => void
+  commitFailed?: (flow: FlowLabels, reason: string) => void
+  rebalanced?: (flow: FlowLabels) => void
+  fatal?: (flow: FlowLabels, error: Error) => void
+}

@@ -1,0 +1,61 @@
+/** Error codes shared by the sidecar and the CLI, with a common prefix, as `as const` values. */
+export const ErrorCodes = {
+  CONFIG: 'MIRROR_CONFIG',
+  CONNECTION: 'MIRROR_CONNECTION',
+  AUTHENTICATION: 'MIRROR_AUTHENTICATION',
+  SEND_FAILED: 'MIRROR_SEND_FAILED',
+  COMMIT_FAILED: 'MIRROR_COMMIT_FAILED',
+  KAFKA: 'MIRROR_KAFKA',
+  STOPPED: 'MIRROR_STOPPED',
+  INTERNAL: 'MIRROR_INTERNAL',
+} as const
+export type ErrorCode = typeof ErrorCodes[keyof typeof ErrorCodes]
+
+export interface MirrorErrorOptions {
+  readonly retriable?: boolean
+  readonly cause?: unknown
+  /** The Kafka protocol error name when the error came from a broker (`MESSAGE_TOO_LARGE`). */
+  readonly kafkaCode?: string
+}
+
+/** The project's one error type. `retriable` tells the retry helper whether to try again. */
+export class MirrorError extends Error {
+  override readonly name = 'MirrorError'
+  readonly code: ErrorCode
+  readonly retriable: boolean
+  readonly kafkaCode: string | undefined
+
+  constructor (code: ErrorCode, message: string, options: MirrorErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.code = code
+    this.retriable = options.retriable ?? false
+    this.kafkaCode = options.kafkaCode
+  }
+}
+
+/** One problem in the configuration: the key, the value as given, and what to do. */
+export interface ConfigProblem {
+  readonly key: string
+  readonly value?: string
+  readonly message: string
+}
+
+export function formatProblem (problem: ConfigProblem): string {
+  return problem.value === undefined
+    ? `${problem.key}: ${problem.message}`
+    : `${problem.key} "${problem.value}": ${problem.message}`
+}
+
+/** Every problem found while reading the configuration, reported together before anything connects. */
+export class ConfigError extends MirrorError {
+  readonly problems: readonly ConfigProblem[]
+
+  constructor (problems: readonly ConfigProblem[]) {
+    super(ErrorCodes.CONFIG, problems.map(formatProblem).join('\n'))
+    this.problems = problems
+  }
+}
+
+export function isRetriable (error: unknown): boolean {
+  return error instanceof MirrorError ? error.retriable : false
+}
