@@ -3,7 +3,7 @@ import { LogLevels, type LogLevel } from '../shared/logger.js'
 import { connectionFromProperties, consumerSettingsFromProperties, producerSettingsFromProperties } from './client-properties.js'
 import { readPropertiesFile, type Properties } from './java-properties.js'
 import { freezeConfig, type FlowConfig, type MirrorConfig } from './mirror-config.js'
-import { compileTopicPattern, createTopicFilter } from './topic-filter.js'
+import { compileTopicPattern, createGroupFilter, createTopicFilter, DEFAULT_GROUPS_EXCLUDE } from './topic-filter.js'
 import { parseBoolean, parseChoice, parseInteger, ProblemList } from './values.js'
 
 /**
@@ -147,6 +147,13 @@ export function configFromMm1 (values: Mm1Values): MirrorConfig {
       refreshTopicsIntervalMs,
       syncTopicConfigs: true,
       replicationFactor: -1,
+      offsetSyncs: { enabled: true, topic: `mirror-offset-syncs.${alias}.internal` },
+      groupSync: {
+        enabled: false,
+        groups: createGroupFilter(/^(?:.*)$/u, compileTopicPattern('groups.exclude', DEFAULT_GROUPS_EXCLUDE, problems), '.*', DEFAULT_GROUPS_EXCLUDE),
+        intervalMs: 10_000,
+        checkpointsTopic: `mirror-checkpoints.${alias}.internal`,
+      },
     })
   })
   if (!problems.empty) throw new ConfigError(problems.problems)
