@@ -1,0 +1,153 @@
+import type { Admin, Kafka } from 'kafkajs'
+import { ErrorCodes, MirrorError } from '../shared/errors.js'
+import type { Logger } from '../shared/logger.js'
+import { createKafkaClient, type KafkaClient } from './client.js'
+import type { ClusterConnection } from './connection.js'
+import { toMirrorError } from './errors.js'
+
+/** A committed offset of a group: the next offset the group would read. */
+export interface GroupOffset {
+  readonly topic: string
+  readonly partition: number
+  readonly offset: bigint
+}
+
+/** What a group coordinator says about a group: its state and how many members it has. */
+export interface GroupDescription {
+  readonly groupId: string
+  /** `Empty`, `Stable`, `PreparingRebalance`, `CompletingRebalance`, `Dead` (the group does not exist). */
+  readonly state: string
+  readonly members: number
+}
+
+interface LowLevelCluster {
+  connect: () => Promise<void>
+  disconnect: () => Promise<void>
+  findGroupCoordinator: (request: { groupId: string }) => Promise<{
+    offsetCommit: (request: { groupId: string, groupGenerationId: number, memberId: string, topics: Array<{ topic: string, partitions: Array<{ partition: number, offset: string }> }> }) => Promise<unknown>
+  }>
+}
+
+/**
+ * kafkajs' own `admin.setOffsets` joins the group as a member to commit, which would race with a
+ * consumer starting on the target. The Java AdminClient's alterConsumerGroupOffsets instead sends
+ * an OffsetCommit with generation -1 and no member id, which the coordinator accepts only while
+ * the group has no members (else UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION): the check and the write
+ * are one atomic step on the broker. kafkajs has that request but no public API for it, so the
+ * cluster object is taken from its private factory.
+ */
+function lowLevelCluster (kafka: KafkaClient): LowLevelCluster {
+  const symbol = Object.getOwnPropertySymbols(kafka).find(s => s.description === 'private:Kafka:createCluster')
+  if (symbol === undefined) throw new MirrorError(ErrorCodes.INTERNAL, 'this kafkajs version has no cluster factory; group offsets cannot be written')
+  const factory = (kafka as unknown as Record<symbol, (options: object) => LowLevelCluster>)[symbol] as (options: object) => LowLevelCluster
+  return factory({ allowAutoTopicCreation: false })
+}
+
+/** Consumer-group requests on one cluster (list, describe, committed offsets, simple commits), behind start()/stop(). */
+export class GroupAdmin {
+  readonly #connection: ClusterConnection
+  readonly #logger: Logger
+  #kafka: Kafka | undefined
+  #admin: Admin | undefined
+  #cluster: LowLevelCluster | undefined
+
+  constructor (connection: ClusterConnection, logger: Logger) {
+    this.#connection = connection
+    this.#logger = logger
+  }
+
+  get alias (): string { return this.#connection.alias }
+
+  async start (): Promise<void> {
+    const kafka = createKafkaClient(this.#connection, this.#logger)
+    const admin = kafka.admin({ retry: { retries: 3, initialRetryTime: 300 } })
+    try {
+      await admin.connect()
+    } catch (error) {
+      throw toMirrorError(error, `cannot connect to the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`, ErrorCodes.CONNECTION)
+    }
+    this.#kafka = kafka
+    this.#admin = admin
+  }
+
+  #client (): Admin {
+    if (this.#admin === undefined) throw new MirrorError(ErrorCodes.STOPPED, 'GroupAdmin used before start()')
+    return this.#admin
+  }
+
+  async listGroups (): Promise<string[]> {
+    try {
+      return (await this.#client().listGroups()).groups.map(g => g.groupId)
+    } catch (error) {
+      throw toMirrorError(error, `listing consumer groups on the ${this.#connection.alias} cluster failed`)
+    }
+  }
+
+  async describe (groupId: string): Promise<GroupDescription> {
+    try {
+      const { groups } = await this.#client().describeGroups([groupId])
+      const group = groups[0]
+      return { groupId, state: group?.state ?? 'Dead', members: group?.members.length ?? 0 }
+    } catch (error) {
+      throw toMirrorError(error, `describing group "${groupId}" on the ${this.#connection.alias} cluster failed`)
+    }
+  }
+
+  /** Committed offsets of `groupId` (of `topics`, or all it has), partitions without a commit left out. */
+  async committedOffsets (groupId: string, topics?: readonly string[]): Promise<GroupOffset[]> {
+    try {
+      const result = await this.#client().fetchOffsets({ groupId, ...(topics === undefined ? {} : { topics: [...topics] }) })
+      const offsets: GroupOffset[] = []
+      for (const { topic, partitions } of result) {
+        for (const p of partitions) if (BigInt(p.offset) >= 0n) offsets.push({ topic, partition: p.partition, offset: BigInt(p.offset) })
+      }
+      return offsets
+    } catch (error) {
+      throw toMirrorError(error, `reading committed offsets of group "${groupId}" on the ${this.#connection.alias} cluster failed`)
+    }
+  }
+
+  /** Log end offsets (high watermarks) of `topic` by partition. */
+  async endOffsets (topic: string): Promise<Map<number, bigint>> {
+    try {
+      const offsets = await this.#client().fetchTopicOffsets(topic)
+      return new Map(offsets.map(o => [o.partition, BigInt(o.high)]))
+    } catch (error) {
+      throw toMirrorError(error, `reading end offsets of ${topic} on the ${this.#connection.alias} cluster failed`)
+    }
+  }
+
+  /**
+   * Commits `offsets` for `groupId` as an outside admin (generation -1, no member). The broker
+   * refuses it while the group has members: then this throws a MirrorError whose `kafkaCode` is
+   * UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION, and nothing was written.
+   */
+  async commitOffsets (groupId: string, offsets: readonly GroupOffset[]): Promise<void> {
+    if (offsets.length === 0) return
+    if (this.#kafka === undefined) throw new MirrorError(ErrorCodes.STOPPED, 'GroupAdmin used before start()')
+    this.#cluster ??= lowLevelCluster(this.#kafka)
+    const byTopic = new Map<string, Array<{ partition: number, offset: string }>>()
+    for (const { topic, partition, offset } of offsets) {
+      const list = byTopic.get(topic) ?? []
+      list.push({ partition, offset: offset.toString() })
+      byTopic.set(topic, list)
+    }
+    try {
+      await this.#cluster.connect()
+      const coordinator = await this.#cluster.findGroupCoordinator({ groupId })
+      await coordinator.offsetCommit({ groupId, groupGenerationId: -1, memberId: '', topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })) })
+    } catch (error) {
+      throw toMirrorError(error, `committing offsets of group "${groupId}" on the ${this.#connection.alias} cluster failed`, ErrorCodes.COMMIT_FAILED)
+    }
+  }
+
+  async stop (): Promise<void> {
+    const admin = this.#admin
+    const cluster = this.#cluster
+    this.#admin = undefined
+    this.#cluster = undefined
+    this.#kafka = undefined
+    await admin?.disconnect().catch(() => {})
+    await cluster?.disconnect().catch(() => {})
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * MirrorMaker 2's offset translation rule, for comparison (Kafka 3.6+ `MirrorSourceTask` and
+ * `OffsetSyncStore`): a sync is emitted for the first record, when upstream offsets skip, when the
+ * downstream offset went backwards, or when translating from the last sync would be `maxOffsetLag`
+ * (offset.lag.max, default 100) or more behind; a group offset translates to the newest sync at or
+ * below it: its downstream offset, plus 1 unless the group is exactly at the sync. The 64-sync
+ * store limit is not modelled (it only makes translation coarser).
+ */
+export interface Mm2OffsetSync {
+  readonly upstream: bigint
+  readonly downstream: bigint
+}
+
+/** The syncs MirrorMaker 2 would emit for records copied as (upstream offset, downstream offset), in order. */
+export function mm2OffsetSyncs (copies: Iterable<readonly [bigint, bigint]>, maxOffsetLag = 100n): Mm2OffsetSync[] {
+  const syncs: Mm2OffsetSync[] = []
+  let lastSyncDownstream = -1n
+  let previousUpstream = -1n
+  let previousDownstream = -1n
+  for (const [upstream, downstream] of copies) {
+    const first = lastSyncDownstream === -1n
+    const tooStale = downstream - (lastSyncDownstream + 1n) >= maxOffsetLag
+    const skipped = upstream - previousUpstream !== 1n
+    const truncated = downstream < previousDownstream
+    if (first || tooStale || skipped || truncated) {
+      syncs.push({ upstream, downstream })
+      lastSyncDownstream = downstream
+    }
+    previousUpstream = upstream
+    previousDownstream = downstream
+  }
+  return syncs
+}
+
+/** MirrorMaker 2's translation of a group offset; undefined when no sync is at or below it. */
+export function mm2Translate (syncs: readonly Mm2OffsetSync[], upstreamOffset: bigint): bigint | undefined {
+  let best: Mm2OffsetSync | undefined
+  for (const sync of syncs) if (sync.upstream <= upstreamOffset && (best === undefined || sync.upstream >= best.upstream)) best = sync
+  if (best === undefined) return undefined
+  return best.downstream + (best.upstream === upstreamOffset ? 0n : 1n)
+}

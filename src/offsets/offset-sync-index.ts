@@ -1,0 +1,105 @@
+import type { MirrorPosition, OffsetRange, OffsetSyncEntry } from './offset-sync-record.js'
+
+function partitionKey (topic: string, partition: number): string {
+  return `${topic}\u0000${partition}`
+}
+
+/** The outcome of translating one source offset. */
+export type Translation =
+  /** `targetOffset` is where the next record at or after the source offset is (or will be) on the target. */
+  | { readonly status: 'translated', readonly targetTopic: string, readonly targetOffset: bigint, readonly basis: 'range' | 'position' }
+  /** The source offset is beyond what the mirror has copied; `mirroredUpTo` is how far it got (exclusive). */
+  | { readonly status: 'not-yet-mirrored', readonly mirroredUpTo: bigint | undefined }
+  /** The mirror never wrote a sync for this partition. */
+  | { readonly status: 'no-syncs' }
+
+/**
+ * Everything the offset-syncs topic says, replayed in order: ranges by key (a rewrite of a key
+ * replaces it, a tombstone removes it) and the last position written per partition. Pure: the
+ * Kafka reader feeds it with `apply`.
+ */
+export class OffsetSyncIndex {
+  readonly #ranges = new Map<string, Map<string, OffsetRange>>()
+  readonly #positions = new Map<string, MirrorPosition>()
+  #records = 0
+
+  /** How many sync records were applied. */
+  get records (): number { return this.#records }
+
+  apply (entry: OffsetSyncEntry): void {
+    this.#records++
+    if (entry.kind === 'range') {
+      const { range } = entry
+      const k = partitionKey(range.sourceTopic, range.partition)
+      let byKey = this.#ranges.get(k)
+      if (byKey === undefined) this.#ranges.set(k, byKey = new Map())
+      byKey.set(range.targetStart.toString(), range)
+    } else if (entry.kind === 'position') {
+      const { position } = entry
+      this.#positions.set(partitionKey(position.sourceTopic, position.partition), position)
+    } else {
+      const parsed = JSON.parse(entry.key) as [string, string, number, string?]
+      const k = partitionKey(parsed[1], parsed[2])
+      if (parsed[0] === 'position') this.#positions.delete(k)
+      else this.#ranges.get(k)?.delete(String(parsed[3]))
+    }
+  }
+
+  ranges (sourceTopic: string, partition: number): OffsetRange[] {
+    return [...(this.#ranges.get(partitionKey(sourceTopic, partition))?.values() ?? [])]
+  }
+
+  position (sourceTopic: string, partition: number): MirrorPosition | undefined {
+    return this.#positions.get(partitionKey(sourceTopic, partition))
+  }
+
+  /** Source topics and partitions the syncs know about. */
+  partitions (): Array<{ sourceTopic: string, partition: number }> {
+    const keys = new Set([...this.#ranges.keys(), ...this.#positions.keys()])
+    return [...keys].map(k => {
+      const at = k.lastIndexOf('\u0000')
+      return { sourceTopic: k.slice(0, at), partition: Number(k.slice(at + 1)) }
+    })
+  }
+
+  translate (sourceTopic: string, partition: number, sourceOffset: bigint): Translation {
+    return translateOffset(this.ranges(sourceTopic, partition), this.position(sourceTopic, partition), sourceOffset)
+  }
+}
+
+/**
+ * Maps a source offset (a group's committed offset: the next record it would read) to the target
+ * offset of that record's copy, exactly:
+ * - the next mirrored record at or after `sourceOffset` is found in the ranges (offsets in a gap -
+ *   control records, compacted or aborted data - map to the next record that exists);
+ * - when several ranges cover it (the mirror copied it again after a crash), the newest copy wins:
+ *   the range with the highest target start, so the reader skips the older copies;
+ * - past the last mirrored record but not past the mirror's position, it is the target offset
+ *   the next mirrored record will get (`position.targetNext`);
+ * - past the position, it is not yet mirrored: no guess.
+ */
+export function translateOffset (ranges: readonly OffsetRange[], position: MirrorPosition | undefined, sourceOffset: bigint): Translation {
+  if (ranges.length === 0 && position === undefined) return { status: 'no-syncs' }
+  let next: bigint | undefined
+  let mirroredEnd: bigint | undefined
+  for (const range of ranges) {
+    const end = range.sourceStart + range.length
+    if (mirroredEnd === undefined || end > mirroredEnd) mirroredEnd = end
+    if (end <= sourceOffset) continue
+    const candidate = range.sourceStart > sourceOffset ? range.sourceStart : sourceOffset
+    if (next === undefined || candidate < next) next = candidate
+  }
+  if (next !== undefined) {
+    let best: OffsetRange | undefined
+    for (const range of ranges) {
+      if (range.sourceStart <= next && next < range.sourceStart + range.length && (best === undefined || range.targetStart > best.targetStart)) best = range
+    }
+    const winner = best as OffsetRange
+    return { status: 'translated', targetTopic: winner.targetTopic, targetOffset: winner.targetStart + (next - winner.sourceStart), basis: 'range' }
+  }
+  if (position !== undefined && sourceOffset <= position.sourceNext) {
+    return { status: 'translated', targetTopic: position.targetTopic, targetOffset: position.targetNext, basis: 'position' }
+  }
+  const upTo = position === undefined ? mirroredEnd : mirroredEnd === undefined || position.sourceNext > mirroredEnd ? position.sourceNext : mirroredEnd
+  return { status: 'not-yet-mirrored', mirroredUpTo: upTo }
+}
