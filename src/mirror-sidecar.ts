@@ -1,10 +1,15 @@
 import type { MirrorConfig } from './config/mirror-config.js'
+import { GroupOffsetSync } from './offsets/group-offset-sync.js'
+import { OffsetSyncWriter } from './offsets/offset-sync-writer.js'
+import type { OffsetsObserver } from './offsets/offsets-observer.js'
 import { MirrorFlow } from './pipeline/mirror-flow.js'
 import type { FlowSnapshot } from './pipeline/pipeline-observer.js'
 import type { Logger } from './shared/logger.js'
 
 export interface MirrorSidecarOptions {
   readonly logger: Logger
+  /** Offset-sync and group-sync counters (metrics). */
+  readonly offsetsObserver?: OffsetsObserver
 }
 
 /**
@@ -15,6 +20,10 @@ export interface MirrorSidecarOptions {
 export class MirrorSidecar {
   readonly config: MirrorConfig
   readonly flows: readonly MirrorFlow[]
+  /** Per flow (same index): its offset-sync writer, when `offsetSyncs.enabled`. */
+  readonly offsetSyncWriters: ReadonlyArray<OffsetSyncWriter | undefined>
+  /** Per flow (same index): its group offset sync, when `groupSync.enabled`. */
+  readonly groupOffsetSyncs: ReadonlyArray<GroupOffsetSync | undefined>
   readonly #logger: Logger
   #stopping: Promise<void> | undefined
   readonly done: Promise<void>
@@ -22,14 +31,23 @@ export class MirrorSidecar {
   constructor (config: MirrorConfig, options: MirrorSidecarOptions) {
     this.config = config
     this.#logger = options.logger
-    this.flows = config.flows.map(flow => new MirrorFlow(flow, { logger: options.logger, drainTimeoutMs: config.drainTimeoutMs }))
+    const offsets = { logger: options.logger, ...(options.offsetsObserver === undefined ? {} : { observer: options.offsetsObserver }) }
+    this.offsetSyncWriters = config.flows.map(flow => flow.offsetSyncs.enabled ? new OffsetSyncWriter(flow, offsets) : undefined)
+    this.groupOffsetSyncs = config.flows.map(flow => flow.groupSync.enabled ? new GroupOffsetSync(flow, offsets) : undefined)
+    this.flows = config.flows.map((flow, i) => {
+      const ackListener = this.offsetSyncWriters[i]
+      return new MirrorFlow(flow, { logger: options.logger, drainTimeoutMs: config.drainTimeoutMs, ...(ackListener === undefined ? {} : { ackListener }) })
+    })
     this.done = Promise.all(this.flows.map(flow => flow.done)).then(() => undefined)
     this.done.catch(() => {})
   }
 
   async start (): Promise<void> {
-    for (const flow of this.flows) {
+    for (const [i, flow] of this.flows.entries()) {
+      // Syncs topic first: the flow's first commit waits for syncs to be durable.
+      await this.offsetSyncWriters[i]?.start()
       await flow.start()
+      await this.groupOffsetSyncs[i]?.start()
       // A flow that fails takes the whole process down: the supervisor restarts it from committed offsets.
       flow.done.catch(() => { void this.stop() })
     }
@@ -42,7 +60,11 @@ export class MirrorSidecar {
   stop (): Promise<void> {
     this.#stopping ??= (async () => {
       this.#logger.info('stopping: draining in-flight records and committing')
-      for (const flow of [...this.flows].reverse()) await flow.stop().catch(() => {})
+      for (const [i, flow] of [...this.flows.entries()].reverse()) {
+        await this.groupOffsetSyncs[i]?.stop().catch(() => {})
+        await flow.stop().catch(() => {})
+        await this.offsetSyncWriters[i]?.stop().catch(() => {})
+      }
     })()
     return this.#stopping
   }

@@ -30,6 +30,10 @@ export const MM1_FLAGS = {
   'drain.timeout.ms': { type: 'string', describe: 'How long shutdown waits for in-flight records (default 30000)' },
   'message.handler': { type: 'string', describe: 'MirrorMaker 1 message handlers are not supported (refused)' },
   'new.consumer': { type: 'boolean', describe: 'Accepted and ignored (MirrorMaker 1 compatibility)' },
+  'sync.group.offsets.enabled': { type: 'string', describe: 'Copy committed offsets of source consumer groups to the target, translated exactly (default false)' },
+  groups: { type: 'string', describe: 'Groups whose offsets are synced: regex, whole id must match, a comma means "or" (default .*)' },
+  'groups.exclude': { type: 'string', describe: 'Groups never synced (default "console-consumer-.*, connect-.*, __.*")' },
+  'sync.group.offsets.interval.seconds': { type: 'string', describe: 'How often group offsets are synced (default 10)' },
 } as const
 
 export type Mm1FlagName = keyof typeof MM1_FLAGS
@@ -112,6 +116,12 @@ export function configFromMm1 (values: Mm1Values): MirrorConfig {
   const drainTimeoutMs = int('drain.timeout.ms', 30_000, 0)
   const abortOnSendFailure = parseBoolean('--abort.on.send.failure', single(values, 'abort.on.send.failure', problems), problems) ?? true
   const logLevel: LogLevel = parseChoice('--log.level', single(values, 'log.level', problems), LogLevels, problems) ?? 'info'
+  const groupSyncEnabled = parseBoolean('--sync.group.offsets.enabled', single(values, 'sync.group.offsets.enabled', problems), problems) ?? false
+  const groupSyncIntervalMs = int('sync.group.offsets.interval.seconds', 10, 1) * 1000
+  const groupsSource = single(values, 'groups', problems) ?? '.*'
+  const groupsExcludeSource = single(values, 'groups.exclude', problems) ?? DEFAULT_GROUPS_EXCLUDE
+  const groupsPattern = compileTopicPattern('--groups', groupsSource, problems)
+  const groupsExcludePattern = groupsExcludeSource.trim() === '' ? undefined : compileTopicPattern('--groups.exclude', groupsExcludeSource, problems)
 
   if (consumerFiles.length === 0) problems.add('--consumer.config', undefined, 'missing; give the source cluster\'s consumer .properties file (with bootstrap.servers)')
   if (producerFile === undefined) problems.add('--producer.config', undefined, 'missing; give the target cluster\'s producer .properties file (with bootstrap.servers)')
@@ -149,9 +159,9 @@ export function configFromMm1 (values: Mm1Values): MirrorConfig {
       replicationFactor: -1,
       offsetSyncs: { enabled: true, topic: `mirror-offset-syncs.${alias}.internal` },
       groupSync: {
-        enabled: false,
-        groups: createGroupFilter(/^(?:.*)$/u, compileTopicPattern('groups.exclude', DEFAULT_GROUPS_EXCLUDE, problems), '.*', DEFAULT_GROUPS_EXCLUDE),
-        intervalMs: 10_000,
+        enabled: groupSyncEnabled,
+        groups: createGroupFilter(groupsPattern ?? /^(?:.*)$/u, groupsExcludePattern, groupsSource, groupsExcludeSource),
+        intervalMs: groupSyncIntervalMs,
         checkpointsTopic: `mirror-checkpoints.${alias}.internal`,
       },
     })

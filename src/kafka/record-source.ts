@@ -12,6 +12,8 @@ export interface FetchedBatch {
   readonly partition: number
   readonly highWatermark: bigint
   readonly records: readonly SourceRecord[]
+  /** Offset after the last offset the fetch covered, control records (transaction markers) included. */
+  readonly nextOffset?: bigint
 }
 
 /** Lets a batch handler keep the group membership alive while it waits (backpressure). */
@@ -145,6 +147,7 @@ export class KafkaRecordSource {
       partition: batch.partition,
       highWatermark: BigInt(batch.highWatermark),
       records: batch.messages,
+      nextOffset: BigInt(batch.lastOffset()) + 1n,
     }, { heartbeat, isActive: () => isRunning() && !isStale() })
     // Moves kafkajs' fetch position only; what is committed is decided by the mirror.
     if (isRunning() && !isStale()) resolveOffset(batch.lastOffset())

@@ -8,7 +8,7 @@ import type { Logger } from '../shared/logger.js'
 import { retry } from '../shared/retry.js'
 import { BoundedQueue, QueueClosedError } from './bounded-queue.js'
 import { recordBytes, type MirrorBatch, type SourceRecord } from './mirror-batch.js'
-import { PartitionProgress, partitionKey } from './partition-progress.js'
+import { PartitionProgress, partitionKey, type CommitCandidate } from './partition-progress.js'
 import type { FlowLabels, FlowSnapshot, LifecycleState, PipelineObserver } from './pipeline-observer.js'
 import { ProducerWorker, type AckSegment } from './producer-worker.js'
 import { TopicSync, type MirroredTopic } from './topic-sync.js'
@@ -19,7 +19,8 @@ import { TopicSync, type MirroredTopic } from './topic-sync.js'
  */
 export interface AckListener {
   acknowledged: (batch: MirrorBatch, segments: readonly AckSegment[]) => void
-  flush: () => Promise<void>
+  /** `committing`: the source offsets the commit that follows will write (the mirror's position). */
+  flush: (committing?: readonly CommitCandidate[]) => Promise<void>
 }
 
 export interface MirrorFlowOptions {
@@ -171,7 +172,9 @@ export class MirrorFlow {
         to++
       }
       const chunk = records.slice(from, to)
-      const next = to < records.length ? BigInt((records[to] as SourceRecord).offset) : BigInt((records[to - 1] as SourceRecord).offset) + 1n
+      // The last chunk ends where the fetch ended: past trailing control records (transaction markers) too.
+      const last = BigInt((records[to - 1] as SourceRecord).offset) + 1n
+      const next = to < records.length ? BigInt((records[to] as SourceRecord).offset) : fetched.nextOffset !== undefined && fetched.nextOffset > last ? fetched.nextOffset : last
       const batch: MirrorBatch = { sourceTopic: topic, targetTopic: mirrored.target, partition, records: chunk, firstOffset: BigInt((chunk[0] as SourceRecord).offset), nextOffset: next, bytes, pollTimeMs }
       this.#progress.admitted(batch)
       try {
@@ -227,7 +230,7 @@ export class MirrorFlow {
     const candidates = this.#progress.commitCandidates(this.#source.owned())
     if (candidates.length === 0) return
     try {
-      await this.#ackListener?.flush()
+      await this.#ackListener?.flush(candidates)
       await retry(() => this.#source.commit(candidates), {
         maxAttempts: 3,
         initialBackoffMs: 200,

@@ -1,0 +1,207 @@
+import type { FlowConfig } from '../config/mirror-config.js'
+import { errorLabel } from '../kafka/errors.js'
+import { GroupAdmin, type GroupOffset } from '../kafka/group-admin.js'
+import { InternalTopicReader, InternalTopicWriter, readInternalTopic } from '../kafka/internal-topic.js'
+import type { FlowLabels } from '../pipeline/pipeline-observer.js'
+import { isCycle } from '../pipeline/topic-sync.js'
+import type { Logger } from '../shared/logger.js'
+import { checkpointKey, decodeCheckpoint, encodeCheckpoint, type Checkpoint } from './checkpoint-record.js'
+import { OffsetSyncIndex } from './offset-sync-index.js'
+import { decodeOffsetSync } from './offset-sync-record.js'
+import type { OffsetsObserver } from './offsets-observer.js'
+
+export interface GroupOffsetSyncOptions {
+  readonly logger: Logger
+  readonly observer?: OffsetsObserver
+}
+
+/** Per group: when its checkpoints were last confirmed current (ms since epoch). */
+export interface GroupSyncSnapshot {
+  readonly group: string
+  readonly lastCheckpointMs: number
+}
+
+/** What one cycle decided for one partition of one group. */
+interface Decision {
+  readonly source: GroupOffset
+  readonly targetTopic: string
+  readonly targetOffset: bigint
+}
+
+/**
+ * Consumer-group failover (`sync.group.offsets.enabled`): every `groupSync.intervalMs` it reads the
+ * committed offsets of source groups matching `groupSync.groups` on mirrored topics, translates
+ * them exactly with the offset syncs, writes checkpoints, and commits the translations into the
+ * same groups on the target.
+ * Guarantees: a target group with members is never written (the commit is refused by the broker
+ * itself when a member joins meanwhile); a target group's offset never moves backwards unless the
+ * source group's offset moved backwards since the last cycle; a partition whose group offset is
+ * beyond what was mirrored is left as it is. The mirror's own group is never synced.
+ */
+export class GroupOffsetSync {
+  readonly #flow: FlowConfig
+  readonly #labels: FlowLabels
+  readonly #logger: Logger
+  readonly #observer: OffsetsObserver
+  readonly #index = new OffsetSyncIndex()
+  readonly #sourceGroups: GroupAdmin
+  readonly #targetGroups: GroupAdmin
+  readonly #writer: InternalTopicWriter
+  readonly #reader: InternalTopicReader
+  /** Last checkpoint per key (group, topic, partition): the source offset the last cycle acted on. */
+  readonly #checkpoints = new Map<string, Checkpoint>()
+  /** Source offset per key the last time the target group was idle and brought up to date. */
+  readonly #applied = new Map<string, bigint>()
+  readonly #lastCheckpointMs = new Map<string, number>()
+  readonly #activeLogged = new Set<string>()
+  #timer: NodeJS.Timeout | undefined
+  #cycle: Promise<void> | undefined
+  #stopping: Promise<void> | undefined
+
+  constructor (flow: FlowConfig, options: GroupOffsetSyncOptions) {
+    this.#flow = flow
+    this.#labels = { flow: flow.name, source: flow.source.alias, target: flow.target.alias }
+    this.#logger = options.logger.child({ flow: flow.name, component: 'group-sync' })
+    this.#observer = options.observer ?? {}
+    this.#sourceGroups = new GroupAdmin(flow.source, this.#logger)
+    this.#targetGroups = new GroupAdmin(flow.target, this.#logger)
+    this.#writer = new InternalTopicWriter(flow.target, this.#logger)
+    this.#reader = new InternalTopicReader(flow.target, flow.offsetSyncs.topic, (key, value) => {
+      const entry = decodeOffsetSync(key, value)
+      if (entry !== undefined) this.#index.apply(entry)
+    }, this.#logger)
+  }
+
+  async start (): Promise<void> {
+    const { groupSync, offsetSyncs, replicationFactor } = this.#flow
+    await this.#sourceGroups.start()
+    await this.#targetGroups.start()
+    await this.#writer.start()
+    await this.#writer.ensureCompactedTopic(offsetSyncs.topic, replicationFactor)
+    await this.#writer.ensureCompactedTopic(groupSync.checkpointsTopic, replicationFactor)
+    // What earlier runs acted on decides whether a target group may move backwards.
+    await readInternalTopic(this.#flow.target, groupSync.checkpointsTopic, (key, value) => {
+      if (key === null) return
+      const checkpoint = decodeCheckpoint(value)
+      if (checkpoint === undefined) this.#checkpoints.delete(key)
+      else this.#checkpoints.set(key, checkpoint)
+    }, this.#logger)
+    for (const [key, checkpoint] of this.#checkpoints) this.#applied.set(key, checkpoint.sourceOffset)
+    await this.#reader.start()
+    this.#timer = setInterval(() => { void this.syncNow() }, groupSync.intervalMs)
+    this.#timer.unref()
+    this.#logger.info('syncing consumer group offsets', { groups: groupSync.groups.include, exclude: groupSync.groups.exclude, intervalMs: groupSync.intervalMs })
+  }
+
+  /** Runs one cycle now (or joins the running one). Never rejects: failures are logged and counted. */
+  syncNow (): Promise<void> {
+    this.#cycle ??= this.#syncOnce().catch(error => {
+      this.#logger.warn('group offset sync failed; trying again at the next interval', { error })
+    }).finally(() => { this.#cycle = undefined })
+    return this.#cycle
+  }
+
+  snapshot (): GroupSyncSnapshot[] {
+    return [...this.#lastCheckpointMs].map(([group, lastCheckpointMs]) => ({ group, lastCheckpointMs }))
+  }
+
+  #mirrored (topic: string): boolean {
+    return this.#flow.topics.matches(topic) && !isCycle(topic, this.#flow.replicationPolicy, this.#flow.target.alias)
+  }
+
+  async #syncOnce (): Promise<void> {
+    if (this.#stopping !== undefined) return
+    await this.#reader.caughtUp()
+    const groups = (await this.#sourceGroups.listGroups())
+      .filter(group => group !== this.#flow.consumer.groupId && this.#flow.groupSync.groups.matches(group))
+    for (const group of groups) {
+      if (this.#stopping !== undefined) return
+      try {
+        await this.#syncGroup(group)
+      } catch (error) {
+        this.#observer.groupSkipped?.(this.#labels, group, 'error')
+        this.#logger.warn('syncing group offsets failed', { group, error })
+      }
+    }
+  }
+
+  async #syncGroup (group: string): Promise<void> {
+    const committed = (await this.#sourceGroups.committedOffsets(group)).filter(o => this.#mirrored(o.topic))
+    if (committed.length === 0) return
+    const decisions: Decision[] = []
+    for (const source of committed) {
+      const translation = this.#index.translate(source.topic, source.partition, source.offset)
+      if (translation.status === 'translated') decisions.push({ source, targetTopic: translation.targetTopic, targetOffset: translation.targetOffset })
+      else this.#observer.translationFailed?.(this.#labels, group, translation.status)
+    }
+    if (decisions.length === 0) return
+
+    const nowMs = Date.now()
+    const description = await this.#targetGroups.describe(group)
+    let synced = 0
+    if (description.members > 0) {
+      this.#skipActive(group, description.state)
+    } else {
+      this.#activeLogged.delete(group)
+      const targetTopics = [...new Set(decisions.map(d => d.targetTopic))]
+      const current = new Map((await this.#targetGroups.committedOffsets(group, targetTopics)).map(o => [`${o.topic}\u0000${o.partition}`, o.offset]))
+      const writes: GroupOffset[] = []
+      for (const d of decisions) {
+        const now = current.get(`${d.targetTopic}\u0000${d.source.partition}`)
+        const applied = this.#applied.get(checkpointKey(group, d.source.topic, d.source.partition))
+        const sourceMovedBack = applied !== undefined && d.source.offset < applied
+        if (now === undefined || d.targetOffset > now || (d.targetOffset < now && sourceMovedBack)) {
+          writes.push({ topic: d.targetTopic, partition: d.source.partition, offset: d.targetOffset })
+        }
+      }
+      try {
+        await this.#targetGroups.commitOffsets(group, writes)
+        synced = writes.length
+        for (const d of decisions) this.#applied.set(checkpointKey(group, d.source.topic, d.source.partition), d.source.offset)
+      } catch (error) {
+        const code = errorLabel(error)
+        if (code !== 'UNKNOWN_MEMBER_ID' && code !== 'ILLEGAL_GENERATION' && code !== 'REBALANCE_IN_PROGRESS') throw error
+        this.#skipActive(group, code)
+      }
+      if (synced > 0) {
+        this.#observer.groupOffsetsSynced?.(this.#labels, group, synced)
+        this.#logger.info('group offsets synced to the target', { group, partitions: writes.map(w => `${w.topic}-${w.partition}@${w.offset}`) })
+      }
+    }
+
+    // Checkpoints after the target write: a reader that sees a checkpoint sees the cycle's outcome.
+    const changed: Checkpoint[] = []
+    for (const d of decisions) {
+      const key = checkpointKey(group, d.source.topic, d.source.partition)
+      const previous = this.#checkpoints.get(key)
+      if (previous !== undefined && previous.sourceOffset === d.source.offset && previous.targetOffset === d.targetOffset) continue
+      changed.push({ group, sourceTopic: d.source.topic, targetTopic: d.targetTopic, partition: d.source.partition, sourceOffset: d.source.offset, targetOffset: d.targetOffset, timestampMs: nowMs })
+    }
+    if (changed.length > 0) {
+      await this.#writer.write(this.#flow.groupSync.checkpointsTopic, changed.map(encodeCheckpoint))
+      for (const c of changed) this.#checkpoints.set(checkpointKey(group, c.sourceTopic, c.partition), c)
+      this.#observer.checkpointsWritten?.(this.#labels, group, changed.length, nowMs)
+    }
+    this.#lastCheckpointMs.set(group, nowMs)
+  }
+
+  #skipActive (group: string, state: string): void {
+    this.#observer.groupSkipped?.(this.#labels, group, 'active')
+    if (this.#activeLogged.has(group)) return
+    this.#activeLogged.add(group)
+    this.#logger.info('group has members on the target; its offsets are not synced while it is active', { group, state })
+  }
+
+  /** Stops the timer, lets a running cycle finish, disconnects. Once-only. */
+  stop (): Promise<void> {
+    this.#stopping ??= (async () => {
+      clearInterval(this.#timer)
+      await this.#cycle
+      await this.#reader.stop()
+      await this.#writer.stop()
+      await this.#sourceGroups.stop()
+      await this.#targetGroups.stop()
+    })()
+    return this.#stopping
+  }
+}

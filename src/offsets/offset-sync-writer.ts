@@ -1,0 +1,102 @@
+import type { FlowConfig } from '../config/mirror-config.js'
+import { errorLabel } from '../kafka/errors.js'
+import { InternalTopicWriter, type InternalRecord } from '../kafka/internal-topic.js'
+import type { MirrorBatch } from '../pipeline/mirror-batch.js'
+import type { AckListener } from '../pipeline/mirror-flow.js'
+import type { CommitCandidate } from '../pipeline/partition-progress.js'
+import type { FlowLabels } from '../pipeline/pipeline-observer.js'
+import type { AckSegment } from '../pipeline/producer-worker.js'
+import type { Logger } from '../shared/logger.js'
+import { retry } from '../shared/retry.js'
+import { encodePosition, encodeRange, positionKey } from './offset-sync-record.js'
+import type { OffsetsObserver } from './offsets-observer.js'
+import { RangeTracker } from './range-tracker.js'
+
+export interface OffsetSyncWriterOptions {
+  readonly logger: Logger
+  readonly observer?: OffsetsObserver
+}
+
+/**
+ * Records where every acknowledged record went and writes it to the offset-syncs topic on the
+ * target (`flow.offsetSyncs.topic`, created compacted with one partition if missing).
+ * Guarantee: when `flush(committing)` resolves, the ranges of every record acknowledged before the
+ * call and the mirror's position for each offset in `committing` are durable (acks=all); the flow
+ * awaits it before each source commit, so a committed source offset is always translatable.
+ * `start()` before the flow starts, `stop()` after it stopped; `stop()` is once-only.
+ */
+export class OffsetSyncWriter implements AckListener {
+  readonly #flow: FlowConfig
+  readonly #labels: FlowLabels
+  readonly #logger: Logger
+  readonly #observer: OffsetsObserver
+  readonly #writer: InternalTopicWriter
+  readonly #tracker = new RangeTracker()
+  /** Last position written per partition key, to write a position only when it moved. */
+  readonly #positions = new Map<string, string>()
+  #flushing: Promise<void> = Promise.resolve()
+  #stopping: Promise<void> | undefined
+
+  constructor (flow: FlowConfig, options: OffsetSyncWriterOptions) {
+    this.#flow = flow
+    this.#labels = { flow: flow.name, source: flow.source.alias, target: flow.target.alias }
+    this.#logger = options.logger.child({ flow: flow.name, component: 'offset-syncs' })
+    this.#observer = options.observer ?? {}
+    this.#writer = new InternalTopicWriter(flow.target, this.#logger)
+  }
+
+  get topic (): string { return this.#flow.offsetSyncs.topic }
+
+  async start (): Promise<void> {
+    await this.#writer.start()
+    await this.#writer.ensureCompactedTopic(this.topic, this.#flow.replicationFactor)
+  }
+
+  acknowledged (batch: MirrorBatch, segments: readonly AckSegment[]): void {
+    for (const segment of segments) {
+      const offsets: bigint[] = new Array(segment.count)
+      for (let i = 0; i < segment.count; i++) offsets[i] = BigInt((batch.records[segment.from + i] as MirrorBatch['records'][number]).offset)
+      this.#tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, offsets, segment.targetBaseOffset)
+    }
+  }
+
+  /** Writes what is not yet durable; concurrent calls run one after the other. */
+  flush (committing: readonly CommitCandidate[] = []): Promise<void> {
+    // Ranges and positions are taken now, synchronously: acknowledgements arriving during the write go to the next flush.
+    const ranges = this.#tracker.unwritten()
+    const records: InternalRecord[] = ranges.map(range => encodeRange(range))
+    const positions: Array<[string, string]> = []
+    for (const { topic, partition, offset } of committing) {
+      const position = this.#tracker.position(topic, partition, offset)
+      if (position === undefined) continue
+      const key = positionKey(topic, partition)
+      const value = `${position.sourceNext}:${position.targetNext}`
+      if (this.#positions.get(key) === value) continue
+      records.push(encodePosition(position))
+      positions.push([key, value])
+    }
+    const run = this.#flushing.catch(() => {}).then(async () => {
+      if (records.length === 0) return
+      try {
+        await retry(() => this.#writer.write(this.topic, records), { maxAttempts: 3, initialBackoffMs: 200 })
+      } catch (error) {
+        this.#observer.syncWriteFailed?.(this.#labels, errorLabel(error))
+        throw error
+      }
+      this.#tracker.markWritten(ranges)
+      for (const [key, value] of positions) this.#positions.set(key, value)
+      this.#observer.syncsWritten?.(this.#labels, ranges.length, positions.length)
+      this.#logger.debug('offset syncs written', { ranges: ranges.length, positions: positions.length })
+    })
+    this.#flushing = run
+    return run
+  }
+
+  stop (): Promise<void> {
+    this.#stopping ??= (async () => {
+      await this.#flushing.catch(() => {})
+      await this.#writer.stop()
+    })()
+    return this.#stopping
+  }
+}

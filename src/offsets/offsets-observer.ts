@@ -1,0 +1,25 @@
+import type { FlowLabels } from '../pipeline/pipeline-observer.js'
+
+/**
+ * What the offset-sync writer and the group offset sync report, for metrics. Called off the hot
+ * path (once per flush or sync cycle); implementations must be cheap and must not throw.
+ * Suggested metric names: `kafka_mirror_offset_syncs_written_total` (syncsWritten),
+ * `kafka_mirror_offset_sync_failures_total`, `kafka_mirror_checkpoints_written_total`,
+ * `kafka_mirror_group_offsets_synced_total`, `kafka_mirror_group_sync_skipped_total{reason}`,
+ * `kafka_mirror_offset_translation_failures_total{reason}`, and the gauge
+ * `kafka_mirror_checkpoint_age_seconds{group}` from `GroupOffsetSync.snapshot()` at scrape time.
+ */
+export interface OffsetsObserver {
+  /** Offset-sync records made durable before a commit: ranges and positions. */
+  syncsWritten?: (flow: FlowLabels, ranges: number, positions: number) => void
+  /** Writing syncs failed; the source commit that needed them was skipped (retried at the next commit). */
+  syncWriteFailed?: (flow: FlowLabels, reason: string) => void
+  /** Checkpoints written for `group` (partitions whose translation changed). */
+  checkpointsWritten?: (flow: FlowLabels, group: string, count: number, atMs: number) => void
+  /** Committed offsets written into `group` on the target. */
+  groupOffsetsSynced?: (flow: FlowLabels, group: string, partitions: number) => void
+  /** A group was left alone on the target: `active` (it has members) or `error`. */
+  groupSkipped?: (flow: FlowLabels, group: string, reason: 'active' | 'error') => void
+  /** A partition of a group could not be translated: `not-yet-mirrored`, `no-syncs`. */
+  translationFailed?: (flow: FlowLabels, group: string, reason: 'not-yet-mirrored' | 'no-syncs') => void
+}
