@@ -1,0 +1,39 @@
+import type { ClusterConnection } from '../kafka/connection.js'
+import { readInternalTopic } from '../kafka/internal-topic.js'
+import { silentLogger, type Logger } from '../shared/logger.js'
+import { OffsetSyncIndex, translateOffset, type Translation } from './offset-sync-index.js'
+import { decodeOffsetSync } from './offset-sync-record.js'
+
+export { OffsetSyncIndex, translateOffset, type Translation }
+
+/** Default name of the offset-syncs topic of a flow whose source cluster has alias `sourceAlias`. */
+export function offsetSyncsTopicName (sourceAlias: string): string {
+  return `mirror-offset-syncs.${sourceAlias}.internal`
+}
+
+/**
+ * Reads the whole offset-syncs topic from the target cluster into an index, once. A missing topic
+ * gives an empty index (every translation then says `no-syncs`).
+ */
+export async function loadOffsetSyncs (target: ClusterConnection, topic: string, logger: Logger = silentLogger): Promise<OffsetSyncIndex> {
+  const index = new OffsetSyncIndex()
+  await readInternalTopic(target, topic, (key, value) => {
+    const entry = decodeOffsetSync(key, value)
+    if (entry !== undefined) index.apply(entry)
+  }, logger)
+  return index
+}
+
+/**
+ * The target offset of the copy of source record `sourceOffset` itself, or undefined when that
+ * exact offset was not mirrored (no record there, or beyond the mirror). For record-by-record
+ * alignment (mirror-check verify): when several copies exist, the newest.
+ */
+export function copyOffset (index: OffsetSyncIndex, sourceTopic: string, partition: number, sourceOffset: bigint): { targetTopic: string, targetOffset: bigint } | undefined {
+  let best: { targetTopic: string, targetOffset: bigint, targetStart: bigint } | undefined
+  for (const range of index.ranges(sourceTopic, partition)) {
+    if (sourceOffset < range.sourceStart || sourceOffset >= range.sourceStart + range.length) continue
+    if (best === undefined || range.targetStart > best.targetStart) best = { targetTopic: range.targetTopic, targetOffset: range.targetStart + (sourceOffset - range.sourceStart), targetStart: range.targetStart }
+  }
+  return best === undefined ? undefined : { targetTopic: best.targetTopic, targetOffset: best.targetOffset }
+}

@@ -1,0 +1,59 @@
+import type { ClusterConnection } from '../kafka/connection.js'
+import { GroupAdmin } from '../kafka/group-admin.js'
+import { silentLogger, type Logger } from '../shared/logger.js'
+import type { OffsetSyncIndex } from './offset-sync-index.js'
+import { loadOffsetSyncs } from './offset-sync-store.js'
+
+export interface TranslateGroupOptions {
+  readonly source: ClusterConnection
+  readonly target: ClusterConnection
+  readonly group: string
+  /** Only this source topic; default every topic the group committed on. */
+  readonly topic?: string
+  /** The offset-syncs topic on the target, e.g. `mirror-offset-syncs.source.internal`. */
+  readonly offsetSyncsTopic: string
+  /** Already loaded syncs (skips reading the topic). */
+  readonly syncs?: OffsetSyncIndex
+  readonly logger?: Logger
+}
+
+/** One partition of a group: its committed source offset and where that is on the target. */
+export interface GroupTranslationRow {
+  readonly group: string
+  readonly topic: string
+  readonly partition: number
+  /** The group's committed offset on the source: the next record it would read. */
+  readonly sourceOffset: bigint
+  readonly status: 'translated' | 'not-yet-mirrored' | 'no-syncs'
+  readonly targetTopic?: string
+  /** The target offset of that next record (or of the next record the mirror will write). */
+  readonly targetOffset?: bigint
+  /** How far the mirror got (exclusive source offset) when not yet mirrored. */
+  readonly mirroredUpTo?: bigint
+}
+
+/**
+ * Translates every committed offset of `group` on the source into the target offset of the next
+ * record the group has not consumed, from the offset syncs: exact, or `not-yet-mirrored` when the
+ * group is beyond what the mirror copied (never a guess). Rows sorted by topic and partition.
+ */
+export async function translateGroupOffsets (options: TranslateGroupOptions): Promise<GroupTranslationRow[]> {
+  const logger = options.logger ?? silentLogger
+  const syncs = options.syncs ?? await loadOffsetSyncs(options.target, options.offsetSyncsTopic, logger)
+  const admin = new GroupAdmin(options.source, logger)
+  await admin.start()
+  let committed
+  try {
+    committed = await admin.committedOffsets(options.group, options.topic === undefined ? undefined : [options.topic])
+  } finally {
+    await admin.stop()
+  }
+  const rows: GroupTranslationRow[] = committed.map(({ topic, partition, offset }) => {
+    const base = { group: options.group, topic, partition, sourceOffset: offset }
+    const t = syncs.translate(topic, partition, offset)
+    if (t.status === 'translated') return { ...base, status: t.status, targetTopic: t.targetTopic, targetOffset: t.targetOffset }
+    if (t.status === 'not-yet-mirrored') return { ...base, status: t.status, ...(t.mirroredUpTo === undefined ? {} : { mirroredUpTo: t.mirroredUpTo }) }
+    return { ...base, status: t.status }
+  })
+  return rows.sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition)
+}
