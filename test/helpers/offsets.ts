@@ -1,0 +1,117 @@
+import type { Message } from 'kafkajs'
+import type { LocalCluster } from '../../scripts/local-kafka/clusters.js'
+import { createKafkaClient } from '../../src/kafka/client.js'
+import { mm2OffsetSyncs, mm2Translate } from '../../src/offsets/mm2-translation.js'
+import { readAll, uniqueName, withAdmin, type ReadRecord } from './kafka.js'
+
+/** Messages with unique values `<tag>-<partition>-<i>`, timestamps now (time retention keeps them). */
+export function tagged (tag: string, partition: number, count: number, keyOf: (i: number) => string | null = i => `k-${i}`): Message[] {
+  const now = Date.now()
+  return Array.from({ length: count }, (_, i) => ({ partition, key: keyOf(i), value: `${tag}-${partition}-${i}`, timestamp: String(now) }))
+}
+
+/**
+ * A real consumer of group `groupId` reads `counts.get(p)` records of each partition from the
+ * beginning and commits the offset after the last one it read, as an application would.
+ * Returns the committed offsets.
+ */
+export async function consumeAndCommit (cluster: LocalCluster, topic: string, groupId: string, counts: ReadonlyMap<number, number>): Promise<Map<number, bigint>> {
+  const consumer = createKafkaClient(cluster.connection('test-app')).consumer({ groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 200 })
+  const read = new Map<number, number>()
+  const committed = new Map<number, bigint>()
+  await consumer.connect()
+  try {
+    await consumer.subscribe({ topics: [topic], fromBeginning: true })
+    await new Promise<void>((resolve, reject) => {
+      consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        eachBatch: async ({ batch, resolveOffset }) => {
+          const want = counts.get(batch.partition) ?? 0
+          for (const m of batch.messages) {
+            const n = read.get(batch.partition) ?? 0
+            if (n >= want) break
+            read.set(batch.partition, n + 1)
+            resolveOffset(m.offset)
+            if (n + 1 === want) {
+              const offset = BigInt(m.offset) + 1n
+              await consumer.commitOffsets([{ topic, partition: batch.partition, offset: offset.toString() }])
+              committed.set(batch.partition, offset)
+              consumer.pause([{ topic, partitions: [batch.partition] }])
+            }
+          }
+          if ([...counts].every(([p, c]) => c === 0 || committed.has(p))) resolve()
+        },
+      }).catch(reject)
+    })
+  } finally {
+    await consumer.disconnect()
+  }
+  return committed
+}
+
+/**
+ * Starts group `groupId` on `topic` (with whatever offsets the group has committed) and reads until
+ * the end offsets seen when called; a partition without a committed offset starts at the beginning.
+ */
+export async function readAsGroup (cluster: LocalCluster, topic: string, groupId: string): Promise<ReadRecord[]> {
+  const ends = await withAdmin(cluster, admin => admin.fetchTopicOffsets(topic))
+  const committed = new Map(((await withAdmin(cluster, admin => admin.fetchOffsets({ groupId, topics: [topic] })))[0]?.partitions ?? []).map(p => [p.partition, BigInt(p.offset)]))
+  const remaining = new Map(ends.filter(p => BigInt(p.high) > (committed.get(p.partition) ?? BigInt(p.low))).map(p => [p.partition, BigInt(p.high)]))
+  const records: ReadRecord[] = []
+  if (remaining.size === 0) return records
+  const consumer = createKafkaClient(cluster.connection('test-failover')).consumer({ groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 200 })
+  await consumer.connect()
+  try {
+    await consumer.subscribe({ topics: [topic], fromBeginning: true })
+    await new Promise<void>((resolve, reject) => {
+      consumer.run({
+        autoCommit: false,
+        eachBatch: async ({ batch }) => {
+          const end = remaining.get(batch.partition)
+          for (const m of batch.messages) {
+            if (end === undefined || BigInt(m.offset) >= end) continue
+            records.push({ partition: batch.partition, offset: m.offset, key: m.key, value: m.value, timestamp: m.timestamp, headers: m.headers ?? {} })
+            if (BigInt(m.offset) + 1n >= end) remaining.delete(batch.partition)
+          }
+          if (batch.messages.length === 0 && end !== undefined && BigInt(batch.highWatermark) >= end && BigInt(batch.lastOffset()) + 1n >= end) remaining.delete(batch.partition)
+          if (remaining.size === 0) resolve()
+        },
+      }).catch(reject)
+    })
+  } finally {
+    await consumer.disconnect()
+  }
+  return records
+}
+
+export function values (records: readonly ReadRecord[], partition: number): string[] {
+  return records.filter(r => r.partition === partition).map(r => r.value?.toString() ?? 'null')
+}
+
+/**
+ * Source offset -> target offset of each copied record, matched by their (unique) values; with
+ * several copies the last one. The data a MirrorMaker 2 task would have seen as (upstream, downstream).
+ */
+export async function copyPairs (source: LocalCluster, target: LocalCluster, topic: string, partition: number): Promise<Array<[bigint, bigint]>> {
+  const targetByValue = new Map<string, bigint>()
+  for (const r of await readAll(target, topic)) if (r.partition === partition) targetByValue.set(r.value?.toString() ?? '', BigInt(r.offset))
+  const pairs: Array<[bigint, bigint]> = []
+  for (const r of await readAll(source, topic)) {
+    if (r.partition !== partition) continue
+    const downstream = targetByValue.get(r.value?.toString() ?? '')
+    if (downstream !== undefined) pairs.push([BigInt(r.offset), downstream])
+  }
+  return pairs
+}
+
+/**
+ * What failing over with MirrorMaker 2's rule would re-read: target records between MM2's
+ * translation of `groupOffset` and the exact one (`exactTarget`).
+ */
+export function mm2ReReads (pairs: ReadonlyArray<readonly [bigint, bigint]>, groupOffset: bigint, exactTarget: bigint, maxOffsetLag = 100n): bigint | undefined {
+  const translated = mm2Translate(mm2OffsetSyncs(pairs, maxOffsetLag), groupOffset)
+  return translated === undefined ? undefined : exactTarget - translated
+}
+
+export { uniqueName }
