@@ -1,8 +1,10 @@
 import type { Message } from 'kafkajs'
 import type { LocalCluster } from '../../scripts/local-kafka/clusters.js'
 import { createKafkaClient } from '../../src/kafka/client.js'
+import { GroupAdmin } from '../../src/kafka/group-admin.js'
+import { silentLogger } from '../../src/shared/logger.js'
 import { mm2OffsetSyncs, mm2Translate } from '../../src/offsets/mm2-translation.js'
-import { readAll, uniqueName, withAdmin, type ReadRecord } from './kafka.js'
+import { uniqueName, withAdmin, type ReadRecord } from './kafka.js'
 
 /** Messages with unique values `<tag>-<partition>-<i>`, timestamps now (time retention keeps them). */
 export function tagged (tag: string, partition: number, count: number, keyOf: (i: number) => string | null = i => `k-${i}`): Message[] {
@@ -50,6 +52,12 @@ export async function consumeAndCommit (cluster: LocalCluster, topic: string, gr
   return committed
 }
 
+/** Every record of `topic` up to the end offsets seen when called, also when the log ends in transaction markers. */
+export async function readToEnd (cluster: LocalCluster, topic: string): Promise<ReadRecord[]> {
+  const records = await readAsGroup(cluster, topic, uniqueName('reader'))
+  return records.sort((a, b) => a.partition - b.partition || Number(BigInt(a.offset) - BigInt(b.offset)))
+}
+
 /**
  * Starts group `groupId` on `topic` (with whatever offsets the group has committed) and reads until
  * the end offsets seen when called; a partition without a committed offset starts at the beginning.
@@ -74,7 +82,8 @@ export async function readAsGroup (cluster: LocalCluster, topic: string, groupId
             records.push({ partition: batch.partition, offset: m.offset, key: m.key, value: m.value, timestamp: m.timestamp, headers: m.headers ?? {} })
             if (BigInt(m.offset) + 1n >= end) remaining.delete(batch.partition)
           }
-          if (batch.messages.length === 0 && end !== undefined && BigInt(batch.highWatermark) >= end && BigInt(batch.lastOffset()) + 1n >= end) remaining.delete(batch.partition)
+          // The last offsets may be transaction markers, never handed over as messages.
+          if (end !== undefined && BigInt(batch.lastOffset()) + 1n >= end) remaining.delete(batch.partition)
           if (remaining.size === 0) resolve()
         },
       }).catch(reject)
@@ -83,6 +92,17 @@ export async function readAsGroup (cluster: LocalCluster, topic: string, groupId
     await consumer.disconnect()
   }
   return records
+}
+
+/** Commits `offsets` for an idle group as an admin would (kafka-consumer-groups --reset-offsets). */
+export async function commitAsAdmin (cluster: LocalCluster, groupId: string, topic: string, offsets: ReadonlyMap<number, bigint>): Promise<void> {
+  const admin = new GroupAdmin(cluster.connection('test-admin'), silentLogger)
+  await admin.start()
+  try {
+    await admin.commitOffsets(groupId, [...offsets].map(([partition, offset]) => ({ topic, partition, offset })))
+  } finally {
+    await admin.stop()
+  }
 }
 
 export function values (records: readonly ReadRecord[], partition: number): string[] {
@@ -95,9 +115,9 @@ export function values (records: readonly ReadRecord[], partition: number): stri
  */
 export async function copyPairs (source: LocalCluster, target: LocalCluster, topic: string, partition: number): Promise<Array<[bigint, bigint]>> {
   const targetByValue = new Map<string, bigint>()
-  for (const r of await readAll(target, topic)) if (r.partition === partition) targetByValue.set(r.value?.toString() ?? '', BigInt(r.offset))
+  for (const r of await readToEnd(target, topic)) if (r.partition === partition) targetByValue.set(r.value?.toString() ?? '', BigInt(r.offset))
   const pairs: Array<[bigint, bigint]> = []
-  for (const r of await readAll(source, topic)) {
+  for (const r of await readToEnd(source, topic)) {
     if (r.partition !== partition) continue
     const downstream = targetByValue.get(r.value?.toString() ?? '')
     if (downstream !== undefined) pairs.push([BigInt(r.offset), downstream])

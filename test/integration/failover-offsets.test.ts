@@ -3,7 +3,7 @@ import { test, type TestContext } from 'node:test'
 import type { LocalCluster } from '../../scripts/local-kafka/clusters.js'
 import { createKafkaClient } from '../../src/kafka/client.js'
 import { committedOffsets, createTopic, deleteTopicIfExists, endOffsets, produce, readAll, sharedClusters, uniqueName, withAdmin } from '../helpers/kafka.js'
-import { consumeAndCommit, copyPairs, mm2ReReads, readAsGroup, tagged, values } from '../helpers/offsets.js'
+import { commitAsAdmin, consumeAndCommit, copyPairs, mm2ReReads, readAsGroup, readToEnd, tagged, values } from '../helpers/offsets.js'
 import { spawnSidecar, waitMirroring } from '../helpers/sidecar.js'
 import { waitUntil } from '../helpers/wait.js'
 
@@ -31,18 +31,23 @@ async function failOverAndCheck (t: TestContext, source: LocalCluster, target: L
   await waitUntil(async () => {
     const committed = await committedOffsets(source, mirrorGroup, topic)
     return [...sourceEnds].every(([p, end]) => committed.get(p) === end)
-  }, { timeoutMs: 60_000, message: 'the mirror to commit the source end offsets (past trailing transaction markers too)' })
+  }, { timeoutMs: 40_000, message: 'the mirror to commit the source end offsets (past trailing transaction markers too)' }).catch(async error => {
+    const committed = await committedOffsets(source, mirrorGroup, topic)
+    throw new Error(`${(error as Error).message}: ends ${[...sourceEnds]} committed ${[...committed]}\nsidecar log:\n${sidecar.stderr().split('\n').filter(l => !l.includes('"level":"debug"')).slice(-20).join('\n')}`)
+  })
   for (const [group, offsets] of failover.groups) {
     await waitUntil(async () => {
       const onTarget = await committedOffsets(target, group, topic)
       return [...offsets.keys()].every(p => (onTarget.get(p) ?? -1n) >= 0n)
-    }, { timeoutMs: 30_000, message: `group ${group} offsets on the target` })
+    }, { timeoutMs: 30_000, message: `group ${group} offsets on the target` }).catch(error => {
+      throw new Error(`${(error as Error).message}\nsidecar log:\n${sidecar.stderr().split('\n').filter(l => !l.includes('"level":"debug"')).slice(-20).join('\n')}`)
+    })
   }
   // Stop the mirror first: nothing moves while the groups fail over.
   sidecar.child.kill('SIGTERM')
   assert.equal(await sidecar.exited, 0, sidecar.stderr().slice(-2000))
 
-  const sourceRecords = await readAll(source, topic)
+  const sourceRecords = await readToEnd(source, topic)
   for (const [group, offsets] of failover.groups) {
     const translated = await committedOffsets(target, group, topic)
     const read = await readAsGroup(target, topic, group)
@@ -101,9 +106,7 @@ test('failover is exact over transaction markers and aborted transactions; a cau
   const committed = await consumeAndCommit(source, topic, group, new Map([[0, 75], [1, 33]]))
   // A kafkajs consumer that read everything commits the offset after the last marker: the end offset.
   const caughtUp = uniqueName('app-done')
-  await withAdmin(source, async admin => {
-    for (const [partition, end] of ends) await admin.setOffsets({ groupId: caughtUp, topic, partitions: [{ partition, offset: end.toString() }] })
-  })
+  await commitAsAdmin(source, caughtUp, topic, ends)
   await failOverAndCheck(t, source, target, topic, { groups: new Map([[group, committed], [caughtUp, ends]]) })
   const targetEnds = await endOffsets(target, topic)
   assert.deepEqual(await committedOffsets(target, caughtUp, topic), targetEnds, 'the caught-up group starts at the end of the mirrored data')
