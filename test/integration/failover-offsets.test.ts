@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
 import type { LocalCluster } from '../../scripts/local-kafka/clusters.js'
 import { createKafkaClient } from '../../src/kafka/client.js'
-import { committedOffsets, createTopic, deleteTopicIfExists, endOffsets, produce, readAll, sharedClusters, uniqueName, withAdmin } from '../helpers/kafka.js'
+import { committedOffsets, createTopic, deleteTopicIfExists, endOffsets, produce, sharedClusters, uniqueName, withAdmin } from '../helpers/kafka.js'
 import { commitAsAdmin, consumeAndCommit, copyPairs, mm2ReReads, readAsGroup, readToEnd, tagged, values } from '../helpers/offsets.js'
 import { spawnSidecar, waitMirroring } from '../helpers/sidecar.js'
 import { waitUntil } from '../helpers/wait.js'
@@ -122,14 +122,16 @@ test('failover is exact on a compacted source topic whose offsets have gaps', { 
   let round = 0
   // Each round rolls the segment (segment.ms passed); the cleaner compacts closed segments.
   await waitUntil(async () => {
-    await produce(source, topic, tagged(`c${round++}`, 0, 50, i => `k-${i % 10}`))
-    const offsets = (await readAll(source, topic)).map(r => BigInt(r.offset))
+    // Half the keys are written once (they survive), half repeat (older copies are cleaned away).
+    const r = round++
+    await produce(source, topic, tagged(`c${r}`, 0, 50, i => i % 2 === 0 ? `u-${r}-${i}` : `k-${i % 10}`))
+    const offsets = (await readToEnd(source, topic)).map(r => BigInt(r.offset))
     return offsets.some((o, i) => i > 0 && o !== (offsets[i - 1] as bigint) + 1n)
   }, { timeoutMs: 90_000, intervalMs: 500, message: 'the log cleaner to leave gaps in the source offsets' })
   // Freeze the source from here on, so what is compared is what was mirrored.
   await withAdmin(source, admin => admin.alterConfigs({ validateOnly: false, resources: [{ type: 2, name: topic, configEntries: [{ name: 'cleanup.policy', value: 'delete' }] }] }))
   await produce(source, topic, tagged('tail', 0, 30))
-  const before = await readAll(source, topic)
+  const before = await readToEnd(source, topic)
   const gaps = before.filter((r, i) => i > 0 && BigInt(r.offset) !== BigInt((before[i - 1] as typeof r).offset) + 1n).length
   assert.ok(gaps > 0, 'the source offsets have gaps')
   const group = uniqueName('app')
