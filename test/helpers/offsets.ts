@@ -2,6 +2,8 @@ import type { Message } from 'kafkajs'
 import type { LocalCluster } from '../../scripts/local-kafka/clusters.js'
 import { createKafkaClient } from '../../src/kafka/client.js'
 import { GroupAdmin } from '../../src/kafka/group-admin.js'
+import { readInternalTopic } from '../../src/kafka/internal-topic.js'
+import { decodeCheckpoint, type Checkpoint } from '../../src/offsets/checkpoint-record.js'
 import { silentLogger } from '../../src/shared/logger.js'
 import { mm2OffsetSyncs, mm2Translate } from '../../src/offsets/mm2-translation.js'
 import { uniqueName, withAdmin, type ReadRecord } from './kafka.js'
@@ -135,3 +137,13 @@ export function mm2ReReads (pairs: ReadonlyArray<readonly [bigint, bigint]>, gro
 }
 
 export { uniqueName }
+
+/** The checkpoints topic as it stands: the last checkpoint per (group, topic, partition). */
+export async function loadCheckpoints (cluster: LocalCluster, topic = 'mirror-checkpoints.source.internal'): Promise<Checkpoint[]> {
+  const latest = new Map<string, Checkpoint>()
+  await readInternalTopic(cluster.connection('test-checkpoints'), topic, (key, value) => {
+    const checkpoint = decodeCheckpoint(value)
+    if (key !== null && checkpoint !== undefined) latest.set(key, checkpoint)
+  }, silentLogger)
+  return [...latest.values()]
+}
