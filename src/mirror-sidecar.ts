@@ -29,6 +29,7 @@ export class MirrorSidecar {
 
   async start (): Promise<void> {
     for (const flow of this.flows) {
+      if (this.#stopping !== undefined) return
       await flow.start()
       // A flow that fails takes the whole process down: the supervisor restarts it from committed offsets.
       flow.done.catch(() => { void this.stop() })

@@ -49,6 +49,11 @@ async function main (): Promise<void> {
     if (signals === 1) {
       logger.info('signal received; draining', { signal })
       void sidecar.stop()
+      const graceMs = config.drainTimeoutMs + 30_000
+      setTimeout(() => {
+        logger.error('shutdown did not finish in time; exiting, in-flight records stay uncommitted', { graceMs })
+        process.exit(EXIT_ERROR)
+      }, graceMs).unref()
     } else {
       logger.warn('second signal; exiting now, in-flight records stay uncommitted', { signal })
       sidecar.abort()

@@ -63,6 +63,8 @@ export class MirrorFlow {
   #committing: Promise<void> | undefined
   #refreshing: Promise<void> | undefined
   #stopping: Promise<void> | undefined
+  #starting: Promise<void> | undefined
+  #stopRequested = false
   #failure: Error | undefined
   #resolveDone!: () => void
   #rejectDone!: (error: Error) => void
@@ -92,7 +94,14 @@ export class MirrorFlow {
     return new KafkaRecordSource(this.config.source, this.config.consumer, this.config.numStreams, this.#logger)
   }
 
-  async start (): Promise<void> {
+  /** Connects, creates missing target topics, joins the source group and starts copying. */
+  start (): Promise<void> {
+    this.#starting ??= this.#startOnce()
+    return this.#starting
+  }
+
+  async #startOnce (): Promise<void> {
+    if (this.#stopRequested) return
     await this.#sourceAdmin.start()
     await this.#targetAdmin.start()
     await Promise.all(this.#sinks.map(sink => sink.start()))
@@ -112,7 +121,9 @@ export class MirrorFlow {
       produceRequest: (seconds, ok) => this.#observer.produceRequest?.(this.labels, seconds, ok),
       retry: (operation, error) => this.#observer.retry?.(this.labels, operation, errorLabel(error)),
     }, this.#logger.child({ lane })).run().catch(error => this.#fail(error as Error)))
+    if (this.#stopRequested) return
     await this.#startSource()
+    if (this.#stopRequested) return
     this.#state = 'running'
     this.#commitTimer = setInterval(() => { void this.commit() }, this.config.offsetCommitIntervalMs)
     this.#commitTimer.unref()
@@ -291,6 +302,7 @@ export class MirrorFlow {
 
   /** Drains and stops; resolves when done. Once-only: later calls return the same promise. */
   stop (): Promise<void> {
+    this.#stopRequested = true
     if (this.#state !== 'failed') this.#state = 'stopping'
     void this.#shutdown().then(() => {
       if (this.#failure === undefined) {
@@ -310,6 +322,8 @@ export class MirrorFlow {
 
   #shutdown (): Promise<void> {
     this.#stopping ??= (async () => {
+      // A stop during start waits for start to settle (joining a group can take a session timeout).
+      await this.#starting?.catch(() => {})
       clearInterval(this.#commitTimer)
       clearInterval(this.#refreshTimer)
       this.#source.pause()
