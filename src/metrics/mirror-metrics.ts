@@ -240,6 +240,7 @@ export class MirrorMetrics implements PipelineObserver {
    * text-format scrapes of the same registry.
    */
   async exposition (openMetrics = false): Promise<Exposition> {
+    this.#scrapeSnapshots = undefined
     if (!openMetrics) return { contentType: Registry.PROMETHEUS_CONTENT_TYPE, body: await this.registry.metrics() }
     const view = new (Registry as unknown as new (contentType: string) => Registry)(Registry.OPENMETRICS_CONTENT_TYPE)
     for (const metric of this.registry.getMetricsAsArray() as unknown as Array<{ name: string, help: string, type: string, get: () => Promise<object> }>) {
