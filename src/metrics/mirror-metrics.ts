@@ -234,13 +234,17 @@ export class MirrorMetrics implements PipelineObserver {
   }
 
   /**
-   * The registry's content in Prometheus text format 0.0.4, or OpenMetrics 1.0 when asked.
+   * The registry's content in Prometheus text format 0.0.4, or OpenMetrics 1.0 when asked; serve
+   * this rather than `registry.metrics()`.
    * OpenMetrics goes through a throwaway registry of views because prom-client's own
    * OpenMetrics path renames counters in place (drops `_total`), which would corrupt later
    * text-format scrapes of the same registry.
    */
   async exposition (openMetrics = false): Promise<Exposition> {
+    // Read the snapshots before any metric is collected, so series first seen in them (zeroed
+    // counters of a new topic) are in this scrape, not only the next.
     this.#scrapeSnapshots = undefined
+    this.#flowsForScrape()
     if (!openMetrics) return { contentType: Registry.PROMETHEUS_CONTENT_TYPE, body: await this.registry.metrics() }
     const view = new (Registry as unknown as new (contentType: string) => Registry)(Registry.OPENMETRICS_CONTENT_TYPE)
     for (const metric of this.registry.getMetricsAsArray() as unknown as Array<{ name: string, help: string, type: string, get: () => Promise<object> }>) {

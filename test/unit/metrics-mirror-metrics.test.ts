@@ -164,3 +164,12 @@ test('OpenMetrics exposition ends with # EOF and does not rename counters in lat
   assert.match(text.body, /^# TYPE kafka_mirror_consumed_records_total counter$/m)
   assert.match(text.body, /^kafka_mirror_consumed_records_total\{[^}]*\} 3$/m)
 })
+
+test('a topic first seen in the snapshot has zeroed counters in the same scrape (so rate() and increase() see the first record)', async () => {
+  const metrics = new MirrorMetrics(() => [snapshot([partition({ topic: 'fresh' })])], { defaultMetrics: false })
+  const values = samples((await metrics.exposition()).body)
+  for (const name of ['kafka_mirror_consumed_records_total', 'kafka_mirror_produced_records_total', 'kafka_mirror_send_failures_total']) {
+    assert.equal(values.get(`${name}{${L},topic="fresh"}`), 0, name)
+  }
+  assert.equal(values.get(`kafka_mirror_commits_total{${L},result="error"}`), 0)
+})
