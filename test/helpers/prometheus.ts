@@ -100,6 +100,13 @@ export class PrometheusServer {
     return body.data.activeTargets
   }
 
+  /** Loaded rules with their evaluation health (`ok`, `err`, `unknown`) and last error. */
+  async rules (): Promise<Array<{ name: string, health: string, lastError?: string, lastEvaluation: string }>> {
+    const response = await fetch(`${this.url}/api/v1/rules`)
+    const body = await response.json() as { data: { groups: Array<{ rules: Array<{ name: string, health: string, lastError?: string, lastEvaluation: string }> }> } }
+    return body.data.groups.flatMap(group => group.rules)
+  }
+
   /** Alerts currently pending or firing. */
   async alerts (): Promise<Array<{ labels: Record<string, string>, state: string }>> {
     const response = await fetch(`${this.url}/api/v1/alerts`)
