@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { FlowLabels, FlowSnapshot, PipelineObserver } from '../pipeline/pipeline-observer.js'
+import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import { silentLogger, type Logger } from '../shared/logger.js'
 import { evaluateReadiness } from './readiness.js'
 
@@ -75,10 +76,18 @@ export class HealthServer implements PipelineObserver {
     const server = createServer((request, response) => { this.#handle(request, response) })
     this.#server = server
     this.#startedAtMs = this.#nowMs()
+    const port = this.#options.port ?? 9464
+    const host = this.#options.host ?? 'all interfaces'
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject)
-      server.listen(this.#options.port ?? 9464, this.#options.host, () => {
-        server.off('error', reject)
+      const failed = (error: NodeJS.ErrnoException): void => {
+        this.#server = undefined
+        reject(error.code === 'EADDRINUSE' || error.code === 'EACCES' || error.code === 'EADDRNOTAVAIL'
+          ? new MirrorError(ErrorCodes.CONFIG, `HTTP port ${port} on ${host}: ${error.code === 'EADDRINUSE' ? 'already in use' : error.code === 'EACCES' ? 'permission denied' : 'address not available'}; choose another port and host for /metrics (0 picks a free port)`, { cause: error })
+          : error)
+      }
+      server.once('error', failed)
+      server.listen(port, this.#options.host, () => {
+        server.off('error', failed)
         resolve()
       })
     })

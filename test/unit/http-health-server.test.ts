@@ -126,3 +126,13 @@ test('stop closes the listener and is safe to call twice', async () => {
   await server.stop()
   await assert.rejects(fetch(url))
 })
+
+test('a port in use fails start with one clear line naming the port', async t => {
+  const { server: first } = await startServer(t, { snapshots: () => [] })
+  const second = new HealthServer({ host: '127.0.0.1', port: first.port, snapshots: () => [] })
+  await assert.rejects(second.start(), (error: Error) => {
+    assert.equal(error.message, `HTTP port ${first.port} on 127.0.0.1: already in use; choose another port and host for /metrics (0 picks a free port)`)
+    return true
+  })
+  await second.stop()
+})
