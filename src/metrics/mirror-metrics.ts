@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client'
 import type { CommittedOffset, ConsumedBatch, FlowLabels, FlowSnapshot, PartitionSnapshot, PipelineObserver, ProducedBatch } from '../pipeline/pipeline-observer.js'
 import { BatchHistogram, type HistogramChild } from './batch-histogram.js'
+import { ComputedGauge, type GaugeSample } from './computed-gauge.js'
 import { CounterFamily, type CounterChild } from './counter-family.js'
 import { LabelNames as L, LATENCY_BUCKETS_SECONDS, Metrics, PartitionStatuses, REQUEST_BUCKETS_SECONDS, Results } from './metric-names.js'
 import { packageVersion } from './package-version.js'
@@ -118,19 +119,8 @@ export class MirrorMetrics implements PipelineObserver {
     this.#nowMs = options.nowMs ?? Date.now
     this.#statusWindowCommits = options.statusWindowCommits ?? 10
     const registers = [this.registry]
-    const snapshotGauge = (definition: typeof Metrics[keyof typeof Metrics], fill: (gauge: Gauge, flows: readonly FlowSnapshot[]) => void): Gauge => {
-      const self = this
-      return new Gauge({
-        name: definition.name,
-        help: definition.help,
-        labelNames: definition.labelNames,
-        registers,
-        collect () {
-          this.reset()
-          fill(this, self.#flowsForScrape())
-        },
-      })
-    }
+    const snapshotGauge = (definition: typeof Metrics[keyof typeof Metrics], fill: (into: GaugeSample[], flows: readonly FlowSnapshot[]) => void): ComputedGauge =>
+      this.#register(new ComputedGauge(definition.name, definition.help, definition.labelNames, into => { fill(into, this.#flowsForScrape()) }))
     const counter = (definition: typeof Metrics[keyof typeof Metrics]): Counter => new Counter({ name: definition.name, help: definition.help, labelNames: definition.labelNames, registers })
     const family = (definition: typeof Metrics[keyof typeof Metrics]): CounterFamily<string> => this.#register(new CounterFamily(definition.name, definition.help, definition.labelNames))
     const histogram = (definition: typeof Metrics[keyof typeof Metrics], bounds: readonly number[]): BatchHistogram<string> => this.#register(new BatchHistogram(definition.name, definition.help, definition.labelNames, bounds))
@@ -150,8 +140,8 @@ export class MirrorMetrics implements PipelineObserver {
       lastCommitTimestamp: new Gauge({ name: Metrics.lastCommitTimestamp.name, help: Metrics.lastCommitTimestamp.help, labelNames: Metrics.lastCommitTimestamp.labelNames, registers }),
     }
 
-    const flowGauge = (definition: typeof Metrics[keyof typeof Metrics], value: (flow: FlowSnapshot) => number): Gauge =>
-      snapshotGauge(definition, (gauge, flows) => { for (const flow of flows) gauge.set(this.#flow(flow.labels).labels, value(flow)) })
+    const flowGauge = (definition: typeof Metrics[keyof typeof Metrics], value: (flow: FlowSnapshot) => number): ComputedGauge =>
+      snapshotGauge(definition, (into, flows) => { for (const flow of flows) into.push({ labels: this.#flow(flow.labels).labels, value: value(flow) }) })
     flowGauge(Metrics.queueRecords, flow => flow.queueRecords)
     flowGauge(Metrics.queueBytes, flow => flow.queueBytes)
     flowGauge(Metrics.queueCapacityRecords, flow => flow.queueCapacityRecords)
@@ -159,12 +149,12 @@ export class MirrorMetrics implements PipelineObserver {
     flowGauge(Metrics.assignedPartitions, flow => flow.assignedPartitions)
     flowGauge(Metrics.mirroredTopics, flow => flow.topicsMirrored)
     flowGauge(Metrics.flowRunning, flow => flow.state === 'running' && flow.sourceConnected && flow.targetConnected ? 1 : 0)
-    snapshotGauge(Metrics.lagRecords, (gauge, flows) => this.#eachPartition(flows, (labels, partition) => gauge.set(labels, Number(lagRecords(partition)))))
-    snapshotGauge(Metrics.lagSeconds, (gauge, flows) => this.#fillLagSeconds(gauge, flows))
-    snapshotGauge(Metrics.committedOffset, (gauge, flows) => this.#eachPartition(flows, (labels, partition) => {
-      if (partition.committedOffset >= 0n) gauge.set(labels, Number(partition.committedOffset))
+    snapshotGauge(Metrics.lagRecords, (into, flows) => this.#eachPartition(flows, (labels, partition) => into.push({ labels, value: Number(lagRecords(partition)) })))
+    snapshotGauge(Metrics.lagSeconds, (into, flows) => this.#fillLagSeconds(into, flows))
+    snapshotGauge(Metrics.committedOffset, (into, flows) => this.#eachPartition(flows, (labels, partition) => {
+      if (partition.committedOffset >= 0n) into.push({ labels, value: Number(partition.committedOffset) })
     }))
-    snapshotGauge(Metrics.partitionStatus, (gauge, flows) => this.#fillPartitionStatus(gauge, flows))
+    snapshotGauge(Metrics.partitionStatus, (into, flows) => this.#fillPartitionStatus(into, flows))
     new Gauge({ name: Metrics.buildInfo.name, help: Metrics.buildInfo.help, labelNames: Metrics.buildInfo.labelNames, registers })
       .set({ [L.VERSION]: options.version ?? packageVersion(), [L.NODE_VERSION]: process.version }, 1)
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry })
@@ -293,7 +283,7 @@ export class MirrorMetrics implements PipelineObserver {
     }
   }
 
-  #fillLagSeconds (gauge: Gauge, flows: readonly FlowSnapshot[]): void {
+  #fillLagSeconds (into: GaugeSample[], flows: readonly FlowSnapshot[]): void {
     const nowMs = this.#nowMs()
     this.#eachPartition(flows, (labels, partition, flow) => {
       const key = partitionKey(flow.labels.flow, partition.topic, partition.partition)
@@ -307,16 +297,16 @@ export class MirrorMetrics implements PipelineObserver {
         seconds = this.#lastLagSeconds.get(key) ?? 0
       }
       this.#lastLagSeconds.set(key, seconds)
-      gauge.set(labels, seconds)
+      into.push({ labels, value: seconds })
     })
   }
 
-  #fillPartitionStatus (gauge: Gauge, flows: readonly FlowSnapshot[]): void {
+  #fillPartitionStatus (into: GaugeSample[], flows: readonly FlowSnapshot[]): void {
     const nowMs = this.#nowMs()
     this.#eachPartition(flows, (labels, partition, flow) => {
       const window = this.#commitWindows.get(partitionKey(flow.labels.flow, partition.topic, partition.partition))
       const status = evaluatePartitionStatus(window?.points ?? [], lagRecords(partition), nowMs)
-      for (const candidate of PartitionStatuses) gauge.set({ ...labels, [L.STATUS]: candidate }, candidate === status ? 1 : 0)
+      for (const candidate of PartitionStatuses) into.push({ labels: { ...labels, [L.STATUS]: candidate }, value: candidate === status ? 1 : 0 })
     })
   }
 
