@@ -1,5 +1,5 @@
 import { RecordComparator, type ComparisonCounts, type Finding, type RecordComparatorOptions } from './record-comparator.js'
-import { combineHashes, type RecordDigest } from './record-digest.js'
+import { combineHashes, digestRecord, type RawRecord, type RecordDigest } from './record-digest.js'
 
 /** Ordered chunks of digests from one partition; `null` once the stream has nothing more. */
 export interface DigestStream {
@@ -149,4 +149,14 @@ export async function comparePartition (options: PartitionComparisonOptions): Pr
     progress()
   }
   return { counts: comparator.counts, findings: comparator.findings, rangesEqual, rangesDiffering }
+}
+
+/** A digest stream over chunks of raw records (for example a Kafka partition reader): bytes are hashed and dropped chunk by chunk. */
+export function digestStreamFrom (chunks: AsyncIterator<readonly RawRecord[]>): DigestStream {
+  return {
+    next: async () => {
+      const step = await chunks.next()
+      return step.done === true ? null : step.value.map(digestRecord)
+    },
+  }
 }
