@@ -23,3 +23,6 @@ await yargs(hideBin(process.argv))
     process.exit(ExitCode.ERROR)
   })
   .parseAsync()
+
+// Output is flushed by now (stdout writes are awaited; stderr is synchronous on pipes and files): do not wait for idle client sockets.
+process.exit(process.exitCode ?? ExitCode.OK)

@@ -123,7 +123,7 @@ export class AuditClient {
   readonly #cluster: InternalCluster
   #connected = false
   #closed = false
-  readonly #knownTopics = new Set<string>()
+  readonly #knownTopics = new Map<string, Promise<void>>()
 
   constructor (readonly connection: ClusterConnection, options: AuditClientOptions = {}) {
     registerCodecs()
@@ -173,7 +173,11 @@ export class AuditClient {
 
   /** The broker coordinating `groupId`. */
   async groupCoordinator (groupId: string): Promise<{ nodeId: number, host: string, port: number }> {
-    return (await this.call(() => this.#cluster.findGroupCoordinatorMetadata({ groupId }))).coordinator
+    return await this.call(() => this.#serial(async () => {
+      // The coordinator lookup picks any known broker: the pool is empty until metadata was read once.
+      await this.#cluster.refreshMetadata()
+      return (await this.#cluster.findGroupCoordinatorMetadata({ groupId })).coordinator
+    }))
   }
 
   /** Partition numbers of `topic`, sorted; a `MirrorError` naming `flag` when the topic does not exist. */
@@ -186,10 +190,25 @@ export class AuditClient {
     return (metadata.topics[0]?.partitions ?? []).map(p => p.partitionId).sort((a, b) => a - b)
   }
 
+  /** Adds `topic` to the metadata once: concurrent refreshes would replace connected brokers in kafkajs' pool and leak their sockets. */
   async #ensureTopic (topic: string): Promise<void> {
-    if (this.#knownTopics.has(topic)) return
-    await this.call(() => this.#cluster.addMultipleTargetTopics([topic]))
-    this.#knownTopics.add(topic)
+    let known = this.#knownTopics.get(topic)
+    if (known === undefined) {
+      const previous = [...this.#knownTopics.values()]
+      known = Promise.allSettled(previous).then(() => this.call(() => this.#cluster.addMultipleTargetTopics([topic])))
+      known.catch(() => this.#knownTopics.delete(topic))
+      this.#knownTopics.set(topic, known)
+    }
+    await known
+  }
+
+  #queue: Promise<unknown> = Promise.resolve()
+
+  /** Runs broker requests one at a time: concurrent requests through kafkajs' internal cluster leave sockets open after disconnect. */
+  #serial<T> (operation: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(operation, operation)
+    this.#queue = run.catch(() => undefined)
+    return run
   }
 
   async #leaders (topic: string, partitions: readonly number[]): Promise<Array<[InternalBroker, number[]]>> {
@@ -205,7 +224,7 @@ export class AuditClient {
    */
   async listOffsets (topic: string, partitions: readonly number[], spec: OffsetSpec, isolation: Isolation = 'read_uncommitted'): Promise<Map<number, number>> {
     const timestamp = spec === 'earliest' ? -2 : spec === 'latest' ? -1 : spec.timestampMs
-    return await this.call(async () => {
+    return await this.call(() => this.#serial(async () => {
       const result = new Map<number, number>()
       for (const [broker, list] of await this.#leaders(topic, partitions)) {
         const { responses } = await broker.listOffsets({
@@ -216,10 +235,15 @@ export class AuditClient {
       }
       if (typeof spec === 'object') {
         const missing = [...result].filter(([, offset]) => offset < 0).map(([p]) => p)
-        if (missing.length > 0) for (const [p, end] of await this.listOffsets(topic, missing, 'latest', isolation)) result.set(p, end)
+        if (missing.length > 0) {
+          for (const [broker, list] of await this.#leaders(topic, missing)) {
+            const { responses } = await broker.listOffsets({ isolationLevel: ISOLATION[isolation], topics: [{ topic, partitions: list.map(partition => ({ partition, timestamp: '-1' })) }] })
+            for (const response of responses) for (const p of response.partitions) result.set(p.partition, Number(p.offset))
+          }
+        }
       }
       return result
-    })
+    }))
   }
 
   /**
@@ -227,7 +251,7 @@ export class AuditClient {
    * Skips control records and, with `read_committed`, records of aborted transactions.
    */
   async fetch (topic: string, partition: number, offset: number, { maxBytes = 4 * 1024 * 1024, isolation = 'read_committed' as Isolation, maxWaitMs = 100 } = {}): Promise<FetchedRecords> {
-    return await this.call(async () => {
+    return await this.call(() => this.#serial(async () => {
       const [leader] = await this.#leaders(topic, [partition])
       if (leader === undefined) throw new MirrorError(ErrorCodes.KAFKA, `${topic}-${partition}: no leader on the ${this.connection.alias} cluster`, { retriable: true })
       const response = await leader[0].fetch({
@@ -253,6 +277,6 @@ export class AuditClient {
         highWatermark: Number(data.highWatermark),
         logStartOffset: Number(data.lastStartOffset),
       }
-    })
+    }))
   }
 }
