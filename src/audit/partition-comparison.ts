@@ -63,6 +63,15 @@ class Feed {
 
   take (): RecordDigest { return this.#chunk[this.#at++]! }
 
+  peek (): RecordDigest | undefined { return this.#chunk[this.#at] }
+
+  /** Puts records back in front (records handed back by a settled comparator). */
+  prepend (digests: readonly RecordDigest[]): void {
+    if (digests.length === 0) return
+    this.#chunk = [...digests, ...this.#chunk.slice(this.#at)]
+    this.#at = 0
+  }
+
   takeAll (): RecordDigest[] {
     const rest = this.#at === 0 ? this.#chunk : this.#chunk.slice(this.#at)
     this.#at = this.#chunk.length
@@ -139,6 +148,34 @@ export async function comparePartition (options: PartitionComparisonOptions): Pr
       if (sourceRun.length < range && source.ended) endSource()
       if (targetRun.length < range && target.ended) endTarget()
       progress()
+      continue
+    }
+    if ((range === undefined || range <= 0) && comparator.settled && !sourceEnded && !targetEnded) {
+      // Fast path while the copy is in step: equal heads are counted as matched without entering the comparator's windows.
+      const leftover = comparator.takeBuffered()
+      source.prepend(leftover.source)
+      target.prepend(leftover.target)
+      const [hasSource, hasTarget] = await Promise.all([source.fill(), target.fill()])
+      if (hasSource && hasTarget) {
+        let s = source.peek()
+        let t = target.peek()
+        while (s !== undefined && t !== undefined && s.hash === t.hash && s.offset < until) {
+          source.take()
+          target.take()
+          comparator.acceptMatchedRange([s])
+          lastSourceOffset = s.offset
+          s = source.peek()
+          t = target.peek()
+        }
+        if (s !== undefined && t !== undefined) {
+          pushSource(source.take())
+          comparator.pushTarget(target.take())
+        }
+        progress()
+        continue
+      }
+      if (!hasSource) endSource()
+      if (!hasTarget) endTarget()
       continue
     }
     const { source: bufferedSource, target: bufferedTarget } = comparator.buffered
