@@ -33,7 +33,7 @@ type Row = { label: string | number, v?: PartitionVerification, counts: Partitio
 
 const columns: Column<Row>[] = [
   { header: 'PARTITION', value: r => r.label },
-  { header: 'SOURCE-RANGE', value: r => r.v === undefined ? undefined : `${r.v.sourceFromOffset}..${r.v.sourceUntilOffset}`, json: 'sourceRange' },
+  { header: 'SOURCE-RANGE', value: r => r.v === undefined ? undefined : r.v.sourceUntilOffset > r.v.sourceFromOffset ? `${r.v.sourceFromOffset}-${r.v.sourceUntilOffset - 1}` : 'none', json: 'sourceRange' },
   { header: 'TARGET-FROM', value: r => r.v === undefined ? undefined : `${r.v.alignment.targetPartition}@${r.v.alignment.targetOffset}`, json: 'targetFrom' },
   { header: 'CHECKED', value: r => r.counts.checked },
   { header: 'MISSING', value: r => r.counts.missing },
