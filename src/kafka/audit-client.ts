@@ -1,14 +1,12 @@
 import { createRequire } from 'node:module'
-import kafkajs from 'kafkajs'
-import type { Admin, Kafka as KafkaClient, logCreator as LogCreator } from 'kafkajs'
+import type { Admin, Kafka as KafkaClient } from 'kafkajs'
 import type { RawRecord } from '../audit/record-digest.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { silentLogger } from '../shared/logger.js'
-import { registerCodecs } from './codecs.js'
+import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from './connection.js'
 
-const { Kafka, logLevel } = kafkajs
 const require = createRequire(import.meta.url)
 
 /** Options of a short-lived client for command-line checks: fail fast instead of retrying for minutes. */
@@ -100,18 +98,6 @@ export function toMirrorError (error: unknown, connection: ClusterConnection): M
   return new MirrorError(ErrorCodes.KAFKA, `${where}: ${message}`, { cause: error, ...(typeof type === 'string' ? { kafkaCode: type } : {}) })
 }
 
-function logCreatorFor (logger: Logger): LogCreator {
-  return () => ({ level, log }) => {
-    const { message, ...extra } = log as { message: string, [key: string]: unknown }
-    delete extra.timestamp
-    delete extra.logger
-    const fields = { kafkajs: log.namespace, ...extra }
-    if (level === logLevel.ERROR) logger.error(message, fields)
-    else if (level === logLevel.WARN) logger.warn(message, fields)
-    else logger.debug(message, fields)
-  }
-}
-
 /**
  * A short-lived client for audits: an admin plus direct Fetch and ListOffsets (kafkajs has no
  * consumer without a group, and a throwaway group would show up in the audited cluster's group
@@ -126,20 +112,12 @@ export class AuditClient {
   readonly #knownTopics = new Map<string, Promise<void>>()
 
   constructor (readonly connection: ClusterConnection, options: AuditClientOptions = {}) {
-    registerCodecs()
-    const { tls, sasl } = connection
-    const logger = (options.logger ?? silentLogger).child({ cluster: connection.alias })
-    this.kafka = new Kafka({
-      clientId: connection.clientId,
-      brokers: [...connection.brokers],
-      ...(tls === undefined ? {} : { ssl: tls }),
-      ...(sasl === undefined ? {} : { sasl: { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password } as never }),
-      connectionTimeout: connection.connectionTimeoutMs ?? options.connectionTimeoutMs ?? 3_000,
-      requestTimeout: connection.requestTimeoutMs ?? options.requestTimeoutMs ?? 15_000,
-      logLevel: logger.level === 'silent' ? logLevel.NOTHING : logLevel.WARN,
-      logCreator: logCreatorFor(logger),
-      retry: { retries: options.retries ?? 1, initialRetryTime: 100, maxRetryTime: 1_000 },
-    })
+    const logger = (options.logger ?? silentLogger)
+    this.kafka = createKafkaClient({
+      ...connection,
+      connectionTimeoutMs: connection.connectionTimeoutMs ?? options.connectionTimeoutMs ?? 3_000,
+      requestTimeoutMs: connection.requestTimeoutMs ?? options.requestTimeoutMs ?? 15_000,
+    }, logger, { retries: options.retries ?? 1, maxRetryTimeMs: 1_000 })
     this.admin = this.kafka.admin()
     const createCluster = Object.getOwnPropertySymbols(this.kafka).find(s => s.description === 'private:Kafka:createCluster')
     if (createCluster === undefined) throw new MirrorError(ErrorCodes.INTERNAL, 'kafkajs internals changed: no cluster factory (expected kafkajs 2.2.4)')
