@@ -9,6 +9,13 @@ const { Kafka, logLevel } = kafkajs
 
 export type { KafkaClient }
 
+/**
+ * kafkajs warnings about choices made on purpose, logged at debug instead of warn: the sink limits
+ * in-request retries of its idempotent producer and replaces the producer before retrying
+ * (see `KafkaRecordSink`), so the guarantee the warning is about holds.
+ */
+const EXPECTED_WARNINGS: ReadonlySet<string> = new Set(['Limiting retries for the idempotent producer may invalidate EoS guarantees'])
+
 function logCreatorFor (logger: Logger): LogCreator {
   return () => ({ level, log }) => {
     const { message, ...extra } = log as { message: string, [key: string]: unknown }
@@ -16,7 +23,7 @@ function logCreatorFor (logger: Logger): LogCreator {
     delete extra.logger
     const fields = { kafkajs: log.namespace, ...extra }
     if (level === logLevel.ERROR) logger.error(message, fields)
-    else if (level === logLevel.WARN) logger.warn(message, fields)
+    else if (level === logLevel.WARN && !EXPECTED_WARNINGS.has(message)) logger.warn(message, fields)
     else if (level === logLevel.INFO) logger.debug(message, fields)
     else logger.debug(message, fields)
   }
