@@ -8,7 +8,7 @@ import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from './connection.js'
 import { toMirrorError } from './errors.js'
 
-const { CompressionTypes } = kafkajs
+const { CompressionTypes, Partitioners } = kafkajs
 
 const compressionTypes: Record<CompressionName, number> = {
   none: CompressionTypes.None,
@@ -60,6 +60,8 @@ export class KafkaRecordSink {
       maxInFlightRequests: 1,
       // Short in-request retries (same sequence numbers); longer outages are retried by the pipeline.
       retry: { retries: 3, initialRetryTime: 200, maxRetryTime: 2_000 },
+      // Every record names its partition, so no partitioner runs; naming one stops kafkajs' start-up warning about its default.
+      createPartitioner: Partitioners.DefaultPartitioner,
     })
     try {
       await producer.connect()

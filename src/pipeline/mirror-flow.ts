@@ -131,7 +131,11 @@ export class MirrorFlow {
       },
       produceRequest: (seconds, ok) => this.#observer.produceRequest?.(this.labels, seconds, ok),
       retry: (operation, error) => this.#observer.retry?.(this.labels, operation, errorLabel(error)),
-    }, this.#logger.child({ lane })).run().catch(error => this.#fail(error as Error)))
+    }, this.#logger.child({ lane })).run().catch(error => {
+      // A stop that gave up waiting (drain deadline, forced stop) ends the retries: what is unwritten stays uncommitted, not a failure.
+      if (this.#abort.signal.aborted && !(error instanceof MirrorError && error.code === ErrorCodes.SEND_FAILED)) return
+      this.#fail(error as Error)
+    }))
     if (this.#stopRequested) return
     await this.#startSource()
     if (this.#stopRequested) return
