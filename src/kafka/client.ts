@@ -24,12 +24,7 @@ export function logCreatorFor (logger: Logger): LogCreator {
     delete extra.logger
     const fields = { kafkajs: log.namespace, ...extra }
     if (level === logLevel.ERROR) logger.error(message, fields)
-<<<<<<< HEAD
-    else if (level === logLevel.WARN) logger.warn(message, fields)
-=======
     else if (level === logLevel.WARN && !EXPECTED_WARNINGS.has(message)) logger.warn(message, fields)
-    else if (level === logLevel.INFO) logger.debug(message, fields)
->>>>>>> wt-e2e
     else logger.debug(message, fields)
   }
 }
