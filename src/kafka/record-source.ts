@@ -96,14 +96,15 @@ export class KafkaRecordSource {
         throw toMirrorError(error, `cannot join group "${this.#settings.groupId}" on the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`)
       }
       this.#connected = true
-      if (topics.length === 0) continue
-      await consumer.run({
-        autoCommit: false,
-        eachBatchAutoResolve: false,
-        partitionsConsumedConcurrently: 16,
-        eachBatch: payload => this.#eachBatch(payload, handlers),
-      })
     }
+    if (topics.length === 0) return
+    // All streams join together, so the group settles in one rebalance instead of one per stream.
+    await Promise.all(this.#consumers.map(consumer => consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: 16,
+      eachBatch: payload => this.#eachBatch(payload, handlers),
+    })))
   }
 
   #wireEvents (consumer: Consumer, handlers: SourceHandlers): void {

@@ -18,6 +18,8 @@ interface PartitionState {
   admittedNext: bigint
   committed: bigint
   lastProgressMs: number
+  /** False while another member owns the partition (its state is kept to avoid copying twice). */
+  owned: boolean
 }
 
 export interface CommitCandidate {
@@ -43,7 +45,7 @@ export class PartitionProgress {
     const key = partitionKey(topic, partition)
     let state = this.#states.get(key)
     if (state === undefined) {
-      state = { topic, partition, highWatermark: -1n, inFlight: [], ackedNext: startOffset, admittedNext: startOffset, committed: -1n, lastProgressMs: 0 }
+      state = { topic, partition, highWatermark: -1n, inFlight: [], ackedNext: startOffset, admittedNext: startOffset, committed: -1n, lastProgressMs: 0, owned: true }
       this.#states.set(key, state)
     }
     return state
@@ -118,6 +120,7 @@ export class PartitionProgress {
 
   observeHighWatermark (topic: string, partition: number, highWatermark: bigint, fetchOffset: bigint): void {
     const state = this.#state(topic, partition, fetchOffset)
+    state.owned = true
     state.highWatermark = highWatermark
   }
 
@@ -140,10 +143,17 @@ export class PartitionProgress {
     }
   }
 
-  /** Forgets partitions not in `owned` that have nothing in flight (after a rebalance took them away). */
+  /**
+   * Marks which partitions this process owns after a rebalance. State of the others is kept: when a
+   * partition moves between this process's consumers, or comes back, the records already handed
+   * over are not copied again.
+   */
   retain (owned: ReadonlySet<string>): void {
     for (const [key, state] of this.#states) {
-      if (!owned.has(key) && state.inFlight.length === 0) this.#states.delete(key)
+      state.owned = owned.has(key)
+      if (state.owned) continue
+      // Commits and lag are the owner's business now; what is still in flight here completes.
+      state.highWatermark = -1n
     }
   }
 
@@ -156,6 +166,7 @@ export class PartitionProgress {
   snapshot (): PartitionSnapshot[] {
     const out: PartitionSnapshot[] = []
     for (const state of this.#states.values()) {
+      if (!state.owned && state.inFlight.length === 0) continue
       const head = state.inFlight[0]?.batch.records[0]
       out.push({
         topic: state.topic,

@@ -56,7 +56,7 @@ test('a failed record stops commits at its offset; abandoned batches can be admi
   assert.equal(progress.admitFrom('t', 0, [{ offset: '4' }, { offset: '5' }]), 0, 'an abandoned batch is fetched and admitted again')
 })
 
-test('snapshot reports lag inputs and the oldest unacknowledged timestamp; retain forgets idle partitions', () => {
+test('snapshot reports lag inputs and the oldest unacknowledged timestamp; partitions owned elsewhere drop out but are remembered', () => {
   const progress = new PartitionProgress()
   const a = batch([0, 1], 2, 5_000)
   progress.observeHighWatermark('t', 0, 10n, 0n)
@@ -68,5 +68,6 @@ test('snapshot reports lag inputs and the oldest unacknowledged timestamp; retai
   progress.acknowledged(a, 9)
   assert.equal(progress.idle, true)
   progress.retain(new Set([partitionKey('other', 0)]))
-  assert.equal(progress.snapshot().length, 0)
+  assert.equal(progress.snapshot().length, 0, 'no lag reported for a partition another member owns')
+  assert.equal(progress.admitFrom('t', 0, [{ offset: '0' }, { offset: '1' }, { offset: '2' }]), 2, 'when it comes back, what was copied is not copied again')
 })
