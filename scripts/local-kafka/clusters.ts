@@ -1,7 +1,7 @@
 import { LocalKafkaError } from './kafka-distribution.js'
 import { LocalCluster } from './local-cluster.js'
 
-export { LocalCluster, portAnswers } from './local-cluster.js'
+export { LocalCluster, portAnswers, freePortPair } from './local-cluster.js'
 export type { LocalClusterOptions, ExtraListener, ClusterStatus } from './local-cluster.js'
 export { ensureKafkaDistribution, DEFAULT_KAFKA_VERSION, MIRROR_MAKER_1_VERSION, LocalKafkaError } from './kafka-distribution.js'
 

@@ -291,3 +291,11 @@ export class LocalCluster {
     }
   }
 }
+
+/** A port p such that p and p + 1 (the controller) are free on 127.0.0.1, from `from` upwards. */
+export async function freePortPair (from: number, to = from + 500): Promise<number> {
+  for (let port = from; port < to; port += 2) {
+    if (!await portAnswers(port) && !await portAnswers(port + 1)) return port
+  }
+  throw new LocalKafkaError(`no two free ports between ${from} and ${to} on 127.0.0.1`)
+}

@@ -43,6 +43,33 @@ export type ReplicationPolicy =
   | { readonly kind: 'identity' }
   | { readonly kind: 'default', readonly separator: string }
 
+/** Exact offset syncs the flow writes to a compacted topic on the target. */
+export interface OffsetSyncConfig {
+  /** Default true. */
+  readonly enabled: boolean
+  /** Default `mirror-offset-syncs.<source alias>.internal`. */
+  readonly topic: string
+}
+
+/** Matches consumer group ids: MirrorMaker's `groups` / `groups.exclude` (regex, comma means or, whole id). */
+export interface GroupFilter {
+  readonly include: string
+  readonly exclude: string | undefined
+  matches: (groupId: string) => boolean
+}
+
+/** Consumer-group offset sync for failover (`sync.group.offsets.*`). */
+export interface GroupSyncConfig {
+  /** `sync.group.offsets.enabled`; default false. */
+  readonly enabled: boolean
+  /** `groups` (default `.*`) and `groups.exclude` (default `console-consumer-.*, connect-.*, __.*`). */
+  readonly groups: GroupFilter
+  /** `sync.group.offsets.interval.seconds` in ms; default 10000. */
+  readonly intervalMs: number
+  /** Checkpoints topic on the target; default `mirror-checkpoints.<source alias>.internal`. */
+  readonly checkpointsTopic: string
+}
+
 /** One copy from a source cluster to a target cluster. */
 export interface FlowConfig {
   /** `source->target`, the aliases as in mm2.properties. */
@@ -71,6 +98,8 @@ export interface FlowConfig {
   readonly syncTopicConfigs: boolean
   /** Replication factor of topics the mirror creates; default -1 (the target broker's default). */
   readonly replicationFactor: number
+  readonly offsetSyncs: OffsetSyncConfig
+  readonly groupSync: GroupSyncConfig
 }
 
 /** The whole validated, frozen configuration of one sidecar process. */

@@ -51,3 +51,11 @@ export function createTopicFilter (include: RegExp, exclude: RegExp | undefined,
     matches: topic => !isInternalTopic(topic) && include.test(topic) && !(exclude?.test(topic) ?? false),
   }
 }
+
+/** MirrorMaker 2's default `groups.exclude`. */
+export const DEFAULT_GROUPS_EXCLUDE = 'console-consumer-.*, connect-.*, __.*'
+
+/** A group filter from compiled patterns (see `compileTopicPattern`; the syntax is the same). */
+export function createGroupFilter (include: RegExp, exclude: RegExp | undefined, includeSource: string, excludeSource: string | undefined): { include: string, exclude: string | undefined, matches: (groupId: string) => boolean } {
+  return { include: includeSource, exclude: excludeSource, matches: id => include.test(id) && !(exclude?.test(id) ?? false) }
+}

@@ -36,7 +36,7 @@ export function createKafkaClient (connection: ClusterConnection, logger: Logger
     ...(sasl === undefined ? {} : { sasl: { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password } as never }),
     connectionTimeout: connection.connectionTimeoutMs ?? 10_000,
     requestTimeout: connection.requestTimeoutMs ?? 30_000,
-    logLevel: logLevel.INFO,
+    logLevel: logger.level === 'debug' ? logLevel.DEBUG : logLevel.INFO,
     logCreator: logCreatorFor(logger.child({ cluster: connection.alias })),
     retry: { retries: 5, initialRetryTime: 200, maxRetryTime: 5_000 },
   })

@@ -110,3 +110,44 @@ export async function readAll (cluster: LocalCluster, topic: string): Promise<Re
   }
   return records.sort((a, b) => a.partition - b.partition || Number(BigInt(a.offset) - BigInt(b.offset)))
 }
+
+/** Sum of end offsets (high watermarks) of a topic. */
+export async function endOffsets (cluster: LocalCluster, topic: string): Promise<Map<number, bigint>> {
+  const offsets = await withAdmin(cluster, admin => admin.fetchTopicOffsets(topic))
+  return new Map(offsets.map(o => [o.partition, BigInt(o.high)]))
+}
+
+export async function totalRecords (cluster: LocalCluster, topic: string): Promise<bigint> {
+  const offsets = await withAdmin(cluster, admin => admin.fetchTopicOffsets(topic))
+  return offsets.reduce((sum, o) => sum + BigInt(o.high) - BigInt(o.low), 0n)
+}
+
+/** Committed offsets of `groupId` for `topic`, by partition (-1n when none). */
+export async function committedOffsets (cluster: LocalCluster, groupId: string, topic: string): Promise<Map<number, bigint>> {
+  const offsets = await withAdmin(cluster, admin => admin.fetchOffsets({ groupId, topics: [topic] }))
+  return new Map((offsets[0]?.partitions ?? []).map(p => [p.partition, BigInt(p.offset)]))
+}
+
+/** Compares what two reads returned, field by field, ignoring offsets. */
+export function recordView (r: ReadRecord): Record<string, unknown> {
+  return {
+    partition: r.partition,
+    key: r.key?.toString('base64') ?? null,
+    value: r.value?.toString('base64') ?? null,
+    timestamp: r.timestamp,
+    headers: Object.entries(r.headers).map(([k, v]) => [k, Array.isArray(v) ? v.map(x => Buffer.from(x).toString('base64')) : v === undefined ? null : Buffer.from(v).toString('base64')]),
+  }
+}
+
+/**
+ * Starts a cluster of its own for one test (a target to stop, a small message.max.bytes, ...) on
+ * free ports from `TEST_EXTRA_PORTS` (default 39000) up; stopped and removed when the test ends.
+ */
+export async function startExtraCluster (t: TestContext, name: string, brokerProperties: Record<string, string> = {}): Promise<LocalCluster> {
+  const { LocalCluster, freePortPair } = await import('../../scripts/local-kafka/clusters.js')
+  const port = await freePortPair(Number(process.env.TEST_EXTRA_PORTS ?? 39000))
+  const cluster = new LocalCluster({ name: `${name}-${port}`, port, brokerProperties, heap: '384m' })
+  t.after(() => cluster.stop({ graceMs: 2_000 }))
+  await cluster.start()
+  return cluster
+}

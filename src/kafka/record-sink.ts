@@ -1,0 +1,114 @@
+import kafkajs from 'kafkajs'
+import type { Message, Producer, TopicMessages } from 'kafkajs'
+import type { CompressionName, ProducerSettings } from '../config/mirror-config.js'
+import type { SourceRecord } from '../pipeline/mirror-batch.js'
+import { ErrorCodes, MirrorError } from '../shared/errors.js'
+import type { Logger } from '../shared/logger.js'
+import { createKafkaClient } from './client.js'
+import type { ClusterConnection } from './connection.js'
+import { toMirrorError } from './errors.js'
+
+const { CompressionTypes } = kafkajs
+
+const compressionTypes: Record<CompressionName, number> = {
+  none: CompressionTypes.None,
+  gzip: CompressionTypes.GZIP,
+  snappy: CompressionTypes.Snappy,
+  lz4: CompressionTypes.LZ4,
+  zstd: CompressionTypes.ZSTD,
+}
+
+/** Records for one target partition, in the order they must be written. */
+export interface PartitionWrite {
+  readonly topic: string
+  readonly partition: number
+  readonly records: readonly SourceRecord[]
+}
+
+/** The target's acknowledgement for one partition: records got `baseOffset`, `baseOffset + 1`, ... */
+export interface PartitionAck {
+  readonly topic: string
+  readonly partition: number
+  readonly baseOffset: bigint
+}
+
+/**
+ * One producer on the target. Each `send` is one produce request (acks=all by default) with one
+ * record batch per partition, so the records of a partition get consecutive target offsets.
+ * After a failed send the producer is replaced (`reset`): a fresh idempotent producer id, so a
+ * retry can neither be rejected for its sequence number nor reorder what was written.
+ */
+export class KafkaRecordSink {
+  readonly #connection: ClusterConnection
+  readonly #settings: ProducerSettings
+  readonly #logger: Logger
+  #producer: Producer | undefined
+  #connected = false
+
+  constructor (connection: ClusterConnection, settings: ProducerSettings, logger: Logger) {
+    this.#connection = connection
+    this.#settings = settings
+    this.#logger = logger
+  }
+
+  get connected (): boolean { return this.#connected }
+
+  async start (): Promise<void> {
+    const producer = createKafkaClient(this.#connection, this.#logger).producer({
+      allowAutoTopicCreation: false,
+      idempotent: this.#settings.idempotent,
+      maxInFlightRequests: 1,
+      // Short in-request retries (same sequence numbers); longer outages are retried by the pipeline.
+      retry: { retries: 3, initialRetryTime: 200, maxRetryTime: 2_000 },
+    })
+    try {
+      await producer.connect()
+    } catch (error) {
+      throw toMirrorError(error, `cannot connect to the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`, ErrorCodes.CONNECTION)
+    }
+    this.#producer = producer
+    this.#connected = true
+  }
+
+  async send (writes: readonly PartitionWrite[], timeoutMs = 30_000): Promise<PartitionAck[]> {
+    const producer = this.#producer
+    if (producer === undefined) throw new MirrorError(ErrorCodes.STOPPED, 'producer is not started', { retriable: true })
+    const byTopic = new Map<string, Message[]>()
+    for (const write of writes) {
+      let messages = byTopic.get(write.topic)
+      if (messages === undefined) byTopic.set(write.topic, messages = [])
+      const partition = write.partition
+      for (const record of write.records) {
+        messages.push({ partition, key: record.key, value: record.value, timestamp: record.timestamp, headers: record.headers as Message['headers'] })
+      }
+    }
+    const topicMessages: TopicMessages[] = []
+    for (const [topic, messages] of byTopic) topicMessages.push({ topic, messages })
+    try {
+      const metadata = await producer.sendBatch({ topicMessages, acks: this.#settings.acks, compression: compressionTypes[this.#settings.compression], timeout: timeoutMs })
+      this.#connected = true
+      return metadata.map(m => ({ topic: m.topicName, partition: m.partition, baseOffset: BigInt(m.baseOffset ?? '-1') }))
+    } catch (error) {
+      const converted = toMirrorError(error, `writing to the ${this.#connection.alias} cluster failed`, ErrorCodes.SEND_FAILED)
+      if (converted.retriable) this.#connected = false
+      throw converted
+    }
+  }
+
+  /** Replaces the producer after a failed send. */
+  async reset (): Promise<void> {
+    await this.stop()
+    await this.start()
+  }
+
+  async stop (): Promise<void> {
+    const producer = this.#producer
+    this.#producer = undefined
+    if (producer === undefined) return
+    try {
+      await producer.disconnect()
+    } catch (error) {
+      this.#logger.warn('target producer did not disconnect cleanly', { error })
+    }
+  }
+}

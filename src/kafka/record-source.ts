@@ -1,0 +1,193 @@
+import type { Consumer, EachBatchPayload } from 'kafkajs'
+import type { ConsumerSettings } from '../config/mirror-config.js'
+import type { SourceRecord } from '../pipeline/mirror-batch.js'
+import type { Logger } from '../shared/logger.js'
+import { createKafkaClient } from './client.js'
+import type { ClusterConnection } from './connection.js'
+import { toMirrorError } from './errors.js'
+
+/** Records of one partition from one fetch, in offset order. */
+export interface FetchedBatch {
+  readonly topic: string
+  readonly partition: number
+  readonly highWatermark: bigint
+  readonly records: readonly SourceRecord[]
+}
+
+/** Lets a batch handler keep the group membership alive while it waits (backpressure). */
+export interface FetchControl {
+  heartbeat: () => Promise<void>
+  /** False once the consumer stops or the batch went stale in a rebalance: stop handing it over. */
+  isActive: () => boolean
+}
+
+export interface SourceHandlers {
+  /** Called per fetched batch; the consumer fetches that partition again only after it settles. */
+  onBatch: (batch: FetchedBatch, control: FetchControl) => Promise<void>
+  /** The consumer moved to `nextOffset` over offsets without records (control records, aborted data). */
+  onSkipped: (topic: string, partition: number, nextOffset: bigint) => void
+  /** The partitions this process owns changed (keys `topic\0partition`). */
+  onAssignment: (owned: ReadonlySet<string>) => void
+  onRebalancing: () => void
+  /** The consumer stopped on an error it will not recover from. */
+  onCrash: (error: Error) => void
+}
+
+export interface CommitOffset {
+  readonly topic: string
+  readonly partition: number
+  readonly offset: bigint
+}
+
+/**
+ * The mirror's consumer group on the source: `streams` kafkajs consumers in one group, auto-commit
+ * off. Offsets are committed only through `commit`, by the member that owns each partition.
+ */
+export class KafkaRecordSource {
+  readonly #connection: ClusterConnection
+  readonly #settings: ConsumerSettings
+  readonly #streams: number
+  readonly #logger: Logger
+  #consumers: Consumer[] = []
+  readonly #assignments = new Map<Consumer, Set<string>>()
+  #topics: readonly string[] = []
+  #connected = false
+  #stopped = false
+
+  constructor (connection: ClusterConnection, settings: ConsumerSettings, streams: number, logger: Logger) {
+    this.#connection = connection
+    this.#settings = settings
+    this.#streams = streams
+    this.#logger = logger
+  }
+
+  get connected (): boolean { return this.#connected }
+
+  /** Partitions owned by this process across its consumers. */
+  owned (): Set<string> {
+    const all = new Set<string>()
+    for (const keys of this.#assignments.values()) for (const key of keys) all.add(key)
+    return all
+  }
+
+  /** Joins the group subscribed to `topics` (which must exist) and starts fetching. */
+  async start (topics: readonly string[], handlers: SourceHandlers): Promise<void> {
+    this.#stopped = false
+    this.#topics = topics
+    const kafka = createKafkaClient({ ...this.#connection, clientId: this.#connection.clientId }, this.#logger)
+    for (let i = 0; i < this.#streams; i++) {
+      const consumer = kafka.consumer({
+        groupId: this.#settings.groupId,
+        sessionTimeout: this.#settings.sessionTimeoutMs,
+        heartbeatInterval: this.#settings.heartbeatIntervalMs,
+        maxBytesPerPartition: this.#settings.maxPartitionFetchBytes,
+        maxBytes: this.#settings.fetchMaxBytes,
+        maxWaitTimeInMs: 500,
+        allowAutoTopicCreation: false,
+        retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10_000 },
+      })
+      this.#consumers.push(consumer)
+      this.#assignments.set(consumer, new Set())
+      this.#wireEvents(consumer, handlers)
+      try {
+        await consumer.connect()
+        if (topics.length > 0) await consumer.subscribe({ topics: [...topics], fromBeginning: this.#settings.autoOffsetReset === 'earliest' })
+      } catch (error) {
+        throw toMirrorError(error, `cannot join group "${this.#settings.groupId}" on the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`)
+      }
+      this.#connected = true
+      if (topics.length === 0) continue
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: 16,
+        eachBatch: payload => this.#eachBatch(payload, handlers),
+      })
+    }
+  }
+
+  #wireEvents (consumer: Consumer, handlers: SourceHandlers): void {
+    const { GROUP_JOIN, REBALANCING, END_BATCH_PROCESS, CRASH, CONNECT, DISCONNECT } = consumer.events
+    consumer.on(GROUP_JOIN, event => {
+      const owned = new Set<string>()
+      for (const [topic, partitions] of Object.entries(event.payload.memberAssignment)) {
+        for (const partition of partitions) owned.add(`${topic}\u0000${partition}`)
+      }
+      this.#assignments.set(consumer, owned)
+      handlers.onAssignment(this.owned())
+    })
+    consumer.on(REBALANCING, () => handlers.onRebalancing())
+    // kafkajs resolves batches that held only control records or aborted data itself and never
+    // hands them to eachBatch; this event is where the mirror learns it may move past them.
+    consumer.on(END_BATCH_PROCESS, event => {
+      if (event.payload.batchSize === 0) {
+        handlers.onSkipped(event.payload.topic, event.payload.partition, BigInt(event.payload.lastOffset) + 1n)
+      }
+    })
+    consumer.on(CONNECT, () => { this.#connected = true })
+    consumer.on(DISCONNECT, () => { if (this.#stopped) this.#connected = false })
+    consumer.on(CRASH, event => {
+      const error = event.payload.error
+      this.#connected = false
+      if (event.payload.restart) {
+        this.#logger.warn('source consumer crashed and restarts', { error })
+        return
+      }
+      handlers.onCrash(toMirrorError(error, `source consumer of group "${this.#settings.groupId}" stopped`))
+    })
+  }
+
+  async #eachBatch (payload: EachBatchPayload, handlers: SourceHandlers): Promise<void> {
+    const { batch, heartbeat, isRunning, isStale, resolveOffset } = payload
+    if (batch.messages.length === 0) return
+    await handlers.onBatch({
+      topic: batch.topic,
+      partition: batch.partition,
+      highWatermark: BigInt(batch.highWatermark),
+      records: batch.messages,
+    }, { heartbeat, isActive: () => isRunning() && !isStale() })
+    // Moves kafkajs' fetch position only; what is committed is decided by the mirror.
+    if (isRunning() && !isStale()) resolveOffset(batch.lastOffset())
+  }
+
+  /** Commits `offsets` on the source, each through the consumer that owns the partition. */
+  async commit (offsets: readonly CommitOffset[]): Promise<void> {
+    const byConsumer = new Map<Consumer, Array<{ topic: string, partition: number, offset: string }>>()
+    for (const { topic, partition, offset } of offsets) {
+      const key = `${topic}\u0000${partition}`
+      const owner = this.#consumers.find(c => this.#assignments.get(c)?.has(key)) ?? this.#consumers[0]
+      if (owner === undefined) continue
+      const list = byConsumer.get(owner) ?? []
+      list.push({ topic, partition, offset: offset.toString() })
+      byConsumer.set(owner, list)
+    }
+    try {
+      await Promise.all([...byConsumer].map(([consumer, list]) => consumer.commitOffsets(list)))
+    } catch (error) {
+      throw toMirrorError(error, `committing offsets of group "${this.#settings.groupId}" on the ${this.#connection.alias} cluster failed`)
+    }
+  }
+
+  /** Stops fetching while keeping group membership, so acknowledged offsets can still be committed. */
+  pause (): void {
+    const topics = this.#topics.map(topic => ({ topic }))
+    if (topics.length === 0) return
+    for (const consumer of this.#consumers) consumer.pause(topics)
+  }
+
+  /** Leaves the group and closes connections. Safe to call twice. */
+  async stop (): Promise<void> {
+    this.#stopped = true
+    const consumers = this.#consumers
+    this.#consumers = []
+    await Promise.all(consumers.map(async consumer => {
+      try {
+        await consumer.disconnect()
+      } catch (error) {
+        this.#logger.warn('source consumer did not disconnect cleanly', { error })
+      }
+    }))
+    this.#assignments.clear()
+    this.#connected = false
+  }
+}

@@ -1,0 +1,54 @@
+import type { MirrorConfig } from './config/mirror-config.js'
+import { MirrorFlow } from './pipeline/mirror-flow.js'
+import type { FlowSnapshot } from './pipeline/pipeline-observer.js'
+import type { Logger } from './shared/logger.js'
+
+export interface MirrorSidecarOptions {
+  readonly logger: Logger
+}
+
+/**
+ * The composition root: one `MirrorFlow` per configured flow. `start()` connects and starts every
+ * flow; `stop()` (once-only) drains and stops them in reverse order. `done` settles when the sidecar
+ * has stopped, rejecting with the first flow failure.
+ */
+export class MirrorSidecar {
+  readonly config: MirrorConfig
+  readonly flows: readonly MirrorFlow[]
+  readonly #logger: Logger
+  #stopping: Promise<void> | undefined
+  readonly done: Promise<void>
+
+  constructor (config: MirrorConfig, options: MirrorSidecarOptions) {
+    this.config = config
+    this.#logger = options.logger
+    this.flows = config.flows.map(flow => new MirrorFlow(flow, { logger: options.logger, drainTimeoutMs: config.drainTimeoutMs }))
+    this.done = Promise.all(this.flows.map(flow => flow.done)).then(() => undefined)
+    this.done.catch(() => {})
+  }
+
+  async start (): Promise<void> {
+    for (const flow of this.flows) {
+      await flow.start()
+      // A flow that fails takes the whole process down: the supervisor restarts it from committed offsets.
+      flow.done.catch(() => { void this.stop() })
+    }
+  }
+
+  snapshot (): FlowSnapshot[] {
+    return this.flows.map(flow => flow.snapshot())
+  }
+
+  stop (): Promise<void> {
+    this.#stopping ??= (async () => {
+      this.#logger.info('stopping: draining in-flight records and committing')
+      for (const flow of [...this.flows].reverse()) await flow.stop().catch(() => {})
+    })()
+    return this.#stopping
+  }
+
+  /** Forced stop (second signal): give up on in-flight records; they stay uncommitted. */
+  abort (): void {
+    for (const flow of this.flows) flow.abort()
+  }
+}

@@ -1,0 +1,48 @@
+/** Header values as the Kafka client hands them over: bytes, or several for a repeated key. */
+export type HeaderValue = Buffer | string | ReadonlyArray<Buffer | string> | undefined
+
+/**
+ * A record as consumed from the source. Fields are kept as the client produced them (bytes stay
+ * bytes, the timestamp stays the record's own), so the copy is byte-for-byte.
+ */
+export interface SourceRecord {
+  readonly offset: string
+  readonly key: Buffer | null
+  readonly value: Buffer | null
+  readonly timestamp: string
+  readonly headers?: Readonly<Record<string, HeaderValue>>
+}
+
+/**
+ * Consecutive records of one source partition, as fetched, on their way to the target.
+ * `nextOffset` is the offset a commit writes once every record here is acknowledged: it is past
+ * the last record and past any control records or compacted gaps the fetch skipped.
+ */
+export interface MirrorBatch {
+  readonly sourceTopic: string
+  readonly targetTopic: string
+  readonly partition: number
+  readonly records: readonly SourceRecord[]
+  readonly firstOffset: bigint
+  readonly nextOffset: bigint
+  /** Sum of key, value and header sizes: what the queue's byte bound counts. */
+  readonly bytes: number
+  /** Time the batch was handed over by the consumer (ms since epoch). */
+  readonly pollTimeMs: number
+}
+
+/** Bytes a record holds in memory, as the queue counts them. */
+export function recordBytes (record: SourceRecord): number {
+  let bytes = (record.key?.length ?? 0) + (record.value?.length ?? 0)
+  const headers = record.headers
+  if (headers !== undefined) {
+    for (const name in headers) {
+      const value = headers[name]
+      bytes += name.length
+      if (value === undefined) continue
+      if (typeof value === 'string' || Buffer.isBuffer(value)) bytes += value.length
+      else for (const item of value as ReadonlyArray<Buffer | string>) bytes += item.length
+    }
+  }
+  return bytes
+}

@@ -1,0 +1,348 @@
+import type { FlowConfig } from '../config/mirror-config.js'
+import { errorLabel } from '../kafka/errors.js'
+import { KafkaRecordSink } from '../kafka/record-sink.js'
+import { KafkaRecordSource, type FetchControl, type FetchedBatch } from '../kafka/record-source.js'
+import { TopicAdmin } from '../kafka/topic-admin.js'
+import { ErrorCodes, MirrorError } from '../shared/errors.js'
+import type { Logger } from '../shared/logger.js'
+import { retry } from '../shared/retry.js'
+import { BoundedQueue, QueueClosedError } from './bounded-queue.js'
+import { recordBytes, type MirrorBatch, type SourceRecord } from './mirror-batch.js'
+import { PartitionProgress, partitionKey } from './partition-progress.js'
+import type { FlowLabels, FlowSnapshot, LifecycleState, PipelineObserver } from './pipeline-observer.js'
+import { ProducerWorker, type AckSegment } from './producer-worker.js'
+import { TopicSync, type MirroredTopic } from './topic-sync.js'
+
+/**
+ * Hears about every acknowledged batch, and is flushed before each source commit. The offset-sync
+ * writer implements it: syncs covering a record are durable before its source offset is committed.
+ */
+export interface AckListener {
+  acknowledged: (batch: MirrorBatch, segments: readonly AckSegment[]) => void
+  flush: () => Promise<void>
+}
+
+export interface MirrorFlowOptions {
+  readonly observer?: PipelineObserver
+  readonly ackListener?: AckListener
+  readonly logger: Logger
+  /** How long `stop()` waits for in-flight records to be acknowledged; default 30000. */
+  readonly drainTimeoutMs?: number
+}
+
+/**
+ * One copy from a source cluster to a target cluster: topic discovery, the source consumer group,
+ * a bounded queue, a pool of producer lanes and the committer.
+ *
+ * States: starting -> running -> stopping -> stopped, or failed after a send failure with
+ * abort.on.send.failure (then `done` rejects with an error naming the record). `stop()` is
+ * once-only: pause fetching, let the producers drain the queue within the deadline, commit what
+ * the target acknowledged, then disconnect.
+ */
+export class MirrorFlow {
+  readonly config: FlowConfig
+  readonly labels: FlowLabels
+  readonly #logger: Logger
+  readonly #observer: PipelineObserver
+  readonly #ackListener: AckListener | undefined
+  readonly #drainTimeoutMs: number
+  readonly #sourceAdmin: TopicAdmin
+  readonly #targetAdmin: TopicAdmin
+  readonly #topicSync: TopicSync
+  readonly #sinks: KafkaRecordSink[]
+  readonly #queue: BoundedQueue<MirrorBatch>
+  readonly #progress = new PartitionProgress()
+  readonly #lanes = new Map<string, number>()
+  readonly #abort = new AbortController()
+  #source: KafkaRecordSource
+  #topics = new Map<string, MirroredTopic>()
+  #workers: Array<Promise<void>> = []
+  #state: LifecycleState = 'starting'
+  #commitTimer: NodeJS.Timeout | undefined
+  #refreshTimer: NodeJS.Timeout | undefined
+  #committing: Promise<void> | undefined
+  #refreshing: Promise<void> | undefined
+  #stopping: Promise<void> | undefined
+  #failure: Error | undefined
+  #resolveDone!: () => void
+  #rejectDone!: (error: Error) => void
+  /** Settles when the flow has stopped: resolves after `stop()`, rejects when the flow failed. */
+  readonly done: Promise<void>
+
+  constructor (config: FlowConfig, options: MirrorFlowOptions) {
+    this.config = config
+    this.labels = { flow: config.name, source: config.source.alias, target: config.target.alias }
+    this.#logger = options.logger.child({ flow: config.name })
+    this.#observer = options.observer ?? {}
+    this.#ackListener = options.ackListener
+    this.#drainTimeoutMs = options.drainTimeoutMs ?? 30_000
+    this.#sourceAdmin = new TopicAdmin(config.source, this.#logger)
+    this.#targetAdmin = new TopicAdmin(config.target, this.#logger)
+    this.#topicSync = new TopicSync(this.#sourceAdmin, this.#targetAdmin, config, this.#logger)
+    this.#sinks = Array.from({ length: config.numProducers }, () => new KafkaRecordSink(config.target, config.producer, this.#logger))
+    this.#queue = new BoundedQueue<MirrorBatch>(config.queueMaxRecords, config.queueMaxBytes, config.numProducers)
+    this.#source = this.#newSource()
+    this.done = new Promise((resolve, reject) => { this.#resolveDone = resolve; this.#rejectDone = reject })
+    this.done.catch(() => {})
+  }
+
+  get state (): LifecycleState { return this.#state }
+
+  #newSource (): KafkaRecordSource {
+    return new KafkaRecordSource(this.config.source, this.config.consumer, this.config.numStreams, this.#logger)
+  }
+
+  async start (): Promise<void> {
+    await this.#sourceAdmin.start()
+    await this.#targetAdmin.start()
+    await Promise.all(this.#sinks.map(sink => sink.start()))
+    this.#topics = await this.#topicSync.refresh()
+    this.#workers = this.#sinks.map((sink, lane) => new ProducerWorker(this.#queue, sink, {
+      lane,
+      maxRequestBytes: Math.max(this.config.producer.maxRequestSizeBytes, this.config.producer.batchSizeBytes),
+      requestTimeoutMs: this.config.target.requestTimeoutMs ?? 30_000,
+      abortOnSendFailure: this.config.abortOnSendFailure,
+      signal: this.#abort.signal,
+    }, {
+      acknowledged: (batch, segments, ackTimeMs, recordsAcked) => this.#acknowledged(batch, segments, ackTimeMs, recordsAcked),
+      skipped: (batch, index, error) => {
+        this.#observer.sendFailed?.(this.labels, batch.sourceTopic, batch.partition, error.kafkaCode ?? error.code)
+        this.#logger.error(this.config.abortOnSendFailure ? 'send failed; stopping the mirror' : 'send failed; record skipped (abort.on.send.failure=false)', { error, offset: batch.records[index]?.offset })
+      },
+      produceRequest: (seconds, ok) => this.#observer.produceRequest?.(this.labels, seconds, ok),
+      retry: (operation, error) => this.#observer.retry?.(this.labels, operation, errorLabel(error)),
+    }, this.#logger.child({ lane })).run().catch(error => this.#fail(error as Error)))
+    await this.#startSource()
+    this.#state = 'running'
+    this.#commitTimer = setInterval(() => { void this.commit() }, this.config.offsetCommitIntervalMs)
+    this.#commitTimer.unref()
+    this.#refreshTimer = setInterval(() => { void this.refreshTopics() }, this.config.refreshTopicsIntervalMs)
+    this.#refreshTimer.unref()
+    this.#logger.info('mirroring', { topics: [...this.#topics.keys()], source: this.config.source.brokers, target: this.config.target.brokers })
+  }
+
+  async #startSource (): Promise<void> {
+    await this.#source.start([...this.#topics.keys()], {
+      onBatch: (batch, control) => this.#onBatch(batch, control),
+      onSkipped: (topic, partition, nextOffset) => this.#progress.skipped(topic, partition, nextOffset),
+      onAssignment: owned => {
+        this.#progress.retain(owned)
+        this.#observer.rebalanced?.(this.labels)
+        this.#logger.info('partitions assigned', { partitions: owned.size })
+      },
+      onRebalancing: () => { void this.commit() },
+      onCrash: error => this.#fail(error),
+    })
+  }
+
+  #laneOf (key: string): number {
+    let lane = this.#lanes.get(key)
+    if (lane === undefined) {
+      lane = this.#lanes.size % this.#sinks.length
+      this.#lanes.set(key, lane)
+    }
+    return lane
+  }
+
+  async #onBatch (fetched: FetchedBatch, control: FetchControl): Promise<void> {
+    const { topic, partition, records } = fetched
+    const mirrored = this.#topics.get(topic)
+    if (mirrored === undefined || records.length === 0) return
+    const firstOffset = BigInt((records[0] as SourceRecord).offset)
+    this.#progress.observeHighWatermark(topic, partition, fetched.highWatermark, firstOffset)
+    const start = this.#progress.admitFrom(topic, partition, firstOffset, records.map(r => r.offset))
+    if (start >= records.length) return
+    const pollTimeMs = Date.now()
+    const lane = this.#laneOf(partitionKey(topic, partition))
+    const maxRecords = this.config.consumer.maxPollRecords
+    const maxBytes = this.config.producer.batchSizeBytes
+    const timestampsMs: number[] = []
+    let totalBytes = 0
+
+    let from = start
+    while (from < records.length) {
+      let to = from
+      let bytes = 0
+      while (to < records.length && to - from < maxRecords) {
+        const size = recordBytes(records[to] as SourceRecord)
+        if (to > from && bytes + size > maxBytes) break
+        bytes += size
+        timestampsMs.push(Number((records[to] as SourceRecord).timestamp))
+        to++
+      }
+      const chunk = records.slice(from, to)
+      const next = to < records.length ? BigInt((records[to] as SourceRecord).offset) : BigInt((records[to - 1] as SourceRecord).offset) + 1n
+      const batch: MirrorBatch = { sourceTopic: topic, targetTopic: mirrored.target, partition, records: chunk, firstOffset: BigInt((chunk[0] as SourceRecord).offset), nextOffset: next, bytes, pollTimeMs }
+      this.#progress.admitted(batch)
+      try {
+        while (!await this.#queue.pushWithin(batch, lane, this.config.consumer.heartbeatIntervalMs)) {
+          if (!control.isActive()) {
+            this.#progress.abandoned(batch)
+            return
+          }
+          await control.heartbeat()
+        }
+      } catch (error) {
+        this.#progress.abandoned(batch)
+        if (error instanceof QueueClosedError) return
+        throw error
+      }
+      totalBytes += bytes
+      from = to
+    }
+    this.#observer.consumed?.(this.labels, { topic, partition, records: records.length - start, bytes: totalBytes, timestampsMs, pollTimeMs })
+  }
+
+  #acknowledged (batch: MirrorBatch, segments: readonly AckSegment[], ackTimeMs: number, recordsAcked: number): void {
+    if (recordsAcked === batch.records.length) this.#progress.acknowledged(batch, ackTimeMs)
+    else this.#progress.acknowledgedPrefix(batch, BigInt((batch.records[recordsAcked] as SourceRecord).offset), ackTimeMs)
+    this.#ackListener?.acknowledged(batch, segments)
+    if (this.#observer.produced === undefined || segments.length === 0) return
+    const timestampsMs: number[] = []
+    for (let i = 0; i < recordsAcked; i++) timestampsMs.push(Number((batch.records[i] as SourceRecord).timestamp))
+    this.#observer.produced(this.labels, {
+      sourceTopic: batch.sourceTopic,
+      targetTopic: batch.targetTopic,
+      partition: batch.partition,
+      records: recordsAcked,
+      bytes: recordsAcked === batch.records.length ? batch.bytes : batch.records.slice(0, recordsAcked).reduce((sum, r) => sum + recordBytes(r), 0),
+      timestampsMs,
+      ackTimeMs,
+      firstSourceOffset: batch.firstOffset,
+      lastSourceOffset: BigInt((batch.records[recordsAcked - 1] as SourceRecord).offset),
+      targetBaseOffset: (segments[0] as AckSegment).targetBaseOffset,
+    })
+  }
+
+  /**
+   * Commits, on the source, the offsets of records the target acknowledged (never further), after
+   * the offset syncs that cover them are durable. Concurrent calls share one commit.
+   */
+  commit (): Promise<void> {
+    this.#committing ??= this.#commitOnce().finally(() => { this.#committing = undefined })
+    return this.#committing
+  }
+
+  async #commitOnce (): Promise<void> {
+    const candidates = this.#progress.commitCandidates(this.#source.owned())
+    if (candidates.length === 0) return
+    try {
+      await this.#ackListener?.flush()
+      await retry(() => this.#source.commit(candidates), {
+        maxAttempts: 3,
+        initialBackoffMs: 200,
+        onRetry: error => this.#observer.retry?.(this.labels, 'commit', errorLabel(error)),
+      })
+      this.#progress.committed(candidates)
+      this.#observer.committed?.(this.labels, candidates, Date.now())
+    } catch (error) {
+      this.#observer.commitFailed?.(this.labels, errorLabel(error))
+      this.#logger.warn('commit failed; the next commit retries', { error })
+    }
+  }
+
+  /** Picks up topics created (or partitions added) on the source since the last look. */
+  refreshTopics (): Promise<void> {
+    this.#refreshing ??= this.#refreshOnce().finally(() => { this.#refreshing = undefined })
+    return this.#refreshing
+  }
+
+  async #refreshOnce (): Promise<void> {
+    if (this.#state !== 'running') return
+    let topics: Map<string, MirroredTopic>
+    try {
+      topics = await this.#topicSync.refresh()
+    } catch (error) {
+      this.#observer.retry?.(this.labels, 'refresh_topics', errorLabel(error))
+      this.#logger.warn('looking for new topics failed; trying again at the next refresh', { error })
+      return
+    }
+    const same = topics.size === this.#topics.size && [...topics].every(([name, t]) => this.#topics.get(name)?.partitions === t.partitions)
+    if (same || this.#state !== 'running') return
+    this.#logger.info('topics changed; re-subscribing', { topics: [...topics.keys()] })
+    // kafkajs cannot change a running subscription: drain, commit, and join again with the new list.
+    const old = this.#source
+    old.pause()
+    await this.#waitIdle(this.#drainTimeoutMs)
+    await this.commit()
+    await old.stop()
+    if (this.#state !== 'running') return
+    this.#topics = topics
+    this.#source = this.#newSource()
+    await this.#startSource()
+  }
+
+  async #waitIdle (timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs
+    while (!this.#progress.idle || this.#queue.records > 0) {
+      if (Date.now() > deadline || this.#failure !== undefined) return false
+      await new Promise(resolve => setTimeout(resolve, 20))
+    }
+    return true
+  }
+
+  #fail (error: Error): void {
+    if (this.#failure !== undefined) return
+    this.#failure = error instanceof MirrorError ? error : new MirrorError(ErrorCodes.INTERNAL, error.message, { cause: error })
+    this.#state = 'failed'
+    this.#observer.fatal?.(this.labels, this.#failure)
+    void this.#shutdown().then(() => this.#rejectDone(this.#failure as Error), () => this.#rejectDone(this.#failure as Error))
+  }
+
+  /** Drains and stops; resolves when done. Once-only: later calls return the same promise. */
+  stop (): Promise<void> {
+    if (this.#state !== 'failed') this.#state = 'stopping'
+    void this.#shutdown().then(() => {
+      if (this.#failure === undefined) {
+        this.#state = 'stopped'
+        this.#resolveDone()
+      }
+    })
+    return this.done
+  }
+
+  /** Stops waiting for the target at once: retries end, in-flight records are left uncommitted. */
+  abort (): void {
+    this.#abort.abort()
+    this.#queue.close()
+    this.#queue.drainQueued()
+  }
+
+  #shutdown (): Promise<void> {
+    this.#stopping ??= (async () => {
+      clearInterval(this.#commitTimer)
+      clearInterval(this.#refreshTimer)
+      this.#source.pause()
+      this.#queue.close()
+      const drained = await this.#waitIdle(this.#failure === undefined ? this.#drainTimeoutMs : 0)
+      if (!drained && this.#failure === undefined) this.#logger.warn('drain deadline passed; records in flight stay uncommitted and will be mirrored again', { records: this.#queue.records })
+      this.#abort.abort()
+      // What is still queued was never written: leave it uncommitted, to be mirrored again.
+      this.#queue.drainQueued()
+      await this.#refreshing?.catch(() => {})
+      await this.commit()
+      await this.#source.stop()
+      await Promise.allSettled(this.#workers)
+      await Promise.all(this.#sinks.map(sink => sink.stop()))
+      await this.#sourceAdmin.stop()
+      await this.#targetAdmin.stop()
+    })()
+    return this.#stopping
+  }
+
+  snapshot (): FlowSnapshot {
+    return {
+      labels: this.labels,
+      state: this.#state,
+      queueRecords: this.#queue.records,
+      queueBytes: this.#queue.bytes,
+      queueCapacityRecords: this.#queue.capacityRecords,
+      queueCapacityBytes: this.#queue.capacityBytes,
+      sourceConnected: this.#source.connected,
+      targetConnected: this.#sinks.every(sink => sink.connected),
+      assignedPartitions: this.#source.owned().size,
+      topicsMirrored: this.#topics.size,
+      partitions: this.#progress.snapshot(),
+    }
+  }
+}

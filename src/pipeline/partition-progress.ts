@@ -1,0 +1,171 @@
+import type { MirrorBatch } from './mirror-batch.js'
+import type { PartitionSnapshot } from './pipeline-observer.js'
+
+interface InFlight {
+  readonly batch: MirrorBatch
+  acked: boolean
+}
+
+interface PartitionState {
+  readonly topic: string
+  readonly partition: number
+  highWatermark: bigint
+  /** Batches handed to the queue and not yet acknowledged, in offset order. */
+  readonly inFlight: InFlight[]
+  /** Everything below this offset is on the target (acknowledged) or never existed. */
+  ackedNext: bigint
+  /** Offset after the last batch admitted: records below it were already handed over. */
+  admittedNext: bigint
+  committed: bigint
+  lastProgressMs: number
+}
+
+export interface CommitCandidate {
+  readonly topic: string
+  readonly partition: number
+  readonly offset: bigint
+  readonly lagRecords: bigint
+}
+
+function partitionKey (topic: string, partition: number): string {
+  return `${topic}\u0000${partition}`
+}
+
+/**
+ * Per source partition: what was handed to the producers, what the target acknowledged, and what
+ * may be committed. The committable offset only moves over acknowledged batches, in offset order,
+ * so a commit never covers a record the target has not acknowledged.
+ */
+export class PartitionProgress {
+  readonly #states = new Map<string, PartitionState>()
+
+  #state (topic: string, partition: number, startOffset: bigint): PartitionState {
+    const key = partitionKey(topic, partition)
+    let state = this.#states.get(key)
+    if (state === undefined) {
+      state = { topic, partition, highWatermark: -1n, inFlight: [], ackedNext: startOffset, admittedNext: startOffset, committed: -1n, lastProgressMs: 0 }
+      this.#states.set(key, state)
+    }
+    return state
+  }
+
+  /**
+   * Decides which part of a fetched batch is new. After a rebalance the consumer fetches again from
+   * the committed offset; records this process already handed over are dropped here, so they are
+   * not written twice. Returns the first index of `offsets` to keep (offsets.length: none).
+   */
+  admitFrom (topic: string, partition: number, firstOffset: bigint, offsets: readonly string[]): number {
+    const state = this.#state(topic, partition, firstOffset)
+    if (firstOffset >= state.admittedNext) return 0
+    let index = 0
+    while (index < offsets.length && BigInt(offsets[index] as string) < state.admittedNext) index++
+    return index
+  }
+
+  /** Records that `batch` was pushed to the queue. Batches of a partition must arrive in offset order. */
+  admitted (batch: MirrorBatch): void {
+    const state = this.#state(batch.sourceTopic, batch.partition, batch.firstOffset)
+    if (state.inFlight.length === 0 && batch.firstOffset > state.ackedNext) state.ackedNext = batch.firstOffset
+    state.inFlight.push({ batch, acked: false })
+    if (batch.nextOffset > state.admittedNext) state.admittedNext = batch.nextOffset
+  }
+
+  /** Takes back a batch that was admitted but never reached the queue (the queue closed). */
+  abandoned (batch: MirrorBatch): void {
+    const state = this.#states.get(partitionKey(batch.sourceTopic, batch.partition))
+    if (state === undefined) return
+    const index = state.inFlight.findIndex(item => item.batch === batch)
+    if (index >= 0) state.inFlight.splice(index, 1)
+    if (batch.firstOffset < state.admittedNext) state.admittedNext = batch.firstOffset
+  }
+
+  /** Marks that the consumer moved past offsets without records (control records, compaction). */
+  skipped (topic: string, partition: number, nextOffset: bigint): void {
+    const state = this.#state(topic, partition, nextOffset)
+    if (nextOffset > state.admittedNext) state.admittedNext = nextOffset
+    if (state.inFlight.length === 0 && nextOffset > state.ackedNext) state.ackedNext = nextOffset
+  }
+
+  /** Records that the target acknowledged every record of `batch`. */
+  acknowledged (batch: MirrorBatch, nowMs: number): void {
+    const state = this.#states.get(partitionKey(batch.sourceTopic, batch.partition))
+    if (state === undefined) return
+    const entry = state.inFlight.find(item => item.batch === batch)
+    if (entry === undefined) return
+    entry.acked = true
+    state.lastProgressMs = nowMs
+    while (state.inFlight[0]?.acked === true) {
+      const done = state.inFlight.shift() as InFlight
+      if (done.batch.nextOffset > state.ackedNext) state.ackedNext = done.batch.nextOffset
+    }
+    // A skip recorded while batches were in flight is applied once they are all acknowledged.
+    if (state.inFlight.length === 0 && state.admittedNext > state.ackedNext) state.ackedNext = state.admittedNext
+  }
+
+  /**
+   * Records that the records of `batch` before `nextOffset` are on the target but the rest is not
+   * (the mirror stops on a failed record): commits may reach `nextOffset`, never beyond.
+   */
+  acknowledgedPrefix (batch: MirrorBatch, nextOffset: bigint, nowMs: number): void {
+    const state = this.#states.get(partitionKey(batch.sourceTopic, batch.partition))
+    if (state === undefined || state.inFlight[0]?.batch !== batch) return
+    state.lastProgressMs = nowMs
+    if (nextOffset > state.ackedNext) state.ackedNext = nextOffset
+  }
+
+  observeHighWatermark (topic: string, partition: number, highWatermark: bigint, fetchOffset: bigint): void {
+    const state = this.#state(topic, partition, fetchOffset)
+    state.highWatermark = highWatermark
+  }
+
+  /** Offsets that moved since the last commit, for `partitions` this member owns (all when undefined). */
+  commitCandidates (owned?: ReadonlySet<string>): CommitCandidate[] {
+    const candidates: CommitCandidate[] = []
+    for (const [key, state] of this.#states) {
+      if (owned !== undefined && !owned.has(key)) continue
+      if (state.ackedNext <= state.committed) continue
+      const lag = state.highWatermark >= state.ackedNext ? state.highWatermark - state.ackedNext : 0n
+      candidates.push({ topic: state.topic, partition: state.partition, offset: state.ackedNext, lagRecords: lag })
+    }
+    return candidates
+  }
+
+  committed (offsets: readonly CommitCandidate[]): void {
+    for (const { topic, partition, offset } of offsets) {
+      const state = this.#states.get(partitionKey(topic, partition))
+      if (state !== undefined && offset > state.committed) state.committed = offset
+    }
+  }
+
+  /** Forgets partitions not in `owned` that have nothing in flight (after a rebalance took them away). */
+  retain (owned: ReadonlySet<string>): void {
+    for (const [key, state] of this.#states) {
+      if (!owned.has(key) && state.inFlight.length === 0) this.#states.delete(key)
+    }
+  }
+
+  /** True when nothing is in flight on any partition. */
+  get idle (): boolean {
+    for (const state of this.#states.values()) if (state.inFlight.length > 0) return false
+    return true
+  }
+
+  snapshot (): PartitionSnapshot[] {
+    const out: PartitionSnapshot[] = []
+    for (const state of this.#states.values()) {
+      const head = state.inFlight[0]?.batch.records[0]
+      out.push({
+        topic: state.topic,
+        partition: state.partition,
+        highWatermark: state.highWatermark,
+        nextOffsetToMirror: state.ackedNext,
+        committedOffset: state.committed,
+        oldestUnackedTimestampMs: head === undefined ? undefined : Number(head.timestamp),
+        lastProgressMs: state.lastProgressMs,
+      })
+    }
+    return out
+  }
+}
+
+export { partitionKey }

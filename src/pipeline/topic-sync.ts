@@ -1,0 +1,77 @@
+import { targetTopicName, type FlowConfig, type ReplicationPolicy } from '../config/mirror-config.js'
+import { SYNCED_TOPIC_CONFIGS, type TopicAdmin } from '../kafka/topic-admin.js'
+import type { Logger } from '../shared/logger.js'
+
+/** A source topic the flow copies, where it goes, and how many partitions it has. */
+export interface MirroredTopic {
+  readonly source: string
+  readonly target: string
+  readonly partitions: number
+}
+
+/**
+ * MirrorMaker 2's cycle rule for the default policy: `B.orders` on A came from B, so the A->B
+ * flow must not copy it back (that is how two-way flows avoid loops). Identity names carry no
+ * provenance, so nothing can be detected there.
+ */
+export function isCycle (topic: string, policy: ReplicationPolicy, targetAlias: string): boolean {
+  if (policy.kind !== 'default') return false
+  let rest = topic
+  for (;;) {
+    const at = rest.indexOf(policy.separator)
+    if (at <= 0) return false
+    if (rest.slice(0, at) === targetAlias) return true
+    rest = rest.slice(at + policy.separator.length)
+  }
+}
+
+/**
+ * Finds the source topics a flow mirrors and makes sure each has a target topic with at least as
+ * many partitions: missing ones are created with the source's partition count and retention and
+ * cleanup configs; partitions added on the source are added on the target.
+ */
+export class TopicSync {
+  readonly #source: TopicAdmin
+  readonly #target: TopicAdmin
+  readonly #flow: FlowConfig
+  readonly #logger: Logger
+
+  constructor (source: TopicAdmin, target: TopicAdmin, flow: FlowConfig, logger: Logger) {
+    this.#source = source
+    this.#target = target
+    this.#flow = flow
+    this.#logger = logger
+  }
+
+  async refresh (): Promise<Map<string, MirroredTopic>> {
+    const flow = this.#flow
+    const names = (await this.#source.listTopicNames())
+      .filter(name => flow.topics.matches(name) && !isCycle(name, flow.replicationPolicy, flow.target.alias))
+    const wanted = new Map<string, MirroredTopic>()
+    if (names.length === 0) return wanted
+    for (const description of await this.#source.describeTopics(names)) {
+      if (description.partitions === 0) continue
+      wanted.set(description.name, { source: description.name, target: targetTopicName(flow.replicationPolicy, flow.source.alias, description.name), partitions: description.partitions })
+    }
+    const targetNames = new Set(await this.#target.listTopicNames())
+    const missing = [...wanted.values()].filter(t => !targetNames.has(t.target))
+    const present = [...wanted.values()].filter(t => targetNames.has(t.target))
+
+    if (missing.length > 0) {
+      const configs = flow.syncTopicConfigs ? await this.#source.topicConfigs(missing.map(t => t.source), SYNCED_TOPIC_CONFIGS) : new Map<string, Record<string, string>>()
+      await this.#target.createTopics(missing.map(t => ({ name: t.target, partitions: t.partitions, replicationFactor: flow.replicationFactor, configs: configs.get(t.source) ?? {} })))
+      for (const t of missing) this.#logger.info('created target topic', { topic: t.target, partitions: t.partitions, configs: configs.get(t.source) ?? {} })
+    }
+    if (present.length > 0) {
+      const targetPartitions = new Map((await this.#target.describeTopics(present.map(t => t.target))).map(d => [d.name, d.partitions]))
+      for (const t of present) {
+        const count = targetPartitions.get(t.target) ?? 0
+        if (count < t.partitions) {
+          await this.#target.createPartitions(t.target, t.partitions)
+          this.#logger.info('added partitions to target topic', { topic: t.target, from: count, to: t.partitions })
+        }
+      }
+    }
+    return wanted
+  }
+}
