@@ -8,28 +8,30 @@ export interface TrackedChild {
   readonly pid: number
   readonly exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
   readonly hasExited: () => boolean
+  /** Signal `stopChild` sends first; default SIGTERM. */
+  readonly stopSignal: NodeJS.Signals
 }
 
 const running = new Set<TrackedChild>()
 
 /** Registers `child` so `stopAllChildren()` (also run on Ctrl-C) ends it. */
-export function track (name: string, child: ChildProcess): TrackedChild {
+export function track (name: string, child: ChildProcess, stopSignal: NodeJS.Signals = 'SIGTERM'): TrackedChild {
   if (child.pid === undefined) throw new Error(`${name}: process did not start`)
   let done = false
   const exited = new Promise<{ code: number | null, signal: NodeJS.Signals | null }>(resolve => {
     child.once('exit', (code, signal) => { done = true; resolve({ code, signal }) })
     child.once('error', () => { done = true; resolve({ code: null, signal: null }) })
   })
-  const tracked: TrackedChild = { name, child, pid: child.pid, exited, hasExited: () => done }
+  const tracked: TrackedChild = { name, child, pid: child.pid, exited, hasExited: () => done, stopSignal }
   running.add(tracked)
   void exited.then(() => running.delete(tracked))
   return tracked
 }
 
-/** SIGTERM, then SIGKILL after `graceMs`; resolves once the process has exited. */
-export async function stopChild (tracked: TrackedChild, graceMs = 15_000): Promise<void> {
+/** The child's stop signal (SIGTERM), then SIGKILL after `graceMs`; resolves once it has exited. */
+export async function stopChild (tracked: TrackedChild, graceMs = 10_000): Promise<void> {
   if (tracked.hasExited()) return
-  tracked.child.kill('SIGTERM')
+  tracked.child.kill(tracked.stopSignal)
   const killed = await Promise.race([tracked.exited.then(() => true), sleep(graceMs, false)])
   if (!killed) {
     tracked.child.kill('SIGKILL')

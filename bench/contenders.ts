@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { closeSync, existsSync, openSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { KafkaDistribution } from '../scripts/local-kafka/kafka-distribution.js'
 import { spawnJavaMain } from '../scripts/local-kafka/java-main.js'
 import type { Compression, ContenderName } from './bench-options.js'
@@ -64,7 +65,9 @@ export function sidecarContender (settings: SidecarSettings): Contender {
       const entry = resolve(settings.entry)
       if (!existsSync(entry)) throw new Error(`sidecar entry ${entry} not found: build it (npm run build) or pass --sidecar-entry / --contenders mm2,mm1`)
       const { consumer, producer } = await mm1StyleConfigs(job)
-      const profiling = settings.profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', resolve(settings.profileDir)]
+      const profiling = settings.profileDir === undefined
+        ? []
+        : ['--cpu-prof', '--cpu-prof-dir', resolve(settings.profileDir), '--import', pathToFileURL(fileURLToPath(new URL('./profile-exit-hook.js', import.meta.url))).href]
       const out = openSync(join(job.workDir, 'sidecar.log'), 'a')
       try {
         const child = spawn(process.execPath, [
@@ -72,7 +75,7 @@ export function sidecarContender (settings: SidecarSettings): Contender {
           '--consumer.config', consumer, '--producer.config', producer,
           '--whitelist', job.topic, '--num.streams', String(job.streams), '--metrics.port', '0',
         ], { stdio: ['ignore', out, out] })
-        return track('sidecar', child)
+        return track('sidecar', child, settings.profileDir === undefined ? 'SIGTERM' : 'SIGUSR2')
       } finally {
         closeSync(out)
       }

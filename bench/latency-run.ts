@@ -12,8 +12,10 @@ export interface LatencyFigures {
   readonly contender: string
   readonly run: number
   readonly produced: number
-  /** Records the target consumer saw from the fixed-rate phase (duplicates included). */
+  /** Distinct records of the fixed-rate phase the target consumer saw. */
   readonly received: number
+  /** Further copies of records already received (a mirror's re-delivery). */
+  readonly duplicates: number
   /** Receive time at the target consumer minus the record's (source CreateTime) timestamp, ms. */
   readonly p50Ms: number
   readonly p99Ms: number
@@ -29,8 +31,11 @@ export interface LatencyFigures {
  * arrives here.
  */
 class LatencyConsumer {
+  /** Latency of the first copy of each record of the measured phase. */
   readonly latenciesMs: number[] = []
+  readonly #measuredKeys = new Set<string>()
   seen = 0
+  duplicates = 0
   #process: TrackedChild | undefined
   #partial = ''
 
@@ -40,17 +45,25 @@ class LatencyConsumer {
   measureFromMs = Number.POSITIVE_INFINITY
 
   start (): void {
-    const child = spawn('kcat', ['-C', '-b', this.bootstrap, '-t', this.topic, '-o', 'beginning', '-u', '-q', '-f', '%T\n'], { stdio: ['ignore', 'pipe', 'ignore'] })
+    const child = spawn('kcat', ['-C', '-b', this.bootstrap, '-t', this.topic, '-o', 'beginning', '-u', '-q', '-f', '%T %k\n'], { stdio: ['ignore', 'pipe', 'ignore'] })
     this.#process = track('kcat latency consumer', child)
     child.stdout.on('data', (chunk: Buffer) => {
       const now = Date.now()
       const lines = (this.#partial + chunk.toString('latin1')).split('\n')
       this.#partial = lines.pop() ?? ''
       for (const line of lines) {
-        const timestamp = Number(line)
-        if (!Number.isFinite(timestamp) || line === '') continue
+        const space = line.indexOf(' ')
+        const timestamp = Number(line.slice(0, space))
+        if (space <= 0 || !Number.isFinite(timestamp)) continue
         this.seen++
-        if (timestamp >= this.measureFromMs) this.latenciesMs.push(now - timestamp)
+        if (timestamp < this.measureFromMs) continue
+        const key = line.slice(space + 1)
+        if (this.#measuredKeys.has(key)) {
+          this.duplicates++
+          continue
+        }
+        this.#measuredKeys.add(key)
+        this.latenciesMs.push(now - timestamp)
       }
     })
   }
@@ -121,6 +134,7 @@ export async function runLatency (contender: Contender | undefined, job: MirrorJ
       run,
       produced: records,
       received: values.length,
+      duplicates: consumer.duplicates,
       p50Ms: percentile(values, 0.5),
       p99Ms: percentile(values, 0.99),
       maxMs: values.at(-1) ?? Number.NaN,

@@ -110,6 +110,7 @@ export interface LatencyMedians {
   readonly runs: number
   readonly produced: number
   readonly received: number
+  readonly duplicates: number
   readonly p50Ms: number
   readonly p99Ms: number
   readonly maxMs: number
@@ -117,7 +118,7 @@ export interface LatencyMedians {
   readonly peakRssBytes: number
 }
 
-const latencyKeys = ['produced', 'received', 'p50Ms', 'p99Ms', 'maxMs', 'cpuSeconds', 'peakRssBytes'] as const
+const latencyKeys = ['produced', 'received', 'duplicates', 'p50Ms', 'p99Ms', 'maxMs', 'cpuSeconds', 'peakRssBytes'] as const
 
 export function latencyMedians (rows: readonly LatencyFigures[], contender: { name: string, label: string, heap: string }): LatencyMedians {
   const mine = rows.filter(row => row.contender === contender.name)
@@ -143,7 +144,7 @@ function environmentSection (env: Environment, options: BenchOptions): string {
     `Taken ${env.date} at commit ${env.gitCommit}.`,
     '',
     `- Machine: ${env.cores} cores (${env.cpuModel}), ${env.memoryGiB} GiB memory; brokers, mirrors and the load generator share it.`,
-    `- Versions: Node ${env.node}; ${env.java}; Kafka brokers ${env.kafkaClusters} (two single-node KRaft clusters, -Xmx512m each); MirrorMaker 2 ${env.kafkaClusters}; MirrorMaker 1 ${env.kafkaMirrorMaker1}.`,
+    `- Versions: Node ${env.node}; ${env.java}; Kafka brokers ${env.kafkaClusters} (two single-node KRaft clusters, -Xmx${process.env.KAFKA_HEAP ?? '512m'} each); MirrorMaker 2 ${env.kafkaClusters}; MirrorMaker 1 ${env.kafkaMirrorMaker1}.`,
     `- Parameters: ${options.mode === 'throughput' ? `${options.records.toLocaleString('en-US')} records preloaded` : `${options.rateRecordsPerSecond.toLocaleString('en-US')} records/s for ${options.durationSeconds} s`}, ${options.keyBytes}-byte keys, ${options.valueBytes}-byte values, ${options.partitions} partitions, compression ${options.compression}, ${options.streams} streams (MM1 --num.streams, MM2 tasks.max, sidecar --num.streams), ${options.runs} run(s), medians reported.`,
     `- Every mirror: consumer auto.offset.reset=earliest from a fresh group; producer acks=all, compression.type=${options.compression}, other settings at each tool's defaults. JVM heaps: -Xmx${options.javaHeap} for each mirror and tool JVM.`,
   ].join('\n')
@@ -195,7 +196,7 @@ const READING_THROUGHPUT = `## How to read this
 export function latencyMarkdown (env: Environment, options: BenchOptions, contenders: readonly LatencyMedians[]): string {
   const mm2 = contenders.find(c => c.contender === 'mm2')
   const direct = contenders.find(c => c.contender === 'direct')
-  const rows = contenders.map(c => [c.label, c.heap, thousands(c.produced), thousands(c.received), fixed(c.p50Ms, 0), fixed(c.p99Ms, 0), fixed(c.maxMs, 0), fixed(c.cpuSeconds, 1), mib(c.peakRssBytes)])
+  const rows = contenders.map(c => [c.label, c.heap, thousands(c.produced), thousands(c.received), thousands(c.duplicates), fixed(c.p50Ms, 0), fixed(c.p99Ms, 0), fixed(c.maxMs, 0), fixed(c.cpuSeconds, 1), mib(c.peakRssBytes)])
   const ratioRows = (base: LatencyMedians | undefined): string[][] =>
     contenders.filter(c => c.contender !== 'direct').map(c => [c.label, ratio(c.p50Ms, base?.p50Ms), ratio(c.p99Ms, base?.p99Ms), ratio(c.maxMs, base?.maxMs), ratio(c.cpuSeconds, base?.cpuSeconds), ratio(c.peakRssBytes, base?.peakRssBytes)])
   return [
@@ -205,7 +206,7 @@ export function latencyMarkdown (env: Environment, options: BenchOptions, conten
     '',
     '## Medians',
     '',
-    table(['contender', 'heap', 'produced', 'received', 'p50 (ms)', 'p99 (ms)', 'max (ms)', 'CPU s (mirror)', 'peak RSS (MiB)'], rows),
+    table(['contender', 'heap', 'produced', 'received', 'duplicates', 'p50 (ms)', 'p99 (ms)', 'max (ms)', 'CPU s (mirror)', 'peak RSS (MiB)'], rows),
     '',
     '## Ratio against MirrorMaker 2',
     '',
