@@ -19,6 +19,8 @@ export interface BenchOptions {
   readonly partitions: number
   /** Producer compression of the preload and of every mirror's producer; default none. */
   readonly compression: Compression
+  /** Extra producer settings given to every contender and the ceiling producer (`--producer-prop k=v`); default none. */
+  readonly producerProps: Readonly<Record<string, string>>
   /** Consumer threads / tasks given to every contender; default 2 (this machine has 2 cores). */
   readonly streams: number
   /** Repetitions; medians are reported; default 3. */
@@ -53,6 +55,8 @@ export const USAGE = `usage: npm run bench -- [options]
   --key-bytes N             bytes per key (default 16)
   --partitions N            partitions of source and target topics (default 8)
   --compression C           none|gzip|snappy|lz4|zstd for preload and every mirror producer (default none)
+  --producer-prop K=V       extra producer setting for every mirror and the ceiling producer (repeatable),
+                            e.g. --producer-prop batch.size=262144 (default: each tool's own defaults)
   --streams N               --num.streams / tasks.max given to every contender (default 2)
   --runs N                  repetitions, medians reported (default 3)
   --java-heap SIZE          -Xmx of each mirror / tool JVM (default 1g)
@@ -89,6 +93,7 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
         partitions: { type: 'string' },
         compression: { type: 'string' },
         streams: { type: 'string' },
+        'producer-prop': { type: 'string', multiple: true },
         runs: { type: 'string' },
         'java-heap': { type: 'string' },
         contenders: { type: 'string' },
@@ -119,6 +124,14 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
       throw new UsageError(`--contenders "${v.contenders}": unknown contender "${name}", expected a comma list of ${ContenderNames.join(', ')}`)
     }
   }
+  const producerProps: Record<string, string> = {}
+  for (const entry of v['producer-prop'] ?? []) {
+    const equals = entry.indexOf('=')
+    if (equals <= 0) throw new UsageError(`--producer-prop "${entry}": expected key=value, e.g. batch.size=262144`)
+    const key = entry.slice(0, equals).trim()
+    if (['bootstrap.servers', 'acks', 'compression.type'].includes(key)) throw new UsageError(`--producer-prop "${entry}": ${key} is set by the benchmark itself (use --compression for compression.type)`)
+    producerProps[key] = entry.slice(equals + 1).trim()
+  }
   const javaHeap = v['java-heap'] ?? '1g'
   if (!/^\d+[mMgG]$/.test(javaHeap)) throw new UsageError(`--java-heap "${javaHeap}": expected a size such as 512m or 1g`)
   return Object.freeze({
@@ -128,6 +141,7 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
     keyBytes: positiveInteger('key-bytes', v['key-bytes'], 16),
     partitions: positiveInteger('partitions', v.partitions, 8),
     compression: compression as Compression,
+    producerProps: Object.freeze(producerProps),
     streams: positiveInteger('streams', v.streams, 2),
     runs: positiveInteger('runs', v.runs, 3),
     javaHeap,

@@ -81,6 +81,8 @@ export interface CeilingJob {
   readonly records: number
   readonly recordBytes: number
   readonly compression: Compression
+  /** `--producer-prop` settings, applied over `CEILING_PRODUCER_PROPS`. */
+  readonly producerProps: Readonly<Record<string, string>>
   readonly heap: string
   readonly tag: string
   readonly workDir: string
@@ -96,7 +98,7 @@ export async function runCeiling (job: CeilingJob, run: number): Promise<Ceiling
   const producer = await runTool(job.distribution, 'org.apache.kafka.tools.ProducerPerformance', [
     '--topic', job.targetTopic, '--num-records', String(job.records), '--record-size', String(job.recordBytes), '--throughput', '-1',
     '--producer-props', `bootstrap.servers=${job.targetBootstrap}`, `compression.type=${job.compression}`,
-    ...Object.entries(CEILING_PRODUCER_PROPS).map(([key, value]) => `${key}=${value}`),
+    ...Object.entries({ ...CEILING_PRODUCER_PROPS, ...job.producerProps }).map(([key, value]) => `${key}=${value}`),
   ], job.heap, job.workDir, 'producer-performance', job.timeoutMs)
   const produced = parseProducerPerformance(producer.output)
   const consumed = parseConsumerPerformance(consumer.output)

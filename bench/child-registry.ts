@@ -29,7 +29,7 @@ export function track (name: string, child: ChildProcess, stopSignal: NodeJS.Sig
 }
 
 /** The child's stop signal (SIGTERM), then SIGKILL after `graceMs`; resolves once it has exited. */
-export async function stopChild (tracked: TrackedChild, graceMs = 10_000): Promise<void> {
+export async function stopChild (tracked: TrackedChild, graceMs = 5_000): Promise<void> {
   if (tracked.hasExited()) return
   tracked.child.kill(tracked.stopSignal)
   const killed = await Promise.race([tracked.exited.then(() => true), sleep(graceMs, false)])

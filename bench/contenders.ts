@@ -15,6 +15,8 @@ export interface MirrorJob {
   readonly topic: string
   readonly streams: number
   readonly compression: Compression
+  /** Extra producer settings (`--producer-prop`), applied after acks and compression. */
+  readonly producerProps: Readonly<Record<string, string>>
   /** Unique per contender run: the consumer group and MM2 cluster-alias suffix. */
   readonly tag: string
   /** Folder (created) for this run's properties files and logs. */
@@ -41,7 +43,7 @@ async function mm1StyleConfigs (job: MirrorJob): Promise<{ consumer: string, pro
   const consumer = join(job.workDir, 'source.properties')
   const producer = join(job.workDir, 'target.properties')
   await writeFile(consumer, properties({ 'bootstrap.servers': job.sourceBootstrap, 'group.id': `bench-${job.tag}`, 'auto.offset.reset': 'earliest' }))
-  await writeFile(producer, properties({ 'bootstrap.servers': job.targetBootstrap, acks: 'all', 'compression.type': job.compression }))
+  await writeFile(producer, properties({ 'bootstrap.servers': job.targetBootstrap, acks: 'all', 'compression.type': job.compression, ...job.producerProps }))
   return { consumer, producer }
 }
 
@@ -155,6 +157,7 @@ export function mirrorMaker2Contender (distribution: KafkaDistribution, heap: st
         [`${s}.consumer.auto.offset.reset`]: 'earliest',
         [`${t}.producer.acks`]: 'all',
         [`${t}.producer.compression.type`]: job.compression,
+        ...Object.fromEntries(Object.entries(job.producerProps).map(([key, value]) => [`${t}.producer.${key}`, value])),
       }))
       const child = await spawnJavaMain({
         distribution,

@@ -19,6 +19,8 @@ export function readProcessUsage (pid: number): ProcessUsage | undefined {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     // The command name (field 2) may hold spaces; fields after its closing ')' are space separated.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    // An exited, not yet reaped process (state Z) has lost its memory figures: keep the last sample.
+    if (fields[0] === 'Z' || fields[0] === 'X') return undefined
     const utime = Number(fields[11])
     const stime = Number(fields[12])
     const status = readFileSync(`/proc/${pid}/status`, 'utf8')

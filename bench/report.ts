@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process'
 import { cpus, totalmem } from 'node:os'
 import type { BenchOptions } from './bench-options.js'
-import type { CeilingFigures } from './ceiling-run.js'
+import { CEILING_PRODUCER_PROPS, type CeilingFigures } from './ceiling-run.js'
 import type { LatencyFigures } from './latency-run.js'
 import type { ThroughputFigures } from './throughput-run.js'
 
@@ -68,7 +68,7 @@ export interface CeilingMedians {
   readonly consumer: { recordsPerSecond: number, mbPerSecond: number, cpuSeconds: number, peakRssBytes: number }
 }
 
-const throughputKeys = ['records', 'startupSeconds', 'copySeconds', 'totalSeconds', 'recordsPerSecond', 'mbPerSecond', 'cpuSeconds', 'copyCpuSeconds', 'peakRssBytes', 'brokerCpuSeconds'] as const
+const throughputKeys = ['records', 'startupSeconds', 'copySeconds', 'totalSeconds', 'recordsPerSecond', 'steadyRecordsPerSecond', 'mbPerSecond', 'cpuSeconds', 'copyCpuSeconds', 'peakRssBytes', 'brokerCpuSeconds'] as const
 
 export function throughputMedians (rows: readonly ThroughputFigures[], contender: { name: string, label: string, heap: string }): ThroughputMedians {
   const mine = rows.filter(row => row.contender === contender.name)
@@ -146,18 +146,18 @@ function environmentSection (env: Environment, options: BenchOptions): string {
     `- Machine: ${env.cores} cores (${env.cpuModel}), ${env.memoryGiB} GiB memory; brokers, mirrors and the load generator share it.`,
     `- Versions: Node ${env.node}; ${env.java}; Kafka brokers ${env.kafkaClusters} (two single-node KRaft clusters, -Xmx${process.env.KAFKA_HEAP ?? '512m'} each); MirrorMaker 2 ${env.kafkaClusters}; MirrorMaker 1 ${env.kafkaMirrorMaker1}.`,
     `- Parameters: ${options.mode === 'throughput' ? `${options.records.toLocaleString('en-US')} records preloaded` : `${options.rateRecordsPerSecond.toLocaleString('en-US')} records/s for ${options.durationSeconds} s`}, ${options.keyBytes}-byte keys, ${options.valueBytes}-byte values, ${options.partitions} partitions, compression ${options.compression}, ${options.streams} streams (MM1 --num.streams, MM2 tasks.max, sidecar --num.streams), ${options.runs} run(s), medians reported.`,
-    `- Every mirror: consumer auto.offset.reset=earliest from a fresh group; producer acks=all, compression.type=${options.compression}, other settings at each tool's defaults. JVM heaps: -Xmx${options.javaHeap} for each mirror and tool JVM.`,
+    `- Every mirror: consumer auto.offset.reset=earliest from a fresh group; producer acks=all, compression.type=${options.compression}${Object.entries(options.producerProps).map(([k, v]) => `, ${k}=${v}`).join('')}, other settings at each tool's defaults. JVM heaps: -Xmx${options.javaHeap} for each mirror and tool JVM.`,
   ].join('\n')
 }
 
 export function throughputMarkdown (env: Environment, options: BenchOptions, contenders: readonly ThroughputMedians[], ceiling: CeilingMedians | undefined): string {
   const mm2 = contenders.find(c => c.contender === 'mm2')
   const valueRows = contenders.map(c => [
-    c.label, c.heap, fixed(c.totalSeconds, 1), fixed(c.startupSeconds, 1), fixed(c.copySeconds, 1), thousands(c.recordsPerSecond), fixed(c.mbPerSecond, 1),
+    c.label, c.heap, fixed(c.totalSeconds, 1), fixed(c.startupSeconds, 1), fixed(c.copySeconds, 1), thousands(c.recordsPerSecond), thousands(c.steadyRecordsPerSecond), fixed(c.mbPerSecond, 1),
     fixed(c.cpuSeconds, 1), fixed(c.copyCpuSeconds, 1), mib(c.peakRssBytes), fixed(c.brokerCpuSeconds, 1),
   ])
   if (ceiling !== undefined) {
-    valueRows.push(['ceiling (slower of the two tools)', `-Xmx${options.javaHeap}`, 'n/a', 'n/a', fixed(ceiling.copySeconds, 1), thousands(ceiling.recordsPerSecond), fixed(ceiling.mbPerSecond, 1), fixed(ceiling.cpuSeconds, 1), 'n/a', mib(ceiling.peakRssBytes), 'n/a'])
+    valueRows.push(['ceiling (slower of the two tools)', `-Xmx${options.javaHeap}`, 'n/a', 'n/a', fixed(ceiling.copySeconds, 1), thousands(ceiling.recordsPerSecond), 'n/a', fixed(ceiling.mbPerSecond, 1), fixed(ceiling.cpuSeconds, 1), 'n/a', mib(ceiling.peakRssBytes), 'n/a'])
   }
   const ratioRows = (base: { copySeconds: number, recordsPerSecond: number, mbPerSecond: number, cpuSeconds: number, peakRssBytes: number } | undefined): string[][] =>
     contenders.map(c => [c.label, ratio(c.copySeconds, base?.copySeconds), ratio(c.recordsPerSecond, base?.recordsPerSecond), ratio(c.mbPerSecond, base?.mbPerSecond), ratio(c.cpuSeconds, base?.cpuSeconds), ratio(c.peakRssBytes, base?.peakRssBytes)])
@@ -169,7 +169,7 @@ export function throughputMarkdown (env: Environment, options: BenchOptions, con
     '',
     '## Medians',
     '',
-    table(['contender', 'heap', 'start → all on target (s)', 'startup (s)', 'copy (s)', 'records/s', 'MB/s', 'CPU s (mirror)', 'CPU s (copy phase)', 'peak RSS (MiB)', 'CPU s (brokers)'], valueRows),
+    table(['contender', 'heap', 'start → all on target (s)', 'startup (s)', 'copy (s)', 'records/s', 'records/s 10–90%', 'MB/s', 'CPU s (mirror)', 'CPU s (copy phase)', 'peak RSS (MiB)', 'CPU s (brokers)'], valueRows),
     '',
     '## Ratio against MirrorMaker 2',
     '',
@@ -180,7 +180,7 @@ export function throughputMarkdown (env: Environment, options: BenchOptions, con
     ceiling === undefined ? 'The ceiling was not measured (--no-ceiling).' : table(ratioHeader, ratioRows(ceiling)),
   ]
   if (ceiling !== undefined) {
-    sections.push('', `Ceiling: ConsumerPerformance on the source ${thousands(ceiling.consumer.recordsPerSecond)} records/s (${fixed(ceiling.consumer.mbPerSecond, 1)} MB/s, ${fixed(ceiling.consumer.cpuSeconds, 1)} CPU s, ${mib(ceiling.consumer.peakRssBytes)} MiB); ProducerPerformance into the target ${thousands(ceiling.producer.recordsPerSecond)} records/s (${fixed(ceiling.producer.mbPerSecond, 1)} MB/s, ${fixed(ceiling.producer.cpuSeconds, 1)} CPU s, ${mib(ceiling.producer.peakRssBytes)} MiB): limited by the ${ceiling.limitedBy}. Its CPU and RSS are the two tools added.`)
+    sections.push('', `Ceiling: ConsumerPerformance on the source ${thousands(ceiling.consumer.recordsPerSecond)} records/s (${fixed(ceiling.consumer.mbPerSecond, 1)} MB/s, ${fixed(ceiling.consumer.cpuSeconds, 1)} CPU s, ${mib(ceiling.consumer.peakRssBytes)} MiB); ProducerPerformance (${Object.entries({ ...CEILING_PRODUCER_PROPS, 'compression.type': options.compression, ...options.producerProps }).map(([k, v]) => `${k}=${v}`).join(', ')}) into the target ${thousands(ceiling.producer.recordsPerSecond)} records/s (${fixed(ceiling.producer.mbPerSecond, 1)} MB/s, ${fixed(ceiling.producer.cpuSeconds, 1)} CPU s, ${mib(ceiling.producer.peakRssBytes)} MiB): limited by the ${ceiling.limitedBy}. Its CPU and RSS are the two tools added.`)
   }
   sections.push('', READING_THROUGHPUT)
   return sections.join('\n') + '\n'
@@ -188,7 +188,7 @@ export function throughputMarkdown (env: Environment, options: BenchOptions, con
 
 const READING_THROUGHPUT = `## How to read this
 
-- *start → all on target*: from spawning the mirror process until the target topic's end offsets add up to the preloaded count (polled every 100 ms). *startup*: spawn until the first record shows on the target (JVM or Node start, group join, first fetch). *copy*: the rest; records/s and MB/s (key + value bytes, MiB = 2^20) are over the copy phase, like the figures Kafka's tools print.
+- *start → all on target*: from spawning the mirror process until the target topic's end offsets add up to the preloaded count (polled every 100 ms). *startup*: spawn until the first record shows on the target (JVM or Node start, group join, first fetch). *copy*: the rest; records/s and MB/s (key + value bytes, MiB = 2^20) are over the copy phase, like the figures Kafka's tools print. *records/s 10–90%*: between the polls that saw 10% and 90% of the records on the target, the steady rate without start-up and tail effects.
 - *CPU s (mirror)*: utime + stime of the mirror process (all threads) from /proc, from spawn until done; *copy phase* the part after the first record landed. *peak RSS*: VmHWM. *CPU s (brokers)*: both brokers while the contender ran.
 - The ceiling is the slower of Kafka's ConsumerPerformance reading the source topic and ProducerPerformance writing the same number of records of the same size (key + value bytes) into an empty target topic; each figure is as the tool reports it (excluding JVM start and group join). No mirror can beat it on this machine.
 - Ratios: time, CPU and RSS below 1× are better; records/s and MB/s above 1× are better.`

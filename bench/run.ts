@@ -85,7 +85,7 @@ async function main (options: BenchOptions): Promise<void> {
   const env = describeEnvironment(clusterVersion, mm1Distribution?.version ?? MIRROR_MAKER_1_VERSION)
   const job = (topic: string, tag: string, contender: string): MirrorJob => ({
     sourceBootstrap: source.bootstrap, targetBootstrap: target.bootstrap, topic, streams: options.streams,
-    compression: options.compression, tag, workDir: join(workDir, tag + '-' + contender),
+    compression: options.compression, producerProps: options.producerProps, tag, workDir: join(workDir, tag + '-' + contender),
   })
   await mkdir(options.resultsDir, { recursive: true })
 
@@ -110,7 +110,7 @@ async function main (options: BenchOptions): Promise<void> {
         const ceiling = await runCeiling({
           distribution: clustersDistribution, sourceBootstrap: source.bootstrap, targetBootstrap: target.bootstrap,
           sourceTopic: topic, targetTopic: `${topic}-ceiling`, records: options.records, recordBytes,
-          compression: options.compression, heap: options.javaHeap, tag, workDir: join(workDir, `${tag}-ceiling`), timeoutMs: options.timeoutSeconds * 1000,
+          compression: options.compression, producerProps: options.producerProps, heap: options.javaHeap, tag, workDir: join(workDir, `${tag}-ceiling`), timeoutMs: options.timeoutSeconds * 1000,
         }, run)
         await targetAdmin.deleteTopics([`${topic}-ceiling`])
         ceilings.push(ceiling)

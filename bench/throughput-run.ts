@@ -20,6 +20,8 @@ export interface ThroughputFigures {
   readonly totalSeconds: number
   /** records / copySeconds. */
   readonly recordsPerSecond: number
+  /** Records per second between 10% and 90% of the records on the target: the steady rate. */
+  readonly steadyRecordsPerSecond: number
   /** Key + value bytes / copySeconds, in MiB (2^20 bytes) per second like Kafka's tools. */
   readonly mbPerSecond: number
   /** utime + stime of the mirror process from its start until every record was on the target. */
@@ -82,6 +84,8 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
   sampler.start()
   let firstAt: number | undefined
   let cpuAtFirst = 0
+  let tenPercent: { at: number, copied: number } | undefined
+  let ninetyPercent: { at: number, copied: number } | undefined
   try {
     for (;;) {
       const copied = await context.targetAdmin.endOffsetTotal(job.topic)
@@ -90,6 +94,8 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
         firstAt = now
         cpuAtFirst = sampler.sample()?.cpuSeconds ?? 0
       }
+      if (tenPercent === undefined && copied >= context.records * 0.1) tenPercent = { at: now, copied }
+      if (ninetyPercent === undefined && copied >= context.records * 0.9) ninetyPercent = { at: now, copied }
       if (copied >= context.records) break
       if (mirror.hasExited()) {
         throw new Error(`${contender.label} exited after copying ${copied} of ${context.records} records; log ${job.workDir}:\n${await logTail(join(job.workDir, `${contender.name}.log`))}`)
@@ -110,6 +116,9 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
       copySeconds,
       totalSeconds: (doneAt - startedAt) / 1000,
       recordsPerSecond: context.records / copySeconds,
+      steadyRecordsPerSecond: tenPercent !== undefined && ninetyPercent !== undefined && ninetyPercent.at > tenPercent.at
+        ? (ninetyPercent.copied - tenPercent.copied) / ((ninetyPercent.at - tenPercent.at) / 1000)
+        : Number.NaN,
       mbPerSecond: context.records * context.recordBytes / 2 ** 20 / copySeconds,
       cpuSeconds: usage?.cpuSeconds ?? Number.NaN,
       copyCpuSeconds: (usage?.cpuSeconds ?? Number.NaN) - cpuAtFirst,
