@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path'
 import { clustersDown, clustersUp, defaultClusters, ensureKafkaDistribution, MIRROR_MAKER_1_VERSION } from '../scripts/local-kafka/clusters.js'
 import { kafkaVersionFromEnv } from '../scripts/local-kafka/kafka-distribution.js'
 import { projectRoot } from '../scripts/local-kafka/paths.js'
-import { parseBenchArgs, UsageError, type BenchOptions, type ContenderName } from './bench-options.js'
+import { parseBenchArgs, UsageError, USAGE, type BenchOptions, type ContenderName } from './bench-options.js'
 import { CEILING_PRODUCER_PROPS, runCeiling, type CeilingFigures } from './ceiling-run.js'
 import { stopAllChildren } from './child-registry.js'
 import { mirrorMaker1Contender, mirrorMaker2Contender, sidecarContender, type Contender, type MirrorJob } from './contenders.js'
@@ -164,6 +164,11 @@ async function main (options: BenchOptions): Promise<void> {
       process.stdout.write('\n' + await renderProfileSummary(file) + '\n')
     }
   }
+}
+
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  console.log(USAGE)
+  process.exit(0)
 }
 
 let options: BenchOptions
