@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { cpus, totalmem } from 'node:os'
+import { cpus, loadavg, totalmem } from 'node:os'
 import type { BenchOptions } from './bench-options.js'
 import { CEILING_PRODUCER_PROPS, type CeilingFigures } from './ceiling-run.js'
 import type { LatencyFigures } from './latency-run.js'
@@ -16,6 +16,9 @@ export interface Environment {
   readonly kafkaClusters: string
   readonly kafkaMirrorMaker1: string
   readonly gitCommit: string
+  /** 1-minute load average when the benchmark started and when it finished (other work on the machine skews figures). */
+  readonly loadAverageAtStart: number
+  loadAverageAtEnd?: number
 }
 
 export function describeEnvironment (kafkaClusters: string, kafkaMirrorMaker1: string): Environment {
@@ -36,6 +39,7 @@ export function describeEnvironment (kafkaClusters: string, kafkaMirrorMaker1: s
     kafkaClusters,
     kafkaMirrorMaker1,
     gitCommit,
+    loadAverageAtStart: Math.round((loadavg()[0] ?? 0) * 100) / 100,
   }
 }
 
@@ -143,7 +147,7 @@ function environmentSection (env: Environment, options: BenchOptions): string {
   return [
     `Taken ${env.date} at commit ${env.gitCommit}.`,
     '',
-    `- Machine: ${env.cores} cores (${env.cpuModel}), ${env.memoryGiB} GiB memory; brokers, mirrors and the load generator share it.`,
+    `- Machine: ${env.cores} cores (${env.cpuModel}), ${env.memoryGiB} GiB memory; brokers, mirrors and the load generator share it. 1-minute load average ${env.loadAverageAtStart} at the start, ${env.loadAverageAtEnd ?? 'n/a'} at the end (above ${env.cores} means other work competed for the cores).`,
     `- Versions: Node ${env.node}; ${env.java}; Kafka brokers ${env.kafkaClusters} (two single-node KRaft clusters, -Xmx${process.env.KAFKA_HEAP ?? '512m'} each); MirrorMaker 2 ${env.kafkaClusters}; MirrorMaker 1 ${env.kafkaMirrorMaker1}.`,
     `- Parameters: ${options.mode === 'throughput' ? `${options.records.toLocaleString('en-US')} records preloaded` : `${options.rateRecordsPerSecond.toLocaleString('en-US')} records/s for ${options.durationSeconds} s`}, ${options.keyBytes}-byte keys, ${options.valueBytes}-byte values, ${options.partitions} partitions, compression ${options.compression}, ${options.streams} streams (MM1 --num.streams, MM2 tasks.max, sidecar --num.streams), ${options.runs} run(s), medians reported.`,
     `- Every mirror: consumer auto.offset.reset=earliest from a fresh group; producer acks=all, compression.type=${options.compression}${Object.entries(options.producerProps).map(([k, v]) => `, ${k}=${v}`).join('')}, other settings at each tool's defaults. JVM heaps: -Xmx${options.javaHeap} for each mirror and tool JVM.`,
@@ -159,9 +163,9 @@ export function throughputMarkdown (env: Environment, options: BenchOptions, con
   if (ceiling !== undefined) {
     valueRows.push(['ceiling (slower of the two tools)', `-Xmx${options.javaHeap}`, 'n/a', 'n/a', fixed(ceiling.copySeconds, 1), thousands(ceiling.recordsPerSecond), 'n/a', fixed(ceiling.mbPerSecond, 1), fixed(ceiling.cpuSeconds, 1), 'n/a', mib(ceiling.peakRssBytes), 'n/a'])
   }
-  const ratioRows = (base: { copySeconds: number, recordsPerSecond: number, mbPerSecond: number, cpuSeconds: number, peakRssBytes: number } | undefined): string[][] =>
-    contenders.map(c => [c.label, ratio(c.copySeconds, base?.copySeconds), ratio(c.recordsPerSecond, base?.recordsPerSecond), ratio(c.mbPerSecond, base?.mbPerSecond), ratio(c.cpuSeconds, base?.cpuSeconds), ratio(c.peakRssBytes, base?.peakRssBytes)])
-  const ratioHeader = ['contender', 'copy time', 'records/s', 'MB/s', 'CPU s', 'peak RSS']
+  const ratioRows = (base: { copySeconds: number, recordsPerSecond: number, mbPerSecond: number, cpuSeconds: number, copyCpuSeconds?: number, peakRssBytes: number } | undefined): string[][] =>
+    contenders.map(c => [c.label, ratio(c.copySeconds, base?.copySeconds), ratio(c.recordsPerSecond, base?.recordsPerSecond), ratio(c.mbPerSecond, base?.mbPerSecond), ratio(c.cpuSeconds, base?.cpuSeconds), ratio(c.copyCpuSeconds, base?.copyCpuSeconds), ratio(c.peakRssBytes, base?.peakRssBytes)])
+  const ratioHeader = ['contender', 'copy time', 'records/s', 'MB/s', 'CPU s', 'CPU s (copy phase)', 'peak RSS']
   const sections = [
     '# Mirror benchmark: throughput',
     '',

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { randomBytes } from 'node:crypto'
 import { mkdir, readdir, stat, writeFile } from 'node:fs/promises'
+import { loadavg } from 'node:os'
 import { join, resolve } from 'node:path'
 import { clustersDown, clustersUp, defaultClusters, ensureKafkaDistribution, MIRROR_MAKER_1_VERSION } from '../scripts/local-kafka/clusters.js'
 import { kafkaVersionFromEnv } from '../scripts/local-kafka/kafka-distribution.js'
@@ -127,6 +128,7 @@ async function main (options: BenchOptions): Promise<void> {
     }
     const medians = contenders.map(contender => throughputMedians(figures, contender))
     const ceiling = ceilingMedians(ceilings)
+    env.loadAverageAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100
     const markdown = throughputMarkdown(env, options, medians, ceiling)
     const json = { kind: 'throughput', environment: env, options, ceilingProducerProps: CEILING_PRODUCER_PROPS, medians, ceiling, runs: { contenders: figures, ceiling: ceilings } }
     await writeFile(join(options.resultsDir, 'latest.md'), markdown)
@@ -151,6 +153,7 @@ async function main (options: BenchOptions): Promise<void> {
       }
     }
     const medians = everyone.map(contender => latencyMedians(figures, contender ?? { name: 'direct', label: 'no mirror (producer → target)', heap: 'n/a' }))
+    env.loadAverageAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100
     const markdown = latencyMarkdown(env, options, medians)
     const json = { kind: 'latency', environment: env, options, medians, runs: figures }
     await writeFile(join(options.resultsDir, 'latest-latency.md'), markdown)
