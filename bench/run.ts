@@ -80,6 +80,12 @@ async function main (options: BenchOptions): Promise<void> {
   cleanups.push(async () => await sourceAdmin.stop())
   await targetAdmin.start()
   cleanups.push(async () => await targetAdmin.stop())
+  // Every topic this benchmark creates, and every MM2 internal topic (its cluster aliases), holds `id`.
+  cleanups.push(async () => {
+    for (const admin of [sourceAdmin, targetAdmin]) {
+      await admin.deleteTopics((await admin.listTopics()).filter(topic => topic.includes(id) || topic === 'heartbeats'))
+    }
+  })
 
   const shape = { keyBytes: options.keyBytes, valueBytes: options.valueBytes }
   const recordBytes = options.keyBytes + options.valueBytes
@@ -94,7 +100,6 @@ async function main (options: BenchOptions): Promise<void> {
     // One preloaded source topic for every contender and run; the same-named target topic is
     // deleted and recreated empty before each contender (identity naming, as on the MM1 command line).
     const topic = `bench-${id}`
-    cleanups.push(async () => { await sourceAdmin.deleteTopics([topic]); await targetAdmin.deleteTopics([topic, `${topic}-ceiling`]) })
     await sourceAdmin.recreateTopic(topic, options.partitions)
     const preloadStarted = performance.now()
     await preload({ bootstrap: source.bootstrap, topic, compression: options.compression, lingerMs: 50 }, shape, options.records)
