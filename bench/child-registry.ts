@@ -13,6 +13,8 @@ export interface TrackedChild {
 }
 
 const running = new Set<TrackedChild>()
+/** Set by `stopAllChildren`: a child started afterwards (a run racing the Ctrl-C cleanup) is killed at once. */
+let closing = false
 
 /** Registers `child` so `stopAllChildren()` (also run on Ctrl-C) ends it. */
 export function track (name: string, child: ChildProcess, stopSignal: NodeJS.Signals = 'SIGTERM'): TrackedChild {
@@ -25,6 +27,7 @@ export function track (name: string, child: ChildProcess, stopSignal: NodeJS.Sig
   const tracked: TrackedChild = { name, child, pid: child.pid, exited, hasExited: () => done, stopSignal }
   running.add(tracked)
   void exited.then(() => running.delete(tracked))
+  if (closing) child.kill('SIGKILL')
   return tracked
 }
 
@@ -40,5 +43,6 @@ export async function stopChild (tracked: TrackedChild, graceMs = 5_000): Promis
 }
 
 export async function stopAllChildren (graceMs = 5_000): Promise<void> {
+  closing = true
   await Promise.all([...running].map(async tracked => await stopChild(tracked, graceMs)))
 }
