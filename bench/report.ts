@@ -151,6 +151,7 @@ function environmentSection (env: Environment, options: BenchOptions): string {
     `- Versions: Node ${env.node}; ${env.java}; Kafka brokers ${env.kafkaClusters} (two single-node KRaft clusters, -Xmx${process.env.KAFKA_HEAP ?? '512m'} each); MirrorMaker 2 ${env.kafkaClusters}; MirrorMaker 1 ${env.kafkaMirrorMaker1}.`,
     `- Parameters: ${options.mode === 'throughput' ? `${options.records.toLocaleString('en-US')} records preloaded` : `${options.rateRecordsPerSecond.toLocaleString('en-US')} records/s for ${options.durationSeconds} s`}, ${options.keyBytes}-byte keys, ${options.valueBytes}-byte values, ${options.partitions} partitions, compression ${options.compression}, ${options.streams} streams (MM1 --num.streams, MM2 tasks.max, sidecar --num.streams), ${options.runs} run(s), medians reported.`,
     `- Every mirror: consumer auto.offset.reset=earliest from a fresh group; producer acks=all, compression.type=${options.compression}${Object.entries(options.producerProps).map(([k, v]) => `, ${k}=${v}`).join('')}, other settings at each tool's defaults. JVM heaps: -Xmx${options.javaHeap} for each mirror and tool JVM.`,
+    ...(options.profile ? ['- The sidecar ran under `node --cpu-prof` (--profile): its figures include the profiler\'s overhead.'] : []),
   ].join('\n')
 }
 
