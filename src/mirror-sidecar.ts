@@ -1,4 +1,5 @@
 import type { MirrorConfig } from './config/mirror-config.js'
+import { Observability } from './http/observability.js'
 import { MirrorFlow } from './pipeline/mirror-flow.js'
 import type { FlowSnapshot } from './pipeline/pipeline-observer.js'
 import type { Logger } from './shared/logger.js'
@@ -15,6 +16,8 @@ export interface MirrorSidecarOptions {
 export class MirrorSidecar {
   readonly config: MirrorConfig
   readonly flows: readonly MirrorFlow[]
+  /** Metrics, health endpoints and tracing for every flow of this process. */
+  readonly observability: Observability
   readonly #logger: Logger
   #stopping: Promise<void> | undefined
   readonly done: Promise<void>
@@ -22,13 +25,21 @@ export class MirrorSidecar {
   constructor (config: MirrorConfig, options: MirrorSidecarOptions) {
     this.config = config
     this.#logger = options.logger
-    this.flows = config.flows.map(flow => new MirrorFlow(flow, { logger: options.logger, drainTimeoutMs: config.drainTimeoutMs }))
+    this.observability = new Observability({ snapshots: () => this.snapshot(), host: config.metricsHost, port: config.metricsPort, logger: options.logger })
+    this.flows = config.flows.map(flow => new MirrorFlow(flow, {
+      logger: options.logger,
+      drainTimeoutMs: config.drainTimeoutMs,
+      observer: this.observability.observer,
+      tracer: this.observability.tracer,
+    }))
     this.done = Promise.all(this.flows.map(flow => flow.done)).then(() => undefined)
     this.done.catch(() => {})
   }
 
   async start (): Promise<void> {
+    await this.observability.start()
     for (const flow of this.flows) {
+      if (this.#stopping !== undefined) return
       await flow.start()
       // A flow that fails takes the whole process down: the supervisor restarts it from committed offsets.
       flow.done.catch(() => { void this.stop() })
@@ -42,7 +53,9 @@ export class MirrorSidecar {
   stop (): Promise<void> {
     this.#stopping ??= (async () => {
       this.#logger.info('stopping: draining in-flight records and committing')
+      this.observability.beginShutdown()
       for (const flow of [...this.flows].reverse()) await flow.stop().catch(() => {})
+      await this.observability.stop()
     })()
     return this.#stopping
   }

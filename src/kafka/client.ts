@@ -3,7 +3,7 @@ import type { Kafka as KafkaClient, logCreator as LogCreator } from 'kafkajs'
 import type { Logger } from '../shared/logger.js'
 import { silentLogger } from '../shared/logger.js'
 import { registerCodecs } from './codecs.js'
-import type { ClusterConnection } from './connection.js'
+import { tlsForClient, type ClusterConnection } from './connection.js'
 
 const { Kafka, logLevel } = kafkajs
 
@@ -32,7 +32,8 @@ export function createKafkaClient (connection: ClusterConnection, logger: Logger
   return new Kafka({
     clientId: connection.clientId,
     brokers: [...connection.brokers],
-    ...(tls === undefined ? {} : { ssl: tls }),
+    // Secrets are non-enumerable on the config (never serialised); kafkajs gets a plain copy.
+    ...(tls === undefined ? {} : { ssl: tlsForClient(tls) }),
     ...(sasl === undefined ? {} : { sasl: { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password } as never }),
     connectionTimeout: connection.connectionTimeoutMs ?? 10_000,
     requestTimeout: connection.requestTimeoutMs ?? 30_000,

@@ -129,6 +129,8 @@ export class KafkaRecordSource {
     consumer.on(CRASH, event => {
       const error = event.payload.error
       this.#connected = false
+      // A crash caused by our own disconnect must not restart the consumer behind our back.
+      if (this.#stopped) { void consumer.disconnect().catch(() => {}); return }
       if (event.payload.restart) {
         this.#logger.warn('source consumer crashed and restarts', { error })
         return
