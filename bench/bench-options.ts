@@ -38,8 +38,8 @@ export interface BenchOptions {
   readonly timeoutSeconds: number
   /** Run the sidecar under `node --cpu-prof` and summarise the profile. */
   readonly profile: boolean
-  /** Where latest.md / latest.json go; default `bench/results`. */
-  readonly resultsDir: string
+  /** Where latest.md / latest.json go; default `bench/results` (with `--profile`: the run's work folder, so profiled figures never replace the committed ones). */
+  readonly resultsDir: string | undefined
   /** Node entry of the sidecar; default `dist/src/bin/mirror-sidecar.js`. */
   readonly sidecarEntry: string
 }
@@ -67,7 +67,8 @@ export const USAGE = `usage: npm run bench -- [options]
   --duration-seconds N      latency mode: seconds of production (default 60)
   --timeout-seconds N       give up on a contender after this long (default 600)
   --profile                 run the sidecar under node --cpu-prof (bench/profiles) and print top functions
-  --results-dir DIR         where latest.md and latest.json go (default bench/results)
+  --results-dir DIR         where latest.md and latest.json go (default bench/results; with --profile the
+                            run's folder under bench/work)
   --sidecar-entry FILE      sidecar entry script (default dist/src/bin/mirror-sidecar.js)`
 
 function positiveInteger (flag: string, raw: string | undefined, fallback: number): number {
@@ -151,7 +152,7 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
     durationSeconds: positiveInteger('duration-seconds', v['duration-seconds'], quick ? 15 : 60),
     timeoutSeconds: positiveInteger('timeout-seconds', v['timeout-seconds'], 600),
     profile: v.profile === true,
-    resultsDir: v['results-dir'] ?? 'bench/results',
+    resultsDir: v['results-dir'] ?? (v.profile === true ? undefined : 'bench/results'),
     sidecarEntry: v['sidecar-entry'] ?? 'dist/src/bin/mirror-sidecar.js',
   })
 }

@@ -94,7 +94,8 @@ async function main (options: BenchOptions): Promise<void> {
     sourceBootstrap: source.bootstrap, targetBootstrap: target.bootstrap, topic, streams: options.streams,
     compression: options.compression, producerProps: options.producerProps, tag, workDir: join(workDir, tag + '-' + contender),
   })
-  await mkdir(options.resultsDir, { recursive: true })
+  const resultsDir = options.resultsDir ?? workDir
+  await mkdir(resultsDir, { recursive: true })
 
   if (options.mode === 'throughput') {
     // One preloaded source topic for every contender and run; the same-named target topic is
@@ -136,10 +137,10 @@ async function main (options: BenchOptions): Promise<void> {
     env.loadAverageAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100
     const markdown = throughputMarkdown(env, options, medians, ceiling)
     const json = { kind: 'throughput', environment: env, options, ceilingProducerProps: CEILING_PRODUCER_PROPS, medians, ceiling, runs: { contenders: figures, ceiling: ceilings } }
-    await writeFile(join(options.resultsDir, 'latest.md'), markdown)
-    await writeFile(join(options.resultsDir, 'latest.json'), JSON.stringify(json, null, 2) + '\n')
+    await writeFile(join(resultsDir, 'latest.md'), markdown)
+    await writeFile(join(resultsDir, 'latest.json'), JSON.stringify(json, null, 2) + '\n')
     process.stdout.write(markdown)
-    log(`wrote ${join(options.resultsDir, 'latest.md')} and latest.json`)
+    log(`wrote ${join(resultsDir, 'latest.md')} and latest.json`)
   } else {
     const figures: LatencyFigures[] = []
     const everyone: Array<Contender | undefined> = [undefined, ...contenders]
@@ -161,10 +162,10 @@ async function main (options: BenchOptions): Promise<void> {
     env.loadAverageAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100
     const markdown = latencyMarkdown(env, options, medians)
     const json = { kind: 'latency', environment: env, options, medians, runs: figures }
-    await writeFile(join(options.resultsDir, 'latest-latency.md'), markdown)
-    await writeFile(join(options.resultsDir, 'latest-latency.json'), JSON.stringify(json, null, 2) + '\n')
+    await writeFile(join(resultsDir, 'latest-latency.md'), markdown)
+    await writeFile(join(resultsDir, 'latest-latency.json'), JSON.stringify(json, null, 2) + '\n')
     process.stdout.write(markdown)
-    log(`wrote ${join(options.resultsDir, 'latest-latency.md')} and latest-latency.json`)
+    log(`wrote ${join(resultsDir, 'latest-latency.md')} and latest-latency.json`)
   }
 
   if (options.profile) {
