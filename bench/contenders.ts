@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process'
+import { getHeapStatistics } from 'node:v8'
 import { closeSync, existsSync, openSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
@@ -61,7 +62,8 @@ export function sidecarContender (settings: SidecarSettings): Contender {
   return {
     name: 'sidecar',
     label: 'mirror-sidecar (this project)',
-    heap: 'node default',
+    // Same node binary and flags as this process, so the same default old-space limit.
+    heap: `node default (${Math.round(getHeapStatistics().heap_size_limit / 2 ** 20)} MiB limit)`,
     ownTopics: noOwnTopics,
     start: async job => {
       const entry = resolve(settings.entry)

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdir, readdir, stat, writeFile } from 'node:fs/promises'
 import { loadavg } from 'node:os'
@@ -45,6 +46,13 @@ function contendersFor (options: BenchOptions, versions: { clusters: Awaited<Ret
   return options.contenders.map(make)
 }
 
+function requireKcat (): void {
+  const probe = spawnSync('kcat', ['-V'], { encoding: 'utf8' })
+  if (probe.error !== undefined || probe.status !== 0) {
+    throw new UsageError('kcat not found: the benchmark produces and measures with kcat; install it (Debian: apt-get install kcat)')
+  }
+}
+
 async function newProfiles (dir: string, sinceMs: number): Promise<string[]> {
   try {
     const files = (await readdir(dir)).filter(file => file.endsWith('.cpuprofile')).map(file => join(dir, file))
@@ -64,6 +72,7 @@ async function main (options: BenchOptions): Promise<void> {
   await mkdir(workDir, { recursive: true })
   log(`bench ${options.mode}: work folder ${workDir}`)
 
+  requireKcat()
   const clusterVersion = kafkaVersionFromEnv()
   const clustersDistribution = await ensureKafkaDistribution(clusterVersion)
   const mm1Distribution = options.contenders.includes('mm1') ? await ensureKafkaDistribution(MIRROR_MAKER_1_VERSION) : undefined
