@@ -5,6 +5,7 @@ import type { LocalCluster } from '../scripts/local-kafka/clusters.js'
 import { stopChild } from './child-registry.js'
 import type { Contender, MirrorJob } from './contenders.js'
 import { readProcessUsage, UsageSampler } from './process-usage.js'
+import { countTargetRecords } from './target-count.js'
 import type { TopicAdmin } from './topic-admin.js'
 
 /** Figures of one contender copying the preloaded topic once. */
@@ -32,6 +33,10 @@ export interface ThroughputFigures {
   readonly peakRssBytes: number
   /** CPU the two brokers spent while this contender ran (start to done). */
   readonly brokerCpuSeconds: number
+  /** Target records beyond one per preloaded record (read back after the mirror stopped). */
+  readonly duplicates: number
+  /** Preloaded records not on the target after the mirror stopped (0 for a correct mirror). */
+  readonly missing: number
 }
 
 export interface ThroughputContext {
@@ -72,7 +77,8 @@ export async function deleteOwnTopics (contender: Contender, job: MirrorJob, con
 
 /**
  * Copies `job.topic` (already preloaded with `records`) into a freshly created, empty target topic
- * of the same name and measures until the target's end offsets add up to `records`.
+ * of the same name and measures until the target's end offsets add up to `records`; then stops the
+ * mirror and reads the target back to count duplicates and missing records.
  */
 export async function runThroughput (contender: Contender, job: MirrorJob, run: number, context: ThroughputContext): Promise<ThroughputFigures> {
   await context.targetAdmin.recreateTopic(job.topic, context.partitions)
@@ -108,6 +114,8 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
     const brokerCpuSeconds = await brokerCpu(brokers) - brokerCpuBefore
     const first = firstAt ?? doneAt
     const copySeconds = Math.max((doneAt - first) / 1000, 0.001)
+    await stopChild(mirror)
+    const onTarget = await countTargetRecords(job.targetBootstrap, job.topic)
     return {
       contender: contender.name,
       run,
@@ -124,6 +132,8 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
       copyCpuSeconds: (usage?.cpuSeconds ?? Number.NaN) - cpuAtFirst,
       peakRssBytes: usage?.peakRssBytes ?? Number.NaN,
       brokerCpuSeconds,
+      duplicates: onTarget.records - onTarget.distinctKeys,
+      missing: context.records - onTarget.distinctKeys,
     }
   } finally {
     sampler.stop()
