@@ -31,8 +31,19 @@ function shorten (url: string): string {
   return dist >= 0 ? path.slice(dist + 1) : path
 }
 
-/** Top `limit` functions by self time. */
-export function summariseProfile (profile: CpuProfile, limit = 25): { totalMs: number, top: SelfTime[] } {
+/** Where self time went by origin: kafkajs, this project, Node internals, GC, idle, other packages. */
+export function originOf (functionName: string, location: string): string {
+  if (functionName === '(garbage collector)') return 'garbage collector'
+  if (functionName === '(idle)') return 'idle'
+  if (functionName === '(program)') return 'V8 / native (program)'
+  if (location.startsWith('kafkajs/')) return 'kafkajs'
+  if (location.startsWith('dist/')) return 'this project'
+  if (location.startsWith('node:') || location === '') return 'Node.js internals and native'
+  return 'other packages'
+}
+
+/** Top `limit` functions by self time, and self time per origin. */
+export function summariseProfile (profile: CpuProfile, limit = 25): { totalMs: number, top: SelfTime[], byOriginMs: Record<string, number> } {
   const byNode = new Map<number, number>()
   profile.samples.forEach((nodeId, i) => byNode.set(nodeId, (byNode.get(nodeId) ?? 0) + (profile.timeDeltas[i] ?? 0)))
   const byFunction = new Map<string, { functionName: string, location: string, selfUs: number }>()
@@ -47,17 +58,29 @@ export function summariseProfile (profile: CpuProfile, limit = 25): { totalMs: n
     byFunction.set(key, entry)
   }
   const totalUs = [...byFunction.values()].reduce((sum, entry) => sum + entry.selfUs, 0)
+  const byOriginMs: Record<string, number> = {}
+  for (const entry of byFunction.values()) {
+    const origin = originOf(entry.functionName, entry.location)
+    byOriginMs[origin] = (byOriginMs[origin] ?? 0) + entry.selfUs / 1000
+  }
   const top = [...byFunction.values()]
     .sort((a, b) => b.selfUs - a.selfUs)
     .slice(0, limit)
     .map(entry => ({ functionName: entry.functionName, location: entry.location, selfMs: entry.selfUs / 1000, percent: totalUs === 0 ? 0 : entry.selfUs / totalUs * 100 }))
-  return { totalMs: totalUs / 1000, top }
+  return { totalMs: totalUs / 1000, top, byOriginMs }
 }
 
 /** A plain-text table of the top self-time functions of the profile at `file`. */
 export async function renderProfileSummary (file: string, limit = 25): Promise<string> {
-  const { totalMs, top } = summariseProfile(JSON.parse(await readFile(file, 'utf8')) as CpuProfile, limit)
-  const lines = [`${basename(file)}: ${(totalMs / 1000).toFixed(1)} s sampled; top ${top.length} functions by self time`, '  self ms     %  function  (location)']
+  const { totalMs, top, byOriginMs } = summariseProfile(JSON.parse(await readFile(file, 'utf8')) as CpuProfile, limit)
+  const share = (ms: number): string => totalMs === 0 ? '0.0' : (ms / totalMs * 100).toFixed(1)
+  const origins = Object.entries(byOriginMs).sort((a, b) => b[1] - a[1]).map(([origin, ms]) => `${origin} ${share(ms)}%`)
+  const lines = [
+    `${basename(file)}: ${(totalMs / 1000).toFixed(1)} s sampled`,
+    `by origin: ${origins.join(', ')}`,
+    `top ${top.length} functions by self time:`,
+    '  self ms     %  function  (location)',
+  ]
   for (const entry of top) {
     lines.push(`${entry.selfMs.toFixed(0).padStart(9)} ${entry.percent.toFixed(1).padStart(5)}  ${entry.functionName}${entry.location === '' ? '' : `  (${entry.location})`}`)
   }

@@ -65,8 +65,9 @@ test('profile summary adds self time per function and sorts by it', () => {
     samples: [2, 3, 4, 2],
     timeDeltas: [1000, 1000, 500, 2000],
   }
-  const { totalMs, top } = summariseProfile(profile)
+  const { totalMs, top, byOriginMs } = summariseProfile(profile)
   assert.equal(totalMs, 4.5)
+  assert.deepEqual(byOriginMs, { kafkajs: 4, 'this project': 0.5 })
   assert.deepEqual(top.map(entry => [entry.functionName, entry.location, entry.selfMs]), [
     ['encode', 'kafkajs/src/a.js:10', 4],
     ['flow', 'dist/src/pipeline/flow.js:1', 0.5],
