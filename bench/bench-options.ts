@@ -36,6 +36,8 @@ export interface BenchOptions {
   readonly durationSeconds: number
   /** Give up on one contender when the target has not caught up after this long; default 600. */
   readonly timeoutSeconds: number
+  /** Read each target topic back after a copy to count duplicates and missing records; default true. */
+  readonly verify: boolean
   /** Run the sidecar under `node --cpu-prof` and summarise the profile. */
   readonly profile: boolean
   /** Where latest.md / latest.json go; default `bench/results` (with `--profile`: the run's work folder, so profiled figures never replace the committed ones). */
@@ -62,6 +64,7 @@ export const USAGE = `usage: npm run bench -- [options]
   --java-heap SIZE          -Xmx of each mirror / tool JVM (default 1g)
   --contenders LIST         comma list of sidecar,mm2,mm1 (default all three)
   --no-ceiling              skip ProducerPerformance / ConsumerPerformance
+  --no-verify               skip reading each target topic back (duplicates / missing not reported)
   --latency                 fixed-rate mode: end-to-end latency p50/p99/max
   --rate N                  latency mode: records/s produced (default 20000)
   --duration-seconds N      latency mode: seconds of production (default 60)
@@ -99,6 +102,7 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
         'java-heap': { type: 'string' },
         contenders: { type: 'string' },
         'no-ceiling': { type: 'boolean' },
+        'no-verify': { type: 'boolean' },
         latency: { type: 'boolean' },
         rate: { type: 'string' },
         'duration-seconds': { type: 'string' },
@@ -148,6 +152,7 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
     javaHeap,
     contenders: contenders as ContenderName[],
     ceiling: v['no-ceiling'] !== true,
+    verify: v['no-verify'] !== true,
     rateRecordsPerSecond: positiveInteger('rate', v.rate, 20_000),
     durationSeconds: positiveInteger('duration-seconds', v['duration-seconds'], quick ? 15 : 60),
     timeoutSeconds: positiveInteger('timeout-seconds', v['timeout-seconds'], 600),

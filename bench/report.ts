@@ -85,7 +85,7 @@ const throughputKeys = ['records', 'startupSeconds', 'copySeconds', 'totalSecond
 export function throughputMedians (rows: readonly ThroughputFigures[], contender: { name: string, label: string, heap: string }): ThroughputMedians {
   const mine = rows.filter(row => row.contender === contender.name)
   const medians = Object.fromEntries(throughputKeys.map(key => [key, medianOf(mine, key)])) as Record<typeof throughputKeys[number], number>
-  const worst = (key: 'duplicates' | 'missing'): number => mine.reduce((max, row) => Math.max(max, row[key]), 0)
+  const worst = (key: 'duplicates' | 'missing'): number => mine.reduce((max, row) => Number.isNaN(row[key]) || Number.isNaN(max) ? Number.NaN : Math.max(max, row[key]), 0)
   return { contender: contender.name, label: contender.label, heap: contender.heap, runs: mine.length, ...medians, maxDuplicates: worst('duplicates'), maxMissing: worst('missing') }
 }
 

@@ -135,7 +135,7 @@ async function main (options: BenchOptions): Promise<void> {
       for (const contender of contenders) {
         const result = await runThroughput(contender, job(topic, `${id}r${run}${contender.name}`, contender.name), run, {
           source, target, sourceAdmin, targetAdmin, records: options.records, recordBytes, partitions: options.partitions,
-          timeoutMs: options.timeoutSeconds * 1000, log,
+          timeoutMs: options.timeoutSeconds * 1000, verify: options.verify, log,
         })
         figures.push(result)
         log(`run ${run} ${contender.name}: ${result.totalSeconds.toFixed(1)} s total, copy ${result.copySeconds.toFixed(1)} s, ${Math.round(result.recordsPerSecond)} records/s, ${result.cpuSeconds.toFixed(1)} CPU s, ${(result.peakRssBytes / 2 ** 20).toFixed(0)} MiB`)
