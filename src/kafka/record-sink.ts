@@ -87,7 +87,14 @@ export class KafkaRecordSink {
     try {
       const metadata = await producer.sendBatch({ topicMessages, acks: this.#settings.acks, compression: compressionTypes[this.#settings.compression], timeout: timeoutMs })
       this.#connected = true
-      return metadata.map(m => ({ topic: m.topicName, partition: m.partition, baseOffset: BigInt(m.baseOffset ?? '-1') }))
+      const acks = metadata.map(m => ({ topic: m.topicName, partition: m.partition, baseOffset: BigInt(m.baseOffset ?? '-1') }))
+      // kafkajs silently leaves out partitions its metadata does not know yet (just added on the
+      // target): treat that as retriable; the retry uses a new producer with fresh metadata.
+      const missing = writes.filter(w => !acks.some(a => a.topic === w.topic && a.partition === w.partition))
+      if (missing.length > 0) {
+        throw new MirrorError(ErrorCodes.SEND_FAILED, `the ${this.#connection.alias} cluster's metadata does not list ${missing.map(w => `${w.topic}-${w.partition}`).join(', ')} yet`, { retriable: true, kafkaCode: 'UNKNOWN_TOPIC_OR_PARTITION' })
+      }
+      return acks
     } catch (error) {
       const converted = toMirrorError(error, `writing to the ${this.#connection.alias} cluster failed`, ErrorCodes.SEND_FAILED)
       if (converted.retriable) this.#connected = false

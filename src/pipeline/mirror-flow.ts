@@ -172,7 +172,7 @@ export class MirrorFlow {
     if (mirrored === undefined || records.length === 0) return
     const firstOffset = BigInt((records[0] as SourceRecord).offset)
     this.#progress.observeHighWatermark(topic, partition, fetched.highWatermark, firstOffset)
-    const start = this.#progress.admitFrom(topic, partition, firstOffset, records.map(r => r.offset))
+    const start = this.#progress.admitFrom(topic, partition, records)
     if (start >= records.length) return
     const pollTimeMs = Date.now()
     const lane = this.#laneOf(partitionKey(topic, partition))

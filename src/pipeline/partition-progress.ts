@@ -52,13 +52,16 @@ export class PartitionProgress {
   /**
    * Decides which part of a fetched batch is new. After a rebalance the consumer fetches again from
    * the committed offset; records this process already handed over are dropped here, so they are
-   * not written twice. Returns the first index of `offsets` to keep (offsets.length: none).
+   * not written twice. Returns the index of the first record to keep (records.length: none).
    */
-  admitFrom (topic: string, partition: number, firstOffset: bigint, offsets: readonly string[]): number {
+  admitFrom (topic: string, partition: number, records: ReadonlyArray<{ readonly offset: string }>): number {
+    const first = records[0]
+    if (first === undefined) return 0
+    const firstOffset = BigInt(first.offset)
     const state = this.#state(topic, partition, firstOffset)
     if (firstOffset >= state.admittedNext) return 0
     let index = 0
-    while (index < offsets.length && BigInt(offsets[index] as string) < state.admittedNext) index++
+    while (index < records.length && BigInt((records[index] as { offset: string }).offset) < state.admittedNext) index++
     return index
   }
 

@@ -75,7 +75,7 @@ test('a target broker down for 20 s: the sidecar retries within its queue bound,
 
   await target.pause()
   const downSince = Date.now()
-  await produce(source, topic, keyed(3_000, 30_000, 3, 1_000))
+  for (let from = 3_000; from < 33_000; from += 500) await produce(source, topic, keyed(from, 500, 3, 1_000))
   await waitUntil(() => sidecar.stderr().includes('writing to the target failed; retrying'), { timeoutMs: 30_000, message: 'the sidecar to retry' })
   const beforeRss = peakRssMiB(sidecar.child.pid as number)
   await waitUntil(() => Date.now() - downSince >= 20_000, { timeoutMs: 30_000, intervalMs: 500, message: 'twenty seconds of outage' })
