@@ -2,6 +2,7 @@ import type { MirrorConfig } from './config/mirror-config.js'
 import { GroupOffsetSync } from './offsets/group-offset-sync.js'
 import { OffsetSyncWriter } from './offsets/offset-sync-writer.js'
 import type { OffsetsObserver } from './offsets/offsets-observer.js'
+import { Observability } from './http/observability.js'
 import { MirrorFlow } from './pipeline/mirror-flow.js'
 import type { FlowSnapshot } from './pipeline/pipeline-observer.js'
 import type { Logger } from './shared/logger.js'
@@ -24,6 +25,8 @@ export class MirrorSidecar {
   readonly offsetSyncWriters: ReadonlyArray<OffsetSyncWriter | undefined>
   /** Per flow (same index): its group offset sync, when `groupSync.enabled`. */
   readonly groupOffsetSyncs: ReadonlyArray<GroupOffsetSync | undefined>
+  /** Metrics, health endpoints and tracing for every flow of this process. */
+  readonly observability: Observability
   readonly #logger: Logger
   #stopping: Promise<void> | undefined
   readonly done: Promise<void>
@@ -31,19 +34,28 @@ export class MirrorSidecar {
   constructor (config: MirrorConfig, options: MirrorSidecarOptions) {
     this.config = config
     this.#logger = options.logger
+    this.observability = new Observability({ snapshots: () => this.snapshot(), host: config.metricsHost, port: config.metricsPort, logger: options.logger })
     const offsets = { logger: options.logger, ...(options.offsetsObserver === undefined ? {} : { observer: options.offsetsObserver }) }
     this.offsetSyncWriters = config.flows.map(flow => flow.offsetSyncs.enabled ? new OffsetSyncWriter(flow, offsets) : undefined)
     this.groupOffsetSyncs = config.flows.map(flow => flow.groupSync.enabled ? new GroupOffsetSync(flow, offsets) : undefined)
     this.flows = config.flows.map((flow, i) => {
       const ackListener = this.offsetSyncWriters[i]
-      return new MirrorFlow(flow, { logger: options.logger, drainTimeoutMs: config.drainTimeoutMs, ...(ackListener === undefined ? {} : { ackListener }) })
+      return new MirrorFlow(flow, {
+        logger: options.logger,
+        drainTimeoutMs: config.drainTimeoutMs,
+        observer: this.observability.observer,
+        tracer: this.observability.tracer,
+        ...(ackListener === undefined ? {} : { ackListener }),
+      })
     })
     this.done = Promise.all(this.flows.map(flow => flow.done)).then(() => undefined)
     this.done.catch(() => {})
   }
 
   async start (): Promise<void> {
+    await this.observability.start()
     for (const [i, flow] of this.flows.entries()) {
+      if (this.#stopping !== undefined) return
       // Syncs topic first: the flow's first commit waits for syncs to be durable.
       await this.offsetSyncWriters[i]?.start()
       await flow.start()
@@ -60,11 +72,13 @@ export class MirrorSidecar {
   stop (): Promise<void> {
     this.#stopping ??= (async () => {
       this.#logger.info('stopping: draining in-flight records and committing')
+      this.observability.beginShutdown()
       for (const [i, flow] of [...this.flows.entries()].reverse()) {
         await this.groupOffsetSyncs[i]?.stop().catch(() => {})
         await flow.stop().catch(() => {})
         await this.offsetSyncWriters[i]?.stop().catch(() => {})
       }
+      await this.observability.stop()
     })()
     return this.#stopping
   }

@@ -1,7 +1,12 @@
 #!/usr/bin/env node
 import yargs from 'yargs'
 import { hideBin } from 'yargs/helpers'
-import { configFromMm1, mergeEnv, MM1_FLAGS, type Mm1Values } from '../config/mm1-args.js'
+import { configFromMm1, mergeEnv, MM1_FLAGS, type Mm1FlagName, type Mm1Values } from '../config/mm1-args.js'
+import type { MirrorConfig } from '../config/mirror-config.js'
+import { configFromMm2 } from '../config/mm2-config.js'
+import { printableConfig } from '../config/print-config.js'
+import { sidecarSettingsFromFlags, SIDECAR_FLAGS } from '../config/sidecar-settings.js'
+import { ProblemList } from '../config/values.js'
 import { MirrorSidecar } from '../mirror-sidecar.js'
 import { ConfigError, MirrorError } from '../shared/errors.js'
 import { createLogger } from '../shared/logger.js'
@@ -14,17 +19,35 @@ function fail (message: string): never {
   process.exit(EXIT_ERROR)
 }
 
+const MODE_FLAGS = {
+  clusters: { type: 'string', array: true, describe: 'With an mm2.properties file: run only the flows into these cluster aliases (as MirrorMaker 2\'s --clusters)' },
+  'print-config': { type: 'boolean', describe: 'Print the resolved configuration of every flow as JSON (secrets redacted) and exit' },
+} as const
+
+/** mm2.properties mode: the file plus sidecar-wide flags; MirrorMaker 1 flags conflict with it. */
+function configFromMm2Args (path: string, values: Mm1Values, clusters: string[] | undefined): MirrorConfig {
+  const problems = new ProblemList()
+  for (const flag of Object.keys(values) as Mm1FlagName[]) {
+    if ((SIDECAR_FLAGS as readonly string[]).includes(flag) || flag === 'new.consumer') continue
+    problems.add(`--${flag}`, String(values[flag]), `cannot be combined with an mm2.properties file (${path}); set clusters, flows and topics in the file, or drop the file and use MirrorMaker 1 flags`)
+  }
+  const settings = sidecarSettingsFromFlags(mergeEnv(Object.fromEntries(SIDECAR_FLAGS.flatMap(f => values[f] === undefined ? [] : [[f, values[f]]])), process.env), problems)
+  return configFromMm2(path, { settings, ...(clusters === undefined ? {} : { clusters }) }, problems)
+}
+
 async function main (): Promise<void> {
   const parser = yargs(hideBin(process.argv))
     .scriptName('mirror-sidecar')
-    .usage('$0 --consumer.config source.properties --producer.config target.properties --whitelist "orders.*,payments"\n\nCopies topics from a source Kafka cluster to a target cluster, partition by partition, committing\non the source only what the target acknowledged. Takes MirrorMaker 1 flags; every flag can also be\nset as MIRROR_<FLAG> in the environment (dots as underscores), flags win.')
+    .command('$0 [mm2]', 'Copies topics between Kafka clusters.', y => y.positional('mm2', { type: 'string', describe: 'A MirrorMaker 2 mm2.properties file (instead of MirrorMaker 1 flags)' }))
+    .usage('$0 --consumer.config source.properties --producer.config target.properties --whitelist "orders.*,payments"\n$0 mm2.properties [--clusters B]\n\nCopies topics from a source Kafka cluster to a target cluster, partition by partition, committing\non the source only what the target acknowledged. Takes MirrorMaker 1 flags, or a MirrorMaker 2\nmm2.properties file; every MirrorMaker 1 flag can also be set as MIRROR_<FLAG> in the environment\n(dots as underscores), flags win.')
     .parserConfiguration({ 'dot-notation': false, 'camel-case-expansion': false, 'duplicate-arguments-array': true, 'boolean-negation': false })
-    .options(MM1_FLAGS as never)
+    .options({ ...MM1_FLAGS, ...MODE_FLAGS } as never)
     .strict()
     .version(false)
     .help('help')
     .alias('help', 'h')
     .example('$0 --consumer.config source.properties --producer.config target.properties --whitelist ".*" --num.streams 2', 'mirror every topic with two consumers')
+    .example('$0 mm2.properties --clusters B', 'run the flows into cluster B of a MirrorMaker 2 configuration')
     .wrap(Math.min(110, process.stdout.columns ?? 110))
     .fail((message, error) => fail(error?.message ?? `${message}; see mirror-sidecar --help`))
   const argv = await parser.parseAsync() as Record<string, unknown>
@@ -32,16 +55,32 @@ async function main (): Promise<void> {
   for (const name of Object.keys(MM1_FLAGS) as Array<keyof typeof MM1_FLAGS>) {
     if (argv[name] !== undefined) values[name] = argv[name] as string | string[] | boolean
   }
+  const mm2 = argv.mm2 as string | undefined
+  const clusters = (argv.clusters as string[] | undefined)?.flatMap(c => String(c).split(',')).map(c => c.trim()).filter(c => c !== '')
+  const printConfig = argv['print-config'] === true
 
-  let config
+  let config: MirrorConfig
   try {
-    config = configFromMm1(mergeEnv(values, process.env))
+    if (mm2 !== undefined) {
+      config = configFromMm2Args(mm2, values, clusters)
+    } else {
+      if (clusters !== undefined) throw new ConfigError([{ key: '--clusters', value: clusters.join(','), message: 'only applies to an mm2.properties file; give the file first: mirror-sidecar mm2.properties --clusters B' }])
+      config = configFromMm1(mergeEnv(values, process.env))
+    }
   } catch (error) {
     if (error instanceof ConfigError) fail(error.problems.length === 1 ? error.message : `${error.problems.length} problems in the configuration:\n  ${error.message.split('\n').join('\n  ')}`)
     throw error
   }
 
   const logger = createLogger({ level: config.logLevel })
+  if (config.ignoredKeys !== undefined && config.ignoredKeys.length > 0) {
+    logger.warn('configuration keys ignored (no effect in the sidecar)', { keys: config.ignoredKeys })
+  }
+  if (printConfig) {
+    process.stdout.write(JSON.stringify(printableConfig(config), null, 2) + '\n')
+    process.exitCode = EXIT_OK
+    return
+  }
   const sidecar = new MirrorSidecar(config, { logger })
   let signals = 0
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -49,6 +88,11 @@ async function main (): Promise<void> {
     if (signals === 1) {
       logger.info('signal received; draining', { signal })
       void sidecar.stop()
+      const graceMs = config.drainTimeoutMs + 30_000
+      setTimeout(() => {
+        logger.error('shutdown did not finish in time; exiting, in-flight records stay uncommitted', { graceMs })
+        process.exit(EXIT_ERROR)
+      }, graceMs).unref()
     } else {
       logger.warn('second signal; exiting now, in-flight records stay uncommitted', { signal })
       sidecar.abort()

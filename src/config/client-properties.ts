@@ -1,5 +1,6 @@
 import type { ClusterConnection } from '../kafka/connection.js'
-import { securityFromProperties } from './client-security.js'
+import { isProviderKey } from './config-providers.js'
+import { isSecurityKey, securityFromProperties } from './client-security.js'
 import type { Properties } from './java-properties.js'
 import { CompressionNames, type ConsumerSettings, type ProducerSettings } from './mirror-config.js'
 import { parseBoolean, parseBootstrapServers, parseChoice, parseInteger, type ProblemList } from './values.js'
@@ -13,6 +14,24 @@ export interface PropertiesOrigin {
   /** The flag or key to set when `bootstrap.servers` is missing. */
   readonly bootstrapHint: string
   readonly defaultClientId: string
+}
+
+/** Keys `connectionFromProperties` reads, besides the security keys. */
+export const CONNECTION_KEYS = ['bootstrap.servers', 'client.id', 'request.timeout.ms', 'socket.connection.setup.timeout.ms'] as const
+/** Keys `consumerSettingsFromProperties` reads. */
+export const CONSUMER_KEYS = ['group.id', 'auto.offset.reset', 'enable.auto.commit', 'max.poll.records', 'fetch.max.bytes', 'max.partition.fetch.bytes', 'session.timeout.ms', 'heartbeat.interval.ms'] as const
+/** Keys `producerSettingsFromProperties` reads. */
+export const PRODUCER_KEYS = ['acks', 'compression.type', 'batch.size', 'linger.ms', 'enable.idempotence', 'max.request.size'] as const
+
+/**
+ * Records, as ignored, every key of a client file that neither the connection nor `roleKeys`
+ * read (Java-only settings such as `key.deserializer` or `retries`): one warning lists them.
+ */
+export function noteUnusedKeys (properties: Properties, where: string, roleKeys: readonly string[], problems: ProblemList): void {
+  for (const name of properties.keys()) {
+    if (isSecurityKey(name) || isProviderKey(name) || (CONNECTION_KEYS as readonly string[]).includes(name) || roleKeys.includes(name)) continue
+    problems.ignore(`${where}${name}`)
+  }
 }
 
 function value (properties: Properties, key: string): string | undefined {
@@ -40,7 +59,8 @@ export function connectionFromProperties (properties: Properties, origin: Proper
   }
 }
 
-export function consumerSettingsFromProperties (properties: Properties, where: string, problems: ProblemList): ConsumerSettings {
+export function consumerSettingsFromProperties (properties: Properties, where: string, problems: ProblemList, reportUnused = true): ConsumerSettings {
+  if (reportUnused) noteUnusedKeys(properties, where, CONSUMER_KEYS, problems)
   const key = (name: string): string => `${where}${name}`
   const int = (name: string, fallback: number, min = 1): number =>
     parseInteger(key(name), value(properties, name), { min }, problems) ?? fallback
@@ -59,7 +79,8 @@ export function consumerSettingsFromProperties (properties: Properties, where: s
   }
 }
 
-export function producerSettingsFromProperties (properties: Properties, where: string, problems: ProblemList): ProducerSettings {
+export function producerSettingsFromProperties (properties: Properties, where: string, problems: ProblemList, reportUnused = true): ProducerSettings {
+  if (reportUnused) noteUnusedKeys(properties, where, PRODUCER_KEYS, problems)
   const key = (name: string): string => `${where}${name}`
   const int = (name: string, fallback: number, min = 0): number =>
     parseInteger(key(name), value(properties, name), { min }, problems) ?? fallback

@@ -1,11 +1,15 @@
 import { readFileSync } from 'node:fs'
 import { ConfigError } from '../shared/errors.js'
+import { resolveConfigProviders } from './config-providers.js'
+import { ProblemList } from './values.js'
 
 /** One key of a `.properties` file with where it came from, for error messages. */
 export interface PropertyEntry {
   readonly value: string
   readonly file: string
   readonly line: number
+  /** The text as written when the value came from a config provider (`${env:NAME}`): shown instead of the value. */
+  readonly reference?: string
 }
 
 export type Properties = ReadonlyMap<string, PropertyEntry>
@@ -66,7 +70,10 @@ export function parseProperties (text: string, file = '<text>'): Map<string, Pro
   return result
 }
 
-/** Reads and parses a `.properties` file; an unreadable file is a `ConfigError` naming `flag`. */
+/**
+ * Reads and parses a `.properties` file and resolves its `${env:...}` / `${file:...}` references;
+ * an unreadable file or an unresolvable reference is a `ConfigError` naming `flag` or the key.
+ */
 export function readPropertiesFile (path: string, flag: string): Map<string, PropertyEntry> {
   let text: string
   try {
@@ -75,5 +82,8 @@ export function readPropertiesFile (path: string, flag: string): Map<string, Pro
     const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : `cannot read it (${(error as NodeJS.ErrnoException).code ?? 'error'})`
     throw new ConfigError([{ key: flag, value: path, message: `${reason}; give the path of a readable Java .properties file` }])
   }
-  return parseProperties(text, path)
+  const problems = new ProblemList()
+  const resolved = resolveConfigProviders(parseProperties(text, path), `${path}: `, problems)
+  if (!problems.empty) throw new ConfigError(problems.problems)
+  return resolved
 }

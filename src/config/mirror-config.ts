@@ -112,6 +112,8 @@ export interface MirrorConfig {
   readonly logLevel: LogLevel
   /** How long shutdown waits for in-flight records to be acknowledged; default 30000. */
   readonly drainTimeoutMs: number
+  /** Keys read from the configuration that have no effect here (logged once as one warning line). */
+  readonly ignoredKeys?: readonly string[]
 }
 
 export function targetTopicName (policy: ReplicationPolicy, sourceAlias: string, topic: string): string {

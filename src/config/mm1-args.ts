@@ -167,5 +167,6 @@ export function configFromMm1 (values: Mm1Values): MirrorConfig {
     })
   })
   if (!problems.empty) throw new ConfigError(problems.problems)
-  return freezeConfig({ flows, metricsPort, metricsHost: single(values, 'metrics.host', problems) ?? '0.0.0.0', logLevel, drainTimeoutMs })
+  const ignoredKeys = problems.ignored
+  return freezeConfig({ flows, metricsPort, metricsHost: single(values, 'metrics.host', problems) ?? '0.0.0.0', logLevel, drainTimeoutMs, ignoredKeys })
 }

@@ -1,11 +1,28 @@
 import type { ConfigProblem } from '../shared/errors.js'
 
-/** Collects problems while reading configuration so all of them are reported at once. */
+/** What a secret looks like wherever it is shown. */
+export const REDACTED = '[redacted]'
+
+/** Keys whose values are secrets: passwords, JAAS lines and private key material. */
+export function isSecretKey (key: string): boolean {
+  return /(password|secret|jaas\.config|keystore\.key|ssl\.key|credentials?|token)$/i.test(key.trim())
+}
+
+/**
+ * Collects problems while reading configuration so all of them are reported at once, and the keys
+ * that were read but have no effect here (reported together as one warning line).
+ */
 export class ProblemList {
   readonly problems: ConfigProblem[] = []
+  readonly #ignored = new Set<string>()
+  /** Records a problem; the value of a secret key (password, JAAS line, key material) is shown as `[redacted]`. */
   add (key: string, value: string | undefined, message: string): void {
-    this.problems.push(value === undefined ? { key, message } : { key, value, message })
+    const shown = value !== undefined && isSecretKey(key) && !/^\$\{[^}]*\}$/.test(value.trim()) ? REDACTED : value
+    this.problems.push(shown === undefined ? { key, message } : { key, value: shown, message })
   }
+  /** Records a key that is accepted but does nothing in the sidecar (a MirrorMaker or Java client internal). */
+  ignore (key: string): void { this.#ignored.add(key) }
+  get ignored (): string[] { return [...this.#ignored].sort() }
   get empty (): boolean { return this.problems.length === 0 }
 }
 

@@ -3,41 +3,56 @@ import type { Kafka as KafkaClient, logCreator as LogCreator } from 'kafkajs'
 import type { Logger } from '../shared/logger.js'
 import { silentLogger } from '../shared/logger.js'
 import { registerCodecs } from './codecs.js'
-import type { ClusterConnection } from './connection.js'
+import { tlsForClient, type ClusterConnection } from './connection.js'
 
 const { Kafka, logLevel } = kafkajs
 
 export type { KafkaClient }
 
-function logCreatorFor (logger: Logger): LogCreator {
+/**
+ * kafkajs warnings about choices made on purpose, logged at debug instead of warn: the sink limits
+ * in-request retries of its idempotent producer and replaces the producer before retrying
+ * (see `KafkaRecordSink`), so the guarantee the warning is about holds.
+ */
+const EXPECTED_WARNINGS: ReadonlySet<string> = new Set(['Limiting retries for the idempotent producer may invalidate EoS guarantees'])
+
+/** Routes kafkajs log lines into our JSON logger (kafkajs INFO is our debug: it is chatty). */
+export function logCreatorFor (logger: Logger): LogCreator {
   return () => ({ level, log }) => {
     const { message, ...extra } = log as { message: string, [key: string]: unknown }
     delete extra.timestamp
     delete extra.logger
     const fields = { kafkajs: log.namespace, ...extra }
     if (level === logLevel.ERROR) logger.error(message, fields)
-    else if (level === logLevel.WARN) logger.warn(message, fields)
-    else if (level === logLevel.INFO) logger.debug(message, fields)
+    else if (level === logLevel.WARN && !EXPECTED_WARNINGS.has(message)) logger.warn(message, fields)
     else logger.debug(message, fields)
   }
+}
+
+export interface KafkaClientOptions {
+  /** kafkajs' retries for connection-level work; default 5 (a command-line check wants 1). */
+  readonly retries?: number
+  /** Longest wait between those retries; default 5000. */
+  readonly maxRetryTimeMs?: number
 }
 
 /**
  * The one place a kafkajs client is made. kafkajs' own retrier is kept for connection-level
  * work (metadata, coordinator lookup); data-plane retries are ours (`shared/retry.ts`).
  */
-export function createKafkaClient (connection: ClusterConnection, logger: Logger = silentLogger): KafkaClient {
+export function createKafkaClient (connection: ClusterConnection, logger: Logger = silentLogger, options: KafkaClientOptions = {}): KafkaClient {
   registerCodecs()
   const { tls, sasl } = connection
   return new Kafka({
     clientId: connection.clientId,
     brokers: [...connection.brokers],
-    ...(tls === undefined ? {} : { ssl: tls }),
+    // Secrets are non-enumerable on the config (never serialised); kafkajs gets a plain copy.
+    ...(tls === undefined ? {} : { ssl: tlsForClient(tls) }),
     ...(sasl === undefined ? {} : { sasl: { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password } as never }),
     connectionTimeout: connection.connectionTimeoutMs ?? 10_000,
     requestTimeout: connection.requestTimeoutMs ?? 30_000,
-    logLevel: logger.level === 'debug' ? logLevel.DEBUG : logLevel.INFO,
+    logLevel: logger.level === 'silent' ? logLevel.NOTHING : logger.level === 'debug' ? logLevel.DEBUG : logLevel.INFO,
     logCreator: logCreatorFor(logger.child({ cluster: connection.alias })),
-    retry: { retries: 5, initialRetryTime: 200, maxRetryTime: 5_000 },
+    retry: { retries: options.retries ?? 5, initialRetryTime: Math.min(200, options.maxRetryTimeMs ?? 200), maxRetryTime: options.maxRetryTimeMs ?? 5_000 },
   })
 }

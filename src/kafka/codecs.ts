@@ -41,12 +41,49 @@ function zstdCodec (): Codec {
   }
 }
 
+interface Lz4Js {
+  compressBlock: (src: Uint8Array, dst: Uint8Array, sIndex: number, sLength: number, hashTable: Uint32Array) => number
+  compressBound: (n: number) => number
+  decompress: (b: Uint8Array) => Uint8Array
+}
+
+const LZ4_MAGIC = 0x184D2204
+const LZ4_BLOCK_BYTES = 64 * 1024
+
+/**
+ * LZ4 frames as Kafka's Java client writes them: independent 64 KiB blocks (the broker refuses
+ * dependent blocks, which lz4js' own frame writer produces), header checksum, no content checksum.
+ */
 function lz4Codec (): Codec {
-  const lz4 = require('lz4js') as { compress: (b: Uint8Array) => Uint8Array, decompress: (b: Uint8Array) => Uint8Array }
+  const lz4 = require('lz4js') as Lz4Js
+  const xxh32 = (require('lz4js/xxh32.js') as { hash: (seed: number, src: Uint8Array, index: number, length: number) => number }).hash
+  const hashTable = new Uint32Array(1 << 16)
+  const blockBuffer = new Uint8Array(lz4.compressBound(LZ4_BLOCK_BYTES))
   return {
     async compress (encoder) {
-      const out = lz4.compress(encoder.buffer)
-      return Buffer.from(out.buffer, out.byteOffset, out.byteLength)
+      const src = encoder.buffer
+      const out = Buffer.allocUnsafe(7 + src.length + Math.ceil(src.length / LZ4_BLOCK_BYTES + 1) * 4 + 16)
+      out.writeUInt32LE(LZ4_MAGIC, 0)
+      out[4] = 0x60 // version 01, block independence
+      out[5] = 0x40 // max block size 64 KiB
+      out[6] = (xxh32(0, out, 4, 2) >> 8) & 0xff
+      let at = 7
+      for (let from = 0; from < src.length; from += LZ4_BLOCK_BYTES) {
+        const length = Math.min(LZ4_BLOCK_BYTES, src.length - from)
+        hashTable.fill(0)
+        const compressed = lz4.compressBlock(src, blockBuffer, from, length, hashTable)
+        if (compressed === 0 || compressed >= length) {
+          out.writeUInt32LE((0x80000000 | length) >>> 0, at)
+          src.copy(out, at + 4, from, from + length)
+          at += 4 + length
+        } else {
+          out.writeUInt32LE(compressed, at)
+          out.set(blockBuffer.subarray(0, compressed), at + 4)
+          at += 4 + compressed
+        }
+      }
+      out.writeUInt32LE(0, at)
+      return out.subarray(0, at + 4)
     },
     async decompress (buffer) {
       const out = lz4.decompress(buffer)

@@ -22,6 +22,19 @@ function rootCause (error: unknown): KafkaJsErrorShape {
 
 const AUTH_TYPES = new Set(['SASL_AUTHENTICATION_FAILED', 'ILLEGAL_SASL_STATE', 'UNSUPPORTED_SASL_MECHANISM', 'TOPIC_AUTHORIZATION_FAILED', 'GROUP_AUTHORIZATION_FAILED', 'CLUSTER_AUTHORIZATION_FAILED'])
 
+/** Node's codes for a TLS peer certificate that does not verify (untrusted, expired, wrong host). */
+const TLS_CERT_CODES = new Set(['SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'CERT_UNTRUSTED', 'CERT_SIGNATURE_FAILURE', 'ERR_TLS_CERT_ALTNAME_INVALID'])
+
+/** What to do about an authentication or TLS failure, added to its message. */
+function securityHint (kafkaCode: string | undefined, name: string, tlsCode: string | undefined, reason: string): string | undefined {
+  if (tlsCode === 'ERR_TLS_CERT_ALTNAME_INVALID') return 'the broker\'s TLS certificate does not name this host; connect by a name in the certificate, or set ssl.endpoint.identification.algorithm= (empty) to skip the host name check'
+  if (tlsCode !== undefined && TLS_CERT_CODES.has(tlsCode)) return 'the broker\'s TLS certificate is not trusted; set ssl.truststore.location (or ssl.truststore.certificates) to the CA that signed it'
+  if (kafkaCode === 'UNSUPPORTED_SASL_MECHANISM' || /does not support the requested SASL mechanism/i.test(reason)) return 'wrong SASL mechanism: set sasl.mechanism to one the broker\'s listener enables (sasl.enabled.mechanisms)'
+  if (name === 'KafkaJSSASLAuthenticationError' || kafkaCode === 'SASL_AUTHENTICATION_FAILED') return 'check the username and password in sasl.jaas.config'
+  return undefined
+}
+
 /**
  * Converts an error thrown by the Kafka client into a `MirrorError`. `retriable` follows the
  * original cause: a request that ran out of client retries on a connection error is still worth
@@ -33,12 +46,14 @@ export function toMirrorError (error: unknown, context: string, code: ErrorCode 
   const top = (error ?? {}) as KafkaJsErrorShape
   const kafkaCode = root.type ?? top.type
   const name = root.name ?? top.name ?? 'Error'
-  const authentication = (kafkaCode !== undefined && AUTH_TYPES.has(kafkaCode)) || name === 'KafkaJSSASLAuthenticationError'
+  const tlsCode = [(root as { code?: unknown }).code, (top as { code?: unknown }).code].find(c => typeof c === 'string' && TLS_CERT_CODES.has(c)) as string | undefined
+  const authentication = (kafkaCode !== undefined && AUTH_TYPES.has(kafkaCode)) || name === 'KafkaJSSASLAuthenticationError' || tlsCode !== undefined
   const connection = name === 'KafkaJSConnectionError' || name === 'KafkaJSRequestTimeoutError' || name === 'KafkaJSConnectionClosedError' ||
     name === 'KafkaJSBrokerNotFound' || name === 'KafkaJSMetadataNotLoaded' || name === 'KafkaJSLockTimeout' || name === 'KafkaJSStaleTopicMetadataAssignment'
   const retriable = !authentication && (connection || root.retriable === true || top.retriable === true)
   const reason = root.message ?? top.message ?? String(error)
-  return new MirrorError(authentication ? ErrorCodes.AUTHENTICATION : connection ? ErrorCodes.CONNECTION : code, `${context}: ${reason}`, {
+  const hint = securityHint(kafkaCode, name, tlsCode, reason)
+  return new MirrorError(authentication ? ErrorCodes.AUTHENTICATION : connection ? ErrorCodes.CONNECTION : code, `${context}: ${reason}${hint === undefined ? '' : ` (${hint})`}`, {
     retriable,
     cause: error,
     ...(kafkaCode === undefined ? {} : { kafkaCode }),

@@ -8,7 +8,7 @@ import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from './connection.js'
 import { toMirrorError } from './errors.js'
 
-const { CompressionTypes } = kafkajs
+const { CompressionTypes, Partitioners } = kafkajs
 
 const compressionTypes: Record<CompressionName, number> = {
   none: CompressionTypes.None,
@@ -60,6 +60,8 @@ export class KafkaRecordSink {
       maxInFlightRequests: 1,
       // Short in-request retries (same sequence numbers); longer outages are retried by the pipeline.
       retry: { retries: 3, initialRetryTime: 200, maxRetryTime: 2_000 },
+      // Every record names its partition, so no partitioner runs; naming one stops kafkajs' start-up warning about its default.
+      createPartitioner: Partitioners.DefaultPartitioner,
     })
     try {
       await producer.connect()
@@ -87,7 +89,14 @@ export class KafkaRecordSink {
     try {
       const metadata = await producer.sendBatch({ topicMessages, acks: this.#settings.acks, compression: compressionTypes[this.#settings.compression], timeout: timeoutMs })
       this.#connected = true
-      return metadata.map(m => ({ topic: m.topicName, partition: m.partition, baseOffset: BigInt(m.baseOffset ?? '-1') }))
+      const acks = metadata.map(m => ({ topic: m.topicName, partition: m.partition, baseOffset: BigInt(m.baseOffset ?? '-1') }))
+      // kafkajs silently leaves out partitions its metadata does not know yet (just added on the
+      // target): treat that as retriable; the retry uses a new producer with fresh metadata.
+      const missing = writes.filter(w => !acks.some(a => a.topic === w.topic && a.partition === w.partition))
+      if (missing.length > 0) {
+        throw new MirrorError(ErrorCodes.SEND_FAILED, `the ${this.#connection.alias} cluster's metadata does not list ${missing.map(w => `${w.topic}-${w.partition}`).join(', ')} yet`, { retriable: true, kafkaCode: 'UNKNOWN_TOPIC_OR_PARTITION' })
+      }
+      return acks
     } catch (error) {
       const converted = toMirrorError(error, `writing to the ${this.#connection.alias} cluster failed`, ErrorCodes.SEND_FAILED)
       if (converted.retriable) this.#connected = false

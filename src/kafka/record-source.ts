@@ -98,14 +98,15 @@ export class KafkaRecordSource {
         throw toMirrorError(error, `cannot join group "${this.#settings.groupId}" on the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`)
       }
       this.#connected = true
-      if (topics.length === 0) continue
-      await consumer.run({
-        autoCommit: false,
-        eachBatchAutoResolve: false,
-        partitionsConsumedConcurrently: 16,
-        eachBatch: payload => this.#eachBatch(payload, handlers),
-      })
     }
+    if (topics.length === 0) return
+    // All streams join together, so the group settles in one rebalance instead of one per stream.
+    await Promise.all(this.#consumers.map(consumer => consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: 16,
+      eachBatch: payload => this.#eachBatch(payload, handlers),
+    })))
   }
 
   #wireEvents (consumer: Consumer, handlers: SourceHandlers): void {
@@ -131,6 +132,8 @@ export class KafkaRecordSource {
     consumer.on(CRASH, event => {
       const error = event.payload.error
       this.#connected = false
+      // A crash caused by our own disconnect must not restart the consumer behind our back.
+      if (this.#stopped) { void consumer.disconnect().catch(() => {}); return }
       if (event.payload.restart) {
         this.#logger.warn('source consumer crashed and restarts', { error })
         return

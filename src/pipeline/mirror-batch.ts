@@ -1,3 +1,9 @@
+/** Tracing of a batch (see `tracing/mirror-tracer.ts`); absent when tracing is off. */
+export interface BatchSpan {
+  sendSpan: () => { retry: (event: { operation: string, errorCode: string, attempt?: number, backoffMs?: number }) => void, setTargetOffset: (offset: bigint) => void, end: (error?: unknown) => void }
+  end: (error?: unknown) => void
+}
+
 /** Header values as the Kafka client hands them over: bytes, or several for a repeated key. */
 export type HeaderValue = Buffer | string | ReadonlyArray<Buffer | string> | undefined
 
@@ -29,6 +35,8 @@ export interface MirrorBatch {
   readonly bytes: number
   /** Time the batch was handed over by the consumer (ms since epoch). */
   readonly pollTimeMs: number
+  /** The batch's span when tracing is on. */
+  readonly span?: BatchSpan
 }
 
 /** Bytes a record holds in memory, as the queue counts them. */

@@ -7,7 +7,9 @@ import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { retry } from '../shared/retry.js'
 import { BoundedQueue, QueueClosedError } from './bounded-queue.js'
-import { recordBytes, type MirrorBatch, type SourceRecord } from './mirror-batch.js'
+import { recordBytes, type BatchSpan, type MirrorBatch, type SourceRecord } from './mirror-batch.js'
+import { batchSpanInput } from '../tracing/batch-span-input.js'
+import type { BatchSpanInput } from '../tracing/mirror-tracer.js'
 import { PartitionProgress, partitionKey, type CommitCandidate } from './partition-progress.js'
 import type { FlowLabels, FlowSnapshot, LifecycleState, PipelineObserver } from './pipeline-observer.js'
 import { ProducerWorker, type AckSegment } from './producer-worker.js'
@@ -23,8 +25,15 @@ export interface AckListener {
   flush: (committing?: readonly CommitCandidate[]) => Promise<void>
 }
 
+/** Starts a span per batch; `enabled` false means no spans are made at all. */
+export interface BatchTracer {
+  readonly enabled: boolean
+  startBatchSpan: (input: BatchSpanInput) => BatchSpan
+}
+
 export interface MirrorFlowOptions {
   readonly observer?: PipelineObserver
+  readonly tracer?: BatchTracer
   readonly ackListener?: AckListener
   readonly logger: Logger
   /** How long `stop()` waits for in-flight records to be acknowledged; default 30000. */
@@ -46,6 +55,7 @@ export class MirrorFlow {
   readonly #logger: Logger
   readonly #observer: PipelineObserver
   readonly #ackListener: AckListener | undefined
+  readonly #tracer: BatchTracer | undefined
   readonly #drainTimeoutMs: number
   readonly #sourceAdmin: TopicAdmin
   readonly #targetAdmin: TopicAdmin
@@ -64,6 +74,8 @@ export class MirrorFlow {
   #committing: Promise<void> | undefined
   #refreshing: Promise<void> | undefined
   #stopping: Promise<void> | undefined
+  #starting: Promise<void> | undefined
+  #stopRequested = false
   #failure: Error | undefined
   #resolveDone!: () => void
   #rejectDone!: (error: Error) => void
@@ -76,6 +88,7 @@ export class MirrorFlow {
     this.#logger = options.logger.child({ flow: config.name })
     this.#observer = options.observer ?? {}
     this.#ackListener = options.ackListener
+    this.#tracer = options.tracer
     this.#drainTimeoutMs = options.drainTimeoutMs ?? 30_000
     this.#sourceAdmin = new TopicAdmin(config.source, this.#logger)
     this.#targetAdmin = new TopicAdmin(config.target, this.#logger)
@@ -93,7 +106,14 @@ export class MirrorFlow {
     return new KafkaRecordSource(this.config.source, this.config.consumer, this.config.numStreams, this.#logger)
   }
 
-  async start (): Promise<void> {
+  /** Connects, creates missing target topics, joins the source group and starts copying. */
+  start (): Promise<void> {
+    this.#starting ??= this.#startOnce()
+    return this.#starting
+  }
+
+  async #startOnce (): Promise<void> {
+    if (this.#stopRequested) return
     await this.#sourceAdmin.start()
     await this.#targetAdmin.start()
     await Promise.all(this.#sinks.map(sink => sink.start()))
@@ -112,8 +132,14 @@ export class MirrorFlow {
       },
       produceRequest: (seconds, ok) => this.#observer.produceRequest?.(this.labels, seconds, ok),
       retry: (operation, error) => this.#observer.retry?.(this.labels, operation, errorLabel(error)),
-    }, this.#logger.child({ lane })).run().catch(error => this.#fail(error as Error)))
+    }, this.#logger.child({ lane })).run().catch(error => {
+      // A stop that gave up waiting (drain deadline, forced stop) ends the retries: what is unwritten stays uncommitted, not a failure.
+      if (this.#abort.signal.aborted && !(error instanceof MirrorError && error.code === ErrorCodes.SEND_FAILED)) return
+      this.#fail(error as Error)
+    }))
+    if (this.#stopRequested) return
     await this.#startSource()
+    if (this.#stopRequested) return
     this.#state = 'running'
     this.#commitTimer = setInterval(() => { void this.commit() }, this.config.offsetCommitIntervalMs)
     this.#commitTimer.unref()
@@ -151,7 +177,7 @@ export class MirrorFlow {
     if (mirrored === undefined || records.length === 0) return
     const firstOffset = BigInt((records[0] as SourceRecord).offset)
     this.#progress.observeHighWatermark(topic, partition, fetched.highWatermark, firstOffset)
-    const start = this.#progress.admitFrom(topic, partition, firstOffset, records.map(r => r.offset))
+    const start = this.#progress.admitFrom(topic, partition, records)
     if (start >= records.length) return
     const pollTimeMs = Date.now()
     const lane = this.#laneOf(partitionKey(topic, partition))
@@ -175,7 +201,8 @@ export class MirrorFlow {
       // The last chunk ends where the fetch ended: past trailing control records (transaction markers) too.
       const last = BigInt((records[to - 1] as SourceRecord).offset) + 1n
       const next = to < records.length ? BigInt((records[to] as SourceRecord).offset) : fetched.nextOffset !== undefined && fetched.nextOffset > last ? fetched.nextOffset : last
-      const batch: MirrorBatch = { sourceTopic: topic, targetTopic: mirrored.target, partition, records: chunk, firstOffset: BigInt((chunk[0] as SourceRecord).offset), nextOffset: next, bytes, pollTimeMs }
+      let batch: MirrorBatch = { sourceTopic: topic, targetTopic: mirrored.target, partition, records: chunk, firstOffset: BigInt((chunk[0] as SourceRecord).offset), nextOffset: next, bytes, pollTimeMs }
+      if (this.#tracer?.enabled === true) batch = { ...batch, span: this.#tracer.startBatchSpan(batchSpanInput(this.labels, batch, true, this.config.consumer.groupId)) }
       this.#progress.admitted(batch)
       try {
         while (!await this.#queue.pushWithin(batch, lane, this.config.consumer.heartbeatIntervalMs)) {
@@ -187,6 +214,7 @@ export class MirrorFlow {
         }
       } catch (error) {
         this.#progress.abandoned(batch)
+        batch.span?.end()
         if (error instanceof QueueClosedError) return
         throw error
       }
@@ -294,6 +322,7 @@ export class MirrorFlow {
 
   /** Drains and stops; resolves when done. Once-only: later calls return the same promise. */
   stop (): Promise<void> {
+    this.#stopRequested = true
     if (this.#state !== 'failed') this.#state = 'stopping'
     void this.#shutdown().then(() => {
       if (this.#failure === undefined) {
@@ -313,6 +342,8 @@ export class MirrorFlow {
 
   #shutdown (): Promise<void> {
     this.#stopping ??= (async () => {
+      // A stop during start waits for start to settle (joining a group can take a session timeout).
+      await this.#starting?.catch(() => {})
       clearInterval(this.#commitTimer)
       clearInterval(this.#refreshTimer)
       this.#source.pause()

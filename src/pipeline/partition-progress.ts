@@ -18,6 +18,8 @@ interface PartitionState {
   admittedNext: bigint
   committed: bigint
   lastProgressMs: number
+  /** False while another member owns the partition (its state is kept to avoid copying twice). */
+  owned: boolean
 }
 
 export interface CommitCandidate {
@@ -43,7 +45,7 @@ export class PartitionProgress {
     const key = partitionKey(topic, partition)
     let state = this.#states.get(key)
     if (state === undefined) {
-      state = { topic, partition, highWatermark: -1n, inFlight: [], ackedNext: startOffset, admittedNext: startOffset, committed: -1n, lastProgressMs: 0 }
+      state = { topic, partition, highWatermark: -1n, inFlight: [], ackedNext: startOffset, admittedNext: startOffset, committed: -1n, lastProgressMs: 0, owned: true }
       this.#states.set(key, state)
     }
     return state
@@ -52,13 +54,16 @@ export class PartitionProgress {
   /**
    * Decides which part of a fetched batch is new. After a rebalance the consumer fetches again from
    * the committed offset; records this process already handed over are dropped here, so they are
-   * not written twice. Returns the first index of `offsets` to keep (offsets.length: none).
+   * not written twice. Returns the index of the first record to keep (records.length: none).
    */
-  admitFrom (topic: string, partition: number, firstOffset: bigint, offsets: readonly string[]): number {
+  admitFrom (topic: string, partition: number, records: ReadonlyArray<{ readonly offset: string }>): number {
+    const first = records[0]
+    if (first === undefined) return 0
+    const firstOffset = BigInt(first.offset)
     const state = this.#state(topic, partition, firstOffset)
     if (firstOffset >= state.admittedNext) return 0
     let index = 0
-    while (index < offsets.length && BigInt(offsets[index] as string) < state.admittedNext) index++
+    while (index < records.length && BigInt((records[index] as { offset: string }).offset) < state.admittedNext) index++
     return index
   }
 
@@ -115,6 +120,7 @@ export class PartitionProgress {
 
   observeHighWatermark (topic: string, partition: number, highWatermark: bigint, fetchOffset: bigint): void {
     const state = this.#state(topic, partition, fetchOffset)
+    state.owned = true
     state.highWatermark = highWatermark
   }
 
@@ -137,10 +143,17 @@ export class PartitionProgress {
     }
   }
 
-  /** Forgets partitions not in `owned` that have nothing in flight (after a rebalance took them away). */
+  /**
+   * Marks which partitions this process owns after a rebalance. State of the others is kept: when a
+   * partition moves between this process's consumers, or comes back, the records already handed
+   * over are not copied again.
+   */
   retain (owned: ReadonlySet<string>): void {
     for (const [key, state] of this.#states) {
-      if (!owned.has(key) && state.inFlight.length === 0) this.#states.delete(key)
+      state.owned = owned.has(key)
+      if (state.owned) continue
+      // Commits and lag are the owner's business now; what is still in flight here completes.
+      state.highWatermark = -1n
     }
   }
 
@@ -153,6 +166,7 @@ export class PartitionProgress {
   snapshot (): PartitionSnapshot[] {
     const out: PartitionSnapshot[] = []
     for (const state of this.#states.values()) {
+      if (!state.owned && state.inFlight.length === 0) continue
       const head = state.inFlight[0]?.batch.records[0]
       out.push({
         topic: state.topic,

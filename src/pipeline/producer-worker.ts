@@ -76,8 +76,9 @@ export class ProducerWorker {
   }
 
   async #write (batches: readonly MirrorBatch[]): Promise<void> {
+    const sends = batches[0]?.span === undefined ? undefined : batches.map(b => b.span?.sendSpan())
     try {
-      const acks = await this.#sendWithRetry(batches.map(b => ({ topic: b.targetTopic, partition: b.partition, records: b.records })))
+      const acks = await this.#sendWithRetry(batches.map(b => ({ topic: b.targetTopic, partition: b.partition, records: b.records })), sends)
       const now = Date.now()
       const next = new Map<string, bigint>()
       for (const batch of batches) {
@@ -86,10 +87,18 @@ export class ProducerWorker {
         if (base === undefined) throw new MirrorError(ErrorCodes.INTERNAL, `no acknowledgement for ${batch.targetTopic}-${batch.partition}`)
         next.set(key, base + BigInt(batch.records.length))
         this.#callbacks.acknowledged(batch, [{ from: 0, count: batch.records.length, targetBaseOffset: base }], now, batch.records.length)
+        if (sends !== undefined) {
+          const send = sends[batches.indexOf(batch)]
+          send?.setTargetOffset(base)
+          send?.end()
+          batch.span?.end()
+        }
       }
     } catch (error) {
+      for (const send of sends ?? []) send?.end(error)
       if (!isPermanent(error)) throw error
       if (batches.length === 1 && batches[0]?.records.length === 1) {
+        batches[0].span?.end(error)
         this.#fail(batches[0], 0, error as MirrorError)
         return
       }
@@ -115,11 +124,13 @@ export class ProducerWorker {
         if (!isPermanent(error)) throw error
         // Records before this one are on the target; report them before stopping or skipping.
         if (i > 0 && this.#options.abortOnSendFailure) this.#callbacks.acknowledged(batch, segments, Date.now(), i)
+        if (this.#options.abortOnSendFailure) batch.span?.end(error)
         this.#fail(batch, i, error as MirrorError)
         if (this.#options.abortOnSendFailure) return
       }
     }
     this.#callbacks.acknowledged(batch, segments, Date.now(), batch.records.length)
+    batch.span?.end()
   }
 
   #fail (batch: MirrorBatch, index: number, error: MirrorError): void {
@@ -131,7 +142,7 @@ export class ProducerWorker {
     if (this.#options.abortOnSendFailure) throw failure
   }
 
-  async #sendWithRetry (writes: PartitionWrite[]): Promise<Map<string, bigint>> {
+  async #sendWithRetry (writes: PartitionWrite[], sends?: ReadonlyArray<ReturnType<NonNullable<MirrorBatch['span']>['sendSpan']> | undefined>): Promise<Map<string, bigint>> {
     const acks: PartitionAck[] = await retry(async attempt => {
       if (attempt > 1) await this.#sink.reset()
       const started = performance.now()
@@ -149,6 +160,7 @@ export class ProducerWorker {
       maxBackoffMs: 5_000,
       onRetry: (error, attempt, waitMs) => {
         this.#callbacks.retry('produce', error)
+        if (sends !== undefined) for (const send of sends) send?.retry({ operation: 'produce', errorCode: errorLabel(error), attempt, backoffMs: waitMs })
         if (attempt === 1 || attempt % 10 === 0) this.#logger.warn('writing to the target failed; retrying', { attempt, backoffMs: waitMs, code: errorLabel(error), error })
       },
     })

@@ -42,8 +42,10 @@ export interface SidecarRun {
 export function spawnSidecar (t: TestContext, run: SidecarRun): SidecarProcess {
   const consumerConfig = writeProperties({ 'bootstrap.servers': run.source.bootstrap, 'group.id': run.groupId, 'auto.offset.reset': 'earliest', ...run.consumer }, 'source.properties')
   const producerConfig = writeProperties({ 'bootstrap.servers': run.target.bootstrap, acks: 'all', ...run.producer }, 'target.properties')
-  return spawnSidecarArgs(t, ['--consumer.config', consumerConfig, '--producer.config', producerConfig, '--whitelist', run.include,
-    '--offset.commit.interval.ms', '500', '--refresh.topics.interval.ms', '1000', '--metrics.port', '0', '--metrics.host', '127.0.0.1', ...(run.args ?? [])], run.env)
+  const given = new Set((run.args ?? []).filter(arg => arg.startsWith('--')))
+  const defaults = [['--offset.commit.interval.ms', '500'], ['--refresh.topics.interval.ms', '1000'], ['--metrics.port', '0'], ['--metrics.host', '127.0.0.1']]
+    .filter(([flag]) => !given.has(flag as string)).flat() as string[]
+  return spawnSidecarArgs(t, ['--consumer.config', consumerConfig, '--producer.config', producerConfig, '--whitelist', run.include, ...defaults, ...(run.args ?? [])], run.env)
 }
 
 export function spawnSidecarArgs (t: TestContext, args: readonly string[], env: NodeJS.ProcessEnv = {}): SidecarProcess {
@@ -59,8 +61,10 @@ export function spawnSidecarArgs (t: TestContext, args: readonly string[], env: 
 
 /** Waits until the sidecar logged that it is mirroring (connected, topics resolved, group joined). */
 export async function waitMirroring (sidecar: SidecarProcess, timeoutMs = 60_000): Promise<void> {
+  let exited = false
   await waitUntil(() => {
-    if (sidecar.child.exitCode !== null) throw new Error(`sidecar exited early (${sidecar.child.exitCode}):\n${sidecar.stderr()}`)
-    return sidecar.stderr().includes('"msg":"mirroring"')
+    exited = sidecar.child.exitCode !== null
+    return exited || sidecar.stderr().includes('"msg":"mirroring"')
   }, { timeoutMs, message: 'the sidecar to start mirroring' })
+  if (exited) throw new Error(`sidecar exited early (${sidecar.child.exitCode}):\n${sidecar.stderr()}`)
 }

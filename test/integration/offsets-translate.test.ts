@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { runTranslate } from '../../cli/commands/translate.js'
+import { translateOutput } from '../../cli/commands/translate.js'
 import { translateGroupOffsets } from '../../src/offsets/translate-group.js'
 import { committedOffsets, createTopic, deleteTopicIfExists, produce, sharedClusters, uniqueName } from '../helpers/kafka.js'
 import { consumeAndCommit, tagged } from '../helpers/offsets.js'
@@ -32,22 +32,18 @@ test('translate: exact where mirrored, "not yet mirrored" for a partition where 
     [1, 60n, 'not-yet-mirrored', undefined, 50n],
   ])
 
-  let out = ''
-  let err = ''
-  const args = { source: source.bootstrap, target: target.bootstrap, group, 'source-alias': 'source', format: 'table' as const }
-  assert.equal(await runTranslate(args, s => { out += s }, s => { err += s }), 1, 'exit 1: a partition is not translatable yet')
-  const lines = out.trim().split('\n').map(line => line.trim().split(/\s+/))
+  const args = { source: source.bootstrap, target: target.bootstrap, group, 'source-alias': 'source', format: 'table' as const, verbose: false, 'timeout-ms': 3000 }
+  const table = await translateOutput(args)
+  assert.equal(table.exitCode, 1, 'exit 1: a partition is not translatable yet')
+  const lines = table.text.trim().split('\n').map(line => line.trim().split(/\s+/))
   assert.deepEqual(lines[0], ['GROUP', 'TOPIC', 'PARTITION', 'SOURCE-OFFSET', 'TARGET-TOPIC', 'TARGET-OFFSET', 'STATUS'])
   assert.deepEqual(lines[1], [group, topic, '0', '50', topic, '50', 'ok'])
   assert.deepEqual(lines[2], [group, topic, '1', '60', '-', '-', 'not', 'yet', 'mirrored', '(mirrored', 'up', 'to', '50)'])
-  assert.equal(err, '')
 
-  out = ''
-  assert.equal(await runTranslate({ ...args, topic, format: 'json' }, s => { out += s }, s => { err += s }), 1)
-  const json = JSON.parse(out) as Array<Record<string, unknown>>
-  assert.deepEqual(json.map(r => [r.partition, r.sourceOffset, r.status, r.targetOffset ?? null]), [[0, '50', 'translated', '50'], [1, '60', 'not-yet-mirrored', null]])
+  const json = JSON.parse((await translateOutput({ ...args, topic, format: 'json' })).text) as Array<Record<string, unknown>>
+  assert.deepEqual(json.map(r => [r.partition, r.sourceOffset, r.targetOffset, r.status]), [[0, 50, 50, 'ok'], [1, 60, null, 'not yet mirrored (mirrored up to 50)']])
 
-  err = ''
-  assert.equal(await runTranslate({ ...args, group: uniqueName('nobody') }, () => {}, s => { err += s }), 1)
-  assert.match(err, /has no committed offsets on the source cluster; check --group/)
+  const nobody = await translateOutput({ ...args, group: uniqueName('nobody') })
+  assert.equal(nobody.exitCode, 1)
+  assert.match(nobody.notes.join('\n'), /has no committed offsets on the source cluster; check --group/)
 })

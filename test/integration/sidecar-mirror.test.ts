@@ -81,4 +81,11 @@ test('include and exclude follow MirrorMaker: comma means or, the whole name mus
   await waitUntil(async () => await totalRecords(target, late).catch(() => 0n) === 2n, { timeoutMs: 60_000, message: 'a topic created after start to be mirrored' })
   const copied = await readAll(target, late)
   assert.deepEqual(copied.map(r => [r.partition, r.value?.toString()]), [[0, '1'], [1, '2']])
+
+  const { withAdmin } = await import('../helpers/kafka.js')
+  await withAdmin(source, admin => admin.createPartitions({ topicPartitions: [{ topic: late, count: 3 }] }))
+  await produce(source, late, [{ partition: 2, key: 'c', value: '3' }])
+  await waitUntil(async () => await totalRecords(target, late) === 3n, { timeoutMs: 60_000, message: 'a partition added on the source to be added and mirrored' })
+  const grown = await readAll(target, late)
+  assert.deepEqual(grown.map(r => [r.partition, r.value?.toString()]), [[0, '1'], [1, '2'], [2, '3']])
 })

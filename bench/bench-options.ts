@@ -1,0 +1,163 @@
+import { parseArgs } from 'node:util'
+
+export const ContenderNames = ['sidecar', 'mm2', 'mm1'] as const
+export type ContenderName = typeof ContenderNames[number]
+
+export const Compressions = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const
+export type Compression = typeof Compressions[number]
+
+/** Everything one `npm run bench` invocation does, validated. */
+export interface BenchOptions {
+  readonly mode: 'throughput' | 'latency'
+  /** Records preloaded into the source topic (throughput mode); default 1,000,000, 100,000 with `--quick`. */
+  readonly records: number
+  /** Bytes per record value; default 512. */
+  readonly valueBytes: number
+  /** Bytes per record key; default 16. */
+  readonly keyBytes: number
+  /** Source and target topic partitions; default 8. */
+  readonly partitions: number
+  /** Producer compression of the preload and of every mirror's producer; default none. */
+  readonly compression: Compression
+  /** Extra producer settings given to every contender and the ceiling producer (`--producer-prop k=v`); default none. */
+  readonly producerProps: Readonly<Record<string, string>>
+  /** Consumer threads / tasks given to every contender; default 2 (this machine has 2 cores). */
+  readonly streams: number
+  /** Repetitions; medians are reported; default 3. */
+  readonly runs: number
+  /** `-Xmx` of every mirror and tool JVM; default `1g`. */
+  readonly javaHeap: string
+  readonly contenders: readonly ContenderName[]
+  /** Also measure ProducerPerformance / ConsumerPerformance (throughput mode); default true. */
+  readonly ceiling: boolean
+  /** Latency mode: records per second produced into the source; default 20,000. */
+  readonly rateRecordsPerSecond: number
+  /** Latency mode: how long the fixed-rate producer runs; default 60. */
+  readonly durationSeconds: number
+  /** Give up on one contender when the target has not caught up after this long; default 600. */
+  readonly timeoutSeconds: number
+  /** Read each target topic back after a copy to count duplicates and missing records; default true. */
+  readonly verify: boolean
+  /** Run the sidecar under `node --cpu-prof` and summarise the profile. */
+  readonly profile: boolean
+  /** Where latest.md / latest.json go; default `bench/results` (with `--profile`: the run's work folder, so profiled figures never replace the committed ones). */
+  readonly resultsDir: string | undefined
+  /** Node entry of the sidecar; default `dist/src/bin/mirror-sidecar.js`. */
+  readonly sidecarEntry: string
+}
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError'
+}
+
+export const USAGE = `usage: npm run bench -- [options]
+  --quick                   100,000 records (and 15 s in --latency mode) instead of the defaults
+  --records N               records preloaded into the source topic (default 1000000)
+  --value-bytes N           bytes per value (default 512)
+  --key-bytes N             bytes per key (default 16)
+  --partitions N            partitions of source and target topics (default 8)
+  --compression C           none|gzip|snappy|lz4|zstd for preload and every mirror producer (default none)
+  --producer-prop K=V       extra producer setting for every mirror and the ceiling producer (repeatable),
+                            e.g. --producer-prop batch.size=262144 (default: each tool's own defaults)
+  --streams N               --num.streams / tasks.max given to every contender (default 2)
+  --runs N                  repetitions, medians reported (default 3)
+  --java-heap SIZE          -Xmx of each mirror / tool JVM (default 1g)
+  --contenders LIST         comma list of sidecar,mm2,mm1 (default all three)
+  --no-ceiling              skip ProducerPerformance / ConsumerPerformance
+  --no-verify               skip reading each target topic back (duplicates / missing not reported)
+  --latency                 fixed-rate mode: end-to-end latency p50/p99/max
+  --rate N                  latency mode: records/s produced (default 20000)
+  --duration-seconds N      latency mode: seconds of production (default 60)
+  --timeout-seconds N       give up on a contender after this long (default 600)
+  --profile                 run the sidecar under node --cpu-prof (bench/profiles) and print top functions
+  --results-dir DIR         where latest.md and latest.json go (default bench/results; with --profile the
+                            run's folder under bench/work)
+  --sidecar-entry FILE      sidecar entry script (default dist/src/bin/mirror-sidecar.js)`
+
+function positiveInteger (flag: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback
+  const value = Number(raw)
+  if (!Number.isSafeInteger(value) || value <= 0) throw new UsageError(`--${flag} "${raw}": expected a positive integer`)
+  return value
+}
+
+/** Parses `argv` (without node and script); throws `UsageError` naming the flag and value. */
+export function parseBenchArgs (argv: readonly string[]): BenchOptions {
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        quick: { type: 'boolean' },
+        records: { type: 'string' },
+        'value-bytes': { type: 'string' },
+        'key-bytes': { type: 'string' },
+        partitions: { type: 'string' },
+        compression: { type: 'string' },
+        streams: { type: 'string' },
+        'producer-prop': { type: 'string', multiple: true },
+        runs: { type: 'string' },
+        'java-heap': { type: 'string' },
+        contenders: { type: 'string' },
+        'no-ceiling': { type: 'boolean' },
+        'no-verify': { type: 'boolean' },
+        latency: { type: 'boolean' },
+        rate: { type: 'string' },
+        'duration-seconds': { type: 'string' },
+        'timeout-seconds': { type: 'string' },
+        profile: { type: 'boolean' },
+        'results-dir': { type: 'string' },
+        'sidecar-entry': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    })
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n${USAGE}`)
+  }
+  const v = parsed.values
+  if (v.help === true) throw new UsageError(USAGE)
+  const quick = v.quick === true
+  const compression = v.compression ?? 'none'
+  if (!(Compressions as readonly string[]).includes(compression)) {
+    throw new UsageError(`--compression "${compression}": expected one of ${Compressions.join(', ')}`)
+  }
+  const contenders = (v.contenders ?? ContenderNames.join(',')).split(',').map(name => name.trim()).filter(name => name !== '')
+  for (const name of contenders) {
+    if (!(ContenderNames as readonly string[]).includes(name)) {
+      throw new UsageError(`--contenders "${v.contenders}": unknown contender "${name}", expected a comma list of ${ContenderNames.join(', ')}`)
+    }
+  }
+  const producerProps: Record<string, string> = {}
+  for (const entry of v['producer-prop'] ?? []) {
+    const equals = entry.indexOf('=')
+    if (equals <= 0) throw new UsageError(`--producer-prop "${entry}": expected key=value, e.g. batch.size=262144`)
+    const key = entry.slice(0, equals).trim()
+    if (['bootstrap.servers', 'acks', 'compression.type'].includes(key)) throw new UsageError(`--producer-prop "${entry}": ${key} is set by the benchmark itself (use --compression for compression.type)`)
+    producerProps[key] = entry.slice(equals + 1).trim()
+  }
+  const javaHeap = v['java-heap'] ?? '1g'
+  if (!/^\d+[mMgG]$/.test(javaHeap)) throw new UsageError(`--java-heap "${javaHeap}": expected a size such as 512m or 1g`)
+  return Object.freeze({
+    mode: v.latency === true ? 'latency' : 'throughput',
+    records: positiveInteger('records', v.records, quick ? 100_000 : 1_000_000),
+    valueBytes: positiveInteger('value-bytes', v['value-bytes'], 512),
+    keyBytes: positiveInteger('key-bytes', v['key-bytes'], 16),
+    partitions: positiveInteger('partitions', v.partitions, 8),
+    compression: compression as Compression,
+    producerProps: Object.freeze(producerProps),
+    streams: positiveInteger('streams', v.streams, 2),
+    runs: positiveInteger('runs', v.runs, 3),
+    javaHeap,
+    contenders: contenders as ContenderName[],
+    ceiling: v['no-ceiling'] !== true,
+    verify: v['no-verify'] !== true,
+    rateRecordsPerSecond: positiveInteger('rate', v.rate, 20_000),
+    durationSeconds: positiveInteger('duration-seconds', v['duration-seconds'], quick ? 15 : 60),
+    timeoutSeconds: positiveInteger('timeout-seconds', v['timeout-seconds'], 600),
+    profile: v.profile === true,
+    resultsDir: v['results-dir'] ?? (v.profile === true ? undefined : 'bench/results'),
+    sidecarEntry: v['sidecar-entry'] ?? 'dist/src/bin/mirror-sidecar.js',
+  })
+}

@@ -1,0 +1,176 @@
+import { spawn } from 'node:child_process'
+import { getHeapStatistics } from 'node:v8'
+import { closeSync, existsSync, openSync } from 'node:fs'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import type { KafkaDistribution } from '../scripts/local-kafka/kafka-distribution.js'
+import { spawnJavaMain } from '../scripts/local-kafka/java-main.js'
+import type { Compression, ContenderName } from './bench-options.js'
+import { track, type TrackedChild } from './child-registry.js'
+
+/** What one contender is told to do: copy `topic` from source to the same-named target topic. */
+export interface MirrorJob {
+  readonly sourceBootstrap: string
+  readonly targetBootstrap: string
+  readonly topic: string
+  readonly streams: number
+  readonly compression: Compression
+  /** Extra producer settings (`--producer-prop`), applied after acks and compression. */
+  readonly producerProps: Readonly<Record<string, string>>
+  /** Unique per contender run: the consumer group and MM2 cluster-alias suffix. */
+  readonly tag: string
+  /** Folder (created) for this run's properties files and logs. */
+  readonly workDir: string
+}
+
+/** A mirror under test. `start` returns the process whose pid is the mirror itself (JVM or node). */
+export interface Contender {
+  readonly name: ContenderName
+  readonly label: string
+  /** Heap setting stated in the results. */
+  readonly heap: string
+  readonly start: (job: MirrorJob) => Promise<TrackedChild>
+  /** Topics the contender created for itself, to delete after the run: [source topics, target topics]. */
+  readonly ownTopics: (job: MirrorJob, listed: { source: readonly string[], target: readonly string[] }) => { source: string[], target: string[] }
+}
+
+function properties (entries: Record<string, string | number>): string {
+  return Object.entries(entries).map(([key, value]) => `${key}=${value}`).join('\n') + '\n'
+}
+
+async function mm1StyleConfigs (job: MirrorJob): Promise<{ consumer: string, producer: string }> {
+  await mkdir(job.workDir, { recursive: true })
+  const consumer = join(job.workDir, 'source.properties')
+  const producer = join(job.workDir, 'target.properties')
+  await writeFile(consumer, properties({ 'bootstrap.servers': job.sourceBootstrap, 'group.id': `bench-${job.tag}`, 'auto.offset.reset': 'earliest' }))
+  await writeFile(producer, properties({ 'bootstrap.servers': job.targetBootstrap, acks: 'all', 'compression.type': job.compression, ...job.producerProps }))
+  return { consumer, producer }
+}
+
+const noOwnTopics = (): { source: string[], target: string[] } => ({ source: [], target: [] })
+
+export interface SidecarSettings {
+  /** Entry script, e.g. `dist/src/bin/mirror-sidecar.js`. */
+  readonly entry: string
+  /** When set, run under `node --cpu-prof` writing profiles into this folder. */
+  readonly profileDir?: string
+}
+
+/** This project's sidecar, started with the MirrorMaker 1 command line (identity topic naming). */
+export function sidecarContender (settings: SidecarSettings): Contender {
+  return {
+    name: 'sidecar',
+    label: 'mirror-sidecar (this project)',
+    // Same node binary and flags as this process, so the same default old-space limit.
+    heap: `node default (${Math.round(getHeapStatistics().heap_size_limit / 2 ** 20)} MiB limit)`,
+    ownTopics: noOwnTopics,
+    start: async job => {
+      const entry = resolve(settings.entry)
+      if (!existsSync(entry)) throw new Error(`sidecar entry ${entry} not found: build it (npm run build) or pass --sidecar-entry / --contenders mm2,mm1`)
+      const { consumer, producer } = await mm1StyleConfigs(job)
+      const profiling = settings.profileDir === undefined
+        ? []
+        : ['--cpu-prof', '--cpu-prof-dir', resolve(settings.profileDir), '--import', pathToFileURL(fileURLToPath(new URL('./profile-exit-hook.js', import.meta.url))).href]
+      const out = openSync(join(job.workDir, 'sidecar.log'), 'a')
+      try {
+        const child = spawn(process.execPath, [
+          ...profiling, entry,
+          '--consumer.config', consumer, '--producer.config', producer,
+          '--whitelist', job.topic, '--num.streams', String(job.streams), '--metrics.port', '0',
+        ], { stdio: ['ignore', out, out] })
+        return track('sidecar', child, settings.profileDir === undefined ? 'SIGTERM' : 'SIGUSR2')
+      } finally {
+        closeSync(out)
+      }
+    },
+  }
+}
+
+/** MirrorMaker 1 (`kafka.tools.MirrorMaker`, last shipped in 3.9.x) against the 4.x clusters. */
+export function mirrorMaker1Contender (distribution: KafkaDistribution, heap: string): Contender {
+  return {
+    name: 'mm1',
+    label: `MirrorMaker 1 (${distribution.version})`,
+    heap: `-Xmx${heap}`,
+    ownTopics: noOwnTopics,
+    start: async job => {
+      const { consumer, producer } = await mm1StyleConfigs(job)
+      const child = await spawnJavaMain({
+        distribution,
+        mainClass: 'kafka.tools.MirrorMaker',
+        args: ['--consumer.config', consumer, '--producer.config', producer, '--include', job.topic, '--num.streams', String(job.streams)],
+        maxHeap: heap,
+        loggingConfigFile: join(job.workDir, 'log4j.properties'),
+        logFile: join(job.workDir, 'mm1.log'),
+        stdoutFile: join(job.workDir, 'mm1.stdout.log'),
+      })
+      return track('MirrorMaker 1', child)
+    },
+  }
+}
+
+function mm2Aliases (job: MirrorJob): { source: string, target: string } {
+  return { source: `bsrc${job.tag}`, target: `btgt${job.tag}` }
+}
+
+/**
+ * MirrorMaker 2 in dedicated mode, data only: identity topic names, `tasks.max` = streams,
+ * heartbeats, checkpoints, group and config sync off (offset syncs stay on: MM2 refuses to
+ * configure its source connector without them while the checkpoint connector exists), internal topics with
+ * replication factor 1. Cluster aliases are unique per run so no stored position is reused.
+ */
+export function mirrorMaker2Contender (distribution: KafkaDistribution, heap: string): Contender {
+  return {
+    name: 'mm2',
+    label: `MirrorMaker 2 (${distribution.version}, dedicated)`,
+    heap: `-Xmx${heap}`,
+    ownTopics: (job, listed) => {
+      const aliases = mm2Aliases(job)
+      const own = (topic: string): boolean => topic.includes(aliases.source) || topic.includes(aliases.target) || topic === 'heartbeats'
+      return { source: listed.source.filter(own), target: listed.target.filter(own) }
+    },
+    start: async job => {
+      await mkdir(job.workDir, { recursive: true })
+      const { source: s, target: t } = mm2Aliases(job)
+      const config = join(job.workDir, 'mm2.properties')
+      await writeFile(config, properties({
+        clusters: `${s}, ${t}`,
+        [`${s}.bootstrap.servers`]: job.sourceBootstrap,
+        [`${t}.bootstrap.servers`]: job.targetBootstrap,
+        [`${s}->${t}.enabled`]: 'true',
+        [`${t}->${s}.enabled`]: 'false',
+        [`${s}->${t}.topics`]: job.topic.replace(/[.]/g, '\\\\.'),
+        'replication.policy.class': 'org.apache.kafka.connect.mirror.IdentityReplicationPolicy',
+        'tasks.max': job.streams,
+        'replication.factor': 1,
+        'checkpoints.topic.replication.factor': 1,
+        'heartbeats.topic.replication.factor': 1,
+        'offset-syncs.topic.replication.factor': 1,
+        'offset.storage.replication.factor': 1,
+        'status.storage.replication.factor': 1,
+        'config.storage.replication.factor': 1,
+        'emit.heartbeats.enabled': 'false',
+        'emit.checkpoints.enabled': 'false',
+        'sync.group.offsets.enabled': 'false',
+        'sync.topic.configs.enabled': 'false',
+        'sync.topic.acls.enabled': 'false',
+        'refresh.groups.enabled': 'false',
+        [`${s}.consumer.auto.offset.reset`]: 'earliest',
+        [`${t}.producer.acks`]: 'all',
+        [`${t}.producer.compression.type`]: job.compression,
+        ...Object.fromEntries(Object.entries(job.producerProps).map(([key, value]) => [`${t}.producer.${key}`, value])),
+      }))
+      const child = await spawnJavaMain({
+        distribution,
+        mainClass: 'org.apache.kafka.connect.mirror.MirrorMaker',
+        args: [config, '--clusters', t],
+        maxHeap: heap,
+        loggingConfigFile: join(job.workDir, 'log4j2.properties'),
+        logFile: join(job.workDir, 'mm2.log'),
+        stdoutFile: join(job.workDir, 'mm2.stdout.log'),
+      })
+      return track('MirrorMaker 2', child)
+    },
+  }
+}

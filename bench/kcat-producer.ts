@@ -1,0 +1,99 @@
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Compression } from './bench-options.js'
+import { track, type TrackedChild } from './child-registry.js'
+
+/** What the records look like: keys are the record number in hex, values random base64 text. */
+export interface RecordShape {
+  readonly keyBytes: number
+  readonly valueBytes: number
+}
+
+export interface KcatProducerOptions {
+  readonly bootstrap: string
+  readonly topic: string
+  readonly compression: Compression
+  /** librdkafka `linger.ms`: large for the preload, small for the latency mode. */
+  readonly lingerMs: number
+}
+
+/**
+ * `kcat -P` reading `key<TAB>value` lines from stdin (librdkafka is far faster than a kafkajs
+ * producer on this machine, and Kafka's ProducerPerformance cannot send keys).
+ */
+function startKcat (options: KcatProducerOptions): TrackedChild {
+  const child = spawn('kcat', [
+    '-P', '-b', options.bootstrap, '-t', options.topic, '-K', '\t', '-z', options.compression,
+    '-X', 'acks=all', '-X', `linger.ms=${options.lingerMs}`, '-X', 'batch.size=1000000',
+    '-X', 'queue.buffering.max.messages=500000', '-X', 'queue.buffering.max.kbytes=1048576',
+  ], { stdio: ['pipe', 'ignore', 'pipe'] })
+  return track('kcat producer', child)
+}
+
+/** Builds `count` lines starting at record number `first`. */
+export function recordLines (shape: RecordShape, first: number, count: number): string {
+  const randomText = randomBytes(Math.ceil(shape.valueBytes * count * 3 / 4) + 3).toString('base64')
+  const lines: string[] = []
+  for (let i = 0; i < count; i++) {
+    const key = (first + i).toString(16).padStart(shape.keyBytes, '0').slice(-shape.keyBytes)
+    lines.push(key + '\t' + randomText.slice(i * shape.valueBytes, (i + 1) * shape.valueBytes))
+  }
+  return lines.join('\n') + '\n'
+}
+
+async function finish (producer: TrackedChild, stderr: () => string): Promise<void> {
+  producer.child.stdin?.end()
+  const { code } = await producer.exited
+  if (code !== 0) throw new Error(`kcat producer exited with ${code}: ${stderr().trim().split('\n').slice(-5).join('\n')}`)
+}
+
+function collectStderr (producer: TrackedChild): () => string {
+  let text = ''
+  producer.child.stderr?.on('data', (chunk: Buffer) => { text = (text + chunk.toString()).slice(-10_000) })
+  return () => text
+}
+
+async function write (producer: TrackedChild, text: string): Promise<void> {
+  const stdin = producer.child.stdin
+  if (stdin === null) throw new Error('kcat producer has no stdin')
+  if (!stdin.write(text)) await new Promise<void>((resolve, reject) => {
+    const onError = (error: Error): void => reject(error)
+    stdin.once('error', onError)
+    stdin.once('drain', () => { stdin.off('error', onError); resolve() })
+  })
+}
+
+/** Writes `records` records as fast as kcat takes them and waits for every acknowledgement. */
+export async function preload (options: KcatProducerOptions, shape: RecordShape, records: number): Promise<void> {
+  const producer = startKcat(options)
+  const stderr = collectStderr(producer)
+  const chunk = 2_000
+  for (let first = 0; first < records; first += chunk) {
+    await write(producer, recordLines(shape, first, Math.min(chunk, records - first)))
+  }
+  await finish(producer, stderr)
+}
+
+/**
+ * Produces at `ratePerSecond` for `durationMs` (catching up if a tick was late, never bursting
+ * ahead); returns how many records were sent and when production started (epoch ms).
+ */
+export async function produceAtRate (options: KcatProducerOptions, shape: RecordShape, ratePerSecond: number, durationMs: number, firstRecord = 0): Promise<{ records: number, startedAtMs: number }> {
+  const producer = startKcat(options)
+  const stderr = collectStderr(producer)
+  const tickMs = 10
+  const total = Math.round(ratePerSecond * durationMs / 1000)
+  const startedAtMs = Date.now()
+  let sent = 0
+  while (sent < total) {
+    const due = Math.min(total, Math.floor((Date.now() - startedAtMs) * ratePerSecond / 1000))
+    if (due > sent) {
+      await write(producer, recordLines(shape, firstRecord + sent, due - sent))
+      sent = due
+    }
+    await sleep(tickMs)
+  }
+  await finish(producer, stderr)
+  return { records: sent, startedAtMs }
+}

@@ -1,0 +1,239 @@
+import { execFileSync, spawnSync } from 'node:child_process'
+import { cpus, loadavg, totalmem } from 'node:os'
+import type { BenchOptions } from './bench-options.js'
+import { CEILING_PRODUCER_PROPS, type CeilingFigures } from './ceiling-run.js'
+import type { LatencyFigures } from './latency-run.js'
+import type { ThroughputFigures } from './throughput-run.js'
+
+/** Machine and software the figures were taken on. */
+export interface Environment {
+  readonly date: string
+  readonly cpuModel: string
+  readonly cores: number
+  readonly memoryGiB: number
+  readonly node: string
+  readonly java: string
+  readonly kafkaClusters: string
+  readonly kafkaMirrorMaker1: string
+  readonly gitCommit: string
+  /** 1-minute load average when the benchmark started and when it finished (other work on the machine skews figures). */
+  readonly loadAverageAtStart: number
+  loadAverageAtEnd?: number
+}
+
+export function describeEnvironment (kafkaClusters: string, kafkaMirrorMaker1: string): Environment {
+  const javaVersion = spawnSync('java', ['-version'], { encoding: 'utf8' })
+  const javaLines = `${javaVersion.stderr ?? ''}${javaVersion.stdout ?? ''}`.split('\n')
+  const java = (javaLines.find(line => line.includes('Runtime Environment')) ?? javaLines[0] ?? 'unknown').trim()
+  let gitCommit = 'unknown'
+  try {
+    gitCommit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()
+  } catch { gitCommit = 'unknown (not a git checkout)' }
+  return {
+    date: new Date().toISOString(),
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memoryGiB: Math.round(totalmem() / 2 ** 30 * 10) / 10,
+    node: process.version,
+    java,
+    kafkaClusters,
+    kafkaMirrorMaker1,
+    gitCommit,
+    loadAverageAtStart: Math.round((loadavg()[0] ?? 0) * 100) / 100,
+  }
+}
+
+export function median (values: readonly number[]): number {
+  const finite = values.filter(Number.isFinite).sort((a, b) => a - b)
+  if (finite.length === 0) return Number.NaN
+  const middle = Math.floor(finite.length / 2)
+  return finite.length % 2 === 1 ? finite[middle]! : (finite[middle - 1]! + finite[middle]!) / 2
+}
+
+type Key<T> = { [K in keyof T]: T[K] extends number ? K : never }[keyof T]
+
+function medianOf<T> (rows: readonly T[], key: Key<T>): number {
+  return median(rows.map(row => row[key] as number))
+}
+
+/** Medians of one contender over its runs. */
+export type ThroughputMedians = Omit<ThroughputFigures, 'run' | 'contender'> & {
+  contender: string
+  label: string
+  heap: string
+  runs: number
+  /** Worst run, not median: one lossy run matters. */
+  maxDuplicates: number
+  maxMissing: number
+}
+
+export interface CeilingMedians {
+  readonly recordsPerSecond: number
+  readonly mbPerSecond: number
+  /** records / recordsPerSecond: the copy time no mirror can beat. */
+  readonly copySeconds: number
+  /** Producer + consumer tool CPU, and peak RSS of both tools added. */
+  readonly cpuSeconds: number
+  readonly peakRssBytes: number
+  readonly limitedBy: 'producer' | 'consumer'
+  readonly producer: { recordsPerSecond: number, mbPerSecond: number, cpuSeconds: number, peakRssBytes: number }
+  readonly consumer: { recordsPerSecond: number, mbPerSecond: number, cpuSeconds: number, peakRssBytes: number }
+}
+
+const throughputKeys = ['records', 'startupSeconds', 'copySeconds', 'totalSeconds', 'recordsPerSecond', 'steadyRecordsPerSecond', 'mbPerSecond', 'cpuSeconds', 'copyCpuSeconds', 'peakRssBytes', 'brokerCpuSeconds', 'duplicates', 'missing'] as const
+
+export function throughputMedians (rows: readonly ThroughputFigures[], contender: { name: string, label: string, heap: string }): ThroughputMedians {
+  const mine = rows.filter(row => row.contender === contender.name)
+  const medians = Object.fromEntries(throughputKeys.map(key => [key, medianOf(mine, key)])) as Record<typeof throughputKeys[number], number>
+  const worst = (key: 'duplicates' | 'missing'): number => mine.reduce((max, row) => Number.isNaN(row[key]) || Number.isNaN(max) ? Number.NaN : Math.max(max, row[key]), 0)
+  return { contender: contender.name, label: contender.label, heap: contender.heap, runs: mine.length, ...medians, maxDuplicates: worst('duplicates'), maxMissing: worst('missing') }
+}
+
+export function ceilingMedians (rows: readonly CeilingFigures[]): CeilingMedians | undefined {
+  if (rows.length === 0) return undefined
+  const producer = {
+    recordsPerSecond: medianOf(rows, 'producerRecordsPerSecond'),
+    mbPerSecond: medianOf(rows, 'producerMbPerSecond'),
+    cpuSeconds: medianOf(rows, 'producerCpuSeconds'),
+    peakRssBytes: medianOf(rows, 'producerPeakRssBytes'),
+  }
+  const consumer = {
+    recordsPerSecond: medianOf(rows, 'consumerRecordsPerSecond'),
+    mbPerSecond: medianOf(rows, 'consumerMbPerSecond'),
+    cpuSeconds: medianOf(rows, 'consumerCpuSeconds'),
+    peakRssBytes: medianOf(rows, 'consumerPeakRssBytes'),
+  }
+  const slower = producer.recordsPerSecond <= consumer.recordsPerSecond ? producer : consumer
+  return {
+    recordsPerSecond: slower.recordsPerSecond,
+    mbPerSecond: slower.mbPerSecond,
+    copySeconds: rows[0]!.records / slower.recordsPerSecond,
+    cpuSeconds: producer.cpuSeconds + consumer.cpuSeconds,
+    peakRssBytes: producer.peakRssBytes + consumer.peakRssBytes,
+    limitedBy: slower === producer ? 'producer' : 'consumer',
+    producer,
+    consumer,
+  }
+}
+
+export interface LatencyMedians {
+  readonly contender: string
+  readonly label: string
+  readonly heap: string
+  readonly runs: number
+  readonly produced: number
+  readonly received: number
+  readonly duplicates: number
+  readonly p50Ms: number
+  readonly p99Ms: number
+  readonly maxMs: number
+  readonly cpuSeconds: number
+  readonly peakRssBytes: number
+}
+
+const latencyKeys = ['produced', 'received', 'duplicates', 'p50Ms', 'p99Ms', 'maxMs', 'cpuSeconds', 'peakRssBytes'] as const
+
+export function latencyMedians (rows: readonly LatencyFigures[], contender: { name: string, label: string, heap: string }): LatencyMedians {
+  const mine = rows.filter(row => row.contender === contender.name)
+  const medians = Object.fromEntries(latencyKeys.map(key => [key, medianOf(mine, key)])) as Record<typeof latencyKeys[number], number>
+  return { contender: contender.name, label: contender.label, heap: contender.heap, runs: mine.length, ...medians }
+}
+
+const fixed = (value: number, digits: number): string => Number.isFinite(value) ? value.toFixed(digits) : 'n/a'
+const mib = (bytes: number): string => Number.isFinite(bytes) ? (bytes / 2 ** 20).toFixed(0) : 'n/a'
+const ratio = (value: number, base: number | undefined): string => base !== undefined && Number.isFinite(value) && Number.isFinite(base) && base !== 0 ? `${(value / base).toFixed(2)}×` : 'n/a'
+const thousands = (value: number): string => Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : 'n/a'
+
+function table (header: readonly string[], rows: readonly (readonly string[])[]): string {
+  return [
+    `| ${header.join(' | ')} |`,
+    `|${header.map((_, i) => i === 0 ? ' --- ' : ' ---: ').join('|')}|`,
+    ...rows.map(row => `| ${row.join(' | ')} |`),
+  ].join('\n')
+}
+
+function environmentSection (env: Environment, options: BenchOptions): string {
+  return [
+    `Taken ${env.date} at commit ${env.gitCommit}.`,
+    '',
+    `- Machine: ${env.cores} cores (${env.cpuModel}), ${env.memoryGiB} GiB memory; brokers, mirrors and the load generator share it. 1-minute load average ${env.loadAverageAtStart} at the start, ${env.loadAverageAtEnd ?? 'n/a'} at the end (above ${env.cores} means other work competed for the cores).`,
+    `- Versions: Node ${env.node}; ${env.java}; Kafka brokers ${env.kafkaClusters} (two single-node KRaft clusters, -Xmx${process.env.KAFKA_HEAP ?? '512m'} each); MirrorMaker 2 ${env.kafkaClusters}; MirrorMaker 1 ${env.kafkaMirrorMaker1}.`,
+    `- Parameters: ${options.mode === 'throughput' ? `${options.records.toLocaleString('en-US')} records preloaded` : `${options.rateRecordsPerSecond.toLocaleString('en-US')} records/s for ${options.durationSeconds} s`}, ${options.keyBytes}-byte keys, ${options.valueBytes}-byte values, ${options.partitions} partitions, compression ${options.compression}, ${options.streams} streams (MM1 --num.streams, MM2 tasks.max, sidecar --num.streams), ${options.runs} run(s), medians reported.`,
+    `- Every mirror: consumer auto.offset.reset=earliest from a fresh group; producer acks=all, compression.type=${options.compression}${Object.entries(options.producerProps).map(([k, v]) => `, ${k}=${v}`).join('')}, other settings at each tool's defaults. JVM heaps: -Xmx${options.javaHeap} for each mirror and tool JVM.`,
+    ...(options.profile ? ['- The sidecar ran under `node --cpu-prof` (--profile): its figures include the profiler\'s overhead.'] : []),
+  ].join('\n')
+}
+
+export function throughputMarkdown (env: Environment, options: BenchOptions, contenders: readonly ThroughputMedians[], ceiling: CeilingMedians | undefined): string {
+  const mm2 = contenders.find(c => c.contender === 'mm2')
+  const valueRows = contenders.map(c => [
+    c.label, c.heap, fixed(c.totalSeconds, 1), fixed(c.startupSeconds, 1), fixed(c.copySeconds, 1), thousands(c.recordsPerSecond), thousands(c.steadyRecordsPerSecond), fixed(c.mbPerSecond, 1),
+    fixed(c.cpuSeconds, 1), fixed(c.copyCpuSeconds, 1), mib(c.peakRssBytes), fixed(c.brokerCpuSeconds, 1), `${thousands(c.maxDuplicates)} / ${thousands(c.maxMissing)}`,
+  ])
+  if (ceiling !== undefined) {
+    valueRows.push(['ceiling (slower of the two tools)', `-Xmx${options.javaHeap}`, 'n/a', 'n/a', fixed(ceiling.copySeconds, 1), thousands(ceiling.recordsPerSecond), 'n/a', fixed(ceiling.mbPerSecond, 1), fixed(ceiling.cpuSeconds, 1), 'n/a', mib(ceiling.peakRssBytes), 'n/a', 'n/a'])
+  }
+  const ratioRows = (base: { copySeconds: number, recordsPerSecond: number, mbPerSecond: number, cpuSeconds: number, copyCpuSeconds?: number, peakRssBytes: number } | undefined): string[][] =>
+    contenders.map(c => [c.label, ratio(c.copySeconds, base?.copySeconds), ratio(c.recordsPerSecond, base?.recordsPerSecond), ratio(c.mbPerSecond, base?.mbPerSecond), ratio(c.cpuSeconds, base?.cpuSeconds), ratio(c.copyCpuSeconds, base?.copyCpuSeconds), ratio(c.peakRssBytes, base?.peakRssBytes)])
+  const ratioHeader = ['contender', 'copy time', 'records/s', 'MB/s', 'CPU s', 'CPU s (copy phase)', 'peak RSS']
+  const sections = [
+    '# Mirror benchmark: throughput',
+    '',
+    environmentSection(env, options),
+    '',
+    '## Medians',
+    '',
+    table(['contender', 'heap', 'start → all on target (s)', 'startup (s)', 'copy (s)', 'records/s', 'records/s 10–90%', 'MB/s', 'CPU s (mirror)', 'CPU s (copy phase)', 'peak RSS (MiB)', 'CPU s (brokers)', 'duplicates / missing (worst run)'], valueRows),
+    '',
+    '## Ratio against MirrorMaker 2',
+    '',
+    mm2 === undefined ? 'MirrorMaker 2 was not run.' : table(ratioHeader, ratioRows(mm2)),
+    '',
+    '## Ratio against the ceiling',
+    '',
+    ceiling === undefined ? 'The ceiling was not measured (--no-ceiling).' : table(ratioHeader, ratioRows(ceiling)),
+  ]
+  if (ceiling !== undefined) {
+    sections.push('', `Ceiling: ConsumerPerformance on the source ${thousands(ceiling.consumer.recordsPerSecond)} records/s (${fixed(ceiling.consumer.mbPerSecond, 1)} MB/s, ${fixed(ceiling.consumer.cpuSeconds, 1)} CPU s, ${mib(ceiling.consumer.peakRssBytes)} MiB); ProducerPerformance (${Object.entries({ ...CEILING_PRODUCER_PROPS, 'compression.type': options.compression, ...options.producerProps }).map(([k, v]) => `${k}=${v}`).join(', ')}) into the target ${thousands(ceiling.producer.recordsPerSecond)} records/s (${fixed(ceiling.producer.mbPerSecond, 1)} MB/s, ${fixed(ceiling.producer.cpuSeconds, 1)} CPU s, ${mib(ceiling.producer.peakRssBytes)} MiB): limited by the ${ceiling.limitedBy}. Its CPU and RSS are the two tools added.`)
+  }
+  sections.push('', READING_THROUGHPUT)
+  return sections.join('\n') + '\n'
+}
+
+const READING_THROUGHPUT = `## How to read this
+
+- *start → all on target*: from spawning the mirror process until the target topic's end offsets add up to the preloaded count (polled every 100 ms). *startup*: spawn until the first record shows on the target (JVM or Node start, group join, first fetch). *copy*: the rest; records/s and MB/s (key + value bytes, MiB = 2^20) are over the copy phase, like the figures Kafka's tools print. *records/s 10–90%*: between the polls that saw 10% and 90% of the records on the target, the steady rate without start-up and tail effects.
+- *CPU s (mirror)*: utime + stime of the mirror process (all threads) from /proc, from spawn until done; *copy phase* the part after the first record landed. *peak RSS*: VmHWM. *CPU s (brokers)*: both brokers while the contender ran. *duplicates / missing*: after the mirror stopped the target topic is read back with kcat; each preloaded record has its own key, so extra copies of a key are duplicates and absent keys are missing records (worst run shown).
+- The ceiling is the slower of Kafka's ConsumerPerformance reading the source topic and ProducerPerformance writing the same number of records of the same size (key + value bytes) into an empty target topic; each figure is as the tool reports it (excluding JVM start and group join). No mirror can beat it on this machine.
+- Ratios: time, CPU and RSS below 1× are better; records/s and MB/s above 1× are better.`
+
+export function latencyMarkdown (env: Environment, options: BenchOptions, contenders: readonly LatencyMedians[]): string {
+  const mm2 = contenders.find(c => c.contender === 'mm2')
+  const direct = contenders.find(c => c.contender === 'direct')
+  const rows = contenders.map(c => [c.label, c.heap, thousands(c.produced), thousands(c.received), thousands(c.duplicates), fixed(c.p50Ms, 0), fixed(c.p99Ms, 0), fixed(c.maxMs, 0), fixed(c.cpuSeconds, 1), mib(c.peakRssBytes)])
+  const ratioRows = (base: LatencyMedians | undefined): string[][] =>
+    contenders.filter(c => c.contender !== 'direct').map(c => [c.label, ratio(c.p50Ms, base?.p50Ms), ratio(c.p99Ms, base?.p99Ms), ratio(c.maxMs, base?.maxMs), ratio(c.cpuSeconds, base?.cpuSeconds), ratio(c.peakRssBytes, base?.peakRssBytes)])
+  return [
+    '# Mirror benchmark: end-to-end latency at a fixed rate',
+    '',
+    environmentSection(env, options),
+    '',
+    '## Medians',
+    '',
+    table(['contender', 'heap', 'produced', 'received', 'duplicates', 'p50 (ms)', 'p99 (ms)', 'max (ms)', 'CPU s (mirror)', 'peak RSS (MiB)'], rows),
+    '',
+    '## Ratio against MirrorMaker 2',
+    '',
+    mm2 === undefined ? 'MirrorMaker 2 was not run.' : table(['contender', 'p50', 'p99', 'max', 'CPU s', 'peak RSS'], ratioRows(mm2)),
+    '',
+    '## Ratio against the floor (no mirror)',
+    '',
+    direct === undefined ? 'The no-mirror floor was not measured.' : table(['contender', 'p50', 'p99', 'max', 'CPU s', 'peak RSS'], ratioRows(direct).map(row => [...row.slice(0, 4), 'n/a', 'n/a'])),
+    '',
+    `## How to read this
+
+- A \`kcat\` producer writes ${options.rateRecordsPerSecond.toLocaleString('en-US')} keyed records/s into a fresh source topic (linger.ms=5, acks=all) after a warm-up batch has gone through the mirror; one \`kcat\` consumer on the target topic (the same for every contender) reports each record's timestamp, and latency = time the record reached the benchmark minus the record's source CreateTime (same clock). p50/p99/max over every record of the fixed-rate phase.
+- *no mirror*: the producer writes straight into the target topic: the latency of producer + broker + consumer alone, the floor any mirror adds to.
+- *CPU s*: the mirror process during the fixed-rate phase; *peak RSS*: VmHWM over the whole run.`,
+  ].join('\n') + '\n'
+}

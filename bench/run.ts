@@ -1,0 +1,221 @@
+#!/usr/bin/env node
+import { spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdir, readdir, stat, writeFile } from 'node:fs/promises'
+import { loadavg } from 'node:os'
+import { join, resolve } from 'node:path'
+import { clustersDown, clustersUp, defaultClusters, ensureKafkaDistribution, MIRROR_MAKER_1_VERSION } from '../scripts/local-kafka/clusters.js'
+import { kafkaVersionFromEnv } from '../scripts/local-kafka/kafka-distribution.js'
+import { projectRoot } from '../scripts/local-kafka/paths.js'
+import { parseBenchArgs, UsageError, USAGE, type BenchOptions, type ContenderName } from './bench-options.js'
+import { CEILING_PRODUCER_PROPS, runCeiling, type CeilingFigures } from './ceiling-run.js'
+import { stopAllChildren } from './child-registry.js'
+import { mirrorMaker1Contender, mirrorMaker2Contender, sidecarContender, type Contender, type MirrorJob } from './contenders.js'
+import { preload } from './kcat-producer.js'
+import { runLatency, type LatencyFigures } from './latency-run.js'
+import { renderProfileSummary } from './profile-summary.js'
+import { ceilingMedians, describeEnvironment, latencyMarkdown, latencyMedians, throughputMarkdown, throughputMedians } from './report.js'
+import { runThroughput, type ThroughputFigures } from './throughput-run.js'
+import { TopicAdmin } from './topic-admin.js'
+
+const log = (line: string): void => { process.stderr.write(line + '\n') }
+
+/** Everything a run must undo, in reverse order, on success, failure or Ctrl-C. */
+const cleanups: Array<() => Promise<void>> = []
+
+async function cleanUp (): Promise<void> {
+  await stopAllChildren()
+  while (cleanups.length > 0) {
+    const cleanup = cleanups.pop()!
+    try {
+      await cleanup()
+    } catch (error) {
+      log(`cleanup: ${(error as Error).message}`)
+    }
+  }
+}
+
+function contendersFor (options: BenchOptions, versions: { clusters: Awaited<ReturnType<typeof ensureKafkaDistribution>>, mm1?: Awaited<ReturnType<typeof ensureKafkaDistribution>> }): Contender[] {
+  const make = (name: ContenderName): Contender => {
+    switch (name) {
+      case 'sidecar': return sidecarContender({ entry: options.sidecarEntry, ...(options.profile ? { profileDir: 'bench/profiles' } : {}) })
+      case 'mm2': return mirrorMaker2Contender(versions.clusters, options.javaHeap)
+      case 'mm1': return mirrorMaker1Contender(versions.mm1!, options.javaHeap)
+    }
+  }
+  return options.contenders.map(make)
+}
+
+function requireKcat (): void {
+  const probe = spawnSync('kcat', ['-V'], { encoding: 'utf8' })
+  if (probe.error !== undefined || probe.status !== 0) {
+    throw new UsageError('kcat not found: the benchmark produces and measures with kcat; install it (Debian: apt-get install kcat)')
+  }
+}
+
+async function newProfiles (dir: string, sinceMs: number): Promise<string[]> {
+  try {
+    const files = (await readdir(dir)).filter(file => file.endsWith('.cpuprofile')).map(file => join(dir, file))
+    const recent: string[] = []
+    for (const file of files) if ((await stat(file)).mtimeMs >= sinceMs) recent.push(file)
+    return recent.sort()
+  } catch {
+    return []
+  }
+}
+
+async function main (options: BenchOptions): Promise<void> {
+  process.chdir(projectRoot())
+  const benchStartedMs = Date.now()
+  const id = randomBytes(3).toString('hex')
+  const workDir = resolve('bench', 'work', `${new Date().toISOString().replace(/[:.]/g, '-')}-${id}`)
+  await mkdir(workDir, { recursive: true })
+  log(`bench ${options.mode}: work folder ${workDir}`)
+
+  requireKcat()
+  const clusterVersion = kafkaVersionFromEnv()
+  const clustersDistribution = await ensureKafkaDistribution(clusterVersion)
+  const mm1Distribution = options.contenders.includes('mm1') ? await ensureKafkaDistribution(MIRROR_MAKER_1_VERSION) : undefined
+  const contenders = contendersFor(options, { clusters: clustersDistribution, ...(mm1Distribution === undefined ? {} : { mm1: mm1Distribution }) })
+
+  const { source: sourceProbe, target: targetProbe } = defaultClusters()
+  const wereRunning = (await sourceProbe.status()).running && (await targetProbe.status()).running
+  const { source, target } = await clustersUp()
+  if (!wereRunning) cleanups.push(async () => { log('stopping the clusters this run started'); await clustersDown() })
+  log(`clusters: source ${source.bootstrap}, target ${target.bootstrap} (Kafka ${clusterVersion})`)
+  const sourceAdmin = new TopicAdmin(source)
+  const targetAdmin = new TopicAdmin(target)
+  await sourceAdmin.start()
+  cleanups.push(async () => await sourceAdmin.stop())
+  await targetAdmin.start()
+  cleanups.push(async () => await targetAdmin.stop())
+  // Every topic this benchmark creates, and every MM2 internal topic (its cluster aliases), holds `id`.
+  cleanups.push(async () => {
+    for (const admin of [sourceAdmin, targetAdmin]) {
+      await admin.deleteTopics((await admin.listTopics()).filter(topic => topic.includes(id) || topic === 'heartbeats'))
+    }
+  })
+
+  const shape = { keyBytes: options.keyBytes, valueBytes: options.valueBytes }
+  const recordBytes = options.keyBytes + options.valueBytes
+  const env = describeEnvironment(clusterVersion, mm1Distribution?.version ?? MIRROR_MAKER_1_VERSION)
+  const job = (topic: string, tag: string, contender: string): MirrorJob => ({
+    sourceBootstrap: source.bootstrap, targetBootstrap: target.bootstrap, topic, streams: options.streams,
+    compression: options.compression, producerProps: options.producerProps, tag, workDir: join(workDir, tag + '-' + contender),
+  })
+  const resultsDir = options.resultsDir ?? workDir
+  await mkdir(resultsDir, { recursive: true })
+
+  if (options.mode === 'throughput') {
+    // One preloaded source topic for every contender and run; the same-named target topic is
+    // deleted and recreated empty before each contender (identity naming, as on the MM1 command line).
+    const topic = `bench-${id}`
+    await sourceAdmin.recreateTopic(topic, options.partitions)
+    const preloadStarted = performance.now()
+    await preload({ bootstrap: source.bootstrap, topic, compression: options.compression, lingerMs: 50 }, shape, options.records)
+    const preloaded = await sourceAdmin.endOffsetTotal(topic)
+    if (preloaded !== options.records) throw new Error(`preload wrote ${preloaded} records, expected ${options.records}`)
+    log(`preloaded ${preloaded} records into ${topic} in ${((performance.now() - preloadStarted) / 1000).toFixed(1)} s`)
+
+    const figures: ThroughputFigures[] = []
+    const ceilings: CeilingFigures[] = []
+    for (let run = 1; run <= options.runs; run++) {
+      if (options.ceiling) {
+        const tag = `${id}r${run}`
+        await targetAdmin.recreateTopic(`${topic}-ceiling`, options.partitions)
+        const ceiling = await runCeiling({
+          distribution: clustersDistribution, sourceBootstrap: source.bootstrap, targetBootstrap: target.bootstrap,
+          sourceTopic: topic, targetTopic: `${topic}-ceiling`, records: options.records, recordBytes,
+          compression: options.compression, producerProps: options.producerProps, heap: options.javaHeap, tag, workDir: join(workDir, `${tag}-ceiling`), timeoutMs: options.timeoutSeconds * 1000,
+        }, run)
+        await targetAdmin.deleteTopics([`${topic}-ceiling`])
+        ceilings.push(ceiling)
+        log(`run ${run} ceiling: consumer ${Math.round(ceiling.consumerRecordsPerSecond)} records/s, producer ${Math.round(ceiling.producerRecordsPerSecond)} records/s`)
+      }
+      for (const contender of contenders) {
+        const result = await runThroughput(contender, job(topic, `${id}r${run}${contender.name}`, contender.name), run, {
+          source, target, sourceAdmin, targetAdmin, records: options.records, recordBytes, partitions: options.partitions,
+          timeoutMs: options.timeoutSeconds * 1000, verify: options.verify, log,
+        })
+        figures.push(result)
+        log(`run ${run} ${contender.name}: ${result.totalSeconds.toFixed(1)} s total, copy ${result.copySeconds.toFixed(1)} s, ${Math.round(result.recordsPerSecond)} records/s, ${result.cpuSeconds.toFixed(1)} CPU s, ${(result.peakRssBytes / 2 ** 20).toFixed(0)} MiB`)
+      }
+    }
+    const medians = contenders.map(contender => throughputMedians(figures, contender))
+    const ceiling = ceilingMedians(ceilings)
+    env.loadAverageAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100
+    const markdown = throughputMarkdown(env, options, medians, ceiling)
+    const json = { kind: 'throughput', environment: env, options, ceilingProducerProps: CEILING_PRODUCER_PROPS, medians, ceiling, runs: { contenders: figures, ceiling: ceilings } }
+    await writeFile(join(resultsDir, 'latest.md'), markdown)
+    await writeFile(join(resultsDir, 'latest.json'), JSON.stringify(json, null, 2) + '\n')
+    process.stdout.write(markdown)
+    log(`wrote ${join(resultsDir, 'latest.md')} and latest.json`)
+  } else {
+    const figures: LatencyFigures[] = []
+    const everyone: Array<Contender | undefined> = [undefined, ...contenders]
+    for (let run = 1; run <= options.runs; run++) {
+      for (const contender of everyone) {
+        const name = contender?.name ?? 'direct'
+        const tag = `${id}r${run}${name}`
+        const topic = `bench-lat-${tag}`
+        log(`run ${run} ${name}: latency`)
+        const result = await runLatency(contender, job(topic, tag, name), run, {
+          sourceAdmin, targetAdmin, partitions: options.partitions, shape, ratePerSecond: options.rateRecordsPerSecond,
+          durationMs: options.durationSeconds * 1000, producer: { bootstrap: '', compression: options.compression }, log,
+        })
+        figures.push(result)
+        log(`run ${run} ${name}: ${result.received}/${result.produced} received, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, max ${result.maxMs} ms`)
+      }
+    }
+    const medians = everyone.map(contender => latencyMedians(figures, contender ?? { name: 'direct', label: 'no mirror (producer → target)', heap: 'n/a' }))
+    env.loadAverageAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100
+    const markdown = latencyMarkdown(env, options, medians)
+    const json = { kind: 'latency', environment: env, options, medians, runs: figures }
+    await writeFile(join(resultsDir, 'latest-latency.md'), markdown)
+    await writeFile(join(resultsDir, 'latest-latency.json'), JSON.stringify(json, null, 2) + '\n')
+    process.stdout.write(markdown)
+    log(`wrote ${join(resultsDir, 'latest-latency.md')} and latest-latency.json`)
+  }
+
+  if (options.profile) {
+    for (const file of await newProfiles('bench/profiles', benchStartedMs)) {
+      process.stdout.write('\n' + await renderProfileSummary(file) + '\n')
+    }
+  }
+}
+
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  console.log(USAGE)
+  process.exit(0)
+}
+
+let options: BenchOptions
+try {
+  options = parseBenchArgs(process.argv.slice(2))
+} catch (error) {
+  console.error(error instanceof UsageError ? error.message : String(error))
+  process.exit(2)
+}
+
+let signalled = false
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (signalled) {
+      log('second signal: exiting without cleanup')
+      process.exit(130)
+    }
+    signalled = true
+    log(`${signal}: stopping mirrors and tools, deleting benchmark topics (again to force exit)`)
+    void cleanUp().finally(() => process.exit(130))
+  })
+}
+
+main(options).then(async () => {
+  await cleanUp()
+}, async (error: unknown) => {
+  if (signalled) return
+  log(`bench failed: ${(error as Error).message ?? String(error)}`)
+  await cleanUp()
+  process.exitCode = 2
+})
+

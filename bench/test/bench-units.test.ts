@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { parseBenchArgs, UsageError } from '../bench-options.js'
+import { parseConsumerPerformance, parseProducerPerformance } from '../ceiling-run.js'
+import { recordLines } from '../kcat-producer.js'
+import { summariseProfile } from '../profile-summary.js'
+import { median } from '../report.js'
+
+test('defaults match the issue: 1,000,000 records of 16 + 512 bytes, 8 partitions, 3 runs; --quick preloads 100,000', () => {
+  const defaults = parseBenchArgs([])
+  assert.equal(defaults.records, 1_000_000)
+  assert.equal(defaults.keyBytes, 16)
+  assert.equal(defaults.valueBytes, 512)
+  assert.equal(defaults.partitions, 8)
+  assert.equal(defaults.runs, 3)
+  assert.equal(defaults.compression, 'none')
+  assert.deepEqual(defaults.contenders, ['sidecar', 'mm2', 'mm1'])
+  assert.equal(parseBenchArgs(['--quick']).records, 100_000)
+  assert.equal(parseBenchArgs(['--quick', '--records', '5000']).records, 5_000)
+})
+
+test('a bad flag value is a usage error naming the flag and the value', () => {
+  assert.throws(() => parseBenchArgs(['--runs', 'abc']), (error: unknown) => error instanceof UsageError && error.message === '--runs "abc": expected a positive integer')
+  assert.throws(() => parseBenchArgs(['--compression', 'brotli']), /--compression "brotli"/)
+  assert.throws(() => parseBenchArgs(['--contenders', 'mm3']), /unknown contender "mm3"/)
+  assert.throws(() => parseBenchArgs(['--producer-prop', 'acks=1']), /acks is set by the benchmark/)
+  assert.deepEqual(parseBenchArgs(['--producer-prop', 'batch.size=262144', '--producer-prop', 'linger.ms=10']).producerProps, { 'batch.size': '262144', 'linger.ms': '10' })
+})
+
+test('record lines carry a fixed-width hex key and a value of exactly the asked size', () => {
+  const lines = recordLines({ keyBytes: 16, valueBytes: 512 }, 255, 3).trimEnd().split('\n')
+  assert.equal(lines.length, 3)
+  const [key, value] = lines[0]!.split('\t')
+  assert.equal(key, '00000000000000ff')
+  assert.equal(value!.length, 512)
+  assert.match(value!, /^[A-Za-z0-9+/]+$/)
+  assert.equal(lines[2]!.split('\t')[0], '0000000000000101')
+})
+
+test('parses the summaries Kafka 4.1 ProducerPerformance and ConsumerPerformance print', () => {
+  const producer = '499985 records sent, 99997.0 records/sec (50.35 MB/sec), 3.2 ms avg latency, 120.0 ms max latency.\n' +
+    '1000000 records sent, 59988.0 records/sec (30.21 MB/sec), 250.31 ms avg latency, 801.00 ms max latency, 200 ms 50th, 700 ms 95th, 780 ms 99th, 800 ms 99.9th.\n'
+  assert.deepEqual(parseProducerPerformance(producer), { recordsPerSecond: 59988, mbPerSecond: 30.21 })
+  const consumer = 'start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec\n' +
+    '2026-11-29 21:03:30:000, 2026-11-29 21:03:31:500, 50.3540, 33.5693, 100000, 66666.6667, 839, 661, 76.1785, 151285.9304\n'
+  assert.deepEqual(parseConsumerPerformance(consumer), { recordsPerSecond: 151285.9304, mbPerSecond: 76.1785 })
+  assert.throws(() => parseProducerPerformance('boom'), /no summary/)
+})
+
+test('median of odd and even counts, ignoring missing figures', () => {
+  assert.equal(median([3, 1, 2]), 2)
+  assert.equal(median([4, 1, 3, 2]), 2.5)
+  assert.equal(median([5, Number.NaN, 1, 3]), 3)
+  assert.ok(Number.isNaN(median([])))
+})
+
+test('profile summary adds self time per function and sorts by it', () => {
+  const profile = {
+    nodes: [
+      { id: 1, callFrame: { functionName: '(root)', url: '', lineNumber: -1 } },
+      { id: 2, callFrame: { functionName: 'encode', url: 'file:///x/node_modules/kafkajs/src/a.js', lineNumber: 9 } },
+      { id: 3, callFrame: { functionName: 'encode', url: 'file:///x/node_modules/kafkajs/src/a.js', lineNumber: 9 } },
+      { id: 4, callFrame: { functionName: 'flow', url: 'file:///x/dist/src/pipeline/flow.js', lineNumber: 0 } },
+    ],
+    samples: [2, 3, 4, 2],
+    timeDeltas: [1000, 1000, 500, 2000],
+  }
+  const { totalMs, top, byOriginMs } = summariseProfile(profile)
+  assert.equal(totalMs, 4.5)
+  assert.deepEqual(byOriginMs, { kafkajs: 4, 'this project': 0.5 })
+  assert.deepEqual(top.map(entry => [entry.functionName, entry.location, entry.selfMs]), [
+    ['encode', 'kafkajs/src/a.js:10', 4],
+    ['flow', 'dist/src/pipeline/flow.js:1', 0.5],
+  ])
+})

@@ -1,0 +1,145 @@
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { LocalCluster } from '../scripts/local-kafka/clusters.js'
+import { stopChild } from './child-registry.js'
+import type { Contender, MirrorJob } from './contenders.js'
+import { readProcessUsage, UsageSampler } from './process-usage.js'
+import { countTargetRecords } from './target-count.js'
+import type { TopicAdmin } from './topic-admin.js'
+
+/** Figures of one contender copying the preloaded topic once. */
+export interface ThroughputFigures {
+  readonly contender: string
+  readonly run: number
+  readonly records: number
+  /** Process start until the first record is on the target (JVM / node start, group join, first fetch). */
+  readonly startupSeconds: number
+  /** First record on the target until every record is there. */
+  readonly copySeconds: number
+  /** Process start until every record is on the target. */
+  readonly totalSeconds: number
+  /** records / copySeconds. */
+  readonly recordsPerSecond: number
+  /** Records per second between 10% and 90% of the records on the target: the steady rate. */
+  readonly steadyRecordsPerSecond: number
+  /** Key + value bytes / copySeconds, in MiB (2^20 bytes) per second like Kafka's tools. */
+  readonly mbPerSecond: number
+  /** utime + stime of the mirror process from its start until every record was on the target. */
+  readonly cpuSeconds: number
+  /** Of which during the copy phase. */
+  readonly copyCpuSeconds: number
+  /** VmHWM of the mirror process. */
+  readonly peakRssBytes: number
+  /** CPU the two brokers spent while this contender ran (start to done). */
+  readonly brokerCpuSeconds: number
+  /** Target records beyond one per preloaded record (read back after the mirror stopped). */
+  readonly duplicates: number
+  /** Preloaded records not on the target after the mirror stopped (0 for a correct mirror). */
+  readonly missing: number
+}
+
+export interface ThroughputContext {
+  readonly source: LocalCluster
+  readonly target: LocalCluster
+  readonly targetAdmin: TopicAdmin
+  readonly sourceAdmin: TopicAdmin
+  readonly records: number
+  readonly recordBytes: number
+  readonly partitions: number
+  readonly timeoutMs: number
+  /** Read the target back after the copy (duplicates / missing); NaN figures when false. */
+  readonly verify: boolean
+  readonly log: (line: string) => void
+}
+
+async function brokerCpu (clusters: readonly LocalCluster[]): Promise<number> {
+  let total = 0
+  for (const cluster of clusters) {
+    const pid = await cluster.pid()
+    if (pid !== undefined) total += readProcessUsage(pid)?.cpuSeconds ?? 0
+  }
+  return total
+}
+
+async function logTail (file: string, lines = 15): Promise<string> {
+  try {
+    return (await readFile(file, 'utf8')).trimEnd().split('\n').slice(-lines).join('\n')
+  } catch {
+    return '(no log)'
+  }
+}
+
+/** Deletes the topics a contender made for itself (MM2 internal topics). */
+export async function deleteOwnTopics (contender: Contender, job: MirrorJob, context: Pick<ThroughputContext, 'sourceAdmin' | 'targetAdmin'>): Promise<void> {
+  const own = contender.ownTopics(job, { source: await context.sourceAdmin.listTopics(), target: await context.targetAdmin.listTopics() })
+  await context.sourceAdmin.deleteTopics(own.source)
+  await context.targetAdmin.deleteTopics(own.target)
+}
+
+/**
+ * Copies `job.topic` (already preloaded with `records`) into a freshly created, empty target topic
+ * of the same name and measures until the target's end offsets add up to `records`; then stops the
+ * mirror and reads the target back to count duplicates and missing records.
+ */
+export async function runThroughput (contender: Contender, job: MirrorJob, run: number, context: ThroughputContext): Promise<ThroughputFigures> {
+  await context.targetAdmin.recreateTopic(job.topic, context.partitions)
+  const brokers = [context.source, context.target]
+  const brokerCpuBefore = await brokerCpu(brokers)
+  const startedAt = performance.now()
+  const mirror = await contender.start(job)
+  const sampler = new UsageSampler(mirror.pid)
+  sampler.start()
+  let firstAt: number | undefined
+  let cpuAtFirst = 0
+  let tenPercent: { at: number, copied: number } | undefined
+  let ninetyPercent: { at: number, copied: number } | undefined
+  try {
+    for (;;) {
+      const copied = await context.targetAdmin.endOffsetTotal(job.topic)
+      const now = performance.now()
+      if (copied > 0 && firstAt === undefined) {
+        firstAt = now
+        cpuAtFirst = sampler.sample()?.cpuSeconds ?? 0
+      }
+      if (tenPercent === undefined && copied >= context.records * 0.1) tenPercent = { at: now, copied }
+      if (ninetyPercent === undefined && copied >= context.records * 0.9) ninetyPercent = { at: now, copied }
+      if (copied >= context.records) break
+      if (mirror.hasExited()) {
+        throw new Error(`${contender.label} exited after copying ${copied} of ${context.records} records; log ${job.workDir}:\n${await logTail(join(job.workDir, `${contender.name}.log`))}`)
+      }
+      if (now - startedAt > context.timeoutMs) throw new Error(`${contender.label} copied ${copied} of ${context.records} records in ${Math.round(context.timeoutMs / 1000)} s; giving up (see ${job.workDir})`)
+      await sleep(100)
+    }
+    const doneAt = performance.now()
+    const usage = sampler.stop()
+    const brokerCpuSeconds = await brokerCpu(brokers) - brokerCpuBefore
+    const first = firstAt ?? doneAt
+    const copySeconds = Math.max((doneAt - first) / 1000, 0.001)
+    await stopChild(mirror)
+    const onTarget = context.verify ? await countTargetRecords(job.targetBootstrap, job.topic) : { records: Number.NaN, distinctKeys: Number.NaN }
+    return {
+      contender: contender.name,
+      run,
+      records: context.records,
+      startupSeconds: (first - startedAt) / 1000,
+      copySeconds,
+      totalSeconds: (doneAt - startedAt) / 1000,
+      recordsPerSecond: context.records / copySeconds,
+      steadyRecordsPerSecond: tenPercent !== undefined && ninetyPercent !== undefined && ninetyPercent.at > tenPercent.at
+        ? (ninetyPercent.copied - tenPercent.copied) / ((ninetyPercent.at - tenPercent.at) / 1000)
+        : Number.NaN,
+      mbPerSecond: context.records * context.recordBytes / 2 ** 20 / copySeconds,
+      cpuSeconds: usage?.cpuSeconds ?? Number.NaN,
+      copyCpuSeconds: (usage?.cpuSeconds ?? Number.NaN) - cpuAtFirst,
+      peakRssBytes: usage?.peakRssBytes ?? Number.NaN,
+      brokerCpuSeconds,
+      duplicates: onTarget.records - onTarget.distinctKeys,
+      missing: context.records - onTarget.distinctKeys,
+    }
+  } finally {
+    sampler.stop()
+    await stopChild(mirror)
+    await deleteOwnTopics(contender, job, context)
+  }
+}

@@ -1,0 +1,66 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { LocalCluster } from '../scripts/local-kafka/clusters.js'
+import { createKafkaClient } from '../src/kafka/client.js'
+
+type Admin = ReturnType<ReturnType<typeof createKafkaClient>['admin']>
+
+/** One connected admin client of a local cluster: topic create/delete and end offsets. */
+export class TopicAdmin {
+  readonly #admin: Admin
+  #connected = false
+
+  constructor (readonly cluster: LocalCluster) {
+    this.#admin = createKafkaClient(cluster.connection(`bench-admin-${cluster.options.name}`)).admin()
+  }
+
+  async start (): Promise<void> {
+    await this.#admin.connect()
+    this.#connected = true
+  }
+
+  async stop (): Promise<void> {
+    if (!this.#connected) return
+    this.#connected = false
+    await this.#admin.disconnect()
+  }
+
+  async listTopics (): Promise<string[]> {
+    return await this.#admin.listTopics()
+  }
+
+  /** Deletes `topics` that exist and waits until the broker no longer lists them. */
+  async deleteTopics (topics: readonly string[]): Promise<void> {
+    const existing = new Set(await this.#admin.listTopics())
+    const present = topics.filter(topic => existing.has(topic))
+    if (present.length === 0) return
+    await this.#admin.deleteTopics({ topics: present, timeout: 30_000 })
+    const deadline = Date.now() + 60_000
+    while (present.some(topic => existing.has(topic))) {
+      if (Date.now() > deadline) throw new Error(`topics ${present.join(', ')} still listed 60 s after deletion`)
+      await sleep(200)
+      const listed = new Set(await this.#admin.listTopics())
+      for (const topic of [...existing]) if (!listed.has(topic)) existing.delete(topic)
+    }
+  }
+
+  /** Creates an empty topic, first deleting any topic of that name (and retrying while deletion completes). */
+  async recreateTopic (topic: string, partitions: number): Promise<void> {
+    await this.deleteTopics([topic])
+    const deadline = Date.now() + 60_000
+    for (;;) {
+      try {
+        await this.#admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }] })
+        if ((await this.endOffsetTotal(topic)) === 0) return
+      } catch (error) {
+        if (Date.now() > deadline) throw error
+      }
+      await sleep(250)
+    }
+  }
+
+  /** Sum over partitions of the high watermark (records on the topic when it starts at offset 0). */
+  async endOffsetTotal (topic: string): Promise<number> {
+    const offsets = await this.#admin.fetchTopicOffsets(topic)
+    return offsets.reduce((sum, partition) => sum + Number(partition.high) - Number(partition.low), 0)
+  }
+}

@@ -1,0 +1,83 @@
+import type { Argv } from 'yargs'
+import { connectionFromProperties } from '../src/config/client-properties.js'
+import { readPropertiesFile, type PropertyEntry } from '../src/config/java-properties.js'
+import { ProblemList } from '../src/config/values.js'
+import { AuditClient } from '../src/kafka/audit-client.js'
+import type { ClusterConnection } from '../src/kafka/connection.js'
+import { ConfigError } from '../src/shared/errors.js'
+import { createLogger } from '../src/shared/logger.js'
+import { UsageError } from './exit-codes.js'
+
+export const OutputFormats = ['table', 'json', 'csv'] as const
+export type OutputFormat = typeof OutputFormats[number]
+
+/** Options every command takes. */
+export interface CommonArgs {
+  format: OutputFormat
+  verbose: boolean
+  'timeout-ms': number
+}
+
+export function withCommonArgs<T> (yargs: Argv<T>): Argv<T & CommonArgs> {
+  return yargs
+    .option('format', { choices: OutputFormats, default: 'table' as OutputFormat, describe: 'Output: an aligned table, JSON, or CSV.' })
+    .option('verbose', { type: 'boolean', default: false, describe: 'Log client activity on stderr and show stack traces.' })
+    .option('timeout-ms', { type: 'number', default: 3000, coerce: positiveInteger('--timeout-ms'), describe: 'Connection timeout per broker; an unreachable cluster fails after about twice this.' }) as Argv<T & CommonArgs>
+}
+
+/** A coercion that accepts only integers >= `min`, with a message naming the flag. */
+export function positiveInteger (flag: string, min = 1) {
+  return (value: unknown): number => {
+    const text = String(value)
+    if (Array.isArray(value)) throw new UsageError(`${flag} was given more than once; give it once`)
+    if (!/^\d+$/.test(text.trim()) || Number(text) < min || !Number.isSafeInteger(Number(text))) {
+      throw new UsageError(`${flag} "${text}": expected ${min === 0 ? 'a non-negative' : 'a positive'} integer`)
+    }
+    return Number(text)
+  }
+}
+
+/** Like `positiveInteger` but allows a fraction (seconds). */
+export function nonNegativeNumber (flag: string) {
+  return (value: unknown): number => {
+    const text = String(value)
+    if (Array.isArray(value)) throw new UsageError(`${flag} was given more than once; give it once`)
+    const n = Number(text)
+    if (text.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`${flag} "${text}": expected a non-negative number of seconds`)
+    return n
+  }
+}
+
+/** Builds a connection from a bootstrap flag plus an optional Java client properties file (`--command-config`), as Kafka's tools do. */
+export function clusterConnection (options: { alias: string, bootstrap: string | undefined, bootstrapFlag: string, configFile: string | undefined, configFlag: string }): ClusterConnection {
+  const properties = new Map<string, PropertyEntry>(options.configFile === undefined ? [] : readPropertiesFile(options.configFile, options.configFlag))
+  if (options.bootstrap !== undefined) properties.set('bootstrap.servers', { value: options.bootstrap, file: options.bootstrapFlag, line: 0 })
+  const problems = new ProblemList()
+  const connection = connectionFromProperties(properties, {
+    alias: options.alias,
+    where: options.configFile === undefined ? '' : `${options.configFile}: `,
+    bootstrapHint: `with ${options.bootstrapFlag}`,
+    defaultClientId: 'mirror-check',
+  }, problems)
+  if (!problems.empty || connection === undefined) {
+    // The bootstrap value came from the flag: name the flag, not the properties key.
+    throw new ConfigError(problems.problems.map(p => p.key.endsWith('bootstrap.servers') && options.bootstrap !== undefined ? { ...p, key: options.bootstrapFlag } : p))
+  }
+  return connection
+}
+
+/** A connected audit client for `connection`; closed by the caller. */
+export async function connectClient (connection: ClusterConnection, args: CommonArgs): Promise<AuditClient> {
+  const client = new AuditClient(connection, {
+    connectionTimeoutMs: args['timeout-ms'],
+    retries: 1,
+    ...(args.verbose ? { logger: createLogger({ level: 'debug' }) } : {}),
+  })
+  try {
+    await client.connect()
+  } catch (error) {
+    await client.close()
+    throw error
+  }
+  return client
+}

@@ -1,0 +1,157 @@
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
+import { ageSeconds, lagViolations } from '../../src/audit/lag.js'
+import { ReplicationPolicies, targetTopicName, type ReplicationPolicyName } from '../../src/audit/replication-policy.js'
+import { committedOffsets, groupExists } from '../../src/kafka/group-offsets.js'
+import { PartitionReader } from '../../src/kafka/partition-reader.js'
+import { clusterConnection, connectClient, nonNegativeNumber, positiveInteger, withCommonArgs, type CommonArgs } from '../cluster-args.js'
+import { ExitCode, UsageError } from '../exit-codes.js'
+import { formatSeconds, note, render, write, type Column } from '../output.js'
+import { runCommand } from '../run-command.js'
+
+export interface PolicyArgs {
+  'replication-policy': ReplicationPolicyName
+  'source-alias': string
+  separator: string
+}
+
+export interface LagArgs extends CommonArgs, PolicyArgs {
+  source: string
+  target: string
+  'source-command-config'?: string
+  'target-command-config'?: string
+  group: string
+  topic?: string[]
+  'max-lag'?: number
+  'max-lag-seconds'?: number
+}
+
+/** One partition of a mirrored topic: both log ends and the mirror's position on the source. */
+export interface MirrorLagRow {
+  readonly topic: string
+  readonly targetTopic: string
+  readonly partition: number | 'TOTAL'
+  readonly sourceLogEndOffset: number
+  readonly targetLogEndOffset?: number
+  readonly mirrorOffset?: number
+  readonly lag?: number
+  readonly lagSeconds?: number
+}
+
+const columns: Column<MirrorLagRow>[] = [
+  { header: 'TOPIC', value: r => r.topic },
+  { header: 'TARGET-TOPIC', value: r => r.targetTopic },
+  { header: 'PARTITION', value: r => r.partition },
+  { header: 'SOURCE-LOG-END-OFFSET', value: r => r.sourceLogEndOffset },
+  { header: 'TARGET-LOG-END-OFFSET', value: r => r.targetLogEndOffset },
+  { header: 'MIRROR-OFFSET', value: r => r.mirrorOffset },
+  { header: 'LAG', value: r => r.lag },
+  { header: 'LAG-SECONDS', value: r => formatSeconds(r.lagSeconds) },
+]
+
+export function withPolicyArgs<T> (yargs: Argv<T>): Argv<T & PolicyArgs> {
+  return yargs
+    .option('replication-policy', { choices: ReplicationPolicies, default: 'identity' as ReplicationPolicyName, describe: 'Target topic naming: identity (same name) or default (<source-alias><separator><topic>), as MirrorMaker 2.' })
+    .option('source-alias', { type: 'string', default: 'source', describe: 'Source cluster alias for the default replication policy.' })
+    .option('separator', { type: 'string', default: '.', describe: 'replication.policy.separator for the default policy.' }) as Argv<T & PolicyArgs>
+}
+
+export async function lagHandler (args: ArgumentsCamelCase<LagArgs>): Promise<void> {
+  await runCommand(args, async () => {
+    const policy = { name: args['replication-policy'], sourceAlias: args['source-alias'], separator: args.separator }
+    const sourceConnection = clusterConnection({ alias: 'source', bootstrap: args.source, bootstrapFlag: '--source', configFile: args['source-command-config'], configFlag: '--source-command-config' })
+    const targetConnection = clusterConnection({ alias: 'target', bootstrap: args.target, bootstrapFlag: '--target', configFile: args['target-command-config'], configFlag: '--target-command-config' })
+    const source = await connectClient(sourceConnection, args)
+    try {
+      const target = await connectClient(targetConnection, args)
+      try {
+        if (!await groupExists(source, args.group)) {
+          throw new UsageError(`--group "${args.group}": no such consumer group on the source cluster (${args.source}); name the mirror's group`)
+        }
+        let topics = args.topic
+        if (topics === undefined || topics.length === 0) {
+          const offsets = await source.call(() => source.admin.fetchOffsets({ groupId: args.group }))
+          topics = offsets.filter(t => t.partitions.some(p => Number(p.offset) >= 0)).map(t => t.topic).sort()
+          if (topics.length === 0) throw new UsageError(`--group "${args.group}" has no committed offsets on the source cluster; give --topic`)
+        }
+        const rows: MirrorLagRow[] = []
+        const now = Date.now()
+        for (const topic of topics) {
+          const partitions = await source.partitionsOf(topic)
+          const targetTopic = targetTopicName(topic, policy)
+          const targetTopics = await target.call(() => target.admin.listTopics())
+          if (!targetTopics.includes(targetTopic)) {
+            throw new UsageError(`target topic "${targetTopic}" (for --topic "${topic}" under --replication-policy ${policy.name}) does not exist on the target cluster (${args.target}); check --replication-policy, --source-alias and --separator`)
+          }
+          const targetPartitions = await target.partitionsOf(targetTopic)
+          const [sourceEnds, sourceStarts, targetEnds, mirror] = await Promise.all([
+            source.listOffsets(topic, partitions, 'latest'),
+            source.listOffsets(topic, partitions, 'earliest'),
+            target.listOffsets(targetTopic, targetPartitions, 'latest'),
+            committedOffsets(source, args.group, topic),
+          ])
+          if (mirror.size === 0) note(`Consumer group '${args.group}' has no committed offsets for topic '${topic}'.`)
+          const topicRows: MirrorLagRow[] = []
+          for (const partition of partitions) {
+            const sourceEnd = sourceEnds.get(partition)!
+            const mirrorOffset = mirror.get(partition)
+            const lag = mirrorOffset === undefined ? undefined : Math.max(0, sourceEnd - mirrorOffset)
+            let lagSeconds: number | undefined
+            if (lag !== undefined && mirrorOffset !== undefined) {
+              lagSeconds = 0
+              if (lag > 0) {
+                const [record] = await new PartitionReader(source, topic, partition, { fetchMaxBytes: 65_536, isolation: 'read_uncommitted' }).records(Math.max(mirrorOffset, sourceStarts.get(partition) ?? 0), sourceEnd, 1)
+                if (record !== undefined) lagSeconds = ageSeconds(record.timestamp, now)
+              }
+            }
+            const targetEnd = targetEnds.get(partition)
+            topicRows.push({
+              topic,
+              targetTopic,
+              partition,
+              sourceLogEndOffset: sourceEnd,
+              ...(targetEnd === undefined ? {} : { targetLogEndOffset: targetEnd }),
+              ...(mirrorOffset === undefined ? {} : { mirrorOffset }),
+              ...(lag === undefined ? {} : { lag }),
+              ...(lagSeconds === undefined ? {} : { lagSeconds }),
+            })
+          }
+          rows.push(...topicRows)
+          rows.push({
+            topic,
+            targetTopic,
+            partition: 'TOTAL',
+            sourceLogEndOffset: topicRows.reduce((sum, r) => sum + r.sourceLogEndOffset, 0),
+            targetLogEndOffset: topicRows.reduce((sum, r) => sum + (r.targetLogEndOffset ?? 0), 0),
+            lag: topicRows.reduce((sum, r) => sum + (r.lag ?? 0), 0),
+            lagSeconds: Math.max(0, ...topicRows.map(r => r.lagSeconds ?? 0)),
+          })
+        }
+        await write(render(args.format, columns, rows))
+        const violations = lagViolations(rows.filter(r => r.partition !== 'TOTAL') as Array<MirrorLagRow & { partition: number }>, { maxLagRecords: args['max-lag'], maxLagSeconds: args['max-lag-seconds'] })
+        for (const line of violations) note(`mirror-check: lag check failed: ${line}`)
+        return violations.length > 0 ? ExitCode.CHECK_FAILED : ExitCode.OK
+      } finally {
+        await target.close()
+      }
+    } finally {
+      await source.close()
+    }
+  })
+}
+
+export const lagCommand: CommandModule<object, LagArgs> = {
+  command: 'lag',
+  describe: 'Cross-cluster lag of a mirror: source and target log end offsets, the mirror\'s committed position, lag in records and seconds.',
+  builder: yargs => withPolicyArgs(withCommonArgs(yargs))
+    .option('source', { type: 'string', demandOption: true, describe: 'Source cluster brokers (host:port,...).' })
+    .option('target', { type: 'string', demandOption: true, describe: 'Target cluster brokers.' })
+    .option('source-command-config', { type: 'string', describe: 'Java client .properties for the source cluster.' })
+    .option('target-command-config', { type: 'string', describe: 'Java client .properties for the target cluster.' })
+    .option('group', { type: 'string', default: 'mirror-sidecar', describe: 'The mirror\'s consumer group on the source cluster.' })
+    .option('topic', { type: 'string', array: true, describe: 'Source topics (default: every topic the group has committed offsets for).' })
+    .option('max-lag', { type: 'string', coerce: positiveInteger('--max-lag', 0), describe: 'Check: exit 1 when any partition lags by more records.' })
+    .option('max-lag-seconds', { type: 'string', coerce: nonNegativeNumber('--max-lag-seconds'), describe: 'Check: exit 1 when any partition lags by more seconds.' })
+    .example('$0 lag --source src:9092 --target dst:9092 --topic orders', 'Lag of the mirror-sidecar group on orders.')
+    .example('$0 lag --source src:9092 --target dst:9092 --replication-policy default --source-alias east --max-lag-seconds 60', 'Check MirrorMaker 2 style names (east.orders), exit 1 when a partition is a minute behind.') as unknown as Argv<LagArgs>,
+  handler: lagHandler,
+}

@@ -1,0 +1,180 @@
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
+import { targetTopicName } from '../../src/audit/replication-policy.js'
+import { describeFinding, findMisplaced, totalCounts, verificationPassed, type PartitionVerification } from '../../src/audit/verification-report.js'
+import { verifyCopy, type VerifyUntil } from '../../src/kafka/copy-verification.js'
+import { clusterConnection, connectClient, nonNegativeNumber, positiveInteger, withCommonArgs, type CommonArgs } from '../cluster-args.js'
+import { ExitCode, UsageError } from '../exit-codes.js'
+import { note, render, write, type Column } from '../output.js'
+import { runCommand } from '../run-command.js'
+import { withPolicyArgs, type PolicyArgs } from './lag.js'
+
+export interface VerifyArgs extends CommonArgs, PolicyArgs {
+  source: string
+  target: string
+  'source-command-config'?: string
+  'target-command-config'?: string
+  topic: string
+  'target-topic'?: string
+  partition?: number[]
+  'from-offset'?: number
+  'from-time'?: string
+  'to-offset'?: number
+  'until-mirrored': boolean
+  group: string
+  wait?: number
+  'allow-duplicates': boolean
+  digest: boolean
+  'digest-range-records': number
+  'lookahead-records': number
+  'max-findings': number
+}
+
+type Row = { label: string | number, v?: PartitionVerification, counts: PartitionVerification['counts'], first?: string }
+
+const columns: Column<Row>[] = [
+  { header: 'PARTITION', value: r => r.label },
+  { header: 'SOURCE-RANGE', value: r => r.v === undefined ? undefined : r.v.sourceUntilOffset > r.v.sourceFromOffset ? `${r.v.sourceFromOffset}-${r.v.sourceUntilOffset - 1}` : 'none', json: 'sourceRange' },
+  { header: 'TARGET-FROM', value: r => r.v === undefined ? undefined : `${r.v.alignment.targetPartition}@${r.v.alignment.targetOffset}`, json: 'targetFrom' },
+  { header: 'CHECKED', value: r => r.counts.checked },
+  { header: 'MISSING', value: r => r.counts.missing },
+  { header: 'DUPLICATED', value: r => r.counts.duplicated },
+  { header: 'EXTRA', value: r => r.counts.extra },
+  { header: 'CHANGED', value: r => r.counts.changed },
+  { header: 'OUT-OF-ORDER', value: r => r.counts.outOfOrder },
+  { header: 'FIRST-PROBLEM', value: r => r.first },
+]
+
+function progressBar (): { update: (p: { partition: number, sourceOffset: number, fromOffset: number, untilOffset: number, bytes: number }) => void, done: () => void } {
+  if (process.stderr.isTTY !== true) return { update: () => {}, done: () => {} }
+  const started = Date.now()
+  let last = 0
+  return {
+    update: p => {
+      const now = Date.now()
+      if (now - last < 100) return
+      last = now
+      const span = Math.max(1, p.untilOffset - p.fromOffset)
+      const ratio = Math.min(1, Math.max(0, (p.sourceOffset + 1 - p.fromOffset) / span))
+      const width = 30
+      const filled = Math.round(ratio * width)
+      const mbps = p.bytes / 1_048_576 / Math.max(0.001, (now - started) / 1000)
+      process.stderr.write(`\r\x1b[Kpartition ${p.partition} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(ratio * 100).toFixed(0)}% ${mbps.toFixed(1)} MB/s`)
+    },
+    done: () => { process.stderr.write('\r\x1b[K') },
+  }
+}
+
+function parseTime (text: string): number {
+  const ms = Date.parse(text)
+  if (!Number.isFinite(ms)) throw new UsageError(`--from-time "${text}": expected an ISO 8601 date-time such as 2026-01-31T12:00:00Z`)
+  return ms
+}
+
+export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Promise<void> {
+  await runCommand(args, async () => {
+    if (args['from-offset'] !== undefined && args['from-time'] !== undefined) throw new UsageError('--from-offset and --from-time exclude each other; give one')
+    if (args['to-offset'] !== undefined && args['until-mirrored']) throw new UsageError('--to-offset and --until-mirrored exclude each other; give one')
+    const fromTime = args['from-time'] === undefined ? undefined : parseTime(args['from-time'])
+    const policy = { name: args['replication-policy'], sourceAlias: args['source-alias'], separator: args.separator }
+    const targetTopic = args['target-topic'] ?? targetTopicName(args.topic, policy)
+    const sourceConnection = clusterConnection({ alias: 'source', bootstrap: args.source, bootstrapFlag: '--source', configFile: args['source-command-config'], configFlag: '--source-command-config' })
+    const targetConnection = clusterConnection({ alias: 'target', bootstrap: args.target, bootstrapFlag: '--target', configFile: args['target-command-config'], configFlag: '--target-command-config' })
+    const until: VerifyUntil = args['to-offset'] !== undefined ? { offset: args['to-offset'] } : args['until-mirrored'] ? 'mirrored' : 'default'
+    const source = await connectClient(sourceConnection, args)
+    const bar = progressBar()
+    try {
+      const target = await connectClient(targetConnection, args)
+      try {
+        const started = Date.now()
+        const result = await verifyCopy({
+          source,
+          target,
+          topic: args.topic,
+          targetTopic,
+          ...(args.partition === undefined ? {} : { partitions: args.partition }),
+          ...(args['from-offset'] !== undefined ? { from: { offset: args['from-offset'] } } : fromTime !== undefined ? { from: { timestampMs: fromTime } } : {}),
+          until,
+          group: args.group,
+          ...(args.wait === undefined ? {} : { waitSeconds: args.wait }),
+          ...(args.digest ? { digestRangeRecords: args['digest-range-records'] } : {}),
+          lookaheadRecords: args['lookahead-records'],
+          maxFindingsPerKind: args['max-findings'],
+          onProgress: bar.update,
+        })
+        bar.done()
+        const seconds = (Date.now() - started) / 1000
+        const total = totalCounts(result.partitions)
+        const misplaced = findMisplaced(result.partitions)
+        const passed = verificationPassed(total, args['allow-duplicates'])
+        const findingLines = result.partitions.flatMap(p => p.findings.map(f => describeFinding(f, p.partition, p.alignment.targetPartition)))
+        const misplacedLines = misplaced.map(m => `wrong partition: source ${m.sourcePartition}@${m.sourceOffset} is missing from target partition ${m.sourcePartition} and is extra in target partition ${m.targetPartition} at offset ${m.targetOffset}`)
+        const notes = [...result.notes, ...result.partitions.flatMap(p => p.notes)]
+        if (args.format === 'json') {
+          await write(JSON.stringify({
+            topic: args.topic,
+            targetTopic,
+            passed,
+            seconds,
+            total,
+            partitions: result.partitions.map(p => ({ partition: p.partition, sourceFromOffset: p.sourceFromOffset, sourceUntilOffset: p.sourceUntilOffset, alignment: p.alignment, counts: p.counts, findings: p.findings.map(({ hash: _hash, ...f }) => f), notes: p.notes })),
+            misplaced,
+            notes: result.notes,
+          }, null, 2) + '\n')
+        } else {
+          const rows: Row[] = result.partitions.map(p => ({
+            label: p.partition,
+            v: p,
+            counts: p.counts,
+            ...(p.findings[0] === undefined ? {} : { first: describeFinding([...p.findings].sort((a, b) => (a.sourceOffset ?? a.targetOffset ?? 0) - (b.sourceOffset ?? b.targetOffset ?? 0))[0]!, p.partition, p.alignment.targetPartition) }),
+          }))
+          rows.push({ label: 'TOTAL', counts: total })
+          let text = render(args.format, columns, rows)
+          if (args.format === 'table') {
+            const lines = [...misplacedLines, ...findingLines]
+            if (lines.length > 0) text += '\n' + lines.join('\n') + '\n'
+            const changed = Object.entries(total.changedFields).filter(([, n]) => n > 0).map(([field, n]) => `${field} ${n}`)
+            text += `\n${passed ? 'PASSED' : 'FAILED'}: ${total.checked} records checked in ${seconds.toFixed(1)} s (${(total.bytes / 1_048_576 / Math.max(seconds, 0.001)).toFixed(1)} MB/s)` +
+              `${changed.length > 0 ? `; changed fields: ${changed.join(', ')}` : ''}${total.duplicated > 0 && args['allow-duplicates'] ? '; duplicates allowed' : ''}\n`
+          }
+          await write(text)
+        }
+        for (const line of notes) note(line)
+        if (args.format !== 'table') for (const line of misplacedLines) note(line)
+        return passed ? ExitCode.OK : ExitCode.CHECK_FAILED
+      } finally {
+        await target.close()
+      }
+    } finally {
+      bar.done()
+      await source.close()
+    }
+  })
+}
+
+export const verifyCommand: CommandModule<object, VerifyArgs> = {
+  command: 'verify',
+  describe: 'Compare the copy record by record (key, value, headers, timestamp) per partition: missing, duplicated, extra, changed, out-of-order records.',
+  builder: yargs => withPolicyArgs(withCommonArgs(yargs))
+    .option('source', { type: 'string', demandOption: true, describe: 'Source cluster brokers (host:port,...).' })
+    .option('target', { type: 'string', demandOption: true, describe: 'Target cluster brokers.' })
+    .option('source-command-config', { type: 'string', describe: 'Java client .properties for the source cluster.' })
+    .option('target-command-config', { type: 'string', describe: 'Java client .properties for the target cluster.' })
+    .option('topic', { type: 'string', demandOption: true, describe: 'Source topic.' })
+    .option('target-topic', { type: 'string', describe: 'Target topic (default: from the replication policy).' })
+    .option('partition', { type: 'string', array: true, coerce: (values: unknown[]) => values.map(v => positiveInteger('--partition', 0)(v)), describe: 'Only these source partitions.' })
+    .option('from-offset', { type: 'string', coerce: positiveInteger('--from-offset', 0), describe: 'First source offset (clamped to the earliest offset).' })
+    .option('from-time', { type: 'string', describe: 'Start at the first source record at or after this ISO 8601 time.' })
+    .option('to-offset', { type: 'string', coerce: positiveInteger('--to-offset', 0), describe: 'Stop before this source offset.' })
+    .option('until-mirrored', { type: 'boolean', default: false, describe: 'Stop at the mirror group\'s committed offsets (the group must exist).' })
+    .option('group', { type: 'string', default: 'mirror-sidecar', describe: 'The mirror\'s consumer group: by default records past its committed offsets are in flight and not checked.' })
+    .option('wait', { type: 'string', coerce: nonNegativeNumber('--wait'), describe: 'Wait up to SECONDS for the copy to catch up with the source end offsets first.' })
+    .option('allow-duplicates', { type: 'boolean', default: false, describe: 'Pass with duplicates (at-least-once delivery); they are still reported.' })
+    .option('digest', { type: 'boolean', default: false, describe: 'Compare per-range hashes first; go record by record only in ranges that differ.' })
+    .option('digest-range-records', { type: 'string', default: '1000', coerce: positiveInteger('--digest-range-records'), describe: 'Records per range for --digest.' })
+    .option('lookahead-records', { type: 'string', default: '1000', coerce: positiveInteger('--lookahead-records'), describe: 'How far ahead a record\'s copy is looked for before it is called missing or extra.' })
+    .option('max-findings', { type: 'string', default: '20', coerce: positiveInteger('--max-findings'), describe: 'Findings listed per kind and partition (counts are always complete).' })
+    .example('$0 verify --source src:9092 --target dst:9092 --topic orders', 'Verify everything the mirror-sidecar group has committed.')
+    .example('$0 verify --source src:9092 --target dst:9092 --topic orders --wait 30 --allow-duplicates --format json', 'Wait for the copy to catch up, then verify; duplicates do not fail.')
+    .example('$0 verify --source src:9092 --target dst:9092 --topic orders --replication-policy default --source-alias east --digest', 'MirrorMaker 2 naming (east.orders), range hashes first.') as unknown as Argv<VerifyArgs>,
+  handler: verifyHandler,
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env node
+import yargs from 'yargs'
+import { hideBin } from 'yargs/helpers'
+import { lagCommand } from './commands/lag.js'
+import { offsetsCommand } from './commands/offsets.js'
+import { translateCommand } from './commands/translate.js'
+import { verifyCommand } from './commands/verify.js'
+import { ExitCode } from './exit-codes.js'
+
+await yargs(hideBin(process.argv))
+  .scriptName('mirror-check')
+  .usage('$0 [command] [options]\n\nAudit a Kafka mirror: consumer group offsets and lag, cross-cluster lag, record-by-record verification of the copy, and exact translation of group offsets to the target.\nExit codes: 0 ok, 1 check failed, 2 usage or runtime error.')
+  .command(offsetsCommand)
+  .command(lagCommand)
+  .command(verifyCommand)
+  .command(translateCommand)
+  .strict()
+  .help()
+  .alias('help', 'h')
+  .version(false)
+  .wrap(Math.min(120, process.stdout.columns ?? 100))
+  .fail((message, error) => {
+    const text = message ?? error?.message ?? 'invalid arguments'
+    process.stderr.write(`mirror-check: ${text.split('\n')[0]}\nRun mirror-check --help for usage.\n`)
+    process.exit(ExitCode.ERROR)
+  })
+  .parseAsync()
+
+// Output is flushed by now (stdout writes are awaited; stderr is synchronous on pipes and files): do not wait for idle client sockets.
+process.exit(process.exitCode ?? ExitCode.OK)

@@ -1,0 +1,19 @@
+import { ConfigError, MirrorError } from '../src/shared/errors.js'
+import { ExitCode, UsageError } from './exit-codes.js'
+
+/**
+ * Runs a command body and turns its outcome into an exit code: a thrown error becomes one line on
+ * stderr (each configuration problem on its own line) and exit 2; the stack only with `--verbose`.
+ */
+export async function runCommand (args: { verbose?: boolean }, body: () => Promise<ExitCode>): Promise<void> {
+  try {
+    process.exitCode = await body()
+  } catch (error) {
+    process.exitCode = ExitCode.ERROR
+    const message = error instanceof ConfigError
+      ? error.problems.map(p => p.value === undefined ? `${p.key}: ${p.message}` : `${p.key} "${p.value}": ${p.message}`).join('\nmirror-check: ')
+      : error instanceof MirrorError || error instanceof UsageError ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}`
+    process.stderr.write(`mirror-check: ${message}\n`)
+    if (args.verbose === true && error instanceof Error && error.stack !== undefined) process.stderr.write(error.stack + '\n')
+  }
+}

@@ -1,0 +1,347 @@
+import { Metrics } from '../../src/metrics/metric-names.js'
+
+/**
+ * Prometheus alert rules for the sidecar, and the `promtool test rules` cases that show each one
+ * firing and staying quiet. Expressions take metric names from `src/metrics/metric-names.ts` only.
+ * Annotation templates may use `{{ $labels.<name> }}` and nothing else, so the expected
+ * annotations of the test cases can be rendered here.
+ */
+
+/** The scrape job the rules expect for `up` and `absent()`; change it here if yours differs. */
+export const MIRROR_JOB = 'kafka-mirror'
+
+export interface AlertRule {
+  readonly alert: string
+  readonly expr: string
+  readonly for?: string
+  readonly labels: { readonly severity: 'warning' | 'critical' }
+  readonly annotations: { readonly summary: string, readonly description: string, readonly runbook: string }
+}
+
+const M = Metrics
+const LAG_SECONDS_THRESHOLD = 300
+const LAG_RECORDS_GROWING_MIN = 1000
+const QUEUE_SATURATION_RATIO = 0.9
+const where = '{{ $labels.instance }} flow {{ $labels.flow }}'
+const partitionAt = '{{ $labels.topic }}-{{ $labels.partition }}'
+
+function steps (...lines: string[]): string {
+  return lines.map((line, i) => `${i + 1}. ${line}`).join('\n')
+}
+
+export const alertRules: readonly AlertRule[] = [
+  {
+    alert: 'KafkaMirrorLagHigh',
+    expr: `max by (job, instance, flow, topic, partition) (${M.lagSeconds.name}) > ${LAG_SECONDS_THRESHOLD}`,
+    for: '10m',
+    labels: { severity: 'warning' },
+    annotations: {
+      summary: `Mirror lag above ${LAG_SECONDS_THRESHOLD / 60} minutes on ${partitionAt}`,
+      description: `The oldest record of ${partitionAt} not yet acknowledged by the target is more than ${LAG_SECONDS_THRESHOLD} s old on ${where}, for 10 minutes.`,
+      runbook: steps(
+        `Dashboard "Kafka mirror sidecar": is ${M.producedRecords.name} still rising for the topic? If not, see KafkaMirrorStalled.`,
+        `Compare consumed and produced rates: consumed far above produced means the target is slow (${M.produceRequestDuration.name}, ${M.retries.name}).`,
+        `Queue at capacity (${M.queueRecords.name} vs ${M.queueCapacityRecords.name}) means the producers are the bottleneck: raise producers or target throughput.`,
+        'A burst on the source drains by itself when produced rate exceeds the source write rate; check the trend before acting.',
+      ),
+    },
+  },
+  {
+    alert: 'KafkaMirrorLagGrowing',
+    expr: `(deriv(${M.lagRecords.name}[15m]) > 0) and (${M.lagRecords.name} > ${LAG_RECORDS_GROWING_MIN})`,
+    for: '30m',
+    labels: { severity: 'warning' },
+    annotations: {
+      summary: `Mirror lag keeps growing on ${partitionAt}`,
+      description: `Lag in records of ${partitionAt} on ${where} has grown for 30 minutes and is above ${LAG_RECORDS_GROWING_MIN} records: the mirror is slower than the source.`,
+      runbook: steps(
+        'Check the source write rate against the produced rate on the dashboard (Throughput).',
+        `Look for retries (${M.retries.name}) and slow produce requests (${M.produceRequestDuration.name}) to the target.`,
+        'Scale out: more instances in the same group (up to the partition count) or more producers per instance.',
+      ),
+    },
+  },
+  {
+    alert: 'KafkaMirrorStalled',
+    expr: `(sum by (job, instance, flow, topic) (${M.lagRecords.name}) > 0) and (sum by (job, instance, flow, topic) (rate(${M.producedRecords.name}[5m])) == 0)`,
+    for: '5m',
+    labels: { severity: 'critical' },
+    annotations: {
+      summary: 'Mirror stalled on topic {{ $labels.topic }}',
+      description: `Topic {{ $labels.topic }} lags on ${where} but nothing was produced to the target for 5 minutes.`,
+      runbook: steps(
+        'GET /readyz on the instance: the JSON reasons name the flow, the cluster or the partition that blocks.',
+        'Check target cluster availability and the sidecar logs (JSON on stderr) for send errors and retries.',
+        `Check ${M.partitionStatus.name} for stall/stop and ${M.rebalances.name} for a rebalance loop.`,
+        'If the target is healthy and the sidecar is stuck, restart it: offsets are committed only after the target acknowledged, so nothing is lost.',
+      ),
+    },
+  },
+  {
+    alert: 'KafkaMirrorDown',
+    expr: `up{job="${MIRROR_JOB}"} == 0`,
+    for: '2m',
+    labels: { severity: 'critical' },
+    annotations: {
+      summary: 'Mirror instance {{ $labels.instance }} is down',
+      description: 'Prometheus cannot scrape {{ $labels.instance }} (job {{ $labels.job }}) for 2 minutes.',
+      runbook: steps(
+        'Check the process or pod: running, restarting, out of memory?',
+        'GET /healthz on the instance: 500 means a fatal error; the reason is in the response and the logs.',
+        'Check that the metrics port (default 9464) is reachable from Prometheus.',
+      ),
+    },
+  },
+  {
+    alert: 'KafkaMirrorAbsent',
+    expr: `absent(${M.buildInfo.name}{job="${MIRROR_JOB}"})`,
+    for: '5m',
+    labels: { severity: 'critical' },
+    annotations: {
+      summary: `No mirror instance reports metrics under job ${MIRROR_JOB}`,
+      description: `${M.buildInfo.name} is absent for job {{ $labels.job }} for 5 minutes: no instance is scraped, or the target is not the sidecar.`,
+      runbook: steps(
+        'Check that the sidecar is deployed and running.',
+        `Check the Prometheus scrape configuration: job name "${MIRROR_JOB}" and the sidecar's metrics port.`,
+        'Check Prometheus Status > Targets for scrape errors.',
+      ),
+    },
+  },
+  {
+    alert: 'KafkaMirrorSendFailures',
+    expr: `sum by (job, instance, flow, topic) (increase(${M.sendFailures.name}[5m])) > 0`,
+    labels: { severity: 'critical' },
+    annotations: {
+      summary: 'Mirror failed to send to the target for topic {{ $labels.topic }}',
+      description: `The target did not accept batches of topic {{ $labels.topic }} from ${where} after retries in the last 5 minutes.`,
+      runbook: steps(
+        'Find the error in the sidecar logs (JSON on stderr): the Kafka error code names the cause.',
+        'MESSAGE_TOO_LARGE: raise max.message.bytes on the target topic (or message.max.bytes on the broker) to the source value.',
+        'Authorization errors: grant the mirror WRITE on the target topic.',
+        'The sidecar does not commit past a failed batch: after fixing, restart it and it resumes from the last commit.',
+      ),
+    },
+  },
+  {
+    alert: 'KafkaMirrorQueueSaturated',
+    expr: `max by (job, instance, flow) (${M.queueRecords.name} / ${M.queueCapacityRecords.name} > ${QUEUE_SATURATION_RATIO} or ${M.queueBytes.name} / ${M.queueCapacityBytes.name} > ${QUEUE_SATURATION_RATIO})`,
+    for: '10m',
+    labels: { severity: 'warning' },
+    annotations: {
+      summary: 'Mirror queue nearly full on {{ $labels.instance }} flow {{ $labels.flow }}',
+      description: `The queue between consumer and producers on ${where} is above ${QUEUE_SATURATION_RATIO * 100}% of its capacity for 10 minutes: the target side is the bottleneck and the consumer is throttled.`,
+      runbook: steps(
+        `Check produce latency (${M.produceRequestDuration.name}) and retries (${M.retries.name}) to the target.`,
+        'Raise the number of producers or the target throughput; a larger queue only buys time.',
+      ),
+    },
+  },
+  {
+    alert: 'KafkaMirrorPartitionNotOk',
+    expr: `${M.partitionStatus.name}{status=~"stall|stop|rewind"} == 1`,
+    for: '5m',
+    labels: { severity: 'warning' },
+    annotations: {
+      summary: `Mirror partition ${partitionAt} is {{ $labels.status }}`,
+      description: `Over its recent commits, ${partitionAt} on ${where} is {{ $labels.status }} (Burrow's terms: stall = offset not moving while lagging, stop = no commits, rewind = offset went back).`,
+      runbook: steps(
+        'stall or stop: see KafkaMirrorStalled; check /readyz and the logs for this partition.',
+        'rewind: someone reset the group offsets or the source topic was recreated; check the audit trail before assuming data loss.',
+      ),
+    },
+  },
+  {
+    alert: 'KafkaMirrorFlowNotRunning',
+    expr: `${M.flowRunning.name} == 0`,
+    for: '5m',
+    labels: { severity: 'warning' },
+    annotations: {
+      summary: `Mirror flow {{ $labels.flow }} not running on {{ $labels.instance }}`,
+      description: 'Flow {{ $labels.flow }} ({{ $labels.source }} -> {{ $labels.target }}) is not running with both clusters connected for 5 minutes.',
+      runbook: steps(
+        'GET /readyz on the instance for the reason.',
+        'Check connectivity and credentials for the source and target clusters.',
+      ),
+    },
+  },
+]
+
+/** The rule file Prometheus loads. */
+export function alertRuleFile (): { groups: Array<{ name: string, rules: AlertRule[] }> } {
+  return { groups: [{ name: 'kafka-mirror-sidecar', rules: [...alertRules] }] }
+}
+
+interface InputSeries { readonly series: string, readonly values: string }
+interface AlertCheck { readonly at: string, readonly alert: string, readonly firing: ReadonlyArray<Record<string, string>> }
+/** One `promtool test rules` case: input series (expanding notation, 1m steps) and what must be firing when. */
+interface AlertCase { readonly name: string, readonly input: readonly InputSeries[], readonly checks: readonly AlertCheck[] }
+
+const mirror = `job="${MIRROR_JOB}",instance="mirror-0:9464"`
+const flow = `${mirror},flow="eu->us",source="eu",target="us"`
+const orders0 = `${flow},topic="orders",partition="0"`
+const base = { job: MIRROR_JOB, instance: 'mirror-0:9464' }
+const flowLabels = { ...base, flow: 'eu->us' }
+const ordersLabels = { ...flowLabels, topic: 'orders' }
+const orders0Labels = { ...ordersLabels, partition: '0' }
+
+export const alertCases: readonly AlertCase[] = [
+  {
+    name: 'lag in seconds above the threshold for 10 minutes fires; a short spike does not',
+    input: [
+      { series: `${M.lagSeconds.name}{${orders0}}`, values: '0+60x30' },
+      { series: `${M.lagSeconds.name}{${flow},topic="orders",partition="1"}`, values: '0x5 400x5 0x20' },
+    ],
+    checks: [
+      { at: '10m', alert: 'KafkaMirrorLagHigh', firing: [] },
+      { at: '20m', alert: 'KafkaMirrorLagHigh', firing: [orders0Labels] },
+    ],
+  },
+  {
+    name: 'lag in records growing for 30 minutes fires; growth that turns around does not',
+    input: [
+      { series: `${M.lagRecords.name}{${orders0}}`, values: '0+100x60' },
+      { series: `${M.lagRecords.name}{${flow},topic="orders",partition="1"}`, values: '0+200x20 4000-200x20 0x20' },
+    ],
+    checks: [
+      { at: '30m', alert: 'KafkaMirrorLagGrowing', firing: [] },
+      { at: '55m', alert: 'KafkaMirrorLagGrowing', firing: [{ ...orders0Labels, source: 'eu', target: 'us' }] },
+    ],
+  },
+  {
+    name: 'lag with nothing produced fires; lag with progress and no lag without progress do not',
+    input: [
+      { series: `${M.lagRecords.name}{${orders0}}`, values: '500x30' },
+      { series: `${M.producedRecords.name}{${flow},topic="orders"}`, values: '100x30' },
+      { series: `${M.lagRecords.name}{${flow},topic="payments",partition="0"}`, values: '500x30' },
+      { series: `${M.producedRecords.name}{${flow},topic="payments"}`, values: '100+50x30' },
+      { series: `${M.lagRecords.name}{${flow},topic="idle",partition="0"}`, values: '0x30' },
+      { series: `${M.producedRecords.name}{${flow},topic="idle"}`, values: '7x30' },
+    ],
+    checks: [
+      { at: '15m', alert: 'KafkaMirrorStalled', firing: [ordersLabels] },
+    ],
+  },
+  {
+    name: 'a target down for 2 minutes fires; a target up does not',
+    input: [
+      { series: `up{${mirror}}`, values: '1x5 0x10' },
+      { series: `up{job="${MIRROR_JOB}",instance="mirror-1:9464"}`, values: '1x15' },
+    ],
+    checks: [
+      { at: '6m', alert: 'KafkaMirrorDown', firing: [] },
+      { at: '10m', alert: 'KafkaMirrorDown', firing: [base] },
+    ],
+  },
+  {
+    name: 'no build info under the mirror job fires after 5 minutes',
+    input: [
+      { series: `up{job="something-else",instance="x:9100"}`, values: '1x15' },
+    ],
+    checks: [
+      { at: '3m', alert: 'KafkaMirrorAbsent', firing: [] },
+      { at: '10m', alert: 'KafkaMirrorAbsent', firing: [{ job: MIRROR_JOB }] },
+    ],
+  },
+  {
+    name: 'build info present keeps the absence alert quiet',
+    input: [
+      { series: `${M.buildInfo.name}{${mirror},version="0.1.0",node_version="v20.20.2"}`, values: '1x15' },
+    ],
+    checks: [
+      { at: '10m', alert: 'KafkaMirrorAbsent', firing: [] },
+    ],
+  },
+  {
+    name: 'a send failure fires at once; a topic without failures does not',
+    input: [
+      { series: `${M.sendFailures.name}{${flow},topic="orders"}`, values: '0x5 1x10' },
+      { series: `${M.sendFailures.name}{${flow},topic="payments"}`, values: '0x15' },
+    ],
+    checks: [
+      { at: '4m', alert: 'KafkaMirrorSendFailures', firing: [] },
+      { at: '7m', alert: 'KafkaMirrorSendFailures', firing: [ordersLabels] },
+      { at: '15m', alert: 'KafkaMirrorSendFailures', firing: [] },
+    ],
+  },
+  {
+    name: 'a queue above 90% of its capacity (records or bytes) for 10 minutes fires; a half-full one does not',
+    input: [
+      { series: `${M.queueRecords.name}{${flow}}`, values: '950x20' },
+      { series: `${M.queueCapacityRecords.name}{${flow}}`, values: '1000x20' },
+      { series: `${M.queueBytes.name}{${flow}}`, values: '100x20' },
+      { series: `${M.queueCapacityBytes.name}{${flow}}`, values: '1000x20' },
+      { series: `${M.queueRecords.name}{${mirror},flow="us->eu",source="us",target="eu"}`, values: '10x20' },
+      { series: `${M.queueCapacityRecords.name}{${mirror},flow="us->eu",source="us",target="eu"}`, values: '1000x20' },
+      { series: `${M.queueBytes.name}{${mirror},flow="us->eu",source="us",target="eu"}`, values: '500x20' },
+      { series: `${M.queueCapacityBytes.name}{${mirror},flow="us->eu",source="us",target="eu"}`, values: '1000x20' },
+    ],
+    checks: [
+      { at: '5m', alert: 'KafkaMirrorQueueSaturated', firing: [] },
+      { at: '15m', alert: 'KafkaMirrorQueueSaturated', firing: [flowLabels] },
+    ],
+  },
+  {
+    name: 'a partition in stall for 5 minutes fires; ok partitions do not',
+    input: [
+      { series: `${M.partitionStatus.name}{${orders0},status="stall"}`, values: '0x2 1x10' },
+      { series: `${M.partitionStatus.name}{${orders0},status="ok"}`, values: '1x2 0x10' },
+      { series: `${M.partitionStatus.name}{${flow},topic="orders",partition="1",status="ok"}`, values: '1x12' },
+      { series: `${M.partitionStatus.name}{${flow},topic="orders",partition="1",status="stall"}`, values: '0x12' },
+    ],
+    checks: [
+      { at: '4m', alert: 'KafkaMirrorPartitionNotOk', firing: [] },
+      { at: '10m', alert: 'KafkaMirrorPartitionNotOk', firing: [{ ...orders0Labels, source: 'eu', target: 'us', status: 'stall' }] },
+    ],
+  },
+  {
+    name: 'a flow not running for 5 minutes fires',
+    input: [
+      { series: `${M.flowRunning.name}{${flow}}`, values: '1x3 0x10' },
+      { series: `${M.flowRunning.name}{${mirror},flow="us->eu",source="us",target="eu"}`, values: '1x13' },
+    ],
+    checks: [
+      { at: '6m', alert: 'KafkaMirrorFlowNotRunning', firing: [] },
+      { at: '10m', alert: 'KafkaMirrorFlowNotRunning', firing: [{ ...flowLabels, source: 'eu', target: 'us' }] },
+    ],
+  },
+]
+
+/** Renders `{{ $labels.name }}` placeholders the way Prometheus does for these annotations. */
+export function renderAnnotation (template: string, labels: Readonly<Record<string, string>>): string {
+  const rendered = template.replace(/\{\{ \$labels\.([a-zA-Z_][a-zA-Z0-9_]*) \}\}/g, (_match, name: string) => labels[name] ?? '')
+  if (rendered.includes('{{')) throw new Error(`annotation uses a template the generator cannot render: ${template}`)
+  return rendered
+}
+
+/** The `promtool test rules` file for `alerts.yml` (next to it). */
+export function alertTestFile (): object {
+  const byName = new Map(alertRules.map(rule => [rule.alert, rule]))
+  return {
+    rule_files: ['alerts.yml'],
+    evaluation_interval: '1m',
+    tests: alertCases.map(testCase => ({
+      name: testCase.name,
+      interval: '1m',
+      input_series: testCase.input.map(series => ({ series: series.series, values: series.values })),
+      alert_rule_test: testCase.checks.map(check => {
+        const rule = byName.get(check.alert)
+        if (rule === undefined) throw new Error(`no alert rule ${check.alert}`)
+        return {
+          eval_time: check.at,
+          alertname: check.alert,
+          exp_alerts: check.firing.map(labels => {
+            const all = { ...labels, severity: rule.labels.severity }
+            return {
+              exp_labels: all,
+              exp_annotations: {
+                summary: renderAnnotation(rule.annotations.summary, all),
+                description: renderAnnotation(rule.annotations.description, all),
+                runbook: renderAnnotation(rule.annotations.runbook, all),
+              },
+            }
+          }),
+        }
+      }),
+    })),
+  }
+}

@@ -1,0 +1,162 @@
+import { BigValueColorMode, BigValueGraphMode, LegendDisplayMode, LegendPlacement, ReduceDataOptionsBuilder, StackingConfigBuilder, StackingMode, VizLegendOptionsBuilder } from '@grafana/grafana-foundation-sdk/common'
+import { DashboardBuilder, DatasourceVariableBuilder, QueryVariableBuilder, RowBuilder, ThresholdsConfigBuilder, ThresholdsMode, VariableRefresh, VariableSort } from '@grafana/grafana-foundation-sdk/dashboard'
+import { DataqueryBuilder } from '@grafana/grafana-foundation-sdk/prometheus'
+import { PanelBuilder as StatPanelBuilder } from '@grafana/grafana-foundation-sdk/stat'
+import { PanelBuilder as TimeseriesPanelBuilder } from '@grafana/grafana-foundation-sdk/timeseries'
+import { Metrics } from '../../src/metrics/metric-names.js'
+
+/**
+ * The sidecar's Grafana dashboard, built with the Grafana Foundation SDK from the metric names in
+ * `src/metrics/metric-names.ts`. The output is classic dashboard JSON that works both for UI import
+ * and for file provisioning: every query uses the `${datasource}` template variable (type
+ * prometheus) instead of an `__inputs` placeholder, which file provisioning does not substitute.
+ */
+
+export const DASHBOARD_UID = 'kafka-mirror-sidecar'
+
+const M = Metrics
+const DATASOURCE = { type: 'prometheus', uid: '${datasource}' }
+const INSTANCE = 'job=~"$job", instance=~"$instance"'
+const FLOW = `${INSTANCE}, flow=~"$flow"`
+const TOPIC = `${FLOW}, topic=~"$topic"`
+const RATE = '[$__rate_interval]'
+
+function query (expr: string, legend: string): DataqueryBuilder {
+  return new DataqueryBuilder().expr(expr).legendFormat(legend).range().datasource(DATASOURCE)
+}
+
+function legend (): VizLegendOptionsBuilder {
+  return new VizLegendOptionsBuilder().showLegend(true).displayMode(LegendDisplayMode.Table).placement(LegendPlacement.Bottom).calcs(['lastNotNull', 'max'])
+}
+
+function timeseries (title: string, description: string, unit: string, queries: DataqueryBuilder[], width = 12): TimeseriesPanelBuilder {
+  const panel = new TimeseriesPanelBuilder()
+    .title(title).description(description).datasource(DATASOURCE).unit(unit).min(0)
+    .legend(legend()).fillOpacity(10).lineWidth(1).height(8).span(width)
+  queries.forEach((target, i) => panel.withTarget(target.refId(String.fromCharCode(65 + i))))
+  return panel
+}
+
+function stat (title: string, description: string, unit: string, queries: DataqueryBuilder[], steps: Array<{ value: number | null, color: string }>, width = 6): StatPanelBuilder {
+  const panel = new StatPanelBuilder()
+    .title(title).description(description).datasource(DATASOURCE).unit(unit)
+    .colorMode(BigValueColorMode.Background).graphMode(BigValueGraphMode.Area)
+    .reduceOptions(new ReduceDataOptionsBuilder().calcs(['lastNotNull']).values(false))
+    .thresholds(new ThresholdsConfigBuilder().mode(ThresholdsMode.Absolute).steps(steps))
+    .height(5).span(width)
+  queries.forEach((target, i) => panel.withTarget(target.refId(String.fromCharCode(65 + i))))
+  return panel
+}
+
+function variable (name: string, label: string, expression: string): QueryVariableBuilder {
+  return new QueryVariableBuilder(name).label(label).datasource(DATASOURCE)
+    .query({ query: expression, refId: `${name}-variable`, qryType: 1 }).definition(expression)
+    .refresh(VariableRefresh.OnTimeRangeChanged).sort(VariableSort.AlphabeticalAsc)
+    .multi(true).includeAll(true).allValue('.*')
+}
+
+const quantile = (q: number, metric: string, by = 'le'): string =>
+  `histogram_quantile(${q}, sum by (${by}) (rate(${metric}_bucket{${FLOW}}${RATE})))`
+
+/** The dashboard as the SDK builds it (classic JSON model). */
+export function buildDashboard (): object {
+  const green = 'green'
+  const red = 'red'
+  const builder = new DashboardBuilder('Kafka mirror sidecar')
+    .uid(DASHBOARD_UID)
+    .description('Throughput, lag, queue, latency, errors and health of kafka-mirror-sidecar instances.')
+    .tags(['kafka', 'mirror', 'kafka-mirror-sidecar'])
+    .editable()
+    .refresh('30s')
+    .time({ from: 'now-1h', to: 'now' })
+    .timezone('browser')
+    .withVariable(new DatasourceVariableBuilder('datasource').label('Data source').type('prometheus'))
+    .withVariable(variable('job', 'Job', `label_values(${M.buildInfo.name}, job)`))
+    .withVariable(variable('instance', 'Instance', `label_values(${M.buildInfo.name}{job=~"$job"}, instance)`))
+    .withVariable(variable('flow', 'Flow', `label_values(${M.flowRunning.name}{${INSTANCE}}, flow)`))
+    .withVariable(variable('topic', 'Topic', `label_values(${M.lagRecords.name}{${FLOW}}, topic)`))
+
+    .withRow(new RowBuilder('Overview'))
+    .withPanel(stat('Instances up', 'Scrape targets of the selected job and instances that answer (`up`).', 'none',
+      [query(`sum(up{${INSTANCE}})`, 'up')],
+      [{ value: null, color: red }, { value: 1, color: green }]))
+    .withPanel(stat('Flows running', `Flows running with both clusters connected (${M.flowRunning.name}).`, 'none',
+      [query(`sum(${M.flowRunning.name}{${FLOW}})`, 'running')],
+      [{ value: null, color: red }, { value: 1, color: green }]))
+    .withPanel(stat('Assigned partitions', 'Source partitions assigned, and topics mirrored, over the selected instances.', 'none',
+      [query(`sum(${M.assignedPartitions.name}{${FLOW}})`, 'partitions'), query(`sum(${M.mirroredTopics.name}{${FLOW}})`, 'topics')],
+      [{ value: null, color: 'blue' }]))
+    .withPanel(stat('Partition status', 'Partitions per Burrow status over recent commits: ok, warn (lag not decreasing), stall (offset not moving while lagging), stop (no commits), rewind (offset went back).', 'none',
+      [query(`sum by (status) (${M.partitionStatus.name}{${TOPIC}})`, '{{status}}')],
+      [{ value: null, color: green }]))
+
+    .withRow(new RowBuilder('Throughput'))
+    .withPanel(timeseries('Records per second by topic', 'Records fetched from the source and acknowledged by the target.', 'rps', [
+      query(`sum by (topic) (rate(${M.consumedRecords.name}{${TOPIC}}${RATE}))`, 'consumed {{topic}}'),
+      query(`sum by (topic) (rate(${M.producedRecords.name}{${TOPIC}}${RATE}))`, 'produced {{topic}}'),
+    ]))
+    .withPanel(timeseries('Bytes per second by topic', 'Bytes (keys, values, headers) fetched from the source and acknowledged by the target.', 'Bps', [
+      query(`sum by (topic) (rate(${M.consumedBytes.name}{${TOPIC}}${RATE}))`, 'consumed {{topic}}'),
+      query(`sum by (topic) (rate(${M.producedBytes.name}{${TOPIC}}${RATE}))`, 'produced {{topic}}'),
+    ]))
+
+    .withRow(new RowBuilder('Lag'))
+    .withPanel(timeseries('Lag in records', 'Source high watermark minus the next offset not yet acknowledged by the target, per partition.', 'short', [
+      query(`sum by (topic, partition) (${M.lagRecords.name}{${TOPIC}})`, '{{topic}}-{{partition}}'),
+    ]))
+    .withPanel(timeseries('Lag in seconds', 'Age of the oldest record not yet acknowledged by the target (exact: the record timestamp, not an estimate); 0 when caught up.', 's', [
+      query(`max by (topic, partition) (${M.lagSeconds.name}{${TOPIC}})`, '{{topic}}-{{partition}}'),
+    ]))
+
+    .withRow(new RowBuilder('Pipeline'))
+    .withPanel(timeseries('Queue depth vs capacity (records)', 'Records waiting between consumer and producers; intake blocks at capacity (backpressure).', 'short', [
+      query(`sum by (instance, flow) (${M.queueRecords.name}{${FLOW}})`, 'queued {{instance}} {{flow}}'),
+      query(`sum by (instance, flow) (${M.queueCapacityRecords.name}{${FLOW}})`, 'capacity {{instance}} {{flow}}'),
+    ], 8))
+    .withPanel(timeseries('Queue depth vs capacity (bytes)', 'Bytes waiting between consumer and producers, against the byte capacity.', 'bytes', [
+      query(`sum by (instance, flow) (${M.queueBytes.name}{${FLOW}})`, 'queued {{instance}} {{flow}}'),
+      query(`sum by (instance, flow) (${M.queueCapacityBytes.name}{${FLOW}})`, 'capacity {{instance}} {{flow}}'),
+    ], 8))
+    .withPanel(timeseries('Replication latency', 'Target acknowledgement time minus source record timestamp, percentiles; record age when polled for comparison.', 's', [
+      query(quantile(0.5, M.replicationLatency.name), 'p50'),
+      query(quantile(0.95, M.replicationLatency.name), 'p95'),
+      query(quantile(0.99, M.replicationLatency.name), 'p99'),
+      query(quantile(0.95, M.recordAgeAtPoll.name), 'p95 age at poll'),
+    ], 8))
+    .withPanel(timeseries('Produce request duration', 'Duration of produce requests to the target by result, percentiles.', 's', [
+      query(quantile(0.5, M.produceRequestDuration.name, 'le, result'), 'p50 {{result}}'),
+      query(quantile(0.99, M.produceRequestDuration.name, 'le, result'), 'p99 {{result}}'),
+    ], 8))
+    .withPanel(timeseries('Retries and send failures', 'Retried operations per second by operation and error code; batches the target did not accept after retries.', 'ops', [
+      query(`sum by (operation, error_code) (rate(${M.retries.name}{${FLOW}}${RATE}))`, 'retry {{operation}} {{error_code}}'),
+      query(`sum by (topic) (rate(${M.sendFailures.name}{${TOPIC}}${RATE}))`, 'send failure {{topic}}'),
+    ], 8).stacking(new StackingConfigBuilder().mode(StackingMode.None)))
+    .withPanel(timeseries('Commits and rebalances', 'Offset commits on the source per second by result, and consumer group rebalances.', 'ops', [
+      query(`sum by (result) (rate(${M.commits.name}{${FLOW}}${RATE}))`, 'commit {{result}}'),
+      query(`sum (rate(${M.rebalances.name}{${FLOW}}${RATE}))`, 'rebalances'),
+    ], 8))
+    .withPanel(timeseries('Time since last commit', 'Seconds since the last successful offset commit, per instance and flow.', 's', [
+      query(`time() - max by (instance, flow) (${M.lastCommitTimestamp.name}{${FLOW}})`, '{{instance}} {{flow}}'),
+    ], 8))
+    .withPanel(timeseries('Partitions not ok', 'Partitions whose status is not ok, by status.', 'short', [
+      query(`${M.partitionStatus.name}{${TOPIC}, status!="ok"} == 1`, '{{topic}}-{{partition}} {{status}}'),
+    ], 8))
+
+    .withRow(new RowBuilder('Process'))
+    .withPanel(timeseries('Event loop lag', 'Node.js event loop delay (prom-client default metrics).', 's', [
+      query(`max by (instance) (nodejs_eventloop_lag_p99_seconds{${INSTANCE}})`, 'p99 {{instance}}'),
+    ], 8))
+    .withPanel(timeseries('CPU', 'Process CPU seconds per second.', 'percentunit', [
+      query(`sum by (instance) (rate(process_cpu_seconds_total{${INSTANCE}}${RATE}))`, '{{instance}}'),
+    ], 8))
+    .withPanel(timeseries('Memory', 'Resident memory and V8 heap used.', 'bytes', [
+      query(`sum by (instance) (process_resident_memory_bytes{${INSTANCE}})`, 'rss {{instance}}'),
+      query(`sum by (instance) (nodejs_heap_size_used_bytes{${INSTANCE}})`, 'heap used {{instance}}'),
+    ], 8))
+  return builder.build()
+}
+
+/** The committed file's content: stable, pretty-printed JSON with a trailing newline. */
+export function dashboardJson (): string {
+  return JSON.stringify(buildDashboard(), null, 2) + '\n'
+}

@@ -1,0 +1,135 @@
+/** The fields of a record that a faithful copy must keep. */
+export const RecordFields = ['key', 'value', 'headers', 'timestamp'] as const
+export type RecordField = typeof RecordFields[number]
+
+/**
+ * What the audit keeps of one record: its offset and a hash per field, never the bytes, so memory
+ * stays bounded by the number of records held whatever their size. Hashes are 53-bit numbers (two
+ * 32-bit lanes folded), usable as `Map` keys; equal records always have equal hashes.
+ */
+export interface RecordDigest {
+  readonly offset: number
+  readonly timestamp: number
+  readonly key: number
+  readonly value: number
+  readonly headers: number
+  /** Hash of all four fields together: the identity used to match a source record with its copy. */
+  readonly hash: number
+  /** Bytes of key, value and header values, for throughput figures. */
+  readonly sizeBytes: number
+}
+
+/** A record as read from Kafka: bytes kept as bytes, header values in arrival order per name. */
+export interface RawRecord {
+  readonly offset: number
+  readonly timestamp: number
+  readonly key: Buffer | null
+  readonly value: Buffer | null
+  readonly headers: Readonly<Record<string, Buffer | string | ReadonlyArray<Buffer | string> | undefined>>
+}
+
+const NULL_HASH = 0x1f_ffff_ffff_ffff
+const SEED_A = 0x9747b28c
+const SEED_B = 0x5bd1e995
+
+function mix (h: number, k: number): number {
+  k = Math.imul(k, 0xcc9e2d51)
+  k = (k << 15) | (k >>> 17)
+  k = Math.imul(k, 0x1b873593)
+  h ^= k
+  h = (h << 13) | (h >>> 19)
+  return (Math.imul(h, 5) + 0xe6546b64) | 0
+}
+
+function finish (h: number, length: number): number {
+  h ^= length
+  h ^= h >>> 16
+  h = Math.imul(h, 0x85ebca6b)
+  h ^= h >>> 13
+  h = Math.imul(h, 0xc2b2ae35)
+  return (h ^ (h >>> 16)) >>> 0
+}
+
+function fold (a: number, b: number): number {
+  return a * 0x20_0000 + (b >>> 11)
+}
+
+/** Murmur3-style hash of `bytes` in two independent 32-bit lanes, folded to 53 bits. */
+export function hashBytes (bytes: Uint8Array): number {
+  let a = SEED_A
+  let b = SEED_B
+  const n = bytes.length
+  const whole = n & ~3
+  let i = 0
+  for (; i < whole; i += 4) {
+    const k = bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24)
+    a = mix(a, k)
+    b = mix(b, k ^ 0x2545f491)
+  }
+  let tail = 0
+  for (let shift = 0; i < n; i++, shift += 8) tail |= bytes[i]! << shift
+  if ((n & 3) !== 0) {
+    a = mix(a, tail)
+    b = mix(b, tail ^ 0x2545f491)
+  }
+  return fold(finish(a, n), finish(b, n ^ 0x55555555))
+}
+
+/** Order-sensitive combination of 53-bit hashes. */
+export function combineHashes (hashes: readonly number[]): number {
+  let a = SEED_A
+  let b = SEED_B
+  for (const h of hashes) {
+    const high = Math.floor(h / 0x20_0000) | 0
+    const low = (h % 0x20_0000) | 0
+    a = mix(mix(a, high), low)
+    b = mix(mix(b, low ^ 0x2545f491), high)
+  }
+  return fold(finish(a, hashes.length), finish(b, hashes.length ^ 0x55555555))
+}
+
+function toBytes (value: Buffer | string): Uint8Array {
+  return typeof value === 'string' ? Buffer.from(value) : value
+}
+
+/** Hash of headers in their given order; a header name repeated keeps its values in order. */
+export function hashHeaders (headers: RawRecord['headers']): number {
+  const parts: number[] = []
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue
+    for (const one of Array.isArray(value) ? value as ReadonlyArray<Buffer | string> : [value as Buffer | string]) {
+      parts.push(hashBytes(Buffer.from(name)), hashBytes(toBytes(one)))
+    }
+  }
+  return parts.length === 0 ? 0 : combineHashes(parts)
+}
+
+function headerBytes (headers: RawRecord['headers']): number {
+  let total = 0
+  for (const value of Object.values(headers)) {
+    if (value === undefined) continue
+    for (const one of Array.isArray(value) ? value as ReadonlyArray<Buffer | string> : [value as Buffer | string]) total += one.length
+  }
+  return total
+}
+
+/** Reduces a record to its digest. */
+export function digestRecord (record: RawRecord): RecordDigest {
+  const key = record.key === null ? NULL_HASH : hashBytes(record.key)
+  const value = record.value === null ? NULL_HASH - 1 : hashBytes(record.value)
+  const headers = hashHeaders(record.headers)
+  return {
+    offset: record.offset,
+    timestamp: record.timestamp,
+    key,
+    value,
+    headers,
+    hash: combineHashes([key, value, headers, record.timestamp]),
+    sizeBytes: (record.key?.length ?? 0) + (record.value?.length ?? 0) + headerBytes(record.headers),
+  }
+}
+
+/** Fields in which two digests differ. */
+export function differingFields (a: RecordDigest, b: RecordDigest): RecordField[] {
+  return RecordFields.filter(field => a[field] !== b[field])
+}

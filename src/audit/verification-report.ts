@@ -1,0 +1,83 @@
+import type { AlignmentPoint } from './aligner.js'
+import { emptyCounts, type ComparisonCounts, type Finding } from './record-comparator.js'
+import { RecordFields } from './record-digest.js'
+
+/** The verification of one partition: its range, where the copy was aligned, and what differed. */
+export interface PartitionVerification {
+  readonly partition: number
+  /** First source offset compared. */
+  readonly sourceFromOffset: number
+  /** Source offsets from here on were not checked (in flight or past `--to-offset`). */
+  readonly sourceUntilOffset: number
+  readonly alignment: AlignmentPoint
+  readonly counts: ComparisonCounts
+  readonly findings: readonly Finding[]
+  readonly notes: readonly string[]
+}
+
+/** A record missing from one partition of the copy and found as extra in another. */
+export interface MisplacedRecord {
+  readonly sourcePartition: number
+  readonly sourceOffset: number
+  readonly targetPartition: number
+  readonly targetOffset: number
+}
+
+/** Pairs missing records with extra records of other partitions that have the same identity (key, value, headers, timestamp). */
+export function findMisplaced (partitions: readonly PartitionVerification[]): MisplacedRecord[] {
+  const extras = new Map<number, Array<{ partition: number, offset: number }>>()
+  for (const p of partitions) {
+    for (const f of p.findings) {
+      if (f.kind !== 'extra' || f.targetOffset === undefined) continue
+      const list = extras.get(f.hash) ?? []
+      list.push({ partition: p.alignment.targetPartition, offset: f.targetOffset })
+      extras.set(f.hash, list)
+    }
+  }
+  const out: MisplacedRecord[] = []
+  for (const p of partitions) {
+    for (const f of p.findings) {
+      if (f.kind !== 'missing' || f.sourceOffset === undefined) continue
+      const candidates = extras.get(f.hash)
+      const index = candidates?.findIndex(c => c.partition !== p.alignment.targetPartition) ?? -1
+      if (candidates === undefined || index < 0) continue
+      const [hit] = candidates.splice(index, 1)
+      out.push({ sourcePartition: p.partition, sourceOffset: f.sourceOffset, targetPartition: hit!.partition, targetOffset: hit!.offset })
+    }
+  }
+  return out
+}
+
+export function totalCounts (partitions: readonly PartitionVerification[]): ComparisonCounts {
+  const total = emptyCounts()
+  for (const { counts } of partitions) {
+    total.checked += counts.checked
+    total.matched += counts.matched
+    total.missing += counts.missing
+    total.duplicated += counts.duplicated
+    total.extra += counts.extra
+    total.changed += counts.changed
+    total.outOfOrder += counts.outOfOrder
+    total.bytes += counts.bytes
+    for (const field of RecordFields) total.changedFields[field] += counts.changedFields[field]
+  }
+  return total
+}
+
+/** A copy passes when nothing is missing, extra, changed or out of order; duplicates fail it unless allowed. */
+export function verificationPassed (total: ComparisonCounts, allowDuplicates: boolean): boolean {
+  return total.missing === 0 && total.extra === 0 && total.changed === 0 && total.outOfOrder === 0 && (allowDuplicates || total.duplicated === 0)
+}
+
+/** One line per finding, e.g. `changed value: source 0@23 -> target 0@23`. */
+export function describeFinding (finding: Finding, sourcePartition: number, targetPartition: number): string {
+  const src = finding.sourceOffset === undefined ? '' : `source ${sourcePartition}@${finding.sourceOffset}`
+  const tgt = finding.targetOffset === undefined ? '' : `target ${targetPartition}@${finding.targetOffset}`
+  switch (finding.kind) {
+    case 'missing': return `missing: ${src} has no copy`
+    case 'duplicated': return `duplicated: ${tgt} repeats a record already copied`
+    case 'extra': return `extra: ${tgt} has no source record`
+    case 'changed': return `changed ${(finding.fields ?? []).join('+')}: ${src} -> ${tgt}`
+    case 'out-of-order': return `out of order: ${src} copied at ${tgt}`
+  }
+}

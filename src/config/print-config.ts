@@ -1,0 +1,45 @@
+import type { ConnectionOptions } from 'node:tls'
+import type { ClusterConnection } from '../kafka/connection.js'
+import type { MirrorConfig } from './mirror-config.js'
+import { REDACTED } from './values.js'
+
+function describeTls (tls: ConnectionOptions): Record<string, unknown> {
+  const certificates = (pem: unknown): number => typeof pem === 'string' ? (pem.match(/-----BEGIN CERTIFICATE-----/g) ?? []).length : 0
+  return {
+    trustedCertificates: tls.ca === undefined ? 'system default CAs' : certificates(tls.ca),
+    hostnameVerification: tls.checkServerIdentity === undefined,
+    ...(tls.cert === undefined ? {} : { clientCertificates: certificates(tls.cert) }),
+    ...(tls.key === undefined ? {} : { clientKey: REDACTED }),
+    ...(tls.pfx === undefined ? {} : { clientKeystore: REDACTED }),
+    ...(tls.passphrase === undefined ? {} : { keyPassword: REDACTED }),
+    ...(tls.minVersion === undefined ? {} : { minVersion: tls.minVersion }),
+    ...(tls.maxVersion === undefined ? {} : { maxVersion: tls.maxVersion }),
+  }
+}
+
+function describeConnection (connection: ClusterConnection): Record<string, unknown> {
+  const { tls, sasl, ...rest } = connection
+  return {
+    ...rest,
+    securityProtocol: `${sasl === undefined ? '' : 'SASL_'}${tls === undefined ? 'PLAINTEXT' : 'SSL'}`,
+    ...(tls === undefined ? {} : { tls: describeTls(tls) }),
+    ...(sasl === undefined ? {} : { sasl: { mechanism: sasl.mechanism.toUpperCase(), username: sasl.username, password: REDACTED } }),
+  }
+}
+
+/**
+ * The resolved configuration as `--print-config` shows it: every flow with its connections,
+ * settings and filters. Passwords and key material appear only as `[redacted]`.
+ */
+export function printableConfig (config: MirrorConfig): Record<string, unknown> {
+  return {
+    ...config,
+    flows: config.flows.map(flow => ({
+      ...flow,
+      source: describeConnection(flow.source),
+      target: describeConnection(flow.target),
+      topics: { include: flow.topics.include, exclude: flow.topics.exclude ?? null },
+      groupSync: { ...flow.groupSync, groups: { include: flow.groupSync.groups.include, exclude: flow.groupSync.groups.exclude ?? null } },
+    })),
+  }
+}

@@ -1,0 +1,27 @@
+import { LogLevels, type LogLevel } from '../shared/logger.js'
+import type { MirrorConfig } from './mirror-config.js'
+import { parseChoice, parseInteger, type ProblemList } from './values.js'
+
+/** The process-wide settings of `MirrorConfig` (everything but the flows), from sidecar flags. */
+export type SidecarSettings = Pick<MirrorConfig, 'metricsPort' | 'metricsHost' | 'logLevel' | 'drainTimeoutMs'>
+
+/** Flags that apply in mm2.properties mode too: the HTTP server, logging and shutdown. */
+export const SIDECAR_FLAGS = ['metrics.port', 'metrics.host', 'log.level', 'drain.timeout.ms'] as const
+export type SidecarFlag = typeof SIDECAR_FLAGS[number]
+
+function single (flag: SidecarFlag, raw: unknown, problems: ProblemList): string | undefined {
+  if (raw === undefined || typeof raw === 'boolean') return undefined
+  if (Array.isArray(raw)) {
+    if (raw.length > 1) problems.add(`--${flag}`, raw.join(' '), 'given more than once; give it once')
+    return raw[raw.length - 1] as string
+  }
+  return String(raw)
+}
+
+/** Parses the sidecar flags with the same rules and defaults as the MirrorMaker 1 command line. */
+export function sidecarSettingsFromFlags (values: Partial<Record<SidecarFlag, unknown>>, problems: ProblemList): SidecarSettings {
+  const metricsPort = parseInteger('--metrics.port', single('metrics.port', values['metrics.port'], problems), { min: 0, max: 65535, expected: 'a port number from 0 to 65535' }, problems) ?? 9464
+  const drainTimeoutMs = parseInteger('--drain.timeout.ms', single('drain.timeout.ms', values['drain.timeout.ms'], problems), { min: 0 }, problems) ?? 30_000
+  const logLevel: LogLevel = parseChoice('--log.level', single('log.level', values['log.level'], problems), LogLevels, problems) ?? 'info'
+  return { metricsPort, metricsHost: single('metrics.host', values['metrics.host'], problems) ?? '0.0.0.0', logLevel, drainTimeoutMs }
+}

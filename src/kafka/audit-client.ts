@@ -1,0 +1,260 @@
+import { createRequire } from 'node:module'
+import type { Admin, Kafka as KafkaClient } from 'kafkajs'
+import type { RawRecord } from '../audit/record-digest.js'
+import { ErrorCodes, MirrorError } from '../shared/errors.js'
+import type { Logger } from '../shared/logger.js'
+import { silentLogger } from '../shared/logger.js'
+import { createKafkaClient } from './client.js'
+import type { ClusterConnection } from './connection.js'
+
+const require = createRequire(import.meta.url)
+
+/** Options of a short-lived client for command-line checks: fail fast instead of retrying for minutes. */
+export interface AuditClientOptions {
+  /** TCP connect timeout unless the connection sets one; default 3000. */
+  readonly connectionTimeoutMs?: number
+  /** Per-request timeout unless the connection sets one; default 15000. */
+  readonly requestTimeoutMs?: number
+  /** kafkajs retries for connection-level work; default 1. */
+  readonly retries?: number
+  readonly logger?: Logger
+}
+
+/** kafkajs' internal broker and cluster objects, reached for Fetch and ListOffsets with our own isolation level (kafkajs 2.2.4 is frozen). */
+interface InternalBroker {
+  fetch: (request: unknown) => Promise<{ responses: Array<{ topicName: string, partitions: InternalFetchPartition[] }> }>
+  listOffsets: (request: unknown) => Promise<{ responses: Array<{ topic: string, partitions: Array<{ partition: number, offset: string, errorCode: number }> }> }>
+}
+interface InternalFetchPartition {
+  partition: number
+  errorCode: number
+  highWatermark: string
+  lastStableOffset: string
+  lastStartOffset: string
+  abortedTransactions: Array<{ producerId: string, firstOffset: string }>
+  messages: InternalRecord[]
+}
+interface InternalRecord {
+  offset: string
+  timestamp: string
+  key: Buffer | null
+  value: Buffer | null
+  headers: Record<string, Buffer | Buffer[]>
+  isControlRecord: boolean
+  batchContext: { firstOffset: string, lastOffsetDelta: number, producerId: string, inTransaction: boolean }
+}
+interface InternalCluster {
+  connect: () => Promise<void>
+  disconnect: () => Promise<void>
+  addMultipleTargetTopics: (topics: string[]) => Promise<void>
+  refreshMetadata: () => Promise<void>
+  findLeaderForPartitions: (topic: string, partitions: number[]) => Record<string, number[]>
+  findBroker: (options: { nodeId: string }) => Promise<InternalBroker>
+  findGroupCoordinatorMetadata: (options: { groupId: string }) => Promise<{ coordinator: { nodeId: number, host: string, port: number } }>
+}
+
+const filterAbortedMessages = require('kafkajs/src/consumer/filterAbortedMessages') as (options: { messages: InternalRecord[], abortedTransactions: unknown[] }) => InternalRecord[]
+
+/** Isolation of reads: committed data only (as a read_committed consumer), or everything up to the high watermark. */
+export type Isolation = 'read_committed' | 'read_uncommitted'
+const ISOLATION = { read_uncommitted: 0, read_committed: 1 } as const
+
+/** An offset query: earliest, latest (log end offset / high watermark), or the first offset at or after a timestamp. */
+export type OffsetSpec = 'earliest' | 'latest' | { readonly timestampMs: number }
+
+/** One Fetch answer for a partition: data records only (control records and aborted transactions removed). */
+export interface FetchedRecords {
+  readonly records: RawRecord[]
+  /** Offset to fetch next: past every batch returned, control batches and compacted gaps included. */
+  readonly nextOffset: number
+  readonly highWatermark: number
+  readonly logStartOffset: number
+}
+
+function rootCause (error: unknown): unknown {
+  let current = error
+  for (let depth = 0; depth < 5; depth++) {
+    const next = (current as { originalError?: unknown, cause?: unknown } | undefined)?.originalError ?? (current as { cause?: unknown } | undefined)?.cause
+    if (next === undefined || next === null) break
+    current = next
+  }
+  return current
+}
+
+/** Converts a kafkajs error into a `MirrorError` that names the cluster and what to do. */
+export function toMirrorError (error: unknown, connection: ClusterConnection): MirrorError {
+  if (error instanceof MirrorError) return error
+  const root = rootCause(error)
+  const name = String((root as { name?: unknown })?.name ?? '')
+  const message = String((root as { message?: unknown })?.message ?? root)
+  const where = `the ${connection.alias} cluster (${connection.brokers.join(',')})`
+  if (/Connection|BrokerNotFound|ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|timed? ?out/i.test(name + ' ' + message)) {
+    return new MirrorError(ErrorCodes.CONNECTION, `cannot reach ${where}: ${message}; check the bootstrap servers and that the brokers are up`, { cause: error, retriable: true })
+  }
+  if (/SASL|Authentication/i.test(name + ' ' + message)) {
+    return new MirrorError(ErrorCodes.AUTHENTICATION, `authentication with ${where} failed: ${message}; check the credentials in the command config`, { cause: error })
+  }
+  const type = (root as { type?: unknown }).type
+  return new MirrorError(ErrorCodes.KAFKA, `${where}: ${message}`, { cause: error, ...(typeof type === 'string' ? { kafkaCode: type } : {}) })
+}
+
+/**
+ * A short-lived client for audits: an admin plus direct Fetch and ListOffsets (kafkajs has no
+ * consumer without a group, and a throwaway group would show up in the audited cluster's group
+ * list). Every kafkajs error leaving it is a `MirrorError`. `close()` is safe to call twice.
+ */
+export class AuditClient {
+  readonly kafka: KafkaClient
+  readonly admin: Admin
+  readonly #cluster: InternalCluster
+  #connected = false
+  #closed = false
+  readonly #knownTopics = new Map<string, Promise<void>>()
+
+  constructor (readonly connection: ClusterConnection, options: AuditClientOptions = {}) {
+    const logger = (options.logger ?? silentLogger)
+    this.kafka = createKafkaClient({
+      ...connection,
+      connectionTimeoutMs: connection.connectionTimeoutMs ?? options.connectionTimeoutMs ?? 3_000,
+      requestTimeoutMs: connection.requestTimeoutMs ?? options.requestTimeoutMs ?? 15_000,
+    }, logger, { retries: options.retries ?? 1, maxRetryTimeMs: 1_000 })
+    this.admin = this.kafka.admin()
+    const createCluster = Object.getOwnPropertySymbols(this.kafka).find(s => s.description === 'private:Kafka:createCluster')
+    if (createCluster === undefined) throw new MirrorError(ErrorCodes.INTERNAL, 'kafkajs internals changed: no cluster factory (expected kafkajs 2.2.4)')
+    const factory = (this.kafka as unknown as Record<symbol, (options: object) => InternalCluster>)[createCluster]!
+    this.#cluster = factory({ metadataMaxAge: 300_000, allowAutoTopicCreation: false })
+  }
+
+  /** Runs a Kafka call, converting its errors. */
+  async call<T> (operation: () => Promise<T>): Promise<T> {
+    try {
+      return await operation()
+    } catch (error) {
+      throw toMirrorError(error, this.connection)
+    }
+  }
+
+  async connect (): Promise<void> {
+    if (this.#connected) return
+    await this.call(async () => {
+      await this.admin.connect()
+      await this.#cluster.connect()
+    })
+    this.#connected = true
+  }
+
+  async close (): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    await Promise.allSettled([this.admin.disconnect(), this.#cluster.disconnect()])
+  }
+
+  /** The broker coordinating `groupId`. */
+  async groupCoordinator (groupId: string): Promise<{ nodeId: number, host: string, port: number }> {
+    return await this.call(() => this.#serial(async () => {
+      // The coordinator lookup picks any known broker: the pool is empty until metadata was read once.
+      await this.#cluster.refreshMetadata()
+      return (await this.#cluster.findGroupCoordinatorMetadata({ groupId })).coordinator
+    }))
+  }
+
+  /** Partition numbers of `topic`, sorted; a `MirrorError` naming `flag` when the topic does not exist. */
+  async partitionsOf (topic: string, flag = '--topic'): Promise<number[]> {
+    const topics = await this.call(() => this.admin.listTopics())
+    if (!topics.includes(topic)) {
+      throw new MirrorError(ErrorCodes.CONFIG, `${flag} "${topic}": no such topic on the ${this.connection.alias} cluster (${this.connection.brokers.join(',')}); check the name`)
+    }
+    const metadata = await this.call(() => this.admin.fetchTopicMetadata({ topics: [topic] }))
+    return (metadata.topics[0]?.partitions ?? []).map(p => p.partitionId).sort((a, b) => a - b)
+  }
+
+  /** Adds `topic` to the metadata once: concurrent refreshes would replace connected brokers in kafkajs' pool and leak their sockets. */
+  async #ensureTopic (topic: string): Promise<void> {
+    let known = this.#knownTopics.get(topic)
+    if (known === undefined) {
+      const previous = [...this.#knownTopics.values()]
+      known = Promise.allSettled(previous).then(() => this.call(() => this.#cluster.addMultipleTargetTopics([topic])))
+      known.catch(() => this.#knownTopics.delete(topic))
+      this.#knownTopics.set(topic, known)
+    }
+    await known
+  }
+
+  #queue: Promise<unknown> = Promise.resolve()
+
+  /** Runs broker requests one at a time: concurrent requests through kafkajs' internal cluster leave sockets open after disconnect. */
+  #serial<T> (operation: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(operation, operation)
+    this.#queue = run.catch(() => undefined)
+    return run
+  }
+
+  async #leaders (topic: string, partitions: readonly number[]): Promise<Array<[InternalBroker, number[]]>> {
+    await this.#ensureTopic(topic)
+    const byLeader = this.#cluster.findLeaderForPartitions(topic, [...partitions])
+    return await Promise.all(Object.entries(byLeader).map(async ([nodeId, list]) => [await this.#cluster.findBroker({ nodeId }), list] as [InternalBroker, number[]]))
+  }
+
+  /**
+   * Offsets of `partitions` per `spec`. `latest` with `read_uncommitted` is the high watermark,
+   * as `kafka-consumer-groups` shows it as LOG-END-OFFSET; with `read_committed` it is the last
+   * stable offset. A timestamp with no record at or after it gives the log end offset.
+   */
+  async listOffsets (topic: string, partitions: readonly number[], spec: OffsetSpec, isolation: Isolation = 'read_uncommitted'): Promise<Map<number, number>> {
+    const timestamp = spec === 'earliest' ? -2 : spec === 'latest' ? -1 : spec.timestampMs
+    return await this.call(() => this.#serial(async () => {
+      const result = new Map<number, number>()
+      for (const [broker, list] of await this.#leaders(topic, partitions)) {
+        const { responses } = await broker.listOffsets({
+          isolationLevel: ISOLATION[isolation],
+          topics: [{ topic, partitions: list.map(partition => ({ partition, timestamp: String(timestamp) })) }],
+        })
+        for (const response of responses) for (const p of response.partitions) result.set(p.partition, Number(p.offset))
+      }
+      if (typeof spec === 'object') {
+        const missing = [...result].filter(([, offset]) => offset < 0).map(([p]) => p)
+        if (missing.length > 0) {
+          for (const [broker, list] of await this.#leaders(topic, missing)) {
+            const { responses } = await broker.listOffsets({ isolationLevel: ISOLATION[isolation], topics: [{ topic, partitions: list.map(partition => ({ partition, timestamp: '-1' })) }] })
+            for (const response of responses) for (const p of response.partitions) result.set(p.partition, Number(p.offset))
+          }
+        }
+      }
+      return result
+    }))
+  }
+
+  /**
+   * One Fetch of `partition` from `offset` (at most about `maxBytes`; at least one batch).
+   * Skips control records and, with `read_committed`, records of aborted transactions.
+   */
+  async fetch (topic: string, partition: number, offset: number, { maxBytes = 4 * 1024 * 1024, isolation = 'read_committed' as Isolation, maxWaitMs = 100 } = {}): Promise<FetchedRecords> {
+    return await this.call(() => this.#serial(async () => {
+      const [leader] = await this.#leaders(topic, [partition])
+      if (leader === undefined) throw new MirrorError(ErrorCodes.KAFKA, `${topic}-${partition}: no leader on the ${this.connection.alias} cluster`, { retriable: true })
+      const response = await leader[0].fetch({
+        replicaId: -1,
+        isolationLevel: ISOLATION[isolation],
+        maxWaitTime: maxWaitMs,
+        minBytes: 1,
+        maxBytes,
+        topics: [{ topic, partitions: [{ partition, fetchOffset: String(offset), maxBytes }] }],
+      })
+      const data = response.responses[0]?.partitions[0]
+      if (data === undefined) return { records: [], nextOffset: offset, highWatermark: offset, logStartOffset: offset }
+      let nextOffset = offset
+      for (const m of data.messages) {
+        const batchEnd = Number(m.batchContext.firstOffset) + m.batchContext.lastOffsetDelta + 1
+        nextOffset = Math.max(nextOffset, Number(m.offset) + 1, batchEnd)
+      }
+      const kept = (isolation === 'read_committed' ? filterAbortedMessages({ messages: data.messages, abortedTransactions: data.abortedTransactions }) : data.messages)
+        .filter(m => !m.isControlRecord && Number(m.offset) >= offset)
+      return {
+        records: kept.map(m => ({ offset: Number(m.offset), timestamp: Number(m.timestamp), key: m.key, value: m.value, headers: m.headers })),
+        nextOffset,
+        highWatermark: Number(data.highWatermark),
+        logStartOffset: Number(data.lastStartOffset),
+      }
+    }))
+  }
+}

@@ -1,0 +1,159 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import { OrderAligner, type Aligner, type AlignmentLookup } from '../audit/aligner.js'
+import { comparePartition, digestStreamFrom } from '../audit/partition-comparison.js'
+import { digestRecord } from '../audit/record-digest.js'
+import type { PartitionVerification } from '../audit/verification-report.js'
+import { ErrorCodes, MirrorError } from '../shared/errors.js'
+import type { AuditClient } from './audit-client.js'
+import { committedOffsets, groupExists } from './group-offsets.js'
+import { PartitionReader } from './partition-reader.js'
+
+/** Where the comparison of each partition stops on the source side. */
+export type VerifyUntil = { readonly offset: number } | 'mirrored' | 'default'
+
+export interface CopyVerificationOptions {
+  readonly source: AuditClient
+  readonly target: AuditClient
+  readonly topic: string
+  readonly targetTopic: string
+  /** Source partitions to verify; default all. */
+  readonly partitions?: readonly number[]
+  readonly from?: { readonly offset: number } | { readonly timestampMs: number }
+  /** `mirrored`: up to the mirror group's committed offsets (the group must exist); `default`: the same when the group exists, else the end offsets. */
+  readonly until: VerifyUntil
+  /** The mirror's consumer group on the source cluster. */
+  readonly group: string
+  /** Wait up to this long for the copy to catch up with the source end offsets seen at start. */
+  readonly waitSeconds?: number
+  readonly digestRangeRecords?: number
+  readonly lookaheadRecords?: number
+  readonly maxFindingsPerKind?: number
+  readonly fetchMaxBytes?: number
+  /** Makes the aligner; default the order aligner (first common record). */
+  readonly aligner?: (lookup: AlignmentLookup) => Aligner
+  readonly onProgress?: (progress: { partition: number, sourceOffset: number, fromOffset: number, untilOffset: number, bytes: number }) => void
+}
+
+export interface CopyVerification {
+  readonly partitions: PartitionVerification[]
+  readonly notes: string[]
+}
+
+async function waitForCopy (options: CopyVerificationOptions, partitions: readonly number[], sourceEnds: Map<number, number>, hasGroup: boolean, notes: string[]): Promise<void> {
+  const deadline = Date.now() + (options.waitSeconds ?? 0) * 1000
+  if (hasGroup) {
+    for (;;) {
+      const committed = await committedOffsets(options.source, options.group, options.topic)
+      const behind = partitions.filter(p => (committed.get(p) ?? -1) < sourceEnds.get(p)!)
+      if (behind.length === 0) return
+      if (Date.now() >= deadline) {
+        notes.push(`--wait: group '${options.group}' still behind the source end offsets on partition(s) ${behind.join(',')} after ${options.waitSeconds} s`)
+        return
+      }
+      await sleep(500)
+    }
+  }
+  let previous = ''
+  for (;;) {
+    const ends = await options.target.listOffsets(options.targetTopic, partitions, 'latest', 'read_committed')
+    const now = JSON.stringify([...ends])
+    if (now === previous) return
+    if (Date.now() >= deadline) {
+      notes.push(`--wait: the target was still growing after ${options.waitSeconds} s`)
+      return
+    }
+    previous = now
+    await sleep(1000)
+  }
+}
+
+/**
+ * Verifies the copy of `topic` partition by partition, streaming both clusters in fetch-sized
+ * chunks (memory bounded by the comparator windows, not by topic size). Bounds: from the source's
+ * earliest offset (or `from`), until the mirror's committed position or the end offsets; the
+ * target from where the aligner places the first compared record up to its end.
+ */
+export async function verifyCopy (options: CopyVerificationOptions): Promise<CopyVerification> {
+  const { source, target, topic, targetTopic } = options
+  const notes: string[] = []
+  const all = await source.partitionsOf(topic)
+  const partitions = options.partitions ?? all
+  const unknown = partitions.filter(p => !all.includes(p))
+  if (unknown.length > 0) throw new MirrorError(ErrorCodes.CONFIG, `--partition "${unknown[0]}": topic ${topic} has partitions 0..${all.length - 1}`)
+  const targetPartitions = await target.partitionsOf(targetTopic, '--target-topic')
+
+  const sourceEnds = await source.listOffsets(topic, partitions, 'latest', 'read_committed')
+  const sourceStarts = await source.listOffsets(topic, partitions, 'earliest')
+  const hasGroup = await groupExists(source, options.group)
+  if (options.until === 'mirrored' && !hasGroup) {
+    throw new MirrorError(ErrorCodes.CONFIG, `--until-mirrored: consumer group '${options.group}' does not exist on the source cluster; name the mirror's group with --group`)
+  }
+  if (options.waitSeconds !== undefined && options.waitSeconds > 0) await waitForCopy(options, partitions, sourceEnds, hasGroup, notes)
+
+  const committed = hasGroup ? await committedOffsets(source, options.group, topic) : new Map<number, number>()
+  const fromByTime = options.from !== undefined && 'timestampMs' in options.from ? await source.listOffsets(topic, partitions, { timestampMs: options.from.timestampMs }, 'read_committed') : undefined
+  const targetEnds = await target.listOffsets(targetTopic, partitions.filter(p => targetPartitions.includes(p)), 'latest', 'read_committed')
+  const targetStarts = await target.listOffsets(targetTopic, partitions.filter(p => targetPartitions.includes(p)), 'earliest')
+
+  const sourceReader = (p: number) => new PartitionReader(source, topic, p, { fetchMaxBytes: options.fetchMaxBytes })
+  const targetReader = (p: number) => new PartitionReader(target, targetTopic, p, { fetchMaxBytes: options.fetchMaxBytes })
+  const lookup: AlignmentLookup = {
+    sourceRecords: async (p, from, count) => (await sourceReader(p).records(from, sourceEnds.get(p)!, count)).map(digestRecord),
+    targetRecords: async (p, from, count) => (await targetReader(p).records(from, targetEnds.get(p) ?? 0, count)).map(digestRecord),
+    targetOffsetForTimestamp: async (p, timestampMs) => (await target.listOffsets(targetTopic, [p], { timestampMs }, 'read_committed')).get(p) ?? targetEnds.get(p) ?? 0,
+    targetEarliestOffset: async p => targetStarts.get(p) ?? 0,
+  }
+  const aligner = options.aligner?.(lookup) ?? new OrderAligner(lookup)
+
+  const results: PartitionVerification[] = []
+  for (const partition of partitions) {
+    const partitionNotes: string[] = []
+    const earliest = sourceStarts.get(partition)!
+    const end = sourceEnds.get(partition)!
+    let from = earliest
+    if (options.from !== undefined && 'offset' in options.from) {
+      from = Math.max(earliest, options.from.offset)
+      if (options.from.offset < earliest) partitionNotes.push(`source partition ${partition} starts at offset ${earliest} (retention); compared from there`)
+    } else if (fromByTime !== undefined) {
+      from = Math.max(earliest, fromByTime.get(partition) ?? end)
+    }
+    let until = end
+    if (typeof options.until === 'object') {
+      until = Math.min(end, options.until.offset)
+    } else if (hasGroup) {
+      const position = committed.get(partition)
+      if (position !== undefined) until = Math.min(end, position)
+      else if (options.until === 'mirrored') {
+        until = from
+        partitionNotes.push(`group '${options.group}' has no committed offset on partition ${partition}: nothing mirrored to compare`)
+      }
+    }
+    until = Math.max(from, until)
+    if (until < end) partitionNotes.push(`source offsets ${until}..${end - 1} are in flight (past the mirror's committed position) and not checked`)
+
+    if (!targetPartitions.includes(partition)) {
+      partitionNotes.push(`target topic ${targetTopic} has no partition ${partition}`)
+    }
+    const alignment = targetPartitions.includes(partition)
+      ? await aligner.align({ sourcePartition: partition, sourceOffset: from })
+      : { sourceOffset: from, targetPartition: partition, targetOffset: 0, method: 'no target partition' }
+    const targetEnd = targetEnds.get(alignment.targetPartition) ?? 0
+    const sourceChunks = sourceReader(partition).chunks(from, end)
+    const targetChunks = targetPartitions.includes(alignment.targetPartition) ? targetReader(alignment.targetPartition).chunks(alignment.targetOffset, targetEnd) : (async function * () {})()
+    try {
+      const result = await comparePartition({
+        source: digestStreamFrom(sourceChunks),
+        target: digestStreamFrom(targetChunks),
+        sourceUntilOffset: until,
+        ...(options.digestRangeRecords === undefined ? {} : { digestRangeRecords: options.digestRangeRecords }),
+        ...(options.lookaheadRecords === undefined ? {} : { lookaheadRecords: options.lookaheadRecords }),
+        ...(options.maxFindingsPerKind === undefined ? {} : { maxFindingsPerKind: options.maxFindingsPerKind }),
+        onProgress: (sourceOffset, bytes) => options.onProgress?.({ partition, sourceOffset, fromOffset: from, untilOffset: until, bytes }),
+      })
+      results.push({ partition, sourceFromOffset: from, sourceUntilOffset: until, alignment, counts: result.counts, findings: result.findings, notes: partitionNotes })
+    } finally {
+      await Promise.allSettled([sourceChunks.return(undefined), targetChunks.return(undefined)])
+    }
+  }
+  return { partitions: results, notes }
+}

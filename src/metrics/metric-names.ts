@@ -1,0 +1,96 @@
+/**
+ * Every metric the sidecar exports: name, type, help text and label names, in one place.
+ * `src/metrics/` registers exactly these; `grafana/` builds the dashboard and alert rules from them.
+ * Names carry their base unit (`_seconds`, `_bytes`, `_records`) and counters end in `_total`.
+ * Labels stay low-cardinality: flow and cluster aliases, topic, partition only where per-partition
+ * state is the point (lag, status), never offsets, client ids or error messages.
+ */
+
+/** Label names, as exported. `topic` is always the source topic name. */
+export const LabelNames = {
+  FLOW: 'flow',
+  SOURCE: 'source',
+  TARGET: 'target',
+  TOPIC: 'topic',
+  PARTITION: 'partition',
+  OPERATION: 'operation',
+  ERROR_CODE: 'error_code',
+  RESULT: 'result',
+  STATUS: 'status',
+  VERSION: 'version',
+  NODE_VERSION: 'node_version',
+} as const
+export type LabelName = typeof LabelNames[keyof typeof LabelNames]
+
+const L = LabelNames
+/** Labels every flow-scoped metric carries. */
+export const FLOW_LABELS = [L.FLOW, L.SOURCE, L.TARGET] as const
+const TOPIC_LABELS = [...FLOW_LABELS, L.TOPIC] as const
+const PARTITION_LABELS = [...TOPIC_LABELS, L.PARTITION] as const
+
+export type MetricType = 'counter' | 'gauge' | 'histogram'
+
+export interface MetricDefinition {
+  readonly name: string
+  readonly type: MetricType
+  readonly help: string
+  readonly labelNames: readonly LabelName[]
+}
+
+/** Per-partition status in Burrow's terms; `kafka_mirror_partition_status` has one series per value. */
+export const PartitionStatuses = ['ok', 'warn', 'stall', 'stop', 'rewind'] as const
+export type PartitionStatus = typeof PartitionStatuses[number]
+
+/** Values of the `result` label. */
+export const Results = { OK: 'ok', ERROR: 'error' } as const
+
+/** Bucket upper bounds (seconds) for replication latency and record age: 5 ms up to 10 minutes. */
+export const LATENCY_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600] as const
+/** Bucket upper bounds (seconds) for one produce request: 1 ms up to 30 s. */
+export const REQUEST_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const
+
+function metric (name: string, type: MetricType, help: string, labelNames: readonly LabelName[]): MetricDefinition {
+  return { name, type, help, labelNames }
+}
+
+/** The sidecar's metrics. Keys are how code refers to them; `name` is what Prometheus sees. */
+export const Metrics = {
+  consumedRecords: metric('kafka_mirror_consumed_records_total', 'counter', 'Records fetched from the source cluster.', TOPIC_LABELS),
+  consumedBytes: metric('kafka_mirror_consumed_bytes_total', 'counter', 'Bytes (keys, values and headers) fetched from the source cluster.', TOPIC_LABELS),
+  producedRecords: metric('kafka_mirror_produced_records_total', 'counter', 'Records acknowledged by the target cluster.', TOPIC_LABELS),
+  producedBytes: metric('kafka_mirror_produced_bytes_total', 'counter', 'Bytes (keys, values and headers) acknowledged by the target cluster.', TOPIC_LABELS),
+  queueRecords: metric('kafka_mirror_queue_records', 'gauge', 'Records waiting in the bounded queue between consumer and producers.', FLOW_LABELS),
+  queueBytes: metric('kafka_mirror_queue_bytes', 'gauge', 'Bytes waiting in the bounded queue between consumer and producers.', FLOW_LABELS),
+  queueCapacityRecords: metric('kafka_mirror_queue_capacity_records', 'gauge', 'Capacity of the bounded queue in records; intake blocks when full.', FLOW_LABELS),
+  queueCapacityBytes: metric('kafka_mirror_queue_capacity_bytes', 'gauge', 'Capacity of the bounded queue in bytes; intake blocks when full.', FLOW_LABELS),
+  lagRecords: metric('kafka_mirror_lag_records', 'gauge', 'Source high watermark minus the next source offset not yet acknowledged by the target.', PARTITION_LABELS),
+  lagSeconds: metric('kafka_mirror_lag_seconds', 'gauge', 'Age of the oldest source record not yet acknowledged by the target; 0 when caught up.', PARTITION_LABELS),
+  replicationLatency: metric('kafka_mirror_replication_latency_seconds', 'histogram', 'Target acknowledgement time minus source record timestamp.', FLOW_LABELS),
+  recordAgeAtPoll: metric('kafka_mirror_record_age_at_poll_seconds', 'histogram', 'Poll time minus source record timestamp.', FLOW_LABELS),
+  produceRequestDuration: metric('kafka_mirror_produce_request_duration_seconds', 'histogram', 'Duration of one produce request to the target cluster.', [...FLOW_LABELS, L.RESULT]),
+  retries: metric('kafka_mirror_retries_total', 'counter', 'Retried operations, by operation and error code.', [...FLOW_LABELS, L.OPERATION, L.ERROR_CODE]),
+  sendFailures: metric('kafka_mirror_send_failures_total', 'counter', 'Batches the target did not accept after retries.', TOPIC_LABELS),
+  commits: metric('kafka_mirror_commits_total', 'counter', 'Offset commits on the source cluster, by result.', [...FLOW_LABELS, L.RESULT]),
+  lastCommitTimestamp: metric('kafka_mirror_last_commit_timestamp_seconds', 'gauge', 'When the last successful offset commit happened (seconds since the epoch).', FLOW_LABELS),
+  committedOffset: metric('kafka_mirror_committed_offset', 'gauge', 'Last offset committed on the source cluster (the next offset to mirror); absent before the first commit.', PARTITION_LABELS),
+  rebalances: metric('kafka_mirror_rebalances_total', 'counter', 'Consumer group rebalances seen on the source cluster.', FLOW_LABELS),
+  assignedPartitions: metric('kafka_mirror_assigned_partitions', 'gauge', 'Source partitions currently assigned to this instance.', FLOW_LABELS),
+  mirroredTopics: metric('kafka_mirror_mirrored_topics', 'gauge', 'Source topics currently mirrored by this instance.', FLOW_LABELS),
+  flowRunning: metric('kafka_mirror_flow_running', 'gauge', '1 while the flow is running with both clusters connected, else 0.', FLOW_LABELS),
+  partitionStatus: metric('kafka_mirror_partition_status', 'gauge', 'Burrow-style partition status over recent commits: 1 for the current status, 0 for the others.', [...PARTITION_LABELS, L.STATUS]),
+  buildInfo: metric('kafka_mirror_build_info', 'gauge', 'Always 1; labels carry the sidecar and Node.js versions.', [L.VERSION, L.NODE_VERSION]),
+} as const satisfies Record<string, MetricDefinition>
+
+export type MetricKey = keyof typeof Metrics
+
+/** Name of every series a metric exports (histograms add `_bucket`, `_sum` and `_count`). */
+export function seriesNames (definition: MetricDefinition): string[] {
+  return definition.type === 'histogram'
+    ? [`${definition.name}_bucket`, `${definition.name}_sum`, `${definition.name}_count`]
+    : [definition.name]
+}
+
+/** Every series name the sidecar's own metrics export (without prom-client's process and Node.js metrics). */
+export function allSeriesNames (): string[] {
+  return Object.values(Metrics).flatMap(seriesNames)
+}

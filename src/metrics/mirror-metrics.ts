@@ -1,0 +1,327 @@
+import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client'
+import type { CommittedOffset, ConsumedBatch, FlowLabels, FlowSnapshot, PartitionSnapshot, PipelineObserver, ProducedBatch } from '../pipeline/pipeline-observer.js'
+import { BatchHistogram, type HistogramChild } from './batch-histogram.js'
+import { ComputedGauge, type GaugeSample } from './computed-gauge.js'
+import { CounterFamily, type CounterChild } from './counter-family.js'
+import { LabelNames as L, LATENCY_BUCKETS_SECONDS, Metrics, PartitionStatuses, REQUEST_BUCKETS_SECONDS, Results } from './metric-names.js'
+import { packageVersion } from './package-version.js'
+import { CommitWindow, evaluatePartitionStatus } from './partition-status.js'
+
+export interface MirrorMetricsOptions {
+  /** Sidecar version in `kafka_mirror_build_info`; default: the version in package.json. */
+  readonly version?: string
+  /** Commits per partition the status evaluator looks at; default 10 (Burrow's default). */
+  readonly statusWindowCommits?: number
+  /** Also export prom-client's process and Node.js metrics (event loop, GC, heap); default true. */
+  readonly defaultMetrics?: boolean
+  /** Clock (ms since epoch) for lag in seconds and status; default `Date.now`. */
+  readonly nowMs?: () => number
+}
+
+/** A metrics exposition: the body and the content type to send it with. */
+export interface Exposition {
+  readonly contentType: string
+  readonly body: string
+}
+
+type FlowLabelValues = Record<typeof L.FLOW | typeof L.SOURCE | typeof L.TARGET, string>
+
+/** The metrics the observer callbacks write to; the rest are gauges filled at scrape time. */
+interface Instruments {
+  readonly consumedRecords: CounterFamily<string>
+  readonly consumedBytes: CounterFamily<string>
+  readonly producedRecords: CounterFamily<string>
+  readonly producedBytes: CounterFamily<string>
+  readonly replicationLatency: BatchHistogram<string>
+  readonly recordAgeAtPoll: BatchHistogram<string>
+  readonly produceRequestDuration: BatchHistogram<string>
+  readonly retries: Counter
+  readonly sendFailures: Counter
+  readonly commits: Counter
+  readonly rebalances: Counter
+  readonly lastCommitTimestamp: Gauge
+}
+
+/** Instruments of one flow, looked up by flow name once per callback. */
+class FlowInstruments {
+  readonly labels: FlowLabelValues
+  readonly topics = new Map<string, TopicInstruments>()
+  readonly replicationLatency: HistogramChild
+  readonly recordAgeAtPoll: HistogramChild
+  readonly produceOk: HistogramChild
+  readonly produceError: HistogramChild
+
+  constructor (flow: FlowLabels, readonly metrics: Instruments) {
+    this.labels = { [L.FLOW]: flow.flow, [L.SOURCE]: flow.source, [L.TARGET]: flow.target }
+    this.replicationLatency = metrics.replicationLatency.child(this.labels)
+    this.recordAgeAtPoll = metrics.recordAgeAtPoll.child(this.labels)
+    this.produceOk = metrics.produceRequestDuration.child({ ...this.labels, [L.RESULT]: Results.OK })
+    this.produceError = metrics.produceRequestDuration.child({ ...this.labels, [L.RESULT]: Results.ERROR })
+    metrics.commits.inc({ ...this.labels, [L.RESULT]: Results.OK }, 0)
+    metrics.commits.inc({ ...this.labels, [L.RESULT]: Results.ERROR }, 0)
+    metrics.rebalances.inc(this.labels, 0)
+  }
+
+  topic (topic: string): TopicInstruments {
+    let instruments = this.topics.get(topic)
+    if (instruments === undefined) {
+      instruments = new TopicInstruments({ ...this.labels, [L.TOPIC]: topic }, this.metrics)
+      this.topics.set(topic, instruments)
+    }
+    return instruments
+  }
+}
+
+class TopicInstruments {
+  readonly consumedRecords: CounterChild
+  readonly consumedBytes: CounterChild
+  readonly producedRecords: CounterChild
+  readonly producedBytes: CounterChild
+
+  constructor (labels: FlowLabelValues & Record<typeof L.TOPIC, string>, metrics: Instruments) {
+    this.consumedRecords = metrics.consumedRecords.child(labels)
+    this.consumedBytes = metrics.consumedBytes.child(labels)
+    this.producedRecords = metrics.producedRecords.child(labels)
+    this.producedBytes = metrics.producedBytes.child(labels)
+    metrics.sendFailures.inc(labels, 0)
+  }
+}
+
+function partitionKey (flow: string, topic: string, partition: number): string {
+  return `${flow}\u0000${topic}\u0000${partition}`
+}
+
+function stripTotal (name: string): string {
+  return name.endsWith('_total') ? name.slice(0, -'_total'.length) : name
+}
+
+/**
+ * The sidecar's Prometheus metrics, in a registry of its own (never prom-client's global one).
+ * As a `PipelineObserver` it counts on the hot path without allocating per record; point-in-time
+ * gauges (queue, lag, status, assignment) are computed at scrape time from `snapshots()`, which is
+ * read once per scrape. Lag in records and seconds comes from the snapshot only: no admin requests
+ * at scrape time. Callbacks never throw.
+ */
+export class MirrorMetrics implements PipelineObserver {
+  /** Registry holding every metric of this instance, prom-client defaults included. */
+  readonly registry = new Registry()
+  readonly instruments: Instruments
+  readonly #snapshots: () => readonly FlowSnapshot[]
+  readonly #nowMs: () => number
+  readonly #flows = new Map<string, FlowInstruments>()
+  readonly #commitWindows = new Map<string, CommitWindow>()
+  readonly #lastLagSeconds = new Map<string, number>()
+  readonly #statusWindowCommits: number
+  #scrapeSnapshots: readonly FlowSnapshot[] | undefined
+
+  constructor (snapshots: () => readonly FlowSnapshot[], options: MirrorMetricsOptions = {}) {
+    this.#snapshots = snapshots
+    this.#nowMs = options.nowMs ?? Date.now
+    this.#statusWindowCommits = options.statusWindowCommits ?? 10
+    const registers = [this.registry]
+    const snapshotGauge = (definition: typeof Metrics[keyof typeof Metrics], fill: (into: GaugeSample[], flows: readonly FlowSnapshot[]) => void): ComputedGauge =>
+      this.#register(new ComputedGauge(definition.name, definition.help, definition.labelNames, into => { fill(into, this.#flowsForScrape()) }))
+    const counter = (definition: typeof Metrics[keyof typeof Metrics]): Counter => new Counter({ name: definition.name, help: definition.help, labelNames: definition.labelNames, registers })
+    const family = (definition: typeof Metrics[keyof typeof Metrics]): CounterFamily<string> => this.#register(new CounterFamily(definition.name, definition.help, definition.labelNames))
+    const histogram = (definition: typeof Metrics[keyof typeof Metrics], bounds: readonly number[]): BatchHistogram<string> => this.#register(new BatchHistogram(definition.name, definition.help, definition.labelNames, bounds))
+
+    this.instruments = {
+      consumedRecords: family(Metrics.consumedRecords),
+      consumedBytes: family(Metrics.consumedBytes),
+      producedRecords: family(Metrics.producedRecords),
+      producedBytes: family(Metrics.producedBytes),
+      replicationLatency: histogram(Metrics.replicationLatency, LATENCY_BUCKETS_SECONDS),
+      recordAgeAtPoll: histogram(Metrics.recordAgeAtPoll, LATENCY_BUCKETS_SECONDS),
+      produceRequestDuration: histogram(Metrics.produceRequestDuration, REQUEST_BUCKETS_SECONDS),
+      retries: counter(Metrics.retries),
+      sendFailures: counter(Metrics.sendFailures),
+      commits: counter(Metrics.commits),
+      rebalances: counter(Metrics.rebalances),
+      lastCommitTimestamp: new Gauge({ name: Metrics.lastCommitTimestamp.name, help: Metrics.lastCommitTimestamp.help, labelNames: Metrics.lastCommitTimestamp.labelNames, registers }),
+    }
+
+    const flowGauge = (definition: typeof Metrics[keyof typeof Metrics], value: (flow: FlowSnapshot) => number): ComputedGauge =>
+      snapshotGauge(definition, (into, flows) => { for (const flow of flows) into.push({ labels: this.#flow(flow.labels).labels, value: value(flow) }) })
+    flowGauge(Metrics.queueRecords, flow => flow.queueRecords)
+    flowGauge(Metrics.queueBytes, flow => flow.queueBytes)
+    flowGauge(Metrics.queueCapacityRecords, flow => flow.queueCapacityRecords)
+    flowGauge(Metrics.queueCapacityBytes, flow => flow.queueCapacityBytes)
+    flowGauge(Metrics.assignedPartitions, flow => flow.assignedPartitions)
+    flowGauge(Metrics.mirroredTopics, flow => flow.topicsMirrored)
+    flowGauge(Metrics.flowRunning, flow => flow.state === 'running' && flow.sourceConnected && flow.targetConnected ? 1 : 0)
+    snapshotGauge(Metrics.lagRecords, (into, flows) => this.#eachPartition(flows, (labels, partition) => into.push({ labels, value: Number(lagRecords(partition)) })))
+    snapshotGauge(Metrics.lagSeconds, (into, flows) => this.#fillLagSeconds(into, flows))
+    snapshotGauge(Metrics.committedOffset, (into, flows) => this.#eachPartition(flows, (labels, partition) => {
+      if (partition.committedOffset >= 0n) into.push({ labels, value: Number(partition.committedOffset) })
+    }))
+    snapshotGauge(Metrics.partitionStatus, (into, flows) => this.#fillPartitionStatus(into, flows))
+    new Gauge({ name: Metrics.buildInfo.name, help: Metrics.buildInfo.help, labelNames: Metrics.buildInfo.labelNames, registers })
+      .set({ [L.VERSION]: options.version ?? packageVersion(), [L.NODE_VERSION]: process.version }, 1)
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry })
+  }
+
+  consumed (flow: FlowLabels, batch: ConsumedBatch): void {
+    const instruments = this.#flow(flow)
+    const topic = instruments.topic(batch.topic)
+    topic.consumedRecords.inc(batch.records)
+    topic.consumedBytes.inc(batch.bytes)
+    const age = instruments.recordAgeAtPoll
+    const timestamps = batch.timestampsMs
+    for (let i = 0; i < timestamps.length; i++) {
+      const timestampMs = timestamps[i] as number
+      if (timestampMs >= 0) age.observe((batch.pollTimeMs - timestampMs) / 1000)
+    }
+  }
+
+  produced (flow: FlowLabels, batch: ProducedBatch): void {
+    const instruments = this.#flow(flow)
+    const topic = instruments.topic(batch.sourceTopic)
+    topic.producedRecords.inc(batch.records)
+    topic.producedBytes.inc(batch.bytes)
+    const latency = instruments.replicationLatency
+    const timestamps = batch.timestampsMs
+    for (let i = 0; i < timestamps.length; i++) {
+      const timestampMs = timestamps[i] as number
+      if (timestampMs >= 0) latency.observe((batch.ackTimeMs - timestampMs) / 1000)
+    }
+  }
+
+  produceRequest (flow: FlowLabels, durationSeconds: number, ok: boolean): void {
+    const instruments = this.#flow(flow)
+    ;(ok ? instruments.produceOk : instruments.produceError).observe(durationSeconds)
+  }
+
+  retry (flow: FlowLabels, operation: string, errorCode: string): void {
+    this.instruments.retries.inc({ ...this.#flow(flow).labels, [L.OPERATION]: operation, [L.ERROR_CODE]: errorCode })
+  }
+
+  sendFailed (flow: FlowLabels, topic: string, _partition: number, _reason: string): void {
+    this.#flow(flow).topic(topic)
+    this.instruments.sendFailures.inc({ ...this.#flow(flow).labels, [L.TOPIC]: topic })
+  }
+
+  committed (flow: FlowLabels, offsets: readonly CommittedOffset[], atMs: number): void {
+    const labels = this.#flow(flow).labels
+    this.instruments.commits.inc({ ...labels, [L.RESULT]: Results.OK })
+    this.instruments.lastCommitTimestamp.set(labels, atMs / 1000)
+    for (const offset of offsets) {
+      const key = partitionKey(flow.flow, offset.topic, offset.partition)
+      let window = this.#commitWindows.get(key)
+      if (window === undefined) {
+        window = new CommitWindow(this.#statusWindowCommits)
+        this.#commitWindows.set(key, window)
+      }
+      window.add({ offset: offset.offset, lagRecords: offset.lagRecords, atMs })
+    }
+  }
+
+  commitFailed (flow: FlowLabels, _reason: string): void {
+    this.instruments.commits.inc({ ...this.#flow(flow).labels, [L.RESULT]: Results.ERROR })
+  }
+
+  rebalanced (flow: FlowLabels): void {
+    this.instruments.rebalances.inc(this.#flow(flow).labels)
+  }
+
+  /**
+   * The registry's content in Prometheus text format 0.0.4, or OpenMetrics 1.0 when asked; serve
+   * this rather than `registry.metrics()`.
+   * OpenMetrics goes through a throwaway registry of views because prom-client's own
+   * OpenMetrics path renames counters in place (drops `_total`), which would corrupt later
+   * text-format scrapes of the same registry.
+   */
+  async exposition (openMetrics = false): Promise<Exposition> {
+    // Read the snapshots before any metric is collected, so series first seen in them (zeroed
+    // counters of a new topic) are in this scrape, not only the next.
+    this.#scrapeSnapshots = undefined
+    this.#flowsForScrape()
+    if (!openMetrics) return { contentType: Registry.PROMETHEUS_CONTENT_TYPE, body: await this.registry.metrics() }
+    const view = new (Registry as unknown as new (contentType: string) => Registry)(Registry.OPENMETRICS_CONTENT_TYPE)
+    for (const metric of this.registry.getMetricsAsArray() as unknown as Array<{ name: string, help: string, type: string, get: () => Promise<object> }>) {
+      const name = metric.type === 'counter' ? stripTotal(metric.name) : metric.name
+      const get = async (): Promise<object> => ({ ...await metric.get(), name })
+      view.registerMetric({ name, help: metric.help, type: metric.type, get } as unknown as Metric)
+    }
+    return { contentType: Registry.OPENMETRICS_CONTENT_TYPE, body: await view.metrics() }
+  }
+
+  #register<M extends { name: string }> (metric: M): M {
+    this.registry.registerMetric(metric as unknown as Metric)
+    return metric
+  }
+
+  #flow (flow: FlowLabels): FlowInstruments {
+    let instruments = this.#flows.get(flow.flow)
+    if (instruments === undefined) {
+      instruments = new FlowInstruments(flow, this.instruments)
+      this.#flows.set(flow.flow, instruments)
+    }
+    return instruments
+  }
+
+  /** Snapshots for the scrape in progress: read once, shared by every gauge's `collect()`. */
+  #flowsForScrape (): readonly FlowSnapshot[] {
+    if (this.#scrapeSnapshots === undefined) {
+      const flows = this.#snapshots()
+      this.#scrapeSnapshots = flows
+      setImmediate(() => { this.#scrapeSnapshots = undefined })
+      for (const flow of flows) {
+        const instruments = this.#flow(flow.labels)
+        for (const partition of flow.partitions) instruments.topic(partition.topic)
+      }
+      this.#forgetUnassigned(flows)
+    }
+    return this.#scrapeSnapshots
+  }
+
+  #eachPartition (flows: readonly FlowSnapshot[], visit: (labels: Record<string, string>, partition: PartitionSnapshot, flow: FlowSnapshot) => void): void {
+    for (const flow of flows) {
+      const flowLabels = this.#flow(flow.labels).labels
+      for (const partition of flow.partitions) {
+        visit({ ...flowLabels, [L.TOPIC]: partition.topic, [L.PARTITION]: String(partition.partition) }, partition, flow)
+      }
+    }
+  }
+
+  #fillLagSeconds (into: GaugeSample[], flows: readonly FlowSnapshot[]): void {
+    const nowMs = this.#nowMs()
+    this.#eachPartition(flows, (labels, partition, flow) => {
+      const key = partitionKey(flow.labels.flow, partition.topic, partition.partition)
+      let seconds: number
+      if (lagRecords(partition) <= 0n) {
+        seconds = 0
+      } else if (partition.oldestUnackedTimestampMs !== undefined) {
+        seconds = Math.max(0, nowMs - partition.oldestUnackedTimestampMs) / 1000
+      } else {
+        // Lagging, but nothing fetched and unacknowledged yet: the record's timestamp is unknown until fetched.
+        seconds = this.#lastLagSeconds.get(key) ?? 0
+      }
+      this.#lastLagSeconds.set(key, seconds)
+      into.push({ labels, value: seconds })
+    })
+  }
+
+  #fillPartitionStatus (into: GaugeSample[], flows: readonly FlowSnapshot[]): void {
+    const nowMs = this.#nowMs()
+    this.#eachPartition(flows, (labels, partition, flow) => {
+      const window = this.#commitWindows.get(partitionKey(flow.labels.flow, partition.topic, partition.partition))
+      const status = evaluatePartitionStatus(window?.points ?? [], lagRecords(partition), nowMs)
+      for (const candidate of PartitionStatuses) into.push({ labels: { ...labels, [L.STATUS]: candidate }, value: candidate === status ? 1 : 0 })
+    })
+  }
+
+  /** Drops per-partition state of partitions no snapshot mentions any more (revoked in a rebalance). */
+  #forgetUnassigned (flows: readonly FlowSnapshot[]): void {
+    const assigned = new Set<string>()
+    for (const flow of flows) for (const partition of flow.partitions) assigned.add(partitionKey(flow.labels.flow, partition.topic, partition.partition))
+    for (const key of this.#commitWindows.keys()) if (!assigned.has(key)) this.#commitWindows.delete(key)
+    for (const key of this.#lastLagSeconds.keys()) if (!assigned.has(key)) this.#lastLagSeconds.delete(key)
+  }
+}
+
+/** High watermark minus the next offset to mirror; 0 before the first fetch or when caught up. */
+export function lagRecords (partition: PartitionSnapshot): bigint {
+  if (partition.highWatermark < 0n) return 0n
+  const lag = partition.highWatermark - partition.nextOffsetToMirror
+  return lag > 0n ? lag : 0n
+}

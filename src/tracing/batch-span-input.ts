@@ -1,0 +1,37 @@
+import type { HeaderValue, MirrorBatch } from '../pipeline/mirror-batch.js'
+import type { FlowLabels } from '../pipeline/pipeline-observer.js'
+import type { BatchSpanInput } from './mirror-tracer.js'
+
+const TRACEPARENT = 'traceparent'
+
+/** The W3C `traceparent` header of a record as a string (the first value if repeated); undefined when absent. */
+export function traceparentOf (headers: Readonly<Record<string, HeaderValue>> | undefined): string | undefined {
+  const value = headers?.[TRACEPARENT]
+  if (value === undefined) return undefined
+  const first = typeof value === 'string' || Buffer.isBuffer(value) ? value : value[0]
+  return first === undefined ? undefined : typeof first === 'string' ? first : first.toString('latin1')
+}
+
+/**
+ * What `MirrorTracer.startBatchSpan` needs for one `MirrorBatch`. Reads the headers only when
+ * `withLinks` (pass `tracer.enabled`), so a mirror without tracing does not walk them.
+ */
+export function batchSpanInput (flow: FlowLabels, batch: MirrorBatch, withLinks: boolean, consumerGroup?: string): BatchSpanInput {
+  const records = batch.records
+  const traceparents: Array<string | undefined> = []
+  if (withLinks) for (const record of records) traceparents.push(traceparentOf(record.headers))
+  const last = records[records.length - 1]
+  return {
+    flow: flow.flow,
+    sourceAlias: flow.source,
+    targetAlias: flow.target,
+    topic: batch.sourceTopic,
+    targetTopic: batch.targetTopic,
+    partition: batch.partition,
+    firstOffset: batch.firstOffset,
+    lastOffset: last === undefined ? batch.firstOffset : BigInt(last.offset),
+    count: records.length,
+    traceparents,
+    ...(consumerGroup === undefined ? {} : { consumerGroup }),
+  }
+}

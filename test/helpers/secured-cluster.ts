@@ -1,0 +1,95 @@
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { TestContext } from 'node:test'
+import { LocalCluster, freePortPair, portAnswers } from '../../scripts/local-kafka/clusters.js'
+
+/** PEM files made with openssl for one test run: a CA, a server certificate for 127.0.0.1/localhost, and an unrelated CA. */
+export interface TestCertificates {
+  readonly dir: string
+  /** The CA that signed the server certificate (PEM). */
+  readonly caPem: string
+  /** A CA nobody used: trusting only it must fail. */
+  readonly otherCaPem: string
+  /** Server key + certificate + CA in one PEM file (the broker's PEM keystore). */
+  readonly serverKeystorePem: string
+  /** A client key and certificate signed by the CA (PEM), for mutual TLS. */
+  readonly clientKeyPem: string
+  readonly clientCertPem: string
+}
+
+function openssl (dir: string, args: string[]): void {
+  execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] })
+}
+
+export function makeCertificates (): TestCertificates {
+  const dir = mkdtempSync(join(tmpdir(), 'mirror-tls-'))
+  const days = '2'
+  openssl(dir, ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', days, '-subj', '/CN=mirror-test-ca'])
+  openssl(dir, ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'other-ca.key', '-out', 'other-ca.pem', '-days', days, '-subj', '/CN=mirror-other-ca'])
+  writeFileSync(join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n')
+  openssl(dir, ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost'])
+  openssl(dir, ['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', days, '-extfile', 'san.ext'])
+  openssl(dir, ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'client.key', '-out', 'client.csr', '-subj', '/CN=mirror-client'])
+  openssl(dir, ['x509', '-req', '-in', 'client.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'client.pem', '-days', days])
+  const read = (name: string): string => readFileSync(join(dir, name), 'utf8')
+  writeFileSync(join(dir, 'server-keystore.pem'), read('server.key') + read('server.pem') + read('ca.pem'))
+  return {
+    dir,
+    caPem: join(dir, 'ca.pem'),
+    otherCaPem: join(dir, 'other-ca.pem'),
+    serverKeystorePem: join(dir, 'server-keystore.pem'),
+    clientKeyPem: join(dir, 'client.key'),
+    clientCertPem: join(dir, 'client.pem'),
+  }
+}
+
+/** SCRAM-SHA-512 users created when the secured cluster is formatted. */
+export const SCRAM_USERS = { alice: 'alice-secret-4f1c' } as const
+
+export interface SecuredCluster {
+  readonly cluster: LocalCluster
+  readonly certificates: TestCertificates
+  /** 127.0.0.1:port of the SASL_SSL listener (SCRAM-SHA-512). */
+  readonly saslSslBootstrap: string
+  /** 127.0.0.1:port of the SSL listener that requires a client certificate. */
+  readonly mtlsBootstrap: string
+}
+
+/**
+ * A single-node cluster with a PLAINTEXT listener (admin, readiness, inter-broker), a SASL_SSL
+ * listener with SCRAM-SHA-512 users made at format time and an SSL listener requiring client
+ * certificates; ports from `TEST_EXTRA_PORTS` (default 39000). Stopped when the test ends.
+ */
+export async function startSecuredCluster (t: TestContext, name = 'secured'): Promise<SecuredCluster> {
+  const certificates = makeCertificates()
+  let port = await freePortPair(Number(process.env.TEST_EXTRA_PORTS ?? 39000))
+  while (await portAnswers(port + 2) || await portAnswers(port + 3)) port = await freePortPair(port + 4)
+  const tls = (listener: string): Record<string, string> => ({
+    [`listener.name.${listener}.ssl.keystore.type`]: 'PEM',
+    [`listener.name.${listener}.ssl.keystore.location`]: certificates.serverKeystorePem,
+    [`listener.name.${listener}.ssl.truststore.type`]: 'PEM',
+    [`listener.name.${listener}.ssl.truststore.location`]: certificates.caPem,
+  })
+  const cluster = new LocalCluster({
+    name: `${name}-${port}`,
+    port,
+    heap: '384m',
+    extraListeners: [
+      { name: 'SASL_SSL', port: port + 2, securityProtocol: 'SASL_SSL' },
+      { name: 'MTLS', port: port + 3, securityProtocol: 'SSL' },
+    ],
+    brokerProperties: {
+      'sasl.enabled.mechanisms': 'SCRAM-SHA-512',
+      'listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config': 'org.apache.kafka.common.security.scram.ScramLoginModule required;',
+      ...tls('sasl_ssl'),
+      ...tls('mtls'),
+      'listener.name.mtls.ssl.client.auth': 'required',
+    },
+    formatArgs: Object.entries(SCRAM_USERS).flatMap(([user, password]) => ['--add-scram', `SCRAM-SHA-512=[name=${user},password=${password}]`]),
+  })
+  t.after(() => cluster.stop({ graceMs: 2_000 }))
+  await cluster.start()
+  return { cluster, certificates, saslSslBootstrap: `127.0.0.1:${port + 2}`, mtlsBootstrap: `127.0.0.1:${port + 3}` }
+}

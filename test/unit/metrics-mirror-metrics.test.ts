@@ -1,0 +1,175 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { MirrorMetrics } from '../../src/metrics/mirror-metrics.js'
+import { allSeriesNames, Metrics } from '../../src/metrics/metric-names.js'
+import type { FlowLabels, FlowSnapshot, PartitionSnapshot } from '../../src/pipeline/pipeline-observer.js'
+import { promtool } from '../helpers/prometheus.js'
+
+const NOW_MS = 1_800_000_000_000
+const flow: FlowLabels = { flow: 'eu->us', source: 'eu', target: 'us' }
+
+function partition (overrides: Partial<PartitionSnapshot> = {}): PartitionSnapshot {
+  return { topic: 'orders', partition: 0, highWatermark: 100n, nextOffsetToMirror: 100n, committedOffset: 100n, oldestUnackedTimestampMs: undefined, lastProgressMs: NOW_MS, ...overrides }
+}
+
+function snapshot (partitions: PartitionSnapshot[], overrides: Partial<FlowSnapshot> = {}): FlowSnapshot {
+  return {
+    labels: flow, state: 'running', queueRecords: 7, queueBytes: 700, queueCapacityRecords: 1000, queueCapacityBytes: 1_048_576,
+    sourceConnected: true, targetConnected: true, assignedPartitions: partitions.length, topicsMirrored: 1, partitions, ...overrides,
+  }
+}
+
+/** Parses Prometheus text format into `name{labels}` -> value, with labels in exposition order. */
+function samples (body: string): Map<string, number> {
+  const out = new Map<string, number>()
+  for (const line of body.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue
+    const at = line.lastIndexOf(' ')
+    out.set(line.slice(0, at), Number(line.slice(at + 1)))
+  }
+  return out
+}
+
+function feed (metrics: MirrorMetrics): void {
+  metrics.consumed(flow, { topic: 'orders', partition: 0, records: 3, bytes: 300, timestampsMs: [NOW_MS - 2_000, NOW_MS - 1_000, -1], pollTimeMs: NOW_MS })
+  metrics.produced(flow, { sourceTopic: 'orders', targetTopic: 'eu.orders', partition: 0, records: 2, bytes: 200, timestampsMs: [NOW_MS - 2_000, NOW_MS - 1_000], ackTimeMs: NOW_MS + 500, firstSourceOffset: 40n, lastSourceOffset: 41n, targetBaseOffset: 7n })
+  metrics.produceRequest(flow, 0.02, true)
+  metrics.produceRequest(flow, 3, false)
+  metrics.retry(flow, 'produce', 'NOT_LEADER_OR_FOLLOWER')
+  metrics.sendFailed(flow, 'orders', 0, 'MESSAGE_TOO_LARGE')
+  metrics.committed(flow, [{ topic: 'orders', partition: 0, offset: 42n, lagRecords: 58n }], NOW_MS - 10_000)
+  metrics.commitFailed(flow, 'coordinator moved')
+  metrics.rebalanced(flow)
+}
+
+const L = 'flow="eu->us",source="eu",target="us"'
+
+test('observer calls and the snapshot become the documented series', async () => {
+  const metrics = new MirrorMetrics(() => [snapshot([
+    partition({ highWatermark: 100n, nextOffsetToMirror: 42n, committedOffset: 42n, oldestUnackedTimestampMs: NOW_MS - 90_000 }),
+    partition({ partition: 1, highWatermark: 10n, nextOffsetToMirror: 10n, committedOffset: -1n }),
+  ])], { nowMs: () => NOW_MS, version: '9.9.9' })
+  feed(metrics)
+  const values = samples((await metrics.exposition()).body)
+  const expected: Array<[string, number]> = [
+    [`kafka_mirror_consumed_records_total{${L},topic="orders"}`, 3],
+    [`kafka_mirror_consumed_bytes_total{${L},topic="orders"}`, 300],
+    [`kafka_mirror_produced_records_total{${L},topic="orders"}`, 2],
+    [`kafka_mirror_produced_bytes_total{${L},topic="orders"}`, 200],
+    [`kafka_mirror_record_age_at_poll_seconds_count{${L}}`, 2],
+    [`kafka_mirror_record_age_at_poll_seconds_sum{${L}}`, 3],
+    [`kafka_mirror_replication_latency_seconds_bucket{${L},le="1"}`, 0],
+    [`kafka_mirror_replication_latency_seconds_bucket{${L},le="2.5"}`, 2],
+    [`kafka_mirror_replication_latency_seconds_sum{${L}}`, 4],
+    [`kafka_mirror_produce_request_duration_seconds_count{${L},result="ok"}`, 1],
+    [`kafka_mirror_produce_request_duration_seconds_count{${L},result="error"}`, 1],
+    [`kafka_mirror_retries_total{${L},operation="produce",error_code="NOT_LEADER_OR_FOLLOWER"}`, 1],
+    [`kafka_mirror_send_failures_total{${L},topic="orders"}`, 1],
+    [`kafka_mirror_commits_total{${L},result="ok"}`, 1],
+    [`kafka_mirror_commits_total{${L},result="error"}`, 1],
+    [`kafka_mirror_last_commit_timestamp_seconds{${L}}`, (NOW_MS - 10_000) / 1000],
+    [`kafka_mirror_rebalances_total{${L}}`, 1],
+    [`kafka_mirror_queue_records{${L}}`, 7],
+    [`kafka_mirror_queue_bytes{${L}}`, 700],
+    [`kafka_mirror_queue_capacity_records{${L}}`, 1000],
+    [`kafka_mirror_queue_capacity_bytes{${L}}`, 1_048_576],
+    [`kafka_mirror_assigned_partitions{${L}}`, 2],
+    [`kafka_mirror_mirrored_topics{${L}}`, 1],
+    [`kafka_mirror_flow_running{${L}}`, 1],
+    [`kafka_mirror_lag_records{${L},topic="orders",partition="0"}`, 58],
+    [`kafka_mirror_lag_records{${L},topic="orders",partition="1"}`, 0],
+    [`kafka_mirror_lag_seconds{${L},topic="orders",partition="0"}`, 90],
+    [`kafka_mirror_lag_seconds{${L},topic="orders",partition="1"}`, 0],
+    [`kafka_mirror_committed_offset{${L},topic="orders",partition="0"}`, 42],
+    [`kafka_mirror_partition_status{${L},topic="orders",partition="0",status="ok"}`, 1],
+    [`kafka_mirror_partition_status{${L},topic="orders",partition="0",status="stall"}`, 0],
+    [`kafka_mirror_build_info{version="9.9.9",node_version="${process.version}"}`, 1],
+  ]
+  for (const [series, value] of expected) assert.equal(values.get(series), value, series)
+  assert.equal(values.has(`kafka_mirror_committed_offset{${L},topic="orders",partition="1"}`), false, 'no committed offset before the first commit')
+  assert.ok([...values.keys()].some(series => series.startsWith('nodejs_eventloop_lag_seconds')), 'prom-client default metrics in the same registry')
+})
+
+test('partition status follows the commits: stall when the offset does not move while lagging', async () => {
+  let nowMs = NOW_MS
+  const metrics = new MirrorMetrics(() => [snapshot([partition({ highWatermark: 500n, nextOffsetToMirror: 100n, committedOffset: 100n })])], { nowMs: () => nowMs, defaultMetrics: false })
+  for (let i = 0; i < 3; i++) metrics.committed(flow, [{ topic: 'orders', partition: 0, offset: 100n, lagRecords: 400n }], NOW_MS + i * 5_000)
+  nowMs = NOW_MS + 11_000
+  const values = samples((await metrics.exposition()).body)
+  const status = (name: string): number | undefined => values.get(`kafka_mirror_partition_status{${L},topic="orders",partition="0",status="${name}"}`)
+  assert.equal(status('stall'), 1)
+  assert.equal(status('ok'), 0)
+  nowMs = NOW_MS + 30_000
+  const later = samples((await metrics.exposition()).body)
+  assert.equal(later.get(`kafka_mirror_partition_status{${L},topic="orders",partition="0",status="stop"}`), 1, 'no commit for longer than the window spans')
+})
+
+test('lag in seconds keeps its last value while lagging with nothing fetched, and is 0 once caught up', async () => {
+  let current = partition({ highWatermark: 50n, nextOffsetToMirror: 40n, oldestUnackedTimestampMs: NOW_MS - 5_000 })
+  const metrics = new MirrorMetrics(() => [snapshot([current])], { nowMs: () => NOW_MS, defaultMetrics: false })
+  const lagSeconds = async (): Promise<number | undefined> => samples((await metrics.exposition()).body).get(`kafka_mirror_lag_seconds{${L},topic="orders",partition="0"}`)
+  assert.equal(await lagSeconds(), 5)
+  current = partition({ highWatermark: 60n, nextOffsetToMirror: 50n, oldestUnackedTimestampMs: undefined })
+  assert.equal(await lagSeconds(), 5)
+  current = partition({ highWatermark: 60n, nextOffsetToMirror: 60n, oldestUnackedTimestampMs: undefined })
+  assert.equal(await lagSeconds(), 0)
+})
+
+test('revoked partitions disappear from the per-partition series', async () => {
+  let partitions = [partition(), partition({ partition: 1 })]
+  const metrics = new MirrorMetrics(() => [snapshot(partitions)], { defaultMetrics: false })
+  assert.ok((await metrics.exposition()).body.includes('partition="1"'))
+  partitions = [partition()]
+  assert.equal((await metrics.exposition()).body.includes('partition="1"'), false)
+})
+
+test('each instance has its own registry', async () => {
+  const first = new MirrorMetrics(() => [], { defaultMetrics: false })
+  const second = new MirrorMetrics(() => [], { defaultMetrics: false })
+  first.rebalanced(flow)
+  assert.match((await first.exposition()).body, /kafka_mirror_rebalances_total\{[^}]*\} 1/)
+  assert.doesNotMatch((await second.exposition()).body, /kafka_mirror_rebalances_total\{/)
+})
+
+test('promtool check metrics accepts the exposition (only prom-client\'s nodejs_active_*_total are allow-listed)', async () => {
+  const metrics = new MirrorMetrics(() => [snapshot([partition({ highWatermark: 100n, nextOffsetToMirror: 42n, oldestUnackedTimestampMs: NOW_MS - 1_000 })])], { nowMs: () => NOW_MS })
+  feed(metrics)
+  const { body } = await metrics.exposition()
+  const result = await promtool(['check', 'metrics'], body)
+  const problems = (result.stdout + result.stderr).split('\n').filter(line => line.trim() !== '')
+  const unexpected = problems.filter(line => !/^nodejs_active_(handles|requests|resources)_total non-counter metrics should not have "_total" suffix$/.test(line))
+  assert.deepEqual(unexpected, [])
+  assert.ok(result.code === 0 || problems.length > 0, `promtool exit ${result.code} without a message`)
+})
+
+test('every metric in metric-names.ts is exported', async () => {
+  const metrics = new MirrorMetrics(() => [snapshot([partition({ committedOffset: 5n })])], { defaultMetrics: false })
+  feed(metrics)
+  const names = new Set([...samples((await metrics.exposition()).body).keys()].map(series => series.replace(/\{.*$/, '')))
+  for (const name of allSeriesNames()) assert.ok(names.has(name), `${name} missing from the exposition`)
+  assert.equal(Object.values(Metrics).every(definition => definition.name.startsWith('kafka_mirror_')), true)
+})
+
+test('OpenMetrics exposition ends with # EOF and does not rename counters in later text scrapes', async () => {
+  const metrics = new MirrorMetrics(() => [snapshot([partition()])], { defaultMetrics: false })
+  feed(metrics)
+  const open = await metrics.exposition(true)
+  assert.match(open.contentType, /^application\/openmetrics-text; version=1\.0\.0/)
+  assert.ok(open.body.endsWith('# EOF\n'))
+  assert.match(open.body, /^# TYPE kafka_mirror_consumed_records counter$/m)
+  assert.match(open.body, /^kafka_mirror_consumed_records_total\{[^}]*\} 3$/m)
+  assert.doesNotMatch(open.body, /_total_total/)
+  const text = await metrics.exposition(false)
+  assert.match(text.contentType, /^text\/plain; version=0\.0\.4/)
+  assert.match(text.body, /^# TYPE kafka_mirror_consumed_records_total counter$/m)
+  assert.match(text.body, /^kafka_mirror_consumed_records_total\{[^}]*\} 3$/m)
+})
+
+test('a topic first seen in the snapshot has zeroed counters in the same scrape (so rate() and increase() see the first record)', async () => {
+  const metrics = new MirrorMetrics(() => [snapshot([partition({ topic: 'fresh' })])], { defaultMetrics: false })
+  const values = samples((await metrics.exposition()).body)
+  for (const name of ['kafka_mirror_consumed_records_total', 'kafka_mirror_produced_records_total', 'kafka_mirror_send_failures_total']) {
+    assert.equal(values.get(`${name}{${L},topic="fresh"}`), 0, name)
+  }
+  assert.equal(values.get(`kafka_mirror_commits_total{${L},result="error"}`), 0)
+})
