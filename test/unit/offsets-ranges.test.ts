@@ -4,6 +4,7 @@ import { OffsetSyncIndex, translateOffset } from '../../src/offsets/offset-sync-
 import { decodeOffsetSync, encodePosition, encodeRange, type MirrorPosition, type OffsetRange } from '../../src/offsets/offset-sync-record.js'
 import { RangeTracker } from '../../src/offsets/range-tracker.js'
 import { mm2OffsetSyncs, mm2Translate } from '../../src/offsets/mm2-translation.js'
+import { OffsetSyncAligner } from '../../src/offsets/offset-sync-aligner.js'
 
 const offsets = (...values: number[]): bigint[] => values.map(BigInt)
 const range = (sourceStart: number, targetStart: number, length: number): OffsetRange =>
@@ -120,4 +121,15 @@ test('MirrorMaker 2 syncs every offset.lag.max records and translates to the new
   assert.equal(mm2Translate(syncs, 0n), 1000n)
   const gapped = mm2OffsetSyncs([[0n, 0n], [1n, 1n], [5n, 2n], [6n, 3n]], 100n)
   assert.deepEqual(gapped.map(s => [Number(s.upstream), Number(s.downstream)]), [[0, 0], [5, 2]], 'a skipped upstream offset emits a sync')
+})
+
+test('the offset-sync aligner gives verify the newest copy, and hands over to a fallback where syncs cannot say', async () => {
+  const index = new OffsetSyncIndex()
+  index.apply({ kind: 'range', range: range(0, 0, 100) })
+  index.apply({ kind: 'range', range: range(50, 100, 50) })
+  const fallback = { align: async (r: { sourcePartition: number, sourceOffset: number }) => ({ sourceOffset: r.sourceOffset, targetPartition: r.sourcePartition, targetOffset: -1, method: 'fallback' }) }
+  const aligner = new OffsetSyncAligner(index, 'orders', fallback)
+  assert.deepEqual(await aligner.align({ sourcePartition: 0, sourceOffset: 60 }), { sourceOffset: 60, targetPartition: 0, targetOffset: 110, method: 'offset sync' })
+  assert.equal((await aligner.align({ sourcePartition: 0, sourceOffset: 120 })).method, 'fallback')
+  await assert.rejects(new OffsetSyncAligner(index, 'orders').align({ sourcePartition: 1, sourceOffset: 0 }), /no offset syncs/)
 })
