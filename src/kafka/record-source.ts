@@ -55,6 +55,7 @@ export class KafkaRecordSource {
   #topics: readonly string[] = []
   #connected = false
   #stopped = false
+  #disconnecting: Promise<void> = Promise.resolve()
 
   constructor (connection: ClusterConnection, settings: ConsumerSettings, streams: number, logger: Logger) {
     this.#connection = connection
@@ -132,8 +133,12 @@ export class KafkaRecordSource {
     consumer.on(CRASH, event => {
       const error = event.payload.error
       this.#connected = false
-      // A crash caused by our own disconnect must not restart the consumer behind our back.
-      if (this.#stopped) { void consumer.disconnect().catch(() => {}); return }
+      // A crash caused by our own disconnect (during a group join) makes kafkajs schedule a restart
+      // after the disconnect already ran; disconnect once more when that one settles.
+      if (this.#stopped) {
+        void this.#disconnecting.then(() => consumer.disconnect()).catch(() => {})
+        return
+      }
       if (event.payload.restart) {
         this.#logger.warn('source consumer crashed and restarts', { error })
         return
@@ -186,13 +191,14 @@ export class KafkaRecordSource {
     this.#stopped = true
     const consumers = this.#consumers
     this.#consumers = []
-    await Promise.all(consumers.map(async consumer => {
+    this.#disconnecting = Promise.all(consumers.map(async consumer => {
       try {
         await consumer.disconnect()
       } catch (error) {
         this.#logger.warn('source consumer did not disconnect cleanly', { error })
       }
-    }))
+    })).then(() => undefined)
+    await this.#disconnecting
     this.#assignments.clear()
     this.#connected = false
   }

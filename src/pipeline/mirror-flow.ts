@@ -76,6 +76,8 @@ export class MirrorFlow {
   #stopping: Promise<void> | undefined
   #starting: Promise<void> | undefined
   #stopRequested = false
+  /** Set once start completed; a stop before that does not drain. */
+  #running = false
   #failure: Error | undefined
   #resolveDone!: () => void
   #rejectDone!: (error: Error) => void
@@ -141,6 +143,7 @@ export class MirrorFlow {
     await this.#startSource()
     if (this.#stopRequested) return
     this.#state = 'running'
+    this.#running = true
     this.#commitTimer = setInterval(() => { void this.commit() }, this.config.offsetCommitIntervalMs)
     this.#commitTimer.unref()
     this.#refreshTimer = setInterval(() => { void this.refreshTopics() }, this.config.refreshTopicsIntervalMs)
@@ -342,7 +345,9 @@ export class MirrorFlow {
 
   #shutdown (): Promise<void> {
     this.#stopping ??= (async () => {
-      // A stop during start waits for start to settle (joining a group can take a session timeout).
+      // A stop during start cuts the group join short (it can wait a whole session timeout for a
+      // dead member): nothing was handed over yet, so leaving at once loses nothing.
+      if (this.#state === 'stopping' && !this.#running) await this.#source.stop()
       await this.#starting?.catch(() => {})
       clearInterval(this.#commitTimer)
       clearInterval(this.#refreshTimer)
