@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto'
+import kafkajs from 'kafkajs'
 import type { Admin, Consumer, Producer } from 'kafkajs'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from './connection.js'
 import { toMirrorError } from './errors.js'
+
+const { Partitioners } = kafkajs
 
 /** One record of an internal topic: UTF-8 key and value; a null value is a tombstone. */
 export interface InternalRecord {
@@ -29,7 +32,7 @@ export class InternalTopicWriter {
 
   async start (): Promise<void> {
     const kafka = createKafkaClient(this.#connection, this.#logger)
-    const producer = kafka.producer({ allowAutoTopicCreation: false, idempotent: true, maxInFlightRequests: 1 })
+    const producer = kafka.producer({ allowAutoTopicCreation: false, idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner })
     const admin = kafka.admin({ retry: { retries: 3, initialRetryTime: 300 } })
     try {
       await producer.connect()
