@@ -3,6 +3,7 @@ import { GroupOffsetSync } from './offsets/group-offset-sync.js'
 import { OffsetSyncWriter } from './offsets/offset-sync-writer.js'
 import type { OffsetsObserver } from './offsets/offsets-observer.js'
 import { Observability } from './http/observability.js'
+import { OffsetsMetrics } from './metrics/offsets-metrics.js'
 import { MirrorFlow } from './pipeline/mirror-flow.js'
 import type { FlowSnapshot } from './pipeline/pipeline-observer.js'
 import type { Logger } from './shared/logger.js'
@@ -35,7 +36,12 @@ export class MirrorSidecar {
     this.config = config
     this.#logger = options.logger
     this.observability = new Observability({ snapshots: () => this.snapshot(), host: config.metricsHost, port: config.metricsPort, logger: options.logger })
-    const offsets = { logger: options.logger, ...(options.offsetsObserver === undefined ? {} : { observer: options.offsetsObserver }) }
+    const offsetsMetrics = new OffsetsMetrics(this.observability.metrics.registry, () => this.groupOffsetSyncs.flatMap((sync, i) => {
+      const flow = this.flows[i]
+      return sync === undefined || flow === undefined ? [] : [{ flow: flow.labels, groups: sync.snapshot() }]
+    }))
+    const observer = options.offsetsObserver === undefined ? offsetsMetrics : combineOffsetsObservers(offsetsMetrics, options.offsetsObserver)
+    const offsets = { logger: options.logger, observer }
     this.offsetSyncWriters = config.flows.map(flow => flow.offsetSyncs.enabled ? new OffsetSyncWriter(flow, offsets) : undefined)
     this.groupOffsetSyncs = config.flows.map(flow => flow.groupSync.enabled ? new GroupOffsetSync(flow, offsets) : undefined)
     this.flows = config.flows.map((flow, i) => {
@@ -87,4 +93,17 @@ export class MirrorSidecar {
   abort (): void {
     for (const flow of this.flows) flow.abort()
   }
+}
+
+/** Calls both observers' callbacks (metrics first). */
+function combineOffsetsObservers (a: OffsetsObserver, b: OffsetsObserver): OffsetsObserver {
+  const keys = ['syncsWritten', 'syncWriteFailed', 'checkpointsWritten', 'groupOffsetsSynced', 'groupSkipped', 'translationFailed'] as const
+  const combined: Record<string, (...args: never[]) => void> = {}
+  for (const key of keys) {
+    combined[key] = (...args: never[]) => {
+      (a[key] as ((...x: never[]) => void) | undefined)?.(...args)
+      ;(b[key] as ((...x: never[]) => void) | undefined)?.(...args)
+    }
+  }
+  return combined as OffsetsObserver
 }

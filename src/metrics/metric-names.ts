@@ -19,6 +19,8 @@ export const LabelNames = {
   STATUS: 'status',
   VERSION: 'version',
   NODE_VERSION: 'node_version',
+  GROUP: 'group',
+  REASON: 'reason',
 } as const
 export type LabelName = typeof LabelNames[keyof typeof LabelNames]
 
@@ -78,6 +80,13 @@ export const Metrics = {
   mirroredTopics: metric('kafka_mirror_mirrored_topics', 'gauge', 'Source topics currently mirrored by this instance.', FLOW_LABELS),
   flowRunning: metric('kafka_mirror_flow_running', 'gauge', '1 while the flow is running with both clusters connected, else 0.', FLOW_LABELS),
   partitionStatus: metric('kafka_mirror_partition_status', 'gauge', 'Burrow-style partition status over recent commits: 1 for the current status, 0 for the others.', [...PARTITION_LABELS, L.STATUS]),
+  offsetSyncsWritten: metric('kafka_mirror_offset_syncs_written_total', 'counter', 'Offset-sync records (ranges and positions) made durable on the target before a source commit.', FLOW_LABELS),
+  offsetSyncFailures: metric('kafka_mirror_offset_sync_failures_total', 'counter', 'Offset-sync writes that failed; the source commit waiting for them was skipped.', FLOW_LABELS),
+  checkpointsWritten: metric('kafka_mirror_checkpoints_written_total', 'counter', 'Checkpoint records written to the target, by consumer group.', [...FLOW_LABELS, L.GROUP]),
+  groupOffsetsSynced: metric('kafka_mirror_group_offsets_synced_total', 'counter', 'Partitions whose translated offsets were written into a consumer group on the target.', [...FLOW_LABELS, L.GROUP]),
+  groupSyncSkipped: metric('kafka_mirror_group_sync_skipped_total', 'counter', 'Group offset syncs left out: the target group is active, or an error.', [...FLOW_LABELS, L.GROUP, L.REASON]),
+  translationFailures: metric('kafka_mirror_offset_translation_failures_total', 'counter', 'Group partitions that could not be translated: not yet mirrored, or no syncs.', [...FLOW_LABELS, L.GROUP, L.REASON]),
+  checkpointAge: metric('kafka_mirror_checkpoint_age_seconds', 'gauge', 'Seconds since the last checkpoint of a consumer group was written.', [...FLOW_LABELS, L.GROUP]),
   buildInfo: metric('kafka_mirror_build_info', 'gauge', 'Always 1; labels carry the sidecar and Node.js versions.', [L.VERSION, L.NODE_VERSION]),
 } as const satisfies Record<string, MetricDefinition>
 

@@ -1,5 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { OffsetsMetrics } from '../../src/metrics/offsets-metrics.js'
 import { MirrorMetrics } from '../../src/metrics/mirror-metrics.js'
 import { allSeriesNames, Metrics } from '../../src/metrics/metric-names.js'
 import type { FlowLabels, FlowSnapshot, PartitionSnapshot } from '../../src/pipeline/pipeline-observer.js'
@@ -142,9 +143,17 @@ test('promtool check metrics accepts the exposition (only prom-client\'s nodejs_
   assert.ok(result.code === 0 || problems.length > 0, `promtool exit ${result.code} without a message`)
 })
 
-test('every metric in metric-names.ts is exported', async () => {
+test('every metric in metric-names.ts is exported (offset-sync metrics through OffsetsMetrics in the same registry)', async () => {
   const metrics = new MirrorMetrics(() => [snapshot([partition({ committedOffset: 5n })])], { defaultMetrics: false })
   feed(metrics)
+  const flow = { flow: 'a->b', source: 'a', target: 'b' }
+  const offsets = new OffsetsMetrics(metrics.registry, () => [{ flow, groups: [{ group: 'g', lastCheckpointMs: 0 }] }])
+  offsets.syncsWritten(flow, 1, 1)
+  offsets.syncWriteFailed(flow)
+  offsets.checkpointsWritten(flow, 'g', 1)
+  offsets.groupOffsetsSynced(flow, 'g', 1)
+  offsets.groupSkipped(flow, 'g', 'active')
+  offsets.translationFailed(flow, 'g', 'no-syncs')
   const names = new Set([...samples((await metrics.exposition()).body).keys()].map(series => series.replace(/\{.*$/, '')))
   for (const name of allSeriesNames()) assert.ok(names.has(name), `${name} missing from the exposition`)
   assert.equal(Object.values(Metrics).every(definition => definition.name.startsWith('kafka_mirror_')), true)
