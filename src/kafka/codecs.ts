@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module'
 import kafkajs from 'kafkajs'
+import { compressLz4Block, lz4BlockBound } from './lz4-block.js'
 
 const require = createRequire(import.meta.url)
 const { CompressionCodecs, CompressionTypes } = kafkajs
@@ -42,8 +43,6 @@ function zstdCodec (): Codec {
 }
 
 interface Lz4Js {
-  compressBlock: (src: Uint8Array, dst: Uint8Array, sIndex: number, sLength: number, hashTable: Uint32Array) => number
-  compressBound: (n: number) => number
   decompress: (b: Uint8Array) => Uint8Array
 }
 
@@ -53,12 +52,13 @@ const LZ4_BLOCK_BYTES = 64 * 1024
 /**
  * LZ4 frames as Kafka's Java client writes them: independent 64 KiB blocks (the broker refuses
  * dependent blocks, which lz4js' own frame writer produces), header checksum, no content checksum.
+ * Blocks come from `compressLz4Block`; lz4js only decodes.
  */
 function lz4Codec (): Codec {
   const lz4 = require('lz4js') as Lz4Js
   const xxh32 = (require('lz4js/xxh32.js') as { hash: (seed: number, src: Uint8Array, index: number, length: number) => number }).hash
-  const hashTable = new Uint32Array(1 << 16)
-  const blockBuffer = new Uint8Array(lz4.compressBound(LZ4_BLOCK_BYTES))
+  const hashTable = new Int32Array(1 << 16)
+  const blockBuffer = Buffer.alloc(lz4BlockBound(LZ4_BLOCK_BYTES))
   return {
     async compress (encoder) {
       const src = encoder.buffer
@@ -70,15 +70,14 @@ function lz4Codec (): Codec {
       let at = 7
       for (let from = 0; from < src.length; from += LZ4_BLOCK_BYTES) {
         const length = Math.min(LZ4_BLOCK_BYTES, src.length - from)
-        hashTable.fill(0)
-        const compressed = lz4.compressBlock(src, blockBuffer, from, length, hashTable)
+        const compressed = compressLz4Block(src.subarray(from, from + length), blockBuffer, hashTable)
         if (compressed === 0 || compressed >= length) {
           out.writeUInt32LE((0x80000000 | length) >>> 0, at)
           src.copy(out, at + 4, from, from + length)
           at += 4 + length
         } else {
           out.writeUInt32LE(compressed, at)
-          out.set(blockBuffer.subarray(0, compressed), at + 4)
+          blockBuffer.copy(out, at + 4, 0, compressed)
           at += 4 + compressed
         }
       }

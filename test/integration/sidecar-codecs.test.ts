@@ -55,3 +55,24 @@ test('each of the five codecs written by kcat is mirrored and reads back identic
   const codecs = new Set([...stdout.matchAll(/compresscodec: (\w+)/g)].map(m => m[1]))
   assert.deepEqual([...codecs], ['zstd'], 'every batch on the target is written with compression.type=zstd')
 })
+
+test('the target can be written in lz4, snappy and gzip: the broker accepts the batches and kcat reads them back identical', { timeout: 240_000 }, async t => {
+  const { source, target } = await sharedClusters()
+  const lines = Array.from({ length: 3_000 }, (_, i) => `key-${i}:${JSON.stringify({ id: i, customer: `customer-${i % 97}`, note: 'n'.repeat(i % 300) })}`)
+  const { classpath } = await ensureKafkaDistribution()
+  for (const codec of ['lz4', 'snappy', 'gzip'] as const) {
+    const topic = await createTopic(t, source, { name: uniqueName(`out-${codec}`) })
+    t.after(() => deleteTopicIfExists(target, topic))
+    await kcatProduce(source.bootstrap, topic, 'none', lines)
+    const sidecar = spawnSidecar(t, { source, target, groupId: uniqueName('codec-out'), include: topic, producer: { 'compression.type': codec } })
+    await waitMirroring(sidecar)
+    await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) === 3_000n, { timeoutMs: 60_000, message: `${topic} copied` })
+    assert.deepEqual(await kcatRead(target.bootstrap, topic), await kcatRead(source.bootstrap, topic), `${codec}: read back identical`)
+    const dir = join(target.dir, 'data', `${topic}-0`)
+    const segment = readdirSync(dir).find(name => name.endsWith('.log')) as string
+    const { stdout } = await execFileAsync('java', ['-cp', classpath, 'kafka.tools.DumpLogSegments', '--files', join(dir, segment)], { maxBuffer: 16 * 1024 * 1024 })
+    assert.deepEqual([...new Set([...stdout.matchAll(/compresscodec: (\w+)/g)].map(m => m[1]?.toLowerCase()))], [codec])
+    sidecar.child.kill('SIGTERM')
+    assert.equal(await sidecar.exited, 0)
+  }
+})
