@@ -92,7 +92,7 @@ function alignmentLine (choice: AlignmentChoice, byPartition: ReadonlyArray<[num
   const ordered = byPartition.filter(([, by]) => by === 'order').map(([p]) => p)
   const parts = [
     ...(synced.length > 0 ? [`offset-syncs (${choice.offsetSyncsTopic}) on ${partitionList(synced)}`] : []),
-    ...(ordered.length > 0 ? [`order on ${partitionList(ordered)}${choice.orderReason === undefined ? '' : ` (${choice.orderReason})`}`] : []),
+    ...(ordered.length > 0 ? [`order on ${partitionList(ordered)} (${choice.orderReason ?? `no offset sync in ${choice.offsetSyncsTopic} covers the start`})`] : []),
   ]
   return `alignment: ${parts.length > 0 ? parts.join('; ') : 'no partitions'}`
 }
