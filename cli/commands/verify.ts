@@ -1,7 +1,13 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
+import { OrderAligner, type Aligner, type AlignmentLookup, type AlignmentPoint } from '../../src/audit/aligner.js'
 import { targetTopicName } from '../../src/audit/replication-policy.js'
 import { describeFinding, findMisplaced, totalCounts, verificationPassed, type PartitionVerification } from '../../src/audit/verification-report.js'
+import type { AuditClient } from '../../src/kafka/audit-client.js'
+import type { ClusterConnection } from '../../src/kafka/connection.js'
 import { verifyCopy, type VerifyUntil } from '../../src/kafka/copy-verification.js'
+import { OFFSET_SYNC_ALIGNMENT_METHOD, OffsetSyncAligner } from '../../src/offsets/offset-sync-aligner.js'
+import { loadOffsetSyncs, offsetSyncsTopicName } from '../../src/offsets/offset-sync-store.js'
+import { createLogger, silentLogger } from '../../src/shared/logger.js'
 import { clusterConnection, connectClient, nonNegativeNumber, positiveInteger, withCommonArgs, type CommonArgs } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { note, render, write, type Column } from '../output.js'
@@ -27,6 +33,68 @@ export interface VerifyArgs extends CommonArgs, PolicyArgs {
   'digest-range-records': number
   'lookahead-records': number
   'max-findings': number
+  'offset-syncs': boolean
+  'offset-syncs-topic'?: string
+}
+
+/** Which alignment a partition used: the sidecar's offset syncs, or the order aligner (first common record). */
+type AlignedBy = 'offset-syncs' | 'order'
+
+function alignedBy (point: AlignmentPoint): AlignedBy {
+  return point.method === OFFSET_SYNC_ALIGNMENT_METHOD ? 'offset-syncs' : 'order'
+}
+
+interface AlignmentChoice {
+  /** The offset-syncs topic read, when it exists on the target and syncs are not switched off. */
+  readonly offsetSyncsTopic?: string
+  /** Why every partition is aligned by order, when it is. */
+  readonly orderReason?: string
+  readonly aligner?: (lookup: AlignmentLookup) => Aligner
+}
+
+/**
+ * Offset syncs when their topic is on the target (the exact target offset of each copy), with the
+ * order aligner where they cannot answer; else the order aligner alone. The syncs are read at the
+ * first alignment, after `--wait`, so they cover what was mirrored meanwhile.
+ */
+async function chooseAlignment (args: VerifyArgs, target: AuditClient, targetConnection: ClusterConnection, targetTopic: string, notes: string[]): Promise<AlignmentChoice> {
+  if (!args['offset-syncs']) return { orderReason: '--no-offset-syncs' }
+  const topic = args['offset-syncs-topic'] ?? offsetSyncsTopicName(args['source-alias'])
+  if (!(await target.hasTopic(topic))) {
+    if (args['offset-syncs-topic'] !== undefined) throw new UsageError(`--offset-syncs-topic "${topic}": no such topic on the target cluster (${args.target}); check the name, or leave the flag out to align by order`)
+    return { orderReason: `no offset-syncs topic ${topic} on the target` }
+  }
+  const logger = args.verbose ? createLogger({ level: 'debug' }) : silentLogger
+  const load = async (order: Aligner): Promise<Aligner> => {
+    const index = await loadOffsetSyncs({ ...targetConnection, connectionTimeoutMs: args['timeout-ms'] }, topic, logger)
+    const elsewhere = index.partitions().filter(p => p.sourceTopic === args.topic).flatMap(p => index.ranges(args.topic, p.partition)).find(r => r.targetTopic !== targetTopic)
+    if (elsewhere === undefined) return new OffsetSyncAligner(index, args.topic, order)
+    notes.push(`offset syncs in ${topic} map ${args.topic} to ${elsewhere.targetTopic}, not ${targetTopic}: aligned by order`)
+    return order
+  }
+  return {
+    offsetSyncsTopic: topic,
+    aligner: lookup => {
+      const order = new OrderAligner(lookup)
+      let aligner: Promise<Aligner> | undefined
+      return { align: async request => await (await (aligner ??= load(order))).align(request) }
+    },
+  }
+}
+
+function partitionList (partitions: readonly number[]): string {
+  return `partition${partitions.length === 1 ? '' : 's'} ${partitions.join(',')}`
+}
+
+/** One footer line: which partitions were aligned how. */
+function alignmentLine (choice: AlignmentChoice, byPartition: ReadonlyArray<[number, AlignedBy]>): string {
+  const synced = byPartition.filter(([, by]) => by === 'offset-syncs').map(([p]) => p)
+  const ordered = byPartition.filter(([, by]) => by === 'order').map(([p]) => p)
+  const parts = [
+    ...(synced.length > 0 ? [`offset-syncs (${choice.offsetSyncsTopic}) on ${partitionList(synced)}`] : []),
+    ...(ordered.length > 0 ? [`order on ${partitionList(ordered)} (${choice.orderReason ?? `no offset sync in ${choice.offsetSyncsTopic} covers the start`})`] : []),
+  ]
+  return `alignment: ${parts.length > 0 ? parts.join('; ') : 'no partitions'}`
 }
 
 type Row = { label: string | number, v?: PartitionVerification, counts: PartitionVerification['counts'], first?: string }
@@ -74,6 +142,7 @@ export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Prom
   await runCommand(args, async () => {
     if (args['from-offset'] !== undefined && args['from-time'] !== undefined) throw new UsageError('--from-offset and --from-time exclude each other; give one')
     if (args['to-offset'] !== undefined && args['until-mirrored']) throw new UsageError('--to-offset and --until-mirrored exclude each other; give one')
+    if (args['offset-syncs-topic'] !== undefined && !args['offset-syncs']) throw new UsageError('--offset-syncs-topic and --no-offset-syncs exclude each other; give one')
     const fromTime = args['from-time'] === undefined ? undefined : parseTime(args['from-time'])
     const policy = { name: args['replication-policy'], sourceAlias: args['source-alias'], separator: args.separator }
     const targetTopic = args['target-topic'] ?? targetTopicName(args.topic, policy)
@@ -85,6 +154,8 @@ export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Prom
     try {
       const target = await connectClient(targetConnection, args)
       try {
+        const alignmentNotes: string[] = []
+        const choice = await chooseAlignment(args, target, targetConnection, targetTopic, alignmentNotes)
         const started = Date.now()
         const result = await verifyCopy({
           source,
@@ -99,6 +170,7 @@ export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Prom
           ...(args.digest ? { digestRangeRecords: args['digest-range-records'] } : {}),
           lookaheadRecords: args['lookahead-records'],
           maxFindingsPerKind: args['max-findings'],
+          ...(choice.aligner === undefined ? {} : { aligner: choice.aligner }),
           onProgress: bar.update,
         })
         bar.done()
@@ -108,7 +180,8 @@ export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Prom
         const passed = verificationPassed(total, args['allow-duplicates'])
         const findingLines = result.partitions.flatMap(p => p.findings.map(f => describeFinding(f, p.partition, p.alignment.targetPartition)))
         const misplacedLines = misplaced.map(m => `wrong partition: source ${m.sourcePartition}@${m.sourceOffset} is missing from target partition ${m.sourcePartition} and is extra in target partition ${m.targetPartition} at offset ${m.targetOffset}`)
-        const notes = [...result.notes, ...result.partitions.flatMap(p => p.notes)]
+        const notes = [...alignmentNotes, ...result.notes, ...result.partitions.flatMap(p => p.notes)]
+        const byPartition = result.partitions.map(p => [p.partition, alignedBy(p.alignment)] as [number, AlignedBy])
         if (args.format === 'json') {
           await write(JSON.stringify({
             topic: args.topic,
@@ -116,9 +189,10 @@ export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Prom
             passed,
             seconds,
             total,
+            alignment: { offsetSyncsTopic: choice.offsetSyncsTopic ?? null, byPartition: Object.fromEntries(byPartition) },
             partitions: result.partitions.map(p => ({ partition: p.partition, sourceFromOffset: p.sourceFromOffset, sourceUntilOffset: p.sourceUntilOffset, alignment: p.alignment, counts: p.counts, findings: p.findings.map(({ hash: _hash, ...f }) => f), notes: p.notes })),
             misplaced,
-            notes: result.notes,
+            notes: [...alignmentNotes, ...result.notes],
           }, null, 2) + '\n')
         } else {
           const rows: Row[] = result.partitions.map(p => ({
@@ -134,7 +208,8 @@ export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Prom
             if (lines.length > 0) text += '\n' + lines.join('\n') + '\n'
             const changed = Object.entries(total.changedFields).filter(([, n]) => n > 0).map(([field, n]) => `${field} ${n}`)
             text += `\n${passed ? 'PASSED' : 'FAILED'}: ${total.checked} records checked in ${seconds.toFixed(1)} s (${(total.bytes / 1_048_576 / Math.max(seconds, 0.001)).toFixed(1)} MB/s)` +
-              `${changed.length > 0 ? `; changed fields: ${changed.join(', ')}` : ''}${total.duplicated > 0 && args['allow-duplicates'] ? '; duplicates allowed' : ''}\n`
+              `${changed.length > 0 ? `; changed fields: ${changed.join(', ')}` : ''}${total.duplicated > 0 && args['allow-duplicates'] ? '; duplicates allowed' : ''}\n` +
+              alignmentLine(choice, byPartition) + '\n'
           }
           await write(text)
         }
@@ -173,6 +248,8 @@ export const verifyCommand: CommandModule<object, VerifyArgs> = {
     .option('digest-range-records', { type: 'string', default: '1000', coerce: positiveInteger('--digest-range-records'), describe: 'Records per range for --digest.' })
     .option('lookahead-records', { type: 'string', default: '1000', coerce: positiveInteger('--lookahead-records'), describe: 'How far ahead a record\'s copy is looked for before it is called missing or extra.' })
     .option('max-findings', { type: 'string', default: '20', coerce: positiveInteger('--max-findings'), describe: 'Findings listed per kind and partition (counts are always complete).' })
+    .option('offset-syncs', { type: 'boolean', default: true, describe: 'Align source and target by the sidecar\'s offset syncs when their topic is on the target (--no-offset-syncs: by order, first common record).' })
+    .option('offset-syncs-topic', { type: 'string', describe: 'Offset-syncs topic on the target (default mirror-offset-syncs.<source-alias>.internal).' })
     .example('$0 verify --source src:9092 --target dst:9092 --topic orders', 'Verify everything the mirror-sidecar group has committed.')
     .example('$0 verify --source src:9092 --target dst:9092 --topic orders --wait 30 --allow-duplicates --format json', 'Wait for the copy to catch up, then verify; duplicates do not fail.')
     .example('$0 verify --source src:9092 --target dst:9092 --topic orders --replication-policy default --source-alias east --digest', 'MirrorMaker 2 naming (east.orders), range hashes first.') as unknown as Argv<VerifyArgs>,

@@ -158,6 +158,11 @@ export class AuditClient {
     }))
   }
 
+  /** Whether `topic` exists on the cluster. */
+  async hasTopic (topic: string): Promise<boolean> {
+    return (await this.call(() => this.admin.listTopics())).includes(topic)
+  }
+
   /** Partition numbers of `topic`, sorted; a `MirrorError` naming `flag` when the topic does not exist. */
   async partitionsOf (topic: string, flag = '--topic'): Promise<number[]> {
     const topics = await this.call(() => this.admin.listTopics())

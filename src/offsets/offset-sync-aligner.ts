@@ -2,6 +2,9 @@ import type { Aligner, AlignmentPoint, AlignmentRequest } from '../audit/aligner
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { OffsetSyncIndex } from './offset-sync-index.js'
 
+/** `AlignmentPoint.method` of a point found from the offset syncs (any other method came from the fallback). */
+export const OFFSET_SYNC_ALIGNMENT_METHOD = 'offset sync'
+
 /**
  * Aligns a source partition with its copy from the sidecar's offset syncs instead of by content:
  * the target offset of the first mirrored record at or after the requested source offset (its
@@ -22,7 +25,7 @@ export class OffsetSyncAligner implements Aligner {
   async align (request: AlignmentRequest): Promise<AlignmentPoint> {
     const translation = this.#index.translate(this.#sourceTopic, request.sourcePartition, BigInt(request.sourceOffset))
     if (translation.status === 'translated') {
-      return { sourceOffset: request.sourceOffset, targetPartition: request.sourcePartition, targetOffset: Number(translation.targetOffset), method: 'offset sync' }
+      return { sourceOffset: request.sourceOffset, targetPartition: request.sourcePartition, targetOffset: Number(translation.targetOffset), method: OFFSET_SYNC_ALIGNMENT_METHOD }
     }
     if (this.#fallback !== undefined) return await this.#fallback.align(request)
     throw new MirrorError(ErrorCodes.INTERNAL, `${this.#sourceTopic} partition ${request.sourcePartition} offset ${request.sourceOffset}: ${translation.status === 'no-syncs' ? 'no offset syncs for this partition' : 'not yet mirrored'}`)
