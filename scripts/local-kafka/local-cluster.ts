@@ -256,20 +256,32 @@ export class LocalCluster {
     }
   }
 
+  /** The first ERROR/FATAL lines (the cause) and the last lines of the broker's log. */
   private async logTail (lines = 30): Promise<string> {
     for (const file of [this.logFile, join(this.dir, 'stdout.log')]) {
       if (!existsSync(file)) continue
-      const text = (await readFile(file, 'utf8')).trimEnd()
-      if (text.length > 0) return `--- last lines of ${file} ---\n` + text.split('\n').slice(-lines).join('\n')
+      const all = (await readFile(file, 'utf8')).trimEnd().split('\n')
+      if (all.length === 0 || all[0] === '') continue
+      const errors = all.filter(line => /\] (ERROR|FATAL) |Exception|Caused by/.test(line)).slice(0, 8)
+      return (errors.length > 0 ? `--- first errors in ${file} ---\n${errors.join('\n')}\n` : '') +
+        `--- last lines of ${file} ---\n` + all.slice(-lines).join('\n')
     }
     return '(the broker wrote no log)'
+  }
+
+  /** Throws the start-up failure; `portInUse` tells callers that picking other ports may help. */
+  private async exitedDuringStartup (): Promise<never> {
+    const tail = await this.logTail()
+    const error = new LocalKafkaError(`cluster "${this.options.name}": the broker exited during start-up\n${tail}`)
+    if (/BindException|Address already in use/.test(tail)) (error as LocalKafkaError & { portInUse?: boolean }).portInUse = true
+    throw error
   }
 
   private async waitReady (pid: number): Promise<void> {
     const timeoutMs = this.options.startTimeoutMs ?? 90_000
     const deadline = Date.now() + timeoutMs
     while (!await portAnswers(this.options.port)) {
-      if (!isAlive(pid)) throw new LocalKafkaError(`cluster "${this.options.name}": the broker exited during start-up\n${await this.logTail()}`)
+      if (!isAlive(pid)) await this.exitedDuringStartup()
       if (Date.now() > deadline) throw new LocalKafkaError(`cluster "${this.options.name}": port ${this.options.port} did not open within ${timeoutMs} ms\n${await this.logTail()}`)
       await sleep(200)
     }
@@ -281,7 +293,7 @@ export class LocalCluster {
           const cluster = await admin.describeCluster()
           if (cluster.brokers.length > 0) return
         } catch (error) {
-          if (!isAlive(pid)) throw new LocalKafkaError(`cluster "${this.options.name}": the broker exited during start-up\n${await this.logTail()}`)
+          if (!isAlive(pid)) await this.exitedDuringStartup()
           if (Date.now() > deadline) throw new LocalKafkaError(`cluster "${this.options.name}": no admin answer within ${timeoutMs} ms (${(error as Error).message})\n${await this.logTail()}`)
         }
         await sleep(200)

@@ -78,29 +78,34 @@ export interface ReadRecord {
 }
 
 /**
- * Reads every record of `topic` from the earliest offset up to the end offsets seen when called,
- * with a throwaway consumer group.
+ * Reads `topic` up to the end offsets seen when called: from the earliest offset with a throwaway
+ * group, or, with `groupId`, as that group from its committed offsets (the beginning where it has
+ * none) without committing. Trailing transaction markers are stepped over.
  */
-export async function readAll (cluster: LocalCluster, topic: string): Promise<ReadRecord[]> {
+export async function readAll (cluster: LocalCluster, topic: string, options: { groupId?: string } = {}): Promise<ReadRecord[]> {
   const kafka = createKafkaClient(cluster.connection('test-reader'))
   const ends = await withAdmin(cluster, admin => admin.fetchTopicOffsets(topic))
-  const remaining = new Map(ends.filter(p => BigInt(p.high) > BigInt(p.low)).map(p => [p.partition, BigInt(p.high)]))
+  const committed = options.groupId === undefined
+    ? new Map<number, bigint>()
+    : new Map(((await withAdmin(cluster, admin => admin.fetchOffsets({ groupId: options.groupId as string, topics: [topic] })))[0]?.partitions ?? []).map(p => [p.partition, BigInt(p.offset)]))
+  const remaining = new Map(ends.filter(p => BigInt(p.high) > ((committed.get(p.partition) ?? -1n) >= 0n ? committed.get(p.partition) as bigint : BigInt(p.low))).map(p => [p.partition, BigInt(p.high)]))
   const records: ReadRecord[] = []
   if (remaining.size === 0) return records
-  const consumer = kafka.consumer({ groupId: uniqueName('reader'), allowAutoTopicCreation: false })
+  const consumer = kafka.consumer({ groupId: options.groupId ?? uniqueName('reader'), allowAutoTopicCreation: false, maxWaitTimeInMs: 200 })
   await consumer.connect()
   try {
     await consumer.subscribe({ topics: [topic], fromBeginning: true })
     await new Promise<void>((resolve, reject) => {
       consumer.run({
-        eachBatchAutoResolve: true,
+        autoCommit: false,
         eachBatch: async ({ batch }) => {
           const end = remaining.get(batch.partition)
           for (const m of batch.messages) {
             if (end === undefined || BigInt(m.offset) >= end) continue
             records.push({ partition: batch.partition, offset: m.offset, key: m.key, value: m.value, timestamp: m.timestamp, headers: m.headers ?? {} })
-            if (BigInt(m.offset) + 1n >= end) remaining.delete(batch.partition)
           }
+          // The last offsets may be transaction markers, never handed over as messages.
+          if (end !== undefined && BigInt(batch.lastOffset()) + 1n >= end) remaining.delete(batch.partition)
           if (remaining.size === 0) resolve()
         },
       }).catch(reject)
@@ -145,9 +150,27 @@ export function recordView (r: ReadRecord): Record<string, unknown> {
  */
 export async function startExtraCluster (t: TestContext, name: string, brokerProperties: Record<string, string> = {}): Promise<LocalCluster> {
   const { LocalCluster, freePortPair } = await import('../../scripts/local-kafka/clusters.js')
-  const port = await freePortPair(Number(process.env.TEST_EXTRA_PORTS ?? 39000))
-  const cluster = new LocalCluster({ name: `${name}-${port}`, port, brokerProperties, heap: '384m' })
-  t.after(() => cluster.stop({ graceMs: 2_000 }))
-  await cluster.start()
-  return cluster
+  return await withFreshPortsOnBindError(async from => {
+    const port = await freePortPair(from)
+    const cluster = new LocalCluster({ name: `${name}-${port}`, port, brokerProperties, heap: '384m' })
+    t.after(() => cluster.stop({ graceMs: 2_000 }))
+    await cluster.start()
+    return { value: cluster, port }
+  })
+}
+
+/**
+ * Runs `start` on ports from `TEST_EXTRA_PORTS` (default 39000) up, and again on later ports when
+ * the broker could not bind (a port probed free was taken before the broker bound it).
+ */
+export async function withFreshPortsOnBindError<T> (start: (fromPort: number) => Promise<{ value: T, port: number }>): Promise<T> {
+  let from = Number(process.env.TEST_EXTRA_PORTS ?? 39000)
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return (await start(from)).value
+    } catch (error) {
+      if (attempt >= 3 || (error as { portInUse?: boolean }).portInUse !== true) throw error
+      from += 10
+    }
+  }
 }

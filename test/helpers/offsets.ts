@@ -6,7 +6,7 @@ import { readInternalTopic } from '../../src/kafka/internal-topic.js'
 import { decodeCheckpoint, type Checkpoint } from '../../src/offsets/checkpoint-record.js'
 import { silentLogger } from '../../src/shared/logger.js'
 import { mm2OffsetSyncs, mm2Translate } from '../../src/offsets/mm2-translation.js'
-import { uniqueName, withAdmin, type ReadRecord } from './kafka.js'
+import { readAll, uniqueName, withAdmin, type ReadRecord } from './kafka.js'
 
 /** Messages with unique values `<tag>-<partition>-<i>`, timestamps now (time retention keeps them). */
 export function tagged (tag: string, partition: number, count: number, keyOf: (i: number) => string | null = i => `k-${i}`): Message[] {
@@ -65,35 +65,7 @@ export async function readToEnd (cluster: LocalCluster, topic: string): Promise<
  * the end offsets seen when called; a partition without a committed offset starts at the beginning.
  */
 export async function readAsGroup (cluster: LocalCluster, topic: string, groupId: string): Promise<ReadRecord[]> {
-  const ends = await withAdmin(cluster, admin => admin.fetchTopicOffsets(topic))
-  const committed = new Map(((await withAdmin(cluster, admin => admin.fetchOffsets({ groupId, topics: [topic] })))[0]?.partitions ?? []).map(p => [p.partition, BigInt(p.offset)]))
-  const remaining = new Map(ends.filter(p => BigInt(p.high) > (committed.get(p.partition) ?? BigInt(p.low))).map(p => [p.partition, BigInt(p.high)]))
-  const records: ReadRecord[] = []
-  if (remaining.size === 0) return records
-  const consumer = createKafkaClient(cluster.connection('test-failover')).consumer({ groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 200 })
-  await consumer.connect()
-  try {
-    await consumer.subscribe({ topics: [topic], fromBeginning: true })
-    await new Promise<void>((resolve, reject) => {
-      consumer.run({
-        autoCommit: false,
-        eachBatch: async ({ batch }) => {
-          const end = remaining.get(batch.partition)
-          for (const m of batch.messages) {
-            if (end === undefined || BigInt(m.offset) >= end) continue
-            records.push({ partition: batch.partition, offset: m.offset, key: m.key, value: m.value, timestamp: m.timestamp, headers: m.headers ?? {} })
-            if (BigInt(m.offset) + 1n >= end) remaining.delete(batch.partition)
-          }
-          // The last offsets may be transaction markers, never handed over as messages.
-          if (end !== undefined && BigInt(batch.lastOffset()) + 1n >= end) remaining.delete(batch.partition)
-          if (remaining.size === 0) resolve()
-        },
-      }).catch(reject)
-    })
-  } finally {
-    await consumer.disconnect()
-  }
-  return records
+  return await readAll(cluster, topic, { groupId })
 }
 
 /** Commits `offsets` for an idle group as an admin would (kafka-consumer-groups --reset-offsets). */

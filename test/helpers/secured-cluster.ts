@@ -1,3 +1,4 @@
+import { withFreshPortsOnBindError } from './kafka.js'
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -64,32 +65,35 @@ export interface SecuredCluster {
  */
 export async function startSecuredCluster (t: TestContext, name = 'secured'): Promise<SecuredCluster> {
   const certificates = makeCertificates()
-  let port = await freePortPair(Number(process.env.TEST_EXTRA_PORTS ?? 39000))
-  while (await portAnswers(port + 2) || await portAnswers(port + 3)) port = await freePortPair(port + 4)
   const tls = (listener: string): Record<string, string> => ({
     [`listener.name.${listener}.ssl.keystore.type`]: 'PEM',
     [`listener.name.${listener}.ssl.keystore.location`]: certificates.serverKeystorePem,
     [`listener.name.${listener}.ssl.truststore.type`]: 'PEM',
     [`listener.name.${listener}.ssl.truststore.location`]: certificates.caPem,
   })
-  const cluster = new LocalCluster({
-    name: `${name}-${port}`,
-    port,
-    heap: '384m',
-    extraListeners: [
-      { name: 'SASL_SSL', port: port + 2, securityProtocol: 'SASL_SSL' },
-      { name: 'MTLS', port: port + 3, securityProtocol: 'SSL' },
-    ],
-    brokerProperties: {
-      'sasl.enabled.mechanisms': 'SCRAM-SHA-512',
-      'listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config': 'org.apache.kafka.common.security.scram.ScramLoginModule required;',
-      ...tls('sasl_ssl'),
-      ...tls('mtls'),
-      'listener.name.mtls.ssl.client.auth': 'required',
-    },
-    formatArgs: Object.entries(SCRAM_USERS).flatMap(([user, password]) => ['--add-scram', `SCRAM-SHA-512=[name=${user},password=${password}]`]),
+  const { cluster, port } = await withFreshPortsOnBindError(async from => {
+    let port = await freePortPair(from)
+    while (await portAnswers(port + 2) || await portAnswers(port + 3)) port = await freePortPair(port + 4)
+    const cluster = new LocalCluster({
+      name: `${name}-${port}`,
+      port,
+      heap: '384m',
+      extraListeners: [
+        { name: 'SASL_SSL', port: port + 2, securityProtocol: 'SASL_SSL' },
+        { name: 'MTLS', port: port + 3, securityProtocol: 'SSL' },
+      ],
+      brokerProperties: {
+        'sasl.enabled.mechanisms': 'SCRAM-SHA-512',
+        'listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config': 'org.apache.kafka.common.security.scram.ScramLoginModule required;',
+        ...tls('sasl_ssl'),
+        ...tls('mtls'),
+        'listener.name.mtls.ssl.client.auth': 'required',
+      },
+      formatArgs: Object.entries(SCRAM_USERS).flatMap(([user, password]) => ['--add-scram', `SCRAM-SHA-512=[name=${user},password=${password}]`]),
+    })
+    t.after(() => cluster.stop({ graceMs: 2_000 }))
+    await cluster.start()
+    return { value: { cluster, port }, port }
   })
-  t.after(() => cluster.stop({ graceMs: 2_000 }))
-  await cluster.start()
   return { cluster, certificates, saslSslBootstrap: `127.0.0.1:${port + 2}`, mtlsBootstrap: `127.0.0.1:${port + 3}` }
 }

@@ -1,42 +1,14 @@
 import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { MirrorTracer, TraceAttributes as A } from '../../src/tracing/mirror-tracer.js'
 import { tracingEnabled } from '../../src/tracing/tracing-enabled.js'
 import { MirrorError, ErrorCodes } from '../../src/shared/errors.js'
+import { startOtlpReceiver, type OtlpKeyValue, type OtlpReceiver, type OtlpSpan } from '../helpers/otlp-receiver.js'
 
-interface OtlpValue { stringValue?: string, intValue?: string | number, boolValue?: boolean, doubleValue?: number }
-interface OtlpKeyValue { key: string, value: OtlpValue }
-interface OtlpSpan {
-  traceId: string, spanId: string, parentSpanId?: string, name: string, kind: number
-  attributes: OtlpKeyValue[], links?: Array<{ traceId: string, spanId: string }>
-  events?: Array<{ name: string, attributes: OtlpKeyValue[] }>, status?: { code?: number, message?: string }
-}
-interface OtlpRequest { resourceSpans: Array<{ resource: { attributes: OtlpKeyValue[] }, scopeSpans: Array<{ spans: OtlpSpan[] }> }> }
-
-/** A minimal OTLP/HTTP JSON receiver on 127.0.0.1: keeps every span it is sent. */
-async function startReceiver (t: TestContext): Promise<{ endpoint: string, spans: OtlpSpan[], resources: OtlpKeyValue[][] }> {
-  const spans: OtlpSpan[] = []
-  const resources: OtlpKeyValue[][] = []
-  const server = createServer((request, response) => {
-    let body = ''
-    request.setEncoding('utf8').on('data', (chunk: string) => { body += chunk }).on('end', () => {
-      if (request.method === 'POST' && request.url === '/v1/traces') {
-        const parsed = JSON.parse(body) as OtlpRequest
-        for (const resourceSpans of parsed.resourceSpans) {
-          resources.push(resourceSpans.resource.attributes)
-          for (const scopeSpans of resourceSpans.scopeSpans) spans.push(...scopeSpans.spans)
-        }
-        response.writeHead(200, { 'content-type': 'application/json' }).end('{}')
-      } else {
-        response.writeHead(404).end()
-      }
-    })
-  })
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  t.after(() => new Promise<void>(resolve => server.close(() => resolve())))
-  return { endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, resources }
+/** The shared OTLP/HTTP JSON receiver, with the base endpoint the SDK appends `/v1/traces` to. */
+async function startReceiver (t: TestContext): Promise<OtlpReceiver & { endpoint: string }> {
+  const receiver = await startOtlpReceiver(t)
+  return { ...receiver, endpoint: receiver.tracesEndpoint.replace(/\/v1\/traces$/, '') }
 }
 
 function attributes (keyValues: readonly OtlpKeyValue[] = []): Record<string, string | number | boolean | undefined> {
