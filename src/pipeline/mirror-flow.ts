@@ -211,6 +211,7 @@ export class MirrorFlow {
         while (!await this.#queue.pushWithin(batch, lane, this.config.consumer.heartbeatIntervalMs)) {
           if (!control.isActive()) {
             this.#progress.abandoned(batch)
+            batch.span?.end()
             return
           }
           await control.heartbeat()
