@@ -105,7 +105,9 @@ async function main (): Promise<void> {
   try {
     await sidecar.start()
     await sidecar.done
-    process.exitCode = EXIT_OK
+    await sidecar.stop()
+    // Stopped, committed, spans flushed: exit now rather than wait for the Kafka client's retry timers.
+    process.exit(EXIT_OK)
   } catch (error) {
     await sidecar.stop().catch(() => {})
     const message = error instanceof MirrorError ? error.message : String(error)

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { FlowConfig } from '../config/mirror-config.js'
 import { errorLabel } from '../kafka/errors.js'
 import { KafkaRecordSink } from '../kafka/record-sink.js'
@@ -360,7 +361,12 @@ export class MirrorFlow {
       // What is still queued was never written: leave it uncommitted, to be mirrored again.
       this.#queue.drainQueued()
       await this.#refreshing?.catch(() => {})
-      await this.commit()
+      // With the target unreachable the offset syncs cannot be written, so the commit that waits
+      // for them could wait for the client's retries: give it a bound. Skipping it only means
+      // records acknowledged since the last commit are mirrored again.
+      const commitBoundMs = drained ? Math.max(this.#drainTimeoutMs, 5_000) : 5_000
+      const committed = await Promise.race([this.commit().then(() => true), sleep(commitBoundMs).then(() => false)])
+      if (!committed) this.#logger.warn('final commit did not finish in time; what was acknowledged since the last commit will be mirrored again', { boundMs: commitBoundMs })
       await this.#source.stop()
       await Promise.allSettled(this.#workers)
       await Promise.all(this.#sinks.map(sink => sink.stop()))
