@@ -116,19 +116,11 @@ export function ceilingMedians (rows: readonly CeilingFigures[]): CeilingMedians
   }
 }
 
-export interface LatencyMedians {
-  readonly contender: string
+/** Medians over the runs of one contender: the per-run figures without the run number, plus its label and heap. */
+export interface LatencyMedians extends Omit<LatencyFigures, 'run'> {
   readonly label: string
   readonly heap: string
   readonly runs: number
-  readonly produced: number
-  readonly received: number
-  readonly duplicates: number
-  readonly p50Ms: number
-  readonly p99Ms: number
-  readonly maxMs: number
-  readonly cpuSeconds: number
-  readonly peakRssBytes: number
 }
 
 const latencyKeys = ['produced', 'received', 'duplicates', 'p50Ms', 'p99Ms', 'maxMs', 'cpuSeconds', 'peakRssBytes'] as const

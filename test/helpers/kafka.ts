@@ -174,3 +174,17 @@ export async function withFreshPortsOnBindError<T> (start: (fromPort: number) =>
     }
   }
 }
+
+/**
+ * How a copy of keys `k0..k<expected-1>` turned out: keys absent from `records`, and extra copies
+ * (a key seen more than once, or a key outside that range).
+ */
+export function auditKeys (records: ReadonlyArray<{ key: Buffer | null }>, expected: number): { missing: number, duplicates: number } {
+  const seen = new Map<string, number>()
+  for (const r of records) seen.set(String(r.key), (seen.get(String(r.key)) ?? 0) + 1)
+  let missing = 0
+  for (let i = 0; i < expected; i++) if (!seen.has(`k${i}`)) missing++
+  let duplicates = 0
+  for (const count of seen.values()) duplicates += count - 1
+  return { missing, duplicates: duplicates + seen.size - (expected - missing) }
+}

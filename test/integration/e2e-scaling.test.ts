@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { Message } from 'kafkajs'
-import { committedOffsets, createTopic, deleteTopicIfExists, endOffsets, produce, readAll, sharedClusters, totalRecords, uniqueName } from '../helpers/kafka.js'
+import { auditKeys, committedOffsets, createTopic, deleteTopicIfExists, endOffsets, produce, readAll, sharedClusters, totalRecords, uniqueName } from '../helpers/kafka.js'
 import { spawnSidecar, waitMirroring, type SidecarProcess } from '../helpers/sidecar.js'
 import { sampleSum, scrape, sidecarHttpPort } from '../helpers/sidecar-http.js'
 import { waitUntil } from '../helpers/wait.js'
@@ -10,17 +10,6 @@ const PARTITIONS = 6
 
 function keyed (from: number, count: number): Message[] {
   return Array.from({ length: count }, (_, i) => ({ partition: (from + i) % PARTITIONS, key: `k${from + i}`, value: `v${from + i}` }))
-}
-
-/** How many times each key `k0..k<expected-1>` is on the target; unexpected keys count as extra. */
-function audit (records: ReadonlyArray<{ key: Buffer | null }>, expected: number): { missing: number, duplicates: number } {
-  const seen = new Map<string, number>()
-  for (const r of records) seen.set(String(r.key), (seen.get(String(r.key)) ?? 0) + 1)
-  let missing = 0
-  for (let i = 0; i < expected; i++) if (!seen.has(`k${i}`)) missing++
-  let duplicates = 0
-  for (const count of seen.values()) duplicates += count - 1
-  return { missing, duplicates: duplicates + seen.size - (expected - missing) }
 }
 
 async function assigned (port: number): Promise<number> {
@@ -56,7 +45,7 @@ test('two sidecars with one group id share a 6-partition topic, copy it exactly 
   }, { timeoutMs: 20_000, message: 'the group to commit the end offsets' })
   assert.deepEqual(await endOffsets(target, topic), await endOffsets(source, topic), 'exactly once: the target holds as many records per partition as the source')
   const firstCopy = await readAll(target, topic)
-  assert.deepEqual(audit(firstCopy, steady), { missing: 0, duplicates: 0 })
+  assert.deepEqual(auditKeys(firstCopy, steady), { missing: 0, duplicates: 0 })
   assert.equal(split.reduce((x, y) => x + y), PARTITIONS)
 
   // Records keep coming while b stops; a takes over b's partitions.
@@ -74,7 +63,7 @@ test('two sidecars with one group id share a 6-partition topic, copy it exactly 
     return [...ends].every(([p, end]) => committed.get(p) === end)
   }, { timeoutMs: 60_000, message: 'the remaining instance to commit everything' })
   const copied = await readAll(target, topic)
-  const { missing, duplicates } = audit(copied, total)
+  const { missing, duplicates } = auditKeys(copied, total)
   t.diagnostic(`takeover: ${copied.length} records on the target for ${total} produced, ${duplicates} duplicates`)
   assert.equal(missing, 0, 'nothing is lost when one instance stops')
   assert.equal(copied.length, total + duplicates)

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import type { Message } from 'kafkajs'
-import { committedOffsets, createTopic, endOffsets, produce, readAll, sharedClusters, startExtraCluster, totalRecords, uniqueName } from '../helpers/kafka.js'
+import { auditKeys, committedOffsets, createTopic, endOffsets, produce, readAll, sharedClusters, startExtraCluster, totalRecords, uniqueName } from '../helpers/kafka.js'
 import { spawnSidecar, waitMirroring } from '../helpers/sidecar.js'
 import { waitUntil } from '../helpers/wait.js'
 
@@ -16,17 +16,6 @@ function peakRssMiB (pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN)
   return kb / 1024
-}
-
-/** Counts keys seen more than once and keys missing from `expected`. */
-function audit (records: ReadonlyArray<{ key: Buffer | null }>, expected: number): { missing: number, duplicates: number } {
-  const seen = new Map<string, number>()
-  for (const r of records) seen.set(String(r.key), (seen.get(String(r.key)) ?? 0) + 1)
-  let missing = 0
-  for (let i = 0; i < expected; i++) if (!seen.has(`k${i}`)) missing++
-  let duplicates = 0
-  for (const count of seen.values()) duplicates += count - 1
-  return { missing, duplicates }
 }
 
 test('kill -9 mid-stream and a restart lose nothing (duplicates are counted)', { timeout: 240_000 }, async t => {
@@ -54,7 +43,7 @@ test('kill -9 mid-stream and a restart lose nothing (duplicates are counted)', {
     return [...ends].every(([p, end]) => committed.get(p) === end)
   }, { timeoutMs: 90_000, message: 'the restarted mirror to commit everything' })
   const copied = await readAll(target, topic)
-  const { missing, duplicates } = audit(copied, total)
+  const { missing, duplicates } = auditKeys(copied, total)
   t.diagnostic(`kill -9: ${copied.length} records on the target for ${total} produced, ${duplicates} duplicates`)
   assert.equal(missing, 0, 'no record may be missing after kill -9 and restart')
   assert.equal(copied.length, total + duplicates)
@@ -89,7 +78,7 @@ test('a target broker down for 20 s: the sidecar retries within its queue bound,
   await target.resume()
   await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) >= 33_000n, { timeoutMs: 120_000, message: 'catch-up after the outage' })
   const copied = await readAll(target, topic)
-  const { missing, duplicates } = audit(copied, 33_000)
+  const { missing, duplicates } = auditKeys(copied, 33_000)
   t.diagnostic(`outage: ${duplicates} duplicates after retries`)
   assert.equal(missing, 0)
   assert.ok(peakDuringOutage < 400, `memory stays bounded during the outage (peak ${peakDuringOutage.toFixed(0)} MiB)`)
