@@ -88,7 +88,8 @@ async function main (): Promise<void> {
     if (signals === 1) {
       logger.info('signal received; draining', { signal })
       void sidecar.stop()
-      const graceMs = config.drainTimeoutMs + 30_000
+      // Past the drain every stop step is bounded (final commit, each client's disconnect); this is the backstop.
+      const graceMs = config.drainTimeoutMs + 60_000
       setTimeout(() => {
         logger.error('shutdown did not finish in time; exiting, in-flight records stay uncommitted', { graceMs })
         process.exit(EXIT_ERROR)

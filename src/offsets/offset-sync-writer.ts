@@ -7,10 +7,14 @@ import type { CommitCandidate } from '../pipeline/partition-progress.js'
 import type { FlowLabels } from '../pipeline/pipeline-observer.js'
 import type { AckSegment } from '../pipeline/producer-worker.js'
 import type { Logger } from '../shared/logger.js'
+import { settleWithin } from '../shared/deadline.js'
 import { retry } from '../shared/retry.js'
 import { encodePosition, encodeRange, positionKey } from './offset-sync-record.js'
 import type { OffsetsObserver } from './offsets-observer.js'
 import { RangeTracker } from './range-tracker.js'
+
+/** How long `stop()` waits for a write in flight, and then for the client to disconnect. */
+const STOP_BOUND_MS = 2_000
 
 export interface OffsetSyncWriterOptions {
   readonly logger: Logger
@@ -36,6 +40,8 @@ export class OffsetSyncWriter implements AckListener {
   readonly #positions = new Map<string, string>()
   #flushing: Promise<void> = Promise.resolve()
   #stopping: Promise<void> | undefined
+  /** Ends the retries of a write still running at stop (the target may be unreachable). */
+  readonly #abort = new AbortController()
 
   constructor (flow: FlowConfig, options: OffsetSyncWriterOptions) {
     this.#flow = flow
@@ -78,7 +84,7 @@ export class OffsetSyncWriter implements AckListener {
     const run = this.#flushing.catch(() => {}).then(async () => {
       if (records.length === 0) return
       try {
-        await retry(() => this.#writer.write(this.topic, records), { maxAttempts: 3, initialBackoffMs: 200 })
+        await retry(() => this.#writer.write(this.topic, records), { maxAttempts: 3, initialBackoffMs: 200, signal: this.#abort.signal })
       } catch (error) {
         this.#observer.syncWriteFailed?.(this.#labels, errorLabel(error))
         throw error
@@ -92,10 +98,16 @@ export class OffsetSyncWriter implements AckListener {
     return run
   }
 
-  stop (): Promise<void> {
+  /**
+   * Lets a running write finish within `boundMs`, then disconnects. The flow's final commit has
+   * already waited for the last flush; a write still running here is one the target does not
+   * take (unreachable), and what it held is only needed for offsets that stay uncommitted.
+   */
+  stop (boundMs = STOP_BOUND_MS): Promise<void> {
     this.#stopping ??= (async () => {
-      await this.#flushing.catch(() => {})
-      await this.#writer.stop()
+      this.#abort.abort()
+      if (!await settleWithin(this.#flushing, boundMs)) this.#logger.warn('offset syncs still being written at stop; giving up on them (their records stay uncommitted)', { boundMs })
+      await settleWithin(this.#writer.stop(), boundMs)
     })()
     return this.#stopping
   }

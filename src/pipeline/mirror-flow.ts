@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { FlowConfig } from '../config/mirror-config.js'
 import { errorLabel } from '../kafka/errors.js'
 import { KafkaRecordSink } from '../kafka/record-sink.js'
@@ -6,6 +5,7 @@ import { KafkaRecordSource, type FetchControl, type FetchedBatch } from '../kafk
 import { TopicAdmin } from '../kafka/topic-admin.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
+import { settleWithin } from '../shared/deadline.js'
 import { retry } from '../shared/retry.js'
 import { BoundedQueue, QueueClosedError } from './bounded-queue.js'
 import { recordBytes, type BatchSpan, type MirrorBatch, type SourceRecord } from './mirror-batch.js'
@@ -15,6 +15,9 @@ import { PartitionProgress, partitionKey, type CommitCandidate } from './partiti
 import type { FlowLabels, FlowSnapshot, LifecycleState, PipelineObserver } from './pipeline-observer.js'
 import { ProducerWorker, type AckSegment } from './producer-worker.js'
 import { TopicSync, type MirroredTopic } from './topic-sync.js'
+
+/** How long each client's stop may take at shutdown before the flow goes on without it. */
+const STOP_STEP_BOUND_MS = 5_000
 
 /**
  * Hears about every acknowledged batch, and is flushed before each source commit. The offset-sync
@@ -365,15 +368,20 @@ export class MirrorFlow {
       // for them could wait for the client's retries: give it a bound. Skipping it only means
       // records acknowledged since the last commit are mirrored again.
       const commitBoundMs = drained ? Math.max(this.#drainTimeoutMs, 5_000) : 5_000
-      const committed = await Promise.race([this.commit().then(() => true), sleep(commitBoundMs).then(() => false)])
+      const committed = await settleWithin(this.commit(), commitBoundMs)
       if (!committed) this.#logger.warn('final commit did not finish in time; what was acknowledged since the last commit will be mirrored again', { boundMs: commitBoundMs })
-      await this.#source.stop()
-      await Promise.allSettled(this.#workers)
-      await Promise.all(this.#sinks.map(sink => sink.stop()))
-      await this.#sourceAdmin.stop()
-      await this.#targetAdmin.stop()
+      await this.#stopStep('source consumer', this.#source.stop())
+      await this.#stopStep('producer workers', Promise.allSettled(this.#workers))
+      await this.#stopStep('target producers', Promise.all(this.#sinks.map(sink => sink.stop())))
+      await this.#stopStep('source admin', this.#sourceAdmin.stop())
+      await this.#stopStep('target admin', this.#targetAdmin.stop())
     })()
     return this.#stopping
+  }
+
+  /** One step of the shutdown, bounded: a client retrying against an unreachable cluster must not hold the process. */
+  async #stopStep (step: string, work: Promise<unknown>): Promise<void> {
+    if (!await settleWithin(work, STOP_STEP_BOUND_MS)) this.#logger.warn('shutdown step did not finish in time; going on', { step, boundMs: STOP_STEP_BOUND_MS })
   }
 
   snapshot (): FlowSnapshot {
