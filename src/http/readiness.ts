@@ -19,9 +19,11 @@ export interface ReadinessInput {
 const MAX_REASONS = 10
 
 /**
- * Ready only when every flow is running with both clusters connected, has partitions assigned,
- * and every partition that lags (high watermark above the next offset to mirror) has made
- * progress within the staleness window. Pure.
+ * Ready only when every flow is running with both clusters connected and every partition that
+ * lags (high watermark above the next offset to mirror) has made progress within the staleness
+ * window. A flow with no partitions assigned is ready: a standby member of a group with more
+ * members than partitions, or a flow whose topics do not exist yet, is healthy and would otherwise
+ * hold a rolling deployment forever (`kafka_mirror_assigned_partitions` shows it). Pure.
  */
 export function evaluateReadiness (input: ReadinessInput): Readiness {
   const reasons: string[] = []
@@ -31,7 +33,6 @@ export function evaluateReadiness (input: ReadinessInput): Readiness {
     if (flow.state !== 'running') reasons.push(`${name} is ${flow.state}`)
     if (!flow.sourceConnected) reasons.push(`${name}: source cluster ${flow.labels.source} not connected`)
     if (!flow.targetConnected) reasons.push(`${name}: target cluster ${flow.labels.target} not connected`)
-    if (flow.assignedPartitions <= 0) reasons.push(`${name}: no partitions assigned`)
     for (const partition of flow.partitions) {
       if (partition.highWatermark < 0n || partition.highWatermark <= partition.nextOffsetToMirror) continue
       const idleMs = input.nowMs - Math.max(partition.lastProgressMs, input.sinceMs)

@@ -77,8 +77,11 @@ test('/readyz is 200 when running, connected, assigned and progressing, 503 with
   }
   assert.deepEqual(await readyz(), { status: 200, body: { status: 'ready' } })
 
-  flows = [snapshot({ targetConnected: false, assignedPartitions: 0 })]
-  assert.deepEqual(await readyz(), { status: 503, body: { status: 'not ready', reasons: ['flow eu->us: target cluster us not connected', 'flow eu->us: no partitions assigned'] } })
+  flows = [snapshot({ assignedPartitions: 0, partitions: [] })]
+  assert.deepEqual(await readyz(), { status: 200, body: { status: 'ready' } }, 'a standby member without partitions is ready')
+
+  flows = [snapshot({ sourceConnected: false, targetConnected: false })]
+  assert.deepEqual(await readyz(), { status: 503, body: { status: 'not ready', reasons: ['flow eu->us: source cluster eu not connected', 'flow eu->us: target cluster us not connected'] } })
 
   flows = [snapshot({ state: 'starting' })]
   assert.deepEqual(await readyz(), { status: 503, body: { status: 'not ready', reasons: ['flow eu->us is starting'] } })
