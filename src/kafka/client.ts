@@ -16,14 +16,27 @@ export type { KafkaClient }
  */
 const EXPECTED_WARNINGS: ReadonlySet<string> = new Set(['Limiting retries for the idempotent producer may invalidate EoS guarantees'])
 
-/** Routes kafkajs log lines into our JSON logger (kafkajs INFO is our debug: it is chatty). */
+/**
+ * kafkajs logs each failed attempt of a connection it will retry at error level. An outage is not
+ * an error of the mirror until its own retries give up (those are logged by the component that
+ * waits), so these are warnings.
+ */
+const TRANSIENT_CONNECTION_ERROR = /^(Connection error|Connection timeout|Failed to connect to (seed )?broker)/
+
+/**
+ * Routes kafkajs log lines into our JSON logger (kafkajs INFO is our debug: it is chatty).
+ * kafkajs' stack traces are kept at debug level only: they describe the client's internals, never
+ * what a user should change.
+ */
 export function logCreatorFor (logger: Logger): LogCreator {
   return () => ({ level, log }) => {
     const { message, ...extra } = log as { message: string, [key: string]: unknown }
     delete extra.timestamp
     delete extra.logger
+    if (logger.level !== 'debug') delete extra.stack
     const fields = { kafkajs: log.namespace, ...extra }
-    if (level === logLevel.ERROR) logger.error(message, fields)
+    if (level === logLevel.ERROR && (extra.retryCount !== undefined || TRANSIENT_CONNECTION_ERROR.test(message))) logger.warn(message, fields)
+    else if (level === logLevel.ERROR) logger.error(message, fields)
     else if (level === logLevel.WARN && !EXPECTED_WARNINGS.has(message)) logger.warn(message, fields)
     else logger.debug(message, fields)
   }

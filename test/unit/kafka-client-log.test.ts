@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { logLevel } from 'kafkajs'
+import { logCreatorFor } from '../../src/kafka/client.js'
+import { createLogger, type LogLevel } from '../../src/shared/logger.js'
+
+function capture (level: LogLevel): { lines: Array<Record<string, unknown>>, log: (kafkajsLevel: number, entry: Record<string, unknown>) => void } {
+  const lines: Array<Record<string, unknown>> = []
+  const logger = createLogger({ level, write: line => lines.push(JSON.parse(line) as Record<string, unknown>) })
+  const log = logCreatorFor(logger)(logLevel.INFO)
+  return { lines, log: (kafkajsLevel, entry) => log({ namespace: 'Connection', level: kafkajsLevel, label: 'ERROR', log: { timestamp: 'now', logger: 'kafkajs', message: 'x', ...entry } as never }) }
+}
+
+test('kafkajs log lines: retried connection failures are warnings, stacks only at debug, other errors stay errors', () => {
+  const info = capture('info')
+  info.log(logLevel.ERROR, { message: 'Connection error: connect ECONNREFUSED 127.0.0.1:39000', broker: '127.0.0.1:39000', stack: 'Error: connect ECONNREFUSED\n    at TCPConnectWrap' })
+  info.log(logLevel.ERROR, { message: 'Failed to connect to seed broker, trying another broker from the list: Connection error', retryCount: 2, retryTime: 1032 })
+  info.log(logLevel.ERROR, { message: 'Crash: KafkaJSNonRetriableError: Topic authorization failed', stack: 'KafkaJSNonRetriableError\n    at x' })
+  info.log(logLevel.INFO, { message: 'Starting' })
+  assert.deepEqual(info.lines.map(line => [line.level, line.msg, 'stack' in line]), [
+    ['warn', 'Connection error: connect ECONNREFUSED 127.0.0.1:39000', false],
+    ['warn', 'Failed to connect to seed broker, trying another broker from the list: Connection error', false],
+    ['error', 'Crash: KafkaJSNonRetriableError: Topic authorization failed', false],
+  ])
+  assert.equal(info.lines[0]?.broker, '127.0.0.1:39000', 'fields other than the stack are kept')
+
+  const debug = capture('debug')
+  debug.log(logLevel.ERROR, { message: 'Connection error: connect ECONNREFUSED 127.0.0.1:39000', stack: 'Error: connect ECONNREFUSED' })
+  debug.log(logLevel.INFO, { message: 'Starting' })
+  assert.deepEqual(debug.lines.map(line => [line.level, line.msg, line.stack]), [
+    ['warn', 'Connection error: connect ECONNREFUSED 127.0.0.1:39000', 'Error: connect ECONNREFUSED'],
+    ['debug', 'Starting', undefined],
+  ])
+})
