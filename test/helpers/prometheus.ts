@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
@@ -32,8 +33,8 @@ export async function promtool (args: readonly string[], stdin?: string): Promis
 export interface PrometheusOptions {
   /** `host:port` targets scraped by job `kafka-mirror`. */
   readonly targets: readonly string[]
-  /** Loopback port for Prometheus' own HTTP API. */
-  readonly port: number
+  /** Loopback port for Prometheus' own HTTP API; default a free one (another is tried if it is taken before Prometheus binds it). */
+  readonly port?: number
   /** Scrape (and rule evaluation) interval; default 1 s. */
   readonly scrapeIntervalSeconds?: number
   /** Rule files to load (absolute paths). */
@@ -48,18 +49,32 @@ export interface PromSample {
 /** A real Prometheus server on 127.0.0.1 with its own config and TSDB in a temporary directory. */
 export class PrometheusServer {
   readonly #options: PrometheusOptions
+  #port: number | undefined
   #dir: string | undefined
   #process: ChildProcess | undefined
   #log = ''
 
   constructor (options: PrometheusOptions) { this.#options = options }
 
-  get url (): string { return `http://127.0.0.1:${this.#options.port}` }
+  get url (): string { return `http://127.0.0.1:${this.#port ?? this.#options.port ?? 0}` }
 
   /** What Prometheus logged (stderr), for failure messages. */
   get log (): string { return this.#log }
 
   async start (): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      this.#port = this.#options.port ?? await freePort()
+      try {
+        return await this.#startOnce()
+      } catch (error) {
+        await this.stop()
+        if (this.#options.port !== undefined || attempt >= 3 || !this.#log.includes('address already in use')) throw error
+        this.#log = ''
+      }
+    }
+  }
+
+  async #startOnce (): Promise<void> {
     const dir = await mkdtemp(join(tmpdir(), 'mirror-prometheus-'))
     this.#dir = dir
     const interval = `${this.#options.scrapeIntervalSeconds ?? 1}s`
@@ -73,7 +88,7 @@ export class PrometheusServer {
     const child = spawn(process.env.PROMETHEUS ?? 'prometheus', [
       `--config.file=${join(dir, 'prometheus.yml')}`,
       `--storage.tsdb.path=${join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${this.#options.port}`,
+      `--web.listen-address=127.0.0.1:${this.#port}`,
       '--web.enable-lifecycle',
     ], { stdio: ['ignore', 'ignore', 'pipe'] })
     this.#process = child
@@ -138,7 +153,13 @@ export async function startPrometheus (t: TestContext, options: PrometheusOption
   return server
 }
 
-/** Prometheus ports for this worktree's tests: `PROMETHEUS_PORT_BASE` (default 39200) plus an offset. */
-export function prometheusPort (offset: number): number {
-  return Number(process.env.PROMETHEUS_PORT_BASE ?? 39200) + offset
+/** A loopback port free at the time of asking. */
+async function freePort (): Promise<number> {
+  const server = createServer()
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as AddressInfo
+  server.close()
+  await once(server, 'close')
+  return port
 }

@@ -10,7 +10,7 @@ import { Observability } from '../../src/http/observability.js'
 import { MirrorFlow } from '../../src/pipeline/mirror-flow.js'
 import { createLogger } from '../../src/shared/logger.js'
 import { createTopic, deleteTopicIfExists, produce, readAll, sharedClusters, uniqueName } from '../helpers/kafka.js'
-import { prometheusPort, startPrometheus, type PrometheusServer } from '../helpers/prometheus.js'
+import { startPrometheus, type PrometheusServer } from '../helpers/prometheus.js'
 import { writeProperties } from '../helpers/sidecar.js'
 import { waitUntil } from '../helpers/wait.js'
 
@@ -65,7 +65,7 @@ test('a real Prometheus scrapes a running mirror: lag rises during a target outa
   })
   await observability.start()
   const port = observability.port
-  const prometheus = await startPrometheus(t, { targets: [`127.0.0.1:${port}`], port: prometheusPort(0), scrapeIntervalSeconds: 1, ruleFiles: [join(grafanaDir(), 'alerts.yml')] })
+  const prometheus = await startPrometheus(t, { targets: [`127.0.0.1:${port}`], scrapeIntervalSeconds: 1, ruleFiles: [join(grafanaDir(), 'alerts.yml')] })
   await flow.start()
 
   const selector = `{topic="${topic}"}`
