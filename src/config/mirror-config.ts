@@ -30,7 +30,7 @@ export interface ProducerSettings {
   readonly compression: CompressionName
   /** `batch.size`: bytes of records per partition per produce request; default 524288. */
   readonly batchSizeBytes: number
-  /** `linger.ms`: how long a producer waits for more queued records before sending; default 0. */
+  /** `linger.ms`, validated and kept for `--print-config`; no effect: each fetched batch is sent at once. */
   readonly lingerMs: number
   /** `enable.idempotence`; default true (kafkajs' idempotent producer, one request in flight). */
   readonly idempotent: boolean
