@@ -1,5 +1,6 @@
 import type { MirrorConfig } from './config/mirror-config.js'
 import { GroupOffsetSync } from './offsets/group-offset-sync.js'
+import { OffsetSyncPruner } from './offsets/offset-sync-pruner.js'
 import { OffsetSyncWriter } from './offsets/offset-sync-writer.js'
 import type { OffsetsObserver } from './offsets/offsets-observer.js'
 import { Observability } from './http/observability.js'
@@ -24,6 +25,8 @@ export class MirrorSidecar {
   readonly flows: readonly MirrorFlow[]
   /** Per flow (same index): its offset-sync writer, when `offsetSyncs.enabled`. */
   readonly offsetSyncWriters: ReadonlyArray<OffsetSyncWriter | undefined>
+  /** Per flow (same index): what tombstones offset-sync ranges whose target records are gone, when `offsetSyncs.enabled`. */
+  readonly offsetSyncPruners: ReadonlyArray<OffsetSyncPruner | undefined>
   /** Per flow (same index): its group offset sync, when `groupSync.enabled`. */
   readonly groupOffsetSyncs: ReadonlyArray<GroupOffsetSync | undefined>
   /** Metrics, health endpoints and tracing for every flow of this process. */
@@ -43,6 +46,7 @@ export class MirrorSidecar {
     const observer = options.offsetsObserver === undefined ? offsetsMetrics : combineOffsetsObservers(offsetsMetrics, options.offsetsObserver)
     const offsets = { logger: options.logger, observer }
     this.offsetSyncWriters = config.flows.map(flow => flow.offsetSyncs.enabled ? new OffsetSyncWriter(flow, offsets) : undefined)
+    this.offsetSyncPruners = config.flows.map(flow => flow.offsetSyncs.enabled ? new OffsetSyncPruner(flow, offsets) : undefined)
     this.groupOffsetSyncs = config.flows.map(flow => flow.groupSync.enabled ? new GroupOffsetSync(flow, offsets) : undefined)
     this.flows = config.flows.map((flow, i) => {
       const ackListener = this.offsetSyncWriters[i]
@@ -66,6 +70,7 @@ export class MirrorSidecar {
       await this.offsetSyncWriters[i]?.start()
       await flow.start()
       await this.groupOffsetSyncs[i]?.start()
+      await this.offsetSyncPruners[i]?.start()
       // A flow that fails takes the whole process down: the supervisor restarts it from committed offsets.
       flow.done.catch(() => { void this.stop() })
     }
@@ -80,6 +85,7 @@ export class MirrorSidecar {
       this.#logger.info('stopping: draining in-flight records and committing')
       this.observability.beginShutdown()
       for (const [i, flow] of [...this.flows.entries()].reverse()) {
+        await this.offsetSyncPruners[i]?.stop().catch(() => {})
         await this.groupOffsetSyncs[i]?.stop().catch(() => {})
         await flow.stop().catch(() => {})
         await this.offsetSyncWriters[i]?.stop().catch(() => {})
@@ -97,7 +103,7 @@ export class MirrorSidecar {
 
 /** Calls both observers' callbacks (metrics first). */
 function combineOffsetsObservers (a: OffsetsObserver, b: OffsetsObserver): OffsetsObserver {
-  const keys = ['syncsWritten', 'syncWriteFailed', 'checkpointsWritten', 'groupOffsetsSynced', 'groupSkipped', 'translationFailed'] as const
+  const keys = ['syncsWritten', 'syncsPruned', 'syncWriteFailed', 'checkpointsWritten', 'groupOffsetsSynced', 'groupSkipped', 'translationFailed'] as const
   const combined: Record<string, (...args: never[]) => void> = {}
   for (const key of keys) {
     combined[key] = (...args: never[]) => {

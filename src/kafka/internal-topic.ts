@@ -74,6 +74,18 @@ export class InternalTopicWriter {
     }
   }
 
+  /** The earliest offset of each partition of `topic` (the log start: below it, retention or deleteRecords removed the records). Undefined when the topic does not exist. */
+  async logStartOffsets (topic: string): Promise<Map<number, bigint> | undefined> {
+    const admin = this.#admin
+    if (admin === undefined) throw new MirrorError(ErrorCodes.STOPPED, 'internal topic writer is not started', { retriable: true })
+    try {
+      if (!(await admin.listTopics()).includes(topic)) return undefined
+      return new Map((await admin.fetchTopicOffsets(topic)).map(p => [p.partition, BigInt(p.low)]))
+    } catch (error) {
+      throw toMirrorError(error, `reading the log start offsets of ${topic} on the ${this.#connection.alias} cluster failed`)
+    }
+  }
+
   async stop (): Promise<void> {
     const producer = this.#producer
     const admin = this.#admin

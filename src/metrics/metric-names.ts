@@ -81,6 +81,7 @@ export const Metrics = {
   flowRunning: metric('kafka_mirror_flow_running', 'gauge', '1 while the flow is running with both clusters connected, else 0.', FLOW_LABELS),
   partitionStatus: metric('kafka_mirror_partition_status', 'gauge', 'Burrow-style partition status over recent commits: 1 for the current status, 0 for the others.', [...PARTITION_LABELS, L.STATUS]),
   offsetSyncsWritten: metric('kafka_mirror_offset_syncs_written_total', 'counter', 'Offset-sync records (ranges and positions) made durable on the target before a source commit.', FLOW_LABELS),
+  offsetSyncsPruned: metric('kafka_mirror_offset_syncs_pruned_total', 'counter', 'Offset-sync ranges tombstoned because every target record they map to is gone (below the log start offset).', FLOW_LABELS),
   offsetSyncFailures: metric('kafka_mirror_offset_sync_failures_total', 'counter', 'Offset-sync writes that failed; the source commit waiting for them was skipped.', FLOW_LABELS),
   checkpointsWritten: metric('kafka_mirror_checkpoints_written_total', 'counter', 'Checkpoint records written to the target, by consumer group.', [...FLOW_LABELS, L.GROUP]),
   groupOffsetsSynced: metric('kafka_mirror_group_offsets_synced_total', 'counter', 'Partitions whose translated offsets were written into a consumer group on the target.', [...FLOW_LABELS, L.GROUP]),

@@ -21,6 +21,7 @@ function labels (flow: FlowLabels): Record<string, string> {
  */
 export class OffsetsMetrics implements OffsetsObserver {
   readonly #syncsWritten: Counter
+  readonly #syncsPruned: Counter
   readonly #syncFailures: Counter
   readonly #checkpoints: Counter
   readonly #groupsSynced: Counter
@@ -30,6 +31,7 @@ export class OffsetsMetrics implements OffsetsObserver {
   constructor (registry: Registry, checkpointTimes: () => readonly CheckpointTimes[], nowMs: () => number = Date.now) {
     const counter = (definition: MetricDefinition): Counter => new Counter({ name: definition.name, help: definition.help, labelNames: definition.labelNames, registers: [registry] })
     this.#syncsWritten = counter(Metrics.offsetSyncsWritten)
+    this.#syncsPruned = counter(Metrics.offsetSyncsPruned)
     this.#syncFailures = counter(Metrics.offsetSyncFailures)
     this.#checkpoints = counter(Metrics.checkpointsWritten)
     this.#groupsSynced = counter(Metrics.groupOffsetsSynced)
@@ -44,6 +46,7 @@ export class OffsetsMetrics implements OffsetsObserver {
   }
 
   syncsWritten (flow: FlowLabels, ranges: number, positions: number): void { this.#syncsWritten.inc(labels(flow), ranges + positions) }
+  syncsPruned (flow: FlowLabels, ranges: number): void { this.#syncsPruned.inc(labels(flow), ranges) }
   syncWriteFailed (flow: FlowLabels): void { this.#syncFailures.inc(labels(flow)) }
   checkpointsWritten (flow: FlowLabels, group: string, count: number): void { this.#checkpoints.inc({ ...labels(flow), [L.GROUP]: group }, count) }
   groupOffsetsSynced (flow: FlowLabels, group: string, partitions: number): void { this.#groupsSynced.inc({ ...labels(flow), [L.GROUP]: group }, partitions) }

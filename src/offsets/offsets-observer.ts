@@ -12,6 +12,8 @@ import type { FlowLabels } from '../pipeline/pipeline-observer.js'
 export interface OffsetsObserver {
   /** Offset-sync records made durable before a commit: ranges and positions. */
   syncsWritten?: (flow: FlowLabels, ranges: number, positions: number) => void
+  /** Ranges whose target records are all gone were tombstoned (`OffsetSyncPruner`). */
+  syncsPruned?: (flow: FlowLabels, ranges: number) => void
   /** Writing syncs failed; the source commit that needed them was skipped (retried at the next commit). */
   syncWriteFailed?: (flow: FlowLabels, reason: string) => void
   /** Checkpoints written for `group` (partitions whose translation changed). */

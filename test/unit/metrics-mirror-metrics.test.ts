@@ -150,6 +150,7 @@ test('every metric in metric-names.ts is exported (offset-sync metrics through O
   const offsets = new OffsetsMetrics(metrics.registry, () => [{ flow, groups: [{ group: 'g', lastCheckpointMs: 0 }] }])
   offsets.syncsWritten(flow, 1, 1)
   offsets.syncWriteFailed(flow)
+  offsets.syncsPruned(flow, 1)
   offsets.checkpointsWritten(flow, 'g', 1)
   offsets.groupOffsetsSynced(flow, 'g', 1)
   offsets.groupSkipped(flow, 'g', 'active')
