@@ -263,9 +263,16 @@ export function securityFromProperties (properties: Properties, where: string, p
       try {
         createSecureContext(options)
       } catch (error) {
-        const which = client.pfx !== undefined ? 'ssl.keystore.location' : client.key !== undefined ? (get('ssl.keystore.location') === undefined ? 'ssl.keystore.key' : 'ssl.keystore.location') : 'ssl.truststore.location'
         const reason = (error as Error).message.replace(/^error:[0-9A-F]+:[^:]*:[^:]*:/i, '')
-        problems.add(key(which), get(which) ?? '(inline PEM)', `cannot be used for TLS (${reason}); check the file and ssl.keystore.password / ssl.key.password`)
+        if (client.pfx !== undefined && /mac verify failure/i.test(reason)) {
+          // Node reports a wrong PKCS12 password as an integrity (MAC) failure of the store.
+          const password = properties.get('ssl.keystore.password') ?? properties.get('ssl.key.password')
+          if (password === undefined) problems.add(key('ssl.keystore.password'), undefined, `missing; the PKCS12 keystore ${get('ssl.keystore.location')} is protected by a password: set ssl.keystore.password to it`)
+          else problems.add(key(properties.has('ssl.keystore.password') ? 'ssl.keystore.password' : 'ssl.key.password'), password.reference, `does not open the PKCS12 keystore ${get('ssl.keystore.location')} (wrong password); give the password the store was exported with`)
+        } else {
+          const which = client.pfx !== undefined ? 'ssl.keystore.location' : client.key !== undefined ? (get('ssl.keystore.location') === undefined ? 'ssl.keystore.key' : 'ssl.keystore.location') : 'ssl.truststore.location'
+          problems.add(key(which), get(which) ?? '(inline PEM)', `cannot be used for TLS (${reason}); check the file and ssl.keystore.password / ssl.key.password`)
+        }
       }
     }
     tls = tlsOptions(options)
