@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -102,4 +103,12 @@ test('PKCS12 client keystore and truststore open with their passwords; a wrong o
   assert.deepEqual(missing.problems.problems.map(p => p.key), ['mtls.properties: ssl.keystore.password'])
   assert.match(missing.problems.problems[0]?.message ?? '', /^missing; .*set ssl\.keystore\.password/)
   delete process.env.MIRROR_UNIT_P12_PASSWORD
+
+  // A store from OpenSSL 1.x or an older keytool (RC2/3DES): the right password, yet OpenSSL 3 refuses it.
+  const legacyStore = join(certificates.dir, 'legacy.p12')
+  execFileSync('openssl', ['pkcs12', '-export', '-legacy', '-inkey', certificates.clientKeyPem, '-in', certificates.clientCertPem, '-out', legacyStore, '-passout', `pass:${STORE_PASSWORDS.keystore}`])
+  const problems = new ProblemList()
+  securityFromProperties(parseProperties(`security.protocol=SSL\nssl.keystore.location=${legacyStore}\nssl.keystore.password=${STORE_PASSWORDS.keystore}\n`), '', problems)
+  assert.deepEqual(problems.problems.map(p => p.key), ['ssl.keystore.location'])
+  assert.match(problems.problems[0]?.message ?? '', /legacy encryption .*openssl pkcs12 -legacy -in /)
 })
