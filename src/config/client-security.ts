@@ -263,9 +263,20 @@ export function securityFromProperties (properties: Properties, where: string, p
       try {
         createSecureContext(options)
       } catch (error) {
-        const which = client.pfx !== undefined ? 'ssl.keystore.location' : client.key !== undefined ? (get('ssl.keystore.location') === undefined ? 'ssl.keystore.key' : 'ssl.keystore.location') : 'ssl.truststore.location'
         const reason = (error as Error).message.replace(/^error:[0-9A-F]+:[^:]*:[^:]*:/i, '')
-        problems.add(key(which), get(which) ?? '(inline PEM)', `cannot be used for TLS (${reason}); check the file and ssl.keystore.password / ssl.key.password`)
+        if (client.pfx !== undefined && /mac verify failure/i.test(reason)) {
+          // Node reports a wrong PKCS12 password as an integrity (MAC) failure of the store.
+          const password = properties.get('ssl.keystore.password') ?? properties.get('ssl.key.password')
+          if (password === undefined) problems.add(key('ssl.keystore.password'), undefined, `missing; the PKCS12 keystore ${get('ssl.keystore.location')} is protected by a password: set ssl.keystore.password to it`)
+          else problems.add(key(properties.has('ssl.keystore.password') ? 'ssl.keystore.password' : 'ssl.key.password'), password.reference, `does not open the PKCS12 keystore ${get('ssl.keystore.location')} (wrong password); give the password the store was exported with`)
+        } else if (client.pfx !== undefined && /unsupported/i.test(reason)) {
+          // OpenSSL 3 refuses PKCS12 stores encrypted with RC2/3DES (OpenSSL 1.x and older keytool) even with the right password.
+          const location = get('ssl.keystore.location') as string
+          problems.add(key('ssl.keystore.location'), location, `is a PKCS12 store with legacy encryption (RC2/3DES), which Node cannot read; re-export it: openssl pkcs12 -legacy -in ${location} -nodes | openssl pkcs12 -export -out ${location.replace(/\.(p12|pfx)$/i, '')}-aes.p12, then point ssl.keystore.location at the new file`)
+        } else {
+          const which = client.pfx !== undefined ? 'ssl.keystore.location' : client.key !== undefined ? (get('ssl.keystore.location') === undefined ? 'ssl.keystore.key' : 'ssl.keystore.location') : 'ssl.truststore.location'
+          problems.add(key(which), get(which) ?? '(inline PEM)', `cannot be used for TLS (${reason}); check the file and ssl.keystore.password / ssl.key.password`)
+        }
       }
     }
     tls = tlsOptions(options)

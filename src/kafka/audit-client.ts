@@ -6,6 +6,7 @@ import type { Logger } from '../shared/logger.js'
 import { silentLogger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from './connection.js'
+import { toMirrorError as kafkaToMirrorError } from './errors.js'
 
 const require = createRequire(import.meta.url)
 
@@ -88,6 +89,9 @@ export function toMirrorError (error: unknown, connection: ClusterConnection): M
   const name = String((root as { name?: unknown })?.name ?? '')
   const message = String((root as { message?: unknown })?.message ?? root)
   const where = `the ${connection.alias} cluster (${connection.brokers.join(',')})`
+  // Refused certificates and credentials read as what to fix, not as an unreachable cluster.
+  const security = kafkaToMirrorError(error, where, ErrorCodes.KAFKA, connection)
+  if (security.code === ErrorCodes.AUTHENTICATION) return security
   if (/Connection|BrokerNotFound|ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|timed? ?out/i.test(name + ' ' + message)) {
     return new MirrorError(ErrorCodes.CONNECTION, `cannot reach ${where}: ${message}; check the bootstrap servers and that the brokers are up`, { cause: error, retriable: true })
   }

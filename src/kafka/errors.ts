@@ -1,4 +1,5 @@
 import { ErrorCodes, MirrorError, type ErrorCode } from '../shared/errors.js'
+import type { ClusterConnection } from './connection.js'
 
 interface KafkaJsErrorShape {
   name?: string
@@ -26,6 +27,36 @@ const AUTH_TYPES = new Set(['SASL_AUTHENTICATION_FAILED', 'ILLEGAL_SASL_STATE', 
 const TLS_CERT_CODES = new Set(['SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT',
   'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'CERT_UNTRUSTED', 'CERT_SIGNATURE_FAILURE', 'ERR_TLS_CERT_ALTNAME_INVALID'])
 
+/**
+ * TLS alerts a broker sends when it refuses the client's certificate, or its absence, on a listener
+ * with `ssl.client.auth=required` (Java sends bad_certificate for none, certificate_unknown for an
+ * untrusted one; other servers use the rest). Node names them `ERR_SSL_<reason>`.
+ */
+const CLIENT_CERT_ALERT = /(?:sslv3|tlsv1|tlsv13) alert (bad certificate|certificate unknown|unknown ca|certificate required|certificate expired|certificate revoked|unsupported certificate|access denied)/i
+
+/** The alert name when the broker refused the client certificate, e.g. `bad certificate`. */
+function clientCertificateAlert (errors: readonly KafkaJsErrorShape[]): string | undefined {
+  for (const error of errors) {
+    const code = (error as { code?: unknown }).code
+    const text = `${typeof code === 'string' ? code.replace(/^ERR_SSL_/, '').replace(/_/g, ' ') : ''} ${error.message ?? ''}`
+    const match = CLIENT_CERT_ALERT.exec(text)
+    if (match !== null) return (match[1] as string).toLowerCase()
+  }
+  return undefined
+}
+
+/** What to do when the broker refused the client certificate; `hasCertificate` undefined when the connection is not known. */
+function clientCertificateHint (hasCertificate: boolean | undefined): string {
+  if (hasCertificate === false) return 'the listener requires a TLS client certificate (ssl.client.auth=required) and none is configured; set ssl.keystore.location (or ssl.keystore.key and ssl.keystore.certificate.chain) to a client certificate signed by a CA the broker trusts'
+  if (hasCertificate === true) return 'the broker did not accept the client certificate of ssl.keystore.location (or ssl.keystore.key); it must be signed by a CA in the broker\'s ssl.truststore and be valid now'
+  return 'the listener requires a TLS client certificate it trusts; set ssl.keystore.location (or ssl.keystore.key and ssl.keystore.certificate.chain) to one signed by a CA in the broker\'s ssl.truststore'
+}
+
+/** True when `connection` presents a client certificate (PEM key or PKCS12 store). */
+function presentsCertificate (connection: Pick<ClusterConnection, 'tls'>): boolean {
+  return connection.tls?.key !== undefined || connection.tls?.pfx !== undefined
+}
+
 /** What to do about an authentication or TLS failure, added to its message. */
 function securityHint (kafkaCode: string | undefined, name: string, tlsCode: string | undefined, reason: string): string | undefined {
   if (tlsCode === 'ERR_TLS_CERT_ALTNAME_INVALID') return 'the broker\'s TLS certificate does not name this host; connect by a name in the certificate, or set ssl.endpoint.identification.algorithm= (empty) to skip the host name check'
@@ -38,12 +69,18 @@ function securityHint (kafkaCode: string | undefined, name: string, tlsCode: str
 /**
  * Converts an error thrown by the Kafka client into a `MirrorError`. `retriable` follows the
  * original cause: a request that ran out of client retries on a connection error is still worth
- * retrying later (the broker may come back), a `MESSAGE_TOO_LARGE` never is.
+ * retrying later (the broker may come back), a `MESSAGE_TOO_LARGE` never is. `cluster`, the
+ * connection that failed, lets a refused client certificate be told from a missing one.
  */
-export function toMirrorError (error: unknown, context: string, code: ErrorCode = ErrorCodes.KAFKA): MirrorError {
+export function toMirrorError (error: unknown, context: string, code: ErrorCode = ErrorCodes.KAFKA, cluster?: Pick<ClusterConnection, 'tls'>): MirrorError {
   if (error instanceof MirrorError) return error
   const root = rootCause(error)
   const top = (error ?? {}) as KafkaJsErrorShape
+  const alert = clientCertificateAlert([root, top])
+  if (alert !== undefined) {
+    // Not retriable: the broker refuses the same certificate on every attempt.
+    return new MirrorError(ErrorCodes.AUTHENTICATION, `${context}: the broker refused the TLS handshake (alert "${alert}"): ${clientCertificateHint(cluster === undefined ? undefined : presentsCertificate(cluster))}`, { cause: error })
+  }
   const kafkaCode = root.type ?? top.type
   const name = root.name ?? top.name ?? 'Error'
   const tlsCode = [(root as { code?: unknown }).code, (top as { code?: unknown }).code].find(c => typeof c === 'string' && TLS_CERT_CODES.has(c)) as string | undefined

@@ -64,7 +64,7 @@ export class GroupAdmin {
     try {
       await admin.connect()
     } catch (error) {
-      throw toMirrorError(error, `cannot connect to the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`, ErrorCodes.CONNECTION)
+      throw toMirrorError(error, `cannot connect to the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`, ErrorCodes.CONNECTION, this.#connection)
     }
     this.#kafka = kafka
     this.#admin = admin
@@ -79,7 +79,7 @@ export class GroupAdmin {
     try {
       return (await this.#client().listGroups()).groups.map(g => g.groupId)
     } catch (error) {
-      throw toMirrorError(error, `listing consumer groups on the ${this.#connection.alias} cluster failed`)
+      throw toMirrorError(error, `listing consumer groups on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
     }
   }
 
@@ -89,7 +89,7 @@ export class GroupAdmin {
       const group = groups[0]
       return { groupId, state: group?.state ?? 'Dead', members: group?.members.length ?? 0 }
     } catch (error) {
-      throw toMirrorError(error, `describing group "${groupId}" on the ${this.#connection.alias} cluster failed`)
+      throw toMirrorError(error, `describing group "${groupId}" on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
     }
   }
 
@@ -103,7 +103,7 @@ export class GroupAdmin {
       }
       return offsets
     } catch (error) {
-      throw toMirrorError(error, `reading committed offsets of group "${groupId}" on the ${this.#connection.alias} cluster failed`)
+      throw toMirrorError(error, `reading committed offsets of group "${groupId}" on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
     }
   }
 
@@ -113,7 +113,7 @@ export class GroupAdmin {
       const offsets = await this.#client().fetchTopicOffsets(topic)
       return new Map(offsets.map(o => [o.partition, BigInt(o.high)]))
     } catch (error) {
-      throw toMirrorError(error, `reading end offsets of ${topic} on the ${this.#connection.alias} cluster failed`)
+      throw toMirrorError(error, `reading end offsets of ${topic} on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
     }
   }
 
@@ -137,7 +137,7 @@ export class GroupAdmin {
       const coordinator = await this.#cluster.findGroupCoordinator({ groupId })
       await coordinator.offsetCommit({ groupId, groupGenerationId: -1, memberId: '', topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })) })
     } catch (error) {
-      throw toMirrorError(error, `committing offsets of group "${groupId}" on the ${this.#connection.alias} cluster failed`, ErrorCodes.COMMIT_FAILED)
+      throw toMirrorError(error, `committing offsets of group "${groupId}" on the ${this.#connection.alias} cluster failed`, ErrorCodes.COMMIT_FAILED, this.#connection)
     }
   }
 

@@ -39,7 +39,7 @@ export class InternalTopicWriter {
       await admin.connect()
     } catch (error) {
       await producer.disconnect().catch(() => {})
-      throw toMirrorError(error, `cannot connect to the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`, ErrorCodes.CONNECTION)
+      throw toMirrorError(error, `cannot connect to the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`, ErrorCodes.CONNECTION, this.#connection)
     }
     this.#producer = producer
     this.#admin = admin
@@ -57,7 +57,7 @@ export class InternalTopicWriter {
       })
       this.#logger.info('created internal topic', { topic, cluster: this.#connection.alias })
     } catch (error) {
-      const converted = toMirrorError(error, `creating the internal topic ${topic} on the ${this.#connection.alias} cluster failed`)
+      const converted = toMirrorError(error, `creating the internal topic ${topic} on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
       if (converted.kafkaCode === 'TOPIC_ALREADY_EXISTS') return
       throw converted
     }
@@ -70,7 +70,7 @@ export class InternalTopicWriter {
     try {
       await producer.send({ topic, acks: -1, messages: records.map(r => ({ key: r.key, value: r.value, partition: 0, timestamp: String(Date.now()) })) })
     } catch (error) {
-      throw toMirrorError(error, `writing to ${topic} on the ${this.#connection.alias} cluster failed`, ErrorCodes.SEND_FAILED)
+      throw toMirrorError(error, `writing to ${topic} on the ${this.#connection.alias} cluster failed`, ErrorCodes.SEND_FAILED, this.#connection)
     }
   }
 
@@ -152,7 +152,7 @@ export class InternalTopicReader {
       })
     } catch (error) {
       await this.stop()
-      throw toMirrorError(error, `cannot read ${this.#topic} on the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`)
+      throw toMirrorError(error, `cannot read ${this.#topic} on the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`, ErrorCodes.KAFKA, this.#connection)
     }
   }
 
@@ -165,7 +165,7 @@ export class InternalTopicReader {
       const offsets = await admin.fetchTopicOffsets(this.#topic)
       end = BigInt(offsets[0]?.high ?? '0')
     } catch (error) {
-      throw toMirrorError(error, `reading the end offset of ${this.#topic} on the ${this.#connection.alias} cluster failed`)
+      throw toMirrorError(error, `reading the end offset of ${this.#topic} on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
     }
     const deadline = Date.now() + timeoutMs
     while (this.#next < end) {
@@ -193,7 +193,7 @@ export async function readInternalTopic (connection: ClusterConnection, topic: s
     await admin.connect()
     if (!(await admin.listTopics()).includes(topic)) return false
   } catch (error) {
-    throw toMirrorError(error, `cannot connect to the ${connection.alias} cluster (${connection.brokers.join(',')})`, ErrorCodes.CONNECTION)
+    throw toMirrorError(error, `cannot connect to the ${connection.alias} cluster (${connection.brokers.join(',')})`, ErrorCodes.CONNECTION, connection)
   } finally {
     await admin.disconnect().catch(() => {})
   }

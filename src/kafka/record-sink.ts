@@ -66,7 +66,7 @@ export class KafkaRecordSink {
     try {
       await producer.connect()
     } catch (error) {
-      throw toMirrorError(error, `cannot connect to the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`, ErrorCodes.CONNECTION)
+      throw toMirrorError(error, `cannot connect to the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`, ErrorCodes.CONNECTION, this.#connection)
     }
     this.#producer = producer
     this.#connected = true
@@ -98,7 +98,7 @@ export class KafkaRecordSink {
       }
       return acks
     } catch (error) {
-      const converted = toMirrorError(error, `writing to the ${this.#connection.alias} cluster failed`, ErrorCodes.SEND_FAILED)
+      const converted = toMirrorError(error, `writing to the ${this.#connection.alias} cluster failed`, ErrorCodes.SEND_FAILED, this.#connection)
       if (converted.retriable) this.#connected = false
       throw converted
     }

@@ -1,6 +1,7 @@
 import type { Consumer, EachBatchPayload } from 'kafkajs'
 import type { ConsumerSettings } from '../config/mirror-config.js'
 import type { SourceRecord } from '../pipeline/mirror-batch.js'
+import { ErrorCodes } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from './connection.js'
@@ -96,7 +97,7 @@ export class KafkaRecordSource {
         await consumer.connect()
         if (topics.length > 0) await consumer.subscribe({ topics: [...topics], fromBeginning: this.#settings.autoOffsetReset === 'earliest' })
       } catch (error) {
-        throw toMirrorError(error, `cannot join group "${this.#settings.groupId}" on the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`)
+        throw toMirrorError(error, `cannot join group "${this.#settings.groupId}" on the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`, ErrorCodes.KAFKA, this.#connection)
       }
       this.#connected = true
     }
@@ -175,7 +176,7 @@ export class KafkaRecordSource {
     try {
       await Promise.all([...byConsumer].map(([consumer, list]) => consumer.commitOffsets(list)))
     } catch (error) {
-      throw toMirrorError(error, `committing offsets of group "${this.#settings.groupId}" on the ${this.#connection.alias} cluster failed`)
+      throw toMirrorError(error, `committing offsets of group "${this.#settings.groupId}" on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
     }
   }
 

@@ -1,5 +1,6 @@
 import kafkajs from 'kafkajs'
 import type { Admin } from 'kafkajs'
+import { ErrorCodes } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from './connection.js'
@@ -43,7 +44,7 @@ export class TopicAdmin {
     try {
       await admin.connect()
     } catch (error) {
-      throw toMirrorError(error, `cannot connect to the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`)
+      throw toMirrorError(error, `cannot connect to the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`, ErrorCodes.KAFKA, this.#connection)
     }
     this.#admin = admin
   }
@@ -62,7 +63,7 @@ export class TopicAdmin {
       const metadata = await admin.fetchTopicMetadata({ topics })
       return metadata.topics.map(t => ({ name: t.name, partitions: t.partitions.length }))
     } catch (error) {
-      throw toMirrorError(error, `listing topics on the ${this.#connection.alias} cluster failed`)
+      throw toMirrorError(error, `listing topics on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
     }
   }
 
@@ -70,7 +71,7 @@ export class TopicAdmin {
     try {
       return await this.#client().listTopics()
     } catch (error) {
-      throw toMirrorError(error, `listing topics on the ${this.#connection.alias} cluster failed`)
+      throw toMirrorError(error, `listing topics on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
     }
   }
 
@@ -92,7 +93,7 @@ export class TopicAdmin {
       }
       return result
     } catch (error) {
-      throw toMirrorError(error, `reading topic configs on the ${this.#connection.alias} cluster failed`)
+      throw toMirrorError(error, `reading topic configs on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
     }
   }
 
@@ -110,7 +111,7 @@ export class TopicAdmin {
       })
     } catch (error) {
       // Another mirror instance may have created it first.
-      const converted = toMirrorError(error, `creating topics ${topics.map(t => t.name).join(', ')} on the ${this.#connection.alias} cluster failed`)
+      const converted = toMirrorError(error, `creating topics ${topics.map(t => t.name).join(', ')} on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
       if (converted.kafkaCode === 'TOPIC_ALREADY_EXISTS') return
       throw converted
     }
@@ -120,7 +121,7 @@ export class TopicAdmin {
     try {
       await this.#client().createPartitions({ topicPartitions: [{ topic, count }] })
     } catch (error) {
-      throw toMirrorError(error, `adding partitions to ${topic} on the ${this.#connection.alias} cluster failed`)
+      throw toMirrorError(error, `adding partitions to ${topic} on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
     }
   }
 

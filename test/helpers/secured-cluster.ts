@@ -6,7 +6,13 @@ import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { LocalCluster, freePortPair, portAnswers } from '../../scripts/local-kafka/clusters.js'
 
-/** PEM files made with openssl for one test run: a CA, a server certificate for 127.0.0.1/localhost, and an unrelated CA. */
+/** Passwords of the PKCS12 stores `makeCertificates` writes (test values, never printed by the sidecar). */
+export const STORE_PASSWORDS = { keystore: 'p12-keystore-pw-8d2e', truststore: 'p12-truststore-pw-31ab' } as const
+
+/**
+ * Stores made with openssl for one test run: a CA, a server certificate for 127.0.0.1/localhost,
+ * an unrelated CA, and client certificates in PEM and PKCS12 for mutual TLS.
+ */
 export interface TestCertificates {
   readonly dir: string
   /** The CA that signed the server certificate (PEM). */
@@ -18,10 +24,18 @@ export interface TestCertificates {
   /** A client key and certificate signed by the CA (PEM), for mutual TLS. */
   readonly clientKeyPem: string
   readonly clientCertPem: string
+  /** Client key + certificate + CA in one PEM file (a PEM keystore with its chain). */
+  readonly clientKeystorePem: string
+  /** The same client key and chain as PKCS12, password `STORE_PASSWORDS.keystore`. */
+  readonly clientKeystoreP12: string
+  /** The CA certificate as a PKCS12 truststore, password `STORE_PASSWORDS.truststore`. */
+  readonly truststoreP12: string
+  /** A client key + certificate signed by the unrelated CA (PEM keystore): brokers trusting the test CA refuse it. */
+  readonly foreignClientKeystorePem: string
 }
 
-function openssl (dir: string, args: string[]): void {
-  execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] })
+function openssl (dir: string, args: string[], env: NodeJS.ProcessEnv = {}): void {
+  execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } })
 }
 
 export function makeCertificates (): TestCertificates {
@@ -34,8 +48,15 @@ export function makeCertificates (): TestCertificates {
   openssl(dir, ['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', days, '-extfile', 'san.ext'])
   openssl(dir, ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'client.key', '-out', 'client.csr', '-subj', '/CN=mirror-client'])
   openssl(dir, ['x509', '-req', '-in', 'client.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'client.pem', '-days', days])
+  openssl(dir, ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'foreign-client.key', '-out', 'foreign-client.csr', '-subj', '/CN=mirror-foreign-client'])
+  openssl(dir, ['x509', '-req', '-in', 'foreign-client.csr', '-CA', 'other-ca.pem', '-CAkey', 'other-ca.key', '-CAcreateserial', '-out', 'foreign-client.pem', '-days', days])
   const read = (name: string): string => readFileSync(join(dir, name), 'utf8')
   writeFileSync(join(dir, 'server-keystore.pem'), read('server.key') + read('server.pem') + read('ca.pem'))
+  writeFileSync(join(dir, 'client-keystore.pem'), read('client.key') + read('client.pem') + read('ca.pem'))
+  writeFileSync(join(dir, 'foreign-client-keystore.pem'), read('foreign-client.key') + read('foreign-client.pem') + read('other-ca.pem'))
+  const passwords = { MIRROR_TEST_KEYSTORE_PW: STORE_PASSWORDS.keystore, MIRROR_TEST_TRUSTSTORE_PW: STORE_PASSWORDS.truststore }
+  openssl(dir, ['pkcs12', '-export', '-inkey', 'client.key', '-in', 'client.pem', '-certfile', 'ca.pem', '-name', 'mirror-client', '-out', 'client-keystore.p12', '-passout', 'env:MIRROR_TEST_KEYSTORE_PW'], passwords)
+  openssl(dir, ['pkcs12', '-export', '-nokeys', '-in', 'ca.pem', '-out', 'truststore.p12', '-passout', 'env:MIRROR_TEST_TRUSTSTORE_PW'], passwords)
   return {
     dir,
     caPem: join(dir, 'ca.pem'),
@@ -43,6 +64,10 @@ export function makeCertificates (): TestCertificates {
     serverKeystorePem: join(dir, 'server-keystore.pem'),
     clientKeyPem: join(dir, 'client.key'),
     clientCertPem: join(dir, 'client.pem'),
+    clientKeystorePem: join(dir, 'client-keystore.pem'),
+    clientKeystoreP12: join(dir, 'client-keystore.p12'),
+    truststoreP12: join(dir, 'truststore.p12'),
+    foreignClientKeystorePem: join(dir, 'foreign-client-keystore.pem'),
   }
 }
 

@@ -1,0 +1,42 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { tlsOptions } from '../../src/kafka/connection.js'
+import { toMirrorError } from '../../src/kafka/errors.js'
+import { ErrorCodes } from '../../src/shared/errors.js'
+
+/** An error shaped as kafkajs' (only src/kafka imports it): `name`, `code`, `retriable`, wrapped by the retrier in `originalError`. */
+function kafkaJsError (name: string, message: string, fields: Record<string, unknown> = {}): Error {
+  return Object.assign(new Error(message), { name, retriable: true, ...fields })
+}
+
+/** What kafkajs throws when the broker sends a TLS alert during the handshake (code and text as Node gives them). */
+function alertError (code: string, reason: string): Error {
+  const connection = kafkaJsError('KafkaJSConnectionError', `Connection error: 80AC3FF5F87F0000:error:0A000412:SSL routines:ssl3_read_bytes:${reason}:../deps/openssl/openssl/ssl/record/rec_layer_s3.c:1601:SSL alert number 42`, { broker: '127.0.0.1:9093', code })
+  return kafkaJsError('KafkaJSNumberOfRetriesExceeded', connection.message, { originalError: connection, retriable: false })
+}
+
+test('a refused client certificate is an authentication error, not retriable, saying whether a certificate was configured and which key to set', () => {
+  const context = 'cannot connect to the target cluster (127.0.0.1:9093)'
+  const withCertificate = tlsOptions({ key: 'k', cert: 'c' })
+  const cases: Array<[Error, Parameters<typeof toMirrorError>[3], RegExp]> = [
+    [alertError('ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE', 'sslv3 alert bad certificate'), { tls: tlsOptions({ ca: 'x' }) }, /alert "bad certificate"\): the listener requires a TLS client certificate \(ssl\.client\.auth=required\) and none is configured; set ssl\.keystore\.location/],
+    [alertError('ERR_SSL_SSLV3_ALERT_CERTIFICATE_UNKNOWN', 'sslv3 alert certificate unknown'), { tls: withCertificate }, /alert "certificate unknown"\): the broker did not accept the client certificate of ssl\.keystore\.location/],
+    [alertError('ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED', 'tlsv13 alert certificate required'), { tls: tlsOptions({ pfx: Buffer.from('p'), passphrase: 'x' }) }, /alert "certificate required"\): the broker did not accept/],
+    [alertError('ERR_SSL_TLSV1_ALERT_UNKNOWN_CA', 'tlsv1 alert unknown ca'), undefined, /alert "unknown ca"\): the listener requires a TLS client certificate it trusts/],
+  ]
+  for (const [error, cluster, expected] of cases) {
+    const converted = toMirrorError(error, context, ErrorCodes.CONNECTION, cluster)
+    assert.equal(converted.code, ErrorCodes.AUTHENTICATION)
+    assert.equal(converted.retriable, false)
+    assert.ok(converted.message.startsWith(`${context}: the broker refused the TLS handshake (`), converted.message)
+    assert.match(converted.message, expected)
+    assert.doesNotMatch(converted.message, /SSL routines|rec_layer/)
+  }
+})
+
+test('a plain connection error stays a retriable connection error', () => {
+  const refused = kafkaJsError('KafkaJSConnectionError', 'Connection error: connect ECONNREFUSED 127.0.0.1:1', { broker: '127.0.0.1:1', code: 'ECONNREFUSED' })
+  const converted = toMirrorError(refused, 'cannot connect to the target cluster (127.0.0.1:1)', ErrorCodes.CONNECTION, { tls: tlsOptions({}) })
+  assert.equal(converted.code, ErrorCodes.CONNECTION)
+  assert.equal(converted.retriable, true)
+})
