@@ -16,8 +16,8 @@ import { runCommand } from '../run-command.js'
 import { withPolicyArgs, type PolicyArgs } from './lag.js'
 
 export interface VerifyArgs extends CommonArgs, PolicyArgs {
-  source: string
-  target: string
+  source?: string
+  target?: string
   'source-command-config'?: string
   'target-command-config'?: string
   topic: string
@@ -62,7 +62,7 @@ async function chooseAlignment (args: VerifyArgs, target: AuditClient, targetCon
   if (!args['offset-syncs']) return { orderReason: '--no-offset-syncs' }
   const topic = args['offset-syncs-topic'] ?? offsetSyncsTopicName(args['source-alias'])
   if (!(await target.hasTopic(topic))) {
-    if (args['offset-syncs-topic'] !== undefined) throw new UsageError(`--offset-syncs-topic "${topic}": no such topic on the target cluster (${args.target}); check the name, or leave the flag out to align by order`)
+    if (args['offset-syncs-topic'] !== undefined) throw new UsageError(`--offset-syncs-topic "${topic}": no such topic on the target cluster (${targetConnection.brokers.join(',')}); check the name, or leave the flag out to align by order`)
     return { orderReason: `no offset-syncs topic ${topic} on the target` }
   }
   const logger = args.verbose ? createLogger({ level: 'debug' }) : silentLogger
@@ -258,8 +258,8 @@ export const verifyCommand: CommandModule<object, VerifyArgs> = {
   command: 'verify',
   describe: 'Compare the copy record by record (key, value, headers, timestamp) per partition: missing, duplicated, extra, changed, out-of-order records.',
   builder: yargs => withPolicyArgs(withCommonArgs(yargs))
-    .option('source', { type: 'string', demandOption: true, describe: 'Source cluster brokers (host:port,...).' })
-    .option('target', { type: 'string', demandOption: true, describe: 'Target cluster brokers.' })
+    .option('source', { type: 'string', describe: 'Source cluster brokers (host:port,...); default: bootstrap.servers in --source-command-config.' })
+    .option('target', { type: 'string', describe: 'Target cluster brokers; default: bootstrap.servers in --target-command-config.' })
     .option('source-command-config', { type: 'string', describe: 'Java client .properties for the source cluster.' })
     .option('target-command-config', { type: 'string', describe: 'Java client .properties for the target cluster.' })
     .option('topic', { type: 'string', demandOption: true, describe: 'Source topic.' })

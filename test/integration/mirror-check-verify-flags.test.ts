@@ -48,7 +48,7 @@ async function verifyJson (args: string[]): Promise<{ code: number, json: Verify
 
 const kinds = (json: VerifyJson): Array<[string, number | undefined]> => json.partitions.flatMap(p => p.findings.map(f => [f.kind, f.sourceOffset ?? f.targetOffset] as [string, number | undefined]))
 
-test('verify --from-offset/--to-offset compare only that range: a difference inside is found, one outside is not', { timeout: 30_000 }, async t => {
+test('verify --from-offset/--from-time/--to-offset compare only that range: a difference inside is found, one outside is not', { timeout: 30_000 }, async t => {
   // Source offsets 20 and 80 were changed in the copy.
   const env = await pair(t, { count: 100, copy: m => m.map((r, i) => i === 20 || i === 80 ? tamper(r) : r) })
   const noGroup = ['--group', uniqueName('no-mirror')]
@@ -61,6 +61,12 @@ test('verify --from-offset/--to-offset compare only that range: a difference ins
   assert.equal(tail.code, 1)
   assert.deepEqual([tail.json.partitions[0]!.sourceFromOffset, tail.json.partitions[0]!.sourceUntilOffset, tail.json.total.checked], [50, 100, 50])
   assert.deepEqual(kinds(tail.json), [['changed', 80]])
+
+  // Record i has timestamp BASE_TS + i: --from-time starts at the first record at or after it.
+  const byTime = await verifyJson([...env.base, ...noGroup, '--from-time', new Date(BASE_TS + 50).toISOString()])
+  assert.equal(byTime.code, 1)
+  assert.deepEqual([byTime.json.partitions[0]!.sourceFromOffset, byTime.json.total.checked], [50, 50])
+  assert.deepEqual(kinds(byTime.json), [['changed', 80]])
 
   const head = await verifyJson([...env.base, ...noGroup, '--to-offset', '50'])
   assert.equal(head.code, 1)
