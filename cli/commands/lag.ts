@@ -15,8 +15,8 @@ export interface PolicyArgs {
 }
 
 export interface LagArgs extends CommonArgs, PolicyArgs {
-  source: string
-  target: string
+  source?: string
+  target?: string
   'source-command-config'?: string
   'target-command-config'?: string
   group: string
@@ -65,7 +65,7 @@ export async function lagHandler (args: ArgumentsCamelCase<LagArgs>): Promise<vo
       const target = await connectClient(targetConnection, args)
       try {
         if (!await groupExists(source, args.group)) {
-          throw new UsageError(`--group "${args.group}": no such consumer group on the source cluster (${args.source}); name the mirror's group`)
+          throw new UsageError(`--group "${args.group}": no such consumer group on the source cluster (${sourceConnection.brokers.join(',')}); name the mirror's group`)
         }
         let topics = args.topic
         if (topics === undefined || topics.length === 0) {
@@ -80,7 +80,7 @@ export async function lagHandler (args: ArgumentsCamelCase<LagArgs>): Promise<vo
           const targetTopic = targetTopicName(topic, policy)
           const targetTopics = await target.call(() => target.admin.listTopics())
           if (!targetTopics.includes(targetTopic)) {
-            throw new UsageError(`target topic "${targetTopic}" (for --topic "${topic}" under --replication-policy ${policy.name}) does not exist on the target cluster (${args.target}); check --replication-policy, --source-alias and --separator`)
+            throw new UsageError(`target topic "${targetTopic}" (for --topic "${topic}" under --replication-policy ${policy.name}) does not exist on the target cluster (${targetConnection.brokers.join(',')}); check --replication-policy, --source-alias and --separator`)
           }
           const targetPartitions = await target.partitionsOf(targetTopic)
           const [sourceEnds, sourceStarts, targetEnds, mirror] = await Promise.all([
@@ -143,8 +143,8 @@ export const lagCommand: CommandModule<object, LagArgs> = {
   command: 'lag',
   describe: 'Cross-cluster lag of a mirror: source and target log end offsets, the mirror\'s committed position, lag in records and seconds.',
   builder: yargs => withPolicyArgs(withCommonArgs(yargs))
-    .option('source', { type: 'string', demandOption: true, describe: 'Source cluster brokers (host:port,...).' })
-    .option('target', { type: 'string', demandOption: true, describe: 'Target cluster brokers.' })
+    .option('source', { type: 'string', describe: 'Source cluster brokers (host:port,...); default: bootstrap.servers in --source-command-config.' })
+    .option('target', { type: 'string', describe: 'Target cluster brokers; default: bootstrap.servers in --target-command-config.' })
     .option('source-command-config', { type: 'string', describe: 'Java client .properties for the source cluster.' })
     .option('target-command-config', { type: 'string', describe: 'Java client .properties for the target cluster.' })
     .option('group', { type: 'string', default: 'mirror-sidecar', describe: 'The mirror\'s consumer group on the source cluster.' })

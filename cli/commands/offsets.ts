@@ -129,15 +129,25 @@ export async function offsetsHandler (args: ArgumentsCamelCase<OffsetsArgs>): Pr
     const client = await connectClient(connection, args)
     try {
       if (args.watch === undefined) return await runOnce(client, args, false)
+      // The first SIGINT or SIGTERM ends the watch after the refresh in progress; a second one (default handling) forces exit.
       const stop = new AbortController()
-      process.once('SIGINT', () => stop.abort())
-      let code: ExitCode = ExitCode.OK
-      while (!stop.signal.aborted) {
-        code = await runOnce(client, args, process.stdout.isTTY === true)
-        if (process.stdout.isTTY !== true) await write('\n')
-        await sleep(args.watch * 1000, undefined, { signal: stop.signal }).catch(() => undefined)
+      const signals = ['SIGINT', 'SIGTERM'] as const
+      const onSignal = (): void => {
+        for (const signal of signals) process.off(signal, onSignal)
+        stop.abort()
       }
-      return code
+      for (const signal of signals) process.on(signal, onSignal)
+      try {
+        let code: ExitCode = ExitCode.OK
+        while (!stop.signal.aborted) {
+          code = await runOnce(client, args, process.stdout.isTTY === true)
+          if (process.stdout.isTTY !== true) await write('\n')
+          await sleep(args.watch * 1000, undefined, { signal: stop.signal }).catch(() => undefined)
+        }
+        return code
+      } finally {
+        for (const signal of signals) process.off(signal, onSignal)
+      }
     } finally {
       await client.close()
     }
@@ -155,7 +165,7 @@ export function offsetsBuilder<T> (yargs: Argv<T>): Argv<OffsetsArgs> {
     .option('state', { type: 'boolean', default: false, describe: 'Show group state: coordinator, assignment strategy, state, members.' })
     .option('max-lag', { type: 'string', coerce: positiveInteger('--max-lag', 0), describe: 'Check: exit 1 when any partition lags by more records.' })
     .option('max-lag-seconds', { type: 'string', coerce: nonNegativeNumber('--max-lag-seconds'), describe: 'Check: exit 1 when any partition\'s LAG-SECONDS is larger.' })
-    .option('watch', { type: 'string', coerce: (v: unknown) => { const n = nonNegativeNumber('--watch')(v); if (n <= 0) throw new UsageError(`--watch "${String(v)}": expected a positive number of seconds`); return n }, describe: 'Refresh every SECONDS until interrupted.' })
+    .option('watch', { type: 'string', coerce: (v: unknown) => { const n = nonNegativeNumber('--watch')(v); if (n <= 0) throw new UsageError(`--watch "${String(v)}": expected a positive number of seconds`); return n }, describe: 'Refresh every SECONDS until SIGINT (Ctrl-C) or SIGTERM; then exit with the last refresh\'s code.' })
     .example('$0 --bootstrap-server localhost:9092 --group orders-app', 'Committed offset, log end offset, lag and lag in seconds per partition.')
     .example('$0 offsets --bootstrap-server localhost:9092 --all-groups --max-lag 1000', 'Exit 1 when any group lags by more than 1000 records.')
     .example('$0 --bootstrap-server localhost:9092 --group orders-app --watch 5', 'Refresh every 5 seconds.') as unknown as Argv<OffsetsArgs>

@@ -8,8 +8,8 @@ import { note, render, write, type Column } from '../output.js'
 import { runCommand } from '../run-command.js'
 
 export interface TranslateArgs extends CommonArgs {
-  source: string
-  target: string
+  source?: string
+  target?: string
   'source-command-config'?: string
   'target-command-config'?: string
   group: string
@@ -57,8 +57,8 @@ export const translateCommand: CommandModule<object, TranslateArgs> = {
   command: 'translate',
   describe: 'Where each committed offset of a source consumer group is on the target, exactly, from the offset syncs (exit 1 when a partition is not yet mirrored).',
   builder: (yargs: Argv<object>) => withCommonArgs(yargs
-    .option('source', { type: 'string', demandOption: true, describe: 'Source cluster bootstrap servers (host:port,...).' })
-    .option('target', { type: 'string', demandOption: true, describe: 'Target cluster bootstrap servers, where the offset syncs are.' })
+    .option('source', { type: 'string', describe: 'Source cluster bootstrap servers (host:port,...); default: bootstrap.servers in --source-command-config.' })
+    .option('target', { type: 'string', describe: 'Target cluster bootstrap servers, where the offset syncs are; default: bootstrap.servers in --target-command-config.' })
     .option('source-command-config', { type: 'string', describe: 'Java client .properties for the source (security settings).' })
     .option('target-command-config', { type: 'string', describe: 'Java client .properties for the target.' })
     .option('group', { type: 'string', demandOption: true, describe: 'Consumer group on the source.' })

@@ -1,6 +1,7 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import { OrderAligner, type Aligner, type AlignmentLookup, type AlignmentPoint } from '../../src/audit/aligner.js'
 import { targetTopicName } from '../../src/audit/replication-policy.js'
+import { FindingKinds, type ComparisonCounts, type FindingKind } from '../../src/audit/record-comparator.js'
 import { describeFinding, findMisplaced, totalCounts, verificationPassed, type PartitionVerification } from '../../src/audit/verification-report.js'
 import type { AuditClient } from '../../src/kafka/audit-client.js'
 import type { ClusterConnection } from '../../src/kafka/connection.js'
@@ -15,8 +16,8 @@ import { runCommand } from '../run-command.js'
 import { withPolicyArgs, type PolicyArgs } from './lag.js'
 
 export interface VerifyArgs extends CommonArgs, PolicyArgs {
-  source: string
-  target: string
+  source?: string
+  target?: string
   'source-command-config'?: string
   'target-command-config'?: string
   topic: string
@@ -61,7 +62,7 @@ async function chooseAlignment (args: VerifyArgs, target: AuditClient, targetCon
   if (!args['offset-syncs']) return { orderReason: '--no-offset-syncs' }
   const topic = args['offset-syncs-topic'] ?? offsetSyncsTopicName(args['source-alias'])
   if (!(await target.hasTopic(topic))) {
-    if (args['offset-syncs-topic'] !== undefined) throw new UsageError(`--offset-syncs-topic "${topic}": no such topic on the target cluster (${args.target}); check the name, or leave the flag out to align by order`)
+    if (args['offset-syncs-topic'] !== undefined) throw new UsageError(`--offset-syncs-topic "${topic}": no such topic on the target cluster (${targetConnection.brokers.join(',')}); check the name, or leave the flag out to align by order`)
     return { orderReason: `no offset-syncs topic ${topic} on the target` }
   }
   const logger = args.verbose ? createLogger({ level: 'debug' }) : silentLogger
@@ -132,6 +133,23 @@ function progressBar (): { update: (p: { partition: number, sourceOffset: number
   }
 }
 
+const countOf: Record<FindingKind, keyof ComparisonCounts> = { missing: 'missing', duplicated: 'duplicated', extra: 'extra', changed: 'changed', 'out-of-order': 'outOfOrder' }
+
+/** Findings counted but not listed because of `--max-findings`, per kind (kinds with none left out). */
+function findingsNotListed (p: PartitionVerification): Partial<Record<FindingKind, number>> {
+  const out: Partial<Record<FindingKind, number>> = {}
+  for (const kind of FindingKinds) {
+    const unlisted = (p.counts[countOf[kind]] as number) - p.findings.filter(f => f.kind === kind).length
+    if (unlisted > 0) out[kind] = unlisted
+  }
+  return out
+}
+
+/** Notes `verifyCopy` adds when `--wait` ran out before the copy caught up (they start with `--wait:`). */
+function waitRanOut (notes: readonly string[]): boolean {
+  return notes.some(line => line.startsWith('--wait:'))
+}
+
 function parseTime (text: string): number {
   const ms = Date.parse(text)
   if (!Number.isFinite(ms)) throw new UsageError(`--from-time "${text}": expected an ISO 8601 date-time such as 2026-01-31T12:00:00Z`)
@@ -142,6 +160,9 @@ export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Prom
   await runCommand(args, async () => {
     if (args['from-offset'] !== undefined && args['from-time'] !== undefined) throw new UsageError('--from-offset and --from-time exclude each other; give one')
     if (args['to-offset'] !== undefined && args['until-mirrored']) throw new UsageError('--to-offset and --until-mirrored exclude each other; give one')
+    if (args['to-offset'] !== undefined && args['from-offset'] !== undefined && args['to-offset'] <= args['from-offset']) {
+      throw new UsageError(`--to-offset "${args['to-offset']}" is not after --from-offset "${args['from-offset']}"; give an end after the start`)
+    }
     if (args['offset-syncs-topic'] !== undefined && !args['offset-syncs']) throw new UsageError('--offset-syncs-topic and --no-offset-syncs exclude each other; give one')
     const fromTime = args['from-time'] === undefined ? undefined : parseTime(args['from-time'])
     const policy = { name: args['replication-policy'], sourceAlias: args['source-alias'], separator: args.separator }
@@ -177,7 +198,9 @@ export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Prom
         const seconds = (Date.now() - started) / 1000
         const total = totalCounts(result.partitions)
         const misplaced = findMisplaced(result.partitions)
-        const passed = verificationPassed(total, args['allow-duplicates'])
+        // A copy that did not catch up within --wait fails the check even when what was mirrored matches.
+        const waitTimedOut = waitRanOut(result.notes)
+        const passed = verificationPassed(total, args['allow-duplicates']) && !waitTimedOut
         const findingLines = result.partitions.flatMap(p => p.findings.map(f => describeFinding(f, p.partition, p.alignment.targetPartition)))
         const misplacedLines = misplaced.map(m => `wrong partition: source ${m.sourcePartition}@${m.sourceOffset} is missing from target partition ${m.sourcePartition} and is extra in target partition ${m.targetPartition} at offset ${m.targetOffset}`)
         const notes = [...alignmentNotes, ...result.notes, ...result.partitions.flatMap(p => p.notes)]
@@ -187,10 +210,11 @@ export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Prom
             topic: args.topic,
             targetTopic,
             passed,
+            waitTimedOut,
             seconds,
             total,
             alignment: { offsetSyncsTopic: choice.offsetSyncsTopic ?? null, byPartition: Object.fromEntries(byPartition) },
-            partitions: result.partitions.map(p => ({ partition: p.partition, sourceFromOffset: p.sourceFromOffset, sourceUntilOffset: p.sourceUntilOffset, alignment: p.alignment, counts: p.counts, findings: p.findings.map(({ hash: _hash, ...f }) => f), notes: p.notes })),
+            partitions: result.partitions.map(p => ({ partition: p.partition, sourceFromOffset: p.sourceFromOffset, sourceUntilOffset: p.sourceUntilOffset, alignment: p.alignment, counts: p.counts, findings: p.findings.map(({ hash: _hash, ...f }) => f), findingsNotListed: findingsNotListed(p), notes: p.notes })),
             misplaced,
             notes: [...alignmentNotes, ...result.notes],
           }, null, 2) + '\n')
@@ -204,11 +228,15 @@ export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Prom
           rows.push({ label: 'TOTAL', counts: total })
           let text = render(args.format, columns, rows)
           if (args.format === 'table') {
-            const lines = [...misplacedLines, ...findingLines]
+            const unlistedLines = result.partitions.flatMap(p => {
+              const unlisted = Object.entries(findingsNotListed(p)).map(([kind, n]) => `${n} more ${kind}`)
+              return unlisted.length === 0 ? [] : [`partition ${p.partition}: ${unlisted.join(', ')} not listed (--max-findings ${args['max-findings']})`]
+            })
+            const lines = [...misplacedLines, ...findingLines, ...unlistedLines]
             if (lines.length > 0) text += '\n' + lines.join('\n') + '\n'
             const changed = Object.entries(total.changedFields).filter(([, n]) => n > 0).map(([field, n]) => `${field} ${n}`)
             text += `\n${passed ? 'PASSED' : 'FAILED'}: ${total.checked} records checked in ${seconds.toFixed(1)} s (${(total.bytes / 1_048_576 / Math.max(seconds, 0.001)).toFixed(1)} MB/s)` +
-              `${changed.length > 0 ? `; changed fields: ${changed.join(', ')}` : ''}${total.duplicated > 0 && args['allow-duplicates'] ? '; duplicates allowed' : ''}\n` +
+              `${changed.length > 0 ? `; changed fields: ${changed.join(', ')}` : ''}${total.duplicated > 0 && args['allow-duplicates'] ? '; duplicates allowed' : ''}${waitTimedOut ? `; the copy did not catch up within --wait ${args.wait} s` : ''}\n` +
               alignmentLine(choice, byPartition) + '\n'
           }
           await write(text)
@@ -230,8 +258,8 @@ export const verifyCommand: CommandModule<object, VerifyArgs> = {
   command: 'verify',
   describe: 'Compare the copy record by record (key, value, headers, timestamp) per partition: missing, duplicated, extra, changed, out-of-order records.',
   builder: yargs => withPolicyArgs(withCommonArgs(yargs))
-    .option('source', { type: 'string', demandOption: true, describe: 'Source cluster brokers (host:port,...).' })
-    .option('target', { type: 'string', demandOption: true, describe: 'Target cluster brokers.' })
+    .option('source', { type: 'string', describe: 'Source cluster brokers (host:port,...); default: bootstrap.servers in --source-command-config.' })
+    .option('target', { type: 'string', describe: 'Target cluster brokers; default: bootstrap.servers in --target-command-config.' })
     .option('source-command-config', { type: 'string', describe: 'Java client .properties for the source cluster.' })
     .option('target-command-config', { type: 'string', describe: 'Java client .properties for the target cluster.' })
     .option('topic', { type: 'string', demandOption: true, describe: 'Source topic.' })

@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process'
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import type { TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
 /** The compiled CLI, run as users run it. */
@@ -20,4 +21,25 @@ export function runMirrorCheck (args: readonly string[], { timeoutMs = 60_000 } 
       resolve({ code, stdout, stderr, ms: Date.now() - started })
     })
   })
+}
+
+/** A `mirror-check` child process whose output is collected as it comes (for `--watch` and `--wait`). */
+export interface MirrorCheckProcess {
+  readonly child: ChildProcess
+  readonly stdout: () => string
+  readonly stderr: () => string
+  /** Resolves once the process ended: its exit code, or the signal that ended it. */
+  readonly exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
+}
+
+/** Starts `mirror-check args...` without waiting for it; killed (SIGKILL) when the test ends if still running. */
+export function spawnMirrorCheck (t: TestContext, args: readonly string[]): MirrorCheckProcess {
+  const child = spawn(process.execPath, [MIRROR_CHECK, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+  const exited = new Promise<{ code: number | null, signal: NodeJS.Signals | null }>(resolve => child.once('exit', (code, signal) => resolve({ code, signal })))
+  t.after(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
+  return { child, stdout: () => stdout, stderr: () => stderr, exited }
 }
