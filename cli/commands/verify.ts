@@ -145,11 +145,6 @@ function findingsNotListed (p: PartitionVerification): Partial<Record<FindingKin
   return out
 }
 
-/** Notes `verifyCopy` adds when `--wait` ran out before the copy caught up (they start with `--wait:`). */
-function waitRanOut (notes: readonly string[]): boolean {
-  return notes.some(line => line.startsWith('--wait:'))
-}
-
 function parseTime (text: string): number {
   const ms = Date.parse(text)
   if (!Number.isFinite(ms)) throw new UsageError(`--from-time "${text}": expected an ISO 8601 date-time such as 2026-01-31T12:00:00Z`)
@@ -199,7 +194,7 @@ export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Prom
         const total = totalCounts(result.partitions)
         const misplaced = findMisplaced(result.partitions)
         // A copy that did not catch up within --wait fails the check even when what was mirrored matches.
-        const waitTimedOut = waitRanOut(result.notes)
+        const waitTimedOut = result.waitTimedOut
         const passed = verificationPassed(total, args['allow-duplicates']) && !waitTimedOut
         const findingLines = result.partitions.flatMap(p => p.findings.map(f => describeFinding(f, p.partition, p.alignment.targetPartition)))
         const misplacedLines = misplaced.map(m => `wrong partition: source ${m.sourcePartition}@${m.sourceOffset} is missing from target partition ${m.sourcePartition} and is extra in target partition ${m.targetPartition} at offset ${m.targetOffset}`)

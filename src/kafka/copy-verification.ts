@@ -37,18 +37,22 @@ export interface CopyVerificationOptions {
 export interface CopyVerification {
   readonly partitions: PartitionVerification[]
   readonly notes: string[]
+  /** `waitSeconds` passed before the copy caught up (a note says how far it got). */
+  readonly waitTimedOut: boolean
 }
 
-async function waitForCopy (options: CopyVerificationOptions, partitions: readonly number[], sourceEnds: Map<number, number>, hasGroup: boolean, notes: string[]): Promise<void> {
+/** Waits until the copy caught up; false when `waitSeconds` passed first (and a note says why). */
+async function waitForCopy (options: CopyVerificationOptions, partitions: readonly number[], sourceStarts: Map<number, number>, sourceEnds: Map<number, number>, hasGroup: boolean, notes: string[]): Promise<boolean> {
   const deadline = Date.now() + (options.waitSeconds ?? 0) * 1000
   if (hasGroup) {
     for (;;) {
       const committed = await committedOffsets(options.source, options.group, options.topic)
-      const behind = partitions.filter(p => (committed.get(p) ?? -1) < sourceEnds.get(p)!)
-      if (behind.length === 0) return
+      // A partition without a committed offset is behind only when it holds records.
+      const behind = partitions.filter(p => (committed.get(p) ?? sourceStarts.get(p)!) < sourceEnds.get(p)!)
+      if (behind.length === 0) return true
       if (Date.now() >= deadline) {
         notes.push(`--wait: group '${options.group}' still behind the source end offsets on partition(s) ${behind.join(',')} after ${options.waitSeconds} s`)
-        return
+        return false
       }
       await sleep(500)
     }
@@ -57,10 +61,10 @@ async function waitForCopy (options: CopyVerificationOptions, partitions: readon
   for (;;) {
     const ends = await options.target.listOffsets(options.targetTopic, partitions, 'latest', 'read_committed')
     const now = JSON.stringify([...ends])
-    if (now === previous) return
+    if (now === previous) return true
     if (Date.now() >= deadline) {
       notes.push(`--wait: the target was still growing after ${options.waitSeconds} s`)
-      return
+      return false
     }
     previous = now
     await sleep(1000)
@@ -88,7 +92,7 @@ export async function verifyCopy (options: CopyVerificationOptions): Promise<Cop
   if (options.until === 'mirrored' && !hasGroup) {
     throw new MirrorError(ErrorCodes.CONFIG, `--until-mirrored: consumer group '${options.group}' does not exist on the source cluster; name the mirror's group with --group`)
   }
-  if (options.waitSeconds !== undefined && options.waitSeconds > 0) await waitForCopy(options, partitions, sourceEnds, hasGroup, notes)
+  const waitTimedOut = options.waitSeconds !== undefined && options.waitSeconds > 0 && !await waitForCopy(options, partitions, sourceStarts, sourceEnds, hasGroup, notes)
 
   const committed = hasGroup ? await committedOffsets(source, options.group, topic) : new Map<number, number>()
   const fromByTime = options.from !== undefined && 'timestampMs' in options.from ? await source.listOffsets(topic, partitions, { timestampMs: options.from.timestampMs }, 'read_committed') : undefined
@@ -129,7 +133,11 @@ export async function verifyCopy (options: CopyVerificationOptions): Promise<Cop
       }
     }
     until = Math.max(from, until)
-    if (until < end) partitionNotes.push(`source offsets ${until}..${end - 1} are in flight (past the mirror's committed position) and not checked`)
+    if (until < end) {
+      partitionNotes.push(typeof options.until === 'object' && until >= options.until.offset
+        ? `source offsets ${until}..${end - 1} are past --to-offset and not checked`
+        : `source offsets ${until}..${end - 1} are in flight (past the mirror's committed position) and not checked`)
+    }
 
     if (!targetPartitions.includes(partition)) {
       partitionNotes.push(`target topic ${targetTopic} has no partition ${partition}`)
@@ -155,5 +163,5 @@ export async function verifyCopy (options: CopyVerificationOptions): Promise<Cop
       await Promise.allSettled([sourceChunks.return(undefined), targetChunks.return(undefined)])
     }
   }
-  return { partitions: results, notes }
+  return { partitions: results, notes, waitTimedOut }
 }
