@@ -1,3 +1,5 @@
+import type { RecordHeader } from '../shared/record-header.js'
+
 /** The fields of a record that a faithful copy must keep. */
 export const RecordFields = ['key', 'value', 'headers', 'timestamp'] as const
 export type RecordField = typeof RecordFields[number]
@@ -25,7 +27,9 @@ export interface RawRecord {
   readonly timestamp: number
   readonly key: Buffer | null
   readonly value: Buffer | null
-  readonly headers: Readonly<Record<string, Buffer | string | ReadonlyArray<Buffer | string> | undefined>>
+  readonly headers: Readonly<Record<string, Buffer | string | null | ReadonlyArray<Buffer | string | null> | undefined>>
+  /** Every header in wire order; when present it is what is compared (it tells interleaved repeated names apart). */
+  readonly headerList?: readonly RecordHeader[]
 }
 
 const NULL_HASH = 0x1f_ffff_ffff_ffff
@@ -92,24 +96,27 @@ function toBytes (value: Buffer | string): Uint8Array {
   return typeof value === 'string' ? Buffer.from(value) : value
 }
 
-/** Hash of headers in their given order; a header name repeated keeps its values in order. */
-export function hashHeaders (headers: RawRecord['headers']): number {
-  const parts: number[] = []
-  for (const [name, value] of Object.entries(headers)) {
+/** The headers as a list: `headerList` when the reader kept it, else the grouped form flattened name by name. */
+function headerPairs (record: Pick<RawRecord, 'headers' | 'headerList'>): Array<{ key: string, value: Buffer | string | null }> {
+  if (record.headerList !== undefined) return [...record.headerList]
+  const pairs: Array<{ key: string, value: Buffer | string | null }> = []
+  for (const [key, value] of Object.entries(record.headers)) {
     if (value === undefined) continue
-    for (const one of Array.isArray(value) ? value as ReadonlyArray<Buffer | string> : [value as Buffer | string]) {
-      parts.push(hashBytes(Buffer.from(name)), hashBytes(toBytes(one)))
-    }
+    for (const one of Array.isArray(value) ? value as ReadonlyArray<Buffer | string | null> : [value as Buffer | string | null]) pairs.push({ key, value: one })
   }
+  return pairs
+}
+
+/** Hash of the headers in their order (wire order when `headerList` is known); a null value hashes apart from an empty one. */
+export function hashHeaders (record: Pick<RawRecord, 'headers' | 'headerList'>): number {
+  const parts: number[] = []
+  for (const { key, value } of headerPairs(record)) parts.push(hashBytes(Buffer.from(key)), value === null ? NULL_HASH : hashBytes(toBytes(value)))
   return parts.length === 0 ? 0 : combineHashes(parts)
 }
 
-function headerBytes (headers: RawRecord['headers']): number {
+function headerBytes (record: Pick<RawRecord, 'headers' | 'headerList'>): number {
   let total = 0
-  for (const value of Object.values(headers)) {
-    if (value === undefined) continue
-    for (const one of Array.isArray(value) ? value as ReadonlyArray<Buffer | string> : [value as Buffer | string]) total += one.length
-  }
+  for (const { value } of headerPairs(record)) total += value?.length ?? 0
   return total
 }
 
@@ -117,7 +124,7 @@ function headerBytes (headers: RawRecord['headers']): number {
 export function digestRecord (record: RawRecord): RecordDigest {
   const key = record.key === null ? NULL_HASH : hashBytes(record.key)
   const value = record.value === null ? NULL_HASH - 1 : hashBytes(record.value)
-  const headers = hashHeaders(record.headers)
+  const headers = hashHeaders(record)
   return {
     offset: record.offset,
     timestamp: record.timestamp,
@@ -125,7 +132,7 @@ export function digestRecord (record: RawRecord): RecordDigest {
     value,
     headers,
     hash: combineHashes([key, value, headers, record.timestamp]),
-    sizeBytes: (record.key?.length ?? 0) + (record.value?.length ?? 0) + headerBytes(record.headers),
+    sizeBytes: (record.key?.length ?? 0) + (record.value?.length ?? 0) + headerBytes(record),
   }
 }
 

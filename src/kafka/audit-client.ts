@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module'
 import type { Admin, Kafka as KafkaClient } from 'kafkajs'
 import type { RawRecord } from '../audit/record-digest.js'
+import type { RecordHeader } from '../shared/record-header.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { silentLogger } from '../shared/logger.js'
@@ -41,6 +42,8 @@ interface InternalRecord {
   key: Buffer | null
   value: Buffer | null
   headers: Record<string, Buffer | Buffer[]>
+  /** Every header in wire order (added by the project's kafkajs patch). */
+  headerList?: RecordHeader[]
   isControlRecord: boolean
   batchContext: { firstOffset: string, lastOffsetDelta: number, producerId: string, inTransaction: boolean }
 }
@@ -259,7 +262,7 @@ export class AuditClient {
       const kept = (isolation === 'read_committed' ? filterAbortedMessages({ messages: data.messages, abortedTransactions: data.abortedTransactions }) : data.messages)
         .filter(m => !m.isControlRecord && Number(m.offset) >= offset)
       return {
-        records: kept.map(m => ({ offset: Number(m.offset), timestamp: Number(m.timestamp), key: m.key, value: m.value, headers: m.headers })),
+        records: kept.map(m => ({ offset: Number(m.offset), timestamp: Number(m.timestamp), key: m.key, value: m.value, headers: m.headers, ...(m.headerList === undefined ? {} : { headerList: m.headerList }) })),
         nextOffset,
         highWatermark: Number(data.highWatermark),
         logStartOffset: Number(data.lastStartOffset),

@@ -81,7 +81,8 @@ export class KafkaRecordSink {
       if (messages === undefined) byTopic.set(write.topic, messages = [])
       const partition = write.partition
       for (const record of write.records) {
-        messages.push({ partition, key: record.key, value: record.value, timestamp: record.timestamp, headers: record.headers as Message['headers'] })
+        // The patched kafkajs encoder takes headers as a list too: written in the source's order.
+        messages.push({ partition, key: record.key, value: record.value, timestamp: record.timestamp, headers: (record.headerList ?? record.headers) as Message['headers'] })
       }
     }
     const topicMessages: TopicMessages[] = []

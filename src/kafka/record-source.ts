@@ -155,6 +155,7 @@ export class KafkaRecordSource {
       topic: batch.topic,
       partition: batch.partition,
       highWatermark: BigInt(batch.highWatermark),
+      // kafkajs' messages as they are: with the patched decoder each also carries `headerList`.
       records: batch.messages,
       nextOffset: BigInt(batch.lastOffset()) + 1n,
     }, { heartbeat, isActive: () => isRunning() && !isStale() })

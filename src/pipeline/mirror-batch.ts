@@ -1,11 +1,13 @@
+import type { RecordHeader } from '../shared/record-header.js'
+
 /** Tracing of a batch (see `tracing/mirror-tracer.ts`); absent when tracing is off. */
 export interface BatchSpan {
   sendSpan: () => { retry: (event: { operation: string, errorCode: string, attempt?: number, backoffMs?: number }) => void, setTargetOffset: (offset: bigint) => void, end: (error?: unknown) => void }
   end: (error?: unknown) => void
 }
 
-/** Header values as the Kafka client hands them over: bytes, or several for a repeated key. */
-export type HeaderValue = Buffer | string | ReadonlyArray<Buffer | string> | undefined
+/** Header values grouped by name, as the Kafka client hands them over: bytes (or null), or several for a repeated name. */
+export type HeaderValue = Buffer | string | null | ReadonlyArray<Buffer | string | null> | undefined
 
 /**
  * A record as consumed from the source. Fields are kept as the client produced them (bytes stay
@@ -16,7 +18,10 @@ export interface SourceRecord {
   readonly key: Buffer | null
   readonly value: Buffer | null
   readonly timestamp: string
+  /** Grouped by name (the client's view; how repeated names interleave is lost here). */
   readonly headers?: Readonly<Record<string, HeaderValue>>
+  /** Every header in wire order: what is written to the target when present. */
+  readonly headerList?: readonly RecordHeader[]
 }
 
 /**
@@ -42,14 +47,18 @@ export interface MirrorBatch {
 /** Bytes a record holds in memory, as the queue counts them. */
 export function recordBytes (record: SourceRecord): number {
   let bytes = (record.key?.length ?? 0) + (record.value?.length ?? 0)
+  if (record.headerList !== undefined) {
+    for (const header of record.headerList) bytes += header.key.length + (header.value?.length ?? 0)
+    return bytes
+  }
   const headers = record.headers
   if (headers !== undefined) {
     for (const name in headers) {
       const value = headers[name]
       bytes += name.length
-      if (value === undefined) continue
+      if (value == null) continue
       if (typeof value === 'string' || Buffer.isBuffer(value)) bytes += value.length
-      else for (const item of value as ReadonlyArray<Buffer | string>) bytes += item.length
+      else for (const item of value as ReadonlyArray<Buffer | string | null>) bytes += item?.length ?? 0
     }
   }
   return bytes

@@ -7,9 +7,9 @@ const TRACEPARENT = 'traceparent'
 /** The W3C `traceparent` header of a record as a string (the first value if repeated); undefined when absent. */
 export function traceparentOf (headers: Readonly<Record<string, HeaderValue>> | undefined): string | undefined {
   const value = headers?.[TRACEPARENT]
-  if (value === undefined) return undefined
+  if (value == null) return undefined
   const first = typeof value === 'string' || Buffer.isBuffer(value) ? value : value[0]
-  return first === undefined ? undefined : typeof first === 'string' ? first : first.toString('latin1')
+  return first == null ? undefined : typeof first === 'string' ? first : first.toString('latin1')
 }
 
 /**

@@ -13,6 +13,11 @@ test('traceparentOf reads bytes, strings and repeated headers, undefined when ab
   assert.equal(traceparentOf(undefined), undefined)
 })
 
+test('traceparentOf: a null header value is no traceparent', () => {
+  assert.equal(traceparentOf({ traceparent: null }), undefined)
+  assert.equal(traceparentOf({ traceparent: [null, 'x'] }), undefined, 'the first value counts')
+})
+
 test('batchSpanInput describes a MirrorBatch and reads headers only when asked', () => {
   const batch: MirrorBatch = {
     sourceTopic: 'orders', targetTopic: 'eu.orders', partition: 2, firstOffset: 10n, nextOffset: 13n, bytes: 30, pollTimeMs: 0,
