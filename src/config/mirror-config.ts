@@ -2,6 +2,15 @@ import type { ClusterConnection } from '../kafka/connection.js'
 import type { LogLevel } from '../shared/logger.js'
 import type { TopicFilter } from './topic-filter.js'
 
+/**
+ * Producer lanes when none are configured. One lane keeps one produce request in flight for the
+ * whole flow; four let requests for different partitions overlap (a partition stays on one lane,
+ * so its order holds). Measured with `npm run bench` (500,000 records, 2 streams, two interleaved
+ * rounds): 1 lane 72,869 and 86,894 records/s, 4 lanes 99,323 and 96,694; latency p99 at 20,000
+ * records/s 174 and 267 ms with 1 lane, 147 and 138 ms with 4.
+ */
+export const DEFAULT_PRODUCER_LANES = 4
+
 export const CompressionNames = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const
 export type CompressionName = typeof CompressionNames[number]
 
@@ -82,7 +91,7 @@ export interface FlowConfig {
   readonly replicationPolicy: ReplicationPolicy
   /** `--num.streams` / `tasks.max`: consumers in this process for this flow; default 1. */
   readonly numStreams: number
-  /** `--num.producers`: producers writing in parallel; default 1. */
+  /** `--num.producers`: producer lanes writing in parallel, one request in flight each; default `DEFAULT_PRODUCER_LANES`. */
   readonly numProducers: number
   /** `--queue.size`: records held between consumer and producer, in flight included; default 10000. */
   readonly queueMaxRecords: number

@@ -2,7 +2,7 @@ import { ConfigError } from '../shared/errors.js'
 import { LogLevels, type LogLevel } from '../shared/logger.js'
 import { connectionFromProperties, consumerSettingsFromProperties, producerSettingsFromProperties } from './client-properties.js'
 import { readPropertiesFile, type Properties } from './java-properties.js'
-import { freezeConfig, type FlowConfig, type MirrorConfig } from './mirror-config.js'
+import { DEFAULT_PRODUCER_LANES, freezeConfig, type FlowConfig, type MirrorConfig } from './mirror-config.js'
 import { compileTopicPattern, createGroupFilter, createTopicFilter, DEFAULT_GROUPS_EXCLUDE } from './topic-filter.js'
 import { parseBoolean, parseChoice, parseInteger, ProblemList } from './values.js'
 
@@ -107,7 +107,7 @@ export function configFromMm1 (values: Mm1Values): MirrorConfig {
   const int = (flag: Mm1FlagName, fallback: number, min: number): number =>
     parseInteger(`--${flag}`, single(values, flag, problems), { min }, problems) ?? fallback
   const numStreams = int('num.streams', 1, 1)
-  const numProducers = int('num.producers', 1, 1)
+  const numProducers = int('num.producers', DEFAULT_PRODUCER_LANES, 1)
   const queueMaxRecords = int('queue.size', 10_000, 1)
   const queueMaxBytes = int('queue.bytes', 67_108_864, 1024)
   const offsetCommitIntervalMs = int('offset.commit.interval.ms', 60_000, 1)

@@ -3,7 +3,7 @@ import { CONNECTION_KEYS, CONSUMER_KEYS, PRODUCER_KEYS, connectionFromProperties
 import { isSecurityKey } from './client-security.js'
 import { isProviderKey } from './config-providers.js'
 import { readPropertiesFile, type Properties, type PropertyEntry } from './java-properties.js'
-import { freezeConfig, type FlowConfig, type MirrorConfig, type ReplicationPolicy } from './mirror-config.js'
+import { DEFAULT_PRODUCER_LANES, freezeConfig, type FlowConfig, type MirrorConfig, type ReplicationPolicy } from './mirror-config.js'
 import type { SidecarSettings } from './sidecar-settings.js'
 import { compileTopicPattern, createGroupFilter, createTopicFilter, DEFAULT_GROUPS_EXCLUDE } from './topic-filter.js'
 import { parseBoolean, parseInteger, ProblemList } from './values.js'
@@ -273,7 +273,7 @@ function buildFlow (
     topics: createTopicFilter(include, exclude, includeEntry.value, excludeEntry.value.trim() === '' ? undefined : excludeEntry.value),
     replicationPolicy,
     numStreams,
-    numProducers: 1,
+    numProducers: DEFAULT_PRODUCER_LANES,
     queueMaxRecords: 10_000,
     queueMaxBytes: 67_108_864,
     offsetCommitIntervalMs,
