@@ -2,7 +2,7 @@ import type { FlowConfig } from '../config/mirror-config.js'
 import { errorLabel } from '../kafka/errors.js'
 import { GroupAdmin, type GroupOffset } from '../kafka/group-admin.js'
 import { InternalTopicReader, InternalTopicWriter, readInternalTopic } from '../kafka/internal-topic.js'
-import type { FlowLabels } from '../pipeline/pipeline-observer.js'
+import { flowLabels, type FlowLabels } from '../pipeline/pipeline-observer.js'
 import { isCycle } from '../pipeline/topic-sync.js'
 import { settleWithin } from '../shared/deadline.js'
 import type { Logger } from '../shared/logger.js'
@@ -64,7 +64,7 @@ export class GroupOffsetSync {
 
   constructor (flow: FlowConfig, options: GroupOffsetSyncOptions) {
     this.#flow = flow
-    this.#labels = { flow: flow.name, source: flow.source.alias, target: flow.target.alias }
+    this.#labels = flowLabels(flow)
     this.#logger = options.logger.child({ flow: flow.name, component: 'group-sync' })
     this.#observer = options.observer ?? {}
     this.#sourceGroups = new GroupAdmin(flow.source, this.#logger)

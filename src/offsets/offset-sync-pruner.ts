@@ -1,7 +1,7 @@
 import type { FlowConfig } from '../config/mirror-config.js'
 import { errorLabel } from '../kafka/errors.js'
 import { InternalTopicWriter, readInternalTopic } from '../kafka/internal-topic.js'
-import type { FlowLabels } from '../pipeline/pipeline-observer.js'
+import { flowLabels, type FlowLabels } from '../pipeline/pipeline-observer.js'
 import { settleWithin } from '../shared/deadline.js'
 import type { Logger } from '../shared/logger.js'
 import { decodeOffsetSync } from './offset-sync-record.js'
@@ -39,7 +39,7 @@ export class OffsetSyncPruner {
 
   constructor (flow: FlowConfig, options: OffsetSyncPrunerOptions) {
     this.#flow = flow
-    this.#labels = { flow: flow.name, source: flow.source.alias, target: flow.target.alias }
+    this.#labels = flowLabels(flow)
     this.#logger = options.logger.child({ flow: flow.name, component: 'offset-sync-pruner' })
     this.#observer = options.observer ?? {}
     this.#intervalMs = options.intervalMs ?? 600_000

@@ -4,7 +4,7 @@ import { InternalTopicWriter, type InternalRecord } from '../kafka/internal-topi
 import type { MirrorBatch } from '../pipeline/mirror-batch.js'
 import type { AckListener } from '../pipeline/mirror-flow.js'
 import type { CommitCandidate } from '../pipeline/partition-progress.js'
-import type { FlowLabels } from '../pipeline/pipeline-observer.js'
+import { flowLabels, type FlowLabels } from '../pipeline/pipeline-observer.js'
 import type { AckSegment } from '../pipeline/producer-worker.js'
 import { settleWithin } from '../shared/deadline.js'
 import type { Logger } from '../shared/logger.js'
@@ -45,7 +45,7 @@ export class OffsetSyncWriter implements AckListener {
 
   constructor (flow: FlowConfig, options: OffsetSyncWriterOptions) {
     this.#flow = flow
-    this.#labels = { flow: flow.name, source: flow.source.alias, target: flow.target.alias }
+    this.#labels = flowLabels(flow)
     this.#logger = options.logger.child({ flow: flow.name, component: 'offset-syncs' })
     this.#observer = options.observer ?? {}
     this.#writer = new InternalTopicWriter(flow.target, this.#logger)

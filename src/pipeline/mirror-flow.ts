@@ -12,7 +12,7 @@ import { recordBytes, type BatchSpan, type MirrorBatch, type SourceRecord } from
 import { batchSpanInput } from '../tracing/batch-span-input.js'
 import type { BatchSpanInput } from '../tracing/mirror-tracer.js'
 import { PartitionProgress, partitionKey, type CommitCandidate } from './partition-progress.js'
-import type { FlowLabels, FlowSnapshot, LifecycleState, PipelineObserver } from './pipeline-observer.js'
+import { flowLabels, type FlowLabels, type FlowSnapshot, type LifecycleState, type PipelineObserver } from './pipeline-observer.js'
 import { ProducerWorker, type AckSegment } from './producer-worker.js'
 import { TopicSync, type MirroredTopic } from './topic-sync.js'
 
@@ -90,7 +90,7 @@ export class MirrorFlow {
 
   constructor (config: FlowConfig, options: MirrorFlowOptions) {
     this.config = config
-    this.labels = { flow: config.name, source: config.source.alias, target: config.target.alias }
+    this.labels = flowLabels(config)
     this.#logger = options.logger.child({ flow: config.name })
     this.#observer = options.observer ?? {}
     this.#ackListener = options.ackListener

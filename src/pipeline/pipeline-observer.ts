@@ -1,3 +1,4 @@
+import type { FlowConfig } from '../config/mirror-config.js'
 /**
  * What the data plane reports. Metrics, tracing and health implement this; the pipeline calls it
  * on its hot path, so implementations must be cheap and must not throw.
@@ -8,6 +9,11 @@ export interface FlowLabels {
   readonly flow: string
   readonly source: string
   readonly target: string
+}
+
+/** The labels of a configured flow. */
+export function flowLabels (flow: Pick<FlowConfig, 'name' | 'source' | 'target'>): FlowLabels {
+  return { flow: flow.name, source: flow.source.alias, target: flow.target.alias }
 }
 
 export interface ConsumedBatch {
