@@ -66,6 +66,30 @@ export function clusterConnection (options: { alias: string, bootstrap: string |
   return connection
 }
 
+/** The two clusters of lag, verify and translate: bootstrap flags, each defaulting to its properties file. */
+export interface ClusterPairArgs {
+  source?: string
+  target?: string
+  'source-command-config'?: string
+  'target-command-config'?: string
+}
+
+export function withClusterPairArgs<T> (yargs: Argv<T>): Argv<T & ClusterPairArgs> {
+  return yargs
+    .option('source', { type: 'string', describe: 'Source cluster brokers (host:port,...); default: bootstrap.servers in --source-command-config.' })
+    .option('target', { type: 'string', describe: 'Target cluster brokers; default: bootstrap.servers in --target-command-config.' })
+    .option('source-command-config', { type: 'string', describe: 'Java client .properties for the source cluster (security settings included).' })
+    .option('target-command-config', { type: 'string', describe: 'Java client .properties for the target cluster.' }) as Argv<T & ClusterPairArgs>
+}
+
+/** Both connections of a `ClusterPairArgs` command; a bad flag or file throws before anything connects. */
+export function clusterPair (args: ClusterPairArgs): { source: ClusterConnection, target: ClusterConnection } {
+  return {
+    source: clusterConnection({ alias: 'source', bootstrap: args.source, bootstrapFlag: '--source', configFile: args['source-command-config'], configFlag: '--source-command-config' }),
+    target: clusterConnection({ alias: 'target', bootstrap: args.target, bootstrapFlag: '--target', configFile: args['target-command-config'], configFlag: '--target-command-config' }),
+  }
+}
+
 /** A connected audit client for `connection`; closed by the caller. */
 export async function connectClient (connection: ClusterConnection, args: CommonArgs): Promise<AuditClient> {
   const client = new AuditClient(connection, {

@@ -3,7 +3,7 @@ import { ageSeconds, lagViolations } from '../../src/audit/lag.js'
 import { ReplicationPolicies, targetTopicName, type ReplicationPolicyName } from '../../src/audit/replication-policy.js'
 import { committedOffsets, groupExists } from '../../src/kafka/group-offsets.js'
 import { PartitionReader } from '../../src/kafka/partition-reader.js'
-import { clusterConnection, connectClient, nonNegativeNumber, positiveInteger, withCommonArgs, type CommonArgs } from '../cluster-args.js'
+import { clusterPair, connectClient, nonNegativeNumber, positiveInteger, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { formatSeconds, note, render, write, type Column } from '../output.js'
 import { runCommand } from '../run-command.js'
@@ -14,11 +14,7 @@ export interface PolicyArgs {
   separator: string
 }
 
-export interface LagArgs extends CommonArgs, PolicyArgs {
-  source?: string
-  target?: string
-  'source-command-config'?: string
-  'target-command-config'?: string
+export interface LagArgs extends CommonArgs, PolicyArgs, ClusterPairArgs {
   group: string
   topic?: string[]
   'max-lag'?: number
@@ -58,8 +54,7 @@ export function withPolicyArgs<T> (yargs: Argv<T>): Argv<T & PolicyArgs> {
 export async function lagHandler (args: ArgumentsCamelCase<LagArgs>): Promise<void> {
   await runCommand(args, async () => {
     const policy = { name: args['replication-policy'], sourceAlias: args['source-alias'], separator: args.separator }
-    const sourceConnection = clusterConnection({ alias: 'source', bootstrap: args.source, bootstrapFlag: '--source', configFile: args['source-command-config'], configFlag: '--source-command-config' })
-    const targetConnection = clusterConnection({ alias: 'target', bootstrap: args.target, bootstrapFlag: '--target', configFile: args['target-command-config'], configFlag: '--target-command-config' })
+    const { source: sourceConnection, target: targetConnection } = clusterPair(args)
     const source = await connectClient(sourceConnection, args)
     try {
       const target = await connectClient(targetConnection, args)
@@ -142,11 +137,7 @@ export async function lagHandler (args: ArgumentsCamelCase<LagArgs>): Promise<vo
 export const lagCommand: CommandModule<object, LagArgs> = {
   command: 'lag',
   describe: 'Cross-cluster lag of a mirror: source and target log end offsets, the mirror\'s committed position, lag in records and seconds.',
-  builder: yargs => withPolicyArgs(withCommonArgs(yargs))
-    .option('source', { type: 'string', describe: 'Source cluster brokers (host:port,...); default: bootstrap.servers in --source-command-config.' })
-    .option('target', { type: 'string', describe: 'Target cluster brokers; default: bootstrap.servers in --target-command-config.' })
-    .option('source-command-config', { type: 'string', describe: 'Java client .properties for the source cluster.' })
-    .option('target-command-config', { type: 'string', describe: 'Java client .properties for the target cluster.' })
+  builder: yargs => withClusterPairArgs(withPolicyArgs(withCommonArgs(yargs)))
     .option('group', { type: 'string', default: 'mirror-sidecar', describe: 'The mirror\'s consumer group on the source cluster.' })
     .option('topic', { type: 'string', array: true, describe: 'Source topics (default: every topic the group has committed offsets for).' })
     .option('max-lag', { type: 'string', coerce: positiveInteger('--max-lag', 0), describe: 'Check: exit 1 when any partition lags by more records.' })

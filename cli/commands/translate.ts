@@ -2,16 +2,12 @@ import type { Argv, CommandModule } from 'yargs'
 import { offsetSyncsTopicName } from '../../src/offsets/offset-sync-store.js'
 import { translateGroupOffsets, type GroupTranslationRow } from '../../src/offsets/translate-group.js'
 import { createLogger, silentLogger } from '../../src/shared/logger.js'
-import { clusterConnection, withCommonArgs, type CommonArgs } from '../cluster-args.js'
+import { clusterPair, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cluster-args.js'
 import { ExitCode } from '../exit-codes.js'
 import { note, render, write, type Column } from '../output.js'
 import { runCommand } from '../run-command.js'
 
-export interface TranslateArgs extends CommonArgs {
-  source?: string
-  target?: string
-  'source-command-config'?: string
-  'target-command-config'?: string
+export interface TranslateArgs extends CommonArgs, ClusterPairArgs {
   group: string
   topic?: string
   'source-alias': string
@@ -36,8 +32,7 @@ export const translationColumns: Column<GroupTranslationRow>[] = [
 
 /** Translates and renders; the exit code is 0 when every partition translated, 1 otherwise (not yet mirrored, no syncs, no committed offsets). */
 export async function translateOutput (args: TranslateArgs): Promise<{ text: string, notes: string[], exitCode: ExitCode }> {
-  const source = clusterConnection({ alias: 'source', bootstrap: args.source, bootstrapFlag: '--source', configFile: args['source-command-config'], configFlag: '--source-command-config' })
-  const target = clusterConnection({ alias: 'target', bootstrap: args.target, bootstrapFlag: '--target', configFile: args['target-command-config'], configFlag: '--target-command-config' })
+  const { source, target } = clusterPair(args)
   const timeouts = { connectionTimeoutMs: args['timeout-ms'] }
   const rows = await translateGroupOffsets({
     source: { ...source, ...timeouts },
@@ -56,15 +51,11 @@ export async function translateOutput (args: TranslateArgs): Promise<{ text: str
 export const translateCommand: CommandModule<object, TranslateArgs> = {
   command: 'translate',
   describe: 'Where each committed offset of a source consumer group is on the target, exactly, from the offset syncs (exit 1 when a partition is not yet mirrored).',
-  builder: (yargs: Argv<object>) => withCommonArgs(yargs
-    .option('source', { type: 'string', describe: 'Source cluster bootstrap servers (host:port,...); default: bootstrap.servers in --source-command-config.' })
-    .option('target', { type: 'string', describe: 'Target cluster bootstrap servers, where the offset syncs are; default: bootstrap.servers in --target-command-config.' })
-    .option('source-command-config', { type: 'string', describe: 'Java client .properties for the source (security settings).' })
-    .option('target-command-config', { type: 'string', describe: 'Java client .properties for the target.' })
+  builder: (yargs: Argv<object>) => withClusterPairArgs(withCommonArgs(yargs))
     .option('group', { type: 'string', demandOption: true, describe: 'Consumer group on the source.' })
     .option('topic', { type: 'string', describe: 'Only this source topic.' })
     .option('source-alias', { type: 'string', default: 'source', describe: 'Source cluster alias in the sidecar config; names the offset-syncs topic.' })
-    .option('offset-syncs-topic', { type: 'string', describe: 'Offset-syncs topic on the target (default mirror-offset-syncs.<source-alias>.internal).' })) as unknown as Argv<TranslateArgs>,
+    .option('offset-syncs-topic', { type: 'string', describe: 'Offset-syncs topic on the target (default mirror-offset-syncs.<source-alias>.internal).' }) as unknown as Argv<TranslateArgs>,
   handler: async args => {
     await runCommand(args, async () => {
       const { text, notes, exitCode } = await translateOutput(args)

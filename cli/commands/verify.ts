@@ -9,17 +9,13 @@ import { verifyCopy, type VerifyUntil } from '../../src/kafka/copy-verification.
 import { OFFSET_SYNC_ALIGNMENT_METHOD, OffsetSyncAligner } from '../../src/offsets/offset-sync-aligner.js'
 import { loadOffsetSyncs, offsetSyncsTopicName } from '../../src/offsets/offset-sync-store.js'
 import { createLogger, silentLogger } from '../../src/shared/logger.js'
-import { clusterConnection, connectClient, nonNegativeNumber, positiveInteger, withCommonArgs, type CommonArgs } from '../cluster-args.js'
+import { clusterPair, connectClient, nonNegativeNumber, positiveInteger, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { note, render, write, type Column } from '../output.js'
 import { runCommand } from '../run-command.js'
 import { withPolicyArgs, type PolicyArgs } from './lag.js'
 
-export interface VerifyArgs extends CommonArgs, PolicyArgs {
-  source?: string
-  target?: string
-  'source-command-config'?: string
-  'target-command-config'?: string
+export interface VerifyArgs extends CommonArgs, PolicyArgs, ClusterPairArgs {
   topic: string
   'target-topic'?: string
   partition?: number[]
@@ -162,8 +158,7 @@ export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Prom
     const fromTime = args['from-time'] === undefined ? undefined : parseTime(args['from-time'])
     const policy = { name: args['replication-policy'], sourceAlias: args['source-alias'], separator: args.separator }
     const targetTopic = args['target-topic'] ?? targetTopicName(args.topic, policy)
-    const sourceConnection = clusterConnection({ alias: 'source', bootstrap: args.source, bootstrapFlag: '--source', configFile: args['source-command-config'], configFlag: '--source-command-config' })
-    const targetConnection = clusterConnection({ alias: 'target', bootstrap: args.target, bootstrapFlag: '--target', configFile: args['target-command-config'], configFlag: '--target-command-config' })
+    const { source: sourceConnection, target: targetConnection } = clusterPair(args)
     const until: VerifyUntil = args['to-offset'] !== undefined ? { offset: args['to-offset'] } : args['until-mirrored'] ? 'mirrored' : 'default'
     const source = await connectClient(sourceConnection, args)
     const bar = progressBar()
@@ -252,11 +247,7 @@ export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Prom
 export const verifyCommand: CommandModule<object, VerifyArgs> = {
   command: 'verify',
   describe: 'Compare the copy record by record (key, value, headers, timestamp) per partition: missing, duplicated, extra, changed, out-of-order records.',
-  builder: yargs => withPolicyArgs(withCommonArgs(yargs))
-    .option('source', { type: 'string', describe: 'Source cluster brokers (host:port,...); default: bootstrap.servers in --source-command-config.' })
-    .option('target', { type: 'string', describe: 'Target cluster brokers; default: bootstrap.servers in --target-command-config.' })
-    .option('source-command-config', { type: 'string', describe: 'Java client .properties for the source cluster.' })
-    .option('target-command-config', { type: 'string', describe: 'Java client .properties for the target cluster.' })
+  builder: yargs => withClusterPairArgs(withPolicyArgs(withCommonArgs(yargs)))
     .option('topic', { type: 'string', demandOption: true, describe: 'Source topic.' })
     .option('target-topic', { type: 'string', describe: 'Target topic (default: from the replication policy).' })
     .option('partition', { type: 'string', array: true, coerce: (values: unknown[]) => values.map(v => positiveInteger('--partition', 0)(v)), describe: 'Only these source partitions.' })
