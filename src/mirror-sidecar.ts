@@ -2,11 +2,13 @@ import type { MirrorConfig } from './config/mirror-config.js'
 import { GroupOffsetSync } from './offsets/group-offset-sync.js'
 import { OffsetSyncPruner } from './offsets/offset-sync-pruner.js'
 import { OffsetSyncWriter } from './offsets/offset-sync-writer.js'
-import type { OffsetsObserver } from './offsets/offsets-observer.js'
+import { OffsetsObserverEvents, type OffsetsObserver } from './offsets/offsets-observer.js'
 import { Observability } from './http/observability.js'
 import { OffsetsMetrics } from './metrics/offsets-metrics.js'
+import { kafkaFlowPorts } from './kafka/flow-ports.js'
 import { MirrorFlow } from './pipeline/mirror-flow.js'
 import type { FlowSnapshot } from './pipeline/pipeline-observer.js'
+import { fanOut } from './shared/fan-out.js'
 import type { Logger } from './shared/logger.js'
 
 export interface MirrorSidecarOptions {
@@ -43,14 +45,14 @@ export class MirrorSidecar {
       const flow = this.flows[i]
       return sync === undefined || flow === undefined ? [] : [{ flow: flow.labels, groups: sync.snapshot() }]
     }))
-    const observer = options.offsetsObserver === undefined ? offsetsMetrics : combineOffsetsObservers(offsetsMetrics, options.offsetsObserver)
+    const observer = options.offsetsObserver === undefined ? offsetsMetrics : fanOut(OffsetsObserverEvents, offsetsMetrics, options.offsetsObserver)
     const offsets = { logger: options.logger, observer }
     this.offsetSyncWriters = config.flows.map(flow => flow.offsetSyncs.enabled ? new OffsetSyncWriter(flow, offsets) : undefined)
     this.offsetSyncPruners = config.flows.map(flow => flow.offsetSyncs.enabled ? new OffsetSyncPruner(flow, offsets) : undefined)
     this.groupOffsetSyncs = config.flows.map(flow => flow.groupSync.enabled ? new GroupOffsetSync(flow, offsets) : undefined)
     this.flows = config.flows.map((flow, i) => {
       const ackListener = this.offsetSyncWriters[i]
-      return new MirrorFlow(flow, {
+      return new MirrorFlow(flow, kafkaFlowPorts(flow, options.logger), {
         logger: options.logger,
         drainTimeoutMs: config.drainTimeoutMs,
         observer: this.observability.observer,
@@ -99,17 +101,4 @@ export class MirrorSidecar {
   abort (): void {
     for (const flow of this.flows) flow.abort()
   }
-}
-
-/** Calls both observers' callbacks (metrics first). */
-function combineOffsetsObservers (a: OffsetsObserver, b: OffsetsObserver): OffsetsObserver {
-  const keys = ['syncsWritten', 'syncsPruned', 'syncWriteFailed', 'checkpointsWritten', 'groupOffsetsSynced', 'groupSkipped', 'translationFailed'] as const
-  const combined: Record<string, (...args: never[]) => void> = {}
-  for (const key of keys) {
-    combined[key] = (...args: never[]) => {
-      (a[key] as ((...x: never[]) => void) | undefined)?.(...args)
-      ;(b[key] as ((...x: never[]) => void) | undefined)?.(...args)
-    }
-  }
-  return combined as OffsetsObserver
 }

@@ -1,5 +1,6 @@
 import { MirrorMetrics } from '../metrics/mirror-metrics.js'
-import type { FlowSnapshot, PipelineObserver } from '../pipeline/pipeline-observer.js'
+import { PipelineObserverEvents, type FlowSnapshot, type PipelineObserver } from '../pipeline/pipeline-observer.js'
+import { fanOut } from '../shared/fan-out.js'
 import { silentLogger, type Logger } from '../shared/logger.js'
 import { MirrorTracer } from '../tracing/mirror-tracer.js'
 import { HealthServer } from './health-server.js'
@@ -20,23 +21,7 @@ export interface ObservabilityOptions {
 
 /** Calls every observer's callback in turn; observers must not throw (see `PipelineObserver`). */
 export function combineObservers (...observers: readonly PipelineObserver[]): PipelineObserver {
-  const each = <K extends keyof PipelineObserver>(key: K): PipelineObserver[K] => {
-    const callbacks = observers.map(observer => observer[key]?.bind(observer)).filter(callback => callback !== undefined)
-    if (callbacks.length === 0) return undefined
-    if (callbacks.length === 1) return callbacks[0] as PipelineObserver[K]
-    return ((...args: unknown[]) => { for (const callback of callbacks) (callback as (...a: unknown[]) => void)(...args) }) as PipelineObserver[K]
-  }
-  return {
-    consumed: each('consumed'),
-    produced: each('produced'),
-    produceRequest: each('produceRequest'),
-    retry: each('retry'),
-    sendFailed: each('sendFailed'),
-    committed: each('committed'),
-    commitFailed: each('commitFailed'),
-    rebalanced: each('rebalanced'),
-    fatal: each('fatal'),
-  }
+  return fanOut(PipelineObserverEvents, ...observers)
 }
 
 /**

@@ -1,7 +1,7 @@
 import kafkajs from 'kafkajs'
 import type { Message, Producer, TopicMessages } from 'kafkajs'
 import type { CompressionName, ProducerSettings } from '../config/mirror-config.js'
-import type { SourceRecord } from '../pipeline/mirror-batch.js'
+import type { PartitionAck, PartitionWrite, RecordSink } from '../pipeline/ports.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
@@ -18,27 +18,13 @@ const compressionTypes: Record<CompressionName, number> = {
   zstd: CompressionTypes.ZSTD,
 }
 
-/** Records for one target partition, in the order they must be written. */
-export interface PartitionWrite {
-  readonly topic: string
-  readonly partition: number
-  readonly records: readonly SourceRecord[]
-}
-
-/** The target's acknowledgement for one partition: records got `baseOffset`, `baseOffset + 1`, ... */
-export interface PartitionAck {
-  readonly topic: string
-  readonly partition: number
-  readonly baseOffset: bigint
-}
-
 /**
  * One producer on the target. Each `send` is one produce request (acks=all by default) with one
  * record batch per partition, so the records of a partition get consecutive target offsets.
  * After a failed send the producer is replaced (`reset`): a fresh idempotent producer id, so a
  * retry can neither be rejected for its sequence number nor reorder what was written.
  */
-export class KafkaRecordSink {
+export class KafkaRecordSink implements RecordSink {
   readonly #connection: ClusterConnection
   readonly #settings: ProducerSettings
   readonly #logger: Logger

@@ -1,52 +1,18 @@
 import type { Consumer, EachBatchPayload } from 'kafkajs'
 import type { ConsumerSettings } from '../config/mirror-config.js'
-import type { SourceRecord } from '../pipeline/mirror-batch.js'
+import type { CommitOffset, RecordSource, SourceListener } from '../pipeline/ports.js'
+import { partitionKey } from '../pipeline/partition-key.js'
 import { ErrorCodes } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from './connection.js'
 import { toMirrorError } from './errors.js'
 
-/** Records of one partition from one fetch, in offset order. */
-export interface FetchedBatch {
-  readonly topic: string
-  readonly partition: number
-  readonly highWatermark: bigint
-  readonly records: readonly SourceRecord[]
-  /** Offset after the last offset the fetch covered, control records (transaction markers) included. */
-  readonly nextOffset?: bigint
-}
-
-/** Lets a batch handler keep the group membership alive while it waits (backpressure). */
-export interface FetchControl {
-  heartbeat: () => Promise<void>
-  /** False once the consumer stops or the batch went stale in a rebalance: stop handing it over. */
-  isActive: () => boolean
-}
-
-export interface SourceHandlers {
-  /** Called per fetched batch; the consumer fetches that partition again only after it settles. */
-  onBatch: (batch: FetchedBatch, control: FetchControl) => Promise<void>
-  /** The consumer moved to `nextOffset` over offsets without records (control records, aborted data). */
-  onSkipped: (topic: string, partition: number, nextOffset: bigint) => void
-  /** The partitions this process owns changed (keys `topic\0partition`). */
-  onAssignment: (owned: ReadonlySet<string>) => void
-  onRebalancing: () => void
-  /** The consumer stopped on an error it will not recover from. */
-  onCrash: (error: Error) => void
-}
-
-export interface CommitOffset {
-  readonly topic: string
-  readonly partition: number
-  readonly offset: bigint
-}
-
 /**
  * The mirror's consumer group on the source: `streams` kafkajs consumers in one group, auto-commit
  * off. Offsets are committed only through `commit`, by the member that owns each partition.
  */
-export class KafkaRecordSource {
+export class KafkaRecordSource implements RecordSource {
   readonly #connection: ClusterConnection
   readonly #settings: ConsumerSettings
   readonly #streams: number
@@ -75,7 +41,7 @@ export class KafkaRecordSource {
   }
 
   /** Joins the group subscribed to `topics` (which must exist) and starts fetching. */
-  async start (topics: readonly string[], handlers: SourceHandlers): Promise<void> {
+  async start (topics: readonly string[], handlers: SourceListener): Promise<void> {
     this.#stopped = false
     this.#topics = topics
     const kafka = createKafkaClient({ ...this.#connection, clientId: this.#connection.clientId }, this.#logger)
@@ -111,12 +77,12 @@ export class KafkaRecordSource {
     })))
   }
 
-  #wireEvents (consumer: Consumer, handlers: SourceHandlers): void {
+  #wireEvents (consumer: Consumer, handlers: SourceListener): void {
     const { GROUP_JOIN, REBALANCING, END_BATCH_PROCESS, CRASH, CONNECT, DISCONNECT } = consumer.events
     consumer.on(GROUP_JOIN, event => {
       const owned = new Set<string>()
       for (const [topic, partitions] of Object.entries(event.payload.memberAssignment)) {
-        for (const partition of partitions) owned.add(`${topic}\u0000${partition}`)
+        for (const partition of partitions) owned.add(partitionKey(topic, partition))
       }
       this.#assignments.set(consumer, owned)
       handlers.onAssignment(this.owned())
@@ -148,7 +114,7 @@ export class KafkaRecordSource {
     })
   }
 
-  async #eachBatch (payload: EachBatchPayload, handlers: SourceHandlers): Promise<void> {
+  async #eachBatch (payload: EachBatchPayload, handlers: SourceListener): Promise<void> {
     const { batch, heartbeat, isRunning, isStale, resolveOffset } = payload
     if (batch.messages.length === 0) return
     await handlers.onBatch({
@@ -167,7 +133,7 @@ export class KafkaRecordSource {
   async commit (offsets: readonly CommitOffset[]): Promise<void> {
     const byConsumer = new Map<Consumer, Array<{ topic: string, partition: number, offset: string }>>()
     for (const { topic, partition, offset } of offsets) {
-      const key = `${topic}\u0000${partition}`
+      const key = partitionKey(topic, partition)
       const owner = this.#consumers.find(c => this.#assignments.get(c)?.has(key)) ?? this.#consumers[0]
       if (owner === undefined) continue
       const list = byConsumer.get(owner) ?? []

@@ -1,5 +1,6 @@
 import kafkajs from 'kafkajs'
 import type { Admin } from 'kafkajs'
+import type { NewTopic, TopicCatalog, TopicDescription } from '../pipeline/ports.js'
 import { ErrorCodes } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
@@ -8,26 +9,8 @@ import { toMirrorError } from './errors.js'
 
 const { ConfigResourceTypes } = kafkajs
 
-/** Topic configs copied to topics the mirror creates (what decides how long data lives and how it is cleaned). */
-export const SYNCED_TOPIC_CONFIGS = [
-  'cleanup.policy', 'retention.ms', 'retention.bytes', 'min.compaction.lag.ms', 'max.compaction.lag.ms',
-  'delete.retention.ms', 'max.message.bytes', 'message.timestamp.type', 'segment.bytes', 'segment.ms',
-] as const
-
-export interface TopicDescription {
-  readonly name: string
-  readonly partitions: number
-}
-
-export interface NewTopic {
-  readonly name: string
-  readonly partitions: number
-  readonly replicationFactor: number
-  readonly configs: Readonly<Record<string, string>>
-}
-
 /** Admin requests on one cluster, behind start()/stop(). */
-export class TopicAdmin {
+export class TopicAdmin implements TopicCatalog {
   readonly #connection: ClusterConnection
   readonly #logger: Logger
   #admin: Admin | undefined

@@ -25,3 +25,8 @@ export interface OffsetsObserver {
   /** A partition of a group could not be translated: `not-yet-mirrored`, `no-syncs`. */
   translationFailed?: (flow: FlowLabels, group: string, reason: 'not-yet-mirrored' | 'no-syncs') => void
 }
+
+/** Every event of `OffsetsObserver`, for fanning one event out to several observers (`fanOut`). */
+export const OffsetsObserverEvents = {
+  syncsWritten: true, syncsPruned: true, syncWriteFailed: true, checkpointsWritten: true, groupOffsetsSynced: true, groupSkipped: true, translationFailed: true,
+} as const satisfies Record<keyof OffsetsObserver, true>

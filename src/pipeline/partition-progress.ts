@@ -1,4 +1,6 @@
 import type { MirrorBatch } from './mirror-batch.js'
+import { partitionKey } from './partition-key.js'
+import type { CommitCandidate } from './ports.js'
 import type { PartitionSnapshot } from './pipeline-observer.js'
 
 interface InFlight {
@@ -20,17 +22,6 @@ interface PartitionState {
   lastProgressMs: number
   /** False while another member owns the partition (its state is kept to avoid copying twice). */
   owned: boolean
-}
-
-export interface CommitCandidate {
-  readonly topic: string
-  readonly partition: number
-  readonly offset: bigint
-  readonly lagRecords: bigint
-}
-
-function partitionKey (topic: string, partition: number): string {
-  return `${topic}\u0000${partition}`
 }
 
 /**
@@ -181,5 +172,3 @@ export class PartitionProgress {
     return out
   }
 }
-
-export { partitionKey }

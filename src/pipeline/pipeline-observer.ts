@@ -94,3 +94,8 @@ export interface PipelineObserver {
   rebalanced?: (flow: FlowLabels) => void
   fatal?: (flow: FlowLabels, error: Error) => void
 }
+
+/** Every event of `PipelineObserver`, for fanning one event out to several observers (`fanOut`). */
+export const PipelineObserverEvents = {
+  consumed: true, produced: true, produceRequest: true, retry: true, sendFailed: true, committed: true, commitFailed: true, rebalanced: true, fatal: true,
+} as const satisfies Record<keyof PipelineObserver, true>

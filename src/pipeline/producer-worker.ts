@@ -1,20 +1,12 @@
-import type { KafkaRecordSink, PartitionAck, PartitionWrite } from '../kafka/record-sink.js'
-import { errorLabel } from '../kafka/errors.js'
-import { ErrorCodes, MirrorError } from '../shared/errors.js'
+import { ErrorCodes, errorLabel, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { retry } from '../shared/retry.js'
 import type { BoundedQueue } from './bounded-queue.js'
 import type { MirrorBatch } from './mirror-batch.js'
+import type { AckSegment, PartitionAck, PartitionWrite, RecordSink } from './ports.js'
 
-/** Target offsets of a run of records of one batch: records `from .. from + count - 1` got `targetBaseOffset ..`. */
-export interface AckSegment {
-  readonly from: number
-  readonly count: number
-  readonly targetBaseOffset: bigint
-}
-
-/** What a worker tells the flow about each batch it finished. */
-export interface WorkerCallbacks {
+/** What a producer lane tells the flow about each batch it finished and each request it made. */
+export interface WorkerListener {
   /**
    * The first `recordsAcked` records of `batch` (normally all) are on the target; `segments` say
    * where (one segment unless the send was split).
@@ -49,16 +41,16 @@ function isPermanent (error: unknown): boolean {
  */
 export class ProducerWorker {
   readonly #queue: BoundedQueue<MirrorBatch>
-  readonly #sink: KafkaRecordSink
+  readonly #sink: RecordSink
   readonly #options: ProducerWorkerOptions
-  readonly #callbacks: WorkerCallbacks
+  readonly #listener: WorkerListener
   readonly #logger: Logger
 
-  constructor (queue: BoundedQueue<MirrorBatch>, sink: KafkaRecordSink, options: ProducerWorkerOptions, callbacks: WorkerCallbacks, logger: Logger) {
+  constructor (queue: BoundedQueue<MirrorBatch>, sink: RecordSink, options: ProducerWorkerOptions, listener: WorkerListener, logger: Logger) {
     this.#queue = queue
     this.#sink = sink
     this.#options = options
-    this.#callbacks = callbacks
+    this.#listener = listener
     this.#logger = logger
   }
 
@@ -86,7 +78,7 @@ export class ProducerWorker {
         const base = next.get(key) ?? acks.get(key)
         if (base === undefined) throw new MirrorError(ErrorCodes.INTERNAL, `no acknowledgement for ${batch.targetTopic}-${batch.partition}`)
         next.set(key, base + BigInt(batch.records.length))
-        this.#callbacks.acknowledged(batch, [{ from: 0, count: batch.records.length, targetBaseOffset: base }], now, batch.records.length)
+        this.#listener.acknowledged(batch, [{ from: 0, count: batch.records.length, targetBaseOffset: base }], now, batch.records.length)
         if (sends !== undefined) {
           const send = sends[batches.indexOf(batch)]
           send?.setTargetOffset(base)
@@ -123,13 +115,13 @@ export class ProducerWorker {
       } catch (error) {
         if (!isPermanent(error)) throw error
         // Records before this one are on the target; report them before stopping or skipping.
-        if (i > 0 && this.#options.abortOnSendFailure) this.#callbacks.acknowledged(batch, segments, Date.now(), i)
+        if (i > 0 && this.#options.abortOnSendFailure) this.#listener.acknowledged(batch, segments, Date.now(), i)
         if (this.#options.abortOnSendFailure) batch.span?.end(error)
         this.#fail(batch, i, error as MirrorError)
         if (this.#options.abortOnSendFailure) return
       }
     }
-    this.#callbacks.acknowledged(batch, segments, Date.now(), batch.records.length)
+    this.#listener.acknowledged(batch, segments, Date.now(), batch.records.length)
     batch.span?.end()
   }
 
@@ -138,7 +130,7 @@ export class ProducerWorker {
     const failure = new MirrorError(ErrorCodes.SEND_FAILED,
       `cannot write ${batch.sourceTopic} partition ${batch.partition} offset ${offset} to ${batch.targetTopic}: ${error.kafkaCode ?? error.code} (${error.message})`,
       { cause: error, ...(error.kafkaCode === undefined ? {} : { kafkaCode: error.kafkaCode }) })
-    this.#callbacks.skipped(batch, index, failure)
+    this.#listener.skipped(batch, index, failure)
     if (this.#options.abortOnSendFailure) throw failure
   }
 
@@ -148,10 +140,10 @@ export class ProducerWorker {
       const started = performance.now()
       try {
         const result = await this.#sink.send(writes, this.#options.requestTimeoutMs)
-        this.#callbacks.produceRequest((performance.now() - started) / 1000, true)
+        this.#listener.produceRequest((performance.now() - started) / 1000, true)
         return result
       } catch (error) {
-        this.#callbacks.produceRequest((performance.now() - started) / 1000, false)
+        this.#listener.produceRequest((performance.now() - started) / 1000, false)
         throw error
       }
     }, {
@@ -159,7 +151,7 @@ export class ProducerWorker {
       initialBackoffMs: 200,
       maxBackoffMs: 5_000,
       onRetry: (error, attempt, waitMs) => {
-        this.#callbacks.retry('produce', error)
+        this.#listener.retry('produce', error)
         if (sends !== undefined) for (const send of sends) send?.retry({ operation: 'produce', errorCode: errorLabel(error), attempt, backoffMs: waitMs })
         if (attempt === 1 || attempt % 10 === 0) this.#logger.warn('writing to the target failed; retrying', { attempt, backoffMs: waitMs, code: errorLabel(error), error })
       },

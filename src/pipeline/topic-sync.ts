@@ -1,6 +1,12 @@
 import { targetTopicName, type FlowConfig, type ReplicationPolicy } from '../config/mirror-config.js'
-import { SYNCED_TOPIC_CONFIGS, type TopicAdmin } from '../kafka/topic-admin.js'
+import type { TopicCatalog } from './ports.js'
 import type { Logger } from '../shared/logger.js'
+
+/** Topic configs copied to topics the mirror creates (what decides how long data lives and how it is cleaned). */
+export const SYNCED_TOPIC_CONFIGS = [
+  'cleanup.policy', 'retention.ms', 'retention.bytes', 'min.compaction.lag.ms', 'max.compaction.lag.ms',
+  'delete.retention.ms', 'max.message.bytes', 'message.timestamp.type', 'segment.bytes', 'segment.ms',
+] as const
 
 /** A source topic the flow copies, where it goes, and how many partitions it has. */
 export interface MirroredTopic {
@@ -31,12 +37,12 @@ export function isCycle (topic: string, policy: ReplicationPolicy, targetAlias: 
  * cleanup configs; partitions added on the source are added on the target.
  */
 export class TopicSync {
-  readonly #source: TopicAdmin
-  readonly #target: TopicAdmin
+  readonly #source: TopicCatalog
+  readonly #target: TopicCatalog
   readonly #flow: FlowConfig
   readonly #logger: Logger
 
-  constructor (source: TopicAdmin, target: TopicAdmin, flow: FlowConfig, logger: Logger) {
+  constructor (source: TopicCatalog, target: TopicCatalog, flow: FlowConfig, logger: Logger) {
     this.#source = source
     this.#target = target
     this.#flow = flow

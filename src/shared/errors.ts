@@ -59,3 +59,18 @@ export class ConfigError extends MirrorError {
 export function isRetriable (error: unknown): boolean {
   return error instanceof MirrorError ? error.retriable : false
 }
+
+/**
+ * A short, low-cardinality label for metrics: the Kafka protocol error name when known, else the
+ * error code, else the name of the innermost cause (following `cause` and kafkajs' `originalError`).
+ */
+export function errorLabel (error: unknown): string {
+  if (error instanceof MirrorError) return error.kafkaCode ?? error.code
+  let current = error as { cause?: unknown, originalError?: unknown, type?: string, name?: string } | undefined
+  for (let depth = 0; depth < 8; depth++) {
+    const next = (current?.cause ?? current?.originalError) as typeof current
+    if (next === undefined || next === null || typeof next !== 'object') break
+    current = next
+  }
+  return current?.type ?? current?.name ?? 'unknown'
+}

@@ -3,6 +3,7 @@ import { MirrorError } from '../shared/errors.js'
 import { silentLogger, type Logger } from '../shared/logger.js'
 import { packageVersion } from '../metrics/package-version.js'
 import { serviceNameConfigured, tracingEnabled } from './tracing-enabled.js'
+import type { BatchSpanInput } from '../pipeline/batch-span-input.js'
 
 /** Attribute names: OpenTelemetry messaging semantic conventions (development status) plus the mirror's own. */
 export const TraceAttributes = {
@@ -31,24 +32,6 @@ const A = TraceAttributes
 const SERVICE_NAME = 'kafka-mirror-sidecar'
 const TRACER_NAME = 'kafka-mirror-sidecar'
 
-/** One batch of records from one source partition, as the pipeline hands it to the producer. */
-export interface BatchSpanInput {
-  readonly flow: string
-  readonly sourceAlias: string
-  readonly targetAlias: string
-  /** Source topic. */
-  readonly topic: string
-  /** Target topic; default: the source topic. */
-  readonly targetTopic?: string
-  readonly partition: number
-  readonly firstOffset: bigint
-  readonly lastOffset: bigint
-  readonly count: number
-  /** Each record's W3C `traceparent` header (undefined when absent); each valid one becomes a span link. */
-  readonly traceparents: readonly (string | undefined)[]
-  /** The mirror's consumer group on the source. */
-  readonly consumerGroup?: string
-}
 
 /** A retried operation, recorded as a span event. */
 export interface RetryEvent {

@@ -7,6 +7,7 @@ import { alertRules } from '../../grafana/src/alerts.js'
 import { grafanaDir } from '../../grafana/src/build.js'
 import { configFromMm1 } from '../../src/config/mm1-args.js'
 import { Observability } from '../../src/http/observability.js'
+import { kafkaFlowPorts } from '../../src/kafka/flow-ports.js'
 import { MirrorFlow } from '../../src/pipeline/mirror-flow.js'
 import { createLogger } from '../../src/shared/logger.js'
 import { createTopic, deleteTopicIfExists, produce, readAll, sharedClusters, uniqueName } from '../helpers/kafka.js'
@@ -55,7 +56,7 @@ test('a real Prometheus scrapes a running mirror: lag rises during a target outa
   const logger = createLogger({ level: 'silent' })
   const flows: MirrorFlow[] = []
   const observability = new Observability({ snapshots: () => flows.map(flow => flow.snapshot()), host: '127.0.0.1', port: 0, progressStalenessMs: 3_000, env: {}, logger })
-  const flow = new MirrorFlow(flowConfig, { observer: observability.observer, logger })
+  const flow = new MirrorFlow(flowConfig, kafkaFlowPorts(flowConfig, logger), { observer: observability.observer, logger })
   flows.push(flow)
   let targetPaused = false
   t.after(async () => {

@@ -1,6 +1,24 @@
-import type { HeaderValue, MirrorBatch } from '../pipeline/mirror-batch.js'
-import type { FlowLabels } from '../pipeline/pipeline-observer.js'
-import type { BatchSpanInput } from './mirror-tracer.js'
+import type { HeaderValue, MirrorBatch } from './mirror-batch.js'
+import type { FlowLabels } from './pipeline-observer.js'
+
+/** One batch of records from one source partition, as the pipeline hands it to the producer. */
+export interface BatchSpanInput {
+  readonly flow: string
+  readonly sourceAlias: string
+  readonly targetAlias: string
+  /** Source topic. */
+  readonly topic: string
+  /** Target topic; default: the source topic. */
+  readonly targetTopic?: string
+  readonly partition: number
+  readonly firstOffset: bigint
+  readonly lastOffset: bigint
+  readonly count: number
+  /** Each record's W3C `traceparent` header (undefined when absent); each valid one becomes a span link. */
+  readonly traceparents: readonly (string | undefined)[]
+  /** The mirror's consumer group on the source. */
+  readonly consumerGroup?: string
+}
 
 const TRACEPARENT = 'traceparent'
 

@@ -1,0 +1,17 @@
+import type { FlowConfig } from '../config/mirror-config.js'
+import type { FlowPorts } from '../pipeline/ports.js'
+import type { Logger } from '../shared/logger.js'
+import { KafkaRecordSink } from './record-sink.js'
+import { KafkaRecordSource } from './record-source.js'
+import { TopicAdmin } from './topic-admin.js'
+
+/** The kafkajs adapters of one flow: the source group, one producer per lane, an admin per cluster. */
+export function kafkaFlowPorts (flow: FlowConfig, logger: Logger): FlowPorts {
+  const flowLogger = logger.child({ flow: flow.name })
+  return {
+    source: () => new KafkaRecordSource(flow.source, flow.consumer, flow.numStreams, flowLogger),
+    sinks: Array.from({ length: flow.numProducers }, () => new KafkaRecordSink(flow.target, flow.producer, flowLogger)),
+    sourceTopics: new TopicAdmin(flow.source, flowLogger),
+    targetTopics: new TopicAdmin(flow.target, flowLogger),
+  }
+}

@@ -1,0 +1,65 @@
+import type { FlowConfig } from '../config/mirror-config.js'
+import { errorLabel, type MirrorError } from '../shared/errors.js'
+import type { Logger } from '../shared/logger.js'
+import { recordBytes, type MirrorBatch, type SourceRecord } from './mirror-batch.js'
+import type { PartitionProgress } from './partition-progress.js'
+import type { FlowLabels, PipelineObserver } from './pipeline-observer.js'
+import type { AckListener, AckSegment } from './ports.js'
+import type { WorkerListener } from './producer-worker.js'
+
+/**
+ * Where the producer lanes report: an acknowledged batch moves the partition's committable offset
+ * (`PartitionProgress`), reaches the offset-sync writer (`AckListener`) and the metrics; a
+ * refused record is counted and logged.
+ */
+export class AckRecorder implements WorkerListener {
+  readonly #labels: FlowLabels
+  readonly #progress: PartitionProgress
+  readonly #observer: PipelineObserver
+  readonly #ackListener: AckListener | undefined
+  readonly #logger: Logger
+  readonly #abortOnSendFailure: boolean
+
+  constructor (flow: Pick<FlowConfig, 'abortOnSendFailure'>, labels: FlowLabels, progress: PartitionProgress, observer: PipelineObserver, ackListener: AckListener | undefined, logger: Logger) {
+    this.#labels = labels
+    this.#progress = progress
+    this.#observer = observer
+    this.#ackListener = ackListener
+    this.#logger = logger
+    this.#abortOnSendFailure = flow.abortOnSendFailure
+  }
+
+  acknowledged (batch: MirrorBatch, segments: readonly AckSegment[], ackTimeMs: number, recordsAcked: number): void {
+    if (recordsAcked === batch.records.length) this.#progress.acknowledged(batch, ackTimeMs)
+    else this.#progress.acknowledgedPrefix(batch, BigInt((batch.records[recordsAcked] as SourceRecord).offset), ackTimeMs)
+    this.#ackListener?.acknowledged(batch, segments)
+    if (this.#observer.produced === undefined || segments.length === 0) return
+    const timestampsMs: number[] = []
+    for (let i = 0; i < recordsAcked; i++) timestampsMs.push(Number((batch.records[i] as SourceRecord).timestamp))
+    this.#observer.produced(this.#labels, {
+      sourceTopic: batch.sourceTopic,
+      targetTopic: batch.targetTopic,
+      partition: batch.partition,
+      records: recordsAcked,
+      bytes: recordsAcked === batch.records.length ? batch.bytes : batch.records.slice(0, recordsAcked).reduce((sum, r) => sum + recordBytes(r), 0),
+      timestampsMs,
+      ackTimeMs,
+      firstSourceOffset: batch.firstOffset,
+      lastSourceOffset: BigInt((batch.records[recordsAcked - 1] as SourceRecord).offset),
+      targetBaseOffset: (segments[0] as AckSegment).targetBaseOffset,
+    })
+  }
+
+  skipped (batch: MirrorBatch, index: number, error: MirrorError): void {
+    this.#observer.sendFailed?.(this.#labels, batch.sourceTopic, batch.partition, error.kafkaCode ?? error.code)
+    this.#logger.error(this.#abortOnSendFailure ? 'send failed; stopping the mirror' : 'send failed; record skipped (abort.on.send.failure=false)', { error, offset: batch.records[index]?.offset })
+  }
+
+  produceRequest (durationSeconds: number, ok: boolean): void {
+    this.#observer.produceRequest?.(this.#labels, durationSeconds, ok)
+  }
+
+  retry (operation: string, error: unknown): void {
+    this.#observer.retry?.(this.#labels, operation, errorLabel(error))
+  }
+}

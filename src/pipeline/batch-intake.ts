@@ -1,0 +1,111 @@
+import type { FlowConfig } from '../config/mirror-config.js'
+import { batchSpanInput } from './batch-span-input.js'
+import { QueueClosedError, type BoundedQueue } from './bounded-queue.js'
+import { recordBytes, type MirrorBatch, type SourceRecord } from './mirror-batch.js'
+import { partitionKey } from './partition-key.js'
+import type { PartitionProgress } from './partition-progress.js'
+import type { FlowLabels, PipelineObserver } from './pipeline-observer.js'
+import type { BatchTracer, FetchControl, FetchedBatch } from './ports.js'
+import type { MirroredTopic } from './topic-sync.js'
+
+/**
+ * Intake of fetched batches: drops what this process already handed over (a refetch after a
+ * rebalance or a consumer restart), cuts the rest into batches no larger than one produce request
+ * may carry, and pushes them into the queue lane of their partition. While the queue is full,
+ * `accept` does not return (the source fetches that partition again only after it returns: that
+ * is the backpressure) and heartbeats the group meanwhile; nothing is ever dropped.
+ */
+export class BatchIntake {
+  readonly #flow: FlowConfig
+  readonly #labels: FlowLabels
+  readonly #queue: BoundedQueue<MirrorBatch>
+  readonly #progress: PartitionProgress
+  readonly #observer: PipelineObserver
+  readonly #tracer: BatchTracer | undefined
+  readonly #topicOf: (topic: string) => MirroredTopic | undefined
+  /** Producer lane per partition: fixed once chosen, so a partition's batches stay in order. */
+  readonly #lanes = new Map<string, number>()
+
+  constructor (flow: FlowConfig, labels: FlowLabels, queue: BoundedQueue<MirrorBatch>, progress: PartitionProgress, observer: PipelineObserver, tracer: BatchTracer | undefined, topicOf: (topic: string) => MirroredTopic | undefined) {
+    this.#flow = flow
+    this.#labels = labels
+    this.#queue = queue
+    this.#progress = progress
+    this.#observer = observer
+    this.#tracer = tracer
+    this.#topicOf = topicOf
+  }
+
+  #laneOf (key: string): number {
+    let lane = this.#lanes.get(key)
+    if (lane === undefined) {
+      lane = this.#lanes.size % this.#queue.laneCount
+      this.#lanes.set(key, lane)
+    }
+    return lane
+  }
+
+  /** Hands the new records of `fetched` to the producers; resolves once all are queued, or the batch went stale. */
+  async accept (fetched: FetchedBatch, control: FetchControl): Promise<void> {
+    const { topic, partition, records } = fetched
+    const mirrored = this.#topicOf(topic)
+    if (mirrored === undefined || records.length === 0) return
+    const firstOffset = BigInt((records[0] as SourceRecord).offset)
+    this.#progress.observeHighWatermark(topic, partition, fetched.highWatermark, firstOffset)
+    const start = this.#progress.admitFrom(topic, partition, records)
+    if (start >= records.length) return
+    const pollTimeMs = Date.now()
+    const lane = this.#laneOf(partitionKey(topic, partition))
+    const maxRecords = this.#flow.consumer.maxPollRecords
+    const maxBytes = this.#flow.producer.batchSizeBytes
+    const timestampsMs: number[] = []
+    let totalBytes = 0
+
+    let from = start
+    while (from < records.length) {
+      let to = from
+      let bytes = 0
+      while (to < records.length && to - from < maxRecords) {
+        const size = recordBytes(records[to] as SourceRecord)
+        if (to > from && bytes + size > maxBytes) break
+        bytes += size
+        timestampsMs.push(Number((records[to] as SourceRecord).timestamp))
+        to++
+      }
+      const chunk = records.slice(from, to)
+      // The last chunk ends where the fetch ended: past trailing control records (transaction markers) too.
+      const last = BigInt((records[to - 1] as SourceRecord).offset) + 1n
+      const next = to < records.length ? BigInt((records[to] as SourceRecord).offset) : fetched.nextOffset !== undefined && fetched.nextOffset > last ? fetched.nextOffset : last
+      let batch: MirrorBatch = { sourceTopic: topic, targetTopic: mirrored.target, partition, records: chunk, firstOffset: BigInt((chunk[0] as SourceRecord).offset), nextOffset: next, bytes, pollTimeMs }
+      if (this.#tracer?.enabled === true) batch = { ...batch, span: this.#tracer.startBatchSpan(batchSpanInput(this.#labels, batch, true, this.#flow.consumer.groupId)) }
+      if (!await this.#push(batch, lane, control)) return
+      totalBytes += bytes
+      from = to
+    }
+    this.#observer.consumed?.(this.#labels, { topic, partition, records: records.length - start, bytes: totalBytes, timestampsMs, pollTimeMs })
+  }
+
+  /** Queues `batch`, heartbeating while the queue is full; false when the batch went stale or the queue closed. */
+  async #push (batch: MirrorBatch, lane: number, control: FetchControl): Promise<boolean> {
+    this.#progress.admitted(batch)
+    try {
+      while (!await this.#queue.pushWithin(batch, lane, this.#flow.consumer.heartbeatIntervalMs)) {
+        if (!control.isActive()) {
+          this.#abandon(batch)
+          return false
+        }
+        await control.heartbeat()
+      }
+      return true
+    } catch (error) {
+      this.#abandon(batch)
+      if (error instanceof QueueClosedError) return false
+      throw error
+    }
+  }
+
+  #abandon (batch: MirrorBatch): void {
+    this.#progress.abandoned(batch)
+    batch.span?.end()
+  }
+}

@@ -1,0 +1,157 @@
+import type { MirrorBatch, SourceRecord } from './mirror-batch.js'
+import type { BatchSpanInput } from './batch-span-input.js'
+import type { BatchSpan } from './mirror-batch.js'
+
+/**
+ * What the pipeline needs from the outside world, as interfaces. `src/kafka/` implements them
+ * with kafkajs; tests implement them in memory. The pipeline never builds a client itself.
+ */
+
+/** Records of one partition from one fetch, in offset order. */
+export interface FetchedBatch {
+  readonly topic: string
+  readonly partition: number
+  readonly highWatermark: bigint
+  readonly records: readonly SourceRecord[]
+  /** Offset after the last offset the fetch covered, control records (transaction markers) included. */
+  readonly nextOffset?: bigint
+}
+
+/** Lets a batch handler keep the group membership alive while it waits (backpressure). */
+export interface FetchControl {
+  heartbeat: () => Promise<void>
+  /** False once the consumer stops or the batch went stale in a rebalance: stop handing it over. */
+  isActive: () => boolean
+}
+
+/** What a record source tells the pipeline. */
+export interface SourceListener {
+  /** Called per fetched batch; the source fetches that partition again only after it settles. */
+  onBatch: (batch: FetchedBatch, control: FetchControl) => Promise<void>
+  /** The source moved to `nextOffset` over offsets without records (control records, aborted data). */
+  onSkipped: (topic: string, partition: number, nextOffset: bigint) => void
+  /** The partitions this process owns changed (keys from `partitionKey`). */
+  onAssignment: (owned: ReadonlySet<string>) => void
+  /** A rebalance began: a good moment to commit what was acknowledged. */
+  onRebalancing: () => void
+  /** The source stopped on an error it will not recover from. */
+  onCrash: (error: Error) => void
+}
+
+/** A source offset to commit: the next offset to mirror. */
+export interface CommitOffset {
+  readonly topic: string
+  readonly partition: number
+  readonly offset: bigint
+}
+
+/**
+ * The mirror's consumer group on the source cluster. Offsets are committed only through `commit`.
+ * One instance serves one subscription: a changed topic list gets a new instance (`RecordSourceFactory`).
+ */
+export interface RecordSource {
+  readonly connected: boolean
+  /** Partitions this process owns now (keys from `partitionKey`). */
+  owned: () => ReadonlySet<string>
+  /** Joins the group subscribed to `topics` (which exist) and starts fetching. */
+  start: (topics: readonly string[], listener: SourceListener) => Promise<void>
+  commit: (offsets: readonly CommitOffset[]) => Promise<void>
+  /** Stops fetching while keeping group membership, so acknowledged offsets can still be committed. */
+  pause: () => void
+  /** Leaves the group and closes connections. Safe to call twice. */
+  stop: () => Promise<void>
+}
+
+export type RecordSourceFactory = () => RecordSource
+
+/** Records for one target partition, in the order they must be written. */
+export interface PartitionWrite {
+  readonly topic: string
+  readonly partition: number
+  readonly records: readonly SourceRecord[]
+}
+
+/** The target's acknowledgement for one partition: records got `baseOffset`, `baseOffset + 1`, ... */
+export interface PartitionAck {
+  readonly topic: string
+  readonly partition: number
+  readonly baseOffset: bigint
+}
+
+/**
+ * One producer on the target. Each `send` is one produce request with one record batch per
+ * partition, so the records of a partition get consecutive target offsets. Errors are
+ * `MirrorError`s: `retriable` says whether sending again can succeed; `reset` prepares a retry.
+ */
+export interface RecordSink {
+  readonly connected: boolean
+  start: () => Promise<void>
+  send: (writes: readonly PartitionWrite[], timeoutMs: number) => Promise<PartitionAck[]>
+  /** Called before a retry of a failed send. */
+  reset: () => Promise<void>
+  stop: () => Promise<void>
+}
+
+export interface TopicDescription {
+  readonly name: string
+  readonly partitions: number
+}
+
+export interface NewTopic {
+  readonly name: string
+  readonly partitions: number
+  readonly replicationFactor: number
+  readonly configs: Readonly<Record<string, string>>
+}
+
+/** Topic metadata and topic creation on one cluster. */
+export interface TopicCatalog {
+  readonly alias: string
+  start: () => Promise<void>
+  stop: () => Promise<void>
+  listTopicNames: () => Promise<string[]>
+  /** Every named topic (all when `names` is undefined) with its partition count. */
+  describeTopics: (names?: readonly string[]) => Promise<TopicDescription[]>
+  /** The given config keys of each topic, where set. */
+  topicConfigs: (topics: readonly string[], keys: readonly string[]) => Promise<Map<string, Record<string, string>>>
+  createTopics: (topics: readonly NewTopic[]) => Promise<void>
+  createPartitions: (topic: string, count: number) => Promise<void>
+}
+
+/** Target offsets of a run of records of one batch: records `from .. from + count - 1` got `targetBaseOffset ..`. */
+export interface AckSegment {
+  readonly from: number
+  readonly count: number
+  readonly targetBaseOffset: bigint
+}
+
+/** A source offset about to be committed, with the lag known at that moment. */
+export interface CommitCandidate extends CommitOffset {
+  readonly lagRecords: bigint
+}
+
+/**
+ * Hears about every acknowledged batch, and is flushed before each source commit. The offset-sync
+ * writer implements it: syncs covering a record are durable before its source offset is committed.
+ */
+export interface AckListener {
+  acknowledged: (batch: MirrorBatch, segments: readonly AckSegment[]) => void
+  /** `committing`: the source offsets the commit that follows will write (the mirror's position). */
+  flush: (committing?: readonly CommitCandidate[]) => Promise<void>
+}
+
+/** Starts a span per batch; `enabled` false means no spans are made at all. */
+export interface BatchTracer {
+  readonly enabled: boolean
+  startBatchSpan: (input: BatchSpanInput) => BatchSpan
+}
+
+/** The adapters one flow works through. */
+export interface FlowPorts {
+  /** Makes the source consumer group; called again when the topic list changes. */
+  readonly source: RecordSourceFactory
+  /** One sink per producer lane. */
+  readonly sinks: readonly RecordSink[]
+  readonly sourceTopics: TopicCatalog
+  readonly targetTopics: TopicCatalog
+}
