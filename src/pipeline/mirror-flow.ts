@@ -136,7 +136,8 @@ export class MirrorFlow {
       signal: this.#abort.signal,
     }, this.#acks, this.#logger.child({ lane })).run().catch(error => {
       // A stop that gave up waiting (drain deadline, forced stop) ends the retries: what is unwritten stays uncommitted, not a failure.
-      if (this.#abort.signal.aborted && !(error instanceof MirrorError && error.code === ErrorCodes.SEND_FAILED)) return
+      // A record refused for good (a non-retriable SEND_FAILED) still fails the flow.
+      if (this.#abort.signal.aborted && !(error instanceof MirrorError && error.code === ErrorCodes.SEND_FAILED && !error.retriable)) return
       this.#fail(error as Error)
     })
   }

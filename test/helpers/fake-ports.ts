@@ -1,0 +1,245 @@
+import type { FlowConfig } from '../../src/config/mirror-config.js'
+import { createTopicFilter } from '../../src/config/topic-filter.js'
+import type { SourceRecord } from '../../src/pipeline/mirror-batch.js'
+import { partitionKey } from '../../src/pipeline/partition-key.js'
+import type { CommitOffset, FetchControl, FlowPorts, NewTopic, PartitionAck, PartitionWrite, RecordSink, RecordSource, SourceListener, TopicCatalog, TopicDescription } from '../../src/pipeline/ports.js'
+import { ErrorCodes, MirrorError } from '../../src/shared/errors.js'
+
+/**
+ * In-memory implementations of the pipeline's ports, for unit tests of its logic (no broker).
+ * They behave as the Kafka adapters promise to: one request per `send`, consecutive target
+ * offsets per partition, commits only through `commit`.
+ */
+
+/** A flow configuration with small, fast settings; override what a test is about. */
+export function fakeFlowConfig (overrides: Partial<FlowConfig> = {}): FlowConfig {
+  const connection = (alias: string) => ({ alias, brokers: [`${alias}:9092`], clientId: 'test', requestTimeoutMs: 300 })
+  return {
+    name: 'source->target',
+    source: connection('source'),
+    target: connection('target'),
+    consumer: { groupId: 'mirror', autoOffsetReset: 'earliest', maxPollRecords: 500, fetchMaxBytes: 1 << 20, maxPartitionFetchBytes: 1 << 20, sessionTimeoutMs: 10_000, heartbeatIntervalMs: 20 },
+    producer: { acks: -1, compression: 'none', batchSizeBytes: 1 << 20, lingerMs: 0, idempotent: true, maxRequestSizeBytes: 1 << 20 },
+    topics: createTopicFilter(/^.*$/u, undefined, '.*', undefined),
+    replicationPolicy: { kind: 'identity' },
+    numStreams: 1,
+    numProducers: 2,
+    queueMaxRecords: 10_000,
+    queueMaxBytes: 1 << 26,
+    offsetCommitIntervalMs: 60_000,
+    abortOnSendFailure: true,
+    refreshTopicsIntervalMs: 60_000,
+    syncTopicConfigs: false,
+    replicationFactor: 1,
+    offsetSyncs: { enabled: false, topic: 'offset-syncs' },
+    groupSync: { enabled: false, groups: { include: '.*', exclude: undefined, matches: () => true }, intervalMs: 10_000, checkpointsTopic: 'checkpoints' },
+    ...overrides,
+  }
+}
+
+/** Records `from .. from + count - 1`, each with a value naming its offset. */
+export function records (from: number, count: number): SourceRecord[] {
+  return Array.from({ length: count }, (_, i) => ({ offset: String(from + i), key: null, value: Buffer.from(`v${from + i}`), timestamp: String(1_700_000_000_000 + from + i) }))
+}
+
+/** Resolves once `condition` holds, checking after every turn of the event loop; rejects after `timeoutMs`. */
+export async function until (condition: () => boolean, message: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${message}`)
+    await new Promise(resolve => setTimeout(resolve, 1))
+  }
+}
+
+export class FakeTopicCatalog implements TopicCatalog {
+  readonly topics: Map<string, number>
+  readonly created: NewTopic[] = []
+  constructor (readonly alias: string, topics: Record<string, number> = {}) {
+    this.topics = new Map(Object.entries(topics))
+  }
+
+  async start (): Promise<void> {}
+  async stop (): Promise<void> {}
+  async listTopicNames (): Promise<string[]> { return [...this.topics.keys()] }
+  async describeTopics (names?: readonly string[]): Promise<TopicDescription[]> {
+    return [...this.topics].filter(([name]) => names === undefined || names.includes(name)).map(([name, partitions]) => ({ name, partitions }))
+  }
+
+  async topicConfigs (): Promise<Map<string, Record<string, string>>> { return new Map() }
+  async createTopics (topics: readonly NewTopic[]): Promise<void> {
+    for (const topic of topics) { this.topics.set(topic.name, topic.partitions); this.created.push(topic) }
+  }
+
+  async createPartitions (topic: string, count: number): Promise<void> { this.topics.set(topic, count) }
+}
+
+/** What one delivered batch's control saw. */
+export interface DeliveryControl extends FetchControl {
+  heartbeats: number
+  active: boolean
+}
+
+/**
+ * The source group, driven by the test: `deliver` hands a batch to the pipeline as the consumer
+ * would and resolves when the pipeline let go of it (the consumer fetches again only then).
+ */
+export class FakeRecordSource implements RecordSource {
+  connected = false
+  listener: SourceListener | undefined
+  readonly commits: CommitOffset[][] = []
+  #owned = new Set<string>()
+  /** When set, `commit` rejects with it. */
+  commitError: Error | undefined
+  stopped = false
+
+  constructor (readonly partitionsOf: (topic: string) => number) {}
+
+  owned (): ReadonlySet<string> { return this.#owned }
+
+  async start (topics: readonly string[], listener: SourceListener): Promise<void> {
+    this.listener = listener
+    this.connected = true
+    const owned = new Set<string>()
+    for (const topic of topics) for (let p = 0; p < this.partitionsOf(topic); p++) owned.add(partitionKey(topic, p))
+    this.assign(owned)
+  }
+
+  /** A rebalance: this process now owns `owned`. */
+  assign (owned: ReadonlySet<string>): void {
+    this.#owned = new Set(owned)
+    this.listener?.onAssignment(this.#owned)
+  }
+
+  deliver (topic: string, partition: number, batch: readonly SourceRecord[], control: DeliveryControl = fetchControl()): Promise<void> {
+    const listener = this.listener
+    if (listener === undefined) throw new Error('source not started')
+    const last = batch[batch.length - 1]
+    return listener.onBatch({ topic, partition, highWatermark: BigInt(last === undefined ? 0 : Number(last.offset) + 1), records: batch }, control)
+  }
+
+  async commit (offsets: readonly CommitOffset[]): Promise<void> {
+    if (this.commitError !== undefined) throw this.commitError
+    this.commits.push(offsets.map(o => ({ topic: o.topic, partition: o.partition, offset: o.offset })))
+  }
+
+  /** The last offset committed for the partition, or undefined. */
+  committed (topic: string, partition: number): bigint | undefined {
+    let offset: bigint | undefined
+    for (const commit of this.commits) for (const o of commit) if (o.topic === topic && o.partition === partition) offset = o.offset
+    return offset
+  }
+
+  pause (): void {}
+  async stop (): Promise<void> { this.stopped = true; this.connected = false }
+}
+
+export function fetchControl (): DeliveryControl {
+  const control: DeliveryControl = {
+    heartbeats: 0,
+    active: true,
+    heartbeat: async () => { control.heartbeats++ },
+    isActive: () => control.active,
+  }
+  return control
+}
+
+/** A gate a test opens: sends wait at it while it is closed. */
+export class Gate {
+  #open = false
+  #waiters: Array<() => void> = []
+  get open (): boolean { return this.#open }
+  close (): void { this.#open = false }
+  release (): void { this.#open = true; for (const wake of this.#waiters.splice(0)) wake() }
+  wait (): Promise<void> { return this.#open ? Promise.resolve() : new Promise(resolve => this.#waiters.push(resolve)) }
+}
+
+/** The target's log of every partition, shared by the sinks of one flow (one cluster). */
+export class FakeTarget {
+  /** Source offsets (as the record value tells) written per target partition, in target offset order. */
+  readonly logs = new Map<string, string[]>()
+  /** Which sink wrote each partition. */
+  readonly writers = new Map<string, Set<number>>()
+
+  values (topic: string, partition: number): string[] { return this.logs.get(partitionKey(topic, partition)) ?? [] }
+
+  append (sink: number, write: PartitionWrite): bigint {
+    const key = partitionKey(write.topic, write.partition)
+    const log = this.logs.get(key) ?? []
+    this.logs.set(key, log)
+    const base = BigInt(log.length)
+    for (const record of write.records) log.push(record.value?.toString() ?? '')
+    const writers = this.writers.get(key) ?? new Set()
+    writers.add(sink)
+    this.writers.set(key, writers)
+    return base
+  }
+}
+
+/**
+ * One producer lane's target. A send waits at `gate` (open by default) and, like a request to a
+ * broker that does not answer, fails retriably after its timeout; `failNext` makes the next sends
+ * fail retriably; `refuse` makes any request holding that source offset fail for good.
+ */
+export class FakeRecordSink implements RecordSink {
+  connected = false
+  readonly gate = new Gate()
+  sends = 0
+  resets = 0
+  #failures = 0
+  readonly #refused = new Set<string>()
+
+  constructor (readonly id: number, readonly target: FakeTarget) { this.gate.release() }
+
+  failNext (times: number): void { this.#failures += times }
+  refuse (offset: number): void { this.#refused.add(String(offset)) }
+
+  async start (): Promise<void> { this.connected = true }
+  async stop (): Promise<void> { this.connected = false }
+  async reset (): Promise<void> { this.resets++ }
+
+  async send (writes: readonly PartitionWrite[], timeoutMs: number): Promise<PartitionAck[]> {
+    this.sends++
+    if (!this.gate.open) {
+      let timer: NodeJS.Timeout | undefined
+      const timedOut = await Promise.race([
+        this.gate.wait().then(() => false),
+        new Promise<boolean>(resolve => { timer = setTimeout(() => resolve(true), timeoutMs) }),
+      ])
+      clearTimeout(timer)
+      if (timedOut) throw new MirrorError(ErrorCodes.SEND_FAILED, 'request timed out', { retriable: true, kafkaCode: 'REQUEST_TIMED_OUT' })
+    }
+    if (this.#failures > 0) {
+      this.#failures--
+      throw new MirrorError(ErrorCodes.SEND_FAILED, 'not leader', { retriable: true, kafkaCode: 'NOT_LEADER_OR_FOLLOWER' })
+    }
+    for (const write of writes) {
+      for (const record of write.records) {
+        if (this.#refused.has(record.offset)) throw new MirrorError(ErrorCodes.SEND_FAILED, 'record too large', { kafkaCode: 'MESSAGE_TOO_LARGE' })
+      }
+    }
+    return writes.map(write => ({ topic: write.topic, partition: write.partition, baseOffset: this.target.append(this.id, write) }))
+  }
+}
+
+/** Ports for one flow over in-memory topics `{ name: partitions }` on both clusters. */
+export function fakePorts (topics: Record<string, number>, lanes = 2): FlowPorts & { readonly sources: FakeRecordSource[], readonly sinkFakes: FakeRecordSink[], readonly target: FakeTarget, readonly current: () => FakeRecordSource } {
+  const sourceTopics = new FakeTopicCatalog('source', topics)
+  const targetTopics = new FakeTopicCatalog('target', topics)
+  const target = new FakeTarget()
+  const sinkFakes = Array.from({ length: lanes }, (_, i) => new FakeRecordSink(i, target))
+  const sources: FakeRecordSource[] = []
+  return {
+    source: () => {
+      const source = new FakeRecordSource(topic => sourceTopics.topics.get(topic) ?? 0)
+      sources.push(source)
+      return source
+    },
+    sinks: sinkFakes,
+    sourceTopics,
+    targetTopics,
+    sources,
+    sinkFakes,
+    target,
+    current: () => sources[sources.length - 1] as FakeRecordSource,
+  }
+}
