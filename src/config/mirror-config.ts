@@ -1,4 +1,4 @@
-import type { ClusterConnection } from '../kafka/connection.js'
+import type { ClusterConnection } from './cluster-connection.js'
 import type { LogLevel } from '../shared/logger.js'
 import type { TopicFilter } from './topic-filter.js'
 

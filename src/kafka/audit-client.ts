@@ -6,7 +6,7 @@ import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { silentLogger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
-import type { ClusterConnection } from './connection.js'
+import type { ClusterConnection } from '../config/cluster-connection.js'
 import { toMirrorError as kafkaToMirrorError } from './errors.js'
 
 const require = createRequire(import.meta.url)

@@ -1,5 +1,5 @@
 import { ErrorCodes, MirrorError, type ErrorCode } from '../shared/errors.js'
-import type { ClusterConnection } from './connection.js'
+import type { ClusterConnection } from '../config/cluster-connection.js'
 
 interface KafkaJsErrorShape {
   name?: string

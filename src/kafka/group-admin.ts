@@ -2,7 +2,7 @@ import type { Admin, Kafka } from 'kafkajs'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { createKafkaClient, type KafkaClient } from './client.js'
-import type { ClusterConnection } from './connection.js'
+import type { ClusterConnection } from '../config/cluster-connection.js'
 import { toMirrorError } from './errors.js'
 
 /** A committed offset of a group: the next offset the group would read. */

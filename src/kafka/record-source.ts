@@ -4,7 +4,7 @@ import type { SourceRecord } from '../pipeline/mirror-batch.js'
 import { ErrorCodes } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
-import type { ClusterConnection } from './connection.js'
+import type { ClusterConnection } from '../config/cluster-connection.js'
 import { toMirrorError } from './errors.js'
 
 /** Records of one partition from one fetch, in offset order. */

@@ -3,7 +3,7 @@ import type { Admin } from 'kafkajs'
 import { ErrorCodes } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
-import type { ClusterConnection } from './connection.js'
+import type { ClusterConnection } from '../config/cluster-connection.js'
 import { toMirrorError } from './errors.js'
 
 const { ConfigResourceTypes } = kafkajs

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { tlsOptions } from '../../src/kafka/connection.js'
+import { tlsOptions } from '../../src/config/cluster-connection.js'
 import { toMirrorError } from '../../src/kafka/errors.js'
 import { ErrorCodes } from '../../src/shared/errors.js'
 
