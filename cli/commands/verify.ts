@@ -5,7 +5,7 @@ import { FindingKinds, type ComparisonCounts, type FindingKind } from '../../src
 import { describeFinding, findMisplaced, totalCounts, verificationPassed, type PartitionVerification } from '../../src/audit/verification-report.js'
 import type { AuditClient } from '../../src/kafka/audit-client.js'
 import type { ClusterConnection } from '../../src/config/cluster-connection.js'
-import { verifyCopy, type VerifyUntil } from '../../src/kafka/copy-verification.js'
+import { verifyCopy, type VerifyUntil } from '../../src/audit/copy-verification.js'
 import { OFFSET_SYNC_ALIGNMENT_METHOD, OffsetSyncAligner } from '../../src/offsets/offset-sync-aligner.js'
 import { loadOffsetSyncs, offsetSyncsTopicName } from '../../src/offsets/offset-sync-store.js'
 import { createLogger, silentLogger } from '../../src/shared/logger.js'

@@ -1,15 +1,17 @@
 import { createRequire } from 'node:module'
+import kafkajs from 'kafkajs'
 import type { Admin, Kafka as KafkaClient } from 'kafkajs'
-import type { RawRecord } from '../audit/record-digest.js'
 import type { RecordHeader } from '../shared/record-header.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
+import type { RawRecord } from '../shared/raw-record.js'
 import { silentLogger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import { toMirrorError as kafkaToMirrorError } from './errors.js'
 
 const require = createRequire(import.meta.url)
+const { AssignerProtocol } = kafkajs
 
 /** Options of a short-lived client for command-line checks: fail fast instead of retrying for minutes. */
 export interface AuditClientOptions {
@@ -105,6 +107,28 @@ export function toMirrorError (error: unknown, connection: ClusterConnection): M
   return new MirrorError(ErrorCodes.KAFKA, `${where}: ${message}`, { cause: error, ...(typeof type === 'string' ? { kafkaCode: type } : {}) })
 }
 
+/** A consumer group as its coordinator describes it; state `Dead` (and no members) when it does not exist. */
+export interface AuditGroupDescription {
+  /** `Stable`, `Empty`, `PreparingRebalance`, `CompletingRebalance`, or `Dead`. */
+  readonly state: string
+  /** The assignment strategy (`range`, `cooperative-sticky`...); empty when none. */
+  readonly protocol: string
+  readonly members: ReadonlyArray<{
+    readonly memberId: string
+    readonly clientHost: string
+    readonly clientId: string
+    /** The member's partitions, decoded from its consumer-protocol assignment. */
+    readonly assignment: ReadonlyArray<{ readonly topic: string, readonly partition: number }>
+  }>
+}
+
+function decodeAssignment (buffer: Buffer | undefined): Array<{ topic: string, partition: number }> {
+  if (buffer === undefined || buffer.length === 0) return []
+  const decoded = AssignerProtocol.MemberAssignment.decode(buffer)
+  if (decoded === null) return []
+  return Object.entries(decoded.assignment).flatMap(([topic, partitions]) => partitions.map(partition => ({ topic, partition })))
+}
+
 /**
  * A short-lived client for audits: an admin plus direct Fetch and ListOffsets (kafkajs has no
  * consumer without a group, and a throwaway group would show up in the audited cluster's group
@@ -163,6 +187,17 @@ export class AuditClient {
       await this.#cluster.refreshMetadata()
       return (await this.#cluster.findGroupCoordinatorMetadata({ groupId })).coordinator
     }))
+  }
+
+  /** `groupId` as its coordinator describes it, with each member's assignment decoded. */
+  async describeGroup (groupId: string): Promise<AuditGroupDescription> {
+    const described = await this.call(() => this.admin.describeGroups([groupId]))
+    const description = described.groups.find(g => g.groupId === groupId)
+    return {
+      state: description?.state ?? 'Dead',
+      protocol: description?.protocol ?? '',
+      members: (description?.members ?? []).map(m => ({ memberId: m.memberId, clientHost: m.clientHost, clientId: m.clientId, assignment: decodeAssignment(m.memberAssignment) })),
+    }
   }
 
   /** Whether `topic` exists on the cluster. */
