@@ -1,7 +1,7 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import { OrderAligner, type Aligner, type AlignmentLookup, type AlignmentPoint } from '../../src/audit/aligner.js'
-import { targetTopicName } from '../../src/audit/replication-policy.js'
 import { FindingKinds, type ComparisonCounts, type FindingKind } from '../../src/audit/record-comparator.js'
+import { targetTopicName } from '../../src/config/mirror-config.js'
 import { describeFinding, findMisplaced, totalCounts, verificationPassed, type PartitionVerification } from '../../src/audit/verification-report.js'
 import type { AuditClient } from '../../src/kafka/audit-client.js'
 import type { ClusterConnection } from '../../src/config/cluster-connection.js'
@@ -13,7 +13,7 @@ import { clusterPair, connectClient, nonNegativeNumber, positiveInteger, withClu
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { note, render, write, type Column } from '../output.js'
 import { runCommand } from '../run-command.js'
-import { withPolicyArgs, type PolicyArgs } from './lag.js'
+import { policyFromArgs, withPolicyArgs, type PolicyArgs } from './lag.js'
 
 export interface VerifyArgs extends CommonArgs, PolicyArgs, ClusterPairArgs {
   topic: string
@@ -156,8 +156,7 @@ export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Prom
     }
     if (args['offset-syncs-topic'] !== undefined && !args['offset-syncs']) throw new UsageError('--offset-syncs-topic and --no-offset-syncs exclude each other; give one')
     const fromTime = args['from-time'] === undefined ? undefined : parseTime(args['from-time'])
-    const policy = { name: args['replication-policy'], sourceAlias: args['source-alias'], separator: args.separator }
-    const targetTopic = args['target-topic'] ?? targetTopicName(args.topic, policy)
+    const targetTopic = args['target-topic'] ?? targetTopicName(policyFromArgs(args), args['source-alias'], args.topic)
     const { source: sourceConnection, target: targetConnection } = clusterPair(args)
     const until: VerifyUntil = args['to-offset'] !== undefined ? { offset: args['to-offset'] } : args['until-mirrored'] ? 'mirrored' : 'default'
     const source = await connectClient(sourceConnection, args)
