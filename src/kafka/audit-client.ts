@@ -8,7 +8,7 @@ import type { RawRecord } from '../shared/raw-record.js'
 import { silentLogger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from '../config/cluster-connection.js'
-import { toMirrorError as kafkaToMirrorError } from './errors.js'
+import { toClusterError } from './errors.js'
 
 const require = createRequire(import.meta.url)
 const { AssignerProtocol } = kafkajs
@@ -77,36 +77,6 @@ export interface FetchedRecords {
   readonly logStartOffset: number
 }
 
-function rootCause (error: unknown): unknown {
-  let current = error
-  for (let depth = 0; depth < 5; depth++) {
-    const next = (current as { originalError?: unknown, cause?: unknown } | undefined)?.originalError ?? (current as { cause?: unknown } | undefined)?.cause
-    if (next === undefined || next === null) break
-    current = next
-  }
-  return current
-}
-
-/** Converts a kafkajs error into a `MirrorError` that names the cluster and what to do. */
-export function toMirrorError (error: unknown, connection: ClusterConnection): MirrorError {
-  if (error instanceof MirrorError) return error
-  const root = rootCause(error)
-  const name = String((root as { name?: unknown })?.name ?? '')
-  const message = String((root as { message?: unknown })?.message ?? root)
-  const where = `the ${connection.alias} cluster (${connection.brokers.join(',')})`
-  // Refused certificates and credentials read as what to fix, not as an unreachable cluster.
-  const security = kafkaToMirrorError(error, where, ErrorCodes.KAFKA, connection)
-  if (security.code === ErrorCodes.AUTHENTICATION) return security
-  if (/Connection|BrokerNotFound|ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|timed? ?out/i.test(name + ' ' + message)) {
-    return new MirrorError(ErrorCodes.CONNECTION, `cannot reach ${where}: ${message}; check the bootstrap servers and that the brokers are up`, { cause: error, retriable: true })
-  }
-  if (/SASL|Authentication/i.test(name + ' ' + message)) {
-    return new MirrorError(ErrorCodes.AUTHENTICATION, `authentication with ${where} failed: ${message}; check the credentials in the command config`, { cause: error })
-  }
-  const type = (root as { type?: unknown }).type
-  return new MirrorError(ErrorCodes.KAFKA, `${where}: ${message}`, { cause: error, ...(typeof type === 'string' ? { kafkaCode: type } : {}) })
-}
-
 /** A consumer group as its coordinator describes it; state `Dead` (and no members) when it does not exist. */
 export interface AuditGroupDescription {
   /** `Stable`, `Empty`, `PreparingRebalance`, `CompletingRebalance`, or `Dead`. */
@@ -161,7 +131,7 @@ export class AuditClient {
     try {
       return await operation()
     } catch (error) {
-      throw toMirrorError(error, this.connection)
+      throw toClusterError(error, this.connection)
     }
   }
 

@@ -1,5 +1,5 @@
 import type { FlowConfig } from '../config/mirror-config.js'
-import { errorLabel } from '../kafka/errors.js'
+import { errorLabel } from '../shared/errors.js'
 import { KafkaRecordSink } from '../kafka/record-sink.js'
 import { KafkaRecordSource, type FetchControl, type FetchedBatch } from '../kafka/record-source.js'
 import { TopicAdmin } from '../kafka/topic-admin.js'

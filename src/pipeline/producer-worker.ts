@@ -1,5 +1,5 @@
 import type { KafkaRecordSink, PartitionAck, PartitionWrite } from '../kafka/record-sink.js'
-import { errorLabel } from '../kafka/errors.js'
+import { errorLabel } from '../shared/errors.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { retry } from '../shared/retry.js'
