@@ -1,3 +1,4 @@
+import { assertKafkajsPatched } from '../src/kafka/kafkajs-internals.js'
 import { ConfigError, MirrorError } from '../src/shared/errors.js'
 import { ExitCode, UsageError } from './exit-codes.js'
 
@@ -7,6 +8,7 @@ import { ExitCode, UsageError } from './exit-codes.js'
  */
 export async function runCommand (args: { verbose?: boolean }, body: () => Promise<ExitCode>): Promise<void> {
   try {
+    assertKafkajsPatched()
     process.exitCode = await body()
   } catch (error) {
     process.exitCode = ExitCode.ERROR

@@ -1,16 +1,14 @@
-import { createRequire } from 'node:module'
 import kafkajs from 'kafkajs'
 import type { Admin, Kafka as KafkaClient } from 'kafkajs'
-import type { RecordHeader } from '../shared/record-header.js'
+import type { ClusterConnection } from '../config/cluster-connection.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
-import type { RawRecord } from '../shared/raw-record.js'
 import { silentLogger } from '../shared/logger.js'
+import type { RawRecord } from '../shared/raw-record.js'
 import { createKafkaClient } from './client.js'
-import type { ClusterConnection } from '../config/cluster-connection.js'
 import { toClusterError } from './errors.js'
+import { createInternalCluster, filterAbortedMessages, type InternalBroker, type InternalCluster } from './kafkajs-internals.js'
 
-const require = createRequire(import.meta.url)
 const { AssignerProtocol } = kafkajs
 
 /** Options of a short-lived client for command-line checks: fail fast instead of retrying for minutes. */
@@ -23,43 +21,6 @@ export interface AuditClientOptions {
   readonly retries?: number
   readonly logger?: Logger
 }
-
-/** kafkajs' internal broker and cluster objects, reached for Fetch and ListOffsets with our own isolation level (kafkajs 2.2.4 is frozen). */
-interface InternalBroker {
-  fetch: (request: unknown) => Promise<{ responses: Array<{ topicName: string, partitions: InternalFetchPartition[] }> }>
-  listOffsets: (request: unknown) => Promise<{ responses: Array<{ topic: string, partitions: Array<{ partition: number, offset: string, errorCode: number }> }> }>
-}
-interface InternalFetchPartition {
-  partition: number
-  errorCode: number
-  highWatermark: string
-  lastStableOffset: string
-  lastStartOffset: string
-  abortedTransactions: Array<{ producerId: string, firstOffset: string }>
-  messages: InternalRecord[]
-}
-interface InternalRecord {
-  offset: string
-  timestamp: string
-  key: Buffer | null
-  value: Buffer | null
-  headers: Record<string, Buffer | Buffer[]>
-  /** Every header in wire order (added by the project's kafkajs patch). */
-  headerList?: RecordHeader[]
-  isControlRecord: boolean
-  batchContext: { firstOffset: string, lastOffsetDelta: number, producerId: string, inTransaction: boolean }
-}
-interface InternalCluster {
-  connect: () => Promise<void>
-  disconnect: () => Promise<void>
-  addMultipleTargetTopics: (topics: string[]) => Promise<void>
-  refreshMetadata: () => Promise<void>
-  findLeaderForPartitions: (topic: string, partitions: number[]) => Record<string, number[]>
-  findBroker: (options: { nodeId: string }) => Promise<InternalBroker>
-  findGroupCoordinatorMetadata: (options: { groupId: string }) => Promise<{ coordinator: { nodeId: number, host: string, port: number } }>
-}
-
-const filterAbortedMessages = require('kafkajs/src/consumer/filterAbortedMessages') as (options: { messages: InternalRecord[], abortedTransactions: unknown[] }) => InternalRecord[]
 
 /** Isolation of reads: committed data only (as a read_committed consumer), or everything up to the high watermark. */
 export type Isolation = 'read_committed' | 'read_uncommitted'
@@ -120,10 +81,7 @@ export class AuditClient {
       requestTimeoutMs: connection.requestTimeoutMs ?? options.requestTimeoutMs ?? 15_000,
     }, logger, { retries: options.retries ?? 1, maxRetryTimeMs: 1_000 })
     this.admin = this.kafka.admin()
-    const createCluster = Object.getOwnPropertySymbols(this.kafka).find(s => s.description === 'private:Kafka:createCluster')
-    if (createCluster === undefined) throw new MirrorError(ErrorCodes.INTERNAL, 'kafkajs internals changed: no cluster factory (expected kafkajs 2.2.4)')
-    const factory = (this.kafka as unknown as Record<symbol, (options: object) => InternalCluster>)[createCluster]!
-    this.#cluster = factory({ metadataMaxAge: 300_000, allowAutoTopicCreation: false })
+    this.#cluster = createInternalCluster(this.kafka, { metadataMaxAge: 300_000 })
   }
 
   /** Runs a Kafka call, converting its errors. */
