@@ -1,5 +1,4 @@
-import { assertKafkajsPatched } from '../src/kafka/kafkajs-internals.js'
-import { ConfigError, MirrorError } from '../src/shared/errors.js'
+import { assertKafkajsPatched, ConfigError, MirrorError } from '../src/index.js'
 import { ExitCode, UsageError } from './exit-codes.js'
 
 /**
