@@ -41,11 +41,11 @@ export { ageSeconds, lagViolations, offsetLag, topicTotals, type LagThresholds, 
 export { PartitionReader, type PartitionReaderOptions } from './audit/partition-reader.js'
 export { verifyCopy, type CopyVerification, type CopyVerificationOptions, type VerifyUntil } from './audit/copy-verification.js'
 export { OrderAligner, type Aligner, type AlignmentLookup, type AlignmentPoint, type OrderAlignerOptions } from './audit/aligner.js'
+export { OFFSET_SYNC_ALIGNMENT_METHOD, OffsetSyncAligner } from './audit/offset-sync-aligner.js'
 export { FindingKinds, type ComparisonCounts, type Finding, type FindingKind } from './audit/record-comparator.js'
 export { describeFinding, findMisplaced, totalCounts, verificationPassed, type MisplacedRecord, type PartitionVerification } from './audit/verification-report.js'
 
 // Offset translation: exact offset syncs, and a group's committed offsets translated to the target.
 export { loadOffsetSyncs, offsetSyncsTopicName } from './offsets/offset-sync-store.js'
 export { OffsetSyncIndex, translateOffset, type Translation } from './offsets/offset-sync-index.js'
-export { OFFSET_SYNC_ALIGNMENT_METHOD, OffsetSyncAligner } from './offsets/offset-sync-aligner.js'
 export { translateGroupOffsets, type GroupTranslationRow, type TranslateGroupOptions } from './offsets/translate-group.js'
