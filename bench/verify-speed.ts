@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { clustersUp, type LocalCluster } from '../scripts/local-kafka/clusters.js'
 import { createKafkaClient } from '../src/kafka/client.js'
 import { AuditClient } from '../src/kafka/audit-client.js'
-import { verifyCopy } from '../src/kafka/copy-verification.js'
+import { verifyCopy } from '../src/audit/copy-verification.js'
 import { totalCounts } from '../src/audit/verification-report.js'
 
 /**

@@ -1,11 +1,5 @@
 import type { Argv } from 'yargs'
-import { connectionFromProperties } from '../src/config/client-properties.js'
-import { readPropertiesFile, type PropertyEntry } from '../src/config/java-properties.js'
-import { ProblemList } from '../src/config/values.js'
-import { AuditClient } from '../src/kafka/audit-client.js'
-import type { ClusterConnection } from '../src/kafka/connection.js'
-import { ConfigError } from '../src/shared/errors.js'
-import { createLogger } from '../src/shared/logger.js'
+import { AuditClient, ConfigError, connectionFromProperties, createLogger, ProblemList, readPropertiesFile, type ClusterConnection, type PropertyEntry } from '../src/index.js'
 import { UsageError } from './exit-codes.js'
 
 export const OutputFormats = ['table', 'json', 'csv'] as const

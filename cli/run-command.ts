@@ -1,4 +1,4 @@
-import { ConfigError, MirrorError } from '../src/shared/errors.js'
+import { assertKafkajsPatched, ConfigError, MirrorError } from '../src/index.js'
 import { ExitCode, UsageError } from './exit-codes.js'
 
 /**
@@ -7,6 +7,7 @@ import { ExitCode, UsageError } from './exit-codes.js'
  */
 export async function runCommand (args: { verbose?: boolean }, body: () => Promise<ExitCode>): Promise<void> {
   try {
+    assertKafkajsPatched()
     process.exitCode = await body()
   } catch (error) {
     process.exitCode = ExitCode.ERROR

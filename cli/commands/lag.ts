@@ -1,15 +1,12 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
-import { ageSeconds, lagViolations } from '../../src/audit/lag.js'
-import { ReplicationPolicies, targetTopicName, type ReplicationPolicyName } from '../../src/audit/replication-policy.js'
-import { committedOffsets, groupExists } from '../../src/kafka/group-offsets.js'
-import { PartitionReader } from '../../src/kafka/partition-reader.js'
+import { ageSeconds, committedOffsets, groupExists, lagViolations, PartitionReader, ReplicationPolicyKinds, targetTopicName, type ReplicationPolicy, type ReplicationPolicyKind } from '../../src/index.js'
 import { clusterPair, connectClient, nonNegativeNumber, positiveInteger, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { formatSeconds, note, render, write, type Column } from '../output.js'
 import { runCommand } from '../run-command.js'
 
 export interface PolicyArgs {
-  'replication-policy': ReplicationPolicyName
+  'replication-policy': ReplicationPolicyKind
   'source-alias': string
   separator: string
 }
@@ -46,14 +43,19 @@ const columns: Column<MirrorLagRow>[] = [
 
 export function withPolicyArgs<T> (yargs: Argv<T>): Argv<T & PolicyArgs> {
   return yargs
-    .option('replication-policy', { choices: ReplicationPolicies, default: 'identity' as ReplicationPolicyName, describe: 'Target topic naming: identity (same name) or default (<source-alias><separator><topic>), as MirrorMaker 2.' })
+    .option('replication-policy', { choices: ReplicationPolicyKinds, default: 'identity' as ReplicationPolicyKind, describe: 'Target topic naming: identity (same name) or default (<source-alias><separator><topic>), as MirrorMaker 2.' })
     .option('source-alias', { type: 'string', default: 'source', describe: 'Source cluster alias for the default replication policy.' })
     .option('separator', { type: 'string', default: '.', describe: 'replication.policy.separator for the default policy.' }) as Argv<T & PolicyArgs>
 }
 
+/** The replication policy that `--replication-policy` and `--separator` name. */
+export function policyFromArgs (args: PolicyArgs): ReplicationPolicy {
+  return args['replication-policy'] === 'identity' ? { kind: 'identity' } : { kind: 'default', separator: args.separator }
+}
+
 export async function lagHandler (args: ArgumentsCamelCase<LagArgs>): Promise<void> {
   await runCommand(args, async () => {
-    const policy = { name: args['replication-policy'], sourceAlias: args['source-alias'], separator: args.separator }
+    const policy = policyFromArgs(args)
     const { source: sourceConnection, target: targetConnection } = clusterPair(args)
     const source = await connectClient(sourceConnection, args)
     try {
@@ -72,10 +74,10 @@ export async function lagHandler (args: ArgumentsCamelCase<LagArgs>): Promise<vo
         const now = Date.now()
         for (const topic of topics) {
           const partitions = await source.partitionsOf(topic)
-          const targetTopic = targetTopicName(topic, policy)
+          const targetTopic = targetTopicName(policy, args['source-alias'], topic)
           const targetTopics = await target.call(() => target.admin.listTopics())
           if (!targetTopics.includes(targetTopic)) {
-            throw new UsageError(`target topic "${targetTopic}" (for --topic "${topic}" under --replication-policy ${policy.name}) does not exist on the target cluster (${targetConnection.brokers.join(',')}); check --replication-policy, --source-alias and --separator`)
+            throw new UsageError(`target topic "${targetTopic}" (for --topic "${topic}" under --replication-policy ${policy.kind}) does not exist on the target cluster (${targetConnection.brokers.join(',')}); check --replication-policy, --source-alias and --separator`)
           }
           const targetPartitions = await target.partitionsOf(targetTopic)
           const [sourceEnds, sourceStarts, targetEnds, mirror] = await Promise.all([

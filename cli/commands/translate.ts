@@ -1,7 +1,5 @@
 import type { Argv, CommandModule } from 'yargs'
-import { offsetSyncsTopicName } from '../../src/offsets/offset-sync-store.js'
-import { translateGroupOffsets, type GroupTranslationRow } from '../../src/offsets/translate-group.js'
-import { createLogger, silentLogger } from '../../src/shared/logger.js'
+import { createLogger, offsetSyncsTopicName, silentLogger, translateGroupOffsets, type GroupTranslationRow } from '../../src/index.js'
 import { clusterPair, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cluster-args.js'
 import { ExitCode } from '../exit-codes.js'
 import { note, render, write, type Column } from '../output.js'

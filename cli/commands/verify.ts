@@ -1,19 +1,10 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
-import { OrderAligner, type Aligner, type AlignmentLookup, type AlignmentPoint } from '../../src/audit/aligner.js'
-import { targetTopicName } from '../../src/audit/replication-policy.js'
-import { FindingKinds, type ComparisonCounts, type FindingKind } from '../../src/audit/record-comparator.js'
-import { describeFinding, findMisplaced, totalCounts, verificationPassed, type PartitionVerification } from '../../src/audit/verification-report.js'
-import type { AuditClient } from '../../src/kafka/audit-client.js'
-import type { ClusterConnection } from '../../src/kafka/connection.js'
-import { verifyCopy, type VerifyUntil } from '../../src/kafka/copy-verification.js'
-import { OFFSET_SYNC_ALIGNMENT_METHOD, OffsetSyncAligner } from '../../src/offsets/offset-sync-aligner.js'
-import { loadOffsetSyncs, offsetSyncsTopicName } from '../../src/offsets/offset-sync-store.js'
-import { createLogger, silentLogger } from '../../src/shared/logger.js'
+import { createLogger, describeFinding, FindingKinds, findMisplaced, loadOffsetSyncs, OFFSET_SYNC_ALIGNMENT_METHOD, OffsetSyncAligner, offsetSyncsTopicName, OrderAligner, silentLogger, targetTopicName, totalCounts, verificationPassed, verifyCopy, type Aligner, type AlignmentLookup, type AlignmentPoint, type AuditClient, type ClusterConnection, type ComparisonCounts, type FindingKind, type PartitionVerification, type VerifyUntil } from '../../src/index.js'
 import { clusterPair, connectClient, nonNegativeNumber, positiveInteger, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { note, render, write, type Column } from '../output.js'
 import { runCommand } from '../run-command.js'
-import { withPolicyArgs, type PolicyArgs } from './lag.js'
+import { policyFromArgs, withPolicyArgs, type PolicyArgs } from './lag.js'
 
 export interface VerifyArgs extends CommonArgs, PolicyArgs, ClusterPairArgs {
   topic: string
@@ -156,8 +147,7 @@ export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Prom
     }
     if (args['offset-syncs-topic'] !== undefined && !args['offset-syncs']) throw new UsageError('--offset-syncs-topic and --no-offset-syncs exclude each other; give one')
     const fromTime = args['from-time'] === undefined ? undefined : parseTime(args['from-time'])
-    const policy = { name: args['replication-policy'], sourceAlias: args['source-alias'], separator: args.separator }
-    const targetTopic = args['target-topic'] ?? targetTopicName(args.topic, policy)
+    const targetTopic = args['target-topic'] ?? targetTopicName(policyFromArgs(args), args['source-alias'], args.topic)
     const { source: sourceConnection, target: targetConnection } = clusterPair(args)
     const until: VerifyUntil = args['to-offset'] !== undefined ? { offset: args['to-offset'] } : args['until-mirrored'] ? 'mirrored' : 'default'
     const source = await connectClient(sourceConnection, args)

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import { createKafkaClient } from '../../src/kafka/client.js'
-import type { ClusterConnection } from '../../src/kafka/connection.js'
+import type { ClusterConnection } from '../../src/config/cluster-connection.js'
 import { ensureKafkaDistribution, kafkaVersionFromEnv, LocalKafkaError, type KafkaDistribution } from './kafka-distribution.js'
 import { clustersHome } from './paths.js'
 

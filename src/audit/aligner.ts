@@ -24,7 +24,7 @@ export interface Aligner {
   align: (request: AlignmentRequest) => Promise<AlignmentPoint>
 }
 
-/** What the order aligner needs to read; implemented over Kafka by `src/kafka/partition-reader.ts`. */
+/** What the order aligner needs to read; implemented over Kafka by `src/audit/partition-reader.ts`. */
 export interface AlignmentLookup {
   /** Up to `count` source records of `partition` at or after `fromOffset`. */
   readonly sourceRecords: (partition: number, fromOffset: number, count: number) => Promise<RecordDigest[]>

@@ -1,5 +1,6 @@
+import type { RawRecord } from '../shared/raw-record.js'
 import { RecordComparator, type ComparisonCounts, type Finding, type RecordComparatorOptions } from './record-comparator.js'
-import { combineHashes, digestRecord, type RawRecord, type RecordDigest } from './record-digest.js'
+import { combineHashes, digestRecord, type RecordDigest } from './record-digest.js'
 
 /** Ordered chunks of digests from one partition; `null` once the stream has nothing more. */
 export interface DigestStream {

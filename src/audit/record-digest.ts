@@ -1,4 +1,4 @@
-import type { RecordHeader } from '../shared/record-header.js'
+import type { RawRecord } from '../shared/raw-record.js'
 
 /** The fields of a record that a faithful copy must keep. */
 export const RecordFields = ['key', 'value', 'headers', 'timestamp'] as const
@@ -19,17 +19,6 @@ export interface RecordDigest {
   readonly hash: number
   /** Bytes of key, value and header values, for throughput figures. */
   readonly sizeBytes: number
-}
-
-/** A record as read from Kafka: bytes kept as bytes, header values in arrival order per name. */
-export interface RawRecord {
-  readonly offset: number
-  readonly timestamp: number
-  readonly key: Buffer | null
-  readonly value: Buffer | null
-  readonly headers: Readonly<Record<string, Buffer | string | null | ReadonlyArray<Buffer | string | null> | undefined>>
-  /** Every header in wire order; when present it is what is compared (it tells interleaved repeated names apart). */
-  readonly headerList?: readonly RecordHeader[]
 }
 
 const NULL_HASH = 0x1f_ffff_ffff_ffff

@@ -7,6 +7,7 @@ import { configFromMm2 } from '../config/mm2-config.js'
 import { printableConfig } from '../config/print-config.js'
 import { sidecarSettingsFromFlags, SIDECAR_FLAGS } from '../config/sidecar-settings.js'
 import { ProblemList } from '../config/values.js'
+import { assertKafkajsPatched } from '../index.js'
 import { MirrorSidecar } from '../mirror-sidecar.js'
 import { ConfigError, MirrorError } from '../shared/errors.js'
 import { createLogger } from '../shared/logger.js'
@@ -36,6 +37,7 @@ function configFromMm2Args (path: string, values: Mm1Values, clusters: string[] 
 }
 
 async function main (): Promise<void> {
+  assertKafkajsPatched()
   const parser = yargs(hideBin(process.argv))
     .scriptName('mirror-sidecar')
     .command('$0 [mm2]', 'Copies topics between Kafka clusters.', y => y.positional('mm2', { type: 'string', describe: 'A MirrorMaker 2 mm2.properties file (instead of MirrorMaker 1 flags)' }))

@@ -1,4 +1,4 @@
-import type { ClusterConnection } from '../kafka/connection.js'
+import type { ClusterConnection } from './cluster-connection.js'
 import { isProviderKey } from './config-providers.js'
 import { isSecurityKey, securityFromProperties } from './client-security.js'
 import type { Properties } from './java-properties.js'

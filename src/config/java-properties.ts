@@ -1,8 +1,3 @@
-import { readFileSync } from 'node:fs'
-import { ConfigError } from '../shared/errors.js'
-import { resolveConfigProviders } from './config-providers.js'
-import { ProblemList } from './values.js'
-
 /** One key of a `.properties` file with where it came from, for error messages. */
 export interface PropertyEntry {
   readonly value: string
@@ -68,22 +63,4 @@ export function parseProperties (text: string, file = '<text>'): Map<string, Pro
     result.set(unescape(logical.slice(0, keyEnd)), { value: unescape(logical.slice(valueStart)), file, line: startLine })
   }
   return result
-}
-
-/**
- * Reads and parses a `.properties` file and resolves its `${env:...}` / `${file:...}` references;
- * an unreadable file or an unresolvable reference is a `ConfigError` naming `flag` or the key.
- */
-export function readPropertiesFile (path: string, flag: string): Map<string, PropertyEntry> {
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8')
-  } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : `cannot read it (${(error as NodeJS.ErrnoException).code ?? 'error'})`
-    throw new ConfigError([{ key: flag, value: path, message: `${reason}; give the path of a readable Java .properties file` }])
-  }
-  const problems = new ProblemList()
-  const resolved = resolveConfigProviders(parseProperties(text, path), `${path}: `, problems)
-  if (!problems.empty) throw new ConfigError(problems.problems)
-  return resolved
 }

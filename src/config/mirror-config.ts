@@ -1,4 +1,4 @@
-import type { ClusterConnection } from '../kafka/connection.js'
+import type { ClusterConnection } from './cluster-connection.js'
 import type { LogLevel } from '../shared/logger.js'
 import type { TopicFilter } from './topic-filter.js'
 
@@ -47,7 +47,11 @@ export interface ProducerSettings {
   readonly maxRequestSizeBytes: number
 }
 
-/** How a source topic is named on the target (MirrorMaker 2's replication policies). */
+/** MirrorMaker 2's replication policies: `identity` keeps the topic's name, `default` prefixes the source alias. */
+export const ReplicationPolicyKinds = ['identity', 'default'] as const
+export type ReplicationPolicyKind = typeof ReplicationPolicyKinds[number]
+
+/** How a source topic is named on the target (MirrorMaker 2's replication policies); the one type for the sidecar and `mirror-check`. */
 export type ReplicationPolicy =
   | { readonly kind: 'identity' }
   | { readonly kind: 'default', readonly separator: string }
@@ -125,6 +129,7 @@ export interface MirrorConfig {
   readonly ignoredKeys?: readonly string[]
 }
 
+/** The target topic `topic` of the cluster `sourceAlias` is copied to: `topic`, or `<sourceAlias><separator><topic>` (DefaultReplicationPolicy). */
 export function targetTopicName (policy: ReplicationPolicy, sourceAlias: string, topic: string): string {
   return policy.kind === 'identity' ? topic : `${sourceAlias}${policy.separator}${topic}`
 }

@@ -1,5 +1,5 @@
 import type { ConnectionOptions } from 'node:tls'
-import type { ClusterConnection } from '../kafka/connection.js'
+import type { ClusterConnection } from './cluster-connection.js'
 import type { MirrorConfig } from './mirror-config.js'
 import { REDACTED } from './values.js'
 

@@ -1,15 +1,15 @@
-import { createRequire } from 'node:module'
+import kafkajs from 'kafkajs'
 import type { Admin, Kafka as KafkaClient } from 'kafkajs'
-import type { RawRecord } from '../audit/record-digest.js'
-import type { RecordHeader } from '../shared/record-header.js'
+import type { ClusterConnection } from '../config/cluster-connection.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { silentLogger } from '../shared/logger.js'
+import type { RawRecord } from '../shared/raw-record.js'
 import { createKafkaClient } from './client.js'
-import type { ClusterConnection } from './connection.js'
-import { toMirrorError as kafkaToMirrorError } from './errors.js'
+import { toClusterError } from './errors.js'
+import { createInternalCluster, filterAbortedMessages, type InternalBroker, type InternalCluster } from './kafkajs-internals.js'
 
-const require = createRequire(import.meta.url)
+const { AssignerProtocol } = kafkajs
 
 /** Options of a short-lived client for command-line checks: fail fast instead of retrying for minutes. */
 export interface AuditClientOptions {
@@ -21,43 +21,6 @@ export interface AuditClientOptions {
   readonly retries?: number
   readonly logger?: Logger
 }
-
-/** kafkajs' internal broker and cluster objects, reached for Fetch and ListOffsets with our own isolation level (kafkajs 2.2.4 is frozen). */
-interface InternalBroker {
-  fetch: (request: unknown) => Promise<{ responses: Array<{ topicName: string, partitions: InternalFetchPartition[] }> }>
-  listOffsets: (request: unknown) => Promise<{ responses: Array<{ topic: string, partitions: Array<{ partition: number, offset: string, errorCode: number }> }> }>
-}
-interface InternalFetchPartition {
-  partition: number
-  errorCode: number
-  highWatermark: string
-  lastStableOffset: string
-  lastStartOffset: string
-  abortedTransactions: Array<{ producerId: string, firstOffset: string }>
-  messages: InternalRecord[]
-}
-interface InternalRecord {
-  offset: string
-  timestamp: string
-  key: Buffer | null
-  value: Buffer | null
-  headers: Record<string, Buffer | Buffer[]>
-  /** Every header in wire order (added by the project's kafkajs patch). */
-  headerList?: RecordHeader[]
-  isControlRecord: boolean
-  batchContext: { firstOffset: string, lastOffsetDelta: number, producerId: string, inTransaction: boolean }
-}
-interface InternalCluster {
-  connect: () => Promise<void>
-  disconnect: () => Promise<void>
-  addMultipleTargetTopics: (topics: string[]) => Promise<void>
-  refreshMetadata: () => Promise<void>
-  findLeaderForPartitions: (topic: string, partitions: number[]) => Record<string, number[]>
-  findBroker: (options: { nodeId: string }) => Promise<InternalBroker>
-  findGroupCoordinatorMetadata: (options: { groupId: string }) => Promise<{ coordinator: { nodeId: number, host: string, port: number } }>
-}
-
-const filterAbortedMessages = require('kafkajs/src/consumer/filterAbortedMessages') as (options: { messages: InternalRecord[], abortedTransactions: unknown[] }) => InternalRecord[]
 
 /** Isolation of reads: committed data only (as a read_committed consumer), or everything up to the high watermark. */
 export type Isolation = 'read_committed' | 'read_uncommitted'
@@ -75,34 +38,26 @@ export interface FetchedRecords {
   readonly logStartOffset: number
 }
 
-function rootCause (error: unknown): unknown {
-  let current = error
-  for (let depth = 0; depth < 5; depth++) {
-    const next = (current as { originalError?: unknown, cause?: unknown } | undefined)?.originalError ?? (current as { cause?: unknown } | undefined)?.cause
-    if (next === undefined || next === null) break
-    current = next
-  }
-  return current
+/** A consumer group as its coordinator describes it; state `Dead` (and no members) when it does not exist. */
+export interface AuditGroupDescription {
+  /** `Stable`, `Empty`, `PreparingRebalance`, `CompletingRebalance`, or `Dead`. */
+  readonly state: string
+  /** The assignment strategy (`range`, `cooperative-sticky`...); empty when none. */
+  readonly protocol: string
+  readonly members: ReadonlyArray<{
+    readonly memberId: string
+    readonly clientHost: string
+    readonly clientId: string
+    /** The member's partitions, decoded from its consumer-protocol assignment. */
+    readonly assignment: ReadonlyArray<{ readonly topic: string, readonly partition: number }>
+  }>
 }
 
-/** Converts a kafkajs error into a `MirrorError` that names the cluster and what to do. */
-export function toMirrorError (error: unknown, connection: ClusterConnection): MirrorError {
-  if (error instanceof MirrorError) return error
-  const root = rootCause(error)
-  const name = String((root as { name?: unknown })?.name ?? '')
-  const message = String((root as { message?: unknown })?.message ?? root)
-  const where = `the ${connection.alias} cluster (${connection.brokers.join(',')})`
-  // Refused certificates and credentials read as what to fix, not as an unreachable cluster.
-  const security = kafkaToMirrorError(error, where, ErrorCodes.KAFKA, connection)
-  if (security.code === ErrorCodes.AUTHENTICATION) return security
-  if (/Connection|BrokerNotFound|ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|timed? ?out/i.test(name + ' ' + message)) {
-    return new MirrorError(ErrorCodes.CONNECTION, `cannot reach ${where}: ${message}; check the bootstrap servers and that the brokers are up`, { cause: error, retriable: true })
-  }
-  if (/SASL|Authentication/i.test(name + ' ' + message)) {
-    return new MirrorError(ErrorCodes.AUTHENTICATION, `authentication with ${where} failed: ${message}; check the credentials in the command config`, { cause: error })
-  }
-  const type = (root as { type?: unknown }).type
-  return new MirrorError(ErrorCodes.KAFKA, `${where}: ${message}`, { cause: error, ...(typeof type === 'string' ? { kafkaCode: type } : {}) })
+function decodeAssignment (buffer: Buffer | undefined): Array<{ topic: string, partition: number }> {
+  if (buffer === undefined || buffer.length === 0) return []
+  const decoded = AssignerProtocol.MemberAssignment.decode(buffer)
+  if (decoded === null) return []
+  return Object.entries(decoded.assignment).flatMap(([topic, partitions]) => partitions.map(partition => ({ topic, partition })))
 }
 
 /**
@@ -126,10 +81,7 @@ export class AuditClient {
       requestTimeoutMs: connection.requestTimeoutMs ?? options.requestTimeoutMs ?? 15_000,
     }, logger, { retries: options.retries ?? 1, maxRetryTimeMs: 1_000 })
     this.admin = this.kafka.admin()
-    const createCluster = Object.getOwnPropertySymbols(this.kafka).find(s => s.description === 'private:Kafka:createCluster')
-    if (createCluster === undefined) throw new MirrorError(ErrorCodes.INTERNAL, 'kafkajs internals changed: no cluster factory (expected kafkajs 2.2.4)')
-    const factory = (this.kafka as unknown as Record<symbol, (options: object) => InternalCluster>)[createCluster]!
-    this.#cluster = factory({ metadataMaxAge: 300_000, allowAutoTopicCreation: false })
+    this.#cluster = createInternalCluster(this.kafka, { metadataMaxAge: 300_000 })
   }
 
   /** Runs a Kafka call, converting its errors. */
@@ -137,7 +89,7 @@ export class AuditClient {
     try {
       return await operation()
     } catch (error) {
-      throw toMirrorError(error, this.connection)
+      throw toClusterError(error, this.connection)
     }
   }
 
@@ -163,6 +115,17 @@ export class AuditClient {
       await this.#cluster.refreshMetadata()
       return (await this.#cluster.findGroupCoordinatorMetadata({ groupId })).coordinator
     }))
+  }
+
+  /** `groupId` as its coordinator describes it, with each member's assignment decoded. */
+  async describeGroup (groupId: string): Promise<AuditGroupDescription> {
+    const described = await this.call(() => this.admin.describeGroups([groupId]))
+    const description = described.groups.find(g => g.groupId === groupId)
+    return {
+      state: description?.state ?? 'Dead',
+      protocol: description?.protocol ?? '',
+      members: (description?.members ?? []).map(m => ({ memberId: m.memberId, clientHost: m.clientHost, clientId: m.clientId, assignment: decodeAssignment(m.memberAssignment) })),
+    }
   }
 
   /** Whether `topic` exists on the cluster. */

@@ -1,9 +1,10 @@
+import type { ConnectionOptions } from 'node:tls'
 import kafkajs from 'kafkajs'
 import type { Kafka as KafkaClient, logCreator as LogCreator } from 'kafkajs'
+import { TLS_SECRET_FIELDS, type ClusterConnection } from '../config/cluster-connection.js'
 import type { Logger } from '../shared/logger.js'
 import { silentLogger } from '../shared/logger.js'
 import { registerCodecs } from './codecs.js'
-import { tlsForClient, type ClusterConnection } from './connection.js'
 
 const { Kafka, logLevel } = kafkajs
 
@@ -68,4 +69,11 @@ export function createKafkaClient (connection: ClusterConnection, logger: Logger
     logCreator: logCreatorFor(logger.child({ cluster: connection.alias })),
     retry: { retries: options.retries ?? 5, initialRetryTime: Math.min(200, options.maxRetryTimeMs ?? 200), maxRetryTime: options.maxRetryTimeMs ?? 5_000 },
   })
+}
+
+/** A plain copy of TLS options with the hidden secrets included (see `tlsOptions`), for the Kafka client only. */
+function tlsForClient (tls: ConnectionOptions): ConnectionOptions {
+  const copy: Record<string, unknown> = { ...tls }
+  for (const name of TLS_SECRET_FIELDS) if (tls[name] !== undefined) copy[name] = tls[name]
+  return copy as ConnectionOptions
 }

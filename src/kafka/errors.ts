@@ -1,5 +1,5 @@
-import { ErrorCodes, MirrorError, type ErrorCode } from '../shared/errors.js'
-import type { ClusterConnection } from './connection.js'
+import type { ClusterConnection } from '../config/cluster-connection.js'
+import { ErrorCodes, MirrorError, rootCause, type ErrorCode } from '../shared/errors.js'
 
 interface KafkaJsErrorShape {
   name?: string
@@ -10,15 +10,9 @@ interface KafkaJsErrorShape {
   originalError?: unknown
 }
 
-/** Follows kafkajs' wrappers (retries exceeded, nested causes) down to the error that started it. */
-function rootCause (error: unknown): KafkaJsErrorShape {
-  let current = error as KafkaJsErrorShape
-  for (let depth = 0; depth < 8; depth++) {
-    const next = (current?.cause ?? current?.originalError) as KafkaJsErrorShape | undefined
-    if (next === undefined || next === null || typeof next !== 'object') break
-    current = next
-  }
-  return current ?? {}
+/** The error that started it, through kafkajs' wrappers (retries exceeded, nested causes). */
+function kafkaRootCause (error: unknown): KafkaJsErrorShape {
+  return (rootCause(error) ?? {}) as KafkaJsErrorShape
 }
 
 const AUTH_TYPES = new Set(['SASL_AUTHENTICATION_FAILED', 'ILLEGAL_SASL_STATE', 'UNSUPPORTED_SASL_MECHANISM', 'TOPIC_AUTHORIZATION_FAILED', 'GROUP_AUTHORIZATION_FAILED', 'CLUSTER_AUTHORIZATION_FAILED'])
@@ -74,7 +68,7 @@ function securityHint (kafkaCode: string | undefined, name: string, tlsCode: str
  */
 export function toMirrorError (error: unknown, context: string, code: ErrorCode = ErrorCodes.KAFKA, cluster?: Pick<ClusterConnection, 'tls'>): MirrorError {
   if (error instanceof MirrorError) return error
-  const root = rootCause(error)
+  const root = kafkaRootCause(error)
   const top = (error ?? {}) as KafkaJsErrorShape
   const alert = clientCertificateAlert([root, top])
   if (alert !== undefined) {
@@ -97,9 +91,25 @@ export function toMirrorError (error: unknown, context: string, code: ErrorCode 
   })
 }
 
-/** Short error code for metric labels: the Kafka error name, or the client's error class. */
-export function errorLabel (error: unknown): string {
-  if (error instanceof MirrorError) return error.kafkaCode ?? error.code
-  const root = rootCause(error)
-  return root.type ?? root.name ?? 'unknown'
+/**
+ * `toMirrorError` phrased for a command-line check, where the question is "which cluster, and what
+ * do I fix": the message names the cluster and its bootstrap servers, and an unreachable cluster
+ * or refused credentials say what to check.
+ */
+export function toClusterError (error: unknown, connection: ClusterConnection): MirrorError {
+  if (error instanceof MirrorError) return error
+  const where = `the ${connection.alias} cluster (${connection.brokers.join(',')})`
+  // Refused certificates and credentials read as what to fix, not as an unreachable cluster.
+  const converted = toMirrorError(error, where, ErrorCodes.KAFKA, connection)
+  if (converted.code === ErrorCodes.AUTHENTICATION) return converted
+  const root = kafkaRootCause(error)
+  const name = String(root.name ?? '')
+  const message = String(root.message ?? root)
+  if (/Connection|BrokerNotFound|ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|timed? ?out/i.test(name + ' ' + message)) {
+    return new MirrorError(ErrorCodes.CONNECTION, `cannot reach ${where}: ${message}; check the bootstrap servers and that the brokers are up`, { cause: error, retriable: true })
+  }
+  if (/SASL|Authentication/i.test(name + ' ' + message)) {
+    return new MirrorError(ErrorCodes.AUTHENTICATION, `authentication with ${where} failed: ${message}; check the credentials in the command config`, { cause: error })
+  }
+  return new MirrorError(ErrorCodes.KAFKA, `${where}: ${message}`, { cause: error, ...(root.type === undefined ? {} : { kafkaCode: root.type }) })
 }

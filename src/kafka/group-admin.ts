@@ -1,9 +1,10 @@
 import type { Admin, Kafka } from 'kafkajs'
+import type { ClusterConnection } from '../config/cluster-connection.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
-import { createKafkaClient, type KafkaClient } from './client.js'
-import type { ClusterConnection } from './connection.js'
+import { createKafkaClient } from './client.js'
 import { toMirrorError } from './errors.js'
+import { createInternalCluster, type InternalCluster } from './kafkajs-internals.js'
 
 /** A committed offset of a group: the next offset the group would read. */
 export interface GroupOffset {
@@ -20,36 +21,13 @@ export interface GroupDescription {
   readonly members: number
 }
 
-interface LowLevelCluster {
-  connect: () => Promise<void>
-  disconnect: () => Promise<void>
-  findGroupCoordinator: (request: { groupId: string }) => Promise<{
-    offsetCommit: (request: { groupId: string, groupGenerationId: number, memberId: string, topics: Array<{ topic: string, partitions: Array<{ partition: number, offset: string }> }> }) => Promise<unknown>
-  }>
-}
-
-/**
- * kafkajs' own `admin.setOffsets` joins the group as a member to commit, which would race with a
- * consumer starting on the target. The Java AdminClient's alterConsumerGroupOffsets instead sends
- * an OffsetCommit with generation -1 and no member id, which the coordinator accepts only while
- * the group has no members (else UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION): the check and the write
- * are one atomic step on the broker. kafkajs has that request but no public API for it, so the
- * cluster object is taken from its private factory.
- */
-function lowLevelCluster (kafka: KafkaClient): LowLevelCluster {
-  const symbol = Object.getOwnPropertySymbols(kafka).find(s => s.description === 'private:Kafka:createCluster')
-  if (symbol === undefined) throw new MirrorError(ErrorCodes.INTERNAL, 'this kafkajs version has no cluster factory; group offsets cannot be written')
-  const factory = (kafka as unknown as Record<symbol, (options: object) => LowLevelCluster>)[symbol] as (options: object) => LowLevelCluster
-  return factory({ allowAutoTopicCreation: false })
-}
-
 /** Consumer-group requests on one cluster (list, describe, committed offsets, simple commits), behind start()/stop(). */
 export class GroupAdmin {
   readonly #connection: ClusterConnection
   readonly #logger: Logger
   #kafka: Kafka | undefined
   #admin: Admin | undefined
-  #cluster: LowLevelCluster | undefined
+  #cluster: InternalCluster | undefined
 
   constructor (connection: ClusterConnection, logger: Logger) {
     this.#connection = connection
@@ -121,11 +99,18 @@ export class GroupAdmin {
    * Commits `offsets` for `groupId` as an outside admin (generation -1, no member). The broker
    * refuses it while the group has members: then this throws a MirrorError whose `kafkaCode` is
    * UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION, and nothing was written.
+   *
+   * kafkajs' own `admin.setOffsets` joins the group as a member to commit, which would race with a
+   * consumer starting on the target. The Java AdminClient's alterConsumerGroupOffsets instead sends
+   * an OffsetCommit with generation -1 and no member id, which the coordinator accepts only while
+   * the group has no members: the check and the write are one atomic step on the broker. kafkajs
+   * has that request but no public API for it, so it goes through kafkajs' internal cluster object
+   * (`createInternalCluster`).
    */
   async commitOffsets (groupId: string, offsets: readonly GroupOffset[]): Promise<void> {
     if (offsets.length === 0) return
     if (this.#kafka === undefined) throw new MirrorError(ErrorCodes.STOPPED, 'GroupAdmin used before start()')
-    this.#cluster ??= lowLevelCluster(this.#kafka)
+    this.#cluster ??= createInternalCluster(this.#kafka)
     const byTopic = new Map<string, Array<{ partition: number, offset: string }>>()
     for (const { topic, partition, offset } of offsets) {
       const list = byTopic.get(topic) ?? []

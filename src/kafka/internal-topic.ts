@@ -4,7 +4,7 @@ import type { Admin, Consumer, Producer } from 'kafkajs'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
-import type { ClusterConnection } from './connection.js'
+import type { ClusterConnection } from '../config/cluster-connection.js'
 import { toMirrorError } from './errors.js'
 
 const { Partitioners } = kafkajs

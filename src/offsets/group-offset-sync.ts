@@ -1,5 +1,5 @@
 import type { FlowConfig } from '../config/mirror-config.js'
-import { errorLabel } from '../kafka/errors.js'
+import { errorLabel } from '../shared/errors.js'
 import { GroupAdmin, type GroupOffset } from '../kafka/group-admin.js'
 import { InternalTopicReader, InternalTopicWriter, readInternalTopic } from '../kafka/internal-topic.js'
 import { flowLabels, type FlowLabels } from '../pipeline/pipeline-observer.js'

@@ -1,5 +1,5 @@
 import type { FlowConfig } from '../config/mirror-config.js'
-import { errorLabel } from '../kafka/errors.js'
+import { errorLabel } from '../shared/errors.js'
 import { InternalTopicWriter, readInternalTopic } from '../kafka/internal-topic.js'
 import { flowLabels, type FlowLabels } from '../pipeline/pipeline-observer.js'
 import { settleWithin } from '../shared/deadline.js'

@@ -1,4 +1,4 @@
-import type { ClusterConnection } from '../kafka/connection.js'
+import type { ClusterConnection } from '../config/cluster-connection.js'
 import { readInternalTopic } from '../kafka/internal-topic.js'
 import { silentLogger, type Logger } from '../shared/logger.js'
 import { OffsetSyncIndex, translateOffset, type Translation } from './offset-sync-index.js'

@@ -1,5 +1,5 @@
 import type { FlowConfig } from '../config/mirror-config.js'
-import { errorLabel } from '../kafka/errors.js'
+import { errorLabel } from '../shared/errors.js'
 import { InternalTopicWriter, type InternalRecord } from '../kafka/internal-topic.js'
 import type { MirrorBatch } from '../pipeline/mirror-batch.js'
 import type { AckListener, AckSegment, CommitCandidate } from '../pipeline/ports.js'

@@ -1,4 +1,4 @@
-import type { ClusterConnection } from '../kafka/connection.js'
+import type { ClusterConnection } from '../config/cluster-connection.js'
 import { GroupAdmin } from '../kafka/group-admin.js'
 import { silentLogger, type Logger } from '../shared/logger.js'
 import type { OffsetSyncIndex } from './offset-sync-index.js'

@@ -56,21 +56,30 @@ export class ConfigError extends MirrorError {
   }
 }
 
+/** Follows `cause` (and a client's `originalError`) through wrappers, at most 8 deep, to the error that started it. */
+export function rootCause (error: unknown): unknown {
+  let current = error
+  for (let depth = 0; depth < 8; depth++) {
+    const wrapper = current as { cause?: unknown, originalError?: unknown } | null | undefined
+    const next = wrapper?.cause ?? wrapper?.originalError
+    if (next === undefined || next === null || typeof next !== 'object') break
+    current = next
+  }
+  return current
+}
+
+/**
+ * Short error code for metric labels: a `MirrorError`'s Kafka error name (`MESSAGE_TOO_LARGE`) or
+ * its code; for any other error, the `type` or class name of its root cause.
+ */
+export function errorLabel (error: unknown): string {
+  if (error instanceof MirrorError) return error.kafkaCode ?? error.code
+  const root = rootCause(error) as { type?: unknown, name?: unknown } | null | undefined
+  const label = root?.type ?? root?.name
+  return typeof label === 'string' ? label : 'unknown'
+}
+
 export function isRetriable (error: unknown): boolean {
   return error instanceof MirrorError ? error.retriable : false
 }
 
-/**
- * A short, low-cardinality label for metrics: the Kafka protocol error name when known, else the
- * error code, else the name of the innermost cause (following `cause` and kafkajs' `originalError`).
- */
-export function errorLabel (error: unknown): string {
-  if (error instanceof MirrorError) return error.kafkaCode ?? error.code
-  let current = error as { cause?: unknown, originalError?: unknown, type?: string, name?: string } | undefined
-  for (let depth = 0; depth < 8; depth++) {
-    const next = (current?.cause ?? current?.originalError) as typeof current
-    if (next === undefined || next === null || typeof next !== 'object') break
-    current = next
-  }
-  return current?.type ?? current?.name ?? 'unknown'
-}

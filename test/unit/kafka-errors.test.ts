@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { tlsOptions } from '../../src/kafka/connection.js'
-import { toMirrorError } from '../../src/kafka/errors.js'
-import { ErrorCodes } from '../../src/shared/errors.js'
+import { tlsOptions } from '../../src/config/cluster-connection.js'
+import { toClusterError, toMirrorError } from '../../src/kafka/errors.js'
+import { errorLabel, ErrorCodes, MirrorError } from '../../src/shared/errors.js'
 
 /** An error shaped as kafkajs' (only src/kafka imports it): `name`, `code`, `retriable`, wrapped by the retrier in `originalError`. */
 function kafkaJsError (name: string, message: string, fields: Record<string, unknown> = {}): Error {
@@ -39,4 +39,26 @@ test('a plain connection error stays a retriable connection error', () => {
   const converted = toMirrorError(refused, 'cannot connect to the target cluster (127.0.0.1:1)', ErrorCodes.CONNECTION, { tls: tlsOptions({}) })
   assert.equal(converted.code, ErrorCodes.CONNECTION)
   assert.equal(converted.retriable, true)
+})
+
+test('for mirror-check, an unreachable cluster is named with its bootstrap servers and what to check', () => {
+  const source = { alias: 'source', brokers: ['127.0.0.1:1'], clientId: 'mirror-check' }
+  const refused = kafkaJsError('KafkaJSConnectionError', 'Connection error: connect ECONNREFUSED 127.0.0.1:1', { broker: '127.0.0.1:1', code: 'ECONNREFUSED' })
+  const retried = kafkaJsError('KafkaJSNumberOfRetriesExceeded', refused.message, { originalError: refused, retriable: false })
+  const converted = toClusterError(retried, source)
+  assert.equal(converted.code, ErrorCodes.CONNECTION)
+  assert.equal(converted.message, 'cannot reach the source cluster (127.0.0.1:1): Connection error: connect ECONNREFUSED 127.0.0.1:1; check the bootstrap servers and that the brokers are up')
+  const unknownTopic = toClusterError(kafkaJsError('KafkaJSProtocolError', 'This server does not host this topic-partition', { type: 'UNKNOWN_TOPIC_OR_PARTITION' }), source)
+  assert.equal(unknownTopic.code, ErrorCodes.KAFKA)
+  assert.equal(unknownTopic.kafkaCode, 'UNKNOWN_TOPIC_OR_PARTITION')
+  assert.equal(unknownTopic.message, 'the source cluster (127.0.0.1:1): This server does not host this topic-partition')
+})
+
+test('errorLabel names a MirrorError by its Kafka error or code, any other error by the type or class of its root cause', () => {
+  assert.equal(errorLabel(new MirrorError(ErrorCodes.SEND_FAILED, 'x', { kafkaCode: 'MESSAGE_TOO_LARGE' })), 'MESSAGE_TOO_LARGE')
+  assert.equal(errorLabel(new MirrorError(ErrorCodes.SEND_FAILED, 'x')), ErrorCodes.SEND_FAILED)
+  const root = kafkaJsError('KafkaJSProtocolError', 'not leader', { type: 'NOT_LEADER_OR_FOLLOWER' })
+  assert.equal(errorLabel(kafkaJsError('KafkaJSNumberOfRetriesExceeded', 'gave up', { originalError: root })), 'NOT_LEADER_OR_FOLLOWER')
+  assert.equal(errorLabel(kafkaJsError('KafkaJSConnectionError', 'refused')), 'KafkaJSConnectionError')
+  assert.equal(errorLabel('a string'), 'unknown')
 })

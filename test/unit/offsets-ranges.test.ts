@@ -4,7 +4,7 @@ import { OffsetSyncIndex, translateOffset } from '../../src/offsets/offset-sync-
 import { decodeOffsetSync, encodePosition, encodeRange, type MirrorPosition, type OffsetRange } from '../../src/offsets/offset-sync-record.js'
 import { RangeTracker } from '../../src/offsets/range-tracker.js'
 import { mm2OffsetSyncs, mm2Translate } from '../../src/offsets/mm2-translation.js'
-import { OffsetSyncAligner } from '../../src/offsets/offset-sync-aligner.js'
+import { OffsetSyncAligner } from '../../src/audit/offset-sync-aligner.js'
 
 const offsets = (...values: number[]): bigint[] => values.map(BigInt)
 const range = (sourceStart: number, targetStart: number, length: number): OffsetRange =>

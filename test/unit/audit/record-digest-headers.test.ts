@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { digestRecord, hashHeaders, type RawRecord } from '../../../src/audit/record-digest.js'
+import { digestRecord, hashHeaders } from '../../../src/audit/record-digest.js'
+import type { RawRecord } from '../../../src/shared/raw-record.js'
 
 const base: RawRecord = { offset: 0, timestamp: 1_764_450_000_000, key: Buffer.from('k'), value: Buffer.from('v'), headers: {} }
 const list = (...pairs: Array<[string, string | null]>): RawRecord['headerList'] => pairs.map(([key, value]) => ({ key, value: value === null ? null : Buffer.from(value) }))

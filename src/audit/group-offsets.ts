@@ -1,9 +1,6 @@
-import kafkajs from 'kafkajs'
-import { ageSeconds, offsetLag, type PartitionLagRow } from '../audit/lag.js'
-import type { AuditClient } from './audit-client.js'
+import type { AuditClient } from '../kafka/audit-client.js'
+import { ageSeconds, offsetLag, type PartitionLagRow } from './lag.js'
 import { PartitionReader } from './partition-reader.js'
-
-const { AssignerProtocol } = kafkajs
 
 /** A member of a consumer group with its assignment, as `--describe --members` shows it. */
 export interface GroupMember {
@@ -38,13 +35,6 @@ export interface GroupOffsetsOptions {
   readonly withCoordinator?: boolean
 }
 
-function decodeAssignment (buffer: Buffer | undefined): Array<{ topic: string, partition: number }> {
-  if (buffer === undefined || buffer.length === 0) return []
-  const decoded = AssignerProtocol.MemberAssignment.decode(buffer)
-  if (decoded === null) return []
-  return Object.entries(decoded.assignment).flatMap(([topic, partitions]) => partitions.map(partition => ({ topic, partition })))
-}
-
 const byTopicPartition = (a: { topic: string, partition: number }, b: { topic: string, partition: number }): number =>
   a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition
 
@@ -56,14 +46,13 @@ export async function listConsumerGroups (client: AuditClient): Promise<string[]
 
 /** Describes `group` as `kafka-consumer-groups --describe` does, plus LAG-SECONDS. */
 export async function describeGroupOffsets (client: AuditClient, group: string, options: GroupOffsetsOptions = {}): Promise<GroupOffsets> {
-  const described = await client.call(() => client.admin.describeGroups([group]))
-  const description = described.groups.find(g => g.groupId === group)
-  const state = description?.state ?? 'Dead'
-  const members: GroupMember[] = (description?.members ?? []).map(m => ({
+  const description = await client.describeGroup(group)
+  const state = description.state
+  const members: GroupMember[] = description.members.map(m => ({
     consumerId: m.memberId,
     host: m.clientHost,
     clientId: m.clientId,
-    assignment: decodeAssignment(m.memberAssignment).sort(byTopicPartition),
+    assignment: [...m.assignment].sort(byTopicPartition),
   }))
   const committed = await client.call(() => client.admin.fetchOffsets({ groupId: group }))
   const committedOffsets = new Map<string, number>()
@@ -76,7 +65,7 @@ export async function describeGroupOffsets (client: AuditClient, group: string, 
     state,
     exists: state !== 'Dead',
     rebalancing: state === 'PreparingRebalance' || state === 'CompletingRebalance',
-    assignmentStrategy: description?.protocol ?? '',
+    assignmentStrategy: description.protocol,
     ...(coordinator === undefined ? {} : { coordinator }),
     members,
   }
@@ -147,7 +136,5 @@ export async function committedOffsets (client: AuditClient, group: string, topi
 
 /** True when `group` exists on the cluster (any state but Dead) or holds committed offsets. */
 export async function groupExists (client: AuditClient, group: string): Promise<boolean> {
-  const described = await client.call(() => client.admin.describeGroups([group]))
-  const state = described.groups.find(g => g.groupId === group)?.state ?? 'Dead'
-  return state !== 'Dead'
+  return (await client.describeGroup(group)).state !== 'Dead'
 }

@@ -59,10 +59,3 @@ export function tlsOptions (options: ConnectionOptions): ConnectionOptions {
   }
   return hideSecrets(visible as ConnectionOptions, secrets)
 }
-
-/** A plain copy of TLS options with the hidden secrets included, for the Kafka client only. */
-export function tlsForClient (tls: ConnectionOptions): ConnectionOptions {
-  const copy: Record<string, unknown> = { ...tls }
-  for (const name of TLS_SECRET_FIELDS) if (tls[name] !== undefined) copy[name] = tls[name]
-  return copy as ConnectionOptions
-}

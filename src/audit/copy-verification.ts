@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { OrderAligner, type Aligner, type AlignmentLookup } from '../audit/aligner.js'
-import { comparePartition, digestStreamFrom } from '../audit/partition-comparison.js'
-import { digestRecord } from '../audit/record-digest.js'
-import type { PartitionVerification } from '../audit/verification-report.js'
+import type { AuditClient } from '../kafka/audit-client.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
-import type { AuditClient } from './audit-client.js'
+import { OrderAligner, type Aligner, type AlignmentLookup } from './aligner.js'
 import { committedOffsets, groupExists } from './group-offsets.js'
+import { comparePartition, digestStreamFrom } from './partition-comparison.js'
 import { PartitionReader } from './partition-reader.js'
+import { digestRecord } from './record-digest.js'
+import type { PartitionVerification } from './verification-report.js'
 
 /** Where the comparison of each partition stops on the source side. */
 export type VerifyUntil = { readonly offset: number } | 'mirrored' | 'default'

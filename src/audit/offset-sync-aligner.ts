@@ -1,6 +1,6 @@
-import type { Aligner, AlignmentPoint, AlignmentRequest } from '../audit/aligner.js'
+import type { OffsetSyncIndex } from '../offsets/offset-sync-index.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
-import type { OffsetSyncIndex } from './offset-sync-index.js'
+import type { Aligner, AlignmentPoint, AlignmentRequest } from './aligner.js'
 
 /** `AlignmentPoint.method` of a point found from the offset syncs (any other method came from the fallback). */
 export const OFFSET_SYNC_ALIGNMENT_METHOD = 'offset sync'

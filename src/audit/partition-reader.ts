@@ -1,6 +1,6 @@
-import type { RawRecord } from '../audit/record-digest.js'
-import type { AuditClient, Isolation } from './audit-client.js'
+import type { AuditClient, Isolation } from '../kafka/audit-client.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
+import type { RawRecord } from '../shared/raw-record.js'
 
 export interface PartitionReaderOptions {
   /** Bytes asked per Fetch; default 4 MiB (the broker returns at least one batch). */

@@ -1,0 +1,51 @@
+/**
+ * The public entry point of kafka-mirror-sidecar (`import ... from 'kafka-mirror-sidecar'`): what
+ * a program embedding the mirror needs, and what the `mirror-check` CLI uses. Everything else
+ * under `src/` is internal and may change without notice; `package.json` `exports` allows no
+ * deeper import.
+ */
+
+// Running the mirror: build a MirrorConfig (below), then start() / done / stop().
+export { MirrorSidecar, type MirrorSidecarOptions } from './mirror-sidecar.js'
+
+// Configuration: every source is parsed and validated into one frozen MirrorConfig; problems throw one ConfigError.
+export { configFromMm1, mergeEnv, MM1_FLAGS, type Mm1FlagName, type Mm1Values } from './config/mm1-args.js'
+export { configFromMm2, type Mm2Options } from './config/mm2-config.js'
+export { sidecarSettingsFromFlags, SIDECAR_FLAGS, type SidecarSettings } from './config/sidecar-settings.js'
+export { printableConfig } from './config/print-config.js'
+export {
+  DEFAULT_PRODUCER_LANES, ReplicationPolicyKinds, targetTopicName,
+  type CompressionName, type ConsumerSettings, type FlowConfig, type GroupFilter, type GroupSyncConfig, type MirrorConfig,
+  type OffsetSyncConfig, type ProducerSettings, type ReplicationPolicy, type ReplicationPolicyKind,
+} from './config/mirror-config.js'
+export type { TopicFilter } from './config/topic-filter.js'
+export { saslCredentials, tlsOptions, type ClusterConnection, type SaslCredentials, type SaslMechanism } from './config/cluster-connection.js'
+export { connectionFromProperties } from './config/client-properties.js'
+export { parseProperties, type Properties, type PropertyEntry } from './config/java-properties.js'
+export { readPropertiesFile } from './config/properties-file.js'
+export { ProblemList } from './config/values.js'
+
+// Errors and logging.
+export { ConfigError, ErrorCodes, isRetriable, MirrorError, type ConfigProblem, type ErrorCode, type MirrorErrorOptions } from './shared/errors.js'
+export { createLogger, LogLevels, silentLogger, type LogFields, type Logger, type LoggerOptions, type LogLevel } from './shared/logger.js'
+export type { RecordHeader } from './shared/record-header.js'
+export type { RawRecord } from './shared/raw-record.js'
+
+// The Kafka client's installation: both commands check it at start-up.
+export { assertKafkajsPatched } from './kafka/kafkajs-internals.js'
+
+// Audits (mirror-check): group offsets and lag, cross-cluster lag, record-by-record verification.
+export { AuditClient, type AuditClientOptions, type FetchedRecords, type Isolation, type OffsetSpec } from './kafka/audit-client.js'
+export { committedOffsets, describeGroupOffsets, groupExists, listConsumerGroups, type GroupMember, type GroupOffsets, type GroupOffsetsOptions } from './audit/group-offsets.js'
+export { ageSeconds, lagViolations, offsetLag, topicTotals, type LagThresholds, type PartitionLagRow, type TopicLagTotal } from './audit/lag.js'
+export { PartitionReader, type PartitionReaderOptions } from './audit/partition-reader.js'
+export { verifyCopy, type CopyVerification, type CopyVerificationOptions, type VerifyUntil } from './audit/copy-verification.js'
+export { OrderAligner, type Aligner, type AlignmentLookup, type AlignmentPoint, type OrderAlignerOptions } from './audit/aligner.js'
+export { OFFSET_SYNC_ALIGNMENT_METHOD, OffsetSyncAligner } from './audit/offset-sync-aligner.js'
+export { FindingKinds, type ComparisonCounts, type Finding, type FindingKind } from './audit/record-comparator.js'
+export { describeFinding, findMisplaced, totalCounts, verificationPassed, type MisplacedRecord, type PartitionVerification } from './audit/verification-report.js'
+
+// Offset translation: exact offset syncs, and a group's committed offsets translated to the target.
+export { loadOffsetSyncs, offsetSyncsTopicName } from './offsets/offset-sync-store.js'
+export { OffsetSyncIndex, translateOffset, type Translation } from './offsets/offset-sync-index.js'
+export { translateGroupOffsets, type GroupTranslationRow, type TranslateGroupOptions } from './offsets/translate-group.js'

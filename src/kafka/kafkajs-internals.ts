@@ -1,0 +1,150 @@
+import { createRequire } from 'node:module'
+import { dirname } from 'node:path'
+import type { Kafka } from 'kafkajs'
+import { ErrorCodes, MirrorError } from '../shared/errors.js'
+import type { RecordHeader } from '../shared/record-header.js'
+
+/*
+ * Everything the project takes from kafkajs beyond its public API, in one place: kafkajs 2.2.4 is
+ * frozen upstream, and patches/kafkajs+2.2.4.patch (applied by `npm ci`) changes its record codec.
+ * A kafkajs upgrade starts here.
+ */
+
+const require = createRequire(import.meta.url)
+
+/** The kafkajs version the patch and the private shapes below were written for. */
+export const KAFKAJS_VERSION = '2.2.4'
+
+/** A record as kafkajs' Fetch decoder returns it. */
+export interface InternalRecord {
+  offset: string
+  timestamp: string
+  key: Buffer | null
+  value: Buffer | null
+  headers: Record<string, Buffer | Buffer[]>
+  /** Every header in wire order (added by the project's kafkajs patch). */
+  headerList?: RecordHeader[]
+  isControlRecord: boolean
+  batchContext: { firstOffset: string, lastOffsetDelta: number, producerId: string, inTransaction: boolean }
+}
+
+/** One partition of kafkajs' decoded Fetch response. */
+export interface InternalFetchPartition {
+  partition: number
+  errorCode: number
+  highWatermark: string
+  lastStableOffset: string
+  lastStartOffset: string
+  abortedTransactions: Array<{ producerId: string, firstOffset: string }>
+  messages: InternalRecord[]
+}
+
+/** kafkajs' broker object: the requests sent as they are, with our own isolation level. */
+export interface InternalBroker {
+  fetch: (request: unknown) => Promise<{ responses: Array<{ topicName: string, partitions: InternalFetchPartition[] }> }>
+  listOffsets: (request: unknown) => Promise<{ responses: Array<{ topic: string, partitions: Array<{ partition: number, offset: string, errorCode: number }> }> }>
+}
+
+/** kafkajs' group coordinator as a broker: the OffsetCommit request without joining the group. */
+export interface InternalCoordinator {
+  offsetCommit: (request: { groupId: string, groupGenerationId: number, memberId: string, topics: Array<{ topic: string, partitions: Array<{ partition: number, offset: string }> }> }) => Promise<unknown>
+}
+
+/** kafkajs' cluster object (metadata, brokers by node id, coordinators), the part used here. */
+export interface InternalCluster {
+  connect: () => Promise<void>
+  disconnect: () => Promise<void>
+  addMultipleTargetTopics: (topics: string[]) => Promise<void>
+  refreshMetadata: () => Promise<void>
+  findLeaderForPartitions: (topic: string, partitions: number[]) => Record<string, number[]>
+  findBroker: (options: { nodeId: string }) => Promise<InternalBroker>
+  findGroupCoordinator: (request: { groupId: string }) => Promise<InternalCoordinator>
+  findGroupCoordinatorMetadata: (options: { groupId: string }) => Promise<{ coordinator: { nodeId: number, host: string, port: number } }>
+}
+
+/** Options of kafkajs' private cluster factory. */
+export interface InternalClusterOptions {
+  /** Default false here: an audit or an offset write never creates a topic. */
+  readonly allowAutoTopicCreation?: boolean
+  readonly metadataMaxAge?: number
+}
+
+/**
+ * A cluster object of `kafka`, from kafkajs' private factory (the `private:Kafka:createCluster`
+ * symbol): kafkajs has no public API for Fetch with a chosen isolation level, ListOffsets, or an
+ * OffsetCommit outside a group. The caller connects and disconnects it.
+ */
+export function createInternalCluster (kafka: Kafka, options: InternalClusterOptions = {}): InternalCluster {
+  const symbol = Object.getOwnPropertySymbols(kafka).find(s => s.description === 'private:Kafka:createCluster')
+  if (symbol === undefined) throw new MirrorError(ErrorCodes.INTERNAL, `kafkajs internals changed: no private cluster factory (expected kafkajs ${KAFKAJS_VERSION}); run npm ci`)
+  const factory = (kafka as unknown as Record<symbol, (options: object) => InternalCluster>)[symbol]!
+  return factory({ allowAutoTopicCreation: false, ...options })
+}
+
+/** kafkajs' own filter of records of aborted transactions, as its read_committed consumer applies it. */
+export const filterAbortedMessages = require('kafkajs/src/consumer/filterAbortedMessages') as (options: { messages: InternalRecord[], abortedTransactions: unknown[] }) => InternalRecord[]
+
+/** The parts of one kafkajs installation that the patch changes: its version, and its record encoder and decoder. */
+export interface KafkajsRecordCodec {
+  readonly version: string
+  /** kafkajs' record encoder (`protocol/recordBatch/record/v0`): the record's bytes, length prefix included. */
+  readonly encodeRecord: (record: { key: Buffer | null, value: Buffer | null, headers: readonly RecordHeader[] }) => Buffer
+  /** kafkajs' record decoder (`protocol/recordBatch/record/v0/decoder`) over what `encodeRecord` wrote. */
+  readonly decodeRecord: (bytes: Buffer) => { headers?: unknown, headerList?: unknown }
+}
+
+/** The record codec of the kafkajs package whose `package.json` is at `packageJsonPath` (default: the one this project runs). */
+export function kafkajsRecordCodec (packageJsonPath: string = require.resolve('kafkajs/package.json')): KafkajsRecordCodec {
+  const root = dirname(packageJsonPath)
+  const load = createRequire(packageJsonPath)
+  type Encoded = { buffer: Buffer }
+  type Decoder = { readVarIntBytes: () => Buffer }
+  const encode = load(`${root}/src/protocol/recordBatch/record/v0`) as (record: object) => Encoded
+  const decode = load(`${root}/src/protocol/recordBatch/record/v0/decoder`) as (decoder: Decoder, context: object) => { headers?: unknown, headerList?: unknown }
+  const DecoderClass = load(`${root}/src/protocol/decoder`) as new (bytes: Buffer) => Decoder
+  return {
+    version: (load(packageJsonPath) as { version: string }).version,
+    encodeRecord: record => encode({ ...record, headers: [...record.headers] }).buffer,
+    decodeRecord: bytes => decode(new DecoderClass(new DecoderClass(bytes).readVarIntBytes()), { firstOffset: '0', firstTimestamp: '0' }),
+  }
+}
+
+/**
+ * Why `codec` is not the patched kafkajs the mirror needs, or undefined when it is. The check
+ * writes one record whose headers are a list (a repeated name around another one, a null value)
+ * and reads it back: without the patch the encoder refuses the list and the decoder keeps no
+ * `headerList`, and the copy would lose header order or fail on a null header.
+ */
+export function kafkajsPatchProblem (codec: KafkajsRecordCodec): string | undefined {
+  if (codec.version !== KAFKAJS_VERSION) return `kafkajs ${codec.version} is installed, the patch is for ${KAFKAJS_VERSION}`
+  const headers: RecordHeader[] = [{ key: 'a', value: Buffer.from('1') }, { key: 'b', value: null }, { key: 'a', value: Buffer.from('2') }]
+  let decoded: { headerList?: unknown }
+  try {
+    decoded = codec.decodeRecord(codec.encodeRecord({ key: null, value: Buffer.from('v'), headers }))
+  } catch {
+    return 'its record encoder refuses headers given as a list'
+  }
+  if (!Array.isArray(decoded.headerList)) return 'its record decoder keeps no headerList'
+  const read = decoded.headerList as Array<{ key?: unknown, value?: unknown }>
+  const same = read.length === headers.length && headers.every((h, i) => read[i]?.key === h.key &&
+    (h.value === null ? read[i]?.value === null : Buffer.isBuffer(read[i]?.value) && h.value.equals(read[i]?.value as Buffer)))
+  return same ? undefined : 'its headerList does not give back the headers in the order written'
+}
+
+let patched = false
+
+/**
+ * Throws a `MirrorError` (code `MIRROR_CONFIG`) with one line saying to run `npm ci` when the
+ * installed kafkajs lacks patches/kafkajs+2.2.4.patch. Called at start-up by both commands; checks once.
+ */
+export function assertKafkajsPatched (codec?: KafkajsRecordCodec): void {
+  if (patched && codec === undefined) return
+  let problem: string | undefined
+  try {
+    problem = kafkajsPatchProblem(codec ?? kafkajsRecordCodec())
+  } catch (error) {
+    problem = `its record codec cannot be loaded: ${(error as Error).message.split('\n')[0]}`
+  }
+  if (problem !== undefined) throw new MirrorError(ErrorCodes.CONFIG, `kafkajs is not patched (${problem}; patches/kafkajs+${KAFKAJS_VERSION}.patch is applied by npm's postinstall): run npm ci`)
+  if (codec === undefined) patched = true
+}
