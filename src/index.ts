@@ -8,6 +8,16 @@
 // Running the mirror: build a MirrorConfig (below), then start() / done / stop().
 export { MirrorSidecar, type MirrorSidecarOptions } from './mirror-sidecar.js'
 
+// One flow over adapters of your choice: the pipeline, its ports, and the kafkajs adapters behind them.
+export { MirrorFlow, type MirrorFlowOptions } from './pipeline/mirror-flow.js'
+export { kafkaFlowPorts } from './kafka/flow-ports.js'
+export type {
+  AckListener, AckSegment, BatchTracer, CommitCandidate, CommitOffset, FetchControl, FetchedBatch, FlowPorts, NewTopic,
+  PartitionAck, PartitionWrite, RecordSink, RecordSource, RecordSourceFactory, SourceListener, TopicCatalog, TopicDescription,
+} from './pipeline/ports.js'
+export type { MirrorBatch } from './pipeline/mirror-batch.js'
+export type { FlowLabels, FlowSnapshot, LifecycleState, PartitionSnapshot, PipelineObserver } from './pipeline/pipeline-observer.js'
+
 // Configuration: every source is parsed and validated into one frozen MirrorConfig; problems throw one ConfigError.
 export { configFromMm1, mergeEnv, MM1_FLAGS, type Mm1FlagName, type Mm1Values } from './config/mm1-args.js'
 export { configFromMm2, type Mm2Options } from './config/mm2-config.js'
@@ -29,7 +39,7 @@ export { ProblemList } from './config/values.js'
 export { ConfigError, ErrorCodes, isRetriable, MirrorError, type ConfigProblem, type ErrorCode, type MirrorErrorOptions } from './shared/errors.js'
 export { createLogger, LogLevels, silentLogger, type LogFields, type Logger, type LoggerOptions, type LogLevel } from './shared/logger.js'
 export type { RecordHeader } from './shared/record-header.js'
-export type { RawRecord } from './shared/raw-record.js'
+export type { HeaderValue, KafkaRecord } from './shared/kafka-record.js'
 
 // The Kafka client's installation: both commands check it at start-up.
 export { assertKafkajsPatched } from './kafka/kafkajs-internals.js'

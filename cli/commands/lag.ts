@@ -97,7 +97,7 @@ export async function lagHandler (args: ArgumentsCamelCase<LagArgs>): Promise<vo
               lagSeconds = 0
               if (lag > 0) {
                 const [record] = await new PartitionReader(source, topic, partition, { fetchMaxBytes: 65_536, isolation: 'read_uncommitted' }).records(Math.max(mirrorOffset, sourceStarts.get(partition) ?? 0), sourceEnd, 1)
-                if (record !== undefined) lagSeconds = ageSeconds(record.timestamp, now)
+                if (record !== undefined) lagSeconds = ageSeconds(Number(record.timestamp), now)
               }
             }
             const targetEnd = targetEnds.get(partition)

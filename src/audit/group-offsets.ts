@@ -109,7 +109,7 @@ export async function describeGroupOffsets (client: AuditClient, group: string, 
       if (lag > 0) {
         const reader = new PartitionReader(client, slot.topic, slot.partition, { fetchMaxBytes: 65_536, isolation: 'read_uncommitted' })
         const [record] = await reader.records(Math.max(currentOffset, starts.get(id) ?? 0), logEndOffset, 1)
-        if (record !== undefined) lagSeconds = ageSeconds(record.timestamp, nowMs())
+        if (record !== undefined) lagSeconds = ageSeconds(Number(record.timestamp), nowMs())
       }
     }
     return {

@@ -1,4 +1,4 @@
-import type { RawRecord } from '../shared/raw-record.js'
+import type { KafkaRecord } from '../shared/kafka-record.js'
 import { RecordComparator, type ComparisonCounts, type Finding, type RecordComparatorOptions } from './record-comparator.js'
 import { combineHashes, digestRecord, type RecordDigest } from './record-digest.js'
 
@@ -190,7 +190,7 @@ export async function comparePartition (options: PartitionComparisonOptions): Pr
 }
 
 /** A digest stream over chunks of raw records (for example a Kafka partition reader): bytes are hashed and dropped chunk by chunk. */
-export function digestStreamFrom (chunks: AsyncIterator<readonly RawRecord[]>): DigestStream {
+export function digestStreamFrom (chunks: AsyncIterator<readonly KafkaRecord[]>): DigestStream {
   return {
     next: async () => {
       const step = await chunks.next()

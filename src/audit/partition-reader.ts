@@ -1,6 +1,6 @@
 import type { AuditClient, Isolation } from '../kafka/audit-client.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
-import type { RawRecord } from '../shared/raw-record.js'
+import type { KafkaRecord } from '../shared/kafka-record.js'
 
 export interface PartitionReaderOptions {
   /** Bytes asked per Fetch; default 4 MiB (the broker returns at least one batch). */
@@ -23,7 +23,7 @@ export class PartitionReader {
   }
 
   /** Chunks of data records with `fromOffset <= offset < untilOffset`, in offset order. */
-  async * chunks (fromOffset: number, untilOffset: number): AsyncGenerator<RawRecord[]> {
+  async * chunks (fromOffset: number, untilOffset: number): AsyncGenerator<KafkaRecord[]> {
     let offset = fromOffset
     const fetchAt = (at: number) => this.client.fetch(this.topic, this.partition, at, { maxBytes: this.#maxBytes, isolation: this.#isolation })
     let pending = offset < untilOffset ? fetchAt(offset) : undefined
@@ -38,7 +38,7 @@ export class PartitionReader {
       }
       offset = next
       pending = offset < untilOffset ? fetchAt(offset) : undefined
-      const records = fetched.records.filter(r => r.offset < untilOffset)
+      const records = fetched.records.filter(r => Number(r.offset) < untilOffset)
       if (records.length > 0) yield records
     }
     } finally {
@@ -48,8 +48,8 @@ export class PartitionReader {
   }
 
   /** Up to `count` data records at or after `fromOffset` and before `untilOffset`. */
-  async records (fromOffset: number, untilOffset: number, count: number): Promise<RawRecord[]> {
-    const out: RawRecord[] = []
+  async records (fromOffset: number, untilOffset: number, count: number): Promise<KafkaRecord[]> {
+    const out: KafkaRecord[] = []
     for await (const chunk of this.chunks(fromOffset, untilOffset)) {
       out.push(...chunk.slice(0, count - out.length))
       if (out.length >= count) break

@@ -1,4 +1,4 @@
-import type { RawRecord } from '../shared/raw-record.js'
+import type { KafkaRecord } from '../shared/kafka-record.js'
 
 /** The fields of a record that a faithful copy must keep. */
 export const RecordFields = ['key', 'value', 'headers', 'timestamp'] as const
@@ -86,10 +86,10 @@ function toBytes (value: Buffer | string): Uint8Array {
 }
 
 /** The headers as a list: `headerList` when the reader kept it, else the grouped form flattened name by name. */
-function headerPairs (record: Pick<RawRecord, 'headers' | 'headerList'>): Array<{ key: string, value: Buffer | string | null }> {
+function headerPairs (record: Pick<KafkaRecord, 'headers' | 'headerList'>): Array<{ key: string, value: Buffer | string | null }> {
   if (record.headerList !== undefined) return [...record.headerList]
   const pairs: Array<{ key: string, value: Buffer | string | null }> = []
-  for (const [key, value] of Object.entries(record.headers)) {
+  for (const [key, value] of Object.entries(record.headers ?? {})) {
     if (value === undefined) continue
     for (const one of Array.isArray(value) ? value as ReadonlyArray<Buffer | string | null> : [value as Buffer | string | null]) pairs.push({ key, value: one })
   }
@@ -97,30 +97,31 @@ function headerPairs (record: Pick<RawRecord, 'headers' | 'headerList'>): Array<
 }
 
 /** Hash of the headers in their order (wire order when `headerList` is known); a null value hashes apart from an empty one. */
-export function hashHeaders (record: Pick<RawRecord, 'headers' | 'headerList'>): number {
+export function hashHeaders (record: Pick<KafkaRecord, 'headers' | 'headerList'>): number {
   const parts: number[] = []
   for (const { key, value } of headerPairs(record)) parts.push(hashBytes(Buffer.from(key)), value === null ? NULL_HASH : hashBytes(toBytes(value)))
   return parts.length === 0 ? 0 : combineHashes(parts)
 }
 
-function headerBytes (record: Pick<RawRecord, 'headers' | 'headerList'>): number {
+function headerBytes (record: Pick<KafkaRecord, 'headers' | 'headerList'>): number {
   let total = 0
   for (const { value } of headerPairs(record)) total += value?.length ?? 0
   return total
 }
 
 /** Reduces a record to its digest. */
-export function digestRecord (record: RawRecord): RecordDigest {
+export function digestRecord (record: KafkaRecord): RecordDigest {
   const key = record.key === null ? NULL_HASH : hashBytes(record.key)
   const value = record.value === null ? NULL_HASH - 1 : hashBytes(record.value)
   const headers = hashHeaders(record)
+  const timestamp = Number(record.timestamp)
   return {
-    offset: record.offset,
-    timestamp: record.timestamp,
+    offset: Number(record.offset),
+    timestamp,
     key,
     value,
     headers,
-    hash: combineHashes([key, value, headers, record.timestamp]),
+    hash: combineHashes([key, value, headers, timestamp]),
     sizeBytes: (record.key?.length ?? 0) + (record.value?.length ?? 0) + headerBytes(record),
   }
 }

@@ -4,7 +4,7 @@ import type { ClusterConnection } from '../config/cluster-connection.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { silentLogger } from '../shared/logger.js'
-import type { RawRecord } from '../shared/raw-record.js'
+import type { KafkaRecord } from '../shared/kafka-record.js'
 import { createKafkaClient } from './client.js'
 import { toClusterError } from './errors.js'
 import { createInternalCluster, filterAbortedMessages, type InternalBroker, type InternalCluster } from './kafkajs-internals.js'
@@ -31,7 +31,7 @@ export type OffsetSpec = 'earliest' | 'latest' | { readonly timestampMs: number 
 
 /** One Fetch answer for a partition: data records only (control records and aborted transactions removed). */
 export interface FetchedRecords {
-  readonly records: RawRecord[]
+  readonly records: KafkaRecord[]
   /** Offset to fetch next: past every batch returned, control batches and compacted gaps included. */
   readonly nextOffset: number
   readonly highWatermark: number
@@ -225,7 +225,8 @@ export class AuditClient {
       const kept = (isolation === 'read_committed' ? filterAbortedMessages({ messages: data.messages, abortedTransactions: data.abortedTransactions }) : data.messages)
         .filter(m => !m.isControlRecord && Number(m.offset) >= offset)
       return {
-        records: kept.map(m => ({ offset: Number(m.offset), timestamp: Number(m.timestamp), key: m.key, value: m.value, headers: m.headers, ...(m.headerList === undefined ? {} : { headerList: m.headerList }) })),
+        // kafkajs' messages as they are (the patched decoder adds `headerList`): they are KafkaRecords.
+        records: kept,
         nextOffset,
         highWatermark: Number(data.highWatermark),
         logStartOffset: Number(data.lastStartOffset),

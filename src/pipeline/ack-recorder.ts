@@ -1,7 +1,8 @@
 import type { FlowConfig } from '../config/mirror-config.js'
 import { errorLabel, type MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
-import { recordBytes, type MirrorBatch, type SourceRecord } from './mirror-batch.js'
+import type { KafkaRecord } from '../shared/kafka-record.js'
+import { recordBytes, type MirrorBatch } from './mirror-batch.js'
 import type { PartitionProgress } from './partition-progress.js'
 import type { FlowLabels, PipelineObserver } from './pipeline-observer.js'
 import type { AckListener, AckSegment } from './ports.js'
@@ -31,11 +32,11 @@ export class AckRecorder implements WorkerListener {
 
   acknowledged (batch: MirrorBatch, segments: readonly AckSegment[], ackTimeMs: number, recordsAcked: number): void {
     if (recordsAcked === batch.records.length) this.#progress.acknowledged(batch, ackTimeMs)
-    else this.#progress.acknowledgedPrefix(batch, BigInt((batch.records[recordsAcked] as SourceRecord).offset), ackTimeMs)
+    else this.#progress.acknowledgedPrefix(batch, BigInt((batch.records[recordsAcked] as KafkaRecord).offset), ackTimeMs)
     this.#ackListener?.acknowledged(batch, segments)
     if (this.#observer.produced === undefined || segments.length === 0) return
     const timestampsMs: number[] = []
-    for (let i = 0; i < recordsAcked; i++) timestampsMs.push(Number((batch.records[i] as SourceRecord).timestamp))
+    for (let i = 0; i < recordsAcked; i++) timestampsMs.push(Number((batch.records[i] as KafkaRecord).timestamp))
     this.#observer.produced(this.#labels, {
       sourceTopic: batch.sourceTopic,
       targetTopic: batch.targetTopic,
@@ -45,7 +46,7 @@ export class AckRecorder implements WorkerListener {
       timestampsMs,
       ackTimeMs,
       firstSourceOffset: batch.firstOffset,
-      lastSourceOffset: BigInt((batch.records[recordsAcked - 1] as SourceRecord).offset),
+      lastSourceOffset: BigInt((batch.records[recordsAcked - 1] as KafkaRecord).offset),
       targetBaseOffset: (segments[0] as AckSegment).targetBaseOffset,
     })
   }

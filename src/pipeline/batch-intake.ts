@@ -1,7 +1,8 @@
 import type { FlowConfig } from '../config/mirror-config.js'
 import { batchSpanInput } from './batch-span-input.js'
 import { QueueClosedError, type BoundedQueue } from './bounded-queue.js'
-import { recordBytes, type MirrorBatch, type SourceRecord } from './mirror-batch.js'
+import type { KafkaRecord } from '../shared/kafka-record.js'
+import { recordBytes, type MirrorBatch } from './mirror-batch.js'
 import { partitionKey } from './partition-key.js'
 import type { PartitionProgress } from './partition-progress.js'
 import type { FlowLabels, PipelineObserver } from './pipeline-observer.js'
@@ -50,7 +51,7 @@ export class BatchIntake {
     const { topic, partition, records } = fetched
     const mirrored = this.#topicOf(topic)
     if (mirrored === undefined || records.length === 0) return
-    const firstOffset = BigInt((records[0] as SourceRecord).offset)
+    const firstOffset = BigInt((records[0] as KafkaRecord).offset)
     this.#progress.observeHighWatermark(topic, partition, fetched.highWatermark, firstOffset)
     const start = this.#progress.admitFrom(topic, partition, records)
     if (start >= records.length) return
@@ -66,17 +67,17 @@ export class BatchIntake {
       let to = from
       let bytes = 0
       while (to < records.length && to - from < maxRecords) {
-        const size = recordBytes(records[to] as SourceRecord)
+        const size = recordBytes(records[to] as KafkaRecord)
         if (to > from && bytes + size > maxBytes) break
         bytes += size
-        timestampsMs.push(Number((records[to] as SourceRecord).timestamp))
+        timestampsMs.push(Number((records[to] as KafkaRecord).timestamp))
         to++
       }
       const chunk = records.slice(from, to)
       // The last chunk ends where the fetch ended: past trailing control records (transaction markers) too.
-      const last = BigInt((records[to - 1] as SourceRecord).offset) + 1n
-      const next = to < records.length ? BigInt((records[to] as SourceRecord).offset) : fetched.nextOffset !== undefined && fetched.nextOffset > last ? fetched.nextOffset : last
-      let batch: MirrorBatch = { sourceTopic: topic, targetTopic: mirrored.target, partition, records: chunk, firstOffset: BigInt((chunk[0] as SourceRecord).offset), nextOffset: next, bytes, pollTimeMs }
+      const last = BigInt((records[to - 1] as KafkaRecord).offset) + 1n
+      const next = to < records.length ? BigInt((records[to] as KafkaRecord).offset) : fetched.nextOffset !== undefined && fetched.nextOffset > last ? fetched.nextOffset : last
+      let batch: MirrorBatch = { sourceTopic: topic, targetTopic: mirrored.target, partition, records: chunk, firstOffset: BigInt((chunk[0] as KafkaRecord).offset), nextOffset: next, bytes, pollTimeMs }
       if (this.#tracer?.enabled === true) batch = { ...batch, span: this.#tracer.startBatchSpan(batchSpanInput(this.#labels, batch, true, this.#flow.consumer.groupId)) }
       if (!await this.#push(batch, lane, control)) return
       totalBytes += bytes

@@ -1,4 +1,5 @@
-import type { HeaderValue, MirrorBatch } from './mirror-batch.js'
+import type { HeaderValue } from '../shared/kafka-record.js'
+import type { MirrorBatch } from './mirror-batch.js'
 import type { FlowLabels } from './pipeline-observer.js'
 
 /** One batch of records from one source partition, as the pipeline hands it to the producer. */

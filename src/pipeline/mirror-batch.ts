@@ -1,27 +1,9 @@
-import type { RecordHeader } from '../shared/record-header.js'
+import type { KafkaRecord } from '../shared/kafka-record.js'
 
 /** Tracing of a batch (see `tracing/mirror-tracer.ts`); absent when tracing is off. */
 export interface BatchSpan {
   sendSpan: () => { retry: (event: { operation: string, errorCode: string, attempt?: number, backoffMs?: number }) => void, setTargetOffset: (offset: bigint) => void, end: (error?: unknown) => void }
   end: (error?: unknown) => void
-}
-
-/** Header values grouped by name, as the Kafka client hands them over: bytes (or null), or several for a repeated name. */
-export type HeaderValue = Buffer | string | null | ReadonlyArray<Buffer | string | null> | undefined
-
-/**
- * A record as consumed from the source. Fields are kept as the client produced them (bytes stay
- * bytes, the timestamp stays the record's own), so the copy is byte-for-byte.
- */
-export interface SourceRecord {
-  readonly offset: string
-  readonly key: Buffer | null
-  readonly value: Buffer | null
-  readonly timestamp: string
-  /** Grouped by name (the client's view; how repeated names interleave is lost here). */
-  readonly headers?: Readonly<Record<string, HeaderValue>>
-  /** Every header in wire order: what is written to the target when present. */
-  readonly headerList?: readonly RecordHeader[]
 }
 
 /**
@@ -33,7 +15,7 @@ export interface MirrorBatch {
   readonly sourceTopic: string
   readonly targetTopic: string
   readonly partition: number
-  readonly records: readonly SourceRecord[]
+  readonly records: readonly KafkaRecord[]
   readonly firstOffset: bigint
   readonly nextOffset: bigint
   /** Sum of key, value and header sizes: what the queue's byte bound counts. */
@@ -45,7 +27,7 @@ export interface MirrorBatch {
 }
 
 /** Bytes a record holds in memory, as the queue counts them. */
-export function recordBytes (record: SourceRecord): number {
+export function recordBytes (record: KafkaRecord): number {
   let bytes = (record.key?.length ?? 0) + (record.value?.length ?? 0)
   if (record.headerList !== undefined) {
     for (const header of record.headerList) bytes += header.key.length + (header.value?.length ?? 0)

@@ -1,6 +1,6 @@
-import type { MirrorBatch, SourceRecord } from './mirror-batch.js'
+import type { KafkaRecord } from '../shared/kafka-record.js'
 import type { BatchSpanInput } from './batch-span-input.js'
-import type { BatchSpan } from './mirror-batch.js'
+import type { BatchSpan, MirrorBatch } from './mirror-batch.js'
 
 /**
  * What the pipeline needs from the outside world, as interfaces. `src/kafka/` implements them
@@ -12,7 +12,7 @@ export interface FetchedBatch {
   readonly topic: string
   readonly partition: number
   readonly highWatermark: bigint
-  readonly records: readonly SourceRecord[]
+  readonly records: readonly KafkaRecord[]
   /** Offset after the last offset the fetch covered, control records (transaction markers) included. */
   readonly nextOffset?: bigint
 }
@@ -68,7 +68,7 @@ export type RecordSourceFactory = () => RecordSource
 export interface PartitionWrite {
   readonly topic: string
   readonly partition: number
-  readonly records: readonly SourceRecord[]
+  readonly records: readonly KafkaRecord[]
 }
 
 /** The target's acknowledgement for one partition: records got `baseOffset`, `baseOffset + 1`, ... */

@@ -1,6 +1,6 @@
 import type { FlowConfig } from '../../src/config/mirror-config.js'
 import { createTopicFilter } from '../../src/config/topic-filter.js'
-import type { SourceRecord } from '../../src/pipeline/mirror-batch.js'
+import type { KafkaRecord } from '../../src/shared/kafka-record.js'
 import { partitionKey } from '../../src/pipeline/partition-key.js'
 import type { CommitOffset, FetchControl, FlowPorts, NewTopic, PartitionAck, PartitionWrite, RecordSink, RecordSource, SourceListener, TopicCatalog, TopicDescription } from '../../src/pipeline/ports.js'
 import { ErrorCodes, MirrorError } from '../../src/shared/errors.js'
@@ -38,7 +38,7 @@ export function fakeFlowConfig (overrides: Partial<FlowConfig> = {}): FlowConfig
 }
 
 /** Records `from .. from + count - 1`, each with a value naming its offset. */
-export function records (from: number, count: number): SourceRecord[] {
+export function records (from: number, count: number): KafkaRecord[] {
   return Array.from({ length: count }, (_, i) => ({ offset: String(from + i), key: null, value: Buffer.from(`v${from + i}`), timestamp: String(1_700_000_000_000 + from + i) }))
 }
 
@@ -110,7 +110,7 @@ export class FakeRecordSource implements RecordSource {
     this.listener?.onAssignment(this.#owned)
   }
 
-  deliver (topic: string, partition: number, batch: readonly SourceRecord[], control: DeliveryControl = fetchControl()): Promise<void> {
+  deliver (topic: string, partition: number, batch: readonly KafkaRecord[], control: DeliveryControl = fetchControl()): Promise<void> {
     const listener = this.listener
     if (listener === undefined) throw new Error('source not started')
     const last = batch[batch.length - 1]

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { Message } from 'kafkajs'
-import { createTopic, produce, sharedClusters, startExtraCluster, totalRecords, uniqueName } from '../helpers/kafka.js'
+import { committedOffsets, createTopic, produce, sharedClusters, startExtraCluster, totalRecords, uniqueName } from '../helpers/kafka.js'
 import { spawnSidecar, waitMirroring } from '../helpers/sidecar.js'
 import { promtoolProblems, readyz, sampleSum, scrape, sidecarHttpPort, type Probe } from '../helpers/sidecar-http.js'
 import { waitUntil } from '../helpers/wait.js'
@@ -21,7 +21,8 @@ test('/readyz of the binary: 200 mirroring, 503 while the target is down, 200 ag
   const target = await startExtraCluster(t, 'readyz-target')
   const topic = await createTopic(t, source, { partitions: 2 })
   const drainTimeoutMs = 2_000
-  const sidecar = spawnSidecar(t, { source, target, groupId: uniqueName('e2e-ready'), include: topic, args: ['--drain.timeout.ms', String(drainTimeoutMs)] })
+  const groupId = uniqueName('e2e-ready')
+  const sidecar = spawnSidecar(t, { source, target, groupId, include: topic, args: ['--drain.timeout.ms', String(drainTimeoutMs)] })
   const port = await sidecarHttpPort(sidecar)
   await waitMirroring(sidecar)
   await produce(source, topic, records(0, 100))
@@ -50,6 +51,8 @@ test('/readyz of the binary: 200 mirroring, 503 while the target is down, 200 ag
   await waitUntil(async () => (await readyz(port)).status === 200, { timeoutMs: 30_000, message: '/readyz 200 again' })
 
   phase('ready again')
+  // Everything acknowledged so far is committed: the final commit below has nothing to write, so the stop can succeed.
+  await waitUntil(async () => [...(await committedOffsets(source, groupId, topic)).values()].reduce((a, b) => a + b, 0n) === 150n, { timeoutMs: 30_000, message: 'offsets of the first 150 records committed' })
   // A drain that cannot finish (target down, records in flight) keeps the process up for drainTimeoutMs after SIGTERM.
   const failuresSoFar = retryLines(sidecar.stderr())
   await target.pause()
@@ -68,4 +71,22 @@ test('/readyz of the binary: 200 mirroring, 503 while the target is down, 200 ag
   assert.ok(stoppedMs >= drainTimeoutMs - 500, `the drain waited for its deadline (${stoppedMs} ms)`)
   assert.match(sidecar.stderr(), /"msg":"drain deadline passed; records in flight stay uncommitted and will be mirrored again"/)
   await assert.rejects(fetch(`http://127.0.0.1:${port}/readyz`), 'the HTTP server is closed once the process stopped')
+})
+
+test('SIGTERM while the target is down and acknowledged records are not committed yet: the final commit fails, the process says so and exits 2', { timeout: 120_000 }, async t => {
+  const { source } = await sharedClusters()
+  const target = await startExtraCluster(t, 'final-commit-target')
+  const topic = await createTopic(t, source, { partitions: 2 })
+  const groupId = uniqueName('e2e-final-commit')
+  // A commit interval longer than the test: only the final commit could commit these records.
+  const sidecar = spawnSidecar(t, { source, target, groupId, include: topic, args: ['--drain.timeout.ms', '1000', '--offset.commit.interval.ms', '600000'] })
+  await waitMirroring(sidecar)
+  await produce(source, topic, records(0, 40))
+  await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) === 40n, { timeoutMs: 30_000, message: 'records copied' })
+  await target.pause()
+  sidecar.child.kill('SIGTERM')
+  const code = await sidecar.exited
+  assert.equal(code, 2, sidecar.stderr().slice(-2000))
+  assert.match(sidecar.stderr(), /mirror-sidecar: flow source->target: the final commit on the source cluster failed; records acknowledged since the last commit will be copied again at the next start/)
+  assert.deepEqual([...(await committedOffsets(source, groupId, topic)).values()].filter(offset => offset > 0n), [], 'nothing was committed')
 })

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { recordBytes, type SourceRecord } from '../../src/pipeline/mirror-batch.js'
+import { recordBytes } from '../../src/pipeline/mirror-batch.js'
+import type { KafkaRecord } from '../../src/shared/kafka-record.js'
 
-const record = (overrides: Partial<SourceRecord>): SourceRecord => ({ offset: '0', key: Buffer.from('key'), value: Buffer.from('value'), timestamp: '1764450000000', ...overrides })
+const record = (overrides: Partial<KafkaRecord>): KafkaRecord => ({ offset: '0', key: Buffer.from('key'), value: Buffer.from('value'), timestamp: '1764450000000', ...overrides })
 
 test('recordBytes counts key, value, header names and values; the wire-order list wins; null values count nothing', () => {
   assert.equal(recordBytes(record({})), 8)

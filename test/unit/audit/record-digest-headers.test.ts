@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { digestRecord, hashHeaders } from '../../../src/audit/record-digest.js'
-import type { RawRecord } from '../../../src/shared/raw-record.js'
+import type { KafkaRecord } from '../../../src/shared/kafka-record.js'
 
-const base: RawRecord = { offset: 0, timestamp: 1_764_450_000_000, key: Buffer.from('k'), value: Buffer.from('v'), headers: {} }
-const list = (...pairs: Array<[string, string | null]>): RawRecord['headerList'] => pairs.map(([key, value]) => ({ key, value: value === null ? null : Buffer.from(value) }))
+const base: KafkaRecord = { offset: '0', timestamp: '1764450000000', key: Buffer.from('k'), value: Buffer.from('v'), headers: {} }
+const list = (...pairs: Array<[string, string | null]>): KafkaRecord['headerList'] => pairs.map(([key, value]) => ({ key, value: value === null ? null : Buffer.from(value) }))
 
 test('header hash follows wire order when the list is known: interleaved repeated names are told apart', () => {
   const written = hashHeaders({ headers: {}, headerList: list(['a', '1'], ['b', '2'], ['a', '3']) })
