@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 
-export const ContenderNames = ['sidecar', 'mm2', 'mm1'] as const
+/** `baseline`: a second build of the sidecar (`--baseline-entry`), to compare two versions in one run. */
+export const ContenderNames = ['sidecar', 'baseline', 'mm2', 'mm1'] as const
 export type ContenderName = typeof ContenderNames[number]
 
 export const Compressions = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const
@@ -44,6 +45,8 @@ export interface BenchOptions {
   readonly resultsDir: string | undefined
   /** Node entry of the sidecar; default `dist/src/bin/mirror-sidecar.js`. */
   readonly sidecarEntry: string
+  /** Node entry of another build of the sidecar, run as the `baseline` contender; none by default. */
+  readonly baselineEntry: string | undefined
 }
 
 export class UsageError extends Error {
@@ -62,7 +65,8 @@ export const USAGE = `usage: npm run bench -- [options]
   --streams N               --num.streams / tasks.max given to every contender (default 2)
   --runs N                  repetitions, medians reported (default 3)
   --java-heap SIZE          -Xmx of each mirror / tool JVM (default 1g)
-  --contenders LIST         comma list of sidecar,mm2,mm1 (default all three)
+  --contenders LIST         comma list of sidecar,baseline,mm2,mm1 (default sidecar,mm2,mm1, plus baseline
+                            when --baseline-entry is given)
   --no-ceiling              skip ProducerPerformance / ConsumerPerformance
   --no-verify               skip reading each target topic back (duplicates / missing not reported)
   --latency                 fixed-rate mode: end-to-end latency p50/p99/max
@@ -72,7 +76,9 @@ export const USAGE = `usage: npm run bench -- [options]
   --profile                 run the sidecar under node --cpu-prof (bench/profiles) and print top functions
   --results-dir DIR         where latest.md and latest.json go (default bench/results; with --profile the
                             run's folder under bench/work)
-  --sidecar-entry FILE      sidecar entry script (default dist/src/bin/mirror-sidecar.js)`
+  --sidecar-entry FILE      sidecar entry script (default dist/src/bin/mirror-sidecar.js)
+  --baseline-entry FILE     entry script of another sidecar build, run as contender "baseline" in the same
+                            run (e.g. a worktree of the previous commit: ../base/dist/src/bin/mirror-sidecar.js)`
 
 function positiveInteger (flag: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback
@@ -110,6 +116,7 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
         profile: { type: 'boolean' },
         'results-dir': { type: 'string' },
         'sidecar-entry': { type: 'string' },
+        'baseline-entry': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     })
@@ -123,12 +130,15 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
   if (!(Compressions as readonly string[]).includes(compression)) {
     throw new UsageError(`--compression "${compression}": expected one of ${Compressions.join(', ')}`)
   }
-  const contenders = (v.contenders ?? ContenderNames.join(',')).split(',').map(name => name.trim()).filter(name => name !== '')
+  const baselineEntry = v['baseline-entry']
+  const defaultContenders = baselineEntry === undefined ? 'sidecar,mm2,mm1' : 'sidecar,baseline,mm2,mm1'
+  const contenders = (v.contenders ?? defaultContenders).split(',').map(name => name.trim()).filter(name => name !== '')
   for (const name of contenders) {
     if (!(ContenderNames as readonly string[]).includes(name)) {
       throw new UsageError(`--contenders "${v.contenders}": unknown contender "${name}", expected a comma list of ${ContenderNames.join(', ')}`)
     }
   }
+  if (contenders.includes('baseline') && baselineEntry === undefined) throw new UsageError(`--contenders "${v.contenders}": the baseline contender needs --baseline-entry FILE`)
   const producerProps: Record<string, string> = {}
   for (const entry of v['producer-prop'] ?? []) {
     const equals = entry.indexOf('=')
@@ -159,5 +169,6 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
     profile: v.profile === true,
     resultsDir: v['results-dir'] ?? (v.profile === true ? undefined : 'bench/results'),
     sidecarEntry: v['sidecar-entry'] ?? 'dist/src/bin/mirror-sidecar.js',
+    baselineEntry,
   })
 }

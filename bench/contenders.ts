@@ -57,11 +57,14 @@ export interface SidecarSettings {
   readonly profileDir?: string
 }
 
-/** This project's sidecar, started with the MirrorMaker 1 command line (identity topic naming). */
-export function sidecarContender (settings: SidecarSettings): Contender {
+/**
+ * This project's sidecar, started with the MirrorMaker 1 command line (identity topic naming);
+ * as `baseline`, another build of it (`--baseline-entry`).
+ */
+export function sidecarContender (settings: SidecarSettings, name: 'sidecar' | 'baseline' = 'sidecar'): Contender {
   return {
-    name: 'sidecar',
-    label: 'mirror-sidecar (this project)',
+    name,
+    label: name === 'sidecar' ? 'mirror-sidecar (this project)' : `mirror-sidecar baseline (${settings.entry})`,
     // Same node binary and flags as this process, so the same default old-space limit.
     heap: `node default (${Math.round(getHeapStatistics().heap_size_limit / 2 ** 20)} MiB limit)`,
     ownTopics: noOwnTopics,
@@ -79,7 +82,7 @@ export function sidecarContender (settings: SidecarSettings): Contender {
           '--consumer.config', consumer, '--producer.config', producer,
           '--whitelist', job.topic, '--num.streams', String(job.streams), '--metrics.port', '0',
         ], { stdio: ['ignore', out, out] })
-        return track('sidecar', child, settings.profileDir === undefined ? 'SIGTERM' : 'SIGUSR2')
+        return track(name, child, settings.profileDir === undefined ? 'SIGTERM' : 'SIGUSR2')
       } finally {
         closeSync(out)
       }

@@ -39,6 +39,7 @@ function contendersFor (options: BenchOptions, versions: { clusters: Awaited<Ret
   const make = (name: ContenderName): Contender => {
     switch (name) {
       case 'sidecar': return sidecarContender({ entry: options.sidecarEntry, ...(options.profile ? { profileDir: 'bench/profiles' } : {}) })
+      case 'baseline': return sidecarContender({ entry: options.baselineEntry ?? '' }, 'baseline')
       case 'mm2': return mirrorMaker2Contender(versions.clusters, options.javaHeap)
       case 'mm1': return mirrorMaker1Contender(versions.mm1!, options.javaHeap)
     }
