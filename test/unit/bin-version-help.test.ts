@@ -12,8 +12,11 @@ const SIDECAR_BIN = fileURLToPath(new URL('../../src/bin/mirror-sidecar.js', imp
 const CHECK_BIN = fileURLToPath(new URL('../../cli/mirror-check.js', import.meta.url))
 const PACKAGE_VERSION = (JSON.parse(readFileSync(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8')) as { version: string }).version
 
+/** The environment without `MIRROR_*` variables: they set flags (the test runner's MIRROR_METRICS_PORT would be the port). */
+const WITHOUT_MIRROR_VARIABLES = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('MIRROR_')))
+
 function run (bin: string, args: string[], env: NodeJS.ProcessEnv = {}): { status: number | null, stdout: string, stderr: string } {
-  const result = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, ...env } })
+  const result = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 20_000, env: { ...WITHOUT_MIRROR_VARIABLES, ...env } })
   return { status: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 

@@ -62,7 +62,9 @@ function problemsOf (run: () => unknown): string[] {
 }
 
 function sidecar (args: string[]): { status: number | null, stderr: string, stdout: string } {
-  const run = spawnSync(process.execPath, [SIDECAR_BIN, ...args], { encoding: 'utf8', timeout: 20_000 })
+  // Without MIRROR_* variables: they set flags.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('MIRROR_')))
+  const run = spawnSync(process.execPath, [SIDECAR_BIN, ...args], { encoding: 'utf8', timeout: 20_000, env })
   return { status: run.status, stderr: run.stderr, stdout: run.stdout }
 }
 
