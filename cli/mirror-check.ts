@@ -6,6 +6,8 @@ import { offsetsCommand } from './commands/offsets.js'
 import { translateCommand } from './commands/translate.js'
 import { verifyCommand } from './commands/verify.js'
 import { ExitCode } from './exit-codes.js'
+import { usageLine } from './run-command.js'
+import { packageVersion } from '../src/index.js'
 
 await yargs(hideBin(process.argv))
   .scriptName('mirror-check')
@@ -17,11 +19,13 @@ await yargs(hideBin(process.argv))
   .strict()
   .help()
   .alias('help', 'h')
-  .version(false)
+  .version('version', 'Print the version and exit', packageVersion())
+  // Messages in English whatever LANG says: usageLine() reads yargs' "Invalid values:" text.
+  .locale('en')
   .wrap(Math.min(120, process.stdout.columns ?? 100))
   .fail((message, error) => {
     const text = message ?? error?.message ?? 'invalid arguments'
-    process.stderr.write(`mirror-check: ${text.split('\n')[0]}\nRun mirror-check --help for usage.\n`)
+    process.stderr.write(`mirror-check: ${usageLine(text)}\nRun mirror-check --help for usage.\n`)
     process.exit(ExitCode.ERROR)
   })
   .parseAsync()

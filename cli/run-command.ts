@@ -18,3 +18,17 @@ export async function runCommand (args: { verbose?: boolean }, body: () => Promi
     if (args.verbose === true && error instanceof Error && error.stack !== undefined) process.stderr.write(error.stack + '\n')
   }
 }
+
+/**
+ * One line for a yargs usage message. yargs puts the bad value and the choices of a `choices`
+ * option on the lines after "Invalid values:"; they become `--format "xml": expected one of
+ * table, json, csv`. Other messages keep their first line.
+ */
+export function usageLine (message: string): string {
+  const invalid = [...message.matchAll(/Argument: (.+?), Given: (.+?), Choices: (.+)$/gm)]
+  if (invalid.length === 0) return message.split('\n')[0] ?? message
+  return invalid.map(([, name = '', given = '', choices = '']) => {
+    const names = choices.split(/,\s*/).map(choice => choice.replace(/^"(.*)"$/, '$1'))
+    return `--${name} ${given}: expected one of ${names.join(', ')}`
+  }).join('; ')
+}

@@ -4,10 +4,12 @@ import { hideBin } from 'yargs/helpers'
 import { configFromMm1, mergeEnv, MM1_FLAGS, type Mm1FlagName, type Mm1Values } from '../config/mm1-args.js'
 import type { MirrorConfig } from '../config/mirror-config.js'
 import { configFromMm2 } from '../config/mm2-config.js'
+import { pastedFlagProblems } from '../config/pasted-flags.js'
 import { printableConfig } from '../config/print-config.js'
 import { sidecarSettingsFromFlags, SIDECAR_FLAGS } from '../config/sidecar-settings.js'
 import { ProblemList } from '../config/values.js'
 import { assertKafkajsPatched } from '../index.js'
+import { packageVersion } from '../metrics/package-version.js'
 import { MirrorSidecar } from '../mirror-sidecar.js'
 import { ConfigError, MirrorError } from '../shared/errors.js'
 import { createLogger } from '../shared/logger.js'
@@ -36,21 +38,31 @@ function configFromMm2Args (path: string, values: Mm1Values, clusters: string[] 
   return configFromMm2(path, { settings, ...(clusters === undefined ? {} : { clusters }) }, problems)
 }
 
+/** One line for one problem, else a count and one indented line each. */
+function problemsText (error: ConfigError, what: string): string {
+  return error.problems.length === 1 ? error.message : `${error.problems.length} problems in the ${what}:\n  ${error.message.split('\n').join('\n  ')}`
+}
+
 async function main (): Promise<void> {
   assertKafkajsPatched()
-  const parser = yargs(hideBin(process.argv))
+  const args = hideBin(process.argv)
+  // Before yargs: a flag pasted with an en dash would otherwise be taken for the mm2.properties file.
+  const pasted = pastedFlagProblems(args, [...Object.keys(MM1_FLAGS), ...Object.keys(MODE_FLAGS), 'help', 'version'])
+  if (pasted.length > 0) fail(problemsText(new ConfigError(pasted), 'command line'))
+  const parser = yargs(args)
     .scriptName('mirror-sidecar')
     .command('$0 [mm2]', 'Copies topics between Kafka clusters.', y => y.positional('mm2', { type: 'string', describe: 'A MirrorMaker 2 mm2.properties file (instead of MirrorMaker 1 flags)' }))
     .usage('$0 --consumer.config source.properties --producer.config target.properties --whitelist "orders.*,payments"\n$0 mm2.properties [--clusters B]\n\nCopies topics from a source Kafka cluster to a target cluster, partition by partition, committing\non the source only what the target acknowledged. Takes MirrorMaker 1 flags, or a MirrorMaker 2\nmm2.properties file; every MirrorMaker 1 flag can also be set as MIRROR_<FLAG> in the environment\n(dots as underscores), flags win.')
     .parserConfiguration({ 'dot-notation': false, 'camel-case-expansion': false, 'duplicate-arguments-array': true, 'boolean-negation': false })
     .options({ ...MM1_FLAGS, ...MODE_FLAGS } as never)
     .strict()
-    .version(false)
+    .version('version', 'Print the version and exit', packageVersion())
     .help('help')
     .alias('help', 'h')
     .example('$0 --consumer.config source.properties --producer.config target.properties --whitelist ".*" --num.streams 2', 'mirror every topic with two consumers')
     .example('$0 mm2.properties --clusters B', 'run the flows into cluster B of a MirrorMaker 2 configuration')
     .wrap(Math.min(110, process.stdout.columns ?? 110))
+    .locale('en')
     .fail((message, error) => fail(error?.message ?? `${message}; see mirror-sidecar --help`))
   const argv = await parser.parseAsync() as Record<string, unknown>
   const values: Mm1Values = {}
@@ -70,7 +82,7 @@ async function main (): Promise<void> {
       config = configFromMm1(mergeEnv(values, process.env))
     }
   } catch (error) {
-    if (error instanceof ConfigError) fail(error.problems.length === 1 ? error.message : `${error.problems.length} problems in the configuration:\n  ${error.message.split('\n').join('\n  ')}`)
+    if (error instanceof ConfigError) fail(problemsText(error, 'configuration'))
     throw error
   }
 

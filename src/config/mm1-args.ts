@@ -1,14 +1,19 @@
-import { ConfigError } from '../shared/errors.js'
+import { ConfigError, type ConfigProblem } from '../shared/errors.js'
 import { LogLevels, type LogLevel } from '../shared/logger.js'
 import { connectionFromProperties, consumerSettingsFromProperties, producerSettingsFromProperties } from './client-properties.js'
 import type { Properties } from './java-properties.js'
 import { readPropertiesFile } from './properties-file.js'
-import { DEFAULT_PRODUCER_LANES, freezeConfig, type FlowConfig, type MirrorConfig } from './mirror-config.js'
-import { compileTopicPattern, createGroupFilter, createTopicFilter, DEFAULT_GROUPS_EXCLUDE } from './topic-filter.js'
+import { checkLegacyClientKeys } from './legacy-client-keys.js'
+import { FLAG_DEFAULTS } from './flag-defaults.js'
+import { freezeConfig, type FlowConfig, type MirrorConfig } from './mirror-config.js'
+import type { SidecarSettings } from './sidecar-settings.js'
+import { compileTopicPattern, createGroupFilter, createTopicFilter } from './topic-filter.js'
 import { parseBoolean, parseChoice, parseInteger, ProblemList } from './values.js'
 
+const D = FLAG_DEFAULTS
+
 /**
- * The MirrorMaker 1 command line, flag by flag: name, value type and help. The same names, upper-cased
+ * The MirrorMaker 1 command line, flag by flag: name, value type and help (defaults from `FLAG_DEFAULTS`). The same names, upper-cased
  * with `MIRROR_` in front and dots as underscores, are read from the environment (flags win).
  */
 export const MM1_FLAGS = {
@@ -18,23 +23,23 @@ export const MM1_FLAGS = {
   include: { type: 'string', describe: 'Alias of --whitelist (Kafka 3.0 name)' },
   blacklist: { type: 'string', describe: 'Topics not to mirror (same syntax)' },
   exclude: { type: 'string', describe: 'Alias of --blacklist' },
-  'num.streams': { type: 'string', describe: 'Consumers in this process (default 1)' },
-  'num.producers': { type: 'string', describe: 'Producers writing in parallel (default 1)' },
-  'queue.size': { type: 'string', describe: 'Records held between consumers and producers, in flight included (default 10000)' },
-  'queue.bytes': { type: 'string', describe: 'Bytes held between consumers and producers (default 67108864)' },
-  'offset.commit.interval.ms': { type: 'string', describe: 'How often acknowledged offsets are committed on the source (default 60000)' },
-  'abort.on.send.failure': { type: 'string', describe: 'Stop on a record the target refuses for good (default true); false skips it' },
-  'refresh.topics.interval.ms': { type: 'string', describe: 'How often new source topics and partitions are looked for (default 30000)' },
-  'metrics.port': { type: 'string', describe: 'Port of /metrics, /healthz, /readyz (default 9464; 0 picks a free one)' },
-  'metrics.host': { type: 'string', describe: 'Interface the HTTP server binds (default all interfaces)' },
-  'log.level': { type: 'string', describe: 'debug, info, warn, error (default info)' },
-  'drain.timeout.ms': { type: 'string', describe: 'How long shutdown waits for in-flight records (default 30000)' },
+  'num.streams': { type: 'string', describe: `Consumers in this process (default ${D['num.streams']})` },
+  'num.producers': { type: 'string', describe: `Producer lanes: produce requests in flight in parallel, one per lane; a partition always uses the same lane (default ${D['num.producers']})` },
+  'queue.size': { type: 'string', describe: `Records held between consumers and producers, in flight included (default ${D['queue.size']})` },
+  'queue.bytes': { type: 'string', describe: `Bytes held between consumers and producers (default ${D['queue.bytes']})` },
+  'offset.commit.interval.ms': { type: 'string', describe: `How often acknowledged offsets are committed on the source (default ${D['offset.commit.interval.ms']})` },
+  'abort.on.send.failure': { type: 'string', describe: `Stop on a record the target refuses for good (default ${D['abort.on.send.failure']}); false skips it` },
+  'refresh.topics.interval.ms': { type: 'string', describe: `How often new source topics and partitions are looked for (default ${D['refresh.topics.interval.ms']})` },
+  'metrics.port': { type: 'string', describe: `Port of /metrics, /healthz, /readyz (default ${D['metrics.port']}; 0 picks a free one)` },
+  'metrics.host': { type: 'string', describe: `Interface the HTTP server binds (default ${D['metrics.host']}: all interfaces)` },
+  'log.level': { type: 'string', describe: `debug, info, warn, error (default ${D['log.level']})` },
+  'drain.timeout.ms': { type: 'string', describe: `How long shutdown waits for in-flight records (default ${D['drain.timeout.ms']})` },
   'message.handler': { type: 'string', describe: 'MirrorMaker 1 message handlers are not supported (refused)' },
   'new.consumer': { type: 'boolean', describe: 'Accepted and ignored (MirrorMaker 1 compatibility)' },
-  'sync.group.offsets.enabled': { type: 'string', describe: 'Copy committed offsets of source consumer groups to the target, translated exactly (default false)' },
-  groups: { type: 'string', describe: 'Groups whose offsets are synced: regex, whole id must match, a comma means "or" (default .*)' },
-  'groups.exclude': { type: 'string', describe: 'Groups never synced (default "console-consumer-.*, connect-.*, __.*")' },
-  'sync.group.offsets.interval.seconds': { type: 'string', describe: 'How often group offsets are synced (default 10)' },
+  'sync.group.offsets.enabled': { type: 'string', describe: `Copy committed offsets of source consumer groups to the target, translated exactly (default ${D['sync.group.offsets.enabled']})` },
+  groups: { type: 'string', describe: `Groups whose offsets are synced: regex, whole id must match, a comma means "or" (default ${D.groups})` },
+  'groups.exclude': { type: 'string', describe: `Groups never synced (default "${D['groups.exclude']}")` },
+  'sync.group.offsets.interval.seconds': { type: 'string', describe: `How often group offsets are synced, in seconds (default ${D['sync.group.offsets.interval.seconds']})` },
 } as const
 
 export type Mm1FlagName = keyof typeof MM1_FLAGS
@@ -77,69 +82,119 @@ function readFile (path: string, flag: string, problems: ProblemList): Propertie
   }
 }
 
+/** The client properties of one cluster, already read, and how its keys are named in messages. */
+export interface ClientFile {
+  readonly properties: Properties
+  /** Prefix of key names in messages, e.g. `source.properties: `. */
+  readonly where: string
+  /** Where to set `bootstrap.servers`, for the message when it is missing. */
+  readonly bootstrapHint: string
+  /** List keys the settings do not read in the ignored-keys warning (default true; false when the caller does). */
+  readonly reportUnused?: boolean
+}
+
+/** Where the MirrorMaker 1 settings come from: the command line, or a one-file configuration. */
+export interface Mm1Source {
+  /** How a flag is named in messages: `--whitelist` on the command line. */
+  readonly flagKey: (flag: Mm1FlagName) => string
+  /** Reads the client files, recording problems; called after the flags are checked, so messages keep that order. */
+  readonly clients: (problems: ProblemList) => { producer: ClientFile | undefined, consumers: Array<ClientFile | undefined> }
+  /** Replaces `--metrics.*`, `--log.level` and `--drain.timeout.ms` of the values (a one-file configuration takes them from flags). */
+  readonly settings?: SidecarSettings
+}
+
 /**
  * Builds the sidecar configuration from MirrorMaker 1 flags (and their `MIRROR_*` variables).
  * Every problem is collected and thrown together as one `ConfigError`, before anything connects.
  */
 export function configFromMm1 (values: Mm1Values): MirrorConfig {
-  const problems = new ProblemList()
-  const consumerFiles = ([] as string[]).concat((values['consumer.config'] as string[] | string | undefined) ?? [])
-  const producerFile = single(values, 'producer.config', problems)
+  return buildMm1Config(values, new ProblemList(), {
+    flagKey: flag => `--${flag}`,
+    clients: problems => {
+      const consumerFiles = ([] as string[]).concat((values['consumer.config'] as string[] | string | undefined) ?? [])
+      const producerFile = single(values, 'producer.config', problems)
+      if (consumerFiles.length === 0) problems.add('--consumer.config', undefined, 'missing; give the source cluster\'s consumer .properties file (with bootstrap.servers)')
+      if (producerFile === undefined) problems.add('--producer.config', undefined, 'missing; give the target cluster\'s producer .properties file (with bootstrap.servers)')
+      const producerMissing = problems.problems.at(-1)
+      const producerProps = producerFile === undefined ? undefined : readFile(producerFile, '--producer.config', problems)
+      const consumers = consumerFiles.map(file => {
+        const properties = readFile(file, '--consumer.config', problems)
+        return properties === undefined ? undefined : { properties, where: `${file}: `, bootstrapHint: 'in the --consumer.config file' }
+      })
+      const oneFile = consumerFiles.find((file, index) => consumers[index]?.properties.has('target.bootstrap.servers') === true)
+      if (oneFile !== undefined) {
+        // Source and target in one file: that line says how to run it; "--producer.config: missing" would mislead.
+        if (producerFile === undefined) problems.problems.splice(problems.problems.indexOf(producerMissing as ConfigProblem), 1)
+        problems.add('--consumer.config', oneFile, `holds target.bootstrap.servers, the one-file form (source and target in one file); run it as mirror-sidecar ${oneFile}, without --consumer.config and --producer.config`)
+      }
+      return {
+        producer: producerProps === undefined ? undefined : { properties: producerProps, where: `${producerFile}: `, bootstrapHint: 'in the --producer.config file' },
+        consumers,
+      }
+    },
+  })
+}
 
+/** The MirrorMaker 1 settings with one flow per source cluster into the target; problems are thrown together. */
+export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: Mm1Source): MirrorConfig {
+  const key = from.flagKey
   if (values['message.handler'] !== undefined) {
-    problems.add('--message.handler', String(values['message.handler']), 'MirrorMaker 1 message handlers (Java classes) cannot run here; remove the flag and transform records downstream')
+    problems.add(key('message.handler'), String(values['message.handler']), 'MirrorMaker 1 message handlers (Java classes) cannot run here; remove the flag and transform records downstream')
   }
   const whitelist = single(values, 'whitelist', problems)
   const include = single(values, 'include', problems)
   if (whitelist !== undefined && include !== undefined && whitelist !== include) {
-    problems.add('--include', include, `conflicts with --whitelist "${whitelist}" (they are aliases); give one of them`)
+    problems.add(key('include'), include, `conflicts with ${key('whitelist')} "${whitelist}" (they are aliases); give one of them`)
   }
   const blacklist = single(values, 'blacklist', problems)
   const excludeFlag = single(values, 'exclude', problems)
   if (blacklist !== undefined && excludeFlag !== undefined && blacklist !== excludeFlag) {
-    problems.add('--exclude', excludeFlag, `conflicts with --blacklist "${blacklist}" (they are aliases); give one of them`)
+    problems.add(key('exclude'), excludeFlag, `conflicts with ${key('blacklist')} "${blacklist}" (they are aliases); give one of them`)
   }
   const includeSource = include ?? whitelist
   const excludeSource = excludeFlag ?? blacklist
-  if (includeSource === undefined) problems.add('--whitelist', undefined, 'missing; name the topics to mirror, e.g. --whitelist "orders.*,payments" (or --include)')
-  const includePattern = includeSource === undefined ? undefined : compileTopicPattern(include === undefined ? '--whitelist' : '--include', includeSource, problems)
-  const excludePattern = excludeSource === undefined ? undefined : compileTopicPattern(excludeFlag === undefined ? '--blacklist' : '--exclude', excludeSource, problems)
+  if (includeSource === undefined) {
+    problems.add(key('whitelist'), undefined, key('whitelist').startsWith('--')
+      ? 'missing; name the topics to mirror, e.g. --whitelist "orders.*,payments" (or --include)'
+      : 'missing; name the topics to mirror, e.g. whitelist=orders.*,payments')
+  }
+  const includePattern = includeSource === undefined ? undefined : compileTopicPattern(key(include === undefined ? 'whitelist' : 'include'), includeSource, problems)
+  const excludePattern = excludeSource === undefined ? undefined : compileTopicPattern(key(excludeFlag === undefined ? 'blacklist' : 'exclude'), excludeSource, problems)
 
   const int = (flag: Mm1FlagName, fallback: number, min: number): number =>
-    parseInteger(`--${flag}`, single(values, flag, problems), { min }, problems) ?? fallback
-  const numStreams = int('num.streams', 1, 1)
-  const numProducers = int('num.producers', DEFAULT_PRODUCER_LANES, 1)
-  const queueMaxRecords = int('queue.size', 10_000, 1)
-  const queueMaxBytes = int('queue.bytes', 67_108_864, 1024)
-  const offsetCommitIntervalMs = int('offset.commit.interval.ms', 60_000, 1)
-  const refreshTopicsIntervalMs = int('refresh.topics.interval.ms', 30_000, 100)
-  const metricsPort = parseInteger('--metrics.port', single(values, 'metrics.port', problems), { min: 0, max: 65535, expected: 'a port number from 0 to 65535' }, problems) ?? 9464
-  const drainTimeoutMs = int('drain.timeout.ms', 30_000, 0)
-  const abortOnSendFailure = parseBoolean('--abort.on.send.failure', single(values, 'abort.on.send.failure', problems), problems) ?? true
-  const logLevel: LogLevel = parseChoice('--log.level', single(values, 'log.level', problems), LogLevels, problems) ?? 'info'
-  const groupSyncEnabled = parseBoolean('--sync.group.offsets.enabled', single(values, 'sync.group.offsets.enabled', problems), problems) ?? false
-  const groupSyncIntervalMs = int('sync.group.offsets.interval.seconds', 10, 1) * 1000
-  const groupsSource = single(values, 'groups', problems) ?? '.*'
-  const groupsExcludeSource = single(values, 'groups.exclude', problems) ?? DEFAULT_GROUPS_EXCLUDE
-  const groupsPattern = compileTopicPattern('--groups', groupsSource, problems)
-  const groupsExcludePattern = groupsExcludeSource.trim() === '' ? undefined : compileTopicPattern('--groups.exclude', groupsExcludeSource, problems)
+    parseInteger(key(flag), single(values, flag, problems), { min }, problems) ?? fallback
+  const numStreams = int('num.streams', D['num.streams'], 1)
+  const numProducers = int('num.producers', D['num.producers'], 1)
+  const queueMaxRecords = int('queue.size', D['queue.size'], 1)
+  const queueMaxBytes = int('queue.bytes', D['queue.bytes'], 1024)
+  const offsetCommitIntervalMs = int('offset.commit.interval.ms', D['offset.commit.interval.ms'], 1)
+  const refreshTopicsIntervalMs = int('refresh.topics.interval.ms', D['refresh.topics.interval.ms'], 100)
+  const metricsPort = parseInteger(key('metrics.port'), single(values, 'metrics.port', problems), { min: 0, max: 65535, expected: 'a port number from 0 to 65535' }, problems) ?? D['metrics.port']
+  const drainTimeoutMs = int('drain.timeout.ms', D['drain.timeout.ms'], 0)
+  const abortOnSendFailure = parseBoolean(key('abort.on.send.failure'), single(values, 'abort.on.send.failure', problems), problems) ?? D['abort.on.send.failure']
+  const logLevel: LogLevel = parseChoice(key('log.level'), single(values, 'log.level', problems), LogLevels, problems) ?? D['log.level']
+  const groupSyncEnabled = parseBoolean(key('sync.group.offsets.enabled'), single(values, 'sync.group.offsets.enabled', problems), problems) ?? D['sync.group.offsets.enabled']
+  const groupSyncIntervalMs = int('sync.group.offsets.interval.seconds', D['sync.group.offsets.interval.seconds'], 1) * 1000
+  const groupsSource = single(values, 'groups', problems) ?? D.groups
+  const groupsExcludeSource = single(values, 'groups.exclude', problems) ?? D['groups.exclude']
+  const groupsPattern = compileTopicPattern(key('groups'), groupsSource, problems)
+  const groupsExcludePattern = groupsExcludeSource.trim() === '' ? undefined : compileTopicPattern(key('groups.exclude'), groupsExcludeSource, problems)
 
-  if (consumerFiles.length === 0) problems.add('--consumer.config', undefined, 'missing; give the source cluster\'s consumer .properties file (with bootstrap.servers)')
-  if (producerFile === undefined) problems.add('--producer.config', undefined, 'missing; give the target cluster\'s producer .properties file (with bootstrap.servers)')
-
-  const producerProps = producerFile === undefined ? undefined : readFile(producerFile, '--producer.config', problems)
-  const target = producerProps === undefined
+  const clients = from.clients(problems)
+  const producerFile = clients.producer
+  if (producerFile !== undefined) checkLegacyClientKeys(producerFile.properties, producerFile.where, 'target', problems)
+  const target = producerFile === undefined
     ? undefined
-    : connectionFromProperties(producerProps, { alias: 'target', where: `${producerFile}: `, bootstrapHint: 'in the --producer.config file', defaultClientId: 'mirror-sidecar-producer' }, problems)
-  const producer = producerProps === undefined ? undefined : producerSettingsFromProperties(producerProps, `${producerFile}: `, problems)
+    : connectionFromProperties(producerFile.properties, { alias: 'target', where: producerFile.where, bootstrapHint: producerFile.bootstrapHint, defaultClientId: 'mirror-sidecar-producer' }, problems)
+  const producer = producerFile === undefined ? undefined : producerSettingsFromProperties(producerFile.properties, producerFile.where, problems, producerFile.reportUnused ?? true)
 
   const flows: FlowConfig[] = []
-  consumerFiles.forEach((file, index) => {
-    const props = readFile(file, '--consumer.config', problems)
-    if (props === undefined) return
-    const alias = consumerFiles.length === 1 ? 'source' : `source${index + 1}`
-    const source = connectionFromProperties(props, { alias, where: `${file}: `, bootstrapHint: 'in the --consumer.config file', defaultClientId: 'mirror-sidecar' }, problems)
-    const consumer = consumerSettingsFromProperties(props, `${file}: `, problems)
+  clients.consumers.forEach((file, index) => {
+    if (file === undefined) return
+    const alias = clients.consumers.length === 1 ? 'source' : `source${index + 1}`
+    checkLegacyClientKeys(file.properties, file.where, alias, problems)
+    const source = connectionFromProperties(file.properties, { alias, where: file.where, bootstrapHint: file.bootstrapHint, defaultClientId: 'mirror-sidecar' }, problems)
+    const consumer = consumerSettingsFromProperties(file.properties, file.where, problems, file.reportUnused ?? true)
     if (source === undefined || target === undefined || producer === undefined || includePattern === undefined || !problems.empty) return
     flows.push({
       name: `${alias}->target`,
@@ -169,5 +224,6 @@ export function configFromMm1 (values: Mm1Values): MirrorConfig {
   })
   if (!problems.empty) throw new ConfigError(problems.problems)
   const ignoredKeys = problems.ignored
-  return freezeConfig({ flows, metricsPort, metricsHost: single(values, 'metrics.host', problems) ?? '0.0.0.0', logLevel, drainTimeoutMs, ignoredKeys })
+  const settings = from.settings ?? { metricsPort, metricsHost: single(values, 'metrics.host', problems) ?? D['metrics.host'], logLevel, drainTimeoutMs }
+  return freezeConfig({ flows, ...settings, ignoredKeys })
 }

@@ -4,7 +4,9 @@ import { isSecurityKey } from './client-security.js'
 import { isProviderKey } from './config-providers.js'
 import type { Properties, PropertyEntry } from './java-properties.js'
 import { readPropertiesFile } from './properties-file.js'
-import { DEFAULT_PRODUCER_LANES, freezeConfig, type FlowConfig, type MirrorConfig, type ReplicationPolicy } from './mirror-config.js'
+import { FLAG_DEFAULTS } from './flag-defaults.js'
+import { configFromOneFile, isOneFileForm } from './one-file-config.js'
+import { freezeConfig, type FlowConfig, type MirrorConfig, type ReplicationPolicy } from './mirror-config.js'
 import type { SidecarSettings } from './sidecar-settings.js'
 import { compileTopicPattern, createGroupFilter, createTopicFilter, DEFAULT_GROUPS_EXCLUDE } from './topic-filter.js'
 import { parseBoolean, parseInteger, ProblemList } from './values.js'
@@ -77,12 +79,15 @@ export function configFromMm2 (path: string, options: Mm2Options, problems = new
     if (error instanceof ConfigError) throw new ConfigError([...problems.problems, ...error.problems])
     throw error
   }
+  if (isOneFileForm(top)) return configFromOneFile(path, top, options.settings, options.clusters, problems)
   const used = new Set<string>()
   const get = (key: string): PropertyEntry | undefined => { if (top.has(key)) used.add(key); return top.get(key) }
 
   const clustersRaw = get('clusters')?.value
   const clusters = (clustersRaw ?? '').split(',').map(s => s.trim()).filter(s => s !== '')
-  if (clustersRaw === undefined || clusters.length === 0) problems.add('clusters', clustersRaw, `missing in ${path}; list the cluster aliases, e.g. clusters = A, B`)
+  if (clustersRaw === undefined && top.has('bootstrap.servers')) {
+    problems.add('clusters', clustersRaw, `missing in ${path}, which has bootstrap.servers but no target: for one source and one target add target.bootstrap.servers=<target brokers>; for the MirrorMaker 2 form write clusters = A, B with A.bootstrap.servers and B.bootstrap.servers`)
+  } else if (clustersRaw === undefined || clusters.length === 0) problems.add('clusters', clustersRaw, `missing in ${path}; list the cluster aliases, e.g. clusters = A, B`)
   for (const alias of clusters) {
     if (!/^[A-Za-z0-9_-]+$/.test(alias)) problems.add('clusters', clustersRaw, `alias "${alias}" may only hold letters, digits, _ and -; rename it`)
   }
@@ -274,9 +279,9 @@ function buildFlow (
     topics: createTopicFilter(include, exclude, includeEntry.value, excludeEntry.value.trim() === '' ? undefined : excludeEntry.value),
     replicationPolicy,
     numStreams,
-    numProducers: DEFAULT_PRODUCER_LANES,
-    queueMaxRecords: 10_000,
-    queueMaxBytes: 67_108_864,
+    numProducers: FLAG_DEFAULTS['num.producers'],
+    queueMaxRecords: FLAG_DEFAULTS['queue.size'],
+    queueMaxBytes: FLAG_DEFAULTS['queue.bytes'],
     offsetCommitIntervalMs,
     abortOnSendFailure: true,
     refreshTopicsIntervalMs,

@@ -1,4 +1,5 @@
 import { LogLevels, type LogLevel } from '../shared/logger.js'
+import { FLAG_DEFAULTS } from './flag-defaults.js'
 import type { MirrorConfig } from './mirror-config.js'
 import { parseChoice, parseInteger, type ProblemList } from './values.js'
 
@@ -20,8 +21,8 @@ function single (flag: SidecarFlag, raw: unknown, problems: ProblemList): string
 
 /** Parses the sidecar flags with the same rules and defaults as the MirrorMaker 1 command line. */
 export function sidecarSettingsFromFlags (values: Partial<Record<SidecarFlag, unknown>>, problems: ProblemList): SidecarSettings {
-  const metricsPort = parseInteger('--metrics.port', single('metrics.port', values['metrics.port'], problems), { min: 0, max: 65535, expected: 'a port number from 0 to 65535' }, problems) ?? 9464
-  const drainTimeoutMs = parseInteger('--drain.timeout.ms', single('drain.timeout.ms', values['drain.timeout.ms'], problems), { min: 0 }, problems) ?? 30_000
-  const logLevel: LogLevel = parseChoice('--log.level', single('log.level', values['log.level'], problems), LogLevels, problems) ?? 'info'
-  return { metricsPort, metricsHost: single('metrics.host', values['metrics.host'], problems) ?? '0.0.0.0', logLevel, drainTimeoutMs }
+  const metricsPort = parseInteger('--metrics.port', single('metrics.port', values['metrics.port'], problems), { min: 0, max: 65535, expected: 'a port number from 0 to 65535' }, problems) ?? FLAG_DEFAULTS['metrics.port']
+  const drainTimeoutMs = parseInteger('--drain.timeout.ms', single('drain.timeout.ms', values['drain.timeout.ms'], problems), { min: 0 }, problems) ?? FLAG_DEFAULTS['drain.timeout.ms']
+  const logLevel: LogLevel = parseChoice('--log.level', single('log.level', values['log.level'], problems), LogLevels, problems) ?? FLAG_DEFAULTS['log.level']
+  return { metricsPort, metricsHost: single('metrics.host', values['metrics.host'], problems) ?? FLAG_DEFAULTS['metrics.host'], logLevel, drainTimeoutMs }
 }

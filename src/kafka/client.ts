@@ -25,9 +25,73 @@ const EXPECTED_WARNINGS: ReadonlySet<string> = new Set(['Limiting retries for th
 const TRANSIENT_CONNECTION_ERROR = /^(Connection error|Connection timeout|Failed to connect to (seed )?broker)/
 
 /**
+ * The messages of the protocol errors kafkajs 2.2.4 marks `retriable: true`
+ * (`kafkajs/src/protocol/error.js`; a unit test compares the two lists). kafkajs logs every error
+ * answer at error level (`Response <Api>` with the message in `error`) before its retrier tries
+ * again, so such a line is a retried condition, not a failure.
+ */
+export const RETRIABLE_PROTOCOL_ERRORS: ReadonlySet<string> = new Set([
+  'This message has failed its CRC checksum, exceeds the valid size, or is otherwise corrupt',
+  'This server does not host this topic-partition',
+  'There is no leader for this topic-partition as we are in the middle of a leadership election',
+  'This server is not the leader for that topic-partition',
+  'The request timed out',
+  'The replica is not available for the requested topic-partition',
+  'The server disconnected before a response was received',
+  'The coordinator is loading and hence can\'t process requests for this group',
+  'The group coordinator is not available',
+  'This is not the correct coordinator for this group',
+  'Messages are rejected since there are fewer in-sync replicas than required',
+  'Messages are written to the log, but to fewer in-sync replicas than required',
+  'This is not the correct controller for this cluster',
+  'The producer attempted to update a transaction while another concurrent operation on the same transaction was ongoing',
+  'Disk error when trying to access log file on the disk',
+  'The fetch session ID was not found',
+  'The fetch session epoch is invalid',
+  'There is no listener on the leader broker that matches the listener on which metadata request was processed',
+  'The leader epoch in the request is older than the epoch on the broker',
+  'The leader epoch in the request is newer than the epoch on the broker',
+  'The leader high watermark has not caught up from a recent leader election so the offsets cannot be guaranteed to be monotonically increasing',
+  'The preferred leader was not available',
+  'Eligible topic partition leaders are not available',
+  'Leader election not needed for topic partition',
+  'There are unstable offsets that need to be cleared',
+])
+
+/**
+ * Retriable answers every start of a cluster, group or leader election gives for a few seconds
+ * (the group coordinator loading its partition, leaders being elected): debug, not warn.
+ */
+const EXPECTED_AT_START_UP: ReadonlySet<string> = new Set([
+  'The coordinator is loading and hence can\'t process requests for this group',
+  'The group coordinator is not available',
+  'This is not the correct coordinator for this group',
+  'There is no leader for this topic-partition as we are in the middle of a leadership election',
+  'This server is not the leader for that topic-partition',
+])
+
+/** kafkajs error lines after which it recovers by itself (the consumer re-joins its group). */
+const RECOVERED_BY_KAFKAJS: ReadonlySet<string> = new Set(['The coordinator is not aware of this member, re-joining the group'])
+
+type LineLevel = 'debug' | 'warn' | 'error'
+
+/** The level of a kafkajs ERROR line: error only for what kafkajs does not retry or recover from. */
+function errorLineLevel (message: string, extra: Record<string, unknown>): LineLevel {
+  // `Response <Api>` lines carry the broker's answer in `error`; retrier lines carry it as the message.
+  const answer = typeof extra.error === 'string' ? extra.error : message
+  // The consumer stopped: its retries ran out or the error is not retriable (a restart, if any, is logged next).
+  if (message.startsWith('Crash: ')) return 'error'
+  if (EXPECTED_AT_START_UP.has(answer)) return 'debug'
+  if (RETRIABLE_PROTOCOL_ERRORS.has(answer) || RECOVERED_BY_KAFKAJS.has(message) || extra.retryCount !== undefined || TRANSIENT_CONNECTION_ERROR.test(message)) return 'warn'
+  return 'error'
+}
+
+/**
  * Routes kafkajs log lines into our JSON logger (kafkajs INFO is our debug: it is chatty).
- * kafkajs' stack traces are kept at debug level only: they describe the client's internals, never
- * what a user should change.
+ * kafkajs ERROR lines for conditions it retries (retriable protocol answers, connection attempts,
+ * a re-join) are warnings, or debug for the answers expected while a cluster starts; error is kept
+ * for what gives up. kafkajs' stack traces are kept at debug level only: they describe the client's
+ * internals, never what a user should change.
  */
 export function logCreatorFor (logger: Logger): LogCreator {
   return () => ({ level, log }) => {
@@ -36,8 +100,7 @@ export function logCreatorFor (logger: Logger): LogCreator {
     delete extra.logger
     if (logger.level !== 'debug') delete extra.stack
     const fields = { kafkajs: log.namespace, ...extra }
-    if (level === logLevel.ERROR && (extra.retryCount !== undefined || TRANSIENT_CONNECTION_ERROR.test(message))) logger.warn(message, fields)
-    else if (level === logLevel.ERROR) logger.error(message, fields)
+    if (level === logLevel.ERROR) logger[errorLineLevel(message, extra)](message, fields)
     else if (level === logLevel.WARN && !EXPECTED_WARNINGS.has(message)) logger.warn(message, fields)
     else logger.debug(message, fields)
   }

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# First step of `npm test`: the tools the tests run besides Node, installed when missing.
+#   kcat                  an independent Kafka client (interop tests, bench)
+#   promtool, prometheus  rule checks and a real scraper (observability tests), Debian's `prometheus`
+#   openssl               certificates for the TLS/SASL_SSL tests
+#   java, mvn             the local Kafka clusters (Java 17+, Maven 3.8+): not installed here
+# With everything present it prints nothing. Missing Debian tools are installed with apt-get when
+# running as root or with passwordless sudo; otherwise it stops at once with one line saying what
+# to install. --dry-run prints the commands instead of running them.
+set -euo pipefail
+
+dry_run=false
+[ "${1:-}" = "--dry-run" ] && dry_run=true
+
+say() { echo "ensure-test-tools: $*" >&2; }
+
+# tool -> Debian package
+declare -A package_of=([kcat]=kcat [promtool]=prometheus [prometheus]=prometheus [openssl]=openssl)
+
+missing_tools() {
+  local tool
+  for tool in kcat promtool prometheus openssl; do
+    command -v "$tool" >/dev/null 2>&1 || printf '%s ' "$tool"
+  done
+}
+
+missing_jvm=()
+command -v java >/dev/null 2>&1 || missing_jvm+=("java (Java 17+)")
+command -v mvn >/dev/null 2>&1 || missing_jvm+=("mvn (Maven 3.8+)")
+if [ "${#missing_jvm[@]}" -gt 0 ]; then
+  say "missing ${missing_jvm[*]}: the local Kafka clusters need them; install them (Debian: apt-get install openjdk-17-jre-headless maven) and run npm test again"
+  exit 1
+fi
+
+read -r -a missing <<<"$(missing_tools)"
+[ "${#missing[@]}" -eq 0 ] && exit 0
+
+packages=()
+for tool in "${missing[@]}"; do
+  pkg="${package_of[$tool]}"
+  [[ " ${packages[*]-} " == *" $pkg "* ]] || packages+=("$pkg")
+done
+list="${missing[*]}"; list="${list// /, }"
+
+if ! command -v apt-get >/dev/null 2>&1; then
+  say "missing $list: install ${packages[*]} with your package manager (kcat, prometheus for promtool, openssl) and run npm test again"
+  exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+if [ "$(id -u)" -eq 0 ]; then
+  sudo=()
+elif command -v sudo >/dev/null 2>&1 && sudo -n true >/dev/null 2>&1; then
+  sudo=(sudo DEBIAN_FRONTEND=noninteractive)
+else
+  say "missing $list: install them with: sudo apt-get install -y ${packages[*]}   (then run npm test again)"
+  exit 1
+fi
+
+run() {
+  if $dry_run; then echo "would run: $*"; else "$@"; fi
+}
+
+say "installing ${packages[*]} with apt-get (missing $list)"
+run "${sudo[@]}" apt-get update -qq
+run "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${packages[@]}"
+$dry_run && exit 0
+
+# Debian's prometheus package may start its own server on :9090; the tests start their own Prometheus.
+if [[ " ${packages[*]} " == *" prometheus "* ]]; then
+  if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet prometheus 2>/dev/null; then
+    "${sudo[@]:0:1}" systemctl stop prometheus
+    "${sudo[@]:0:1}" systemctl disable --quiet prometheus || true
+  elif command -v service >/dev/null 2>&1 && service prometheus status >/dev/null 2>&1; then
+    "${sudo[@]:0:1}" service prometheus stop >/dev/null
+  fi
+fi
+
+read -r -a still <<<"$(missing_tools)"
+if [ "${#still[@]}" -gt 0 ]; then
+  list="${still[*]}"; list="${list// /, }"
+  say "still missing $list after apt-get install ${packages[*]}; install them by hand and run npm test again"
+  exit 1
+fi

@@ -1,0 +1,40 @@
+import { DEFAULT_PRODUCER_LANES } from './mirror-config.js'
+import { DEFAULT_GROUPS_EXCLUDE } from './topic-filter.js'
+
+/**
+ * The default of every sidecar flag, in one place: the parsers (`configFromMm1`,
+ * `sidecarSettingsFromFlags`, the mm2.properties flows) and `mirror-sidecar --help` read them from
+ * here, so the help text cannot drift from what the code does.
+ */
+export const FLAG_DEFAULTS = {
+  /** `--num.streams`: consumers in this process. */
+  'num.streams': 1,
+  /** `--num.producers`: producer lanes. */
+  'num.producers': DEFAULT_PRODUCER_LANES,
+  /** `--queue.size`: records held between consumer and target ack. */
+  'queue.size': 10_000,
+  /** `--queue.bytes`: bytes held between consumer and target ack (64 MiB). */
+  'queue.bytes': 67_108_864,
+  /** `--offset.commit.interval.ms`, in ms (MirrorMaker 1's default). */
+  'offset.commit.interval.ms': 60_000,
+  /** `--abort.on.send.failure`. */
+  'abort.on.send.failure': true,
+  /** `--refresh.topics.interval.ms`, in ms. */
+  'refresh.topics.interval.ms': 30_000,
+  /** `--metrics.port`. */
+  'metrics.port': 9464,
+  /** `--metrics.host`: every interface. */
+  'metrics.host': '0.0.0.0',
+  /** `--log.level`. */
+  'log.level': 'info',
+  /** `--drain.timeout.ms`, in ms. */
+  'drain.timeout.ms': 30_000,
+  /** `--sync.group.offsets.enabled`. */
+  'sync.group.offsets.enabled': false,
+  /** `--groups`: every group. */
+  groups: '.*',
+  /** `--groups.exclude`: MirrorMaker 2's default. */
+  'groups.exclude': DEFAULT_GROUPS_EXCLUDE,
+  /** `--sync.group.offsets.interval.seconds`, in seconds. */
+  'sync.group.offsets.interval.seconds': 10,
+} as const

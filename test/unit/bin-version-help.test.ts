@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { usageLine } from '../../cli/run-command.js'
+import { MM1_FLAGS } from '../../src/config/mm1-args.js'
+
+const SIDECAR_BIN = fileURLToPath(new URL('../../src/bin/mirror-sidecar.js', import.meta.url))
+const CHECK_BIN = fileURLToPath(new URL('../../cli/mirror-check.js', import.meta.url))
+const PACKAGE_VERSION = (JSON.parse(readFileSync(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8')) as { version: string }).version
+
+/** The environment without `MIRROR_*` variables: they set flags (the test runner's MIRROR_METRICS_PORT would be the port). */
+const WITHOUT_MIRROR_VARIABLES = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('MIRROR_')))
+
+function run (bin: string, args: string[], env: NodeJS.ProcessEnv = {}): { status: number | null, stdout: string, stderr: string } {
+  const result = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 20_000, env: { ...WITHOUT_MIRROR_VARIABLES, ...env } })
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr }
+}
+
+test('--version prints the package version and exits 0 in both commands', () => {
+  for (const bin of [SIDECAR_BIN, CHECK_BIN]) {
+    const result = run(bin, ['--version'])
+    assert.equal(result.status, 0, result.stderr)
+    assert.equal(result.stdout, `${PACKAGE_VERSION}\n`)
+  }
+})
+
+/** Each flag whose help names a default, and where the resolved configuration (`--print-config`) holds it. */
+const DEFAULT_IN_CONFIG: Record<string, (config: PrintedConfig) => unknown> = {
+  'num.streams': c => c.flows[0]?.numStreams,
+  'num.producers': c => c.flows[0]?.numProducers,
+  'queue.size': c => c.flows[0]?.queueMaxRecords,
+  'queue.bytes': c => c.flows[0]?.queueMaxBytes,
+  'offset.commit.interval.ms': c => c.flows[0]?.offsetCommitIntervalMs,
+  'abort.on.send.failure': c => c.flows[0]?.abortOnSendFailure,
+  'refresh.topics.interval.ms': c => c.flows[0]?.refreshTopicsIntervalMs,
+  'metrics.port': c => c.metricsPort,
+  'metrics.host': c => c.metricsHost,
+  'log.level': c => c.logLevel,
+  'drain.timeout.ms': c => c.drainTimeoutMs,
+  'sync.group.offsets.enabled': c => c.flows[0]?.groupSync.enabled,
+  groups: c => c.flows[0]?.groupSync.groups.include,
+  'groups.exclude': c => `"${c.flows[0]?.groupSync.groups.exclude}"`,
+  'sync.group.offsets.interval.seconds': c => (c.flows[0]?.groupSync.intervalMs ?? 0) / 1000,
+}
+
+interface PrintedConfig {
+  metricsPort: number, metricsHost: string, logLevel: string, drainTimeoutMs: number
+  flows: Array<{
+    numStreams: number, numProducers: number, queueMaxRecords: number, queueMaxBytes: number, offsetCommitIntervalMs: number,
+    abortOnSendFailure: boolean, refreshTopicsIntervalMs: number,
+    groupSync: { enabled: boolean, intervalMs: number, groups: { include: string, exclude: string } }
+  }>
+}
+
+test('mirror-sidecar --help states the defaults the code uses', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mirror-help-'))
+  try {
+    writeFileSync(join(dir, 's.properties'), 'bootstrap.servers=127.0.0.1:1\n')
+    writeFileSync(join(dir, 't.properties'), 'bootstrap.servers=127.0.0.1:2\n')
+    const printed = run(SIDECAR_BIN, ['--consumer.config', join(dir, 's.properties'), '--producer.config', join(dir, 't.properties'), '--whitelist', 'x', '--print-config'])
+    assert.equal(printed.status, 0, printed.stderr)
+    const config = JSON.parse(printed.stdout) as PrintedConfig
+
+    const help = run(SIDECAR_BIN, ['--help'])
+    assert.equal(help.status, 0, help.stderr)
+    const text = help.stdout.replace(/\s+/g, ' ')
+    const withDefault = Object.entries(MM1_FLAGS).filter(([, option]) => option.describe.includes('(default '))
+    assert.deepEqual(withDefault.map(([flag]) => flag).sort(), Object.keys(DEFAULT_IN_CONFIG).sort(), 'every flag with a default in its help is checked')
+    for (const [flag, option] of withDefault) {
+      const stated = /\(default ([^;:)]+?)(?:[;:)]|$)/.exec(option.describe)?.[1]
+      assert.equal(stated, String(DEFAULT_IN_CONFIG[flag]?.(config)), `--${flag}: help says "${option.describe}"`)
+      assert.ok(text.includes(`--${flag} ${option.describe.replace(/\s+/g, ' ')}`), `--${flag}: help output shows "${option.describe}"`)
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('mirror-check --format xml names the bad value and the choices, also under another LANG', () => {
+  for (const LANG of ['C.UTF-8', 'de_DE.UTF-8']) {
+    const result = run(CHECK_BIN, ['--bootstrap-server', '127.0.0.1:1', '--group', 'g', '--format', 'xml'], { LANG, LC_ALL: LANG })
+    assert.equal(result.status, 2)
+    assert.equal(result.stderr, 'mirror-check: --format "xml": expected one of table, json, csv\nRun mirror-check --help for usage.\n')
+  }
+})
+
+test('usageLine: yargs\' "Invalid values:" message becomes --flag "value": expected one of ...; others keep their first line', () => {
+  assert.equal(usageLine('Invalid values:\n  Argument: format, Given: "xml", Choices: "table", "json", "csv"'), '--format "xml": expected one of table, json, csv')
+  assert.equal(
+    usageLine('Invalid values:\n  Argument: format, Given: "xml", Choices: "table", "json"\n  Argument: replication-policy, Given: "x", Choices: "identity", "default"'),
+    '--format "xml": expected one of table, json; --replication-policy "x": expected one of identity, default',
+  )
+  assert.equal(usageLine('Unknown argument: bogus\nmore'), 'Unknown argument: bogus')
+})

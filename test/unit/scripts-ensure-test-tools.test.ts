@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test, type TestContext } from 'node:test'
+import { fileURLToPath } from 'node:url'
+
+const SCRIPT = fileURLToPath(new URL('../../../scripts/ensure-test-tools.sh', import.meta.url))
+const PACKAGE_JSON = fileURLToPath(new URL('../../../package.json', import.meta.url))
+const CI_RUN = fileURLToPath(new URL('../../../.ci/run', import.meta.url))
+
+/**
+ * A PATH holding only stand-ins: the tools named, `id` answering `uid`, and when asked an
+ * `apt-get`, `sudo` and `systemctl` that record their arguments in `calls.log` (apt-get "installs"
+ * by writing stand-ins for what the package provides). No real apt-get can run.
+ */
+function fakePath (t: TestContext, options: { tools: string[], uid: number, aptGet?: 'installs' | 'installs nothing', sudo?: 'passwordless' | 'asks for a password', prometheusService?: boolean }): { dir: string, calls: () => string[] } {
+  const dir = mkdtempSync(join(tmpdir(), 'mirror-tools-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const log = join(dir, 'calls.log')
+  const script = (name: string, body: string): void => {
+    writeFileSync(join(dir, name), `#!/bin/sh\n${body}\n`)
+    chmodSync(join(dir, name), 0o755)
+  }
+  for (const tool of options.tools) script(tool, 'exit 0')
+  script('id', `[ "$1" = "-u" ] && echo ${options.uid}`)
+  const stub = (tool: string): string => `printf '#!/bin/sh\\nexit 0\\n' > ${dir}/${tool}; /bin/chmod +x ${dir}/${tool}`
+  if (options.aptGet !== undefined) {
+    const installs = options.aptGet === 'installs'
+      ? `for p in "$@"; do case "$p" in kcat) ${stub('kcat')};; prometheus) ${stub('promtool')}; ${stub('prometheus')};; openssl) ${stub('openssl')};; esac; done`
+      : ''
+    script('apt-get', `echo "apt-get $* DEBIAN_FRONTEND=$DEBIAN_FRONTEND" >> ${log}\n[ "$1" = install ] && { ${installs || ':'}; }\nexit 0`)
+  }
+  if (options.sudo !== undefined) {
+    script('sudo', options.sudo === 'passwordless'
+      ? `echo "sudo $*" >> ${log}\n[ "$1" = "-n" ] && exit 0\nwhile [ "\${1#*=}" != "$1" ]; do export "$1"; shift; done\nexec "$@"`
+      : 'exit 1')
+  }
+  if (options.prometheusService === true) script('systemctl', `echo "systemctl $*" >> ${log}\nexit 0`)
+  return { dir, calls: () => existsSync(log) ? readFileSync(log, 'utf8').trimEnd().split('\n') : [] }
+}
+
+function ensure (path: string, args: string[] = []): { status: number | null, stdout: string, stderr: string } {
+  const run = spawnSync('/bin/bash', [SCRIPT, ...args], { encoding: 'utf8', env: { PATH: path }, timeout: 10_000 })
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr }
+}
+
+const ALL = ['kcat', 'promtool', 'prometheus', 'openssl', 'java', 'mvn']
+
+test('npm test runs ensure-test-tools.sh first, and .ci/run installs nothing itself', () => {
+  const scripts = (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { scripts: Record<string, string> }).scripts
+  assert.match(scripts.test ?? '', /^bash scripts\/ensure-test-tools\.sh && /)
+  assert.doesNotMatch(readFileSync(CI_RUN, 'utf8'), /apt-get/)
+})
+
+test('ensure-test-tools: everything present, nothing printed, exit 0', t => {
+  const { dir, calls } = fakePath(t, { tools: ALL, uid: 1000, aptGet: 'installs' })
+  assert.deepEqual(ensure(dir), { status: 0, stdout: '', stderr: '' })
+  assert.deepEqual(calls(), [])
+})
+
+test('ensure-test-tools: missing tools without root or passwordless sudo stop at once with one line', t => {
+  for (const sudo of [undefined, 'asks for a password'] as const) {
+    const { dir, calls } = fakePath(t, { tools: ['openssl', 'java', 'mvn'], uid: 1000, aptGet: 'installs', ...(sudo === undefined ? {} : { sudo }) })
+    assert.deepEqual(ensure(dir), {
+      status: 1,
+      stdout: '',
+      stderr: 'ensure-test-tools: missing kcat, promtool, prometheus: install them with: sudo apt-get install -y kcat prometheus   (then run npm test again)\n',
+    })
+    assert.deepEqual(calls(), [], 'apt-get is not run')
+  }
+})
+
+test('ensure-test-tools: as root it installs the missing Debian packages and stops the prometheus service the package started', t => {
+  const { dir, calls } = fakePath(t, { tools: ['java', 'mvn'], uid: 0, aptGet: 'installs', prometheusService: true })
+  const run = ensure(dir)
+  assert.equal(run.status, 0, run.stderr)
+  assert.equal(run.stderr, 'ensure-test-tools: installing kcat prometheus openssl with apt-get (missing kcat, promtool, prometheus, openssl)\n')
+  assert.deepEqual(calls(), [
+    'apt-get update -qq DEBIAN_FRONTEND=noninteractive',
+    'apt-get install -y -qq --no-install-recommends kcat prometheus openssl DEBIAN_FRONTEND=noninteractive',
+    'systemctl is-active --quiet prometheus',
+    'systemctl stop prometheus',
+    'systemctl disable --quiet prometheus',
+  ])
+})
+
+test('ensure-test-tools: with passwordless sudo it installs through sudo', t => {
+  const { dir, calls } = fakePath(t, { tools: ['kcat', 'promtool', 'prometheus', 'java', 'mvn'], uid: 1000, aptGet: 'installs', sudo: 'passwordless' })
+  const run = ensure(dir)
+  assert.equal(run.status, 0, run.stderr)
+  assert.deepEqual(calls(), [
+    'sudo -n true',
+    'sudo DEBIAN_FRONTEND=noninteractive apt-get update -qq',
+    'apt-get update -qq DEBIAN_FRONTEND=noninteractive',
+    'sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssl',
+    'apt-get install -y -qq --no-install-recommends openssl DEBIAN_FRONTEND=noninteractive',
+  ])
+})
+
+test('ensure-test-tools: --dry-run prints the apt-get commands and runs none', t => {
+  const { dir, calls } = fakePath(t, { tools: ['prometheus', 'promtool', 'openssl', 'java', 'mvn'], uid: 0, aptGet: 'installs' })
+  assert.deepEqual(ensure(dir, ['--dry-run']), {
+    status: 0,
+    stdout: 'would run: apt-get update -qq\nwould run: apt-get install -y -qq --no-install-recommends kcat\n',
+    stderr: 'ensure-test-tools: installing kcat with apt-get (missing kcat)\n',
+  })
+  assert.deepEqual(calls(), [])
+})
+
+test('ensure-test-tools: no apt-get, an install that did not help, or no Java: one line, exit 1', t => {
+  const noApt = fakePath(t, { tools: ['kcat', 'openssl', 'java', 'mvn'], uid: 0 })
+  assert.deepEqual(ensure(noApt.dir), {
+    status: 1,
+    stdout: '',
+    stderr: 'ensure-test-tools: missing promtool, prometheus: install prometheus with your package manager (kcat, prometheus for promtool, openssl) and run npm test again\n',
+  })
+  const useless = fakePath(t, { tools: ['kcat', 'promtool', 'prometheus', 'java', 'mvn'], uid: 0, aptGet: 'installs nothing' })
+  const run = ensure(useless.dir)
+  assert.equal(run.status, 1)
+  assert.equal(run.stderr.split('\n')[1], 'ensure-test-tools: still missing openssl after apt-get install openssl; install them by hand and run npm test again')
+  const noJava = fakePath(t, { tools: ['kcat', 'promtool', 'prometheus', 'openssl', 'mvn'], uid: 0, aptGet: 'installs' })
+  assert.deepEqual(ensure(noJava.dir), {
+    status: 1,
+    stdout: '',
+    stderr: 'ensure-test-tools: missing java (Java 17+): the local Kafka clusters need them; install them (Debian: apt-get install openjdk-17-jre-headless maven) and run npm test again\n',
+  })
+  assert.deepEqual(noJava.calls(), [])
+})
