@@ -81,6 +81,22 @@ export function createInternalCluster (kafka: Kafka, options: InternalClusterOpt
   return factory({ allowAutoTopicCreation: false, ...options })
 }
 
+/**
+ * The partitions a failed kafkajs `send`/`sendBatch` did write before it gave up: the answers of
+ * the brokers that replied, which the project's patch of `producer/sendMessages.js` attaches to
+ * the error as `writtenPartitions`. Empty when none answered (or the error came from elsewhere).
+ */
+export function writtenBeforeFailure (error: unknown): Array<{ topic: string, partition: number, baseOffset: bigint }> {
+  const answers = (error as { writtenPartitions?: unknown } | null | undefined)?.writtenPartitions
+  if (!Array.isArray(answers)) return []
+  const written: Array<{ topic: string, partition: number, baseOffset: bigint }> = []
+  for (const answer of answers as Array<{ topicName?: unknown, partition?: unknown, errorCode?: unknown, baseOffset?: unknown }>) {
+    if (typeof answer.topicName !== 'string' || typeof answer.partition !== 'number' || answer.errorCode !== 0 || answer.baseOffset == null) continue
+    written.push({ topic: answer.topicName, partition: answer.partition, baseOffset: BigInt(answer.baseOffset as string) })
+  }
+  return written
+}
+
 /** kafkajs' own filter of records of aborted transactions, as its read_committed consumer applies it. */
 export const filterAbortedMessages = require('kafkajs/src/consumer/filterAbortedMessages') as (options: { messages: InternalRecord[], abortedTransactions: unknown[] }) => InternalRecord[]
 

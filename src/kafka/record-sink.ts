@@ -1,12 +1,14 @@
 import kafkajs from 'kafkajs'
 import type { Message, Producer, TopicMessages } from 'kafkajs'
+import type { ClusterConnection } from '../config/cluster-connection.js'
 import type { CompressionName, ProducerSettings } from '../config/mirror-config.js'
+import { PartialSendError } from '../pipeline/partial-send-error.js'
 import type { PartitionAck, PartitionWrite, RecordSink } from '../pipeline/ports.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
-import type { ClusterConnection } from '../config/cluster-connection.js'
 import { toMirrorError } from './errors.js'
+import { writtenBeforeFailure } from './kafkajs-internals.js'
 
 const { CompressionTypes, Partitioners } = kafkajs
 
@@ -19,10 +21,19 @@ const compressionTypes: Record<CompressionName, number> = {
 }
 
 /**
- * One producer on the target. Each `send` is one produce request (acks=all by default) with one
- * record batch per partition, so the records of a partition get consecutive target offsets.
- * After a failed send the producer is replaced (`reset`): a fresh idempotent producer id, so a
- * retry can neither be rejected for its sequence number nor reorder what was written.
+ * Errors after which the broker will not take this producer's next batch (its id, epoch or
+ * sequence is unknown or out of step): the sink replaces the producer before its next send.
+ */
+const PRODUCER_STATE_LOST: ReadonlySet<string> = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING', 'PRODUCER_FENCED'])
+
+/**
+ * One producer on the target. Each `send` is one produce request per target broker (acks=all by
+ * default) with one record batch per partition, so the records of a partition get consecutive
+ * target offsets. The same idempotent producer serves every retry: kafkajs hands a failed
+ * partition's sequence numbers back, so a resend of a batch the broker did write (a timed-out
+ * request) is answered as a duplicate, not written again. A failure after some brokers answered
+ * is a `PartialSendError` naming the partitions written. The producer is replaced only after an
+ * error that leaves it unusable (`PRODUCER_STATE_LOST`).
  */
 export class KafkaRecordSink implements RecordSink {
   readonly #connection: ClusterConnection
@@ -30,6 +41,8 @@ export class KafkaRecordSink implements RecordSink {
   readonly #logger: Logger
   #producer: Producer | undefined
   #connected = false
+  /** Set by a failure that leaves the idempotent producer unusable; the next send starts a new one. */
+  #replaceProducer = false
 
   constructor (connection: ClusterConnection, settings: ProducerSettings, logger: Logger) {
     this.#connection = connection
@@ -59,6 +72,12 @@ export class KafkaRecordSink implements RecordSink {
   }
 
   async send (writes: readonly PartitionWrite[], timeoutMs = 30_000): Promise<PartitionAck[]> {
+    if (this.#replaceProducer) {
+      // The broker no longer knows this producer's id or sequence: only a new producer can write.
+      this.#replaceProducer = false
+      await this.stop()
+      await this.start()
+    }
     const producer = this.#producer
     if (producer === undefined) throw new MirrorError(ErrorCodes.STOPPED, 'producer is not started', { retriable: true })
     const byTopic = new Map<string, Message[]>()
@@ -87,14 +106,10 @@ export class KafkaRecordSink implements RecordSink {
     } catch (error) {
       const converted = toMirrorError(error, `writing to the ${this.#connection.alias} cluster failed`, ErrorCodes.SEND_FAILED, this.#connection)
       if (converted.retriable) this.#connected = false
-      throw converted
+      if (PRODUCER_STATE_LOST.has(converted.kafkaCode ?? '')) this.#replaceProducer = true
+      const written = writtenBeforeFailure(error).filter(ack => writes.some(w => w.topic === ack.topic && w.partition === ack.partition))
+      throw written.length === 0 ? converted : new PartialSendError(converted, written)
     }
-  }
-
-  /** Replaces the producer after a failed send. */
-  async reset (): Promise<void> {
-    await this.stop()
-    await this.start()
   }
 
   async stop (): Promise<void> {

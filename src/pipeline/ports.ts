@@ -79,16 +79,16 @@ export interface PartitionAck {
 }
 
 /**
- * One producer on the target. Each `send` is one produce request with one record batch per
- * partition, so the records of a partition get consecutive target offsets. Errors are
- * `MirrorError`s: `retriable` says whether sending again can succeed; `reset` prepares a retry.
+ * One producer on the target. Each `send` writes one record batch per partition, so the records
+ * of a partition get consecutive target offsets. Errors are `MirrorError`s: `retriable` says
+ * whether sending again can succeed, and a `PartialSendError` names the partitions that were
+ * written anyway. Sending the unwritten partitions again through the same sink never writes a
+ * record twice (the idempotent producer's sequence numbers let the broker drop a copy it has).
  */
 export interface RecordSink {
   readonly connected: boolean
   start: () => Promise<void>
   send: (writes: readonly PartitionWrite[], timeoutMs: number) => Promise<PartitionAck[]>
-  /** Called before a retry of a failed send. */
-  reset: () => Promise<void>
   stop: () => Promise<void>
 }
 

@@ -3,6 +3,8 @@ import type { Logger } from '../shared/logger.js'
 import { retry } from '../shared/retry.js'
 import type { BoundedQueue } from './bounded-queue.js'
 import type { MirrorBatch } from './mirror-batch.js'
+import { PartialSendError } from './partial-send-error.js'
+import { partitionKey } from './partition-key.js'
 import type { AckSegment, PartitionAck, PartitionWrite, RecordSink } from './ports.js'
 
 /** What a producer lane tells the flow about each batch it finished and each request it made. */
@@ -27,6 +29,9 @@ export interface ProducerWorkerOptions {
   /** Aborting it stops retrying (forced shutdown). */
   readonly signal: AbortSignal
 }
+
+/** The send span of one batch (tracing on). */
+type SendSpan = ReturnType<NonNullable<MirrorBatch['span']>['sendSpan']>
 
 /** Oversized or malformed data: splitting the request finds the record to blame. */
 function isPermanent (error: unknown): boolean {
@@ -69,42 +74,55 @@ export class ProducerWorker {
 
   async #write (batches: readonly MirrorBatch[]): Promise<void> {
     const sends = batches[0]?.span === undefined ? undefined : batches.map(b => b.span?.sendSpan())
+    // Target partitions the target wrote, with the offset their first record got: filled as answers come.
+    const written = new Map<string, bigint>()
     try {
-      const acks = await this.#sendWithRetry(batches.map(b => ({ topic: b.targetTopic, partition: b.partition, records: b.records })), sends)
-      const now = Date.now()
-      const next = new Map<string, bigint>()
-      for (const batch of batches) {
-        const key = `${batch.targetTopic}\u0000${batch.partition}`
-        const base = next.get(key) ?? acks.get(key)
-        if (base === undefined) throw new MirrorError(ErrorCodes.INTERNAL, `no acknowledgement for ${batch.targetTopic}-${batch.partition}`)
-        next.set(key, base + BigInt(batch.records.length))
-        this.#listener.acknowledged(batch, [{ from: 0, count: batch.records.length, targetBaseOffset: base }], now, batch.records.length)
-        if (sends !== undefined) {
-          const send = sends[batches.indexOf(batch)]
-          send?.setTargetOffset(base)
-          send?.end()
-          batch.span?.end()
-        }
-      }
+      await this.#sendWithRetry(batches.map(b => ({ topic: b.targetTopic, partition: b.partition, records: b.records })), written, sends)
+      this.#acknowledgeWritten(batches, written, sends)
     } catch (error) {
       for (const send of sends ?? []) send?.end(error)
+      // What the target did write is acknowledged whatever happens next: it must not be sent again.
+      const unwritten = this.#acknowledgeWritten(batches, written, undefined)
       if (!isPermanent(error)) throw error
-      if (batches.length === 1 && batches[0]?.records.length === 1) {
-        batches[0].span?.end(error)
-        this.#fail(batches[0], 0, error as MirrorError)
+      if (unwritten.length === 1 && unwritten[0]?.records.length === 1) {
+        unwritten[0].span?.end(error)
+        this.#fail(unwritten[0], 0, error as MirrorError)
         return
       }
       this.#logger.debug('a produce request was refused; resending record by record to find the cause', { error })
-      for (const batch of batches) await this.#writeRecordByRecord(batch)
+      for (const batch of unwritten) await this.#writeRecordByRecord(batch)
     }
+  }
+
+  /** Reports every batch whose target partition is in `written`; returns the others, in order. */
+  #acknowledgeWritten (batches: readonly MirrorBatch[], written: ReadonlyMap<string, bigint>, sends: ReadonlyArray<SendSpan | undefined> | undefined): MirrorBatch[] {
+    const now = Date.now()
+    const next = new Map<string, bigint>()
+    const unwritten: MirrorBatch[] = []
+    for (const [index, batch] of batches.entries()) {
+      const key = partitionKey(batch.targetTopic, batch.partition)
+      const base = next.get(key) ?? written.get(key)
+      if (base === undefined) {
+        unwritten.push(batch)
+        continue
+      }
+      next.set(key, base + BigInt(batch.records.length))
+      this.#listener.acknowledged(batch, [{ from: 0, count: batch.records.length, targetBaseOffset: base }], now, batch.records.length)
+      const send = sends?.[index]
+      send?.setTargetOffset(base)
+      send?.end()
+      batch.span?.end()
+    }
+    return unwritten
   }
 
   async #writeRecordByRecord (batch: MirrorBatch): Promise<void> {
     const segments: AckSegment[] = []
     for (let i = 0; i < batch.records.length; i++) {
       try {
-        const acks = await this.#sendWithRetry([{ topic: batch.targetTopic, partition: batch.partition, records: [batch.records[i] as MirrorBatch['records'][number]] }])
-        const base = acks.get(`${batch.targetTopic}\u0000${batch.partition}`)
+        const written = new Map<string, bigint>()
+        await this.#sendWithRetry([{ topic: batch.targetTopic, partition: batch.partition, records: [batch.records[i] as MirrorBatch['records'][number]] }], written)
+        const base = written.get(partitionKey(batch.targetTopic, batch.partition))
         if (base === undefined) throw new MirrorError(ErrorCodes.INTERNAL, `no acknowledgement for ${batch.targetTopic}-${batch.partition}`)
         const last = segments[segments.length - 1]
         if (last !== undefined && last.from + last.count === i && last.targetBaseOffset + BigInt(last.count) === base) {
@@ -134,16 +152,24 @@ export class ProducerWorker {
     if (this.#options.abortOnSendFailure) throw failure
   }
 
-  async #sendWithRetry (writes: PartitionWrite[], sends?: ReadonlyArray<ReturnType<NonNullable<MirrorBatch['span']>['sendSpan']> | undefined>): Promise<Map<string, bigint>> {
-    const acks: PartitionAck[] = await retry(async attempt => {
-      if (attempt > 1) await this.#sink.reset()
+  /**
+   * Sends `writes` until every target partition is written, recording each in `written` as the
+   * target answers. A retry sends only the partitions not written yet, through the same producer,
+   * so its sequence numbers let the broker drop a copy it already has (a request that timed out
+   * after the broker wrote it).
+   */
+  async #sendWithRetry (writes: readonly PartitionWrite[], written: Map<string, bigint>, sends?: ReadonlyArray<SendSpan | undefined>): Promise<void> {
+    const record = (acks: readonly PartitionAck[]): void => { for (const ack of acks) written.set(partitionKey(ack.topic, ack.partition), ack.baseOffset) }
+    await retry(async () => {
+      const pending = writes.filter(write => !written.has(partitionKey(write.topic, write.partition)))
+      if (pending.length === 0) return
       const started = performance.now()
       try {
-        const result = await this.#sink.send(writes, this.#options.requestTimeoutMs)
+        record(await this.#sink.send(pending, this.#options.requestTimeoutMs))
         this.#listener.produceRequest((performance.now() - started) / 1000, true)
-        return result
       } catch (error) {
         this.#listener.produceRequest((performance.now() - started) / 1000, false)
+        if (error instanceof PartialSendError) record(error.written)
         throw error
       }
     }, {
@@ -156,8 +182,6 @@ export class ProducerWorker {
         if (attempt === 1 || attempt % 10 === 0) this.#logger.warn('writing to the target failed; retrying', { attempt, backoffMs: waitMs, code: errorLabel(error), error })
       },
     })
-    const byPartition = new Map<string, bigint>()
-    for (const ack of acks) byPartition.set(`${ack.topic}\u0000${ack.partition}`, ack.baseOffset)
-    return byPartition
   }
+
 }

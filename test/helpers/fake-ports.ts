@@ -3,6 +3,7 @@ import { createTopicFilter } from '../../src/config/topic-filter.js'
 import type { KafkaRecord } from '../../src/shared/kafka-record.js'
 import { partitionKey } from '../../src/pipeline/partition-key.js'
 import type { CommitOffset, FetchControl, FlowPorts, NewTopic, PartitionAck, PartitionWrite, RecordSink, RecordSource, SourceListener, TopicCatalog, TopicDescription } from '../../src/pipeline/ports.js'
+import { PartialSendError } from '../../src/pipeline/partial-send-error.js'
 import { ErrorCodes, MirrorError } from '../../src/shared/errors.js'
 
 /**
@@ -178,24 +179,27 @@ export class FakeTarget {
 /**
  * One producer lane's target. A send waits at `gate` (open by default) and, like a request to a
  * broker that does not answer, fails retriably after its timeout; `failNext` makes the next sends
- * fail retriably; `refuse` makes any request holding that source offset fail for good.
+ * fail retriably; `failAfterFirstPartition` makes the next one fail after writing one partition;
+ * `refuse` makes any request holding that source offset fail for good. A send that writes a
+ * partition again writes it again (no sequence numbers here): duplicates show in `FakeTarget`.
  */
 export class FakeRecordSink implements RecordSink {
   connected = false
   readonly gate = new Gate()
   sends = 0
-  resets = 0
   #failures = 0
+  #partialFailures = 0
   readonly #refused = new Set<string>()
 
   constructor (readonly id: number, readonly target: FakeTarget) { this.gate.release() }
 
   failNext (times: number): void { this.#failures += times }
+  /** The next send writes its first partition, then fails retriably for the rest (another broker did not answer). */
+  failAfterFirstPartition (): void { this.#partialFailures++ }
   refuse (offset: number): void { this.#refused.add(String(offset)) }
 
   async start (): Promise<void> { this.connected = true }
   async stop (): Promise<void> { this.connected = false }
-  async reset (): Promise<void> { this.resets++ }
 
   async send (writes: readonly PartitionWrite[], timeoutMs: number): Promise<PartitionAck[]> {
     this.sends++
@@ -211,6 +215,12 @@ export class FakeRecordSink implements RecordSink {
     if (this.#failures > 0) {
       this.#failures--
       throw new MirrorError(ErrorCodes.SEND_FAILED, 'not leader', { retriable: true, kafkaCode: 'NOT_LEADER_OR_FOLLOWER' })
+    }
+    if (this.#partialFailures > 0 && writes.length > 1) {
+      this.#partialFailures--
+      const [first] = writes as [PartitionWrite]
+      const written = [{ topic: first.topic, partition: first.partition, baseOffset: this.target.append(this.id, first) }]
+      throw new PartialSendError(new MirrorError(ErrorCodes.SEND_FAILED, 'request timed out', { retriable: true, kafkaCode: 'REQUEST_TIMED_OUT' }), written)
     }
     for (const write of writes) {
       for (const record of write.records) {
