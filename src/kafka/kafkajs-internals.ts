@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
-import type { Kafka } from 'kafkajs'
+import type { Kafka, KafkaMessage, Message } from 'kafkajs'
+import type { KafkaRecord } from '../shared/kafka-record.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { RecordHeader } from '../shared/record-header.js'
 
@@ -95,6 +96,22 @@ export function writtenBeforeFailure (error: unknown): Array<{ topic: string, pa
     written.push({ topic: answer.topicName, partition: answer.partition, baseOffset: BigInt(answer.baseOffset as string) })
   }
   return written
+}
+
+/**
+ * kafkajs' fetched messages as the project's records: the patched record decoder adds
+ * `headerList` (every header in wire order) to each, so they are `KafkaRecord`s as they are.
+ */
+export function asKafkaRecords (messages: readonly KafkaMessage[]): readonly KafkaRecord[] {
+  return messages as readonly KafkaRecord[]
+}
+
+/**
+ * The headers to hand kafkajs' producer for `record`: the wire-order list when known (the patched
+ * record encoder takes a list, repeated names and null values included), else the grouped form.
+ */
+export function producerHeaders (record: KafkaRecord): Message['headers'] {
+  return (record.headerList ?? record.headers) as Message['headers']
 }
 
 /** kafkajs' own filter of records of aborted transactions, as its read_committed consumer applies it. */

@@ -8,7 +8,7 @@ import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
 import { toMirrorError } from './errors.js'
-import { writtenBeforeFailure } from './kafkajs-internals.js'
+import { producerHeaders, writtenBeforeFailure } from './kafkajs-internals.js'
 
 const { CompressionTypes, Partitioners } = kafkajs
 
@@ -86,8 +86,7 @@ export class KafkaRecordSink implements RecordSink {
       if (messages === undefined) byTopic.set(write.topic, messages = [])
       const partition = write.partition
       for (const record of write.records) {
-        // The patched kafkajs encoder takes headers as a list too: written in the source's order.
-        messages.push({ partition, key: record.key, value: record.value, timestamp: record.timestamp, headers: (record.headerList ?? record.headers) as Message['headers'] })
+        messages.push({ partition, key: record.key, value: record.value, timestamp: record.timestamp, headers: producerHeaders(record) })
       }
     }
     const topicMessages: TopicMessages[] = []

@@ -7,6 +7,7 @@ import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import { toMirrorError } from './errors.js'
+import { asKafkaRecords } from './kafkajs-internals.js'
 
 /**
  * The mirror's consumer group on the source: `streams` kafkajs consumers in one group, auto-commit
@@ -121,8 +122,7 @@ export class KafkaRecordSource implements RecordSource {
       topic: batch.topic,
       partition: batch.partition,
       highWatermark: BigInt(batch.highWatermark),
-      // kafkajs' messages as they are: with the patched decoder each also carries `headerList`.
-      records: batch.messages,
+      records: asKafkaRecords(batch.messages),
       nextOffset: BigInt(batch.lastOffset()) + 1n,
     }, { heartbeat, isActive: () => isRunning() && !isStale() })
     // Moves kafkajs' fetch position only; what is committed is decided by the mirror.
