@@ -15,6 +15,7 @@ import { preload } from './kcat-producer.js'
 import { runLatency, type LatencyFigures } from './latency-run.js'
 import { renderProfileSummary } from './profile-summary.js'
 import { ceilingMedians, describeEnvironment, latencyMarkdown, latencyMedians, throughputMarkdown, throughputMedians } from './report.js'
+import { runOrder } from './run-order.js'
 import { runThroughput, type ThroughputFigures } from './throughput-run.js'
 import { TopicAdmin } from './topic-admin.js'
 
@@ -133,7 +134,7 @@ async function main (options: BenchOptions): Promise<void> {
         ceilings.push(ceiling)
         log(`run ${run} ceiling: consumer ${Math.round(ceiling.consumerRecordsPerSecond)} records/s, producer ${Math.round(ceiling.producerRecordsPerSecond)} records/s`)
       }
-      for (const contender of contenders) {
+      for (const contender of runOrder(contenders, run)) {
         const result = await runThroughput(contender, job(topic, `${id}r${run}${contender.name}`, contender.name), run, {
           source, target, sourceAdmin, targetAdmin, records: options.records, recordBytes, partitions: options.partitions,
           timeoutMs: options.timeoutSeconds * 1000, verify: options.verify, log,

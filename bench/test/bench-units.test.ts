@@ -5,6 +5,7 @@ import { parseConsumerPerformance, parseProducerPerformance } from '../ceiling-r
 import { recordLines } from '../kcat-producer.js'
 import { summariseProfile } from '../profile-summary.js'
 import { median } from '../report.js'
+import { runOrder } from '../run-order.js'
 
 test('defaults match the issue: 1,000,000 records of 16 + 512 bytes, 8 partitions, 3 runs; --quick preloads 100,000', () => {
   const defaults = parseBenchArgs([])
@@ -72,4 +73,14 @@ test('profile summary adds self time per function and sorts by it', () => {
     ['encode', 'kafkajs/src/a.js:10', 4],
     ['flow', 'dist/src/pipeline/flow.js:1', 0.5],
   ])
+})
+
+test('--baseline-entry adds the baseline contender; asking for it without an entry is a usage error; sidecar and baseline alternate first', () => {
+  assert.deepEqual(parseBenchArgs(['--baseline-entry', 'old/mirror-sidecar.js']).contenders, ['sidecar', 'baseline', 'mm2', 'mm1'])
+  assert.equal(parseBenchArgs(['--baseline-entry', 'old/mirror-sidecar.js']).baselineEntry, 'old/mirror-sidecar.js')
+  assert.throws(() => parseBenchArgs(['--contenders', 'sidecar,baseline']), (error: unknown) => error instanceof UsageError && /baseline contender needs --baseline-entry/.test(error.message))
+  const named = ['sidecar', 'baseline', 'mm2'].map(name => ({ name }))
+  assert.deepEqual(runOrder(named, 1).map(c => c.name), ['sidecar', 'baseline', 'mm2'])
+  assert.deepEqual(runOrder(named, 2).map(c => c.name), ['baseline', 'sidecar', 'mm2'])
+  assert.deepEqual(runOrder([{ name: 'sidecar' }, { name: 'mm2' }], 2).map(c => c.name), ['sidecar', 'mm2'])
 })
