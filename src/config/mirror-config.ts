@@ -58,6 +58,11 @@ export interface OffsetSyncConfig {
   readonly enabled: boolean
   /** Default `mirror-offset-syncs.<source alias>.internal`. */
   readonly topic: string
+  /**
+   * `offset-syncs.topic.replication.factor`: replication factor when the mirror creates the topic;
+   * default the flow's `replicationFactor` (-1: the target broker's `default.replication.factor`).
+   */
+  readonly replicationFactor: number
 }
 
 /** Matches consumer group ids: MirrorMaker's `groups` / `groups.exclude` (regex, comma means or, whole id). */
@@ -77,6 +82,8 @@ export interface GroupSyncConfig {
   readonly intervalMs: number
   /** Checkpoints topic on the target; default `mirror-checkpoints.<source alias>.internal`. */
   readonly checkpointsTopic: string
+  /** `checkpoints.topic.replication.factor` when the mirror creates the checkpoints topic; default the flow's `replicationFactor`. */
+  readonly checkpointsReplicationFactor: number
 }
 
 /** One copy from a source cluster to a target cluster. */

@@ -157,12 +157,13 @@ export function configFromMm1 (values: Mm1Values): MirrorConfig {
       refreshTopicsIntervalMs,
       syncTopicConfigs: true,
       replicationFactor: -1,
-      offsetSyncs: { enabled: true, topic: `mirror-offset-syncs.${alias}.internal` },
+      offsetSyncs: { enabled: true, topic: `mirror-offset-syncs.${alias}.internal`, replicationFactor: -1 },
       groupSync: {
         enabled: groupSyncEnabled,
         groups: createGroupFilter(groupsPattern ?? /^(?:.*)$/u, groupsExcludePattern, groupsSource, groupsExcludeSource),
         intervalMs: groupSyncIntervalMs,
         checkpointsTopic: `mirror-checkpoints.${alias}.internal`,
+        checkpointsReplicationFactor: -1,
       },
     })
   })

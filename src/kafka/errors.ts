@@ -10,11 +10,13 @@ interface KafkaJsErrorShape {
   originalError?: unknown
 }
 
-/** Follows kafkajs' wrappers (retries exceeded, nested causes) down to the error that started it. */
+/** Follows kafkajs' wrappers (retries exceeded, nested causes, the first of aggregated errors) down to the error that started it. */
 function rootCause (error: unknown): KafkaJsErrorShape {
   let current = error as KafkaJsErrorShape
   for (let depth = 0; depth < 8; depth++) {
-    const next = (current?.cause ?? current?.originalError) as KafkaJsErrorShape | undefined
+    // KafkaJSAggregateError (createTopics: "Topic creation errors") holds the broker's errors in `errors`.
+    const aggregated = (current as { errors?: unknown })?.errors
+    const next = (current?.cause ?? current?.originalError ?? (Array.isArray(aggregated) ? aggregated[0] : undefined)) as KafkaJsErrorShape | undefined
     if (next === undefined || next === null || typeof next !== 'object') break
     current = next
   }

@@ -40,3 +40,12 @@ test('a plain connection error stays a retriable connection error', () => {
   assert.equal(converted.code, ErrorCodes.CONNECTION)
   assert.equal(converted.retriable, true)
 })
+
+test('an aggregate of broker errors (createTopics) is converted from its first error: Kafka code and reason', () => {
+  const broker = kafkaJsError('KafkaJSProtocolError', 'Replication factor: 3 larger than available brokers: 1.', { type: 'INVALID_REPLICATION_FACTOR', retriable: false })
+  const aggregate = Object.assign(kafkaJsError('KafkaJSAggregateError', 'Topic creation errors', { retriable: false }), { errors: [broker] })
+  const converted = toMirrorError(aggregate, 'creating the internal topic t on the B cluster failed')
+  assert.equal(converted.kafkaCode, 'INVALID_REPLICATION_FACTOR')
+  assert.equal(converted.retriable, false)
+  assert.equal(converted.message, 'creating the internal topic t on the B cluster failed: Replication factor: 3 larger than available brokers: 1.')
+})
