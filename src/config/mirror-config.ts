@@ -125,6 +125,11 @@ export interface MirrorConfig {
   readonly metricsPort: number
   /** Interface the HTTP server binds; default all interfaces. */
   readonly metricsHost: string
+  /**
+   * `--metrics.partition.labels` (mm2.properties `metrics.partition.labels`): false exports lag and
+   * status per topic instead of per partition; default true.
+   */
+  readonly metricsPartitionLabels?: boolean
   readonly logLevel: LogLevel
   /** How long shutdown waits for in-flight records to be acknowledged; default 30000. */
   readonly drainTimeoutMs: number

@@ -26,6 +26,7 @@ export const MM1_FLAGS = {
   'refresh.topics.interval.ms': { type: 'string', describe: 'How often new source topics and partitions are looked for (default 30000)' },
   'metrics.port': { type: 'string', describe: 'Port of /metrics, /healthz, /readyz (default 9464; 0 picks a free one)' },
   'metrics.host': { type: 'string', describe: 'Interface the HTTP server binds (default all interfaces)' },
+  'metrics.partition.labels': { type: 'string', describe: 'false: lag and status metrics per topic instead of per partition, for many partitions (default true)' },
   'log.level': { type: 'string', describe: 'debug, info, warn, error (default info)' },
   'drain.timeout.ms': { type: 'string', describe: 'How long shutdown waits for in-flight records (default 30000)' },
   'message.handler': { type: 'string', describe: 'MirrorMaker 1 message handlers are not supported (refused)' },
@@ -114,6 +115,7 @@ export function configFromMm1 (values: Mm1Values): MirrorConfig {
   const refreshTopicsIntervalMs = int('refresh.topics.interval.ms', 30_000, 100)
   const metricsPort = parseInteger('--metrics.port', single(values, 'metrics.port', problems), { min: 0, max: 65535, expected: 'a port number from 0 to 65535' }, problems) ?? 9464
   const drainTimeoutMs = int('drain.timeout.ms', 30_000, 0)
+  const metricsPartitionLabels = parseBoolean('--metrics.partition.labels', single(values, 'metrics.partition.labels', problems), problems) ?? true
   const abortOnSendFailure = parseBoolean('--abort.on.send.failure', single(values, 'abort.on.send.failure', problems), problems) ?? true
   const logLevel: LogLevel = parseChoice('--log.level', single(values, 'log.level', problems), LogLevels, problems) ?? 'info'
   const groupSyncEnabled = parseBoolean('--sync.group.offsets.enabled', single(values, 'sync.group.offsets.enabled', problems), problems) ?? false
@@ -169,5 +171,5 @@ export function configFromMm1 (values: Mm1Values): MirrorConfig {
   })
   if (!problems.empty) throw new ConfigError(problems.problems)
   const ignoredKeys = problems.ignored
-  return freezeConfig({ flows, metricsPort, metricsHost: single(values, 'metrics.host', problems) ?? '0.0.0.0', logLevel, drainTimeoutMs, ignoredKeys })
+  return freezeConfig({ flows, metricsPort, metricsHost: single(values, 'metrics.host', problems) ?? '0.0.0.0', metricsPartitionLabels, logLevel, drainTimeoutMs, ignoredKeys })
 }

@@ -150,6 +150,11 @@ export function configFromMm2 (path: string, options: Mm2Options, problems = new
     problems.add('clusters', clustersRaw, `no flow is enabled${options.clusters === undefined ? '' : ` into ${options.clusters.join(', ')}`}; set e.g. ${clusters[0] ?? 'A'}->${clusters[1] ?? 'B'}.enabled = true`)
   }
 
+  // The flag (or MIRROR_METRICS_PARTITION_LABELS) wins over the file.
+  const partitionLabelsEntry = get('metrics.partition.labels')
+  const metricsPartitionLabels = sidecarSettings.metricsPartitionLabels ??
+    (partitionLabelsEntry === undefined ? true : parseBoolean('metrics.partition.labels', partitionLabelsEntry.value, problems) ?? true)
+
   // Everything not read is one warning: Connect worker internals, heartbeats, unknown keys.
   for (const key of top.keys()) {
     if (used.has(key) || isProviderKey(key) || FLOW_KEYS.has(key)) continue
@@ -162,7 +167,7 @@ export function configFromMm2 (path: string, options: Mm2Options, problems = new
     problems.ignore(key)
   }
   if (!problems.empty) throw new ConfigError(problems.problems)
-  return freezeConfig({ flows, ...sidecarSettings, ignoredKeys: problems.ignored })
+  return freezeConfig({ flows, ...sidecarSettings, metricsPartitionLabels, ignoredKeys: problems.ignored })
 }
 
 /** The client properties of `alias` for `role`, with MM2's precedence; flow overrides (`A->B.consumer.*`) win. */

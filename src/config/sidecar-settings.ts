@@ -1,12 +1,12 @@
 import { LogLevels, type LogLevel } from '../shared/logger.js'
 import type { MirrorConfig } from './mirror-config.js'
-import { parseChoice, parseInteger, type ProblemList } from './values.js'
+import { parseBoolean, parseChoice, parseInteger, type ProblemList } from './values.js'
 
 /** The process-wide settings of `MirrorConfig` (everything but the flows), from sidecar flags. */
-export type SidecarSettings = Pick<MirrorConfig, 'metricsPort' | 'metricsHost' | 'logLevel' | 'drainTimeoutMs'>
+export type SidecarSettings = Pick<MirrorConfig, 'metricsPort' | 'metricsHost' | 'logLevel' | 'drainTimeoutMs' | 'metricsPartitionLabels'>
 
 /** Flags that apply in mm2.properties mode too: the HTTP server, logging and shutdown. */
-export const SIDECAR_FLAGS = ['metrics.port', 'metrics.host', 'log.level', 'drain.timeout.ms'] as const
+export const SIDECAR_FLAGS = ['metrics.port', 'metrics.host', 'log.level', 'drain.timeout.ms', 'metrics.partition.labels'] as const
 export type SidecarFlag = typeof SIDECAR_FLAGS[number]
 
 function single (flag: SidecarFlag, raw: unknown, problems: ProblemList): string | undefined {
@@ -23,5 +23,7 @@ export function sidecarSettingsFromFlags (values: Partial<Record<SidecarFlag, un
   const metricsPort = parseInteger('--metrics.port', single('metrics.port', values['metrics.port'], problems), { min: 0, max: 65535, expected: 'a port number from 0 to 65535' }, problems) ?? 9464
   const drainTimeoutMs = parseInteger('--drain.timeout.ms', single('drain.timeout.ms', values['drain.timeout.ms'], problems), { min: 0 }, problems) ?? 30_000
   const logLevel: LogLevel = parseChoice('--log.level', single('log.level', values['log.level'], problems), LogLevels, problems) ?? 'info'
-  return { metricsPort, metricsHost: single('metrics.host', values['metrics.host'], problems) ?? '0.0.0.0', logLevel, drainTimeoutMs }
+  // Left undefined when not given, so an mm2.properties file can set it.
+  const metricsPartitionLabels = parseBoolean('--metrics.partition.labels', single('metrics.partition.labels', values['metrics.partition.labels'], problems), problems)
+  return { metricsPort, metricsHost: single('metrics.host', values['metrics.host'], problems) ?? '0.0.0.0', logLevel, drainTimeoutMs, ...(metricsPartitionLabels === undefined ? {} : { metricsPartitionLabels }) }
 }
