@@ -104,7 +104,9 @@ export class InternalTopicWriter {
         const { brokers } = await admin.describeCluster()
         const described = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.BROKER, name: String(brokers[0]?.nodeId ?? 0), configNames: ['message.max.bytes'] }] })
         limit = Number(described.resources[0]?.configEntries.find(e => e.configName === 'message.max.bytes')?.configValue)
-      } catch {}
+      } catch {
+        // Neither readable (no DescribeConfigs permission): Kafka's default below; a smaller limit halves it on refusal.
+      }
     }
     const maxMessageBytes = limit !== undefined && Number.isSafeInteger(limit) && limit > 0 ? limit : DEFAULT_MAX_MESSAGE_BYTES
     this.#maxMessageBytes.set(topic, maxMessageBytes)

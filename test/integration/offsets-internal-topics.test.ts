@@ -3,7 +3,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { InternalTopicWriter, readInternalTopic } from '../../src/kafka/internal-topic.js'
 import { loadOffsetSyncs, offsetSyncsTopicName } from '../../src/offsets/offset-sync-store.js'
+import { silentLogger } from '../../src/shared/logger.js'
 import { committedOffsets, createTopic, deleteTopicIfExists, endOffsets, produce, sharedClusters, uniqueName, withAdmin } from '../helpers/kafka.js'
 import { spawnSidecarArgs, waitMirroring } from '../helpers/sidecar.js'
 import { waitUntil } from '../helpers/wait.js'
@@ -14,6 +16,8 @@ function mm2File (lines: Record<string, string>): string {
   return path
 }
 
+/** kafkajs' `ConfigResourceTypes.TOPIC` (tests import kafkajs for types only). */
+const TOPIC_RESOURCE = 2
 const SIDECAR_FLAGS = ['--metrics.port', '0', '--metrics.host', '127.0.0.1']
 const PARTITIONS = 60
 const PER_PARTITION = 3
@@ -84,4 +88,19 @@ test('offset-syncs.topic.replication.factor and checkpoints.topic.replication.fa
   assert.deepEqual(metadata.topics.map(m => [m.name, m.partitions.length, m.partitions[0]?.replicas.length]).sort(), [[checkpointsTopic, 1, 1], [syncsTopic, 1, 1]].sort())
   sidecar.child.kill('SIGTERM')
   assert.equal(await sidecar.exited, 0, sidecar.stderr().slice(-2000))
+})
+
+test('a topic whose max.message.bytes shrinks after the writer read it still takes every record, in order, in smaller requests', { timeout: 60_000 }, async t => {
+  const { target } = await sharedClusters()
+  const topic = await createTopic(t, target, { configs: { 'cleanup.policy': 'compact', 'max.message.bytes': '8192' } })
+  const writer = new InternalTopicWriter(target.connection('test-writer'), silentLogger)
+  await writer.start()
+  t.after(() => writer.stop())
+  await writer.ensureCompactedTopic(topic, { replicationFactor: -1, key: 'offset-syncs.topic.replication.factor' })
+  await withAdmin(target, admin => admin.alterConfigs({ validateOnly: false, resources: [{ type: TOPIC_RESOURCE, name: topic, configEntries: [{ name: 'max.message.bytes', value: '1500' }] }] }))
+  const records = Array.from({ length: 40 }, (_, i) => ({ key: `k${i}`, value: `${i}:${'x'.repeat(200)}` }))
+  await writer.write(topic, records)
+  const read: string[] = []
+  await readInternalTopic(target.connection('test-reader'), topic, (_key, value) => { read.push(value ?? '') }, silentLogger)
+  assert.deepEqual(read, records.map(r => r.value))
 })
