@@ -40,7 +40,7 @@ export class MirrorSidecar {
   constructor (config: MirrorConfig, options: MirrorSidecarOptions) {
     this.config = config
     this.#logger = options.logger
-    this.observability = new Observability({ snapshots: () => this.snapshot(), host: config.metricsHost, port: config.metricsPort, logger: options.logger })
+    this.observability = new Observability({ snapshots: () => this.snapshot(), host: config.metricsHost, port: config.metricsPort, logger: options.logger, metrics: { flows: config.flows, partitionLabels: config.metricsPartitionLabels ?? true } })
     const offsetsMetrics = new OffsetsMetrics(this.observability.metrics.registry, () => this.groupOffsetSyncs.flatMap((sync, i) => {
       const flow = this.flows[i]
       return sync === undefined || flow === undefined ? [] : [{ flow: flow.labels, groups: sync.snapshot() }]

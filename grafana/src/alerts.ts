@@ -3,8 +3,10 @@ import { Metrics } from '../../src/metrics/metric-names.js'
 /**
  * Prometheus alert rules for the sidecar, and the `promtool test rules` cases that show each one
  * firing and staying quiet. Expressions take metric names from `src/metrics/metric-names.ts` only.
- * Annotation templates may use `{{ $labels.<name> }}` and nothing else, so the expected
- * annotations of the test cases can be rendered here.
+ * Annotation templates may use `{{ $labels.<name> }}` and `{{ if $labels.<name> }}...{{ end }}`
+ * and nothing else, so the expected annotations of the test cases can be rendered here. Every rule
+ * works with per-partition and per-topic metrics (`metrics.partition.labels` false): expressions
+ * aggregate by topic or keep `partition` only where it exists.
  */
 
 /** The scrape job the rules expect for `up` and `absent()`; change it here if yours differs. */
@@ -22,8 +24,16 @@ const M = Metrics
 const LAG_SECONDS_THRESHOLD = 300
 const LAG_RECORDS_GROWING_MIN = 1000
 const QUEUE_SATURATION_RATIO = 0.9
+/**
+ * A commit is late after this many commit intervals: the first missed one can be a slow flush, the
+ * second a retry; three in a row is a commit that keeps failing.
+ */
+const COMMIT_AGE_INTERVALS = 3
+/** ...but never below this many seconds, so sub-second intervals (tests, demos) do not page. */
+const COMMIT_AGE_MIN_SECONDS = 30
 const where = '{{ $labels.instance }} flow {{ $labels.flow }}'
-const partitionAt = '{{ $labels.topic }}-{{ $labels.partition }}'
+/** `orders-3` per partition, `orders` when the metrics are per topic (`metrics.partition.labels` false). */
+const partitionAt = '{{ $labels.topic }}{{ if $labels.partition }}-{{ $labels.partition }}{{ end }}'
 
 function steps (...lines: string[]): string {
   return lines.map((line, i) => `${i + 1}. ${line}`).join('\n')
@@ -74,6 +84,22 @@ export const alertRules: readonly AlertRule[] = [
         'Check target cluster availability and the sidecar logs (JSON on stderr) for send errors and retries.',
         `Check ${M.partitionStatus.name} for stall/stop and ${M.rebalances.name} for a rebalance loop.`,
         'If the target is healthy and the sidecar is stuck, restart it: offsets are committed only after the target acknowledged, so nothing is lost.',
+      ),
+    },
+  },
+  {
+    alert: 'KafkaMirrorCommitsFailing',
+    expr: `${M.commitAge.name} > clamp_min(${COMMIT_AGE_INTERVALS} * ${M.commitInterval.name}, ${COMMIT_AGE_MIN_SECONDS})`,
+    for: '2m',
+    labels: { severity: 'critical' },
+    annotations: {
+      summary: 'No source offset commit on {{ $labels.instance }} flow {{ $labels.flow }}',
+      description: `Acknowledged records on ${where} have waited for a source offset commit for more than ${COMMIT_AGE_INTERVALS} commit intervals (at least ${COMMIT_AGE_MIN_SECONDS} s), for 2 minutes: commits keep failing. Nothing is lost, but a restart copies everything since the last commit again and mirror-check --group shows it as lag.`,
+      runbook: steps(
+        'Find the commit error in the sidecar logs (JSON on stderr): the Kafka error code names the cause.',
+        `${M.offsetSyncFailures.name} rising: the offset-sync write before each commit fails (authorization on the offset-syncs topic, target unreachable); the commit waits for it.`,
+        `${M.commits.name}{result="error"} rising without sync failures: the source group coordinator refuses the commit (rebalance loop: ${M.rebalances.name}; authorization on the group).`,
+        'Fix the cause; the next commit covers everything acknowledged since the last one.',
       ),
     },
   },
@@ -138,12 +164,12 @@ export const alertRules: readonly AlertRule[] = [
   },
   {
     alert: 'KafkaMirrorPartitionNotOk',
-    expr: `${M.partitionStatus.name}{status=~"stall|stop|rewind"} == 1`,
+    expr: `${M.partitionStatus.name}{status=~"stall|stop|rewind"} > 0`,
     for: '5m',
     labels: { severity: 'warning' },
     annotations: {
       summary: `Mirror partition ${partitionAt} is {{ $labels.status }}`,
-      description: `Over its recent commits, ${partitionAt} on ${where} is {{ $labels.status }} (Burrow's terms: stall = offset not moving while lagging, stop = no commits, rewind = offset went back).`,
+      description: `Over its recent commits, ${partitionAt} on ${where} is {{ $labels.status }} (Burrow's terms: stall = offset not moving while lagging, stop = no commits, rewind = offset went back; with per-topic metrics, at least one partition of the topic).`,
       runbook: steps(
         'stall or stop: see KafkaMirrorStalled; check /readyz and the logs for this partition.',
         'rewind: someone reset the group offsets or the source topic was recreated; check the audit trail before assuming data loss.',
@@ -294,6 +320,38 @@ export const alertCases: readonly AlertCase[] = [
     ],
   },
   {
+    name: 'a commit age above 3 commit intervals for 2 minutes fires; a sawtooth below it and a short interval under the 30 s floor do not',
+    input: [
+      { series: `${M.commitAge.name}{${flow}}`, values: '0+60x20' },
+      { series: `${M.commitInterval.name}{${flow}}`, values: '5x20' },
+      { series: `${M.commitAge.name}{${mirror},flow="us->eu",source="us",target="eu"}`, values: '0 50 100 170 0 50 100 170 0 50 100 170 0 50 100 170 0 50 100 170 0' },
+      { series: `${M.commitInterval.name}{${mirror},flow="us->eu",source="us",target="eu"}`, values: '60x20' },
+      { series: `${M.commitAge.name}{${mirror},flow="ap->eu",source="ap",target="eu"}`, values: '0 20 0 25 0 20 0 25 0 20 0 25 0 20 0 25 0 20 0 25 0' },
+      { series: `${M.commitInterval.name}{${mirror},flow="ap->eu",source="ap",target="eu"}`, values: '0.5x20' },
+    ],
+    checks: [
+      { at: '2m', alert: 'KafkaMirrorCommitsFailing', firing: [] },
+      { at: '10m', alert: 'KafkaMirrorCommitsFailing', firing: [{ ...flowLabels, source: 'eu', target: 'us' }] },
+    ],
+  },
+  {
+    name: 'per-topic metrics (metrics.partition.labels false): lag, stall and status alerts fire per topic',
+    input: [
+      { series: `${M.lagSeconds.name}{${flow},topic="orders"}`, values: '0+60x30' },
+      { series: `${M.lagSeconds.name}{${flow},topic="payments"}`, values: '0x30' },
+      { series: `${M.lagRecords.name}{${flow},topic="orders"}`, values: '500x30' },
+      { series: `${M.producedRecords.name}{${flow},topic="orders"}`, values: '100x30' },
+      { series: `${M.partitionStatus.name}{${flow},topic="orders",status="stall"}`, values: '0x2 3x20' },
+      { series: `${M.partitionStatus.name}{${flow},topic="orders",status="ok"}`, values: '8x2 5x20' },
+      { series: `${M.partitionStatus.name}{${flow},topic="payments",status="stall"}`, values: '0x22' },
+    ],
+    checks: [
+      { at: '20m', alert: 'KafkaMirrorLagHigh', firing: [ordersLabels] },
+      { at: '15m', alert: 'KafkaMirrorStalled', firing: [ordersLabels] },
+      { at: '10m', alert: 'KafkaMirrorPartitionNotOk', firing: [{ ...ordersLabels, source: 'eu', target: 'us', status: 'stall' }] },
+    ],
+  },
+  {
     name: 'a flow not running for 5 minutes fires',
     input: [
       { series: `${M.flowRunning.name}{${flow}}`, values: '1x3 0x10' },
@@ -306,9 +364,11 @@ export const alertCases: readonly AlertCase[] = [
   },
 ]
 
-/** Renders `{{ $labels.name }}` placeholders the way Prometheus does for these annotations. */
+/** Renders `{{ $labels.name }}` placeholders and `{{ if $labels.name }}...{{ end }}` (not nested) the way Prometheus does for these annotations. */
 export function renderAnnotation (template: string, labels: Readonly<Record<string, string>>): string {
-  const rendered = template.replace(/\{\{ \$labels\.([a-zA-Z_][a-zA-Z0-9_]*) \}\}/g, (_match, name: string) => labels[name] ?? '')
+  const rendered = template
+    .replace(/\{\{ if \$labels\.([a-zA-Z_][a-zA-Z0-9_]*) \}\}(.*?)\{\{ end \}\}/g, (_match, name: string, body: string) => (labels[name] ?? '') === '' ? '' : body)
+    .replace(/\{\{ \$labels\.([a-zA-Z_][a-zA-Z0-9_]*) \}\}/g, (_match, name: string) => labels[name] ?? '')
   if (rendered.includes('{{')) throw new Error(`annotation uses a template the generator cannot render: ${template}`)
   return rendered
 }

@@ -101,11 +101,11 @@ export function buildDashboard (): object {
     ]))
 
     .withRow(new RowBuilder('Lag'))
-    .withPanel(timeseries('Lag in records', 'Source high watermark minus the next offset not yet acknowledged by the target, per partition.', 'short', [
-      query(`sum by (topic, partition) (${M.lagRecords.name}{${TOPIC}})`, '{{topic}}-{{partition}}'),
+    .withPanel(timeseries('Lag in records', 'Source high watermark minus the next offset not yet acknowledged by the target, summed per topic (the same with metrics.partition.labels true or false).', 'short', [
+      query(`sum by (topic) (${M.lagRecords.name}{${TOPIC}})`, '{{topic}}'),
     ]))
-    .withPanel(timeseries('Lag in seconds', 'Age of the oldest record not yet acknowledged by the target (exact: the record timestamp, not an estimate); 0 when caught up.', 's', [
-      query(`max by (topic, partition) (${M.lagSeconds.name}{${TOPIC}})`, '{{topic}}-{{partition}}'),
+    .withPanel(timeseries('Lag in seconds', 'Age of the oldest record not yet acknowledged by the target (exact: the record timestamp, not an estimate), the largest per topic; 0 when caught up.', 's', [
+      query(`max by (topic) (${M.lagSeconds.name}{${TOPIC}})`, '{{topic}}'),
     ]))
 
     .withRow(new RowBuilder('Pipeline'))
@@ -135,11 +135,12 @@ export function buildDashboard (): object {
       query(`sum by (result) (rate(${M.commits.name}{${FLOW}}${RATE}))`, 'commit {{result}}'),
       query(`sum (rate(${M.rebalances.name}{${FLOW}}${RATE}))`, 'rebalances'),
     ], 8))
-    .withPanel(timeseries('Time since last commit', 'Seconds since the last successful offset commit, per instance and flow.', 's', [
-      query(`time() - max by (instance, flow) (${M.lastCommitTimestamp.name}{${FLOW}})`, '{{instance}} {{flow}}'),
+    .withPanel(timeseries('Commit age', 'Seconds acknowledged records have waited for a source offset commit (0 when all are committed), against the commit interval: far above it, commits are failing.', 's', [
+      query(`max by (instance, flow) (${M.commitAge.name}{${FLOW}})`, 'age {{instance}} {{flow}}'),
+      query(`max by (instance, flow) (${M.commitInterval.name}{${FLOW}})`, 'interval {{instance}} {{flow}}'),
     ], 8))
-    .withPanel(timeseries('Partitions not ok', 'Partitions whose status is not ok, by status.', 'short', [
-      query(`${M.partitionStatus.name}{${TOPIC}, status!="ok"} == 1`, '{{topic}}-{{partition}} {{status}}'),
+    .withPanel(timeseries('Partitions not ok', 'Partitions whose status is not ok, per topic and status.', 'short', [
+      query(`sum by (topic, status) (${M.partitionStatus.name}{${TOPIC}, status!="ok"}) > 0`, '{{topic}} {{status}}'),
     ], 8))
 
     .withRow(new RowBuilder('Process'))

@@ -25,6 +25,8 @@ export const FLAG_DEFAULTS = {
   'metrics.port': 9464,
   /** `--metrics.host`: every interface. */
   'metrics.host': '0.0.0.0',
+  /** `--metrics.partition.labels`: false turns per-partition series into per-topic ones. */
+  'metrics.partition.labels': true,
   /** `--log.level`. */
   'log.level': 'info',
   /** `--drain.timeout.ms`, in ms. */

@@ -62,6 +62,11 @@ export interface OffsetSyncConfig {
   readonly enabled: boolean
   /** Default `mirror-offset-syncs.<source alias>.internal`. */
   readonly topic: string
+  /**
+   * `offset-syncs.topic.replication.factor`: replication factor when the mirror creates the topic;
+   * default the flow's `replicationFactor` (-1: the target broker's `default.replication.factor`).
+   */
+  readonly replicationFactor: number
 }
 
 /** Matches consumer group ids: MirrorMaker's `groups` / `groups.exclude` (regex, comma means or, whole id). */
@@ -81,6 +86,8 @@ export interface GroupSyncConfig {
   readonly intervalMs: number
   /** Checkpoints topic on the target; default `mirror-checkpoints.<source alias>.internal`. */
   readonly checkpointsTopic: string
+  /** `checkpoints.topic.replication.factor` when the mirror creates the checkpoints topic; default the flow's `replicationFactor`. */
+  readonly checkpointsReplicationFactor: number
 }
 
 /** One copy from a source cluster to a target cluster. */
@@ -122,6 +129,11 @@ export interface MirrorConfig {
   readonly metricsPort: number
   /** Interface the HTTP server binds; default all interfaces. */
   readonly metricsHost: string
+  /**
+   * `--metrics.partition.labels` (mm2.properties `metrics.partition.labels`): false exports lag and
+   * status per topic instead of per partition; default true.
+   */
+  readonly metricsPartitionLabels?: boolean
   readonly logLevel: LogLevel
   /** How long shutdown waits for in-flight records to be acknowledged; default 30000. */
   readonly drainTimeoutMs: number

@@ -32,6 +32,7 @@ export const MM1_FLAGS = {
   'refresh.topics.interval.ms': { type: 'string', describe: `How often new source topics and partitions are looked for (default ${D['refresh.topics.interval.ms']})` },
   'metrics.port': { type: 'string', describe: `Port of /metrics, /healthz, /readyz (default ${D['metrics.port']}; 0 picks a free one)` },
   'metrics.host': { type: 'string', describe: `Interface the HTTP server binds (default ${D['metrics.host']}: all interfaces)` },
+  'metrics.partition.labels': { type: 'string', describe: `false: lag and status metrics per topic instead of per partition, for many partitions (default ${D['metrics.partition.labels']})` },
   'log.level': { type: 'string', describe: `debug, info, warn, error (default ${D['log.level']})` },
   'drain.timeout.ms': { type: 'string', describe: `How long shutdown waits for in-flight records (default ${D['drain.timeout.ms']})` },
   'message.handler': { type: 'string', describe: 'MirrorMaker 1 message handlers are not supported (refused)' },
@@ -171,6 +172,7 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
   const refreshTopicsIntervalMs = int('refresh.topics.interval.ms', D['refresh.topics.interval.ms'], 100)
   const metricsPort = parseInteger(key('metrics.port'), single(values, 'metrics.port', problems), { min: 0, max: 65535, expected: 'a port number from 0 to 65535' }, problems) ?? D['metrics.port']
   const drainTimeoutMs = int('drain.timeout.ms', D['drain.timeout.ms'], 0)
+  const metricsPartitionLabels = parseBoolean(key('metrics.partition.labels'), single(values, 'metrics.partition.labels', problems), problems) ?? D['metrics.partition.labels']
   const abortOnSendFailure = parseBoolean(key('abort.on.send.failure'), single(values, 'abort.on.send.failure', problems), problems) ?? D['abort.on.send.failure']
   const logLevel: LogLevel = parseChoice(key('log.level'), single(values, 'log.level', problems), LogLevels, problems) ?? D['log.level']
   const groupSyncEnabled = parseBoolean(key('sync.group.offsets.enabled'), single(values, 'sync.group.offsets.enabled', problems), problems) ?? D['sync.group.offsets.enabled']
@@ -213,17 +215,18 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
       refreshTopicsIntervalMs,
       syncTopicConfigs: true,
       replicationFactor: -1,
-      offsetSyncs: { enabled: true, topic: `mirror-offset-syncs.${alias}.internal` },
+      offsetSyncs: { enabled: true, topic: `mirror-offset-syncs.${alias}.internal`, replicationFactor: -1 },
       groupSync: {
         enabled: groupSyncEnabled,
         groups: createGroupFilter(groupsPattern ?? /^(?:.*)$/u, groupsExcludePattern, groupsSource, groupsExcludeSource),
         intervalMs: groupSyncIntervalMs,
         checkpointsTopic: `mirror-checkpoints.${alias}.internal`,
+        checkpointsReplicationFactor: -1,
       },
     })
   })
   if (!problems.empty) throw new ConfigError(problems.problems)
   const ignoredKeys = problems.ignored
-  const settings = from.settings ?? { metricsPort, metricsHost: single(values, 'metrics.host', problems) ?? D['metrics.host'], logLevel, drainTimeoutMs }
+  const settings = from.settings ?? { metricsPort, metricsHost: single(values, 'metrics.host', problems) ?? D['metrics.host'], metricsPartitionLabels, logLevel, drainTimeoutMs }
   return freezeConfig({ flows, ...settings, ignoredKeys })
 }

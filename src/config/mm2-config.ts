@@ -9,7 +9,7 @@ import { configFromOneFile, isOneFileForm } from './one-file-config.js'
 import { freezeConfig, type FlowConfig, type MirrorConfig, type ReplicationPolicy } from './mirror-config.js'
 import type { SidecarSettings } from './sidecar-settings.js'
 import { compileTopicPattern, createGroupFilter, createTopicFilter, DEFAULT_GROUPS_EXCLUDE } from './topic-filter.js'
-import { parseBoolean, parseInteger, ProblemList } from './values.js'
+import { parseBoolean, parseChoice, parseInteger, ProblemList } from './values.js'
 
 /** MirrorMaker 2's default `topics.exclude` (`topics.blacklist` before 3.0). */
 export const DEFAULT_TOPICS_EXCLUDE = '.*[\\-\\.]internal, .*\\.replica, __.*'
@@ -23,7 +23,8 @@ export function defaultGroupId (source: string, target: string): string {
 const FLOW_KEYS = new Set(['enabled', 'topics', 'topics.exclude', 'topics.blacklist', 'groups', 'groups.exclude', 'groups.blacklist',
   'replication.policy.class', 'replication.policy.separator', 'tasks.max', 'refresh.topics.enabled', 'refresh.topics.interval.seconds',
   'sync.topic.configs.enabled', 'replication.factor', 'emit.offset-syncs.enabled', 'sync.group.offsets.enabled',
-  'sync.group.offsets.interval.seconds', 'emit.checkpoints.enabled', 'emit.checkpoints.interval.seconds', 'offset.flush.interval.ms'])
+  'sync.group.offsets.interval.seconds', 'emit.checkpoints.enabled', 'emit.checkpoints.interval.seconds', 'offset.flush.interval.ms',
+  'offset-syncs.topic.replication.factor', 'checkpoints.topic.replication.factor', 'offset-syncs.topic.location'])
 
 /** Keys that would run Java code or change what is copied, and cannot be honoured: refused. */
 const REFUSED_KEYS: Record<string, string> = {
@@ -155,6 +156,11 @@ export function configFromMm2 (path: string, options: Mm2Options, problems = new
     problems.add('clusters', clustersRaw, `no flow is enabled${options.clusters === undefined ? '' : ` into ${options.clusters.join(', ')}`}; set e.g. ${clusters[0] ?? 'A'}->${clusters[1] ?? 'B'}.enabled = true`)
   }
 
+  // The flag (or MIRROR_METRICS_PARTITION_LABELS) wins over the file.
+  const partitionLabelsEntry = get('metrics.partition.labels')
+  const metricsPartitionLabels = sidecarSettings.metricsPartitionLabels ??
+    (partitionLabelsEntry === undefined ? true : parseBoolean('metrics.partition.labels', partitionLabelsEntry.value, problems) ?? true)
+
   // Everything not read is one warning: Connect worker internals, heartbeats, unknown keys.
   for (const key of top.keys()) {
     if (used.has(key) || isProviderKey(key) || FLOW_KEYS.has(key)) continue
@@ -167,7 +173,7 @@ export function configFromMm2 (path: string, options: Mm2Options, problems = new
     problems.ignore(key)
   }
   if (!problems.empty) throw new ConfigError(problems.problems)
-  return freezeConfig({ flows, ...sidecarSettings, ignoredKeys: problems.ignored })
+  return freezeConfig({ flows, ...sidecarSettings, metricsPartitionLabels, ignoredKeys: problems.ignored })
 }
 
 /** The client properties of `alias` for `role`, with MM2's precedence; flow overrides (`A->B.consumer.*`) win. */
@@ -258,9 +264,22 @@ function buildFlow (
   // setInterval takes at most 2^31-1 ms; "disabled" becomes that (about 24.8 days).
   const refreshTopicsIntervalMs = refreshEnabled ? Math.min(int('refresh.topics.interval.seconds', 600, 1) * 1000, 2_147_483_647) : 2_147_483_647
   const syncTopicConfigs = bool('sync.topic.configs.enabled', true)
-  const replicationFactorEntry = flowEntry('replication.factor')
-  const replicationFactor = replicationFactorEntry === undefined ? -1 : parseInteger(replicationFactorEntry.key, replicationFactorEntry.value, { min: -1, max: 32767, expected: 'a replication factor from 1 to 32767, or -1 for the broker default' }, problems) ?? -1
-  if (replicationFactor === 0) problems.add(replicationFactorEntry?.key ?? 'replication.factor', '0', 'expected a replication factor from 1 to 32767, or -1 for the broker default')
+  const replicationFactorOf = (key: string, fallback: number): number => {
+    const entry = flowEntry(key)
+    if (entry === undefined) return fallback
+    const expected = 'a replication factor from 1 to 32767, or -1 for the broker default'
+    const value = parseInteger(entry.key, entry.value, { min: -1, max: 32767, expected }, problems)
+    if (value === 0) problems.add(entry.key, entry.value, `expected ${expected}`)
+    return value ?? fallback
+  }
+  const replicationFactor = replicationFactorOf('replication.factor', -1)
+  // The internal topics: MM2's own keys, else what replication.factor says for the mirrored topics.
+  const offsetSyncsReplicationFactor = replicationFactorOf('offset-syncs.topic.replication.factor', replicationFactor)
+  const checkpointsReplicationFactor = replicationFactorOf('checkpoints.topic.replication.factor', replicationFactor)
+  const locationEntry = flowEntry('offset-syncs.topic.location')
+  const location = locationEntry === undefined ? undefined : parseChoice(locationEntry.key, locationEntry.value, ['source', 'target'] as const, problems)
+  // The syncs are always on the target (where mirror-check and failover read them): `source` has no effect.
+  if (location === 'source' && locationEntry !== undefined) problems.ignore(locationEntry.key)
   const offsetSyncsEnabled = bool('emit.offset-syncs.enabled', true)
   const syncGroupOffsets = bool('sync.group.offsets.enabled', false)
   const emitCheckpoints = bool('emit.checkpoints.enabled', true)
@@ -287,13 +306,14 @@ function buildFlow (
     refreshTopicsIntervalMs,
     syncTopicConfigs,
     replicationFactor,
-    offsetSyncs: { enabled: offsetSyncsEnabled, topic: `mirror-offset-syncs.${source}.internal` },
+    offsetSyncs: { enabled: offsetSyncsEnabled, topic: `mirror-offset-syncs.${source}.internal`, replicationFactor: offsetSyncsReplicationFactor },
     groupSync: {
       // MM2 syncs group offsets from checkpoints: without checkpoints there is nothing to sync.
       enabled: syncGroupOffsets && emitCheckpoints,
       groups: createGroupFilter(groupsInclude, groupsExclude, groupsEntry.value, groupsExcludeEntry.value.trim() === '' ? undefined : groupsExcludeEntry.value),
       intervalMs: groupSyncIntervalMs,
       checkpointsTopic: `mirror-checkpoints.${source}.internal`,
+      checkpointsReplicationFactor,
     },
   }
 }

@@ -1,13 +1,13 @@
 import { LogLevels, type LogLevel } from '../shared/logger.js'
 import { FLAG_DEFAULTS } from './flag-defaults.js'
 import type { MirrorConfig } from './mirror-config.js'
-import { parseChoice, parseInteger, type ProblemList } from './values.js'
+import { parseBoolean, parseChoice, parseInteger, type ProblemList } from './values.js'
 
 /** The process-wide settings of `MirrorConfig` (everything but the flows), from sidecar flags. */
-export type SidecarSettings = Pick<MirrorConfig, 'metricsPort' | 'metricsHost' | 'logLevel' | 'drainTimeoutMs'>
+export type SidecarSettings = Pick<MirrorConfig, 'metricsPort' | 'metricsHost' | 'logLevel' | 'drainTimeoutMs' | 'metricsPartitionLabels'>
 
 /** Flags that apply in mm2.properties mode too: the HTTP server, logging and shutdown. */
-export const SIDECAR_FLAGS = ['metrics.port', 'metrics.host', 'log.level', 'drain.timeout.ms'] as const
+export const SIDECAR_FLAGS = ['metrics.port', 'metrics.host', 'log.level', 'drain.timeout.ms', 'metrics.partition.labels'] as const
 export type SidecarFlag = typeof SIDECAR_FLAGS[number]
 
 function single (flag: SidecarFlag, raw: unknown, problems: ProblemList): string | undefined {
@@ -24,5 +24,7 @@ export function sidecarSettingsFromFlags (values: Partial<Record<SidecarFlag, un
   const metricsPort = parseInteger('--metrics.port', single('metrics.port', values['metrics.port'], problems), { min: 0, max: 65535, expected: 'a port number from 0 to 65535' }, problems) ?? FLAG_DEFAULTS['metrics.port']
   const drainTimeoutMs = parseInteger('--drain.timeout.ms', single('drain.timeout.ms', values['drain.timeout.ms'], problems), { min: 0 }, problems) ?? FLAG_DEFAULTS['drain.timeout.ms']
   const logLevel: LogLevel = parseChoice('--log.level', single('log.level', values['log.level'], problems), LogLevels, problems) ?? FLAG_DEFAULTS['log.level']
-  return { metricsPort, metricsHost: single('metrics.host', values['metrics.host'], problems) ?? FLAG_DEFAULTS['metrics.host'], logLevel, drainTimeoutMs }
+  // Left undefined when not given, so an mm2.properties file can set it.
+  const metricsPartitionLabels = parseBoolean('--metrics.partition.labels', single('metrics.partition.labels', values['metrics.partition.labels'], problems), problems)
+  return { metricsPort, metricsHost: single('metrics.host', values['metrics.host'], problems) ?? FLAG_DEFAULTS['metrics.host'], logLevel, drainTimeoutMs, ...(metricsPartitionLabels === undefined ? {} : { metricsPartitionLabels }) }
 }

@@ -1,4 +1,4 @@
-import { MirrorMetrics } from '../metrics/mirror-metrics.js'
+import { MirrorMetrics, type MirrorMetricsOptions } from '../metrics/mirror-metrics.js'
 import { PipelineObserverEvents, type FlowSnapshot, type PipelineObserver } from '../pipeline/pipeline-observer.js'
 import { fanOut } from '../shared/fan-out.js'
 import { silentLogger, type Logger } from '../shared/logger.js'
@@ -17,6 +17,8 @@ export interface ObservabilityOptions {
   /** OTEL_* variables for the tracing on/off decision; default `process.env`. */
   readonly env?: NodeJS.ProcessEnv
   readonly logger?: Logger
+  /** Options of the metrics (partition labels, the configured flows); default `{}`. */
+  readonly metrics?: MirrorMetricsOptions
 }
 
 /** Calls every observer's callback in turn; observers must not throw (see `PipelineObserver`). */
@@ -41,7 +43,7 @@ export class Observability {
 
   constructor (options: ObservabilityOptions) {
     const logger = options.logger ?? silentLogger
-    this.metrics = new MirrorMetrics(options.snapshots)
+    this.metrics = new MirrorMetrics(options.snapshots, options.metrics)
     this.health = new HealthServer({
       snapshots: options.snapshots,
       metrics: this.metrics,

@@ -3,31 +3,47 @@ import kafkajs from 'kafkajs'
 import type { Admin, Consumer, Producer } from 'kafkajs'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
+import { retry, type RetryPolicy } from '../shared/retry.js'
 import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import { toMirrorError } from './errors.js'
+import { DEFAULT_MAX_MESSAGE_BYTES, recordBytesPerRequest, splitRecords, type InternalRecord } from './split-records.js'
 
-const { Partitioners } = kafkajs
+const { ConfigResourceTypes, Partitioners } = kafkajs
 
-/** One record of an internal topic: UTF-8 key and value; a null value is a tombstone. */
-export interface InternalRecord {
+export type { InternalRecord }
+
+export interface InternalTopicWriterOptions {
+  /** The target producer's `max.request.size`: no produce request is larger; default 1048576. */
+  readonly maxRequestSizeBytes?: number
+}
+
+/** Where a replication factor came from, for the message when the cluster refuses it. */
+export interface ReplicationFactorSetting {
+  readonly replicationFactor: number
+  /** The configuration key that set it, e.g. `offset-syncs.topic.replication.factor`. */
   readonly key: string
-  readonly value: string | null
 }
 
 /**
  * Writes the mirror's bookkeeping records (offset syncs, checkpoints) to one cluster: idempotent
  * producer, acks=all, so a resolved `write` means the records are durable on the in-sync replicas.
+ * A write is split into produce requests within the producer's `max.request.size` and the topic's
+ * `max.message.bytes` (read once per topic), sent one after the other to partition 0, in order.
  */
 export class InternalTopicWriter {
   readonly #connection: ClusterConnection
   readonly #logger: Logger
+  readonly #maxRequestSizeBytes: number
+  /** `max.message.bytes` per topic, read with describeConfigs on first use. */
+  readonly #maxMessageBytes = new Map<string, number>()
   #producer: Producer | undefined
   #admin: Admin | undefined
 
-  constructor (connection: ClusterConnection, logger: Logger) {
+  constructor (connection: ClusterConnection, logger: Logger, options: InternalTopicWriterOptions = {}) {
     this.#connection = connection
     this.#logger = logger
+    this.#maxRequestSizeBytes = options.maxRequestSizeBytes ?? 1_048_576
   }
 
   async start (): Promise<void> {
@@ -45,28 +61,90 @@ export class InternalTopicWriter {
     this.#admin = admin
   }
 
-  /** Creates `topic` (one partition, compacted) unless it exists. */
-  async ensureCompactedTopic (topic: string, replicationFactor: number): Promise<void> {
+  /**
+   * Creates `topic` (one partition, compacted) unless it exists, with the replication factor of
+   * `setting` (-1: the broker's `default.replication.factor`), then reads its `max.message.bytes`.
+   * A replication factor the cluster cannot give is a non-retriable `MirrorError` naming the key.
+   */
+  async ensureCompactedTopic (topic: string, setting: ReplicationFactorSetting): Promise<void> {
     const admin = this.#admin
     if (admin === undefined) throw new MirrorError(ErrorCodes.STOPPED, 'internal topic writer is not started')
     try {
-      if ((await admin.listTopics()).includes(topic)) return
-      await admin.createTopics({
-        waitForLeaders: true,
-        topics: [{ topic, numPartitions: 1, replicationFactor, configEntries: [{ name: 'cleanup.policy', value: 'compact' }] }],
-      })
-      this.#logger.info('created internal topic', { topic, cluster: this.#connection.alias })
+      if (!(await admin.listTopics()).includes(topic)) {
+        await admin.createTopics({
+          waitForLeaders: true,
+          topics: [{ topic, numPartitions: 1, replicationFactor: setting.replicationFactor, configEntries: [{ name: 'cleanup.policy', value: 'compact' }] }],
+        })
+        this.#logger.info('created internal topic', { topic, cluster: this.#connection.alias, replicationFactor: setting.replicationFactor })
+      }
     } catch (error) {
       const converted = toMirrorError(error, `creating the internal topic ${topic} on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
-      if (converted.kafkaCode === 'TOPIC_ALREADY_EXISTS') return
-      throw converted
+      if (converted.kafkaCode === 'INVALID_REPLICATION_FACTOR' || /replication factor/i.test(converted.message)) {
+        const what = setting.replicationFactor === -1 ? `${setting.key} -1 (the broker's default.replication.factor)` : `${setting.key} ${setting.replicationFactor}`
+        throw new MirrorError(ErrorCodes.CONFIG, `${what}: the ${this.#connection.alias} cluster cannot create ${topic} with it (${converted.message}); set ${setting.key} to at most the number of brokers`, { cause: error })
+      }
+      if (converted.kafkaCode !== 'TOPIC_ALREADY_EXISTS') throw converted
+    }
+    await this.#limitOf(topic)
+  }
+
+  /** The topic's `max.message.bytes`; the broker's `message.max.bytes`, else Kafka's default, when the topic's config cannot be read. */
+  async #limitOf (topic: string): Promise<number> {
+    const known = this.#maxMessageBytes.get(topic)
+    if (known !== undefined) return known
+    const admin = this.#admin
+    if (admin === undefined) throw new MirrorError(ErrorCodes.STOPPED, 'internal topic writer is not started', { retriable: true })
+    let limit: number | undefined
+    try {
+      const described = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['max.message.bytes'] }] })
+      limit = Number(described.resources[0]?.configEntries.find(e => e.configName === 'max.message.bytes')?.configValue)
+    } catch (error) {
+      this.#logger.warn('cannot read max.message.bytes of an internal topic; using the broker\'s message.max.bytes', { topic, error: toMirrorError(error, 'describeConfigs').message })
+      try {
+        const { brokers } = await admin.describeCluster()
+        const described = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.BROKER, name: String(brokers[0]?.nodeId ?? 0), configNames: ['message.max.bytes'] }] })
+        limit = Number(described.resources[0]?.configEntries.find(e => e.configName === 'message.max.bytes')?.configValue)
+      } catch {
+        // Neither readable (no DescribeConfigs permission): Kafka's default below; a smaller limit halves it on refusal.
+      }
+    }
+    const maxMessageBytes = limit !== undefined && Number.isSafeInteger(limit) && limit > 0 ? limit : DEFAULT_MAX_MESSAGE_BYTES
+    this.#maxMessageBytes.set(topic, maxMessageBytes)
+    return maxMessageBytes
+  }
+
+  /**
+   * Writes `records` to partition 0 of `topic`, in order, in as many produce requests as the
+   * limits need, one after the other; resolves when all are durable. Each request is retried
+   * with `retryPolicy` (default: not retried); on a failure the requests before it are durable
+   * and the rest are not sent. A record too large for any request is a non-retriable error.
+   */
+  async write (topic: string, records: readonly InternalRecord[], retryPolicy: RetryPolicy = { maxAttempts: 1 }): Promise<void> {
+    if (records.length === 0) return
+    let maxMessageBytes = await this.#limitOf(topic)
+    const split = (pending: readonly InternalRecord[]): InternalRecord[][] =>
+      splitRecords(pending, recordBytesPerRequest({ maxRequestSizeBytes: this.#maxRequestSizeBytes, maxMessageBytes }), topic)
+    let chunks = split(records)
+    for (let i = 0; i < chunks.length;) {
+      const chunk = chunks[i] as InternalRecord[]
+      try {
+        await retry(() => this.#send(topic, chunk), retryPolicy)
+        i++
+      } catch (error) {
+        // The topic's limit changed since it was read (or a broker counts differently): halve it and split the rest again.
+        if (!(error instanceof MirrorError) || (error.kafkaCode !== 'MESSAGE_TOO_LARGE' && error.kafkaCode !== 'RECORD_LIST_TOO_LARGE') || chunk.length === 1) throw error
+        maxMessageBytes = Math.floor(maxMessageBytes / 2)
+        this.#maxMessageBytes.set(topic, maxMessageBytes)
+        this.#logger.warn('internal topic refused a request as too large; writing smaller requests', { topic, records: chunk.length, maxMessageBytes })
+        chunks = split(chunks.slice(i).flat())
+        i = 0
+      }
     }
   }
 
-  async write (topic: string, records: readonly InternalRecord[]): Promise<void> {
+  async #send (topic: string, records: readonly InternalRecord[]): Promise<void> {
     const producer = this.#producer
     if (producer === undefined) throw new MirrorError(ErrorCodes.STOPPED, 'internal topic writer is not started', { retriable: true })
-    if (records.length === 0) return
     try {
       await producer.send({ topic, acks: -1, messages: records.map(r => ({ key: r.key, value: r.value, partition: 0, timestamp: String(Date.now()) })) })
     } catch (error) {

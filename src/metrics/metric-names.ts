@@ -3,7 +3,10 @@
  * `src/metrics/` registers exactly these; `grafana/` builds the dashboard and alert rules from them.
  * Names carry their base unit (`_seconds`, `_bytes`, `_records`) and counters end in `_total`.
  * Labels stay low-cardinality: flow and cluster aliases, topic, partition only where per-partition
- * state is the point (lag, status), never offsets, client ids or error messages.
+ * state is the point (lag, status), never offsets, client ids or error messages. With
+ * `metrics.partition.labels` false the per-partition gauges are exported per topic instead
+ * (without the `partition` label): sums for record counts, the largest for ages; the committed
+ * offset is then not exported. Queries that aggregate `by (topic)` give the same in both modes.
  */
 
 /** Label names, as exported. `topic` is always the source topic name. */
@@ -65,8 +68,8 @@ export const Metrics = {
   queueBytes: metric('kafka_mirror_queue_bytes', 'gauge', 'Bytes waiting in the bounded queue between consumer and producers.', FLOW_LABELS),
   queueCapacityRecords: metric('kafka_mirror_queue_capacity_records', 'gauge', 'Capacity of the bounded queue in records; intake blocks when full.', FLOW_LABELS),
   queueCapacityBytes: metric('kafka_mirror_queue_capacity_bytes', 'gauge', 'Capacity of the bounded queue in bytes; intake blocks when full.', FLOW_LABELS),
-  lagRecords: metric('kafka_mirror_lag_records', 'gauge', 'Source high watermark minus the next source offset not yet acknowledged by the target.', PARTITION_LABELS),
-  lagSeconds: metric('kafka_mirror_lag_seconds', 'gauge', 'Age of the oldest source record not yet acknowledged by the target; 0 when caught up.', PARTITION_LABELS),
+  lagRecords: metric('kafka_mirror_lag_records', 'gauge', 'Source high watermark minus the next source offset not yet acknowledged by the target (per topic: the sum over its partitions).', PARTITION_LABELS),
+  lagSeconds: metric('kafka_mirror_lag_seconds', 'gauge', 'Age of the oldest source record not yet acknowledged by the target; 0 when caught up (per topic: the largest of its partitions).', PARTITION_LABELS),
   replicationLatency: metric('kafka_mirror_replication_latency_seconds', 'histogram', 'Target acknowledgement time minus source record timestamp.', FLOW_LABELS),
   recordAgeAtPoll: metric('kafka_mirror_record_age_at_poll_seconds', 'histogram', 'Poll time minus source record timestamp.', FLOW_LABELS),
   produceRequestDuration: metric('kafka_mirror_produce_request_duration_seconds', 'histogram', 'Duration of one produce request to the target cluster.', [...FLOW_LABELS, L.RESULT]),
@@ -74,12 +77,14 @@ export const Metrics = {
   sendFailures: metric('kafka_mirror_send_failures_total', 'counter', 'Batches the target did not accept after retries.', TOPIC_LABELS),
   commits: metric('kafka_mirror_commits_total', 'counter', 'Offset commits on the source cluster, by result.', [...FLOW_LABELS, L.RESULT]),
   lastCommitTimestamp: metric('kafka_mirror_last_commit_timestamp_seconds', 'gauge', 'When the last successful offset commit happened (seconds since the epoch).', FLOW_LABELS),
-  committedOffset: metric('kafka_mirror_committed_offset', 'gauge', 'Last offset committed on the source cluster (the next offset to mirror); absent before the first commit.', PARTITION_LABELS),
+  commitAge: metric('kafka_mirror_commit_age_seconds', 'gauge', 'Seconds acknowledged records have waited for a source offset commit: since the last successful commit, or the first acknowledgement after it, or the start; 0 when every acknowledged offset is committed.', FLOW_LABELS),
+  commitInterval: metric('kafka_mirror_commit_interval_seconds', 'gauge', 'The configured offset commit interval (offset.commit.interval.ms, offset.flush.interval.ms).', FLOW_LABELS),
+  committedOffset: metric('kafka_mirror_committed_offset', 'gauge', 'Last offset committed on the source cluster (the next offset to mirror); absent before the first commit, and per topic.', PARTITION_LABELS),
   rebalances: metric('kafka_mirror_rebalances_total', 'counter', 'Consumer group rebalances seen on the source cluster.', FLOW_LABELS),
   assignedPartitions: metric('kafka_mirror_assigned_partitions', 'gauge', 'Source partitions currently assigned to this instance.', FLOW_LABELS),
   mirroredTopics: metric('kafka_mirror_mirrored_topics', 'gauge', 'Source topics currently mirrored by this instance.', FLOW_LABELS),
   flowRunning: metric('kafka_mirror_flow_running', 'gauge', '1 while the flow is running with both clusters connected, else 0.', FLOW_LABELS),
-  partitionStatus: metric('kafka_mirror_partition_status', 'gauge', 'Burrow-style partition status over recent commits: 1 for the current status, 0 for the others.', [...PARTITION_LABELS, L.STATUS]),
+  partitionStatus: metric('kafka_mirror_partition_status', 'gauge', 'Burrow-style partition status over recent commits: partitions in each status (per partition: 1 for its current status, 0 for the others).', [...PARTITION_LABELS, L.STATUS]),
   offsetSyncsWritten: metric('kafka_mirror_offset_syncs_written_total', 'counter', 'Offset-sync records (ranges and positions) made durable on the target before a source commit.', FLOW_LABELS),
   offsetSyncsPruned: metric('kafka_mirror_offset_syncs_pruned_total', 'counter', 'Offset-sync ranges tombstoned because every target record they map to is gone (below the log start offset).', FLOW_LABELS),
   offsetSyncFailures: metric('kafka_mirror_offset_sync_failures_total', 'counter', 'Offset-sync writes that failed; the source commit waiting for them was skipped.', FLOW_LABELS),

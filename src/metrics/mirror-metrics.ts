@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client'
-import type { CommittedOffset, ConsumedBatch, FlowLabels, FlowSnapshot, PartitionSnapshot, PipelineObserver, ProducedBatch } from '../pipeline/pipeline-observer.js'
+import type { FlowConfig } from '../config/mirror-config.js'
+import { flowLabels, type CommittedOffset, ConsumedBatch, FlowLabels, FlowSnapshot, PartitionSnapshot, PipelineObserver, ProducedBatch } from '../pipeline/pipeline-observer.js'
 import { BatchHistogram, type HistogramChild } from './batch-histogram.js'
 import { ComputedGauge, type GaugeSample } from './computed-gauge.js'
 import { CounterFamily, type CounterChild } from './counter-family.js'
@@ -14,8 +15,16 @@ export interface MirrorMetricsOptions {
   readonly statusWindowCommits?: number
   /** Also export prom-client's process and Node.js metrics (event loop, GC, heap); default true. */
   readonly defaultMetrics?: boolean
-  /** Clock (ms since epoch) for lag in seconds and status; default `Date.now`. */
+  /** Clock (ms since epoch) for lag in seconds, status and commit age; default `Date.now`. */
   readonly nowMs?: () => number
+  /**
+   * `metrics.partition.labels`: export lag, status and committed offset per partition (true, the
+   * default) or per topic (false: lag in records summed, lag in seconds the largest, partitions
+   * counted per status, no committed offset), for clusters with many partitions.
+   */
+  readonly partitionLabels?: boolean
+  /** The configured flows: their commit interval is exported and their commit age counts from construction. */
+  readonly flows?: ReadonlyArray<Pick<FlowConfig, 'name' | 'source' | 'target' | 'offsetCommitIntervalMs'>>
 }
 
 /** A metrics exposition: the body and the content type to send it with. */
@@ -45,14 +54,23 @@ interface Instruments {
 /** Instruments of one flow, looked up by flow name once per callback. */
 class FlowInstruments {
   readonly labels: FlowLabelValues
+  /** When this flow was first seen (ms since epoch): the commit age counts from here before the first commit. */
+  readonly sinceMs: number
+  /** The last successful commit (ms since epoch). */
+  lastCommitMs: number | undefined
+  /** The first acknowledgement after the last successful commit (ms since epoch). */
+  uncommittedSinceMs: number | undefined
+  /** `offsetCommitIntervalMs` of the configured flow, when known. */
+  commitIntervalMs: number | undefined
   readonly topics = new Map<string, TopicInstruments>()
   readonly replicationLatency: HistogramChild
   readonly recordAgeAtPoll: HistogramChild
   readonly produceOk: HistogramChild
   readonly produceError: HistogramChild
 
-  constructor (flow: FlowLabels, readonly metrics: Instruments) {
+  constructor (flow: FlowLabels, readonly metrics: Instruments, nowMs: number) {
     this.labels = { [L.FLOW]: flow.flow, [L.SOURCE]: flow.source, [L.TARGET]: flow.target }
+    this.sinceMs = nowMs
     this.replicationLatency = metrics.replicationLatency.child(this.labels)
     this.recordAgeAtPoll = metrics.recordAgeAtPoll.child(this.labels)
     this.produceOk = metrics.produceRequestDuration.child({ ...this.labels, [L.RESULT]: Results.OK })
@@ -112,12 +130,14 @@ export class MirrorMetrics implements PipelineObserver {
   readonly #commitWindows = new Map<string, CommitWindow>()
   readonly #lastLagSeconds = new Map<string, number>()
   readonly #statusWindowCommits: number
+  readonly #partitionLabels: boolean
   #scrapeSnapshots: readonly FlowSnapshot[] | undefined
 
   constructor (snapshots: () => readonly FlowSnapshot[], options: MirrorMetricsOptions = {}) {
     this.#snapshots = snapshots
     this.#nowMs = options.nowMs ?? Date.now
     this.#statusWindowCommits = options.statusWindowCommits ?? 10
+    this.#partitionLabels = options.partitionLabels ?? true
     const registers = [this.registry]
     const snapshotGauge = (definition: typeof Metrics[keyof typeof Metrics], fill: (into: GaugeSample[], flows: readonly FlowSnapshot[]) => void): ComputedGauge =>
       this.#register(new ComputedGauge(definition.name, definition.help, definition.labelNames, into => { fill(into, this.#flowsForScrape()) }))
@@ -149,15 +169,24 @@ export class MirrorMetrics implements PipelineObserver {
     flowGauge(Metrics.assignedPartitions, flow => flow.assignedPartitions)
     flowGauge(Metrics.mirroredTopics, flow => flow.topicsMirrored)
     flowGauge(Metrics.flowRunning, flow => flow.state === 'running' && flow.sourceConnected && flow.targetConnected ? 1 : 0)
-    snapshotGauge(Metrics.lagRecords, (into, flows) => this.#eachPartition(flows, (labels, partition) => into.push({ labels, value: Number(lagRecords(partition)) })))
+    flowGauge(Metrics.commitAge, flow => this.#commitAgeSeconds(flow))
+    snapshotGauge(Metrics.commitInterval, into => {
+      for (const instruments of this.#flows.values()) if (instruments.commitIntervalMs !== undefined) into.push({ labels: instruments.labels, value: instruments.commitIntervalMs / 1000 })
+    })
+    snapshotGauge(Metrics.lagRecords, (into, flows) => this.#fillPerPartition(into, flows, 'sum', partition => Number(lagRecords(partition))))
     snapshotGauge(Metrics.lagSeconds, (into, flows) => this.#fillLagSeconds(into, flows))
-    snapshotGauge(Metrics.committedOffset, (into, flows) => this.#eachPartition(flows, (labels, partition) => {
-      if (partition.committedOffset >= 0n) into.push({ labels, value: Number(partition.committedOffset) })
-    }))
+    snapshotGauge(Metrics.committedOffset, (into, flows) => {
+      // A sum or maximum of offsets means nothing: per topic there is no committed offset.
+      if (!this.#partitionLabels) return
+      this.#eachPartition(flows, (labels, partition) => {
+        if (partition.committedOffset >= 0n) into.push({ labels, value: Number(partition.committedOffset) })
+      })
+    })
     snapshotGauge(Metrics.partitionStatus, (into, flows) => this.#fillPartitionStatus(into, flows))
     new Gauge({ name: Metrics.buildInfo.name, help: Metrics.buildInfo.help, labelNames: Metrics.buildInfo.labelNames, registers })
       .set({ [L.VERSION]: options.version ?? packageVersion(), [L.NODE_VERSION]: process.version }, 1)
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry })
+    for (const flow of options.flows ?? []) this.#flow(flowLabels(flow)).commitIntervalMs = flow.offsetCommitIntervalMs
   }
 
   consumed (flow: FlowLabels, batch: ConsumedBatch): void {
@@ -175,6 +204,7 @@ export class MirrorMetrics implements PipelineObserver {
 
   produced (flow: FlowLabels, batch: ProducedBatch): void {
     const instruments = this.#flow(flow)
+    instruments.uncommittedSinceMs ??= batch.ackTimeMs
     const topic = instruments.topic(batch.sourceTopic)
     topic.producedRecords.inc(batch.records)
     topic.producedBytes.inc(batch.bytes)
@@ -201,7 +231,10 @@ export class MirrorMetrics implements PipelineObserver {
   }
 
   committed (flow: FlowLabels, offsets: readonly CommittedOffset[], atMs: number): void {
-    const labels = this.#flow(flow).labels
+    const instruments = this.#flow(flow)
+    const labels = instruments.labels
+    instruments.lastCommitMs = atMs
+    instruments.uncommittedSinceMs = undefined
     this.instruments.commits.inc({ ...labels, [L.RESULT]: Results.OK })
     this.instruments.lastCommitTimestamp.set(labels, atMs / 1000)
     for (const offset of offsets) {
@@ -253,7 +286,7 @@ export class MirrorMetrics implements PipelineObserver {
   #flow (flow: FlowLabels): FlowInstruments {
     let instruments = this.#flows.get(flow.flow)
     if (instruments === undefined) {
-      instruments = new FlowInstruments(flow, this.instruments)
+      instruments = new FlowInstruments(flow, this.instruments, this.#nowMs())
       this.#flows.set(flow.flow, instruments)
     }
     return instruments
@@ -283,9 +316,40 @@ export class MirrorMetrics implements PipelineObserver {
     }
   }
 
+  /**
+   * One sample per partition, or with `partitionLabels` false one per topic: the sum or the
+   * largest of its partitions' values.
+   */
+  #fillPerPartition (into: GaugeSample[], flows: readonly FlowSnapshot[], combine: 'sum' | 'max', value: (partition: PartitionSnapshot, flow: FlowSnapshot, labels: Record<string, string>) => number): void {
+    if (this.#partitionLabels) {
+      this.#eachPartition(flows, (labels, partition, flow) => into.push({ labels, value: value(partition, flow, labels) }))
+      return
+    }
+    for (const flow of flows) {
+      const flowLabels = this.#flow(flow.labels).labels
+      const byTopic = new Map<string, { labels: Record<string, string>, value: number }>()
+      for (const partition of flow.partitions) {
+        const labels = { ...flowLabels, [L.TOPIC]: partition.topic }
+        const v = value(partition, flow, labels)
+        const sample = byTopic.get(partition.topic)
+        if (sample === undefined) byTopic.set(partition.topic, { labels, value: v })
+        else sample.value = combine === 'sum' ? sample.value + v : Math.max(sample.value, v)
+      }
+      for (const sample of byTopic.values()) into.push(sample)
+    }
+  }
+
+  /** Seconds acknowledged records have waited for a commit; 0 when nothing acknowledged awaits one. */
+  #commitAgeSeconds (flow: FlowSnapshot): number {
+    const instruments = this.#flow(flow.labels)
+    if (!flow.partitions.some(partition => partition.nextOffsetToMirror > partition.committedOffset)) return 0
+    const sinceMs = Math.max(instruments.lastCommitMs ?? instruments.sinceMs, instruments.uncommittedSinceMs ?? 0)
+    return Math.max(0, this.#nowMs() - sinceMs) / 1000
+  }
+
   #fillLagSeconds (into: GaugeSample[], flows: readonly FlowSnapshot[]): void {
     const nowMs = this.#nowMs()
-    this.#eachPartition(flows, (labels, partition, flow) => {
+    this.#fillPerPartition(into, flows, 'max', (partition, flow) => {
       const key = partitionKey(flow.labels.flow, partition.topic, partition.partition)
       let seconds: number
       if (lagRecords(partition) <= 0n) {
@@ -297,17 +361,41 @@ export class MirrorMetrics implements PipelineObserver {
         seconds = this.#lastLagSeconds.get(key) ?? 0
       }
       this.#lastLagSeconds.set(key, seconds)
-      into.push({ labels, value: seconds })
+      return seconds
     })
   }
 
   #fillPartitionStatus (into: GaugeSample[], flows: readonly FlowSnapshot[]): void {
     const nowMs = this.#nowMs()
-    this.#eachPartition(flows, (labels, partition, flow) => {
-      const window = this.#commitWindows.get(partitionKey(flow.labels.flow, partition.topic, partition.partition))
-      const status = evaluatePartitionStatus(window?.points ?? [], lagRecords(partition), nowMs)
-      for (const candidate of PartitionStatuses) into.push({ labels: { ...labels, [L.STATUS]: candidate }, value: candidate === status ? 1 : 0 })
-    })
+    if (this.#partitionLabels) {
+      this.#eachPartition(flows, (labels, partition, flow) => {
+        const status = this.#statusOf(partition, flow, nowMs)
+        for (const candidate of PartitionStatuses) into.push({ labels: { ...labels, [L.STATUS]: candidate }, value: candidate === status ? 1 : 0 })
+      })
+      return
+    }
+    // Per topic: how many of its partitions are in each status (sum by (status) counts partitions either way).
+    for (const flow of flows) {
+      const flowLabels = this.#flow(flow.labels).labels
+      const byTopic = new Map<string, Map<string, number>>()
+      for (const partition of flow.partitions) {
+        let counts = byTopic.get(partition.topic)
+        if (counts === undefined) {
+          counts = new Map(PartitionStatuses.map(status => [status, 0]))
+          byTopic.set(partition.topic, counts)
+        }
+        const status = this.#statusOf(partition, flow, nowMs)
+        counts.set(status, (counts.get(status) ?? 0) + 1)
+      }
+      for (const [topic, counts] of byTopic) {
+        for (const [status, count] of counts) into.push({ labels: { ...flowLabels, [L.TOPIC]: topic, [L.STATUS]: status }, value: count })
+      }
+    }
+  }
+
+  #statusOf (partition: PartitionSnapshot, flow: FlowSnapshot, nowMs: number): string {
+    const window = this.#commitWindows.get(partitionKey(flow.labels.flow, partition.topic, partition.partition))
+    return evaluatePartitionStatus(window?.points ?? [], lagRecords(partition), nowMs)
   }
 
   /** Drops per-partition state of partitions no snapshot mentions any more (revoked in a rebalance). */

@@ -8,6 +8,7 @@ import { settleWithin } from '../shared/deadline.js'
 import type { Logger } from '../shared/logger.js'
 import { checkpointKey, decodeCheckpoint, encodeCheckpoint, type Checkpoint } from './checkpoint-record.js'
 import { OffsetSyncIndex } from './offset-sync-index.js'
+import { offsetSyncsReplication } from './offset-sync-writer.js'
 import { decodeOffsetSync } from './offset-sync-record.js'
 import type { OffsetsObserver } from './offsets-observer.js'
 
@@ -69,7 +70,7 @@ export class GroupOffsetSync {
     this.#observer = options.observer ?? {}
     this.#sourceGroups = new GroupAdmin(flow.source, this.#logger)
     this.#targetGroups = new GroupAdmin(flow.target, this.#logger)
-    this.#writer = new InternalTopicWriter(flow.target, this.#logger)
+    this.#writer = new InternalTopicWriter(flow.target, this.#logger, { maxRequestSizeBytes: flow.producer.maxRequestSizeBytes })
     this.#reader = new InternalTopicReader(flow.target, flow.offsetSyncs.topic, (key, value) => {
       const entry = decodeOffsetSync(key, value)
       if (entry !== undefined) this.#index.apply(entry)
@@ -77,12 +78,12 @@ export class GroupOffsetSync {
   }
 
   async start (): Promise<void> {
-    const { groupSync, offsetSyncs, replicationFactor } = this.#flow
+    const { groupSync, offsetSyncs } = this.#flow
     await this.#sourceGroups.start()
     await this.#targetGroups.start()
     await this.#writer.start()
-    await this.#writer.ensureCompactedTopic(offsetSyncs.topic, replicationFactor)
-    await this.#writer.ensureCompactedTopic(groupSync.checkpointsTopic, replicationFactor)
+    await this.#writer.ensureCompactedTopic(offsetSyncs.topic, offsetSyncsReplication(this.#flow))
+    await this.#writer.ensureCompactedTopic(groupSync.checkpointsTopic, { replicationFactor: groupSync.checkpointsReplicationFactor, key: 'checkpoints.topic.replication.factor' })
     // What earlier runs acted on decides whether a target group may move backwards.
     await readInternalTopic(this.#flow.target, groupSync.checkpointsTopic, (key, value) => {
       if (key === null) return
@@ -182,6 +183,7 @@ export class GroupOffsetSync {
       changed.push({ group, sourceTopic: d.source.topic, targetTopic: d.targetTopic, partition: d.source.partition, sourceOffset: d.source.offset, targetOffset: d.targetOffset, timestampMs: nowMs })
     }
     if (changed.length > 0) {
+      // Split into requests the checkpoints topic accepts; a group with thousands of partitions needs several.
       await this.#writer.write(this.#flow.groupSync.checkpointsTopic, changed.map(encodeCheckpoint))
       for (const c of changed) this.#checkpoints.set(checkpointKey(group, c.sourceTopic, c.partition), c)
       this.#observer.checkpointsWritten?.(this.#labels, group, changed.length, nowMs)

@@ -43,7 +43,7 @@ export class OffsetSyncPruner {
     this.#logger = options.logger.child({ flow: flow.name, component: 'offset-sync-pruner' })
     this.#observer = options.observer ?? {}
     this.#intervalMs = options.intervalMs ?? 600_000
-    this.#writer = new InternalTopicWriter(flow.target, this.#logger)
+    this.#writer = new InternalTopicWriter(flow.target, this.#logger, { maxRequestSizeBytes: flow.producer.maxRequestSizeBytes })
   }
 
   async start (): Promise<void> {

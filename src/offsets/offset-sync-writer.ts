@@ -1,18 +1,22 @@
 import type { FlowConfig } from '../config/mirror-config.js'
 import { errorLabel } from '../shared/errors.js'
-import { InternalTopicWriter, type InternalRecord } from '../kafka/internal-topic.js'
+import { InternalTopicWriter, type InternalRecord, type ReplicationFactorSetting } from '../kafka/internal-topic.js'
 import type { MirrorBatch } from '../pipeline/mirror-batch.js'
 import type { AckListener, AckSegment, CommitCandidate } from '../pipeline/ports.js'
 import { flowLabels, type FlowLabels } from '../pipeline/pipeline-observer.js'
 import { settleWithin } from '../shared/deadline.js'
 import type { Logger } from '../shared/logger.js'
-import { retry } from '../shared/retry.js'
 import { encodePosition, encodeRange, positionKey } from './offset-sync-record.js'
 import type { OffsetsObserver } from './offsets-observer.js'
 import { RangeTracker } from './range-tracker.js'
 
 /** How long `stop()` waits for a write in flight, and then for the client to disconnect. */
 const STOP_BOUND_MS = 2_000
+
+/** The replication factor the offset-syncs topic is created with, and the key that sets it. */
+export function offsetSyncsReplication (flow: FlowConfig): ReplicationFactorSetting {
+  return { replicationFactor: flow.offsetSyncs.replicationFactor, key: 'offset-syncs.topic.replication.factor' }
+}
 
 export interface OffsetSyncWriterOptions {
   readonly logger: Logger
@@ -22,6 +26,8 @@ export interface OffsetSyncWriterOptions {
 /**
  * Records where every acknowledged record went and writes it to the offset-syncs topic on the
  * target (`flow.offsetSyncs.topic`, created compacted with one partition if missing).
+ * Each flush is written in as many requests as the target's limits need (`max.request.size`, the
+ * topic's `max.message.bytes`), in order, so it fits at any partition count.
  * Guarantee: when `flush(committing)` resolves, the ranges of every record acknowledged before the
  * call and the mirror's position for each offset in `committing` are durable (acks=all); the flow
  * awaits it before each source commit, so a committed source offset is always translatable.
@@ -46,14 +52,14 @@ export class OffsetSyncWriter implements AckListener {
     this.#labels = flowLabels(flow)
     this.#logger = options.logger.child({ flow: flow.name, component: 'offset-syncs' })
     this.#observer = options.observer ?? {}
-    this.#writer = new InternalTopicWriter(flow.target, this.#logger)
+    this.#writer = new InternalTopicWriter(flow.target, this.#logger, { maxRequestSizeBytes: flow.producer.maxRequestSizeBytes })
   }
 
   get topic (): string { return this.#flow.offsetSyncs.topic }
 
   async start (): Promise<void> {
     await this.#writer.start()
-    await this.#writer.ensureCompactedTopic(this.topic, this.#flow.replicationFactor)
+    await this.#writer.ensureCompactedTopic(this.topic, offsetSyncsReplication(this.#flow))
   }
 
   acknowledged (batch: MirrorBatch, segments: readonly AckSegment[]): void {
@@ -82,7 +88,8 @@ export class OffsetSyncWriter implements AckListener {
     const run = this.#flushing.catch(() => {}).then(async () => {
       if (records.length === 0) return
       try {
-        await retry(() => this.#writer.write(this.topic, records), { maxAttempts: 3, initialBackoffMs: 200, signal: this.#abort.signal })
+        // Split into requests the topic accepts, sent in order: ranges before the positions that rely on them.
+        await this.#writer.write(this.topic, records, { maxAttempts: 3, initialBackoffMs: 200, signal: this.#abort.signal })
       } catch (error) {
         this.#observer.syncWriteFailed?.(this.#labels, errorLabel(error))
         throw error

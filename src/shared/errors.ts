@@ -56,12 +56,13 @@ export class ConfigError extends MirrorError {
   }
 }
 
-/** Follows `cause` (and a client's `originalError`) through wrappers, at most 8 deep, to the error that started it. */
+/** Follows `cause` (a client's `originalError`, the first of an aggregate's `errors`) through wrappers, at most 8 deep, to the error that started it. */
 export function rootCause (error: unknown): unknown {
   let current = error
   for (let depth = 0; depth < 8; depth++) {
-    const wrapper = current as { cause?: unknown, originalError?: unknown } | null | undefined
-    const next = wrapper?.cause ?? wrapper?.originalError
+    const wrapper = current as { cause?: unknown, originalError?: unknown, errors?: unknown } | null | undefined
+    // An aggregate (kafkajs' createTopics "Topic creation errors") holds the broker's errors in `errors`.
+    const next = wrapper?.cause ?? wrapper?.originalError ?? (Array.isArray(wrapper?.errors) ? wrapper.errors[0] : undefined)
     if (next === undefined || next === null || typeof next !== 'object') break
     current = next
   }

@@ -32,8 +32,8 @@ export function fakeFlowConfig (overrides: Partial<FlowConfig> = {}): FlowConfig
     refreshTopicsIntervalMs: 60_000,
     syncTopicConfigs: false,
     replicationFactor: 1,
-    offsetSyncs: { enabled: false, topic: 'offset-syncs' },
-    groupSync: { enabled: false, groups: { include: '.*', exclude: undefined, matches: () => true }, intervalMs: 10_000, checkpointsTopic: 'checkpoints' },
+    offsetSyncs: { enabled: false, topic: 'offset-syncs', replicationFactor: 1 },
+    groupSync: { enabled: false, groups: { include: '.*', exclude: undefined, matches: () => true }, intervalMs: 10_000, checkpointsTopic: 'checkpoints', checkpointsReplicationFactor: 1 },
     ...overrides,
   }
 }

@@ -27,7 +27,7 @@ test('the pruner tombstones ranges whose target records are gone; translation th
   }).flows[0]
   assert.ok(flow !== undefined)
   const pruned: number[] = []
-  const pruner = new OffsetSyncPruner({ ...flow, offsetSyncs: { enabled: true, topic: syncsTopic } }, { logger: createLogger({ level: 'silent' }), observer: { syncsPruned: (_, count) => pruned.push(count) } })
+  const pruner = new OffsetSyncPruner({ ...flow, offsetSyncs: { enabled: true, topic: syncsTopic, replicationFactor: -1 } }, { logger: createLogger({ level: 'silent' }), observer: { syncsPruned: (_, count) => pruned.push(count) } })
   await pruner.start()
   t.after(() => pruner.stop())
   const deleteBelow = async (offset: number): Promise<void> => {

@@ -39,6 +39,7 @@ const DEFAULT_IN_CONFIG: Record<string, (config: PrintedConfig) => unknown> = {
   'refresh.topics.interval.ms': c => c.flows[0]?.refreshTopicsIntervalMs,
   'metrics.port': c => c.metricsPort,
   'metrics.host': c => c.metricsHost,
+  'metrics.partition.labels': c => c.metricsPartitionLabels,
   'log.level': c => c.logLevel,
   'drain.timeout.ms': c => c.drainTimeoutMs,
   'sync.group.offsets.enabled': c => c.flows[0]?.groupSync.enabled,
@@ -48,7 +49,7 @@ const DEFAULT_IN_CONFIG: Record<string, (config: PrintedConfig) => unknown> = {
 }
 
 interface PrintedConfig {
-  metricsPort: number, metricsHost: string, logLevel: string, drainTimeoutMs: number
+  metricsPort: number, metricsHost: string, metricsPartitionLabels: boolean, logLevel: string, drainTimeoutMs: number
   flows: Array<{
     numStreams: number, numProducers: number, queueMaxRecords: number, queueMaxBytes: number, offsetCommitIntervalMs: number,
     abortOnSendFailure: boolean, refreshTopicsIntervalMs: number,

@@ -6,6 +6,7 @@ import { alertRules } from '../../grafana/src/alerts.js'
 import { generatedFiles, grafanaDir } from '../../grafana/src/build.js'
 import { buildDashboard, DASHBOARD_UID } from '../../grafana/src/dashboard.js'
 import { MirrorMetrics } from '../../src/metrics/mirror-metrics.js'
+import type { FlowConfig } from '../../src/config/mirror-config.js'
 import type { FlowLabels } from '../../src/pipeline/pipeline-observer.js'
 import { promtool } from '../helpers/prometheus.js'
 
@@ -40,20 +41,23 @@ test('the committed dashboard and alert files are what the generator produces (r
   }
 })
 
-test('every metric the dashboard or an alert references is in a real metrics exposition', async () => {
-  const flow: FlowLabels = { flow: 'a->b', source: 'a', target: 'b' }
-  const metrics = new MirrorMetrics(() => [{
-    labels: flow, state: 'running', queueRecords: 0, queueBytes: 0, queueCapacityRecords: 10, queueCapacityBytes: 10, sourceConnected: true, targetConnected: true, assignedPartitions: 1, topicsMirrored: 1,
-    partitions: [{ topic: 't', partition: 0, highWatermark: 1n, nextOffsetToMirror: 1n, committedOffset: 1n, oldestUnackedTimestampMs: undefined, lastProgressMs: 0 }],
-  }])
-  metrics.committed(flow, [], Date.now())
-  metrics.retry(flow, 'produce', 'REQUEST_TIMED_OUT')
-  const exported = new Set((await metrics.exposition()).body.split('\n').filter(line => line !== '' && !line.startsWith('#')).map(line => line.replace(/[{ ].*$/, '')))
-  const referenced = new Set(expressions().flatMap(metricNames))
-  assert.ok(referenced.has('kafka_mirror_lag_seconds') && referenced.has('up') && referenced.has('nodejs_eventloop_lag_p99_seconds'), `parser found: ${[...referenced].join(', ')}`)
-  const missing = [...referenced].filter(name => name !== 'up' && !exported.has(name) && !exported.has(`${name}_bucket`))
-  assert.deepEqual(missing, [], 'referenced but not exported')
-})
+for (const partitionLabels of [true, false]) {
+  test(`every metric the dashboard or an alert references is in a real metrics exposition (partitionLabels ${partitionLabels})`, async () => {
+    const flow: FlowLabels = { flow: 'a->b', source: 'a', target: 'b' }
+    const configured = { name: 'a->b', source: { alias: 'a' }, target: { alias: 'b' }, offsetCommitIntervalMs: 60_000 } as unknown as FlowConfig
+    const metrics = new MirrorMetrics(() => [{
+      labels: flow, state: 'running', queueRecords: 0, queueBytes: 0, queueCapacityRecords: 10, queueCapacityBytes: 10, sourceConnected: true, targetConnected: true, assignedPartitions: 1, topicsMirrored: 1,
+      partitions: [{ topic: 't', partition: 0, highWatermark: 1n, nextOffsetToMirror: 1n, committedOffset: 1n, oldestUnackedTimestampMs: undefined, lastProgressMs: 0 }],
+    }], { flows: [configured], partitionLabels })
+    metrics.committed(flow, [], Date.now())
+    metrics.retry(flow, 'produce', 'REQUEST_TIMED_OUT')
+    const exported = new Set((await metrics.exposition()).body.split('\n').filter(line => line !== '' && !line.startsWith('#')).map(line => line.replace(/[{ ].*$/, '')))
+    const referenced = new Set(expressions().flatMap(metricNames))
+    assert.ok(referenced.has('kafka_mirror_lag_seconds') && referenced.has('up') && referenced.has('nodejs_eventloop_lag_p99_seconds'), `parser found: ${[...referenced].join(', ')}`)
+    const missing = [...referenced].filter(name => name !== 'up' && !exported.has(name) && !exported.has(`${name}_bucket`))
+    assert.deepEqual(missing, [], 'referenced but not exported')
+  })
+}
 
 test('the dashboard selects its data source through a ${datasource} variable of type prometheus', () => {
   assert.equal(dashboard.uid, DASHBOARD_UID)

@@ -62,3 +62,12 @@ test('errorLabel names a MirrorError by its Kafka error or code, any other error
   assert.equal(errorLabel(kafkaJsError('KafkaJSConnectionError', 'refused')), 'KafkaJSConnectionError')
   assert.equal(errorLabel('a string'), 'unknown')
 })
+
+test('an aggregate of broker errors (createTopics) is converted from its first error: Kafka code and reason', () => {
+  const broker = kafkaJsError('KafkaJSProtocolError', 'Replication factor: 3 larger than available brokers: 1.', { type: 'INVALID_REPLICATION_FACTOR', retriable: false })
+  const aggregate = Object.assign(kafkaJsError('KafkaJSAggregateError', 'Topic creation errors', { retriable: false }), { errors: [broker] })
+  const converted = toMirrorError(aggregate, 'creating the internal topic t on the B cluster failed')
+  assert.equal(converted.kafkaCode, 'INVALID_REPLICATION_FACTOR')
+  assert.equal(converted.retriable, false)
+  assert.equal(converted.message, 'creating the internal topic t on the B cluster failed: Replication factor: 3 larger than available brokers: 1.')
+})

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { OffsetsMetrics } from '../../src/metrics/offsets-metrics.js'
 import { MirrorMetrics } from '../../src/metrics/mirror-metrics.js'
 import { allSeriesNames, Metrics } from '../../src/metrics/metric-names.js'
+import type { FlowConfig } from '../../src/config/mirror-config.js'
 import type { FlowLabels, FlowSnapshot, PartitionSnapshot } from '../../src/pipeline/pipeline-observer.js'
 import { promtool } from '../helpers/prometheus.js'
 
@@ -44,6 +45,8 @@ function feed (metrics: MirrorMetrics): void {
 }
 
 const L = 'flow="eu->us",source="eu",target="us"'
+/** The configured flow `flow` (what `MirrorSidecar` passes from the config). */
+const configured = { name: 'eu->us', source: { alias: 'eu' }, target: { alias: 'us' }, offsetCommitIntervalMs: 5_000 } as unknown as FlowConfig
 
 test('observer calls and the snapshot become the documented series', async () => {
   const metrics = new MirrorMetrics(() => [snapshot([
@@ -144,7 +147,7 @@ test('promtool check metrics accepts the exposition (only prom-client\'s nodejs_
 })
 
 test('every metric in metric-names.ts is exported (offset-sync metrics through OffsetsMetrics in the same registry)', async () => {
-  const metrics = new MirrorMetrics(() => [snapshot([partition({ committedOffset: 5n })])], { defaultMetrics: false })
+  const metrics = new MirrorMetrics(() => [snapshot([partition({ committedOffset: 5n })])], { defaultMetrics: false, flows: [configured] })
   feed(metrics)
   const flow = { flow: 'a->b', source: 'a', target: 'b' }
   const offsets = new OffsetsMetrics(metrics.registry, () => [{ flow, groups: [{ group: 'g', lastCheckpointMs: 0 }] }])
@@ -182,4 +185,57 @@ test('a topic first seen in the snapshot has zeroed counters in the same scrape 
     assert.equal(values.get(`${name}{${L},topic="fresh"}`), 0, name)
   }
   assert.equal(values.get(`kafka_mirror_commits_total{${L},result="error"}`), 0)
+})
+
+test('commit age: counts from start until the first commit, 0 while every acknowledged offset is committed, from the first acknowledgement after a commit while one waits', async () => {
+  let nowMs = NOW_MS
+  let partitions = [partition({ nextOffsetToMirror: 0n, committedOffset: -1n })]
+  const metrics = new MirrorMetrics(() => [snapshot(partitions)], { nowMs: () => nowMs, defaultMetrics: false, flows: [configured] })
+  const age = async (): Promise<number | undefined> => samples((await metrics.exposition()).body).get(`kafka_mirror_commit_age_seconds{${L}}`)
+  assert.equal(samples((await metrics.exposition()).body).get(`kafka_mirror_commit_interval_seconds{${L}}`), 5)
+  nowMs += 40_000
+  assert.equal(await age(), 40, 'never committed: since start')
+  metrics.committed(flow, [{ topic: 'orders', partition: 0, offset: 100n, lagRecords: 0n }], nowMs)
+  partitions = [partition({ nextOffsetToMirror: 100n, committedOffset: 100n })]
+  nowMs += 3_600_000
+  assert.equal(await age(), 0, 'idle and committed: nothing waits')
+  metrics.produced(flow, { sourceTopic: 'orders', targetTopic: 'orders', partition: 0, records: 1, bytes: 10, timestampsMs: [nowMs], ackTimeMs: nowMs, firstSourceOffset: 100n, lastSourceOffset: 100n, targetBaseOffset: 100n })
+  partitions = [partition({ highWatermark: 101n, nextOffsetToMirror: 101n, committedOffset: 100n })]
+  nowMs += 2_000
+  assert.equal(await age(), 2, 'an acknowledgement after an idle hour waits 2 s, not an hour')
+  metrics.commitFailed(flow, 'MESSAGE_TOO_LARGE')
+  nowMs += 60_000
+  assert.equal(await age(), 62, 'failing commits: the age keeps growing')
+})
+
+test('with partitionLabels false the per-partition gauges become per topic: lag summed, lag seconds the largest, partitions counted per status, no committed offset', async () => {
+  const partitions = [
+    partition({ highWatermark: 100n, nextOffsetToMirror: 40n, committedOffset: 40n, oldestUnackedTimestampMs: NOW_MS - 30_000 }),
+    partition({ partition: 1, highWatermark: 50n, nextOffsetToMirror: 30n, committedOffset: 30n, oldestUnackedTimestampMs: NOW_MS - 90_000 }),
+    partition({ partition: 2 }),
+    partition({ topic: 'payments', highWatermark: 7n, nextOffsetToMirror: 2n, committedOffset: 2n, oldestUnackedTimestampMs: NOW_MS - 1_000 }),
+  ]
+  const perPartition = samples((await new MirrorMetrics(() => [snapshot(partitions)], { nowMs: () => NOW_MS, defaultMetrics: false }).exposition()).body)
+  const perTopic = samples((await new MirrorMetrics(() => [snapshot(partitions)], { nowMs: () => NOW_MS, defaultMetrics: false, partitionLabels: false }).exposition()).body)
+  const orders = `${L},topic="orders"`
+  assert.equal(perTopic.get(`kafka_mirror_lag_records{${orders}}`), 80)
+  assert.equal(perTopic.get(`kafka_mirror_lag_seconds{${orders}}`), 90)
+  assert.equal(perTopic.get(`kafka_mirror_lag_records{${L},topic="payments"}`), 5)
+  const statuses = (values: Map<string, number>, topic: string): Record<string, number> => {
+    const out: Record<string, number> = {}
+    for (const [series, value] of values) {
+      const match = new RegExp(`^kafka_mirror_partition_status\\{${L},topic="${topic}",(?:partition="\\d+",)?status="(\\w+)"\\}$`).exec(series)
+      if (match !== null) out[match[1] as string] = (out[match[1] as string] ?? 0) + value
+    }
+    return out
+  }
+  assert.deepEqual(statuses(perTopic, 'orders'), statuses(perPartition, 'orders'), 'sum by (status) counts the same partitions either way')
+  assert.equal(Object.values(statuses(perTopic, 'orders')).reduce((a, b) => a + b, 0), 3)
+  const names = (values: Map<string, number>, name: string): string[] => [...values.keys()].filter(series => series.startsWith(`${name}{`))
+  assert.equal(names(perTopic, 'kafka_mirror_committed_offset').length, 0)
+  assert.equal(names(perPartition, 'kafka_mirror_committed_offset').length, 4)
+  for (const name of ['kafka_mirror_lag_records', 'kafka_mirror_lag_seconds', 'kafka_mirror_partition_status']) {
+    assert.ok(names(perTopic, name).every(series => !series.includes('partition=')), name)
+    assert.equal(names(perTopic, name).length * 2, names(perPartition, name).length, `${name}: 2 topics instead of 4 partitions`)
+  }
 })
