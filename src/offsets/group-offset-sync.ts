@@ -6,6 +6,7 @@ import { flowLabels, type FlowLabels } from '../pipeline/pipeline-observer.js'
 import { isCycle } from '../pipeline/topic-sync.js'
 import { settleWithin } from '../shared/deadline.js'
 import type { Logger } from '../shared/logger.js'
+import { RearmingTimer } from '../shared/rearming-timer.js'
 import { checkpointKey, decodeCheckpoint, encodeCheckpoint, type Checkpoint } from './checkpoint-record.js'
 import { OffsetSyncIndex } from './offset-sync-index.js'
 import { offsetSyncsReplication } from './offset-sync-writer.js'
@@ -59,7 +60,7 @@ export class GroupOffsetSync {
   readonly #applied = new Map<string, bigint>()
   readonly #lastCheckpointMs = new Map<string, number>()
   readonly #activeLogged = new Set<string>()
-  #timer: NodeJS.Timeout | undefined
+  #timer: RearmingTimer | undefined
   #cycle: Promise<void> | undefined
   #stopping: Promise<void> | undefined
 
@@ -93,8 +94,9 @@ export class GroupOffsetSync {
     }, this.#logger)
     for (const [key, checkpoint] of this.#checkpoints) this.#applied.set(key, checkpoint.sourceOffset)
     await this.#reader.start()
-    this.#timer = setInterval(() => { void this.syncNow() }, groupSync.intervalMs)
-    this.#timer.unref()
+    // Re-armed after each cycle: a slow one never overlaps the next.
+    this.#timer = new RearmingTimer(groupSync.intervalMs, () => this.syncNow())
+    this.#timer.start()
     this.#logger.info('syncing consumer group offsets', { groups: groupSync.groups.include, exclude: groupSync.groups.exclude, intervalMs: groupSync.intervalMs })
   }
 
@@ -201,7 +203,7 @@ export class GroupOffsetSync {
   /** Stops the timer, lets a running cycle finish, disconnects. Once-only. */
   stop (): Promise<void> {
     this.#stopping ??= (async () => {
-      clearInterval(this.#timer)
+      this.#timer?.stop()
       // A cycle talks to both clusters; with one unreachable its calls retry for long: bounded.
       if (!await settleWithin(this.#cycle ?? Promise.resolve(), STOP_BOUND_MS)) this.#logger.warn('group offset sync cycle still running at stop; leaving it', { boundMs: STOP_BOUND_MS })
       for (const client of [this.#reader, this.#writer, this.#sourceGroups, this.#targetGroups]) await settleWithin(client.stop(), STOP_BOUND_MS)

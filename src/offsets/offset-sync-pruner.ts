@@ -4,6 +4,7 @@ import { InternalTopicWriter, readInternalTopic } from '../kafka/internal-topic.
 import { flowLabels, type FlowLabels } from '../pipeline/pipeline-observer.js'
 import { settleWithin } from '../shared/deadline.js'
 import type { Logger } from '../shared/logger.js'
+import { RearmingTimer } from '../shared/rearming-timer.js'
 import { decodeOffsetSync } from './offset-sync-record.js'
 import { LiveRanges, prunableRangeKeys } from './offset-sync-pruning.js'
 import type { OffsetsObserver } from './offsets-observer.js'
@@ -33,7 +34,7 @@ export class OffsetSyncPruner {
   readonly #observer: OffsetsObserver
   readonly #intervalMs: number
   readonly #writer: InternalTopicWriter
-  #timer: NodeJS.Timeout | undefined
+  #timer: RearmingTimer | undefined
   #pruning: Promise<number> | undefined
   #stopping: Promise<void> | undefined
 
@@ -48,8 +49,9 @@ export class OffsetSyncPruner {
 
   async start (): Promise<void> {
     await this.#writer.start()
-    this.#timer = setInterval(() => { void this.prune().catch(() => {}) }, this.#intervalMs)
-    this.#timer.unref()
+    // Re-armed after each prune: a slow one never overlaps the next.
+    this.#timer = new RearmingTimer(this.#intervalMs, () => this.prune())
+    this.#timer.start()
   }
 
   /** One prune now (or the one running); resolves with the number of ranges tombstoned. */
@@ -83,7 +85,7 @@ export class OffsetSyncPruner {
 
   stop (): Promise<void> {
     this.#stopping ??= (async () => {
-      clearInterval(this.#timer)
+      this.#timer?.stop()
       await settleWithin(this.#pruning ?? Promise.resolve(), STOP_BOUND_MS)
       await settleWithin(this.#writer.stop(), STOP_BOUND_MS)
     })()
