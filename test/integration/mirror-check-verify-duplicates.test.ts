@@ -122,6 +122,10 @@ test('a sidecar killed before its first commit copies everything again: verify c
   t.diagnostic(`verify (--no-offset-syncs): ${JSON.stringify(byOrder.json.total)}`)
   assert.equal(byOrder.code, 1)
   assert.deepEqual(byOrder.json.total, bySyncs.json.total, 'the same totals as by order')
+
+  const byRanges = await verify(source, target, topic, group, ['--digest'])
+  assert.equal(byRanges.code, 1)
+  assert.deepEqual(byRanges.json.total, bySyncs.json.total, 'the same totals with range hashes first')
 })
 
 test('kill -9 twice while a producer writes (before the first commit, then after commits): verify counts the duplicates an independent reader counts, with and without offset syncs', { timeout: 300_000 }, async t => {
