@@ -85,12 +85,18 @@ function alignmentLine (choice: AlignmentChoice, byPartition: ReadonlyArray<[num
   return `alignment: ${parts.length > 0 ? parts.join('; ') : 'no partitions'}`
 }
 
+/** Where the target was read from: the aligned copy, or the earliest copy before it and then the aligned one (`0@0, match 0@2000`). */
+function targetFrom (v: PartitionVerification): string {
+  const { targetPartition, targetOffset } = v.alignment
+  return v.earlierCopies === undefined ? `${targetPartition}@${targetOffset}` : `${targetPartition}@${v.earlierCopies.fromTargetOffset}, match ${targetPartition}@${targetOffset}`
+}
+
 type Row = { label: string | number, v?: PartitionVerification, counts: PartitionVerification['counts'], first?: string }
 
 const columns: Column<Row>[] = [
   { header: 'PARTITION', value: r => r.label },
   { header: 'SOURCE-RANGE', value: r => r.v === undefined ? undefined : r.v.sourceUntilOffset > r.v.sourceFromOffset ? `${r.v.sourceFromOffset}-${r.v.sourceUntilOffset - 1}` : 'none', json: 'sourceRange' },
-  { header: 'TARGET-FROM', value: r => r.v === undefined ? undefined : `${r.v.alignment.targetPartition}@${r.v.alignment.targetOffset}`, json: 'targetFrom' },
+  { header: 'TARGET-FROM', value: r => r.v === undefined ? undefined : targetFrom(r.v), json: 'targetFrom' },
   { header: 'CHECKED', value: r => r.counts.checked },
   { header: 'MISSING', value: r => r.counts.missing },
   { header: 'DUPLICATED', value: r => r.counts.duplicated },
@@ -194,7 +200,7 @@ export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Prom
             seconds,
             total,
             alignment: { offsetSyncsTopic: choice.offsetSyncsTopic ?? null, byPartition: Object.fromEntries(byPartition) },
-            partitions: result.partitions.map(p => ({ partition: p.partition, sourceFromOffset: p.sourceFromOffset, sourceUntilOffset: p.sourceUntilOffset, alignment: p.alignment, counts: p.counts, findings: p.findings.map(({ hash: _hash, ...f }) => f), findingsNotListed: findingsNotListed(p), notes: p.notes })),
+            partitions: result.partitions.map(p => ({ partition: p.partition, sourceFromOffset: p.sourceFromOffset, sourceUntilOffset: p.sourceUntilOffset, alignment: p.alignment, earlierCopies: p.earlierCopies ?? null, counts: p.counts, findings: p.findings.map(({ hash: _hash, ...f }) => f), findingsNotListed: findingsNotListed(p), notes: p.notes })),
             misplaced,
             notes: [...alignmentNotes, ...result.notes],
           }, null, 2) + '\n')

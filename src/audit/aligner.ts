@@ -8,12 +8,20 @@ export interface AlignmentPoint {
   readonly targetOffset: number
   /** How the point was found, for the report (`first common record`, `offset sync`, ...). */
   readonly method: string
+  /**
+   * Lowest target offset below `targetOffset` that may hold an earlier copy of the compared source
+   * records (a mirror that copied them again after a crash: the offset syncs point at the newest
+   * copy). Target records from here up to `targetOffset` are read as earlier copies. Absent: none.
+   */
+  readonly earliestCopyOffset?: number
 }
 
 export interface AlignmentRequest {
   readonly sourcePartition: number
   /** First source offset to compare (already clamped to the source's earliest offset). */
   readonly sourceOffset: number
+  /** Source offsets from here on are not compared (in flight or past `--to-offset`); default: none. */
+  readonly sourceUntilOffset?: number
 }
 
 /**
@@ -23,6 +31,9 @@ export interface AlignmentRequest {
 export interface Aligner {
   align: (request: AlignmentRequest) => Promise<AlignmentPoint>
 }
+
+/** `AlignmentPoint.method` of a point the order aligner found by content (a copy of one of the first source records). */
+export const FIRST_COMMON_RECORD_METHOD = 'first common record'
 
 /** What the order aligner needs to read; implemented over Kafka by `src/audit/partition-reader.ts`. */
 export interface AlignmentLookup {
@@ -72,7 +83,7 @@ export class OrderAligner implements Aligner {
       const chunk = await this.lookup.targetRecords(partition, at, Math.min(1000, this.#scan - scanned))
       if (chunk.length === 0) break
       const hit = chunk.find(d => wanted.has(d.hash))
-      if (hit !== undefined) return { sourceOffset, targetPartition: partition, targetOffset: hit.offset, method: 'first common record' }
+      if (hit !== undefined) return { sourceOffset, targetPartition: partition, targetOffset: hit.offset, method: FIRST_COMMON_RECORD_METHOD }
       scanned += chunk.length
       at = chunk[chunk.length - 1]!.offset + 1
     }

@@ -3,7 +3,8 @@ import type { AuditClient } from '../kafka/audit-client.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import { OrderAligner, type Aligner, type AlignmentLookup } from './aligner.js'
 import { committedOffsets, groupExists } from './group-offsets.js'
-import { comparePartition, digestStreamFrom } from './partition-comparison.js'
+import { compareWithEarlierCopies } from './earlier-copies-comparison.js'
+import { digestStreamFrom, digestStreamOf } from './partition-comparison.js'
 import { PartitionReader } from './partition-reader.js'
 import { digestRecord } from './record-digest.js'
 import type { PartitionVerification } from './verification-report.js'
@@ -75,7 +76,10 @@ async function waitForCopy (options: CopyVerificationOptions, partitions: readon
  * Verifies the copy of `topic` partition by partition, streaming both clusters in fetch-sized
  * chunks (memory bounded by the comparator windows, not by topic size). Bounds: from the source's
  * earliest offset (or `from`), until the mirror's committed position or the end offsets; the
- * target from where the aligner places the first compared record up to its end.
+ * target from the earliest copy of the compared range (`AlignmentPoint.earliestCopyOffset`, at
+ * or above the target's log start) up to its end: records before where the aligner places the
+ * first compared record are earlier copies (duplicated) or extra, those after are compared record
+ * by record (`compareWithEarlierCopies`).
  */
 export async function verifyCopy (options: CopyVerificationOptions): Promise<CopyVerification> {
   const { source, target, topic, targetTopic } = options
@@ -143,25 +147,40 @@ export async function verifyCopy (options: CopyVerificationOptions): Promise<Cop
       partitionNotes.push(`target topic ${targetTopic} has no partition ${partition}`)
     }
     const alignment = targetPartitions.includes(partition)
-      ? await aligner.align({ sourcePartition: partition, sourceOffset: from })
+      ? await aligner.align({ sourcePartition: partition, sourceOffset: from, sourceUntilOffset: until })
       : { sourceOffset: from, targetPartition: partition, targetOffset: 0, method: 'no target partition' }
-    const targetEnd = targetEnds.get(alignment.targetPartition) ?? 0
-    const sourceChunks = sourceReader(partition).chunks(from, end)
-    const targetChunks = targetPartitions.includes(alignment.targetPartition) ? targetReader(alignment.targetPartition).chunks(alignment.targetOffset, targetEnd) : (async function * () {})()
-    try {
-      const result = await comparePartition({
-        source: digestStreamFrom(sourceChunks),
-        target: digestStreamFrom(targetChunks),
-        sourceUntilOffset: until,
-        ...(options.digestRangeRecords === undefined ? {} : { digestRangeRecords: options.digestRangeRecords }),
-        ...(options.lookaheadRecords === undefined ? {} : { lookaheadRecords: options.lookaheadRecords }),
-        ...(options.maxFindingsPerKind === undefined ? {} : { maxFindingsPerKind: options.maxFindingsPerKind }),
-        onProgress: (sourceOffset, bytes) => options.onProgress?.({ partition, sourceOffset, fromOffset: from, untilOffset: until, bytes }),
-      })
-      results.push({ partition, sourceFromOffset: from, sourceUntilOffset: until, alignment, counts: result.counts, findings: result.findings, notes: partitionNotes })
-    } finally {
-      await Promise.allSettled([sourceChunks.return(undefined), targetChunks.return(undefined)])
+    const targetPartition = alignment.targetPartition
+    const hasTarget = targetPartitions.includes(targetPartition)
+    const targetEnd = targetEnds.get(targetPartition) ?? 0
+    // Records below the target's log start are gone (retention): no earlier copy can be read there.
+    const earliestCopy = Math.min(alignment.targetOffset, Math.max(targetStarts.get(targetPartition) ?? 0, alignment.earliestCopyOffset ?? alignment.targetOffset))
+    const result = await compareWithEarlierCopies({
+      source: at => digestStreamFrom(sourceReader(partition).chunks(at, end)),
+      target: (at, upTo) => hasTarget ? digestStreamFrom(targetReader(targetPartition).chunks(at, upTo ?? targetEnd)) : digestStreamOf([]),
+      sourceFromOffset: from,
+      sourceUntilOffset: until,
+      sourceEarliestOffset: earliest,
+      matchTargetOffset: alignment.targetOffset,
+      earliestCopyTargetOffset: hasTarget ? earliestCopy : alignment.targetOffset,
+      ...(options.digestRangeRecords === undefined ? {} : { digestRangeRecords: options.digestRangeRecords }),
+      ...(options.lookaheadRecords === undefined ? {} : { lookaheadRecords: options.lookaheadRecords }),
+      ...(options.maxFindingsPerKind === undefined ? {} : { maxFindingsPerKind: options.maxFindingsPerKind }),
+      onProgress: (sourceOffset, bytes) => options.onProgress?.({ partition, sourceOffset, fromOffset: from, untilOffset: until, bytes }),
+    })
+    if (result.earlierCopies !== undefined) {
+      const e = result.earlierCopies
+      partitionNotes.push(`target offsets ${e.fromTargetOffset}..${e.untilTargetOffset - 1} of partition ${targetPartition} lie before the copy the alignment points at (${targetPartition}@${alignment.targetOffset}): read as earlier copies, ${e.duplicated} duplicated, ${e.extra} extra, ${e.changed} changed`)
     }
+    results.push({
+      partition,
+      sourceFromOffset: from,
+      sourceUntilOffset: until,
+      alignment,
+      counts: result.counts,
+      findings: result.findings,
+      notes: partitionNotes,
+      ...(result.earlierCopies === undefined ? {} : { earlierCopies: result.earlierCopies }),
+    })
   }
   return { partitions: results, notes, waitTimedOut }
 }

@@ -5,6 +5,8 @@ import { combineHashes, digestRecord, type RecordDigest } from './record-digest.
 /** Ordered chunks of digests from one partition; `null` once the stream has nothing more. */
 export interface DigestStream {
   next: () => Promise<RecordDigest[] | null>
+  /** Releases what the stream reads from (a stream not read to its end); optional. */
+  close?: () => Promise<void>
 }
 
 /** A digest stream over an in-memory list, in chunks of `chunkSize` (for tests and small inputs). */
@@ -137,7 +139,7 @@ export async function comparePartition (options: PartitionComparisonOptions): Pr
       await Promise.all([source.takeUpTo(range, sourceRun), target.takeUpTo(range, targetRun)])
       const full = sourceRun.length === range && targetRun.length === range && sourceRun[range - 1]!.offset < until
       if (full && combineHashes(sourceRun.map(d => d.hash)) === combineHashes(targetRun.map(d => d.hash))) {
-        comparator.acceptMatchedRange(sourceRun)
+        comparator.acceptMatchedRange(sourceRun, targetRun)
         lastSourceOffset = sourceRun[range - 1]!.offset
         rangesEqual++
         progress()
@@ -163,7 +165,7 @@ export async function comparePartition (options: PartitionComparisonOptions): Pr
         while (s !== undefined && t !== undefined && s.hash === t.hash && s.offset < until) {
           source.take()
           target.take()
-          comparator.acceptMatchedRange([s])
+          comparator.acceptMatchedRange([s], [t])
           lastSourceOffset = s.offset
           s = source.peek()
           t = target.peek()
@@ -196,5 +198,6 @@ export function digestStreamFrom (chunks: AsyncIterator<readonly KafkaRecord[]>)
       const step = await chunks.next()
       return step.done === true ? null : step.value.map(digestRecord)
     },
+    close: async () => { await chunks.return?.(undefined) },
   }
 }

@@ -36,9 +36,22 @@ export interface RecordComparatorOptions {
   readonly duplicateWindowRecords?: number
   /** Findings kept per kind for the report (counts are always exact); default 100. */
   readonly maxFindingsPerKind?: number
+  /**
+   * Compare a stretch of the target that lies before the copy compared record by record (older
+   * copies, e.g. from a mirror killed before its offset syncs were durable) instead of the copy
+   * itself. Source records are pushed from before `sourceFromOffset` on (none is in flight):
+   * - a target record equal to a source record in `sourceFromOffset..sourceUntilOffset-1` is
+   *   `duplicated` (an earlier copy of a checked record), whether in order or not;
+   * - one equal to a source record outside that range is not counted (not checked);
+   * - a changed copy (at most two fields differ) of a checked record is `changed`;
+   * - anything else is `extra`;
+   * - a source record without a copy here is not missing (its copy is compared elsewhere).
+   * Complete once the target stream ended and every target record is decided. Default: off.
+   */
+  readonly earlierCopies?: { readonly sourceFromOffset: number, readonly sourceUntilOffset: number }
 }
 
-/** A digest pushed on the source side; `inFlight` marks records past the compared range, used only to recognise the end of the copy. */
+/** A digest pushed on the source side; `inFlight` marks records past the compared range, used only to recognise the end of the copy (never set with `earlierCopies`). */
 interface SourceEntry { readonly digest: RecordDigest, readonly inFlight: boolean }
 
 /** FIFO of digests with an index by hash, for constant-time "is it in the window" questions. */
@@ -177,6 +190,7 @@ export function emptyCounts (): ComparisonCounts {
  *
  * Source records pushed with `inFlight` lie past the compared range: the comparison is
  * `complete` as soon as the target reaches one of them, and they are never reported missing.
+ * With `earlierCopies` the same machinery classifies the target records before that copy.
  */
 export class RecordComparator {
   readonly counts: ComparisonCounts = emptyCounts()
@@ -187,6 +201,9 @@ export class RecordComparator {
   readonly #sourceAside = new SetAside()
   readonly #targetAside = new SetAside()
   readonly #recent: RecentMatches
+  /** With `earlierCopies`: hashes of source records outside the checked range, passed recently. */
+  readonly #recentOutside: RecentMatches
+  readonly #earlier: { readonly sourceFromOffset: number, readonly sourceUntilOffset: number } | undefined
   readonly #lookahead: number
   readonly #maxFindings: number
   #sourceEnded = false
@@ -198,6 +215,8 @@ export class RecordComparator {
   constructor (options: RecordComparatorOptions = {}) {
     this.#lookahead = Math.max(1, options.lookaheadRecords ?? 1000)
     this.#recent = new RecentMatches(options.duplicateWindowRecords ?? 100_000)
+    this.#earlier = options.earlierCopies
+    this.#recentOutside = new RecentMatches(this.#earlier === undefined ? 0 : options.duplicateWindowRecords ?? 100_000)
     this.#maxFindings = options.maxFindingsPerKind ?? 100
   }
 
@@ -221,7 +240,7 @@ export class RecordComparator {
   }
 
   pushSource (digest: RecordDigest, inFlight = false): void {
-    this.#source.push({ digest, inFlight })
+    this.#source.push({ digest, inFlight: inFlight && this.#earlier === undefined })
     this.#process()
   }
 
@@ -238,16 +257,46 @@ export class RecordComparator {
     return { source: this.#source.drain().map(e => e.digest), target: this.#target.drain().map(e => e.digest) }
   }
 
-  /** Accounts for records known equal by a range hash, in order. */
-  acceptMatchedRange (digests: readonly RecordDigest[]): void {
-    for (const digest of digests) {
-      this.counts.checked++
-      this.counts.matched++
-      this.counts.bytes += digest.sizeBytes
-      this.#recent.add(digest.hash)
+  /** Accounts for records known equal by a range hash, in order: `source[i]` is copied at `target[i]`. */
+  acceptMatchedRange (source: readonly RecordDigest[], target: readonly RecordDigest[] = source): void {
+    for (let i = 0; i < source.length; i++) {
+      const digest = source[i]!
+      if (this.#earlier === undefined) {
+        this.counts.checked++
+        this.counts.bytes += digest.sizeBytes
+      }
+      this.#matched(digest, target[i]!)
     }
-    this.#sourceTaken += digests.length
-    this.#targetTaken += digests.length
+    this.#sourceTaken += source.length
+    this.#targetTaken += source.length
+  }
+
+  /** With `earlierCopies`: the source record is outside the checked range. */
+  #outside (digest: RecordDigest): boolean {
+    return this.#earlier !== undefined && (digest.offset < this.#earlier.sourceFromOffset || digest.offset >= this.#earlier.sourceUntilOffset)
+  }
+
+  /** With `earlierCopies`: a source record taken, remembered so that a later copy of it is recognised. */
+  #passed (digest: RecordDigest): void {
+    if (this.#outside(digest)) this.#recentOutside.add(digest.hash)
+    else this.#recent.add(digest.hash)
+  }
+
+  /** `source` is copied at `target`: the match, or (earlier copies) a duplicate of a checked record. */
+  #matched (source: RecordDigest, target: RecordDigest): void {
+    if (this.#earlier === undefined) {
+      this.counts.matched++
+      this.#recent.add(target.hash)
+      return
+    }
+    const outside = this.#outside(source)
+    this.#passed(source)
+    if (!outside) this.#duplicate(target)
+  }
+
+  #duplicate (digest: RecordDigest): void {
+    this.counts.duplicated++
+    this.#report({ kind: 'duplicated', targetOffset: digest.offset, hash: digest.hash })
   }
 
   #report (finding: Finding): void {
@@ -259,7 +308,7 @@ export class RecordComparator {
   #takeSource (): SourceEntry {
     this.#sourceTaken++
     const entry = this.#source.shift()!
-    if (!entry.inFlight) {
+    if (!entry.inFlight && this.#earlier === undefined) {
       this.counts.checked++
       this.counts.bytes += entry.digest.sizeBytes
     }
@@ -272,6 +321,7 @@ export class RecordComparator {
   }
 
   #missing (digest: RecordDigest): void {
+    if (this.#earlier !== undefined) { this.#passed(digest); return }
     this.counts.missing++
     this.#report({ kind: 'missing', sourceOffset: digest.offset, hash: digest.hash })
   }
@@ -279,8 +329,9 @@ export class RecordComparator {
   /** A target record with no source counterpart: a re-delivery of a recent record, or extra. */
   #unmatchedTarget (digest: RecordDigest): void {
     if (this.#recent.has(digest.hash)) {
-      this.counts.duplicated++
-      this.#report({ kind: 'duplicated', targetOffset: digest.offset, hash: digest.hash })
+      this.#duplicate(digest)
+    } else if (this.#recentOutside.has(digest.hash)) {
+      // An earlier copy of a source record outside the checked range: not checked.
     } else {
       this.counts.extra++
       this.#report({ kind: 'extra', targetOffset: digest.offset, hash: digest.hash })
@@ -288,6 +339,7 @@ export class RecordComparator {
   }
 
   #outOfOrder (source: RecordDigest, target: RecordDigest): void {
+    if (this.#earlier !== undefined) { this.#matched(source, target); return }
     this.counts.outOfOrder++
     this.#recent.add(source.hash)
     this.#report({ kind: 'out-of-order', sourceOffset: source.offset, targetOffset: target.offset, hash: source.hash })
@@ -304,7 +356,10 @@ export class RecordComparator {
 
   #process (): void {
     while (!this.#complete && this.#step());
-    if (!this.#complete && this.#sourceEnded && this.#targetEnded && this.#source.length === 0 && this.#target.length === 0) this.#finish()
+    if (this.#complete) return
+    if (this.#sourceEnded && this.#targetEnded && this.#source.length === 0 && this.#target.length === 0) this.#finish()
+    // Earlier copies: once every target record is decided, the rest of the source does not matter.
+    else if (this.#earlier !== undefined && this.#targetEnded && this.#target.length === 0 && this.#targetAside.size === 0) this.#finish()
   }
 
   #finish (): void {
@@ -321,8 +376,7 @@ export class RecordComparator {
       if (s.inFlight) { this.#finish(); return false }
       this.#takeSource()
       this.#takeTarget()
-      this.counts.matched++
-      this.#recent.add(t.hash)
+      this.#matched(s.digest, t)
       return true
     }
     if (t !== undefined) {
@@ -363,16 +417,24 @@ export class RecordComparator {
       return true
     }
     const inSource = this.#source.indexOf(t.hash)
+    if (this.#earlier !== undefined && s.digest.offset < this.#earlier.sourceFromOffset && inSource < 0 && !this.#recent.has(t.hash) && !this.#recentOutside.has(t.hash)) {
+      // Earlier copies: the source is read from before the checked range; catch up to the copies before judging a target record.
+      this.#passed(this.#takeSource().digest)
+      return true
+    }
     const inTarget = this.#target.indexOf(s.digest.hash)
     if (inSource < 0 && inTarget < 0) {
-      if (this.#recent.has(t.hash)) {
+      if (this.#recent.has(t.hash) || this.#recentOutside.has(t.hash)) {
         this.#unmatchedTarget(this.#takeTarget())
         return true
       }
       const fields = differingFields(s.digest, t)
       this.#takeSource()
       this.#takeTarget()
-      if (fields.length <= 2) {
+      if (fields.length <= 2 && this.#outside(s.digest)) {
+        this.#passed(s.digest)
+      } else if (fields.length <= 2) {
+        if (this.#earlier !== undefined) this.#passed(s.digest)
         this.counts.changed++
         for (const field of fields) this.counts.changedFields[field]++
         this.#report({ kind: 'changed', sourceOffset: s.digest.offset, targetOffset: t.offset, fields, hash: s.digest.hash })

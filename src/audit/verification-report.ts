@@ -1,4 +1,5 @@
 import type { AlignmentPoint } from './aligner.js'
+import type { EarlierCopies } from './earlier-copies-comparison.js'
 import { emptyCounts, type ComparisonCounts, type Finding } from './record-comparator.js'
 import { RecordFields } from './record-digest.js'
 
@@ -13,6 +14,8 @@ export interface PartitionVerification {
   readonly counts: ComparisonCounts
   readonly findings: readonly Finding[]
   readonly notes: readonly string[]
+  /** Target records before `alignment.targetOffset` read as earlier copies, when there were any; their counts are in `counts`. */
+  readonly earlierCopies?: EarlierCopies
 }
 
 /** A record missing from one partition of the copy and found as extra in another. */
@@ -75,7 +78,7 @@ export function describeFinding (finding: Finding, sourcePartition: number, targ
   const tgt = finding.targetOffset === undefined ? '' : `target ${targetPartition}@${finding.targetOffset}`
   switch (finding.kind) {
     case 'missing': return `missing: ${src} has no copy`
-    case 'duplicated': return `duplicated: ${tgt} repeats a record already copied`
+    case 'duplicated': return `duplicated: ${tgt} is one more copy of a source record copied elsewhere on the target`
     case 'extra': return `extra: ${tgt} has no source record`
     case 'changed': return `changed ${(finding.fields ?? []).join('+')}: ${src} -> ${tgt}`
     case 'out-of-order': return `out of order: ${src} copied at ${tgt}`

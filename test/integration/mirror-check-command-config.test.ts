@@ -19,8 +19,9 @@ function requestClientIds (stderr: string): Record<string, string[]> {
 
 test('--source-command-config/--target-command-config: bootstrap.servers and client.id from the files are used; the flags override the file', { timeout: 30_000 }, async t => {
   const { source, target } = await sharedClusters()
-  const topic = await createTopic(t, source)
-  await createTopic(t, target, { name: topic })
+  // The records carry fixed 2025 timestamps: without retention.ms=-1 the broker's retention check (every 5 min, 7 days) may delete them mid-test.
+  const topic = await createTopic(t, source, { configs: { 'retention.ms': '-1' } })
+  await createTopic(t, target, { name: topic, configs: { 'retention.ms': '-1' } })
   const messages = Array.from({ length: 20 }, (_, i) => ({ key: `k${i}`, value: `v${i}`, timestamp: String(1_760_000_000_000 + i) }))
   await produce(source, topic, messages)
   await produce(target, topic, messages)

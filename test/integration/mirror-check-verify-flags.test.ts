@@ -7,6 +7,7 @@ import { commitAsAdmin } from '../helpers/offsets.js'
 import { waitUntil } from '../helpers/wait.js'
 
 const BASE_TS = 1_760_000_000_000
+const KEEP = { 'retention.ms': '-1' }
 
 function records (partition: number, count: number): Message[] {
   return Array.from({ length: count }, (_, i) => ({ partition, key: `k-${partition}-${i}`, value: `v-${partition}-${i}`, timestamp: String(BASE_TS + i), headers: { n: String(i) } }))
@@ -21,8 +22,9 @@ interface Pair { readonly sourceTopic: string, readonly targetTopic: string, rea
 async function pair (t: TestContext, options: { partitions?: number, count: number, copy?: (source: Message[], partition: number) => Message[] }): Promise<Pair> {
   const { source, target } = await sharedClusters()
   const partitions = options.partitions ?? 1
-  const sourceTopic = await createTopic(t, source, { partitions })
-  const targetTopic = await createTopic(t, target, { partitions })
+  // The records carry fixed 2025 timestamps: without retention.ms=-1 the broker's retention check (every 5 min, 7 days) may delete them mid-test.
+  const sourceTopic = await createTopic(t, source, { partitions, configs: KEEP })
+  const targetTopic = await createTopic(t, target, { partitions, configs: KEEP })
   for (let p = 0; p < partitions; p++) {
     const messages = records(p, options.count)
     await produce(source, sourceTopic, messages)

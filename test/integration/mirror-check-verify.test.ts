@@ -6,6 +6,8 @@ import { runMirrorCheck } from '../helpers/mirror-check.js'
 
 const PER_PARTITION = 200
 const BASE_TS = 1_760_000_000_000
+/** The records carry fixed 2025 timestamps: without retention.ms=-1 the broker's retention check (every 5 min, 7 days) may delete them mid-test. */
+const KEEP = { 'retention.ms': '-1' }
 
 function sourceMessages (partition: number): Message[] {
   return Array.from({ length: PER_PARTITION }, (_, i) => ({
@@ -26,12 +28,12 @@ interface Copy { readonly 0: Message[], readonly 1: Message[] }
 
 async function setup (t: TestContext): Promise<{ sourceTopic: string, bootstrap: { source: string, target: string }, copy: Copy, writeTarget: (copy: Copy) => Promise<string> }> {
   const { source, target } = await sharedClusters()
-  const sourceTopic = await createTopic(t, source, { partitions: 2 })
+  const sourceTopic = await createTopic(t, source, { partitions: 2, configs: KEEP })
   await produce(source, sourceTopic, [...sourceMessages(0), ...sourceMessages(1)])
   const records = await readAll(source, sourceTopic)
   const copy: Copy = [asMessages(records.filter(r => r.partition === 0)), asMessages(records.filter(r => r.partition === 1))]
   const writeTarget = async (c: Copy): Promise<string> => {
-    const topic = await createTopic(t, target, { partitions: 2 })
+    const topic = await createTopic(t, target, { partitions: 2, configs: KEEP })
     // One send per partition keeps the order of the list in the target partition.
     for (const messages of [c[0], c[1]]) if (messages.length > 0) await produce(target, topic, messages)
     return topic

@@ -129,7 +129,8 @@ test('the offset-sync aligner gives verify the newest copy, and hands over to a 
   index.apply({ kind: 'range', range: range(50, 100, 50) })
   const fallback = { align: async (r: { sourcePartition: number, sourceOffset: number }) => ({ sourceOffset: r.sourceOffset, targetPartition: r.sourcePartition, targetOffset: -1, method: 'fallback' }) }
   const aligner = new OffsetSyncAligner(index, 'orders', fallback)
-  assert.deepEqual(await aligner.align({ sourcePartition: 0, sourceOffset: 60 }), { sourceOffset: 60, targetPartition: 0, targetOffset: 110, method: 'offset sync' })
+  // The newest copy is compared record by record; the older one at 60 is named, to be read as earlier copies.
+  assert.deepEqual(await aligner.align({ sourcePartition: 0, sourceOffset: 60 }), { sourceOffset: 60, targetPartition: 0, targetOffset: 110, method: 'offset sync', earliestCopyOffset: 60 })
   assert.equal((await aligner.align({ sourcePartition: 0, sourceOffset: 120 })).method, 'fallback')
   await assert.rejects(new OffsetSyncAligner(index, 'orders').align({ sourcePartition: 1, sourceOffset: 0 }), /no offset syncs/)
 })
