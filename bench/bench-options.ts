@@ -9,7 +9,7 @@ export type Compression = typeof Compressions[number]
 
 /** Everything one `npm run bench` invocation does, validated. */
 export interface BenchOptions {
-  readonly mode: 'throughput' | 'latency'
+  readonly mode: 'throughput' | 'latency' | 'scale'
   /** Records preloaded into the source topic (throughput mode); default 1,000,000, 100,000 with `--quick`. */
   readonly records: number
   /** Bytes per record value; default 512. */
@@ -47,6 +47,18 @@ export interface BenchOptions {
   readonly sidecarEntry: string
   /** Node entry of another build of the sidecar, run as the `baseline` contender; none by default. */
   readonly baselineEntry: string | undefined
+  /** Extra command-line arguments of the sidecar (`--sidecar-arg`, repeatable), e.g. `--metrics.partition.labels=false`; default none. */
+  readonly sidecarArgs: readonly string[]
+  /** Scale mode: source topics of `partitions` partitions each; default 300. */
+  readonly topics: number
+  /** Scale mode: records preloaded into every partition; default 50. */
+  readonly recordsPerPartition: number
+  /** Commit interval given to every contender (`--offset.commit.interval.ms`, `offset.flush.interval.ms`); default each tool's own, 5000 in scale mode. */
+  readonly commitIntervalMs: number | undefined
+  /** Scale mode: seconds measured after everything is on the target (CPU while caught up, commits); default 30. */
+  readonly idleSeconds: number
+  /** Scale mode: the benchmark creates the target topics before each contender starts; default false (the mirror creates them). */
+  readonly precreateTarget: boolean
 }
 
 export class UsageError extends Error {
@@ -70,6 +82,13 @@ export const USAGE = `usage: npm run bench -- [options]
   --no-ceiling              skip ProducerPerformance / ConsumerPerformance
   --no-verify               skip reading each target topic back (duplicates / missing not reported)
   --latency                 fixed-rate mode: end-to-end latency p50/p99/max
+  --scale                   many-partition mode: --topics x --partitions, small records; time until all are on
+                            the target, peak RSS, CPU while caught up, commits per interval, duplicates
+  --topics N                scale mode: source topics (default 300)
+  --records-per-partition N scale mode: records preloaded per partition (default 50)
+  --commit-interval-ms N    commit interval of every contender (default: each tool's own; 5000 in scale mode)
+  --idle-seconds N          scale mode: seconds measured once caught up (default 30)
+  --precreate-target        scale mode: create the target topics before each contender (default: the mirror does)
   --rate N                  latency mode: records/s produced (default 20000)
   --duration-seconds N      latency mode: seconds of production (default 60)
   --timeout-seconds N       give up on a contender after this long (default 600)
@@ -78,7 +97,8 @@ export const USAGE = `usage: npm run bench -- [options]
                             run's folder under bench/work)
   --sidecar-entry FILE      sidecar entry script (default dist/src/bin/mirror-sidecar.js)
   --baseline-entry FILE     entry script of another sidecar build, run as contender "baseline" in the same
-                            run (e.g. a worktree of the previous commit: ../base/dist/src/bin/mirror-sidecar.js)`
+                            run (e.g. a worktree of the previous commit: ../base/dist/src/bin/mirror-sidecar.js)
+  --sidecar-arg ARG         extra sidecar argument (repeatable), e.g. --sidecar-arg=--metrics.partition.labels=false`
 
 function positiveInteger (flag: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback
@@ -110,6 +130,12 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
         'no-ceiling': { type: 'boolean' },
         'no-verify': { type: 'boolean' },
         latency: { type: 'boolean' },
+        scale: { type: 'boolean' },
+        topics: { type: 'string' },
+        'records-per-partition': { type: 'string' },
+        'commit-interval-ms': { type: 'string' },
+        'idle-seconds': { type: 'string' },
+        'precreate-target': { type: 'boolean' },
         rate: { type: 'string' },
         'duration-seconds': { type: 'string' },
         'timeout-seconds': { type: 'string' },
@@ -117,6 +143,7 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
         'results-dir': { type: 'string' },
         'sidecar-entry': { type: 'string' },
         'baseline-entry': { type: 'string' },
+        'sidecar-arg': { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
     })
@@ -149,10 +176,12 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
   }
   const javaHeap = v['java-heap'] ?? '1g'
   if (!/^\d+[mMgG]$/.test(javaHeap)) throw new UsageError(`--java-heap "${javaHeap}": expected a size such as 512m or 1g`)
+  if (v.latency === true && v.scale === true) throw new UsageError('--latency and --scale are different modes; give one of them')
+  const scale = v.scale === true
   return Object.freeze({
-    mode: v.latency === true ? 'latency' : 'throughput',
+    mode: v.latency === true ? 'latency' : scale ? 'scale' : 'throughput',
     records: positiveInteger('records', v.records, quick ? 100_000 : 1_000_000),
-    valueBytes: positiveInteger('value-bytes', v['value-bytes'], 512),
+    valueBytes: positiveInteger('value-bytes', v['value-bytes'], scale ? 100 : 512),
     keyBytes: positiveInteger('key-bytes', v['key-bytes'], 16),
     partitions: positiveInteger('partitions', v.partitions, 8),
     compression: compression as Compression,
@@ -170,5 +199,11 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
     resultsDir: v['results-dir'] ?? (v.profile === true ? undefined : 'bench/results'),
     sidecarEntry: v['sidecar-entry'] ?? 'dist/src/bin/mirror-sidecar.js',
     baselineEntry,
+    sidecarArgs: Object.freeze([...(v['sidecar-arg'] ?? [])]),
+    topics: positiveInteger('topics', v.topics, 300),
+    recordsPerPartition: positiveInteger('records-per-partition', v['records-per-partition'], 50),
+    commitIntervalMs: v['commit-interval-ms'] === undefined ? (scale ? 5_000 : undefined) : positiveInteger('commit-interval-ms', v['commit-interval-ms'], 5_000),
+    idleSeconds: positiveInteger('idle-seconds', v['idle-seconds'], 30),
+    precreateTarget: v['precreate-target'] === true,
   })
 }

@@ -22,6 +22,17 @@ export interface MirrorJob {
   readonly tag: string
   /** Folder (created) for this run's properties files and logs. */
   readonly workDir: string
+  /** Source commit interval (MM1 and sidecar `--offset.commit.interval.ms`, MM2 `offset.flush.interval.ms`); default each tool's own. */
+  readonly commitIntervalMs?: number
+}
+
+/** The consumer group a sidecar or MirrorMaker 1 run commits in on the source (MM2 keeps its position in Connect). */
+export function mirrorGroupId (job: Pick<MirrorJob, 'tag'>): string {
+  return `bench-${job.tag}`
+}
+
+function commitIntervalArgs (job: MirrorJob): string[] {
+  return job.commitIntervalMs === undefined ? [] : ['--offset.commit.interval.ms', String(job.commitIntervalMs)]
 }
 
 /** A mirror under test. `start` returns the process whose pid is the mirror itself (JVM or node). */
@@ -43,7 +54,7 @@ async function mm1StyleConfigs (job: MirrorJob): Promise<{ consumer: string, pro
   await mkdir(job.workDir, { recursive: true })
   const consumer = join(job.workDir, 'source.properties')
   const producer = join(job.workDir, 'target.properties')
-  await writeFile(consumer, properties({ 'bootstrap.servers': job.sourceBootstrap, 'group.id': `bench-${job.tag}`, 'auto.offset.reset': 'earliest' }))
+  await writeFile(consumer, properties({ 'bootstrap.servers': job.sourceBootstrap, 'group.id': mirrorGroupId(job), 'auto.offset.reset': 'earliest' }))
   await writeFile(producer, properties({ 'bootstrap.servers': job.targetBootstrap, acks: 'all', 'compression.type': job.compression, ...job.producerProps }))
   return { consumer, producer }
 }
@@ -55,6 +66,8 @@ export interface SidecarSettings {
   readonly entry: string
   /** When set, run under `node --cpu-prof` writing profiles into this folder. */
   readonly profileDir?: string
+  /** Extra arguments after the benchmark's own; default none. */
+  readonly args?: readonly string[]
 }
 
 /**
@@ -80,7 +93,7 @@ export function sidecarContender (settings: SidecarSettings, name: 'sidecar' | '
         const child = spawn(process.execPath, [
           ...profiling, entry,
           '--consumer.config', consumer, '--producer.config', producer,
-          '--whitelist', job.topic, '--num.streams', String(job.streams), '--metrics.port', '0',
+          '--whitelist', job.topic, '--num.streams', String(job.streams), '--metrics.port', '0', '--metrics.host', '127.0.0.1', ...commitIntervalArgs(job), ...(settings.args ?? []),
         ], { stdio: ['ignore', out, out] })
         return track(name, child, settings.profileDir === undefined ? 'SIGTERM' : 'SIGUSR2')
       } finally {
@@ -102,7 +115,7 @@ export function mirrorMaker1Contender (distribution: KafkaDistribution, heap: st
       const child = await spawnJavaMain({
         distribution,
         mainClass: 'kafka.tools.MirrorMaker',
-        args: ['--consumer.config', consumer, '--producer.config', producer, '--include', job.topic, '--num.streams', String(job.streams)],
+        args: ['--consumer.config', consumer, '--producer.config', producer, '--include', job.topic, '--num.streams', String(job.streams), ...commitIntervalArgs(job)],
         maxHeap: heap,
         loggingConfigFile: join(job.workDir, 'log4j.properties'),
         logFile: join(job.workDir, 'mm1.log'),
@@ -159,6 +172,7 @@ export function mirrorMaker2Contender (distribution: KafkaDistribution, heap: st
         'sync.topic.configs.enabled': 'false',
         'sync.topic.acls.enabled': 'false',
         'refresh.groups.enabled': 'false',
+        ...(job.commitIntervalMs === undefined ? {} : { 'offset.flush.interval.ms': job.commitIntervalMs }),
         [`${s}.consumer.auto.offset.reset`]: 'earliest',
         [`${t}.producer.acks`]: 'all',
         [`${t}.producer.compression.type`]: job.compression,

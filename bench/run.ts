@@ -16,7 +16,8 @@ import { runLatency, type LatencyFigures } from './latency-run.js'
 import { renderProfileSummary } from './profile-summary.js'
 import { ceilingMedians, describeEnvironment, latencyMarkdown, latencyMedians, throughputMarkdown, throughputMedians } from './report.js'
 import { runOrder } from './run-order.js'
-import { runThroughput, type ThroughputFigures } from './throughput-run.js'
+import { preloadScale, runScale, scaleMarkdown, scaleTopics, type ScaleFigures } from './scale-run.js'
+import { deleteOwnTopics, runThroughput, type ThroughputFigures } from './throughput-run.js'
 import { TopicAdmin } from './topic-admin.js'
 
 const log = (line: string): void => { process.stderr.write(line + '\n') }
@@ -39,8 +40,8 @@ async function cleanUp (): Promise<void> {
 function contendersFor (options: BenchOptions, versions: { clusters: Awaited<ReturnType<typeof ensureKafkaDistribution>>, mm1?: Awaited<ReturnType<typeof ensureKafkaDistribution>> }): Contender[] {
   const make = (name: ContenderName): Contender => {
     switch (name) {
-      case 'sidecar': return sidecarContender({ entry: options.sidecarEntry, ...(options.profile ? { profileDir: 'bench/profiles' } : {}) })
-      case 'baseline': return sidecarContender({ entry: options.baselineEntry ?? '' }, 'baseline')
+      case 'sidecar': return sidecarContender({ entry: options.sidecarEntry, args: options.sidecarArgs, ...(options.profile ? { profileDir: 'bench/profiles' } : {}) })
+      case 'baseline': return sidecarContender({ entry: options.baselineEntry ?? '', args: options.sidecarArgs }, 'baseline')
       case 'mm2': return mirrorMaker2Contender(versions.clusters, options.javaHeap)
       case 'mm1': return mirrorMaker1Contender(versions.mm1!, options.javaHeap)
     }
@@ -104,11 +105,39 @@ async function main (options: BenchOptions): Promise<void> {
   const job = (topic: string, tag: string, contender: string): MirrorJob => ({
     sourceBootstrap: source.bootstrap, targetBootstrap: target.bootstrap, topic, streams: options.streams,
     compression: options.compression, producerProps: options.producerProps, tag, workDir: join(workDir, tag + '-' + contender),
+    ...(options.commitIntervalMs === undefined ? {} : { commitIntervalMs: options.commitIntervalMs }),
   })
   const resultsDir = options.resultsDir ?? workDir
   await mkdir(resultsDir, { recursive: true })
 
-  if (options.mode === 'throughput') {
+  if (options.mode === 'scale') {
+    // Topic names without dots: MM2's topic list escapes dots, so the pattern stays a pattern.
+    const shape = { prefix: `bench-scale-${id}`, topics: options.topics, partitions: options.partitions, recordsPerPartition: options.recordsPerPartition, valueBytes: options.valueBytes }
+    const sourceEnds = await preloadScale(source, sourceAdmin, shape, log)
+    cleanups.push(async () => { for (const admin of [sourceAdmin, targetAdmin]) for (let i = 0; i < shape.topics; i += 25) await admin.deleteTopics(scaleTopics(shape).slice(i, i + 25)) })
+    const figures: ScaleFigures[] = []
+    for (let run = 1; run <= options.runs; run++) {
+      for (const contender of contenders) {
+        const result = await runScale(contender, job(`${shape.prefix}-[0-9]+`, `${id}r${run}${contender.name}`, contender.name), run, {
+          source, target, sourceAdmin, targetAdmin, shape, sourceEnds, commitIntervalMs: options.commitIntervalMs ?? 5_000,
+          idleSeconds: options.idleSeconds, precreateTarget: options.precreateTarget, timeoutMs: options.timeoutSeconds * 1000, log,
+        })
+        figures.push(result)
+        log(`run ${run} ${contender.name}: ${result.totalSeconds.toFixed(1)} s, peak RSS ${(result.peakRssBytes / 2 ** 20).toFixed(0)} MiB, caught up ${result.idleCpuPercent.toFixed(1)} % CPU, duplicates ${result.duplicates}, missing ${result.missing}`)
+        await deleteOwnTopics(contender, job(`${shape.prefix}-[0-9]+`, `${id}r${run}${contender.name}`, contender.name), { sourceAdmin, targetAdmin })
+      }
+    }
+    env.loadAverageAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100
+    const header = `# Scale: ${shape.topics} topics x ${shape.partitions} partitions, ${shape.recordsPerPartition} records of ${options.keyBytes}+${shape.valueBytes} bytes per partition
+
+` +
+      `Machine: ${JSON.stringify(env)}; commit interval ${options.commitIntervalMs ?? 5_000} ms; ${options.idleSeconds} s measured once caught up; ${options.precreateTarget ? 'the benchmark created the target topics' : 'the mirror creates the target topics'}.`
+    const markdown = scaleMarkdown(header, figures, options.commitIntervalMs ?? 5_000)
+    await writeFile(join(resultsDir, 'latest-scale.md'), markdown)
+    await writeFile(join(resultsDir, 'latest-scale.json'), JSON.stringify({ kind: 'scale', environment: env, options, runs: figures }, null, 2) + '\n')
+    process.stdout.write(markdown)
+    log(`wrote ${join(resultsDir, 'latest-scale.md')} and latest-scale.json`)
+  } else if (options.mode === 'throughput') {
     // One preloaded source topic for every contender and run; the same-named target topic is
     // deleted and recreated empty before each contender (identity naming, as on the MM1 command line).
     const topic = `bench-${id}`

@@ -24,6 +24,18 @@ export class TopicAdmin {
     await this.#admin.disconnect()
   }
 
+  /** The connected kafkajs admin, for requests this class does not wrap (offsets of many topics, group offsets). */
+  get admin (): Admin { return this.#admin }
+
+  /**
+   * Creates new, empty `topics` of `partitions` partitions each, in one request. Does not wait for
+   * leaders: kafkajs' `waitForLeaders` gives up on the UNKNOWN_TOPIC_OR_PARTITION a KRaft broker
+   * answers for a moment after creating many topics; the caller waits for their offsets instead.
+   */
+  async createTopics (topics: readonly string[], partitions: number): Promise<void> {
+    await this.#admin.createTopics({ waitForLeaders: false, topics: topics.map(topic => ({ topic, numPartitions: partitions, replicationFactor: 1 })) })
+  }
+
   async listTopics (): Promise<string[]> {
     return await this.#admin.listTopics()
   }

@@ -6,6 +6,7 @@ import { recordLines } from '../kcat-producer.js'
 import { summariseProfile } from '../profile-summary.js'
 import { median } from '../report.js'
 import { runOrder } from '../run-order.js'
+import { scaleMarkdown } from '../scale-run.js'
 
 test('defaults match the issue: 1,000,000 records of 16 + 512 bytes, 8 partitions, 3 runs; --quick preloads 100,000', () => {
   const defaults = parseBenchArgs([])
@@ -83,4 +84,22 @@ test('--baseline-entry adds the baseline contender; asking for it without an ent
   assert.deepEqual(runOrder(named, 1).map(c => c.name), ['sidecar', 'baseline', 'mm2'])
   assert.deepEqual(runOrder(named, 2).map(c => c.name), ['baseline', 'sidecar', 'mm2'])
   assert.deepEqual(runOrder([{ name: 'sidecar' }, { name: 'mm2' }], 2).map(c => c.name), ['sidecar', 'mm2'])
+})
+
+test('--scale: 300 topics x 8 partitions of 50 small records, a 5 s commit interval, 30 s caught up; --commit-interval-ms and --sidecar-arg pass through', () => {
+  const scale = parseBenchArgs(['--scale'])
+  assert.deepEqual([scale.mode, scale.topics, scale.partitions, scale.recordsPerPartition, scale.valueBytes, scale.commitIntervalMs, scale.idleSeconds], ['scale', 300, 8, 50, 100, 5_000, 30])
+  assert.equal(parseBenchArgs([]).commitIntervalMs, undefined, 'other modes keep each tool\'s own interval')
+  const custom = parseBenchArgs(['--scale', '--topics', '1250', '--records-per-partition', '400', '--commit-interval-ms', '20000', '--sidecar-arg=--metrics.partition.labels=false'])
+  assert.deepEqual([custom.topics, custom.recordsPerPartition, custom.commitIntervalMs, custom.sidecarArgs], [1250, 400, 20_000, ['--metrics.partition.labels=false']])
+  assert.equal(scale.precreateTarget, false, 'the mirror creates the target topics unless --precreate-target')
+  assert.equal(parseBenchArgs(['--scale', '--precreate-target']).precreateTarget, true)
+  assert.throws(() => parseBenchArgs(['--scale', '--latency']), /different modes/)
+  assert.throws(() => parseBenchArgs(['--scale', '--topics', '0']), /--topics "0": expected a positive integer/)
+})
+
+test('the scale report has one row per run with every figure, n/a where a contender has none', () => {
+  const row = { contender: 'mm2', run: 1, topics: 300, partitions: 2400, records: 120_000, totalSeconds: 12.34, cpuSeconds: 20, peakRssBytes: 2 ** 30, idleCpuPercent: 4.2, allCommittedAfterSeconds: Number.NaN, commits: Number.NaN, commitIntervals: 8, failedCommits: Number.NaN, metricSeries: Number.NaN, duplicates: 0, missing: 0 }
+  const markdown = scaleMarkdown('# header', [row], 5_000)
+  assert.match(markdown, /\| mm2 \| 1 \| 300 x 8 = 2400 \| 120000 \| 12\.3 s \| 20\.0 \| 1024 MiB \| 4\.2 % \| not within the window \| n\/a \/ 8 \| n\/a \| n\/a \| 0 \/ 0 \|/)
 })

@@ -1,0 +1,270 @@
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { LocalCluster } from '../scripts/local-kafka/clusters.js'
+import { createKafkaClient } from '../src/kafka/client.js'
+import { retry } from '../src/shared/retry.js'
+import { stopChild } from './child-registry.js'
+import { mirrorGroupId, type Contender, type MirrorJob } from './contenders.js'
+import { readProcessUsage, UsageSampler } from './process-usage.js'
+import type { TopicAdmin } from './topic-admin.js'
+
+type Admin = ReturnType<ReturnType<typeof createKafkaClient>['admin']>
+
+/** The many-partition source: `topics` topics named `<prefix>-<n>` of `partitions` partitions, `recordsPerPartition` each. */
+export interface ScaleShape {
+  readonly prefix: string
+  readonly topics: number
+  readonly partitions: number
+  readonly recordsPerPartition: number
+  readonly valueBytes: number
+}
+
+/** Figures of one contender copying every topic of the shape once. */
+export interface ScaleFigures {
+  readonly contender: string
+  readonly run: number
+  readonly topics: number
+  readonly partitions: number
+  readonly records: number
+  /** Process start until every partition of every topic has its records on the target. */
+  readonly totalSeconds: number
+  /** utime + stime of the mirror from start until all on target. */
+  readonly cpuSeconds: number
+  /** VmHWM of the mirror process at the end. */
+  readonly peakRssBytes: number
+  /** CPU of the mirror while caught up (the idle window after all is on target), in % of one core. */
+  readonly idleCpuPercent: number
+  /** Seconds after "all on target" until the source group had committed every partition's end; NaN when not within the idle window (or MM2: no source group). */
+  readonly allCommittedAfterSeconds: number
+  /** Successful source commits from start to the end of the idle window, from the sidecar's /metrics; NaN for others. */
+  readonly commits: number
+  /** Commit intervals from start to the end of the idle window: with `commits` the share of intervals that committed (an idle mirror has nothing to commit). */
+  readonly commitIntervals: number
+  /** Failed commits during the whole run, from the sidecar's /metrics; NaN for others. */
+  readonly failedCommits: number
+  /** Series on the sidecar's /metrics at the end; NaN for others. */
+  readonly metricSeries: number
+  /** Target records beyond the source's, summed over partitions (after the mirror stopped). */
+  readonly duplicates: number
+  /** Source records not on the target, summed over partitions. */
+  readonly missing: number
+}
+
+export function scaleTopics (shape: ScaleShape): string[] {
+  return Array.from({ length: shape.topics }, (_, i) => `${shape.prefix}-${i}`)
+}
+
+/** Creates the source topics and preloads them (idempotent producer: a retry never duplicates); returns the end offset of each partition. */
+export async function preloadScale (source: LocalCluster, sourceAdmin: TopicAdmin, shape: ScaleShape, log: (line: string) => void): Promise<Map<string, number[]>> {
+  const topics = scaleTopics(shape)
+  await createAndAwait(sourceAdmin, topics, shape.partitions)
+  const kafka = createKafkaClient(source.connection('bench-scale-preload'))
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false })
+  await producer.connect()
+  try {
+    const value = 'v'.repeat(shape.valueBytes)
+    for (let i = 0; i < topics.length; i += 20) {
+      // A refused request (metadata not yet everywhere) wrote nothing: the idempotent producer's retry is safe; the total is checked below.
+      await retry(async () => await producer.sendBatch({
+        acks: -1,
+        topicMessages: topics.slice(i, i + 20).map(topic => ({
+          topic,
+          messages: Array.from({ length: shape.partitions * shape.recordsPerPartition }, (_, n) => ({ partition: n % shape.partitions, key: `${topic}:${n}`, value })),
+        })),
+      }), { maxAttempts: 10, initialBackoffMs: 500, shouldRetry: () => true })
+    }
+  } finally {
+    await producer.disconnect()
+  }
+  const ends = await endOffsets(sourceAdmin.admin, topics)
+  const total = [...ends.values()].flat().reduce((a, b) => a + b, 0)
+  const expected = shape.topics * shape.partitions * shape.recordsPerPartition
+  if (total !== expected) throw new Error(`preload wrote ${total} records, expected ${expected}`)
+  log(`preloaded ${total} records into ${shape.topics} topics x ${shape.partitions} partitions`)
+  return ends
+}
+
+/** Creates `topics` 50 per request and waits until every one answers ListOffsets through its leaders. */
+async function createAndAwait (admin: TopicAdmin, topics: readonly string[], partitions: number): Promise<void> {
+  for (let i = 0; i < topics.length; i += 50) await admin.createTopics(topics.slice(i, i + 50), partitions)
+  for (const deadline = Date.now() + 120_000; (await endOffsets(admin.admin, topics)).size < topics.length;) {
+    if (Date.now() > deadline) throw new Error(`topics of ${admin.cluster.bootstrap} have no leaders 120 s after creation`)
+    await sleep(500)
+  }
+}
+
+/** End offsets (high watermarks) per partition of each topic; a topic that does not exist yet is absent. */
+async function endOffsets (admin: Admin, wanted: readonly string[]): Promise<Map<string, number[]>> {
+  const out = new Map<string, number[]>()
+  // Only listed topics: kafkajs retries a missing topic's metadata for seconds.
+  const listed = new Set(await admin.listTopics())
+  const topics = wanted.filter(topic => listed.has(topic))
+  for (let i = 0; i < topics.length; i += 50) {
+    await Promise.all(topics.slice(i, i + 50).map(async topic => {
+      try {
+        const offsets = await admin.fetchTopicOffsets(topic)
+        out.set(topic, offsets.sort((a, b) => a.partition - b.partition).map(o => Number(o.high)))
+      } catch {}
+    }))
+  }
+  return out
+}
+
+/** Partitions of `expected` whose committed offset in `groupId` is below the end. */
+async function uncommittedPartitions (admin: Admin, groupId: string, expected: ReadonlyMap<string, readonly number[]>): Promise<number> {
+  let behind = 0
+  const topics = [...expected.keys()]
+  for (let i = 0; i < topics.length; i += 100) {
+    const fetched = await admin.fetchOffsets({ groupId, topics: topics.slice(i, i + 100) })
+    for (const { topic, partitions } of fetched) {
+      const ends = expected.get(topic) ?? []
+      for (const { partition, offset } of partitions) if (Number(offset) < (ends[partition] ?? 0)) behind++
+    }
+  }
+  return behind
+}
+
+async function sidecarMetrics (workDir: string): Promise<string | undefined> {
+  try {
+    const log = await readFile(join(workDir, 'sidecar.log'), 'utf8')
+    const line = log.split('\n').find(l => l.includes('"msg":"health server listening"'))
+    if (line === undefined) return undefined
+    const { port } = JSON.parse(line) as { port: number }
+    return await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
+  } catch {
+    return undefined
+  }
+}
+
+function commitCount (exposition: string | undefined, result: 'ok' | 'error'): number {
+  if (exposition === undefined) return Number.NaN
+  let sum = 0
+  for (const match of exposition.matchAll(new RegExp(`^kafka_mirror_commits_total\\{[^}]*result="${result}"[^}]*\\} (\\S+)$`, 'gm'))) sum += Number(match[1])
+  return sum
+}
+
+export interface ScaleContext {
+  readonly source: LocalCluster
+  readonly target: LocalCluster
+  readonly sourceAdmin: TopicAdmin
+  readonly targetAdmin: TopicAdmin
+  readonly shape: ScaleShape
+  /** End offset of every source partition after the preload. */
+  readonly sourceEnds: ReadonlyMap<string, readonly number[]>
+  readonly commitIntervalMs: number
+  readonly idleSeconds: number
+  /** Create the target topics before the mirror starts instead of letting it create them. */
+  readonly precreateTarget: boolean
+  readonly timeoutMs: number
+  readonly log: (line: string) => void
+}
+
+/**
+ * Starts the contender on every topic of the shape (the mirror creates the target topics, as in
+ * production), polls the target's end offsets once a second until every partition has its
+ * records, then measures an idle window (CPU while caught up, commits), stops the mirror and
+ * compares the target with the source partition by partition (duplicates, missing).
+ */
+export async function runScale (contender: Contender, job: MirrorJob, run: number, context: ScaleContext): Promise<ScaleFigures> {
+  const topics = scaleTopics(context.shape)
+  await context.targetAdmin.deleteTopics(topics)
+  if (context.precreateTarget) await createAndAwait(context.targetAdmin, topics, context.shape.partitions)
+  const startedAt = performance.now()
+  const mirror = await contender.start(job)
+  const sampler = new UsageSampler(mirror.pid)
+  sampler.start()
+  try {
+    const pending = new Set(topics)
+    for (;;) {
+      const ends = await endOffsets(context.targetAdmin.admin, [...pending])
+      for (const [topic, offsets] of ends) {
+        const wanted = context.sourceEnds.get(topic) ?? []
+        if (offsets.length === wanted.length && offsets.every((offset, p) => offset >= (wanted[p] ?? 0))) pending.delete(topic)
+      }
+      if (pending.size === 0) break
+      if (mirror.hasExited()) throw new Error(`${contender.label} exited with ${pending.size} topics not yet copied (see ${job.workDir})`)
+      if (performance.now() - startedAt > context.timeoutMs) throw new Error(`${contender.label}: ${pending.size} of ${topics.length} topics not copied after ${Math.round(context.timeoutMs / 1000)} s (see ${job.workDir})`)
+      await sleep(1_000)
+    }
+    const doneAt = performance.now()
+    const atDone = sampler.sample()
+    const totalSeconds = (doneAt - startedAt) / 1000
+    context.log(`run ${run} ${contender.name}: all ${topics.length * context.shape.partitions} partitions on the target after ${totalSeconds.toFixed(1)} s; measuring ${context.idleSeconds} s caught up`)
+
+    // Idle window: when is everything committed, and what does being caught up cost.
+    let allCommittedAfterSeconds = Number.NaN
+    const idleEnd = doneAt + context.idleSeconds * 1000
+    while (performance.now() < idleEnd) {
+      if (Number.isNaN(allCommittedAfterSeconds) && contender.name !== 'mm2' &&
+        await uncommittedPartitions(context.sourceAdmin.admin, mirrorGroupId(job), context.sourceEnds) === 0) {
+        allCommittedAfterSeconds = (performance.now() - doneAt) / 1000
+      }
+      await sleep(1_000)
+    }
+    const atIdleEnd = sampler.sample()
+    const idleSeconds = (performance.now() - doneAt) / 1000
+    const exposition = await sidecarMetrics(job.workDir)
+    const commitsAtEnd = commitCount(exposition, 'ok')
+    const usage = sampler.stop()
+    await stopChild(mirror)
+
+    const targetEnds = await endOffsets(context.targetAdmin.admin, topics)
+    let duplicates = 0
+    let missing = 0
+    for (const [topic, wanted] of context.sourceEnds) {
+      const got = targetEnds.get(topic) ?? []
+      wanted.forEach((end, p) => {
+        const difference = (got[p] ?? 0) - end
+        if (difference > 0) duplicates += difference
+        else missing -= difference
+      })
+    }
+    return {
+      contender: contender.name,
+      run,
+      topics: topics.length,
+      partitions: topics.length * context.shape.partitions,
+      records: [...context.sourceEnds.values()].flat().reduce((a, b) => a + b, 0),
+      totalSeconds,
+      cpuSeconds: atDone?.cpuSeconds ?? Number.NaN,
+      peakRssBytes: usage?.peakRssBytes ?? Number.NaN,
+      idleCpuPercent: atDone === undefined || atIdleEnd === undefined ? Number.NaN : (atIdleEnd.cpuSeconds - atDone.cpuSeconds) / idleSeconds * 100,
+      allCommittedAfterSeconds,
+      commits: commitsAtEnd,
+      commitIntervals: Math.floor((totalSeconds + idleSeconds) * 1000 / context.commitIntervalMs),
+      failedCommits: commitCount(exposition, 'error'),
+      metricSeries: exposition === undefined ? Number.NaN : exposition.split('\n').filter(line => line !== '' && !line.startsWith('#')).length,
+      duplicates,
+      missing,
+    }
+  } finally {
+    sampler.stop()
+    await stopChild(mirror)
+  }
+}
+
+/** CPU seconds of the two brokers, for the report's note on what the local brokers take. */
+export async function brokersCpuSeconds (clusters: readonly LocalCluster[]): Promise<number> {
+  let total = 0
+  for (const cluster of clusters) {
+    const pid = await cluster.pid()
+    if (pid !== undefined) total += readProcessUsage(pid)?.cpuSeconds ?? 0
+  }
+  return total
+}
+
+/** The scale results as Markdown. */
+export function scaleMarkdown (header: string, figures: readonly ScaleFigures[], commitIntervalMs: number): string {
+  const mib = (bytes: number): string => Number.isNaN(bytes) ? 'n/a' : `${(bytes / 2 ** 20).toFixed(0)} MiB`
+  const num = (value: number, digits = 1): string => Number.isNaN(value) ? 'n/a' : value.toFixed(digits)
+  const lines = [
+    header,
+    '',
+    `| contender | run | topics x partitions | records | start → all on target | CPU s | peak RSS | CPU caught up | all committed after | commits / ${commitIntervalMs / 1000} s intervals | failed commits | /metrics series | duplicates / missing |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    ...figures.map(f => `| ${f.contender} | ${f.run} | ${f.topics} x ${f.partitions / f.topics} = ${f.partitions} | ${f.records} | ${num(f.totalSeconds)} s | ${num(f.cpuSeconds)} | ${mib(f.peakRssBytes)} | ${num(f.idleCpuPercent)} % | ${Number.isNaN(f.allCommittedAfterSeconds) ? 'not within the window' : `${num(f.allCommittedAfterSeconds)} s`} | ${num(f.commits, 0)} / ${f.commitIntervals} | ${num(f.failedCommits, 0)} | ${num(f.metricSeries, 0)} | ${f.duplicates} / ${f.missing} |`),
+    '',
+  ]
+  return lines.join('\n')
+}
