@@ -9,6 +9,31 @@ import { toMirrorError } from './errors.js'
 
 const { ConfigResourceTypes } = kafkajs
 
+/**
+ * Partitions one CreateTopics request may hold: a KRaft controller refuses a request that makes
+ * more than 10,000 records at once (POLICY_VIOLATION, "Excessively large number of partitions per
+ * request"); half of that leaves room for the topics' config records.
+ */
+export const MAX_PARTITIONS_PER_CREATE_TOPICS = 5_000
+
+/** `topics` cut into requests of at most `maxPartitions` partitions each (a larger topic goes alone). */
+export function createTopicsBatches<T extends { readonly partitions: number }> (topics: readonly T[], maxPartitions = MAX_PARTITIONS_PER_CREATE_TOPICS): T[][] {
+  const batches: T[][] = []
+  let current: T[] = []
+  let partitions = 0
+  for (const topic of topics) {
+    if (current.length > 0 && partitions + topic.partitions > maxPartitions) {
+      batches.push(current)
+      current = []
+      partitions = 0
+    }
+    current.push(topic)
+    partitions += topic.partitions
+  }
+  if (current.length > 0) batches.push(current)
+  return batches
+}
+
 /** Admin requests on one cluster, behind start()/stop(). */
 export class TopicAdmin implements TopicCatalog {
   readonly #connection: ClusterConnection
@@ -80,23 +105,28 @@ export class TopicAdmin implements TopicCatalog {
     }
   }
 
+  /**
+   * Creates `topics`, in as many CreateTopics requests as the controller takes (see
+   * `createTopicsBatches`); a topic another mirror instance created first is not an error.
+   */
   async createTopics (topics: readonly NewTopic[]): Promise<void> {
-    if (topics.length === 0) return
-    try {
-      await this.#client().createTopics({
-        waitForLeaders: true,
-        topics: topics.map(t => ({
-          topic: t.name,
-          numPartitions: t.partitions,
-          replicationFactor: t.replicationFactor,
-          configEntries: Object.entries(t.configs).map(([name, value]) => ({ name, value })),
-        })),
-      })
-    } catch (error) {
-      // Another mirror instance may have created it first.
-      const converted = toMirrorError(error, `creating topics ${topics.map(t => t.name).join(', ')} on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
-      if (converted.kafkaCode === 'TOPIC_ALREADY_EXISTS') return
-      throw converted
+    for (const batch of createTopicsBatches(topics)) {
+      try {
+        await this.#client().createTopics({
+          waitForLeaders: true,
+          topics: batch.map(t => ({
+            topic: t.name,
+            numPartitions: t.partitions,
+            replicationFactor: t.replicationFactor,
+            configEntries: Object.entries(t.configs).map(([name, value]) => ({ name, value })),
+          })),
+        })
+      } catch (error) {
+        const names = batch.length <= 5 ? batch.map(t => t.name).join(', ') : `${batch.slice(0, 5).map(t => t.name).join(', ')} and ${batch.length - 5} more`
+        const converted = toMirrorError(error, `creating topics ${names} on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
+        if (converted.kafkaCode === 'TOPIC_ALREADY_EXISTS') continue
+        throw converted
+      }
     }
   }
 
