@@ -1,8 +1,9 @@
 import kafkajs from 'kafkajs'
 import type { Admin } from 'kafkajs'
 import type { NewTopic, TopicCatalog, TopicDescription } from '../pipeline/ports.js'
-import { ErrorCodes } from '../shared/errors.js'
+import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
+import { retry } from '../shared/retry.js'
 import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import { toMirrorError } from './errors.js'
@@ -15,6 +16,9 @@ const { ConfigResourceTypes } = kafkajs
  * request"); half of that leaves room for the topics' config records.
  */
 export const MAX_PARTITIONS_PER_CREATE_TOPICS = 5_000
+
+/** Metadata rounds `createTopics` waits for new partitions' leaders (backoff 0.1 s doubling to 2 s: about a minute). */
+const LEADER_WAIT_ATTEMPTS = 35
 
 /** `topics` cut into requests of at most `maxPartitions` partitions each (a larger topic goes alone). */
 export function createTopicsBatches<T extends { readonly partitions: number }> (topics: readonly T[], maxPartitions = MAX_PARTITIONS_PER_CREATE_TOPICS): T[][] {
@@ -113,7 +117,8 @@ export class TopicAdmin implements TopicCatalog {
     for (const batch of createTopicsBatches(topics)) {
       try {
         await this.#client().createTopics({
-          waitForLeaders: true,
+          // kafkajs' own wait gives up after a few metadata rounds: hundreds of new topics take longer.
+          waitForLeaders: false,
           topics: batch.map(t => ({
             topic: t.name,
             numPartitions: t.partitions,
@@ -124,10 +129,28 @@ export class TopicAdmin implements TopicCatalog {
       } catch (error) {
         const names = batch.length <= 5 ? batch.map(t => t.name).join(', ') : `${batch.slice(0, 5).map(t => t.name).join(', ')} and ${batch.length - 5} more`
         const converted = toMirrorError(error, `creating topics ${names} on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
-        if (converted.kafkaCode === 'TOPIC_ALREADY_EXISTS') continue
-        throw converted
+        if (converted.kafkaCode !== 'TOPIC_ALREADY_EXISTS') throw converted
       }
+      await this.#waitForLeaders(batch.map(t => t.name))
     }
+  }
+
+  /**
+   * Waits until every partition of `topics` has a leader, so the first produce request finds one
+   * (a just-created partition answers NOT_LEADER_OR_FOLLOWER for a moment). Gives up after about
+   * `LEADER_WAIT_ATTEMPTS` metadata rounds with a retriable error: the caller's next refresh tries again.
+   */
+  async #waitForLeaders (topics: readonly string[]): Promise<void> {
+    await retry(async () => {
+      let metadata
+      try {
+        metadata = await this.#client().fetchTopicMetadata({ topics: [...topics] })
+      } catch (error) {
+        throw toMirrorError(error, `waiting for the leaders of ${topics.length} new topics on the ${this.#connection.alias} cluster`, ErrorCodes.KAFKA, this.#connection)
+      }
+      const leaderless = metadata.topics.filter(t => t.partitions.length === 0 || t.partitions.some(p => p.leader < 0)).length
+      if (leaderless > 0) throw new MirrorError(ErrorCodes.KAFKA, `${leaderless} of ${topics.length} new topics on the ${this.#connection.alias} cluster have partitions without a leader yet`, { retriable: true, kafkaCode: 'LEADER_NOT_AVAILABLE' })
+    }, { maxAttempts: LEADER_WAIT_ATTEMPTS, initialBackoffMs: 100, maxBackoffMs: 2_000, shouldRetry: () => true })
   }
 
   async createPartitions (topic: string, count: number): Promise<void> {
