@@ -26,7 +26,7 @@ const TLS_CERT_CODES = new Set(['SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SI
  * with `ssl.client.auth=required` (Java sends bad_certificate for none, certificate_unknown for an
  * untrusted one; other servers use the rest). Node names them `ERR_SSL_<reason>`.
  */
-const CLIENT_CERT_ALERT = /(?:sslv3|tlsv1|tlsv13) alert (bad certificate|certificate unknown|unknown ca|certificate required|certificate expired|certificate revoked|unsupported certificate|access denied)/i
+const CLIENT_CERT_ALERT = /(?:sslv3|tlsv1|tlsv13|ssl\/tls) alert (bad certificate|certificate unknown|unknown ca|certificate required|certificate expired|certificate revoked|unsupported certificate|access denied)/i
 
 /** The alert name when the broker refused the client certificate, e.g. `bad certificate`. */
 function clientCertificateAlert (errors: readonly KafkaJsErrorShape[]): string | undefined {

@@ -21,6 +21,8 @@ test('a refused client certificate is an authentication error, not retriable, sa
   const cases: Array<[Error, Parameters<typeof toMirrorError>[3], RegExp]> = [
     [alertError('ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE', 'sslv3 alert bad certificate'), { tls: tlsOptions({ ca: 'x' }) }, /alert "bad certificate"\): the listener requires a TLS client certificate \(ssl\.client\.auth=required\) and none is configured; set ssl\.keystore\.location/],
     [alertError('ERR_SSL_SSLV3_ALERT_CERTIFICATE_UNKNOWN', 'sslv3 alert certificate unknown'), { tls: withCertificate }, /alert "certificate unknown"\): the broker did not accept the client certificate of ssl\.keystore\.location/],
+    // Node 24's OpenSSL names the alert "ssl/tls alert ...".
+    [alertError('ERR_SSL_SSL/TLS_ALERT_BAD_CERTIFICATE', 'error:0A000412:SSL routines:ssl3_read_bytes:ssl/tls alert bad certificate'), { tls: tlsOptions({ ca: 'x' }) }, /alert "bad certificate"\): the listener requires a TLS client certificate \(ssl\.client\.auth=required\) and none is configured; set ssl\.keystore\.location/],
     [alertError('ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED', 'tlsv13 alert certificate required'), { tls: tlsOptions({ pfx: Buffer.from('p'), passphrase: 'x' }) }, /alert "certificate required"\): the broker did not accept/],
     [alertError('ERR_SSL_TLSV1_ALERT_UNKNOWN_CA', 'tlsv1 alert unknown ca'), undefined, /alert "unknown ca"\): the listener requires a TLS client certificate it trusts/],
   ]
