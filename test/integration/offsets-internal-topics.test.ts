@@ -8,6 +8,7 @@ import { loadOffsetSyncs, offsetSyncsTopicName } from '../../src/offsets/offset-
 import { silentLogger } from '../../src/shared/logger.js'
 import { committedOffsets, createTopic, deleteTopicIfExists, endOffsets, produce, sharedClusters, uniqueName, withAdmin } from '../helpers/kafka.js'
 import { spawnSidecarArgs, waitMirroring } from '../helpers/sidecar.js'
+import { sampleSum, scrape, sidecarHttpPort } from '../helpers/sidecar-http.js'
 import { waitUntil } from '../helpers/wait.js'
 
 function mm2File (lines: Record<string, string>): string {
@@ -103,4 +104,33 @@ test('a topic whose max.message.bytes shrinks after the writer read it still tak
   const read: string[] = []
   await readInternalTopic(target.connection('test-reader'), topic, (_key, value) => { read.push(value ?? '') }, silentLogger)
   assert.deepEqual(read, records.map(r => r.value))
+})
+
+test('a syncs topic that cannot take even one record: every commit fails with an error naming the topic, nothing is committed, and the commit age grows', { timeout: 120_000 }, async t => {
+  const { source, target } = await sharedClusters()
+  const alias = uniqueName('tiny').replace(/-/g, '')
+  const syncsTopic = offsetSyncsTopicName(alias)
+  await createTopic(t, target, { name: syncsTopic, configs: { 'cleanup.policy': 'compact', 'max.message.bytes': '256' } })
+  const topic = await createTopic(t, source, { partitions: 2 })
+  await createTopic(t, target, { name: `${alias}.${topic}`, partitions: 2 })
+  await produce(source, topic, [{ partition: 0, value: 'a' }, { partition: 1, value: 'b' }])
+  const group = uniqueName('tiny-mirror')
+  const config = mm2File({
+    clusters: `${alias}, B`, [`${alias}.bootstrap.servers`]: source.bootstrap, 'B.bootstrap.servers': target.bootstrap,
+    [`${alias}->B.enabled`]: 'true', topics: topic, [`${alias}.consumer.group.id`]: group, 'offset.flush.interval.ms': '500', 'replication.factor': '1',
+  })
+  const sidecar = spawnSidecarArgs(t, [config, ...SIDECAR_FLAGS])
+  const port = await sidecarHttpPort(sidecar)
+  await waitMirroring(sidecar)
+  let exposition = ''
+  await waitUntil(async () => {
+    exposition = await scrape(port)
+    return (sampleSum(exposition, 'kafka_mirror_commit_age_seconds') ?? 0) >= 3
+  }, { timeoutMs: 30_000, message: 'the commit age to reach 3 s' })
+  assert.ok((sampleSum(exposition.split('\n').filter(line => line.includes('result="error"')).join('\n'), 'kafka_mirror_commits_total') ?? 0) >= 2, 'failed commits counted')
+  assert.equal(sampleSum(exposition, 'kafka_mirror_commit_interval_seconds'), 0.5)
+  assert.match(sidecar.stderr(), new RegExp(`does not fit in one produce request to ${syncsTopic.replace(/\./g, '\\.')}, which takes \\d+ bytes of records: raise max\\.message\\.bytes of ${syncsTopic.replace(/\./g, '\\.')}`))
+  assert.deepEqual([...(await committedOffsets(source, group, topic)).values()], [-1n, -1n], 'no source offset is committed without its syncs')
+  sidecar.child.kill('SIGTERM')
+  await sidecar.exited
 })
