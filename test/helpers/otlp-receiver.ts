@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import type { TestContext } from 'node:test'
-import { portAnswers } from '../../scripts/local-kafka/clusters.js'
 
 export interface OtlpValue { stringValue?: string, intValue?: string | number, boolValue?: boolean, doubleValue?: number }
 export interface OtlpKeyValue { key: string, value: OtlpValue }
@@ -33,14 +33,8 @@ export function otlpAttributes (keyValues: readonly OtlpKeyValue[] = []): Record
   return Object.fromEntries(keyValues.map(({ key, value }) => [key, value.stringValue ?? (value.intValue === undefined ? undefined : Number(value.intValue)) ?? value.boolValue ?? value.doubleValue]))
 }
 
-/** The first free port on 127.0.0.1 in `[from, to]` (test listeners of this worktree: `TEST_LISTENER_PORTS`, default 39750..39799). */
-export async function freeListenerPort (from = Number(process.env.TEST_LISTENER_PORTS ?? 39750), to = from + 49): Promise<number> {
-  for (let port = from; port <= to; port++) if (!await portAnswers(port, 200)) return port
-  throw new Error(`no free port between ${from} and ${to} on 127.0.0.1`)
-}
-
 /**
- * A minimal OTLP/HTTP JSON trace receiver on 127.0.0.1 (port from `freeListenerPort`): answers 200
+ * A minimal OTLP/HTTP JSON trace receiver on 127.0.0.1 (a port the kernel picks): answers 200
  * to `POST /v1/traces` and keeps every span; closed when the test ends.
  */
 export async function startOtlpReceiver (t: TestContext): Promise<OtlpReceiver> {
@@ -63,8 +57,10 @@ export async function startOtlpReceiver (t: TestContext): Promise<OtlpReceiver> 
       }
     })
   })
-  const port = await freeListenerPort()
-  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(port, '127.0.0.1', resolve) })
+  // Port 0: the kernel picks a free one. A port probed free can still be taken before the bind, by
+  // a listener or by the local end of any outgoing connection (seen: EADDRINUSE in CI).
+  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(0, '127.0.0.1', resolve) })
+  const port = (server.address() as AddressInfo).port
   t.after(() => new Promise<void>(resolve => { server.closeAllConnections(); server.close(() => resolve()) }))
   return { tracesEndpoint: `http://127.0.0.1:${port}/v1/traces`, spans, resources, requests }
 }
