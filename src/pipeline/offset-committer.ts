@@ -41,9 +41,6 @@ export class OffsetCommitter {
     this.#timer = new RearmingTimer(options.intervalMs, () => this.commit())
   }
 
-  /** Failed commits since the last one that succeeded. */
-  get failuresInRow (): number { return this.#failuresInRow }
-
   /** Starts the interval commits. */
   start (): void { this.#timer.start() }
 
