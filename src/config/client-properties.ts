@@ -19,7 +19,7 @@ export interface PropertiesOrigin {
 /** Keys `connectionFromProperties` reads, besides the security keys. */
 export const CONNECTION_KEYS = ['bootstrap.servers', 'client.id', 'request.timeout.ms', 'socket.connection.setup.timeout.ms'] as const
 /** Keys `consumerSettingsFromProperties` reads. */
-export const CONSUMER_KEYS = ['group.id', 'auto.offset.reset', 'enable.auto.commit', 'max.poll.records', 'fetch.max.bytes', 'max.partition.fetch.bytes', 'session.timeout.ms', 'heartbeat.interval.ms'] as const
+export const CONSUMER_KEYS = ['group.id', 'auto.offset.reset', 'enable.auto.commit', 'max.poll.records', 'shallowiterator.enable', 'fetch.max.bytes', 'max.partition.fetch.bytes', 'session.timeout.ms', 'heartbeat.interval.ms'] as const
 /** Keys `producerSettingsFromProperties` reads. */
 export const PRODUCER_KEYS = ['acks', 'compression.type', 'batch.size', 'linger.ms', 'enable.idempotence', 'max.request.size'] as const
 
@@ -96,6 +96,7 @@ export function producerSettingsFromProperties (properties: Properties, where: s
   return {
     acks,
     compression,
+    compressionSet: value(properties, 'compression.type') !== undefined,
     batchSizeBytes: int('batch.size', 524_288, 1),
     lingerMs: int('linger.ms', 0),
     idempotent: parseBoolean(key('enable.idempotence'), value(properties, 'enable.idempotence'), problems) ?? true,

@@ -1,5 +1,6 @@
 import { DEFAULT_PRODUCER_LANES } from './mirror-config.js'
 import { DEFAULT_GROUPS_EXCLUDE } from './topic-filter.js'
+import { DEFAULT_PASS_THROUGH } from './pass-through.js'
 
 /**
  * The default of every sidecar flag, in one place: the parsers (`configFromMm1`,
@@ -27,6 +28,8 @@ export const FLAG_DEFAULTS = {
   'metrics.host': '0.0.0.0',
   /** `--metrics.partition.labels`: false turns per-partition series into per-topic ones. */
   'metrics.partition.labels': true,
+  /** `--pass.through`: forward record batches undecoded where safe. */
+  'pass.through': DEFAULT_PASS_THROUGH,
   /** `--log.level`. */
   'log.level': 'info',
   /** `--drain.timeout.ms`, in ms. */

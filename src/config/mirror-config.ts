@@ -1,6 +1,7 @@
 import type { ClusterConnection } from './cluster-connection.js'
 import type { LogLevel } from '../shared/logger.js'
 import type { TopicFilter } from './topic-filter.js'
+import type { PassThroughMode } from './pass-through.js'
 
 /**
  * Producer lanes when none are configured. One lane keeps one produce request in flight for the
@@ -37,6 +38,8 @@ export interface ProducerSettings {
   readonly acks: -1 | 1
   /** `compression.type` of what the mirror writes; default `none`. */
   readonly compression: CompressionName
+  /** True when `compression.type` was set: forwarded batches must then be in that codec (others are decoded and written in it). */
+  readonly compressionSet: boolean
   /** `batch.size`: bytes of records per partition per produce request; default 524288. */
   readonly batchSizeBytes: number
   /** `linger.ms`, validated and kept for `--print-config`; no effect: each fetched batch is sent at once. */
@@ -112,6 +115,8 @@ export interface FlowConfig {
   readonly offsetCommitIntervalMs: number
   /** `--abort.on.send.failure`; default true. */
   readonly abortOnSendFailure: boolean
+  /** `--pass.through` / `shallowiterator.enable`: forward record batches undecoded; default `auto`. */
+  readonly passThrough: PassThroughMode
   /** How often new source topics and partitions are looked for; default 30000. */
   readonly refreshTopicsIntervalMs: number
   /** Copy retention and cleanup configs when creating target topics; default true. */

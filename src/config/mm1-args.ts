@@ -5,6 +5,7 @@ import type { Properties } from './java-properties.js'
 import { readPropertiesFile } from './properties-file.js'
 import { checkLegacyClientKeys } from './legacy-client-keys.js'
 import { FLAG_DEFAULTS } from './flag-defaults.js'
+import { parsePassThrough, parseShallowIterator, resolvePassThrough } from './pass-through.js'
 import { freezeConfig, type FlowConfig, type MirrorConfig } from './mirror-config.js'
 import type { SidecarSettings } from './sidecar-settings.js'
 import { compileTopicPattern, createGroupFilter, createTopicFilter } from './topic-filter.js'
@@ -35,6 +36,7 @@ export const MM1_FLAGS = {
   'metrics.partition.labels': { type: 'string', describe: `false: lag and status metrics per topic instead of per partition, for many partitions (default ${D['metrics.partition.labels']})` },
   'log.level': { type: 'string', describe: `debug, info, warn, error (default ${D['log.level']})` },
   'drain.timeout.ms': { type: 'string', describe: `How long shutdown waits for in-flight records (default ${D['drain.timeout.ms']})` },
+  'pass.through': { type: 'string', describe: `Forward fetched record batches undecoded where safe: auto, on or off (default ${D['pass.through']}; consumer key shallowiterator.enable=true/false also works)` },
   'message.handler': { type: 'string', describe: 'MirrorMaker 1 message handlers are not supported (refused)' },
   'new.consumer': { type: 'boolean', describe: 'Accepted and ignored (MirrorMaker 1 compatibility)' },
   'sync.group.offsets.enabled': { type: 'string', describe: `Copy committed offsets of source consumer groups to the target, translated exactly (default ${D['sync.group.offsets.enabled']})` },
@@ -173,6 +175,7 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
   const metricsPort = parseInteger(key('metrics.port'), single(values, 'metrics.port', problems), { min: 0, max: 65535, expected: 'a port number from 0 to 65535' }, problems) ?? D['metrics.port']
   const drainTimeoutMs = int('drain.timeout.ms', D['drain.timeout.ms'], 0)
   const metricsPartitionLabels = parseBoolean(key('metrics.partition.labels'), single(values, 'metrics.partition.labels', problems), problems) ?? D['metrics.partition.labels']
+  const passThroughFlag = parsePassThrough(key('pass.through'), single(values, 'pass.through', problems), problems)
   const abortOnSendFailure = parseBoolean(key('abort.on.send.failure'), single(values, 'abort.on.send.failure', problems), problems) ?? D['abort.on.send.failure']
   const logLevel: LogLevel = parseChoice(key('log.level'), single(values, 'log.level', problems), LogLevels, problems) ?? D['log.level']
   const groupSyncEnabled = parseBoolean(key('sync.group.offsets.enabled'), single(values, 'sync.group.offsets.enabled', problems), problems) ?? D['sync.group.offsets.enabled']
@@ -197,6 +200,8 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
     checkLegacyClientKeys(file.properties, file.where, alias, problems)
     const source = connectionFromProperties(file.properties, { alias, where: file.where, bootstrapHint: file.bootstrapHint, defaultClientId: 'mirror-sidecar' }, problems)
     const consumer = consumerSettingsFromProperties(file.properties, file.where, problems, file.reportUnused ?? true)
+    const passThrough = resolvePassThrough({ key: key('pass.through'), value: passThroughFlag },
+      { key: `${file.where}shallowiterator.enable`, value: parseShallowIterator(`${file.where}shallowiterator.enable`, file.properties.get('shallowiterator.enable')?.value, problems) }, problems)
     if (source === undefined || target === undefined || producer === undefined || includePattern === undefined || !problems.empty) return
     flows.push({
       name: `${alias}->target`,
@@ -212,6 +217,7 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
       queueMaxBytes,
       offsetCommitIntervalMs,
       abortOnSendFailure,
+      passThrough,
       refreshTopicsIntervalMs,
       syncTopicConfigs: true,
       replicationFactor: -1,

@@ -1,4 +1,5 @@
 import { ConfigError } from '../shared/errors.js'
+import { parsePassThrough, parseShallowIterator, resolvePassThrough } from './pass-through.js'
 import { CONNECTION_KEYS, CONSUMER_KEYS, PRODUCER_KEYS, connectionFromProperties, consumerSettingsFromProperties, producerSettingsFromProperties } from './client-properties.js'
 import { isSecurityKey } from './client-security.js'
 import { isProviderKey } from './config-providers.js'
@@ -24,7 +25,7 @@ const FLOW_KEYS = new Set(['enabled', 'topics', 'topics.exclude', 'topics.blackl
   'replication.policy.class', 'replication.policy.separator', 'tasks.max', 'refresh.topics.enabled', 'refresh.topics.interval.seconds',
   'sync.topic.configs.enabled', 'replication.factor', 'emit.offset-syncs.enabled', 'sync.group.offsets.enabled',
   'sync.group.offsets.interval.seconds', 'emit.checkpoints.enabled', 'emit.checkpoints.interval.seconds', 'offset.flush.interval.ms',
-  'offset-syncs.topic.replication.factor', 'checkpoints.topic.replication.factor', 'offset-syncs.topic.location'])
+  'offset-syncs.topic.replication.factor', 'checkpoints.topic.replication.factor', 'offset-syncs.topic.location', 'pass.through'])
 
 /** Keys that would run Java code or change what is copied, and cannot be honoured: refused. */
 const REFUSED_KEYS: Record<string, string> = {
@@ -260,6 +261,11 @@ function buildFlow (
     return entry === undefined ? fallback : parseBoolean(entry.key, entry.value, problems) ?? fallback
   }
   const numStreams = int('tasks.max', 1, 1)
+  const passThroughEntry = flowEntry('pass.through')
+  const shallowEntry = consumerView.properties.get('shallowiterator.enable')
+  const passThrough = resolvePassThrough(
+    { key: passThroughEntry?.key ?? 'pass.through', value: parsePassThrough(passThroughEntry?.key ?? 'pass.through', passThroughEntry?.value, problems) },
+    { key: `${source}.consumer.shallowiterator.enable`, value: parseShallowIterator(`${source}.consumer.shallowiterator.enable`, shallowEntry?.value, problems) }, problems)
   const refreshEnabled = bool('refresh.topics.enabled', true)
   // setInterval takes at most 2^31-1 ms; "disabled" becomes that (about 24.8 days).
   const refreshTopicsIntervalMs = refreshEnabled ? Math.min(int('refresh.topics.interval.seconds', 600, 1) * 1000, 2_147_483_647) : 2_147_483_647
@@ -303,6 +309,7 @@ function buildFlow (
     queueMaxBytes: FLAG_DEFAULTS['queue.bytes'],
     offsetCommitIntervalMs,
     abortOnSendFailure: true,
+    passThrough,
     refreshTopicsIntervalMs,
     syncTopicConfigs,
     replicationFactor,

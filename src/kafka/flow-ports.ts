@@ -4,12 +4,19 @@ import type { Logger } from '../shared/logger.js'
 import { KafkaRecordSink } from './record-sink.js'
 import { KafkaRecordSource } from './record-source.js'
 import { TopicAdmin } from './topic-admin.js'
+import { forwardingPolicy, type ForwardingPolicy } from './forwarded-record-batch.js'
+
+/** What the flow's record source forwards undecoded; undefined when pass-through is off. */
+function batchForwarding (flow: FlowConfig): ForwardingPolicy | undefined {
+  if (flow.passThrough === 'off') return undefined
+  return forwardingPolicy(flow.producer.compressionSet ? flow.producer.compression : undefined, flow.producer.maxRequestSizeBytes)
+}
 
 /** The kafkajs adapters of one flow: the source group, one producer per lane, an admin per cluster. */
 export function kafkaFlowPorts (flow: FlowConfig, logger: Logger): FlowPorts {
   const flowLogger = logger.child({ flow: flow.name })
   return {
-    source: () => new KafkaRecordSource(flow.source, flow.consumer, flow.numStreams, flowLogger),
+    source: () => new KafkaRecordSource(flow.source, flow.consumer, flow.numStreams, flowLogger, batchForwarding(flow)),
     sinks: Array.from({ length: flow.numProducers }, () => new KafkaRecordSink(flow.target, flow.producer, flowLogger)),
     sourceTopics: new TopicAdmin(flow.source, flowLogger),
     targetTopics: new TopicAdmin(flow.target, flowLogger),

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
 import type { Kafka, KafkaMessage, Message } from 'kafkajs'
@@ -180,4 +181,67 @@ export function assertKafkajsPatched (codec?: KafkajsRecordCodec): void {
   }
   if (problem !== undefined) throw new MirrorError(ErrorCodes.CONFIG, `kafkajs is not patched (${problem}; patches/kafkajs+${KAFKAJS_VERSION}.patch is applied by npm's postinstall): run npm ci`)
   if (codec === undefined) patched = true
+}
+
+/** kafkajs' CRC-32C (`protocol/recordBatch/crc32C`, made faster by the patch): the checksum of a record batch. */
+export const kafkajsCrc32c = require('kafkajs/src/protocol/recordBatch/crc32C') as (bytes: Buffer) => number
+
+/**
+ * Record batch forwarding (pass-through): the patched Fetch decoder
+ * (`protocol/requests/fetch/v4/decodeMessages.js`) offers each complete v2 batch, as bytes, to the
+ * hook of the AsyncLocalStorage registered under this symbol, when the fetch runs inside
+ * `runWithBatchForwarding`. An object the hook returns stands for the whole batch among the
+ * fetched messages (undecoded); undefined lets kafkajs decode the batch as before.
+ */
+export type BatchForwardingHook = (batchBytes: Buffer) => object | undefined
+
+const FORWARDING = Symbol.for('kafka-mirror-sidecar.recordBatchForwarding')
+
+function forwardingStorage (): AsyncLocalStorage<BatchForwardingHook> {
+  const holder = globalThis as unknown as Record<symbol, AsyncLocalStorage<BatchForwardingHook> | undefined>
+  holder[FORWARDING] ??= new AsyncLocalStorage<BatchForwardingHook>()
+  return holder[FORWARDING]
+}
+
+/**
+ * Runs `start` (a kafkajs consumer's `run`) so that every fetch it makes, for as long as it runs,
+ * offers its batches to `hook`. kafkajs decodes a Fetch response in the async context of the
+ * request (`network/connection.js` awaits the answer, then decodes), which descends from `start`.
+ */
+export function runWithBatchForwarding<T> (hook: BatchForwardingHook, start: () => T): T {
+  return forwardingStorage().run(hook, start)
+}
+
+/** What a stand-in for a forwarded batch shows kafkajs' consumer (`consumer/batch.js`, `filterAbortedMessages`). */
+export interface BatchStandIn {
+  /** The batch's last offset: kafkajs keeps messages at or past its fetch offset and moves past this one. */
+  readonly offset: string
+  readonly key: null
+  readonly isControlRecord: false
+  readonly batchContext: { readonly producerId: string, readonly inTransaction: boolean }
+}
+
+/**
+ * A kafkajs producer message that is a whole record batch, encoded already: the patched produce
+ * request (`protocol/requests/produce/v3/request.js`) asks `encodeBatch` for its bytes with the
+ * request's producer id, epoch and first sequence; the patched `producer/sendMessages.js` moves
+ * the partition's sequence on by `recordCount`. It must be the only message of its partition in a send.
+ */
+export interface EncodedBatchMessage {
+  readonly partition: number
+  readonly value: null
+  readonly recordCount: number
+  readonly encodeBatch: (fields: { producerId: string, producerEpoch: number, firstSequence: number, transactional: boolean }) => Buffer
+}
+
+/** The records of one whole v2 batch (`bytes`), through kafkajs' record batch decoder (registered codecs). */
+export async function decodeRecordBatch (bytes: Buffer): Promise<readonly KafkaRecord[]> {
+  const Decoder = require('kafkajs/src/protocol/decoder') as new (bytes: Buffer) => object
+  const decodeBatch = require('kafkajs/src/protocol/recordBatch/v0/decoder') as (decoder: object) => Promise<{ records: KafkaRecord[] }>
+  return (await decodeBatch(new Decoder(bytes))).records
+}
+
+/** The offset a kafkajs consumer batch was fetched from (`consumer/batch.js` keeps it; its types do not show it). */
+export function batchFetchedOffset (batch: object): bigint {
+  return BigInt((batch as { fetchedOffset: string }).fetchedOffset)
 }

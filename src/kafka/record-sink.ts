@@ -9,6 +9,7 @@ import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
 import { toMirrorError } from './errors.js'
 import { producerHeaders, writtenBeforeFailure } from './kafkajs-internals.js'
+import { KafkaForwardedBatch } from './forwarded-record-batch.js'
 
 const { CompressionTypes, Partitioners } = kafkajs
 
@@ -25,6 +26,9 @@ const compressionTypes: Record<CompressionName, number> = {
  * sequence is unknown or out of step): the sink replaces the producer before its next send.
  */
 const PRODUCER_STATE_LOST: ReadonlySet<string> = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING', 'PRODUCER_FENCED'])
+
+/** Answers to a request with a forwarded batch that no retry of the same bytes can change. */
+const FORWARD_REFUSED: ReadonlySet<string> = new Set(['CORRUPT_MESSAGE', 'INVALID_RECORD'])
 
 /**
  * One producer on the target. Each `send` is one produce request per target broker (acks=all by
@@ -85,6 +89,11 @@ export class KafkaRecordSink implements RecordSink {
       let messages = byTopic.get(write.topic)
       if (messages === undefined) byTopic.set(write.topic, messages = [])
       const partition = write.partition
+      if (write.forwarded !== undefined) {
+        if (!(write.forwarded instanceof KafkaForwardedBatch)) throw new MirrorError(ErrorCodes.INTERNAL, `a forwarded batch for ${write.topic}-${partition} was not fetched by this project's record source`)
+        messages.push(write.forwarded.message(partition) as unknown as Message)
+        continue
+      }
       for (const record of write.records) {
         messages.push({ partition, key: record.key, value: record.value, timestamp: record.timestamp, headers: producerHeaders(record) })
       }
@@ -103,7 +112,11 @@ export class KafkaRecordSink implements RecordSink {
       }
       return acks
     } catch (error) {
-      const converted = toMirrorError(error, `writing to the ${this.#connection.alias} cluster failed`, ErrorCodes.SEND_FAILED, this.#connection)
+      let converted = toMirrorError(error, `writing to the ${this.#connection.alias} cluster failed`, ErrorCodes.SEND_FAILED, this.#connection)
+      if (converted.retriable && FORWARD_REFUSED.has(converted.kafkaCode ?? '') && writes.some(w => w.forwarded !== undefined)) {
+        // kafkajs retries CORRUPT_MESSAGE; for a forwarded batch it means the target will not take these bytes, so the records go decoded.
+        converted = new MirrorError(converted.code, converted.message, { cause: error, retriable: false, kafkaCode: converted.kafkaCode })
+      }
       if (converted.retriable) this.#connected = false
       if (PRODUCER_STATE_LOST.has(converted.kafkaCode ?? '')) this.#replaceProducer = true
       const written = writtenBeforeFailure(error).filter(ack => writes.some(w => w.topic === ack.topic && w.partition === ack.partition))

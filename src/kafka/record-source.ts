@@ -7,7 +7,9 @@ import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import { toMirrorError } from './errors.js'
-import { asKafkaRecords } from './kafkajs-internals.js'
+import { asKafkaRecords, batchFetchedOffset, runWithBatchForwarding } from './kafkajs-internals.js'
+import { forwardingHook, KafkaForwardedBatch, type ForwardingPolicy } from './forwarded-record-batch.js'
+import type { KafkaRecord } from '../shared/kafka-record.js'
 
 /**
  * The mirror's consumer group on the source: `streams` kafkajs consumers in one group, auto-commit
@@ -18,6 +20,8 @@ export class KafkaRecordSource implements RecordSource {
   readonly #settings: ConsumerSettings
   readonly #streams: number
   readonly #logger: Logger
+  /** Set when the flow forwards record batches undecoded (pass-through). */
+  readonly #forwarding: ForwardingPolicy | undefined
   #consumers: Consumer[] = []
   readonly #assignments = new Map<Consumer, Set<string>>()
   #topics: readonly string[] = []
@@ -25,11 +29,12 @@ export class KafkaRecordSource implements RecordSource {
   #stopped = false
   #disconnecting: Promise<void> = Promise.resolve()
 
-  constructor (connection: ClusterConnection, settings: ConsumerSettings, streams: number, logger: Logger) {
+  constructor (connection: ClusterConnection, settings: ConsumerSettings, streams: number, logger: Logger, forwarding?: ForwardingPolicy) {
     this.#connection = connection
     this.#settings = settings
     this.#streams = streams
     this.#logger = logger
+    this.#forwarding = forwarding
   }
 
   get connected (): boolean { return this.#connected }
@@ -70,12 +75,19 @@ export class KafkaRecordSource implements RecordSource {
     }
     if (topics.length === 0) return
     // All streams join together, so the group settles in one rebalance instead of one per stream.
-    await Promise.all(this.#consumers.map(consumer => consumer.run({
+    const run = (consumer: Consumer): Promise<void> => consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: 16,
       eachBatch: payload => this.#eachBatch(payload, handlers),
-    })))
+    })
+    const forwarding = this.#forwarding
+    if (forwarding === undefined) {
+      await Promise.all(this.#consumers.map(run))
+      return
+    }
+    const hook = forwardingHook(forwarding, (reason, bytes) => handlers.onDecoded?.(reason, bytes))
+    await Promise.all(this.#consumers.map(consumer => runWithBatchForwarding(hook, () => run(consumer))))
   }
 
   #wireEvents (consumer: Consumer, handlers: SourceListener): void {
@@ -118,15 +130,49 @@ export class KafkaRecordSource implements RecordSource {
   async #eachBatch (payload: EachBatchPayload, handlers: SourceListener): Promise<void> {
     const { batch, heartbeat, isRunning, isStale, resolveOffset } = payload
     if (batch.messages.length === 0) return
-    await handlers.onBatch({
-      topic: batch.topic,
-      partition: batch.partition,
-      highWatermark: BigInt(batch.highWatermark),
-      records: asKafkaRecords(batch.messages),
-      nextOffset: BigInt(batch.lastOffset()) + 1n,
-    }, { heartbeat, isActive: () => isRunning() && !isStale() })
+    const control = { heartbeat, isActive: () => isRunning() && !isStale() }
+    const highWatermark = BigInt(batch.highWatermark)
+    const nextOffset = BigInt(batch.lastOffset()) + 1n
+    if (this.#forwarding === undefined) {
+      await handlers.onBatch({ topic: batch.topic, partition: batch.partition, highWatermark, records: asKafkaRecords(batch.messages), nextOffset }, control)
+    } else {
+      const parts = await this.#parts(batch.messages, batchFetchedOffset(batch), handlers)
+      for (const [index, part] of parts.entries()) {
+        if (!control.isActive()) return
+        const next = parts[index + 1]
+        const partNext = next === undefined ? nextOffset : next.forwarded?.baseOffset ?? BigInt((next.records[0] as KafkaRecord).offset)
+        await handlers.onBatch({ topic: batch.topic, partition: batch.partition, highWatermark, records: part.records, forwarded: part.forwarded, nextOffset: partNext }, control)
+      }
+    }
     // Moves kafkajs' fetch position only; what is committed is decided by the mirror.
     if (isRunning() && !isStale()) resolveOffset(batch.lastOffset())
+  }
+
+  /**
+   * The fetched messages as runs of decoded records and single forwarded batches, in order. A
+   * forwarded batch that begins before the fetch offset (the broker returns whole batches) is
+   * decoded and trimmed to the records at or past it.
+   */
+  async #parts (messages: readonly unknown[], fetchedOffset: bigint, handlers: SourceListener): Promise<Array<{ records: readonly KafkaRecord[], forwarded?: KafkaForwardedBatch }>> {
+    const parts: Array<{ records: KafkaRecord[], forwarded?: KafkaForwardedBatch }> = []
+    let run: KafkaRecord[] | undefined
+    for (const message of messages) {
+      if (message instanceof KafkaForwardedBatch && message.baseOffset >= fetchedOffset) {
+        parts.push({ records: [], forwarded: message })
+        run = undefined
+        continue
+      }
+      let records: readonly KafkaRecord[]
+      if (message instanceof KafkaForwardedBatch) {
+        handlers.onDecoded?.('starts_before_position', message.sizeBytes)
+        records = (await message.decode()).filter(record => BigInt(record.offset) >= fetchedOffset)
+      } else {
+        records = [message as KafkaRecord]
+      }
+      if (run === undefined) parts.push({ records: run = [] })
+      for (const record of records) run.push(record)
+    }
+    return parts.filter(part => part.forwarded !== undefined || part.records.length > 0)
   }
 
   /** Commits `offsets` on the source, each through the consumer that owns the partition. */

@@ -24,6 +24,7 @@ export const LabelNames = {
   NODE_VERSION: 'node_version',
   GROUP: 'group',
   REASON: 'reason',
+  PATH: 'path',
 } as const
 export type LabelName = typeof LabelNames[keyof typeof LabelNames]
 
@@ -74,6 +75,8 @@ export const Metrics = {
   recordAgeAtPoll: metric('kafka_mirror_record_age_at_poll_seconds', 'histogram', 'Poll time minus source record timestamp.', FLOW_LABELS),
   produceRequestDuration: metric('kafka_mirror_produce_request_duration_seconds', 'histogram', 'Duration of one produce request to the target cluster.', [...FLOW_LABELS, L.RESULT]),
   retries: metric('kafka_mirror_retries_total', 'counter', 'Retried operations, by operation and error code.', [...FLOW_LABELS, L.OPERATION, L.ERROR_CODE]),
+  batches: metric('kafka_mirror_batches_total', 'counter', 'Source record batches by the way they went: path pass_through (forwarded undecoded) or deep (decoded), with the reason a batch was decoded although the flow forwards batches (pass-through on or auto).', [...FLOW_LABELS, L.PATH, L.REASON]),
+  batchBytes: metric('kafka_mirror_batch_bytes_total', 'counter', 'Bytes of source record batches (as fetched, compressed) by path, counted with kafka_mirror_batches_total.', [...FLOW_LABELS, L.PATH]),
   sendFailures: metric('kafka_mirror_send_failures_total', 'counter', 'Batches the target did not accept after retries.', TOPIC_LABELS),
   commits: metric('kafka_mirror_commits_total', 'counter', 'Offset commits on the source cluster, by result.', [...FLOW_LABELS, L.RESULT]),
   lastCommitTimestamp: metric('kafka_mirror_last_commit_timestamp_seconds', 'gauge', 'When the last successful offset commit happened (seconds since the epoch).', FLOW_LABELS),

@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client'
 import type { FlowConfig } from '../config/mirror-config.js'
 import { flowLabels, type CommittedOffset, ConsumedBatch, FlowLabels, FlowSnapshot, PartitionSnapshot, PipelineObserver, ProducedBatch } from '../pipeline/pipeline-observer.js'
+import type { BatchPath, DeepPathReason } from '../pipeline/forwarded-batch.js'
 import { BatchHistogram, type HistogramChild } from './batch-histogram.js'
 import { ComputedGauge, type GaugeSample } from './computed-gauge.js'
 import { CounterFamily, type CounterChild } from './counter-family.js'
@@ -45,6 +46,8 @@ interface Instruments {
   readonly recordAgeAtPoll: BatchHistogram<string>
   readonly produceRequestDuration: BatchHistogram<string>
   readonly retries: Counter
+  readonly batches: Counter
+  readonly batchBytes: Counter
   readonly sendFailures: Counter
   readonly commits: Counter
   readonly rebalances: Counter
@@ -154,6 +157,8 @@ export class MirrorMetrics implements PipelineObserver {
       recordAgeAtPoll: histogram(Metrics.recordAgeAtPoll, LATENCY_BUCKETS_SECONDS),
       produceRequestDuration: histogram(Metrics.produceRequestDuration, REQUEST_BUCKETS_SECONDS),
       retries: counter(Metrics.retries),
+      batches: counter(Metrics.batches),
+      batchBytes: counter(Metrics.batchBytes),
       sendFailures: counter(Metrics.sendFailures),
       commits: counter(Metrics.commits),
       rebalances: counter(Metrics.rebalances),
@@ -223,6 +228,12 @@ export class MirrorMetrics implements PipelineObserver {
 
   retry (flow: FlowLabels, operation: string, errorCode: string): void {
     this.instruments.retries.inc({ ...this.#flow(flow).labels, [L.OPERATION]: operation, [L.ERROR_CODE]: errorCode })
+  }
+
+  batchRouted (flow: FlowLabels, path: BatchPath, reason: DeepPathReason | undefined, bytes: number): void {
+    const labels = this.#flow(flow).labels
+    this.instruments.batches.inc({ ...labels, [L.PATH]: path, [L.REASON]: reason ?? '' })
+    this.instruments.batchBytes.inc({ ...labels, [L.PATH]: path }, bytes)
   }
 
   sendFailed (flow: FlowLabels, topic: string, _partition: number, _reason: string): void {

@@ -1,7 +1,7 @@
 import type { FlowConfig } from '../config/mirror-config.js'
 import { errorLabel } from '../shared/errors.js'
 import { InternalTopicWriter, type InternalRecord, type ReplicationFactorSetting } from '../kafka/internal-topic.js'
-import type { MirrorBatch } from '../pipeline/mirror-batch.js'
+import { sourceOffsetAt, type MirrorBatch } from '../pipeline/mirror-batch.js'
 import type { AckListener, AckSegment, CommitCandidate } from '../pipeline/ports.js'
 import { flowLabels, type FlowLabels } from '../pipeline/pipeline-observer.js'
 import { settleWithin } from '../shared/deadline.js'
@@ -65,7 +65,7 @@ export class OffsetSyncWriter implements AckListener {
   acknowledged (batch: MirrorBatch, segments: readonly AckSegment[]): void {
     for (const segment of segments) {
       const offsets: bigint[] = new Array(segment.count)
-      for (let i = 0; i < segment.count; i++) offsets[i] = BigInt((batch.records[segment.from + i] as MirrorBatch['records'][number]).offset)
+      for (let i = 0; i < segment.count; i++) offsets[i] = sourceOffsetAt(batch, segment.from + i)
       this.#tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, offsets, segment.targetBaseOffset)
     }
   }

@@ -1,12 +1,12 @@
 import type { FlowConfig } from '../config/mirror-config.js'
 import { errorLabel, type MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
-import type { KafkaRecord } from '../shared/kafka-record.js'
-import { recordBytes, type MirrorBatch } from './mirror-batch.js'
+import { recordBytes, recordCount, recordTimestampsMs, sourceOffsetAt, type MirrorBatch } from './mirror-batch.js'
 import type { PartitionProgress } from './partition-progress.js'
 import type { FlowLabels, PipelineObserver } from './pipeline-observer.js'
 import type { AckListener, AckSegment } from './ports.js'
 import type { WorkerListener } from './producer-worker.js'
+import type { DeepPathReason } from './forwarded-batch.js'
 
 /**
  * Where the producer lanes report: an acknowledged batch moves the partition's committable offset
@@ -31,29 +31,33 @@ export class AckRecorder implements WorkerListener {
   }
 
   acknowledged (batch: MirrorBatch, segments: readonly AckSegment[], ackTimeMs: number, recordsAcked: number): void {
-    if (recordsAcked === batch.records.length) this.#progress.acknowledged(batch, ackTimeMs)
-    else this.#progress.acknowledgedPrefix(batch, BigInt((batch.records[recordsAcked] as KafkaRecord).offset), ackTimeMs)
+    const count = recordCount(batch)
+    if (recordsAcked === count) this.#progress.acknowledged(batch, ackTimeMs)
+    else this.#progress.acknowledgedPrefix(batch, sourceOffsetAt(batch, recordsAcked), ackTimeMs)
     this.#ackListener?.acknowledged(batch, segments)
     if (this.#observer.produced === undefined || segments.length === 0) return
-    const timestampsMs: number[] = []
-    for (let i = 0; i < recordsAcked; i++) timestampsMs.push(Number((batch.records[i] as KafkaRecord).timestamp))
+    const timestampsMs = recordTimestampsMs(batch, recordsAcked)
     this.#observer.produced(this.#labels, {
       sourceTopic: batch.sourceTopic,
       targetTopic: batch.targetTopic,
       partition: batch.partition,
       records: recordsAcked,
-      bytes: recordsAcked === batch.records.length ? batch.bytes : batch.records.slice(0, recordsAcked).reduce((sum, r) => sum + recordBytes(r), 0),
+      bytes: recordsAcked === count ? batch.bytes : batch.records.slice(0, recordsAcked).reduce((sum, r) => sum + recordBytes(r), 0),
       timestampsMs,
       ackTimeMs,
       firstSourceOffset: batch.firstOffset,
-      lastSourceOffset: BigInt((batch.records[recordsAcked - 1] as KafkaRecord).offset),
+      lastSourceOffset: sourceOffsetAt(batch, recordsAcked - 1),
       targetBaseOffset: (segments[0] as AckSegment).targetBaseOffset,
     })
   }
 
   skipped (batch: MirrorBatch, index: number, error: MirrorError): void {
     this.#observer.sendFailed?.(this.#labels, batch.sourceTopic, batch.partition, error.kafkaCode ?? error.code)
-    this.#logger.error(this.#abortOnSendFailure ? 'send failed; stopping the mirror' : 'send failed; record skipped (abort.on.send.failure=false)', { error, offset: batch.records[index]?.offset })
+    this.#logger.error(this.#abortOnSendFailure ? 'send failed; stopping the mirror' : 'send failed; record skipped (abort.on.send.failure=false)', { error, offset: sourceOffsetAt(batch, index).toString() })
+  }
+
+  routed (batch: MirrorBatch, reason: DeepPathReason): void {
+    this.#observer.batchRouted?.(this.#labels, 'deep', reason, batch.bytes)
   }
 
   produceRequest (durationSeconds: number, ok: boolean): void {

@@ -2,7 +2,8 @@ import type { FlowConfig } from '../config/mirror-config.js'
 import { batchSpanInput } from './batch-span-input.js'
 import { QueueClosedError, type BoundedQueue } from './bounded-queue.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
-import { recordBytes, type MirrorBatch } from './mirror-batch.js'
+import { recordBytes, recordTimestampsMs, type MirrorBatch } from './mirror-batch.js'
+import type { ForwardedBatch } from './forwarded-batch.js'
 import { partitionKey } from './partition-key.js'
 import type { PartitionProgress } from './partition-progress.js'
 import type { FlowLabels, PipelineObserver } from './pipeline-observer.js'
@@ -48,6 +49,7 @@ export class BatchIntake {
 
   /** Hands the new records of `fetched` to the producers; resolves once all are queued, or the batch went stale. */
   async accept (fetched: FetchedBatch, control: FetchControl): Promise<void> {
+    if (fetched.forwarded !== undefined) return this.#acceptForwarded(fetched, fetched.forwarded, control)
     const { topic, partition, records } = fetched
     const mirrored = this.#topicOf(topic)
     if (mirrored === undefined || records.length === 0) return
@@ -84,6 +86,38 @@ export class BatchIntake {
       from = to
     }
     this.#observer.consumed?.(this.#labels, { topic, partition, records: records.length - start, bytes: totalBytes, timestampsMs, pollTimeMs })
+  }
+
+  /**
+   * A fetched record batch to forward undecoded: queued whole as one `MirrorBatch`. When this
+   * process already handed over part of it (a refetch), it is decoded and its new records take the
+   * deep path; when all of it, it is dropped.
+   */
+  async #acceptForwarded (fetched: FetchedBatch, forwarded: ForwardedBatch, control: FetchControl): Promise<void> {
+    const { topic, partition } = fetched
+    const mirrored = this.#topicOf(topic)
+    if (mirrored === undefined) return
+    const firstOffset = forwarded.baseOffset
+    const lastOffset = firstOffset + BigInt(forwarded.recordCount - 1)
+    this.#progress.observeHighWatermark(topic, partition, fetched.highWatermark, firstOffset)
+    const admitted = this.#progress.admitFrom(topic, partition, [{ offset: firstOffset.toString() }, { offset: lastOffset.toString() }])
+    if (admitted === 2) return
+    if (admitted === 1) {
+      this.#observer.batchRouted?.(this.#labels, 'deep', 'starts_before_position', forwarded.sizeBytes)
+      return this.accept({ ...fetched, forwarded: undefined, records: await forwarded.decode() }, control)
+    }
+    const pollTimeMs = Date.now()
+    const nextOffset = fetched.nextOffset !== undefined && fetched.nextOffset > lastOffset + 1n ? fetched.nextOffset : lastOffset + 1n
+    let batch: MirrorBatch = { sourceTopic: topic, targetTopic: mirrored.target, partition, records: [], forwarded, firstOffset, nextOffset, bytes: forwarded.sizeBytes, pollTimeMs }
+    if (this.#tracer?.enabled === true) {
+      // Links to the producers' traces need the records' traceparent headers: with tracing on, a
+      // forwarded batch is decoded once to read them (it is still written as it was fetched).
+      const input = batchSpanInput(this.#labels, { ...batch, records: await forwarded.decode() }, true, this.#flow.consumer.groupId)
+      batch = { ...batch, span: this.#tracer.startBatchSpan(input) }
+    }
+    this.#observer.batchRouted?.(this.#labels, 'pass_through', undefined, forwarded.sizeBytes)
+    if (!await this.#push(batch, this.#laneOf(partitionKey(topic, partition)), control)) return
+    this.#observer.consumed?.(this.#labels, { topic, partition, records: forwarded.recordCount, bytes: forwarded.sizeBytes, timestampsMs: recordTimestampsMs(batch), pollTimeMs })
   }
 
   /** Queues `batch`, heartbeating while the queue is full; false when the batch went stale or the queue closed. */

@@ -1,5 +1,5 @@
 import type { HeaderValue } from '../shared/kafka-record.js'
-import type { MirrorBatch } from './mirror-batch.js'
+import { recordCount, sourceOffsetAt, type MirrorBatch } from './mirror-batch.js'
 import type { FlowLabels } from './pipeline-observer.js'
 
 /** One batch of records from one source partition, as the pipeline hands it to the producer. */
@@ -39,7 +39,7 @@ export function batchSpanInput (flow: FlowLabels, batch: MirrorBatch, withLinks:
   const records = batch.records
   const traceparents: Array<string | undefined> = []
   if (withLinks) for (const record of records) traceparents.push(traceparentOf(record.headers))
-  const last = records[records.length - 1]
+  const count = recordCount(batch)
   return {
     flow: flow.flow,
     sourceAlias: flow.source,
@@ -48,8 +48,8 @@ export function batchSpanInput (flow: FlowLabels, batch: MirrorBatch, withLinks:
     targetTopic: batch.targetTopic,
     partition: batch.partition,
     firstOffset: batch.firstOffset,
-    lastOffset: last === undefined ? batch.firstOffset : BigInt(last.offset),
-    count: records.length,
+    lastOffset: count === 0 ? batch.firstOffset : sourceOffsetAt(batch, count - 1),
+    count,
     traceparents,
     ...(consumerGroup === undefined ? {} : { consumerGroup }),
   }

@@ -6,7 +6,13 @@ export class QueueClosedError extends Error {
 
 export interface QueueItem {
   readonly records: { readonly length: number }
+  /** A forwarded batch counts its records here (its `records` are empty). */
+  readonly forwarded?: { readonly recordCount: number }
   readonly bytes: number
+}
+
+function countOf (item: QueueItem): number {
+  return item.forwarded?.recordCount ?? item.records.length
 }
 
 /**
@@ -40,7 +46,7 @@ export class BoundedQueue<T extends QueueItem> {
 
   #fits (item: T): boolean {
     if (this.#records === 0) return true
-    return this.#records + item.records.length <= this.capacityRecords && this.#bytes + item.bytes <= this.capacityBytes
+    return this.#records + countOf(item) <= this.capacityRecords && this.#bytes + item.bytes <= this.capacityBytes
   }
 
   /** Adds `item` to `lane`, waiting while there is no room. Throws `QueueClosedError` once closed. */
@@ -49,7 +55,7 @@ export class BoundedQueue<T extends QueueItem> {
       await new Promise<void>(resolve => this.#spaceWaiters.push(resolve))
     }
     if (this.#closed) throw new QueueClosedError()
-    this.#records += item.records.length
+    this.#records += countOf(item)
     this.#bytes += item.bytes
     const queue = this.#lanes[lane]
     if (queue === undefined) throw new RangeError(`lane ${lane} of ${this.#lanes.length}`)
@@ -98,7 +104,7 @@ export class BoundedQueue<T extends QueueItem> {
 
   /** Gives back the capacity of an item the target acknowledged (or that was abandoned). */
   release (item: T): void {
-    this.#records -= item.records.length
+    this.#records -= countOf(item)
     this.#bytes -= item.bytes
     const waiters = this.#spaceWaiters
     this.#spaceWaiters = []

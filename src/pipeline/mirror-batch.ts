@@ -1,4 +1,5 @@
 import type { KafkaRecord } from '../shared/kafka-record.js'
+import type { ForwardedBatch } from './forwarded-batch.js'
 
 /** Tracing of a batch (see `tracing/mirror-tracer.ts`); absent when tracing is off. */
 export interface BatchSpan {
@@ -15,7 +16,10 @@ export interface MirrorBatch {
   readonly sourceTopic: string
   readonly targetTopic: string
   readonly partition: number
+  /** The decoded records; empty when the batch is forwarded undecoded. */
   readonly records: readonly KafkaRecord[]
+  /** The source record batch itself, forwarded as it was fetched (pass-through). */
+  readonly forwarded?: ForwardedBatch
   readonly firstOffset: bigint
   readonly nextOffset: bigint
   /** Sum of key, value and header sizes: what the queue's byte bound counts. */
@@ -24,6 +28,26 @@ export interface MirrorBatch {
   readonly pollTimeMs: number
   /** The batch's span when tracing is on. */
   readonly span?: BatchSpan
+}
+
+/** Records in `batch`, forwarded or decoded. */
+export function recordCount (batch: Pick<MirrorBatch, 'records' | 'forwarded'>): number {
+  return batch.forwarded?.recordCount ?? batch.records.length
+}
+
+/** The source offset of record `index` of `batch`. */
+export function sourceOffsetAt (batch: Pick<MirrorBatch, 'records' | 'forwarded'>, index: number): bigint {
+  if (batch.forwarded !== undefined) return batch.forwarded.baseOffset + BigInt(index)
+  return BigInt((batch.records[index] as KafkaRecord).offset)
+}
+
+/** Record timestamps of `batch` (ms since epoch): per record when decoded, the header's largest once per record when forwarded. */
+export function recordTimestampsMs (batch: Pick<MirrorBatch, 'records' | 'forwarded'>, count = recordCount(batch)): number[] {
+  const forwarded = batch.forwarded
+  if (forwarded !== undefined) return new Array<number>(Math.min(count, forwarded.recordCount)).fill(forwarded.maxTimestampMs)
+  const timestamps: number[] = []
+  for (let i = 0; i < count; i++) timestamps.push(Number((batch.records[i] as KafkaRecord).timestamp))
+  return timestamps
 }
 
 /** Bytes a record holds in memory, as the queue counts them. */

@@ -153,6 +153,7 @@ export class MirrorFlow {
       },
       onRebalancing: () => { void this.commit() },
       onCrash: error => this.#fail(error),
+      onDecoded: (reason, bytes) => this.#observer.batchRouted?.(this.labels, 'deep', reason, bytes),
     }
   }
 

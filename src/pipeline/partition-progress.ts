@@ -158,7 +158,8 @@ export class PartitionProgress {
     const out: PartitionSnapshot[] = []
     for (const state of this.#states.values()) {
       if (!state.owned && state.inFlight.length === 0) continue
-      const head = state.inFlight[0]?.batch.records[0]
+      const headBatch = state.inFlight[0]?.batch
+      const head = headBatch?.forwarded !== undefined ? { timestamp: String(headBatch.forwarded.firstTimestampMs) } : headBatch?.records[0]
       out.push({
         topic: state.topic,
         partition: state.partition,

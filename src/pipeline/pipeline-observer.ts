@@ -1,4 +1,5 @@
 import type { FlowConfig } from '../config/mirror-config.js'
+import type { BatchPath, DeepPathReason } from './forwarded-batch.js'
 /**
  * What the data plane reports. Metrics, tracing and health implement this; the pipeline calls it
  * on its hot path, so implementations must be cheap and must not throw.
@@ -88,6 +89,8 @@ export interface PipelineObserver {
   /** One produce request to the target: how long it took and whether it succeeded. */
   produceRequest?: (flow: FlowLabels, durationSeconds: number, ok: boolean) => void
   retry?: (flow: FlowLabels, operation: string, errorCode: string) => void
+  /** A source record batch went the pass-through way, or the deep way although the flow forwards batches (`reason` says why). */
+  batchRouted?: (flow: FlowLabels, path: BatchPath, reason: DeepPathReason | undefined, bytes: number) => void
   sendFailed?: (flow: FlowLabels, topic: string, partition: number, reason: string) => void
   committed?: (flow: FlowLabels, offsets: readonly CommittedOffset[], atMs: number) => void
   commitFailed?: (flow: FlowLabels, reason: string) => void
@@ -97,5 +100,5 @@ export interface PipelineObserver {
 
 /** Every event of `PipelineObserver`, for fanning one event out to several observers (`fanOut`). */
 export const PipelineObserverEvents = {
-  consumed: true, produced: true, produceRequest: true, retry: true, sendFailed: true, committed: true, commitFailed: true, rebalanced: true, fatal: true,
+  consumed: true, produced: true, produceRequest: true, retry: true, batchRouted: true, sendFailed: true, committed: true, commitFailed: true, rebalanced: true, fatal: true,
 } as const satisfies Record<keyof PipelineObserver, true>

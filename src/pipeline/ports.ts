@@ -1,5 +1,6 @@
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import type { BatchSpanInput } from './batch-span-input.js'
+import type { DeepPathReason, ForwardedBatch } from './forwarded-batch.js'
 import type { BatchSpan, MirrorBatch } from './mirror-batch.js'
 
 /**
@@ -7,12 +8,17 @@ import type { BatchSpan, MirrorBatch } from './mirror-batch.js'
  * with kafkajs; tests implement them in memory. The pipeline never builds a client itself.
  */
 
-/** Records of one partition from one fetch, in offset order. */
+/**
+ * Records of one partition from one fetch, in offset order: decoded records, or one record batch
+ * to forward undecoded (`forwarded`, with `records` empty). A fetch that holds both is handed over
+ * as several of these, in order.
+ */
 export interface FetchedBatch {
   readonly topic: string
   readonly partition: number
   readonly highWatermark: bigint
   readonly records: readonly KafkaRecord[]
+  readonly forwarded?: ForwardedBatch
   /** Offset after the last offset the fetch covered, control records (transaction markers) included. */
   readonly nextOffset?: bigint
 }
@@ -36,6 +42,8 @@ export interface SourceListener {
   onRebalancing: () => void
   /** The source stopped on an error it will not recover from. */
   onCrash: (error: Error) => void
+  /** A fetched batch is decoded although the flow forwards batches (pass-through), and why. */
+  onDecoded?: (reason: DeepPathReason, bytes: number) => void
 }
 
 /** A source offset to commit: the next offset to mirror. */
@@ -64,11 +72,12 @@ export interface RecordSource {
 
 export type RecordSourceFactory = () => RecordSource
 
-/** Records for one target partition, in the order they must be written. */
+/** Records for one target partition, in the order they must be written: decoded records, or one forwarded batch (`records` empty). */
 export interface PartitionWrite {
   readonly topic: string
   readonly partition: number
   readonly records: readonly KafkaRecord[]
+  readonly forwarded?: ForwardedBatch
 }
 
 /** The target's acknowledgement for one partition: records got `baseOffset`, `baseOffset + 1`, ... */

@@ -2,7 +2,8 @@ import { ErrorCodes, errorLabel, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { retry } from '../shared/retry.js'
 import type { BoundedQueue } from './bounded-queue.js'
-import type { MirrorBatch } from './mirror-batch.js'
+import { recordCount, type MirrorBatch } from './mirror-batch.js'
+import type { DeepPathReason } from './forwarded-batch.js'
 import { PartialSendError } from './partial-send-error.js'
 import { partitionKey } from './partition-key.js'
 import type { AckSegment, PartitionAck, PartitionWrite, RecordSink } from './ports.js'
@@ -18,6 +19,8 @@ export interface WorkerListener {
   skipped: (batch: MirrorBatch, recordIndex: number, error: MirrorError) => void
   produceRequest: (durationSeconds: number, ok: boolean) => void
   retry: (operation: string, error: unknown) => void
+  /** A forwarded batch takes the deep path after all (the target refused it as it was). */
+  routed?: (batch: MirrorBatch, reason: DeepPathReason) => void
 }
 
 export interface ProducerWorkerOptions {
@@ -50,6 +53,8 @@ export class ProducerWorker {
   readonly #options: ProducerWorkerOptions
   readonly #listener: WorkerListener
   readonly #logger: Logger
+  /** Decoded copies of forwarded batches the target refused, with the batch each stands for. */
+  readonly #originals = new WeakMap<MirrorBatch, MirrorBatch>()
 
   constructor (queue: BoundedQueue<MirrorBatch>, sink: RecordSink, options: ProducerWorkerOptions, listener: WorkerListener, logger: Logger) {
     this.#queue = queue
@@ -72,18 +77,34 @@ export class ProducerWorker {
     }
   }
 
+  /**
+   * Writes `batches` in requests that hold, per partition, either decoded records or one forwarded
+   * batch (the broker takes one record batch per partition per request): a request per round of
+   * `requestRounds`, one after the other, so each partition's order holds.
+   */
   async #write (batches: readonly MirrorBatch[]): Promise<void> {
+    if (!batches.some(batch => batch.forwarded !== undefined)) return this.#writeRequest(batches)
+    for (const round of requestRounds(batches)) await this.#writeRequest(round)
+  }
+
+  async #writeRequest (batches: readonly MirrorBatch[]): Promise<void> {
     const sends = batches[0]?.span === undefined ? undefined : batches.map(b => b.span?.sendSpan())
     // Target partitions the target wrote, with the offset their first record got: filled as answers come.
     const written = new Map<string, bigint>()
     try {
-      await this.#sendWithRetry(batches.map(b => ({ topic: b.targetTopic, partition: b.partition, records: b.records })), written, sends)
+      await this.#sendWithRetry(batches.map(b => partitionWrite(b)), written, sends)
       this.#acknowledgeWritten(batches, written, sends)
     } catch (error) {
       for (const send of sends ?? []) send?.end(error)
       // What the target did write is acknowledged whatever happens next: it must not be sent again.
       const unwritten = this.#acknowledgeWritten(batches, written, undefined)
       if (!isPermanent(error)) throw error
+      if (unwritten.some(batch => batch.forwarded !== undefined)) {
+        // The target refused a batch as it was (too large for the topic, for example): its records take the deep path.
+        this.#logger.debug('the target refused a forwarded batch; writing its records decoded', { error })
+        await this.#write(await Promise.all(unwritten.map(batch => this.#decoded(batch))))
+        return
+      }
       if (unwritten.length === 1 && unwritten[0]?.records.length === 1) {
         unwritten[0].span?.end(error)
         this.#fail(unwritten[0], 0, error as MirrorError)
@@ -106,8 +127,9 @@ export class ProducerWorker {
         unwritten.push(batch)
         continue
       }
-      next.set(key, base + BigInt(batch.records.length))
-      this.#listener.acknowledged(batch, [{ from: 0, count: batch.records.length, targetBaseOffset: base }], now, batch.records.length)
+      const count = recordCount(batch)
+      next.set(key, base + BigInt(count))
+      this.#listener.acknowledged(this.#original(batch), [{ from: 0, count, targetBaseOffset: base }], now, count)
       const send = sends?.[index]
       send?.setTargetOffset(base)
       send?.end()
@@ -133,14 +155,28 @@ export class ProducerWorker {
       } catch (error) {
         if (!isPermanent(error)) throw error
         // Records before this one are on the target; report them before stopping or skipping.
-        if (i > 0 && this.#options.abortOnSendFailure) this.#listener.acknowledged(batch, segments, Date.now(), i)
+        if (i > 0 && this.#options.abortOnSendFailure) this.#listener.acknowledged(this.#original(batch), segments, Date.now(), i)
         if (this.#options.abortOnSendFailure) batch.span?.end(error)
         this.#fail(batch, i, error as MirrorError)
         if (this.#options.abortOnSendFailure) return
       }
     }
-    this.#listener.acknowledged(batch, segments, Date.now(), batch.records.length)
+    this.#listener.acknowledged(this.#original(batch), segments, Date.now(), batch.records.length)
     batch.span?.end()
+  }
+
+  /** `batch` with its forwarded records decoded; acknowledgements of the copy are reported for `batch`. */
+  async #decoded (batch: MirrorBatch): Promise<MirrorBatch> {
+    const forwarded = batch.forwarded
+    if (forwarded === undefined) return batch
+    this.#listener.routed?.(batch, 'refused_by_target')
+    const copy: MirrorBatch = { ...batch, forwarded: undefined, records: await forwarded.decode() }
+    this.#originals.set(copy, batch)
+    return copy
+  }
+
+  #original (batch: MirrorBatch): MirrorBatch {
+    return this.#originals.get(batch) ?? batch
   }
 
   #fail (batch: MirrorBatch, index: number, error: MirrorError): void {
@@ -148,7 +184,7 @@ export class ProducerWorker {
     const failure = new MirrorError(ErrorCodes.SEND_FAILED,
       `cannot write ${batch.sourceTopic} partition ${batch.partition} offset ${offset} to ${batch.targetTopic}: ${error.kafkaCode ?? error.code} (${error.message})`,
       { cause: error, ...(error.kafkaCode === undefined ? {} : { kafkaCode: error.kafkaCode }) })
-    this.#listener.skipped(batch, index, failure)
+    this.#listener.skipped(this.#original(batch), index, failure)
     if (this.#options.abortOnSendFailure) throw failure
   }
 
@@ -184,4 +220,29 @@ export class ProducerWorker {
     })
   }
 
+}
+
+/** What `batch` asks of the target partition it goes to. */
+function partitionWrite (batch: MirrorBatch): PartitionWrite {
+  const write = { topic: batch.targetTopic, partition: batch.partition, records: batch.records }
+  return batch.forwarded === undefined ? write : { ...write, forwarded: batch.forwarded }
+}
+
+/**
+ * `batches` (one lane's, in queue order) cut into requests: a partition's decoded batches share
+ * a request; each forwarded batch has a request of its own for its partition. Round `k` holds the
+ * `k`-th unit of every partition, so a partition's units keep their order across rounds.
+ */
+export function requestRounds (batches: readonly MirrorBatch[]): MirrorBatch[][] {
+  const rounds: MirrorBatch[][] = []
+  const last = new Map<string, { round: number, decoded: boolean }>()
+  for (const batch of batches) {
+    const key = partitionKey(batch.targetTopic, batch.partition)
+    const decoded = batch.forwarded === undefined
+    const previous = last.get(key)
+    const round = previous === undefined ? 0 : previous.decoded && decoded ? previous.round : previous.round + 1
+    last.set(key, { round, decoded })
+    ;(rounds[round] ??= []).push(batch)
+  }
+  return rounds
 }

@@ -4,6 +4,7 @@ import type { KafkaRecord } from '../../src/shared/kafka-record.js'
 import { partitionKey } from '../../src/pipeline/partition-key.js'
 import type { CommitOffset, FetchControl, FlowPorts, NewTopic, PartitionAck, PartitionWrite, RecordSink, RecordSource, SourceListener, TopicCatalog, TopicDescription } from '../../src/pipeline/ports.js'
 import { PartialSendError } from '../../src/pipeline/partial-send-error.js'
+import type { ForwardedBatch } from '../../src/pipeline/forwarded-batch.js'
 import { ErrorCodes, MirrorError } from '../../src/shared/errors.js'
 
 /**
@@ -20,7 +21,7 @@ export function fakeFlowConfig (overrides: Partial<FlowConfig> = {}): FlowConfig
     source: connection('source'),
     target: connection('target'),
     consumer: { groupId: 'mirror', autoOffsetReset: 'earliest', maxPollRecords: 500, fetchMaxBytes: 1 << 20, maxPartitionFetchBytes: 1 << 20, sessionTimeoutMs: 10_000, heartbeatIntervalMs: 20 },
-    producer: { acks: -1, compression: 'none', batchSizeBytes: 1 << 20, lingerMs: 0, idempotent: true, maxRequestSizeBytes: 1 << 20 },
+    producer: { acks: -1, compression: 'none', compressionSet: false, batchSizeBytes: 1 << 20, lingerMs: 0, idempotent: true, maxRequestSizeBytes: 1 << 20 },
     topics: createTopicFilter(/^.*$/u, undefined, '.*', undefined),
     replicationPolicy: { kind: 'identity' },
     numStreams: 1,
@@ -29,6 +30,7 @@ export function fakeFlowConfig (overrides: Partial<FlowConfig> = {}): FlowConfig
     queueMaxBytes: 1 << 26,
     offsetCommitIntervalMs: 60_000,
     abortOnSendFailure: true,
+    passThrough: 'off',
     refreshTopicsIntervalMs: 60_000,
     syncTopicConfigs: false,
     replicationFactor: 1,
@@ -41,6 +43,26 @@ export function fakeFlowConfig (overrides: Partial<FlowConfig> = {}): FlowConfig
 /** Records `from .. from + count - 1`, each with a value naming its offset. */
 export function records (from: number, count: number): KafkaRecord[] {
   return Array.from({ length: count }, (_, i) => ({ offset: String(from + i), key: null, value: Buffer.from(`v${from + i}`), timestamp: String(1_700_000_000_000 + from + i) }))
+}
+
+/** A forwarded batch over `records` (consecutive offsets): what a record source hands over undecoded. */
+export class FakeForwardedBatch implements ForwardedBatch {
+  readonly baseOffset: bigint
+  readonly recordCount: number
+  readonly sizeBytes: number
+  readonly firstTimestampMs: number
+  readonly maxTimestampMs: number
+  readonly codec = 'lz4'
+  decodes = 0
+  constructor (readonly records: readonly KafkaRecord[]) {
+    this.baseOffset = BigInt((records[0] as KafkaRecord).offset)
+    this.recordCount = records.length
+    this.sizeBytes = 100 * records.length
+    this.firstTimestampMs = Number((records[0] as KafkaRecord).timestamp)
+    this.maxTimestampMs = Number((records[records.length - 1] as KafkaRecord).timestamp)
+  }
+
+  async decode (): Promise<readonly KafkaRecord[]> { this.decodes++; return this.records }
 }
 
 /** Resolves once `condition` holds, checking after every turn of the event loop; rejects after `timeoutMs`. */
@@ -111,6 +133,13 @@ export class FakeRecordSource implements RecordSource {
     this.listener?.onAssignment(this.#owned)
   }
 
+  /** Hands over `batch` undecoded (pass-through). */
+  deliverForwarded (topic: string, partition: number, batch: FakeForwardedBatch, control: DeliveryControl = fetchControl()): Promise<void> {
+    const listener = this.listener
+    if (listener === undefined) throw new Error('source not started')
+    return listener.onBatch({ topic, partition, highWatermark: batch.baseOffset + BigInt(batch.recordCount), records: [], forwarded: batch }, control)
+  }
+
   deliver (topic: string, partition: number, batch: readonly KafkaRecord[], control: DeliveryControl = fetchControl()): Promise<void> {
     const listener = this.listener
     if (listener === undefined) throw new Error('source not started')
@@ -160,6 +189,8 @@ export class FakeTarget {
   readonly logs = new Map<string, string[]>()
   /** Which sink wrote each partition. */
   readonly writers = new Map<string, Set<number>>()
+  /** Forwarded batches written as they were. */
+  forwardedWrites = 0
 
   values (topic: string, partition: number): string[] { return this.logs.get(partitionKey(topic, partition)) ?? [] }
 
@@ -168,7 +199,9 @@ export class FakeTarget {
     const log = this.logs.get(key) ?? []
     this.logs.set(key, log)
     const base = BigInt(log.length)
-    for (const record of write.records) log.push(record.value?.toString() ?? '')
+    const records = write.forwarded === undefined ? write.records : (write.forwarded as FakeForwardedBatch).records
+    for (const record of records) log.push(record.value?.toString() ?? '')
+    if (write.forwarded !== undefined) this.forwardedWrites++
     const writers = this.writers.get(key) ?? new Set()
     writers.add(sink)
     this.writers.set(key, writers)
@@ -197,6 +230,8 @@ export class FakeRecordSink implements RecordSink {
   /** The next send writes its first partition, then fails retriably for the rest (another broker did not answer). */
   failAfterFirstPartition (): void { this.#partialFailures++ }
   refuse (offset: number): void { this.#refused.add(String(offset)) }
+  /** Requests holding a forwarded batch fail for good (as a broker refuses a batch too large for the topic). */
+  refuseForwarded = false
 
   async start (): Promise<void> { this.connected = true }
   async stop (): Promise<void> { this.connected = false }
@@ -222,7 +257,15 @@ export class FakeRecordSink implements RecordSink {
       const written = [{ topic: first.topic, partition: first.partition, baseOffset: this.target.append(this.id, first) }]
       throw new PartialSendError(new MirrorError(ErrorCodes.SEND_FAILED, 'request timed out', { retriable: true, kafkaCode: 'REQUEST_TIMED_OUT' }), written)
     }
+    const partitions = new Set<string>()
     for (const write of writes) {
+      // The broker takes one record batch per partition per request: a forwarded batch must be alone.
+      const key = partitionKey(write.topic, write.partition)
+      if (partitions.has(key) && writes.some(w => w.forwarded !== undefined && partitionKey(w.topic, w.partition) === key)) {
+        throw new MirrorError(ErrorCodes.SEND_FAILED, `two record batches for ${key} in one request`, { kafkaCode: 'INVALID_RECORD' })
+      }
+      partitions.add(key)
+      if (write.forwarded !== undefined && this.refuseForwarded) throw new MirrorError(ErrorCodes.SEND_FAILED, 'batch too large for the topic', { kafkaCode: 'MESSAGE_TOO_LARGE' })
       for (const record of write.records) {
         if (this.#refused.has(record.offset)) throw new MirrorError(ErrorCodes.SEND_FAILED, 'record too large', { kafkaCode: 'MESSAGE_TOO_LARGE' })
       }

@@ -36,6 +36,7 @@ const DEFAULT_IN_CONFIG: Record<string, (config: PrintedConfig) => unknown> = {
   'queue.bytes': c => c.flows[0]?.queueMaxBytes,
   'offset.commit.interval.ms': c => c.flows[0]?.offsetCommitIntervalMs,
   'abort.on.send.failure': c => c.flows[0]?.abortOnSendFailure,
+  'pass.through': c => c.flows[0]?.passThrough,
   'refresh.topics.interval.ms': c => c.flows[0]?.refreshTopicsIntervalMs,
   'metrics.port': c => c.metricsPort,
   'metrics.host': c => c.metricsHost,
@@ -52,7 +53,7 @@ interface PrintedConfig {
   metricsPort: number, metricsHost: string, metricsPartitionLabels: boolean, logLevel: string, drainTimeoutMs: number
   flows: Array<{
     numStreams: number, numProducers: number, queueMaxRecords: number, queueMaxBytes: number, offsetCommitIntervalMs: number,
-    abortOnSendFailure: boolean, refreshTopicsIntervalMs: number,
+    abortOnSendFailure: boolean, passThrough: string, refreshTopicsIntervalMs: number,
     groupSync: { enabled: boolean, intervalMs: number, groups: { include: string, exclude: string } }
   }>
 }

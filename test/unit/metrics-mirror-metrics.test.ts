@@ -38,6 +38,8 @@ function feed (metrics: MirrorMetrics): void {
   metrics.produceRequest(flow, 0.02, true)
   metrics.produceRequest(flow, 3, false)
   metrics.retry(flow, 'produce', 'NOT_LEADER_OR_FOLLOWER')
+  metrics.batchRouted(flow, 'pass_through', undefined, 1000)
+  metrics.batchRouted(flow, 'deep', 'offset_gaps', 500)
   metrics.sendFailed(flow, 'orders', 0, 'MESSAGE_TOO_LARGE')
   metrics.committed(flow, [{ topic: 'orders', partition: 0, offset: 42n, lagRecords: 58n }], NOW_MS - 10_000)
   metrics.commitFailed(flow, 'coordinator moved')
@@ -68,6 +70,10 @@ test('observer calls and the snapshot become the documented series', async () =>
     [`kafka_mirror_produce_request_duration_seconds_count{${L},result="ok"}`, 1],
     [`kafka_mirror_produce_request_duration_seconds_count{${L},result="error"}`, 1],
     [`kafka_mirror_retries_total{${L},operation="produce",error_code="NOT_LEADER_OR_FOLLOWER"}`, 1],
+    [`kafka_mirror_batches_total{${L},path="pass_through",reason=""}`, 1],
+    [`kafka_mirror_batches_total{${L},path="deep",reason="offset_gaps"}`, 1],
+    [`kafka_mirror_batch_bytes_total{${L},path="pass_through"}`, 1000],
+    [`kafka_mirror_batch_bytes_total{${L},path="deep"}`, 500],
     [`kafka_mirror_send_failures_total{${L},topic="orders"}`, 1],
     [`kafka_mirror_commits_total{${L},result="ok"}`, 1],
     [`kafka_mirror_commits_total{${L},result="error"}`, 1],

@@ -1,0 +1,106 @@
+import type { DeepPathReason, ForwardedBatch } from '../pipeline/forwarded-batch.js'
+import type { KafkaRecord } from '../shared/kafka-record.js'
+import type { BatchForwardingHook, BatchStandIn, EncodedBatchMessage } from './kafkajs-internals.js'
+import { decodeRecordBatch } from './kafkajs-internals.js'
+import { Attributes, BATCH_HEADER_BYTES, BATCH_OFFSETS, CODEC_NAMES, readBatchHeader, rewriteForTarget } from './record-batch-header.js'
+
+/**
+ * A fetched v2 record batch on its way to the target undecoded: its own copy of the bytes (so the
+ * fetch response can be freed), the header fields the pipeline needs, and what kafkajs' consumer
+ * reads from a message (it stands among the fetched messages for the whole batch).
+ */
+export class KafkaForwardedBatch implements ForwardedBatch, BatchStandIn {
+  readonly offset: string
+  readonly key = null
+  readonly isControlRecord = false as const
+  readonly batchContext: { readonly producerId: string, readonly inTransaction: boolean }
+  readonly baseOffset: bigint
+  readonly recordCount: number
+  readonly sizeBytes: number
+  readonly firstTimestampMs: number
+  readonly maxTimestampMs: number
+  readonly codec: string
+  /** The batch; its header is rewritten for each produce request (see `message`). */
+  readonly #bytes: Buffer
+
+  constructor (view: Buffer) {
+    const header = readBatchHeader(view)
+    this.#bytes = Buffer.allocUnsafe(view.length)
+    view.copy(this.#bytes)
+    this.baseOffset = header.baseOffset
+    this.recordCount = header.recordCount
+    this.offset = (header.baseOffset + BigInt(header.lastOffsetDelta)).toString()
+    this.batchContext = { producerId: header.producerId.toString(), inTransaction: (header.attributes & Attributes.TRANSACTIONAL) !== 0 }
+    this.sizeBytes = view.length
+    this.firstTimestampMs = Number(header.firstTimestamp)
+    this.maxTimestampMs = Number(header.maxTimestamp)
+    this.codec = CODEC_NAMES[header.attributes & Attributes.CODEC_MASK] ?? 'unknown'
+  }
+
+  /** The records, decoded from the source's bytes (source offsets and all). */
+  async decode (): Promise<readonly KafkaRecord[]> {
+    const copy = Buffer.allocUnsafe(this.#bytes.length)
+    this.#bytes.copy(copy)
+    copy.writeBigInt64BE(this.baseOffset, BATCH_OFFSETS.baseOffset)
+    return decodeRecordBatch(copy)
+  }
+
+  /** The kafkajs producer message for this batch on target partition `partition`. */
+  message (partition: number): EncodedBatchMessage {
+    return {
+      partition,
+      value: null,
+      recordCount: this.recordCount,
+      // A retry of the same request gets the same fields, so rewriting in place is repeatable.
+      encodeBatch: fields => rewriteForTarget(this.#bytes, {
+        producerId: BigInt(fields.producerId),
+        producerEpoch: fields.producerEpoch,
+        baseSequence: fields.firstSequence,
+        transactional: fields.transactional,
+      }),
+    }
+  }
+}
+
+/** Which fetched batches are forwarded. */
+export interface ForwardingPolicy {
+  /** The codec the user asked the target to be written in (`compression.type` set), else undefined: each batch keeps its own. */
+  readonly targetCodec: string | undefined
+  /** The largest batch one produce request may carry (`max.request.size` less the request's own fields). */
+  readonly maxBatchBytes: number
+}
+
+/** Bytes of a produce request around one partition's batch, with room to spare (header, topic name, partition). */
+const REQUEST_OVERHEAD_BYTES = 1024
+
+export function forwardingPolicy (targetCodec: string | undefined, maxRequestSizeBytes: number): ForwardingPolicy {
+  return { targetCodec, maxBatchBytes: Math.max(0, maxRequestSizeBytes - REQUEST_OVERHEAD_BYTES) }
+}
+
+/** Why the batch in `bytes` cannot be forwarded, or undefined when it can. Control batches are not forwarded either (kafkajs drops them). */
+export function deepPathReason (bytes: Buffer, policy: ForwardingPolicy): DeepPathReason | 'control' | undefined {
+  if (bytes.length < BATCH_HEADER_BYTES) return 'not_v2'
+  const header = readBatchHeader(bytes)
+  if (header.magic !== 2) return 'not_v2'
+  if ((header.attributes & Attributes.CONTROL) !== 0) return 'control'
+  if ((header.attributes & Attributes.LOG_APPEND_TIME) !== 0) return 'log_append_time'
+  if ((header.attributes & Attributes.DELETE_HORIZON) !== 0) return 'delete_horizon'
+  if (header.recordCount <= 0 || header.recordCount !== header.lastOffsetDelta + 1) return 'offset_gaps'
+  const codec = CODEC_NAMES[header.attributes & Attributes.CODEC_MASK]
+  if (policy.targetCodec !== undefined && codec !== policy.targetCodec) return 'codec'
+  if (bytes.length > policy.maxBatchBytes) return 'too_large'
+  return undefined
+}
+
+/**
+ * The hook the patched Fetch decoder calls per batch: a `KafkaForwardedBatch` when the batch can
+ * be forwarded, else undefined (kafkajs decodes it) after telling `declined` why.
+ */
+export function forwardingHook (policy: ForwardingPolicy, declined: (reason: DeepPathReason, bytes: number) => void): BatchForwardingHook {
+  return bytes => {
+    const reason = deepPathReason(bytes, policy)
+    if (reason === undefined) return new KafkaForwardedBatch(bytes)
+    if (reason !== 'control') declined(reason, bytes.length)
+    return undefined
+  }
+}

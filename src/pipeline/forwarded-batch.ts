@@ -1,0 +1,35 @@
+import type { KafkaRecord } from '../shared/kafka-record.js'
+
+/**
+ * A source record batch that goes to the target as it was fetched (pass-through, MirrorMaker 1's
+ * shallow iteration): its records are neither decompressed nor decoded. The record source makes
+ * it; the sink writes it to the same partition, rewriting only the batch header. Its records have
+ * the consecutive source offsets `baseOffset .. baseOffset + recordCount - 1` (no gaps).
+ */
+export interface ForwardedBatch {
+  readonly baseOffset: bigint
+  readonly recordCount: number
+  /** The batch's size on the wire, header included: what the queue's byte bound counts. */
+  readonly sizeBytes: number
+  /** Timestamps of the batch header (CreateTime, ms since epoch): the first record's and the largest. */
+  readonly firstTimestampMs: number
+  readonly maxTimestampMs: number
+  /** The batch's codec: none, gzip, snappy, lz4 or zstd. */
+  readonly codec: string
+  /** The records, decoded (for the deep path: a batch that must be split, trimmed or changed). */
+  decode: () => Promise<readonly KafkaRecord[]>
+}
+
+/** Which way a batch went, for the metrics. */
+export type BatchPath = 'pass_through' | 'deep'
+
+/**
+ * Why a fetched batch took the deep path. `offset_gaps`: a compacted source (the broker refuses a
+ * renumbered count); `log_append_time` and `delete_horizon`: header bits the target must set
+ * itself; `too_large`: more than one produce request (`max.request.size`) may carry; `codec`: the target's `compression.type` differs from the batch's; `not_v2`: an old
+ * message format; `starts_before_position`: the batch begins before the next offset to mirror;
+ * `refused_by_target`: the target refused the batch as it was (too large, for example);
+ * `message_handler` and `disabled`: the flow decodes every record.
+ */
+export const DeepPathReasons = ['offset_gaps', 'log_append_time', 'delete_horizon', 'too_large', 'codec', 'not_v2', 'starts_before_position', 'refused_by_target', 'message_handler', 'disabled'] as const
+export type DeepPathReason = typeof DeepPathReasons[number]

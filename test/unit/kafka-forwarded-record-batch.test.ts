@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict'
+import { createRequire } from 'node:module'
+import { test } from 'node:test'
+import { registerCodecs } from '../../src/kafka/codecs.js'
+import { deepPathReason, forwardingHook, forwardingPolicy, KafkaForwardedBatch } from '../../src/kafka/forwarded-record-batch.js'
+import { BATCH_OFFSETS, batchCrc, readBatchHeader } from '../../src/kafka/record-batch-header.js'
+
+const require = createRequire(import.meta.url)
+type Encoded = { buffer: Buffer }
+const { RecordBatch } = require('kafkajs/src/protocol/recordBatch/v0') as { RecordBatch: (options: object) => Promise<Encoded> }
+const Record = require('kafkajs/src/protocol/recordBatch/record/v0') as (options: object) => Encoded
+const Long = require('kafkajs/src/utils/long') as { fromValue: (value: string | number) => unknown }
+
+/** A v2 batch as a producer writes it (kafkajs' encoder), with `count` records from offset `baseOffset`. */
+async function batchBytes (options: { count: number, baseOffset?: number, compression?: number, lastOffsetDelta?: number, transactional?: boolean }): Promise<Buffer> {
+  const records = Array.from({ length: options.count }, (_, i) => Record({ key: Buffer.from(`k${i}`), value: i === 1 ? null : Buffer.from(`value-${i}`), headers: [{ key: 'h', value: Buffer.from(String(i)) }], offsetDelta: i, timestampDelta: i }))
+  const encoded = await RecordBatch({
+    compression: options.compression ?? 0,
+    firstOffset: Long.fromValue(options.baseOffset ?? 0),
+    firstTimestamp: 1_700_000_000_000,
+    maxTimestamp: 1_700_000_000_000 + options.count - 1,
+    partitionLeaderEpoch: 7,
+    lastOffsetDelta: options.lastOffsetDelta ?? options.count - 1,
+    producerId: Long.fromValue(42),
+    producerEpoch: 3,
+    firstSequence: 100,
+    transactional: options.transactional ?? false,
+    records,
+  })
+  return encoded.buffer
+}
+
+const policy = forwardingPolicy(undefined, 1 << 20)
+
+test('a forwarded batch is rewritten for the mirror\'s producer: base offset 0, epoch -1, id, epoch, sequence, a valid CRC; the records are untouched', async () => {
+  registerCodecs()
+  const source = await batchBytes({ count: 5, baseOffset: 1000, compression: 3 /* lz4 */, transactional: true })
+  assert.equal(batchCrc(source).stored, batchCrc(source).computed, 'kafkajs wrote a valid CRC')
+  const batch = new KafkaForwardedBatch(source)
+  assert.equal(batch.baseOffset, 1000n)
+  assert.equal(batch.recordCount, 5)
+  assert.equal(batch.offset, '1004', 'kafkajs sees the batch at its last offset')
+  assert.equal(batch.codec, 'lz4')
+  assert.deepEqual(batch.batchContext, { producerId: '42', inTransaction: true })
+  const message = batch.message(3)
+  assert.equal(message.recordCount, 5)
+  const written = message.encodeBatch({ producerId: '9001', producerEpoch: 2, firstSequence: 55, transactional: false })
+  const header = readBatchHeader(written)
+  assert.equal(header.baseOffset, 0n)
+  assert.equal(written.readInt32BE(BATCH_OFFSETS.partitionLeaderEpoch), -1)
+  assert.equal(header.producerId, 9001n)
+  assert.equal(written.readInt16BE(BATCH_OFFSETS.producerEpoch), 2)
+  assert.equal(written.readInt32BE(BATCH_OFFSETS.baseSequence), 55)
+  assert.equal(header.attributes & 0x10, 0, 'the source transaction bit is cleared')
+  assert.equal(header.attributes & 0x07, 3, 'the codec is kept')
+  const crc = batchCrc(written)
+  assert.equal(crc.stored, crc.computed, 'the CRC covers the rewritten header')
+  assert.deepEqual(written.subarray(BATCH_OFFSETS.recordCount), source.subarray(BATCH_OFFSETS.recordCount), 'records are forwarded byte for byte')
+  assert.equal(source.readBigInt64BE(0), 1000n, 'the fetched bytes are a copy: the response is not changed')
+  const again = message.encodeBatch({ producerId: '9001', producerEpoch: 2, firstSequence: 55, transactional: true })
+  assert.equal(readBatchHeader(again).attributes & 0x10, 0x10, 'the mirror\'s own transaction sets the bit')
+
+  const decoded = await batch.decode()
+  assert.deepEqual(decoded.map(r => [r.offset, r.key?.toString(), r.value?.toString() ?? null]), [
+    ['1000', 'k0', 'value-0'], ['1001', 'k1', null], ['1002', 'k2', 'value-2'], ['1003', 'k3', 'value-3'], ['1004', 'k4', 'value-4'],
+  ], 'decoding after a rewrite still gives the source offsets')
+})
+
+test('batches that cannot be forwarded are named with their reason', async () => {
+  assert.equal(deepPathReason(await batchBytes({ count: 3 }), policy), undefined)
+  const gapped = await batchBytes({ count: 3, lastOffsetDelta: 5 })
+  assert.equal(deepPathReason(gapped, policy), 'offset_gaps')
+  const appendTime = await batchBytes({ count: 3 })
+  appendTime.writeInt16BE(appendTime.readInt16BE(BATCH_OFFSETS.attributes) | 0x08, BATCH_OFFSETS.attributes)
+  assert.equal(deepPathReason(appendTime, policy), 'log_append_time')
+  const horizon = await batchBytes({ count: 3 })
+  horizon.writeInt16BE(horizon.readInt16BE(BATCH_OFFSETS.attributes) | 0x40, BATCH_OFFSETS.attributes)
+  assert.equal(deepPathReason(horizon, policy), 'delete_horizon')
+  const control = await batchBytes({ count: 1 })
+  control.writeInt16BE(control.readInt16BE(BATCH_OFFSETS.attributes) | 0x20, BATCH_OFFSETS.attributes)
+  assert.equal(deepPathReason(control, policy), 'control')
+  assert.equal(deepPathReason(await batchBytes({ count: 3, compression: 1 }), forwardingPolicy('lz4', 1 << 20)), 'codec')
+  assert.equal(deepPathReason(await batchBytes({ count: 3, compression: 3 }), forwardingPolicy('lz4', 1 << 20)), undefined)
+  assert.equal(deepPathReason(await batchBytes({ count: 200 }), forwardingPolicy(undefined, 2048)), 'too_large')
+
+  const declined: string[] = []
+  const hook = forwardingHook(policy, reason => declined.push(reason))
+  assert.ok(hook(await batchBytes({ count: 2 })) instanceof KafkaForwardedBatch)
+  assert.equal(hook(gapped), undefined)
+  assert.equal(hook(control), undefined)
+  assert.deepEqual(declined, ['offset_gaps'], 'control batches are dropped, not counted as decoded')
+})
