@@ -1,0 +1,131 @@
+import assert from 'node:assert/strict'
+import { execFile, spawn } from 'node:child_process'
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { promisify } from 'node:util'
+import { ensureKafkaDistribution } from '../../scripts/local-kafka/clusters.js'
+import type { LocalCluster } from '../../scripts/local-kafka/local-cluster.js'
+import { committedOffsets, createTopic, deleteTopicIfExists, sharedClusters, totalRecords, uniqueName } from '../helpers/kafka.js'
+import { runMirrorCheck } from '../helpers/mirror-check.js'
+import { spawnSidecar, waitMirroring } from '../helpers/sidecar.js'
+import { scrape, sidecarHttpPort } from '../helpers/sidecar-http.js'
+import { waitUntil } from '../helpers/wait.js'
+
+const execFileAsync = promisify(execFile)
+const CODECS = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const
+/** Offset, key, value (NULL shown as NULL), timestamp and headers of each record. */
+const FORMAT = '%o|%k|%s|%T|%h\n'
+
+/** Produces `lines` (key:value; an empty value is a null value) with kcat to partition 0, compressed with `codec`, in batches of up to 500. */
+async function kcatProduce (bootstrap: string, topic: string, codec: string, lines: string[]): Promise<void> {
+  const child = spawn('kcat', ['-P', '-b', bootstrap, '-t', topic, '-p', '0', '-z', codec, '-K', ':', '-Z', '-H', `codec=${codec}`, '-H', 'repeat=1', '-H', 'repeat=2',
+    '-X', 'linger.ms=50', '-X', 'batch.num.messages=500'], { stdio: ['pipe', 'ignore', 'pipe'] })
+  let stderr = ''
+  child.stderr.on('data', chunk => { stderr += String(chunk) })
+  child.stdin.end(lines.join('\n') + '\n')
+  const code = await new Promise<number | null>(resolve => child.once('exit', resolve))
+  assert.equal(code, 0, `kcat -P failed: ${stderr}`)
+}
+
+async function kcatRead (bootstrap: string, topic: string): Promise<string[]> {
+  const { stdout } = await execFileAsync('kcat', ['-C', '-b', bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-Z', '-f', FORMAT], { maxBuffer: 256 * 1024 * 1024 })
+  return stdout.split('\n').filter(line => line !== '')
+}
+
+/** The codecs of the batches of partition 0 of `topic` as Kafka's own DumpLogSegments reads them. */
+async function segmentCodecs (cluster: LocalCluster, topic: string): Promise<string[]> {
+  const { classpath } = await ensureKafkaDistribution()
+  const dir = join(cluster.dir, 'data', `${topic}-0`)
+  const segment = readdirSync(dir).find(name => name.endsWith('.log')) as string
+  const { stdout } = await execFileAsync('java', ['-cp', classpath, 'kafka.tools.DumpLogSegments', '--files', join(dir, segment)], { maxBuffer: 64 * 1024 * 1024 })
+  return [...new Set([...stdout.matchAll(/compresscodec: (\w+)/g)].map(m => (m[1] as string).toLowerCase()))]
+}
+
+/** `kafka_mirror_batches_total` by path (and reason for the deep path). */
+function batchesByPath (exposition: string): Map<string, number> {
+  const out = new Map<string, number>()
+  for (const match of exposition.matchAll(/^kafka_mirror_batches_total\{[^}]*path="(\w+)",reason="(\w*)"\} (\S+)$/gm)) {
+    const key = match[2] === '' ? match[1] as string : `${match[1]}:${match[2]}`
+    out.set(key, (out.get(key) ?? 0) + Number(match[3]))
+  }
+  return out
+}
+
+test('pass-through: batches in each of the five codecs written by kcat are forwarded undecoded; offsets, keys, null values, headers, timestamps and codec are identical on the target, and verify passes', { timeout: 300_000 }, async t => {
+  const { source, target } = await sharedClusters()
+  const prefix = uniqueName('pt')
+  const lines = Array.from({ length: 2_000 }, (_, i) => i % 7 === 3 ? `key-${i}:` : `key-${i}:${'value-'.repeat(i % 20)}${i}`)
+  for (const codec of CODECS) {
+    const topic = await createTopic(t, source, { name: `${prefix}-${codec}` })
+    t.after(() => deleteTopicIfExists(target, topic))
+    await kcatProduce(source.bootstrap, topic, codec, lines)
+  }
+  const group = uniqueName('pt')
+  const sidecar = spawnSidecar(t, { source, target, groupId: group, include: `${prefix}-.*` })
+  await waitMirroring(sidecar)
+  const port = await sidecarHttpPort(sidecar)
+  for (const codec of CODECS) {
+    const topic = `${prefix}-${codec}`
+    await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) === 2_000n, { timeoutMs: 60_000, message: `${topic} copied` })
+    const [from, to] = await Promise.all([kcatRead(source.bootstrap, topic), kcatRead(target.bootstrap, topic)])
+    assert.equal(from.length, 2_000)
+    assert.ok(from.some(line => line.includes('|NULL|')), 'some values are null')
+    assert.deepEqual(to, from, `${codec}: offset, key, value, headers and timestamp read back identical`)
+    assert.deepEqual(await segmentCodecs(target, topic), [codec], `${codec}: the target keeps the batches' codec`)
+  }
+  const paths = batchesByPath(await scrape(port))
+  assert.ok((paths.get('pass_through') ?? 0) >= CODECS.length, `batches went through pass-through: ${JSON.stringify([...paths])}`)
+  assert.deepEqual([...paths.keys()].filter(key => key.startsWith('deep')), [], 'no batch was decoded')
+  await waitUntil(async () => (await committedOffsets(source, group, `${prefix}-zstd`)).get(0) === 2_000n, { timeoutMs: 30_000, message: 'the mirror to commit' })
+  for (const codec of CODECS) {
+    const result = await runMirrorCheck(['verify', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', `${prefix}-${codec}`, '--group', group, '--format', 'json'])
+    assert.equal(result.code, 0, `verify of the ${codec} copy: ${result.stdout}${result.stderr}`)
+  }
+  sidecar.child.kill('SIGTERM')
+  assert.equal(await sidecar.exited, 0)
+})
+
+test('pass-through: a batch larger than the target topic accepts is written decoded, record by record if need be, never dropped; the reason is counted', { timeout: 180_000 }, async t => {
+  const { source, target } = await sharedClusters()
+  const topic = await createTopic(t, source, { name: uniqueName('pt-large') })
+  await createTopic(t, target, { name: topic, configs: { 'max.message.bytes': '8192' } })
+  const lines = Array.from({ length: 600 }, (_, i) => `key-${i}:${String(i).padStart(400, 'x')}`)
+  await kcatProduce(source.bootstrap, topic, 'none', lines)
+  const sidecar = spawnSidecar(t, { source, target, groupId: uniqueName('pt-large'), include: topic })
+  await waitMirroring(sidecar)
+  const port = await sidecarHttpPort(sidecar)
+  await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) === 600n, { timeoutMs: 90_000, message: `${topic} copied` })
+  const [from, to] = await Promise.all([kcatRead(source.bootstrap, topic), kcatRead(target.bootstrap, topic)])
+  assert.deepEqual(to, from, 'every record once, in order')
+  const paths = batchesByPath(await scrape(port))
+  assert.ok((paths.get('deep:refused_by_target') ?? 0) > 0, `the refused batches are counted: ${JSON.stringify([...paths])}`)
+  sidecar.child.kill('SIGTERM')
+  assert.equal(await sidecar.exited, 0)
+})
+
+test('pass-through: kill -9 while batches are forwarded and a restart lose nothing', { timeout: 240_000 }, async t => {
+  const { source, target } = await sharedClusters()
+  const topic = await createTopic(t, source, { name: uniqueName('pt-kill'), partitions: 3 })
+  t.after(() => deleteTopicIfExists(target, topic))
+  const total = 60_000
+  const lines = Array.from({ length: total }, (_, i) => `k${i}:${'payload-'.repeat(8)}${i}`)
+  const child = spawn('kcat', ['-P', '-b', source.bootstrap, '-t', topic, '-z', 'lz4', '-K', ':', '-X', 'linger.ms=20'], { stdio: ['pipe', 'ignore', 'pipe'] })
+  child.stdin.end(lines.join('\n') + '\n')
+  assert.equal(await new Promise<number | null>(resolve => child.once('exit', resolve)), 0)
+  const group = uniqueName('pt-kill')
+  const first = spawnSidecar(t, { source, target, groupId: group, include: topic, args: ['--offset.commit.interval.ms', '200'] })
+  await waitMirroring(first)
+  await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) >= 5_000n, { timeoutMs: 60_000, message: 'part of the topic copied' })
+  first.child.kill('SIGKILL')
+  await first.exited
+  const second = spawnSidecar(t, { source, target, groupId: group, include: topic })
+  await waitMirroring(second)
+  await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) >= BigInt(total), { timeoutMs: 120_000, message: 'the whole topic copied' })
+  const { stdout } = await execFileAsync('kcat', ['-C', '-b', target.bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-f', '%k\n'], { maxBuffer: 64 * 1024 * 1024 })
+  const keys = new Set(stdout.split('\n').filter(line => line !== ''))
+  const missing = lines.filter(line => !keys.has(line.slice(0, line.indexOf(':')))).length
+  assert.equal(missing, 0, 'no record is missing on the target')
+  second.child.kill('SIGTERM')
+  assert.equal(await second.exited, 0)
+})
