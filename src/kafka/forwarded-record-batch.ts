@@ -2,7 +2,7 @@ import type { DeepPathReason, ForwardedBatch } from '../pipeline/forwarded-batch
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import type { BatchForwardingHook, BatchStandIn, EncodedBatchMessage } from './kafkajs-internals.js'
 import { decodeRecordBatch } from './kafkajs-internals.js'
-import { Attributes, BATCH_HEADER_BYTES, BATCH_OFFSETS, CODEC_NAMES, readBatchHeader, rewriteForTarget } from './record-batch-header.js'
+import { Attributes, BATCH_HEADER_BYTES, BATCH_OFFSETS, CODEC_NAMES, concatUncompressedBatches, readBatchHeader, rewriteForTarget } from './record-batch-header.js'
 
 /**
  * A fetched v2 record batch on its way to the target undecoded: its own copy of the bytes (so the
@@ -20,6 +20,7 @@ export class KafkaForwardedBatch implements ForwardedBatch, BatchStandIn {
   readonly firstTimestampMs: number
   readonly maxTimestampMs: number
   readonly codec: string
+  readonly mergeable: boolean
   /** The batch; its header is rewritten for each produce request (see `message`). */
   readonly #bytes: Buffer
 
@@ -35,6 +36,20 @@ export class KafkaForwardedBatch implements ForwardedBatch, BatchStandIn {
     this.firstTimestampMs = Number(header.firstTimestamp)
     this.maxTimestampMs = Number(header.maxTimestamp)
     this.codec = CODEC_NAMES[header.attributes & Attributes.CODEC_MASK] ?? 'unknown'
+    this.mergeable = this.codec === 'none'
+  }
+
+  /**
+   * The kafkajs producer message for consecutive batches `parts` of one partition (mergeable ones
+   * when more than one): concatenated into one batch once, whose header each request rewrites.
+   */
+  static message (partition: number, parts: readonly KafkaForwardedBatch[]): EncodedBatchMessage {
+    const [first] = parts
+    if (first === undefined) throw new RangeError(`no forwarded batch for partition ${partition}`)
+    if (parts.length === 1) return first.message(partition)
+    if (!parts.every(part => part.mergeable)) throw new RangeError(`compressed forwarded batches of partition ${partition} cannot share a request`)
+    const bytes = concatUncompressedBatches(parts.map(part => part.#bytes))
+    return encodedMessage(partition, bytes, parts.reduce((sum, part) => sum + part.recordCount, 0))
   }
 
   /** The records, decoded from the source's bytes (source offsets and all). */
@@ -47,18 +62,22 @@ export class KafkaForwardedBatch implements ForwardedBatch, BatchStandIn {
 
   /** The kafkajs producer message for this batch on target partition `partition`. */
   message (partition: number): EncodedBatchMessage {
-    return {
-      partition,
-      value: null,
-      recordCount: this.recordCount,
-      // A retry of the same request gets the same fields, so rewriting in place is repeatable.
-      encodeBatch: fields => rewriteForTarget(this.#bytes, {
-        producerId: BigInt(fields.producerId),
-        producerEpoch: fields.producerEpoch,
-        baseSequence: fields.firstSequence,
-        transactional: fields.transactional,
-      }),
-    }
+    return encodedMessage(partition, this.#bytes, this.recordCount)
+  }
+}
+
+function encodedMessage (partition: number, bytes: Buffer, recordCount: number): EncodedBatchMessage {
+  return {
+    partition,
+    value: null,
+    recordCount,
+    // A retry of the same request gets the same fields, so rewriting in place is repeatable.
+    encodeBatch: fields => rewriteForTarget(bytes, {
+      producerId: BigInt(fields.producerId),
+      producerEpoch: fields.producerEpoch,
+      baseSequence: fields.firstSequence,
+      transactional: fields.transactional,
+    }),
   }
 }
 

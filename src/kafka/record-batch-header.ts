@@ -93,3 +93,91 @@ export function rewriteForTarget (bytes: Buffer, fields: ProducerFields): Buffer
 export function batchCrc (bytes: Buffer): { stored: number, computed: number } {
   return { stored: bytes.readUInt32BE(BATCH_OFFSETS.crc), computed: crc32c(bytes.subarray(BATCH_OFFSETS.attributes)) >>> 0 }
 }
+
+/** An unsigned varint at `at` of `bytes` (up to 64 bits, as a Number: exact to 2^53), and where it ends. */
+function readUnsignedVarint (bytes: Buffer, at: number): { value: number, end: number } {
+  let value = 0
+  let scale = 1
+  let i = at
+  for (;;) {
+    const byte = bytes[i++] as number
+    value += (byte & 0x7f) * scale
+    if ((byte & 0x80) === 0) return { value, end: i }
+    scale *= 128
+  }
+}
+
+function zigzagDecode (z: number): number {
+  return z % 2 === 0 ? z / 2 : -(z + 1) / 2
+}
+
+function zigzagEncode (n: number): number {
+  return n >= 0 ? n * 2 : -n * 2 - 1
+}
+
+/** Writes `value` (>= 0, exact to 2^53) as an unsigned varint into `out` at `at`; returns where it ends. */
+function writeUnsignedVarint (out: Buffer, at: number, value: number): number {
+  let rest = value
+  let i = at
+  while (rest >= 0x80) {
+    out[i++] = (rest % 128) | 0x80
+    rest = Math.floor(rest / 128)
+  }
+  out[i++] = rest
+  return i
+}
+
+/**
+ * Uncompressed v2 batches of one partition, in order and without gaps, as one batch: the records
+ * are copied with their offset and timestamp deltas made relative to the first batch (the broker
+ * takes one batch per partition per request, and a consumer reads each record's offset as the
+ * batch's base plus its delta). Header fields the rewrite sets later (base offset, producer, CRC)
+ * are left as the first batch has them. Records keep their bytes past the two deltas.
+ */
+export function concatUncompressedBatches (batches: readonly Buffer[]): Buffer {
+  const first = batches[0]
+  if (first === undefined) throw new RangeError('no batch to concatenate')
+  if (batches.length === 1) return first
+  const O = BATCH_OFFSETS
+  const baseTimestamp = Number(first.readBigInt64BE(O.firstTimestamp))
+  let maxTimestamp = -Infinity
+  let size = BATCH_HEADER_BYTES
+  // Each record can grow by the varints that change: at most 10 bytes for each of three.
+  for (const batch of batches) size += batch.length - BATCH_HEADER_BYTES + 30 * batch.readInt32BE(O.recordCount)
+  const out = Buffer.allocUnsafe(size)
+  first.copy(out, 0, 0, BATCH_HEADER_BYTES)
+  let at = BATCH_HEADER_BYTES
+  let offsetDelta = 0
+  const body = Buffer.allocUnsafe(30)
+  for (const batch of batches) {
+    const batchTimestamp = Number(batch.readBigInt64BE(O.firstTimestamp))
+    maxTimestamp = Math.max(maxTimestamp, Number(batch.readBigInt64BE(O.maxTimestamp)))
+    const count = batch.readInt32BE(O.recordCount)
+    let read = BATCH_HEADER_BYTES
+    for (let r = 0; r < count; r++) {
+      const length = readUnsignedVarint(batch, read)
+      const recordStart = length.end
+      const recordEnd = recordStart + zigzagDecode(length.value)
+      const attributes = batch[recordStart] as number
+      const timestampDelta = readUnsignedVarint(batch, recordStart + 1)
+      const ownOffsetDelta = readUnsignedVarint(batch, timestampDelta.end)
+      const timestamp = batchTimestamp + zigzagDecode(timestampDelta.value)
+      body[0] = attributes
+      let bodyEnd = writeUnsignedVarint(body, 1, zigzagEncode(timestamp - baseTimestamp))
+      bodyEnd = writeUnsignedVarint(body, bodyEnd, zigzagEncode(offsetDelta + zigzagDecode(ownOffsetDelta.value)))
+      const rest = recordEnd - ownOffsetDelta.end
+      at = writeUnsignedVarint(out, at, zigzagEncode(bodyEnd + rest))
+      body.copy(out, at, 0, bodyEnd)
+      at += bodyEnd
+      batch.copy(out, at, ownOffsetDelta.end, recordEnd)
+      at += rest
+      read = recordEnd
+    }
+    offsetDelta += count
+  }
+  out.writeInt32BE(at - BATCH_PREFIX_BYTES, O.length)
+  out.writeInt32BE(offsetDelta - 1, O.lastOffsetDelta)
+  out.writeBigInt64BE(BigInt(maxTimestamp), O.maxTimestamp)
+  out.writeInt32BE(offsetDelta, O.recordCount)
+  return out.subarray(0, at)
+}

@@ -85,18 +85,26 @@ export class KafkaRecordSink implements RecordSink {
     const producer = this.#producer
     if (producer === undefined) throw new MirrorError(ErrorCodes.STOPPED, 'producer is not started', { retriable: true })
     const byTopic = new Map<string, Message[]>()
+    // Forwarded batches of one partition become one batch (one message): the broker takes one per partition per request.
+    const forwarded = new Map<string, { topic: string, partition: number, parts: KafkaForwardedBatch[] }>()
     for (const write of writes) {
       let messages = byTopic.get(write.topic)
       if (messages === undefined) byTopic.set(write.topic, messages = [])
       const partition = write.partition
       if (write.forwarded !== undefined) {
         if (!(write.forwarded instanceof KafkaForwardedBatch)) throw new MirrorError(ErrorCodes.INTERNAL, `a forwarded batch for ${write.topic}-${partition} was not fetched by this project's record source`)
-        messages.push(write.forwarded.message(partition) as unknown as Message)
+        const key = `${write.topic}\u0000${partition}`
+        const entry = forwarded.get(key) ?? { topic: write.topic, partition, parts: [] }
+        entry.parts.push(write.forwarded)
+        forwarded.set(key, entry)
         continue
       }
       for (const record of write.records) {
         messages.push({ partition, key: record.key, value: record.value, timestamp: record.timestamp, headers: producerHeaders(record) })
       }
+    }
+    for (const { topic, partition, parts } of forwarded.values()) {
+      (byTopic.get(topic) as Message[]).push(KafkaForwardedBatch.message(partition, parts) as unknown as Message)
     }
     const topicMessages: TopicMessages[] = []
     for (const [topic, messages] of byTopic) topicMessages.push({ topic, messages })

@@ -16,6 +16,12 @@ export interface ForwardedBatch {
   readonly maxTimestampMs: number
   /** The batch's codec: none, gzip, snappy, lz4 or zstd. */
   readonly codec: string
+  /**
+   * True when consecutive batches of a partition like this one can be written as one batch
+   * (uncompressed: the sink renumbers the record deltas without decoding the records), so
+   * several small batches fit one produce request.
+   */
+  readonly mergeable: boolean
   /** The records, decoded (for the deep path: a batch that must be split, trimmed or changed). */
   decode: () => Promise<readonly KafkaRecord[]>
 }

@@ -230,18 +230,19 @@ function partitionWrite (batch: MirrorBatch): PartitionWrite {
 
 /**
  * `batches` (one lane's, in queue order) cut into requests: a partition's decoded batches share
- * a request; each forwarded batch has a request of its own for its partition. Round `k` holds the
- * `k`-th unit of every partition, so a partition's units keep their order across rounds.
+ * a request, and so do its consecutive mergeable forwarded batches; any other forwarded batch has
+ * a request of its own for its partition. Round `k` holds the `k`-th unit of every partition, so
+ * a partition's units keep their order across rounds.
  */
 export function requestRounds (batches: readonly MirrorBatch[]): MirrorBatch[][] {
   const rounds: MirrorBatch[][] = []
-  const last = new Map<string, { round: number, decoded: boolean }>()
+  const last = new Map<string, { round: number, kind: 'decoded' | 'mergeable' | 'alone' }>()
   for (const batch of batches) {
     const key = partitionKey(batch.targetTopic, batch.partition)
-    const decoded = batch.forwarded === undefined
+    const kind = batch.forwarded === undefined ? 'decoded' : batch.forwarded.mergeable ? 'mergeable' : 'alone'
     const previous = last.get(key)
-    const round = previous === undefined ? 0 : previous.decoded && decoded ? previous.round : previous.round + 1
-    last.set(key, { round, decoded })
+    const round = previous === undefined ? 0 : previous.kind === kind && kind !== 'alone' ? previous.round : previous.round + 1
+    last.set(key, { round, kind })
     ;(rounds[round] ??= []).push(batch)
   }
   return rounds

@@ -53,6 +53,7 @@ export class FakeForwardedBatch implements ForwardedBatch {
   readonly firstTimestampMs: number
   readonly maxTimestampMs: number
   readonly codec = 'lz4'
+  readonly mergeable = false
   decodes = 0
   constructor (readonly records: readonly KafkaRecord[]) {
     this.baseOffset = BigInt((records[0] as KafkaRecord).offset)

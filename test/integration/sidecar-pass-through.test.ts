@@ -18,9 +18,9 @@ const CODECS = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const
 const FORMAT = '%o|%k|%s|%T|%h\n'
 
 /** Produces `lines` (key:value; an empty value is a null value) with kcat to partition 0, compressed with `codec`, in batches of up to 500. */
-async function kcatProduce (bootstrap: string, topic: string, codec: string, lines: string[]): Promise<void> {
+async function kcatProduce (bootstrap: string, topic: string, codec: string, lines: string[], batchRecords = 500): Promise<void> {
   const child = spawn('kcat', ['-P', '-b', bootstrap, '-t', topic, '-p', '0', '-z', codec, '-K', ':', '-Z', '-H', `codec=${codec}`, '-H', 'repeat=1', '-H', 'repeat=2',
-    '-X', 'linger.ms=50', '-X', 'batch.num.messages=500'], { stdio: ['pipe', 'ignore', 'pipe'] })
+    '-X', 'linger.ms=50', '-X', `batch.num.messages=${batchRecords}`], { stdio: ['pipe', 'ignore', 'pipe'] })
   let stderr = ''
   child.stderr.on('data', chunk => { stderr += String(chunk) })
   child.stdin.end(lines.join('\n') + '\n')
@@ -35,11 +35,16 @@ async function kcatRead (bootstrap: string, topic: string): Promise<string[]> {
 
 /** The codecs of the batches of partition 0 of `topic` as Kafka's own DumpLogSegments reads them. */
 async function segmentCodecs (cluster: LocalCluster, topic: string): Promise<string[]> {
+  return [...new Set((await segmentBatches(cluster, topic)).map(line => (/compresscodec: (\w+)/.exec(line)?.[1] ?? '?').toLowerCase()))]
+}
+
+/** One line per batch of partition 0 of `topic`, from Kafka's own DumpLogSegments. */
+async function segmentBatches (cluster: LocalCluster, topic: string): Promise<string[]> {
   const { classpath } = await ensureKafkaDistribution()
   const dir = join(cluster.dir, 'data', `${topic}-0`)
   const segment = readdirSync(dir).find(name => name.endsWith('.log')) as string
   const { stdout } = await execFileAsync('java', ['-cp', classpath, 'kafka.tools.DumpLogSegments', '--files', join(dir, segment)], { maxBuffer: 64 * 1024 * 1024 })
-  return [...new Set([...stdout.matchAll(/compresscodec: (\w+)/g)].map(m => (m[1] as string).toLowerCase()))]
+  return stdout.split('\n').filter(line => line.startsWith('baseOffset:'))
 }
 
 /** `kafka_mirror_batches_total` by path (and reason for the deep path). */
@@ -59,7 +64,8 @@ test('pass-through: batches in each of the five codecs written by kcat are forwa
   for (const codec of CODECS) {
     const topic = await createTopic(t, source, { name: `${prefix}-${codec}` })
     t.after(() => deleteTopicIfExists(target, topic))
-    await kcatProduce(source.bootstrap, topic, codec, lines)
+    // Uncompressed batches of 7 records: several go to the target as one (merged) batch.
+    await kcatProduce(source.bootstrap, topic, codec, lines, codec === 'none' ? 7 : 500)
   }
   const group = uniqueName('pt')
   const sidecar = spawnSidecar(t, { source, target, groupId: group, include: `${prefix}-.*` })
@@ -74,6 +80,8 @@ test('pass-through: batches in each of the five codecs written by kcat are forwa
     assert.deepEqual(to, from, `${codec}: offset, key, value, headers and timestamp read back identical`)
     assert.deepEqual(await segmentCodecs(target, topic), [codec], `${codec}: the target keeps the batches' codec`)
   }
+  const [sourceBatches, targetBatches] = await Promise.all([segmentBatches(source, `${prefix}-none`), segmentBatches(target, `${prefix}-none`)])
+  assert.ok(targetBatches.length < sourceBatches.length, `small uncompressed batches were written together: ${sourceBatches.length} batches on the source, ${targetBatches.length} on the target`)
   const paths = batchesByPath(await scrape(port))
   assert.ok((paths.get('pass_through') ?? 0) >= CODECS.length, `batches went through pass-through: ${JSON.stringify([...paths])}`)
   assert.deepEqual([...paths.keys()].filter(key => key.startsWith('deep')), [], 'no batch was decoded')

@@ -12,13 +12,15 @@ const Record = require('kafkajs/src/protocol/recordBatch/record/v0') as (options
 const Long = require('kafkajs/src/utils/long') as { fromValue: (value: string | number) => unknown }
 
 /** A v2 batch as a producer writes it (kafkajs' encoder), with `count` records from offset `baseOffset`. */
-async function batchBytes (options: { count: number, baseOffset?: number, compression?: number, lastOffsetDelta?: number, transactional?: boolean }): Promise<Buffer> {
-  const records = Array.from({ length: options.count }, (_, i) => Record({ key: Buffer.from(`k${i}`), value: i === 1 ? null : Buffer.from(`value-${i}`), headers: [{ key: 'h', value: Buffer.from(String(i)) }], offsetDelta: i, timestampDelta: i }))
+async function batchBytes (options: { count: number, baseOffset?: number, compression?: number, lastOffsetDelta?: number, transactional?: boolean, firstTimestamp?: number, tag?: string }): Promise<Buffer> {
+  const tag = options.tag ?? ''
+  const records = Array.from({ length: options.count }, (_, i) => Record({ key: Buffer.from(`k${tag}${i}`), value: i === 1 ? null : Buffer.from(`value-${tag}${i}`), headers: [{ key: 'h', value: Buffer.from(String(i)) }], offsetDelta: i, timestampDelta: i * 1000 }))
+  const firstTimestamp = options.firstTimestamp ?? 1_700_000_000_000
   const encoded = await RecordBatch({
     compression: options.compression ?? 0,
     firstOffset: Long.fromValue(options.baseOffset ?? 0),
-    firstTimestamp: 1_700_000_000_000,
-    maxTimestamp: 1_700_000_000_000 + options.count - 1,
+    firstTimestamp,
+    maxTimestamp: firstTimestamp + (options.count - 1) * 1000,
     partitionLeaderEpoch: 7,
     lastOffsetDelta: options.lastOffsetDelta ?? options.count - 1,
     producerId: Long.fromValue(42),
@@ -89,4 +91,30 @@ test('batches that cannot be forwarded are named with their reason', async () =>
   assert.equal(hook(gapped), undefined)
   assert.equal(hook(control), undefined)
   assert.deepEqual(declined, ['offset_gaps'], 'control batches are dropped, not counted as decoded')
+})
+
+test('consecutive uncompressed batches are written as one batch: records renumbered from the first, timestamps kept, bytes otherwise the same', async () => {
+  const parts = [
+    new KafkaForwardedBatch(await batchBytes({ count: 3, baseOffset: 500, firstTimestamp: 1_700_000_000_000, tag: 'a' })),
+    new KafkaForwardedBatch(await batchBytes({ count: 130, baseOffset: 503, firstTimestamp: 1_600_000_000_000, tag: 'b' })),
+    new KafkaForwardedBatch(await batchBytes({ count: 1, baseOffset: 633, firstTimestamp: 1_800_000_000_000, tag: 'c' })),
+  ]
+  assert.ok(parts.every(part => part.mergeable))
+  const expected = (await Promise.all(parts.map(part => part.decode()))).flat()
+  const message = KafkaForwardedBatch.message(4, parts)
+  assert.equal(message.recordCount, 134)
+  const written = message.encodeBatch({ producerId: '77', producerEpoch: 0, firstSequence: 10, transactional: false })
+  const crc = batchCrc(written)
+  assert.equal(crc.stored, crc.computed)
+  const header = readBatchHeader(written)
+  assert.equal(header.recordCount, 134)
+  assert.equal(header.lastOffsetDelta, 133)
+  assert.equal(header.maxTimestamp, 1_800_000_000_000n)
+  assert.equal(written.readInt32BE(BATCH_OFFSETS.length), written.length - 12)
+  // Read it back as a broker would store it: base offset 500.
+  written.writeBigInt64BE(500n, 0)
+  const decoded = await new KafkaForwardedBatch(written).decode()
+  assert.deepEqual(decoded.map(r => [r.offset, r.timestamp, r.key?.toString(), r.value?.toString() ?? null, r.headerList?.map(h => h.value?.toString())]),
+    expected.map(r => [r.offset, r.timestamp, r.key?.toString(), r.value?.toString() ?? null, r.headerList?.map(h => h.value?.toString())]))
+  assert.throws(() => KafkaForwardedBatch.message(0, [parts[0] as KafkaForwardedBatch, new KafkaForwardedBatch(written.subarray(0)), { mergeable: false } as unknown as KafkaForwardedBatch]), /cannot share a request/)
 })
