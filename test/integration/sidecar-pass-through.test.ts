@@ -137,3 +137,30 @@ test('pass-through: kill -9 while batches are forwarded and a restart lose nothi
   second.child.kill('SIGTERM')
   assert.equal(await second.exited, 0)
 })
+
+test('pass-through: a topic whose batches mix codecs is forwarded batch by batch in each codec; a LogAppendTime source takes the deep path, counted', { timeout: 180_000 }, async t => {
+  const { source, target } = await sharedClusters()
+  const mixed = await createTopic(t, source, { name: uniqueName('pt-mixed') })
+  const appendTime = await createTopic(t, source, { name: uniqueName('pt-append'), configs: { 'message.timestamp.type': 'LogAppendTime' } })
+  for (const topic of [mixed, appendTime]) t.after(() => deleteTopicIfExists(target, topic))
+  for (const [index, codec] of ['lz4', 'none', 'zstd', 'gzip', 'snappy', 'lz4'].entries()) {
+    await kcatProduce(source.bootstrap, mixed, codec, Array.from({ length: 100 }, (_, i) => `m${index}-${i}:${codec}-${i}`))
+  }
+  await kcatProduce(source.bootstrap, appendTime, 'lz4', Array.from({ length: 300 }, (_, i) => `a${i}:v${i}`))
+  const sidecar = spawnSidecar(t, { source, target, groupId: uniqueName('pt-mixed'), include: `${mixed}|${appendTime}` })
+  await waitMirroring(sidecar)
+  const port = await sidecarHttpPort(sidecar)
+  await waitUntil(async () => await totalRecords(target, mixed).catch(() => 0n) === 600n && await totalRecords(target, appendTime).catch(() => 0n) === 300n, { timeoutMs: 60_000, message: 'both topics copied' })
+  const [from, to] = await Promise.all([kcatRead(source.bootstrap, mixed), kcatRead(target.bootstrap, mixed)])
+  assert.deepEqual(to, from, 'the mixed-codec topic reads back identical')
+  // The target topic is created with the source's message.timestamp.type, so the target stamps its own append time.
+  const withoutTimestamp = (lines: string[]): string[] => lines.map(line => line.split('|').filter((_, i) => i !== 3).join('|'))
+  const [fromAppend, toAppend] = await Promise.all([kcatRead(source.bootstrap, appendTime), kcatRead(target.bootstrap, appendTime)])
+  assert.deepEqual(withoutTimestamp(toAppend), withoutTimestamp(fromAppend), 'the LogAppendTime topic reads back identical but for the timestamps')
+  assert.deepEqual((await segmentBatches(target, mixed)).map(line => (/compresscodec: (\w+)/.exec(line)?.[1] ?? '?').toLowerCase()), ['lz4', 'none', 'zstd', 'gzip', 'snappy', 'lz4'])
+  const paths = batchesByPath(await scrape(port))
+  assert.ok((paths.get('deep:log_append_time') ?? 0) > 0, `LogAppendTime batches counted: ${JSON.stringify([...paths])}`)
+  assert.ok((paths.get('pass_through') ?? 0) >= 6)
+  sidecar.child.kill('SIGTERM')
+  assert.equal(await sidecar.exited, 0)
+})
