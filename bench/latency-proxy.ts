@@ -20,7 +20,7 @@ export interface LatencyProxyOptions {
  * `from` while too much is held (held bytes plus what `to` has not sent yet), so memory stays
  * bounded whatever the two ends do; ends `to` once `from` ended and everything held was written.
  */
-function pipeDelayed (from: Socket, to: Socket, delayMs: number, maxQueuedBytes: number): void {
+function pipeDelayed (from: Socket, to: Socket, delayMs: number, maxQueuedBytes: number, counted: (bytes: number) => void): void {
   const line = new DelayLine<Buffer>(delayMs)
   let timer: NodeJS.Timeout | undefined
   let ended = false
@@ -40,6 +40,7 @@ function pipeDelayed (from: Socket, to: Socket, delayMs: number, maxQueuedBytes:
     timer = setTimeout(release, Math.max(0, due - performance.now()))
   }
   from.on('data', (chunk: Buffer) => {
+    counted(chunk.length)
     line.push(chunk, chunk.length, performance.now())
     schedule()
     if (backlog() >= maxQueuedBytes) from.pause()
@@ -52,12 +53,21 @@ function pipeDelayed (from: Socket, to: Socket, delayMs: number, maxQueuedBytes:
   to.on('close', () => { if (timer !== undefined) clearTimeout(timer) })
 }
 
+/** What went through the proxy so far. */
+export interface ProxyTraffic {
+  connections: number
+  bytesToUpstream: number
+  bytesToClients: number
+}
+
 /** Starts the proxy; resolves once it listens. `close()` stops accepting and cuts every connection. */
-export async function startLatencyProxy (options: LatencyProxyOptions): Promise<{ server: Server, close: () => Promise<void> }> {
+export async function startLatencyProxy (options: LatencyProxyOptions): Promise<{ server: Server, traffic: Readonly<ProxyTraffic>, close: () => Promise<void> }> {
   const maxQueuedBytes = options.maxQueuedBytes ?? 64 * 2 ** 20
   const sockets = new Set<Socket>()
+  const traffic: ProxyTraffic = { connections: 0, bytesToUpstream: 0, bytesToClients: 0 }
   // Half-open on both sides: an end is forwarded after the delay, not applied at once to the other direction.
   const server = createServer({ allowHalfOpen: true }, client => {
+    traffic.connections++
     const upstream = createConnection({ host: options.upstreamHost, port: options.upstreamPort, allowHalfOpen: true })
     for (const socket of [client, upstream]) {
       sockets.add(socket)
@@ -71,8 +81,8 @@ export async function startLatencyProxy (options: LatencyProxyOptions): Promise<
     upstream.on('error', cut)
     client.once('close', hadError => { if (hadError) cut() })
     upstream.once('close', hadError => { if (hadError) cut() })
-    pipeDelayed(client, upstream, options.delayMs, maxQueuedBytes)
-    pipeDelayed(upstream, client, options.delayMs, maxQueuedBytes)
+    pipeDelayed(client, upstream, options.delayMs, maxQueuedBytes, bytes => { traffic.bytesToUpstream += bytes })
+    pipeDelayed(upstream, client, options.delayMs, maxQueuedBytes, bytes => { traffic.bytesToClients += bytes })
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
@@ -80,6 +90,7 @@ export async function startLatencyProxy (options: LatencyProxyOptions): Promise<
   })
   return {
     server,
+    traffic,
     close: async () => {
       for (const socket of sockets) socket.destroy()
       await new Promise<void>(resolve => server.close(() => resolve()))
@@ -128,5 +139,11 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     process.exit(2)
   })
   console.log(`latency proxy: 127.0.0.1:${options.listenPort} -> ${options.upstreamHost}:${options.upstreamPort}, ${options.delayMs} ms each way`)
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => { void proxy.close().finally(() => process.exit(0)) })
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      const { connections, bytesToUpstream, bytesToClients } = proxy.traffic
+      console.log(`latency proxy: ${connections} connections, ${bytesToUpstream} bytes to 127.0.0.1:${options.upstreamPort}, ${bytesToClients} bytes back`)
+      void proxy.close().finally(() => process.exit(0))
+    })
+  }
 }

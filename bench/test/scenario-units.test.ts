@@ -105,6 +105,7 @@ test('the proxy forwards every byte both ways, each way at least the delay later
   assert.equal(all.length, payload.length + 4)
   assert.ok(all.subarray(0, payload.length).equals(payload), 'bytes arrive unchanged and in order')
   assert.equal(all.subarray(payload.length).toString(), 'bye\n', 'the end and the upstream\'s last words come after all the data')
+  assert.deepEqual(proxy.traffic, { connections: 1, bytesToUpstream: payload.length, bytesToClients: payload.length + 4 })
   assert.ok(firstAt !== undefined && firstAt - sentAt >= 2 * delayMs - 1, `round trip ${(firstAt ?? 0) - sentAt} ms, expected at least ${2 * delayMs} ms`)
 })
 
