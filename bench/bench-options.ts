@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { parseScenarioList, ScenarioListError, type Scenario } from './scenarios.js'
 
 /** `baseline`: a second build of the sidecar (`--baseline-entry`), to compare two versions in one run. */
 export const ContenderNames = ['sidecar', 'baseline', 'mm2', 'mm1'] as const
@@ -59,6 +60,14 @@ export interface BenchOptions {
   readonly idleSeconds: number
   /** Scale mode: the benchmark creates the target topics before each contender starts; default false (the mirror creates them). */
   readonly precreateTarget: boolean
+  /**
+   * Throughput scenarios to run one after another (`--scenario`), each with its own source topic,
+   * contenders and ceiling; results per scenario plus a summary. Empty (default): one throughput
+   * run with the flags' compression, producer settings and record size.
+   */
+  readonly scenarios: readonly Scenario[]
+  /** `node --max-old-space-size` of the sidecar contender only, MiB (`--memory-budget`: 128); default node's own limit. */
+  readonly sidecarMaxOldSpaceMib: number | undefined
 }
 
 export class UsageError extends Error {
@@ -98,7 +107,12 @@ export const USAGE = `usage: npm run bench -- [options]
   --sidecar-entry FILE      sidecar entry script (default dist/src/bin/mirror-sidecar.js)
   --baseline-entry FILE     entry script of another sidecar build, run as contender "baseline" in the same
                             run (e.g. a worktree of the previous commit: ../base/dist/src/bin/mirror-sidecar.js)
-  --sidecar-arg ARG         extra sidecar argument (repeatable), e.g. --sidecar-arg=--metrics.partition.labels=false`
+  --sidecar-arg ARG         extra sidecar argument (repeatable), e.g. --sidecar-arg=--metrics.partition.labels=false
+  --scenario LIST           throughput scenarios, comma list or all: defaults, tuned, lz4-tuned, zstd-tuned,
+                            small-records, compacted, wide-area (each fixes compression, producer settings
+                            and value size; results in scenario-<name>.md/.json and scenarios.md)
+  --memory-budget           run the sidecar (only) with node --max-old-space-size=128, the issue's budget
+  --sidecar-heap-mib N      run the sidecar (only) with node --max-old-space-size=N`
 
 function positiveInteger (flag: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback
@@ -144,6 +158,9 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
         'sidecar-entry': { type: 'string' },
         'baseline-entry': { type: 'string' },
         'sidecar-arg': { type: 'string', multiple: true },
+        scenario: { type: 'string' },
+        'memory-budget': { type: 'boolean' },
+        'sidecar-heap-mib': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     })
@@ -178,6 +195,20 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
   if (!/^\d+[mMgG]$/.test(javaHeap)) throw new UsageError(`--java-heap "${javaHeap}": expected a size such as 512m or 1g`)
   if (v.latency === true && v.scale === true) throw new UsageError('--latency and --scale are different modes; give one of them')
   const scale = v.scale === true
+  let scenarios: Scenario[] = []
+  if (v.scenario !== undefined) {
+    try {
+      scenarios = parseScenarioList(v.scenario)
+    } catch (error) {
+      if (error instanceof ScenarioListError) throw new UsageError(error.message)
+      throw error
+    }
+    if (v.latency === true || scale) throw new UsageError(`--scenario "${v.scenario}" is a throughput mode; drop --${v.latency === true ? 'latency' : 'scale'}`)
+    const fixed = (['compression', 'producer-prop', 'value-bytes'] as const).filter(flag => v[flag] !== undefined)
+    if (fixed.length > 0) throw new UsageError(`--scenario "${v.scenario}" sets compression, producer settings and value size itself; drop ${fixed.map(flag => `--${flag}`).join(', ')}`)
+  }
+  if (v['memory-budget'] === true && v['sidecar-heap-mib'] !== undefined) throw new UsageError('--memory-budget is --sidecar-heap-mib 128; give one of them')
+  const sidecarMaxOldSpaceMib = v['memory-budget'] === true ? 128 : v['sidecar-heap-mib'] === undefined ? undefined : positiveInteger('sidecar-heap-mib', v['sidecar-heap-mib'], 128)
   return Object.freeze({
     mode: v.latency === true ? 'latency' : scale ? 'scale' : 'throughput',
     records: positiveInteger('records', v.records, quick ? 100_000 : 1_000_000),
@@ -205,5 +236,7 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
     commitIntervalMs: v['commit-interval-ms'] === undefined ? (scale ? 5_000 : undefined) : positiveInteger('commit-interval-ms', v['commit-interval-ms'], 5_000),
     idleSeconds: positiveInteger('idle-seconds', v['idle-seconds'], 30),
     precreateTarget: v['precreate-target'] === true,
+    scenarios: Object.freeze(scenarios),
+    sidecarMaxOldSpaceMib,
   })
 }

@@ -68,6 +68,8 @@ export interface SidecarSettings {
   readonly profileDir?: string
   /** Extra arguments after the benchmark's own; default none. */
   readonly args?: readonly string[]
+  /** `node --max-old-space-size` in MiB (the memory budget check); default node's own limit. */
+  readonly maxOldSpaceMib?: number
 }
 
 /**
@@ -79,7 +81,9 @@ export function sidecarContender (settings: SidecarSettings, name: 'sidecar' | '
     name,
     label: name === 'sidecar' ? 'mirror-sidecar (this project)' : `mirror-sidecar baseline (${settings.entry})`,
     // Same node binary and flags as this process, so the same default old-space limit.
-    heap: `node default (${Math.round(getHeapStatistics().heap_size_limit / 2 ** 20)} MiB limit)`,
+    heap: settings.maxOldSpaceMib === undefined
+      ? `node default (${Math.round(getHeapStatistics().heap_size_limit / 2 ** 20)} MiB limit)`
+      : `node --max-old-space-size=${settings.maxOldSpaceMib}`,
     ownTopics: noOwnTopics,
     start: async job => {
       const entry = resolve(settings.entry)
@@ -90,8 +94,9 @@ export function sidecarContender (settings: SidecarSettings, name: 'sidecar' | '
         : ['--cpu-prof', '--cpu-prof-dir', resolve(settings.profileDir), '--import', pathToFileURL(fileURLToPath(new URL('./profile-exit-hook.js', import.meta.url))).href]
       const out = openSync(join(job.workDir, 'sidecar.log'), 'a')
       try {
+        const heap = settings.maxOldSpaceMib === undefined ? [] : [`--max-old-space-size=${settings.maxOldSpaceMib}`]
         const child = spawn(process.execPath, [
-          ...profiling, entry,
+          ...heap, ...profiling, entry,
           '--consumer.config', consumer, '--producer.config', producer,
           '--whitelist', job.topic, '--num.streams', String(job.streams), '--metrics.port', '0', '--metrics.host', '127.0.0.1', ...commitIntervalArgs(job), ...(settings.args ?? []),
         ], { stdio: ['ignore', out, out] })

@@ -8,6 +8,8 @@ import { track, type TrackedChild } from './child-registry.js'
 export interface RecordShape {
   readonly keyBytes: number
   readonly valueBytes: number
+  /** Keys repeat after this many records (record number modulo it), for a compacted source; default every key once. */
+  readonly distinctKeys?: number
 }
 
 export interface KcatProducerOptions {
@@ -36,7 +38,8 @@ export function recordLines (shape: RecordShape, first: number, count: number): 
   const randomText = randomBytes(Math.ceil(shape.valueBytes * count * 3 / 4) + 3).toString('base64')
   const lines: string[] = []
   for (let i = 0; i < count; i++) {
-    const key = (first + i).toString(16).padStart(shape.keyBytes, '0').slice(-shape.keyBytes)
+    const number = shape.distinctKeys === undefined ? first + i : (first + i) % shape.distinctKeys
+    const key = number.toString(16).padStart(shape.keyBytes, '0').slice(-shape.keyBytes)
     lines.push(key + '\t' + randomText.slice(i * shape.valueBytes, (i + 1) * shape.valueBytes))
   }
   return lines.join('\n') + '\n'

@@ -3,6 +3,7 @@ import { cpus, loadavg, totalmem } from 'node:os'
 import type { BenchOptions } from './bench-options.js'
 import { CEILING_PRODUCER_PROPS, type CeilingFigures } from './ceiling-run.js'
 import type { LatencyFigures } from './latency-run.js'
+import type { ContenderFailure } from './scenario-run.js'
 import type { ThroughputFigures } from './throughput-run.js'
 
 /** Machine and software the figures were taken on. */
@@ -156,9 +157,17 @@ function environmentSection (env: Environment, options: BenchOptions): string {
   ].join('\n')
 }
 
-export function throughputMarkdown (env: Environment, options: BenchOptions, contenders: readonly ThroughputMedians[], ceiling: CeilingMedians | undefined): string {
-  const mm2 = contenders.find(c => c.contender === 'mm2')
-  const valueRows = contenders.map(c => [
+/** What a scenario adds to the throughput results: its title, notes on its setup, and contender runs that failed. */
+export interface ThroughputExtras {
+  readonly title?: string
+  readonly notes?: readonly string[]
+  readonly failures?: readonly ContenderFailure[]
+}
+
+export function throughputMarkdown (env: Environment, options: BenchOptions, contenders: readonly ThroughputMedians[], ceiling: CeilingMedians | undefined, extras: ThroughputExtras = {}): string {
+  const mm2 = contenders.find(c => c.contender === 'mm2' && c.runs > 0)
+  const failures = extras.failures ?? []
+  const valueRows = contenders.map(c => c.runs === 0 ? [c.label, c.heap, ...Array<string>(11).fill('failed')] : [
     c.label, c.heap, fixed(c.totalSeconds, 1), fixed(c.startupSeconds, 1), fixed(c.copySeconds, 1), thousands(c.recordsPerSecond), thousands(c.steadyRecordsPerSecond), fixed(c.mbPerSecond, 1),
     fixed(c.cpuSeconds, 1), fixed(c.copyCpuSeconds, 1), mib(c.peakRssBytes), fixed(c.brokerCpuSeconds, 1), `${thousands(c.maxDuplicates)} / ${thousands(c.maxMissing)}`,
   ])
@@ -169,9 +178,10 @@ export function throughputMarkdown (env: Environment, options: BenchOptions, con
     contenders.map(c => [c.label, ratio(c.copySeconds, base?.copySeconds), ratio(c.recordsPerSecond, base?.recordsPerSecond), ratio(c.mbPerSecond, base?.mbPerSecond), ratio(c.cpuSeconds, base?.cpuSeconds), ratio(c.copyCpuSeconds, base?.copyCpuSeconds), ratio(c.peakRssBytes, base?.peakRssBytes)])
   const ratioHeader = ['contender', 'copy time', 'records/s', 'MB/s', 'CPU s', 'CPU s (copy phase)', 'peak RSS']
   const sections = [
-    '# Mirror benchmark: throughput',
+    extras.title === undefined ? '# Mirror benchmark: throughput' : `# Mirror benchmark: throughput, ${extras.title}`,
     '',
     environmentSection(env, options),
+    ...(extras.notes ?? []).map(note => `- ${note}`),
     '',
     '## Medians',
     '',
@@ -185,6 +195,9 @@ export function throughputMarkdown (env: Environment, options: BenchOptions, con
     '',
     ceiling === undefined ? 'The ceiling was not measured (--no-ceiling).' : table(ratioHeader, ratioRows(ceiling)),
   ]
+  if (failures.length > 0) {
+    sections.push('', '## Runs that did not complete', '', table(['contender', 'run', 'reason'], failures.map(f => [f.contender, String(f.run), f.reason])), '', 'Medians above are over the runs that completed; the whole error with the mirror\'s log tail is in the JSON file.')
+  }
   if (ceiling !== undefined) {
     sections.push('', `Ceiling: ConsumerPerformance on the source ${thousands(ceiling.consumer.recordsPerSecond)} records/s (${fixed(ceiling.consumer.mbPerSecond, 1)} MB/s, ${fixed(ceiling.consumer.cpuSeconds, 1)} CPU s, ${mib(ceiling.consumer.peakRssBytes)} MiB); ProducerPerformance (${Object.entries({ ...CEILING_PRODUCER_PROPS, 'compression.type': options.compression, ...options.producerProps }).map(([k, v]) => `${k}=${v}`).join(', ')}) into the target ${thousands(ceiling.producer.recordsPerSecond)} records/s (${fixed(ceiling.producer.mbPerSecond, 1)} MB/s, ${fixed(ceiling.producer.cpuSeconds, 1)} CPU s, ${mib(ceiling.producer.peakRssBytes)} MiB): limited by the ${ceiling.limitedBy}. Its CPU and RSS are the two tools added.`)
   }

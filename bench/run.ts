@@ -8,19 +8,22 @@ import { clustersDown, clustersUp, defaultClusters, ensureKafkaDistribution, MIR
 import { kafkaVersionFromEnv } from '../scripts/local-kafka/kafka-distribution.js'
 import { projectRoot } from '../scripts/local-kafka/paths.js'
 import { parseBenchArgs, UsageError, USAGE, type BenchOptions, type ContenderName } from './bench-options.js'
-import { CEILING_PRODUCER_PROPS, runCeiling, type CeilingFigures } from './ceiling-run.js'
+import { CEILING_PRODUCER_PROPS } from './ceiling-run.js'
 import { stopAllChildren } from './child-registry.js'
 import { mirrorMaker1Contender, mirrorMaker2Contender, sidecarContender, type Contender, type MirrorJob } from './contenders.js'
-import { preload } from './kcat-producer.js'
 import { runLatency, type LatencyFigures } from './latency-run.js'
 import { renderProfileSummary } from './profile-summary.js'
-import { ceilingMedians, describeEnvironment, latencyMarkdown, latencyMedians, throughputMarkdown, throughputMedians } from './report.js'
-import { runOrder } from './run-order.js'
+import { describeEnvironment, latencyMarkdown, latencyMedians, throughputMarkdown } from './report.js'
+import { runScenario, type ScenarioContext, type ScenarioResult } from './scenario-run.js'
+import { scenarioSummaryMarkdown } from './scenario-report.js'
 import { preloadScale, runScale, scaleMarkdown, scaleTopics, type ScaleFigures } from './scale-run.js'
-import { deleteOwnTopics, runThroughput, type ThroughputFigures } from './throughput-run.js'
+import { deleteOwnTopics } from './throughput-run.js'
 import { TopicAdmin } from './topic-admin.js'
 
 const log = (line: string): void => { process.stderr.write(line + '\n') }
+
+/** Set when a contender run did not complete: the benchmark still reports the rest, then exits 1. */
+let contenderFailed = false
 
 /** Everything a run must undo, in reverse order, on success, failure or Ctrl-C. */
 const cleanups: Array<() => Promise<void>> = []
@@ -40,7 +43,11 @@ async function cleanUp (): Promise<void> {
 function contendersFor (options: BenchOptions, versions: { clusters: Awaited<ReturnType<typeof ensureKafkaDistribution>>, mm1?: Awaited<ReturnType<typeof ensureKafkaDistribution>> }): Contender[] {
   const make = (name: ContenderName): Contender => {
     switch (name) {
-      case 'sidecar': return sidecarContender({ entry: options.sidecarEntry, args: options.sidecarArgs, ...(options.profile ? { profileDir: 'bench/profiles' } : {}) })
+      case 'sidecar': return sidecarContender({
+        entry: options.sidecarEntry, args: options.sidecarArgs,
+        ...(options.profile ? { profileDir: 'bench/profiles' } : {}),
+        ...(options.sidecarMaxOldSpaceMib === undefined ? {} : { maxOldSpaceMib: options.sidecarMaxOldSpaceMib }),
+      })
       case 'baseline': return sidecarContender({ entry: options.baselineEntry ?? '', args: options.sidecarArgs }, 'baseline')
       case 'mm2': return mirrorMaker2Contender(versions.clusters, options.javaHeap)
       case 'mm1': return mirrorMaker1Contender(versions.mm1!, options.javaHeap)
@@ -100,7 +107,6 @@ async function main (options: BenchOptions): Promise<void> {
   })
 
   const shape = { keyBytes: options.keyBytes, valueBytes: options.valueBytes }
-  const recordBytes = options.keyBytes + options.valueBytes
   const env = describeEnvironment(clusterVersion, mm1Distribution?.version ?? MIRROR_MAKER_1_VERSION)
   const job = (topic: string, tag: string, contender: string): MirrorJob => ({
     sourceBootstrap: source.bootstrap, targetBootstrap: target.bootstrap, topic, streams: options.streams,
@@ -138,49 +144,41 @@ async function main (options: BenchOptions): Promise<void> {
     process.stdout.write(markdown)
     log(`wrote ${join(resultsDir, 'latest-scale.md')} and latest-scale.json`)
   } else if (options.mode === 'throughput') {
-    // One preloaded source topic for every contender and run; the same-named target topic is
-    // deleted and recreated empty before each contender (identity naming, as on the MM1 command line).
-    const topic = `bench-${id}`
-    await sourceAdmin.recreateTopic(topic, options.partitions)
-    const preloadStarted = performance.now()
-    await preload({ bootstrap: source.bootstrap, topic, compression: options.compression, lingerMs: 50 }, shape, options.records)
-    const preloaded = await sourceAdmin.endOffsetTotal(topic)
-    if (preloaded !== options.records) throw new Error(`preload wrote ${preloaded} records, expected ${options.records}`)
-    log(`preloaded ${preloaded} records into ${topic} in ${((performance.now() - preloadStarted) / 1000).toFixed(1)} s`)
-
-    const figures: ThroughputFigures[] = []
-    const ceilings: CeilingFigures[] = []
-    for (let run = 1; run <= options.runs; run++) {
-      if (options.ceiling) {
-        const tag = `${id}r${run}`
-        await targetAdmin.recreateTopic(`${topic}-ceiling`, options.partitions)
-        const ceiling = await runCeiling({
-          distribution: clustersDistribution, sourceBootstrap: source.bootstrap, targetBootstrap: target.bootstrap,
-          sourceTopic: topic, targetTopic: `${topic}-ceiling`, records: options.records, recordBytes,
-          compression: options.compression, producerProps: options.producerProps, heap: options.javaHeap, tag, workDir: join(workDir, `${tag}-ceiling`), timeoutMs: options.timeoutSeconds * 1000,
-        }, run)
-        await targetAdmin.deleteTopics([`${topic}-ceiling`])
-        ceilings.push(ceiling)
-        log(`run ${run} ceiling: consumer ${Math.round(ceiling.consumerRecordsPerSecond)} records/s, producer ${Math.round(ceiling.producerRecordsPerSecond)} records/s`)
-      }
-      for (const contender of runOrder(contenders, run)) {
-        const result = await runThroughput(contender, job(topic, `${id}r${run}${contender.name}`, contender.name), run, {
-          source, target, sourceAdmin, targetAdmin, records: options.records, recordBytes, partitions: options.partitions,
-          timeoutMs: options.timeoutSeconds * 1000, verify: options.verify, log,
-        })
-        figures.push(result)
-        log(`run ${run} ${contender.name}: ${result.totalSeconds.toFixed(1)} s total, copy ${result.copySeconds.toFixed(1)} s, ${Math.round(result.recordsPerSecond)} records/s, ${result.cpuSeconds.toFixed(1)} CPU s, ${(result.peakRssBytes / 2 ** 20).toFixed(0)} MiB`)
-      }
+    const scenarioContext: ScenarioContext = {
+      id, workDir, source, target, sourceAdmin, targetAdmin, contenders, distribution: clustersDistribution, log,
+      defer: cleanup => { cleanups.push(cleanup) },
     }
-    const medians = contenders.map(contender => throughputMedians(figures, contender))
-    const ceiling = ceilingMedians(ceilings)
-    env.loadAverageAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100
-    const markdown = throughputMarkdown(env, options, medians, ceiling)
-    const json = { kind: 'throughput', environment: env, options, ceilingProducerProps: CEILING_PRODUCER_PROPS, medians, ceiling, runs: { contenders: figures, ceiling: ceilings } }
-    await writeFile(join(resultsDir, 'latest.md'), markdown)
-    await writeFile(join(resultsDir, 'latest.json'), JSON.stringify(json, null, 2) + '\n')
-    process.stdout.write(markdown)
-    log(`wrote ${join(resultsDir, 'latest.md')} and latest.json`)
+    const files = (result: ScenarioResult): string => result.scenario === undefined ? 'latest' : `scenario-${result.scenario.name}`
+    const write = async (result: ScenarioResult): Promise<void> => {
+      env.loadAverageAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100
+      const extras = { ...(result.scenario === undefined ? {} : { title: result.scenario.title }), notes: result.notes, failures: result.failures }
+      const markdown = throughputMarkdown(env, result.options, result.medians, result.ceiling, extras)
+      const json = {
+        kind: 'throughput', ...(result.scenario === undefined ? {} : { scenario: result.scenario }), environment: env, options: result.options, ceilingProducerProps: CEILING_PRODUCER_PROPS,
+        preloadedRecords: result.preloadedRecords, sourceRecords: result.sourceRecords, sourceDistinctKeys: result.sourceDistinctKeys,
+        medians: result.medians, ceiling: result.ceiling, failures: result.failures, runs: { contenders: result.figures, ceiling: result.ceilings },
+      }
+      await writeFile(join(resultsDir, `${files(result)}.md`), markdown)
+      await writeFile(join(resultsDir, `${files(result)}.json`), JSON.stringify(json, null, 2) + '\n')
+      process.stdout.write(markdown)
+      log(`wrote ${join(resultsDir, `${files(result)}.md`)} and ${files(result)}.json`)
+    }
+    const results: ScenarioResult[] = []
+    for (const scenario of options.scenarios.length === 0 ? [undefined] : options.scenarios) {
+      const result = await runScenario(scenario, options, scenarioContext)
+      results.push(result)
+      if (result.failures.length > 0) contenderFailed = true
+      await write(result)
+    }
+    if (options.scenarios.length > 0) {
+      const summary = scenarioSummaryMarkdown(env, results, result => `[${files(result)}.md](${files(result)}.md)`)
+      await writeFile(join(resultsDir, 'scenarios.md'), summary)
+      await writeFile(join(resultsDir, 'scenarios.json'), JSON.stringify({
+        kind: 'scenarios', environment: env, scenarios: results.map(r => ({ scenario: r.scenario, sourceRecords: r.sourceRecords, medians: r.medians, ceiling: r.ceiling, failures: r.failures.map(f => ({ contender: f.contender, run: f.run, reason: f.reason })) })),
+      }, null, 2) + '\n')
+      process.stdout.write('\n' + summary)
+      log(`wrote ${join(resultsDir, 'scenarios.md')} and scenarios.json`)
+    }
   } else {
     const figures: LatencyFigures[] = []
     const everyone: Array<Contender | undefined> = [undefined, ...contenders]
@@ -243,6 +241,10 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 main(options).then(async () => {
   await cleanUp()
+  if (contenderFailed) {
+    log('some contender runs did not complete (see "Runs that did not complete" in the results)')
+    process.exitCode = 1
+  }
 }, async (error: unknown) => {
   if (signalled) return
   log(`bench failed: ${(error as Error).message ?? String(error)}`)

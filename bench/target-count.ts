@@ -5,17 +5,20 @@ import { track } from './child-registry.js'
 export interface TargetCount {
   readonly records: number
   readonly distinctKeys: number
+  /** Records read per partition number. */
+  readonly partitionRecords: ReadonlyMap<number, number>
 }
 
 /**
  * Reads the whole topic with `kcat -C -e` (exits at the end of every partition) and counts records
  * and distinct keys. The preload gives each record its own key, so `records - distinctKeys` are
- * duplicates and `preloaded - distinctKeys` are missing records.
+ * duplicates and `preloaded - distinctKeys` are missing records. Also reads a (compacted) source topic.
  */
 export async function countTargetRecords (bootstrap: string, topic: string): Promise<TargetCount> {
-  const child = spawn('kcat', ['-C', '-b', bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-f', '%k\n'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn('kcat', ['-C', '-b', bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-f', '%p %k\n'], { stdio: ['ignore', 'pipe', 'pipe'] })
   const tracked = track('kcat target count', child)
   const keys = new Set<string>()
+  const partitionRecords = new Map<number, number>()
   let records = 0
   let partial = ''
   let stderr = ''
@@ -24,12 +27,15 @@ export async function countTargetRecords (bootstrap: string, topic: string): Pro
     const lines = (partial + chunk).split('\n')
     partial = lines.pop() ?? ''
     for (const line of lines) {
+      const space = line.indexOf(' ')
+      const partition = Number(line.slice(0, space))
       records++
-      keys.add(line)
+      keys.add(line.slice(space + 1))
+      partitionRecords.set(partition, (partitionRecords.get(partition) ?? 0) + 1)
     }
   })
   child.stderr.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-4_000) })
   const { code } = await tracked.exited
   if (code !== 0) throw new Error(`kcat could not read ${topic} (exit ${code}): ${stderr.trim()}`)
-  return { records, distinctKeys: keys.size }
+  return { records, distinctKeys: keys.size, partitionRecords }
 }

@@ -33,9 +33,9 @@ export interface ThroughputFigures {
   readonly peakRssBytes: number
   /** CPU the two brokers spent while this contender ran (start to done). */
   readonly brokerCpuSeconds: number
-  /** Target records beyond one per preloaded record (read back after the mirror stopped). */
+  /** Target records beyond one per source record (read back after the mirror stopped). */
   readonly duplicates: number
-  /** Preloaded records not on the target after the mirror stopped (0 for a correct mirror). */
+  /** Source keys not on the target after the mirror stopped (0 for a correct mirror; records, when every key is unique). */
   readonly missing: number
 }
 
@@ -44,7 +44,10 @@ export interface ThroughputContext {
   readonly target: LocalCluster
   readonly targetAdmin: TopicAdmin
   readonly sourceAdmin: TopicAdmin
+  /** Records a complete copy puts on the target (the preload, or what compaction left of it). */
   readonly records: number
+  /** Distinct keys among them (every record has its own key except on a compacted source). */
+  readonly distinctKeys: number
   readonly recordBytes: number
   readonly partitions: number
   readonly timeoutMs: number
@@ -117,7 +120,8 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
     const first = firstAt ?? doneAt
     const copySeconds = Math.max((doneAt - first) / 1000, 0.001)
     await stopChild(mirror)
-    const onTarget = context.verify ? await countTargetRecords(job.targetBootstrap, job.topic) : { records: Number.NaN, distinctKeys: Number.NaN }
+    // Read back directly, not through a wide-area proxy the mirror may have been given.
+    const onTarget = context.verify ? await countTargetRecords(context.target.bootstrap, job.topic) : { records: Number.NaN, distinctKeys: Number.NaN }
     return {
       contender: contender.name,
       run,
@@ -134,8 +138,9 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
       copyCpuSeconds: (usage?.cpuSeconds ?? Number.NaN) - cpuAtFirst,
       peakRssBytes: usage?.peakRssBytes ?? Number.NaN,
       brokerCpuSeconds,
-      duplicates: onTarget.records - onTarget.distinctKeys,
-      missing: context.records - onTarget.distinctKeys,
+      // Extra copies beyond the source's own repeats of a key, and source keys absent from the target.
+      duplicates: (onTarget.records - onTarget.distinctKeys) - (context.records - context.distinctKeys),
+      missing: context.distinctKeys - onTarget.distinctKeys,
     }
   } finally {
     sampler.stop()

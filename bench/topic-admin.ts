@@ -55,19 +55,29 @@ export class TopicAdmin {
     }
   }
 
-  /** Creates an empty topic, first deleting any topic of that name (and retrying while deletion completes). */
-  async recreateTopic (topic: string, partitions: number): Promise<void> {
+  /**
+   * Creates an empty topic, first deleting any topic of that name (and retrying while deletion
+   * completes); `configs` are topic settings such as `{ 'cleanup.policy': 'compact' }`.
+   */
+  async recreateTopic (topic: string, partitions: number, configs: Readonly<Record<string, string>> = {}): Promise<void> {
+    const configEntries = Object.entries(configs).map(([name, value]) => ({ name, value }))
     await this.deleteTopics([topic])
     const deadline = Date.now() + 60_000
     for (;;) {
       try {
-        await this.#admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }] })
+        await this.#admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: partitions, replicationFactor: 1, configEntries }] })
         if ((await this.endOffsetTotal(topic)) === 0) return
       } catch (error) {
         if (Date.now() > deadline) throw error
       }
       await sleep(250)
     }
+  }
+
+  /** Records between log start offset and high watermark, per partition number (offset gaps of a compacted log included). */
+  async partitionOffsetSpans (topic: string): Promise<Map<number, number>> {
+    const offsets = await this.#admin.fetchTopicOffsets(topic)
+    return new Map(offsets.map(partition => [partition.partition, Number(partition.high) - Number(partition.low)]))
   }
 
   /** Sum over partitions of the high watermark (records on the topic when it starts at offset 0). */

@@ -1,0 +1,63 @@
+import type { Environment, ThroughputMedians } from './report.js'
+import type { ScenarioResult } from './scenario-run.js'
+
+const SHORT_NAMES: Readonly<Record<string, string>> = { sidecar: 'sidecar', baseline: 'baseline', mm2: 'MM2', mm1: 'MM1' }
+
+const thousands = (value: number): string => Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : 'n/a'
+const ratio = (value: number | undefined, base: number | undefined): string =>
+  value !== undefined && base !== undefined && Number.isFinite(value) && Number.isFinite(base) && base !== 0 ? `${(value / base).toFixed(2)}x` : 'n/a'
+const mib = (bytes: number | undefined): string => bytes !== undefined && Number.isFinite(bytes) ? (bytes / 2 ** 20).toFixed(0) : 'n/a'
+
+function completed (result: ScenarioResult, name: string): ThroughputMedians | undefined {
+  return result.medians.find(m => m.contender === name && m.runs > 0)
+}
+
+function rate (result: ScenarioResult, name: string): string {
+  const medians = completed(result, name)
+  if (medians !== undefined) return thousands(medians.recordsPerSecond)
+  const failure = result.failures.find(f => f.contender === name)
+  return failure === undefined ? 'not run' : `failed: ${failure.reason}`
+}
+
+/**
+ * One row per scenario, every figure from the same invocation: records/s of each contender and the
+ * ceiling, the sidecar's ratios against each of them, and its CPU and peak RSS against MirrorMaker 2's.
+ */
+export function scenarioSummaryMarkdown (env: Environment, results: readonly ScenarioResult[], files: (result: ScenarioResult) => string): string {
+  const contenders = [...new Set(results.flatMap(result => result.medians.map(m => m.contender)))]
+  const others = contenders.filter(name => name !== 'sidecar')
+  const header = [
+    'scenario', ...contenders.map(name => `${SHORT_NAMES[name] ?? name} records/s`), 'ceiling records/s',
+    ...others.map(name => `sidecar / ${SHORT_NAMES[name] ?? name}`), 'sidecar / ceiling',
+    'sidecar CPU s / MM2', 'sidecar peak RSS MiB (/ MM2)', 'sidecar heap', 'dup. / missing (sidecar)', 'details',
+  ]
+  const rows = results.map(result => {
+    const sidecar = completed(result, 'sidecar')
+    const mm2 = completed(result, 'mm2')
+    return [
+      result.scenario?.title ?? 'flags',
+      ...contenders.map(name => rate(result, name)),
+      result.ceiling === undefined ? 'not run' : thousands(result.ceiling.recordsPerSecond),
+      ...others.map(name => ratio(sidecar?.recordsPerSecond, completed(result, name)?.recordsPerSecond)),
+      ratio(sidecar?.recordsPerSecond, result.ceiling?.recordsPerSecond),
+      ratio(sidecar?.cpuSeconds, mm2?.cpuSeconds),
+      `${mib(sidecar?.peakRssBytes)} (${ratio(sidecar?.peakRssBytes, mm2?.peakRssBytes)})`,
+      result.medians.find(m => m.contender === 'sidecar')?.heap ?? 'n/a',
+      sidecar === undefined ? 'n/a' : `${thousands(sidecar.maxDuplicates)} / ${thousands(sidecar.maxMissing)}`,
+      files(result),
+    ]
+  })
+  const runs = [...new Set(results.map(result => result.options.runs))].join(', ')
+  const records = [...new Set(results.map(result => result.preloadedRecords))].map(n => n.toLocaleString('en-US')).join(', ')
+  return [
+    '# Mirror benchmark: scenarios',
+    '',
+    `Taken ${env.date} at commit ${env.gitCommit} on ${env.cores} cores (${env.cpuModel}); 1-minute load average ${env.loadAverageAtStart} at the start, ${env.loadAverageAtEnd ?? 'n/a'} at the end. ${records} records preloaded per scenario, ${runs} run(s), medians; every figure of a row is from this invocation (the same brokers, the same source topic). Ratios: above 1x the sidecar is faster (records/s) or uses more (CPU, RSS).`,
+    '',
+    `| ${header.join(' | ')} |`,
+    `|${header.map((_, i) => i === 0 ? ' --- ' : ' ---: ').join('|')}|`,
+    ...rows.map(row => `| ${row.join(' | ')} |`),
+    '',
+    'Each scenario\'s file has the full tables (startup, copy time, CPU, RSS, broker CPU, ratios against MirrorMaker 2 and the ceiling), its setup, and the JSON beside it every run.',
+  ].join('\n') + '\n'
+}

@@ -1,0 +1,176 @@
+import { join } from 'node:path'
+import type { LocalCluster } from '../scripts/local-kafka/clusters.js'
+import type { KafkaDistribution } from '../scripts/local-kafka/kafka-distribution.js'
+import type { BenchOptions } from './bench-options.js'
+import { runCeiling, type CeilingFigures } from './ceiling-run.js'
+import { COMPACTED_TOPIC_CONFIGS, waitForCompaction } from './compacted-source.js'
+import type { Contender, MirrorJob } from './contenders.js'
+import { preload, type RecordShape } from './kcat-producer.js'
+import { ceilingMedians, throughputMedians, type CeilingMedians, type ThroughputMedians } from './report.js'
+import { runOrder } from './run-order.js'
+import { COMPACTED_KEY_REPEATS, type Scenario } from './scenarios.js'
+import { runThroughput, type ThroughputFigures } from './throughput-run.js'
+import { TopicAdmin } from './topic-admin.js'
+import { startWideAreaTarget } from './wide-area-target.js'
+
+/** A contender run that did not complete (the mirror exited, e.g. out of heap, or timed out); the other runs go on. */
+export interface ContenderFailure {
+  readonly contender: string
+  readonly run: number
+  /** One line for the tables, e.g. `JavaScript heap out of memory`. */
+  readonly reason: string
+  /** The whole error, with the mirror's log tail. */
+  readonly message: string
+}
+
+/** Everything one throughput configuration measured in one invocation. */
+export interface ScenarioResult {
+  /** Undefined for a run configured by flags alone (no `--scenario`). */
+  readonly scenario: Scenario | undefined
+  /** The options as this scenario ran them (its compression, producer settings and value size). */
+  readonly options: BenchOptions
+  readonly preloadedRecords: number
+  /** Records (and distinct keys) a complete copy has: the preload, or what compaction left of it. */
+  readonly sourceRecords: number
+  readonly sourceDistinctKeys: number
+  readonly notes: readonly string[]
+  readonly medians: readonly ThroughputMedians[]
+  readonly ceiling: CeilingMedians | undefined
+  readonly figures: readonly ThroughputFigures[]
+  readonly ceilings: readonly CeilingFigures[]
+  readonly failures: readonly ContenderFailure[]
+}
+
+export interface ScenarioContext {
+  readonly id: string
+  readonly workDir: string
+  readonly source: LocalCluster
+  readonly target: LocalCluster
+  readonly sourceAdmin: TopicAdmin
+  readonly targetAdmin: TopicAdmin
+  readonly contenders: readonly Contender[]
+  /** Kafka's tools for the ceiling. */
+  readonly distribution: KafkaDistribution
+  /** Registers an undo step that also runs on Ctrl-C (idempotent steps: they may run twice). */
+  readonly defer: (cleanup: () => Promise<void>) => void
+  readonly log: (line: string) => void
+}
+
+/** The one line a failure shows in the tables: the cause the mirror's log names, else the error's first line. */
+export function failureReason (message: string): string {
+  if (/heap out of memory|OutOfMemoryError/i.test(message)) return /OutOfMemoryError/.test(message) ? 'Java OutOfMemoryError' : 'JavaScript heap out of memory'
+  const first = message.split('\n')[0] ?? message
+  return first.length > 160 ? first.slice(0, 157) + '...' : first
+}
+
+/** The options of `scenario`: its compression, producer settings and value size over the flags'. */
+export function scenarioOptions (options: BenchOptions, scenario: Scenario | undefined): BenchOptions {
+  if (scenario === undefined) return options
+  return Object.freeze({ ...options, compression: scenario.compression, producerProps: scenario.producerProps, valueBytes: scenario.valueBytes })
+}
+
+/**
+ * Preloads this configuration's source topic (compacted and cleaned first, for that scenario),
+ * starts the wide-area target and proxy (for that scenario), then per run measures the ceiling and
+ * every contender, and removes its topics (and the wide-area cluster) again.
+ */
+export async function runScenario (scenario: Scenario | undefined, baseOptions: BenchOptions, context: ScenarioContext): Promise<ScenarioResult> {
+  const options = scenarioOptions(baseOptions, scenario)
+  const { id, log, source, sourceAdmin } = context
+  const topic = scenario === undefined ? `bench-${id}` : `bench-${id}-${scenario.name}`
+  const notes: string[] = []
+  const distinctKeys = scenario?.compactedSource === true ? Math.max(1, Math.floor(options.records / COMPACTED_KEY_REPEATS)) : undefined
+  const shape: RecordShape = { keyBytes: options.keyBytes, valueBytes: options.valueBytes, ...(distinctKeys === undefined ? {} : { distinctKeys }) }
+  const recordBytes = options.keyBytes + options.valueBytes
+  if (scenario !== undefined) log(`scenario ${scenario.name}: ${scenario.title}`)
+
+  // One preloaded source topic for every contender and run; the same-named target topic is
+  // deleted and recreated empty before each contender (identity naming, as on the MM1 command line).
+  await sourceAdmin.recreateTopic(topic, options.partitions, scenario?.compactedSource === true ? COMPACTED_TOPIC_CONFIGS : {})
+  context.defer(async () => await sourceAdmin.deleteTopics([topic]))
+  const preloadStarted = performance.now()
+  await preload({ bootstrap: source.bootstrap, topic, compression: options.compression, lingerMs: 50 }, shape, options.records)
+  const preloaded = await sourceAdmin.endOffsetTotal(topic)
+  if (preloaded !== options.records) throw new Error(`preload wrote ${preloaded} records, expected ${options.records}`)
+  log(`preloaded ${preloaded} records into ${topic} in ${((performance.now() - preloadStarted) / 1000).toFixed(1)} s`)
+  let sourceRecords = preloaded
+  let sourceDistinctKeys = preloaded
+  if (scenario?.compactedSource === true) {
+    const left = await waitForCompaction(source.bootstrap, topic, sourceAdmin, Math.max(180_000, options.timeoutSeconds * 1000), log)
+    sourceRecords = left.records
+    sourceDistinctKeys = left.distinctKeys
+    notes.push(`Source topic ${Object.entries(COMPACTED_TOPIC_CONFIGS).map(([k, v]) => `${k}=${v}`).join(', ')}; ${preloaded.toLocaleString('en-US')} records preloaded with ${distinctKeys!.toLocaleString('en-US')} keys (each written ${COMPACTED_KEY_REPEATS} times); mirrored after the log cleaner had left offset gaps in all ${left.partitions} partitions: ${left.records.toLocaleString('en-US')} records (${left.distinctKeys.toLocaleString('en-US')} distinct keys) over ${preloaded.toLocaleString('en-US')} offsets. Rates, ratios and the ceiling are over the ${left.records.toLocaleString('en-US')} records left.`)
+  }
+
+  let target = context.target
+  let targetAdmin = context.targetAdmin
+  let mirrorTargetBootstrap = target.bootstrap
+  let stopWideArea: (() => Promise<void>) | undefined
+  if (scenario !== undefined && scenario.wideAreaDelayMs > 0) {
+    const wideArea = await startWideAreaTarget(scenario.wideAreaDelayMs, join(context.workDir, `${scenario.name}-proxy`), log)
+    context.defer(wideArea.stop)
+    target = wideArea.cluster
+    mirrorTargetBootstrap = wideArea.mirrorBootstrap
+    const admin = new TopicAdmin(target)
+    await admin.start()
+    targetAdmin = admin
+    stopWideArea = async () => { await admin.stop(); await wideArea.stop() }
+    notes.push(`Wide area: a third single-node cluster is the target; every mirror and the ceiling's ProducerPerformance reach it through one latency proxy (\`bench/latency-proxy.ts\`, a Node \`net\` process on 127.0.0.1:${mirrorTargetBootstrap.split(':')[1]}) that holds every chunk ${scenario.wideAreaDelayMs} ms in each direction (${2 * scenario.wideAreaDelayMs} ms added per round trip, bandwidth not limited); the broker's WAN listener advertises the proxy's port, so clients stay behind the proxy after metadata. The benchmark's own admin and read-back use the broker's direct listener. The ceiling's ConsumerPerformance reads the source directly, as the mirrors do.`)
+  }
+
+  const figures: ThroughputFigures[] = []
+  const ceilings: CeilingFigures[] = []
+  const failures: ContenderFailure[] = []
+  const job = (tag: string, contender: string): MirrorJob => ({
+    sourceBootstrap: source.bootstrap, targetBootstrap: mirrorTargetBootstrap, topic, streams: options.streams,
+    compression: options.compression, producerProps: options.producerProps, tag, workDir: join(context.workDir, tag + '-' + contender),
+    ...(options.commitIntervalMs === undefined ? {} : { commitIntervalMs: options.commitIntervalMs }),
+  })
+  try {
+    for (let run = 1; run <= options.runs; run++) {
+      const tag = `${id}${scenario === undefined ? '' : scenario.name.replace(/-/g, '')}r${run}`
+      if (options.ceiling) {
+        await targetAdmin.recreateTopic(`${topic}-ceiling`, options.partitions)
+        const ceiling = await runCeiling({
+          distribution: context.distribution, sourceBootstrap: source.bootstrap, targetBootstrap: mirrorTargetBootstrap,
+          sourceTopic: topic, targetTopic: `${topic}-ceiling`, records: sourceRecords, recordBytes,
+          compression: options.compression, producerProps: options.producerProps, heap: options.javaHeap, tag, workDir: join(context.workDir, `${tag}-ceiling`), timeoutMs: options.timeoutSeconds * 1000,
+        }, run)
+        await targetAdmin.deleteTopics([`${topic}-ceiling`])
+        ceilings.push(ceiling)
+        log(`run ${run} ceiling: consumer ${Math.round(ceiling.consumerRecordsPerSecond)} records/s, producer ${Math.round(ceiling.producerRecordsPerSecond)} records/s`)
+      }
+      for (const contender of runOrder(context.contenders, run)) {
+        try {
+          const result = await runThroughput(contender, job(`${tag}${contender.name}`, contender.name), run, {
+            source, target, sourceAdmin, targetAdmin, records: sourceRecords, distinctKeys: sourceDistinctKeys, recordBytes, partitions: options.partitions,
+            timeoutMs: options.timeoutSeconds * 1000, verify: options.verify, log,
+          })
+          figures.push(result)
+          log(`run ${run} ${contender.name}: ${result.totalSeconds.toFixed(1)} s total, copy ${result.copySeconds.toFixed(1)} s, ${Math.round(result.recordsPerSecond)} records/s, ${result.cpuSeconds.toFixed(1)} CPU s, ${(result.peakRssBytes / 2 ** 20).toFixed(0)} MiB`)
+        } catch (error) {
+          const message = (error as Error).message ?? String(error)
+          failures.push({ contender: contender.name, run, reason: failureReason(message), message })
+          log(`run ${run} ${contender.name} FAILED: ${message}`)
+        }
+      }
+    }
+  } finally {
+    await targetAdmin.deleteTopics([topic])
+    await sourceAdmin.deleteTopics([topic])
+    await stopWideArea?.()
+  }
+  return {
+    scenario,
+    options,
+    preloadedRecords: preloaded,
+    sourceRecords,
+    sourceDistinctKeys,
+    notes,
+    medians: context.contenders.map(contender => throughputMedians(figures, contender)),
+    ceiling: ceilingMedians(ceilings),
+    figures,
+    ceilings,
+    failures,
+  }
+}

@@ -1,0 +1,70 @@
+import type { Compression } from './bench-options.js'
+
+/** The producer settings the MirrorMaker article recommends and production runs: bigger batches, a little linger. */
+export const TUNED_PRODUCER_PROPS = Object.freeze({ 'batch.size': '262144', 'linger.ms': '10' })
+
+/** Delay the wide-area scenario's proxy adds each way between the mirrors and the target cluster. */
+export const WIDE_AREA_DELAY_MS = 25
+
+export const ScenarioNames = ['defaults', 'tuned', 'lz4-tuned', 'zstd-tuned', 'small-records', 'compacted', 'wide-area'] as const
+export type ScenarioName = typeof ScenarioNames[number]
+
+/**
+ * One of the throughput configurations production users run (issue 12 item 7). Each scenario
+ * preloads its own source topic and measures every contender and the ceiling on it in the same run.
+ */
+export interface Scenario {
+  readonly name: ScenarioName
+  /** One line for the results' headings. */
+  readonly title: string
+  /** Compression of the preload and of every mirror's producer (and the ceiling producer). */
+  readonly compression: Compression
+  /** Producer settings of every mirror and the ceiling producer, over each tool's defaults. */
+  readonly producerProps: Readonly<Record<string, string>>
+  /** Bytes per value (keys stay 16 bytes). */
+  readonly valueBytes: number
+  /**
+   * Source topic with `cleanup.policy=compact` and every key written `keyRepeats` times; the
+   * benchmark waits until the log cleaner has left offset gaps in every partition before mirroring.
+   */
+  readonly compactedSource: boolean
+  /** Milliseconds a loopback proxy adds each way between the mirrors and the target; 0 for none. */
+  readonly wideAreaDelayMs: number
+}
+
+const base = { compression: 'none', producerProps: {}, valueBytes: 512, compactedSource: false, wideAreaDelayMs: 0 } as const
+
+export const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = Object.freeze({
+  defaults: { ...base, name: 'defaults', title: 'defaults, no compression' },
+  tuned: { ...base, name: 'tuned', title: 'tuned: batch.size=262144, linger.ms=10', producerProps: TUNED_PRODUCER_PROPS },
+  'lz4-tuned': { ...base, name: 'lz4-tuned', title: 'lz4 tuned: compression lz4, batch.size=262144, linger.ms=10', compression: 'lz4', producerProps: TUNED_PRODUCER_PROPS },
+  'zstd-tuned': { ...base, name: 'zstd-tuned', title: 'zstd tuned: compression zstd, batch.size=262144, linger.ms=10', compression: 'zstd', producerProps: TUNED_PRODUCER_PROPS },
+  'small-records': { ...base, name: 'small-records', title: 'small records: 16 + 100 bytes, defaults', valueBytes: 100 },
+  compacted: { ...base, name: 'compacted', title: 'compacted source: cleanup.policy=compact, every key 4 times, offset gaps after compaction', compactedSource: true },
+  'wide-area': { ...base, name: 'wide-area', title: `wide area: a loopback proxy adds ${WIDE_AREA_DELAY_MS} ms each way to the target, tuned producers`, producerProps: TUNED_PRODUCER_PROPS, wideAreaDelayMs: WIDE_AREA_DELAY_MS },
+})
+
+/** How often the compacted scenario writes each key: the log cleaner keeps about 1 in this many records. */
+export const COMPACTED_KEY_REPEATS = 4
+
+export class ScenarioListError extends Error {
+  override readonly name = 'ScenarioListError'
+}
+
+/** Parses `--scenario a,b` (or `all`) into scenarios in the order given, without repeats. */
+export function parseScenarioList (raw: string): Scenario[] {
+  const names = raw.split(',').map(name => name.trim()).filter(name => name !== '')
+  if (names.length === 0) throw new ScenarioListError(`--scenario "${raw}": expected a comma list of ${ScenarioNames.join(', ')} or all`)
+  const chosen: ScenarioName[] = []
+  for (const name of names) {
+    if (name === 'all') {
+      for (const every of ScenarioNames) if (!chosen.includes(every)) chosen.push(every)
+      continue
+    }
+    if (!(ScenarioNames as readonly string[]).includes(name)) {
+      throw new ScenarioListError(`--scenario "${raw}": unknown scenario "${name}", expected a comma list of ${ScenarioNames.join(', ')} or all`)
+    }
+    if (!chosen.includes(name as ScenarioName)) chosen.push(name as ScenarioName)
+  }
+  return chosen.map(name => SCENARIOS[name])
+}
