@@ -6,10 +6,9 @@ import { KafkaRecordSource } from './record-source.js'
 import { TopicAdmin } from './topic-admin.js'
 import { forwardingPolicy, type ForwardingPolicy } from './forwarded-record-batch.js'
 
-/** What the flow's record source forwards undecoded; undefined when pass-through is off. */
-function batchForwarding (flow: FlowConfig): ForwardingPolicy | undefined {
-  if (flow.passThrough === 'off') return undefined
-  return forwardingPolicy(flow.producer.compressionSet ? flow.producer.compression : undefined, flow.producer.maxRequestSizeBytes)
+/** What the flow's record source forwards undecoded (nothing when pass-through is off: then every batch is decoded, one at a time). */
+function batchForwarding (flow: FlowConfig): ForwardingPolicy {
+  return forwardingPolicy(flow.passThrough !== 'off', flow.producer.compressionSet ? flow.producer.compression : undefined, flow.producer.maxRequestSizeBytes)
 }
 
 /** The kafkajs adapters of one flow: the source group, one producer per lane, an admin per cluster. */

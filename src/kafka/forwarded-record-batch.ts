@@ -21,10 +21,13 @@ export class KafkaForwardedBatch implements ForwardedBatch, BatchStandIn {
   readonly maxTimestampMs: number
   readonly codec: string
   readonly mergeable: boolean
+  /** Why the batch must be decoded after all (the deep path), or undefined when it is forwarded as it is. */
+  readonly deepReason: DeepPathReason | undefined
   /** The batch; its header is rewritten for each produce request (see `message`). */
   readonly #bytes: Buffer
 
-  constructor (view: Buffer) {
+  constructor (view: Buffer, deepReason?: DeepPathReason) {
+    this.deepReason = deepReason
     const header = readBatchHeader(view)
     this.#bytes = Buffer.allocUnsafe(view.length)
     view.copy(this.#bytes)
@@ -83,6 +86,8 @@ function encodedMessage (partition: number, bytes: Buffer, recordCount: number):
 
 /** Which fetched batches are forwarded. */
 export interface ForwardingPolicy {
+  /** False: every batch is decoded (pass-through off, or a flow that changes records). */
+  readonly forward: boolean
   /** The codec the user asked the target to be written in (`compression.type` set), else undefined: each batch keeps its own. */
   readonly targetCodec: string | undefined
   /** The largest batch one produce request may carry (`max.request.size` less the request's own fields). */
@@ -92,8 +97,8 @@ export interface ForwardingPolicy {
 /** Bytes of a produce request around one partition's batch, with room to spare (header, topic name, partition). */
 const REQUEST_OVERHEAD_BYTES = 1024
 
-export function forwardingPolicy (targetCodec: string | undefined, maxRequestSizeBytes: number): ForwardingPolicy {
-  return { targetCodec, maxBatchBytes: Math.max(0, maxRequestSizeBytes - REQUEST_OVERHEAD_BYTES) }
+export function forwardingPolicy (forward: boolean, targetCodec: string | undefined, maxRequestSizeBytes: number): ForwardingPolicy {
+  return { forward, targetCodec, maxBatchBytes: Math.max(0, maxRequestSizeBytes - REQUEST_OVERHEAD_BYTES) }
 }
 
 /** Why the batch in `bytes` cannot be forwarded, or undefined when it can. Control batches are not forwarded either (kafkajs drops them). */
@@ -104,6 +109,7 @@ export function deepPathReason (bytes: Buffer, policy: ForwardingPolicy): DeepPa
   if ((header.attributes & Attributes.CONTROL) !== 0) return 'control'
   if ((header.attributes & Attributes.LOG_APPEND_TIME) !== 0) return 'log_append_time'
   if ((header.attributes & Attributes.DELETE_HORIZON) !== 0) return 'delete_horizon'
+  if (!policy.forward) return 'disabled'
   if (header.recordCount <= 0 || header.recordCount !== header.lastOffsetDelta + 1) return 'offset_gaps'
   const codec = CODEC_NAMES[header.attributes & Attributes.CODEC_MASK]
   if (policy.targetCodec !== undefined && codec !== policy.targetCodec) return 'codec'
@@ -112,14 +118,17 @@ export function deepPathReason (bytes: Buffer, policy: ForwardingPolicy): DeepPa
 }
 
 /**
- * The hook the patched Fetch decoder calls per batch: a `KafkaForwardedBatch` when the batch can
- * be forwarded, else undefined (kafkajs decodes it) after telling `declined` why.
+ * The hook the patched Fetch decoder calls per batch: a `KafkaForwardedBatch` for every v2 data
+ * batch, undecoded. One that cannot be forwarded carries its `deepReason` (told to `declined`) and
+ * is decoded later by the record source, one batch at a time as the queue takes its records, so a
+ * fetch is never decompressed whole (memory stays bounded however well the source compresses).
+ * Control batches and older formats are left to kafkajs (undefined).
  */
 export function forwardingHook (policy: ForwardingPolicy, declined: (reason: DeepPathReason, bytes: number) => void): BatchForwardingHook {
   return bytes => {
     const reason = deepPathReason(bytes, policy)
-    if (reason === undefined) return new KafkaForwardedBatch(bytes)
-    if (reason !== 'control') declined(reason, bytes.length)
-    return undefined
+    if (reason === 'control' || reason === 'not_v2') return undefined
+    if (reason !== undefined) declined(reason, bytes.length)
+    return new KafkaForwardedBatch(bytes, reason)
   }
 }

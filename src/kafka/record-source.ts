@@ -20,7 +20,7 @@ export class KafkaRecordSource implements RecordSource {
   readonly #settings: ConsumerSettings
   readonly #streams: number
   readonly #logger: Logger
-  /** Set when the flow forwards record batches undecoded (pass-through). */
+  /** Which batches go undecoded (pass-through); undefined: kafkajs decodes every fetch whole (tests of the plain path). */
   readonly #forwarding: ForwardingPolicy | undefined
   #consumers: Consumer[] = []
   readonly #assignments = new Map<Consumer, Set<string>>()
@@ -136,43 +136,46 @@ export class KafkaRecordSource implements RecordSource {
     if (this.#forwarding === undefined) {
       await handlers.onBatch({ topic: batch.topic, partition: batch.partition, highWatermark, records: asKafkaRecords(batch.messages), nextOffset }, control)
     } else {
-      const parts = await this.#parts(batch.messages, batchFetchedOffset(batch), handlers)
-      for (const [index, part] of parts.entries()) {
-        if (!control.isActive()) return
-        const next = parts[index + 1]
-        const partNext = next === undefined ? nextOffset : next.forwarded?.baseOffset ?? BigInt((next.records[0] as KafkaRecord).offset)
-        await handlers.onBatch({ topic: batch.topic, partition: batch.partition, highWatermark, records: part.records, forwarded: part.forwarded, nextOffset: partNext }, control)
-      }
+      await this.#handOver(batch.topic, batch.partition, highWatermark, batch.messages, batchFetchedOffset(batch), nextOffset, handlers, control)
     }
     // Moves kafkajs' fetch position only; what is committed is decided by the mirror.
     if (isRunning() && !isStale()) resolveOffset(batch.lastOffset())
   }
 
   /**
-   * The fetched messages as runs of decoded records and single forwarded batches, in order. A
-   * forwarded batch that begins before the fetch offset (the broker returns whole batches) is
-   * decoded and trimmed to the records at or past it.
+   * Hands the fetched messages over in order: each forwarded batch on its own, decoded records in
+   * runs of up to `max.poll.records`. A batch that must be decoded (its `deepReason`, or it begins
+   * before the fetch offset: the broker returns whole batches) is decoded only when its turn comes,
+   * after the queue took what came before, so at most one run of decoded records waits outside
+   * the queue.
    */
-  async #parts (messages: readonly unknown[], fetchedOffset: bigint, handlers: SourceListener): Promise<Array<{ records: readonly KafkaRecord[], forwarded?: KafkaForwardedBatch }>> {
-    const parts: Array<{ records: KafkaRecord[], forwarded?: KafkaForwardedBatch }> = []
-    let run: KafkaRecord[] | undefined
-    for (const message of messages) {
-      if (message instanceof KafkaForwardedBatch && message.baseOffset >= fetchedOffset) {
-        parts.push({ records: [], forwarded: message })
-        run = undefined
-        continue
-      }
-      let records: readonly KafkaRecord[]
-      if (message instanceof KafkaForwardedBatch) {
-        handlers.onDecoded?.('starts_before_position', message.sizeBytes)
-        records = (await message.decode()).filter(record => BigInt(record.offset) >= fetchedOffset)
-      } else {
-        records = [message as KafkaRecord]
-      }
-      if (run === undefined) parts.push({ records: run = [] })
-      for (const record of records) run.push(record)
+  async #handOver (topic: string, partition: number, highWatermark: bigint, messages: readonly unknown[], fetchedOffset: bigint, nextOffset: bigint, handlers: SourceListener, control: { heartbeat: () => Promise<void>, isActive: () => boolean }): Promise<void> {
+    let run: KafkaRecord[] = []
+    const firstOffsetOf = (message: unknown): bigint => message instanceof KafkaForwardedBatch ? message.baseOffset : BigInt((message as KafkaRecord).offset)
+    const flush = async (next: bigint): Promise<void> => {
+      if (run.length === 0) return
+      const records = run
+      run = []
+      await handlers.onBatch({ topic, partition, highWatermark, records, nextOffset: next }, control)
     }
-    return parts.filter(part => part.forwarded !== undefined || part.records.length > 0)
+    for (const [index, message] of messages.entries()) {
+      if (!control.isActive()) return
+      const following = messages[index + 1]
+      const next = following === undefined ? nextOffset : firstOffsetOf(following)
+      if (!(message instanceof KafkaForwardedBatch)) {
+        run.push(message as KafkaRecord)
+      } else if (message.deepReason === undefined && message.baseOffset >= fetchedOffset) {
+        await flush(message.baseOffset)
+        if (!control.isActive()) return
+        await handlers.onBatch({ topic, partition, highWatermark, records: [], forwarded: message, nextOffset: next }, control)
+        continue
+      } else {
+        if (message.deepReason === undefined) handlers.onDecoded?.('starts_before_position', message.sizeBytes)
+        for (const record of await message.decode()) if (BigInt(record.offset) >= fetchedOffset) run.push(record)
+      }
+      if (run.length >= this.#settings.maxPollRecords || following === undefined) await flush(next)
+    }
+    await flush(nextOffset)
   }
 
   /** Commits `offsets` on the source, each through the consumer that owns the partition. */

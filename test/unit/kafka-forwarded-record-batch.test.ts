@@ -32,7 +32,7 @@ async function batchBytes (options: { count: number, baseOffset?: number, compre
   return encoded.buffer
 }
 
-const policy = forwardingPolicy(undefined, 1 << 20)
+const policy = forwardingPolicy(true, undefined, 1 << 20)
 
 test('a forwarded batch is rewritten for the mirror\'s producer: base offset 0, epoch -1, id, epoch, sequence, a valid CRC; the records are untouched', async () => {
   registerCodecs()
@@ -81,15 +81,21 @@ test('batches that cannot be forwarded are named with their reason', async () =>
   const control = await batchBytes({ count: 1 })
   control.writeInt16BE(control.readInt16BE(BATCH_OFFSETS.attributes) | 0x20, BATCH_OFFSETS.attributes)
   assert.equal(deepPathReason(control, policy), 'control')
-  assert.equal(deepPathReason(await batchBytes({ count: 3, compression: 1 }), forwardingPolicy('lz4', 1 << 20)), 'codec')
-  assert.equal(deepPathReason(await batchBytes({ count: 3, compression: 3 }), forwardingPolicy('lz4', 1 << 20)), undefined)
-  assert.equal(deepPathReason(await batchBytes({ count: 200 }), forwardingPolicy(undefined, 2048)), 'too_large')
+  assert.equal(deepPathReason(await batchBytes({ count: 3, compression: 1 }), forwardingPolicy(true, 'lz4', 1 << 20)), 'codec')
+  assert.equal(deepPathReason(await batchBytes({ count: 3, compression: 3 }), forwardingPolicy(true, 'lz4', 1 << 20)), undefined)
+  assert.equal(deepPathReason(await batchBytes({ count: 200 }), forwardingPolicy(true, undefined, 2048)), 'too_large')
+
+  assert.equal(deepPathReason(await batchBytes({ count: 3 }), forwardingPolicy(false, undefined, 1 << 20)), 'disabled')
 
   const declined: string[] = []
   const hook = forwardingHook(policy, reason => declined.push(reason))
-  assert.ok(hook(await batchBytes({ count: 2 })) instanceof KafkaForwardedBatch)
-  assert.equal(hook(gapped), undefined)
-  assert.equal(hook(control), undefined)
+  const forwarded = hook(await batchBytes({ count: 2 }))
+  assert.ok(forwarded instanceof KafkaForwardedBatch)
+  assert.equal(forwarded.deepReason, undefined)
+  const deep = hook(gapped)
+  assert.ok(deep instanceof KafkaForwardedBatch, 'a batch to decode stays undecoded until the record source reaches it')
+  assert.equal(deep.deepReason, 'offset_gaps')
+  assert.equal(hook(control), undefined, 'control batches are left to kafkajs')
   assert.deepEqual(declined, ['offset_gaps'], 'control batches are dropped, not counted as decoded')
 })
 
