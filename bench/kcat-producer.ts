@@ -10,6 +10,8 @@ export interface RecordShape {
   readonly valueBytes: number
   /** Keys repeat after this many records (record number modulo it), for a compacted source; default every key once. */
   readonly distinctKeys?: number
+  /** Values are the record number zero-padded to the value size (they compress about 100x), not random text. */
+  readonly compressibleValues?: boolean
 }
 
 export interface KcatProducerOptions {
@@ -35,6 +37,14 @@ function startKcat (options: KcatProducerOptions): TrackedChild {
 
 /** Builds `count` lines starting at record number `first`. */
 export function recordLines (shape: RecordShape, first: number, count: number): string {
+  if (shape.compressibleValues === true) {
+    const lines: string[] = []
+    for (let i = 0; i < count; i++) {
+      const number = first + i
+      lines.push(number.toString(16).padStart(shape.keyBytes, '0').slice(-shape.keyBytes) + '\t' + String(number).padStart(shape.valueBytes, '0'))
+    }
+    return lines.join('\n') + '\n'
+  }
   const randomText = randomBytes(Math.ceil(shape.valueBytes * count * 3 / 4) + 3).toString('base64')
   const lines: string[] = []
   for (let i = 0; i < count; i++) {

@@ -80,7 +80,7 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
   const topic = scenario === undefined ? `bench-${id}` : `bench-${id}-${scenario.name}`
   const notes: string[] = []
   const distinctKeys = scenario?.compactedSource === true ? Math.max(1, Math.floor(options.records / COMPACTED_KEY_REPEATS)) : undefined
-  const shape: RecordShape = { keyBytes: options.keyBytes, valueBytes: options.valueBytes, ...(distinctKeys === undefined ? {} : { distinctKeys }) }
+  const shape: RecordShape = { keyBytes: options.keyBytes, valueBytes: options.valueBytes, ...(distinctKeys === undefined ? {} : { distinctKeys }), ...(scenario?.compressibleValues === true ? { compressibleValues: true } : {}) }
   const recordBytes = options.keyBytes + options.valueBytes
   if (scenario !== undefined) log(`scenario ${scenario.name}: ${scenario.title}`)
 

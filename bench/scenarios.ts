@@ -6,7 +6,7 @@ export const TUNED_PRODUCER_PROPS = Object.freeze({ 'batch.size': '262144', 'lin
 /** Delay the wide-area scenario's proxy adds each way between the mirrors and the target cluster. */
 export const WIDE_AREA_DELAY_MS = 25
 
-export const ScenarioNames = ['defaults', 'tuned', 'lz4-tuned', 'zstd-tuned', 'small-records', 'compacted', 'wide-area'] as const
+export const ScenarioNames = ['defaults', 'tuned', 'lz4-tuned', 'zstd-tuned', 'small-records', 'compacted', 'wide-area', 'lz4-compressible'] as const
 export type ScenarioName = typeof ScenarioNames[number]
 
 /**
@@ -30,6 +30,8 @@ export interface Scenario {
   readonly compactedSource: boolean
   /** Milliseconds a loopback proxy adds each way between the mirrors and the target; 0 for none. */
   readonly wideAreaDelayMs: number
+  /** Values compress about 100x (zero-padded record numbers): the memory-budget case of a well-compressing source. */
+  readonly compressibleValues?: boolean
 }
 
 const base = { compression: 'none', producerProps: {}, valueBytes: 512, compactedSource: false, wideAreaDelayMs: 0 } as const
@@ -41,6 +43,7 @@ export const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = Object.freeze
   'zstd-tuned': { ...base, name: 'zstd-tuned', title: 'zstd tuned: compression zstd, batch.size=262144, linger.ms=10', compression: 'zstd', producerProps: TUNED_PRODUCER_PROPS },
   'small-records': { ...base, name: 'small-records', title: 'small records: 16 + 100 bytes, defaults', valueBytes: 100 },
   compacted: { ...base, name: 'compacted', title: 'compacted source: cleanup.policy=compact, every key 4 times, offset gaps after compaction', compactedSource: true },
+  'lz4-compressible': { ...base, name: 'lz4-compressible', title: 'lz4 tuned, values that compress about 100x (zero-padded numbers)', compression: 'lz4', producerProps: TUNED_PRODUCER_PROPS, compressibleValues: true },
   'wide-area': { ...base, name: 'wide-area', title: `wide area: a loopback proxy adds ${WIDE_AREA_DELAY_MS} ms each way to the target, tuned producers`, producerProps: TUNED_PRODUCER_PROPS, wideAreaDelayMs: WIDE_AREA_DELAY_MS },
 })
 

@@ -39,6 +39,15 @@ test('record lines carry a fixed-width hex key and a value of exactly the asked 
   assert.equal(lines[2]!.split('\t')[0], '0000000000000101')
 })
 
+test('compressible record values are the record number zero-padded to the value size', async () => {
+  const { gzipSync } = await import('node:zlib')
+  const text = recordLines({ keyBytes: 16, valueBytes: 512, compressibleValues: true }, 7, 1000)
+  const [key, value] = text.split('\n')[0]!.split('\t')
+  assert.equal(key, '0000000000000007')
+  assert.equal(value, '7'.padStart(512, '0'))
+  assert.ok(gzipSync(text).length * 50 < text.length, 'they compress by far more than 50x')
+})
+
 test('parses the summaries Kafka 4.1 ProducerPerformance and ConsumerPerformance print', () => {
   const producer = '499985 records sent, 99997.0 records/sec (50.35 MB/sec), 3.2 ms avg latency, 120.0 ms max latency.\n' +
     '1000000 records sent, 59988.0 records/sec (30.21 MB/sec), 250.31 ms avg latency, 801.00 ms max latency, 200 ms 50th, 700 ms 95th, 780 ms 99th, 800 ms 99.9th.\n'

@@ -38,6 +38,8 @@ test('the scenarios are the issue\'s: tuned is batch.size=262144 linger.ms=10, s
   assert.equal(SCENARIOS['small-records'].valueBytes, 100)
   assert.equal(SCENARIOS.compacted.compactedSource, true)
   assert.equal(SCENARIOS['wide-area'].wideAreaDelayMs, 25)
+  assert.equal(SCENARIOS['lz4-compressible'].compressibleValues, true)
+  assert.equal(SCENARIOS['lz4-compressible'].compression, 'lz4')
   const options = scenarioOptions(parseBenchArgs(['--quick']), SCENARIOS['lz4-tuned'])
   assert.deepEqual([options.compression, options.producerProps, options.valueBytes, options.records], ['lz4', SCENARIOS.tuned.producerProps, 512, 100_000])
 })
