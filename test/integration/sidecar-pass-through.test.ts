@@ -4,7 +4,9 @@ import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
+import kafkajs from 'kafkajs'
 import { ensureKafkaDistribution } from '../../scripts/local-kafka/clusters.js'
+import { createKafkaClient } from '../../src/kafka/client.js'
 import type { LocalCluster } from '../../scripts/local-kafka/local-cluster.js'
 import { committedOffsets, createTopic, deleteTopicIfExists, sharedClusters, totalRecords, uniqueName } from '../helpers/kafka.js'
 import { runMirrorCheck } from '../helpers/mirror-check.js'
@@ -161,6 +163,40 @@ test('pass-through: a topic whose batches mix codecs is forwarded batch by batch
   const paths = batchesByPath(await scrape(port))
   assert.ok((paths.get('deep:log_append_time') ?? 0) > 0, `LogAppendTime batches counted: ${JSON.stringify([...paths])}`)
   assert.ok((paths.get('pass_through') ?? 0) >= 6)
+  sidecar.child.kill('SIGTERM')
+  assert.equal(await sidecar.exited, 0)
+})
+
+test('pass-through: a transactional source with aborted transactions: whole committed batches are forwarded, nothing aborted is copied (target read uncommitted)', { timeout: 180_000 }, async t => {
+  const { source, target } = await sharedClusters()
+  const topic = await createTopic(t, source, { name: uniqueName('pt-txn'), partitions: 2 })
+  t.after(() => deleteTopicIfExists(target, topic))
+  const producer = createKafkaClient(source.connection('test-tx')).producer({ transactionalId: uniqueName('tx'), idempotent: true, maxInFlightRequests: 1 })
+  await producer.connect()
+  const committed: string[] = []
+  try {
+    for (let round = 0; round < 12; round++) {
+      const tx = await producer.transaction()
+      const messages = Array.from({ length: 40 }, (_, i) => ({ partition: i % 2, key: `r${round}-${i}`, value: `${round % 3 === 1 ? 'aborted' : 'committed'}-${round}-${i}` }))
+      await tx.send({ topic, acks: -1, compression: kafkajs.CompressionTypes.GZIP, messages })
+      if (round % 3 === 1) await tx.abort()
+      else {
+        await tx.commit()
+        committed.push(...messages.map(m => m.value))
+      }
+    }
+  } finally {
+    await producer.disconnect()
+  }
+  const sidecar = spawnSidecar(t, { source, target, groupId: uniqueName('pt-txn'), include: topic })
+  await waitMirroring(sidecar)
+  const port = await sidecarHttpPort(sidecar)
+  await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) >= BigInt(committed.length), { timeoutMs: 60_000, message: 'the committed records copied' })
+  const { stdout } = await execFileAsync('kcat', ['-C', '-b', target.bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-X', 'isolation.level=read_uncommitted', '-f', '%s\n'], { maxBuffer: 16 * 1024 * 1024 })
+  const copied = stdout.split('\n').filter(line => line !== '')
+  assert.deepEqual([...copied].sort(), [...committed].sort(), 'exactly the committed records, each once, nothing aborted')
+  const paths = batchesByPath(await scrape(port))
+  assert.ok((paths.get('pass_through') ?? 0) > 0, `committed batches were forwarded: ${JSON.stringify([...paths])}`)
   sidecar.child.kill('SIGTERM')
   assert.equal(await sidecar.exited, 0)
 })
