@@ -47,9 +47,11 @@ export class MirrorSidecar {
     }))
     const observer = options.offsetsObserver === undefined ? offsetsMetrics : fanOut(OffsetsObserverEvents, offsetsMetrics, options.offsetsObserver)
     const offsets = { logger: options.logger, observer }
+    // Flow-wide jobs run in the process that coordinates the flow (see pipeline/flow-coordinator.ts).
+    const coordinated = (i: number) => ({ ...offsets, isCoordinator: () => this.flows[i]?.coordinates() ?? false })
     this.offsetSyncWriters = config.flows.map(flow => flow.offsetSyncs.enabled ? new OffsetSyncWriter(flow, offsets) : undefined)
-    this.offsetSyncPruners = config.flows.map(flow => flow.offsetSyncs.enabled ? new OffsetSyncPruner(flow, offsets) : undefined)
-    this.groupOffsetSyncs = config.flows.map(flow => flow.groupSync.enabled ? new GroupOffsetSync(flow, offsets) : undefined)
+    this.offsetSyncPruners = config.flows.map((flow, i) => flow.offsetSyncs.enabled ? new OffsetSyncPruner(flow, coordinated(i)) : undefined)
+    this.groupOffsetSyncs = config.flows.map((flow, i) => flow.groupSync.enabled ? new GroupOffsetSync(flow, coordinated(i)) : undefined)
     this.flows = config.flows.map((flow, i) => {
       const ackListener = this.offsetSyncWriters[i]
       return new MirrorFlow(flow, kafkaFlowPorts(flow, options.logger), {

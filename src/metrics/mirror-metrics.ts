@@ -172,6 +172,7 @@ export class MirrorMetrics implements PipelineObserver {
     flowGauge(Metrics.queueCapacityRecords, flow => flow.queueCapacityRecords)
     flowGauge(Metrics.queueCapacityBytes, flow => flow.queueCapacityBytes)
     flowGauge(Metrics.assignedPartitions, flow => flow.assignedPartitions)
+    flowGauge(Metrics.coordinator, flow => flow.coordinator === true ? 1 : 0)
     flowGauge(Metrics.mirroredTopics, flow => flow.topicsMirrored)
     flowGauge(Metrics.flowRunning, flow => flow.state === 'running' && flow.sourceConnected && flow.targetConnected ? 1 : 0)
     flowGauge(Metrics.commitAge, flow => this.#commitAgeSeconds(flow))

@@ -19,6 +19,8 @@ const STOP_BOUND_MS = 5_000
 export interface GroupOffsetSyncOptions {
   readonly logger: Logger
   readonly observer?: OffsetsObserver
+  /** Whether this process coordinates the flow now; the timed cycles run only then (default: always). */
+  readonly isCoordinator?: () => boolean
 }
 
 /** Per group: when its checkpoints were last confirmed current (ms since epoch). */
@@ -61,6 +63,7 @@ export class GroupOffsetSync {
   readonly #lastCheckpointMs = new Map<string, number>()
   readonly #activeLogged = new Set<string>()
   #timer: RearmingTimer | undefined
+  readonly #isCoordinator: () => boolean
   #cycle: Promise<void> | undefined
   #stopping: Promise<void> | undefined
 
@@ -69,6 +72,7 @@ export class GroupOffsetSync {
     this.#labels = flowLabels(flow)
     this.#logger = options.logger.child({ flow: flow.name, component: 'group-sync' })
     this.#observer = options.observer ?? {}
+    this.#isCoordinator = options.isCoordinator ?? (() => true)
     this.#sourceGroups = new GroupAdmin(flow.source, this.#logger)
     this.#targetGroups = new GroupAdmin(flow.target, this.#logger)
     this.#writer = new InternalTopicWriter(flow.target, this.#logger, { maxRequestSizeBytes: flow.producer.maxRequestSizeBytes })
@@ -95,7 +99,8 @@ export class GroupOffsetSync {
     for (const [key, checkpoint] of this.#checkpoints) this.#applied.set(key, checkpoint.sourceOffset)
     await this.#reader.start()
     // Re-armed after each cycle: a slow one never overlaps the next.
-    this.#timer = new RearmingTimer(groupSync.intervalMs, () => this.syncNow())
+    // Only the flow's coordinator writes checkpoints and group offsets: several processes would write the same twice.
+    this.#timer = new RearmingTimer(groupSync.intervalMs, () => this.#isCoordinator() ? this.syncNow() : Promise.resolve())
     this.#timer.start()
     this.#logger.info('syncing consumer group offsets', { groups: groupSync.groups.include, exclude: groupSync.groups.exclude, intervalMs: groupSync.intervalMs })
   }

@@ -14,6 +14,8 @@ export interface OffsetSyncPrunerOptions {
   readonly observer?: OffsetsObserver
   /** Time between prunes; default 10 minutes. The first runs one interval after start. */
   readonly intervalMs?: number
+  /** Whether this process coordinates the flow now; timed prunes run only then (default: always). */
+  readonly isCoordinator?: () => boolean
 }
 
 /** How long `stop()` waits for a running prune, then for the client to disconnect. */
@@ -33,6 +35,7 @@ export class OffsetSyncPruner {
   readonly #logger: Logger
   readonly #observer: OffsetsObserver
   readonly #intervalMs: number
+  readonly #isCoordinator: () => boolean
   readonly #writer: InternalTopicWriter
   #timer: RearmingTimer | undefined
   #pruning: Promise<number> | undefined
@@ -44,13 +47,14 @@ export class OffsetSyncPruner {
     this.#logger = options.logger.child({ flow: flow.name, component: 'offset-sync-pruner' })
     this.#observer = options.observer ?? {}
     this.#intervalMs = options.intervalMs ?? 600_000
+    this.#isCoordinator = options.isCoordinator ?? (() => true)
     this.#writer = new InternalTopicWriter(flow.target, this.#logger, { maxRequestSizeBytes: flow.producer.maxRequestSizeBytes })
   }
 
   async start (): Promise<void> {
     await this.#writer.start()
     // Re-armed after each prune: a slow one never overlaps the next.
-    this.#timer = new RearmingTimer(this.#intervalMs, () => this.prune())
+    this.#timer = new RearmingTimer(this.#intervalMs, () => this.#isCoordinator() ? this.prune() : Promise.resolve())
     this.#timer.start()
   }
 

@@ -1,3 +1,4 @@
+import { coordinatorPartition } from './flow-coordinator.js'
 import type { FlowConfig } from '../config/mirror-config.js'
 import { settleWithin } from '../shared/deadline.js'
 import { ErrorCodes, errorLabel, MirrorError } from '../shared/errors.js'
@@ -60,6 +61,8 @@ export class MirrorFlow {
   readonly #abort = new AbortController()
   #source: RecordSource
   #topics = new Map<string, MirroredTopic>()
+  /** Whether this process coordinated the flow at the last assignment (for the log line on a change). */
+  #coordinating = false
   #workers: Array<Promise<void>> = []
   #state: LifecycleState = 'starting'
   #refreshing: Promise<void> | undefined
@@ -150,6 +153,7 @@ export class MirrorFlow {
         this.#progress.retain(owned)
         this.#observer.rebalanced?.(this.labels)
         this.#logger.info('partitions assigned', { partitions: owned.size })
+        this.#noteCoordination()
       },
       onRebalancing: () => { void this.commit() },
       onCrash: error => this.#fail(error),
@@ -271,6 +275,19 @@ export class MirrorFlow {
     if (!await settleWithin(work, STOP_STEP_BOUND_MS)) this.#logger.warn('shutdown step did not finish in time; going on', { step, boundMs: STOP_STEP_BOUND_MS })
   }
 
+  /** True while this process coordinates the flow (owns its `coordinatorPartition`): group offset sync, checkpoints and pruning run here only. */
+  coordinates (): boolean {
+    const key = coordinatorPartition(this.#topics.keys())
+    return key !== undefined && this.#source.owned().has(key)
+  }
+
+  #noteCoordination (): void {
+    const now = this.coordinates()
+    if (now === this.#coordinating) return
+    this.#coordinating = now
+    this.#logger.info(now ? 'this process coordinates the flow: group offset sync, checkpoints and offset-sync pruning run here' : 'another process coordinates the flow', { partition: coordinatorPartition(this.#topics.keys()) })
+  }
+
   snapshot (): FlowSnapshot {
     return {
       labels: this.labels,
@@ -283,6 +300,7 @@ export class MirrorFlow {
       targetConnected: this.#ports.sinks.every(sink => sink.connected),
       assignedPartitions: this.#source.owned().size,
       topicsMirrored: this.#topics.size,
+      coordinator: this.coordinates(),
       partitions: this.#progress.snapshot(),
     }
   }

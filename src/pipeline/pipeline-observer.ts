@@ -80,6 +80,8 @@ export interface FlowSnapshot {
   readonly targetConnected: boolean
   readonly assignedPartitions: number
   readonly topicsMirrored: number
+  /** True while this process coordinates the flow (see `coordinatorPartition`). */
+  readonly coordinator?: boolean
   readonly partitions: readonly PartitionSnapshot[]
 }
 
