@@ -28,6 +28,8 @@ export const FLAG_DEFAULTS = {
   'metrics.host': '0.0.0.0',
   /** `--metrics.partition.labels`: false turns per-partition series into per-topic ones. */
   'metrics.partition.labels': true,
+  /** `--sync.topic.configs.interval.seconds`, in seconds (MirrorMaker 2's default). */
+  'sync.topic.configs.interval.seconds': 600,
   /** `--pass.through`: forward record batches undecoded where safe. */
   'pass.through': DEFAULT_PASS_THROUGH,
   /** `--log.level`. */

@@ -119,8 +119,10 @@ export interface FlowConfig {
   readonly passThrough: PassThroughMode
   /** How often new source topics and partitions are looked for; default 30000. */
   readonly refreshTopicsIntervalMs: number
-  /** Copy retention and cleanup configs when creating target topics; default true. */
+  /** Copy retention and cleanup configs when creating target topics, and keep them in sync after; default true. */
   readonly syncTopicConfigs: boolean
+  /** `sync.topic.configs.interval.seconds`: how often the coordinating process brings target topic configs in line; default 600 s. */
+  readonly syncTopicConfigsIntervalMs: number
   /** Replication factor of topics the mirror creates; default -1 (the target broker's default). */
   readonly replicationFactor: number
   readonly offsetSyncs: OffsetSyncConfig

@@ -37,6 +37,7 @@ export const MM1_FLAGS = {
   'log.level': { type: 'string', describe: `debug, info, warn, error (default ${D['log.level']})` },
   'drain.timeout.ms': { type: 'string', describe: `How long shutdown waits for in-flight records (default ${D['drain.timeout.ms']})` },
   'pass.through': { type: 'string', describe: `Forward fetched record batches undecoded where safe: auto, on or off (default ${D['pass.through']}; consumer key shallowiterator.enable=true/false also works)` },
+  'sync.topic.configs.interval.seconds': { type: 'string', describe: `How often target topic configs are brought in line with the source's, in seconds (default ${D['sync.topic.configs.interval.seconds']})` },
   'message.handler': { type: 'string', describe: 'MirrorMaker 1 message handlers are not supported (refused)' },
   'new.consumer': { type: 'boolean', describe: 'Accepted and ignored (MirrorMaker 1 compatibility)' },
   'sync.group.offsets.enabled': { type: 'string', describe: `Copy committed offsets of source consumer groups to the target, translated exactly (default ${D['sync.group.offsets.enabled']})` },
@@ -175,6 +176,7 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
   const metricsPort = parseInteger(key('metrics.port'), single(values, 'metrics.port', problems), { min: 0, max: 65535, expected: 'a port number from 0 to 65535' }, problems) ?? D['metrics.port']
   const drainTimeoutMs = int('drain.timeout.ms', D['drain.timeout.ms'], 0)
   const metricsPartitionLabels = parseBoolean(key('metrics.partition.labels'), single(values, 'metrics.partition.labels', problems), problems) ?? D['metrics.partition.labels']
+  const syncTopicConfigsIntervalMs = int('sync.topic.configs.interval.seconds', D['sync.topic.configs.interval.seconds'], 1) * 1000
   const passThroughFlag = parsePassThrough(key('pass.through'), single(values, 'pass.through', problems), problems)
   const abortOnSendFailure = parseBoolean(key('abort.on.send.failure'), single(values, 'abort.on.send.failure', problems), problems) ?? D['abort.on.send.failure']
   const logLevel: LogLevel = parseChoice(key('log.level'), single(values, 'log.level', problems), LogLevels, problems) ?? D['log.level']
@@ -220,6 +222,7 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
       passThrough,
       refreshTopicsIntervalMs,
       syncTopicConfigs: true,
+      syncTopicConfigsIntervalMs,
       replicationFactor: -1,
       offsetSyncs: { enabled: true, topic: `mirror-offset-syncs.${alias}.internal`, replicationFactor: -1 },
       groupSync: {

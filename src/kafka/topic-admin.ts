@@ -110,6 +110,26 @@ export class TopicAdmin implements TopicCatalog {
   }
 
   /**
+   * Sets `configs` on `topic`. kafkajs has only the AlterConfigs request, which replaces a topic's
+   * whole set of dynamic configs: the ones set now are read first and sent along unchanged.
+   */
+  async setTopicConfigs (topic: string, configs: Readonly<Record<string, string>>): Promise<void> {
+    try {
+      const described = await this.#client().describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic }] })
+      const merged: Record<string, string> = {}
+      for (const entry of described.resources[0]?.configEntries ?? []) {
+        // configSource 1: DYNAMIC_TOPIC_CONFIG, a value set on this topic.
+        const source = (entry as { configSource?: number }).configSource
+        if (source === 1 && entry.configValue !== null && entry.configValue !== undefined && !entry.isSensitive) merged[entry.configName] = entry.configValue
+      }
+      Object.assign(merged, configs)
+      await this.#client().alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configEntries: Object.entries(merged).map(([name, value]) => ({ name, value })) }] })
+    } catch (error) {
+      throw toMirrorError(error, `setting configs of topic ${topic} on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
+    }
+  }
+
+  /**
    * Creates `topics`, in as many CreateTopics requests as the controller takes (see
    * `createTopicsBatches`); a topic another mirror instance created first is not an error.
    */

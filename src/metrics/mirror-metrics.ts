@@ -47,6 +47,7 @@ interface Instruments {
   readonly produceRequestDuration: BatchHistogram<string>
   readonly retries: Counter
   readonly batches: Counter
+  readonly topicConfigsSynced: Counter
   readonly batchBytes: Counter
   readonly sendFailures: Counter
   readonly commits: Counter
@@ -158,6 +159,7 @@ export class MirrorMetrics implements PipelineObserver {
       produceRequestDuration: histogram(Metrics.produceRequestDuration, REQUEST_BUCKETS_SECONDS),
       retries: counter(Metrics.retries),
       batches: counter(Metrics.batches),
+      topicConfigsSynced: counter(Metrics.topicConfigsSynced),
       batchBytes: counter(Metrics.batchBytes),
       sendFailures: counter(Metrics.sendFailures),
       commits: counter(Metrics.commits),
@@ -229,6 +231,10 @@ export class MirrorMetrics implements PipelineObserver {
 
   retry (flow: FlowLabels, operation: string, errorCode: string): void {
     this.instruments.retries.inc({ ...this.#flow(flow).labels, [L.OPERATION]: operation, [L.ERROR_CODE]: errorCode })
+  }
+
+  topicConfigsSynced (flow: FlowLabels, changed: number): void {
+    this.instruments.topicConfigsSynced.inc(this.#flow(flow).labels, changed)
   }
 
   batchRouted (flow: FlowLabels, path: BatchPath, reason: DeepPathReason | undefined, bytes: number): void {

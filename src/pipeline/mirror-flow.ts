@@ -63,6 +63,8 @@ export class MirrorFlow {
   #topics = new Map<string, MirroredTopic>()
   /** Whether this process coordinated the flow at the last assignment (for the log line on a change). */
   #coordinating = false
+  /** When target topic configs were last compared with the source's (ms since epoch); the first refresh after start does it. */
+  #configsSyncedAtMs = 0
   #workers: Array<Promise<void>> = []
   #state: LifecycleState = 'starting'
   #refreshing: Promise<void> | undefined
@@ -182,6 +184,7 @@ export class MirrorFlow {
       this.#logger.warn('looking for new topics failed; trying again at the next refresh', { error })
       return
     }
+    await this.#syncTopicConfigs(topics)
     const same = topics.size === this.#topics.size && [...topics].every(([name, t]) => this.#topics.get(name)?.partitions === t.partitions)
     if (same || this.#state !== 'running') return
     this.#logger.info('topics changed; re-subscribing', { topics: [...topics.keys()] })
@@ -273,6 +276,20 @@ export class MirrorFlow {
   /** One step of the shutdown, bounded: a client retrying against an unreachable cluster must not hold the process. */
   async #stopStep (step: string, work: Promise<unknown>): Promise<void> {
     if (!await settleWithin(work, STOP_STEP_BOUND_MS)) this.#logger.warn('shutdown step did not finish in time; going on', { step, boundMs: STOP_STEP_BOUND_MS })
+  }
+
+  /** Every `syncTopicConfigsIntervalMs`, in the coordinating process only: target topic configs follow the source's. */
+  async #syncTopicConfigs (topics: ReadonlyMap<string, MirroredTopic>): Promise<void> {
+    const now = Date.now()
+    if (!this.config.syncTopicConfigs || !this.coordinates() || now - this.#configsSyncedAtMs < this.config.syncTopicConfigsIntervalMs) return
+    this.#configsSyncedAtMs = now
+    try {
+      const changed = await this.#topicSync.syncConfigs([...topics.values()])
+      this.#observer.topicConfigsSynced?.(this.labels, changed)
+    } catch (error) {
+      this.#observer.retry?.(this.labels, 'sync_topic_configs', errorLabel(error))
+      this.#logger.warn('syncing topic configs failed; trying again at the next interval', { error })
+    }
   }
 
   /** True while this process coordinates the flow (owns its `coordinatorPartition`): group offset sync, checkpoints and pruning run here only. */

@@ -91,6 +91,8 @@ export interface PipelineObserver {
   /** One produce request to the target: how long it took and whether it succeeded. */
   produceRequest?: (flow: FlowLabels, durationSeconds: number, ok: boolean) => void
   retry?: (flow: FlowLabels, operation: string, errorCode: string) => void
+  /** A topic config sync ran in the coordinating process; `changed` target topics got new configs. */
+  topicConfigsSynced?: (flow: FlowLabels, changed: number) => void
   /** A source record batch went the pass-through way, or the deep way although the flow forwards batches (`reason` says why). */
   batchRouted?: (flow: FlowLabels, path: BatchPath, reason: DeepPathReason | undefined, bytes: number) => void
   sendFailed?: (flow: FlowLabels, topic: string, partition: number, reason: string) => void
@@ -102,5 +104,5 @@ export interface PipelineObserver {
 
 /** Every event of `PipelineObserver`, for fanning one event out to several observers (`fanOut`). */
 export const PipelineObserverEvents = {
-  consumed: true, produced: true, produceRequest: true, retry: true, batchRouted: true, sendFailed: true, committed: true, commitFailed: true, rebalanced: true, fatal: true,
+  consumed: true, produced: true, produceRequest: true, retry: true, batchRouted: true, topicConfigsSynced: true, sendFailed: true, committed: true, commitFailed: true, rebalanced: true, fatal: true,
 } as const satisfies Record<keyof PipelineObserver, true>

@@ -124,6 +124,8 @@ export interface TopicCatalog {
   /** The given config keys of each topic, where set. */
   topicConfigs: (topics: readonly string[], keys: readonly string[]) => Promise<Map<string, Record<string, string>>>
   createTopics: (topics: readonly NewTopic[]) => Promise<void>
+  /** Sets `configs` on `topic`, keeping the topic's other explicitly set configs as they are. */
+  setTopicConfigs: (topic: string, configs: Readonly<Record<string, string>>) => Promise<void>
   createPartitions: (topic: string, count: number) => Promise<void>
 }
 

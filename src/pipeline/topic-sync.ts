@@ -49,6 +49,31 @@ export class TopicSync {
     this.#logger = logger
   }
 
+  /**
+   * Brings the synced configs (`SYNCED_TOPIC_CONFIGS`) of existing target topics in line with
+   * their source topics, as MirrorMaker 2's `sync.topic.configs` does after creation too: a value
+   * set on the source is set on the target; a target setting the source does not have is kept.
+   * Returns the number of topics changed.
+   */
+  async syncConfigs (topics: readonly MirroredTopic[]): Promise<number> {
+    if (!this.#flow.syncTopicConfigs || topics.length === 0) return 0
+    const [sourceConfigs, targetConfigs] = await Promise.all([
+      this.#source.topicConfigs(topics.map(t => t.source), SYNCED_TOPIC_CONFIGS),
+      this.#target.topicConfigs(topics.map(t => t.target), SYNCED_TOPIC_CONFIGS),
+    ])
+    let changed = 0
+    for (const topic of topics) {
+      const wanted = sourceConfigs.get(topic.source) ?? {}
+      const current = targetConfigs.get(topic.target) ?? {}
+      const differing = Object.fromEntries(Object.entries(wanted).filter(([key, value]) => current[key] !== value))
+      if (Object.keys(differing).length === 0) continue
+      await this.#target.setTopicConfigs(topic.target, differing)
+      this.#logger.info('synced target topic configs', { topic: topic.target, configs: differing })
+      changed++
+    }
+    return changed
+  }
+
   async refresh (): Promise<Map<string, MirroredTopic>> {
     const flow = this.#flow
     const names = (await this.#source.listTopicNames())

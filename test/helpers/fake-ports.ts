@@ -33,6 +33,7 @@ export function fakeFlowConfig (overrides: Partial<FlowConfig> = {}): FlowConfig
     passThrough: 'off',
     refreshTopicsIntervalMs: 60_000,
     syncTopicConfigs: false,
+    syncTopicConfigsIntervalMs: 600_000,
     replicationFactor: 1,
     offsetSyncs: { enabled: false, topic: 'offset-syncs', replicationFactor: 1 },
     groupSync: { enabled: false, groups: { include: '.*', exclude: undefined, matches: () => true }, intervalMs: 10_000, checkpointsTopic: 'checkpoints', checkpointsReplicationFactor: 1 },
@@ -95,6 +96,8 @@ export class FakeTopicCatalog implements TopicCatalog {
   }
 
   async createPartitions (topic: string, count: number): Promise<void> { this.topics.set(topic, count) }
+  readonly configsSet: Array<{ topic: string, configs: Readonly<Record<string, string>> }> = []
+  async setTopicConfigs (topic: string, configs: Readonly<Record<string, string>>): Promise<void> { this.configsSet.push({ topic, configs }) }
 }
 
 /** What one delivered batch's control saw. */

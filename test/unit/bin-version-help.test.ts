@@ -37,6 +37,7 @@ const DEFAULT_IN_CONFIG: Record<string, (config: PrintedConfig) => unknown> = {
   'offset.commit.interval.ms': c => c.flows[0]?.offsetCommitIntervalMs,
   'abort.on.send.failure': c => c.flows[0]?.abortOnSendFailure,
   'pass.through': c => c.flows[0]?.passThrough,
+  'sync.topic.configs.interval.seconds': c => (c.flows[0]?.syncTopicConfigsIntervalMs ?? 0) / 1000,
   'refresh.topics.interval.ms': c => c.flows[0]?.refreshTopicsIntervalMs,
   'metrics.port': c => c.metricsPort,
   'metrics.host': c => c.metricsHost,
@@ -53,7 +54,7 @@ interface PrintedConfig {
   metricsPort: number, metricsHost: string, metricsPartitionLabels: boolean, logLevel: string, drainTimeoutMs: number
   flows: Array<{
     numStreams: number, numProducers: number, queueMaxRecords: number, queueMaxBytes: number, offsetCommitIntervalMs: number,
-    abortOnSendFailure: boolean, passThrough: string, refreshTopicsIntervalMs: number,
+    abortOnSendFailure: boolean, passThrough: string, syncTopicConfigsIntervalMs: number, refreshTopicsIntervalMs: number,
     groupSync: { enabled: boolean, intervalMs: number, groups: { include: string, exclude: string } }
   }>
 }

@@ -1,0 +1,30 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { createTopic, deleteTopicIfExists, sharedClusters, uniqueName, withAdmin } from '../helpers/kafka.js'
+import { spawnSidecar, waitMirroring } from '../helpers/sidecar.js'
+import { sampleSum, scrape, sidecarHttpPort } from '../helpers/sidecar-http.js'
+import { waitUntil } from '../helpers/wait.js'
+
+async function topicConfig (cluster: Awaited<ReturnType<typeof sharedClusters>>['source'], topic: string, name: string): Promise<string | undefined> {
+  const described = await withAdmin(cluster, admin => admin.describeConfigs({ includeSynonyms: false, resources: [{ type: 2, name: topic, configNames: [name] }] }))
+  return described.resources[0]?.configEntries.find(entry => entry.configName === name)?.configValue ?? undefined
+}
+
+test('topic configs changed on the source after the target topic was created follow on the target; a target-only setting is kept', { timeout: 120_000 }, async t => {
+  const { source, target } = await sharedClusters()
+  const topic = await createTopic(t, source, { name: uniqueName('cfg'), configs: { 'retention.ms': '86400000' } })
+  t.after(() => deleteTopicIfExists(target, topic))
+  const sidecar = spawnSidecar(t, { source, target, groupId: uniqueName('cfg'), include: topic, args: ['--sync.topic.configs.interval.seconds', '1'] })
+  await waitMirroring(sidecar)
+  const port = await sidecarHttpPort(sidecar)
+  await waitUntil(async () => await topicConfig(target, topic, 'retention.ms').catch(() => undefined) === '86400000', { timeoutMs: 30_000, message: 'the target topic created with the source retention' })
+  // An operator sets something on the target only; then the source's retention and cleanup change.
+  await withAdmin(target, admin => admin.alterConfigs({ validateOnly: false, resources: [{ type: 2, name: topic, configEntries: [{ name: 'retention.ms', value: '86400000' }, { name: 'min.insync.replicas', value: '1' }] }] }))
+  await withAdmin(source, admin => admin.alterConfigs({ validateOnly: false, resources: [{ type: 2, name: topic, configEntries: [{ name: 'retention.ms', value: '3600000' }, { name: 'segment.ms', value: '600000' }] }] }))
+  await waitUntil(async () => await topicConfig(target, topic, 'retention.ms') === '3600000' && await topicConfig(target, topic, 'segment.ms') === '600000',
+    { timeoutMs: 30_000, message: 'the target topic configs to follow the source' })
+  assert.equal(await topicConfig(target, topic, 'min.insync.replicas'), '1', 'a config set on the target only is kept')
+  assert.ok((sampleSum(await scrape(port), 'kafka_mirror_topic_configs_synced_total') ?? 0) >= 1)
+  sidecar.child.kill('SIGTERM')
+  assert.equal(await sidecar.exited, 0)
+})
