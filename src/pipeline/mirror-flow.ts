@@ -139,7 +139,10 @@ export class MirrorFlow {
     this.#running = true
     this.#committer.start()
     this.#refreshTimer.start()
-    this.#logger.info('mirroring', { topics: [...this.#topics.keys()], source: this.config.source.brokers, target: this.config.target.brokers })
+    this.#logger.info('mirroring', {
+      topics: [...this.#topics.keys()], source: this.config.source.brokers, target: this.config.target.brokers,
+      ...(this.config.messageHandler === undefined ? {} : { messageHandler: this.config.messageHandler.module }),
+    })
   }
 
   #runWorker (sink: FlowPorts['sinks'][number], lane: number): Promise<void> {
