@@ -23,6 +23,14 @@ export function hasMessageHandler (flow: Pick<FlowConfig, 'messageHandler'>): bo
 const MODULE_HINT = 'give the path of a JavaScript module (.js, .mjs or .cjs) that exports handle(record), see docs/message-handler.md'
 
 /**
+ * Records a problem unless the same one is listed: several flows of one mm2.properties file read
+ * the same top-level `message.handler`, and one line says it.
+ */
+function addOnce (problems: ProblemList, key: string, value: string, message: string): void {
+  if (!problems.problems.some(p => p.key === key && p.value === value && p.message === message)) problems.add(key, value, message)
+}
+
+/**
  * Checks `--message.handler` and `--message.handler.args` as far as can be done without running
  * anything: the module file exists and is a file. Loading it (which runs its code) is
  * `loadMessageHandlers`, still before anything connects.
@@ -32,11 +40,11 @@ export function parseMessageHandler (
   module: string | undefined, args: string | undefined, problems: ProblemList, cwd = process.cwd(),
 ): MessageHandlerConfig | undefined {
   if (module === undefined) {
-    if (args !== undefined) problems.add(keys.args, args, `has no effect without ${keys.module}; give the handler module too, or remove it`)
+    if (args !== undefined) addOnce(problems, keys.args, args, `has no effect without ${keys.module}; give the handler module too, or remove it`)
     return undefined
   }
   if (module.trim() === '') {
-    problems.add(keys.module, module, `is empty; ${MODULE_HINT}`)
+    addOnce(problems, keys.module, module, `is empty; ${MODULE_HINT}`)
     return undefined
   }
   const path = resolve(cwd, module)
@@ -47,14 +55,14 @@ export function parseMessageHandler (
     const code = (error as NodeJS.ErrnoException).code
     // MirrorMaker 1 named a Java class here: say why that cannot work rather than "file not found".
     if (code === 'ENOENT' && /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)+$/.test(module) && !/\.[cm]?js$/.test(module)) {
-      problems.add(keys.module, module, `looks like a Java class (MirrorMaker 1's handlers): Java cannot run here; write the handler as a JavaScript module and ${MODULE_HINT}`)
+      addOnce(problems, keys.module, module, `looks like a Java class (MirrorMaker 1's handlers): Java cannot run here; write the handler as a JavaScript module and ${MODULE_HINT}`)
     } else {
-      problems.add(keys.module, module, `${code === 'ENOENT' ? 'file not found' : `cannot read it (${code ?? 'error'})`}; ${MODULE_HINT}`)
+      addOnce(problems, keys.module, module, `${code === 'ENOENT' ? 'file not found' : `cannot read it (${code ?? 'error'})`}; ${MODULE_HINT}`)
     }
     return undefined
   }
   if (!isFile) {
-    problems.add(keys.module, module, `is not a file; ${MODULE_HINT}`)
+    addOnce(problems, keys.module, module, `is not a file; ${MODULE_HINT}`)
     return undefined
   }
   return { module, path, args, key: keys.module }

@@ -120,3 +120,19 @@ test('a module without a handler function, with a syntax error, or that throws w
   const loaded = await loadMessageHandlers({ flows: [flows[3]] } as never)
   assert.deepEqual([...loaded.keys()], ['f-fine.mjs'])
 })
+
+test('mm2.properties: a missing top-level module is one problem however many flows read it; the one-file form takes message.handler as a key', t => {
+  const dir = tempDir(t)
+  const missing = join(dir, 'gone.mjs')
+  const mm2 = write(dir, 'mm2.properties', [
+    'clusters = A, B, C', 'A.bootstrap.servers = 127.0.0.1:1', 'B.bootstrap.servers = 127.0.0.1:2', 'C.bootstrap.servers = 127.0.0.1:3',
+    'A->B.enabled = true', 'A->C.enabled = true', `message.handler = ${missing}`, '',
+  ].join('\n'))
+  const settings = { metricsPort: 0, metricsHost: '127.0.0.1', logLevel: 'info' as const, drainTimeoutMs: 1000 }
+  assert.deepEqual(problemsOf(() => configFromMm2(mm2, { settings })), [`message.handler ${missing}: file not found; give the path of a JavaScript module (.js, .mjs or .cjs) that exports handle(record), see docs/message-handler.md`])
+
+  const module = write(dir, 'h.cjs', 'module.exports = r => r\n')
+  const oneFile = write(dir, 'mirror.properties', `bootstrap.servers=127.0.0.1:1\ntarget.bootstrap.servers=127.0.0.1:2\nwhitelist=.*\nmessage.handler=${module}\nmessage.handler.args=x\n`)
+  const config = configFromMm2(oneFile, { settings })
+  assert.deepEqual(config.flows[0]?.messageHandler, { module, path: module, args: 'x', key: `${oneFile}: message.handler` })
+})
