@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { FlowConfig } from './mirror-config.js'
+import type { PassThroughMode } from './pass-through.js'
 import type { ProblemList } from './values.js'
 
 /** A flow's message handler (`--message.handler`, mm2.properties `message.handler`): a JavaScript module. */
@@ -66,4 +67,14 @@ export function parseMessageHandler (
     return undefined
   }
   return { module, path, args, key: keys.module }
+}
+
+/**
+ * A handler reads every record, so its flow never forwards batches undecoded: `auto` quietly takes
+ * the deep path, but `on` (asked for explicitly) contradicts the handler and is a problem.
+ */
+export function checkHandlerPassThrough (passThrough: PassThroughMode, passThroughKey: string, handler: MessageHandlerConfig | undefined, problems: ProblemList): void {
+  if (passThrough !== 'on' || handler === undefined) return
+  addOnce(problems, passThroughKey, passThroughKey.endsWith('shallowiterator.enable') ? 'true' : 'on',
+    `contradicts ${handler.key} "${handler.module}": a message handler reads every record, so no batch can be forwarded undecoded; use auto (the default) or off, or drop the handler`)
 }

@@ -6,7 +6,7 @@ import { readPropertiesFile } from './properties-file.js'
 import { checkLegacyClientKeys } from './legacy-client-keys.js'
 import { FLAG_DEFAULTS } from './flag-defaults.js'
 import { parsePassThrough, parseShallowIterator, resolvePassThrough } from './pass-through.js'
-import { parseMessageHandler } from './message-handler-config.js'
+import { checkHandlerPassThrough, parseMessageHandler } from './message-handler-config.js'
 import { freezeConfig, type FlowConfig, type MirrorConfig } from './mirror-config.js'
 import type { SidecarSettings } from './sidecar-settings.js'
 import { compileTopicPattern, createGroupFilter, createTopicFilter } from './topic-filter.js'
@@ -203,6 +203,7 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
     const consumer = consumerSettingsFromProperties(file.properties, file.where, problems, file.reportUnused ?? true)
     const passThrough = resolvePassThrough({ key: key('pass.through'), value: passThroughFlag },
       { key: `${file.where}shallowiterator.enable`, value: parseShallowIterator(`${file.where}shallowiterator.enable`, file.properties.get('shallowiterator.enable')?.value, problems) }, problems)
+    checkHandlerPassThrough(passThrough, passThroughFlag === 'on' ? key('pass.through') : `${file.where}shallowiterator.enable`, messageHandler, problems)
     if (source === undefined || target === undefined || producer === undefined || includePattern === undefined || !problems.empty) return
     flows.push({
       name: `${alias}->target`,

@@ -7,7 +7,7 @@ import type { Properties, PropertyEntry } from './java-properties.js'
 import { readPropertiesFile } from './properties-file.js'
 import { FLAG_DEFAULTS } from './flag-defaults.js'
 import { configFromOneFile, isOneFileForm } from './one-file-config.js'
-import { parseMessageHandler } from './message-handler-config.js'
+import { checkHandlerPassThrough, parseMessageHandler } from './message-handler-config.js'
 import { freezeConfig, type FlowConfig, type MirrorConfig, type ReplicationPolicy } from './mirror-config.js'
 import type { SidecarSettings } from './sidecar-settings.js'
 import { compileTopicPattern, createGroupFilter, createTopicFilter, DEFAULT_GROUPS_EXCLUDE } from './topic-filter.js'
@@ -299,6 +299,7 @@ function buildFlow (
   const handlerArgsEntry = flowEntry('message.handler.args')
   const messageHandler = parseMessageHandler({ module: handlerEntry?.key ?? 'message.handler', args: handlerArgsEntry?.key ?? 'message.handler.args' },
     handlerEntry?.value, handlerArgsEntry?.value, problems)
+  checkHandlerPassThrough(passThrough, passThroughEntry?.value.trim().toLowerCase() === 'on' || passThroughEntry?.value.trim().toLowerCase() === 'true' ? passThroughEntry.key : `${source}.consumer.shallowiterator.enable`, messageHandler, problems)
 
   if (problems.problems.length !== before || sourceConnection === undefined || targetConnection === undefined || include === undefined || groupsInclude === undefined) return undefined
   return {

@@ -1,3 +1,4 @@
+import { hasMessageHandler } from '../config/message-handler-config.js'
 import type { FlowConfig } from '../config/mirror-config.js'
 import type { FlowPorts } from '../pipeline/ports.js'
 import type { Logger } from '../shared/logger.js'
@@ -6,9 +7,9 @@ import { KafkaRecordSource } from './record-source.js'
 import { TopicAdmin } from './topic-admin.js'
 import { forwardingPolicy, type ForwardingPolicy } from './forwarded-record-batch.js'
 
-/** What the flow's record source forwards undecoded; undefined when pass-through is off. */
+/** What the flow's record source forwards undecoded; undefined when pass-through is off or a message handler reads every record. */
 function batchForwarding (flow: FlowConfig): ForwardingPolicy | undefined {
-  if (flow.passThrough === 'off') return undefined
+  if (flow.passThrough === 'off' || hasMessageHandler(flow)) return undefined
   return forwardingPolicy(flow.producer.compressionSet ? flow.producer.compression : undefined, flow.producer.maxRequestSizeBytes)
 }
 

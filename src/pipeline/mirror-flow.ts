@@ -181,8 +181,11 @@ export class MirrorFlow {
    * nothing of this fetch is admitted, and nothing is admitted after a failure, so no commit can
    * pass the record. When the handler dropped every record, the commit may move past them.
    */
-  async #acceptHandled (handler: MessageHandler, fetched: FetchedBatch, control: FetchControl): Promise<void> {
-    if (this.#failure !== undefined || !this.#topics.has(fetched.topic) || fetched.records.length === 0) return
+  async #acceptHandled (handler: MessageHandler, given: FetchedBatch, control: FetchControl): Promise<void> {
+    if (this.#failure !== undefined || !this.#topics.has(given.topic)) return
+    // A handler flow's source forwards nothing (`kafkaFlowPorts`); a batch from another source is decoded here, never passed by.
+    const fetched = given.forwarded === undefined ? given : { ...given, forwarded: undefined, records: await given.forwarded.decode() }
+    if (fetched.records.length === 0) return
     let handled: FetchedBatch
     try {
       handled = await handler.apply(fetched)

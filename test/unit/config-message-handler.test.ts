@@ -136,3 +136,17 @@ test('mm2.properties: a missing top-level module is one problem however many flo
   const config = configFromMm2(oneFile, { settings })
   assert.deepEqual(config.flows[0]?.messageHandler, { module, path: module, args: 'x', key: `${oneFile}: message.handler` })
 })
+
+test('a handler flow never forwards batches: pass.through=on (or shallowiterator.enable=true) with a handler is a problem, auto is fine', t => {
+  const dir = tempDir(t)
+  const module = write(dir, 'h.mjs', 'export const handle = r => r\n')
+  assert.equal(mm1(dir, { 'message.handler': module }).flows[0]?.passThrough, 'auto')
+  assert.deepEqual(problemsOf(() => mm1(dir, { 'message.handler': module, 'pass.through': 'on' })),
+    [`--pass.through on: contradicts --message.handler "${module}": a message handler reads every record, so no batch can be forwarded undecoded; use auto (the default) or off, or drop the handler`])
+  const consumer = write(dir, 'shallow.properties', 'bootstrap.servers=127.0.0.1:1\nshallowiterator.enable=true\n')
+  const producer = write(dir, 'target.properties', 'bootstrap.servers=127.0.0.1:2\n')
+  assert.match(problemsOf(() => configFromMm1({ 'consumer.config': [consumer], 'producer.config': producer, whitelist: '.*', 'message.handler': module }))[0] ?? '',
+    /shallow\.properties: shallowiterator\.enable true: contradicts --message\.handler/)
+  const mm2 = write(dir, 'mm2.properties', ['clusters = A, B', 'A.bootstrap.servers = 127.0.0.1:1', 'B.bootstrap.servers = 127.0.0.1:2', 'A->B.enabled = true', `message.handler = ${module}`, 'A->B.pass.through = on', ''].join('\n'))
+  assert.match(problemsOf(() => configFromMm2(mm2, { settings: { metricsPort: 0, metricsHost: '127.0.0.1', logLevel: 'info', drainTimeoutMs: 1000 } }))[0] ?? '', /^A->B\.pass\.through on: contradicts message\.handler/)
+})

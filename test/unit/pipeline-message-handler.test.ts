@@ -7,7 +7,7 @@ import { ErrorCodes, MirrorError } from '../../src/shared/errors.js'
 import type { KafkaRecord } from '../../src/shared/kafka-record.js'
 import type { HandlerRecord, MessageHandlerFunction } from '../../src/shared/message-handler-api.js'
 import { silentLogger } from '../../src/shared/logger.js'
-import { fakeFlowConfig, fakePorts, records, until } from '../helpers/fake-ports.js'
+import { FakeForwardedBatch, fakeFlowConfig, fakePorts, records, until } from '../helpers/fake-ports.js'
 
 const fetched = (batch: readonly KafkaRecord[], nextOffset?: bigint): FetchedBatch =>
   ({ topic: 'orders', partition: 3, highWatermark: 100n, records: batch, ...(nextOffset === undefined ? {} : { nextOffset }) })
@@ -113,4 +113,19 @@ test('a flow with a handler writes what it returns, commits past dropped records
 test('a flow configured with a handler refuses to start without the loaded function', () => {
   const config = fakeFlowConfig({ messageHandler: { module: './handler.js', path: '/x/handler.js', args: undefined, key: '--message.handler' } })
   assert.throws(() => new MirrorFlow(config, fakePorts({ orders: 1 }), { logger: silentLogger }), /--message.handler "\.\/handler\.js" is not loaded; load it with loadMessageHandlers/)
+})
+
+test('a flow with a handler decodes a batch handed over undecoded and handles its records: nothing is forwarded past the handler', { timeout: 15_000 }, async t => {
+  const ports = fakePorts({ orders: 1 }, 1)
+  const flow = new MirrorFlow(fakeFlowConfig({ numProducers: 1 }), ports, { logger: silentLogger, messageHandler: record => ({ value: `h${record.offset}` }) })
+  t.after(() => flow.stop().catch(() => {}))
+  await flow.start()
+  const forwarded = new FakeForwardedBatch(records(0, 3))
+  await ports.current().deliverForwarded('orders', 0, forwarded)
+  await until(() => ports.target.values('orders', 0).length === 3, 'the handled records on the target')
+  assert.deepEqual(ports.target.values('orders', 0), ['h0', 'h1', 'h2'])
+  assert.equal(ports.target.forwardedWrites, 0)
+  assert.equal(forwarded.decodes, 1)
+  assert.equal(await flow.commit(), true)
+  assert.equal(ports.current().committed('orders', 0), 3n)
 })
