@@ -23,6 +23,11 @@ export { configFromMm1, mergeEnv, MM1_FLAGS, type Mm1FlagName, type Mm1Values } 
 export { configFromMm2, type Mm2Options } from './config/mm2-config.js'
 export { sidecarSettingsFromFlags, SIDECAR_FLAGS, type SidecarSettings } from './config/sidecar-settings.js'
 export { printableConfig } from './config/print-config.js'
+export { hasMessageHandler, type MessageHandlerConfig } from './config/message-handler-config.js'
+export { loadMessageHandler, loadMessageHandlers, type LoadedMessageHandler } from './config/message-handler-loader.js'
+export type {
+  HandlerBytes, HandlerContext, HandlerHeader, HandlerOutput, HandlerRecord, HandlerResult, MessageHandlerFunction,
+} from './shared/message-handler-api.js'
 export {
   DEFAULT_PRODUCER_LANES, ReplicationPolicyKinds, targetTopicName,
   type CompressionName, type ConsumerSettings, type FlowConfig, type GroupFilter, type GroupSyncConfig, type MirrorConfig,

@@ -1,3 +1,4 @@
+import type { LoadedMessageHandler } from './config/message-handler-loader.js'
 import type { MirrorConfig } from './config/mirror-config.js'
 import { GroupOffsetSync } from './offsets/group-offset-sync.js'
 import { OffsetSyncPruner } from './offsets/offset-sync-pruner.js'
@@ -15,6 +16,8 @@ export interface MirrorSidecarOptions {
   readonly logger: Logger
   /** Offset-sync and group-sync counters (metrics). */
   readonly offsetsObserver?: OffsetsObserver
+  /** The message handlers of the flows that name one, by flow name: what `loadMessageHandlers(config)` returns. */
+  readonly messageHandlers?: ReadonlyMap<string, LoadedMessageHandler>
 }
 
 /**
@@ -54,7 +57,9 @@ export class MirrorSidecar {
     this.groupOffsetSyncs = config.flows.map((flow, i) => flow.groupSync.enabled ? new GroupOffsetSync(flow, coordinated(i)) : undefined)
     this.flows = config.flows.map((flow, i) => {
       const ackListener = this.offsetSyncWriters[i]
+      const messageHandler = options.messageHandlers?.get(flow.name)?.handle
       return new MirrorFlow(flow, kafkaFlowPorts(flow, options.logger), {
+        ...(messageHandler === undefined ? {} : { messageHandler }),
         logger: options.logger,
         drainTimeoutMs: config.drainTimeoutMs,
         observer: this.observability.observer,

@@ -3,6 +3,7 @@ import yargs from 'yargs'
 import { hideBin } from 'yargs/helpers'
 import { configFromMm1, mergeEnv, MM1_FLAGS, type Mm1FlagName, type Mm1Values } from '../config/mm1-args.js'
 import type { MirrorConfig } from '../config/mirror-config.js'
+import { loadMessageHandlers, type LoadedMessageHandler } from '../config/message-handler-loader.js'
 import { configFromMm2 } from '../config/mm2-config.js'
 import { pastedFlagProblems } from '../config/pasted-flags.js'
 import { printableConfig } from '../config/print-config.js'
@@ -95,7 +96,15 @@ async function main (): Promise<void> {
     process.exitCode = EXIT_OK
     return
   }
-  const sidecar = new MirrorSidecar(config, { logger })
+  let messageHandlers: ReadonlyMap<string, LoadedMessageHandler>
+  try {
+    // Runs the handler modules' top-level code: after --print-config, before anything connects.
+    messageHandlers = await loadMessageHandlers(config)
+  } catch (error) {
+    if (error instanceof ConfigError) fail(problemsText(error, 'configuration'))
+    throw error
+  }
+  const sidecar = new MirrorSidecar(config, { logger, messageHandlers })
   let signals = 0
   const onSignal = (signal: NodeJS.Signals): void => {
     signals++

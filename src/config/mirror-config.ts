@@ -1,4 +1,5 @@
 import type { ClusterConnection } from './cluster-connection.js'
+import type { MessageHandlerConfig } from './message-handler-config.js'
 import type { LogLevel } from '../shared/logger.js'
 import type { TopicFilter } from './topic-filter.js'
 import type { PassThroughMode } from './pass-through.js'
@@ -127,6 +128,11 @@ export interface FlowConfig {
   readonly replicationFactor: number
   readonly offsetSyncs: OffsetSyncConfig
   readonly groupSync: GroupSyncConfig
+  /**
+   * `--message.handler` (mm2.properties `message.handler`): a JavaScript module mapping each
+   * source record to zero or more target records; absent by default (records are copied as they are).
+   */
+  readonly messageHandler?: MessageHandlerConfig
 }
 
 /** The whole validated, frozen configuration of one sidecar process. */

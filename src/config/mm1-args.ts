@@ -6,6 +6,7 @@ import { readPropertiesFile } from './properties-file.js'
 import { checkLegacyClientKeys } from './legacy-client-keys.js'
 import { FLAG_DEFAULTS } from './flag-defaults.js'
 import { parsePassThrough, parseShallowIterator, resolvePassThrough } from './pass-through.js'
+import { checkHandlerPassThrough, parseMessageHandler } from './message-handler-config.js'
 import { freezeConfig, type FlowConfig, type MirrorConfig } from './mirror-config.js'
 import type { SidecarSettings } from './sidecar-settings.js'
 import { compileTopicPattern, createGroupFilter, createTopicFilter } from './topic-filter.js'
@@ -38,7 +39,8 @@ export const MM1_FLAGS = {
   'drain.timeout.ms': { type: 'string', describe: `How long shutdown waits for in-flight records (default ${D['drain.timeout.ms']})` },
   'pass.through': { type: 'string', describe: `Forward fetched record batches undecoded where safe: auto, on or off (default ${D['pass.through']}; consumer key shallowiterator.enable=true/false also works)` },
   'sync.topic.configs.interval.seconds': { type: 'string', describe: `How often target topic configs are brought in line with the source's, in seconds (default ${D['sync.topic.configs.interval.seconds']})` },
-  'message.handler': { type: 'string', describe: 'MirrorMaker 1 message handlers are not supported (refused)' },
+  'message.handler': { type: 'string', describe: 'JavaScript module (.js, .mjs, .cjs) whose handle(record, context) maps each record to zero or more records (filter, rewrite, re-key, headers); see docs/message-handler.md' },
+  'message.handler.args': { type: 'string', describe: 'A string handed to every handler call as context.args (MirrorMaker 1\'s flag)' },
   'new.consumer': { type: 'boolean', describe: 'Accepted and ignored (MirrorMaker 1 compatibility)' },
   'sync.group.offsets.enabled': { type: 'string', describe: `Copy committed offsets of source consumer groups to the target, translated exactly (default ${D['sync.group.offsets.enabled']})` },
   groups: { type: 'string', describe: `Groups whose offsets are synced: regex, whole id must match, a comma means "or" (default ${D.groups})` },
@@ -142,9 +144,6 @@ export function configFromMm1 (values: Mm1Values): MirrorConfig {
 /** The MirrorMaker 1 settings with one flow per source cluster into the target; problems are thrown together. */
 export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: Mm1Source): MirrorConfig {
   const key = from.flagKey
-  if (values['message.handler'] !== undefined) {
-    problems.add(key('message.handler'), String(values['message.handler']), 'MirrorMaker 1 message handlers (Java classes) cannot run here; remove the flag and transform records downstream')
-  }
   const whitelist = single(values, 'whitelist', problems)
   const include = single(values, 'include', problems)
   if (whitelist !== undefined && include !== undefined && whitelist !== include) {
@@ -186,6 +185,8 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
   const groupsExcludeSource = single(values, 'groups.exclude', problems) ?? D['groups.exclude']
   const groupsPattern = compileTopicPattern(key('groups'), groupsSource, problems)
   const groupsExcludePattern = groupsExcludeSource.trim() === '' ? undefined : compileTopicPattern(key('groups.exclude'), groupsExcludeSource, problems)
+  const messageHandler = parseMessageHandler({ module: key('message.handler'), args: key('message.handler.args') },
+    single(values, 'message.handler', problems), single(values, 'message.handler.args', problems), problems)
 
   const clients = from.clients(problems)
   const producerFile = clients.producer
@@ -204,6 +205,7 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
     const consumer = consumerSettingsFromProperties(file.properties, file.where, problems, file.reportUnused ?? true)
     const passThrough = resolvePassThrough({ key: key('pass.through'), value: passThroughFlag },
       { key: `${file.where}shallowiterator.enable`, value: parseShallowIterator(`${file.where}shallowiterator.enable`, file.properties.get('shallowiterator.enable')?.value, problems) }, problems)
+    checkHandlerPassThrough(passThrough, passThroughFlag === 'on' ? key('pass.through') : `${file.where}shallowiterator.enable`, messageHandler, problems)
     if (source === undefined || target === undefined || producer === undefined || includePattern === undefined || !problems.empty) return
     flows.push({
       name: `${alias}->target`,
@@ -232,6 +234,7 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
         checkpointsTopic: `mirror-checkpoints.${alias}.internal`,
         checkpointsReplicationFactor: -1,
       },
+      ...(messageHandler === undefined ? {} : { messageHandler }),
     })
   })
   if (!problems.empty) throw new ConfigError(problems.problems)

@@ -7,6 +7,7 @@ import type { Properties, PropertyEntry } from './java-properties.js'
 import { readPropertiesFile } from './properties-file.js'
 import { FLAG_DEFAULTS } from './flag-defaults.js'
 import { configFromOneFile, isOneFileForm } from './one-file-config.js'
+import { checkHandlerPassThrough, parseMessageHandler } from './message-handler-config.js'
 import { freezeConfig, type FlowConfig, type MirrorConfig, type ReplicationPolicy } from './mirror-config.js'
 import type { SidecarSettings } from './sidecar-settings.js'
 import { compileTopicPattern, createGroupFilter, createTopicFilter, DEFAULT_GROUPS_EXCLUDE } from './topic-filter.js'
@@ -25,7 +26,8 @@ const FLOW_KEYS = new Set(['enabled', 'topics', 'topics.exclude', 'topics.blackl
   'replication.policy.class', 'replication.policy.separator', 'tasks.max', 'refresh.topics.enabled', 'refresh.topics.interval.seconds',
   'sync.topic.configs.enabled', 'sync.topic.configs.interval.seconds', 'replication.factor', 'emit.offset-syncs.enabled', 'sync.group.offsets.enabled',
   'sync.group.offsets.interval.seconds', 'emit.checkpoints.enabled', 'emit.checkpoints.interval.seconds', 'offset.flush.interval.ms',
-  'offset-syncs.topic.replication.factor', 'checkpoints.topic.replication.factor', 'offset-syncs.topic.location', 'pass.through'])
+  'offset-syncs.topic.replication.factor', 'checkpoints.topic.replication.factor', 'offset-syncs.topic.location', 'pass.through',
+  'message.handler', 'message.handler.args'])
 
 /** Keys that would run Java code or change what is copied, and cannot be honoured: refused. */
 const REFUSED_KEYS: Record<string, string> = {
@@ -293,6 +295,11 @@ function buildFlow (
   const checkpointSeconds = int('emit.checkpoints.interval.seconds', 60, 1)
   const groupSyncIntervalMs = int('sync.group.offsets.interval.seconds', checkpointSeconds, 1) * 1000
   const offsetCommitIntervalMs = int('offset.flush.interval.ms', 60_000, 1)
+  const handlerEntry = flowEntry('message.handler')
+  const handlerArgsEntry = flowEntry('message.handler.args')
+  const messageHandler = parseMessageHandler({ module: handlerEntry?.key ?? 'message.handler', args: handlerArgsEntry?.key ?? 'message.handler.args' },
+    handlerEntry?.value, handlerArgsEntry?.value, problems)
+  checkHandlerPassThrough(passThrough, passThroughEntry?.value.trim().toLowerCase() === 'on' || passThroughEntry?.value.trim().toLowerCase() === 'true' ? passThroughEntry.key : `${source}.consumer.shallowiterator.enable`, messageHandler, problems)
 
   if (problems.problems.length !== before || sourceConnection === undefined || targetConnection === undefined || include === undefined || groupsInclude === undefined) return undefined
   return {
@@ -323,5 +330,6 @@ function buildFlow (
       checkpointsTopic: `mirror-checkpoints.${source}.internal`,
       checkpointsReplicationFactor,
     },
+    ...(messageHandler === undefined ? {} : { messageHandler }),
   }
 }

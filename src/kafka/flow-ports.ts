@@ -1,3 +1,4 @@
+import { hasMessageHandler } from '../config/message-handler-config.js'
 import type { FlowConfig } from '../config/mirror-config.js'
 import type { FlowPorts } from '../pipeline/ports.js'
 import type { Logger } from '../shared/logger.js'
@@ -6,9 +7,13 @@ import { KafkaRecordSource } from './record-source.js'
 import { TopicAdmin } from './topic-admin.js'
 import { forwardingPolicy, type ForwardingPolicy } from './forwarded-record-batch.js'
 
-/** What the flow's record source forwards undecoded (nothing when pass-through is off: then every batch is decoded, one at a time). */
+/**
+ * What the flow's record source forwards undecoded: nothing when pass-through is off or a message
+ * handler reads every record (then every batch is decoded, one at a time, with that reason).
+ */
 function batchForwarding (flow: FlowConfig): ForwardingPolicy {
-  return forwardingPolicy(flow.passThrough !== 'off', flow.producer.compressionSet ? flow.producer.compression : undefined, flow.producer.maxRequestSizeBytes)
+  const decodeAll = hasMessageHandler(flow) ? 'message_handler' : flow.passThrough === 'off' ? 'disabled' : undefined
+  return forwardingPolicy(decodeAll, flow.producer.compressionSet ? flow.producer.compression : undefined, flow.producer.maxRequestSizeBytes)
 }
 
 /** The kafkajs adapters of one flow: the source group, one producer per lane, an admin per cluster. */

@@ -86,8 +86,8 @@ function encodedMessage (partition: number, bytes: Buffer, recordCount: number):
 
 /** Which fetched batches are forwarded. */
 export interface ForwardingPolicy {
-  /** False: every batch is decoded (pass-through off, or a flow that changes records). */
-  readonly forward: boolean
+  /** Set when every batch is decoded, and why: pass-through off (`disabled`) or a flow that changes records (`message_handler`). */
+  readonly decodeAll: DeepPathReason | undefined
   /** The codec the user asked the target to be written in (`compression.type` set), else undefined: each batch keeps its own. */
   readonly targetCodec: string | undefined
   /** The largest batch one produce request may carry (`max.request.size` less the request's own fields). */
@@ -97,8 +97,8 @@ export interface ForwardingPolicy {
 /** Bytes of a produce request around one partition's batch, with room to spare (header, topic name, partition). */
 const REQUEST_OVERHEAD_BYTES = 1024
 
-export function forwardingPolicy (forward: boolean, targetCodec: string | undefined, maxRequestSizeBytes: number): ForwardingPolicy {
-  return { forward, targetCodec, maxBatchBytes: Math.max(0, maxRequestSizeBytes - REQUEST_OVERHEAD_BYTES) }
+export function forwardingPolicy (decodeAll: DeepPathReason | undefined, targetCodec: string | undefined, maxRequestSizeBytes: number): ForwardingPolicy {
+  return { decodeAll, targetCodec, maxBatchBytes: Math.max(0, maxRequestSizeBytes - REQUEST_OVERHEAD_BYTES) }
 }
 
 /** Why the batch in `bytes` cannot be forwarded, or undefined when it can. Control batches are not forwarded either (kafkajs drops them). */
@@ -109,7 +109,7 @@ export function deepPathReason (bytes: Buffer, policy: ForwardingPolicy): DeepPa
   if ((header.attributes & Attributes.CONTROL) !== 0) return 'control'
   if ((header.attributes & Attributes.LOG_APPEND_TIME) !== 0) return 'log_append_time'
   if ((header.attributes & Attributes.DELETE_HORIZON) !== 0) return 'delete_horizon'
-  if (!policy.forward) return 'disabled'
+  if (policy.decodeAll !== undefined) return policy.decodeAll
   if (header.recordCount <= 0 || header.recordCount !== header.lastOffsetDelta + 1) return 'offset_gaps'
   const codec = CODEC_NAMES[header.attributes & Attributes.CODEC_MASK]
   if (policy.targetCodec !== undefined && codec !== policy.targetCodec) return 'codec'

@@ -1,3 +1,4 @@
+import { hasMessageHandler } from '../config/message-handler-config.js'
 import type { FlowConfig } from '../config/mirror-config.js'
 import { errorLabel } from '../shared/errors.js'
 import { InternalTopicWriter, type InternalRecord, type ReplicationFactorSetting } from '../kafka/internal-topic.js'
@@ -40,6 +41,8 @@ export class OffsetSyncWriter implements AckListener {
   readonly #observer: OffsetsObserver
   readonly #writer: InternalTopicWriter
   readonly #tracker = new RangeTracker()
+  /** A message handler may turn one source record into several target records (`RangeTracker.record`). */
+  readonly #fanOut: boolean
   /** Last position written per partition key, to write a position only when it moved. */
   readonly #positions = new Map<string, string>()
   #flushing: Promise<void> = Promise.resolve()
@@ -49,6 +52,7 @@ export class OffsetSyncWriter implements AckListener {
 
   constructor (flow: FlowConfig, options: OffsetSyncWriterOptions) {
     this.#flow = flow
+    this.#fanOut = hasMessageHandler(flow)
     this.#labels = flowLabels(flow)
     this.#logger = options.logger.child({ flow: flow.name, component: 'offset-syncs' })
     this.#observer = options.observer ?? {}
@@ -66,7 +70,7 @@ export class OffsetSyncWriter implements AckListener {
     for (const segment of segments) {
       const offsets: bigint[] = new Array(segment.count)
       for (let i = 0; i < segment.count; i++) offsets[i] = sourceOffsetAt(batch, segment.from + i)
-      this.#tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, offsets, segment.targetBaseOffset)
+      this.#tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, offsets, segment.targetBaseOffset, this.#fanOut)
     }
   }
 

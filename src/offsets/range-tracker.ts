@@ -33,8 +33,16 @@ function key (topic: string, partition: number): string {
 export class RangeTracker {
   readonly #partitions = new Map<string, PartitionRanges>()
 
-  /** Records `sourceOffsets[i]` (ascending) were written to `targetBase + i`. */
-  record (sourceTopic: string, targetTopic: string, partition: number, sourceOffsets: readonly bigint[], targetBase: bigint): void {
+  /**
+   * Records `sourceOffsets[i]` (ascending) were written to `targetBase + i`.
+   *
+   * With `fanOut` (a flow with a message handler, where one source record becomes 0..n target
+   * records, each carrying its source offset): an offset equal to the last one recorded, written
+   * right after the previous record, is a further output of that source record. It extends and
+   * opens nothing, so a source offset maps to the target offset of its first output, and a source
+   * record with no output is a gap (it maps to the first output of the next record that has one).
+   */
+  record (sourceTopic: string, targetTopic: string, partition: number, sourceOffsets: readonly bigint[], targetBase: bigint, fanOut = false): void {
     if (sourceOffsets.length === 0) return
     const k = key(sourceTopic, partition)
     let state = this.#partitions.get(k)
@@ -50,6 +58,7 @@ export class RangeTracker {
     for (let i = 0; i < sourceOffsets.length; i++) {
       const source = sourceOffsets[i] as bigint
       const target = targetBase + BigInt(i)
+      if (fanOut && open !== undefined && source === open.sourceStart + open.length - 1n && (i > 0 || target === state.targetNext)) continue
       if (open !== undefined && source === open.sourceStart + open.length && target === open.targetStart + open.length) {
         open.length++
       } else {

@@ -2,16 +2,19 @@ import { coordinatorPartition } from './flow-coordinator.js'
 import type { FlowConfig } from '../config/mirror-config.js'
 import { settleWithin } from '../shared/deadline.js'
 import { ErrorCodes, errorLabel, MirrorError } from '../shared/errors.js'
+import type { KafkaRecord } from '../shared/kafka-record.js'
 import type { Logger } from '../shared/logger.js'
+import type { MessageHandlerFunction } from '../shared/message-handler-api.js'
 import { RearmingTimer } from '../shared/rearming-timer.js'
 import { AckRecorder } from './ack-recorder.js'
 import { BatchIntake } from './batch-intake.js'
 import { BoundedQueue } from './bounded-queue.js'
+import { MessageHandler } from './message-handler.js'
 import type { MirrorBatch } from './mirror-batch.js'
 import { OffsetCommitter } from './offset-committer.js'
 import { PartitionProgress } from './partition-progress.js'
 import { flowLabels, type FlowLabels, type FlowSnapshot, type LifecycleState, type PipelineObserver } from './pipeline-observer.js'
-import type { AckListener, BatchTracer, FlowPorts, RecordSource, SourceListener } from './ports.js'
+import type { AckListener, BatchTracer, FetchControl, FetchedBatch, FlowPorts, RecordSource, SourceListener } from './ports.js'
 import { ProducerWorker } from './producer-worker.js'
 import { TopicSync, type MirroredTopic } from './topic-sync.js'
 
@@ -28,6 +31,11 @@ export interface MirrorFlowOptions {
   readonly logger: Logger
   /** How long `stop()` waits for in-flight records to be acknowledged; default 30000. */
   readonly drainTimeoutMs?: number
+  /**
+   * The loaded function of `config.messageHandler` (`loadMessageHandlers`): required when the
+   * config names a handler; without one, records are copied as they are.
+   */
+  readonly messageHandler?: MessageHandlerFunction
 }
 
 /**
@@ -54,6 +62,7 @@ export class MirrorFlow {
   readonly #queue: BoundedQueue<MirrorBatch>
   readonly #progress = new PartitionProgress()
   readonly #intake: BatchIntake
+  readonly #handler: MessageHandler | undefined
   readonly #acks: AckRecorder
   readonly #committer: OffsetCommitter
   readonly #refreshTimer: RearmingTimer
@@ -88,6 +97,12 @@ export class MirrorFlow {
     this.#ports = ports
     this.#topicSync = new TopicSync(ports.sourceTopics, ports.targetTopics, config, this.#logger)
     this.#queue = new BoundedQueue<MirrorBatch>(config.queueMaxRecords, config.queueMaxBytes, ports.sinks.length)
+    if (config.messageHandler !== undefined && options.messageHandler === undefined) {
+      throw new MirrorError(ErrorCodes.CONFIG, `flow ${config.name}: ${config.messageHandler.key} "${config.messageHandler.module}" is not loaded; load it with loadMessageHandlers(config) and pass it as messageHandler`)
+    }
+    this.#handler = options.messageHandler === undefined
+      ? undefined
+      : new MessageHandler(options.messageHandler, { module: config.messageHandler?.module ?? 'messageHandler', args: config.messageHandler?.args, flow: config.name })
     this.#intake = new BatchIntake(config, this.labels, this.#queue, this.#progress, this.#observer, options.tracer, topic => this.#topics.get(topic))
     this.#acks = new AckRecorder(config, this.labels, this.#progress, this.#observer, options.ackListener, this.#logger)
     this.#source = ports.source()
@@ -129,7 +144,10 @@ export class MirrorFlow {
     this.#running = true
     this.#committer.start()
     this.#refreshTimer.start()
-    this.#logger.info('mirroring', { topics: [...this.#topics.keys()], source: this.config.source.brokers, target: this.config.target.brokers })
+    this.#logger.info('mirroring', {
+      topics: [...this.#topics.keys()], source: this.config.source.brokers, target: this.config.target.brokers,
+      ...(this.config.messageHandler === undefined ? {} : { messageHandler: this.config.messageHandler.module }),
+    })
   }
 
   #runWorker (sink: FlowPorts['sinks'][number], lane: number): Promise<void> {
@@ -149,7 +167,7 @@ export class MirrorFlow {
 
   #sourceListener (): SourceListener {
     return {
-      onBatch: (batch, control) => this.#intake.accept(batch, control),
+      onBatch: (batch, control) => this.#handler === undefined ? this.#intake.accept(batch, control) : this.#acceptHandled(this.#handler, batch, control),
       onSkipped: (topic, partition, nextOffset) => this.#progress.skipped(topic, partition, nextOffset),
       onAssignment: owned => {
         this.#progress.retain(owned)
@@ -161,6 +179,30 @@ export class MirrorFlow {
       onCrash: error => this.#fail(error),
       onDecoded: (reason, bytes) => this.#observer.batchRouted?.(this.labels, 'deep', reason, bytes),
     }
+  }
+
+  /**
+   * A fetched batch through the message handler, then into the intake. A handler failure fails
+   * the flow here instead of rejecting to the consumer (which would retry the batch and restart):
+   * nothing of this fetch is admitted, and nothing is admitted after a failure, so no commit can
+   * pass the record. When the handler dropped every record, the commit may move past them.
+   */
+  async #acceptHandled (handler: MessageHandler, given: FetchedBatch, control: FetchControl): Promise<void> {
+    if (this.#failure !== undefined || !this.#topics.has(given.topic)) return
+    // A handler flow's source forwards nothing (`kafkaFlowPorts`); a batch from another source is decoded here, never passed by.
+    const fetched = given.forwarded === undefined ? given : { ...given, forwarded: undefined, records: await given.forwarded.decode() }
+    if (fetched.records.length === 0) return
+    let handled: FetchedBatch
+    try {
+      handled = await handler.apply(fetched)
+    } catch (error) {
+      this.#fail(error as Error)
+      return
+    }
+    if (this.#failure !== undefined) return
+    if (handled.records.length > 0) return await this.#intake.accept(handled, control)
+    this.#progress.observeHighWatermark(fetched.topic, fetched.partition, fetched.highWatermark, BigInt((fetched.records[0] as KafkaRecord).offset))
+    if (handled.nextOffset !== undefined) this.#progress.skipped(fetched.topic, fetched.partition, handled.nextOffset)
   }
 
   /** Commits what the target acknowledged (see `OffsetCommitter`); resolves false when the commit failed. */

@@ -7,6 +7,7 @@ export const ErrorCodes = {
   COMMIT_FAILED: 'MIRROR_COMMIT_FAILED',
   KAFKA: 'MIRROR_KAFKA',
   STOPPED: 'MIRROR_STOPPED',
+  MESSAGE_HANDLER: 'MIRROR_MESSAGE_HANDLER',
   INTERNAL: 'MIRROR_INTERNAL',
 } as const
 export type ErrorCode = typeof ErrorCodes[keyof typeof ErrorCodes]

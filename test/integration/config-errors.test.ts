@@ -20,6 +20,12 @@ function file (dir: string, name: string, lines: Record<string, string>): string
   return path
 }
 
+function script (dir: string, name: string, text: string): string {
+  const path = join(dir, name)
+  writeFileSync(path, text)
+  return path
+}
+
 const mm2Base = (broker: string): Record<string, string> => ({ clusters: 'A, B', 'A.bootstrap.servers': broker, 'B.bootstrap.servers': broker, 'A->B.enabled': 'true' })
 const mm2 = (dir: string, broker: string, extra: Record<string, string>, drop: string[] = []): string[] => {
   const lines = { ...mm2Base(broker), ...extra }
@@ -74,7 +80,11 @@ const CASES: Case[] = [
   { name: 'Java callback handler', args: (d, b) => mm1(d, b, { 'sasl.login.callback.handler.class': 'com.acme.Login' }), expect: ['sasl.login.callback.handler.class', 'Java classes'] },
   { name: 'bad endpoint identification', args: (d, b) => mm1(d, b, { 'security.protocol': 'SSL', 'ssl.endpoint.identification.algorithm': 'http' }), expect: ['ssl.endpoint.identification.algorithm', '"http"'] },
   { name: 'conflicting aliases', args: (d, b) => mm1(d, b, {}, {}, ['--whitelist', 'a', '--include', 'b']), expect: ['--include', '"b"', 'conflicts with --whitelist'] },
-  { name: 'message handler', args: (d, b) => mm1(d, b, {}, {}, ['--whitelist', 'a', '--message.handler', 'com.acme.Handler']), expect: ['--message.handler', 'cannot run here'] },
+  { name: 'Java message handler', args: (d, b) => mm1(d, b, {}, {}, ['--whitelist', 'a', '--message.handler', 'com.acme.Handler']), expect: ['--message.handler', '"com.acme.Handler"', 'Java cannot run here', 'JavaScript module'] },
+  { name: 'missing message handler', args: (d, b) => mm1(d, b, {}, {}, ['--whitelist', 'a', '--message.handler', join(d, 'nope.mjs')]), expect: ['--message.handler', 'nope.mjs', 'file not found'] },
+  { name: 'message handler without a function', args: (d, b) => mm1(d, b, {}, {}, ['--whitelist', 'a', '--message.handler', script(d, 'h.mjs', 'export const version = 1\n')]), expect: ['--message.handler', 'h.mjs', 'exports no handler function (it exports version)', 'export function handle'] },
+  { name: 'message handler with a syntax error', args: (d, b) => mm1(d, b, {}, {}, ['--whitelist', 'a', '--message.handler', script(d, 'h.cjs', 'module.exports = (r) => {\n')]), expect: ['--message.handler', 'h.cjs', 'cannot be loaded: SyntaxError', 'h.cjs line 2', 'fix the module'] },
+  { name: 'message handler in mm2.properties', args: (d, b) => mm2(d, b, { 'A->B.message.handler': join(d, 'gone.js') }), expect: ['A->B.message.handler', 'gone.js', 'file not found'] },
   { name: 'consumer config is a folder', args: (d, b) => { const p = join(d, 'conf.d'); mkdirSync(p); return ['--consumer.config', p, '--producer.config', file(d, 't.properties', { 'bootstrap.servers': b }), '--whitelist', 'a'] }, expect: ['--consumer.config', 'conf.d', 'cannot read it'] },
   { name: 'bad num.streams', args: (d, b) => mm1(d, b, {}, {}, ['--whitelist', 'a', '--num.streams', 'abc']), expect: ['--num.streams', '"abc"', 'positive integer'] },
 ]

@@ -32,7 +32,7 @@ async function batchBytes (options: { count: number, baseOffset?: number, compre
   return encoded.buffer
 }
 
-const policy = forwardingPolicy(true, undefined, 1 << 20)
+const policy = forwardingPolicy(undefined, undefined, 1 << 20)
 
 test('a forwarded batch is rewritten for the mirror\'s producer: base offset 0, epoch -1, id, epoch, sequence, a valid CRC; the records are untouched', async () => {
   registerCodecs()
@@ -81,11 +81,11 @@ test('batches that cannot be forwarded are named with their reason', async () =>
   const control = await batchBytes({ count: 1 })
   control.writeInt16BE(control.readInt16BE(BATCH_OFFSETS.attributes) | 0x20, BATCH_OFFSETS.attributes)
   assert.equal(deepPathReason(control, policy), 'control')
-  assert.equal(deepPathReason(await batchBytes({ count: 3, compression: 1 }), forwardingPolicy(true, 'lz4', 1 << 20)), 'codec')
-  assert.equal(deepPathReason(await batchBytes({ count: 3, compression: 3 }), forwardingPolicy(true, 'lz4', 1 << 20)), undefined)
-  assert.equal(deepPathReason(await batchBytes({ count: 200 }), forwardingPolicy(true, undefined, 2048)), 'too_large')
+  assert.equal(deepPathReason(await batchBytes({ count: 3, compression: 1 }), forwardingPolicy(undefined, 'lz4', 1 << 20)), 'codec')
+  assert.equal(deepPathReason(await batchBytes({ count: 3, compression: 3 }), forwardingPolicy(undefined, 'lz4', 1 << 20)), undefined)
+  assert.equal(deepPathReason(await batchBytes({ count: 200 }), forwardingPolicy(undefined, undefined, 2048)), 'too_large')
 
-  assert.equal(deepPathReason(await batchBytes({ count: 3 }), forwardingPolicy(false, undefined, 1 << 20)), 'disabled')
+  assert.equal(deepPathReason(await batchBytes({ count: 3 }), forwardingPolicy('disabled', undefined, 1 << 20)), 'disabled')
 
   const declined: string[] = []
   const hook = forwardingHook(policy, reason => declined.push(reason))
