@@ -8,6 +8,7 @@ import { parseAllDocuments } from 'yaml'
 import { alertRuleFile, MIRROR_JOB } from '../../grafana/src/alerts.js'
 import { KUBERNETES_DIR, kubeconform, kubernetesVersions, kustomizeBuild, REPOSITORY } from '../helpers/deploy-tools.js'
 
+/** A parsed Kubernetes object, read field by field: a missing field fails an assertion or throws. */
 type Manifest = Record<string, any>
 
 const VARIANTS = {
@@ -134,6 +135,9 @@ for (const variant of Object.keys(VARIANTS) as Variant[]) {
     assert.ok(matches(monitor.spec.selector.matchLabels, service.metadata.labels), 'ServiceMonitor selects the Service')
     assert.deepEqual(monitor.spec.endpoints.map((entry: Manifest) => [entry.port, entry.path]), [[service.spec.ports[0].name, '/metrics']])
     assert.equal(service.metadata.labels[monitor.spec.jobLabel] ?? service.metadata.name, MIRROR_JOB, 'scraped as job kafka-mirror')
+    // Applied side by side, neither ServiceMonitor selects the other variant's Service.
+    const other = one(await manifests(variant === 'replicas' ? 'sidecar' : 'replicas'), 'Service')
+    assert.ok(!matches(monitor.spec.selector.matchLabels, other.metadata.labels), `the ${variant} ServiceMonitor leaves ${other.metadata.name} alone`)
 
     if (variant === 'replicas') {
       const budget = one(all, 'PodDisruptionBudget')
