@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { alertRules } from '../../grafana/src/alerts.js'
-import { generatedFiles, grafanaDir } from '../../grafana/src/build.js'
+import { generatedFiles, grafanaDir, repositoryDir } from '../../grafana/src/build.js'
 import { buildDashboard, DASHBOARD_UID } from '../../grafana/src/dashboard.js'
 import { MirrorMetrics } from '../../src/metrics/mirror-metrics.js'
 import type { FlowConfig } from '../../src/config/mirror-config.js'
@@ -35,9 +35,10 @@ function metricNames (expression: string): string[] {
   return [...names]
 }
 
-test('the committed dashboard and alert files are what the generator produces (run npm run grafana:build)', async () => {
+test('the committed dashboard, alert and PrometheusRule files are what the generator produces (run npm run grafana:build)', async () => {
+  assert.deepEqual(Object.keys(generatedFiles()).sort(), ['deploy/kubernetes/monitoring/prometheusrule.yaml', 'grafana/alerts.test.yml', 'grafana/alerts.yml', 'grafana/kafka-mirror-sidecar.json'])
   for (const [name, content] of Object.entries(generatedFiles())) {
-    assert.equal(await readFile(join(grafanaDir(), name), 'utf8'), content, `grafana/${name} is stale`)
+    assert.equal(await readFile(join(repositoryDir(), name), 'utf8'), content, `${name} is stale`)
   }
 })
 
@@ -87,6 +88,6 @@ test('promtool check rules accepts grafana/alerts.yml', async () => {
 test('promtool test rules: each alert fires and stays quiet as grafana/alerts.test.yml says', async () => {
   const result = await promtool(['test', 'rules', join(grafanaDir(), 'alerts.test.yml')])
   assert.equal(result.code, 0, result.stdout + result.stderr)
-  const tested = new Set(generatedFiles()['alerts.test.yml']?.match(/alertname: "([A-Za-z]+)"/g)?.map(line => line.slice('alertname: "'.length, -1)))
+  const tested = new Set(generatedFiles()['grafana/alerts.test.yml']?.match(/alertname: "([A-Za-z]+)"/g)?.map(line => line.slice('alertname: "'.length, -1)))
   assert.deepEqual([...tested].sort(), alertRules.map(rule => rule.alert).sort(), 'every alert has a test case')
 })

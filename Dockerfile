@@ -1,0 +1,40 @@
+# Container image of mirror-sidecar: `docker build -t kafka-mirror-sidecar:0.1.0 .` (docs/deployment.md).
+# Two stages: the build stage installs every dependency with `npm ci`, applies the kafkajs patch,
+# compiles TypeScript and prunes the dev dependencies; the runtime stage holds only Node.js, the
+# pruned node_modules and the compiled JavaScript, and runs as an unprivileged numeric user.
+# Node.js 24 LTS (CI runs the tests on 20 and 24; 20 reached its end of life in April 2026).
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+# --ignore-scripts: `prepare` (the build) needs the sources, copied after this cached layer; the
+# postinstall step (patch-package) runs below once patches/ is there. No dependency has native code.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json ./
+COPY patches ./patches
+COPY src ./src
+COPY cli ./cli
+COPY scripts ./scripts
+RUN ./node_modules/.bin/patch-package \
+ && npm run build \
+ && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
+
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production \
+    MIRROR_METRICS_PORT=9464
+WORKDIR /app
+COPY --from=build /src/package.json ./package.json
+COPY --from=build /src/node_modules ./node_modules
+COPY --from=build /src/dist/src ./dist/src
+COPY --from=build /src/dist/cli ./dist/cli
+# The image's `node` user by number: Kubernetes' runAsNonRoot can only verify a numeric user.
+USER 1000:1000
+EXPOSE 9464
+# Docker and Podman run this; Kubernetes ignores it and uses the probes in deploy/kubernetes/.
+# It reads the port from MIRROR_METRICS_PORT: set the port through that variable, not --metrics.port.
+HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.MIRROR_METRICS_PORT || 9464) + '/healthz').then(r => process.exit(r.status === 200 ? 0 : 1), () => process.exit(1))"]
+# The bin itself as PID 1, never npm or npx: it receives SIGTERM and drains (README, mirror-sidecar).
+ENTRYPOINT ["node", "/app/dist/src/bin/mirror-sidecar.js"]
+CMD ["/etc/kafka-mirror/mm2.properties"]
