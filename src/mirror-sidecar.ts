@@ -3,6 +3,7 @@ import type { MirrorConfig } from './config/mirror-config.js'
 import { GroupOffsetSync } from './offsets/group-offset-sync.js'
 import { OffsetSyncPruner } from './offsets/offset-sync-pruner.js'
 import { OffsetSyncWriter } from './offsets/offset-sync-writer.js'
+import { MirrorProducers } from './offsets/mirror-producers.js'
 import { OffsetsObserverEvents, type OffsetsObserver } from './offsets/offsets-observer.js'
 import { Observability } from './http/observability.js'
 import { OffsetsMetrics } from './metrics/offsets-metrics.js'
@@ -34,6 +35,8 @@ export class MirrorSidecar {
   readonly offsetSyncPruners: ReadonlyArray<OffsetSyncPruner | undefined>
   /** Per flow (same index): its group offset sync, when `groupSync.enabled`. */
   readonly groupOffsetSyncs: ReadonlyArray<GroupOffsetSync | undefined>
+  /** Per flow (same index): its producer ids published on the target, and the opposite mirror's recognised on the source. */
+  readonly mirrorProducers: ReadonlyArray<MirrorProducers | undefined>
   /** Metrics, health endpoints and tracing for every flow of this process. */
   readonly observability: Observability
   readonly #logger: Logger
@@ -55,10 +58,12 @@ export class MirrorSidecar {
     this.offsetSyncWriters = config.flows.map(flow => flow.offsetSyncs.enabled ? new OffsetSyncWriter(flow, offsets) : undefined)
     this.offsetSyncPruners = config.flows.map((flow, i) => flow.offsetSyncs.enabled ? new OffsetSyncPruner(flow, coordinated(i)) : undefined)
     this.groupOffsetSyncs = config.flows.map((flow, i) => flow.groupSync.enabled ? new GroupOffsetSync(flow, coordinated(i)) : undefined)
+    // Idempotent producers have ids the opposite direction's mirror can recognise (active-active without loops).
+    this.mirrorProducers = config.flows.map(flow => flow.producer.idempotent ? new MirrorProducers(flow, options.logger) : undefined)
     this.flows = config.flows.map((flow, i) => {
       const ackListener = this.offsetSyncWriters[i]
       const messageHandler = options.messageHandlers?.get(flow.name)?.handle
-      return new MirrorFlow(flow, kafkaFlowPorts(flow, options.logger), {
+      return new MirrorFlow(flow, kafkaFlowPorts(flow, options.logger, this.mirrorProducers[i]), {
         ...(messageHandler === undefined ? {} : { messageHandler }),
         logger: options.logger,
         drainTimeoutMs: config.drainTimeoutMs,
@@ -98,6 +103,7 @@ export class MirrorSidecar {
         await this.groupOffsetSyncs[i]?.stop().catch(() => {})
         await flow.stop().catch(() => {})
         await this.offsetSyncWriters[i]?.stop().catch(() => {})
+        await this.mirrorProducers[i]?.stop().catch(() => {})
       }
       await this.observability.stop()
     })()

@@ -3,7 +3,7 @@ import type { FlowConfig } from '../config/mirror-config.js'
 import type { FlowPorts } from '../pipeline/ports.js'
 import type { Logger } from '../shared/logger.js'
 import { KafkaRecordSink } from './record-sink.js'
-import { KafkaRecordSource } from './record-source.js'
+import { KafkaRecordSource, type MirrorProducerFilter } from './record-source.js'
 import { TopicAdmin } from './topic-admin.js'
 import { forwardingPolicy, type ForwardingPolicy } from './forwarded-record-batch.js'
 
@@ -16,12 +16,18 @@ function batchForwarding (flow: FlowConfig): ForwardingPolicy {
   return forwardingPolicy(decodeAll, flow.producer.compressionSet ? flow.producer.compression : undefined, flow.producer.maxRequestSizeBytes)
 }
 
+/** Active-active support: publishes this flow's producer ids, and recognises the opposite mirror's (see `offsets/mirror-producers.ts`). */
+export interface MirrorProducerLinks extends MirrorProducerFilter {
+  publish: (producerId: bigint) => Promise<void>
+}
+
 /** The kafkajs adapters of one flow: the source group, one producer per lane, an admin per cluster. */
-export function kafkaFlowPorts (flow: FlowConfig, logger: Logger): FlowPorts {
+export function kafkaFlowPorts (flow: FlowConfig, logger: Logger, producers?: MirrorProducerLinks): FlowPorts {
   const flowLogger = logger.child({ flow: flow.name })
+  const publish = producers === undefined ? undefined : (id: bigint) => producers.publish(id)
   return {
-    source: () => new KafkaRecordSource(flow.source, flow.consumer, flow.numStreams, flowLogger, batchForwarding(flow)),
-    sinks: Array.from({ length: flow.numProducers }, () => new KafkaRecordSink(flow.target, flow.producer, flowLogger)),
+    source: () => new KafkaRecordSource(flow.source, flow.consumer, flow.numStreams, flowLogger, batchForwarding(flow), producers),
+    sinks: Array.from({ length: flow.numProducers }, () => new KafkaRecordSink(flow.target, flow.producer, flowLogger, publish)),
     sourceTopics: new TopicAdmin(flow.source, flowLogger),
     targetTopics: new TopicAdmin(flow.target, flowLogger),
   }

@@ -212,6 +212,15 @@ export function runWithBatchForwarding<T> (hook: BatchForwardingHook, start: () 
   return forwardingStorage().run(hook, start)
 }
 
+/**
+ * Runs `fn` outside any `runWithBatchForwarding`: what the mirror does with a fetched batch (and
+ * any client it starts meanwhile, e.g. a reader of an internal topic) must see records decoded as
+ * usual, not stand-ins, since an AsyncLocalStorage store passes to everything started inside it.
+ */
+export function withoutBatchForwarding<T> (fn: () => T): T {
+  return forwardingStorage().exit(fn)
+}
+
 /** What a stand-in for a forwarded batch shows kafkajs' consumer (`consumer/batch.js`, `filterAbortedMessages`). */
 export interface BatchStandIn {
   /** The batch's last offset: kafkajs keeps messages at or past its fetch offset and moves past this one. */
@@ -244,4 +253,12 @@ export async function decodeRecordBatch (bytes: Buffer): Promise<readonly KafkaR
 /** The offset a kafkajs consumer batch was fetched from (`consumer/batch.js` keeps it; its types do not show it). */
 export function batchFetchedOffset (batch: object): bigint {
   return BigInt((batch as { fetchedOffset: string }).fetchedOffset)
+}
+
+/** The producer id of an idempotent kafkajs producer after `connect` (the patch's `producerIdentity`); undefined before or when not idempotent. */
+export function producerIdOf (producer: object): bigint | undefined {
+  const identity = (producer as { producerIdentity?: () => { producerId: string } }).producerIdentity
+  if (identity === undefined) throw new MirrorError(ErrorCodes.INTERNAL, `kafkajs is not patched (no producerIdentity): run npm ci`)
+  const id = BigInt(identity().producerId)
+  return id < 0n ? undefined : id
 }

@@ -8,7 +8,7 @@ import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
 import { toMirrorError } from './errors.js'
-import { producerHeaders, writtenBeforeFailure } from './kafkajs-internals.js'
+import { producerHeaders, producerIdOf, writtenBeforeFailure } from './kafkajs-internals.js'
 import { KafkaForwardedBatch } from './forwarded-record-batch.js'
 
 const { CompressionTypes, Partitioners } = kafkajs
@@ -48,10 +48,14 @@ export class KafkaRecordSink implements RecordSink {
   /** Set by a failure that leaves the idempotent producer unusable; the next send starts a new one. */
   #replaceProducer = false
 
-  constructor (connection: ClusterConnection, settings: ProducerSettings, logger: Logger) {
+  /** Told each new producer's id before it writes (active-active: the opposite mirror skips its batches). */
+  readonly #onProducerStarted: ((producerId: bigint) => Promise<void>) | undefined
+
+  constructor (connection: ClusterConnection, settings: ProducerSettings, logger: Logger, onProducerStarted?: (producerId: bigint) => Promise<void>) {
     this.#connection = connection
     this.#settings = settings
     this.#logger = logger
+    this.#onProducerStarted = onProducerStarted
   }
 
   get connected (): boolean { return this.#connected }
@@ -70,6 +74,15 @@ export class KafkaRecordSink implements RecordSink {
       await producer.connect()
     } catch (error) {
       throw toMirrorError(error, `cannot connect to the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`, ErrorCodes.CONNECTION, this.#connection)
+    }
+    const producerId = this.#settings.idempotent ? producerIdOf(producer) : undefined
+    if (producerId !== undefined && this.#onProducerStarted !== undefined) {
+      try {
+        await this.#onProducerStarted(producerId)
+      } catch (error) {
+        await producer.disconnect().catch(() => {})
+        throw toMirrorError(error, `cannot publish the producer id of the mirror on the ${this.#connection.alias} cluster`, ErrorCodes.KAFKA, this.#connection)
+      }
     }
     this.#producer = producer
     this.#connected = true

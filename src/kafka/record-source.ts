@@ -7,9 +7,20 @@ import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import { toMirrorError } from './errors.js'
-import { asKafkaRecords, batchFetchedOffset, runWithBatchForwarding } from './kafkajs-internals.js'
+import { asKafkaRecords, batchFetchedOffset, runWithBatchForwarding, withoutBatchForwarding } from './kafkajs-internals.js'
 import { forwardingHook, KafkaForwardedBatch, type ForwardingPolicy } from './forwarded-record-batch.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
+
+/**
+ * Tells the producers of the mirror of the opposite direction (which wrote into this source
+ * cluster) from everyone else's, by producer id, so their batches are not copied back.
+ */
+export interface MirrorProducerFilter {
+  /** The ids among `producerIds` that belong to the opposite mirror; may reload what it knows first (an id it never saw). */
+  classify: (producerIds: readonly string[]) => Promise<ReadonlySet<string>>
+  /** Counts records skipped that way. */
+  skipped: (records: number) => void
+}
 
 /**
  * The mirror's consumer group on the source: `streams` kafkajs consumers in one group, auto-commit
@@ -22,6 +33,8 @@ export class KafkaRecordSource implements RecordSource {
   readonly #logger: Logger
   /** Which batches go undecoded (pass-through); undefined: kafkajs decodes every fetch whole (tests of the plain path). */
   readonly #forwarding: ForwardingPolicy | undefined
+  /** Producers of the opposite direction's mirror (active-active): their batches are skipped. */
+  readonly #producers: MirrorProducerFilter | undefined
   #consumers: Consumer[] = []
   readonly #assignments = new Map<Consumer, Set<string>>()
   #topics: readonly string[] = []
@@ -29,7 +42,8 @@ export class KafkaRecordSource implements RecordSource {
   #stopped = false
   #disconnecting: Promise<void> = Promise.resolve()
 
-  constructor (connection: ClusterConnection, settings: ConsumerSettings, streams: number, logger: Logger, forwarding?: ForwardingPolicy) {
+  constructor (connection: ClusterConnection, settings: ConsumerSettings, streams: number, logger: Logger, forwarding?: ForwardingPolicy, producers?: MirrorProducerFilter) {
+    this.#producers = producers
     this.#connection = connection
     this.#settings = settings
     this.#streams = streams
@@ -136,7 +150,8 @@ export class KafkaRecordSource implements RecordSource {
     if (this.#forwarding === undefined) {
       await handlers.onBatch({ topic: batch.topic, partition: batch.partition, highWatermark, records: asKafkaRecords(batch.messages), nextOffset }, control)
     } else {
-      await this.#handOver(batch.topic, batch.partition, highWatermark, batch.messages, batchFetchedOffset(batch), nextOffset, handlers, control)
+      // Outside the forwarding context: only kafkajs' own fetches for this consumer get stand-ins.
+      await withoutBatchForwarding(() => this.#handOver(batch.topic, batch.partition, highWatermark, batch.messages, batchFetchedOffset(batch), nextOffset, handlers, control))
     }
     // Moves kafkajs' fetch position only; what is committed is decided by the mirror.
     if (isRunning() && !isStale()) resolveOffset(batch.lastOffset())
@@ -151,22 +166,33 @@ export class KafkaRecordSource implements RecordSource {
    */
   async #handOver (topic: string, partition: number, highWatermark: bigint, messages: readonly unknown[], fetchedOffset: bigint, nextOffset: bigint, handlers: SourceListener, control: { heartbeat: () => Promise<void>, isActive: () => boolean }): Promise<void> {
     let run: KafkaRecord[] = []
+    /** The offset up to which what was handed over reaches (past skipped batches of the opposite mirror too). */
+    let covered = -1n
     const firstOffsetOf = (message: unknown): bigint => message instanceof KafkaForwardedBatch ? message.baseOffset : BigInt((message as KafkaRecord).offset)
     const flush = async (next: bigint): Promise<void> => {
       if (run.length === 0) return
       const records = run
       run = []
+      covered = next
       await handlers.onBatch({ topic, partition, highWatermark, records, nextOffset: next }, control)
     }
+    const mirrored = this.#producers === undefined ? undefined : await this.#producers.classify(messages.flatMap(m => m instanceof KafkaForwardedBatch ? [m.batchContext.producerId] : []))
     for (const [index, message] of messages.entries()) {
       if (!control.isActive()) return
       const following = messages[index + 1]
       const next = following === undefined ? nextOffset : firstOffsetOf(following)
+      if (message instanceof KafkaForwardedBatch && mirrored?.has(message.batchContext.producerId) === true) {
+        // Written here by the mirror of the opposite direction: it came from our target, so it is not copied back.
+        this.#producers?.skipped(message.recordCount)
+        if (run.length > 0 && following === undefined) await flush(next)
+        continue
+      }
       if (!(message instanceof KafkaForwardedBatch)) {
         run.push(message as KafkaRecord)
       } else if (message.deepReason === undefined && message.baseOffset >= fetchedOffset) {
         await flush(message.baseOffset)
         if (!control.isActive()) return
+        covered = next
         await handlers.onBatch({ topic, partition, highWatermark, records: [], forwarded: message, nextOffset: next }, control)
         continue
       } else {
@@ -176,6 +202,7 @@ export class KafkaRecordSource implements RecordSource {
       if (run.length >= this.#settings.maxPollRecords || following === undefined) await flush(next)
     }
     await flush(nextOffset)
+    if (covered < nextOffset && control.isActive()) handlers.onSkipped(topic, partition, nextOffset)
   }
 
   /** Commits `offsets` on the source, each through the consumer that owns the partition. */

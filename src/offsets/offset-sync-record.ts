@@ -115,3 +115,25 @@ export function decodeOffsetSync (key: string | null, value: string | null): Off
   if (sourceNext === undefined || targetNext === undefined) return undefined
   return { kind: 'position', position: { sourceTopic, targetTopic, partition, sourceNext, targetNext } }
 }
+
+/**
+ * A producer id the mirror's producer got on the target cluster, published in the offset-syncs
+ * topic before the producer writes: the flow of the opposite direction, which reads this topic on
+ * its source, skips the batches these producers wrote (active-active over same-named topics).
+ */
+export function mirrorProducerKey (producerId: bigint): string {
+  return JSON.stringify(['producer', producerId.toString()])
+}
+
+export function encodeMirrorProducer (producerId: bigint, flow: string, writtenAtMs = Date.now()): EncodedRecord {
+  return { key: mirrorProducerKey(producerId), value: JSON.stringify({ v: OFFSET_SYNC_FORMAT_VERSION, flow, producerId: producerId.toString(), writtenAtMs }) }
+}
+
+/** The producer id a `mirrorProducerKey` record names, or undefined for any other record. */
+export function decodeMirrorProducer (key: string | null, value: string | null): bigint | undefined {
+  if (key === null || value === null) return undefined
+  let parsed: unknown
+  try { parsed = JSON.parse(key) } catch { return undefined }
+  if (!Array.isArray(parsed) || parsed[0] !== 'producer' || typeof parsed[1] !== 'string' || !/^\d+$/.test(parsed[1])) return undefined
+  return BigInt(parsed[1])
+}
