@@ -1,9 +1,11 @@
+import { LossMonitor } from './audit/loss-monitor.js'
 import type { MirrorConfig } from './config/mirror-config.js'
 import { GroupOffsetSync } from './offsets/group-offset-sync.js'
 import { OffsetSyncPruner } from './offsets/offset-sync-pruner.js'
 import { OffsetSyncWriter } from './offsets/offset-sync-writer.js'
 import { OffsetsObserverEvents, type OffsetsObserver } from './offsets/offsets-observer.js'
 import { Observability } from './http/observability.js'
+import { LossMetrics, type LossObserver } from './metrics/loss-metrics.js'
 import { OffsetsMetrics } from './metrics/offsets-metrics.js'
 import { kafkaFlowPorts } from './kafka/flow-ports.js'
 import { MirrorFlow } from './pipeline/mirror-flow.js'
@@ -15,6 +17,10 @@ export interface MirrorSidecarOptions {
   readonly logger: Logger
   /** Offset-sync and group-sync counters (metrics). */
   readonly offsetsObserver?: OffsetsObserver
+  /** Hears each silent loss the loss monitors find (besides the metric). */
+  readonly lossObserver?: LossObserver
+  /** Milliseconds between loss checks of each flow; default 5000. */
+  readonly lossCheckIntervalMs?: number
 }
 
 /**
@@ -31,6 +37,8 @@ export class MirrorSidecar {
   readonly offsetSyncPruners: ReadonlyArray<OffsetSyncPruner | undefined>
   /** Per flow (same index): its group offset sync, when `groupSync.enabled`. */
   readonly groupOffsetSyncs: ReadonlyArray<GroupOffsetSync | undefined>
+  /** Per flow (same index): what watches it for silent loss (records that will never reach the target). */
+  readonly lossMonitors: readonly LossMonitor[]
   /** Metrics, health endpoints and tracing for every flow of this process. */
   readonly observability: Observability
   readonly #logger: Logger
@@ -50,17 +58,25 @@ export class MirrorSidecar {
     this.offsetSyncWriters = config.flows.map(flow => flow.offsetSyncs.enabled ? new OffsetSyncWriter(flow, offsets) : undefined)
     this.offsetSyncPruners = config.flows.map(flow => flow.offsetSyncs.enabled ? new OffsetSyncPruner(flow, offsets) : undefined)
     this.groupOffsetSyncs = config.flows.map(flow => flow.groupSync.enabled ? new GroupOffsetSync(flow, offsets) : undefined)
+    const lossMetrics = new LossMetrics(this.observability.metrics.registry)
+    const lossObserver = options.lossObserver === undefined ? lossMetrics : fanOut<LossObserver>({ lost: true }, lossMetrics, options.lossObserver)
+    this.lossMonitors = config.flows.map((flow, i) => new LossMonitor(flow, {
+      logger: options.logger,
+      observer: lossObserver,
+      snapshot: () => this.flows[i]!.snapshot(),
+      ...(options.lossCheckIntervalMs === undefined ? {} : { intervalMs: options.lossCheckIntervalMs }),
+    }))
     this.flows = config.flows.map((flow, i) => {
-      const ackListener = this.offsetSyncWriters[i]
+      const ackListener = this.lossMonitors[i]!.ackListener(this.offsetSyncWriters[i])
       return new MirrorFlow(flow, kafkaFlowPorts(flow, options.logger), {
         logger: options.logger,
         drainTimeoutMs: config.drainTimeoutMs,
         observer: this.observability.observer,
         tracer: this.observability.tracer,
-        ...(ackListener === undefined ? {} : { ackListener }),
+        ackListener,
       })
     })
-    this.done = Promise.all(this.flows.map(flow => flow.done)).then(() => undefined)
+    this.done = Promise.all([...this.lossMonitors.map(monitor => monitor.done), ...this.flows.map(flow => flow.done)]).then(() => undefined)
     this.done.catch(() => {})
   }
 
@@ -70,6 +86,9 @@ export class MirrorSidecar {
       if (this.#stopping !== undefined) return
       // Syncs topic first: the flow's first commit waits for syncs to be durable.
       await this.offsetSyncWriters[i]?.start()
+      await this.lossMonitors[i]?.start()
+      // A loss that stops the flow (a recreated topic) takes the process down as a flow failure does.
+      this.lossMonitors[i]?.done.catch(() => { void this.stop() })
       await flow.start()
       await this.groupOffsetSyncs[i]?.start()
       await this.offsetSyncPruners[i]?.start()
@@ -90,6 +109,7 @@ export class MirrorSidecar {
         await this.offsetSyncPruners[i]?.stop().catch(() => {})
         await this.groupOffsetSyncs[i]?.stop().catch(() => {})
         await flow.stop().catch(() => {})
+        await this.lossMonitors[i]?.stop().catch(() => {})
         await this.offsetSyncWriters[i]?.stop().catch(() => {})
       }
       await this.observability.stop()

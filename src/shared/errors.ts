@@ -7,6 +7,8 @@ export const ErrorCodes = {
   COMMIT_FAILED: 'MIRROR_COMMIT_FAILED',
   KAFKA: 'MIRROR_KAFKA',
   STOPPED: 'MIRROR_STOPPED',
+  /** Records lost without a failure (a recreated source or target topic): the flow stops without committing. */
+  DATA_LOSS: 'MIRROR_DATA_LOSS',
   INTERNAL: 'MIRROR_INTERNAL',
 } as const
 export type ErrorCode = typeof ErrorCodes[keyof typeof ErrorCodes]
