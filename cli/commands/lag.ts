@@ -1,5 +1,5 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
-import { ageSeconds, committedOffsets, groupExists, lagViolations, PartitionReader, ReplicationPolicyKinds, targetTopicName, type ReplicationPolicy, type ReplicationPolicyKind } from '../../src/index.js'
+import { ageSeconds, committedOffsets, createLogger, groupExists, lagViolations, loadOffsetSyncs, lossEvidence, offsetSyncsTopicName, PartitionReader, ReplicationPolicyKinds, silentLogger, targetTopicName, type AuditClient, type ClusterConnection, type PartitionOffsets, type RecordedLoss, type ReplicationPolicy, type ReplicationPolicyKind } from '../../src/index.js'
 import { clusterPair, connectClient, nonNegativeNumber, positiveInteger, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { formatSeconds, note, render, write, type Column } from '../output.js'
@@ -53,80 +53,111 @@ export function policyFromArgs (args: PolicyArgs): ReplicationPolicy {
   return args['replication-policy'] === 'identity' ? { kind: 'identity' } : { kind: 'default', separator: args.separator }
 }
 
+/** What `collectMirrorLag` found: the rows (with a TOTAL per topic), the loss the offsets show, and notes for stderr. */
+export interface MirrorLag {
+  readonly rows: MirrorLagRow[]
+  readonly losses: RecordedLoss[]
+  readonly notes: string[]
+}
+
+/** Lag of the mirror group `args.group` on `args.topic` (default: every topic it committed on), with the loss the offsets show. */
+export async function collectMirrorLag (source: AuditClient, target: AuditClient, targetConnection: ClusterConnection, args: LagArgs, groupFlag = '--group'): Promise<MirrorLag> {
+  const policy = policyFromArgs(args)
+  const notes: string[] = []
+  if (!await groupExists(source, args.group)) {
+    throw new UsageError(`${groupFlag} "${args.group}": no such consumer group on the source cluster (${source.connection.brokers.join(',')}); name the mirror's group`)
+  }
+  let topics = args.topic
+  if (topics === undefined || topics.length === 0) {
+    const offsets = await source.call(() => source.admin.fetchOffsets({ groupId: args.group }))
+    topics = offsets.filter(t => t.partitions.some(p => Number(p.offset) >= 0)).map(t => t.topic).sort()
+    if (topics.length === 0) throw new UsageError(`${groupFlag} "${args.group}" has no committed offsets on the source cluster; give --topic`)
+  }
+  const syncsTopic = offsetSyncsTopicName(args['source-alias'])
+  const syncs = await target.hasTopic(syncsTopic) ? await loadOffsetSyncs({ ...targetConnection, connectionTimeoutMs: args['timeout-ms'] }, syncsTopic, args.verbose ? createLogger({ level: 'debug' }) : silentLogger) : undefined
+  const rows: MirrorLagRow[] = []
+  const evidence: PartitionOffsets[] = []
+  const now = Date.now()
+  for (const topic of topics) {
+    const partitions = await source.partitionsOf(topic)
+    const targetTopic = targetTopicName(policy, args['source-alias'], topic)
+    const targetTopics = await target.call(() => target.admin.listTopics())
+    if (!targetTopics.includes(targetTopic)) {
+      throw new UsageError(`target topic "${targetTopic}" (for --topic "${topic}" under --replication-policy ${policy.kind}) does not exist on the target cluster (${targetConnection.brokers.join(',')}); check --replication-policy, --source-alias and --separator`)
+    }
+    const targetPartitions = await target.partitionsOf(targetTopic)
+    const [sourceEnds, sourceStarts, targetEnds, mirror] = await Promise.all([
+      source.listOffsets(topic, partitions, 'latest'),
+      source.listOffsets(topic, partitions, 'earliest'),
+      target.listOffsets(targetTopic, targetPartitions, 'latest'),
+      committedOffsets(source, args.group, topic),
+    ])
+    if (mirror.size === 0) notes.push(`Consumer group '${args.group}' has no committed offsets for topic '${topic}'.`)
+    const topicRows: MirrorLagRow[] = []
+    for (const partition of partitions) {
+      const sourceEnd = sourceEnds.get(partition)!
+      const mirrorOffset = mirror.get(partition)
+      const lag = mirrorOffset === undefined ? undefined : Math.max(0, sourceEnd - mirrorOffset)
+      let lagSeconds: number | undefined
+      if (lag !== undefined && mirrorOffset !== undefined) {
+        lagSeconds = 0
+        if (lag > 0) {
+          const [record] = await new PartitionReader(source, topic, partition, { fetchMaxBytes: 65_536, isolation: 'read_uncommitted' }).records(Math.max(mirrorOffset, sourceStarts.get(partition) ?? 0), sourceEnd, 1)
+          if (record !== undefined) lagSeconds = ageSeconds(Number(record.timestamp), now)
+        }
+      }
+      const targetEnd = targetEnds.get(partition)
+      const position = syncs?.position(topic, partition)
+      evidence.push({
+        topic,
+        partition,
+        ...(mirrorOffset === undefined ? {} : { committedOffset: mirrorOffset }),
+        ...(sourceStarts.has(partition) ? { logStartOffset: sourceStarts.get(partition)! } : {}),
+        logEndOffset: sourceEnd,
+        targetTopic,
+        ...(targetEnd === undefined ? {} : { targetLogEndOffset: targetEnd }),
+        ...(position === undefined || position.targetTopic !== targetTopic ? {} : { mirroredTargetNext: Number(position.targetNext) }),
+      })
+      topicRows.push({
+        topic,
+        targetTopic,
+        partition,
+        sourceLogEndOffset: sourceEnd,
+        ...(targetEnd === undefined ? {} : { targetLogEndOffset: targetEnd }),
+        ...(mirrorOffset === undefined ? {} : { mirrorOffset }),
+        ...(lag === undefined ? {} : { lag }),
+        ...(lagSeconds === undefined ? {} : { lagSeconds }),
+      })
+    }
+    rows.push(...topicRows)
+    rows.push({
+      topic,
+      targetTopic,
+      partition: 'TOTAL',
+      sourceLogEndOffset: topicRows.reduce((sum, r) => sum + r.sourceLogEndOffset, 0),
+      targetLogEndOffset: topicRows.reduce((sum, r) => sum + (r.targetLogEndOffset ?? 0), 0),
+      lag: topicRows.reduce((sum, r) => sum + (r.lag ?? 0), 0),
+      lagSeconds: Math.max(0, ...topicRows.map(r => r.lagSeconds ?? 0)),
+    })
+  }
+  return { rows, losses: lossEvidence(evidence, args.group), notes }
+}
+
 export async function lagHandler (args: ArgumentsCamelCase<LagArgs>): Promise<void> {
   await runCommand(args, async () => {
-    const policy = policyFromArgs(args)
     const { source: sourceConnection, target: targetConnection } = clusterPair(args)
     const source = await connectClient(sourceConnection, args)
     try {
       const target = await connectClient(targetConnection, args)
       try {
-        if (!await groupExists(source, args.group)) {
-          throw new UsageError(`--group "${args.group}": no such consumer group on the source cluster (${sourceConnection.brokers.join(',')}); name the mirror's group`)
-        }
-        let topics = args.topic
-        if (topics === undefined || topics.length === 0) {
-          const offsets = await source.call(() => source.admin.fetchOffsets({ groupId: args.group }))
-          topics = offsets.filter(t => t.partitions.some(p => Number(p.offset) >= 0)).map(t => t.topic).sort()
-          if (topics.length === 0) throw new UsageError(`--group "${args.group}" has no committed offsets on the source cluster; give --topic`)
-        }
-        const rows: MirrorLagRow[] = []
-        const now = Date.now()
-        for (const topic of topics) {
-          const partitions = await source.partitionsOf(topic)
-          const targetTopic = targetTopicName(policy, args['source-alias'], topic)
-          const targetTopics = await target.call(() => target.admin.listTopics())
-          if (!targetTopics.includes(targetTopic)) {
-            throw new UsageError(`target topic "${targetTopic}" (for --topic "${topic}" under --replication-policy ${policy.kind}) does not exist on the target cluster (${targetConnection.brokers.join(',')}); check --replication-policy, --source-alias and --separator`)
-          }
-          const targetPartitions = await target.partitionsOf(targetTopic)
-          const [sourceEnds, sourceStarts, targetEnds, mirror] = await Promise.all([
-            source.listOffsets(topic, partitions, 'latest'),
-            source.listOffsets(topic, partitions, 'earliest'),
-            target.listOffsets(targetTopic, targetPartitions, 'latest'),
-            committedOffsets(source, args.group, topic),
-          ])
-          if (mirror.size === 0) note(`Consumer group '${args.group}' has no committed offsets for topic '${topic}'.`)
-          const topicRows: MirrorLagRow[] = []
-          for (const partition of partitions) {
-            const sourceEnd = sourceEnds.get(partition)!
-            const mirrorOffset = mirror.get(partition)
-            const lag = mirrorOffset === undefined ? undefined : Math.max(0, sourceEnd - mirrorOffset)
-            let lagSeconds: number | undefined
-            if (lag !== undefined && mirrorOffset !== undefined) {
-              lagSeconds = 0
-              if (lag > 0) {
-                const [record] = await new PartitionReader(source, topic, partition, { fetchMaxBytes: 65_536, isolation: 'read_uncommitted' }).records(Math.max(mirrorOffset, sourceStarts.get(partition) ?? 0), sourceEnd, 1)
-                if (record !== undefined) lagSeconds = ageSeconds(Number(record.timestamp), now)
-              }
-            }
-            const targetEnd = targetEnds.get(partition)
-            topicRows.push({
-              topic,
-              targetTopic,
-              partition,
-              sourceLogEndOffset: sourceEnd,
-              ...(targetEnd === undefined ? {} : { targetLogEndOffset: targetEnd }),
-              ...(mirrorOffset === undefined ? {} : { mirrorOffset }),
-              ...(lag === undefined ? {} : { lag }),
-              ...(lagSeconds === undefined ? {} : { lagSeconds }),
-            })
-          }
-          rows.push(...topicRows)
-          rows.push({
-            topic,
-            targetTopic,
-            partition: 'TOTAL',
-            sourceLogEndOffset: topicRows.reduce((sum, r) => sum + r.sourceLogEndOffset, 0),
-            targetLogEndOffset: topicRows.reduce((sum, r) => sum + (r.targetLogEndOffset ?? 0), 0),
-            lag: topicRows.reduce((sum, r) => sum + (r.lag ?? 0), 0),
-            lagSeconds: Math.max(0, ...topicRows.map(r => r.lagSeconds ?? 0)),
-          })
-        }
+        const { rows, losses, notes } = await collectMirrorLag(source, target, targetConnection, args)
         await write(render(args.format, columns, rows))
+        for (const line of notes) note(line)
+        for (const loss of losses) note(`mirror-check: loss: ${loss.text}`)
         const violations = lagViolations(rows.filter(r => r.partition !== 'TOTAL') as Array<MirrorLagRow & { partition: number }>, { maxLagRecords: args['max-lag'], maxLagSeconds: args['max-lag-seconds'] })
         for (const line of violations) note(`mirror-check: lag check failed: ${line}`)
-        return violations.length > 0 ? ExitCode.CHECK_FAILED : ExitCode.OK
+        // Loss fails the audit whether or not a lag bound was given.
+        return violations.length > 0 || losses.length > 0 ? ExitCode.CHECK_FAILED : ExitCode.OK
       } finally {
         await target.close()
       }
