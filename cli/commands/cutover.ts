@@ -97,7 +97,7 @@ async function verifyRows (source: AuditClient, target: AuditClient, targetConne
         topic,
         partition,
         ok,
-        detail: `${counts.checked} records checked${p === undefined || p.sourceUntilOffset <= p.sourceFromOffset ? '' : ` (source ${p.sourceFromOffset}-${p.sourceUntilOffset - 1})`}${problems.length === 0 ? '' : `: ${problems.join(', ')}`}${first === undefined || p === undefined ? '' : `; first: ${describeFinding(first, p.partition, p.alignment.targetPartition)}`}`,
+        detail: `${counts.checked} records checked${p === undefined || p.sourceUntilOffset <= p.sourceFromOffset ? ' (the source holds none below the mirror\'s committed offset)' : ` (source ${p.sourceFromOffset}-${p.sourceUntilOffset - 1})`}${problems.length === 0 ? '' : `: ${problems.join(', ')}`}${first === undefined || p === undefined ? '' : `; first: ${describeFinding(first, p.partition, p.alignment.targetPartition)}`}`,
       })
     }
   }
