@@ -132,7 +132,8 @@ async function groupLosses (client: AuditClient, groups: readonly GroupOffsets[]
       if (r.currentOffset === undefined || r.currentOffset < 0) continue
       let topicStarts = starts.get(r.topic)
       if (topicStarts === undefined) {
-        topicStarts = await client.listOffsets(r.topic, await client.partitionsOf(r.topic), 'earliest')
+        // A group can keep offsets of a topic deleted since: nothing to compare them with.
+        topicStarts = await client.hasTopic(r.topic) ? await client.listOffsets(r.topic, await client.partitionsOf(r.topic), 'earliest') : new Map<number, number>()
         starts.set(r.topic, topicStarts)
       }
       const logStartOffset = topicStarts.get(r.partition)
