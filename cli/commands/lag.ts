@@ -1,5 +1,5 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
-import { ageSeconds, committedOffsets, createLogger, groupExists, lagViolations, loadOffsetSyncs, lossEvidence, offsetSyncsTopicName, PartitionReader, ReplicationPolicyKinds, silentLogger, targetTopicName, type AuditClient, type ClusterConnection, type PartitionOffsets, type RecordedLoss, type ReplicationPolicy, type ReplicationPolicyKind } from '../../src/index.js'
+import { ageSeconds, committedOffsets, createLogger, groupExists, lagViolations, loadOffsetSyncs, lossEvidence, mm2OffsetsTopicName, mm2Positions, offsetSyncsTopicName, PartitionReader, ReplicationPolicyKinds, silentLogger, targetTopicName, type AuditClient, type ClusterConnection, type PartitionOffsets, type RecordedLoss, type ReplicationPolicy, type ReplicationPolicyKind } from '../../src/index.js'
 import { clusterPair, connectClient, nonNegativeNumber, positiveInteger, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { formatSeconds, note, render, write, type Column } from '../output.js'
@@ -16,6 +16,8 @@ export interface LagArgs extends CommonArgs, PolicyArgs, ClusterPairArgs {
   topic?: string[]
   'max-lag'?: number
   'max-lag-seconds'?: number
+  mm2?: boolean
+  'mm2-offsets-topic'?: string
 }
 
 /** One partition of a mirrored topic: both log ends and the mirror's position on the source. */
@@ -64,7 +66,11 @@ export interface MirrorLag {
 export async function collectMirrorLag (source: AuditClient, target: AuditClient, targetConnection: ClusterConnection, args: LagArgs, groupFlag = '--group'): Promise<MirrorLag> {
   const policy = policyFromArgs(args)
   const notes: string[] = []
-  if (!await groupExists(source, args.group)) {
+  const mm2OffsetsTopic = args['mm2-offsets-topic'] ?? (args.mm2 === true ? mm2OffsetsTopicName(args['source-alias']) : undefined)
+  if (mm2OffsetsTopic !== undefined) {
+    if (args.topic === undefined || args.topic.length === 0) throw new UsageError('--mm2 needs --topic: name the source topics MirrorMaker 2 copies')
+    if (!await target.hasTopic(mm2OffsetsTopic)) throw new UsageError(`--mm2: no topic ${mm2OffsetsTopic} on the target cluster (${targetConnection.brokers.join(',')}); give --source-alias as MirrorMaker 2's source cluster alias, or --mm2-offsets-topic`)
+  } else if (!await groupExists(source, args.group)) {
     throw new UsageError(`${groupFlag} "${args.group}": no such consumer group on the source cluster (${source.connection.brokers.join(',')}); name the mirror's group`)
   }
   let topics = args.topic
@@ -90,9 +96,9 @@ export async function collectMirrorLag (source: AuditClient, target: AuditClient
       source.listOffsets(topic, partitions, 'latest'),
       source.listOffsets(topic, partitions, 'earliest'),
       target.listOffsets(targetTopic, targetPartitions, 'latest'),
-      committedOffsets(source, args.group, topic),
+      mm2OffsetsTopic === undefined ? committedOffsets(source, args.group, topic) : mm2Positions(target, mm2OffsetsTopic, args['source-alias'], topic),
     ])
-    if (mirror.size === 0) notes.push(`Consumer group '${args.group}' has no committed offsets for topic '${topic}'.`)
+    if (mirror.size === 0) notes.push(mm2OffsetsTopic === undefined ? `Consumer group '${args.group}' has no committed offsets for topic '${topic}'.` : `MirrorMaker 2 has stored no position for topic '${topic}' in ${mm2OffsetsTopic} yet.`)
     const topicRows: MirrorLagRow[] = []
     for (const partition of partitions) {
       const sourceEnd = sourceEnds.get(partition)!
@@ -140,7 +146,7 @@ export async function collectMirrorLag (source: AuditClient, target: AuditClient
       lagSeconds: Math.max(0, ...topicRows.map(r => r.lagSeconds ?? 0)),
     })
   }
-  return { rows, losses: lossEvidence(evidence, args.group), notes }
+  return { rows, losses: lossEvidence(evidence, mm2OffsetsTopic === undefined ? args.group : `MirrorMaker 2 (${mm2OffsetsTopic})`), notes }
 }
 
 export async function lagHandler (args: ArgumentsCamelCase<LagArgs>): Promise<void> {
@@ -175,6 +181,8 @@ export const lagCommand: CommandModule<object, LagArgs> = {
     .option('topic', { type: 'string', array: true, describe: 'Source topics (default: every topic the group has committed offsets for).' })
     .option('max-lag', { type: 'string', coerce: positiveInteger('--max-lag', 0), describe: 'Check: exit 1 when any partition lags by more records.' })
     .option('max-lag-seconds', { type: 'string', coerce: nonNegativeNumber('--max-lag-seconds'), describe: 'Check: exit 1 when any partition lags by more seconds.' })
+    .option('mm2', { type: 'boolean', default: false, describe: 'The mirror is MirrorMaker 2: its position is in Connect\'s offsets topic on the target (mm2-offsets.<source-alias>.internal), not in a group; needs --topic.' })
+    .option('mm2-offsets-topic', { type: 'string', describe: 'Connect\'s offsets topic of the MirrorMaker 2 flow (default mm2-offsets.<source-alias>.internal); implies --mm2.' })
     .example('$0 lag --source src:9092 --target dst:9092 --topic orders', 'Lag of the mirror-sidecar group on orders.')
     .example('$0 lag --source src:9092 --target dst:9092 --replication-policy default --source-alias east --max-lag-seconds 60', 'Check MirrorMaker 2 style names (east.orders), exit 1 when a partition is a minute behind.') as unknown as Argv<LagArgs>,
   handler: lagHandler,
