@@ -50,6 +50,8 @@ export interface PartitionObservation {
   readonly target: LogOffsets | undefined
   /** The flow's next source offset not yet acknowledged, read after `source` (its snapshot). */
   readonly nextOffsetToMirror: bigint
+  /** The same, read before `source` and `target` were (compared with their high watermarks: the mirror may move on while they are read). */
+  readonly nextOffsetToMirrorBefore: bigint
   /** True when no record of the partition is in flight (fetched but not acknowledged). */
   readonly idle: boolean
   /** The source high watermark the flow's consumer last saw. */
@@ -60,6 +62,13 @@ export interface PartitionObservation {
 
 interface Gap { readonly from: bigint, readonly to: bigint }
 
+/** What the detector knew of a partition before the log offsets of a check were read (`mark`). */
+export interface PartitionMark {
+  readonly sourceNext: bigint
+  readonly targetNext: bigint
+  readonly gaps: readonly Gap[]
+}
+
 interface PartitionState {
   targetTopic: string
   /** Past the last acknowledged batch (its `nextOffset`); -1n before any. */
@@ -69,6 +78,8 @@ interface PartitionState {
   gaps: Gap[]
   /** Past the highest target offset acknowledged; -1n before any. */
   targetNext: bigint
+  /** `targetNext` when the previous check's mark was taken: the target's high watermark must be past it by now (with acks=1 it trails fresh acknowledgements). */
+  targetNextAtPreviousMark: bigint
   /** An acknowledgement got a target offset below one acknowledged before. */
   targetWentBack: boolean
   /** Target log start offset at the previous check (for the size of a target loss). */
@@ -99,7 +110,8 @@ function min (a: bigint, b: bigint): bigint { return a < b ? a : b }
  *   went backwards); the records of the old topic past the position that the consumer had seen
  *   are counted;
  * - target topic deleted or recreated: the target topic is gone, its high watermark is below the
- *   offsets the mirror wrote, or an acknowledgement got a lower target offset than an earlier one.
+ *   offsets the mirror wrote before the previous check (a high watermark may trail the newest
+ *   acknowledgements with acks=1), or an acknowledgement got a lower target offset than an earlier one.
  *
  * Each source offset is counted once; a fatal reason is reported once per partition.
  */
@@ -111,7 +123,7 @@ export class LossDetector {
     const id = key(topic, partition)
     let state = this.#states.get(id)
     if (state === undefined) {
-      state = { targetTopic, sourceNext: -1n, firstOffset, gaps: [], targetNext: -1n, targetWentBack: false, targetLogStart: 0n, maxSourceHighWatermark: -1n, countedUpTo: -1n, fatal: false }
+      state = { targetTopic, sourceNext: -1n, firstOffset, gaps: [], targetNext: -1n, targetNextAtPreviousMark: -1n, targetWentBack: false, targetLogStart: 0n, maxSourceHighWatermark: -1n, countedUpTo: -1n, fatal: false }
       this.#states.set(id, state)
     } else if (state.sourceNext >= 0n && firstOffset > state.sourceNext) {
       state.gaps.push({ from: state.sourceNext, to: firstOffset })
@@ -150,38 +162,61 @@ export class LossDetector {
     for (const id of this.#states.keys()) if (!keep.has(id)) this.#states.delete(id)
   }
 
-  /** One check over `observations`; returns what is newly lost. */
-  check (observations: readonly PartitionObservation[]): LossFinding[] {
+  /**
+   * Call right before reading the log offsets of a check, and pass the result to `check`: positions
+   * acknowledged while they are read must not be compared with them (a busy mirror would look
+   * recreated), and gaps that appear meanwhile wait for the next check (the log start read may be
+   * older than the reset that made them).
+   */
+  mark (): Map<string, PartitionMark> {
+    const marks = new Map<string, PartitionMark>()
+    for (const [id, state] of this.#states) {
+      marks.set(id, { sourceNext: state.sourceNext, targetNext: state.targetNext, gaps: state.gaps })
+      state.gaps = []
+    }
+    return marks
+  }
+
+  /** Gives back the gaps of `marks` when the check they were taken for failed (judged at the next one). */
+  unmark (marks: ReadonlyMap<string, PartitionMark>): void {
+    for (const [id, mark] of marks) this.#states.get(id)?.gaps.unshift(...mark.gaps)
+  }
+
+  /** One check over `observations` against the `marks` taken before their log offsets were read; returns what is newly lost. */
+  check (observations: readonly PartitionObservation[], marks: ReadonlyMap<string, PartitionMark>): LossFinding[] {
     const findings: LossFinding[] = []
     for (const o of observations) {
       const state = this.#states.get(key(o.topic, o.partition))
-      if (state === undefined || state.fatal) continue
+      const mark = marks.get(key(o.topic, o.partition))
+      if (state === undefined || mark === undefined || state.fatal) continue
       const found = (reason: LossReason, from: bigint, to: bigint): void => {
         if (to > from) findings.push({ reason, topic: o.topic, partition: o.partition, targetTopic: state.targetTopic, fromOffset: from, toOffset: to, records: to - from })
       }
       const position = max(state.sourceNext, o.nextOffsetToMirror)
+      const positionBefore = max(mark.sourceNext, o.nextOffsetToMirrorBefore)
 
-      if (o.target === undefined || state.targetWentBack || (state.targetNext >= 0n && o.target.highWatermark < state.targetNext)) {
+      const writtenBefore = state.targetNextAtPreviousMark
+      state.targetNextAtPreviousMark = mark.targetNext
+      if (o.target === undefined || state.targetWentBack || (writtenBefore >= 0n && o.target.highWatermark < writtenBefore)) {
         state.fatal = true
         const from = state.targetLogStart
-        const to = state.targetNext >= 0n ? state.targetNext : from
+        const to = max(mark.targetNext, from)
         findings.push({ reason: LossReasons.TARGET_TOPIC_RECREATED, topic: o.topic, partition: o.partition, targetTopic: state.targetTopic, fromOffset: from, toOffset: to, records: to > from ? to - from : 0n })
         continue
       }
       state.targetLogStart = o.target.logStartOffset
 
-      if (o.source === undefined || o.source.highWatermark < position) {
+      if (o.source === undefined || o.source.highWatermark < positionBefore) {
         state.fatal = true
         // Records of the old topic past the mirror's position that the consumer had seen: never copied.
-        const to = max(state.maxSourceHighWatermark, position)
-        findings.push({ reason: LossReasons.SOURCE_TOPIC_RECREATED, topic: o.topic, partition: o.partition, targetTopic: state.targetTopic, fromOffset: position, toOffset: to, records: to - position })
+        const to = max(state.maxSourceHighWatermark, positionBefore)
+        findings.push({ reason: LossReasons.SOURCE_TOPIC_RECREATED, topic: o.topic, partition: o.partition, targetTopic: state.targetTopic, fromOffset: positionBefore, toOffset: to, records: to - positionBefore })
         continue
       }
       state.maxSourceHighWatermark = max(state.maxSourceHighWatermark, max(o.source.highWatermark, o.consumerHighWatermark))
 
       const logStart = o.source.logStartOffset
-      const candidates: Gap[] = [...state.gaps]
-      state.gaps = []
+      const candidates: Gap[] = [...mark.gaps]
       if (state.firstOffset !== undefined && o.committedBeforeStart !== undefined) {
         if (o.committedBeforeStart !== null && o.committedBeforeStart < state.firstOffset) candidates.push({ from: o.committedBeforeStart, to: state.firstOffset })
         state.firstOffset = undefined

@@ -121,7 +121,10 @@ export class LossMonitor {
   async start (): Promise<void> {
     await this.#source.start()
     await this.#target.start()
-    await this.#readCommitted()
+    // Not worth failing the start for (a fresh cluster may not have its group coordinator yet): without it, a loss while the mirror was down goes uncounted when kafkajs resets the offsets.
+    await this.#readCommitted().catch(error => {
+      this.#logger.warn('reading the mirror group\'s committed offsets failed; records deleted while the mirror was down may go uncounted', { code: errorLabel(error), error })
+    })
     this.#timer = new RearmingTimer(this.#intervalMs, () => this.check())
     this.#timer.start()
   }
@@ -144,7 +147,18 @@ export class LossMonitor {
       const known = offset >= 0n ? offset : this.#lastCommitted.get(id)
       if (known !== undefined) committed.set(id, known)
     }
+    const marks = this.#detector.mark()
+    try {
+      return await this.#judge(needed, committed, marks)
+    } catch (error) {
+      this.#detector.unmark(marks)
+      throw error
+    }
+  }
+
+  async #judge (needed: ReadonlyArray<{ topic: string, partition: number }>, committed: ReadonlyMap<string, bigint>, marks: ReturnType<LossDetector['mark']>): Promise<LossFinding[]> {
     const before = this.#snapshot()
+    const positionsBefore = new Map(before.partitions.map(p => [`${p.topic}\u0000${p.partition}`, p.nextOffsetToMirror]))
     const topics = new Set(before.partitions.map(p => p.topic))
     // Log offsets first, the flow's position after: a record fetched in between is in flight, never counted.
     const [sourceNames, targetNames] = await Promise.all([this.#source.topicNames(), this.#target.topicNames()])
@@ -167,12 +181,13 @@ export class LossMonitor {
         source: sourceOffsets.get(p.topic)?.get(p.partition),
         target: targetOffsets.get(targetTopicOf(p.topic))?.get(p.partition),
         nextOffsetToMirror: p.nextOffsetToMirror,
+        nextOffsetToMirrorBefore: positionsBefore.get(id) ?? -1n,
         idle: p.oldestUnackedTimestampMs === undefined,
         consumerHighWatermark: p.highWatermark,
         ...(wanted ? { committedBeforeStart: committed.get(id) ?? null } : {}),
       }
     })
-    const findings = this.#detector.check(observations)
+    const findings = this.#detector.check(observations, marks)
     for (const finding of findings) {
       const line = lossLine(this.#flow.name, finding)
       this.#logger.error(line, { reason: finding.reason, topic: finding.topic, partition: finding.partition, targetTopic: finding.targetTopic, fromOffset: finding.fromOffset.toString(), toOffset: finding.toOffset.toString(), records: finding.records.toString() })
