@@ -27,7 +27,12 @@ test('mirror-check lag --mm2 and verify on a running MirrorMaker 2 flow: positio
   const mm2 = await startMirrorMaker2(t, { source, target, sourceAlias: alias, targetAlias, topics: topic })
 
   const lagArgs = ['lag', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', topic, '--mm2', '--replication-policy', 'default', '--source-alias', alias]
-  await waitUntil(async () => (await runMirrorCheck([...lagArgs, '--max-lag', '0'])).code === 0, { timeoutMs: 150_000, intervalMs: 1000, message: 'MirrorMaker 2 copied and stored its position' })
+  // --max-lag alone passes a partition without a stored position: wait for the positions themselves.
+  const positions = async (): Promise<unknown[]> => {
+    const run = await runMirrorCheck([...lagArgs, '--format', 'json'])
+    return run.code === 0 ? (JSON.parse(run.stdout) as Array<{ mirrorOffset: unknown }>).map(r => r.mirrorOffset) : []
+  }
+  await waitUntil(async () => JSON.stringify(await positions()) === '[50,50,null]', { timeoutMs: 150_000, intervalMs: 1000, message: 'MirrorMaker 2 copied and stored its position' })
   const caughtUp = await runMirrorCheck([...lagArgs, '--format', 'json'])
   assert.equal(caughtUp.code, 0, caughtUp.stderr)
   assert.deepEqual((JSON.parse(caughtUp.stdout) as Array<Record<string, unknown>>).map(r => [r.partition, r.sourceLogEndOffset, r.targetLogEndOffset, r.mirrorOffset, r.lag]),
@@ -41,7 +46,7 @@ test('mirror-check lag --mm2 and verify on a running MirrorMaker 2 flow: positio
   // A record written to the target behind MirrorMaker 2's back, then one it copies after it.
   await produce(target, mirrored, [{ partition: 0, key: 'planted', value: 'not from the source' }])
   await produce(source, topic, tagged('b', 0, 1))
-  await waitUntil(async () => (await runMirrorCheck([...lagArgs, '--max-lag', '0'])).code === 0, { timeoutMs: 60_000, intervalMs: 500, message: 'the new record copied' })
+  await waitUntil(async () => JSON.stringify(await positions()) === '[51,50,null]', { timeoutMs: 60_000, intervalMs: 500, message: 'the new record copied' })
   const planted = await runMirrorCheck(verifyArgs)
   assert.equal(planted.code, 1, planted.stdout + planted.stderr)
   assert.match(planted.stdout, /^TOTAL +- +- +101 +0 +0 +1 +0 +0 +-$/m)
