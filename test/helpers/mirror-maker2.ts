@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
@@ -17,7 +17,7 @@ export interface Mm2Run {
   readonly properties?: Readonly<Record<string, string | number>>
 }
 
-/** The real MirrorMaker 2 (dedicated mode, `org.apache.kafka.connect.mirror.MirrorMaker`) from the Maven jars; killed when the test ends. */
+/** The real MirrorMaker 2 (dedicated mode, `org.apache.kafka.connect.mirror.MirrorMaker`) from the Maven jars; killed, and its folder removed, when the test ends. */
 export async function startMirrorMaker2 (t: TestContext, run: Mm2Run): Promise<{ logFile: string, stop: () => Promise<void> }> {
   const distribution = await ensureKafkaDistribution()
   const dir = mkdtempSync(join(tmpdir(), 'mm2-'))
@@ -53,6 +53,9 @@ export async function startMirrorMaker2 (t: TestContext, run: Mm2Run): Promise<{
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
     await exited
   }
-  t.after(stop)
+  t.after(async () => {
+    await stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
   return { logFile, stop }
 }
