@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import yargs from 'yargs'
 import { hideBin } from 'yargs/helpers'
+import { cutoverCommand } from './commands/cutover.js'
 import { lagCommand } from './commands/lag.js'
 import { offsetsCommand } from './commands/offsets.js'
 import { translateCommand } from './commands/translate.js'
@@ -11,11 +12,12 @@ import { packageVersion } from '../src/index.js'
 
 await yargs(hideBin(process.argv))
   .scriptName('mirror-check')
-  .usage('$0 [command] [options]\n\nAudit a Kafka mirror: consumer group offsets and lag, cross-cluster lag, record-by-record verification of the copy, and exact translation of group offsets to the target.\nExit codes: 0 ok, 1 check failed, 2 usage or runtime error.')
+  .usage('$0 [command] [options]\n\nAudit a Kafka mirror: consumer group offsets and lag, cross-cluster lag, record-by-record verification of the copy, exact translation of group offsets to the target, and a cutover gate.\nExit codes: 0 ok, 1 check failed, 2 usage or runtime error.')
   .command(offsetsCommand)
   .command(lagCommand)
   .command(verifyCommand)
   .command(translateCommand)
+  .command(cutoverCommand)
   .strict()
   .help()
   .alias('help', 'h')

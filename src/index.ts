@@ -55,6 +55,8 @@ export { AuditClient, type AuditClientOptions, type FetchedRecords, type Isolati
 export { committedOffsets, describeGroupOffsets, groupExists, listConsumerGroups, type GroupMember, type GroupOffsets, type GroupOffsetsOptions } from './audit/group-offsets.js'
 export { ageSeconds, lagViolations, offsetLag, topicTotals, type LagThresholds, type PartitionLagRow, type TopicLagTotal } from './audit/lag.js'
 export { PartitionReader, type PartitionReaderOptions } from './audit/partition-reader.js'
+export { lossEvidence, type LossKind, type PartitionOffsets, type RecordedLoss } from './audit/loss-evidence.js'
+export { mm2OffsetsTopicName, mm2Positions } from './audit/mm2-positions.js'
 export { verifyCopy, type CopyVerification, type CopyVerificationOptions, type VerifyUntil } from './audit/copy-verification.js'
 export { FIRST_COMMON_RECORD_METHOD, OrderAligner, type Aligner, type AlignmentLookup, type AlignmentPoint, type AlignmentRequest, type OrderAlignerOptions } from './audit/aligner.js'
 export type { EarlierCopies } from './audit/earlier-copies-comparison.js'

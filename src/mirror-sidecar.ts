@@ -1,3 +1,4 @@
+import { LossMonitor } from './audit/loss-monitor.js'
 import type { LoadedMessageHandler } from './config/message-handler-loader.js'
 import type { MirrorConfig } from './config/mirror-config.js'
 import { GroupOffsetSync } from './offsets/group-offset-sync.js'
@@ -6,6 +7,7 @@ import { OffsetSyncWriter } from './offsets/offset-sync-writer.js'
 import { MirrorProducers } from './offsets/mirror-producers.js'
 import { OffsetsObserverEvents, type OffsetsObserver } from './offsets/offsets-observer.js'
 import { Observability } from './http/observability.js'
+import { LossMetrics, type LossObserver } from './metrics/loss-metrics.js'
 import { OffsetsMetrics } from './metrics/offsets-metrics.js'
 import { kafkaFlowPorts } from './kafka/flow-ports.js'
 import { MirrorFlow } from './pipeline/mirror-flow.js'
@@ -19,6 +21,10 @@ export interface MirrorSidecarOptions {
   readonly offsetsObserver?: OffsetsObserver
   /** The message handlers of the flows that name one, by flow name: what `loadMessageHandlers(config)` returns. */
   readonly messageHandlers?: ReadonlyMap<string, LoadedMessageHandler>
+  /** Hears each silent loss the loss monitors find (besides the metric). */
+  readonly lossObserver?: LossObserver
+  /** Milliseconds between loss checks of each flow; default 5000. */
+  readonly lossCheckIntervalMs?: number
 }
 
 /**
@@ -37,6 +43,8 @@ export class MirrorSidecar {
   readonly groupOffsetSyncs: ReadonlyArray<GroupOffsetSync | undefined>
   /** Per flow (same index): its producer ids published on the target, and the opposite mirror's recognised on the source. */
   readonly mirrorProducers: ReadonlyArray<MirrorProducers | undefined>
+  /** Per flow (same index): what watches it for silent loss (records that will never reach the target). */
+  readonly lossMonitors: readonly LossMonitor[]
   /** Metrics, health endpoints and tracing for every flow of this process. */
   readonly observability: Observability
   readonly #logger: Logger
@@ -60,8 +68,16 @@ export class MirrorSidecar {
     this.groupOffsetSyncs = config.flows.map((flow, i) => flow.groupSync.enabled ? new GroupOffsetSync(flow, coordinated(i)) : undefined)
     // Idempotent producers have ids the opposite direction's mirror can recognise (active-active without loops).
     this.mirrorProducers = config.flows.map(flow => flow.producer.idempotent ? new MirrorProducers(flow, options.logger) : undefined)
+    const lossMetrics = new LossMetrics(this.observability.metrics.registry)
+    const lossObserver = options.lossObserver === undefined ? lossMetrics : fanOut<LossObserver>({ lost: true }, lossMetrics, options.lossObserver)
+    this.lossMonitors = config.flows.map((flow, i) => new LossMonitor(flow, {
+      logger: options.logger,
+      observer: lossObserver,
+      snapshot: () => this.flows[i]!.snapshot(),
+      ...(options.lossCheckIntervalMs === undefined ? {} : { intervalMs: options.lossCheckIntervalMs }),
+    }))
     this.flows = config.flows.map((flow, i) => {
-      const ackListener = this.offsetSyncWriters[i]
+      const ackListener = this.lossMonitors[i]!.ackListener(this.offsetSyncWriters[i])
       const messageHandler = options.messageHandlers?.get(flow.name)?.handle
       return new MirrorFlow(flow, kafkaFlowPorts(flow, options.logger, this.mirrorProducers[i]), {
         ...(messageHandler === undefined ? {} : { messageHandler }),
@@ -69,10 +85,10 @@ export class MirrorSidecar {
         drainTimeoutMs: config.drainTimeoutMs,
         observer: this.observability.observer,
         tracer: this.observability.tracer,
-        ...(ackListener === undefined ? {} : { ackListener }),
+        ackListener,
       })
     })
-    this.done = Promise.all(this.flows.map(flow => flow.done)).then(() => undefined)
+    this.done = Promise.all([...this.lossMonitors.map(monitor => monitor.done), ...this.flows.map(flow => flow.done)]).then(() => undefined)
     this.done.catch(() => {})
   }
 
@@ -82,6 +98,9 @@ export class MirrorSidecar {
       if (this.#stopping !== undefined) return
       // Syncs topic first: the flow's first commit waits for syncs to be durable.
       await this.offsetSyncWriters[i]?.start()
+      await this.lossMonitors[i]?.start()
+      // A loss that stops the flow (a recreated topic) takes the process down as a flow failure does.
+      this.lossMonitors[i]?.done.catch(() => { void this.stop() })
       await flow.start()
       await this.groupOffsetSyncs[i]?.start()
       await this.offsetSyncPruners[i]?.start()
@@ -102,6 +121,7 @@ export class MirrorSidecar {
         await this.offsetSyncPruners[i]?.stop().catch(() => {})
         await this.groupOffsetSyncs[i]?.stop().catch(() => {})
         await flow.stop().catch(() => {})
+        await this.lossMonitors[i]?.stop().catch(() => {})
         await this.offsetSyncWriters[i]?.stop().catch(() => {})
         await this.mirrorProducers[i]?.stop().catch(() => {})
       }

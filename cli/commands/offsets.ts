@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
-import { describeGroupOffsets, lagViolations, listConsumerGroups, topicTotals, type AuditClient, type GroupMember, type GroupOffsets, type PartitionLagRow } from '../../src/index.js'
+import { describeGroupOffsets, lagViolations, listConsumerGroups, lossEvidence, topicTotals, type AuditClient, type GroupMember, type GroupOffsets, type PartitionLagRow, type PartitionOffsets, type RecordedLoss } from '../../src/index.js'
 import { clusterConnection, connectClient, nonNegativeNumber, positiveInteger, withCommonArgs, type CommonArgs } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { formatSeconds, note, render, toJsonRows, write, type Column } from '../output.js'
@@ -115,7 +115,33 @@ async function runOnce (client: AuditClient, args: OffsetsArgs, clear: boolean):
   for (const line of notes) note(line)
   const violations = lagViolations(groups.flatMap(g => g.rows), { maxLagRecords: args['max-lag'], maxLagSeconds: args['max-lag-seconds'] })
   for (const line of violations) note(`mirror-check: lag check failed: ${line}`)
-  return violations.length > 0 ? ExitCode.CHECK_FAILED : ExitCode.OK
+  const losses = args.members || args.state ? [] : await groupLosses(client, groups)
+  for (const loss of losses) note(`mirror-check: loss: ${loss.text}`)
+  // Loss fails a check (--max-lag, --max-lag-seconds); without one the report only says so.
+  const checking = args['max-lag'] !== undefined || args['max-lag-seconds'] !== undefined
+  return violations.length > 0 || (checking && losses.length > 0) ? ExitCode.CHECK_FAILED : ExitCode.OK
+}
+
+/** Loss the committed offsets show: below the log start offset (retention took unread records) or past the log end (topic recreated). */
+async function groupLosses (client: AuditClient, groups: readonly GroupOffsets[]): Promise<RecordedLoss[]> {
+  const starts = new Map<string, Map<number, number>>()
+  const out: RecordedLoss[] = []
+  for (const group of groups) {
+    const rows: PartitionOffsets[] = []
+    for (const r of group.rows) {
+      if (r.currentOffset === undefined || r.currentOffset < 0) continue
+      let topicStarts = starts.get(r.topic)
+      if (topicStarts === undefined) {
+        // A group can keep offsets of a topic deleted since: nothing to compare them with.
+        topicStarts = await client.hasTopic(r.topic) ? await client.listOffsets(r.topic, await client.partitionsOf(r.topic), 'earliest') : new Map<number, number>()
+        starts.set(r.topic, topicStarts)
+      }
+      const logStartOffset = topicStarts.get(r.partition)
+      rows.push({ topic: r.topic, partition: r.partition, committedOffset: r.currentOffset, ...(logStartOffset === undefined ? {} : { logStartOffset }), ...(r.logEndOffset === undefined ? {} : { logEndOffset: r.logEndOffset }) })
+    }
+    out.push(...lossEvidence(rows, group.group))
+  }
+  return out
 }
 
 export async function offsetsHandler (args: ArgumentsCamelCase<OffsetsArgs>): Promise<void> {

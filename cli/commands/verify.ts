@@ -45,7 +45,7 @@ interface AlignmentChoice {
  * order aligner where they cannot answer; else the order aligner alone. The syncs are read at the
  * first alignment, after `--wait`, so they cover what was mirrored meanwhile.
  */
-async function chooseAlignment (args: VerifyArgs, target: AuditClient, targetConnection: ClusterConnection, targetTopic: string, notes: string[]): Promise<AlignmentChoice> {
+export async function chooseAlignment (args: Pick<VerifyArgs, 'offset-syncs' | 'offset-syncs-topic' | 'source-alias' | 'topic' | 'verbose' | 'timeout-ms'>, target: AuditClient, targetConnection: ClusterConnection, targetTopic: string, notes: string[]): Promise<AlignmentChoice> {
   if (!args['offset-syncs']) return { orderReason: '--no-offset-syncs' }
   const topic = args['offset-syncs-topic'] ?? offsetSyncsTopicName(args['source-alias'])
   if (!(await target.hasTopic(topic))) {
@@ -53,8 +53,10 @@ async function chooseAlignment (args: VerifyArgs, target: AuditClient, targetCon
     return { orderReason: `no offset-syncs topic ${topic} on the target` }
   }
   const logger = args.verbose ? createLogger({ level: 'debug' }) : silentLogger
+  // Read once per choice: cutover verifies partition by partition with the same syncs.
+  let loaded: ReturnType<typeof loadOffsetSyncs> | undefined
   const load = async (order: Aligner): Promise<Aligner> => {
-    const index = await loadOffsetSyncs({ ...targetConnection, connectionTimeoutMs: args['timeout-ms'] }, topic, logger)
+    const index = await (loaded ??= loadOffsetSyncs({ ...targetConnection, connectionTimeoutMs: args['timeout-ms'] }, topic, logger))
     const elsewhere = index.partitions().filter(p => p.sourceTopic === args.topic).flatMap(p => index.ranges(args.topic, p.partition)).find(r => r.targetTopic !== targetTopic)
     if (elsewhere === undefined) return new OffsetSyncAligner(index, args.topic, order)
     notes.push(`offset syncs in ${topic} map ${args.topic} to ${elsewhere.targetTopic}, not ${targetTopic}: aligned by order`)

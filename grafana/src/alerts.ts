@@ -31,6 +31,8 @@ const QUEUE_SATURATION_RATIO = 0.9
 const COMMIT_AGE_INTERVALS = 3
 /** ...but never below this many seconds, so sub-second intervals (tests, demos) do not page. */
 const COMMIT_AGE_MIN_SECONDS = 30
+/** How long a loss keeps the alert firing: losses are rare and permanent, so long enough to be seen. */
+const LOSS_WINDOW = '15m'
 const where = '{{ $labels.instance }} flow {{ $labels.flow }}'
 /** `orders-3` per partition, `orders` when the metrics are per topic (`metrics.partition.labels` false). */
 const partitionAt = '{{ $labels.topic }}{{ if $labels.partition }}-{{ $labels.partition }}{{ end }}'
@@ -145,6 +147,22 @@ export const alertRules: readonly AlertRule[] = [
         'MESSAGE_TOO_LARGE: raise max.message.bytes on the target topic (or message.max.bytes on the broker) to the source value.',
         'Authorization errors: grant the mirror WRITE on the target topic.',
         'The sidecar does not commit past a failed batch: after fixing, restart it and it resumes from the last commit.',
+      ),
+    },
+  },
+  {
+    alert: 'KafkaMirrorRecordsLost',
+    // A counter series appears with its first loss (already above 0), where increase() sees no rise: the `unless offset` side catches it.
+    expr: `sum by (job, instance, flow, topic, reason) (increase(${M.lostRecords.name}[${LOSS_WINDOW}]) > 0 or (${M.lostRecords.name} > 0 unless ${M.lostRecords.name} offset ${LOSS_WINDOW}))`,
+    labels: { severity: 'critical' },
+    annotations: {
+      summary: 'Mirror lost records of topic {{ $labels.topic }} ({{ $labels.reason }})',
+      description: `${where} found records of {{ $labels.topic }} that will never reach the target in the last ${LOSS_WINDOW} (reason {{ $labels.reason }}): source_retention = deleted on the source before they were copied; source_topic_recreated / target_topic_recreated = a topic was deleted or recreated under the mirror, which then stops. The sidecar's error log line \`lost records: ...\` names the partition and offsets.`,
+      runbook: steps(
+        'Find the `lost records` error lines in the sidecar logs: topic, partition and offset range.',
+        'source_retention: the mirror lagged behind source retention (or someone ran deleteRecords). Those records are gone from the source; recover them from elsewhere if needed. Raise source retention.ms/retention.bytes or fix the lag (KafkaMirrorLagHigh) so it does not happen again.',
+        'source_topic_recreated: the sidecar stopped without committing; restarting it copies the new topic from its start (the target still holds the old topic\'s copies before them).',
+        'target_topic_recreated: the sidecar stopped without committing; re-copy from the source (kafka-consumer-groups --reset-offsets --to-earliest on the mirror group) before restarting, then run mirror-check verify.',
       ),
     },
   },
@@ -287,6 +305,19 @@ export const alertCases: readonly AlertCase[] = [
       { at: '4m', alert: 'KafkaMirrorSendFailures', firing: [] },
       { at: '7m', alert: 'KafkaMirrorSendFailures', firing: [ordersLabels] },
       { at: '15m', alert: 'KafkaMirrorSendFailures', firing: [] },
+    ],
+  },
+  {
+    name: 'a loss fires at once, both when the counter appears with it and when it rises; 15 minutes later it is quiet again',
+    input: [
+      { series: `${M.lostRecords.name}{${flow},topic="orders",reason="source_retention"}`, values: '_x5 50x25' },
+      { series: `${M.lostRecords.name}{${flow},topic="payments",reason="target_topic_recreated"}`, values: '0x10 100x20' },
+    ],
+    checks: [
+      { at: '4m', alert: 'KafkaMirrorRecordsLost', firing: [] },
+      { at: '7m', alert: 'KafkaMirrorRecordsLost', firing: [{ ...ordersLabels, reason: 'source_retention' }] },
+      { at: '12m', alert: 'KafkaMirrorRecordsLost', firing: [{ ...ordersLabels, reason: 'source_retention' }, { ...flowLabels, topic: 'payments', reason: 'target_topic_recreated' }] },
+      { at: '28m', alert: 'KafkaMirrorRecordsLost', firing: [] },
     ],
   },
   {

@@ -85,6 +85,19 @@ export class GroupAdmin {
     }
   }
 
+  /**
+   * Committed offsets of `groupId` as stored, negative ones included: kafkajs commits -2 (earliest)
+   * or -1 (latest) when it resets a partition after OFFSET_OUT_OF_RANGE.
+   */
+  async storedOffsets (groupId: string): Promise<GroupOffset[]> {
+    try {
+      const result = await this.#client().fetchOffsets({ groupId })
+      return result.flatMap(({ topic, partitions }) => partitions.map(p => ({ topic, partition: p.partition, offset: BigInt(p.offset) })))
+    } catch (error) {
+      throw toMirrorError(error, `reading committed offsets of group "${groupId}" on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
+    }
+  }
+
   /** Log end offsets (high watermarks) of `topic` by partition. */
   async endOffsets (topic: string): Promise<Map<number, bigint>> {
     try {
@@ -92,6 +105,25 @@ export class GroupAdmin {
       return new Map(offsets.map(o => [o.partition, BigInt(o.high)]))
     } catch (error) {
       throw toMirrorError(error, `reading end offsets of ${topic} on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
+    }
+  }
+
+  /** Names of the cluster's topics. */
+  async topicNames (): Promise<Set<string>> {
+    try {
+      return new Set(await this.#client().listTopics())
+    } catch (error) {
+      throw toMirrorError(error, `listing topics on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
+    }
+  }
+
+  /** Log start offset and high watermark of each partition of `topic` (which must exist). */
+  async logOffsets (topic: string): Promise<Map<number, { logStartOffset: bigint, highWatermark: bigint }>> {
+    try {
+      const offsets = await this.#client().fetchTopicOffsets(topic)
+      return new Map(offsets.map(o => [o.partition, { logStartOffset: BigInt(o.low), highWatermark: BigInt(o.high) }]))
+    } catch (error) {
+      throw toMirrorError(error, `reading log offsets of ${topic} on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
     }
   }
 

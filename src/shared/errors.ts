@@ -8,6 +8,8 @@ export const ErrorCodes = {
   KAFKA: 'MIRROR_KAFKA',
   STOPPED: 'MIRROR_STOPPED',
   MESSAGE_HANDLER: 'MIRROR_MESSAGE_HANDLER',
+  /** Records lost without a failure (a recreated source or target topic): the flow stops without committing. */
+  DATA_LOSS: 'MIRROR_DATA_LOSS',
   INTERNAL: 'MIRROR_INTERNAL',
 } as const
 export type ErrorCode = typeof ErrorCodes[keyof typeof ErrorCodes]

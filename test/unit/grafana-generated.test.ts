@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { alertRules } from '../../grafana/src/alerts.js'
 import { generatedFiles, grafanaDir, repositoryDir } from '../../grafana/src/build.js'
 import { buildDashboard, DASHBOARD_UID } from '../../grafana/src/dashboard.js'
+import { LossMetrics } from '../../src/metrics/loss-metrics.js'
 import { MirrorMetrics } from '../../src/metrics/mirror-metrics.js'
 import type { FlowConfig } from '../../src/config/mirror-config.js'
 import type { FlowLabels } from '../../src/pipeline/pipeline-observer.js'
@@ -52,6 +53,8 @@ for (const partitionLabels of [true, false]) {
     }], { flows: [configured], partitionLabels })
     metrics.committed(flow, [], Date.now())
     metrics.retry(flow, 'produce', 'REQUEST_TIMED_OUT')
+    // Registered by the sidecar next to MirrorMetrics; its series appear with the first loss.
+    new LossMetrics(metrics.registry).lost(flow, { reason: 'source_retention', topic: 't', partition: 0, targetTopic: 't', fromOffset: 0n, toOffset: 1n, records: 1n })
     const exported = new Set((await metrics.exposition()).body.split('\n').filter(line => line !== '' && !line.startsWith('#')).map(line => line.replace(/[{ ].*$/, '')))
     const referenced = new Set(expressions().flatMap(metricNames))
     assert.ok(referenced.has('kafka_mirror_lag_seconds') && referenced.has('up') && referenced.has('nodejs_eventloop_lag_p99_seconds'), `parser found: ${[...referenced].join(', ')}`)

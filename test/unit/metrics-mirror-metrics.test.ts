@@ -1,6 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { OffsetsMetrics } from '../../src/metrics/offsets-metrics.js'
+import { LossMetrics } from '../../src/metrics/loss-metrics.js'
 import { MirrorMetrics } from '../../src/metrics/mirror-metrics.js'
 import { allSeriesNames, Metrics } from '../../src/metrics/metric-names.js'
 import type { FlowConfig } from '../../src/config/mirror-config.js'
@@ -154,7 +155,7 @@ test('promtool check metrics accepts the exposition (only prom-client\'s nodejs_
   assert.ok(result.code === 0 || problems.length > 0, `promtool exit ${result.code} without a message`)
 })
 
-test('every metric in metric-names.ts is exported (offset-sync metrics through OffsetsMetrics in the same registry)', async () => {
+test('every metric in metric-names.ts is exported (offset-sync metrics through OffsetsMetrics, lost records through LossMetrics, in the same registry)', async () => {
   const metrics = new MirrorMetrics(() => [snapshot([partition({ committedOffset: 5n })])], { defaultMetrics: false, flows: [configured] })
   feed(metrics)
   const flow = { flow: 'a->b', source: 'a', target: 'b' }
@@ -166,6 +167,7 @@ test('every metric in metric-names.ts is exported (offset-sync metrics through O
   offsets.groupOffsetsSynced(flow, 'g', 1)
   offsets.groupSkipped(flow, 'g', 'active')
   offsets.translationFailed(flow, 'g', 'no-syncs')
+  new LossMetrics(metrics.registry).lost(flow, { reason: 'source_retention', topic: 't', partition: 0, targetTopic: 't', fromOffset: 0n, toOffset: 2n, records: 2n })
   const names = new Set([...samples((await metrics.exposition()).body).keys()].map(series => series.replace(/\{.*$/, '')))
   for (const name of allSeriesNames()) assert.ok(names.has(name), `${name} missing from the exposition`)
   assert.equal(Object.values(Metrics).every(definition => definition.name.startsWith('kafka_mirror_')), true)

@@ -1,0 +1,212 @@
+import { targetTopicName, type FlowConfig } from '../config/mirror-config.js'
+import { GroupAdmin } from '../kafka/group-admin.js'
+import type { LossObserver } from '../metrics/loss-metrics.js'
+import type { MirrorBatch } from '../pipeline/mirror-batch.js'
+import { flowLabels, type FlowLabels, type FlowSnapshot } from '../pipeline/pipeline-observer.js'
+import type { AckListener, AckSegment, CommitCandidate } from '../pipeline/ports.js'
+import { errorLabel, ErrorCodes, MirrorError } from '../shared/errors.js'
+import type { KafkaRecord } from '../shared/kafka-record.js'
+import type { Logger } from '../shared/logger.js'
+import { RearmingTimer } from '../shared/rearming-timer.js'
+import { FATAL_LOSS_REASONS, LossDetector, LossReasons, type LogOffsets, type LossFinding, type PartitionObservation } from './loss-detector.js'
+
+export interface LossMonitorOptions {
+  readonly logger: Logger
+  readonly observer?: LossObserver
+  /** The flow's state, read at each check (`MirrorFlow.snapshot`). */
+  readonly snapshot: () => FlowSnapshot
+  /** Milliseconds between checks, counted from the end of the last; default 5000. */
+  readonly intervalMs?: number
+}
+
+const describe: Record<LossFinding['reason'], string> = {
+  [LossReasons.SOURCE_RETENTION]: 'deleted on the source (retention or deleteRecords) before the mirror copied them; the mirror goes on from the log start offset',
+  [LossReasons.SOURCE_TOPIC_RECREATED]: 'the source topic was deleted, or deleted and created again (its high watermark is below the mirror\'s position); stopping without committing: restart the sidecar to copy the new topic from its start',
+  [LossReasons.TARGET_TOPIC_RECREATED]: 'the target topic was deleted or recreated (records the mirror wrote are gone); stopping without committing: re-copy from the source (reset the mirror group, e.g. kafka-consumer-groups --reset-offsets --to-earliest) before restarting',
+}
+
+/** One line naming the records, for the log and for the error that stops the flow. */
+export function lossLine (flow: string, finding: LossFinding): string {
+  const range = finding.toOffset > finding.fromOffset ? `offsets ${finding.fromOffset}-${finding.toOffset - 1n}` : 'no offsets'
+  const where = finding.reason === LossReasons.TARGET_TOPIC_RECREATED
+    ? `target ${finding.targetTopic} partition ${finding.partition} ${range} (${finding.records} records, copies of source ${finding.topic})`
+    : `source ${finding.topic} partition ${finding.partition} ${range} (${finding.records} records)`
+  return `flow ${flow}: lost records: ${where}: ${describe[finding.reason]}`
+}
+
+/**
+ * Watches one flow for silent loss (`LossDetector`): hears every acknowledged batch through the
+ * ack listener it wraps (`ackListener`), and every `intervalMs` reads the log offsets of the
+ * flow's source and target partitions. Each loss is counted (`kafka_mirror_lost_records_total`)
+ * and logged as an error naming topic, partition and offsets. Source retention: the mirror goes
+ * on from the log start offset (the records are gone; stopping would not bring them back). A
+ * recreated source or target topic: from then on the wrapped `flush` throws, so no commit of the
+ * flow goes through, and `done` rejects with the loss line (the sidecar stops and exits 2).
+ * A failed check is logged and tried again at the next interval. `start()`/`stop()`, stop once-only.
+ */
+export class LossMonitor {
+  readonly #flow: FlowConfig
+  readonly #labels: FlowLabels
+  readonly #logger: Logger
+  readonly #observer: LossObserver
+  readonly #snapshot: () => FlowSnapshot
+  readonly #intervalMs: number
+  readonly #detector = new LossDetector()
+  readonly #source: GroupAdmin
+  readonly #target: GroupAdmin
+  #timer: RearmingTimer | undefined
+  /** The mirror group's last non-negative committed offset seen per partition (key topic NUL partition). */
+  readonly #lastCommitted = new Map<string, bigint>()
+  #checking: Promise<LossFinding[]> | undefined
+  #fatal: MirrorError | undefined
+  #rejectDone: (error: MirrorError) => void = () => {}
+  #resolveDone: () => void = () => {}
+  #stopping: Promise<void> | undefined
+  /** Settles when the monitor stopped: rejects when it found a loss that stops the flow. */
+  readonly done: Promise<void>
+
+  constructor (flow: FlowConfig, options: LossMonitorOptions) {
+    this.#flow = flow
+    this.#labels = flowLabels(flow)
+    this.#logger = options.logger.child({ flow: flow.name, component: 'loss-monitor' })
+    this.#observer = options.observer ?? {}
+    this.#snapshot = options.snapshot
+    this.#intervalMs = options.intervalMs ?? 5_000
+    this.#source = new GroupAdmin(flow.source, this.#logger)
+    this.#target = new GroupAdmin(flow.target, this.#logger)
+    this.done = new Promise((resolve, reject) => { this.#resolveDone = resolve; this.#rejectDone = reject })
+    this.done.catch(() => {})
+  }
+
+  /** The error that stopped the flow, once a fatal loss was found. */
+  get fatal (): MirrorError | undefined { return this.#fatal }
+
+  /** An ack listener that tells the detector about each batch, then `inner`; its `flush` refuses once a fatal loss was found. */
+  ackListener (inner?: AckListener): AckListener {
+    return {
+      acknowledged: (batch: MirrorBatch, segments: readonly AckSegment[]) => {
+        this.#acknowledged(batch, segments)
+        inner?.acknowledged(batch, segments)
+      },
+      flush: async (committing?: readonly CommitCandidate[]) => {
+        // The commit would overwrite the committed offset a first batch is compared with: check first.
+        if (this.#detector.needsCheckBeforeCommit()) await this.check().catch(() => {})
+        // No commit after a fatal loss: the committed offsets would claim records the target does not hold.
+        if (this.#fatal !== undefined) throw this.#fatal
+        await inner?.flush(committing)
+      },
+    }
+  }
+
+  #acknowledged (batch: MirrorBatch, segments: readonly AckSegment[]): void {
+    if (segments.length === 0) return
+    let ackedRecords = 0
+    for (const s of segments) ackedRecords = Math.max(ackedRecords, s.from + s.count)
+    const next = ackedRecords >= batch.records.length ? batch.nextOffset : BigInt((batch.records[ackedRecords] as KafkaRecord).offset)
+    this.#detector.acknowledged(batch.sourceTopic, batch.partition, batch.targetTopic, batch.firstOffset, next, segments)
+  }
+
+  /** The group's stored offsets by partition key; non-negative ones are remembered in `#lastCommitted`. */
+  async #readCommitted (): Promise<Map<string, bigint>> {
+    const out = new Map<string, bigint>()
+    for (const o of await this.#source.storedOffsets(this.#flow.consumer.groupId)) {
+      const id = `${o.topic}\u0000${o.partition}`
+      out.set(id, o.offset)
+      if (o.offset >= 0n) this.#lastCommitted.set(id, o.offset)
+    }
+    return out
+  }
+
+  /** Call before the flow starts: its consumer may reset the committed offsets it finds out of range. */
+  async start (): Promise<void> {
+    await this.#source.start()
+    await this.#target.start()
+    // Not worth failing the start for (a fresh cluster may not have its group coordinator yet): without it, a loss while the mirror was down goes uncounted when kafkajs resets the offsets.
+    await this.#readCommitted().catch(error => {
+      this.#logger.warn('reading the mirror group\'s committed offsets failed; records deleted while the mirror was down may go uncounted', { code: errorLabel(error), error })
+    })
+    this.#timer = new RearmingTimer(this.#intervalMs, () => this.check())
+    this.#timer.start()
+  }
+
+  /** One check now (or the one running); resolves with what it found. */
+  check (): Promise<LossFinding[]> {
+    this.#checking ??= this.#checkOnce().catch(error => {
+      this.#logger.warn('checking for lost records failed; trying again at the next interval', { code: errorLabel(error), error })
+      throw error
+    }).finally(() => { this.#checking = undefined })
+    return this.#checking
+  }
+
+  async #checkOnce (): Promise<LossFinding[]> {
+    if (this.#fatal !== undefined) return []
+    const needed = this.#detector.needsCommittedOffset()
+    const committed = new Map<string, bigint>()
+    for (const [id, offset] of await this.#readCommitted()) {
+      // A negative offset is kafkajs' reset after OFFSET_OUT_OF_RANGE: the position before it is the last one seen.
+      const known = offset >= 0n ? offset : this.#lastCommitted.get(id)
+      if (known !== undefined) committed.set(id, known)
+    }
+    const marks = this.#detector.mark()
+    try {
+      return await this.#judge(needed, committed, marks)
+    } catch (error) {
+      this.#detector.unmark(marks)
+      throw error
+    }
+  }
+
+  async #judge (needed: ReadonlyArray<{ topic: string, partition: number }>, committed: ReadonlyMap<string, bigint>, marks: ReturnType<LossDetector['mark']>): Promise<LossFinding[]> {
+    const before = this.#snapshot()
+    const positionsBefore = new Map(before.partitions.map(p => [`${p.topic}\u0000${p.partition}`, p.nextOffsetToMirror]))
+    const topics = new Set(before.partitions.map(p => p.topic))
+    // Log offsets first, the flow's position after: a record fetched in between is in flight, never counted.
+    const [sourceNames, targetNames] = await Promise.all([this.#source.topicNames(), this.#target.topicNames()])
+    const targetTopicOf = (topic: string): string => targetTopicName(this.#flow.replicationPolicy, this.#flow.source.alias, topic)
+    const sourceOffsets = new Map<string, Map<number, LogOffsets> | undefined>()
+    const targetOffsets = new Map<string, Map<number, LogOffsets> | undefined>()
+    for (const topic of topics) {
+      sourceOffsets.set(topic, sourceNames.has(topic) ? await this.#source.logOffsets(topic) : undefined)
+      const targetTopic = targetTopicOf(topic)
+      if (!targetOffsets.has(targetTopic)) targetOffsets.set(targetTopic, targetNames.has(targetTopic) ? await this.#target.logOffsets(targetTopic) : undefined)
+    }
+    const snapshot = this.#snapshot()
+    this.#detector.retain(snapshot.partitions)
+    const observations: PartitionObservation[] = snapshot.partitions.filter(p => topics.has(p.topic)).map(p => {
+      const id = `${p.topic}\u0000${p.partition}`
+      const wanted = needed.some(n => n.topic === p.topic && n.partition === p.partition)
+      return {
+        topic: p.topic,
+        partition: p.partition,
+        source: sourceOffsets.get(p.topic)?.get(p.partition),
+        target: targetOffsets.get(targetTopicOf(p.topic))?.get(p.partition),
+        nextOffsetToMirror: p.nextOffsetToMirror,
+        nextOffsetToMirrorBefore: positionsBefore.get(id) ?? -1n,
+        idle: p.oldestUnackedTimestampMs === undefined,
+        consumerHighWatermark: p.highWatermark,
+        ...(wanted ? { committedBeforeStart: committed.get(id) ?? null } : {}),
+      }
+    })
+    const findings = this.#detector.check(observations, marks)
+    for (const finding of findings) {
+      const line = lossLine(this.#flow.name, finding)
+      this.#logger.error(line, { reason: finding.reason, topic: finding.topic, partition: finding.partition, targetTopic: finding.targetTopic, fromOffset: finding.fromOffset.toString(), toOffset: finding.toOffset.toString(), records: finding.records.toString() })
+      this.#observer.lost?.(this.#labels, finding)
+      if (FATAL_LOSS_REASONS.has(finding.reason) && this.#fatal === undefined) {
+        this.#fatal = new MirrorError(ErrorCodes.DATA_LOSS, line)
+        this.#rejectDone(this.#fatal)
+      }
+    }
+    return findings
+  }
+
+  stop (): Promise<void> {
+    this.#stopping ??= (async () => {
+      this.#timer?.stop()
+      await this.#checking?.catch(() => {})
+      await Promise.all([this.#source.stop(), this.#target.stop()])
+      this.#resolveDone()
+    })()
+    return this.#stopping
+  }
+}
