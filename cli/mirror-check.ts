@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import yargs from 'yargs'
 import { hideBin } from 'yargs/helpers'
+import { failbackCommand, failoverCommand } from './commands/failover.js'
 import { lagCommand } from './commands/lag.js'
 import { offsetsCommand } from './commands/offsets.js'
 import { translateCommand } from './commands/translate.js'
@@ -16,6 +17,8 @@ await yargs(hideBin(process.argv))
   .command(lagCommand)
   .command(verifyCommand)
   .command(translateCommand)
+  .command(failoverCommand)
+  .command(failbackCommand)
   .strict()
   .help()
   .alias('help', 'h')
