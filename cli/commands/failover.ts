@@ -125,13 +125,16 @@ function toJson (direction: FailoverDirection, execute: boolean, from: Side, to:
   }, null, 2) + '\n'
 }
 
-function groupNotes (plan: GroupFailoverPlan, outcome: FailoverOutcome | undefined, execute: boolean, from: Side, to: Side): string[] {
+function groupNotes (direction: FailoverDirection, plan: GroupFailoverPlan, outcome: FailoverOutcome | undefined, execute: boolean, from: Side, to: Side): string[] {
   const notes: string[] = []
   if (plan.from.members > 0) notes.push(`mirror-check: warning: group '${plan.group}' still has ${plan.from.members} member(s) on ${where(from)}: they may commit past this plan; stop them before moving the group`)
   if (plan.blocker === 'no-offsets') notes.push(`mirror-check: group '${plan.group}' has no committed offsets on ${where(from)}; check --group${plan.partitions.length === 0 ? ' and --topic' : ''}`)
   if (plan.blocker === 'untranslatable') {
     const bad = plan.partitions.filter(p => p.action === 'untranslatable').map(p => `${p.topic}-${p.partition} (${p.translation === 'no-syncs' ? 'no offset syncs' : `not yet mirrored, mirrored up to ${p.mirroredUpTo ?? '-'}`})`)
-    notes.push(`mirror-check: group '${plan.group}': ${bad.join(', ')} cannot be translated exactly; nothing of the group ${execute ? 'was' : 'would be'} written. Wait until the mirror copied that far, or limit the move with --topic`)
+    const advice: string[] = []
+    if (plan.partitions.some(p => p.translation === 'no-syncs')) advice.push(direction === 'failback' ? 'mirror those topics back with the target -> source flow' : 'check that the sidecar mirrors those topics')
+    if (plan.partitions.some(p => p.translation === 'not-yet-mirrored')) advice.push('wait until the mirror copied that far')
+    notes.push(`mirror-check: group '${plan.group}': ${bad.join(', ')} cannot be translated exactly; nothing of the group ${execute ? 'was' : 'would be'} written. ${advice.join(' and ').replace(/^./, c => c.toUpperCase())}, or limit the move with --topic`)
   }
   if (plan.blocker === 'active') {
     notes.push(execute
@@ -195,9 +198,9 @@ export async function failoverOutput (direction: FailoverDirection, args: Failov
   const plans = await planGroupFailover({ from: from.connection, to: to.connection, groups, ...(args.topic === undefined ? {} : { topics: args.topic }), syncs, logger })
   const outcomes = args.execute ? await executeGroupFailover(to.connection, plans, logger) : []
 
-  for (const plan of plans) notes.push(...groupNotes(plan, outcomes.find(o => o.group === plan.group), args.execute, from, to))
+  for (const plan of plans) notes.push(...groupNotes(direction, plan, outcomes.find(o => o.group === plan.group), args.execute, from, to))
   const writes = plans.filter(p => p.blocker === undefined).reduce((n, p) => n + p.writes.length, 0)
-  if (!args.execute) notes.push(`mirror-check: dry run, nothing written; --execute would commit ${writes} offset(s) on ${where(to)}`)
+  if (!args.execute) notes.push(writes === 0 ? 'mirror-check: dry run: nothing to write' : `mirror-check: dry run, nothing written; --execute would commit ${writes} offset(s) on ${where(to)}`)
 
   const ok = plans.every(p => p.blocker === undefined) && outcomes.every(o => o.status === 'written' || o.status === 'nothing-to-write')
   const text = args.format === 'json'
