@@ -2,6 +2,8 @@ import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
 import type { LocalCluster } from '../../scripts/local-kafka/clusters.js'
 import { createKafkaClient } from '../../src/kafka/client.js'
+import { executeGroupFailover, planGroupFailover, type GroupFailoverPlan } from '../../src/offsets/group-failover-plan.js'
+import { loadOffsetSyncs } from '../../src/offsets/offset-sync-store.js'
 import { committedOffsets, createTopic, deleteTopicIfExists, produce, sharedClusters, uniqueName, withAdmin } from '../helpers/kafka.js'
 import { runMirrorCheck, type CliResult } from '../helpers/mirror-check.js'
 import { commitAsAdmin, consumeAndCommit, readAsGroup, readToEnd, tagged, values } from '../helpers/offsets.js'
@@ -152,6 +154,14 @@ test('mirror-check failover refuses a group active on the target and fails for a
   assert.match(refused.stderr, new RegExp(`group '${active}' has 1 active member\\(s\\) on the target cluster \\(${target.bootstrap}\\): refused, nothing written; stop its consumers there, then run again`))
   assert.deepEqual(parsePlan(refused).groups.map(g => [g.blocker, g.outcome, g.to.members]), [['active', 'blocked', 1]])
   assert.deepEqual([...(await committedOffsets(target, active, topic)).values()], [-1n], 'an active group is never written')
+  // A member that joins between plan and write: the broker itself refuses the outside commit.
+  const syncs = await loadOffsetSyncs(target.connection('test'), 'mirror-offset-syncs.source.internal')
+  const [planned] = await planGroupFailover({ from: source.connection('test'), to: target.connection('test'), groups: [active], syncs })
+  assert.equal(planned?.blocker, 'active')
+  const { blocker: _, ...raced } = planned as GroupFailoverPlan
+  const outcomes = await executeGroupFailover(target.connection('test'), [raced])
+  assert.deepEqual(outcomes.map(o => o.status), ['refused'], JSON.stringify(outcomes))
+  assert.deepEqual([...(await committedOffsets(target, active, topic)).values()], [-1n], 'the broker refused the write of a group with a member')
 
   // A group on a mirrored topic and on one that never was: nothing of it is written, exit 1.
   const partly = `${prefix}-partly`
