@@ -15,8 +15,10 @@ export interface FailoverArgs extends CommonArgs, ClusterPairArgs {
   topic?: string[]
   execute: boolean
   'dry-run'?: boolean
-  'source-alias': string
-  'target-alias': string
+  /** failover only. */
+  'source-alias'?: string
+  /** failback only. */
+  'target-alias'?: string
   'offset-syncs-topic'?: string
 }
 
@@ -125,10 +127,10 @@ function toJson (direction: FailoverDirection, execute: boolean, from: Side, to:
   }, null, 2) + '\n'
 }
 
-function groupNotes (direction: FailoverDirection, plan: GroupFailoverPlan, outcome: FailoverOutcome | undefined, execute: boolean, from: Side, to: Side): string[] {
+function groupNotes (direction: FailoverDirection, plan: GroupFailoverPlan, outcome: FailoverOutcome | undefined, execute: boolean, from: Side, to: Side, topics: readonly string[] | undefined): string[] {
   const notes: string[] = []
   if (plan.from.members > 0) notes.push(`mirror-check: warning: group '${plan.group}' still has ${plan.from.members} member(s) on ${where(from)}: they may commit past this plan; stop them before moving the group`)
-  if (plan.blocker === 'no-offsets') notes.push(`mirror-check: group '${plan.group}' has no committed offsets on ${where(from)}; check --group${plan.partitions.length === 0 ? ' and --topic' : ''}`)
+  if (plan.blocker === 'no-offsets') notes.push(`mirror-check: group '${plan.group}' has no committed offsets${topics === undefined ? '' : ` on ${topics.join(', ')}`} on ${where(from)}; check --group${topics === undefined ? '' : ' and --topic'}`)
   if (plan.blocker === 'untranslatable') {
     const bad = plan.partitions.filter(p => p.action === 'untranslatable').map(p => `${p.topic}-${p.partition} (${p.translation === 'no-syncs' ? 'no offset syncs' : `not yet mirrored, mirrored up to ${p.mirroredUpTo ?? '-'}`})`)
     const advice: string[] = []
@@ -176,7 +178,7 @@ export async function failoverOutput (direction: FailoverDirection, args: Failov
   const source: Side = { role: 'source', connection: { ...pair.source, ...timeouts } }
   const target: Side = { role: 'target', connection: { ...pair.target, ...timeouts } }
   const [from, to] = direction === 'failover' ? [source, target] : [target, source]
-  const syncsTopic = args['offset-syncs-topic'] ?? offsetSyncsTopicName(direction === 'failover' ? args['source-alias'] : args['target-alias'])
+  const syncsTopic = args['offset-syncs-topic'] ?? offsetSyncsTopicName((direction === 'failover' ? args['source-alias'] : args['target-alias']) ?? 'source')
   const logger = args.verbose ? createLogger({ level: 'debug' }) : silentLogger
   const notes: string[] = []
 
@@ -191,14 +193,17 @@ export async function failoverOutput (direction: FailoverDirection, args: Failov
       await client.close()
     }
   }
-  if (groups.length === 0) return { text: render(args.format, columns(to), []), notes, exitCode: ExitCode.CHECK_FAILED }
+  if (groups.length === 0) {
+    const text = args.format === 'json' ? toJson(direction, args.execute, from, to, syncsTopic, 0, [], []) : render(args.format, columns(to), [])
+    return { text, notes, exitCode: ExitCode.CHECK_FAILED }
+  }
 
   const syncs = await loadOffsetSyncs(to.connection, syncsTopic, logger)
   if (syncs.records === 0) notes.push(missingSyncsNote(direction, to, syncsTopic))
   const plans = await planGroupFailover({ from: from.connection, to: to.connection, groups, ...(args.topic === undefined ? {} : { topics: args.topic }), syncs, logger })
   const outcomes = args.execute ? await executeGroupFailover(to.connection, plans, logger) : []
 
-  for (const plan of plans) notes.push(...groupNotes(direction, plan, outcomes.find(o => o.group === plan.group), args.execute, from, to))
+  for (const plan of plans) notes.push(...groupNotes(direction, plan, outcomes.find(o => o.group === plan.group), args.execute, from, to, args.topic))
   const writes = plans.filter(p => p.blocker === undefined).reduce((n, p) => n + p.writes.length, 0)
   if (!args.execute) notes.push(writes === 0 ? 'mirror-check: dry run: nothing to write' : `mirror-check: dry run, nothing written; --execute would commit ${writes} offset(s) on ${where(to)}`)
 
@@ -213,15 +218,17 @@ function builder (direction: FailoverDirection) {
   return (yargs: Argv<object>): Argv<FailoverArgs> => {
     const leaving = direction === 'failover' ? 'source' : 'target'
     const written = direction === 'failover' ? 'target' : 'source'
-    return withClusterPairArgs(withCommonArgs(yargs))
+    const common: Argv<object> = withClusterPairArgs(withCommonArgs(yargs))
+    const aliased: Argv<object> = direction === 'failover'
+      ? common.option('source-alias', { type: 'string', default: 'source', describe: 'Source cluster alias of the source -> target flow; names its offset-syncs topic on the target.' })
+      : common.option('target-alias', { type: 'string', default: 'source', describe: 'Alias of the target cluster as the source of the target -> source flow (default "source": a sidecar run with the MirrorMaker 1 command line); names its offset-syncs topic on the source.' })
+    return aliased
       .option('group', { type: 'string', array: true, describe: `Consumer group to move (repeatable); its committed offsets are read on the ${leaving}.` })
       .option('groups', { type: 'string', describe: `Every consumer group on the ${leaving} matching this regex (MirrorMaker list syntax: "orders-.*,billing", whole names).` })
       .option('groups-exclude', { type: 'string', default: DEFAULT_FAILOVER_GROUPS_EXCLUDE, describe: 'Groups --groups leaves out (regex list); the default is MirrorMaker 2\'s groups.exclude plus the sidecar\'s own group.' })
       .option('topic', { type: 'string', array: true, describe: `Only these topics (names on the ${leaving}).` })
       .option('dry-run', { type: 'boolean', describe: 'Print the plan and write nothing (the default).' })
       .option('execute', { type: 'boolean', default: false, describe: `Write the translated offsets into the groups on the ${written}; refused for a group with members there.` })
-      .option('source-alias', { type: 'string', default: 'source', describe: 'Source cluster alias of the source -> target flow; names its offset-syncs topic on the target.', hidden: direction === 'failback' })
-      .option('target-alias', { type: 'string', default: 'source', describe: 'Alias of the target cluster as the source of the target -> source flow (default "source": a sidecar run with the MirrorMaker 1 command line); names its offset-syncs topic on the source.', hidden: direction === 'failover' })
       .option('offset-syncs-topic', { type: 'string', describe: `Offset-syncs topic on the ${written} (default mirror-offset-syncs.<${direction === 'failover' ? 'source' : 'target'}-alias>.internal).` })
       .example(`$0 ${direction} --source 127.0.0.1:19092 --target 127.0.0.1:29092 --group orders-app`, 'The plan per partition; nothing is written.')
       .example(`$0 ${direction} --source 127.0.0.1:19092 --target 127.0.0.1:29092 --groups 'orders-.*' --execute`, `Write the translated offsets into the groups on the ${written}.`) as unknown as Argv<FailoverArgs>
