@@ -55,12 +55,14 @@ function blockedText (plan: GroupFailoverPlan, to: Side): string {
 export function actionText (row: PlanRow, to: Side): string {
   const { partition: p, plan, outcome } = row
   if (p.action === 'untranslatable') {
+    if (p.toTopicMissing === true) return `cannot translate: ${p.toTopic} does not exist on the ${to.role}`
     return p.translation === 'no-syncs' ? 'cannot translate: no offset syncs' : `cannot translate: not yet mirrored (mirrored up to ${p.mirroredUpTo ?? '-'})`
   }
   if (p.action === 'keep-ahead') return `keep ${p.toCommittedOffset} (ahead of ${p.translatedOffset}; never rewound)`
   if (p.action === 'keep-equal') return `keep ${p.toCommittedOffset} (already there)`
   if (plan.blocker !== undefined) return blockedText(plan, to)
   if (outcome?.status === 'refused') return `not written: refused (${outcome.kafkaCode}), a member joined`
+  if (outcome?.status === 'failed') return 'not written: the commit failed'
   if (outcome?.status === 'written') return `committed ${p.plannedOffset}`
   return `commit ${p.plannedOffset}`
 }
@@ -104,6 +106,7 @@ function toJson (direction: FailoverDirection, execute: boolean, from: Side, to:
         blocker: plan.blocker ?? null,
         outcome: outcomeName(plan, outcome, execute),
         ...(outcome?.status === 'refused' ? { kafkaCode: outcome.kafkaCode } : {}),
+        ...(outcome?.status === 'failed' ? { error: outcome.error.message } : {}),
         writes: plan.writes.map(w => ({ topic: w.topic, partition: w.partition, offset: Number(w.offset) })),
         partitions: plan.partitions.map(p => ({
           topic: p.topic,
@@ -120,6 +123,7 @@ function toJson (direction: FailoverDirection, execute: boolean, from: Side, to:
           plannedOffset: num(p.plannedOffset) ?? null,
           toLag: num(p.toLag) ?? null,
           action: p.action,
+          toTopicMissing: p.toTopicMissing ?? false,
           actionText: actionText({ plan, partition: p, outcome }, to),
         })),
       }
@@ -132,8 +136,10 @@ function groupNotes (direction: FailoverDirection, plan: GroupFailoverPlan, outc
   if (plan.from.members > 0) notes.push(`mirror-check: warning: group '${plan.group}' still has ${plan.from.members} member(s) on ${where(from)}: they may commit past this plan; stop them before moving the group`)
   if (plan.blocker === 'no-offsets') notes.push(`mirror-check: group '${plan.group}' has no committed offsets${topics === undefined ? '' : ` on ${topics.join(', ')}`} on ${where(from)}; check --group${topics === undefined ? '' : ' and --topic'}`)
   if (plan.blocker === 'untranslatable') {
-    const bad = plan.partitions.filter(p => p.action === 'untranslatable').map(p => `${p.topic}-${p.partition} (${p.translation === 'no-syncs' ? 'no offset syncs' : `not yet mirrored, mirrored up to ${p.mirroredUpTo ?? '-'}`})`)
+    const reason = (p: FailoverPartitionPlan): string => p.toTopicMissing === true ? `${p.toTopic} does not exist on the ${to.role}` : p.translation === 'no-syncs' ? 'no offset syncs' : `not yet mirrored, mirrored up to ${p.mirroredUpTo ?? '-'}`
+    const bad = plan.partitions.filter(p => p.action === 'untranslatable').map(p => `${p.topic}-${p.partition} (${reason(p)})`)
     const advice: string[] = []
+    if (plan.partitions.some(p => p.toTopicMissing === true)) advice.push(`check the topics on the ${to.role}`)
     if (plan.partitions.some(p => p.translation === 'no-syncs')) advice.push(direction === 'failback' ? 'mirror those topics back with the target -> source flow' : 'check that the sidecar mirrors those topics')
     if (plan.partitions.some(p => p.translation === 'not-yet-mirrored')) advice.push('wait until the mirror copied that far')
     notes.push(`mirror-check: group '${plan.group}': ${bad.join(', ')} cannot be translated exactly; nothing of the group ${execute ? 'was' : 'would be'} written. ${advice.join(' and ').replace(/^./, c => c.toUpperCase())}, or limit the move with --topic`)
@@ -146,6 +152,7 @@ function groupNotes (direction: FailoverDirection, plan: GroupFailoverPlan, outc
   const kept = plan.partitions.filter(p => p.action === 'keep-ahead')
   if (kept.length > 0) notes.push(`mirror-check: group '${plan.group}': ${kept.map(p => `${p.toTopic}-${p.partition}`).join(', ')} already committed past the translation on the ${to.role}; kept (offsets are never rewound)`)
   if (outcome?.status === 'written') notes.push(`mirror-check: committed ${outcome.offsets} offset(s) of group '${plan.group}' on ${where(to)}`)
+  if (outcome?.status === 'failed') notes.push(`mirror-check: group '${plan.group}': ${outcome.error.message}; nothing of the group written`)
   if (outcome?.status === 'refused') notes.push(`mirror-check: group '${plan.group}': ${where(to)} refused the commit (${outcome.kafkaCode}): a member joined since the plan; nothing of the group written`)
   return notes
 }
@@ -170,7 +177,7 @@ function validate (args: FailoverArgs): { groupPattern: RegExp | undefined, grou
   return { groupPattern, groupsExclude }
 }
 
-/** Plans (and with --execute writes) the move of the selected groups; the exit code is 1 unless every group moved, or would move, exactly. */
+/** Plans (and with --execute writes) the move of the selected groups; the exit code is 1 unless every group moved, or would move, exactly, and 2 when a commit failed (the plan is still printed). */
 export async function failoverOutput (direction: FailoverDirection, args: FailoverArgs): Promise<{ text: string, notes: string[], exitCode: ExitCode }> {
   const { groupPattern, groupsExclude } = validate(args)
   const pair = clusterPair(args)
@@ -211,7 +218,8 @@ export async function failoverOutput (direction: FailoverDirection, args: Failov
   const text = args.format === 'json'
     ? toJson(direction, args.execute, from, to, syncsTopic, syncs.records, plans, outcomes)
     : render(args.format, columns(to), plans.flatMap(plan => plan.partitions.map(partition => ({ plan, partition, outcome: outcomes.find(o => o.group === plan.group) }))))
-  return { text, notes, exitCode: ok ? ExitCode.OK : ExitCode.CHECK_FAILED }
+  const failed = outcomes.some(o => o.status === 'failed')
+  return { text, notes, exitCode: failed ? ExitCode.ERROR : ok ? ExitCode.OK : ExitCode.CHECK_FAILED }
 }
 
 function builder (direction: FailoverDirection) {

@@ -11,7 +11,8 @@ import { translateCommittedOffsets, type GroupTranslationRow } from './translate
  * - `keep-ahead`: the group's committed offset there is already past the translation; it is kept
  *   (never rewound, MirrorMaker 2's rule: consumers there went further);
  * - `keep-equal`: the group is already at the translation there;
- * - `untranslatable`: no offset syncs for the partition, or the group is beyond what was mirrored.
+ * - `untranslatable`: no offset syncs for the partition, the group is beyond what was mirrored, or
+ *   the topic the syncs point into does not exist on the other cluster.
  */
 export type FailoverAction = 'commit' | 'keep-ahead' | 'keep-equal' | 'untranslatable'
 
@@ -30,6 +31,8 @@ export interface FailoverPartitionPlan {
   readonly mirroredUpTo?: bigint
   /** The topic on the other cluster and the exact translation of `currentOffset` into it. */
   readonly toTopic?: string
+  /** The syncs point into `toTopic` but it does not exist on the other cluster (deleted since): untranslatable. */
+  readonly toTopicMissing?: true
   readonly translatedOffset?: bigint
   /** The group's committed offset on the other cluster before the failover. */
   readonly toCommittedOffset?: bigint
@@ -71,6 +74,8 @@ export type FailoverOutcome =
   | { readonly group: string, readonly status: 'skipped', readonly blocker: FailoverBlocker }
   /** Members joined between plan and commit: the broker refused, nothing of the group was written. */
   | { readonly group: string, readonly status: 'refused', readonly kafkaCode: string }
+  /** Any other error of the commit (the group's offsets were not written); the other groups are still tried. */
+  | { readonly group: string, readonly status: 'failed', readonly error: Error }
 
 export interface PlanGroupFailoverOptions {
   /** The cluster the consumers leave (they committed there). */
@@ -135,7 +140,7 @@ export async function planGroupFailover (options: PlanGroupFailoverOptions): Pro
       const rows = translateCommittedOffsets(group, committed, options.syncs)
       const fromDescription = await from.describe(group)
       const toDescription = await to.describe(group)
-      const targetTopics = [...new Set(rows.flatMap(r => r.targetTopic === undefined ? [] : [r.targetTopic]))]
+      const targetTopics = [...new Set(rows.flatMap(r => r.targetTopic === undefined || !toTopics.has(r.targetTopic) ? [] : [r.targetTopic]))]
       const toCommitted = new Map((targetTopics.length === 0 ? [] : await to.committedOffsets(group, targetTopics)).map(o => [key(o.topic, o.partition), o.offset]))
       const fromEnds = await endOffsets(from, rows.map(r => r.topic), fromTopics)
       const toEnds = await endOffsets(to, targetTopics, toTopics)
@@ -144,7 +149,8 @@ export async function planGroupFailover (options: PlanGroupFailoverOptions): Pro
         const toKey = row.targetTopic === undefined ? undefined : key(row.targetTopic, row.partition)
         const toCommittedOffset = toKey === undefined ? undefined : toCommitted.get(toKey)
         const toLogEndOffset = toKey === undefined ? undefined : toEnds.get(toKey)
-        const { action, plannedOffset } = decidePartition(row.targetOffset, toCommittedOffset)
+        const toTopicMissing = row.targetTopic !== undefined && !toTopics.has(row.targetTopic)
+        const { action, plannedOffset } = decidePartition(toTopicMissing ? undefined : row.targetOffset, toCommittedOffset)
         return {
           group,
           topic: row.topic,
@@ -154,6 +160,7 @@ export async function planGroupFailover (options: PlanGroupFailoverOptions): Pro
           translation: row.status,
           ...(row.mirroredUpTo === undefined ? {} : { mirroredUpTo: row.mirroredUpTo }),
           ...(row.targetTopic === undefined ? {} : { toTopic: row.targetTopic }),
+          ...(toTopicMissing ? { toTopicMissing } : {}),
           ...(row.targetOffset === undefined ? {} : { translatedOffset: row.targetOffset }),
           ...(toCommittedOffset === undefined ? {} : { toCommittedOffset }),
           ...(toLogEndOffset === undefined ? {} : { toLogEndOffset }),
@@ -186,7 +193,8 @@ const GROUP_ACTIVE_CODES = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', '
 /**
  * Commits each plan's `writes` into its group on `to`, one request per group, as an outside admin
  * (generation -1): the coordinator itself refuses it if a member joined since the plan, so a group
- * with members is never written. Plans with a blocker are skipped; nothing else is written.
+ * with members is never written. Plans with a blocker are skipped; nothing else is written. A
+ * failed commit is reported in its group's outcome and the other groups are still written.
  */
 export async function executeGroupFailover (to: ClusterConnection, plans: readonly GroupFailoverPlan[], logger: Logger = silentLogger): Promise<FailoverOutcome[]> {
   const admin = new GroupAdmin(to, logger)
@@ -207,8 +215,9 @@ export async function executeGroupFailover (to: ClusterConnection, plans: readon
         outcomes.push({ group: plan.group, status: 'written', offsets: plan.writes.length })
       } catch (error) {
         const code = errorLabel(error)
-        if (!GROUP_ACTIVE_CODES.has(code)) throw error
-        outcomes.push({ group: plan.group, status: 'refused', kafkaCode: code })
+        outcomes.push(GROUP_ACTIVE_CODES.has(code)
+          ? { group: plan.group, status: 'refused', kafkaCode: code }
+          : { group: plan.group, status: 'failed', error: error instanceof Error ? error : new Error(String(error)) })
       }
     }
     return outcomes

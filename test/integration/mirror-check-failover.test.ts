@@ -177,6 +177,16 @@ test('mirror-check failover refuses a group active on the target and fails for a
   const onlyMirrored = await runMirrorCheck(['failover', '--source', source.bootstrap, '--target', target.bootstrap, '--group', partly, '--topic', topic, '--execute'])
   assert.equal(onlyMirrored.code, 0, onlyMirrored.stderr)
   assert.deepEqual([...(await committedOffsets(target, partly, topic)).values()], [20n], '--topic limits the move to what can be translated')
+
+  // The target topic deleted since it was mirrored: the syncs point nowhere; exit 1 and nothing written.
+  const late = `${prefix}-late`
+  await commitAsAdmin(source, late, topic, new Map([[0, 30n]]))
+  await deleteTopicIfExists(target, topic)
+  await waitUntil(async () => !(await withAdmin(target, admin => admin.listTopics())).includes(topic), { message: 'the target topic to be gone' })
+  const gone = await runMirrorCheck(['failover', '--source', source.bootstrap, '--target', target.bootstrap, '--group', late, '--execute', '--format', 'json'])
+  assert.equal(gone.code, 1, gone.stderr)
+  assert.deepEqual(parsePlan(gone).groups.map(g => [g.blocker, g.outcome, g.partitions[0]?.translatedOffset, g.partitions[0]?.actionText]), [['untranslatable', 'blocked', 30, `cannot translate: ${topic} does not exist on the target`]])
+  assert.match(gone.stderr, new RegExp(`group '${late}': ${topic}-0 \\(${topic} does not exist on the target\\) cannot be translated exactly; nothing of the group was written`))
 })
 
 test('mirror-check failback: moves a group back with the offset syncs of a target -> source flow; says so when they are missing', { timeout: 180_000 }, async t => {
