@@ -2,6 +2,7 @@
 import yargs from 'yargs'
 import { hideBin } from 'yargs/helpers'
 import { cutoverCommand } from './commands/cutover.js'
+import { failbackCommand, failoverCommand } from './commands/failover.js'
 import { lagCommand } from './commands/lag.js'
 import { offsetsCommand } from './commands/offsets.js'
 import { translateCommand } from './commands/translate.js'
@@ -18,6 +19,8 @@ await yargs(hideBin(process.argv))
   .command(verifyCommand)
   .command(translateCommand)
   .command(cutoverCommand)
+  .command(failoverCommand)
+  .command(failbackCommand)
   .strict()
   .help()
   .alias('help', 'h')

@@ -33,7 +33,7 @@ export {
   type CompressionName, type ConsumerSettings, type FlowConfig, type GroupFilter, type GroupSyncConfig, type MirrorConfig,
   type OffsetSyncConfig, type ProducerSettings, type ReplicationPolicy, type ReplicationPolicyKind,
 } from './config/mirror-config.js'
-export type { TopicFilter } from './config/topic-filter.js'
+export { compileTopicPattern, DEFAULT_GROUPS_EXCLUDE, type TopicFilter } from './config/topic-filter.js'
 export { saslCredentials, tlsOptions, type ClusterConnection, type SaslCredentials, type SaslMechanism } from './config/cluster-connection.js'
 export { connectionFromProperties } from './config/client-properties.js'
 export { parseProperties, type Properties, type PropertyEntry } from './config/java-properties.js'
@@ -68,3 +68,7 @@ export { describeFinding, findMisplaced, totalCounts, verificationPassed, type M
 export { loadOffsetSyncs, offsetSyncsTopicName } from './offsets/offset-sync-store.js'
 export { OffsetSyncIndex, translateOffset, type Translation } from './offsets/offset-sync-index.js'
 export { translateGroupOffsets, type GroupTranslationRow, type TranslateGroupOptions } from './offsets/translate-group.js'
+export {
+  decidePartition, executeGroupFailover, planBlocker, planGroupFailover,
+  type FailoverAction, type FailoverBlocker, type FailoverOutcome, type FailoverPartitionPlan, type GroupFailoverPlan, type GroupPresence, type PlanGroupFailoverOptions,
+} from './offsets/group-failover-plan.js'

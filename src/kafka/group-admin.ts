@@ -1,10 +1,16 @@
 import type { Admin, Kafka } from 'kafkajs'
 import type { ClusterConnection } from '../config/cluster-connection.js'
-import { ErrorCodes, MirrorError } from '../shared/errors.js'
+import { errorLabel, ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
+import { retry } from '../shared/retry.js'
 import { createKafkaClient } from './client.js'
 import { toMirrorError } from './errors.js'
 import { createInternalCluster, type InternalCluster } from './kafkajs-internals.js'
+
+/** Kafka errors of a coordinator that moved or is still loading: an outside commit is tried again. */
+const COORDINATOR_CODES = new Set(['NOT_COORDINATOR', 'NOT_COORDINATOR_FOR_GROUP', 'COORDINATOR_NOT_AVAILABLE', 'GROUP_COORDINATOR_NOT_AVAILABLE', 'COORDINATOR_LOAD_IN_PROGRESS', 'GROUP_LOAD_IN_PROGRESS'])
+/** Attempts of an outside commit in all (some 6 s of backoff at most). */
+const COMMIT_ATTEMPTS = 6
 
 /** A committed offset of a group: the next offset the group would read. */
 export interface GroupOffset {
@@ -131,6 +137,7 @@ export class GroupAdmin {
    * Commits `offsets` for `groupId` as an outside admin (generation -1, no member). The broker
    * refuses it while the group has members: then this throws a MirrorError whose `kafkaCode` is
    * UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION, and nothing was written.
+   * A coordinator that moved or is still loading is asked again, up to 6 attempts in all.
    *
    * kafkajs' own `admin.setOffsets` joins the group as a member to commit, which would race with a
    * consumer starting on the target. The Java AdminClient's alterConsumerGroupOffsets instead sends
@@ -149,13 +156,19 @@ export class GroupAdmin {
       list.push({ partition, offset: offset.toString() })
       byTopic.set(topic, list)
     }
-    try {
-      await this.#cluster.connect()
-      const coordinator = await this.#cluster.findGroupCoordinator({ groupId })
-      await coordinator.offsetCommit({ groupId, groupGenerationId: -1, memberId: '', topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })) })
-    } catch (error) {
-      throw toMirrorError(error, `committing offsets of group "${groupId}" on the ${this.#connection.alias} cluster failed`, ErrorCodes.COMMIT_FAILED, this.#connection)
-    }
+    const cluster = this.#cluster
+    const topics = [...byTopic].map(([topic, partitions]) => ({ topic, partitions }))
+    // The same commit again is harmless; only a moving or loading coordinator is retried (a cluster's
+    // first group creates __consumer_offsets), never a refusal because the group has members.
+    await retry(async () => {
+      try {
+        await cluster.connect()
+        const coordinator = await cluster.findGroupCoordinator({ groupId })
+        await coordinator.offsetCommit({ groupId, groupGenerationId: -1, memberId: '', topics })
+      } catch (error) {
+        throw toMirrorError(error, `committing offsets of group "${groupId}" on the ${this.#connection.alias} cluster failed`, ErrorCodes.COMMIT_FAILED, this.#connection)
+      }
+    }, { maxAttempts: COMMIT_ATTEMPTS, initialBackoffMs: 200, shouldRetry: error => COORDINATOR_CODES.has(errorLabel(error)) })
   }
 
   async stop (): Promise<void> {

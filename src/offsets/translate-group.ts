@@ -1,5 +1,5 @@
 import type { ClusterConnection } from '../config/cluster-connection.js'
-import { GroupAdmin } from '../kafka/group-admin.js'
+import { GroupAdmin, type GroupOffset } from '../kafka/group-admin.js'
 import { silentLogger, type Logger } from '../shared/logger.js'
 import type { OffsetSyncIndex } from './offset-sync-index.js'
 import { loadOffsetSyncs } from './offset-sync-store.js'
@@ -48,8 +48,13 @@ export async function translateGroupOffsets (options: TranslateGroupOptions): Pr
   } finally {
     await admin.stop()
   }
+  return translateCommittedOffsets(options.group, committed, syncs)
+}
+
+/** Translates committed offsets of `group` (read by the caller) with `syncs`; rows sorted by topic and partition. */
+export function translateCommittedOffsets (group: string, committed: readonly GroupOffset[], syncs: OffsetSyncIndex): GroupTranslationRow[] {
   const rows: GroupTranslationRow[] = committed.map(({ topic, partition, offset }) => {
-    const base = { group: options.group, topic, partition, sourceOffset: offset }
+    const base = { group, topic, partition, sourceOffset: offset }
     const t = syncs.translate(topic, partition, offset)
     if (t.status === 'translated') return { ...base, status: t.status, targetTopic: t.targetTopic, targetOffset: t.targetOffset }
     if (t.status === 'not-yet-mirrored') return { ...base, status: t.status, ...(t.mirroredUpTo === undefined ? {} : { mirroredUpTo: t.mirroredUpTo }) }

@@ -1,0 +1,269 @@
+import type { Argv, CommandModule } from 'yargs'
+import {
+  compileTopicPattern, ConfigError, createLogger, DEFAULT_GROUPS_EXCLUDE, executeGroupFailover, listConsumerGroups, loadOffsetSyncs, offsetSyncsTopicName,
+  planGroupFailover, ProblemList, silentLogger, type ClusterConnection, type FailoverOutcome, type FailoverPartitionPlan, type GroupFailoverPlan,
+} from '../../src/index.js'
+import { clusterPair, connectClient, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cluster-args.js'
+import { ExitCode, UsageError } from '../exit-codes.js'
+import { note, render, write, type Column } from '../output.js'
+import { runCommand } from '../run-command.js'
+
+export interface FailoverArgs extends CommonArgs, ClusterPairArgs {
+  group?: string[]
+  groups?: string
+  'groups-exclude': string
+  topic?: string[]
+  execute: boolean
+  'dry-run'?: boolean
+  /** failover only. */
+  'source-alias'?: string
+  /** failback only. */
+  'target-alias'?: string
+  'offset-syncs-topic'?: string
+}
+
+/** Which way consumers move: failover leaves the source for the target, failback the target for the source. */
+export type FailoverDirection = 'failover' | 'failback'
+
+/** The sidecar's default `group.id`: `--groups` never selects it unless `--groups-exclude` is changed. */
+const MIRROR_GROUP = 'mirror-sidecar'
+export const DEFAULT_FAILOVER_GROUPS_EXCLUDE = `${DEFAULT_GROUPS_EXCLUDE}, ${MIRROR_GROUP}`
+
+interface Side {
+  /** `source` or `target`, as the flags name the clusters. */
+  readonly role: 'source' | 'target'
+  readonly connection: ClusterConnection
+}
+
+interface PlanRow {
+  readonly plan: GroupFailoverPlan
+  readonly partition: FailoverPartitionPlan
+  readonly outcome: FailoverOutcome | undefined
+}
+
+const num = (value: bigint | undefined): number | undefined => value === undefined ? undefined : Number(value)
+
+function where (side: Side): string {
+  return `the ${side.role} cluster (${side.connection.brokers.join(',')})`
+}
+
+function blockedText (plan: GroupFailoverPlan, to: Side): string {
+  if (plan.blocker === 'active') return `not written: the group has ${plan.to.members} member(s) on the ${to.role}`
+  return 'not written: another partition cannot be translated'
+}
+
+export function actionText (row: PlanRow, to: Side): string {
+  const { partition: p, plan, outcome } = row
+  if (p.action === 'untranslatable') {
+    if (p.toTopicMissing === true) return `cannot translate: ${p.toTopic} does not exist on the ${to.role}`
+    return p.translation === 'no-syncs' ? 'cannot translate: no offset syncs' : `cannot translate: not yet mirrored (mirrored up to ${p.mirroredUpTo ?? '-'})`
+  }
+  if (p.action === 'keep-ahead') return `keep ${p.toCommittedOffset} (ahead of ${p.translatedOffset}; never rewound)`
+  if (p.action === 'keep-equal') return `keep ${p.toCommittedOffset} (already there)`
+  if (plan.blocker !== undefined) return blockedText(plan, to)
+  if (outcome?.status === 'refused') return `not written: refused (${outcome.kafkaCode}), a member joined`
+  if (outcome?.status === 'failed') return 'not written: the commit failed'
+  if (outcome?.status === 'written') return `committed ${p.plannedOffset}`
+  return `commit ${p.plannedOffset}`
+}
+
+function columns (to: Side): Column<PlanRow>[] {
+  return [
+    { header: 'GROUP', value: r => r.plan.group },
+    { header: 'TOPIC', value: r => r.partition.topic },
+    { header: 'PARTITION', value: r => r.partition.partition },
+    { header: 'CURRENT-OFFSET', value: r => num(r.partition.currentOffset) },
+    { header: 'LAG', value: r => num(r.partition.lag) },
+    { header: 'MEMBERS', value: r => r.plan.from.members },
+    { header: 'TO-TOPIC', value: r => r.partition.toTopic },
+    { header: 'TRANSLATED-OFFSET', value: r => num(r.partition.translatedOffset) },
+    { header: 'TO-COMMITTED-OFFSET', value: r => num(r.partition.toCommittedOffset) },
+    { header: 'TO-LAG', value: r => num(r.partition.toLag) },
+    { header: 'TO-MEMBERS', value: r => r.plan.to.members },
+    { header: 'ACTION', value: r => actionText(r, to) },
+  ]
+}
+
+function outcomeName (plan: GroupFailoverPlan, outcome: FailoverOutcome | undefined, execute: boolean): string {
+  if (plan.blocker !== undefined) return 'blocked'
+  if (!execute) return plan.writes.length === 0 ? 'nothing-to-write' : 'planned'
+  return outcome?.status ?? 'planned'
+}
+
+function toJson (direction: FailoverDirection, execute: boolean, from: Side, to: Side, syncsTopic: string, syncRecords: number, plans: readonly GroupFailoverPlan[], outcomes: readonly FailoverOutcome[]): string {
+  const outcomeOf = (group: string): FailoverOutcome | undefined => outcomes.find(o => o.group === group)
+  return JSON.stringify({
+    command: direction,
+    mode: execute ? 'execute' : 'dry-run',
+    from: { cluster: from.role, bootstrap: from.connection.brokers.join(',') },
+    to: { cluster: to.role, bootstrap: to.connection.brokers.join(','), offsetSyncsTopic: syncsTopic, offsetSyncRecords: syncRecords },
+    groups: plans.map(plan => {
+      const outcome = outcomeOf(plan.group)
+      return {
+        group: plan.group,
+        from: plan.from,
+        to: plan.to,
+        blocker: plan.blocker ?? null,
+        outcome: outcomeName(plan, outcome, execute),
+        ...(outcome?.status === 'refused' ? { kafkaCode: outcome.kafkaCode } : {}),
+        ...(outcome?.status === 'failed' ? { error: outcome.error.message } : {}),
+        writes: plan.writes.map(w => ({ topic: w.topic, partition: w.partition, offset: Number(w.offset) })),
+        partitions: plan.partitions.map(p => ({
+          topic: p.topic,
+          partition: p.partition,
+          currentOffset: Number(p.currentOffset),
+          logEndOffset: num(p.logEndOffset) ?? null,
+          lag: num(p.lag) ?? null,
+          translation: p.translation,
+          mirroredUpTo: num(p.mirroredUpTo) ?? null,
+          toTopic: p.toTopic ?? null,
+          translatedOffset: num(p.translatedOffset) ?? null,
+          toCommittedOffset: num(p.toCommittedOffset) ?? null,
+          toLogEndOffset: num(p.toLogEndOffset) ?? null,
+          plannedOffset: num(p.plannedOffset) ?? null,
+          toLag: num(p.toLag) ?? null,
+          action: p.action,
+          toTopicMissing: p.toTopicMissing ?? false,
+          actionText: actionText({ plan, partition: p, outcome }, to),
+        })),
+      }
+    }),
+  }, null, 2) + '\n'
+}
+
+function groupNotes (direction: FailoverDirection, plan: GroupFailoverPlan, outcome: FailoverOutcome | undefined, execute: boolean, from: Side, to: Side, topics: readonly string[] | undefined): string[] {
+  const notes: string[] = []
+  if (plan.from.members > 0) notes.push(`mirror-check: warning: group '${plan.group}' still has ${plan.from.members} member(s) on ${where(from)}: they may commit past this plan; stop them before moving the group`)
+  if (plan.blocker === 'no-offsets') notes.push(`mirror-check: group '${plan.group}' has no committed offsets${topics === undefined ? '' : ` on ${topics.join(', ')}`} on ${where(from)}; check --group${topics === undefined ? '' : ' and --topic'}`)
+  if (plan.blocker === 'untranslatable') {
+    const reason = (p: FailoverPartitionPlan): string => p.toTopicMissing === true ? `${p.toTopic} does not exist on the ${to.role}` : p.translation === 'no-syncs' ? 'no offset syncs' : `not yet mirrored, mirrored up to ${p.mirroredUpTo ?? '-'}`
+    const bad = plan.partitions.filter(p => p.action === 'untranslatable').map(p => `${p.topic}-${p.partition} (${reason(p)})`)
+    const advice: string[] = []
+    if (plan.partitions.some(p => p.toTopicMissing === true)) advice.push(`check the topics on the ${to.role}`)
+    if (plan.partitions.some(p => p.translation === 'no-syncs')) advice.push(direction === 'failback' ? 'mirror those topics back with the target -> source flow' : 'check that the sidecar mirrors those topics')
+    if (plan.partitions.some(p => p.translation === 'not-yet-mirrored')) advice.push('wait until the mirror copied that far')
+    notes.push(`mirror-check: group '${plan.group}': ${bad.join(', ')} cannot be translated exactly; nothing of the group ${execute ? 'was' : 'would be'} written. ${advice.join(' and ').replace(/^./, c => c.toUpperCase())}, or limit the move with --topic`)
+  }
+  if (plan.blocker === 'active') {
+    notes.push(execute
+      ? `mirror-check: group '${plan.group}' has ${plan.to.members} active member(s) on ${where(to)}: refused, nothing written; stop its consumers there, then run again`
+      : `mirror-check: group '${plan.group}' has ${plan.to.members} active member(s) on ${where(to)}: --execute would refuse it; stop its consumers there first`)
+  }
+  const kept = plan.partitions.filter(p => p.action === 'keep-ahead')
+  if (kept.length > 0) notes.push(`mirror-check: group '${plan.group}': ${kept.map(p => `${p.toTopic}-${p.partition}`).join(', ')} already committed past the translation on the ${to.role}; kept (offsets are never rewound)`)
+  if (outcome?.status === 'written') notes.push(`mirror-check: committed ${outcome.offsets} offset(s) of group '${plan.group}' on ${where(to)}`)
+  if (outcome?.status === 'failed') notes.push(`mirror-check: group '${plan.group}': ${outcome.error.message}; nothing of the group written`)
+  if (outcome?.status === 'refused') notes.push(`mirror-check: group '${plan.group}': ${where(to)} refused the commit (${outcome.kafkaCode}): a member joined since the plan; nothing of the group written`)
+  return notes
+}
+
+function missingSyncsNote (direction: FailoverDirection, to: Side, topic: string): string {
+  if (direction === 'failback') {
+    return `mirror-check: no offset syncs in ${topic} on ${where(to)}: failback needs the offset syncs of a flow target -> source (a second sidecar mirroring the target cluster back to the source cluster); start one, or name its topic with --target-alias or --offset-syncs-topic`
+  }
+  return `mirror-check: no offset syncs in ${topic} on ${where(to)}: is a sidecar mirroring source -> target? Name the topic with --source-alias or --offset-syncs-topic`
+}
+
+/** Flags checked before anything connects: the group selection and the mode. */
+function validate (args: FailoverArgs): { groupPattern: RegExp | undefined, groupsExclude: RegExp | undefined } {
+  if ((args.group === undefined || args.group.length === 0) && args.groups === undefined) throw new UsageError('--group or --groups is required; name the consumer group(s) to move')
+  if (args.execute && args['dry-run'] === true) throw new UsageError('--dry-run and --execute exclude each other; give --execute to write, nothing for a dry run')
+  if (args['dry-run'] === false && !args.execute) throw new UsageError('--no-dry-run writes nothing by itself; give --execute to write the offsets')
+  for (const group of args.group ?? []) if (group.trim() === '') throw new UsageError('--group "": expected a consumer group name')
+  const problems = new ProblemList()
+  const groupPattern = args.groups === undefined ? undefined : compileTopicPattern('--groups', args.groups, problems)
+  const groupsExclude = args['groups-exclude'].trim() === '' ? undefined : compileTopicPattern('--groups-exclude', args['groups-exclude'], problems)
+  if (!problems.empty) throw new ConfigError(problems.problems)
+  return { groupPattern, groupsExclude }
+}
+
+/** Plans (and with --execute writes) the move of the selected groups; the exit code is 1 unless every group moved, or would move, exactly, and 2 when a commit failed (the plan is still printed). */
+export async function failoverOutput (direction: FailoverDirection, args: FailoverArgs): Promise<{ text: string, notes: string[], exitCode: ExitCode }> {
+  const { groupPattern, groupsExclude } = validate(args)
+  const pair = clusterPair(args)
+  const timeouts = { connectionTimeoutMs: args['timeout-ms'] }
+  const source: Side = { role: 'source', connection: { ...pair.source, ...timeouts } }
+  const target: Side = { role: 'target', connection: { ...pair.target, ...timeouts } }
+  const [from, to] = direction === 'failover' ? [source, target] : [target, source]
+  const syncsTopic = args['offset-syncs-topic'] ?? offsetSyncsTopicName((direction === 'failover' ? args['source-alias'] : args['target-alias']) ?? 'source')
+  const logger = args.verbose ? createLogger({ level: 'debug' }) : silentLogger
+  const notes: string[] = []
+
+  const groups = [...new Set(args.group ?? [])]
+  if (groupPattern !== undefined) {
+    const client = await connectClient(from.connection, args)
+    try {
+      const matched = (await listConsumerGroups(client)).filter(g => groupPattern.test(g) && !(groupsExclude?.test(g) ?? false) && !groups.includes(g))
+      if (matched.length === 0) notes.push(`mirror-check: no consumer group on ${where(from)} matches --groups "${args.groups}"${groupsExclude === undefined ? '' : ` (excluding "${args['groups-exclude']}")`}`)
+      groups.push(...matched)
+    } finally {
+      await client.close()
+    }
+  }
+  if (groups.length === 0) {
+    const text = args.format === 'json' ? toJson(direction, args.execute, from, to, syncsTopic, 0, [], []) : render(args.format, columns(to), [])
+    return { text, notes, exitCode: ExitCode.CHECK_FAILED }
+  }
+
+  const syncs = await loadOffsetSyncs(to.connection, syncsTopic, logger)
+  if (syncs.records === 0) notes.push(missingSyncsNote(direction, to, syncsTopic))
+  const plans = await planGroupFailover({ from: from.connection, to: to.connection, groups, ...(args.topic === undefined ? {} : { topics: args.topic }), syncs, logger })
+  const outcomes = args.execute ? await executeGroupFailover(to.connection, plans, logger) : []
+
+  for (const plan of plans) notes.push(...groupNotes(direction, plan, outcomes.find(o => o.group === plan.group), args.execute, from, to, args.topic))
+  const writes = plans.filter(p => p.blocker === undefined).reduce((n, p) => n + p.writes.length, 0)
+  if (!args.execute) notes.push(writes === 0 ? 'mirror-check: dry run: nothing to write' : `mirror-check: dry run, nothing written; --execute would commit ${writes} offset(s) on ${where(to)}`)
+
+  const ok = plans.every(p => p.blocker === undefined) && outcomes.every(o => o.status === 'written' || o.status === 'nothing-to-write')
+  const text = args.format === 'json'
+    ? toJson(direction, args.execute, from, to, syncsTopic, syncs.records, plans, outcomes)
+    : render(args.format, columns(to), plans.flatMap(plan => plan.partitions.map(partition => ({ plan, partition, outcome: outcomes.find(o => o.group === plan.group) }))))
+  const failed = outcomes.some(o => o.status === 'failed')
+  return { text, notes, exitCode: failed ? ExitCode.ERROR : ok ? ExitCode.OK : ExitCode.CHECK_FAILED }
+}
+
+function builder (direction: FailoverDirection) {
+  return (yargs: Argv<object>): Argv<FailoverArgs> => {
+    const leaving = direction === 'failover' ? 'source' : 'target'
+    const written = direction === 'failover' ? 'target' : 'source'
+    const common: Argv<object> = withClusterPairArgs(withCommonArgs(yargs))
+    const aliased: Argv<object> = direction === 'failover'
+      ? common.option('source-alias', { type: 'string', default: 'source', describe: 'Source cluster alias of the source -> target flow; names its offset-syncs topic on the target.' })
+      : common.option('target-alias', { type: 'string', default: 'source', describe: 'Alias of the target cluster as the source of the target -> source flow (default "source": a sidecar run with the MirrorMaker 1 command line); names its offset-syncs topic on the source.' })
+    return aliased
+      .option('group', { type: 'string', array: true, describe: `Consumer group to move (repeatable); its committed offsets are read on the ${leaving}.` })
+      .option('groups', { type: 'string', describe: `Every consumer group on the ${leaving} matching this regex (MirrorMaker list syntax: "orders-.*,billing", whole names).` })
+      .option('groups-exclude', { type: 'string', default: DEFAULT_FAILOVER_GROUPS_EXCLUDE, describe: 'Groups --groups leaves out (regex list); the default is MirrorMaker 2\'s groups.exclude plus the sidecar\'s own group.' })
+      .option('topic', { type: 'string', array: true, describe: `Only these topics (names on the ${leaving}).` })
+      .option('dry-run', { type: 'boolean', describe: 'Print the plan and write nothing (the default).' })
+      .option('execute', { type: 'boolean', default: false, describe: `Write the translated offsets into the groups on the ${written}; refused for a group with members there.` })
+      .option('offset-syncs-topic', { type: 'string', describe: `Offset-syncs topic on the ${written} (default mirror-offset-syncs.<${direction === 'failover' ? 'source' : 'target'}-alias>.internal).` })
+      .example(`$0 ${direction} --source 127.0.0.1:19092 --target 127.0.0.1:29092 --group orders-app`, 'The plan per partition; nothing is written.')
+      .example(`$0 ${direction} --source 127.0.0.1:19092 --target 127.0.0.1:29092 --groups 'orders-.*' --execute`, `Write the translated offsets into the groups on the ${written}.`) as unknown as Argv<FailoverArgs>
+  }
+}
+
+function handler (direction: FailoverDirection) {
+  return async (args: FailoverArgs): Promise<void> => {
+    await runCommand(args, async () => {
+      const { text, notes, exitCode } = await failoverOutput(direction, args)
+      await write(text)
+      for (const line of notes) note(line)
+      return exitCode
+    })
+  }
+}
+
+export const failoverCommand: CommandModule<object, FailoverArgs> = {
+  command: 'failover',
+  describe: 'Move consumer groups from the source to the target: per partition the committed offset, its exact translation, lag and group members; --execute writes the translations (exit 1 when a partition cannot be translated or a group is active on the target).',
+  builder: builder('failover'),
+  handler: handler('failover'),
+}
+
+export const failbackCommand: CommandModule<object, FailoverArgs> = {
+  command: 'failback',
+  describe: 'Move consumer groups back from the target to the source, with the offset syncs of a target -> source flow; as failover otherwise.',
+  builder: builder('failback'),
+  handler: handler('failback'),
+}
