@@ -11,6 +11,7 @@
  * threads: the native codecs run on libuv's thread pool). Medians of the rounds.
  */
 import { randomBytes } from 'node:crypto'
+import { cpus, loadavg } from 'node:os'
 import { gunzip, gzip } from 'node:zlib'
 import { promisify } from 'node:util'
 import { type KafkaCodec, loadLz4Codec, loadSnappyCodec, loadZstdCodec, lz4JsCodec, snappyJsCodec, zstdJsCodec } from '../src/kafka/codecs.js'
@@ -102,7 +103,7 @@ async function main (): Promise<void> {
     { name: 'gzip (node:zlib, kept)', js: gzipCodec },
   ]
   const lines: string[] = [
-    `Node ${process.version}, ${process.platform}-${process.arch}; batches of ${BATCH_BYTES / 1024} KiB of records with ${VALUE_BYTES}-byte values; ${options.rounds} rounds of ${options.seconds} s, medians.`,
+    `Node ${process.version}, ${process.platform}-${process.arch}, ${cpus().length} cores, 1-minute load average ${loadavg()[0]!.toFixed(1)} at the start; batches of ${BATCH_BYTES / 1024} KiB of records with ${VALUE_BYTES}-byte values; ${options.rounds} rounds of ${options.seconds} s, medians.`,
     'MB/s of uncompressed bytes, one batch at a time; CPU = process CPU µs per batch (all threads).',
     '',
     row(['codec', 'payload', 'ratio', 'compress JS MB/s', 'native MB/s', 'x', 'decompress JS MB/s', 'native MB/s', 'x', 'compress CPU JS / native µs', 'decompress CPU JS / native µs']),
@@ -133,6 +134,7 @@ async function main (): Promise<void> {
   const crcNative = await medianOf(options, batchBody.length, () => crc32c(batchBody))
   lines.push('', row(['CRC-32C of a 256 KiB batch', 'JS (slicing by 8) MB/s', `${crc32cImplementation} MB/s`, 'x', 'CPU JS / native µs']), row(Array(5).fill('---')),
     row(['', fixed(crcJs.mbPerSecond), fixed(crcNative.mbPerSecond), `${(crcNative.mbPerSecond / crcJs.mbPerSecond).toFixed(1)}x`, `${fixed(crcJs.cpuMicrosPerBatch)} / ${fixed(crcNative.cpuMicrosPerBatch)}`]))
+  lines.push('', `1-minute load average ${loadavg()[0]!.toFixed(1)} at the end (above the core count, other work competed: wall-clock MB/s suffer first, CPU per batch less).`)
   process.stdout.write(lines.join('\n') + '\n')
 }
 
