@@ -137,15 +137,15 @@ export function createKafkaClient (connection: ClusterConnection, logger: Logger
 let codecsReported = false
 
 /**
- * Once per process: which codecs and CRC-32C run native code. Info when one fell back to
- * JavaScript (no prebuilt binary for this platform: it works, only slower), else debug.
+ * Once per process: which codecs and CRC-32C run native code. Info when one runs JavaScript
+ * (no prebuilt binary for this platform, or kafkajs was used before: it works, only slower), else debug.
  */
 function reportCodecs (logger: Logger, implementations: CodecImplementations): void {
   if (codecsReported || logger.level === 'silent') return
   codecsReported = true
   const fallback = Object.entries(implementations).filter(([, implementation]) => implementation === 'javascript').map(([name]) => name)
   if (fallback.length === 0) logger.debug('codecs and CRC-32C run native code', { ...implementations })
-  else logger.info(`no native code loaded for ${fallback.join(', ')} on ${process.platform}-${process.arch}: the JavaScript implementation runs (slower)`, { ...implementations })
+  else logger.info(`${fallback.join(', ')}: the JavaScript implementation runs on ${process.platform}-${process.arch} (works, slower; no native code loaded)`, { ...implementations })
 }
 
 /** A plain copy of TLS options with the hidden secrets included (see `tlsOptions`), for the Kafka client only. */

@@ -223,7 +223,10 @@ export function loadSnappyCodec (loader: NativeLoader = requireNative): LoadedCo
 
 // ---- registration --------------------------------------------------------------------------
 
-/** Which implementation each codec kafkajs was given, and the record batch CRC-32C, run. */
+/**
+ * Which implementation each codec kafkajs was given runs, and which CRC-32C its record batch
+ * encoder runs (JavaScript also when kafkajs had loaded that encoder before `registerCodecs`).
+ */
 export interface CodecImplementations {
   readonly snappy: Implementation
   readonly lz4: Implementation
@@ -237,7 +240,8 @@ let registered: CodecImplementations | undefined
  * Registers snappy, lz4 and zstd with kafkajs (it ships only gzip, whose node:zlib is native
  * already) and gives its record batch encoder our CRC-32C: native code where the platform's
  * prebuilt binary loads, else JavaScript. A mirror must read every codec: a batch in an
- * unregistered codec cannot be consumed at all. Call before any kafkajs request is made; idempotent.
+ * unregistered codec cannot be consumed at all. Call before any kafkajs request is made (else
+ * kafkajs keeps its own CRC-32C); idempotent.
  */
 export function registerCodecs (): CodecImplementations {
   if (registered !== undefined) return registered
@@ -248,7 +252,7 @@ export function registerCodecs (): CodecImplementations {
   codecs[CompressionTypes.Snappy] = () => snappy.codec
   codecs[CompressionTypes.LZ4] = () => lz4.codec
   codecs[CompressionTypes.ZSTD] = () => zstd.codec
-  useKafkajsCrc32c(crc32c)
-  registered = Object.freeze({ snappy: snappy.implementation, lz4: lz4.implementation, zstd: zstd.implementation, crc32c: crc32cImplementation })
+  const crcInstalled = useKafkajsCrc32c(crc32c)
+  registered = Object.freeze({ snappy: snappy.implementation, lz4: lz4.implementation, zstd: zstd.implementation, crc32c: crcInstalled ? crc32cImplementation : 'javascript' })
   return registered
 }

@@ -186,17 +186,19 @@ export function assertKafkajsPatched (codec?: KafkajsRecordCodec): void {
  * Makes kafkajs' record batch encoder (`protocol/recordBatch/v0`) compute each batch's CRC-32C
  * with `crc32c` instead of its JavaScript table code, by replacing the export of
  * `protocol/recordBatch/crc32C` in the require cache. The encoder binds that export when it is
- * first loaded (kafkajs loads it lazily, with the first Produce or Fetch request): call this
- * before, as `registerCodecs` does in `createKafkaClient`. Throws a `MirrorError` (code
- * `MIRROR_INTERNAL`) when the encoder was loaded already with another CRC-32C.
+ * first loaded (kafkajs loads it lazily, with the first Produce or Fetch request), so call this
+ * before, as `registerCodecs` does in `createKafkaClient`. Returns false, changing nothing, when
+ * the encoder was loaded already with another CRC-32C (say, by a program that embeds the mirror
+ * and used kafkajs first): kafkajs' own code then stays, correct but slower.
  */
-export function useKafkajsCrc32c (crc32c: (bytes: Buffer) => number): void {
+export function useKafkajsCrc32c (crc32c: (bytes: Buffer) => number): boolean {
   const crcPath = require.resolve('kafkajs/src/protocol/recordBatch/crc32C/index.js')
   const encoderPath = require.resolve('kafkajs/src/protocol/recordBatch/v0/index.js')
   require(crcPath)
   const crcModule = require.cache[crcPath]
   if (crcModule === undefined) throw new MirrorError(ErrorCodes.INTERNAL, `kafkajs internals changed: ${crcPath} is not in the require cache (expected kafkajs ${KAFKAJS_VERSION}); run npm ci`)
-  if (crcModule.exports === crc32c) return
-  if (require.cache[encoderPath] !== undefined) throw new MirrorError(ErrorCodes.INTERNAL, 'kafkajs\' record batch encoder was loaded before its CRC-32C was replaced: call useKafkajsCrc32c (registerCodecs) before any kafkajs request')
+  if (crcModule.exports === crc32c) return true
+  if (require.cache[encoderPath] !== undefined) return false
   crcModule.exports = crc32c
+  return true
 }
