@@ -145,7 +145,7 @@ function reportCodecs (logger: Logger, implementations: CodecImplementations): v
   codecsReported = true
   const fallback = Object.entries(implementations).filter(([, implementation]) => implementation === 'javascript').map(([name]) => name)
   if (fallback.length === 0) logger.debug('codecs and CRC-32C run native code', { ...implementations })
-  else logger.info(`${fallback.join(', ')}: the JavaScript implementation runs on ${process.platform}-${process.arch} (works, slower; no native code loaded)`, { ...implementations })
+  else logger.info(`${fallback.join(', ')}: the JavaScript implementation runs on ${process.platform}-${process.arch} (works, slower)`, { ...implementations })
 }
 
 /** A plain copy of TLS options with the hidden secrets included (see `tlsOptions`), for the Kafka client only. */
