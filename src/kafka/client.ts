@@ -4,7 +4,7 @@ import type { Kafka as KafkaClient, logCreator as LogCreator } from 'kafkajs'
 import { TLS_SECRET_FIELDS, type ClusterConnection } from '../config/cluster-connection.js'
 import type { Logger } from '../shared/logger.js'
 import { silentLogger } from '../shared/logger.js'
-import { registerCodecs } from './codecs.js'
+import { type CodecImplementations, registerCodecs } from './codecs.js'
 
 const { Kafka, logLevel } = kafkajs
 
@@ -118,7 +118,7 @@ export interface KafkaClientOptions {
  * work (metadata, coordinator lookup); data-plane retries are ours (`shared/retry.ts`).
  */
 export function createKafkaClient (connection: ClusterConnection, logger: Logger = silentLogger, options: KafkaClientOptions = {}): KafkaClient {
-  registerCodecs()
+  reportCodecs(logger, registerCodecs())
   const { tls, sasl } = connection
   return new Kafka({
     clientId: connection.clientId,
@@ -132,6 +132,20 @@ export function createKafkaClient (connection: ClusterConnection, logger: Logger
     logCreator: logCreatorFor(logger.child({ cluster: connection.alias })),
     retry: { retries: options.retries ?? 5, initialRetryTime: Math.min(200, options.maxRetryTimeMs ?? 200), maxRetryTime: options.maxRetryTimeMs ?? 5_000 },
   })
+}
+
+let codecsReported = false
+
+/**
+ * Once per process: which codecs and CRC-32C run native code. Info when one runs JavaScript
+ * (no prebuilt binary for this platform, or kafkajs was used before: it works, only slower), else debug.
+ */
+function reportCodecs (logger: Logger, implementations: CodecImplementations): void {
+  if (codecsReported || logger.level === 'silent') return
+  codecsReported = true
+  const fallback = Object.entries(implementations).filter(([, implementation]) => implementation === 'javascript').map(([name]) => name)
+  if (fallback.length === 0) logger.debug('codecs and CRC-32C run native code', { ...implementations })
+  else logger.info(`${fallback.join(', ')}: the JavaScript implementation runs on ${process.platform}-${process.arch} (works, slower)`, { ...implementations })
 }
 
 /** A plain copy of TLS options with the hidden secrets included (see `tlsOptions`), for the Kafka client only. */

@@ -183,9 +183,6 @@ export function assertKafkajsPatched (codec?: KafkajsRecordCodec): void {
   if (codec === undefined) patched = true
 }
 
-/** kafkajs' CRC-32C (`protocol/recordBatch/crc32C`, made faster by the patch): the checksum of a record batch. */
-export const kafkajsCrc32c = require('kafkajs/src/protocol/recordBatch/crc32C') as (bytes: Buffer) => number
-
 /**
  * Record batch forwarding (pass-through): the patched Fetch decoder
  * (`protocol/requests/fetch/v4/decodeMessages.js`) offers each complete v2 batch, as bytes, to the
@@ -261,4 +258,25 @@ export function producerIdOf (producer: object): bigint | undefined {
   if (identity === undefined) throw new MirrorError(ErrorCodes.INTERNAL, `kafkajs is not patched (no producerIdentity): run npm ci`)
   const id = BigInt(identity().producerId)
   return id < 0n ? undefined : id
+}
+
+/**
+ * Makes kafkajs' record batch encoder (`protocol/recordBatch/v0`) compute each batch's CRC-32C
+ * with `crc32c` instead of its JavaScript table code, by replacing the export of
+ * `protocol/recordBatch/crc32C` in the require cache. The encoder binds that export when it is
+ * first loaded (kafkajs loads it lazily, with the first Produce or Fetch request), so call this
+ * before, as `registerCodecs` does in `createKafkaClient`. Returns false, changing nothing, when
+ * the encoder was loaded already with another CRC-32C (say, by a program that embeds the mirror
+ * and used kafkajs first): kafkajs' own code then stays, correct but slower.
+ */
+export function useKafkajsCrc32c (crc32c: (bytes: Buffer) => number): boolean {
+  const crcPath = require.resolve('kafkajs/src/protocol/recordBatch/crc32C/index.js')
+  const encoderPath = require.resolve('kafkajs/src/protocol/recordBatch/v0/index.js')
+  require(crcPath)
+  const crcModule = require.cache[crcPath]
+  if (crcModule === undefined) throw new MirrorError(ErrorCodes.INTERNAL, `kafkajs internals changed: ${crcPath} is not in the require cache (expected kafkajs ${KAFKAJS_VERSION}); run npm ci`)
+  if (crcModule.exports === crc32c) return true
+  if (require.cache[encoderPath] !== undefined) return false
+  crcModule.exports = crc32c
+  return true
 }
