@@ -67,7 +67,7 @@ export class MirrorSidecar {
     this.offsetSyncPruners = config.flows.map((flow, i) => flow.offsetSyncs.enabled ? new OffsetSyncPruner(flow, coordinated(i)) : undefined)
     this.groupOffsetSyncs = config.flows.map((flow, i) => flow.groupSync.enabled ? new GroupOffsetSync(flow, coordinated(i)) : undefined)
     // Idempotent producers have ids the opposite direction's mirror can recognise (active-active without loops).
-    this.mirrorProducers = config.flows.map(flow => flow.producer.idempotent ? new MirrorProducers(flow, options.logger) : undefined)
+    this.mirrorProducers = config.flows.map(flow => flow.producer.idempotent ? new MirrorProducers(flow, options.logger, observer) : undefined)
     const lossMetrics = new LossMetrics(this.observability.metrics.registry)
     const lossObserver = options.lossObserver === undefined ? lossMetrics : fanOut<LossObserver>({ lost: true }, lossMetrics, options.lossObserver)
     this.lossMonitors = config.flows.map((flow, i) => new LossMonitor(flow, {

@@ -22,6 +22,7 @@ function labels (flow: FlowLabels): Record<string, string> {
 export class OffsetsMetrics implements OffsetsObserver {
   readonly #syncsWritten: Counter
   readonly #syncsPruned: Counter
+  readonly #oppositeMirrorSkipped: Counter
   readonly #syncFailures: Counter
   readonly #checkpoints: Counter
   readonly #groupsSynced: Counter
@@ -32,6 +33,7 @@ export class OffsetsMetrics implements OffsetsObserver {
     const counter = (definition: MetricDefinition): Counter => new Counter({ name: definition.name, help: definition.help, labelNames: definition.labelNames, registers: [registry] })
     this.#syncsWritten = counter(Metrics.offsetSyncsWritten)
     this.#syncsPruned = counter(Metrics.offsetSyncsPruned)
+    this.#oppositeMirrorSkipped = counter(Metrics.oppositeMirrorSkipped)
     this.#syncFailures = counter(Metrics.offsetSyncFailures)
     this.#checkpoints = counter(Metrics.checkpointsWritten)
     this.#groupsSynced = counter(Metrics.groupOffsetsSynced)
@@ -47,6 +49,7 @@ export class OffsetsMetrics implements OffsetsObserver {
 
   syncsWritten (flow: FlowLabels, ranges: number, positions: number): void { this.#syncsWritten.inc(labels(flow), ranges + positions) }
   syncsPruned (flow: FlowLabels, ranges: number): void { this.#syncsPruned.inc(labels(flow), ranges) }
+  oppositeMirrorSkipped (flow: FlowLabels, records: number): void { this.#oppositeMirrorSkipped.inc(labels(flow), records) }
   syncWriteFailed (flow: FlowLabels): void { this.#syncFailures.inc(labels(flow)) }
   checkpointsWritten (flow: FlowLabels, group: string, count: number): void { this.#checkpoints.inc({ ...labels(flow), [L.GROUP]: group }, count) }
   groupOffsetsSynced (flow: FlowLabels, group: string, partitions: number): void { this.#groupsSynced.inc({ ...labels(flow), [L.GROUP]: group }, partitions) }

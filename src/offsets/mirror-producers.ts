@@ -2,6 +2,8 @@ import type { FlowConfig } from '../config/mirror-config.js'
 import { InternalTopicWriter, readInternalTopic } from '../kafka/internal-topic.js'
 import type { MirrorProducerFilter } from '../kafka/record-source.js'
 import type { Logger } from '../shared/logger.js'
+import { flowLabels, type FlowLabels } from '../pipeline/pipeline-observer.js'
+import type { OffsetsObserver } from './offsets-observer.js'
 import { decodeMirrorProducer, encodeMirrorProducer } from './offset-sync-record.js'
 import { offsetSyncsReplication } from './offset-sync-writer.js'
 
@@ -32,12 +34,15 @@ export class MirrorProducers implements MirrorProducerFilter {
   readonly #foreign = new Set<string>()
   #running: Promise<void> | undefined
   #queued: Promise<void> | undefined
-  #started = false
-  /** Records skipped as the opposite mirror's, for the metric. */
-  skippedRecords = 0
+  /** Once started (the producer lanes publish concurrently: they share one start). */
+  #starting: Promise<void> | undefined
+  readonly #observer: OffsetsObserver
+  readonly #labels: FlowLabels
 
-  constructor (flow: FlowConfig, logger: Logger) {
+  constructor (flow: FlowConfig, logger: Logger, observer: OffsetsObserver = {}) {
     this.#flow = flow
+    this.#observer = observer
+    this.#labels = flowLabels(flow)
     this.#logger = logger.child({ flow: flow.name, component: 'mirror-producers' })
     this.#writer = new InternalTopicWriter(flow.target, this.#logger, { maxRequestSizeBytes: flow.producer.maxRequestSizeBytes })
   }
@@ -48,11 +53,14 @@ export class MirrorProducers implements MirrorProducerFilter {
   /** The topic of the opposite direction's mirror (on this flow's source). */
   get oppositeTopic (): string { return mirrorProducersTopic(this.#flow.target.alias) }
 
-  async start (): Promise<void> {
-    if (this.#started) return
-    await this.#writer.start()
-    await this.#writer.ensureCompactedTopic(this.topic, offsetSyncsReplication(this.#flow))
-    this.#started = true
+  start (): Promise<void> {
+    this.#starting ??= (async () => {
+      await this.#writer.start()
+      await this.#writer.ensureCompactedTopic(this.topic, offsetSyncsReplication(this.#flow))
+    })()
+    // A failed start is tried again by the next call.
+    this.#starting.catch(() => { this.#starting = undefined })
+    return this.#starting
   }
 
   /** Makes `producerId` (one of this flow's producers on the target) known before it writes. */
@@ -72,7 +80,7 @@ export class MirrorProducers implements MirrorProducerFilter {
   }
 
   skipped (records: number): void {
-    this.skippedRecords += records
+    this.#observer.oppositeMirrorSkipped?.(this.#labels, records)
   }
 
   #remember (id: string): void {
@@ -101,6 +109,7 @@ export class MirrorProducers implements MirrorProducerFilter {
   }
 
   async stop (): Promise<void> {
+    await this.#starting?.catch(() => {})
     await this.#writer.stop()
   }
 }

@@ -24,9 +24,11 @@ export interface OffsetsObserver {
   groupSkipped?: (flow: FlowLabels, group: string, reason: 'active' | 'error') => void
   /** A partition of a group could not be translated: `not-yet-mirrored`, `no-syncs`. */
   translationFailed?: (flow: FlowLabels, group: string, reason: 'not-yet-mirrored' | 'no-syncs') => void
+  /** Source records skipped because the mirror of the opposite direction wrote them (active-active, `MirrorProducers`). */
+  oppositeMirrorSkipped?: (flow: FlowLabels, records: number) => void
 }
 
 /** Every event of `OffsetsObserver`, for fanning one event out to several observers (`fanOut`). */
 export const OffsetsObserverEvents = {
-  syncsWritten: true, syncsPruned: true, syncWriteFailed: true, checkpointsWritten: true, groupOffsetsSynced: true, groupSkipped: true, translationFailed: true,
+  syncsWritten: true, syncsPruned: true, syncWriteFailed: true, checkpointsWritten: true, groupOffsetsSynced: true, groupSkipped: true, translationFailed: true, oppositeMirrorSkipped: true,
 } as const satisfies Record<keyof OffsetsObserver, true>

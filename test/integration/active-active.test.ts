@@ -6,6 +6,7 @@ import { test } from 'node:test'
 import kafkajs from 'kafkajs'
 import { committedOffsets, createTopic, endOffsets, produce, readAll, sharedClusters, totalRecords, uniqueName } from '../helpers/kafka.js'
 import { spawnSidecarArgs, waitMirroring } from '../helpers/sidecar.js'
+import { sampleSum, scrape, sidecarHttpPort } from '../helpers/sidecar-http.js'
 import { waitUntil } from '../helpers/wait.js'
 
 function mm2File (lines: Record<string, string>): string {
@@ -53,6 +54,9 @@ test('active-active over the same topic name (Identity policy both ways): every 
     assert.equal(new Set(values).size, expected, 'each record once on each cluster')
   }
   assert.equal(await totalRecords(a, topic), BigInt(expected), 'still no copy of a copy')
+  // Each flow skipped what the other one wrote into its source: the 61 records from A on B, the 60 from B on A.
+  const port = await sidecarHttpPort(sidecar)
+  assert.equal(sampleSum(await scrape(port), 'kafka_mirror_opposite_mirror_skipped_records_total'), 61 + 60)
   sidecar.child.kill('SIGTERM')
   assert.equal(await sidecar.exited, 0, sidecar.stderr().slice(-2000))
 })

@@ -167,6 +167,7 @@ test('every metric in metric-names.ts is exported (offset-sync metrics through O
   offsets.groupOffsetsSynced(flow, 'g', 1)
   offsets.groupSkipped(flow, 'g', 'active')
   offsets.translationFailed(flow, 'g', 'no-syncs')
+  offsets.oppositeMirrorSkipped(flow, 3)
   new LossMetrics(metrics.registry).lost(flow, { reason: 'source_retention', topic: 't', partition: 0, targetTopic: 't', fromOffset: 0n, toOffset: 2n, records: 2n })
   const names = new Set([...samples((await metrics.exposition()).body).keys()].map(series => series.replace(/\{.*$/, '')))
   for (const name of allSeriesNames()) assert.ok(names.has(name), `${name} missing from the exposition`)
