@@ -208,6 +208,20 @@ export const alertRules: readonly AlertRule[] = [
       ),
     },
   },
+  {
+    alert: 'KafkaMirrorNoCoordinator',
+    expr: `max by (flow, source, target) (${M.coordinator.name}) == 0 and on (flow, source, target) max by (flow, source, target) (${M.flowRunning.name}) == 1`,
+    for: '5m',
+    labels: { severity: 'warning' },
+    annotations: {
+      summary: 'Mirror flow {{ $labels.flow }} has no coordinator',
+      description: 'No instance of flow {{ $labels.flow }} ({{ $labels.source }} -> {{ $labels.target }}) has coordinated it for 5 minutes: group offset sync, checkpoints, offset-sync pruning and topic config sync are not running.',
+      runbook: steps(
+        'The coordinator is the owner of partition 0 of the first mirrored topic (by name); check that every instance mirrors the same topics (same --whitelist / topics) and that the source group is stable.',
+        'kafka_mirror_assigned_partitions per instance shows who owns partitions; a rebalance in progress resolves itself within session.timeout.ms.',
+      ),
+    },
+  },
 ]
 
 /** The rule file Prometheus loads. */
@@ -391,6 +405,20 @@ export const alertCases: readonly AlertCase[] = [
     checks: [
       { at: '6m', alert: 'KafkaMirrorFlowNotRunning', firing: [] },
       { at: '10m', alert: 'KafkaMirrorFlowNotRunning', firing: [{ ...flowLabels, source: 'eu', target: 'us' }] },
+    ],
+  },
+  {
+    name: 'a running flow whose instances all stopped coordinating fires after 5 minutes; one coordinator among several is fine',
+    input: [
+      { series: `${M.coordinator.name}{${flow}}`, values: '1x3 0x10' },
+      { series: `${M.coordinator.name}{job="${MIRROR_JOB}",instance="mirror-1:9464",flow="eu->us",source="eu",target="us"}`, values: '0x13' },
+      { series: `${M.flowRunning.name}{${flow}}`, values: '1x13' },
+      { series: `${M.coordinator.name}{${mirror},flow="us->eu",source="us",target="eu"}`, values: '1x13' },
+      { series: `${M.flowRunning.name}{${mirror},flow="us->eu",source="us",target="eu"}`, values: '1x13' },
+    ],
+    checks: [
+      { at: '6m', alert: 'KafkaMirrorNoCoordinator', firing: [] },
+      { at: '10m', alert: 'KafkaMirrorNoCoordinator', firing: [{ flow: 'eu->us', source: 'eu', target: 'us' }] },
     ],
   },
 ]

@@ -131,6 +131,10 @@ export function buildDashboard (): object {
       query(`sum by (operation, error_code) (rate(${M.retries.name}{${FLOW}}${RATE}))`, 'retry {{operation}} {{error_code}}'),
       query(`sum by (topic) (rate(${M.sendFailures.name}{${TOPIC}}${RATE}))`, 'send failure {{topic}}'),
     ], 8).stacking(new StackingConfigBuilder().mode(StackingMode.None)))
+    .withPanel(timeseries('Batches by path', 'Source record batches per second forwarded undecoded (pass_through) or decoded (deep, by the reason they could not be forwarded); records skipped as the opposite mirror\'s (active-active).', 'ops', [
+      query(`sum by (path, reason) (rate(${M.batches.name}{${FLOW}}${RATE}))`, '{{path}} {{reason}}'),
+      query(`sum (rate(${M.oppositeMirrorSkipped.name}{${FLOW}}${RATE}))`, 'skipped records (opposite mirror)'),
+    ], 8))
     .withPanel(timeseries('Commits and rebalances', 'Offset commits on the source per second by result, and consumer group rebalances.', 'ops', [
       query(`sum by (result) (rate(${M.commits.name}{${FLOW}}${RATE}))`, 'commit {{result}}'),
       query(`sum (rate(${M.rebalances.name}{${FLOW}}${RATE}))`, 'rebalances'),

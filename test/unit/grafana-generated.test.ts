@@ -7,6 +7,7 @@ import { generatedFiles, grafanaDir, repositoryDir } from '../../grafana/src/bui
 import { buildDashboard, DASHBOARD_UID } from '../../grafana/src/dashboard.js'
 import { LossMetrics } from '../../src/metrics/loss-metrics.js'
 import { MirrorMetrics } from '../../src/metrics/mirror-metrics.js'
+import { OffsetsMetrics } from '../../src/metrics/offsets-metrics.js'
 import type { FlowConfig } from '../../src/config/mirror-config.js'
 import type { FlowLabels } from '../../src/pipeline/pipeline-observer.js'
 import { promtool } from '../helpers/prometheus.js'
@@ -53,6 +54,8 @@ for (const partitionLabels of [true, false]) {
     }], { flows: [configured], partitionLabels })
     metrics.committed(flow, [], Date.now())
     metrics.retry(flow, 'produce', 'REQUEST_TIMED_OUT')
+    metrics.batchRouted(flow, 'pass_through', undefined, 100)
+    new OffsetsMetrics(metrics.registry, () => []).oppositeMirrorSkipped(flow, 1)
     // Registered by the sidecar next to MirrorMetrics; its series appear with the first loss.
     new LossMetrics(metrics.registry).lost(flow, { reason: 'source_retention', topic: 't', partition: 0, targetTopic: 't', fromOffset: 0n, toOffset: 1n, records: 1n })
     const exported = new Set((await metrics.exposition()).body.split('\n').filter(line => line !== '' && !line.startsWith('#')).map(line => line.replace(/[{ ].*$/, '')))
