@@ -30,6 +30,10 @@ export const FLAG_DEFAULTS = {
   'metrics.partition.labels': true,
   /** `--sync.topic.configs.interval.seconds`, in seconds (MirrorMaker 2's default). */
   'sync.topic.configs.interval.seconds': 600,
+  /** `--sync.topic.acls.enabled` (MirrorMaker 2's default). */
+  'sync.topic.acls.enabled': true,
+  /** `--sync.topic.acls.interval.seconds`, in seconds (MirrorMaker 2's default). */
+  'sync.topic.acls.interval.seconds': 600,
   /** `--pass.through`: forward record batches undecoded where safe. */
   'pass.through': DEFAULT_PASS_THROUGH,
   /** `--log.level`. */

@@ -124,6 +124,10 @@ export interface FlowConfig {
   readonly syncTopicConfigs: boolean
   /** `sync.topic.configs.interval.seconds`: how often the coordinating process brings target topic configs in line; default 600 s. */
   readonly syncTopicConfigsIntervalMs: number
+  /** `sync.topic.acls.enabled`: copy the mirrored topics' ACLs (MirrorMaker 2's rule, `targetAcl`); default true. */
+  readonly syncTopicAcls: boolean
+  /** `sync.topic.acls.interval.seconds`; default 600 s. */
+  readonly syncTopicAclsIntervalMs: number
   /** Replication factor of topics the mirror creates; default -1 (the target broker's default). */
   readonly replicationFactor: number
   readonly offsetSyncs: OffsetSyncConfig

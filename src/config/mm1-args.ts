@@ -38,6 +38,8 @@ export const MM1_FLAGS = {
   'log.level': { type: 'string', describe: `debug, info, warn, error (default ${D['log.level']})` },
   'drain.timeout.ms': { type: 'string', describe: `How long shutdown waits for in-flight records (default ${D['drain.timeout.ms']})` },
   'pass.through': { type: 'string', describe: `Forward fetched record batches undecoded where safe: auto, on or off (default ${D['pass.through']}; consumer key shallowiterator.enable=true/false also works)` },
+  'sync.topic.acls.enabled': { type: 'string', describe: `Copy the ACLs of mirrored topics to the target (ALLOW WRITE left out, ALLOW ALL as READ) (default ${D['sync.topic.acls.enabled']})` },
+  'sync.topic.acls.interval.seconds': { type: 'string', describe: `How often topic ACLs are synced, in seconds (default ${D['sync.topic.acls.interval.seconds']})` },
   'sync.topic.configs.interval.seconds': { type: 'string', describe: `How often target topic configs are brought in line with the source's, in seconds (default ${D['sync.topic.configs.interval.seconds']})` },
   'message.handler': { type: 'string', describe: 'JavaScript module (.js, .mjs, .cjs) whose handle(record, context) maps each record to zero or more records (filter, rewrite, re-key, headers); see docs/message-handler.md' },
   'message.handler.args': { type: 'string', describe: 'A string handed to every handler call as context.args (MirrorMaker 1\'s flag)' },
@@ -175,6 +177,8 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
   const metricsPort = parseInteger(key('metrics.port'), single(values, 'metrics.port', problems), { min: 0, max: 65535, expected: 'a port number from 0 to 65535' }, problems) ?? D['metrics.port']
   const drainTimeoutMs = int('drain.timeout.ms', D['drain.timeout.ms'], 0)
   const metricsPartitionLabels = parseBoolean(key('metrics.partition.labels'), single(values, 'metrics.partition.labels', problems), problems) ?? D['metrics.partition.labels']
+  const syncTopicAcls = parseBoolean(key('sync.topic.acls.enabled'), single(values, 'sync.topic.acls.enabled', problems), problems) ?? D['sync.topic.acls.enabled']
+  const syncTopicAclsIntervalMs = int('sync.topic.acls.interval.seconds', D['sync.topic.acls.interval.seconds'], 1) * 1000
   const syncTopicConfigsIntervalMs = int('sync.topic.configs.interval.seconds', D['sync.topic.configs.interval.seconds'], 1) * 1000
   const passThroughFlag = parsePassThrough(key('pass.through'), single(values, 'pass.through', problems), problems)
   const abortOnSendFailure = parseBoolean(key('abort.on.send.failure'), single(values, 'abort.on.send.failure', problems), problems) ?? D['abort.on.send.failure']
@@ -225,6 +229,8 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
       refreshTopicsIntervalMs,
       syncTopicConfigs: true,
       syncTopicConfigsIntervalMs,
+      syncTopicAcls,
+      syncTopicAclsIntervalMs,
       replicationFactor: -1,
       offsetSyncs: { enabled: true, topic: `mirror-offset-syncs.${alias}.internal`, replicationFactor: -1 },
       groupSync: {

@@ -24,7 +24,7 @@ export function defaultGroupId (source: string, target: string): string {
 /** Flow keys: read at top level and overridden per flow by `A->B.<key>`. */
 const FLOW_KEYS = new Set(['enabled', 'topics', 'topics.exclude', 'topics.blacklist', 'groups', 'groups.exclude', 'groups.blacklist',
   'replication.policy.class', 'replication.policy.separator', 'tasks.max', 'refresh.topics.enabled', 'refresh.topics.interval.seconds',
-  'sync.topic.configs.enabled', 'sync.topic.configs.interval.seconds', 'replication.factor', 'emit.offset-syncs.enabled', 'sync.group.offsets.enabled',
+  'sync.topic.configs.enabled', 'sync.topic.configs.interval.seconds', 'sync.topic.acls.enabled', 'sync.topic.acls.interval.seconds', 'replication.factor', 'emit.offset-syncs.enabled', 'sync.group.offsets.enabled',
   'sync.group.offsets.interval.seconds', 'emit.checkpoints.enabled', 'emit.checkpoints.interval.seconds', 'offset.flush.interval.ms',
   'offset-syncs.topic.replication.factor', 'checkpoints.topic.replication.factor', 'offset-syncs.topic.location', 'pass.through',
   'message.handler', 'message.handler.args'])
@@ -320,6 +320,8 @@ function buildFlow (
     refreshTopicsIntervalMs,
     syncTopicConfigs,
     syncTopicConfigsIntervalMs: int('sync.topic.configs.interval.seconds', FLAG_DEFAULTS['sync.topic.configs.interval.seconds'], 1) * 1000,
+    syncTopicAcls: bool('sync.topic.acls.enabled', FLAG_DEFAULTS['sync.topic.acls.enabled']),
+    syncTopicAclsIntervalMs: int('sync.topic.acls.interval.seconds', FLAG_DEFAULTS['sync.topic.acls.interval.seconds'], 1) * 1000,
     replicationFactor,
     offsetSyncs: { enabled: offsetSyncsEnabled, topic: `mirror-offset-syncs.${source}.internal`, replicationFactor: offsetSyncsReplicationFactor },
     groupSync: {

@@ -1,6 +1,6 @@
 import kafkajs from 'kafkajs'
 import type { Admin } from 'kafkajs'
-import type { NewTopic, TopicCatalog, TopicDescription } from '../pipeline/ports.js'
+import type { NewTopic, TopicAcl, TopicCatalog, TopicDescription } from '../pipeline/ports.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { retry } from '../shared/retry.js'
@@ -8,7 +8,12 @@ import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import { toMirrorError } from './errors.js'
 
-const { ConfigResourceTypes } = kafkajs
+const { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ConfigResourceTypes, ResourcePatternTypes } = kafkajs
+
+/** kafkajs' operation codes are a plain object at run time (no reverse mapping): the name of `code`. */
+function operationName (code: number): string | undefined {
+  return Object.entries(AclOperationTypes as unknown as Record<string, number>).find(([, value]) => value === code)?.[0]
+}
 
 /**
  * Partitions one CreateTopics request may hold: a KRaft controller refuses a request that makes
@@ -106,6 +111,47 @@ export class TopicAdmin implements TopicCatalog {
       return result
     } catch (error) {
       throw toMirrorError(error, `reading topic configs on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
+    }
+  }
+
+  /** The ACLs on `topics` (literal names); undefined when the cluster has no authorizer (SECURITY_DISABLED). */
+  async topicAcls (topics: readonly string[]): Promise<TopicAcl[] | undefined> {
+    const wanted = new Set(topics)
+    try {
+      const described = await this.#client().describeAcls({
+        resourceType: AclResourceTypes.TOPIC, resourcePatternType: ResourcePatternTypes.LITERAL,
+        operation: AclOperationTypes.ANY, permissionType: AclPermissionTypes.ANY,
+      })
+      const acls: TopicAcl[] = []
+      for (const resource of described.resources) {
+        if (!wanted.has(resource.resourceName)) continue
+        for (const acl of resource.acls) {
+          const permission = acl.permissionType === AclPermissionTypes.DENY ? 'DENY' : acl.permissionType === AclPermissionTypes.ALLOW ? 'ALLOW' : undefined
+          const operation = operationName(acl.operation)
+          if (permission === undefined || operation === undefined) continue
+          acls.push({ topic: resource.resourceName, principal: acl.principal, host: acl.host, operation, permission })
+        }
+      }
+      return acls
+    } catch (error) {
+      if ((error as { type?: string }).type === 'SECURITY_DISABLED') return undefined
+      throw toMirrorError(error, `reading topic ACLs on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
+    }
+  }
+
+  async createTopicAcls (acls: readonly TopicAcl[]): Promise<void> {
+    if (acls.length === 0) return
+    try {
+      await this.#client().createAcls({
+        acl: acls.map(acl => ({
+          resourceType: AclResourceTypes.TOPIC, resourceName: acl.topic, resourcePatternType: ResourcePatternTypes.LITERAL,
+          principal: acl.principal, host: acl.host,
+          operation: (AclOperationTypes as unknown as Record<string, number>)[acl.operation] ?? AclOperationTypes.UNKNOWN,
+          permissionType: acl.permission === 'DENY' ? AclPermissionTypes.DENY : AclPermissionTypes.ALLOW,
+        })),
+      })
+    } catch (error) {
+      throw toMirrorError(error, `creating topic ACLs on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
     }
   }
 

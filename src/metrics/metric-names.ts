@@ -88,6 +88,7 @@ export const Metrics = {
   assignedPartitions: metric('kafka_mirror_assigned_partitions', 'gauge', 'Source partitions currently assigned to this instance.', FLOW_LABELS),
   topicConfigsSynced: metric('kafka_mirror_topic_configs_synced_total', 'counter', 'Target topics whose synced configs (retention, cleanup, sizes) were changed to follow the source, by the coordinating instance.', FLOW_LABELS),
   oppositeMirrorSkipped: metric('kafka_mirror_opposite_mirror_skipped_records_total', 'counter', 'Source records not copied because the mirror of the opposite direction wrote them into the source (active-active over same-named topics: recognised by producer id).', FLOW_LABELS),
+  topicAclsSynced: metric('kafka_mirror_topic_acls_synced_total', 'counter', 'ACLs of mirrored topics created on the target (MirrorMaker 2\'s sync.topic.acls rule) by the coordinating instance.', FLOW_LABELS),
   coordinator: metric('kafka_mirror_coordinator', 'gauge', '1 while this instance coordinates the flow (owns partition 0 of the first mirrored topic in the source group): group offset sync, checkpoints and offset-sync pruning run only there; 0 elsewhere.', FLOW_LABELS),
   mirroredTopics: metric('kafka_mirror_mirrored_topics', 'gauge', 'Source topics currently mirrored by this instance.', FLOW_LABELS),
   flowRunning: metric('kafka_mirror_flow_running', 'gauge', '1 while the flow is running with both clusters connected, else 0.', FLOW_LABELS),

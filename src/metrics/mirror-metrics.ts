@@ -48,6 +48,7 @@ interface Instruments {
   readonly retries: Counter
   readonly batches: Counter
   readonly topicConfigsSynced: Counter
+  readonly topicAclsSynced: Counter
   readonly batchBytes: Counter
   readonly sendFailures: Counter
   readonly commits: Counter
@@ -160,6 +161,7 @@ export class MirrorMetrics implements PipelineObserver {
       retries: counter(Metrics.retries),
       batches: counter(Metrics.batches),
       topicConfigsSynced: counter(Metrics.topicConfigsSynced),
+      topicAclsSynced: counter(Metrics.topicAclsSynced),
       batchBytes: counter(Metrics.batchBytes),
       sendFailures: counter(Metrics.sendFailures),
       commits: counter(Metrics.commits),
@@ -235,6 +237,10 @@ export class MirrorMetrics implements PipelineObserver {
 
   topicConfigsSynced (flow: FlowLabels, changed: number): void {
     this.instruments.topicConfigsSynced.inc(this.#flow(flow).labels, changed)
+  }
+
+  topicAclsSynced (flow: FlowLabels, created: number): void {
+    this.instruments.topicAclsSynced.inc(this.#flow(flow).labels, created)
   }
 
   batchRouted (flow: FlowLabels, path: BatchPath, reason: DeepPathReason | undefined, bytes: number): void {

@@ -74,6 +74,8 @@ export class MirrorFlow {
   #coordinating = false
   /** When target topic configs were last compared with the source's (ms since epoch); the first refresh after start does it. */
   #configsSyncedAtMs = 0
+  /** When topic ACLs were last synced (ms since epoch). */
+  #aclsSyncedAtMs = 0
   #workers: Array<Promise<void>> = []
   #state: LifecycleState = 'starting'
   #refreshing: Promise<void> | undefined
@@ -227,6 +229,7 @@ export class MirrorFlow {
       return
     }
     await this.#syncTopicConfigs(topics)
+    await this.#syncTopicAcls(topics)
     const same = topics.size === this.#topics.size && [...topics].every(([name, t]) => this.#topics.get(name)?.partitions === t.partitions)
     if (same || this.#state !== 'running') return
     this.#logger.info('topics changed; re-subscribing', { topics: [...topics.keys()] })
@@ -331,6 +334,19 @@ export class MirrorFlow {
     } catch (error) {
       this.#observer.retry?.(this.labels, 'sync_topic_configs', errorLabel(error))
       this.#logger.warn('syncing topic configs failed; trying again at the next interval', { error })
+    }
+  }
+
+  /** Every `syncTopicAclsIntervalMs`, in the coordinating process only: the mirrored topics' ACLs are copied to the target. */
+  async #syncTopicAcls (topics: ReadonlyMap<string, MirroredTopic>): Promise<void> {
+    const now = Date.now()
+    if (!this.config.syncTopicAcls || !this.coordinates() || now - this.#aclsSyncedAtMs < this.config.syncTopicAclsIntervalMs) return
+    this.#aclsSyncedAtMs = now
+    try {
+      this.#observer.topicAclsSynced?.(this.labels, await this.#topicSync.syncAcls([...topics.values()]))
+    } catch (error) {
+      this.#observer.retry?.(this.labels, 'sync_topic_acls', errorLabel(error))
+      this.#logger.warn('syncing topic ACLs failed; trying again at the next interval', { error })
     }
   }
 

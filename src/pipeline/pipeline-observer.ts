@@ -93,6 +93,8 @@ export interface PipelineObserver {
   retry?: (flow: FlowLabels, operation: string, errorCode: string) => void
   /** A topic config sync ran in the coordinating process; `changed` target topics got new configs. */
   topicConfigsSynced?: (flow: FlowLabels, changed: number) => void
+  /** A topic ACL sync ran in the coordinating process; `created` ACLs were added on the target. */
+  topicAclsSynced?: (flow: FlowLabels, created: number) => void
   /** A source record batch went the pass-through way, or the deep way although the flow forwards batches (`reason` says why). */
   batchRouted?: (flow: FlowLabels, path: BatchPath, reason: DeepPathReason | undefined, bytes: number) => void
   sendFailed?: (flow: FlowLabels, topic: string, partition: number, reason: string) => void
@@ -104,5 +106,5 @@ export interface PipelineObserver {
 
 /** Every event of `PipelineObserver`, for fanning one event out to several observers (`fanOut`). */
 export const PipelineObserverEvents = {
-  consumed: true, produced: true, produceRequest: true, retry: true, batchRouted: true, topicConfigsSynced: true, sendFailed: true, committed: true, commitFailed: true, rebalanced: true, fatal: true,
+  consumed: true, produced: true, produceRequest: true, retry: true, batchRouted: true, topicConfigsSynced: true, topicAclsSynced: true, sendFailed: true, committed: true, commitFailed: true, rebalanced: true, fatal: true,
 } as const satisfies Record<keyof PipelineObserver, true>

@@ -113,6 +113,15 @@ export interface NewTopic {
   readonly configs: Readonly<Record<string, string>>
 }
 
+/** An ACL on one topic (a literal resource name), in Kafka's names: operation `READ`, `WRITE`, `ALL`, ...; permission `ALLOW` or `DENY`. */
+export interface TopicAcl {
+  readonly topic: string
+  readonly principal: string
+  readonly host: string
+  readonly operation: string
+  readonly permission: 'ALLOW' | 'DENY'
+}
+
 /** Topic metadata and topic creation on one cluster. */
 export interface TopicCatalog {
   readonly alias: string
@@ -124,6 +133,9 @@ export interface TopicCatalog {
   /** The given config keys of each topic, where set. */
   topicConfigs: (topics: readonly string[], keys: readonly string[]) => Promise<Map<string, Record<string, string>>>
   createTopics: (topics: readonly NewTopic[]) => Promise<void>
+  /** The ACLs on `topics` (literal resource names); undefined when the cluster has no authorizer. */
+  topicAcls: (topics: readonly string[]) => Promise<TopicAcl[] | undefined>
+  createTopicAcls: (acls: readonly TopicAcl[]) => Promise<void>
   /** Sets `configs` on `topic`, keeping the topic's other explicitly set configs as they are. */
   setTopicConfigs: (topic: string, configs: Readonly<Record<string, string>>) => Promise<void>
   createPartitions: (topic: string, count: number) => Promise<void>

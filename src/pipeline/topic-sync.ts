@@ -1,5 +1,5 @@
 import { targetTopicName, type FlowConfig, type ReplicationPolicy } from '../config/mirror-config.js'
-import type { TopicCatalog } from './ports.js'
+import type { TopicAcl, TopicCatalog } from './ports.js'
 import type { Logger } from '../shared/logger.js'
 
 /** Topic configs copied to topics the mirror creates (what decides how long data lives and how it is cleaned). */
@@ -7,6 +7,21 @@ export const SYNCED_TOPIC_CONFIGS = [
   'cleanup.policy', 'retention.ms', 'retention.bytes', 'min.compaction.lag.ms', 'max.compaction.lag.ms',
   'delete.retention.ms', 'max.message.bytes', 'message.timestamp.type', 'segment.bytes', 'segment.ms',
 ] as const
+
+/**
+ * MirrorMaker 2's rule for the ACLs of a target topic (`sync.topic.acls`): the source topic's
+ * ACLs, except those allowing WRITE (only the mirror writes a copy), with ALLOW ALL narrowed to
+ * READ; the resource is the target topic's name. Undefined when the ACL is not copied.
+ */
+export function targetAcl (acl: TopicAcl, targetTopic: string): TopicAcl | undefined {
+  if (acl.permission === 'ALLOW' && acl.operation === 'WRITE') return undefined
+  const operation = acl.permission === 'ALLOW' && acl.operation === 'ALL' ? 'READ' : acl.operation
+  return { ...acl, topic: targetTopic, operation }
+}
+
+function aclKey (acl: TopicAcl): string {
+  return JSON.stringify([acl.topic, acl.principal, acl.host, acl.operation, acl.permission])
+}
 
 /** A source topic the flow copies, where it goes, and how many partitions it has. */
 export interface MirroredTopic {
@@ -72,6 +87,30 @@ export class TopicSync {
       changed++
     }
     return changed
+  }
+
+  /**
+   * Creates on the target the ACLs of the mirrored topics (`targetAcl`) that it does not have yet;
+   * never removes one. Returns how many were created; 0 when either cluster has no authorizer.
+   */
+  async syncAcls (topics: readonly MirroredTopic[]): Promise<number> {
+    if (topics.length === 0) return 0
+    const sourceAcls = await this.#source.topicAcls(topics.map(t => t.source))
+    if (sourceAcls === undefined || sourceAcls.length === 0) return 0
+    const targetAcls = await this.#target.topicAcls(topics.map(t => t.target))
+    if (targetAcls === undefined) return 0
+    const targetOf = new Map(topics.map(t => [t.source, t.target]))
+    const present = new Set(targetAcls.map(aclKey))
+    const missing = new Map<string, TopicAcl>()
+    for (const acl of sourceAcls) {
+      const target = targetOf.get(acl.topic)
+      const wanted = target === undefined ? undefined : targetAcl(acl, target)
+      if (wanted !== undefined && !present.has(aclKey(wanted))) missing.set(aclKey(wanted), wanted)
+    }
+    if (missing.size === 0) return 0
+    await this.#target.createTopicAcls([...missing.values()])
+    this.#logger.info('synced topic ACLs to the target', { acls: [...missing.values()].map(a => `${a.permission} ${a.principal} ${a.operation} ${a.topic}`) })
+    return missing.size
   }
 
   async refresh (): Promise<Map<string, MirroredTopic>> {

@@ -2,7 +2,7 @@ import type { FlowConfig } from '../../src/config/mirror-config.js'
 import { createTopicFilter } from '../../src/config/topic-filter.js'
 import type { KafkaRecord } from '../../src/shared/kafka-record.js'
 import { partitionKey } from '../../src/pipeline/partition-key.js'
-import type { CommitOffset, FetchControl, FlowPorts, NewTopic, PartitionAck, PartitionWrite, RecordSink, RecordSource, SourceListener, TopicCatalog, TopicDescription } from '../../src/pipeline/ports.js'
+import type { CommitOffset, FetchControl, FlowPorts, NewTopic, TopicAcl, PartitionAck, PartitionWrite, RecordSink, RecordSource, SourceListener, TopicCatalog, TopicDescription } from '../../src/pipeline/ports.js'
 import { PartialSendError } from '../../src/pipeline/partial-send-error.js'
 import type { ForwardedBatch } from '../../src/pipeline/forwarded-batch.js'
 import { ErrorCodes, MirrorError } from '../../src/shared/errors.js'
@@ -34,6 +34,8 @@ export function fakeFlowConfig (overrides: Partial<FlowConfig> = {}): FlowConfig
     refreshTopicsIntervalMs: 60_000,
     syncTopicConfigs: false,
     syncTopicConfigsIntervalMs: 600_000,
+    syncTopicAcls: false,
+    syncTopicAclsIntervalMs: 600_000,
     replicationFactor: 1,
     offsetSyncs: { enabled: false, topic: 'offset-syncs', replicationFactor: 1 },
     groupSync: { enabled: false, groups: { include: '.*', exclude: undefined, matches: () => true }, intervalMs: 10_000, checkpointsTopic: 'checkpoints', checkpointsReplicationFactor: 1 },
@@ -97,6 +99,9 @@ export class FakeTopicCatalog implements TopicCatalog {
 
   async createPartitions (topic: string, count: number): Promise<void> { this.topics.set(topic, count) }
   readonly configsSet: Array<{ topic: string, configs: Readonly<Record<string, string>> }> = []
+  readonly acls: TopicAcl[] = []
+  async topicAcls (topics: readonly string[]): Promise<TopicAcl[] | undefined> { return this.acls.filter(acl => topics.includes(acl.topic)) }
+  async createTopicAcls (acls: readonly TopicAcl[]): Promise<void> { this.acls.push(...acls) }
   async setTopicConfigs (topic: string, configs: Readonly<Record<string, string>>): Promise<void> { this.configsSet.push({ topic, configs }) }
 }
 

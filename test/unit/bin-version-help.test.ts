@@ -38,6 +38,8 @@ const DEFAULT_IN_CONFIG: Record<string, (config: PrintedConfig) => unknown> = {
   'abort.on.send.failure': c => c.flows[0]?.abortOnSendFailure,
   'pass.through': c => c.flows[0]?.passThrough,
   'sync.topic.configs.interval.seconds': c => (c.flows[0]?.syncTopicConfigsIntervalMs ?? 0) / 1000,
+  'sync.topic.acls.enabled': c => c.flows[0]?.syncTopicAcls,
+  'sync.topic.acls.interval.seconds': c => (c.flows[0]?.syncTopicAclsIntervalMs ?? 0) / 1000,
   'refresh.topics.interval.ms': c => c.flows[0]?.refreshTopicsIntervalMs,
   'metrics.port': c => c.metricsPort,
   'metrics.host': c => c.metricsHost,
@@ -54,7 +56,7 @@ interface PrintedConfig {
   metricsPort: number, metricsHost: string, metricsPartitionLabels: boolean, logLevel: string, drainTimeoutMs: number
   flows: Array<{
     numStreams: number, numProducers: number, queueMaxRecords: number, queueMaxBytes: number, offsetCommitIntervalMs: number,
-    abortOnSendFailure: boolean, passThrough: string, syncTopicConfigsIntervalMs: number, refreshTopicsIntervalMs: number,
+    abortOnSendFailure: boolean, passThrough: string, syncTopicConfigsIntervalMs: number, syncTopicAcls: boolean, syncTopicAclsIntervalMs: number, refreshTopicsIntervalMs: number,
     groupSync: { enabled: boolean, intervalMs: number, groups: { include: string, exclude: string } }
   }>
 }

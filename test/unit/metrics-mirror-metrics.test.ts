@@ -42,6 +42,7 @@ function feed (metrics: MirrorMetrics): void {
   metrics.batchRouted(flow, 'pass_through', undefined, 1000)
   metrics.batchRouted(flow, 'deep', 'offset_gaps', 500)
   metrics.topicConfigsSynced(flow, 2)
+  metrics.topicAclsSynced(flow, 1)
   metrics.sendFailed(flow, 'orders', 0, 'MESSAGE_TOO_LARGE')
   metrics.committed(flow, [{ topic: 'orders', partition: 0, offset: 42n, lagRecords: 58n }], NOW_MS - 10_000)
   metrics.commitFailed(flow, 'coordinator moved')
@@ -77,6 +78,7 @@ test('observer calls and the snapshot become the documented series', async () =>
     [`kafka_mirror_batch_bytes_total{${L},path="pass_through"}`, 1000],
     [`kafka_mirror_batch_bytes_total{${L},path="deep"}`, 500],
     [`kafka_mirror_topic_configs_synced_total{${L}}`, 2],
+    [`kafka_mirror_topic_acls_synced_total{${L}}`, 1],
     [`kafka_mirror_send_failures_total{${L},topic="orders"}`, 1],
     [`kafka_mirror_commits_total{${L},result="ok"}`, 1],
     [`kafka_mirror_commits_total{${L},result="error"}`, 1],
