@@ -19,7 +19,7 @@ export interface PropertiesOrigin {
 /** Keys `connectionFromProperties` reads, besides the security keys. */
 export const CONNECTION_KEYS = ['bootstrap.servers', 'client.id', 'request.timeout.ms', 'socket.connection.setup.timeout.ms'] as const
 /** Keys `consumerSettingsFromProperties` reads. */
-export const CONSUMER_KEYS = ['group.id', 'auto.offset.reset', 'enable.auto.commit', 'max.poll.records', 'shallowiterator.enable', 'fetch.max.bytes', 'max.partition.fetch.bytes', 'session.timeout.ms', 'heartbeat.interval.ms'] as const
+export const CONSUMER_KEYS = ['group.id', 'auto.offset.reset', 'enable.auto.commit', 'max.poll.records', 'shallowiterator.enable', 'fetch.max.bytes', 'max.partition.fetch.bytes', 'session.timeout.ms', 'heartbeat.interval.ms', 'fetch.max.wait.ms', 'fetch.min.bytes'] as const
 /** Keys `producerSettingsFromProperties` reads. */
 export const PRODUCER_KEYS = ['acks', 'compression.type', 'batch.size', 'linger.ms', 'enable.idempotence', 'max.request.size'] as const
 
@@ -68,14 +68,20 @@ export function consumerSettingsFromProperties (properties: Properties, where: s
   if (reset === 'none') problems.add(key('auto.offset.reset'), 'none', 'a mirror must start somewhere on partitions without a committed offset; use earliest or latest')
   const autoCommit = parseBoolean(key('enable.auto.commit'), value(properties, 'enable.auto.commit'), problems)
   if (autoCommit === true) problems.add(key('enable.auto.commit'), 'true', 'the mirror commits only what the target acknowledged; remove the key or set it to false')
+  const sessionTimeoutMs = int('session.timeout.ms', 45_000)
+  const fetchMaxWaitMs = int('fetch.max.wait.ms', 500, 0)
+  // kafkajs heartbeats between fetches, so a fetch held longer than the session would lose the group.
+  if (fetchMaxWaitMs >= sessionTimeoutMs) problems.add(key('fetch.max.wait.ms'), String(fetchMaxWaitMs), `must be below session.timeout.ms (${sessionTimeoutMs}): the consumer heartbeats between fetches; lower it or raise session.timeout.ms`)
   return {
     groupId: value(properties, 'group.id') ?? 'mirror-sidecar',
     autoOffsetReset: reset === 'latest' ? 'latest' : 'earliest',
     maxPollRecords: int('max.poll.records', 2000),
     fetchMaxBytes: int('fetch.max.bytes', 52_428_800),
     maxPartitionFetchBytes: int('max.partition.fetch.bytes', 1_048_576),
-    sessionTimeoutMs: int('session.timeout.ms', 45_000),
+    sessionTimeoutMs,
     heartbeatIntervalMs: int('heartbeat.interval.ms', 3_000),
+    fetchMaxWaitMs,
+    fetchMinBytes: int('fetch.min.bytes', 1),
   }
 }
 

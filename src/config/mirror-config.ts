@@ -32,6 +32,14 @@ export interface ConsumerSettings {
   readonly sessionTimeoutMs: number
   /** `heartbeat.interval.ms`; default 3000. */
   readonly heartbeatIntervalMs: number
+  /**
+   * `fetch.max.wait.ms`: how long the broker holds a fetch that has less than `fetch.min.bytes`;
+   * default 500 (Java's). Without fetch sessions every fetch names every partition, so a caught-up
+   * mirror's CPU grows with partitions / this value.
+   */
+  readonly fetchMaxWaitMs: number
+  /** `fetch.min.bytes`; default 1 (Java's). */
+  readonly fetchMinBytes: number
 }
 
 /** Producer side of a flow. acks is always `all` (-1) unless the user explicitly chose 1. */

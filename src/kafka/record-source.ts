@@ -72,7 +72,8 @@ export class KafkaRecordSource implements RecordSource {
         heartbeatInterval: this.#settings.heartbeatIntervalMs,
         maxBytesPerPartition: this.#settings.maxPartitionFetchBytes,
         maxBytes: this.#settings.fetchMaxBytes,
-        maxWaitTimeInMs: 500,
+        maxWaitTimeInMs: this.#settings.fetchMaxWaitMs,
+        minBytes: this.#settings.fetchMinBytes,
         allowAutoTopicCreation: false,
         retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10_000 },
       })
