@@ -228,7 +228,14 @@ export class KafkaRecordSource implements RecordSource {
   pause (): void {
     const topics = this.#topics.map(topic => ({ topic }))
     if (topics.length === 0) return
-    for (const consumer of this.#consumers) consumer.pause(topics)
+    for (const consumer of this.#consumers) {
+      try {
+        consumer.pause(topics)
+      } catch (error) {
+        // A consumer that crashed before its group was set up ("Consumer group was not initialized") fetches nothing to pause.
+        this.#logger.debug('source consumer could not be paused', { error })
+      }
+    }
   }
 
   /** Leaves the group and closes connections. Safe to call twice. */
