@@ -1,12 +1,12 @@
 import { parseArgs } from 'node:util'
+import { Compressions, type Compression } from './compression.js'
 import { parseScenarioList, ScenarioListError, type Scenario } from './scenarios.js'
 
 /** `baseline`: a second build of the sidecar (`--baseline-entry`), to compare two versions in one run. */
 export const ContenderNames = ['sidecar', 'baseline', 'mm2', 'mm1'] as const
 export type ContenderName = typeof ContenderNames[number]
 
-export const Compressions = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const
-export type Compression = typeof Compressions[number]
+export { Compressions, type Compression } from './compression.js'
 
 /** Everything one `npm run bench` invocation does, validated. */
 export interface BenchOptions {

@@ -3,8 +3,7 @@ import { cpus, loadavg, totalmem } from 'node:os'
 import type { BenchOptions } from './bench-options.js'
 import { CEILING_PRODUCER_PROPS, type CeilingFigures } from './ceiling-run.js'
 import type { LatencyFigures } from './latency-run.js'
-import type { ContenderFailure } from './scenario-run.js'
-import type { ThroughputFigures } from './throughput-run.js'
+import type { ContenderFailure, ThroughputFigures } from './throughput-run.js'
 
 /** Machine and software the figures were taken on. */
 export interface Environment {

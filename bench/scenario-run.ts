@@ -9,19 +9,10 @@ import { preload, type RecordShape } from './kcat-producer.js'
 import { ceilingMedians, throughputMedians, type CeilingMedians, type ThroughputMedians } from './report.js'
 import { runOrder } from './run-order.js'
 import { COMPACTED_KEY_REPEATS, type Scenario } from './scenarios.js'
-import { runThroughput, type ThroughputFigures } from './throughput-run.js'
+import { runThroughput, type ContenderFailure, type ThroughputFigures } from './throughput-run.js'
 import { TopicAdmin } from './topic-admin.js'
 import { startWideAreaTarget } from './wide-area-target.js'
 
-/** A contender run that did not complete (the mirror exited, e.g. out of heap, or timed out); the other runs go on. */
-export interface ContenderFailure {
-  readonly contender: string
-  readonly run: number
-  /** One line for the tables, e.g. `JavaScript heap out of memory`. */
-  readonly reason: string
-  /** The whole error, with the mirror's log tail. */
-  readonly message: string
-}
 
 /** Everything one throughput configuration measured in one invocation. */
 export interface ScenarioResult {

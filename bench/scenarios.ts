@@ -1,4 +1,4 @@
-import type { Compression } from './bench-options.js'
+import type { Compression } from './compression.js'
 
 /** The producer settings the MirrorMaker article recommends and production runs: bigger batches, a little linger. */
 export const TUNED_PRODUCER_PROPS = Object.freeze({ 'batch.size': '262144', 'linger.ms': '10' })

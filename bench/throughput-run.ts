@@ -148,3 +148,13 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
     await deleteOwnTopics(contender, job, context)
   }
 }
+
+/** A contender run that did not complete (the mirror exited, e.g. out of heap, or timed out); the other runs go on. */
+export interface ContenderFailure {
+  readonly contender: string
+  readonly run: number
+  /** One line for the tables, e.g. `JavaScript heap out of memory`. */
+  readonly reason: string
+  /** The whole error, with the mirror's log tail. */
+  readonly message: string
+}

@@ -1,3 +1,4 @@
+import type { FlowLabels } from '../pipeline/pipeline-observer.js'
 /**
  * Silent loss: records that will never reach the target although nothing failed. Pure logic; the
  * sidecar's `LossMonitor` feeds it acknowledgements and the clusters' log offsets, and acts on
@@ -234,4 +235,9 @@ export class LossDetector {
     }
     return findings
   }
+}
+
+/** What the loss monitor reports (the metrics implement it); implementations must be cheap and must not throw. */
+export interface LossObserver {
+  lost?: (flow: FlowLabels, finding: LossFinding) => void
 }

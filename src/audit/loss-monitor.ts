@@ -1,6 +1,5 @@
 import { targetTopicName, type FlowConfig } from '../config/mirror-config.js'
 import { GroupAdmin } from '../kafka/group-admin.js'
-import type { LossObserver } from '../metrics/loss-metrics.js'
 import type { MirrorBatch } from '../pipeline/mirror-batch.js'
 import { flowLabels, type FlowLabels, type FlowSnapshot } from '../pipeline/pipeline-observer.js'
 import type { AckListener, AckSegment, CommitCandidate } from '../pipeline/ports.js'
@@ -8,7 +7,7 @@ import { errorLabel, ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import type { Logger } from '../shared/logger.js'
 import { RearmingTimer } from '../shared/rearming-timer.js'
-import { FATAL_LOSS_REASONS, LossDetector, LossReasons, type LogOffsets, type LossFinding, type PartitionObservation } from './loss-detector.js'
+import { FATAL_LOSS_REASONS, LossDetector, LossReasons, type LogOffsets, type LossFinding, type LossObserver, type PartitionObservation } from './loss-detector.js'
 
 export interface LossMonitorOptions {
   readonly logger: Logger

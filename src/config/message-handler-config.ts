@@ -1,6 +1,5 @@
 import { statSync } from 'node:fs'
 import { resolve } from 'node:path'
-import type { FlowConfig } from './mirror-config.js'
 import type { PassThroughMode } from './pass-through.js'
 import type { ProblemList } from './values.js'
 
@@ -17,7 +16,7 @@ export interface MessageHandlerConfig {
 }
 
 /** True when the flow maps records through a message handler (so every record must be decoded: the deep path). */
-export function hasMessageHandler (flow: Pick<FlowConfig, 'messageHandler'>): boolean {
+export function hasMessageHandler (flow: { readonly messageHandler?: MessageHandlerConfig }): boolean {
   return flow.messageHandler !== undefined
 }
 

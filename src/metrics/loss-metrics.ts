@@ -1,12 +1,7 @@
 import { Counter, type Registry } from 'prom-client'
-import type { LossFinding } from '../audit/loss-detector.js'
+import type { LossFinding, LossObserver } from '../audit/loss-detector.js'
 import type { FlowLabels } from '../pipeline/pipeline-observer.js'
 import { LabelNames as L, Metrics } from './metric-names.js'
-
-/** What the loss monitor reports; implementations must be cheap and must not throw. */
-export interface LossObserver {
-  lost?: (flow: FlowLabels, finding: LossFinding) => void
-}
 
 /** `kafka_mirror_lost_records_total{topic, reason}` in the sidecar's registry (series appear with the first loss). */
 export class LossMetrics implements LossObserver {
