@@ -70,6 +70,9 @@ const EXPECTED_AT_START_UP: ReadonlySet<string> = new Set([
   'This server is not the leader for that topic-partition',
 ])
 
+/** Answers the mirror expects and handles itself: a cluster without an authorizer answering the ACL sync (`TopicAdmin.topicAcls`). */
+const HANDLED_BY_THE_MIRROR: ReadonlySet<string> = new Set(['Security features are disabled'])
+
 /** kafkajs error lines after which it recovers by itself (the consumer re-joins its group). */
 const RECOVERED_BY_KAFKAJS: ReadonlySet<string> = new Set(['The coordinator is not aware of this member, re-joining the group'])
 
@@ -81,7 +84,7 @@ function errorLineLevel (message: string, extra: Record<string, unknown>): LineL
   const answer = typeof extra.error === 'string' ? extra.error : message
   // The consumer stopped: its retries ran out or the error is not retriable (a restart, if any, is logged next).
   if (message.startsWith('Crash: ')) return 'error'
-  if (EXPECTED_AT_START_UP.has(answer)) return 'debug'
+  if (EXPECTED_AT_START_UP.has(answer) || HANDLED_BY_THE_MIRROR.has(answer)) return 'debug'
   if (RETRIABLE_PROTOCOL_ERRORS.has(answer) || RECOVERED_BY_KAFKAJS.has(message) || extra.retryCount !== undefined || TRANSIENT_CONNECTION_ERROR.test(message)) return 'warn'
   return 'error'
 }

@@ -32,3 +32,10 @@ test('kafkajs log lines: retried connection failures are warnings, stacks only a
     ['debug', 'Starting', undefined],
   ])
 })
+
+test('kafkajs log lines: a cluster without an authorizer answering the ACL sync is not an error (the mirror skips ACL sync there)', () => {
+  const info = capture('info')
+  info.log(logLevel.ERROR, { message: 'Response DescribeAcls(key: 29, version: 1)', error: 'Security features are disabled', broker: '127.0.0.1:19092' })
+  info.log(logLevel.ERROR, { message: 'Response DescribeAcls(key: 29, version: 1)', error: 'Cluster authorization failed', broker: '127.0.0.1:19092' })
+  assert.deepEqual(info.lines.map(line => [line.level, line.error]), [['error', 'Cluster authorization failed']])
+})
