@@ -49,6 +49,12 @@ async function segmentBatches (cluster: LocalCluster, topic: string): Promise<st
   return stdout.split('\n').filter(line => line.startsWith('baseOffset:'))
 }
 
+/** `mirror-check verify` of `topic` (the same name on both clusters) against the mirror's offset syncs; asserts exit 0. */
+async function assertVerifies (source: LocalCluster, target: LocalCluster, topic: string, group: string): Promise<void> {
+  const result = await runMirrorCheck(['verify', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', topic, '--group', group, '--format', 'json'])
+  assert.equal(result.code, 0, `verify of ${topic}: ${result.stdout}${result.stderr}`)
+}
+
 /** `kafka_mirror_batches_total` by path (and reason for the deep path). */
 function batchesByPath (exposition: string): Map<string, number> {
   const out = new Map<string, number>()
@@ -102,7 +108,8 @@ test('pass-through: a batch larger than the target topic accepts is written deco
   await createTopic(t, target, { name: topic, configs: { 'max.message.bytes': '8192' } })
   const lines = Array.from({ length: 600 }, (_, i) => `key-${i}:${String(i).padStart(400, 'x')}`)
   await kcatProduce(source.bootstrap, topic, 'none', lines)
-  const sidecar = spawnSidecar(t, { source, target, groupId: uniqueName('pt-large'), include: topic })
+  const group = uniqueName('pt-large')
+  const sidecar = spawnSidecar(t, { source, target, groupId: group, include: topic })
   await waitMirroring(sidecar)
   const port = await sidecarHttpPort(sidecar)
   await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) === 600n, { timeoutMs: 90_000, message: `${topic} copied` })
@@ -112,6 +119,7 @@ test('pass-through: a batch larger than the target topic accepts is written deco
   assert.ok((paths.get('deep:refused_by_target') ?? 0) > 0, `the refused batches are counted: ${JSON.stringify([...paths])}`)
   sidecar.child.kill('SIGTERM')
   assert.equal(await sidecar.exited, 0)
+  await assertVerifies(source, target, topic, group)
 })
 
 test('pass-through: kill -9 while batches are forwarded and a restart lose nothing', { timeout: 240_000 }, async t => {
@@ -149,7 +157,8 @@ test('pass-through: a topic whose batches mix codecs is forwarded batch by batch
     await kcatProduce(source.bootstrap, mixed, codec, Array.from({ length: 100 }, (_, i) => `m${index}-${i}:${codec}-${i}`))
   }
   await kcatProduce(source.bootstrap, appendTime, 'lz4', Array.from({ length: 300 }, (_, i) => `a${i}:v${i}`))
-  const sidecar = spawnSidecar(t, { source, target, groupId: uniqueName('pt-mixed'), include: `${mixed}|${appendTime}` })
+  const mixedGroup = uniqueName('pt-mixed')
+  const sidecar = spawnSidecar(t, { source, target, groupId: mixedGroup, include: `${mixed}|${appendTime}` })
   await waitMirroring(sidecar)
   const port = await sidecarHttpPort(sidecar)
   await waitUntil(async () => await totalRecords(target, mixed).catch(() => 0n) === 600n && await totalRecords(target, appendTime).catch(() => 0n) === 300n, { timeoutMs: 60_000, message: 'both topics copied' })
@@ -165,6 +174,7 @@ test('pass-through: a topic whose batches mix codecs is forwarded batch by batch
   assert.ok((paths.get('pass_through') ?? 0) >= 6)
   sidecar.child.kill('SIGTERM')
   assert.equal(await sidecar.exited, 0)
+  await assertVerifies(source, target, mixed, mixedGroup)
 })
 
 test('pass-through: a transactional source with aborted transactions: whole committed batches are forwarded, nothing aborted is copied (target read uncommitted)', { timeout: 180_000 }, async t => {
@@ -188,7 +198,8 @@ test('pass-through: a transactional source with aborted transactions: whole comm
   } finally {
     await producer.disconnect()
   }
-  const sidecar = spawnSidecar(t, { source, target, groupId: uniqueName('pt-txn'), include: topic })
+  const txnGroup = uniqueName('pt-txn')
+  const sidecar = spawnSidecar(t, { source, target, groupId: txnGroup, include: topic })
   await waitMirroring(sidecar)
   const port = await sidecarHttpPort(sidecar)
   await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) >= BigInt(committed.length), { timeoutMs: 60_000, message: 'the committed records copied' })
@@ -199,4 +210,5 @@ test('pass-through: a transactional source with aborted transactions: whole comm
   assert.ok((paths.get('pass_through') ?? 0) > 0, `committed batches were forwarded: ${JSON.stringify([...paths])}`)
   sidecar.child.kill('SIGTERM')
   assert.equal(await sidecar.exited, 0)
+  await assertVerifies(source, target, topic, txnGroup)
 })
