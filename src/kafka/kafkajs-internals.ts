@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
-import type { Kafka, KafkaMessage, Message } from 'kafkajs'
+import type { Kafka, Message } from 'kafkajs'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { RecordHeader } from '../shared/record-header.js'
@@ -97,14 +97,6 @@ export function writtenBeforeFailure (error: unknown): Array<{ topic: string, pa
     written.push({ topic: answer.topicName, partition: answer.partition, baseOffset: BigInt(answer.baseOffset as string) })
   }
   return written
-}
-
-/**
- * kafkajs' fetched messages as the project's records: the patched record decoder adds
- * `headerList` (every header in wire order) to each, so they are `KafkaRecord`s as they are.
- */
-export function asKafkaRecords (messages: readonly KafkaMessage[]): readonly KafkaRecord[] {
-  return messages as readonly KafkaRecord[]
 }
 
 /**

@@ -7,7 +7,7 @@ import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import { toMirrorError } from './errors.js'
-import { asKafkaRecords, batchFetchedOffset, runWithBatchForwarding, withoutBatchForwarding } from './kafkajs-internals.js'
+import { batchFetchedOffset, runWithBatchForwarding, withoutBatchForwarding } from './kafkajs-internals.js'
 import { forwardingHook, KafkaForwardedBatch, type ForwardingPolicy } from './forwarded-record-batch.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 
@@ -31,8 +31,8 @@ export class KafkaRecordSource implements RecordSource {
   readonly #settings: ConsumerSettings
   readonly #streams: number
   readonly #logger: Logger
-  /** Which batches go undecoded (pass-through); undefined: kafkajs decodes every fetch whole (tests of the plain path). */
-  readonly #forwarding: ForwardingPolicy | undefined
+  /** Which batches go undecoded (pass-through); the others are decoded one at a time as the queue takes them. */
+  readonly #forwarding: ForwardingPolicy
   /** Producers of the opposite direction's mirror (active-active): their batches are skipped. */
   readonly #producers: MirrorProducerFilter | undefined
   #consumers: Consumer[] = []
@@ -42,7 +42,7 @@ export class KafkaRecordSource implements RecordSource {
   #stopped = false
   #disconnecting: Promise<void> = Promise.resolve()
 
-  constructor (connection: ClusterConnection, settings: ConsumerSettings, streams: number, logger: Logger, forwarding?: ForwardingPolicy, producers?: MirrorProducerFilter) {
+  constructor (connection: ClusterConnection, settings: ConsumerSettings, streams: number, logger: Logger, forwarding: ForwardingPolicy, producers?: MirrorProducerFilter) {
     this.#producers = producers
     this.#connection = connection
     this.#settings = settings
@@ -96,12 +96,7 @@ export class KafkaRecordSource implements RecordSource {
       partitionsConsumedConcurrently: 16,
       eachBatch: payload => this.#eachBatch(payload, handlers),
     })
-    const forwarding = this.#forwarding
-    if (forwarding === undefined) {
-      await Promise.all(this.#consumers.map(run))
-      return
-    }
-    const hook = forwardingHook(forwarding, (reason, bytes) => handlers.onDecoded?.(reason, bytes))
+    const hook = forwardingHook(this.#forwarding, (reason, bytes) => handlers.onDecoded?.(reason, bytes))
     await Promise.all(this.#consumers.map(consumer => runWithBatchForwarding(hook, () => run(consumer))))
   }
 
@@ -148,12 +143,8 @@ export class KafkaRecordSource implements RecordSource {
     const control = { heartbeat, isActive: () => isRunning() && !isStale() }
     const highWatermark = BigInt(batch.highWatermark)
     const nextOffset = BigInt(batch.lastOffset()) + 1n
-    if (this.#forwarding === undefined) {
-      await handlers.onBatch({ topic: batch.topic, partition: batch.partition, highWatermark, records: asKafkaRecords(batch.messages), nextOffset }, control)
-    } else {
-      // Outside the forwarding context: only kafkajs' own fetches for this consumer get stand-ins.
-      await withoutBatchForwarding(() => this.#handOver(batch.topic, batch.partition, highWatermark, batch.messages, batchFetchedOffset(batch), nextOffset, handlers, control))
-    }
+    // Outside the forwarding context: only kafkajs' own fetches for this consumer get stand-ins.
+    await withoutBatchForwarding(() => this.#handOver(batch.topic, batch.partition, highWatermark, batch.messages, batchFetchedOffset(batch), nextOffset, handlers, control))
     // Moves kafkajs' fetch position only; what is committed is decided by the mirror.
     if (isRunning() && !isStale()) resolveOffset(batch.lastOffset())
   }
