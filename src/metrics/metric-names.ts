@@ -84,6 +84,8 @@ export const Metrics = {
   commitInterval: metric('kafka_mirror_commit_interval_seconds', 'gauge', 'The configured offset commit interval (offset.commit.interval.ms, offset.flush.interval.ms).', FLOW_LABELS),
   committedOffset: metric('kafka_mirror_committed_offset', 'gauge', 'Last offset committed on the source cluster (the next offset to mirror); absent before the first commit, and per topic.', PARTITION_LABELS),
   lostRecords: metric('kafka_mirror_lost_records_total', 'counter', 'Source offsets the mirror will never copy (source retention passed them, the source topic was recreated) or target offsets it wrote that are gone (target topic deleted or recreated), by reason; absent until a loss.', [...TOPIC_LABELS, L.REASON]),
+  transactions: metric('kafka_mirror_transactions_total', 'counter', 'Exactly-once: producer-lane transactions on the target holding copied records and their positions, by result (committed, aborted: fenced by another instance, timed out, or given up in a rebalance).', [...FLOW_LABELS, L.RESULT]),
+  transactionCommitDuration: metric('kafka_mirror_transaction_commit_duration_seconds', 'histogram', 'Exactly-once: how long committing one producer-lane transaction took (positions written, EndTxn answered).', FLOW_LABELS),
   rebalances: metric('kafka_mirror_rebalances_total', 'counter', 'Consumer group rebalances seen on the source cluster.', FLOW_LABELS),
   assignedPartitions: metric('kafka_mirror_assigned_partitions', 'gauge', 'Source partitions currently assigned to this instance.', FLOW_LABELS),
   topicConfigsSynced: metric('kafka_mirror_topic_configs_synced_total', 'counter', 'Target topics whose synced configs (retention, cleanup, sizes) were changed to follow the source, by the coordinating instance.', FLOW_LABELS),
