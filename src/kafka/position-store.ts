@@ -9,6 +9,7 @@ import type { Logger } from '../shared/logger.js'
 import { AuditClient } from './audit-client.js'
 import { InternalTopicWriter } from './internal-topic.js'
 import { decodePosition } from './position-record.js'
+import { withoutBatchForwarding } from './kafkajs-internals.js'
 
 const { ConfigResourceTypes } = kafkajs
 
@@ -62,7 +63,15 @@ export class KafkaPositionStore implements PositionStore {
     }
   }
 
+  /**
+   * Lanes are taken from the source consumer's group events, inside its batch-forwarding context:
+   * this read must get records, not forwarded-batch stand-ins.
+   */
   async read (partitions: readonly string[]): Promise<Map<string, bigint>> {
+    return await withoutBatchForwarding(() => this.#read(partitions))
+  }
+
+  async #read (partitions: readonly string[]): Promise<Map<string, bigint>> {
     const client = this.#client
     if (client === undefined) throw new MirrorError(ErrorCodes.STOPPED, 'the position store is not started', { retriable: true })
     const topic = this.#config.positionsTopic

@@ -8,7 +8,7 @@ import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
 import { toMirrorError } from './errors.js'
-import { producerIdOf } from './kafkajs-internals.js'
+import { producerIdOf, withoutBatchForwarding } from './kafkajs-internals.js'
 import { encodePosition } from './position-record.js'
 import { acksOf, compressionTypes, sendFailureOf, topicMessagesOf } from './record-sink.js'
 
@@ -58,7 +58,12 @@ export class KafkaTransactionalSink implements TransactionalSink {
   /** Nothing to do: a lane's producer starts when its bucket is assigned here (`acquire`), never before, or it would fence the owner. */
   async start (): Promise<void> {}
 
+  /** Runs outside the source consumer's batch-forwarding context (lanes are taken from its group events): what it reads gets records. */
   async acquire (): Promise<void> {
+    await withoutBatchForwarding(() => this.#acquire())
+  }
+
+  async #acquire (): Promise<void> {
     await this.release()
     const producer = createKafkaClient(this.#connection, this.#logger).producer({
       allowAutoTopicCreation: false,
