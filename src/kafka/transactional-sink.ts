@@ -6,6 +6,7 @@ import type { PartitionAck, PartitionWrite, SourcePosition, TransactionalSink } 
 import { TransactionFailedError } from '../pipeline/transaction-failed-error.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
+import { retry } from '../shared/retry.js'
 import { createKafkaClient } from './client.js'
 import { toMirrorError } from './errors.js'
 import { producerIdOf, withoutBatchForwarding } from './kafkajs-internals.js'
@@ -71,7 +72,8 @@ export class KafkaTransactionalSink implements TransactionalSink {
       maxInFlightRequests: 1,
       transactionalId: this.#options.transactionalId,
       transactionTimeout: this.#options.transactionTimeoutMs,
-      retry: { retries: 5, initialRetryTime: 200, maxRetryTime: 2_000 },
+      // Enough retries to ride out an outage shorter than the transaction timeout (EndTxn, AddPartitionsToTxn).
+      retry: { retries: 12, initialRetryTime: 200, maxRetryTime: 4_000 },
       createPartitioner: Partitioners.DefaultPartitioner,
     })
     try {
@@ -127,8 +129,12 @@ export class KafkaTransactionalSink implements TransactionalSink {
     try {
       if (positions.length > 0) {
         const messages = positions.map(position => ({ partition: 0, ...encodePosition({ group: this.#options.groupId, ...position }) }))
-        await transaction.sendBatch({ topicMessages: [{ topic: this.#options.positionsTopic, messages }], acks: -1, timeout: 30_000 })
+        // Retried while the target is unreachable; a resend inside the same transaction only repeats the same positions.
+        await retry(() => transaction.sendBatch({ topicMessages: [{ topic: this.#options.positionsTopic, messages }], acks: -1, timeout: 30_000 }).catch(error => {
+          throw toMirrorError(error, `writing positions to ${this.#options.positionsTopic}`, ErrorCodes.KAFKA, this.#connection)
+        }), { maxAttempts: 20, initialBackoffMs: 200, maxBackoffMs: 3_000, shouldRetry: error => error instanceof MirrorError && error.retriable && !TRANSACTION_LOST.has(error.kafkaCode ?? '') && transaction.isActive() })
       }
+      // EndTxn is retried inside kafkajs (patch) while the coordinator cannot be reached.
       await transaction.commit()
     } catch (error) {
       throw this.#lost(error, 'committing')

@@ -6,7 +6,7 @@ import { promisify } from 'node:util'
 import kafkajs from 'kafkajs'
 import type { LocalCluster } from '../../scripts/local-kafka/local-cluster.js'
 import { createKafkaClient } from '../../src/kafka/client.js'
-import { committedOffsets, createTopic, deleteTopicIfExists, endOffsets, sharedClusters, totalRecords, uniqueName } from '../helpers/kafka.js'
+import { committedOffsets, createTopic, deleteTopicIfExists, endOffsets, sharedClusters, startExtraCluster, totalRecords, uniqueName, withAdmin } from '../helpers/kafka.js'
 import { spawnSidecar, waitMirroring, type SidecarProcess } from '../helpers/sidecar.js'
 import { scrape, sidecarHttpPort } from '../helpers/sidecar-http.js'
 import { waitUntil } from '../helpers/wait.js'
@@ -44,7 +44,7 @@ async function audit (source: LocalCluster, target: LocalCluster, topic: string)
 }
 
 /** Writes `total` keyed records to `topic` in rounds of `perRound` until stopped or done: the traffic under which the mirror is killed. */
-function startWriter (source: LocalCluster, topic: string, total: number, perRound: number, pauseMs: number): { done: Promise<void>, written: () => number, finished: () => boolean } {
+function startWriter (source: LocalCluster, topic: string, total: number, perRound: number, pauseMs: number, prefix = 'r'): { done: Promise<void>, written: () => number, finished: () => boolean } {
   const producer = createKafkaClient(source.connection('eos-writer')).producer({ idempotent: true, maxInFlightRequests: 1 })
   let written = 0
   let finished = false
@@ -52,7 +52,7 @@ function startWriter (source: LocalCluster, topic: string, total: number, perRou
     await producer.connect()
     try {
       for (let round = 0; written < total; round++) {
-        const messages = Array.from({ length: Math.min(perRound, total - written) }, (_, i) => ({ key: `r${round}-${i}`, value: `value-${round}-${i}-${'x'.repeat(40)}` }))
+        const messages = Array.from({ length: Math.min(perRound, total - written) }, (_, i) => ({ key: `${prefix}${round}-${i}`, value: `value-${round}-${i}-${'x'.repeat(40)}` }))
         await producer.send({ topic, acks: -1, compression: round % 2 === 0 ? kafkajs.CompressionTypes.GZIP : kafkajs.CompressionTypes.None, messages })
         written += messages.length
         // Traffic spread over the kills, not a wait for a condition.
@@ -183,6 +183,38 @@ test('exactly-once: a transactional source with aborted transactions: nothing ab
   const result = await audit(source, target, topic)
   assert.equal(result.sourceRecords, 8 * 40)
   assert.deepEqual([result.missing, result.duplicates, result.orderKept], [0, 0, true])
+  sidecar.child.kill('SIGTERM')
+  assert.equal(await sidecar.exited, 0)
+})
+
+test('exactly-once: a 20 s target outage, then a source broker restart, while a producer writes: 0 missing, 0 duplicates, per-partition order kept', { timeout: 420_000 }, async t => {
+  const source = await startExtraCluster(t, 'eos-source')
+  const target = await startExtraCluster(t, 'eos-target')
+  // Extra clusters stop in the test's after hooks: the topic is created here rather than with createTopic (whose delete hook would run after).
+  const topic = uniqueName('eos-outage')
+  await withAdmin(source, admin => admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 3 }] }))
+  const group = uniqueName('eos-outage')
+  const sidecar = exactlyOnceSidecar(t, source, target, group, topic)
+  await waitMirroring(sidecar)
+  const first = startWriter(source, topic, 20_000, 150, 100, 'a')
+  await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) >= 2_000n, { timeoutMs: 60_000, message: 'the mirror copying' })
+  await target.pause()
+  const downSince = Date.now()
+  await waitUntil(() => sidecar.stderr().includes('writing to the target failed; retrying') || sidecar.child.exitCode !== null, { timeoutMs: 30_000, message: 'the sidecar to retry' })
+  await waitUntil(() => Date.now() - downSince >= 20_000 || sidecar.child.exitCode !== null, { timeoutMs: 30_000, intervalMs: 500, message: 'twenty seconds of outage' })
+  assert.equal(sidecar.child.exitCode, null, `the sidecar keeps running while the target is down:\n${sidecar.stderr().slice(-2000)}`)
+  await target.resume()
+  await first.done
+  await waitCaughtUp(source, group, topic)
+  await source.pause()
+  await source.resume()
+  const second = startWriter(source, topic, 6_000, 150, 50, 'b')
+  await second.done
+  await waitCaughtUp(source, group, topic)
+  const result = await audit(source, target, topic)
+  t.diagnostic(`source ${result.sourceRecords}; target read_committed: ${result.missing} missing, ${result.duplicates} duplicates`)
+  assert.equal(result.sourceRecords, 26_000)
+  assert.deepEqual({ missing: result.missing, duplicates: result.duplicates, orderKept: result.orderKept }, { missing: 0, duplicates: 0, orderKept: true })
   sidecar.child.kill('SIGTERM')
   assert.equal(await sidecar.exited, 0)
 })
