@@ -3,7 +3,7 @@ import { Compressions, type Compression } from './compression.js'
 import { parseScenarioList, ScenarioListError, type Scenario } from './scenarios.js'
 
 /** `baseline`: a second build of the sidecar (`--baseline-entry`), to compare two versions in one run. */
-export const ContenderNames = ['sidecar', 'baseline', 'mm2', 'mm1'] as const
+export const ContenderNames = ['sidecar', 'baseline', 'mm2', 'mm1', 'sidecar-eos', 'mm2-eos'] as const
 export type ContenderName = typeof ContenderNames[number]
 
 export { Compressions, type Compression } from './compression.js'
@@ -86,7 +86,8 @@ export const USAGE = `usage: npm run bench -- [options]
   --streams N               --num.streams / tasks.max given to every contender (default 2)
   --runs N                  repetitions, medians reported (default 3)
   --java-heap SIZE          -Xmx of each mirror / tool JVM (default 1g)
-  --contenders LIST         comma list of sidecar,baseline,mm2,mm1 (default sidecar,mm2,mm1, plus baseline
+  --contenders LIST         comma list of sidecar,baseline,mm2,mm1,sidecar-eos,mm2-eos (exactly-once: ours and
+                            MirrorMaker 2's; default sidecar,mm2,mm1, plus baseline
                             when --baseline-entry is given)
   --no-ceiling              skip ProducerPerformance / ConsumerPerformance
   --no-verify               skip reading each target topic back (duplicates / missing not reported)

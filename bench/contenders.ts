@@ -42,6 +42,8 @@ export interface Contender {
   /** Heap setting stated in the results. */
   readonly heap: string
   readonly start: (job: MirrorJob) => Promise<TrackedChild>
+  /** Writes in transactions on the target: what it copied counts once committed (read_committed). */
+  readonly exactlyOnce?: boolean
   /** Topics the contender created for itself, to delete after the run: [source topics, target topics]. */
   readonly ownTopics: (job: MirrorJob, listed: { source: readonly string[], target: readonly string[] }) => { source: string[], target: string[] }
 }
@@ -76,10 +78,12 @@ export interface SidecarSettings {
  * This project's sidecar, started with the MirrorMaker 1 command line (identity topic naming);
  * as `baseline`, another build of it (`--baseline-entry`).
  */
-export function sidecarContender (settings: SidecarSettings, name: 'sidecar' | 'baseline' = 'sidecar'): Contender {
+export function sidecarContender (settings: SidecarSettings, name: 'sidecar' | 'baseline' | 'sidecar-eos' = 'sidecar'): Contender {
+  const exactlyOnce = name === 'sidecar-eos'
   return {
     name,
-    label: name === 'sidecar' ? 'mirror-sidecar (this project)' : `mirror-sidecar baseline (${settings.entry})`,
+    exactlyOnce,
+    label: name === 'sidecar' ? 'mirror-sidecar (this project)' : exactlyOnce ? 'mirror-sidecar --exactly.once true (this project)' : `mirror-sidecar baseline (${settings.entry})`,
     // Same node binary and flags as this process, so the same default old-space limit.
     heap: settings.maxOldSpaceMib === undefined
       ? `node default (${Math.round(getHeapStatistics().heap_size_limit / 2 ** 20)} MiB limit)`
@@ -98,9 +102,9 @@ export function sidecarContender (settings: SidecarSettings, name: 'sidecar' | '
         const child = spawn(process.execPath, [
           ...heap, ...profiling, entry,
           '--consumer.config', consumer, '--producer.config', producer,
-          '--whitelist', job.topic, '--num.streams', String(job.streams), '--metrics.port', '0', '--metrics.host', '127.0.0.1', ...commitIntervalArgs(job), ...(settings.args ?? []),
+          '--whitelist', job.topic, '--num.streams', String(job.streams), '--metrics.port', '0', '--metrics.host', '127.0.0.1', ...commitIntervalArgs(job), ...(exactlyOnce ? ['--exactly.once', 'true'] : []), ...(settings.args ?? []),
         ], { stdio: ['ignore', out, out] })
-        return track(name, child, settings.profileDir === undefined ? 'SIGTERM' : 'SIGUSR2')
+        return track(name === 'sidecar-eos' ? 'sidecar' : name, child, settings.profileDir === undefined ? 'SIGTERM' : 'SIGUSR2')
       } finally {
         closeSync(out)
       }
@@ -141,10 +145,11 @@ function mm2Aliases (job: MirrorJob): { source: string, target: string } {
  * configure its source connector without them while the checkpoint connector exists), internal topics with
  * replication factor 1. Cluster aliases are unique per run so no stored position is reused.
  */
-export function mirrorMaker2Contender (distribution: KafkaDistribution, heap: string): Contender {
+export function mirrorMaker2Contender (distribution: KafkaDistribution, heap: string, exactlyOnce = false): Contender {
   return {
-    name: 'mm2',
-    label: `MirrorMaker 2 (${distribution.version}, dedicated)`,
+    name: exactlyOnce ? 'mm2-eos' : 'mm2',
+    exactlyOnce,
+    label: `MirrorMaker 2 (${distribution.version}, dedicated${exactlyOnce ? ', exactly.once.source.support=enabled' : ''})`,
     heap: `-Xmx${heap}`,
     ownTopics: (job, listed) => {
       const aliases = mm2Aliases(job)
@@ -180,6 +185,8 @@ export function mirrorMaker2Contender (distribution: KafkaDistribution, heap: st
         ...(job.commitIntervalMs === undefined ? {} : { 'offset.flush.interval.ms': job.commitIntervalMs }),
         [`${s}.consumer.auto.offset.reset`]: 'earliest',
         [`${t}.producer.acks`]: 'all',
+        // KIP-618: read per target cluster in dedicated mode (a top-level key is not applied).
+        ...(exactlyOnce ? { [`${t}.exactly.once.source.support`]: 'enabled' } : {}),
         [`${t}.producer.compression.type`]: job.compression,
         ...Object.fromEntries(Object.entries(job.producerProps).map(([key, value]) => [`${t}.producer.${key}`, value])),
       }))

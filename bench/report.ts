@@ -193,6 +193,7 @@ export function throughputMarkdown (env: Environment, options: BenchOptions, con
     '## Ratio against the ceiling',
     '',
     ceiling === undefined ? 'The ceiling was not measured (--no-ceiling).' : table(ratioHeader, ratioRows(ceiling)),
+    ...exactlyOnceSection(contenders, ratioHeader),
   ]
   if (failures.length > 0) {
     sections.push('', '## Runs that did not complete', '', table(['contender', 'run', 'reason'], failures.map(f => [f.contender, String(f.run), f.reason])), '', 'Medians above are over the runs that completed; the whole error with the mirror\'s log tail is in the JSON file.')
@@ -202,6 +203,26 @@ export function throughputMarkdown (env: Environment, options: BenchOptions, con
   }
   sections.push('', READING_THROUGHPUT)
   return sections.join('\n') + '\n'
+}
+
+/** With exactly-once contenders: ours against our at-least-once run and against MirrorMaker 2 exactly-once, same run. */
+function exactlyOnceSection (contenders: readonly ThroughputMedians[], header: readonly string[]): string[] {
+  const eos = contenders.find(c => c.contender === 'sidecar-eos' && c.runs > 0)
+  if (eos === undefined) return []
+  const row = (label: string, base: ThroughputMedians | undefined): string[] => base === undefined || base.runs === 0
+    ? [label, ...Array<string>(header.length - 1).fill('not run')]
+    : [label, ratio(eos.copySeconds, base.copySeconds), ratio(eos.recordsPerSecond, base.recordsPerSecond), ratio(eos.mbPerSecond, base.mbPerSecond), ratio(eos.cpuSeconds, base.cpuSeconds), ratio(eos.copyCpuSeconds, base.copyCpuSeconds), ratio(eos.peakRssBytes, base.peakRssBytes)]
+  return [
+    '',
+    '## Exactly-once',
+    '',
+    'Exactly-once contenders count as done when a read_committed reader (kcat) sees every record; the time is when the target\'s stable end offsets first stood there. Duplicates / missing are read with read_committed too.',
+    '',
+    table(['mirror-sidecar --exactly.once true against', ...header.slice(1)], [
+      row('mirror-sidecar at-least-once (the cost of exactly-once)', contenders.find(c => c.contender === 'sidecar')),
+      row('MirrorMaker 2 exactly-once', contenders.find(c => c.contender === 'mm2-eos')),
+    ]),
+  ]
 }
 
 const READING_THROUGHPUT = `## How to read this

@@ -51,6 +51,8 @@ function contendersFor (options: BenchOptions, versions: { clusters: Awaited<Ret
       case 'baseline': return sidecarContender({ entry: options.baselineEntry ?? '', args: options.sidecarArgs }, 'baseline')
       case 'mm2': return mirrorMaker2Contender(versions.clusters, options.javaHeap)
       case 'mm1': return mirrorMaker1Contender(versions.mm1!, options.javaHeap)
+      case 'sidecar-eos': return sidecarContender({ entry: options.sidecarEntry, args: options.sidecarArgs }, 'sidecar-eos')
+      case 'mm2-eos': return mirrorMaker2Contender(versions.clusters, options.javaHeap, true)
     }
   }
   return options.contenders.map(make)

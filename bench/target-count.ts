@@ -14,8 +14,9 @@ export interface TargetCount {
  * and distinct keys. The preload gives each record its own key, so `records - distinctKeys` are
  * duplicates and `preloaded - distinctKeys` are missing records. Also reads a (compacted) source topic.
  */
-export async function countTargetRecords (bootstrap: string, topic: string): Promise<TargetCount> {
-  const child = spawn('kcat', ['-C', '-b', bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-f', '%p %k\n'], { stdio: ['ignore', 'pipe', 'pipe'] })
+export async function countTargetRecords (bootstrap: string, topic: string, readCommitted = false): Promise<TargetCount> {
+  const isolation = readCommitted ? ['-X', 'isolation.level=read_committed'] : []
+  const child = spawn('kcat', ['-C', '-b', bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', ...isolation, '-f', '%p %k\n'], { stdio: ['ignore', 'pipe', 'pipe'] })
   const tracked = track('kcat target count', child)
   const keys = new Set<string>()
   const partitionRecords = new Map<number, number>()

@@ -97,31 +97,42 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
   let cpuAtFirst = 0
   let tenPercent: { at: number, copied: number } | undefined
   let ninetyPercent: { at: number, copied: number } | undefined
+  /** Exactly-once contenders: when the stable end offsets first reached each value (they count transaction markers too). */
+  const reached: Array<{ at: number, copied: number }> = []
+  let doneAt: number | undefined
   try {
     for (;;) {
       const copied = await context.targetAdmin.endOffsetTotal(job.topic)
       const now = performance.now()
+      if (contender.exactlyOnce === true) {
+        if (reached.length === 0 || copied > (reached[reached.length - 1] as { copied: number }).copied) reached.push({ at: now, copied })
+        // End offsets count markers: done is when a read_committed reader sees every record; the time is when the offsets first stood where they stood then.
+        if (copied >= context.records && (await countTargetRecords(context.target.bootstrap, job.topic, true)).records >= context.records) {
+          doneAt = reached.find(r => r.copied >= copied)?.at ?? now
+          break
+        }
+      }
       if (copied > 0 && firstAt === undefined) {
         firstAt = now
         cpuAtFirst = sampler.sample()?.cpuSeconds ?? 0
       }
       if (tenPercent === undefined && copied >= context.records * 0.1) tenPercent = { at: now, copied }
       if (ninetyPercent === undefined && copied >= context.records * 0.9) ninetyPercent = { at: now, copied }
-      if (copied >= context.records) break
+      if (copied >= context.records && contender.exactlyOnce !== true) break
       if (mirror.hasExited()) {
         throw new Error(`${contender.label} exited after copying ${copied} of ${context.records} records; log ${job.workDir}:\n${await logTail(join(job.workDir, `${contender.name}.log`))}`)
       }
       if (now - startedAt > context.timeoutMs) throw new Error(`${contender.label} copied ${copied} of ${context.records} records in ${Math.round(context.timeoutMs / 1000)} s; giving up (see ${job.workDir})`)
       await sleep(100)
     }
-    const doneAt = performance.now()
+    doneAt ??= performance.now()
     const usage = sampler.stop()
     const brokerCpuSeconds = await brokerCpu(brokers) - brokerCpuBefore
     const first = firstAt ?? doneAt
     const copySeconds = Math.max((doneAt - first) / 1000, 0.001)
     await stopChild(mirror)
     // Read back directly, not through a wide-area proxy the mirror may have been given.
-    const onTarget = context.verify ? await countTargetRecords(context.target.bootstrap, job.topic) : { records: Number.NaN, distinctKeys: Number.NaN }
+    const onTarget = context.verify ? await countTargetRecords(context.target.bootstrap, job.topic, contender.exactlyOnce === true) : { records: Number.NaN, distinctKeys: Number.NaN }
     return {
       contender: contender.name,
       run,
