@@ -218,3 +218,13 @@ test('exactly-once: a 20 s target outage, then a source broker restart, while a 
   sidecar.child.kill('SIGTERM')
   assert.equal(await sidecar.exited, 0)
 })
+
+test('exactly-once against a target that cannot run transactions (transaction.state.log.replication.factor above its brokers): one line naming the setting, exit 2, nothing copied', { timeout: 120_000 }, async t => {
+  const { source } = await sharedClusters()
+  const target = await startExtraCluster(t, 'eos-no-txn', { 'transaction.state.log.replication.factor': '3' })
+  const topic = await createTopic(t, source, { name: uniqueName('eos-no-txn') })
+  const sidecar = exactlyOnceSidecar(t, source, target, uniqueName('eos-no-txn'), topic)
+  assert.equal(await sidecar.exited, 2, sidecar.stderr())
+  assert.match(sidecar.stderr(), /--exactly\.once: the target cluster cannot run transactions: its transaction\.state\.log\.replication\.factor is 3 but it has 1 broker\(s\)/)
+  assert.doesNotMatch(sidecar.stderr(), /\n\s+at /, 'no stack trace')
+})

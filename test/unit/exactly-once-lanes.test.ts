@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { ExactlyOnceLanes } from '../../src/pipeline/exactly-once-lanes.js'
+import type { MirrorBatch } from '../../src/pipeline/mirror-batch.js'
+import { bucketOf } from '../../src/pipeline/partition-bucket.js'
+import { partitionKey } from '../../src/pipeline/partition-key.js'
+import { PartitionProgress } from '../../src/pipeline/partition-progress.js'
+import type { PartitionAck, PartitionWrite, PositionStore, SourcePosition, TransactionalSink } from '../../src/pipeline/ports.js'
+import type { WorkerListener } from '../../src/pipeline/producer-worker.js'
+import { TransactionFailedError } from '../../src/pipeline/transaction-failed-error.js'
+import { silentLogger } from '../../src/shared/logger.js'
+import { fetchControl, records } from '../helpers/fake-ports.js'
+
+class FakeTransactionalSink implements TransactionalSink {
+  readonly connected = true
+  readonly calls: string[] = []
+  readonly commits: SourcePosition[][] = []
+  failCommit: Error | undefined
+  async start (): Promise<void> {}
+  async stop (): Promise<void> {}
+  async acquire (): Promise<void> { this.calls.push('acquire') }
+  async release (): Promise<void> { this.calls.push('release') }
+  async send (_writes: readonly PartitionWrite[]): Promise<PartitionAck[]> { return [] }
+  async commitTransaction (positions: readonly SourcePosition[]): Promise<void> {
+    if (this.failCommit !== undefined) throw this.failCommit
+    this.commits.push([...positions])
+    this.calls.push('commit')
+  }
+}
+
+function setup (stored: Map<string, bigint> = new Map(), lanes = 4): { lanes: ExactlyOnceLanes, sinks: FakeTransactionalSink[], progress: PartitionProgress, acked: MirrorBatch[], inner: WorkerListener } {
+  const sinks = Array.from({ length: lanes }, () => new FakeTransactionalSink())
+  const positions: PositionStore = { start: async () => {}, stop: async () => {}, read: async keys => new Map([...stored].filter(([key]) => keys.includes(key))) }
+  const progress = new PartitionProgress()
+  const acked: MirrorBatch[] = []
+  // As the flow's AckRecorder: an acknowledgement moves the partition's committable offset.
+  const inner: WorkerListener = { acknowledged: batch => { acked.push(batch); progress.acknowledged(batch, 0) }, skipped: () => {}, produceRequest: () => {}, retry: () => {} }
+  const labels = { flow: 'a->b', source: 'a', target: 'b' }
+  const exactlyOnce = new ExactlyOnceLanes({ sinks, positions, progress, commitIntervalMs: 60_000, heartbeatIntervalMs: 50, labels, observer: {}, logger: silentLogger, signal: new AbortController().signal })
+  return { lanes: exactlyOnce, sinks, progress, acked, inner }
+}
+
+function batch (topic: string, partition: number, from: number, count: number): MirrorBatch {
+  return { sourceTopic: topic, targetTopic: topic, partition, records: records(from, count), firstOffset: BigInt(from), nextOffset: BigInt(from + count), bytes: count * 10, pollTimeMs: 0 }
+}
+
+test('bucketOf: the same bucket for a partition everywhere, partitions of a topic spread over the buckets', () => {
+  assert.equal(bucketOf('orders', 3, 4), bucketOf('orders', 3, 4))
+  assert.deepEqual(new Set([0, 1, 2, 3].map(p => bucketOf('orders', p, 4))).size, 4)
+  for (const p of [0, 1, 7, 1000]) {
+    const b = bucketOf('a-topic-with-a-negative-hash-ääää', p, 3)
+    assert.ok(b >= 0 && b < 3, `bucket ${b}`)
+  }
+})
+
+test('acknowledgements are held until the lane\'s transaction committed, with the position each partition reached', async () => {
+  const { lanes, sinks, progress, acked, inner } = setup()
+  const lane = lanes.laneOf('t', 0)
+  lanes.assign(new Set([partitionKey('t', 0)]))
+  const ticket = await lanes.admit('t', 0, fetchControl())
+  assert.notEqual(ticket, undefined)
+  const { transaction, listener } = lanes.lane(lane, inner)
+  const first = batch('t', 0, 0, 10)
+  const second = batch('t', 0, 10, 5)
+  for (const b of [first, second]) {
+    lanes.stamp(b, ticket as number)
+    progress.admitted(b)
+  }
+  await transaction.write([first, second], async written => {
+    for (const b of written) listener.acknowledged(b, [{ from: 0, count: b.records.length, targetBaseOffset: 0n }], 0, b.records.length)
+  })
+  assert.deepEqual(acked, [], 'nothing goes on before the commit')
+  assert.deepEqual(progress.commitCandidates().map(c => c.offset), [0n], 'the source commit may not pass the first record yet')
+  await transaction.idle()
+  assert.deepEqual(sinks[lane]?.commits, [[{ topic: 't', partition: 0, offset: 15n }]])
+  assert.deepEqual(acked, [first, second])
+  assert.deepEqual(progress.commitCandidates().map(c => c.offset), [15n])
+})
+
+test('a partition resumes from the position the target holds: records below it are dropped at intake', async () => {
+  const { lanes, progress } = setup(new Map([[partitionKey('t', 1), 50n]]))
+  lanes.assign(new Set([partitionKey('t', 1)]))
+  assert.notEqual(await lanes.admit('t', 1, fetchControl()), undefined)
+  assert.equal(progress.admitFrom('t', 1, records(40, 20)), 10, 'offsets 40..49 are on the target already')
+})
+
+test('batches admitted before the lane was taken again are not written; a lane given up is released and its failures dropped', async () => {
+  const { lanes, sinks, inner } = setup()
+  const lane = lanes.laneOf('t', 2)
+  const key = partitionKey('t', 2)
+  lanes.assign(new Set([key]))
+  const ticket = await lanes.admit('t', 2, fetchControl()) as number
+  const old = batch('t', 2, 0, 3)
+  lanes.stamp(old, ticket)
+  lanes.assign(new Set())
+  lanes.assign(new Set([key]))
+  assert.notEqual(await lanes.admit('t', 2, fetchControl()), ticket, 'a new acquisition, a new ticket')
+  const { transaction } = lanes.lane(lane, inner)
+  let written = 0
+  await transaction.write([old], async b => { written += b.length })
+  assert.equal(written, 0, 'the old batch belongs to a transaction that is gone')
+  assert.deepEqual(sinks[lane]?.calls, ['acquire', 'release', 'acquire'])
+
+  // Given up while writing: the fenced transaction is dropped, not a failure of the flow.
+  const fresh = batch('t', 2, 0, 3)
+  lanes.stamp(fresh, await lanes.admit('t', 2, fetchControl()) as number)
+  await transaction.write([fresh], async () => {
+    lanes.assign(new Set())
+    throw new TransactionFailedError('fenced', { kafkaCode: 'PRODUCER_FENCED' })
+  })
+  assert.equal(await lanes.admit('t', 2, fetchControl()), undefined, 'not owned here any more')
+})
+
+test('a transaction that cannot commit on a lane still owned stops the flow', async () => {
+  const { lanes, sinks, progress, inner } = setup()
+  const lane = lanes.laneOf('t', 0)
+  lanes.assign(new Set([partitionKey('t', 0)]))
+  const ticket = await lanes.admit('t', 0, fetchControl()) as number
+  const { transaction, listener } = lanes.lane(lane, inner)
+  const b = batch('t', 0, 0, 2)
+  lanes.stamp(b, ticket)
+  progress.admitted(b)
+  await transaction.write([b], async written => { for (const w of written) listener.acknowledged(w, [], 0, 2) })
+  ;(sinks[lane] as FakeTransactionalSink).failCommit = new TransactionFailedError('timed out', { kafkaCode: 'INVALID_PRODUCER_EPOCH' })
+  await assert.rejects(transaction.idle(), TransactionFailedError)
+  assert.deepEqual(progress.commitCandidates().map(c => c.offset), [0n], 'nothing of the failed transaction may be committed on the source')
+})
