@@ -1,4 +1,4 @@
-import type { MirrorError } from '../shared/errors.js'
+import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { retry } from '../shared/retry.js'
 import { settleWithin } from '../shared/deadline.js'
@@ -47,6 +47,8 @@ export interface ExactlyOnceLanesOptions {
   readonly logger: Logger
   /** Ends retries of acquisitions (the flow stops). */
   readonly signal: AbortSignal
+  /** A lane that cannot be taken stops the flow: its partitions would not be mirrored at all. */
+  readonly onFatal: (error: Error) => void
 }
 
 interface Acknowledgement {
@@ -196,7 +198,11 @@ class Lane implements LaneTransaction {
         }
       }, { signal, maxAttempts: 10, initialBackoffMs: 200, maxBackoffMs: 5_000, onRetry: error => logger.warn('taking a producer lane failed; retrying', { lane: this.index, error }) })
     } catch (error) {
-      logger.error('cannot take a producer lane: its partitions are not mirrored until the next assignment', { lane: this.index, error })
+      if (ticket === this.#ticket && !signal.aborted) {
+        const cause = error as Error
+        this.#options.onFatal(new MirrorError(ErrorCodes.TRANSACTION_FAILED, `cannot take producer lane ${this.index} (its transactional id, or the positions on the target): ${cause.message}`, { cause, ...(error instanceof MirrorError && error.kafkaCode !== undefined ? { kafkaCode: error.kafkaCode } : {}) }))
+      }
+      logger.debug('taking a producer lane ended without it', { lane: this.index, error })
       return false
     }
     if (ticket === this.#ticket) logger.info('producer lane taken (exactly-once)', { lane: this.index, partitions: this.#partitions.size })

@@ -122,6 +122,7 @@ export class MirrorFlow {
         observer: this.#observer,
         logger: this.#logger,
         signal: this.#abort.signal,
+        onFatal: error => this.#fail(error),
       })
     }
     this.#intake = new BatchIntake(config, this.labels, this.#queue, this.#progress, this.#observer, options.tracer, topic => this.#topics.get(topic), this.#exactlyOnce)

@@ -36,7 +36,7 @@ function setup (stored: Map<string, bigint> = new Map(), lanes = 4): { lanes: Ex
   // As the flow's AckRecorder: an acknowledgement moves the partition's committable offset.
   const inner: WorkerListener = { acknowledged: batch => { acked.push(batch); progress.acknowledged(batch, 0) }, skipped: () => {}, produceRequest: () => {}, retry: () => {} }
   const labels = { flow: 'a->b', source: 'a', target: 'b' }
-  const exactlyOnce = new ExactlyOnceLanes({ sinks, positions, progress, commitIntervalMs: 60_000, heartbeatIntervalMs: 50, labels, observer: {}, logger: silentLogger, signal: new AbortController().signal })
+  const exactlyOnce = new ExactlyOnceLanes({ sinks, positions, progress, commitIntervalMs: 60_000, heartbeatIntervalMs: 50, labels, observer: {}, logger: silentLogger, signal: new AbortController().signal, onFatal: error => { throw error } })
   return { lanes: exactlyOnce, sinks, progress, acked, inner }
 }
 
