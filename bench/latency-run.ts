@@ -39,13 +39,15 @@ class LatencyConsumer {
   #process: TrackedChild | undefined
   #partial = ''
 
-  constructor (readonly bootstrap: string, readonly topic: string) {}
+  /** `readCommitted`: for exactly-once contenders, whose records count once their transaction committed. */
+  constructor (readonly bootstrap: string, readonly topic: string, readonly readCommitted = false) {}
 
   /** Only records stamped at or after this time (epoch ms) count towards the latencies. */
   measureFromMs = Number.POSITIVE_INFINITY
 
   start (): void {
-    const child = spawn('kcat', ['-C', '-b', this.bootstrap, '-t', this.topic, '-o', 'beginning', '-u', '-q', '-f', '%T %k\n'], { stdio: ['ignore', 'pipe', 'ignore'] })
+    const isolation = this.readCommitted ? ['-X', 'isolation.level=read_committed'] : []
+    const child = spawn('kcat', ['-C', '-b', this.bootstrap, '-t', this.topic, '-o', 'beginning', '-u', '-q', ...isolation, '-f', '%T %k\n'], { stdio: ['ignore', 'pipe', 'ignore'] })
     this.#process = track('kcat latency consumer', child)
     child.stdout.on('data', (chunk: Buffer) => {
       const now = Date.now()
@@ -110,7 +112,7 @@ export async function runLatency (contender: Contender | undefined, job: MirrorJ
   const name = contender?.name ?? 'direct'
   await context.sourceAdmin.recreateTopic(job.topic, context.partitions)
   await context.targetAdmin.recreateTopic(job.topic, context.partitions)
-  const consumer = new LatencyConsumer(job.targetBootstrap, job.topic)
+  const consumer = new LatencyConsumer(job.targetBootstrap, job.topic, contender?.exactlyOnce === true)
   const mirror = contender === undefined ? undefined : await contender.start(job)
   const sampler = mirror === undefined ? undefined : new UsageSampler(mirror.pid)
   const produceTo = contender === undefined ? job.targetBootstrap : job.sourceBootstrap
