@@ -139,6 +139,10 @@ export function buildDashboard (): object {
       query(`sum by (result) (rate(${M.commits.name}{${FLOW}}${RATE}))`, 'commit {{result}}'),
       query(`sum (rate(${M.rebalances.name}{${FLOW}}${RATE}))`, 'rebalances'),
     ], 8))
+    .withPanel(timeseries('Exactly-once transactions', 'Producer-lane transactions on the target per second by result (exactly-once flows only; aborted: fenced by another instance, timed out, or given up in a rebalance), and the p99 time a commit takes (positions write and EndTxn).', 'ops', [
+      query(`sum by (result) (rate(${M.transactions.name}{${FLOW}}${RATE}))`, 'transactions {{result}}'),
+      query(quantile(0.99, M.transactionCommitDuration.name), 'p99 commit seconds'),
+    ], 8))
     .withPanel(timeseries('Commit age', 'Seconds acknowledged records have waited for a source offset commit (0 when all are committed), against the commit interval: far above it, commits are failing.', 's', [
       query(`max by (instance, flow) (${M.commitAge.name}{${FLOW}})`, 'age {{instance}} {{flow}}'),
       query(`max by (instance, flow) (${M.commitInterval.name}{${FLOW}})`, 'interval {{instance}} {{flow}}'),
