@@ -55,6 +55,8 @@ for (const partitionLabels of [true, false]) {
     metrics.committed(flow, [], Date.now())
     metrics.retry(flow, 'produce', 'REQUEST_TIMED_OUT')
     metrics.batchRouted(flow, 'pass_through', undefined, 100)
+    // An exactly-once flow's transactions (the series appear with the first one).
+    metrics.transactionEnded(flow, 'committed', 0.01)
     new OffsetsMetrics(metrics.registry, () => []).oppositeMirrorSkipped(flow, 1)
     // Registered by the sidecar next to MirrorMetrics; its series appear with the first loss.
     new LossMetrics(metrics.registry).lost(flow, { reason: 'source_retention', topic: 't', partition: 0, targetTopic: 't', fromOffset: 0n, toOffset: 1n, records: 1n })
