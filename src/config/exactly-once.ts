@@ -8,24 +8,6 @@ export const DEFAULT_EXACTLY_ONCE_COMMIT_INTERVAL_MS = 100
 /** Default `transaction.timeout.ms` of the mirror's transactional producers (kafkajs' and Kafka's producer default). */
 export const DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000
 
-/**
- * Exactly-once mirroring (issue 14, `docs/exactly-once.md`): each producer lane writes in
- * transactions on the target holding the copied records and the flow's positions (the next
- * source offset of each partition) in `positionsTopic`; a restart resumes from those positions.
- */
-export interface ExactlyOnceConfig {
-  /** Where the key came from, for error messages: `--exactly.once` or `<target>.exactly.once.source.support`. */
-  readonly key: string
-  /** `--exactly.once.commit.interval.ms` / `exactly.once.commit.interval.ms`: how long a lane's transaction stays open at most. */
-  readonly commitIntervalMs: number
-  /** `transaction.timeout.ms` of the transactional producers. */
-  readonly transactionTimeoutMs: number
-  /** Compacted topic on the target holding the positions: `mirror-positions.<source alias>.internal`. */
-  readonly positionsTopic: string
-  /** Replication factor when the mirror creates the positions topic (-1: the broker's default). */
-  readonly positionsReplicationFactor: number
-}
-
 /** `--exactly.once` (MirrorMaker 1 command line): true or false. */
 export function parseExactlyOnceFlag (key: string, raw: string | undefined, problems: ProblemList): boolean | undefined {
   return parseBoolean(key, raw, problems)

@@ -3,7 +3,6 @@ import type { MessageHandlerConfig } from './message-handler-config.js'
 import type { LogLevel } from '../shared/logger.js'
 import type { TopicFilter } from './topic-filter.js'
 import type { PassThroughMode } from './pass-through.js'
-import type { ExactlyOnceConfig } from './exactly-once.js'
 
 /**
  * Producer lanes when none are configured. One lane keeps one produce request in flight for the
@@ -101,6 +100,24 @@ export interface GroupSyncConfig {
   readonly checkpointsTopic: string
   /** `checkpoints.topic.replication.factor` when the mirror creates the checkpoints topic; default the flow's `replicationFactor`. */
   readonly checkpointsReplicationFactor: number
+}
+
+/**
+ * Exactly-once mirroring (issue 14, `docs/exactly-once.md`): each producer lane writes in
+ * transactions on the target holding the copied records and the flow's positions (the next
+ * source offset of each partition) in `positionsTopic`; a restart resumes from those positions.
+ */
+export interface ExactlyOnceConfig {
+  /** Where the key came from, for error messages: `--exactly.once` or `<target>.exactly.once.source.support`. */
+  readonly key: string
+  /** `--exactly.once.commit.interval.ms` / `exactly.once.commit.interval.ms`: how long a lane's transaction stays open at most. */
+  readonly commitIntervalMs: number
+  /** `transaction.timeout.ms` of the transactional producers. */
+  readonly transactionTimeoutMs: number
+  /** Compacted topic on the target holding the positions: `mirror-positions.<source alias>.internal`. */
+  readonly positionsTopic: string
+  /** Replication factor when the mirror creates the positions topic (-1: the broker's default). */
+  readonly positionsReplicationFactor: number
 }
 
 /** One copy from a source cluster to a target cluster. */

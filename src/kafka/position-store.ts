@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import kafkajs from 'kafkajs'
 import type { ClusterConnection } from '../config/cluster-connection.js'
-import type { ExactlyOnceConfig } from '../config/exactly-once.js'
+import type { ExactlyOnceConfig } from '../config/mirror-config.js'
 import { partitionKey } from '../pipeline/partition-key.js'
 import type { PositionStore } from '../pipeline/ports.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'

@@ -8,7 +8,7 @@ import { partitionKey } from './partition-key.js'
 import type { PartitionProgress } from './partition-progress.js'
 import type { FlowLabels, PipelineObserver } from './pipeline-observer.js'
 import type { AckSegment, FetchControl, PositionStore, SourcePosition, TransactionalSink } from './ports.js'
-import type { WorkerListener } from './producer-worker.js'
+import type { LaneTransaction, WorkerListener } from './producer-worker.js'
 import { TransactionFailedError } from './transaction-failed-error.js'
 import type { DeepPathReason } from './forwarded-batch.js'
 
@@ -22,16 +22,6 @@ export interface IntakeGate {
    */
   admit: (topic: string, partition: number, control: FetchControl) => Promise<number | undefined>
   stamp: (batch: MirrorBatch, ticket: number) => void
-}
-
-/** What a producer lane's worker runs its writes through (exactly-once). */
-export interface LaneTransaction {
-  /** Longest the worker waits for batches before it commits what it wrote. */
-  readonly idleCommitMs: number
-  /** Writes the batches taken under the lane's current acquisition (`write`), then commits when the transaction is old enough. */
-  write: (batches: readonly MirrorBatch[], write: (batches: readonly MirrorBatch[]) => Promise<void>) => Promise<void>
-  /** The lane has nothing to write now: commits what is open. */
-  idle: () => Promise<void>
 }
 
 export interface ExactlyOnceLanesOptions {

@@ -7,7 +7,6 @@ import type { DeepPathReason } from './forwarded-batch.js'
 import { PartialSendError } from './partial-send-error.js'
 import { partitionKey } from './partition-key.js'
 import type { AckSegment, PartitionAck, PartitionWrite, RecordSink } from './ports.js'
-import type { LaneTransaction } from './exactly-once-lanes.js'
 import { TransactionFailedError } from './transaction-failed-error.js'
 
 /** What a producer lane tells the flow about each batch it finished and each request it made. */
@@ -23,6 +22,16 @@ export interface WorkerListener {
   retry: (operation: string, error: unknown) => void
   /** A forwarded batch takes the deep path after all (the target refused it as it was). */
   routed?: (batch: MirrorBatch, reason: DeepPathReason) => void
+}
+
+/** What a producer lane's worker runs its writes through (exactly-once). */
+export interface LaneTransaction {
+  /** Longest the worker waits for batches before it commits what it wrote. */
+  readonly idleCommitMs: number
+  /** Writes the batches taken under the lane's current acquisition (`write`), then commits when the transaction is old enough. */
+  write: (batches: readonly MirrorBatch[], write: (batches: readonly MirrorBatch[]) => Promise<void>) => Promise<void>
+  /** The lane has nothing to write now: commits what is open. */
+  idle: () => Promise<void>
 }
 
 export interface ProducerWorkerOptions {
