@@ -68,6 +68,7 @@ export { describeFinding, findMisplaced, totalCounts, verificationPassed, type M
 export { loadOffsetSyncs, offsetSyncsTopicName } from './offsets/offset-sync-store.js'
 export { OffsetSyncIndex, translateOffset, type Translation } from './offsets/offset-sync-index.js'
 export { translateGroupOffsets, type GroupTranslationRow, type TranslateGroupOptions } from './offsets/translate-group.js'
+export { translateBothWays, type TwoWayTranslation } from './offsets/two-way-translation.js'
 export {
   decidePartition, executeGroupFailover, planBlocker, planGroupFailover,
   type FailoverAction, type FailoverBlocker, type FailoverOutcome, type FailoverPartitionPlan, type GroupFailoverPlan, type GroupPresence, type PlanGroupFailoverOptions,

@@ -15,11 +15,12 @@ export interface FailoverArgs extends CommonArgs, ClusterPairArgs {
   topic?: string[]
   execute: boolean
   'dry-run'?: boolean
-  /** failover only. */
+  /** Alias of the source cluster in the flow source -> target (names its offset-syncs topic on the target). */
   'source-alias'?: string
-  /** failback only. */
+  /** Alias of the target cluster in the flow target -> source (names its offset-syncs topic on the source). */
   'target-alias'?: string
   'offset-syncs-topic'?: string
+  'reverse-offset-syncs-topic'?: string
 }
 
 /** Which way consumers move: failover leaves the source for the target, failback the target for the source. */
@@ -63,8 +64,9 @@ export function actionText (row: PlanRow, to: Side): string {
   if (plan.blocker !== undefined) return blockedText(plan, to)
   if (outcome?.status === 'refused') return `not written: refused (${outcome.kafkaCode}), a member joined`
   if (outcome?.status === 'failed') return 'not written: the commit failed'
-  if (outcome?.status === 'written') return `committed ${p.plannedOffset}`
-  return `commit ${p.plannedOffset}`
+  const reRead = p.reReads === undefined || p.reReads === 0n ? '' : ` (re-reads ${p.reReads})`
+  if (outcome?.status === 'written') return `committed ${p.plannedOffset}${reRead}`
+  return `commit ${p.plannedOffset}${reRead}`
 }
 
 function columns (to: Side): Column<PlanRow>[] {
@@ -90,12 +92,12 @@ function outcomeName (plan: GroupFailoverPlan, outcome: FailoverOutcome | undefi
   return outcome?.status ?? 'planned'
 }
 
-function toJson (direction: FailoverDirection, execute: boolean, from: Side, to: Side, syncsTopic: string, syncRecords: number, plans: readonly GroupFailoverPlan[], outcomes: readonly FailoverOutcome[]): string {
+function toJson (direction: FailoverDirection, execute: boolean, from: Side, to: Side, syncsTopic: string, syncRecords: number, reverse: { topic: string, records: number }, plans: readonly GroupFailoverPlan[], outcomes: readonly FailoverOutcome[]): string {
   const outcomeOf = (group: string): FailoverOutcome | undefined => outcomes.find(o => o.group === group)
   return JSON.stringify({
     command: direction,
     mode: execute ? 'execute' : 'dry-run',
-    from: { cluster: from.role, bootstrap: from.connection.brokers.join(',') },
+    from: { cluster: from.role, bootstrap: from.connection.brokers.join(','), reverseOffsetSyncsTopic: reverse.topic, reverseOffsetSyncRecords: reverse.records },
     to: { cluster: to.role, bootstrap: to.connection.brokers.join(','), offsetSyncsTopic: syncsTopic, offsetSyncRecords: syncRecords },
     groups: plans.map(plan => {
       const outcome = outcomeOf(plan.group)
@@ -118,6 +120,7 @@ function toJson (direction: FailoverDirection, execute: boolean, from: Side, to:
           mirroredUpTo: num(p.mirroredUpTo) ?? null,
           toTopic: p.toTopic ?? null,
           translatedOffset: num(p.translatedOffset) ?? null,
+          reReads: num(p.reReads) ?? null,
           toCommittedOffset: num(p.toCommittedOffset) ?? null,
           toLogEndOffset: num(p.toLogEndOffset) ?? null,
           plannedOffset: num(p.plannedOffset) ?? null,
@@ -148,6 +151,10 @@ function groupNotes (direction: FailoverDirection, plan: GroupFailoverPlan, outc
     notes.push(execute
       ? `mirror-check: group '${plan.group}' has ${plan.to.members} active member(s) on ${where(to)}: refused, nothing written; stop its consumers there, then run again`
       : `mirror-check: group '${plan.group}' has ${plan.to.members} active member(s) on ${where(to)}: --execute would refuse it; stop its consumers there first`)
+  }
+  const reRead = plan.partitions.filter(p => p.action === 'commit' && p.reReads !== undefined && p.reReads > 0n)
+  if (reRead.length > 0) {
+    notes.push(`mirror-check: group '${plan.group}': ${reRead.map(p => `${p.toTopic}-${p.partition} (${p.reReads})`).join(', ')}: the two clusters hold those records in different orders (both took writes while the flows copied them), so no offset is exact; the plan starts at the first record the group has not read (nothing skipped) and the group reads that many records again`)
   }
   const kept = plan.partitions.filter(p => p.action === 'keep-ahead')
   if (kept.length > 0) notes.push(`mirror-check: group '${plan.group}': ${kept.map(p => `${p.toTopic}-${p.partition}`).join(', ')} already committed past the translation on the ${to.role}; kept (offsets are never rewound)`)
@@ -185,7 +192,11 @@ export async function failoverOutput (direction: FailoverDirection, args: Failov
   const source: Side = { role: 'source', connection: { ...pair.source, ...timeouts } }
   const target: Side = { role: 'target', connection: { ...pair.target, ...timeouts } }
   const [from, to] = direction === 'failover' ? [source, target] : [target, source]
-  const syncsTopic = args['offset-syncs-topic'] ?? offsetSyncsTopicName((direction === 'failover' ? args['source-alias'] : args['target-alias']) ?? 'source')
+  const sourceAlias = args['source-alias'] ?? 'source'
+  const targetAlias = args['target-alias'] ?? 'source'
+  // The flow from -> to (its syncs are on `to`) and the flow back to -> from (its syncs are on `from`).
+  const syncsTopic = args['offset-syncs-topic'] ?? offsetSyncsTopicName(direction === 'failover' ? sourceAlias : targetAlias)
+  const reverseTopic = args['reverse-offset-syncs-topic'] ?? offsetSyncsTopicName(direction === 'failover' ? targetAlias : sourceAlias)
   const logger = args.verbose ? createLogger({ level: 'debug' }) : silentLogger
   const notes: string[] = []
 
@@ -201,13 +212,17 @@ export async function failoverOutput (direction: FailoverDirection, args: Failov
     }
   }
   if (groups.length === 0) {
-    const text = args.format === 'json' ? toJson(direction, args.execute, from, to, syncsTopic, 0, [], []) : render(args.format, columns(to), [])
+    const text = args.format === 'json' ? toJson(direction, args.execute, from, to, syncsTopic, 0, { topic: reverseTopic, records: 0 }, [], []) : render(args.format, columns(to), [])
     return { text, notes, exitCode: ExitCode.CHECK_FAILED }
   }
 
   const syncs = await loadOffsetSyncs(to.connection, syncsTopic, logger)
   if (syncs.records === 0) notes.push(missingSyncsNote(direction, to, syncsTopic))
-  const plans = await planGroupFailover({ from: from.connection, to: to.connection, groups, ...(args.topic === undefined ? {} : { topics: args.topic }), syncs, logger })
+  // Records produced on `to` and copied to `from` (failback after a failover, active-active): the
+  // group may have read some of them on `from`; without these syncs they are unknown.
+  const reverseSyncs = syncs.records === 0 ? undefined : await loadOffsetSyncs(from.connection, reverseTopic, logger)
+  if (direction === 'failback' && reverseSyncs?.records === 0) notes.push(`mirror-check: warning: no offset syncs in ${reverseTopic} on ${where(from)} (the source -> target flow): records that came from the source are not told apart from the target's own; a group still reading them on the target would skip the rest of them. Name that flow's topic with --source-alias or --reverse-offset-syncs-topic`)
+  const plans = await planGroupFailover({ from: from.connection, to: to.connection, groups, ...(args.topic === undefined ? {} : { topics: args.topic }), syncs, ...(reverseSyncs === undefined || reverseSyncs.records === 0 ? {} : { reverseSyncs }), logger })
   const outcomes = args.execute ? await executeGroupFailover(to.connection, plans, logger) : []
 
   for (const plan of plans) notes.push(...groupNotes(direction, plan, outcomes.find(o => o.group === plan.group), args.execute, from, to, args.topic))
@@ -216,7 +231,7 @@ export async function failoverOutput (direction: FailoverDirection, args: Failov
 
   const ok = plans.every(p => p.blocker === undefined) && outcomes.every(o => o.status === 'written' || o.status === 'nothing-to-write')
   const text = args.format === 'json'
-    ? toJson(direction, args.execute, from, to, syncsTopic, syncs.records, plans, outcomes)
+    ? toJson(direction, args.execute, from, to, syncsTopic, syncs.records, { topic: reverseTopic, records: reverseSyncs?.records ?? 0 }, plans, outcomes)
     : render(args.format, columns(to), plans.flatMap(plan => plan.partitions.map(partition => ({ plan, partition, outcome: outcomes.find(o => o.group === plan.group) }))))
   const failed = outcomes.some(o => o.status === 'failed')
   return { text, notes, exitCode: failed ? ExitCode.ERROR : ok ? ExitCode.OK : ExitCode.CHECK_FAILED }
@@ -227,9 +242,9 @@ function builder (direction: FailoverDirection) {
     const leaving = direction === 'failover' ? 'source' : 'target'
     const written = direction === 'failover' ? 'target' : 'source'
     const common: Argv<object> = withClusterPairArgs(withCommonArgs(yargs))
-    const aliased: Argv<object> = direction === 'failover'
-      ? common.option('source-alias', { type: 'string', default: 'source', describe: 'Source cluster alias of the source -> target flow; names its offset-syncs topic on the target.' })
-      : common.option('target-alias', { type: 'string', default: 'source', describe: 'Alias of the target cluster as the source of the target -> source flow (default "source": a sidecar run with the MirrorMaker 1 command line); names its offset-syncs topic on the source.' })
+    const aliased: Argv<object> = common
+      .option('source-alias', { type: 'string', default: 'source', describe: 'Source cluster alias of the source -> target flow; names its offset-syncs topic on the target.' })
+      .option('target-alias', { type: 'string', default: 'source', describe: 'Alias of the target cluster as the source of the target -> source flow (default "source": a sidecar run with the MirrorMaker 1 command line); names its offset-syncs topic on the source.' })
     return aliased
       .option('group', { type: 'string', array: true, describe: `Consumer group to move (repeatable); its committed offsets are read on the ${leaving}.` })
       .option('groups', { type: 'string', describe: `Every consumer group on the ${leaving} matching this regex (MirrorMaker list syntax: "orders-.*,billing", whole names).` })
@@ -238,6 +253,7 @@ function builder (direction: FailoverDirection) {
       .option('dry-run', { type: 'boolean', describe: 'Print the plan and write nothing (the default).' })
       .option('execute', { type: 'boolean', default: false, describe: `Write the translated offsets into the groups on the ${written}; refused for a group with members there.` })
       .option('offset-syncs-topic', { type: 'string', describe: `Offset-syncs topic on the ${written} (default mirror-offset-syncs.<${direction === 'failover' ? 'source' : 'target'}-alias>.internal).` })
+      .option('reverse-offset-syncs-topic', { type: 'string', describe: `Offset-syncs topic of the flow back on the ${leaving}, read when present: records produced on the ${written} and copied to the ${leaving} (default mirror-offset-syncs.<${direction === 'failover' ? 'target' : 'source'}-alias>.internal).` })
       .example(`$0 ${direction} --source 127.0.0.1:19092 --target 127.0.0.1:29092 --group orders-app`, 'The plan per partition; nothing is written.')
       .example(`$0 ${direction} --source 127.0.0.1:19092 --target 127.0.0.1:29092 --groups 'orders-.*' --execute`, `Write the translated offsets into the groups on the ${written}.`) as unknown as Argv<FailoverArgs>
   }
