@@ -57,7 +57,7 @@ export { ageSeconds, lagViolations, offsetLag, topicTotals, type LagThresholds, 
 export { PartitionReader, type PartitionReaderOptions } from './audit/partition-reader.js'
 export { lossEvidence, type LossKind, type PartitionOffsets, type RecordedLoss } from './audit/loss-evidence.js'
 export { mm2OffsetsTopicName, mm2Positions } from './audit/mm2-positions.js'
-export { translateGroupThroughMm2, mm2CheckpointsOf, mm2OffsetSyncsOf, type Mm2TranslateOptions, type Mm2TranslationRow } from './audit/mm2-offsets.js'
+export { translateGroupThroughMm2, mm2CheckpointsOf, mm2OffsetSyncsOf, mm2TranslateFrom, type Mm2TranslateOptions, type Mm2TranslationRow } from './audit/mm2-offsets.js'
 export { decodeMm2Checkpoint, decodeMm2OffsetSync, mm2CheckpointsTopicName, mm2OffsetSyncsTopicName, type Mm2CheckpointRecord, type Mm2OffsetSyncRecord } from './offsets/mm2-records.js'
 export { verifyCopy, type CopyVerification, type CopyVerificationOptions, type VerifyUntil } from './audit/copy-verification.js'
 export { FIRST_COMMON_RECORD_METHOD, OrderAligner, type Aligner, type AlignmentLookup, type AlignmentPoint, type AlignmentRequest, type OrderAlignerOptions } from './audit/aligner.js'

@@ -1,7 +1,8 @@
 import type { Argv, CommandModule } from 'yargs'
 import {
-  compileTopicPattern, ConfigError, createLogger, DEFAULT_GROUPS_EXCLUDE, executeGroupFailover, listConsumerGroups, loadOffsetSyncs, offsetSyncsTopicName,
-  planGroupFailover, ProblemList, silentLogger, type ClusterConnection, type FailoverOutcome, type FailoverPartitionPlan, type GroupFailoverPlan,
+  compileTopicPattern, ConfigError, createLogger, DEFAULT_GROUPS_EXCLUDE, executeGroupFailover, listConsumerGroups, loadOffsetSyncs, mm2OffsetSyncsOf, mm2OffsetSyncsTopicName,
+  mm2TranslateFrom, offsetSyncsTopicName, OffsetSyncIndex, planGroupFailover, ProblemList, ReplicationPolicyKinds, silentLogger, targetTopicName,
+  type ClusterConnection, type FailoverOutcome, type FailoverPartitionPlan, type GroupFailoverPlan, type GroupTranslationRow, type PlanGroupFailoverOptions, type ReplicationPolicyKind,
 } from '../../src/index.js'
 import { clusterPair, connectClient, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
@@ -21,6 +22,11 @@ export interface FailoverArgs extends CommonArgs, ClusterPairArgs {
   'target-alias'?: string
   'offset-syncs-topic'?: string
   'reverse-offset-syncs-topic'?: string
+  /** failover only: the flow is MirrorMaker 2. */
+  mm2?: boolean
+  'mm2-offset-syncs-topic'?: string
+  'replication-policy'?: ReplicationPolicyKind
+  separator?: string
 }
 
 /** Which way consumers move: failover leaves the source for the target, failback the target for the source. */
@@ -92,7 +98,7 @@ function outcomeName (plan: GroupFailoverPlan, outcome: FailoverOutcome | undefi
   return outcome?.status ?? 'planned'
 }
 
-function toJson (direction: FailoverDirection, execute: boolean, from: Side, to: Side, syncsTopic: string, syncRecords: number, reverse: { topic: string, records: number }, plans: readonly GroupFailoverPlan[], outcomes: readonly FailoverOutcome[]): string {
+function toJson (direction: FailoverDirection, execute: boolean, from: Side, to: Side, syncsTopic: string, syncRecords: number, reverse: { topic: string | null, records: number }, plans: readonly GroupFailoverPlan[], outcomes: readonly FailoverOutcome[]): string {
   const outcomeOf = (group: string): FailoverOutcome | undefined => outcomes.find(o => o.group === group)
   return JSON.stringify({
     command: direction,
@@ -171,6 +177,41 @@ function missingSyncsNote (direction: FailoverDirection, to: Side, topic: string
   return `mirror-check: no offset syncs in ${topic} on ${where(to)}: is a sidecar mirroring source -> target? Name the topic with --source-alias or --offset-syncs-topic`
 }
 
+/** With --mm2 (failover only): MirrorMaker 2's offset-syncs topic, checked before anything connects. */
+function mm2Flow (direction: FailoverDirection, args: FailoverArgs): { topic: string } | undefined {
+  if (args.mm2 !== true && args['mm2-offset-syncs-topic'] === undefined) return undefined
+  if (direction === 'failback') throw new UsageError('failback --mm2: MirrorMaker 2 records no translation back (its checkpoints map source offsets to the target only); failing back without re-reading needs a sidecar flow target -> source and its offset syncs')
+  const alias = args['target-alias']
+  if (args['mm2-offset-syncs-topic'] === undefined && alias === undefined) throw new UsageError('--mm2 needs --target-alias (MirrorMaker 2\'s alias of the target cluster; names its offset-syncs topic mm2-offset-syncs.<target-alias>.internal) or --mm2-offset-syncs-topic')
+  return { topic: args['mm2-offset-syncs-topic'] ?? mm2OffsetSyncsTopicName(alias as string) }
+}
+
+/** MirrorMaker 2's offset syncs (on the source by default, `offset-syncs.topic.location`; else on the target) and a translator with its rule. */
+async function mm2Translation (args: FailoverArgs, mm2: { topic: string }, from: Side, to: Side): Promise<{ records: number, translate: NonNullable<PlanGroupFailoverOptions['translate']> }> {
+  const policy = (args['replication-policy'] ?? 'default') === 'identity' ? { kind: 'identity' as const } : { kind: 'default' as const, separator: args.separator ?? '.' }
+  const sourceAlias = args['source-alias'] ?? 'source'
+  let syncs: Map<string, ReadonlyArray<{ upstream: bigint, downstream: bigint }>> | undefined
+  for (const side of [from, to]) {
+    const client = await connectClient(side.connection, args)
+    try {
+      if (await client.hasTopic(mm2.topic)) {
+        syncs = await mm2OffsetSyncsOf(client, mm2.topic)
+        break
+      }
+    } finally {
+      await client.close()
+    }
+  }
+  if (syncs === undefined) throw new UsageError(`--mm2: no topic ${mm2.topic} on ${where(from)} nor ${where(to)}; give --target-alias as MirrorMaker 2's target cluster alias, or --mm2-offset-syncs-topic`)
+  const found = syncs
+  const translate = (group: string, committed: ReadonlyArray<{ topic: string, partition: number, offset: bigint }>): GroupTranslationRow[] => committed.map(({ topic, partition, offset }): GroupTranslationRow => {
+    const targetOffset = mm2TranslateFrom(found, topic, partition, offset)
+    const base = { group, topic, partition, sourceOffset: offset }
+    return targetOffset === undefined ? { ...base, status: 'no-syncs' } : { ...base, status: 'translated', targetTopic: targetTopicName(policy, sourceAlias, topic), targetOffset }
+  }).sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition)
+  return { records: [...found.values()].reduce((n, list) => n + list.length, 0), translate }
+}
+
 /** Flags checked before anything connects: the group selection and the mode. */
 function validate (args: FailoverArgs): { groupPattern: RegExp | undefined, groupsExclude: RegExp | undefined } {
   if ((args.group === undefined || args.group.length === 0) && args.groups === undefined) throw new UsageError('--group or --groups is required; name the consumer group(s) to move')
@@ -196,6 +237,7 @@ export async function failoverOutput (direction: FailoverDirection, args: Failov
   const targetAlias = args['target-alias'] ?? 'source'
   // The flow from -> to (its syncs are on `to`) and the flow back to -> from (its syncs are on `from`).
   const syncsTopic = args['offset-syncs-topic'] ?? offsetSyncsTopicName(direction === 'failover' ? sourceAlias : targetAlias)
+  const mm2 = mm2Flow(direction, args)
   const reverseTopic = args['reverse-offset-syncs-topic'] ?? offsetSyncsTopicName(direction === 'failover' ? targetAlias : sourceAlias)
   const logger = args.verbose ? createLogger({ level: 'debug' }) : silentLogger
   const notes: string[] = []
@@ -216,13 +258,27 @@ export async function failoverOutput (direction: FailoverDirection, args: Failov
     return { text, notes, exitCode: ExitCode.CHECK_FAILED }
   }
 
-  const syncs = await loadOffsetSyncs(to.connection, syncsTopic, logger)
-  if (syncs.records === 0) notes.push(missingSyncsNote(direction, to, syncsTopic))
-  // Records produced on `to` and copied to `from` (failback after a failover, active-active): the
-  // group may have read some of them on `from`; without these syncs they are unknown.
-  const reverseSyncs = syncs.records === 0 ? undefined : await loadOffsetSyncs(from.connection, reverseTopic, logger)
-  if (direction === 'failback' && reverseSyncs?.records === 0) notes.push(`mirror-check: warning: no offset syncs in ${reverseTopic} on ${where(from)} (the source -> target flow): records that came from the source are not told apart from the target's own; a group still reading them on the target would skip the rest of them. Name that flow's topic with --source-alias or --reverse-offset-syncs-topic`)
-  const plans = await planGroupFailover({ from: from.connection, to: to.connection, groups, ...(args.topic === undefined ? {} : { topics: args.topic }), syncs, ...(reverseSyncs === undefined || reverseSyncs.records === 0 ? {} : { reverseSyncs }), logger })
+  let translation: Pick<PlanGroupFailoverOptions, 'syncs' | 'reverseSyncs' | 'translate'>
+  let syncRecords: number
+  let reverseRecords = 0
+  if (mm2 !== undefined) {
+    const loaded = await mm2Translation(args, mm2, from, to)
+    translation = { syncs: new OffsetSyncIndex(), translate: loaded.translate }
+    syncRecords = loaded.records
+    if (syncRecords === 0) notes.push(`mirror-check: no MirrorMaker 2 offset syncs in ${mm2.topic}: is MirrorMaker 2 copying these topics?`)
+    notes.push('mirror-check: MirrorMaker 2\'s translation (the newest offset sync at or below, + 1) lands at or before the exact offset: the group re-reads up to offset.lag.max (default 100) records per partition, never skips')
+  } else {
+    const syncs = await loadOffsetSyncs(to.connection, syncsTopic, logger)
+    syncRecords = syncs.records
+    if (syncs.records === 0) notes.push(missingSyncsNote(direction, to, syncsTopic))
+    // Records produced on `to` and copied to `from` (failback after a failover, active-active): the
+    // group may have read some of them on `from`; without these syncs they are unknown.
+    const reverseSyncs = syncs.records === 0 ? undefined : await loadOffsetSyncs(from.connection, reverseTopic, logger)
+    reverseRecords = reverseSyncs?.records ?? 0
+    if (direction === 'failback' && reverseSyncs?.records === 0) notes.push(`mirror-check: warning: no offset syncs in ${reverseTopic} on ${where(from)} (the source -> target flow): records that came from the source are not told apart from the target's own; a group still reading them on the target would skip the rest of them. Name that flow's topic with --source-alias or --reverse-offset-syncs-topic`)
+    translation = { syncs, ...(reverseSyncs === undefined || reverseSyncs.records === 0 ? {} : { reverseSyncs }) }
+  }
+  const plans = await planGroupFailover({ from: from.connection, to: to.connection, groups, ...(args.topic === undefined ? {} : { topics: args.topic }), ...translation, logger })
   const outcomes = args.execute ? await executeGroupFailover(to.connection, plans, logger) : []
 
   for (const plan of plans) notes.push(...groupNotes(direction, plan, outcomes.find(o => o.group === plan.group), args.execute, from, to, args.topic))
@@ -231,7 +287,7 @@ export async function failoverOutput (direction: FailoverDirection, args: Failov
 
   const ok = plans.every(p => p.blocker === undefined) && outcomes.every(o => o.status === 'written' || o.status === 'nothing-to-write')
   const text = args.format === 'json'
-    ? toJson(direction, args.execute, from, to, syncsTopic, syncs.records, { topic: reverseTopic, records: reverseSyncs?.records ?? 0 }, plans, outcomes)
+    ? toJson(direction, args.execute, from, to, mm2?.topic ?? syncsTopic, syncRecords, { topic: mm2 === undefined ? reverseTopic : null, records: reverseRecords }, plans, outcomes)
     : render(args.format, columns(to), plans.flatMap(plan => plan.partitions.map(partition => ({ plan, partition, outcome: outcomes.find(o => o.group === plan.group) }))))
   const failed = outcomes.some(o => o.status === 'failed')
   return { text, notes, exitCode: failed ? ExitCode.ERROR : ok ? ExitCode.OK : ExitCode.CHECK_FAILED }
@@ -243,8 +299,8 @@ function builder (direction: FailoverDirection) {
     const written = direction === 'failover' ? 'target' : 'source'
     const common: Argv<object> = withClusterPairArgs(withCommonArgs(yargs))
     const aliased: Argv<object> = common
-      .option('source-alias', { type: 'string', default: 'source', describe: 'Source cluster alias of the source -> target flow; names its offset-syncs topic on the target.' })
-      .option('target-alias', { type: 'string', default: 'source', describe: 'Alias of the target cluster as the source of the target -> source flow (default "source": a sidecar run with the MirrorMaker 1 command line); names its offset-syncs topic on the source.' })
+      .option('source-alias', { type: 'string', describe: 'Source cluster alias of the source -> target flow (default "source"); names its offset-syncs topic on the target (with --mm2: MirrorMaker 2\'s source alias, which names the target topics).' })
+      .option('target-alias', { type: 'string', describe: 'Alias of the target cluster as the source of the target -> source flow (default "source": a sidecar run with the MirrorMaker 1 command line); names its offset-syncs topic on the source (with --mm2: MirrorMaker 2\'s target alias, which names its offset-syncs topic).' })
     return aliased
       .option('group', { type: 'string', array: true, describe: `Consumer group to move (repeatable); its committed offsets are read on the ${leaving}.` })
       .option('groups', { type: 'string', describe: `Every consumer group on the ${leaving} matching this regex (MirrorMaker list syntax: "orders-.*,billing", whole names).` })
@@ -253,6 +309,10 @@ function builder (direction: FailoverDirection) {
       .option('dry-run', { type: 'boolean', describe: 'Print the plan and write nothing (the default).' })
       .option('execute', { type: 'boolean', default: false, describe: `Write the translated offsets into the groups on the ${written}; refused for a group with members there.` })
       .option('offset-syncs-topic', { type: 'string', describe: `Offset-syncs topic on the ${written} (default mirror-offset-syncs.<${direction === 'failover' ? 'source' : 'target'}-alias>.internal).` })
+      .option('mm2', { type: 'boolean', describe: 'failover only: the flow is MirrorMaker 2; translate with its offset syncs (mm2-offset-syncs.<target-alias>.internal on the source, or the target) and its rule (the group re-reads up to offset.lag.max records, never skips).' })
+      .option('mm2-offset-syncs-topic', { type: 'string', describe: 'MirrorMaker 2\'s offset-syncs topic (default mm2-offset-syncs.<target-alias>.internal); implies --mm2.' })
+      .option('replication-policy', { choices: ReplicationPolicyKinds, describe: 'With --mm2: target topic naming, default (<source-alias><separator><topic>, the default with --mm2) or identity.' })
+      .option('separator', { type: 'string', describe: 'replication.policy.separator for the default policy (default ".").' })
       .option('reverse-offset-syncs-topic', { type: 'string', describe: `Offset-syncs topic of the flow back on the ${leaving}, read when present: records produced on the ${written} and copied to the ${leaving} (default mirror-offset-syncs.<${direction === 'failover' ? 'target' : 'source'}-alias>.internal).` })
       .example(`$0 ${direction} --source 127.0.0.1:19092 --target 127.0.0.1:29092 --group orders-app`, 'The plan per partition; nothing is written.')
       .example(`$0 ${direction} --source 127.0.0.1:19092 --target 127.0.0.1:29092 --groups 'orders-.*' --execute`, `Write the translated offsets into the groups on the ${written}.`) as unknown as Argv<FailoverArgs>

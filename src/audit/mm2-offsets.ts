@@ -19,14 +19,14 @@ async function readWhole (client: AuditClient, topic: string, flag: string, onRe
 
 /**
  * The offset syncs a MirrorMaker 2 flow wrote (`mm2-offset-syncs.<target alias>.internal`) for
- * `topics` (names on the source), by (topic, partition) in the order written. The topic is
+ * `topics` (names on the source; default all), by (topic, partition) in the order written. The topic is
  * compacted on (topic, partition), so older syncs may be gone: the newest of each partition stays.
  */
-export async function mm2OffsetSyncsOf (client: AuditClient, syncsTopic: string, topics: ReadonlySet<string>, flag = '--mm2-offset-syncs-topic'): Promise<Map<string, Mm2OffsetSync[]>> {
+export async function mm2OffsetSyncsOf (client: AuditClient, syncsTopic: string, topics?: ReadonlySet<string>, flag = '--mm2-offset-syncs-topic'): Promise<Map<string, Mm2OffsetSync[]>> {
   const out = new Map<string, Mm2OffsetSync[]>()
   await readWhole(client, syncsTopic, flag, (k, v) => {
     const sync = decodeMm2OffsetSync(k, v)
-    if (sync === undefined || !topics.has(sync.topic)) return
+    if (sync === undefined || (topics !== undefined && !topics.has(sync.topic))) return
     let list = out.get(key(sync.topic, sync.partition))
     if (list === undefined) out.set(key(sync.topic, sync.partition), list = [])
     list.push({ upstream: sync.upstreamOffset, downstream: sync.downstreamOffset })
@@ -44,6 +44,11 @@ export async function mm2CheckpointsOf (client: AuditClient, checkpointsTopic: s
   return out
 }
 
+
+/** MirrorMaker 2's translation of `offset` on `topic`-`partition` from syncs read by `mm2OffsetSyncsOf`; undefined without a sync at or below it. */
+export function mm2TranslateFrom (syncs: ReadonlyMap<string, readonly Mm2OffsetSync[]>, topic: string, partition: number, offset: bigint): bigint | undefined {
+  return mm2Translate(syncs.get(key(topic, partition)) ?? [], offset)
+}
 
 /** One partition of a group translated through a MirrorMaker 2 flow's records. */
 export interface Mm2TranslationRow {
@@ -86,7 +91,7 @@ export async function translateGroupThroughMm2 (source: AuditClient, target: Aud
     for (const p of partitions) {
       const sourceOffset = BigInt(p.offset)
       if (sourceOffset < 0n) continue
-      const targetOffset = mm2Translate(syncs.get(key(topic, p.partition)) ?? [], sourceOffset)
+      const targetOffset = mm2TranslateFrom(syncs, topic, p.partition, sourceOffset)
       const checkpoint = checkpoints.get(key(targetTopic, p.partition))
       rows.push({
         group: options.group,

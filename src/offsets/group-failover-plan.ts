@@ -94,6 +94,11 @@ export interface PlanGroupFailoverOptions {
   /** The offset syncs of the flow from -> to, already loaded (`loadOffsetSyncs`). */
   readonly syncs: OffsetSyncIndex
   /**
+   * Translates instead of `syncs` (a MirrorMaker 2 flow: its offset syncs with its rule, which
+   * lands at or before the exact offset, so the group re-reads and never skips).
+   */
+  readonly translate?: (group: string, committed: readonly GroupOffset[]) => GroupTranslationRow[]
+  /**
    * The offset syncs of the flow to -> from (on `from`), when there is one: records produced on
    * `to` and copied to `from`, which the group may have consumed on `from` (failback after a
    * failover, active-active).
@@ -149,7 +154,7 @@ export async function planGroupFailover (options: PlanGroupFailoverOptions): Pro
     const plans: GroupFailoverPlan[] = []
     for (const group of options.groups) {
       const committed = await from.committedOffsets(group, options.topics)
-      const rows = translateCommittedOffsets(group, committed, options.syncs, options.reverseSyncs)
+      const rows = options.translate === undefined ? translateCommittedOffsets(group, committed, options.syncs, options.reverseSyncs) : options.translate(group, committed)
       const fromDescription = await from.describe(group)
       const toDescription = await to.describe(group)
       const targetTopics = [...new Set(rows.flatMap(r => r.targetTopic === undefined || !toTopics.has(r.targetTopic) ? [] : [r.targetTopic]))]

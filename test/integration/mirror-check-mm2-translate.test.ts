@@ -3,12 +3,12 @@ import { test } from 'node:test'
 import { createTopic, deleteTopicIfExists, produce, readAll, sharedClusters, uniqueName, withAdmin } from '../helpers/kafka.js'
 import { runMirrorCheck } from '../helpers/mirror-check.js'
 import { startMirrorMaker2 } from '../helpers/mirror-maker2.js'
-import { consumeAndCommit, tagged } from '../helpers/offsets.js'
+import { consumeAndCommit, readAsGroup, tagged } from '../helpers/offsets.js'
 import { waitUntil } from '../helpers/wait.js'
 
 interface Row { group: string, topic: string, partition: number, sourceOffset: number, targetTopic: string, targetOffset: number | null, checkpointSourceOffset: number | null, checkpointTargetOffset: number | null, status: string }
 
-test('mirror-check translate --mm2 on a running MirrorMaker 2 flow: its offset syncs with its rule, next to the checkpoints it writes', { timeout: 300_000 }, async t => {
+test('mirror-check translate --mm2 and failover --mm2 on a running MirrorMaker 2 flow: its offset syncs with its rule, next to the checkpoints it writes; the group moved re-reads, never skips', { timeout: 300_000 }, async t => {
   const { source, target } = await sharedClusters()
   const topic = await createTopic(t, source, { partitions: 2, configs: { 'retention.ms': '-1' } })
   await produce(source, topic, [...tagged('a', 0, 250), ...tagged('a', 1, 40)])
@@ -63,6 +63,25 @@ test('mirror-check translate --mm2 on a running MirrorMaker 2 flow: its offset s
   assert.equal(table.code, 0, table.stderr)
   assert.match(table.stdout, /^GROUP +TOPIC +PARTITION +SOURCE-OFFSET +TARGET-TOPIC +TARGET-OFFSET +CHECKPOINT-SOURCE-OFFSET +CHECKPOINT-TARGET-OFFSET +STATUS$/m)
   assert.match(table.stderr, /MirrorMaker 2's translation .* re-reads up to offset\.lag\.max/)
+
+  // failover --mm2 commits MirrorMaker 2's translation: the group re-reads on the target, never skips.
+  const failover = ['failover', '--source', source.bootstrap, '--target', target.bootstrap, '--group', group, '--mm2', '--source-alias', alias, '--target-alias', targetAlias, '--format', 'json']
+  const over = await runMirrorCheck([...failover, '--execute'])
+  assert.equal(over.code, 0, over.stdout + over.stderr)
+  const plan = JSON.parse(over.stdout) as { groups: Array<{ outcome: string, partitions: Array<{ partition: number, toTopic: string, translatedOffset: number, plannedOffset: number, action: string }> }> }
+  assert.equal(plan.groups[0]?.outcome, 'written')
+  assert.deepEqual(plan.groups[0]?.partitions.map(p => [p.partition, p.toTopic, p.plannedOffset, p.action]), rows.map(r => [r.partition, mirrored, r.targetOffset, 'commit']))
+  assert.match(over.stderr, /MirrorMaker 2's translation .* re-reads up to offset\.lag\.max .* never skips/)
+  const read = await readAsGroup(target, mirrored, group)
+  for (const row of rows) {
+    const values = read.filter(r => r.partition === row.partition).map(r => r.value?.toString())
+    const expected = copies.filter(r => r.partition === row.partition && BigInt(r.offset) >= BigInt(row.targetOffset as number)).map(r => r.value?.toString())
+    assert.deepEqual(values, expected, `partition ${row.partition}: from MirrorMaker 2's translation to the end`)
+    assert.ok(values.includes(`a-${row.partition}-${row.sourceOffset - 1}`) || row.targetOffset === row.sourceOffset, 'the records before the exact offset are read again')
+  }
+  const back = await runMirrorCheck(['failback', '--source', source.bootstrap, '--target', target.bootstrap, '--group', group, '--mm2', '--target-alias', targetAlias])
+  assert.equal(back.code, 2)
+  assert.match(back.stderr, /failback --mm2: MirrorMaker 2 records no translation back/)
 
   const wrongAlias = await runMirrorCheck(['translate', '--source', source.bootstrap, '--target', target.bootstrap, '--group', group, '--mm2', '--source-alias', alias, '--target-alias', 'nobody'])
   assert.equal(wrongAlias.code, 2)
