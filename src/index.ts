@@ -57,6 +57,8 @@ export { ageSeconds, lagViolations, offsetLag, topicTotals, type LagThresholds, 
 export { PartitionReader, type PartitionReaderOptions } from './audit/partition-reader.js'
 export { lossEvidence, type LossKind, type PartitionOffsets, type RecordedLoss } from './audit/loss-evidence.js'
 export { mm2OffsetsTopicName, mm2Positions } from './audit/mm2-positions.js'
+export { translateGroupThroughMm2, mm2CheckpointsOf, mm2OffsetSyncsOf, mm2TranslateFrom, type Mm2TranslateOptions, type Mm2TranslationRow } from './audit/mm2-offsets.js'
+export { decodeMm2Checkpoint, decodeMm2OffsetSync, mm2CheckpointsTopicName, mm2OffsetSyncsTopicName, type Mm2CheckpointRecord, type Mm2OffsetSyncRecord } from './offsets/mm2-records.js'
 export { verifyCopy, type CopyVerification, type CopyVerificationOptions, type VerifyUntil } from './audit/copy-verification.js'
 export { FIRST_COMMON_RECORD_METHOD, OrderAligner, type Aligner, type AlignmentLookup, type AlignmentPoint, type AlignmentRequest, type OrderAlignerOptions } from './audit/aligner.js'
 export type { EarlierCopies } from './audit/earlier-copies-comparison.js'
@@ -68,6 +70,7 @@ export { describeFinding, findMisplaced, totalCounts, verificationPassed, type M
 export { loadOffsetSyncs, offsetSyncsTopicName } from './offsets/offset-sync-store.js'
 export { OffsetSyncIndex, translateOffset, type Translation } from './offsets/offset-sync-index.js'
 export { translateGroupOffsets, type GroupTranslationRow, type TranslateGroupOptions } from './offsets/translate-group.js'
+export { translateBothWays, type TwoWayTranslation } from './offsets/two-way-translation.js'
 export {
   decidePartition, executeGroupFailover, planBlocker, planGroupFailover,
   type FailoverAction, type FailoverBlocker, type FailoverOutcome, type FailoverPartitionPlan, type GroupFailoverPlan, type GroupPresence, type PlanGroupFailoverOptions,

@@ -1,7 +1,8 @@
 import type { Argv, CommandModule } from 'yargs'
 import {
-  compileTopicPattern, ConfigError, createLogger, DEFAULT_GROUPS_EXCLUDE, executeGroupFailover, listConsumerGroups, loadOffsetSyncs, offsetSyncsTopicName,
-  planGroupFailover, ProblemList, silentLogger, type ClusterConnection, type FailoverOutcome, type FailoverPartitionPlan, type GroupFailoverPlan,
+  compileTopicPattern, ConfigError, createLogger, DEFAULT_GROUPS_EXCLUDE, executeGroupFailover, listConsumerGroups, loadOffsetSyncs, mm2OffsetSyncsOf, mm2OffsetSyncsTopicName,
+  mm2TranslateFrom, offsetSyncsTopicName, OffsetSyncIndex, planGroupFailover, ProblemList, ReplicationPolicyKinds, silentLogger, targetTopicName,
+  type ClusterConnection, type FailoverOutcome, type FailoverPartitionPlan, type GroupFailoverPlan, type GroupTranslationRow, type PlanGroupFailoverOptions, type ReplicationPolicyKind,
 } from '../../src/index.js'
 import { clusterPair, connectClient, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
@@ -15,11 +16,17 @@ export interface FailoverArgs extends CommonArgs, ClusterPairArgs {
   topic?: string[]
   execute: boolean
   'dry-run'?: boolean
-  /** failover only. */
+  /** Alias of the source cluster in the flow source -> target (names its offset-syncs topic on the target). */
   'source-alias'?: string
-  /** failback only. */
+  /** Alias of the target cluster in the flow target -> source (names its offset-syncs topic on the source). */
   'target-alias'?: string
   'offset-syncs-topic'?: string
+  'reverse-offset-syncs-topic'?: string
+  /** failover only: the flow is MirrorMaker 2. */
+  mm2?: boolean
+  'mm2-offset-syncs-topic'?: string
+  'replication-policy'?: ReplicationPolicyKind
+  separator?: string
 }
 
 /** Which way consumers move: failover leaves the source for the target, failback the target for the source. */
@@ -63,8 +70,9 @@ export function actionText (row: PlanRow, to: Side): string {
   if (plan.blocker !== undefined) return blockedText(plan, to)
   if (outcome?.status === 'refused') return `not written: refused (${outcome.kafkaCode}), a member joined`
   if (outcome?.status === 'failed') return 'not written: the commit failed'
-  if (outcome?.status === 'written') return `committed ${p.plannedOffset}`
-  return `commit ${p.plannedOffset}`
+  const reRead = p.reReads === undefined || p.reReads === 0n ? '' : ` (re-reads ${p.reReads})`
+  if (outcome?.status === 'written') return `committed ${p.plannedOffset}${reRead}`
+  return `commit ${p.plannedOffset}${reRead}`
 }
 
 function columns (to: Side): Column<PlanRow>[] {
@@ -90,12 +98,12 @@ function outcomeName (plan: GroupFailoverPlan, outcome: FailoverOutcome | undefi
   return outcome?.status ?? 'planned'
 }
 
-function toJson (direction: FailoverDirection, execute: boolean, from: Side, to: Side, syncsTopic: string, syncRecords: number, plans: readonly GroupFailoverPlan[], outcomes: readonly FailoverOutcome[]): string {
+function toJson (direction: FailoverDirection, execute: boolean, from: Side, to: Side, syncsTopic: string, syncRecords: number, reverse: { topic: string | null, records: number }, plans: readonly GroupFailoverPlan[], outcomes: readonly FailoverOutcome[]): string {
   const outcomeOf = (group: string): FailoverOutcome | undefined => outcomes.find(o => o.group === group)
   return JSON.stringify({
     command: direction,
     mode: execute ? 'execute' : 'dry-run',
-    from: { cluster: from.role, bootstrap: from.connection.brokers.join(',') },
+    from: { cluster: from.role, bootstrap: from.connection.brokers.join(','), reverseOffsetSyncsTopic: reverse.topic, reverseOffsetSyncRecords: reverse.records },
     to: { cluster: to.role, bootstrap: to.connection.brokers.join(','), offsetSyncsTopic: syncsTopic, offsetSyncRecords: syncRecords },
     groups: plans.map(plan => {
       const outcome = outcomeOf(plan.group)
@@ -118,6 +126,7 @@ function toJson (direction: FailoverDirection, execute: boolean, from: Side, to:
           mirroredUpTo: num(p.mirroredUpTo) ?? null,
           toTopic: p.toTopic ?? null,
           translatedOffset: num(p.translatedOffset) ?? null,
+          reReads: num(p.reReads) ?? null,
           toCommittedOffset: num(p.toCommittedOffset) ?? null,
           toLogEndOffset: num(p.toLogEndOffset) ?? null,
           plannedOffset: num(p.plannedOffset) ?? null,
@@ -149,6 +158,10 @@ function groupNotes (direction: FailoverDirection, plan: GroupFailoverPlan, outc
       ? `mirror-check: group '${plan.group}' has ${plan.to.members} active member(s) on ${where(to)}: refused, nothing written; stop its consumers there, then run again`
       : `mirror-check: group '${plan.group}' has ${plan.to.members} active member(s) on ${where(to)}: --execute would refuse it; stop its consumers there first`)
   }
+  const reRead = plan.partitions.filter(p => p.action === 'commit' && p.reReads !== undefined && p.reReads > 0n)
+  if (reRead.length > 0) {
+    notes.push(`mirror-check: group '${plan.group}': ${reRead.map(p => `${p.toTopic}-${p.partition} (${p.reReads})`).join(', ')}: the two clusters hold those records in different orders (both took writes while the flows copied them), so no offset is exact; the plan starts at the first record the group has not read (nothing skipped) and the group reads that many records again`)
+  }
   const kept = plan.partitions.filter(p => p.action === 'keep-ahead')
   if (kept.length > 0) notes.push(`mirror-check: group '${plan.group}': ${kept.map(p => `${p.toTopic}-${p.partition}`).join(', ')} already committed past the translation on the ${to.role}; kept (offsets are never rewound)`)
   if (outcome?.status === 'written') notes.push(`mirror-check: committed ${outcome.offsets} offset(s) of group '${plan.group}' on ${where(to)}`)
@@ -162,6 +175,41 @@ function missingSyncsNote (direction: FailoverDirection, to: Side, topic: string
     return `mirror-check: no offset syncs in ${topic} on ${where(to)}: failback needs the offset syncs of a flow target -> source (a second sidecar mirroring the target cluster back to the source cluster); start one, or name its topic with --target-alias or --offset-syncs-topic`
   }
   return `mirror-check: no offset syncs in ${topic} on ${where(to)}: is a sidecar mirroring source -> target? Name the topic with --source-alias or --offset-syncs-topic`
+}
+
+/** With --mm2 (failover only): MirrorMaker 2's offset-syncs topic, checked before anything connects. */
+function mm2Flow (direction: FailoverDirection, args: FailoverArgs): { topic: string } | undefined {
+  if (args.mm2 !== true && args['mm2-offset-syncs-topic'] === undefined) return undefined
+  if (direction === 'failback') throw new UsageError('failback --mm2: MirrorMaker 2 records no translation back (its checkpoints map source offsets to the target only); failing back without re-reading needs a sidecar flow target -> source and its offset syncs')
+  const alias = args['target-alias']
+  if (args['mm2-offset-syncs-topic'] === undefined && alias === undefined) throw new UsageError('--mm2 needs --target-alias (MirrorMaker 2\'s alias of the target cluster; names its offset-syncs topic mm2-offset-syncs.<target-alias>.internal) or --mm2-offset-syncs-topic')
+  return { topic: args['mm2-offset-syncs-topic'] ?? mm2OffsetSyncsTopicName(alias as string) }
+}
+
+/** MirrorMaker 2's offset syncs (on the source by default, `offset-syncs.topic.location`; else on the target) and a translator with its rule. */
+async function mm2Translation (args: FailoverArgs, mm2: { topic: string }, from: Side, to: Side): Promise<{ records: number, translate: NonNullable<PlanGroupFailoverOptions['translate']> }> {
+  const policy = (args['replication-policy'] ?? 'default') === 'identity' ? { kind: 'identity' as const } : { kind: 'default' as const, separator: args.separator ?? '.' }
+  const sourceAlias = args['source-alias'] ?? 'source'
+  let syncs: Map<string, ReadonlyArray<{ upstream: bigint, downstream: bigint }>> | undefined
+  for (const side of [from, to]) {
+    const client = await connectClient(side.connection, args)
+    try {
+      if (await client.hasTopic(mm2.topic)) {
+        syncs = await mm2OffsetSyncsOf(client, mm2.topic)
+        break
+      }
+    } finally {
+      await client.close()
+    }
+  }
+  if (syncs === undefined) throw new UsageError(`--mm2: no topic ${mm2.topic} on ${where(from)} nor ${where(to)}; give --target-alias as MirrorMaker 2's target cluster alias, or --mm2-offset-syncs-topic`)
+  const found = syncs
+  const translate = (group: string, committed: ReadonlyArray<{ topic: string, partition: number, offset: bigint }>): GroupTranslationRow[] => committed.map(({ topic, partition, offset }): GroupTranslationRow => {
+    const targetOffset = mm2TranslateFrom(found, topic, partition, offset)
+    const base = { group, topic, partition, sourceOffset: offset }
+    return targetOffset === undefined ? { ...base, status: 'no-syncs' } : { ...base, status: 'translated', targetTopic: targetTopicName(policy, sourceAlias, topic), targetOffset }
+  }).sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition)
+  return { records: [...found.values()].reduce((n, list) => n + list.length, 0), translate }
 }
 
 /** Flags checked before anything connects: the group selection and the mode. */
@@ -185,7 +233,12 @@ export async function failoverOutput (direction: FailoverDirection, args: Failov
   const source: Side = { role: 'source', connection: { ...pair.source, ...timeouts } }
   const target: Side = { role: 'target', connection: { ...pair.target, ...timeouts } }
   const [from, to] = direction === 'failover' ? [source, target] : [target, source]
-  const syncsTopic = args['offset-syncs-topic'] ?? offsetSyncsTopicName((direction === 'failover' ? args['source-alias'] : args['target-alias']) ?? 'source')
+  const sourceAlias = args['source-alias'] ?? 'source'
+  const targetAlias = args['target-alias'] ?? 'source'
+  // The flow from -> to (its syncs are on `to`) and the flow back to -> from (its syncs are on `from`).
+  const syncsTopic = args['offset-syncs-topic'] ?? offsetSyncsTopicName(direction === 'failover' ? sourceAlias : targetAlias)
+  const mm2 = mm2Flow(direction, args)
+  const reverseTopic = args['reverse-offset-syncs-topic'] ?? offsetSyncsTopicName(direction === 'failover' ? targetAlias : sourceAlias)
   const logger = args.verbose ? createLogger({ level: 'debug' }) : silentLogger
   const notes: string[] = []
 
@@ -201,13 +254,31 @@ export async function failoverOutput (direction: FailoverDirection, args: Failov
     }
   }
   if (groups.length === 0) {
-    const text = args.format === 'json' ? toJson(direction, args.execute, from, to, syncsTopic, 0, [], []) : render(args.format, columns(to), [])
+    const text = args.format === 'json' ? toJson(direction, args.execute, from, to, syncsTopic, 0, { topic: reverseTopic, records: 0 }, [], []) : render(args.format, columns(to), [])
     return { text, notes, exitCode: ExitCode.CHECK_FAILED }
   }
 
-  const syncs = await loadOffsetSyncs(to.connection, syncsTopic, logger)
-  if (syncs.records === 0) notes.push(missingSyncsNote(direction, to, syncsTopic))
-  const plans = await planGroupFailover({ from: from.connection, to: to.connection, groups, ...(args.topic === undefined ? {} : { topics: args.topic }), syncs, logger })
+  let translation: Pick<PlanGroupFailoverOptions, 'syncs' | 'reverseSyncs' | 'translate'>
+  let syncRecords: number
+  let reverseRecords = 0
+  if (mm2 !== undefined) {
+    const loaded = await mm2Translation(args, mm2, from, to)
+    translation = { syncs: new OffsetSyncIndex(), translate: loaded.translate }
+    syncRecords = loaded.records
+    if (syncRecords === 0) notes.push(`mirror-check: no MirrorMaker 2 offset syncs in ${mm2.topic}: is MirrorMaker 2 copying these topics?`)
+    notes.push('mirror-check: MirrorMaker 2\'s translation (the newest offset sync at or below, + 1) lands at or before the exact offset: the group re-reads up to offset.lag.max (default 100) records per partition, never skips')
+  } else {
+    const syncs = await loadOffsetSyncs(to.connection, syncsTopic, logger)
+    syncRecords = syncs.records
+    if (syncs.records === 0) notes.push(missingSyncsNote(direction, to, syncsTopic))
+    // Records produced on `to` and copied to `from` (failback after a failover, active-active): the
+    // group may have read some of them on `from`; without these syncs they are unknown.
+    const reverseSyncs = syncs.records === 0 ? undefined : await loadOffsetSyncs(from.connection, reverseTopic, logger)
+    reverseRecords = reverseSyncs?.records ?? 0
+    if (direction === 'failback' && reverseSyncs?.records === 0) notes.push(`mirror-check: warning: no offset syncs in ${reverseTopic} on ${where(from)} (the source -> target flow): records that came from the source are not told apart from the target's own; a group still reading them on the target would skip the rest of them. Name that flow's topic with --source-alias or --reverse-offset-syncs-topic`)
+    translation = { syncs, ...(reverseSyncs === undefined || reverseSyncs.records === 0 ? {} : { reverseSyncs }) }
+  }
+  const plans = await planGroupFailover({ from: from.connection, to: to.connection, groups, ...(args.topic === undefined ? {} : { topics: args.topic }), ...translation, logger })
   const outcomes = args.execute ? await executeGroupFailover(to.connection, plans, logger) : []
 
   for (const plan of plans) notes.push(...groupNotes(direction, plan, outcomes.find(o => o.group === plan.group), args.execute, from, to, args.topic))
@@ -216,7 +287,7 @@ export async function failoverOutput (direction: FailoverDirection, args: Failov
 
   const ok = plans.every(p => p.blocker === undefined) && outcomes.every(o => o.status === 'written' || o.status === 'nothing-to-write')
   const text = args.format === 'json'
-    ? toJson(direction, args.execute, from, to, syncsTopic, syncs.records, plans, outcomes)
+    ? toJson(direction, args.execute, from, to, mm2?.topic ?? syncsTopic, syncRecords, { topic: mm2 === undefined ? reverseTopic : null, records: reverseRecords }, plans, outcomes)
     : render(args.format, columns(to), plans.flatMap(plan => plan.partitions.map(partition => ({ plan, partition, outcome: outcomes.find(o => o.group === plan.group) }))))
   const failed = outcomes.some(o => o.status === 'failed')
   return { text, notes, exitCode: failed ? ExitCode.ERROR : ok ? ExitCode.OK : ExitCode.CHECK_FAILED }
@@ -227,9 +298,9 @@ function builder (direction: FailoverDirection) {
     const leaving = direction === 'failover' ? 'source' : 'target'
     const written = direction === 'failover' ? 'target' : 'source'
     const common: Argv<object> = withClusterPairArgs(withCommonArgs(yargs))
-    const aliased: Argv<object> = direction === 'failover'
-      ? common.option('source-alias', { type: 'string', default: 'source', describe: 'Source cluster alias of the source -> target flow; names its offset-syncs topic on the target.' })
-      : common.option('target-alias', { type: 'string', default: 'source', describe: 'Alias of the target cluster as the source of the target -> source flow (default "source": a sidecar run with the MirrorMaker 1 command line); names its offset-syncs topic on the source.' })
+    const aliased: Argv<object> = common
+      .option('source-alias', { type: 'string', describe: 'Source cluster alias of the source -> target flow (default "source"); names its offset-syncs topic on the target (with --mm2: MirrorMaker 2\'s source alias, which names the target topics).' })
+      .option('target-alias', { type: 'string', describe: 'Alias of the target cluster as the source of the target -> source flow (default "source": a sidecar run with the MirrorMaker 1 command line); names its offset-syncs topic on the source (with --mm2: MirrorMaker 2\'s target alias, which names its offset-syncs topic).' })
     return aliased
       .option('group', { type: 'string', array: true, describe: `Consumer group to move (repeatable); its committed offsets are read on the ${leaving}.` })
       .option('groups', { type: 'string', describe: `Every consumer group on the ${leaving} matching this regex (MirrorMaker list syntax: "orders-.*,billing", whole names).` })
@@ -238,6 +309,11 @@ function builder (direction: FailoverDirection) {
       .option('dry-run', { type: 'boolean', describe: 'Print the plan and write nothing (the default).' })
       .option('execute', { type: 'boolean', default: false, describe: `Write the translated offsets into the groups on the ${written}; refused for a group with members there.` })
       .option('offset-syncs-topic', { type: 'string', describe: `Offset-syncs topic on the ${written} (default mirror-offset-syncs.<${direction === 'failover' ? 'source' : 'target'}-alias>.internal).` })
+      .option('mm2', { type: 'boolean', describe: 'failover only: the flow is MirrorMaker 2; translate with its offset syncs (mm2-offset-syncs.<target-alias>.internal on the source, or the target) and its rule (the group re-reads up to offset.lag.max records, never skips).' })
+      .option('mm2-offset-syncs-topic', { type: 'string', describe: 'MirrorMaker 2\'s offset-syncs topic (default mm2-offset-syncs.<target-alias>.internal); implies --mm2.' })
+      .option('replication-policy', { choices: ReplicationPolicyKinds, describe: 'With --mm2: target topic naming, default (<source-alias><separator><topic>, the default with --mm2) or identity.' })
+      .option('separator', { type: 'string', describe: 'replication.policy.separator for the default policy (default ".").' })
+      .option('reverse-offset-syncs-topic', { type: 'string', describe: `Offset-syncs topic of the flow back on the ${leaving}, read when present: records produced on the ${written} and copied to the ${leaving} (default mirror-offset-syncs.<${direction === 'failover' ? 'target' : 'source'}-alias>.internal).` })
       .example(`$0 ${direction} --source 127.0.0.1:19092 --target 127.0.0.1:29092 --group orders-app`, 'The plan per partition; nothing is written.')
       .example(`$0 ${direction} --source 127.0.0.1:19092 --target 127.0.0.1:29092 --groups 'orders-.*' --execute`, `Write the translated offsets into the groups on the ${written}.`) as unknown as Argv<FailoverArgs>
   }

@@ -34,6 +34,12 @@ export interface FailoverPartitionPlan {
   /** The syncs point into `toTopic` but it does not exist on the other cluster (deleted since): untranslatable. */
   readonly toTopicMissing?: true
   readonly translatedOffset?: bigint
+  /**
+   * Records the group already consumed that it reads again from `translatedOffset`: 0 when exact.
+   * More only where the two clusters hold the records in different orders (both took writes while
+   * the flows copied them); the translation then skips nothing (`translateBothWays`).
+   */
+  readonly reReads?: bigint
   /** The group's committed offset on the other cluster before the failover. */
   readonly toCommittedOffset?: bigint
   readonly toLogEndOffset?: bigint
@@ -87,6 +93,17 @@ export interface PlanGroupFailoverOptions {
   readonly topics?: readonly string[]
   /** The offset syncs of the flow from -> to, already loaded (`loadOffsetSyncs`). */
   readonly syncs: OffsetSyncIndex
+  /**
+   * Translates instead of `syncs` (a MirrorMaker 2 flow: its offset syncs with its rule, which
+   * lands at or before the exact offset, so the group re-reads and never skips).
+   */
+  readonly translate?: (group: string, committed: readonly GroupOffset[]) => GroupTranslationRow[]
+  /**
+   * The offset syncs of the flow to -> from (on `from`), when there is one: records produced on
+   * `to` and copied to `from`, which the group may have consumed on `from` (failback after a
+   * failover, active-active).
+   */
+  readonly reverseSyncs?: OffsetSyncIndex
   readonly logger?: Logger
 }
 
@@ -137,7 +154,7 @@ export async function planGroupFailover (options: PlanGroupFailoverOptions): Pro
     const plans: GroupFailoverPlan[] = []
     for (const group of options.groups) {
       const committed = await from.committedOffsets(group, options.topics)
-      const rows = translateCommittedOffsets(group, committed, options.syncs)
+      const rows = options.translate === undefined ? translateCommittedOffsets(group, committed, options.syncs, options.reverseSyncs) : options.translate(group, committed)
       const fromDescription = await from.describe(group)
       const toDescription = await to.describe(group)
       const targetTopics = [...new Set(rows.flatMap(r => r.targetTopic === undefined || !toTopics.has(r.targetTopic) ? [] : [r.targetTopic]))]
@@ -162,6 +179,7 @@ export async function planGroupFailover (options: PlanGroupFailoverOptions): Pro
           ...(row.targetTopic === undefined ? {} : { toTopic: row.targetTopic }),
           ...(toTopicMissing ? { toTopicMissing } : {}),
           ...(row.targetOffset === undefined ? {} : { translatedOffset: row.targetOffset }),
+          ...(row.reReads === undefined ? {} : { reReads: row.reReads }),
           ...(toCommittedOffset === undefined ? {} : { toCommittedOffset }),
           ...(toLogEndOffset === undefined ? {} : { toLogEndOffset }),
           ...(plannedOffset === undefined ? {} : { plannedOffset }),

@@ -3,6 +3,7 @@ import { GroupAdmin, type GroupOffset } from '../kafka/group-admin.js'
 import { silentLogger, type Logger } from '../shared/logger.js'
 import type { OffsetSyncIndex } from './offset-sync-index.js'
 import { loadOffsetSyncs } from './offset-sync-store.js'
+import { translateBothWays } from './two-way-translation.js'
 
 export interface TranslateGroupOptions {
   readonly source: ClusterConnection
@@ -14,6 +15,8 @@ export interface TranslateGroupOptions {
   readonly offsetSyncsTopic: string
   /** Already loaded syncs (skips reading the topic). */
   readonly syncs?: OffsetSyncIndex
+  /** The syncs of the flow back (target -> source, on the source), already loaded: see `translateCommittedOffsets`. */
+  readonly reverseSyncs?: OffsetSyncIndex
   readonly logger?: Logger
 }
 
@@ -30,6 +33,11 @@ export interface GroupTranslationRow {
   readonly targetOffset?: bigint
   /** How far the mirror got (exclusive source offset) when not yet mirrored. */
   readonly mirroredUpTo?: bigint
+  /**
+   * With the syncs of the flow back (target -> source): records the group already consumed that it
+   * reads again from `targetOffset`, 0 when exact (see `translateBothWays`). Set when translated.
+   */
+  readonly reReads?: bigint
 }
 
 /**
@@ -48,15 +56,19 @@ export async function translateGroupOffsets (options: TranslateGroupOptions): Pr
   } finally {
     await admin.stop()
   }
-  return translateCommittedOffsets(options.group, committed, syncs)
+  return translateCommittedOffsets(options.group, committed, syncs, options.reverseSyncs)
 }
 
-/** Translates committed offsets of `group` (read by the caller) with `syncs`; rows sorted by topic and partition. */
-export function translateCommittedOffsets (group: string, committed: readonly GroupOffset[], syncs: OffsetSyncIndex): GroupTranslationRow[] {
+/**
+ * Translates committed offsets of `group` (read by the caller) with `syncs` (the flow source ->
+ * target) and, when given, `reverseSyncs` (the flow target -> source, on the source: records
+ * produced on the target and copied back); rows sorted by topic and partition.
+ */
+export function translateCommittedOffsets (group: string, committed: readonly GroupOffset[], syncs: OffsetSyncIndex, reverseSyncs?: OffsetSyncIndex): GroupTranslationRow[] {
   const rows: GroupTranslationRow[] = committed.map(({ topic, partition, offset }) => {
     const base = { group, topic, partition, sourceOffset: offset }
-    const t = syncs.translate(topic, partition, offset)
-    if (t.status === 'translated') return { ...base, status: t.status, targetTopic: t.targetTopic, targetOffset: t.targetOffset }
+    const t = translateBothWays(syncs, reverseSyncs, topic, partition, offset)
+    if (t.status === 'translated') return { ...base, status: t.status, targetTopic: t.targetTopic, targetOffset: t.targetOffset, reReads: t.reReads }
     if (t.status === 'not-yet-mirrored') return { ...base, status: t.status, ...(t.mirroredUpTo === undefined ? {} : { mirroredUpTo: t.mirroredUpTo }) }
     return { ...base, status: t.status }
   })

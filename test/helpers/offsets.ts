@@ -17,9 +17,9 @@ export function tagged (tag: string, partition: number, count: number, keyOf: (i
 /**
  * A real consumer of group `groupId` reads `counts.get(p)` records of each partition from the
  * beginning and commits the offset after the last one it read, as an application would.
- * Returns the committed offsets.
+ * Returns the committed offsets; `onRecord` hears each record read.
  */
-export async function consumeAndCommit (cluster: LocalCluster, topic: string, groupId: string, counts: ReadonlyMap<number, number>): Promise<Map<number, bigint>> {
+export async function consumeAndCommit (cluster: LocalCluster, topic: string, groupId: string, counts: ReadonlyMap<number, number>, onRecord?: (partition: number, value: string) => void): Promise<Map<number, bigint>> {
   const consumer = createKafkaClient(cluster.connection('test-app')).consumer({ groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 200 })
   const read = new Map<number, number>()
   const committed = new Map<number, bigint>()
@@ -36,6 +36,7 @@ export async function consumeAndCommit (cluster: LocalCluster, topic: string, gr
             const n = read.get(batch.partition) ?? 0
             if (n >= want) break
             read.set(batch.partition, n + 1)
+            onRecord?.(batch.partition, m.value?.toString() ?? 'null')
             resolveOffset(m.offset)
             if (n + 1 === want) {
               const offset = BigInt(m.offset) + 1n
