@@ -68,17 +68,35 @@ export function hashBytes (bytes: Uint8Array): number {
   return fold(finish(a, n), finish(b, n ^ 0x55555555))
 }
 
-/** Order-sensitive combination of 53-bit hashes. */
-export function combineHashes (hashes: readonly number[]): number {
-  let a = SEED_A
-  let b = SEED_B
-  for (const h of hashes) {
+/**
+ * `combineHashes` one hash at a time: `add` each 53-bit hash in order, `value` is what
+ * `combineHashes` of the same list gives. Keeps three numbers, whatever the count.
+ */
+export class HashAccumulator {
+  #a = SEED_A
+  #b = SEED_B
+  #count = 0
+
+  get count (): number { return this.#count }
+
+  add (h: number): void {
     const high = Math.floor(h / 0x20_0000) | 0
     const low = (h % 0x20_0000) | 0
-    a = mix(mix(a, high), low)
-    b = mix(mix(b, low ^ 0x2545f491), high)
+    this.#a = mix(mix(this.#a, high), low)
+    this.#b = mix(mix(this.#b, low ^ 0x2545f491), high)
+    this.#count++
   }
-  return fold(finish(a, hashes.length), finish(b, hashes.length ^ 0x55555555))
+
+  get value (): number {
+    return fold(finish(this.#a, this.#count), finish(this.#b, this.#count ^ 0x55555555))
+  }
+}
+
+/** Order-sensitive combination of 53-bit hashes. */
+export function combineHashes (hashes: readonly number[]): number {
+  const accumulator = new HashAccumulator()
+  for (const h of hashes) accumulator.add(h)
+  return accumulator.value
 }
 
 function toBytes (value: Buffer | string): Uint8Array {

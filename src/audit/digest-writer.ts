@@ -1,0 +1,134 @@
+import type { DigestConfig, FlowConfig } from '../config/mirror-config.js'
+import { InternalTopicWriter, type InternalRecord } from '../kafka/internal-topic.js'
+import { sourceOffsetAt, type MirrorBatch } from '../pipeline/mirror-batch.js'
+import type { AckListener, AckSegment } from '../pipeline/ports.js'
+import { settleWithin } from '../shared/deadline.js'
+import { ErrorCodes, MirrorError } from '../shared/errors.js'
+import type { KafkaRecord } from '../shared/kafka-record.js'
+import type { Logger } from '../shared/logger.js'
+import { DigestTracker, type DigestedRecord } from './digest-tracker.js'
+import { encodeDigest, type RangeDigest } from './range-digest.js'
+import { digestRecord } from './record-digest.js'
+
+/** How long `stop()` waits for a write in flight, and then for the client to disconnect. */
+const STOP_BOUND_MS = 2_000
+
+export interface DigestWriterOptions {
+  readonly logger: Logger
+  /** Hears every digest once it is durable (the continuous audit samples them). */
+  readonly onWritten?: (digests: readonly RangeDigest[]) => void
+}
+
+function digested (records: readonly KafkaRecord[], batch: MirrorBatch, segment: AckSegment): DigestedRecord[] {
+  const out: DigestedRecord[] = new Array(segment.count)
+  for (let i = 0; i < segment.count; i++) {
+    const index = segment.from + i
+    out[i] = { sourceOffset: sourceOffsetAt(batch, index), hash: digestRecord(records[index] as KafkaRecord).hash }
+  }
+  return out
+}
+
+/**
+ * Records a digest of what the mirror wrote (`RangeDigest`: key, value, headers, timestamp, in
+ * target order, per run of at most `rangeRecords` records) and writes the digests to the digests
+ * topic on the target (`flow.digests.topic`, created compacted with one partition if missing).
+ * Decoded batches are hashed when acknowledged; a forwarded batch (pass-through) is decoded once
+ * after its acknowledgement, in order with its partition's other batches, never on the produce
+ * path. Guarantee: when `flush()` resolves, the digests of every record acknowledged before the
+ * call are durable (acks=all); the flow awaits it before each source commit, so a committed
+ * record always has its digest. `start()` before the flow, `stop()` after it; `stop()` once-only.
+ */
+export class DigestWriter implements AckListener {
+  readonly #config: DigestConfig
+  readonly #logger: Logger
+  readonly #onWritten: (digests: readonly RangeDigest[]) => void
+  readonly #writer: InternalTopicWriter
+  readonly #tracker: DigestTracker
+  /** Per partition, the hashing of forwarded batches still running (and of batches queued behind them). */
+  readonly #pending = new Map<string, Promise<void>>()
+  /** The first failure to decode a forwarded batch: every later flush fails with it (the digests would have a hole). */
+  #failed: MirrorError | undefined
+  #flushing: Promise<void> = Promise.resolve()
+  #stopping: Promise<void> | undefined
+  readonly #abort = new AbortController()
+
+  constructor (flow: FlowConfig & { readonly digests: DigestConfig }, options: DigestWriterOptions) {
+    this.#config = flow.digests
+    this.#logger = options.logger.child({ flow: flow.name, component: 'digests' })
+    this.#onWritten = options.onWritten ?? (() => {})
+    this.#tracker = new DigestTracker(flow.digests.rangeRecords)
+    this.#writer = new InternalTopicWriter(flow.target, this.#logger, { maxRequestSizeBytes: flow.producer.maxRequestSizeBytes })
+  }
+
+  get topic (): string { return this.#config.topic }
+
+  async start (): Promise<void> {
+    await this.#writer.start()
+    await this.#writer.ensureCompactedTopic(this.topic, { replicationFactor: this.#config.replicationFactor, key: 'offset-syncs.topic.replication.factor' })
+  }
+
+  acknowledged (batch: MirrorBatch, segments: readonly AckSegment[]): void {
+    const key = `${batch.sourceTopic}\u0000${batch.partition}`
+    const pending = this.#pending.get(key)
+    const forwarded = batch.forwarded
+    if (forwarded === undefined && pending === undefined) {
+      for (const segment of segments) this.#tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, segment.targetBaseOffset, digested(batch.records, batch, segment))
+      return
+    }
+    // Behind a forwarded batch still being decoded, in order: digests follow target offsets.
+    const run = (pending ?? Promise.resolve()).then(async () => {
+      const records = forwarded === undefined ? batch.records : await forwarded.decode()
+      for (const segment of segments) this.#tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, segment.targetBaseOffset, digested(records, batch, segment))
+    }).catch((error: unknown) => {
+      this.#failed ??= new MirrorError(ErrorCodes.KAFKA, `cannot decode a forwarded batch of ${batch.sourceTopic} partition ${batch.partition} (offsets ${batch.firstOffset}-${batch.nextOffset - 1n}) to digest it: ${(error as Error).message}`, { cause: error })
+    })
+    this.#pending.set(key, run)
+    void run.then(() => { if (this.#pending.get(key) === run) this.#pending.delete(key) })
+  }
+
+  /** Writes the digests not yet durable (after the decoding of forwarded batches acknowledged before the call); calls run one after the other. */
+  flush (): Promise<void> {
+    const decoding = [...this.#pending.values()]
+    const run = this.#flushing.catch(() => {}).then(async () => {
+      await Promise.all(decoding)
+      if (this.#failed !== undefined) throw this.#failed
+      const digests = this.#tracker.unwritten()
+      if (digests.length === 0) return
+      const records: InternalRecord[] = digests.map(digest => encodeDigest(digest))
+      await this.#writer.write(this.topic, records, { maxAttempts: 3, initialBackoffMs: 200, signal: this.#abort.signal })
+      this.#tracker.markWritten(digests)
+      this.#onWritten(digests)
+      this.#logger.debug('digests written', { digests: digests.length })
+    })
+    this.#flushing = run
+    return run
+  }
+
+  stop (boundMs = STOP_BOUND_MS): Promise<void> {
+    this.#stopping ??= (async () => {
+      this.#abort.abort()
+      if (!await settleWithin(this.#flushing, boundMs)) this.#logger.warn('digests still being written at stop; giving up on them (their records stay uncommitted)', { boundMs })
+      await settleWithin(this.#writer.stop(), boundMs)
+    })()
+    return this.#stopping
+  }
+}
+
+/**
+ * `inner` (the offset-sync writer, or nothing) and `digests` as one ack listener: both hear every
+ * acknowledged batch; a flush resolves when both flushes did, so a commit waits for both.
+ */
+export function withDigests (inner: AckListener | undefined, digests: DigestWriter | undefined): AckListener | undefined {
+  if (digests === undefined) return inner
+  if (inner === undefined) return digests
+  return {
+    acknowledged: (batch, segments) => {
+      inner.acknowledged(batch, segments)
+      digests.acknowledged(batch, segments)
+    },
+    flush: async committing => {
+      const results = await Promise.allSettled([inner.flush(committing), digests.flush()])
+      for (const result of results) if (result.status === 'rejected') throw result.reason
+    },
+  }
+}

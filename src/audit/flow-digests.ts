@@ -1,0 +1,53 @@
+import type { DigestConfig, FlowConfig } from '../config/mirror-config.js'
+import { flowLabels } from '../pipeline/pipeline-observer.js'
+import type { Logger } from '../shared/logger.js'
+import { DigestAudit, type DigestObserver } from './digest-audit.js'
+import { DigestWriter } from './digest-writer.js'
+
+export interface FlowDigestsOptions {
+  readonly logger: Logger
+  readonly observer?: DigestObserver
+}
+
+/**
+ * The digests of one flow (`--digests.enabled`): the writer, heard as an ack listener beside the
+ * offset syncs, and the continuous audit when `auditIntervalMs` > 0. `start()` before the flow
+ * starts (creates the topic); `stop()` after the flow stopped (its last flush wrote the last
+ * digests); once-only.
+ */
+export class FlowDigests {
+  readonly writer: DigestWriter
+  readonly audit: DigestAudit | undefined
+  #stopping: Promise<void> | undefined
+
+  constructor (flow: FlowConfig & { readonly digests: DigestConfig }, options: FlowDigestsOptions) {
+    const labels = flowLabels(flow)
+    const observer = options.observer ?? {}
+    this.audit = flow.digests.auditIntervalMs > 0 ? new DigestAudit(flow, options) : undefined
+    this.writer = new DigestWriter(flow, {
+      logger: options.logger,
+      onWritten: digests => {
+        observer.written?.(labels, digests.length)
+        this.audit?.add(digests)
+      },
+    })
+  }
+
+  /** The digests of `flow`, or undefined when they are off. */
+  static of (flow: FlowConfig, options: FlowDigestsOptions): FlowDigests | undefined {
+    return flow.digests === undefined ? undefined : new FlowDigests(flow as FlowConfig & { readonly digests: DigestConfig }, options)
+  }
+
+  async start (): Promise<void> {
+    await this.writer.start()
+    await this.audit?.start()
+  }
+
+  stop (): Promise<void> {
+    this.#stopping ??= (async () => {
+      await this.audit?.stop()
+      await this.writer.stop()
+    })()
+    return this.#stopping
+  }
+}
