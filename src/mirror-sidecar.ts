@@ -83,7 +83,7 @@ export class MirrorSidecar {
       ...(options.lossCheckIntervalMs === undefined ? {} : { intervalMs: options.lossCheckIntervalMs }),
     }))
     const digestMetrics = new DigestMetrics(this.observability.metrics.registry)
-    this.digests = config.flows.map(flow => FlowDigests.of(flow, { logger: options.logger, observer: digestMetrics }))
+    this.digests = config.flows.map((flow, i) => FlowDigests.of(flow, { logger: options.logger, observer: digestMetrics, isCoordinator: coordinated(i).isCoordinator }))
     this.flows = config.flows.map((flow, i) => {
       const ackListener = this.lossMonitors[i]!.ackListener(withDigests(this.offsetSyncWriters[i], this.digests[i]?.writer))
       const messageHandler = options.messageHandlers?.get(flow.name)?.handle

@@ -136,6 +136,32 @@ class TargetWindow {
   async close (): Promise<void> { await this.#iterator.return(undefined) }
 }
 
+/**
+ * `digests` in target order, where two cover the same target offsets only the newer (a target
+ * topic recreated and copied again, with other digest boundaries): one target offset holds one record.
+ */
+function newestOverTargetOffsets (digests: readonly RangeDigest[], notes: string[], partition: number): RangeDigest[] {
+  const sorted = [...digests].sort((a, b) => (a.targetStart < b.targetStart ? -1 : a.targetStart > b.targetStart ? 1 : 0))
+  const kept: RangeDigest[] = []
+  let replaced = 0
+  for (const digest of sorted) {
+    const last = kept[kept.length - 1]
+    if (last === undefined || digest.targetStart >= last.targetStart + BigInt(last.count)) {
+      kept.push(digest)
+      continue
+    }
+    replaced++
+    if ((digest.writtenAtMs ?? 0) > (last.writtenAtMs ?? 0)) {
+      kept.pop()
+      // The newer one may overlap earlier kept digests too.
+      while (kept.length > 0 && kept[kept.length - 1]!.targetStart + BigInt(kept[kept.length - 1]!.count) > digest.targetStart) { kept.pop(); replaced++ }
+      kept.push(digest)
+    }
+  }
+  if (replaced > 0) notes.push(`target partition ${partition}: ${replaced} older digest(s) over the same target offsets as newer ones left out (the target topic was copied again)`)
+  return kept
+}
+
 /** The index in `hashes` whose removal makes them hash to `hash`, or -1. */
 function oneTooMany (hashes: readonly number[], hash: number): number {
   for (let j = 0; j < hashes.length; j++) {
@@ -156,7 +182,7 @@ export async function checkPartitionDigests (options: DigestCheckOptions): Promi
   const lookahead = options.lookaheadRecords ?? 1000
   const maxFindings = options.maxFindings ?? 100
   const result: DigestPartitionCheck = { partition, ranges: 0, checked: 0, matched: 0, missing: 0, duplicated: 0, extra: 0, changedRanges: 0, notChecked: 0, findings: [], notes: [] }
-  const digests = [...options.digests].sort((a, b) => (a.targetStart < b.targetStart ? -1 : a.targetStart > b.targetStart ? 1 : 0))
+  const digests = newestOverTargetOffsets(options.digests, result.notes, partition)
   if (digests.length === 0) return result
   const starts = await target.listOffsets(targetTopic, [partition], 'earliest')
   const ends = await target.listOffsets(targetTopic, [partition], 'latest', 'read_committed')

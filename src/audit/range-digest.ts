@@ -31,6 +31,8 @@ export interface RangeDigest {
   readonly targetStart: bigint
   readonly count: number
   readonly hash: number
+  /** When it was written (ms since the epoch), as read from the topic: the newer of two digests over the same target offsets wins. */
+  readonly writtenAtMs?: number
 }
 
 export type DigestEntry =
@@ -80,7 +82,8 @@ export function decodeDigest (key: string | null, value: string | null): DigestE
   if (typeof v.sourceTopic !== 'string' || typeof v.targetTopic !== 'string' || typeof v.partition !== 'number' || !Number.isInteger(v.partition) ||
     sourceFirst === undefined || sourceLast === undefined || targetStart === undefined || typeof v.count !== 'number' || !Number.isInteger(v.count) || v.count <= 0 ||
     hash === undefined || !Number.isSafeInteger(hash)) return undefined
-  return { kind: 'digest', key, digest: { sourceTopic: v.sourceTopic, targetTopic: v.targetTopic, partition: v.partition, sourceFirst, sourceLast, targetStart, count: v.count, hash } }
+  const writtenAtMs = typeof v.writtenAtMs === 'number' && Number.isFinite(v.writtenAtMs) ? { writtenAtMs: v.writtenAtMs } : {}
+  return { kind: 'digest', key, digest: { sourceTopic: v.sourceTopic, targetTopic: v.targetTopic, partition: v.partition, sourceFirst, sourceLast, targetStart, count: v.count, hash, ...writtenAtMs } }
 }
 
 /** Where a digest lies, for log lines and findings: `orders partition 3 target offsets 1000-1999 (source 1000-1999)`. */

@@ -59,7 +59,7 @@ test('the tracker cuts digests at the record cap and where target offsets jump, 
 test('a digest survives its record format', () => {
   const d = digests[1]!
   const encoded = encodeDigest(d, 1)
-  assert.deepEqual(decodeDigest(encoded.key, encoded.value), { kind: 'digest', key: encoded.key, digest: d })
+  assert.deepEqual(decodeDigest(encoded.key, encoded.value), { kind: 'digest', key: encoded.key, digest: { ...d, writtenAtMs: 1 } })
   assert.deepEqual(decodeDigest(encoded.key, null), { kind: 'deleted', key: encoded.key })
   assert.equal(decodeDigest(encoded.key, encoded.value.replace('"v":1', '"v":2')), undefined)
 })
@@ -117,4 +117,20 @@ test('after a duplicate found between two damaged digests, the next digests are 
   const result = await checkPartitionDigests({ target: fakeTarget(tampered), targetTopic: 't', partition: 0, digests: digestsOf(five, 1000) })
   assert.deepEqual([result.duplicated, result.changedRanges, result.missing, result.extra, result.matched], [1, 1, 0, 0, 3000])
   assert.ok(result.findings.every(f => f.kind === 'duplicated' || f.kind === 'changed'))
+})
+
+test('of two digests over the same target offsets the newer is checked', async () => {
+  const old = digestsOf(copied.slice(0, 1500).map((r, i) => i < 1000 ? record(i, i, 'old') : r), 1000).map(d => ({ ...d, writtenAtMs: 1 }))
+  const fresh = digestsOf(copied.slice(0, 1500), 700).map(d => ({ ...d, writtenAtMs: 2 }))
+  const result = await checkPartitionDigests({ target: fakeTarget(copied.slice(0, 1500)), targetTopic: 't', partition: 0, digests: [...old, ...fresh] })
+  assert.deepEqual([result.ranges, result.matched, result.changedRanges], [3, 1500, 0])
+  assert.match(result.notes[0] ?? '', /older digest\(s\) over the same target offsets/)
+})
+
+test('digests whose records are all below the log start are prunable, except the newest of a partition', async () => {
+  const { prunableDigestKeys } = await import('../../../src/audit/digest-pruner.js')
+  const keys = prunableDigestKeys(digests, new Map([['t', new Map([[0, 2000n]])]]))
+  assert.deepEqual(keys, [JSON.stringify(['digest', 't', 0, '0']), JSON.stringify(['digest', 't', 0, '1000'])])
+  assert.deepEqual(prunableDigestKeys(digests, new Map([['t', new Map([[0, 5000n]])]])).length, 2)
+  assert.deepEqual(prunableDigestKeys(digests, new Map()), [])
 })
