@@ -41,7 +41,7 @@ export class FlowDigests {
 
   /** The digests of `flow`, or undefined when they are off. */
   static of (flow: FlowConfig, options: FlowDigestsOptions): FlowDigests | undefined {
-    return flow.digests === undefined ? undefined : new FlowDigests(flow as FlowConfig & { readonly digests: DigestConfig }, options)
+    return flow.digests?.enabled !== true ? undefined : new FlowDigests(flow as FlowConfig & { readonly digests: DigestConfig }, options)
   }
 
   async start (): Promise<void> {

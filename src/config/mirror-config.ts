@@ -88,6 +88,8 @@ export interface OffsetSyncConfig {
  * pass-through, each forwarded batch is decoded once after the target acknowledged it.
  */
 export interface DigestConfig {
+  /** `--digests.enabled`; default false. */
+  readonly enabled: boolean
   /** Default `mirror-digests.<source alias>.internal`. */
   readonly topic: string
   /** `--digests.range.records`: most records one digest covers; default 1000. */
@@ -162,7 +164,7 @@ export interface FlowConfig {
   readonly replicationFactor: number
   readonly offsetSyncs: OffsetSyncConfig
   readonly groupSync: GroupSyncConfig
-  /** Range digests of what was copied; absent when off (the default). */
+  /** Range digests of what was copied; off when absent or not `enabled` (the default). */
   readonly digests?: DigestConfig
   /**
    * `--message.handler` (mm2.properties `message.handler`): a JavaScript module mapping each

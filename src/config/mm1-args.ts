@@ -255,7 +255,7 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
         checkpointsReplicationFactor: -1,
       },
       ...(messageHandler === undefined ? {} : { messageHandler }),
-      ...(digestsEnabled ? { digests: { topic: `mirror-digests.${alias}.internal`, rangeRecords: digestRangeRecords, replicationFactor: -1, auditIntervalMs: digestAuditIntervalMs, auditMaxRecords: digestAuditMaxRecords } } : {}),
+      digests: { enabled: digestsEnabled, topic: `mirror-digests.${alias}.internal`, rangeRecords: digestRangeRecords, replicationFactor: -1, auditIntervalMs: digestAuditIntervalMs, auditMaxRecords: digestAuditMaxRecords },
     })
   })
   if (!problems.empty) throw new ConfigError(problems.problems)

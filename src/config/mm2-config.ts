@@ -303,7 +303,7 @@ function buildFlow (
 
   const digestsEnabled = bool('digests.enabled', FLAG_DEFAULTS['digests.enabled'])
   const digestAuditIntervalMs = int('digests.audit.interval.ms', FLAG_DEFAULTS['digests.audit.interval.ms'], 0)
-  const digests = { topic: `mirror-digests.${source}.internal`, rangeRecords: int('digests.range.records', FLAG_DEFAULTS['digests.range.records'], 1), replicationFactor: offsetSyncsReplicationFactor, auditIntervalMs: digestAuditIntervalMs, auditMaxRecords: int('digests.audit.max.records', FLAG_DEFAULTS['digests.audit.max.records'], 1) }
+  const digests = { enabled: digestsEnabled, topic: `mirror-digests.${source}.internal`, rangeRecords: int('digests.range.records', FLAG_DEFAULTS['digests.range.records'], 1), replicationFactor: offsetSyncsReplicationFactor, auditIntervalMs: digestAuditIntervalMs, auditMaxRecords: int('digests.audit.max.records', FLAG_DEFAULTS['digests.audit.max.records'], 1) }
   if (digestsEnabled && digests.auditMaxRecords < digests.rangeRecords) {
     const entry = flowEntry('digests.audit.max.records')
     problems.add(entry?.key ?? 'digests.audit.max.records', String(digests.auditMaxRecords), `below digests.range.records ${digests.rangeRecords}: a pass could not re-read one digest; give at least ${digests.rangeRecords}`)
@@ -345,6 +345,6 @@ function buildFlow (
       checkpointsReplicationFactor,
     },
     ...(messageHandler === undefined ? {} : { messageHandler }),
-    ...(digestsEnabled ? { digests } : {}),
+    digests,
   }
 }
