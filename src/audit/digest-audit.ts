@@ -6,7 +6,7 @@ import type { Logger } from '../shared/logger.js'
 import { RearmingTimer } from '../shared/rearming-timer.js'
 import { PartitionReader } from './partition-reader.js'
 import { describeDigestRange, type RangeDigest } from './range-digest.js'
-import { combineHashes, digestRecord } from './record-digest.js'
+import { combineHashes, recordHash } from './record-digest.js'
 
 /** Digests the audit keeps to re-read, newest first out when full: about 10 million records at 1000 per digest. */
 export const DIGEST_AUDIT_SAMPLE = 10_000
@@ -134,7 +134,7 @@ export class DigestAudit {
     const records = end < until ? [] : await new PartitionReader(this.#client, digest.targetTopic, digest.partition).records(from, until, digest.count)
     this.#observer.audited?.(this.#labels, digest.sourceTopic, records.length)
     const consecutive = records.length === digest.count && records.every((r, i) => Number(r.offset) === from + i)
-    if (consecutive && combineHashes(records.map(r => digestRecord(r).hash)) === digest.hash) return 'matched'
+    if (consecutive && combineHashes(records.map(recordHash)) === digest.hash) return 'matched'
     const what = end < until
       ? `the target partition ends at offset ${end}, before the digest's last record`
       : records.length !== digest.count || !consecutive ? `${records.length} records are readable there where the mirror wrote ${digest.count} at consecutive offsets` : 'at least one record\'s key, value, headers or timestamp differs from what the mirror wrote'

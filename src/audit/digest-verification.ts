@@ -4,7 +4,7 @@ import { readInternalTopic } from '../kafka/internal-topic.js'
 import type { Logger } from '../shared/logger.js'
 import { PartitionReader } from './partition-reader.js'
 import { decodeDigest, type RangeDigest } from './range-digest.js'
-import { combineHashes, digestRecord } from './record-digest.js'
+import { combineHashes, recordHash } from './record-digest.js'
 
 /** Every digest of the digests topic still standing (the newest version of each key), in no order. */
 export async function loadRangeDigests (connection: ClusterConnection, topic: string, logger: Logger, timeoutMs = 30_000): Promise<{ exists: boolean, digests: RangeDigest[] }> {
@@ -89,7 +89,7 @@ class TargetWindow {
       if (next.done === true) { this.#ended = true; break }
       for (const record of next.value) {
         this.#offsets.push(Number(record.offset))
-        this.#hashes.push(digestRecord(record).hash)
+        this.#hashes.push(recordHash(record))
       }
     }
   }

@@ -1,6 +1,7 @@
 import type { DigestConfig, FlowConfig } from '../config/mirror-config.js'
 import { InternalTopicWriter, type InternalRecord } from '../kafka/internal-topic.js'
 import { sourceOffsetAt, type MirrorBatch } from '../pipeline/mirror-batch.js'
+import type { ForwardedBatch } from '../pipeline/forwarded-batch.js'
 import type { AckListener, AckSegment } from '../pipeline/ports.js'
 import { settleWithin } from '../shared/deadline.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
@@ -8,7 +9,7 @@ import type { KafkaRecord } from '../shared/kafka-record.js'
 import type { Logger } from '../shared/logger.js'
 import { DigestTracker, type DigestedRecord } from './digest-tracker.js'
 import { encodeDigest, type RangeDigest } from './range-digest.js'
-import { digestRecord } from './record-digest.js'
+import { recordHash, wireRecordHash } from './record-digest.js'
 
 /** How long `stop()` waits for a write in flight, and then for the client to disconnect. */
 const STOP_BOUND_MS = 2_000
@@ -23,18 +24,30 @@ function digested (records: readonly KafkaRecord[], batch: MirrorBatch, segment:
   const out: DigestedRecord[] = new Array(segment.count)
   for (let i = 0; i < segment.count; i++) {
     const index = segment.from + i
-    out[i] = { sourceOffset: sourceOffsetAt(batch, index), hash: digestRecord(records[index] as KafkaRecord).hash }
+    out[i] = { sourceOffset: sourceOffsetAt(batch, index), hash: recordHash(records[index] as KafkaRecord) }
   }
   return out
+}
+
+/** `digestRecord(r).hash` of each record of a forwarded batch, read from its bytes without building records where the batch can. */
+async function forwardedHashes (forwarded: ForwardedBatch): Promise<number[]> {
+  const hashes: number[] = []
+  if (forwarded.visitRecords !== undefined) {
+    await forwarded.visitRecords((key, value, headers, timestampMs) => { hashes.push(wireRecordHash(key, value, headers, timestampMs)) })
+  } else {
+    for (const record of await forwarded.decode()) hashes.push(recordHash(record))
+  }
+  if (hashes.length !== forwarded.recordCount) throw new Error(`the batch holds ${hashes.length} records where its header says ${forwarded.recordCount}`)
+  return hashes
 }
 
 /**
  * Records a digest of what the mirror wrote (`RangeDigest`: key, value, headers, timestamp, in
  * target order, per run of at most `rangeRecords` records) and writes the digests to the digests
  * topic on the target (`flow.digests.topic`, created compacted with one partition if missing).
- * Decoded batches are hashed when acknowledged; a forwarded batch (pass-through) is decoded once
- * after its acknowledgement, in order with its partition's other batches, never on the produce
- * path. Guarantee: when `flush()` resolves, the digests of every record acknowledged before the
+ * Decoded batches are hashed when acknowledged; the records of a forwarded batch (pass-through)
+ * are read from its bytes once after its acknowledgement (`ForwardedBatch.visitRecords`: no
+ * record objects), in order with its partition's other batches, never on the produce path. Guarantee: when `flush()` resolves, the digests of every record acknowledged before the
  * call are durable (acks=all); the flow awaits it before each source commit, so a committed
  * record always has its digest. `start()` before the flow, `stop()` after it; `stop()` once-only.
  */
@@ -75,10 +88,18 @@ export class DigestWriter implements AckListener {
       for (const segment of segments) this.#tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, segment.targetBaseOffset, digested(batch.records, batch, segment))
       return
     }
-    // Behind a forwarded batch still being decoded, in order: digests follow target offsets.
+    // Behind a forwarded batch still being hashed, in order: digests follow target offsets.
     const run = (pending ?? Promise.resolve()).then(async () => {
-      const records = forwarded === undefined ? batch.records : await forwarded.decode()
-      for (const segment of segments) this.#tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, segment.targetBaseOffset, digested(records, batch, segment))
+      if (forwarded === undefined) {
+        for (const segment of segments) this.#tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, segment.targetBaseOffset, digested(batch.records, batch, segment))
+        return
+      }
+      const hashes = await forwardedHashes(forwarded)
+      for (const segment of segments) {
+        const out: DigestedRecord[] = new Array(segment.count)
+        for (let i = 0; i < segment.count; i++) out[i] = { sourceOffset: forwarded.baseOffset + BigInt(segment.from + i), hash: hashes[segment.from + i] as number }
+        this.#tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, segment.targetBaseOffset, out)
+      }
     }).catch((error: unknown) => {
       this.#failed ??= new MirrorError(ErrorCodes.KAFKA, `cannot decode a forwarded batch of ${batch.sourceTopic} partition ${batch.partition} (offsets ${batch.firstOffset}-${batch.nextOffset - 1n}) to digest it: ${(error as Error).message}`, { cause: error })
     })

@@ -121,6 +121,22 @@ export function hashHeaders (record: Pick<KafkaRecord, 'headers' | 'headerList'>
   return parts.length === 0 ? 0 : combineHashes(parts)
 }
 
+/** `Buffer.from(bytes.toString('utf8'))` as kafkajs' header names make it (invalid UTF-8 replaced), without the round trip for ASCII. */
+function asDecodedName (bytes: Uint8Array): Uint8Array {
+  for (let i = 0; i < bytes.length; i++) if ((bytes[i] as number) >= 0x80) return Buffer.from(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8'))
+  return bytes
+}
+
+/**
+ * `digestRecord(record).hash` from a record's fields as they are on the wire (a forwarded batch
+ * read without decoding, `ForwardedBatch.visitRecords`): the same number kafkajs' decoded record gives.
+ */
+export function wireRecordHash (key: Uint8Array | null, value: Uint8Array | null, headers: ReadonlyArray<{ readonly key: Uint8Array, readonly value: Uint8Array | null }>, timestampMs: number): number {
+  const parts: number[] = []
+  for (const header of headers) parts.push(hashBytes(asDecodedName(header.key)), header.value === null ? NULL_HASH : hashBytes(header.value))
+  return combineHashes([key === null ? NULL_HASH : hashBytes(key), value === null ? NULL_HASH - 1 : hashBytes(value), parts.length === 0 ? 0 : combineHashes(parts), timestampMs])
+}
+
 function headerBytes (record: Pick<KafkaRecord, 'headers' | 'headerList'>): number {
   let total = 0
   for (const { value } of headerPairs(record)) total += value?.length ?? 0
@@ -142,6 +158,11 @@ export function digestRecord (record: KafkaRecord): RecordDigest {
     hash: combineHashes([key, value, headers, timestamp]),
     sizeBytes: (record.key?.length ?? 0) + (record.value?.length ?? 0) + headerBytes(record),
   }
+}
+
+/** `digestRecord(record).hash` alone: what range digests combine. */
+export function recordHash (record: KafkaRecord): number {
+  return combineHashes([record.key === null ? NULL_HASH : hashBytes(record.key), record.value === null ? NULL_HASH - 1 : hashBytes(record.value), hashHeaders(record), Number(record.timestamp)])
 }
 
 /** Fields in which two digests differ. */
