@@ -83,6 +83,7 @@ export async function verifyDigests (args: VerifyArgs): Promise<ExitCode> {
     const partitions = args.partition ?? [...new Set(selected.map(d => d.partition))].sort((a, b) => a - b)
     const results: DigestPartitionCheck[] = []
     for (const partition of partitions) {
+      if (!selected.some(d => d.partition === partition)) notes.push(`partition ${partition}: no digests of ${args.topic} in ${digestsTopic}${args['from-offset'] !== undefined || args['to-offset'] !== undefined ? ' in the source offsets asked for' : ''}: nothing checked there`)
       results.push(await checkPartitionDigests({
         target,
         targetTopic,
