@@ -4,7 +4,7 @@ import { readInternalTopic } from '../kafka/internal-topic.js'
 import type { Logger } from '../shared/logger.js'
 import { PartitionReader } from './partition-reader.js'
 import { decodeDigest, type RangeDigest } from './range-digest.js'
-import { combineHashes, recordHash } from './record-digest.js'
+import { HashAccumulator, recordHash } from './record-digest.js'
 
 /** Every digest of the digests topic still standing (the newest version of each key), in no order. */
 export async function loadRangeDigests (connection: ClusterConnection, topic: string, logger: Logger, timeoutMs = 30_000): Promise<{ exists: boolean, digests: RangeDigest[] }> {
@@ -116,7 +116,9 @@ class TargetWindow {
   rangeHash (index: number, count: number): number | undefined {
     const from = index - this.#base
     if (from < 0 || from + count > this.#hashes.length) return undefined
-    return combineHashes(this.#hashes.slice(from, from + count))
+    const accumulator = new HashAccumulator()
+    for (let i = from; i < from + count; i++) accumulator.add(this.#hashes[i] as number)
+    return accumulator.value
   }
 
   hashesFrom (index: number, count: number): number[] {
@@ -162,20 +164,29 @@ function newestOverTargetOffsets (digests: readonly RangeDigest[], notes: string
   return kept
 }
 
-/** The index in `hashes` whose removal makes them hash to `hash`, or -1. */
+/** The index in `hashes` whose removal makes them hash to `hash`, or -1 (from the prefix state on: about n²/2 additions). */
 function oneTooMany (hashes: readonly number[], hash: number): number {
+  const prefix = new HashAccumulator()
   for (let j = 0; j < hashes.length; j++) {
-    if (combineHashes([...hashes.slice(0, j), ...hashes.slice(j + 1)]) === hash) return j
+    const without = prefix.clone()
+    for (let k = j + 1; k < hashes.length; k++) without.add(hashes[k] as number)
+    if (without.value === hash) return j
+    prefix.add(hashes[j] as number)
   }
   return -1
 }
+
+/** After this many digests in a row that matched nowhere, look only this far either way (a target unlike its digests costs little to check). */
+const NARROW_AFTER_MISSES = 2
+const NARROW_RADIUS = 16
 
 /**
  * Checks one target partition against the digests the mirror recorded for it, without the
  * source. Digests are taken in target order; each is compared where it says its records are
  * (shifted by what earlier findings moved). A digest that does not match there is looked for up
  * to `lookaheadRecords` either way; where the next digest matches tells how many records the
- * unmatched one lost or gained. Memory: the hashes of one digest plus twice the lookahead.
+ * unmatched one lost or gained; after two digests in a row that matched nowhere, only 16 either
+ * way. Memory: the hashes of one digest plus twice the lookahead.
  */
 export async function checkPartitionDigests (options: DigestCheckOptions): Promise<DigestPartitionCheck> {
   const { target, targetTopic, partition } = options
@@ -206,6 +217,8 @@ export async function checkPartitionDigests (options: DigestCheckOptions): Promi
   const window = new TargetWindow(new PartitionReader(target, targetTopic, partition, { fetchMaxBytes: options.fetchMaxBytes }), readFrom, end)
   try {
     let drift = 0
+    /** Digests in a row that matched nowhere. */
+    let misses = 0
     let maxSourceLast = -1n
     let previousEnd: bigint | undefined
     /** A digest that matched nowhere: resolved by where the next one matches. */
@@ -245,8 +258,9 @@ export async function checkPartitionDigests (options: DigestCheckOptions): Promi
       let at = base + drift
       await window.ensure(at + digest.count + lookahead)
       window.trim(Math.min(at - lookahead, pending?.at ?? Number.MAX_SAFE_INTEGER))
+      const radius = misses >= NARROW_AFTER_MISSES ? Math.min(lookahead, NARROW_RADIUS) : lookahead
       const locate = (from: number): number | undefined => {
-        for (let s = 0; s <= lookahead; s++) {
+        for (let s = 0; s <= radius; s++) {
           if (window.rangeHash(from + s, digest.count) === digest.hash) return s
           if (s > 0 && window.rangeHash(from - s, digest.count) === digest.hash) return -s
         }
@@ -267,9 +281,11 @@ export async function checkPartitionDigests (options: DigestCheckOptions): Promi
         }
         if (shift === undefined) {
           pending = { digest, at, nextGap }
+          misses++
           continue
         }
       }
+      misses = 0
       const matchedAt = at + shift
       if (pending !== undefined) {
         await resolve(pending, matchedAt - pending.nextGap)

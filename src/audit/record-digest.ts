@@ -79,6 +79,15 @@ export class HashAccumulator {
 
   get count (): number { return this.#count }
 
+  /** An accumulator in the same state: adding to one leaves the other as it is. */
+  clone (): HashAccumulator {
+    const copy = new HashAccumulator()
+    copy.#a = this.#a
+    copy.#b = this.#b
+    copy.#count = this.#count
+    return copy
+  }
+
   add (h: number): void {
     const high = Math.floor(h / 0x20_0000) | 0
     const low = (h % 0x20_0000) | 0

@@ -134,3 +134,10 @@ test('digests whose records are all below the log start are prunable, except the
   assert.deepEqual(prunableDigestKeys(digests, new Map([['t', new Map([[0, 5000n]])]])).length, 2)
   assert.deepEqual(prunableDigestKeys(digests, new Map()), [])
 })
+
+test('a target unlike its digests: every digest changed, none found elsewhere, none counted twice', async () => {
+  const many = Array.from({ length: 20_000 }, (_, i) => record(i))
+  const other = Array.from({ length: 20_000 }, (_, i) => record(i, i, `other ${i}`))
+  const result = await checkPartitionDigests({ target: fakeTarget(other), targetTopic: 't', partition: 0, digests: digestsOf(many, 1000) })
+  assert.deepEqual([result.ranges, result.changedRanges, result.matched, result.missing, result.extra, result.duplicated], [20, 20, 0, 0, 0, 0])
+})
