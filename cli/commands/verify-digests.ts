@@ -39,11 +39,12 @@ const columns: Column<Row>[] = [
   { header: 'EXTRA', value: r => r.p.extra },
   { header: 'CHANGED-RANGES', value: r => r.p.changedRanges },
   { header: 'NOT-CHECKED', value: r => r.p.notChecked },
+  { header: 'UNCOVERED', value: r => r.p.uncovered },
   { header: 'FIRST-PROBLEM', value: r => r.first },
 ]
 
 function total (partitions: readonly DigestPartitionCheck[]): Row['p'] {
-  const t = { ranges: 0, checked: 0, matched: 0, missing: 0, duplicated: 0, extra: 0, changedRanges: 0, notChecked: 0 }
+  const t = { ranges: 0, checked: 0, matched: 0, missing: 0, duplicated: 0, extra: 0, changedRanges: 0, notChecked: 0, uncovered: 0 }
   for (const p of partitions) for (const k of Object.keys(t) as Array<keyof typeof t>) t[k] += p[k]
   return t
 }
@@ -117,7 +118,7 @@ export async function verifyDigests (args: VerifyArgs): Promise<ExitCode> {
       if (args.format === 'table') {
         if (findingLines.length > 0) text += '\n' + findingLines.join('\n') + '\n'
         text += `\n${passed ? 'PASSED' : 'FAILED'}: ${sum.checked} records in ${sum.ranges} digests checked against ${targetTopic} in ${seconds.toFixed(1)} s, without the source (digests from ${digestsTopic})` +
-          `${sum.duplicated > 0 && args['allow-duplicates'] ? '; duplicates allowed' : ''}${sum.notChecked > 0 ? `; ${sum.notChecked} records not checked (gone from the target)` : ''}\n`
+          `${sum.duplicated > 0 && args['allow-duplicates'] ? '; duplicates allowed' : ''}${sum.notChecked > 0 ? `; ${sum.notChecked} records not checked (gone from the target)` : ''}${sum.uncovered > 0 ? `; ${sum.uncovered} target records between digests not judged` : ''}\n`
       }
       await write(text)
     }

@@ -50,8 +50,13 @@ export interface DigestPartitionCheck {
   extra: number
   /** Digests whose records differ at the same count. */
   changedRanges: number
-  /** Records of digests not compared: their target records are gone (below the log start: retention, deleteRecords) or beyond the target's end. */
+  /** Records of digests not compared: their target records are gone (below the log start: retention, deleteRecords). */
   notChecked: number
+  /**
+   * Target offsets between compared digests that no digest covers: records someone else wrote, or
+   * copies the mirror wrote before a crash without recording their digests (not judged).
+   */
+  uncovered: number
   readonly findings: DigestFinding[]
   readonly notes: string[]
 }
@@ -192,7 +197,7 @@ export async function checkPartitionDigests (options: DigestCheckOptions): Promi
   const { target, targetTopic, partition } = options
   const lookahead = options.lookaheadRecords ?? 1000
   const maxFindings = options.maxFindings ?? 100
-  const result: DigestPartitionCheck = { partition, ranges: 0, checked: 0, matched: 0, missing: 0, duplicated: 0, extra: 0, changedRanges: 0, notChecked: 0, findings: [], notes: [] }
+  const result: DigestPartitionCheck = { partition, ranges: 0, checked: 0, matched: 0, missing: 0, duplicated: 0, extra: 0, changedRanges: 0, notChecked: 0, uncovered: 0, findings: [], notes: [] }
   const digests = newestOverTargetOffsets(options.digests, result.notes, partition)
   if (digests.length === 0) return result
   const starts = await target.listOffsets(targetTopic, [partition], 'earliest')
@@ -213,12 +218,20 @@ export async function checkPartitionDigests (options: DigestCheckOptions): Promi
   if (deleted > 0) result.notes.push(`target partition ${partition}: ${deleted} digest(s) not compared: their records are (partly) below the log start offset ${logStart} (retention, deleteRecords)`)
   if (checkable.length === 0) return result
 
-  const readFrom = Math.max(logStart, Number(checkable[0]!.targetStart) - lookahead)
+  const first = Number(checkable[0]!.targetStart)
+  if (first > logStart) {
+    result.uncovered += first - logStart
+    result.notes.push(`target partition ${partition}: offsets ${logStart}-${first - 1} (${first - logStart}) lie before the first digest: written before digests were on, by someone else, or copies the mirror made before a crash without recording them; not judged`)
+  }
+  const readFrom = Math.max(logStart, first - lookahead)
   const window = new TargetWindow(new PartitionReader(target, targetTopic, partition, { fetchMaxBytes: options.fetchMaxBytes }), readFrom, end)
   try {
     let drift = 0
     /** Digests in a row that matched nowhere. */
     let misses = 0
+    let uncoveredNotes = 0
+    /** Index of the first target record after the last digest's records. */
+    let tail = 0
     let maxSourceLast = -1n
     let previousEnd: bigint | undefined
     /** A digest that matched nowhere: resolved by where the next one matches. */
@@ -252,6 +265,11 @@ export async function checkPartitionDigests (options: DigestCheckOptions): Promi
         if (result.findings.length < maxFindings) result.findings.push({ kind: 'duplicated', digest, records, targetFrom: Number(digest.targetStart), targetUntil: Number(digest.targetStart) + records })
       }
       if (digest.sourceLast > maxSourceLast) maxSourceLast = digest.sourceLast
+      if (previousEnd !== undefined && digest.targetStart > previousEnd) {
+        const gap = Number(digest.targetStart - previousEnd)
+        result.uncovered += gap
+        if (uncoveredNotes++ < 5) result.notes.push(`target partition ${partition}: offsets ${previousEnd}-${digest.targetStart - 1n} (${gap}) lie between digests: written by someone else, or copies the mirror made before a crash without recording them; not judged`)
+      }
       const nextGap = i + 1 < checkable.length ? Number(checkable[i + 1]!.targetStart - digest.targetStart) - digest.count : 0
       previousEnd = digest.targetStart + BigInt(digest.count)
       const base = await window.indexOf(Number(digest.targetStart))
@@ -304,13 +322,20 @@ export async function checkPartitionDigests (options: DigestCheckOptions): Promi
       }
       drift += shift
       result.matched += digest.count
+      tail = matchedAt + digest.count
     }
     if (pending !== undefined) {
       // The last digest matched nowhere: what follows it on the target is not covered by any digest.
       const { digest, at } = pending
       const available = Math.max(0, window.end - at)
       const oneMore = available > digest.count && oneTooMany(window.hashesFrom(at, digest.count + 1), digest.hash) >= 0
-      await resolve(pending, at + (available < digest.count ? available : oneMore ? digest.count + 1 : digest.count))
+      tail = at + (available < digest.count ? available : oneMore ? digest.count + 1 : digest.count)
+      await resolve(pending, tail)
+    }
+    const tailOffset = window.offset(tail) ?? end
+    if (end > tailOffset) {
+      result.uncovered += end - tailOffset
+      result.notes.push(`target partition ${partition}: offsets ${tailOffset}-${end - 1} (${end - tailOffset}) lie after the last digest: written since the mirror's last commit, or by someone else; not judged`)
     }
   } finally {
     await window.close()

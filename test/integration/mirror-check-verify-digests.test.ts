@@ -11,7 +11,7 @@ import { waitUntil } from '../helpers/wait.js'
 interface DigestJson {
   passed: boolean
   digestsTopic: string
-  total: { ranges: number, checked: number, matched: number, missing: number, duplicated: number, extra: number, changedRanges: number, notChecked: number }
+  total: { ranges: number, checked: number, matched: number, missing: number, duplicated: number, extra: number, changedRanges: number, notChecked: number, uncovered: number }
   partitions: Array<{ partition: number, ranges: number, checked: number, matched: number, missing: number, duplicated: number, extra: number, changedRanges: number, findings: Array<{ kind: string, targetOffset: number | null, text: string }> }>
 }
 
@@ -75,7 +75,7 @@ test('verify --digests checks the target without the source: passes on a clean c
   const clean = await verifyDigests(target, topic)
   assert.equal(clean.code, 0, clean.stderr)
   assert.equal(clean.json.passed, true)
-  assert.deepEqual(clean.json.total, { ranges: 10, checked: 2 * PER_PARTITION, matched: 2 * PER_PARTITION, missing: 0, duplicated: 0, extra: 0, changedRanges: 0, notChecked: 0 })
+  assert.deepEqual(clean.json.total, { ranges: 10, checked: 2 * PER_PARTITION, matched: 2 * PER_PARTITION, missing: 0, duplicated: 0, extra: 0, changedRanges: 0, notChecked: 0, uncovered: 0 })
 
   // Behind the mirror's back the target topic is rewritten: partition 0 with a changed value (500), a dropped record (2500) and one written twice (4500).
   const copy = await readAll(target, topic)
@@ -133,4 +133,28 @@ test('verify --digests refuses flags that read the source before connecting, and
   const missing = await runMirrorCheck(['verify', '--digests', '--target', target.bootstrap, '--topic', 'orders', '--digests-topic', uniqueName('no-such-digests')])
   assert.equal(missing.code, 2, missing.stderr)
   assert.match(missing.stderr, /--digests: no digests topic \S+ on the target cluster .*; run the sidecar with --digests.enabled true/)
+})
+
+test('copies a sidecar made before a kill -9 have no digests: verify --digests counts them as uncovered, not as matched', { timeout: 180_000 }, async t => {
+  const { source, target } = await sharedClusters()
+  const topic = await createTopic(t, source, { name: uniqueName('digests-kill'), partitions: 1 })
+  t.after(() => deleteTopicIfExists(target, topic))
+  await produce(source, topic, records(1).slice(0, 2000))
+  const group = uniqueName('mirror')
+  const run = { source, target, groupId: group, include: topic }
+  const first = spawnSidecar(t, { ...run, args: ['--digests.enabled', 'true', '--offset.commit.interval.ms', '600000'] })
+  await waitMirroring(first)
+  await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) === 2000n, { timeoutMs: 60_000, message: 'the first copy on the target' })
+  first.child.kill('SIGKILL')
+  assert.equal(await first.exited, 'SIGKILL')
+  const second = spawnSidecar(t, { ...run, args: ['--digests.enabled', 'true'] })
+  await waitMirroring(second)
+  await waitAllCommitted(source, second, group, topic)
+  second.child.kill('SIGTERM')
+  assert.equal(await second.exited, 0, second.stderr())
+
+  const result = await verifyDigests(target, topic)
+  assert.equal(result.code, 0, result.stderr)
+  assert.deepEqual([result.json.total.checked, result.json.total.matched, result.json.total.uncovered], [2000, 2000, 2000])
+  assert.match(result.stderr, /offsets 0-1999 \(2000\) lie before the first digest/)
 })
