@@ -234,8 +234,9 @@ export async function checkPartitionDigests (options: DigestCheckOptions): Promi
     let tail = 0
     let maxSourceLast = -1n
     let previousEnd: bigint | undefined
+    let previousAfterBase: number | undefined
     /** A digest that matched nowhere: resolved by where the next one matches. */
-    let pending: { digest: RangeDigest, at: number, nextGap: number } | undefined
+    let pending: { digest: RangeDigest, at: number, afterBase: number } | undefined
     const resolve = async (p: NonNullable<typeof pending>, stretchEnd: number): Promise<void> => {
       const n = p.digest.count
       const m = stretchEnd - p.at
@@ -253,7 +254,7 @@ export async function checkPartitionDigests (options: DigestCheckOptions): Promi
       const twin = stretch[j] === stretch[j - 1] || stretch[j] === stretch[j + 1]
       add({ kind: twin ? 'duplicated' : 'extra', digest: p.digest, records: 1, targetOffset: window.offset(p.at + j) ?? targetFrom + j, targetFrom, targetUntil })
     }
-    for (const [i, digest] of checkable.entries()) {
+    for (const digest of checkable) {
       result.ranges++
       result.checked += digest.count
       // Source offsets copied before: a re-copy (a restart before the commit), whatever the target holds.
@@ -265,14 +266,17 @@ export async function checkPartitionDigests (options: DigestCheckOptions): Promi
         if (result.findings.length < maxFindings) result.findings.push({ kind: 'duplicated', digest, records, targetFrom: Number(digest.targetStart), targetUntil: Number(digest.targetStart) + records })
       }
       if (digest.sourceLast > maxSourceLast) maxSourceLast = digest.sourceLast
-      if (previousEnd !== undefined && digest.targetStart > previousEnd) {
-        const gap = Number(digest.targetStart - previousEnd)
-        result.uncovered += gap
-        if (uncoveredNotes++ < 5) result.notes.push(`target partition ${partition}: offsets ${previousEnd}-${digest.targetStart - 1n} (${gap}) lie between digests: written by someone else, or copies the mirror made before a crash without recording them; not judged`)
-      }
-      const nextGap = i + 1 < checkable.length ? Number(checkable[i + 1]!.targetStart - digest.targetStart) - digest.count : 0
-      previousEnd = digest.targetStart + BigInt(digest.count)
       const base = await window.indexOf(Number(digest.targetStart))
+      // Records (not offsets: transaction markers hold none) at offsets between the previous digest and this one.
+      const between = previousAfterBase === undefined ? 0 : base - previousAfterBase
+      if (between > 0 && previousEnd !== undefined) {
+        result.uncovered += between
+        if (uncoveredNotes++ < 5) result.notes.push(`target partition ${partition}: ${between} record(s) at offsets ${previousEnd}-${digest.targetStart - 1n} lie between digests: written by someone else, or copies the mirror made before a crash without recording them; not judged`)
+      }
+      const gapBefore = pending === undefined ? 0 : base - pending.afterBase
+      previousEnd = digest.targetStart + BigInt(digest.count)
+      const afterBase = await window.indexOf(Number(previousEnd))
+      previousAfterBase = afterBase
       let at = base + drift
       await window.ensure(at + digest.count + lookahead)
       window.trim(Math.min(at - lookahead, pending?.at ?? Number.MAX_SAFE_INTEGER))
@@ -298,7 +302,7 @@ export async function checkPartitionDigests (options: DigestCheckOptions): Promi
           }
         }
         if (shift === undefined) {
-          pending = { digest, at, nextGap }
+          pending = { digest, at, afterBase }
           misses++
           continue
         }
@@ -306,7 +310,7 @@ export async function checkPartitionDigests (options: DigestCheckOptions): Promi
       misses = 0
       const matchedAt = at + shift
       if (pending !== undefined) {
-        await resolve(pending, matchedAt - pending.nextGap)
+        await resolve(pending, matchedAt - gapBefore)
         pending = undefined
       } else if (shift > 0) {
         // Records before this digest's copy that no digest covers, where none were expected.

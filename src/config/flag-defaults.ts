@@ -1,6 +1,7 @@
 import { DEFAULT_PRODUCER_LANES } from './mirror-config.js'
 import { DEFAULT_GROUPS_EXCLUDE } from './topic-filter.js'
 import { DEFAULT_PASS_THROUGH } from './pass-through.js'
+import { DEFAULT_EXACTLY_ONCE_COMMIT_INTERVAL_MS } from './exactly-once.js'
 
 /**
  * The default of every sidecar flag, in one place: the parsers (`configFromMm1`,
@@ -18,6 +19,10 @@ export const FLAG_DEFAULTS = {
   'queue.bytes': 67_108_864,
   /** `--offset.commit.interval.ms`, in ms (MirrorMaker 1's default). */
   'offset.commit.interval.ms': 60_000,
+  /** `--exactly.once`: transactions on the target (at-least-once when false). */
+  'exactly.once': false,
+  /** `--exactly.once.commit.interval.ms`: longest a lane's transaction stays open. */
+  'exactly.once.commit.interval.ms': DEFAULT_EXACTLY_ONCE_COMMIT_INTERVAL_MS,
   /** `--abort.on.send.failure`. */
   'abort.on.send.failure': true,
   /** `--refresh.topics.interval.ms`, in ms. */

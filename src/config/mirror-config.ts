@@ -3,6 +3,7 @@ import type { MessageHandlerConfig } from './message-handler-config.js'
 import type { LogLevel } from '../shared/logger.js'
 import type { TopicFilter } from './topic-filter.js'
 import type { PassThroughMode } from './pass-through.js'
+import type { ExactlyOnceConfig } from './exactly-once.js'
 
 /**
  * Producer lanes when none are configured. One lane keeps one produce request in flight for the
@@ -150,6 +151,8 @@ export interface FlowConfig {
   readonly abortOnSendFailure: boolean
   /** `--pass.through` / `shallowiterator.enable`: forward record batches undecoded; default `auto`. */
   readonly passThrough: PassThroughMode
+  /** `--exactly.once` / `<target>.exactly.once.source.support=enabled`: transactions on the target; absent (at-least-once) by default. */
+  readonly exactlyOnce?: ExactlyOnceConfig
   /** How often new source topics and partitions are looked for; default 30000. */
   readonly refreshTopicsIntervalMs: number
   /** Copy retention and cleanup configs when creating target topics, and keep them in sync after; default true. */

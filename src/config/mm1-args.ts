@@ -6,6 +6,7 @@ import { readPropertiesFile } from './properties-file.js'
 import { checkLegacyClientKeys } from './legacy-client-keys.js'
 import { FLAG_DEFAULTS } from './flag-defaults.js'
 import { parsePassThrough, parseShallowIterator, resolvePassThrough } from './pass-through.js'
+import { checkExactlyOnceProducer, DEFAULT_TRANSACTION_TIMEOUT_MS, parseExactlyOnceFlag } from './exactly-once.js'
 import { checkHandlerPassThrough, parseMessageHandler } from './message-handler-config.js'
 import { freezeConfig, type FlowConfig, type MirrorConfig } from './mirror-config.js'
 import type { SidecarSettings } from './sidecar-settings.js'
@@ -37,6 +38,8 @@ export const MM1_FLAGS = {
   'metrics.partition.labels': { type: 'string', describe: `false: lag and status metrics per topic instead of per partition, for many partitions (default ${D['metrics.partition.labels']})` },
   'log.level': { type: 'string', describe: `debug, info, warn, error (default ${D['log.level']})` },
   'drain.timeout.ms': { type: 'string', describe: `How long shutdown waits for in-flight records (default ${D['drain.timeout.ms']})` },
+  'exactly.once': { type: 'string', describe: `Copy exactly once: records and positions in transactions on the target, read them with isolation.level=read_committed (default ${D['exactly.once']})` },
+  'exactly.once.commit.interval.ms': { type: 'string', describe: `Longest a producer lane's transaction stays open with exactly-once (default ${D['exactly.once.commit.interval.ms']})` },
   'pass.through': { type: 'string', describe: `Forward fetched record batches undecoded where safe: auto, on or off (default ${D['pass.through']}; consumer key shallowiterator.enable=true/false also works)` },
   'sync.topic.acls.enabled': { type: 'string', describe: `Copy the ACLs of mirrored topics to the target (ALLOW WRITE left out, ALLOW ALL as READ) (default ${D['sync.topic.acls.enabled']})` },
   'sync.topic.acls.interval.seconds': { type: 'string', describe: `How often topic ACLs are synced, in seconds (default ${D['sync.topic.acls.interval.seconds']})` },
@@ -184,6 +187,8 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
   const syncTopicAcls = parseBoolean(key('sync.topic.acls.enabled'), single(values, 'sync.topic.acls.enabled', problems), problems) ?? D['sync.topic.acls.enabled']
   const syncTopicAclsIntervalMs = int('sync.topic.acls.interval.seconds', D['sync.topic.acls.interval.seconds'], 1) * 1000
   const syncTopicConfigsIntervalMs = int('sync.topic.configs.interval.seconds', D['sync.topic.configs.interval.seconds'], 1) * 1000
+  const exactlyOnceFlag = parseExactlyOnceFlag(key('exactly.once'), single(values, 'exactly.once', problems), problems) ?? D['exactly.once']
+  const exactlyOnceIntervalMs = int('exactly.once.commit.interval.ms', D['exactly.once.commit.interval.ms'], 1)
   const passThroughFlag = parsePassThrough(key('pass.through'), single(values, 'pass.through', problems), problems)
   const abortOnSendFailure = parseBoolean(key('abort.on.send.failure'), single(values, 'abort.on.send.failure', problems), problems) ?? D['abort.on.send.failure']
   const logLevel: LogLevel = parseChoice(key('log.level'), single(values, 'log.level', problems), LogLevels, problems) ?? D['log.level']
@@ -213,6 +218,7 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
     ? undefined
     : connectionFromProperties(producerFile.properties, { alias: 'target', where: producerFile.where, bootstrapHint: producerFile.bootstrapHint, defaultClientId: 'mirror-sidecar-producer' }, problems)
   const producer = producerFile === undefined ? undefined : producerSettingsFromProperties(producerFile.properties, producerFile.where, problems, producerFile.reportUnused ?? true)
+  if (exactlyOnceFlag && producer !== undefined && producerFile !== undefined) checkExactlyOnceProducer(key('exactly.once'), producer, producerFile.where, problems)
 
   const flows: FlowConfig[] = []
   clients.consumers.forEach((file, index) => {
@@ -240,6 +246,7 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
       offsetCommitIntervalMs,
       abortOnSendFailure,
       passThrough,
+      ...(exactlyOnceFlag ? { exactlyOnce: { key: key('exactly.once'), commitIntervalMs: exactlyOnceIntervalMs, transactionTimeoutMs: DEFAULT_TRANSACTION_TIMEOUT_MS, positionsTopic: `mirror-positions.${alias}.internal`, positionsReplicationFactor: -1 } } : {}),
       refreshTopicsIntervalMs,
       syncTopicConfigs: true,
       syncTopicConfigsIntervalMs,

@@ -1,5 +1,9 @@
 import { ConfigError } from '../shared/errors.js'
 import { parsePassThrough, parseShallowIterator, resolvePassThrough } from './pass-through.js'
+import { checkExactlyOnceProducer, DEFAULT_EXACTLY_ONCE_COMMIT_INTERVAL_MS, DEFAULT_TRANSACTION_TIMEOUT_MS, parseExactlyOnceSupport } from './exactly-once.js'
+
+/** MirrorMaker 2's per-target-cluster key for exactly-once (`<target alias>.exactly.once.source.support`). */
+const EXACTLY_ONCE_SUPPORT = 'exactly.once.source.support'
 import { CONNECTION_KEYS, CONSUMER_KEYS, PRODUCER_KEYS, connectionFromProperties, consumerSettingsFromProperties, producerSettingsFromProperties } from './client-properties.js'
 import { isSecurityKey } from './client-security.js'
 import { isProviderKey } from './config-providers.js'
@@ -26,7 +30,7 @@ const FLOW_KEYS = new Set(['enabled', 'topics', 'topics.exclude', 'topics.blackl
   'replication.policy.class', 'replication.policy.separator', 'tasks.max', 'refresh.topics.enabled', 'refresh.topics.interval.seconds',
   'sync.topic.configs.enabled', 'sync.topic.configs.interval.seconds', 'sync.topic.acls.enabled', 'sync.topic.acls.interval.seconds', 'replication.factor', 'emit.offset-syncs.enabled', 'sync.group.offsets.enabled',
   'sync.group.offsets.interval.seconds', 'emit.checkpoints.enabled', 'emit.checkpoints.interval.seconds', 'offset.flush.interval.ms',
-  'offset-syncs.topic.replication.factor', 'checkpoints.topic.replication.factor', 'offset-syncs.topic.location', 'pass.through',
+  'offset-syncs.topic.replication.factor', 'checkpoints.topic.replication.factor', 'offset-syncs.topic.location', 'pass.through', 'exactly.once.commit.interval.ms',
   'message.handler', 'message.handler.args', 'digests.enabled', 'digests.range.records', 'digests.audit.interval.ms', 'digests.audit.max.records'])
 
 /** Keys that would run Java code or change what is copied, and cannot be honoured: refused. */
@@ -171,7 +175,7 @@ export function configFromMm2 (path: string, options: Mm2Options, problems = new
     const alias = dot > 0 ? key.slice(0, dot) : ''
     if (clusters.includes(alias)) {
       const rest = key.slice(dot + 1)
-      if (isCommonClientKey(rest) || ROLES.some(role => rest.startsWith(`${role}.`))) continue
+      if (isCommonClientKey(rest) || rest === EXACTLY_ONCE_SUPPORT || ROLES.some(role => rest.startsWith(`${role}.`))) continue
     } else if (isCommonClientKey(key) || ROLES.some(role => key.startsWith(`${role}.`))) continue
     problems.ignore(key)
   }
@@ -295,6 +299,11 @@ function buildFlow (
   const checkpointSeconds = int('emit.checkpoints.interval.seconds', 60, 1)
   const groupSyncIntervalMs = int('sync.group.offsets.interval.seconds', checkpointSeconds, 1) * 1000
   const offsetCommitIntervalMs = int('offset.flush.interval.ms', 60_000, 1)
+  // MirrorMaker 2 reads it per target cluster (KIP-618); the top-level key is not applied there, nor here.
+  const supportKey = `${target}.${EXACTLY_ONCE_SUPPORT}`
+  const exactlyOnce = parseExactlyOnceSupport(supportKey, top.get(supportKey)?.value, problems) ?? false
+  if (exactlyOnce) checkExactlyOnceProducer(supportKey, producer, `${target}.producer.`, problems)
+  const exactlyOnceIntervalMs = int('exactly.once.commit.interval.ms', DEFAULT_EXACTLY_ONCE_COMMIT_INTERVAL_MS, 1)
   const handlerEntry = flowEntry('message.handler')
   const handlerArgsEntry = flowEntry('message.handler.args')
   const messageHandler = parseMessageHandler({ module: handlerEntry?.key ?? 'message.handler', args: handlerArgsEntry?.key ?? 'message.handler.args' },
@@ -329,6 +338,7 @@ function buildFlow (
     offsetCommitIntervalMs,
     abortOnSendFailure: true,
     passThrough,
+    ...(exactlyOnce ? { exactlyOnce: { key: supportKey, commitIntervalMs: exactlyOnceIntervalMs, transactionTimeoutMs: DEFAULT_TRANSACTION_TIMEOUT_MS, positionsTopic: `mirror-positions.${source}.internal`, positionsReplicationFactor: offsetSyncsReplicationFactor } } : {}),
     refreshTopicsIntervalMs,
     syncTopicConfigs,
     syncTopicConfigsIntervalMs: int('sync.topic.configs.interval.seconds', FLAG_DEFAULTS['sync.topic.configs.interval.seconds'], 1) * 1000,

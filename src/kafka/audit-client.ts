@@ -36,6 +36,8 @@ export interface FetchedRecords {
   readonly nextOffset: number
   readonly highWatermark: number
   readonly logStartOffset: number
+  /** The last stable offset: below it every transaction is decided (read_committed reads stop there). */
+  readonly lastStableOffset?: number
 }
 
 /** A consumer group as its coordinator describes it; state `Dead` (and no members) when it does not exist. */
@@ -216,7 +218,7 @@ export class AuditClient {
         topics: [{ topic, partitions: [{ partition, fetchOffset: String(offset), maxBytes }] }],
       })
       const data = response.responses[0]?.partitions[0]
-      if (data === undefined) return { records: [], nextOffset: offset, highWatermark: offset, logStartOffset: offset }
+      if (data === undefined) return { records: [], nextOffset: offset, highWatermark: offset, logStartOffset: offset, lastStableOffset: offset }
       let nextOffset = offset
       for (const m of data.messages) {
         const batchEnd = Number(m.batchContext.firstOffset) + m.batchContext.lastOffsetDelta + 1
@@ -230,6 +232,7 @@ export class AuditClient {
         nextOffset,
         highWatermark: Number(data.highWatermark),
         logStartOffset: Number(data.lastStartOffset),
+        lastStableOffset: Number((data as { lastStableOffset?: string }).lastStableOffset ?? data.highWatermark),
       }
     }))
   }

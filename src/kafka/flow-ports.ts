@@ -3,6 +3,9 @@ import type { FlowConfig } from '../config/mirror-config.js'
 import type { FlowPorts } from '../pipeline/ports.js'
 import type { Logger } from '../shared/logger.js'
 import { KafkaRecordSink } from './record-sink.js'
+import { KafkaTransactionalSink } from './transactional-sink.js'
+import { KafkaPositionStore } from './position-store.js'
+import { bucketAssigner } from './bucket-assigner.js'
 import { KafkaRecordSource, type MirrorProducerFilter } from './record-source.js'
 import { TopicAdmin } from './topic-admin.js'
 import { forwardingPolicy, type ForwardingPolicy } from './forwarded-record-batch.js'
@@ -25,6 +28,24 @@ export interface MirrorProducerLinks extends MirrorProducerFilter {
 export function kafkaFlowPorts (flow: FlowConfig, logger: Logger, producers?: MirrorProducerLinks): FlowPorts {
   const flowLogger = logger.child({ flow: flow.name })
   const publish = producers === undefined ? undefined : (id: bigint) => producers.publish(id)
+  const exactlyOnce = flow.exactlyOnce
+  if (exactlyOnce !== undefined) {
+    // One transactional id per lane, the same in every process of the flow; the bucket assignor keeps each lane's partitions on one member.
+    const sinks = Array.from({ length: flow.numProducers }, (_, lane) => new KafkaTransactionalSink(flow.target, flow.producer, {
+      transactionalId: `${flow.consumer.groupId}.lane-${lane}`,
+      transactionTimeoutMs: exactlyOnce.transactionTimeoutMs,
+      positionsTopic: exactlyOnce.positionsTopic,
+      groupId: flow.consumer.groupId,
+      ...(publish === undefined ? {} : { onProducerStarted: publish }),
+    }, flowLogger.child({ lane })))
+    return {
+      source: () => new KafkaRecordSource(flow.source, flow.consumer, flow.numStreams, flowLogger, batchForwarding(flow), producers, [bucketAssigner(flow.numProducers)]),
+      sinks,
+      exactlyOnce: { sinks, positions: new KafkaPositionStore(flow.target, exactlyOnce, flow.consumer.groupId, flowLogger) },
+      sourceTopics: new TopicAdmin(flow.source, flowLogger),
+      targetTopics: new TopicAdmin(flow.target, flowLogger),
+    }
+  }
   return {
     source: () => new KafkaRecordSource(flow.source, flow.consumer, flow.numStreams, flowLogger, batchForwarding(flow), producers),
     sinks: Array.from({ length: flow.numProducers }, () => new KafkaRecordSink(flow.target, flow.producer, flowLogger, publish)),

@@ -13,7 +13,7 @@ import { KafkaForwardedBatch } from './forwarded-record-batch.js'
 
 const { CompressionTypes, Partitioners } = kafkajs
 
-const compressionTypes: Record<CompressionName, number> = {
+export const compressionTypes: Record<CompressionName, number> = {
   none: CompressionTypes.None,
   gzip: CompressionTypes.GZIP,
   snappy: CompressionTypes.Snappy,
@@ -25,7 +25,7 @@ const compressionTypes: Record<CompressionName, number> = {
  * Errors after which the broker will not take this producer's next batch (its id, epoch or
  * sequence is unknown or out of step): the sink replaces the producer before its next send.
  */
-const PRODUCER_STATE_LOST: ReadonlySet<string> = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING', 'PRODUCER_FENCED'])
+export const PRODUCER_STATE_LOST: ReadonlySet<string> = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING', 'PRODUCER_FENCED'])
 
 /** Answers to a request with a forwarded batch that no retry of the same bytes can change. */
 const FORWARD_REFUSED: ReadonlySet<string> = new Set(['CORRUPT_MESSAGE', 'INVALID_RECORD'])
@@ -97,51 +97,16 @@ export class KafkaRecordSink implements RecordSink {
     }
     const producer = this.#producer
     if (producer === undefined) throw new MirrorError(ErrorCodes.STOPPED, 'producer is not started', { retriable: true })
-    const byTopic = new Map<string, Message[]>()
-    // Forwarded batches of one partition become one batch (one message): the broker takes one per partition per request.
-    const forwarded = new Map<string, { topic: string, partition: number, parts: KafkaForwardedBatch[] }>()
-    for (const write of writes) {
-      let messages = byTopic.get(write.topic)
-      if (messages === undefined) byTopic.set(write.topic, messages = [])
-      const partition = write.partition
-      if (write.forwarded !== undefined) {
-        if (!(write.forwarded instanceof KafkaForwardedBatch)) throw new MirrorError(ErrorCodes.INTERNAL, `a forwarded batch for ${write.topic}-${partition} was not fetched by this project's record source`)
-        const key = `${write.topic}\u0000${partition}`
-        const entry = forwarded.get(key) ?? { topic: write.topic, partition, parts: [] }
-        entry.parts.push(write.forwarded)
-        forwarded.set(key, entry)
-        continue
-      }
-      for (const record of write.records) {
-        messages.push({ partition, key: record.key, value: record.value, timestamp: record.timestamp, headers: producerHeaders(record) })
-      }
-    }
-    for (const { topic, partition, parts } of forwarded.values()) {
-      (byTopic.get(topic) as Message[]).push(KafkaForwardedBatch.message(partition, parts) as unknown as Message)
-    }
-    const topicMessages: TopicMessages[] = []
-    for (const [topic, messages] of byTopic) topicMessages.push({ topic, messages })
+    const topicMessages = topicMessagesOf(writes)
     try {
       const metadata = await producer.sendBatch({ topicMessages, acks: this.#settings.acks, compression: compressionTypes[this.#settings.compression], timeout: timeoutMs })
       this.#connected = true
-      const acks = metadata.map(m => ({ topic: m.topicName, partition: m.partition, baseOffset: BigInt(m.baseOffset ?? '-1') }))
-      // kafkajs silently leaves out partitions its metadata does not know yet (just added on the
-      // target): treat that as retriable; the retry uses a new producer with fresh metadata.
-      const missing = writes.filter(w => !acks.some(a => a.topic === w.topic && a.partition === w.partition))
-      if (missing.length > 0) {
-        throw new MirrorError(ErrorCodes.SEND_FAILED, `the ${this.#connection.alias} cluster's metadata does not list ${missing.map(w => `${w.topic}-${w.partition}`).join(', ')} yet`, { retriable: true, kafkaCode: 'UNKNOWN_TOPIC_OR_PARTITION' })
-      }
-      return acks
+      return acksOf(metadata, writes, this.#connection)
     } catch (error) {
-      let converted = toMirrorError(error, `writing to the ${this.#connection.alias} cluster failed`, ErrorCodes.SEND_FAILED, this.#connection)
-      if (converted.retriable && FORWARD_REFUSED.has(converted.kafkaCode ?? '') && writes.some(w => w.forwarded !== undefined)) {
-        // kafkajs retries CORRUPT_MESSAGE; for a forwarded batch it means the target will not take these bytes, so the records go decoded.
-        converted = new MirrorError(converted.code, converted.message, { cause: error, retriable: false, kafkaCode: converted.kafkaCode })
-      }
-      if (converted.retriable) this.#connected = false
-      if (PRODUCER_STATE_LOST.has(converted.kafkaCode ?? '')) this.#replaceProducer = true
-      const written = writtenBeforeFailure(error).filter(ack => writes.some(w => w.topic === ack.topic && w.partition === ack.partition))
-      throw written.length === 0 ? converted : new PartialSendError(converted, written)
+      const failure = sendFailureOf(error, writes, this.#connection)
+      if (failure.retriable) this.#connected = false
+      if (failure.producerStateLost) this.#replaceProducer = true
+      throw failure.error
     }
   }
 
@@ -154,5 +119,61 @@ export class KafkaRecordSink implements RecordSink {
     } catch (error) {
       this.#logger.warn('target producer did not disconnect cleanly', { error })
     }
+  }
+}
+
+/** The kafkajs messages for `writes`: decoded records as messages, forwarded batches of a partition joined into one message. */
+export function topicMessagesOf (writes: readonly PartitionWrite[]): TopicMessages[] {
+  const byTopic = new Map<string, Message[]>()
+  // Forwarded batches of one partition become one batch (one message): the broker takes one per partition per request.
+  const forwarded = new Map<string, { topic: string, partition: number, parts: KafkaForwardedBatch[] }>()
+  for (const write of writes) {
+    let messages = byTopic.get(write.topic)
+    if (messages === undefined) byTopic.set(write.topic, messages = [])
+    const partition = write.partition
+    if (write.forwarded !== undefined) {
+      if (!(write.forwarded instanceof KafkaForwardedBatch)) throw new MirrorError(ErrorCodes.INTERNAL, `a forwarded batch for ${write.topic}-${partition} was not fetched by this project's record source`)
+      const key = `${write.topic}\u0000${partition}`
+      const entry = forwarded.get(key) ?? { topic: write.topic, partition, parts: [] }
+      entry.parts.push(write.forwarded)
+      forwarded.set(key, entry)
+      continue
+    }
+    for (const record of write.records) {
+      messages.push({ partition, key: record.key, value: record.value, timestamp: record.timestamp, headers: producerHeaders(record) })
+    }
+  }
+  for (const { topic, partition, parts } of forwarded.values()) {
+    (byTopic.get(topic) as Message[]).push(KafkaForwardedBatch.message(partition, parts) as unknown as Message)
+  }
+  const topicMessages: TopicMessages[] = []
+  for (const [topic, messages] of byTopic) topicMessages.push({ topic, messages })
+  return topicMessages
+}
+
+/** The acknowledgements in kafkajs' answer; a partition it left out is a retriable error. */
+export function acksOf (metadata: ReadonlyArray<{ topicName: string, partition: number, baseOffset?: string }>, writes: readonly PartitionWrite[], connection: ClusterConnection): PartitionAck[] {
+  const acks = metadata.map(m => ({ topic: m.topicName, partition: m.partition, baseOffset: BigInt(m.baseOffset ?? '-1') }))
+  // kafkajs silently leaves out partitions its metadata does not know yet (just added on the
+  // target): treat that as retriable; the retry uses a new producer with fresh metadata.
+  const missing = writes.filter(w => !acks.some(a => a.topic === w.topic && a.partition === w.partition))
+  if (missing.length > 0) {
+    throw new MirrorError(ErrorCodes.SEND_FAILED, `the ${connection.alias} cluster's metadata does not list ${missing.map(w => `${w.topic}-${w.partition}`).join(', ')} yet`, { retriable: true, kafkaCode: 'UNKNOWN_TOPIC_OR_PARTITION' })
+  }
+  return acks
+}
+
+/** A failed send as the pipeline sees it: the error to throw (a `PartialSendError` when some partitions were written), and what it means for the producer. */
+export function sendFailureOf (error: unknown, writes: readonly PartitionWrite[], connection: ClusterConnection): { error: MirrorError, retriable: boolean, producerStateLost: boolean } {
+  let converted = toMirrorError(error, `writing to the ${connection.alias} cluster failed`, ErrorCodes.SEND_FAILED, connection)
+  if (converted.retriable && FORWARD_REFUSED.has(converted.kafkaCode ?? '') && writes.some(w => w.forwarded !== undefined)) {
+    // kafkajs retries CORRUPT_MESSAGE; for a forwarded batch it means the target will not take these bytes, so the records go decoded.
+    converted = new MirrorError(converted.code, converted.message, { cause: error, retriable: false, kafkaCode: converted.kafkaCode })
+  }
+  const written = writtenBeforeFailure(error).filter(ack => writes.some(w => w.topic === ack.topic && w.partition === ack.partition))
+  return {
+    error: written.length === 0 ? converted : new PartialSendError(converted, written),
+    retriable: converted.retriable,
+    producerStateLost: PRODUCER_STATE_LOST.has(converted.kafkaCode ?? ''),
   }
 }

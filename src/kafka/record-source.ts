@@ -1,4 +1,4 @@
-import type { Consumer, EachBatchPayload } from 'kafkajs'
+import type { Consumer, EachBatchPayload, PartitionAssigner } from 'kafkajs'
 import type { ConsumerSettings } from '../config/mirror-config.js'
 import type { CommitOffset, RecordSource, SourceListener } from '../pipeline/ports.js'
 import { partitionKey } from '../pipeline/partition-key.js'
@@ -42,7 +42,11 @@ export class KafkaRecordSource implements RecordSource {
   #stopped = false
   #disconnecting: Promise<void> = Promise.resolve()
 
-  constructor (connection: ClusterConnection, settings: ConsumerSettings, streams: number, logger: Logger, forwarding: ForwardingPolicy, producers?: MirrorProducerFilter) {
+  /** The group's assignors: kafkajs' default unless given (exactly-once: the bucket assignor). */
+  readonly #assigners: PartitionAssigner[] | undefined
+
+  constructor (connection: ClusterConnection, settings: ConsumerSettings, streams: number, logger: Logger, forwarding: ForwardingPolicy, producers?: MirrorProducerFilter, assigners?: PartitionAssigner[]) {
+    this.#assigners = assigners
     this.#producers = producers
     this.#connection = connection
     this.#settings = settings
@@ -76,6 +80,7 @@ export class KafkaRecordSource implements RecordSource {
         minBytes: this.#settings.fetchMinBytes,
         allowAutoTopicCreation: false,
         retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10_000 },
+        ...(this.#assigners === undefined ? {} : { partitionAssigners: this.#assigners }),
       })
       this.#consumers.push(consumer)
       this.#assignments.set(consumer, new Set())

@@ -45,6 +45,8 @@ interface Instruments {
   readonly replicationLatency: BatchHistogram<string>
   readonly recordAgeAtPoll: BatchHistogram<string>
   readonly produceRequestDuration: BatchHistogram<string>
+  readonly transactionCommitDuration: BatchHistogram<string>
+  readonly transactions: Counter
   readonly retries: Counter
   readonly batches: Counter
   readonly topicConfigsSynced: Counter
@@ -72,6 +74,8 @@ class FlowInstruments {
   readonly recordAgeAtPoll: HistogramChild
   readonly produceOk: HistogramChild
   readonly produceError: HistogramChild
+  /** Exactly-once flows only: made at the first commit, so other flows export no empty histogram. */
+  transactionCommit: HistogramChild | undefined
 
   constructor (flow: FlowLabels, readonly metrics: Instruments, nowMs: number) {
     this.labels = { [L.FLOW]: flow.flow, [L.SOURCE]: flow.source, [L.TARGET]: flow.target }
@@ -158,6 +162,8 @@ export class MirrorMetrics implements PipelineObserver {
       replicationLatency: histogram(Metrics.replicationLatency, LATENCY_BUCKETS_SECONDS),
       recordAgeAtPoll: histogram(Metrics.recordAgeAtPoll, LATENCY_BUCKETS_SECONDS),
       produceRequestDuration: histogram(Metrics.produceRequestDuration, REQUEST_BUCKETS_SECONDS),
+      transactionCommitDuration: histogram(Metrics.transactionCommitDuration, REQUEST_BUCKETS_SECONDS),
+      transactions: counter(Metrics.transactions),
       retries: counter(Metrics.retries),
       batches: counter(Metrics.batches),
       topicConfigsSynced: counter(Metrics.topicConfigsSynced),
@@ -278,6 +284,12 @@ export class MirrorMetrics implements PipelineObserver {
 
   rebalanced (flow: FlowLabels): void {
     this.instruments.rebalances.inc(this.#flow(flow).labels)
+  }
+
+  transactionEnded (flow: FlowLabels, result: 'committed' | 'aborted', durationSeconds: number): void {
+    const instruments = this.#flow(flow)
+    this.instruments.transactions.inc({ ...instruments.labels, [L.RESULT]: result })
+    if (result === 'committed') (instruments.transactionCommit ??= this.instruments.transactionCommitDuration.child(instruments.labels)).observe(durationSeconds)
   }
 
   /**

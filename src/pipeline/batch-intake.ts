@@ -9,6 +9,7 @@ import type { PartitionProgress } from './partition-progress.js'
 import type { FlowLabels, PipelineObserver } from './pipeline-observer.js'
 import type { BatchTracer, FetchControl, FetchedBatch } from './ports.js'
 import type { MirroredTopic } from './topic-sync.js'
+import type { IntakeGate } from './exactly-once-lanes.js'
 
 /**
  * Intake of fetched batches: drops what this process already handed over (a refetch after a
@@ -27,8 +28,11 @@ export class BatchIntake {
   readonly #topicOf: (topic: string) => MirroredTopic | undefined
   /** Producer lane per partition: fixed once chosen, so a partition's batches stay in order. */
   readonly #lanes = new Map<string, number>()
+  /** Exactly-once: the lane of a partition is its bucket, and its records wait until the lane is taken. */
+  readonly #gate: IntakeGate | undefined
 
-  constructor (flow: FlowConfig, labels: FlowLabels, queue: BoundedQueue<MirrorBatch>, progress: PartitionProgress, observer: PipelineObserver, tracer: BatchTracer | undefined, topicOf: (topic: string) => MirroredTopic | undefined) {
+  constructor (flow: FlowConfig, labels: FlowLabels, queue: BoundedQueue<MirrorBatch>, progress: PartitionProgress, observer: PipelineObserver, tracer: BatchTracer | undefined, topicOf: (topic: string) => MirroredTopic | undefined, gate?: IntakeGate) {
+    this.#gate = gate
     this.#flow = flow
     this.#labels = labels
     this.#queue = queue
@@ -38,7 +42,9 @@ export class BatchIntake {
     this.#topicOf = topicOf
   }
 
-  #laneOf (key: string): number {
+  #laneOf (topic: string, partition: number): number {
+    if (this.#gate !== undefined) return this.#gate.laneOf(topic, partition)
+    const key = partitionKey(topic, partition)
     let lane = this.#lanes.get(key)
     if (lane === undefined) {
       lane = this.#lanes.size % this.#queue.laneCount
@@ -49,7 +55,14 @@ export class BatchIntake {
 
   /** Hands the new records of `fetched` to the producers; resolves once all are queued, or the batch went stale. */
   async accept (fetched: FetchedBatch, control: FetchControl): Promise<void> {
-    if (fetched.forwarded !== undefined) return this.#acceptForwarded(fetched, fetched.forwarded, control)
+    if (this.#gate === undefined) return this.#accept(fetched, control, undefined)
+    const ticket = await this.#gate.admit(fetched.topic, fetched.partition, control)
+    // Not owned here (any more): the owner of its lane copies it.
+    if (ticket !== undefined) await this.#accept(fetched, control, ticket)
+  }
+
+  async #accept (fetched: FetchedBatch, control: FetchControl, ticket: number | undefined): Promise<void> {
+    if (fetched.forwarded !== undefined) return this.#acceptForwarded(fetched, fetched.forwarded, control, ticket)
     const { topic, partition, records } = fetched
     const mirrored = this.#topicOf(topic)
     if (mirrored === undefined || records.length === 0) return
@@ -58,7 +71,7 @@ export class BatchIntake {
     const start = this.#progress.admitFrom(topic, partition, records)
     if (start >= records.length) return
     const pollTimeMs = Date.now()
-    const lane = this.#laneOf(partitionKey(topic, partition))
+    const lane = this.#laneOf(topic, partition)
     const maxRecords = this.#flow.consumer.maxPollRecords
     const maxBytes = this.#flow.producer.batchSizeBytes
     const timestampsMs: number[] = []
@@ -81,7 +94,7 @@ export class BatchIntake {
       const next = to < records.length ? BigInt((records[to] as KafkaRecord).offset) : fetched.nextOffset !== undefined && fetched.nextOffset > last ? fetched.nextOffset : last
       let batch: MirrorBatch = { sourceTopic: topic, targetTopic: mirrored.target, partition, records: chunk, firstOffset: BigInt((chunk[0] as KafkaRecord).offset), nextOffset: next, bytes, pollTimeMs }
       if (this.#tracer?.enabled === true) batch = { ...batch, span: this.#tracer.startBatchSpan(batchSpanInput(this.#labels, batch, true, this.#flow.consumer.groupId)) }
-      if (!await this.#push(batch, lane, control)) return
+      if (!await this.#push(batch, lane, control, ticket)) return
       totalBytes += bytes
       from = to
     }
@@ -93,7 +106,7 @@ export class BatchIntake {
    * process already handed over part of it (a refetch), it is decoded and its new records take the
    * deep path; when all of it, it is dropped.
    */
-  async #acceptForwarded (fetched: FetchedBatch, forwarded: ForwardedBatch, control: FetchControl): Promise<void> {
+  async #acceptForwarded (fetched: FetchedBatch, forwarded: ForwardedBatch, control: FetchControl, ticket: number | undefined): Promise<void> {
     const { topic, partition } = fetched
     const mirrored = this.#topicOf(topic)
     if (mirrored === undefined) return
@@ -104,7 +117,7 @@ export class BatchIntake {
     if (admitted === 2) return
     if (admitted === 1) {
       this.#observer.batchRouted?.(this.#labels, 'deep', 'starts_before_position', forwarded.sizeBytes)
-      return this.accept({ ...fetched, forwarded: undefined, records: await forwarded.decode() }, control)
+      return this.#accept({ ...fetched, forwarded: undefined, records: await forwarded.decode() }, control, ticket)
     }
     const pollTimeMs = Date.now()
     const nextOffset = fetched.nextOffset !== undefined && fetched.nextOffset > lastOffset + 1n ? fetched.nextOffset : lastOffset + 1n
@@ -116,12 +129,13 @@ export class BatchIntake {
       batch = { ...batch, span: this.#tracer.startBatchSpan(input) }
     }
     this.#observer.batchRouted?.(this.#labels, 'pass_through', undefined, forwarded.sizeBytes)
-    if (!await this.#push(batch, this.#laneOf(partitionKey(topic, partition)), control)) return
+    if (!await this.#push(batch, this.#laneOf(topic, partition), control, ticket)) return
     this.#observer.consumed?.(this.#labels, { topic, partition, records: forwarded.recordCount, bytes: forwarded.sizeBytes, timestampsMs: recordTimestampsMs(batch), pollTimeMs })
   }
 
   /** Queues `batch`, heartbeating while the queue is full; false when the batch went stale or the queue closed. */
-  async #push (batch: MirrorBatch, lane: number, control: FetchControl): Promise<boolean> {
+  async #push (batch: MirrorBatch, lane: number, control: FetchControl, ticket: number | undefined): Promise<boolean> {
+    if (ticket !== undefined) this.#gate?.stamp(batch, ticket)
     this.#progress.admitted(batch)
     try {
       while (!await this.#queue.pushWithin(batch, lane, this.#flow.consumer.heartbeatIntervalMs)) {

@@ -102,6 +102,25 @@ export class BoundedQueue<T extends QueueItem> {
     return queue.splice(0, count)
   }
 
+  /** As `take`, but gives up after `waitMs` while the lane stays empty: undefined then. */
+  async takeWithin (lane: number, maxBytes: number, waitMs: number): Promise<T[] | undefined> {
+    const queue = this.#lanes[lane]
+    if (queue === undefined) throw new RangeError(`lane ${lane} of ${this.#lanes.length}`)
+    if (queue.length === 0 && !this.#closed) {
+      const waiters = this.#laneWaiters[lane] as Array<() => void>
+      let wake!: () => void
+      const woken = new Promise<void>(resolve => { wake = resolve })
+      waiters.push(wake)
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([woken, new Promise<void>(resolve => { timer = setTimeout(resolve, waitMs) })])
+      clearTimeout(timer)
+      const at = waiters.indexOf(wake)
+      if (at >= 0) waiters.splice(at, 1)
+      if (queue.length === 0 && !this.#closed) return undefined
+    }
+    return await this.take(lane, maxBytes)
+  }
+
   /** Gives back the capacity of an item the target acknowledged (or that was abandoned). */
   release (item: T): void {
     this.#records -= countOf(item)

@@ -16,6 +16,7 @@ import { PartitionProgress } from './partition-progress.js'
 import { flowLabels, type FlowLabels, type FlowSnapshot, type LifecycleState, type PipelineObserver } from './pipeline-observer.js'
 import type { AckListener, BatchTracer, FetchControl, FetchedBatch, FlowPorts, RecordSource, SourceListener } from './ports.js'
 import { ProducerWorker } from './producer-worker.js'
+import { ExactlyOnceLanes } from './exactly-once-lanes.js'
 import { TopicSync, type MirroredTopic } from './topic-sync.js'
 
 /** How long each client's stop may take at shutdown before the flow goes on without it. */
@@ -64,6 +65,8 @@ export class MirrorFlow {
   readonly #intake: BatchIntake
   readonly #handler: MessageHandler | undefined
   readonly #acks: AckRecorder
+  /** Exactly-once: the transactional producer lanes. */
+  readonly #exactlyOnce: ExactlyOnceLanes | undefined
   readonly #committer: OffsetCommitter
   readonly #refreshTimer: RearmingTimer
   /** Aborting it ends the producers' retries (drain deadline passed, forced stop). */
@@ -105,7 +108,23 @@ export class MirrorFlow {
     this.#handler = options.messageHandler === undefined
       ? undefined
       : new MessageHandler(options.messageHandler, { module: config.messageHandler?.module ?? 'messageHandler', args: config.messageHandler?.args, flow: config.name })
-    this.#intake = new BatchIntake(config, this.labels, this.#queue, this.#progress, this.#observer, options.tracer, topic => this.#topics.get(topic))
+    if (config.exactlyOnce !== undefined) {
+      if (ports.exactlyOnce === undefined || ports.exactlyOnce.sinks.length !== ports.sinks.length) {
+        throw new MirrorError(ErrorCodes.INTERNAL, `flow ${config.name}: ${config.exactlyOnce.key} is on but the ports have no transactional sinks for every lane`)
+      }
+      this.#exactlyOnce = new ExactlyOnceLanes({
+        sinks: ports.exactlyOnce.sinks,
+        positions: ports.exactlyOnce.positions,
+        progress: this.#progress,
+        commitIntervalMs: config.exactlyOnce.commitIntervalMs,
+        heartbeatIntervalMs: config.consumer.heartbeatIntervalMs,
+        labels: this.labels,
+        observer: this.#observer,
+        logger: this.#logger,
+        signal: this.#abort.signal,
+      })
+    }
+    this.#intake = new BatchIntake(config, this.labels, this.#queue, this.#progress, this.#observer, options.tracer, topic => this.#topics.get(topic), this.#exactlyOnce)
     this.#acks = new AckRecorder(config, this.labels, this.#progress, this.#observer, options.ackListener, this.#logger)
     this.#source = ports.source()
     this.#committer = new OffsetCommitter({
@@ -136,6 +155,8 @@ export class MirrorFlow {
     const { sourceTopics, targetTopics, sinks } = this.#ports
     await sourceTopics.start()
     await targetTopics.start()
+    // Exactly-once: the positions topic exists and the target can run transactions before anything is copied.
+    await this.#ports.exactlyOnce?.positions.start()
     await Promise.all(sinks.map(sink => sink.start()))
     this.#topics = await this.#topicSync.refresh()
     this.#workers = sinks.map((sink, lane) => this.#runWorker(sink, lane))
@@ -153,13 +174,15 @@ export class MirrorFlow {
   }
 
   #runWorker (sink: FlowPorts['sinks'][number], lane: number): Promise<void> {
+    const transactional = this.#exactlyOnce?.lane(lane, this.#acks)
     return new ProducerWorker(this.#queue, sink, {
       lane,
       maxRequestBytes: Math.max(this.config.producer.maxRequestSizeBytes, this.config.producer.batchSizeBytes),
       requestTimeoutMs: this.config.target.requestTimeoutMs ?? 30_000,
       abortOnSendFailure: this.config.abortOnSendFailure,
       signal: this.#abort.signal,
-    }, this.#acks, this.#logger.child({ lane })).run().catch(error => {
+      ...(transactional === undefined ? {} : { transaction: transactional.transaction }),
+    }, transactional?.listener ?? this.#acks, this.#logger.child({ lane })).run().catch(error => {
       // A stop that gave up waiting (drain deadline, forced stop) ends the retries: what is unwritten stays uncommitted, not a failure.
       // A record refused for good (a non-retriable SEND_FAILED) still fails the flow.
       if (this.#abort.signal.aborted && !(error instanceof MirrorError && error.code === ErrorCodes.SEND_FAILED && !error.retriable)) return
@@ -173,6 +196,7 @@ export class MirrorFlow {
       onSkipped: (topic, partition, nextOffset) => this.#progress.skipped(topic, partition, nextOffset),
       onAssignment: owned => {
         this.#progress.retain(owned)
+        this.#exactlyOnce?.assign(owned)
         this.#observer.rebalanced?.(this.labels)
         this.#logger.info('partitions assigned', { partitions: owned.size })
         this.#noteCoordination()
@@ -312,7 +336,9 @@ export class MirrorFlow {
     if (!settled || !committed) this.#logger.error('final commit failed; what was acknowledged since the last commit will be mirrored again', { boundMs: commitBoundMs, timedOut: !settled })
     await this.#stopStep('source consumer', this.#source.stop())
     await this.#stopStep('producer workers', Promise.allSettled(this.#workers))
+    await this.#stopStep('producer lanes', this.#exactlyOnce?.stop() ?? Promise.resolve())
     await this.#stopStep('target producers', Promise.all(this.#ports.sinks.map(sink => sink.stop())))
+    await this.#stopStep('positions', this.#ports.exactlyOnce?.positions.stop() ?? Promise.resolve())
     await this.#stopStep('source admin', this.#ports.sourceTopics.stop())
     await this.#stopStep('target admin', this.#ports.targetTopics.stop())
     return settled && committed

@@ -109,6 +109,21 @@ export class PartitionProgress {
     if (nextOffset > state.ackedNext) state.ackedNext = nextOffset
   }
 
+  /**
+   * Exactly-once: the partition starts over from `position`, the next offset committed on the
+   * target (records below it are dropped at intake), or, with no position, from whatever the
+   * source fetches next. What was in flight here belonged to a transaction that will not commit.
+   */
+  resume (topic: string, partition: number, position: bigint | undefined): void {
+    const key = partitionKey(topic, partition)
+    const committed = this.#states.get(key)?.committed ?? -1n
+    if (position === undefined) {
+      this.#states.delete(key)
+      return
+    }
+    this.#states.set(key, { topic, partition, highWatermark: -1n, inFlight: [], ackedNext: position, admittedNext: position, committed, lastProgressMs: 0, owned: true })
+  }
+
   observeHighWatermark (topic: string, partition: number, highWatermark: bigint, fetchOffset: bigint): void {
     const state = this.#state(topic, partition, fetchOffset)
     state.owned = true

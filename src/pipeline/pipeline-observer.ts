@@ -101,10 +101,12 @@ export interface PipelineObserver {
   committed?: (flow: FlowLabels, offsets: readonly CommittedOffset[], atMs: number) => void
   commitFailed?: (flow: FlowLabels, reason: string) => void
   rebalanced?: (flow: FlowLabels) => void
+  /** Exactly-once: a producer lane's transaction ended; `durationSeconds` is how long its commit took. */
+  transactionEnded?: (flow: FlowLabels, result: 'committed' | 'aborted', durationSeconds: number) => void
   fatal?: (flow: FlowLabels, error: Error) => void
 }
 
 /** Every event of `PipelineObserver`, for fanning one event out to several observers (`fanOut`). */
 export const PipelineObserverEvents = {
-  consumed: true, produced: true, produceRequest: true, retry: true, batchRouted: true, topicConfigsSynced: true, topicAclsSynced: true, sendFailed: true, committed: true, commitFailed: true, rebalanced: true, fatal: true,
+  consumed: true, produced: true, produceRequest: true, retry: true, batchRouted: true, topicConfigsSynced: true, topicAclsSynced: true, sendFailed: true, committed: true, commitFailed: true, rebalanced: true, transactionEnded: true, fatal: true,
 } as const satisfies Record<keyof PipelineObserver, true>

@@ -169,12 +169,44 @@ export interface BatchTracer {
   startBatchSpan: (input: BatchSpanInput) => BatchSpan
 }
 
+/** Exactly-once: the next source offset of a partition, as the target holds it (committed with the records below it). */
+export interface SourcePosition {
+  readonly topic: string
+  readonly partition: number
+  readonly offset: bigint
+}
+
+/**
+ * A producer lane that writes in transactions on the target (exactly-once). `send` writes inside
+ * the open transaction (it opens one when none is). Errors that end the transaction are
+ * `TransactionFailedError`s.
+ */
+export interface TransactionalSink extends RecordSink {
+  /** Takes the lane's transactional id: any other process holding it is fenced, and its open transaction aborted. */
+  acquire: () => Promise<void>
+  /** Gives the id up without committing (what is open is aborted by the next owner or times out). */
+  release: () => Promise<void>
+  /** Writes `positions` in the open transaction and commits it. */
+  commitTransaction: (positions: readonly SourcePosition[]) => Promise<void>
+}
+
+/** Where a flow's positions live on the target (exactly-once): read, as committed, when a lane is taken. */
+export interface PositionStore {
+  /** Creates the positions topic if needed and checks that the target can run transactions. */
+  start: () => Promise<void>
+  stop: () => Promise<void>
+  /** The committed positions of `partitions` (keys from `partitionKey`); a partition never mirrored exactly once has none. */
+  read: (partitions: readonly string[]) => Promise<Map<string, bigint>>
+}
+
 /** The adapters one flow works through. */
 export interface FlowPorts {
   /** Makes the source consumer group; called again when the topic list changes. */
   readonly source: RecordSourceFactory
   /** One sink per producer lane. */
   readonly sinks: readonly RecordSink[]
+  /** With exactly-once: the same sinks as transactional ones, and the position store. */
+  readonly exactlyOnce?: { readonly sinks: readonly TransactionalSink[], readonly positions: PositionStore }
   readonly sourceTopics: TopicCatalog
   readonly targetTopics: TopicCatalog
 }

@@ -7,6 +7,8 @@ import type { DeepPathReason } from './forwarded-batch.js'
 import { PartialSendError } from './partial-send-error.js'
 import { partitionKey } from './partition-key.js'
 import type { AckSegment, PartitionAck, PartitionWrite, RecordSink } from './ports.js'
+import type { LaneTransaction } from './exactly-once-lanes.js'
+import { TransactionFailedError } from './transaction-failed-error.js'
 
 /** What a producer lane tells the flow about each batch it finished and each request it made. */
 export interface WorkerListener {
@@ -31,6 +33,8 @@ export interface ProducerWorkerOptions {
   readonly abortOnSendFailure: boolean
   /** Aborting it stops retrying (forced shutdown). */
   readonly signal: AbortSignal
+  /** Exactly-once: writes run inside the lane's transactions (`ExactlyOnceLanes`). */
+  readonly transaction?: LaneTransaction
 }
 
 /** The send span of one batch (tracing on). */
@@ -38,7 +42,7 @@ type SendSpan = ReturnType<NonNullable<MirrorBatch['span']>['sendSpan']>
 
 /** Oversized or malformed data: splitting the request finds the record to blame. */
 function isPermanent (error: unknown): boolean {
-  return error instanceof MirrorError && !error.retriable
+  return error instanceof MirrorError && !error.retriable && !(error instanceof TransactionFailedError)
 }
 
 /**
@@ -66,11 +70,20 @@ export class ProducerWorker {
 
   /** Runs until the queue is closed and this lane is empty; rejects on a send failure that stops the mirror. */
   async run (): Promise<void> {
+    const transaction = this.#options.transaction
     for (;;) {
-      const batches = await this.#queue.take(this.#options.lane, this.#options.maxRequestBytes)
-      if (batches.length === 0) return
+      const batches = transaction === undefined
+        ? await this.#queue.take(this.#options.lane, this.#options.maxRequestBytes)
+        : await this.#queue.takeWithin(this.#options.lane, this.#options.maxRequestBytes, transaction.idleCommitMs)
+      if (batches === undefined || batches.length === 0) {
+        // Nothing more to write for now (or ever): what the open transaction holds is committed.
+        await transaction?.idle()
+        if (batches === undefined) continue
+        return
+      }
       try {
-        await this.#write(batches)
+        if (transaction === undefined) await this.#write(batches)
+        else await transaction.write(batches, owned => this.#write(owned))
       } finally {
         for (const batch of batches) this.#queue.release(batch)
       }
@@ -96,6 +109,8 @@ export class ProducerWorker {
       this.#acknowledgeWritten(batches, written, sends)
     } catch (error) {
       for (const send of sends ?? []) send?.end(error)
+      // The transaction is gone, and with it what it wrote: nothing is acknowledged.
+      if (error instanceof TransactionFailedError) throw error
       // What the target did write is acknowledged whatever happens next: it must not be sent again.
       const unwritten = this.#acknowledgeWritten(batches, written, undefined)
       if (!isPermanent(error)) throw error

@@ -10,6 +10,8 @@ export const ErrorCodes = {
   MESSAGE_HANDLER: 'MIRROR_MESSAGE_HANDLER',
   /** Records lost without a failure (a recreated source or target topic): the flow stops without committing. */
   DATA_LOSS: 'MIRROR_DATA_LOSS',
+  /** Exactly-once: a producer lane's transaction cannot commit (fenced by another process, timed out). */
+  TRANSACTION_FAILED: 'MIRROR_TRANSACTION_FAILED',
   INTERNAL: 'MIRROR_INTERNAL',
 } as const
 export type ErrorCode = typeof ErrorCodes[keyof typeof ErrorCodes]

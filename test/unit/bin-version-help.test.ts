@@ -29,7 +29,10 @@ test('--version prints the package version and exits 0 in both commands', () => 
 })
 
 /** Each flag whose help names a default, and where the resolved configuration (`--print-config`) holds it. */
-const DEFAULT_IN_CONFIG: Record<string, (config: PrintedConfig) => unknown> = {
+const DEFAULT_IN_CONFIG: Record<string, (config: PrintedConfig, exactlyOnce: PrintedConfig) => unknown> = {
+  'exactly.once': c => c.flows[0]?.exactlyOnce !== undefined,
+  // Only an exactly-once flow has the interval: read from the config printed with --exactly.once true.
+  'exactly.once.commit.interval.ms': (_, e) => e.flows[0]?.exactlyOnce?.commitIntervalMs,
   'num.streams': c => c.flows[0]?.numStreams,
   'num.producers': c => c.flows[0]?.numProducers,
   'queue.size': c => c.flows[0]?.queueMaxRecords,
@@ -60,7 +63,7 @@ interface PrintedConfig {
   metricsPort: number, metricsHost: string, metricsPartitionLabels: boolean, logLevel: string, drainTimeoutMs: number
   flows: Array<{
     numStreams: number, numProducers: number, queueMaxRecords: number, queueMaxBytes: number, offsetCommitIntervalMs: number,
-    abortOnSendFailure: boolean, passThrough: string, syncTopicConfigsIntervalMs: number, syncTopicAcls: boolean, syncTopicAclsIntervalMs: number, refreshTopicsIntervalMs: number,
+    abortOnSendFailure: boolean, passThrough: string, exactlyOnce?: { commitIntervalMs: number }, syncTopicConfigsIntervalMs: number, syncTopicAcls: boolean, syncTopicAclsIntervalMs: number, refreshTopicsIntervalMs: number,
     groupSync: { enabled: boolean, intervalMs: number, groups: { include: string, exclude: string } }
     digests: { enabled: boolean, rangeRecords: number, auditIntervalMs: number, auditMaxRecords: number }
   }>
@@ -74,6 +77,9 @@ test('mirror-sidecar --help states the defaults the code uses', () => {
     const printed = run(SIDECAR_BIN, ['--consumer.config', join(dir, 's.properties'), '--producer.config', join(dir, 't.properties'), '--whitelist', 'x', '--print-config'])
     assert.equal(printed.status, 0, printed.stderr)
     const config = JSON.parse(printed.stdout) as PrintedConfig
+    const printedExactlyOnce = run(SIDECAR_BIN, ['--consumer.config', join(dir, 's.properties'), '--producer.config', join(dir, 't.properties'), '--whitelist', 'x', '--exactly.once', 'true', '--print-config'])
+    assert.equal(printedExactlyOnce.status, 0, printedExactlyOnce.stderr)
+    const exactlyOnce = JSON.parse(printedExactlyOnce.stdout) as PrintedConfig
 
     const help = run(SIDECAR_BIN, ['--help'])
     assert.equal(help.status, 0, help.stderr)
@@ -82,7 +88,7 @@ test('mirror-sidecar --help states the defaults the code uses', () => {
     assert.deepEqual(withDefault.map(([flag]) => flag).sort(), Object.keys(DEFAULT_IN_CONFIG).sort(), 'every flag with a default in its help is checked')
     for (const [flag, option] of withDefault) {
       const stated = /\(default ([^;:)]+?)(?:[;:)]|$)/.exec(option.describe)?.[1]
-      assert.equal(stated, String(DEFAULT_IN_CONFIG[flag]?.(config)), `--${flag}: help says "${option.describe}"`)
+      assert.equal(stated, String(DEFAULT_IN_CONFIG[flag]?.(config, exactlyOnce)), `--${flag}: help says "${option.describe}"`)
       assert.ok(text.includes(`--${flag} ${option.describe.replace(/\s+/g, ' ')}`), `--${flag}: help output shows "${option.describe}"`)
     }
   } finally {

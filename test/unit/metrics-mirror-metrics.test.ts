@@ -48,6 +48,8 @@ function feed (metrics: MirrorMetrics): void {
   metrics.committed(flow, [{ topic: 'orders', partition: 0, offset: 42n, lagRecords: 58n }], NOW_MS - 10_000)
   metrics.commitFailed(flow, 'coordinator moved')
   metrics.rebalanced(flow)
+  metrics.transactionEnded(flow, 'committed', 0.004)
+  metrics.transactionEnded(flow, 'aborted', 0)
 }
 
 const L = 'flow="eu->us",source="eu",target="us"'

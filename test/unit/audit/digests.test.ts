@@ -110,7 +110,7 @@ test('a re-copy after a restart (source offsets digested twice) counts as duplic
   const target = [0, 1, 2, 3, 4].map(i => copied[i]!).concat(Array.from({ length: 5 }, (_, i) => record(100 + i)), [3, 4, 5].map(i => copied[i]!))
   const result = await checkPartitionDigests({ target: fakeTarget(target), targetTopic: 't', partition: 0, digests: tracker.unwritten() })
   assert.deepEqual([result.duplicated, result.matched, result.changedRanges, result.uncovered], [2, 8, 0, 5])
-  assert.match(result.notes.join('\n'), /offsets 5-9 \(5\) lie between digests/)
+  assert.match(result.notes.join('\n'), /5 record\(s\) at offsets 5-9 lie between digests/)
   assert.ok(digestCheckPassed([result], true))
   assert.ok(!digestCheckPassed([result], false))
 })
@@ -144,4 +144,32 @@ test('a target unlike its digests: every digest changed, none found elsewhere, n
   const other = Array.from({ length: 20_000 }, (_, i) => record(i, i, `other ${i}`))
   const result = await checkPartitionDigests({ target: fakeTarget(other), targetTopic: 't', partition: 0, digests: digestsOf(many, 1000) })
   assert.deepEqual([result.ranges, result.changedRanges, result.matched, result.missing, result.extra, result.duplicated], [20, 20, 0, 0, 0, 0])
+})
+
+/** A target whose records sit at the given offsets (gaps: transaction markers, which hold no record). */
+function fakeTargetAt (records: readonly KafkaRecord[], offsets: readonly number[]): AuditClient {
+  const stored = records.map((r, i) => ({ ...r, offset: String(offsets[i]) }))
+  const end = (offsets[offsets.length - 1] ?? -1) + 2
+  return {
+    connection: { alias: 'target', brokers: ['fake:9092'] },
+    listOffsets: async (_t: string, partitions: readonly number[], spec: unknown) => new Map(partitions.map(p => [p, spec === 'earliest' ? 0 : end])),
+    fetch: async (_t: string, _p: number, offset: number) => {
+      const found = stored.filter(r => Number(r.offset) >= offset).slice(0, 300)
+      return { records: found, nextOffset: found.length === 0 ? end : Number(found[found.length - 1]!.offset) + 1, highWatermark: end, logStartOffset: 0 }
+    },
+  } as unknown as AuditClient
+}
+
+test('a transactional copy (a marker after every 250 records): digests cut at each marker, markers are not uncovered records, a drop is still one missing', async () => {
+  const offsets = copied.map((_, i) => i + Math.floor(i / 250))
+  const tracker = new DigestTracker(1000)
+  for (let from = 0; from < copied.length; from += 250) {
+    tracker.record('t', 't', 0, BigInt(offsets[from]!), copied.slice(from, from + 250).map((r, k) => ({ sourceOffset: BigInt(from + k), hash: digestRecord(r).hash })))
+  }
+  const txDigests = tracker.unwritten()
+  assert.equal(txDigests.length, 12)
+  const clean = await checkPartitionDigests({ target: fakeTargetAt(copied, offsets), targetTopic: 't', partition: 0, digests: txDigests })
+  assert.deepEqual([clean.matched, clean.uncovered, clean.changedRanges, clean.missing], [3000, 0, 0, 0])
+  const dropped = await checkPartitionDigests({ target: fakeTargetAt([...copied.slice(0, 600), ...copied.slice(601)], [...offsets.slice(0, 600), ...offsets.slice(601)]), targetTopic: 't', partition: 0, digests: txDigests })
+  assert.deepEqual([dropped.missing, dropped.matched, dropped.changedRanges, dropped.uncovered], [1, 2750, 0, 0])
 })

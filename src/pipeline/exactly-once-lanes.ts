@@ -1,0 +1,323 @@
+import type { MirrorError } from '../shared/errors.js'
+import type { Logger } from '../shared/logger.js'
+import { retry } from '../shared/retry.js'
+import { settleWithin } from '../shared/deadline.js'
+import type { MirrorBatch } from './mirror-batch.js'
+import { bucketOf } from './partition-bucket.js'
+import { partitionKey } from './partition-key.js'
+import type { PartitionProgress } from './partition-progress.js'
+import type { FlowLabels, PipelineObserver } from './pipeline-observer.js'
+import type { AckSegment, FetchControl, PositionStore, SourcePosition, TransactionalSink } from './ports.js'
+import type { WorkerListener } from './producer-worker.js'
+import { TransactionFailedError } from './transaction-failed-error.js'
+import type { DeepPathReason } from './forwarded-batch.js'
+
+/** What the intake asks before it queues a partition's records (exactly-once). */
+export interface IntakeGate {
+  /** The lane (bucket) of a partition: the same in every process of the flow. */
+  laneOf: (topic: string, partition: number) => number
+  /**
+   * Resolves once the partition's lane is taken and its position read: the acquisition ticket to
+   * `stamp` the partition's batches with; undefined when this process does not own the partition.
+   */
+  admit: (topic: string, partition: number, control: FetchControl) => Promise<number | undefined>
+  stamp: (batch: MirrorBatch, ticket: number) => void
+}
+
+/** What a producer lane's worker runs its writes through (exactly-once). */
+export interface LaneTransaction {
+  /** Longest the worker waits for batches before it commits what it wrote. */
+  readonly idleCommitMs: number
+  /** Writes the batches taken under the lane's current acquisition (`write`), then commits when the transaction is old enough. */
+  write: (batches: readonly MirrorBatch[], write: (batches: readonly MirrorBatch[]) => Promise<void>) => Promise<void>
+  /** The lane has nothing to write now: commits what is open. */
+  idle: () => Promise<void>
+}
+
+export interface ExactlyOnceLanesOptions {
+  readonly sinks: readonly TransactionalSink[]
+  readonly positions: PositionStore
+  readonly progress: PartitionProgress
+  /** Longest a lane's transaction stays open. */
+  readonly commitIntervalMs: number
+  /** How often a fetch waiting for its lane heartbeats the group. */
+  readonly heartbeatIntervalMs: number
+  readonly labels: FlowLabels
+  readonly observer: PipelineObserver
+  readonly logger: Logger
+  /** Ends retries of acquisitions (the flow stops). */
+  readonly signal: AbortSignal
+}
+
+interface Acknowledgement {
+  readonly batch: MirrorBatch
+  readonly segments: readonly AckSegment[]
+  readonly ackTimeMs: number
+  readonly recordsAcked: number
+}
+
+/**
+ * The producer lanes of an exactly-once flow. Lane `b` writes the partitions of bucket `b`
+ * (`bucketOf`), all owned by one member of the source group (the bucket assignor), under one
+ * transactional id. A lane is taken when its bucket is assigned here: the sink's `acquire` fences
+ * any previous owner (its open transaction is aborted), then the bucket's positions are read as
+ * committed and each partition resumes from its position. Acknowledgements are held while the
+ * transaction is open and passed on (to the commit bookkeeping and the offset syncs) only after
+ * it committed with the positions of what it holds. A transaction that cannot commit on a lane
+ * this process still owns stops the flow (a restart resumes from the positions); on a lane given
+ * up it is dropped: the new owner copies those records again, in its own transaction.
+ */
+export class ExactlyOnceLanes implements IntakeGate {
+  readonly #options: ExactlyOnceLanesOptions
+  readonly #lanes: Lane[]
+  readonly #tickets = new WeakMap<MirrorBatch, number>()
+
+  constructor (options: ExactlyOnceLanesOptions) {
+    this.#options = options
+    this.#lanes = options.sinks.map((sink, index) => new Lane(index, sink, options, this.#tickets))
+  }
+
+  laneOf (topic: string, partition: number): number {
+    return bucketOf(topic, partition, this.#lanes.length)
+  }
+
+  /** The transaction hooks of lane `index` for its worker, and the listener that holds acknowledgements until commit. */
+  lane (index: number, inner: WorkerListener): { transaction: LaneTransaction, listener: WorkerListener } {
+    const lane = this.#lanes[index]
+    if (lane === undefined) throw new RangeError(`lane ${index} of ${this.#lanes.length}`)
+    lane.inner = inner
+    return { transaction: lane, listener: lane.listener() }
+  }
+
+  /** The partitions this process owns changed: lanes of new buckets are taken, lanes of lost buckets given up. */
+  assign (owned: ReadonlySet<string>): void {
+    const byLane = new Map<number, Map<string, { topic: string, partition: number }>>()
+    for (const key of owned) {
+      const cut = key.lastIndexOf('\u0000')
+      const topic = key.slice(0, cut)
+      const partition = Number(key.slice(cut + 1))
+      const lane = this.laneOf(topic, partition)
+      let keys = byLane.get(lane)
+      if (keys === undefined) byLane.set(lane, keys = new Map())
+      keys.set(key, { topic, partition })
+    }
+    for (const lane of this.#lanes) lane.assign(byLane.get(lane.index))
+  }
+
+  async admit (topic: string, partition: number, control: FetchControl): Promise<number | undefined> {
+    return await (this.#lanes[this.laneOf(topic, partition)] as Lane).admit(partitionKey(topic, partition), control)
+  }
+
+  stamp (batch: MirrorBatch, ticket: number): void {
+    this.#tickets.set(batch, ticket)
+  }
+
+  /** Lanes this process holds now. */
+  get held (): number {
+    return this.#lanes.filter(lane => lane.owned).length
+  }
+
+  /** Gives every lane up (the flow stops): what is open was committed by the drain, or is aborted by the next owner. */
+  async stop (): Promise<void> {
+    await Promise.all(this.#lanes.map(lane => lane.assign(undefined)))
+  }
+}
+
+class Lane implements LaneTransaction {
+  readonly index: number
+  readonly #sink: TransactionalSink
+  readonly #options: ExactlyOnceLanesOptions
+  readonly #tickets: WeakMap<MirrorBatch, number>
+  readonly idleCommitMs: number
+  /** Acquisition count: batches stamped with an older one belong to a transaction that is gone. */
+  #ticket = 0
+  owned = false
+  /** Partitions of the bucket with their positions read under the current ticket. */
+  #partitions = new Map<string, { topic: string, partition: number }>()
+  /** Settles when the lane's last acquisition step ended: true when the lane is usable. */
+  #ready: Promise<boolean> = Promise.resolve(false)
+  /** Acquisition, writes, commits and release of this lane, one after the other. */
+  #chain: Promise<unknown> = Promise.resolve()
+  #pending: Acknowledgement[] = []
+  readonly #positions = new Map<string, SourcePosition>()
+  #openedAtMs: number | undefined
+
+  constructor (index: number, sink: TransactionalSink, options: ExactlyOnceLanesOptions, tickets: WeakMap<MirrorBatch, number>) {
+    this.index = index
+    this.#sink = sink
+    this.#options = options
+    this.#tickets = tickets
+    this.idleCommitMs = options.commitIntervalMs
+  }
+
+  #exclusive<T> (step: () => Promise<T>): Promise<T> {
+    const run = this.#chain.then(step, step)
+    this.#chain = run.catch(() => {})
+    return run
+  }
+
+  assign (partitions: ReadonlyMap<string, { topic: string, partition: number }> | undefined): Promise<unknown> {
+    if (partitions === undefined || partitions.size === 0) {
+      if (!this.owned) return this.#chain
+      this.owned = false
+      this.#ticket++
+      this.#ready = Promise.resolve(false)
+      return this.#exclusive(() => this.#release())
+    }
+    const added = [...partitions].filter(([key]) => !this.#partitions.has(key))
+    if (this.owned && added.length === 0) return this.#chain
+    if (!this.owned) {
+      this.owned = true
+      this.#ticket++
+      this.#partitions = new Map()
+    }
+    const ticket = this.#ticket
+    this.#ready = this.#exclusive(() => this.#acquire(ticket, new Map(added)))
+    return this.#ready
+  }
+
+  /** True while the sink holds the lane's transactional id. */
+  #sinkHeld = false
+
+  async #acquire (ticket: number, partitions: ReadonlyMap<string, { topic: string, partition: number }>): Promise<boolean> {
+    const { progress, positions, logger, signal } = this.#options
+    try {
+      await retry(async () => {
+        if (ticket !== this.#ticket) return
+        if (!this.#sinkHeld) {
+          await this.#sink.acquire()
+          this.#sinkHeld = true
+        }
+        const read = await positions.read([...partitions.keys()])
+        if (ticket !== this.#ticket) return
+        for (const [key, { topic, partition }] of partitions) {
+          progress.resume(topic, partition, read.get(key))
+          this.#partitions.set(key, { topic, partition })
+        }
+      }, { signal, maxAttempts: 10, initialBackoffMs: 200, maxBackoffMs: 5_000, onRetry: error => logger.warn('taking a producer lane failed; retrying', { lane: this.index, error }) })
+    } catch (error) {
+      logger.error('cannot take a producer lane: its partitions are not mirrored until the next assignment', { lane: this.index, error })
+      return false
+    }
+    if (ticket === this.#ticket) logger.info('producer lane taken (exactly-once)', { lane: this.index, partitions: this.#partitions.size })
+    return ticket === this.#ticket
+  }
+
+  async #release (): Promise<void> {
+    // Still ours until someone fences us: commit what was written, else it is aborted by the next owner.
+    if (this.#pending.length > 0) await this.#commit(false).catch(() => {})
+    this.#dropOpen()
+    for (const { topic, partition } of this.#partitions.values()) this.#options.progress.resume(topic, partition, undefined)
+    this.#partitions = new Map()
+    if (this.#sinkHeld) {
+      this.#sinkHeld = false
+      await this.#sink.release().catch(error => this.#options.logger.warn('giving up a producer lane did not end cleanly', { lane: this.index, error }))
+    }
+  }
+
+  async admit (key: string, control: FetchControl): Promise<number | undefined> {
+    for (;;) {
+      if (!this.owned || !control.isActive()) return undefined
+      const ticket = this.#ticket
+      const ready = this.#ready
+      if (!await settleWithin(ready, this.#options.heartbeatIntervalMs)) {
+        await control.heartbeat()
+        continue
+      }
+      if (ticket !== this.#ticket) continue
+      if (!await ready) return undefined
+      if (this.#partitions.has(key)) return ticket
+      // A partition of this bucket fetched before its assignment was seen: read its position too.
+      const cut = key.lastIndexOf('\u0000')
+      this.#ready = this.#exclusive(() => this.#acquire(ticket, new Map([[key, { topic: key.slice(0, cut), partition: Number(key.slice(cut + 1)) }]])))
+    }
+  }
+
+  /** Where acknowledgements go once their transaction committed (the flow's `AckRecorder`). */
+  inner: WorkerListener | undefined
+
+  /** The worker's listener: acknowledgements are held (with the position they reach) until the transaction commits. */
+  listener (): WorkerListener {
+    return {
+      acknowledged: (batch, segments, ackTimeMs, recordsAcked) => {
+        this.#pending.push({ batch, segments, ackTimeMs, recordsAcked })
+        const key = partitionKey(batch.sourceTopic, batch.partition)
+        const offset = positionAfter(batch, recordsAcked)
+        const known = this.#positions.get(key)
+        if (known === undefined || offset > known.offset) this.#positions.set(key, { topic: batch.sourceTopic, partition: batch.partition, offset })
+      },
+      skipped: (batch: MirrorBatch, index: number, error: MirrorError) => this.inner?.skipped(batch, index, error),
+      produceRequest: (seconds, ok) => this.inner?.produceRequest(seconds, ok),
+      retry: (operation, error) => this.inner?.retry(operation, error),
+      routed: (batch: MirrorBatch, reason: DeepPathReason) => this.inner?.routed?.(batch, reason),
+    }
+  }
+
+  async write (batches: readonly MirrorBatch[], write: (batches: readonly MirrorBatch[]) => Promise<void>): Promise<void> {
+    await this.#exclusive(async () => {
+      const current = batches.filter(batch => this.#tickets.get(batch) === this.#ticket)
+      if (!this.owned || current.length === 0) return
+      this.#openedAtMs ??= Date.now()
+      try {
+        await write(current)
+      } catch (error) {
+        if (error instanceof TransactionFailedError) return this.#failed(error)
+        throw error
+      }
+      if (Date.now() - this.#openedAtMs >= this.#options.commitIntervalMs) await this.#commit(true)
+    })
+  }
+
+  async idle (): Promise<void> {
+    if (this.#pending.length === 0) return
+    await this.#exclusive(() => this.#commit(true))
+  }
+
+  /** Commits the open transaction with its positions; then the held acknowledgements go on. */
+  async #commit (failOnError: boolean): Promise<void> {
+    if (this.#pending.length === 0) {
+      this.#openedAtMs = undefined
+      return
+    }
+    const { observer, labels } = this.#options
+    const started = performance.now()
+    try {
+      await this.#sink.commitTransaction([...this.#positions.values()])
+    } catch (error) {
+      const failure = error instanceof TransactionFailedError ? error : new TransactionFailedError(`committing the transaction of lane ${this.index} failed: ${(error as Error).message}`, { cause: error })
+      if (failOnError) return this.#failed(failure)
+      observer.transactionEnded?.(labels, 'aborted', (performance.now() - started) / 1000)
+      this.#dropOpen()
+      return
+    }
+    observer.transactionEnded?.(labels, 'committed', (performance.now() - started) / 1000)
+    const acks = this.#pending
+    this.#dropOpen()
+    for (const ack of acks) this.inner?.acknowledged(ack.batch, ack.segments, ack.ackTimeMs, ack.recordsAcked)
+  }
+
+  #dropOpen (): void {
+    this.#pending = []
+    this.#positions.clear()
+    this.#openedAtMs = undefined
+  }
+
+  /** The open transaction cannot commit: dropped when the lane was given up meanwhile, else the flow stops. */
+  #failed (error: TransactionFailedError): void {
+    const { observer, labels, logger } = this.#options
+    observer.transactionEnded?.(labels, 'aborted', 0)
+    this.#dropOpen()
+    if (!this.owned) {
+      logger.info('the transaction of a producer lane given up was aborted; its new owner copies those records', { lane: this.index, code: error.kafkaCode })
+      return
+    }
+    throw error
+  }
+}
+
+/** The source offset after the first `recordsAcked` records of `batch` (its `nextOffset` when all). */
+function positionAfter (batch: MirrorBatch, recordsAcked: number): bigint {
+  if (batch.forwarded !== undefined) return batch.nextOffset
+  const record = batch.records[recordsAcked]
+  return record === undefined ? batch.nextOffset : BigInt(record.offset)
+}

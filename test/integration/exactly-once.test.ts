@@ -1,0 +1,220 @@
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { test, type TestContext } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { promisify } from 'node:util'
+import kafkajs from 'kafkajs'
+import type { LocalCluster } from '../../scripts/local-kafka/local-cluster.js'
+import { createKafkaClient } from '../../src/kafka/client.js'
+import { committedOffsets, createTopic, deleteTopicIfExists, endOffsets, sharedClusters, startExtraCluster, totalRecords, uniqueName, withAdmin } from '../helpers/kafka.js'
+import { spawnSidecar, waitMirroring, type SidecarProcess } from '../helpers/sidecar.js'
+import { scrape, sidecarHttpPort } from '../helpers/sidecar-http.js'
+import { waitUntil } from '../helpers/wait.js'
+
+const execFileAsync = promisify(execFile)
+
+/** `partition|key` of every record of `topic`, as an independent reader (kcat, librdkafka) sees it with read_committed. */
+async function readCommitted (cluster: LocalCluster, topic: string): Promise<string[]> {
+  const { stdout } = await execFileAsync('kcat', ['-C', '-b', cluster.bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-X', 'isolation.level=read_committed', '-f', '%p|%k\n'], { maxBuffer: 256 * 1024 * 1024 })
+  return stdout.split('\n').filter(line => line !== '')
+}
+
+/** Keys per partition in log order. */
+function byPartition (lines: readonly string[]): Map<string, string[]> {
+  const out = new Map<string, string[]>()
+  for (const line of lines) {
+    const [partition = '', key = ''] = line.split('|')
+    let keys = out.get(partition)
+    if (keys === undefined) out.set(partition, keys = [])
+    keys.push(key)
+  }
+  return out
+}
+
+/** Missing and duplicated source records on the target, and whether each partition's order is the source's. */
+async function audit (source: LocalCluster, target: LocalCluster, topic: string): Promise<{ missing: number, duplicates: number, orderKept: boolean, sourceRecords: number }> {
+  const [from, to] = await Promise.all([readCommitted(source, topic), readCommitted(target, topic)])
+  const seen = new Map<string, number>()
+  for (const line of to) seen.set(line, (seen.get(line) ?? 0) + 1)
+  const missing = from.filter(line => !seen.has(line)).length
+  const duplicates = [...seen.values()].reduce((sum, n) => sum + n - 1, 0)
+  const [a, b] = [byPartition(from), byPartition(to)]
+  const orderKept = [...a].every(([partition, keys]) => JSON.stringify(b.get(partition) ?? []) === JSON.stringify(keys))
+  return { missing, duplicates, orderKept, sourceRecords: from.length }
+}
+
+/** Writes `total` keyed records to `topic` in rounds of `perRound` until stopped or done: the traffic under which the mirror is killed. */
+function startWriter (source: LocalCluster, topic: string, total: number, perRound: number, pauseMs: number, prefix = 'r'): { done: Promise<void>, written: () => number, finished: () => boolean } {
+  const producer = createKafkaClient(source.connection('eos-writer')).producer({ idempotent: true, maxInFlightRequests: 1 })
+  let written = 0
+  let finished = false
+  const done = (async () => {
+    await producer.connect()
+    try {
+      for (let round = 0; written < total; round++) {
+        const messages = Array.from({ length: Math.min(perRound, total - written) }, (_, i) => ({ key: `${prefix}${round}-${i}`, value: `value-${round}-${i}-${'x'.repeat(40)}` }))
+        await producer.send({ topic, acks: -1, compression: round % 2 === 0 ? kafkajs.CompressionTypes.GZIP : kafkajs.CompressionTypes.None, messages })
+        written += messages.length
+        // Traffic spread over the kills, not a wait for a condition.
+        await sleep(pauseMs)
+      }
+    } finally {
+      finished = true
+      await producer.disconnect()
+    }
+  })()
+  return { done, written: () => written, finished: () => finished }
+}
+
+/** Waits until the flow's group committed the source's end on every partition: everything is on the target and its transactions committed. */
+async function waitCaughtUp (source: LocalCluster, group: string, topic: string, timeoutMs = 120_000): Promise<void> {
+  await waitUntil(async () => {
+    const [ends, committed] = await Promise.all([endOffsets(source, topic), committedOffsets(source, group, topic)])
+    return [...ends].every(([p, end]) => committed.get(p) === end)
+  }, { timeoutMs, message: 'the whole topic copied and committed' })
+}
+
+function exactlyOnceSidecar (t: TestContext, source: LocalCluster, target: LocalCluster, group: string, topic: string, extra: readonly string[] = []): SidecarProcess {
+  return spawnSidecar(t, {
+    source, target, groupId: group, include: topic,
+    consumer: { 'session.timeout.ms': 6000, 'heartbeat.interval.ms': 1000 },
+    args: ['--exactly.once', 'true', '--offset.commit.interval.ms', '300', ...extra],
+  })
+}
+
+test('exactly-once: up to 8 kill -9s at moments spread over a producer\'s traffic, through pass-through and the decoding path: a read_committed reader of the target sees every record once, in source order per partition', { timeout: 420_000 }, async t => {
+  const { source, target } = await sharedClusters()
+  const topic = await createTopic(t, source, { name: uniqueName('eos-kill'), partitions: 3 })
+  t.after(() => deleteTopicIfExists(target, topic))
+  const group = uniqueName('eos-kill')
+  const writer = startWriter(source, topic, 48_000, 150, 100)
+  let kills = 0
+  for (let kill = 0; kill < 8 && !writer.finished(); kill++) {
+    // Every other run decodes every batch, so both paths write inside the transactions.
+    const sidecar = exactlyOnceSidecar(t, source, target, group, topic, kill % 2 === 0 ? [] : ['--pass.through', 'off'])
+    await waitMirroring(sidecar)
+    const before = await totalRecords(target, topic).catch(() => 0n)
+    await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) >= before + 1_500n || sidecar.child.exitCode !== null || writer.finished(), { timeoutMs: 60_000, message: 'the mirror copying again' })
+    assert.equal(sidecar.child.exitCode, null, `the sidecar stopped on its own:\n${sidecar.stderr().slice(-3000)}`)
+    sidecar.child.kill('SIGKILL')
+    await sidecar.exited
+    kills++
+  }
+  assert.ok(kills >= 4, `only ${kills} kills happened while the producer wrote`)
+  await writer.done
+  const last = exactlyOnceSidecar(t, source, target, group, topic)
+  await waitMirroring(last)
+  await waitCaughtUp(source, group, topic)
+  const result = await audit(source, target, topic)
+  t.diagnostic(`${kills} kills; source ${result.sourceRecords} records, ${writer.written()} written; target read_committed: ${result.missing} missing, ${result.duplicates} duplicates; target total read_uncommitted ${await totalRecords(target, topic)}`)
+  assert.equal(result.sourceRecords, 48_000)
+  assert.equal(result.missing, 0, 'no record missing')
+  assert.equal(result.duplicates, 0, 'no record twice')
+  assert.ok(result.orderKept, 'per-partition order is the source\'s')
+  const metrics = await scrape(await sidecarHttpPort(last))
+  assert.match(metrics, /kafka_mirror_transactions_total\{[^}]*result="committed"[^}]*\} [1-9]/)
+  last.child.kill('SIGTERM')
+  assert.equal(await last.exited, 0)
+})
+
+test('exactly-once: two, then three, then one process share the flow while records flow, one of them SIGSTOPped past the session timeout and resumed: 0 missing, 0 duplicates', { timeout: 420_000 }, async t => {
+  const { source, target } = await sharedClusters()
+  const topic = await createTopic(t, source, { name: uniqueName('eos-scale'), partitions: 6 })
+  t.after(() => deleteTopicIfExists(target, topic))
+  const group = uniqueName('eos-scale')
+  const writer = startWriter(source, topic, 36_000, 150, 100)
+  const first = exactlyOnceSidecar(t, source, target, group, topic)
+  const second = exactlyOnceSidecar(t, source, target, group, topic)
+  await Promise.all([waitMirroring(first), waitMirroring(second)])
+  const grown = async (by: bigint): Promise<void> => {
+    const before = await totalRecords(target, topic).catch(() => 0n)
+    await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) >= before + by, { timeoutMs: 90_000, message: 'the mirror copying' })
+  }
+  await grown(2_000n)
+  const third = exactlyOnceSidecar(t, source, target, group, topic)
+  await waitMirroring(third)
+  await grown(2_000n)
+  // Frozen past session.timeout.ms (6 s): its lanes move to the others, whose InitProducerId fences it.
+  const taken = (): number => [first, third].reduce((sum, p) => sum + p.stderr().split('producer lane taken').length - 1, 0)
+  const takenBefore = taken()
+  second.child.kill('SIGSTOP')
+  await waitUntil(() => taken() > takenBefore, { timeoutMs: 60_000, message: 'the frozen process\'s lanes taken by the others' })
+  await grown(2_000n)
+  second.child.kill('SIGCONT')
+  await grown(2_000n)
+  // Resumed, it finds its transactions fenced: it stops (exit 1) or, if it got lanes again, drains on SIGTERM.
+  second.child.kill('SIGTERM')
+  third.child.kill('SIGTERM')
+  await Promise.all([second.exited, third.exited])
+  await writer.done
+  await waitCaughtUp(source, group, topic)
+  const result = await audit(source, target, topic)
+  t.diagnostic(`source ${result.sourceRecords}; target read_committed: ${result.missing} missing, ${result.duplicates} duplicates`)
+  assert.equal(result.sourceRecords, 36_000)
+  assert.equal(result.missing, 0, 'no record missing')
+  assert.equal(result.duplicates, 0, 'no record twice')
+  assert.ok(result.orderKept, 'per-partition order is the source\'s')
+  first.child.kill('SIGTERM')
+  assert.equal(await first.exited, 0)
+})
+
+test('exactly-once: a transactional source with aborted transactions: nothing aborted is copied, every committed record once (target read_committed)', { timeout: 180_000 }, async t => {
+  const { source, target } = await sharedClusters()
+  const topic = await createTopic(t, source, { name: uniqueName('eos-txn'), partitions: 2 })
+  t.after(() => deleteTopicIfExists(target, topic))
+  const producer = createKafkaClient(source.connection('eos-tx')).producer({ transactionalId: uniqueName('tx'), idempotent: true, maxInFlightRequests: 1 })
+  await producer.connect()
+  try {
+    for (let round = 0; round < 12; round++) {
+      const tx = await producer.transaction()
+      await tx.send({ topic, acks: -1, compression: kafkajs.CompressionTypes.GZIP, messages: Array.from({ length: 40 }, (_, i) => ({ partition: i % 2, key: `${round % 3 === 1 ? 'aborted' : 'committed'}-${round}-${i}`, value: 'v' })) })
+      if (round % 3 === 1) await tx.abort()
+      else await tx.commit()
+    }
+  } finally {
+    await producer.disconnect()
+  }
+  const group = uniqueName('eos-txn')
+  const sidecar = exactlyOnceSidecar(t, source, target, group, topic)
+  await waitMirroring(sidecar)
+  await waitCaughtUp(source, group, topic)
+  const copied = await readCommitted(target, topic)
+  assert.equal(copied.filter(line => line.includes('|aborted-')).length, 0, 'nothing aborted is copied')
+  const result = await audit(source, target, topic)
+  assert.equal(result.sourceRecords, 8 * 40)
+  assert.deepEqual([result.missing, result.duplicates, result.orderKept], [0, 0, true])
+  sidecar.child.kill('SIGTERM')
+  assert.equal(await sidecar.exited, 0)
+})
+
+test('exactly-once: a 20 s target outage, then a source broker restart, while a producer writes: 0 missing, 0 duplicates, per-partition order kept', { timeout: 420_000 }, async t => {
+  const source = await startExtraCluster(t, 'eos-source')
+  const target = await startExtraCluster(t, 'eos-target')
+  // Extra clusters stop in the test's after hooks: the topic is created here rather than with createTopic (whose delete hook would run after).
+  const topic = uniqueName('eos-outage')
+  await withAdmin(source, admin => admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 3 }] }))
+  const group = uniqueName('eos-outage')
+  const sidecar = exactlyOnceSidecar(t, source, target, group, topic)
+  await waitMirroring(sidecar)
+  const first = startWriter(source, topic, 20_000, 150, 100, 'a')
+  await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) >= 2_000n, { timeoutMs: 60_000, message: 'the mirror copying' })
+  await target.pause()
+  const downSince = Date.now()
+  await waitUntil(() => sidecar.stderr().includes('writing to the target failed; retrying') || sidecar.child.exitCode !== null, { timeoutMs: 30_000, message: 'the sidecar to retry' })
+  await waitUntil(() => Date.now() - downSince >= 20_000 || sidecar.child.exitCode !== null, { timeoutMs: 30_000, intervalMs: 500, message: 'twenty seconds of outage' })
+  assert.equal(sidecar.child.exitCode, null, `the sidecar keeps running while the target is down:\n${sidecar.stderr().slice(-2000)}`)
+  await target.resume()
+  await first.done
+  await waitCaughtUp(source, group, topic)
+  await source.pause()
+  await source.resume()
+  const second = startWriter(source, topic, 6_000, 150, 50, 'b')
+  await second.done
+  await waitCaughtUp(source, group, topic)
+  const result = await audit(source, target, topic)
+  t.diagnostic(`source ${result.sourceRecords}; target read_committed: ${result.missing} missing, ${result.duplicates} duplicates`)
+  assert.equal(result.sourceRecords, 26_000)
+  assert.deepEqual({ missing: result.missing, duplicates: result.duplicates, orderKept: result.orderKept }, { missing: 0, duplicates: 0, orderKept: true })
+  sidecar.child.kill('SIGTERM')
+  assert.equal(await sidecar.exited, 0)
+})
