@@ -4,7 +4,6 @@ import { sourceOffsetAt, type MirrorBatch } from '../pipeline/mirror-batch.js'
 import type { ForwardedBatch } from '../pipeline/forwarded-batch.js'
 import type { AckListener, AckSegment } from '../pipeline/ports.js'
 import { settleWithin } from '../shared/deadline.js'
-import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import type { Logger } from '../shared/logger.js'
 import { DigestTracker, type DigestedRecord } from './digest-tracker.js'
@@ -47,9 +46,11 @@ async function forwardedHashes (forwarded: ForwardedBatch): Promise<number[]> {
  * topic on the target (`flow.digests.topic`, created compacted with one partition if missing).
  * Decoded batches are hashed when acknowledged; the records of a forwarded batch (pass-through)
  * are read from its bytes once after its acknowledgement (`ForwardedBatch.visitRecords`: no
- * record objects), in order with its partition's other batches, never on the produce path. Guarantee: when `flush()` resolves, the digests of every record acknowledged before the
- * call are durable (acks=all); the flow awaits it before each source commit, so a committed
- * record always has its digest. `start()` before the flow, `stop()` after it; `stop()` once-only.
+ * record objects), in order with its partition's other batches, never on the produce path.
+ * Guarantee: when `flush()` resolves, the digests of every record acknowledged before the call
+ * are durable (acks=all); the flow awaits it before each source commit, so a committed record
+ * has its digest (except the records of a forwarded batch that could not be read, logged as an
+ * error: the copy is not held up for its digest). `start()` before the flow, `stop()` after it; `stop()` once-only.
  */
 export class DigestWriter implements AckListener {
   readonly #config: DigestConfig
@@ -59,8 +60,6 @@ export class DigestWriter implements AckListener {
   readonly #tracker: DigestTracker
   /** Per partition, the hashing of forwarded batches still running (and of batches queued behind them). */
   readonly #pending = new Map<string, Promise<void>>()
-  /** The first failure to decode a forwarded batch: every later flush fails with it (the digests would have a hole). */
-  #failed: MirrorError | undefined
   #flushing: Promise<void> = Promise.resolve()
   #stopping: Promise<void> | undefined
   readonly #abort = new AbortController()
@@ -101,7 +100,8 @@ export class DigestWriter implements AckListener {
         this.#tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, segment.targetBaseOffset, out)
       }
     }).catch((error: unknown) => {
-      this.#failed ??= new MirrorError(ErrorCodes.KAFKA, `cannot decode a forwarded batch of ${batch.sourceTopic} partition ${batch.partition} (offsets ${batch.firstOffset}-${batch.nextOffset - 1n}) to digest it: ${(error as Error).message}`, { cause: error })
+      // The copy itself is fine (the target took the batch); its records stay without a digest, and the next digest starts after them.
+      this.#logger.error(`cannot read the records of a forwarded batch to digest them: ${batch.targetTopic} partition ${batch.partition} (source offsets ${batch.firstOffset}-${batch.nextOffset - 1n}) stays without digests (mirror-check verify --digests shows it as uncovered)`, { topic: batch.sourceTopic, partition: batch.partition, error: (error as Error).message })
     })
     this.#pending.set(key, run)
     void run.then(() => { if (this.#pending.get(key) === run) this.#pending.delete(key) })
@@ -112,7 +112,6 @@ export class DigestWriter implements AckListener {
     const decoding = [...this.#pending.values()]
     const run = this.#flushing.catch(() => {}).then(async () => {
       await Promise.all(decoding)
-      if (this.#failed !== undefined) throw this.#failed
       const digests = this.#tracker.unwritten()
       if (digests.length === 0) return
       const records: InternalRecord[] = digests.map(digest => encodeDigest(digest))
