@@ -1,4 +1,7 @@
 import { LossMonitor } from './audit/loss-monitor.js'
+import { FlowDigests } from './audit/flow-digests.js'
+import { withDigests } from './audit/digest-writer.js'
+import { DigestMetrics } from './metrics/digest-metrics.js'
 import type { LoadedMessageHandler } from './config/message-handler-loader.js'
 import type { MirrorConfig } from './config/mirror-config.js'
 import { GroupOffsetSync } from './offsets/group-offset-sync.js'
@@ -44,6 +47,8 @@ export class MirrorSidecar {
   readonly groupOffsetSyncs: ReadonlyArray<GroupOffsetSync | undefined>
   /** Per flow (same index): its producer ids published on the target, and the opposite mirror's recognised on the source. */
   readonly mirrorProducers: ReadonlyArray<MirrorProducers | undefined>
+  /** Per flow (same index): its range digests and continuous audit, when `digests` is set (`--digests.enabled`). */
+  readonly digests: ReadonlyArray<FlowDigests | undefined>
   /** Per flow (same index): what watches it for silent loss (records that will never reach the target). */
   readonly lossMonitors: readonly LossMonitor[]
   /** Metrics, health endpoints and tracing for every flow of this process. */
@@ -77,8 +82,10 @@ export class MirrorSidecar {
       snapshot: () => this.flows[i]!.snapshot(),
       ...(options.lossCheckIntervalMs === undefined ? {} : { intervalMs: options.lossCheckIntervalMs }),
     }))
+    const digestMetrics = new DigestMetrics(this.observability.metrics.registry)
+    this.digests = config.flows.map((flow, i) => FlowDigests.of(flow, { logger: options.logger, observer: digestMetrics, isCoordinator: coordinated(i).isCoordinator }))
     this.flows = config.flows.map((flow, i) => {
-      const ackListener = this.lossMonitors[i]!.ackListener(this.offsetSyncWriters[i])
+      const ackListener = this.lossMonitors[i]!.ackListener(withDigests(this.offsetSyncWriters[i], this.digests[i]?.writer))
       const messageHandler = options.messageHandlers?.get(flow.name)?.handle
       return new MirrorFlow(flow, kafkaFlowPorts(flow, options.logger, this.mirrorProducers[i]), {
         ...(messageHandler === undefined ? {} : { messageHandler }),
@@ -99,6 +106,7 @@ export class MirrorSidecar {
       if (this.#stopping !== undefined) return
       // Syncs topic first: the flow's first commit waits for syncs to be durable.
       await this.offsetSyncWriters[i]?.start()
+      await this.digests[i]?.start()
       await this.lossMonitors[i]?.start()
       // A loss that stops the flow (a recreated topic) takes the process down as a flow failure does.
       this.lossMonitors[i]?.done.catch(() => { void this.stop() })
@@ -123,6 +131,7 @@ export class MirrorSidecar {
         await this.groupOffsetSyncs[i]?.stop().catch(() => {})
         await flow.stop().catch(() => {})
         await this.lossMonitors[i]?.stop().catch(() => {})
+        await this.digests[i]?.stop().catch(() => {})
         await this.offsetSyncWriters[i]?.stop().catch(() => {})
         await this.mirrorProducers[i]?.stop().catch(() => {})
       }

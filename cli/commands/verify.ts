@@ -4,6 +4,7 @@ import { clusterPair, connectClient, nonNegativeNumber, positiveInteger, withClu
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { note, render, write, type Column } from '../output.js'
 import { runCommand } from '../run-command.js'
+import { verifyDigests } from './verify-digests.js'
 import { policyFromArgs, withPolicyArgs, type PolicyArgs } from './lag.js'
 
 export interface VerifyArgs extends CommonArgs, PolicyArgs, ClusterPairArgs {
@@ -23,6 +24,8 @@ export interface VerifyArgs extends CommonArgs, PolicyArgs, ClusterPairArgs {
   'max-findings': number
   'offset-syncs': boolean
   'offset-syncs-topic'?: string
+  digests: boolean
+  'digests-topic'?: string
 }
 
 /** Which alignment a partition used: the sidecar's offset syncs, or the order aligner (first common record). */
@@ -148,6 +151,8 @@ function parseTime (text: string): number {
 
 export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Promise<void> {
   await runCommand(args, async () => {
+    if (args.digests) return await verifyDigests(args)
+    if (args['digests-topic'] !== undefined) throw new UsageError('--digests-topic needs --digests (check the target against the mirror\'s digests); add --digests or leave --digests-topic out')
     if (args['from-offset'] !== undefined && args['from-time'] !== undefined) throw new UsageError('--from-offset and --from-time exclude each other; give one')
     if (args['to-offset'] !== undefined && args['until-mirrored']) throw new UsageError('--to-offset and --until-mirrored exclude each other; give one')
     if (args['to-offset'] !== undefined && args['from-offset'] !== undefined && args['to-offset'] <= args['from-offset']) {
@@ -262,8 +267,11 @@ export const verifyCommand: CommandModule<object, VerifyArgs> = {
     .option('max-findings', { type: 'string', default: '20', coerce: positiveInteger('--max-findings'), describe: 'Findings listed per kind and partition (counts are always complete).' })
     .option('offset-syncs', { type: 'boolean', default: true, describe: 'Align source and target by the sidecar\'s offset syncs when their topic is on the target (--no-offset-syncs: by order, first common record).' })
     .option('offset-syncs-topic', { type: 'string', describe: 'Offset-syncs topic on the target (default mirror-offset-syncs.<source-alias>.internal).' })
+    .option('digests', { type: 'boolean', default: false, describe: 'Check the target alone against the digests the sidecar recorded of what it copied (--digests.enabled true); reads nothing from the source, so it works after source retention deleted the records.' })
+    .option('digests-topic', { type: 'string', describe: 'Digests topic on the target (default mirror-digests.<source-alias>.internal); with --digests.' })
     .example('$0 verify --source src:9092 --target dst:9092 --topic orders', 'Verify everything the mirror-sidecar group has committed.')
     .example('$0 verify --source src:9092 --target dst:9092 --topic orders --wait 30 --allow-duplicates --format json', 'Wait for the copy to catch up, then verify; duplicates do not fail.')
+    .example('$0 verify --digests --target dst:9092 --topic orders', 'Check the copy against the mirror\'s digests, without the source.')
     .example('$0 verify --source src:9092 --target dst:9092 --topic orders --replication-policy default --source-alias east --digest', 'MirrorMaker 2 naming (east.orders), range hashes first.') as unknown as Argv<VerifyArgs>,
   handler: verifyHandler,
 }

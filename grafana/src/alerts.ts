@@ -167,6 +167,22 @@ export const alertRules: readonly AlertRule[] = [
     },
   },
   {
+    alert: 'KafkaMirrorDigestMismatch',
+    // As for losses: the counter series appears with the first mismatch, where increase() sees no rise.
+    expr: `sum by (job, instance, flow, topic) (increase(${M.digestMismatches.name}[${LOSS_WINDOW}]) > 0 or (${M.digestMismatches.name} > 0 unless ${M.digestMismatches.name} offset ${LOSS_WINDOW}))`,
+    labels: { severity: 'critical' },
+    annotations: {
+      summary: 'Mirrored records of topic {{ $labels.topic }} changed on the target',
+      description: `The continuous audit of ${where} re-read copied records of {{ $labels.topic }} on the target in the last ${LOSS_WINDOW} and they no longer hash to the digest the mirror recorded when it wrote them: a record was changed, removed or added behind the mirror's back (topic rewritten or restored, log truncated by an unclean leader election, another writer). The sidecar's error log line \`digest mismatch: ...\` names the partition and offsets.`,
+      runbook: steps(
+        'Find the `digest mismatch` error lines in the sidecar logs: target topic, partition, target and source offsets.',
+        'Run `mirror-check verify --digests --target <target> --topic <topic> --partition <p>`: it says which digests differ and whether records are changed, missing or added (it needs no source).',
+        'If the source still holds those records, `mirror-check verify` (with the source) names each changed record.',
+        'Consumers of the target may have read wrong data: re-copy the range from the source (or restore the target topic) and find who wrote to it (target ACLs: only the mirror should have WRITE).',
+      ),
+    },
+  },
+  {
     alert: 'KafkaMirrorQueueSaturated',
     expr: `max by (job, instance, flow) (${M.queueRecords.name} / ${M.queueCapacityRecords.name} > ${QUEUE_SATURATION_RATIO} or ${M.queueBytes.name} / ${M.queueCapacityBytes.name} > ${QUEUE_SATURATION_RATIO})`,
     for: '10m',
@@ -332,6 +348,20 @@ export const alertCases: readonly AlertCase[] = [
       { at: '7m', alert: 'KafkaMirrorRecordsLost', firing: [{ ...ordersLabels, reason: 'source_retention' }] },
       { at: '12m', alert: 'KafkaMirrorRecordsLost', firing: [{ ...ordersLabels, reason: 'source_retention' }, { ...flowLabels, topic: 'payments', reason: 'target_topic_recreated' }] },
       { at: '28m', alert: 'KafkaMirrorRecordsLost', firing: [] },
+    ],
+  },
+  {
+    name: 'a digest mismatch fires at once, when the counter appears with it and when it rises; an audited topic without one stays quiet',
+    input: [
+      { series: `${M.digestMismatches.name}{${flow},topic="orders"}`, values: '_x5 1x25' },
+      { series: `${M.digestMismatches.name}{${flow},topic="payments"}`, values: '0x10 2x20' },
+      { series: `${M.digestAuditRecords.name}{${flow},topic="refunds"}`, values: '0+1000x30' },
+    ],
+    checks: [
+      { at: '4m', alert: 'KafkaMirrorDigestMismatch', firing: [] },
+      { at: '7m', alert: 'KafkaMirrorDigestMismatch', firing: [ordersLabels] },
+      { at: '12m', alert: 'KafkaMirrorDigestMismatch', firing: [ordersLabels, { ...flowLabels, topic: 'payments' }] },
+      { at: '28m', alert: 'KafkaMirrorDigestMismatch', firing: [] },
     ],
   },
   {

@@ -68,17 +68,44 @@ export function hashBytes (bytes: Uint8Array): number {
   return fold(finish(a, n), finish(b, n ^ 0x55555555))
 }
 
-/** Order-sensitive combination of 53-bit hashes. */
-export function combineHashes (hashes: readonly number[]): number {
-  let a = SEED_A
-  let b = SEED_B
-  for (const h of hashes) {
+/**
+ * `combineHashes` one hash at a time: `add` each 53-bit hash in order, `value` is what
+ * `combineHashes` of the same list gives. Keeps three numbers, whatever the count.
+ */
+export class HashAccumulator {
+  #a = SEED_A
+  #b = SEED_B
+  #count = 0
+
+  get count (): number { return this.#count }
+
+  /** An accumulator in the same state: adding to one leaves the other as it is. */
+  clone (): HashAccumulator {
+    const copy = new HashAccumulator()
+    copy.#a = this.#a
+    copy.#b = this.#b
+    copy.#count = this.#count
+    return copy
+  }
+
+  add (h: number): void {
     const high = Math.floor(h / 0x20_0000) | 0
     const low = (h % 0x20_0000) | 0
-    a = mix(mix(a, high), low)
-    b = mix(mix(b, low ^ 0x2545f491), high)
+    this.#a = mix(mix(this.#a, high), low)
+    this.#b = mix(mix(this.#b, low ^ 0x2545f491), high)
+    this.#count++
   }
-  return fold(finish(a, hashes.length), finish(b, hashes.length ^ 0x55555555))
+
+  get value (): number {
+    return fold(finish(this.#a, this.#count), finish(this.#b, this.#count ^ 0x55555555))
+  }
+}
+
+/** Order-sensitive combination of 53-bit hashes. */
+export function combineHashes (hashes: readonly number[]): number {
+  const accumulator = new HashAccumulator()
+  for (const h of hashes) accumulator.add(h)
+  return accumulator.value
 }
 
 function toBytes (value: Buffer | string): Uint8Array {
@@ -103,6 +130,22 @@ export function hashHeaders (record: Pick<KafkaRecord, 'headers' | 'headerList'>
   return parts.length === 0 ? 0 : combineHashes(parts)
 }
 
+/** `Buffer.from(bytes.toString('utf8'))` as kafkajs' header names make it (invalid UTF-8 replaced), without the round trip for ASCII. */
+function asDecodedName (bytes: Uint8Array): Uint8Array {
+  for (let i = 0; i < bytes.length; i++) if ((bytes[i] as number) >= 0x80) return Buffer.from(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8'))
+  return bytes
+}
+
+/**
+ * `digestRecord(record).hash` from a record's fields as they are on the wire (a forwarded batch
+ * read without decoding, `ForwardedBatch.visitRecords`): the same number kafkajs' decoded record gives.
+ */
+export function wireRecordHash (key: Uint8Array | null, value: Uint8Array | null, headers: ReadonlyArray<{ readonly key: Uint8Array, readonly value: Uint8Array | null }>, timestampMs: number): number {
+  const parts: number[] = []
+  for (const header of headers) parts.push(hashBytes(asDecodedName(header.key)), header.value === null ? NULL_HASH : hashBytes(header.value))
+  return combineHashes([key === null ? NULL_HASH : hashBytes(key), value === null ? NULL_HASH - 1 : hashBytes(value), parts.length === 0 ? 0 : combineHashes(parts), timestampMs])
+}
+
 function headerBytes (record: Pick<KafkaRecord, 'headers' | 'headerList'>): number {
   let total = 0
   for (const { value } of headerPairs(record)) total += value?.length ?? 0
@@ -124,6 +167,11 @@ export function digestRecord (record: KafkaRecord): RecordDigest {
     hash: combineHashes([key, value, headers, timestamp]),
     sizeBytes: (record.key?.length ?? 0) + (record.value?.length ?? 0) + headerBytes(record),
   }
+}
+
+/** `digestRecord(record).hash` alone: what range digests combine. */
+export function recordHash (record: KafkaRecord): number {
+  return combineHashes([record.key === null ? NULL_HASH : hashBytes(record.key), record.value === null ? NULL_HASH - 1 : hashBytes(record.value), hashHeaders(record), Number(record.timestamp)])
 }
 
 /** Fields in which two digests differ. */

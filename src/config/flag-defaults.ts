@@ -53,4 +53,12 @@ export const FLAG_DEFAULTS = {
   'groups.exclude': DEFAULT_GROUPS_EXCLUDE,
   /** `--sync.group.offsets.interval.seconds`, in seconds. */
   'sync.group.offsets.interval.seconds': 10,
+  /** `--digests.enabled`: range digests of what was copied, for verification without the source. */
+  'digests.enabled': false,
+  /** `--digests.range.records`: most records one digest covers. */
+  'digests.range.records': 1000,
+  /** `--digests.audit.interval.ms`, in ms: 0 turns the continuous audit off. */
+  'digests.audit.interval.ms': 0,
+  /** `--digests.audit.max.records`: records re-read from the target per audit pass. */
+  'digests.audit.max.records': 10_000,
 } as const

@@ -81,6 +81,30 @@ export interface OffsetSyncConfig {
   readonly replicationFactor: number
 }
 
+/**
+ * Range digests (`--digests.enabled`): per run of copied records, a hash of key, value, headers and
+ * timestamp in order, written to a compacted topic on the target before each source commit, so
+ * `mirror-check verify --digests` can check the copy without the source. Off by default: with
+ * pass-through, each forwarded batch is decoded once after the target acknowledged it.
+ */
+export interface DigestConfig {
+  /** `--digests.enabled`; default false. */
+  readonly enabled: boolean
+  /** Default `mirror-digests.<source alias>.internal`. */
+  readonly topic: string
+  /** `--digests.range.records`: most records one digest covers; default 1000. */
+  readonly rangeRecords: number
+  /** Replication factor when the mirror creates the topic; the offset syncs' (`offset-syncs.topic.replication.factor`). */
+  readonly replicationFactor: number
+  /**
+   * The continuous audit (`--digests.audit.interval.ms`, default 0 = off): every interval, re-read
+   * sampled digested ranges of the target and compare them with their digests, at most
+   * `auditMaxRecords` (`--digests.audit.max.records`, default 10000) records per pass.
+   */
+  readonly auditIntervalMs: number
+  readonly auditMaxRecords: number
+}
+
 /** Matches consumer group ids: MirrorMaker's `groups` / `groups.exclude` (regex, comma means or, whole id). */
 export interface GroupFilter {
   readonly include: string
@@ -160,6 +184,8 @@ export interface FlowConfig {
   readonly replicationFactor: number
   readonly offsetSyncs: OffsetSyncConfig
   readonly groupSync: GroupSyncConfig
+  /** Range digests of what was copied; off when absent or not `enabled` (the default). */
+  readonly digests?: DigestConfig
   /**
    * `--message.handler` (mm2.properties `message.handler`): a JavaScript module mapping each
    * source record to zero or more target records; absent by default (records are copied as they are).

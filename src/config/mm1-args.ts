@@ -51,6 +51,10 @@ export const MM1_FLAGS = {
   groups: { type: 'string', describe: `Groups whose offsets are synced: regex, whole id must match, a comma means "or" (default ${D.groups})` },
   'groups.exclude': { type: 'string', describe: `Groups never synced (default "${D['groups.exclude']}")` },
   'sync.group.offsets.interval.seconds': { type: 'string', describe: `How often group offsets are synced, in seconds (default ${D['sync.group.offsets.interval.seconds']})` },
+  'digests.enabled': { type: 'string', describe: `Write a digest (hash of key, value, headers, timestamp) per range of copied records to mirror-digests.<alias>.internal on the target, for mirror-check verify --digests (default ${D['digests.enabled']}; with pass-through each forwarded batch is decoded once after its ack)` },
+  'digests.range.records': { type: 'string', describe: `Most records one digest covers (default ${D['digests.range.records']})` },
+  'digests.audit.interval.ms': { type: 'string', describe: `Continuous audit: every interval re-read sampled digested ranges of the target and compare (default ${D['digests.audit.interval.ms']}: off; needs --digests.enabled true)` },
+  'digests.audit.max.records': { type: 'string', describe: `Records the continuous audit re-reads per pass (default ${D['digests.audit.max.records']})` },
 } as const
 
 export type Mm1FlagName = keyof typeof MM1_FLAGS
@@ -194,6 +198,16 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
   const groupsExcludeSource = single(values, 'groups.exclude', problems) ?? D['groups.exclude']
   const groupsPattern = compileTopicPattern(key('groups'), groupsSource, problems)
   const groupsExcludePattern = groupsExcludeSource.trim() === '' ? undefined : compileTopicPattern(key('groups.exclude'), groupsExcludeSource, problems)
+  const digestsEnabled = parseBoolean(key('digests.enabled'), single(values, 'digests.enabled', problems), problems) ?? D['digests.enabled']
+  const digestRangeRecords = int('digests.range.records', D['digests.range.records'], 1)
+  const digestAuditIntervalMs = int('digests.audit.interval.ms', D['digests.audit.interval.ms'], 0)
+  const digestAuditMaxRecords = int('digests.audit.max.records', D['digests.audit.max.records'], 1)
+  if (digestsEnabled && digestAuditMaxRecords < digestRangeRecords) {
+    problems.add(key('digests.audit.max.records'), String(digestAuditMaxRecords), `below ${key('digests.range.records')} ${digestRangeRecords}: a pass could not re-read one digest; give at least ${digestRangeRecords}`)
+  }
+  if (digestAuditIntervalMs > 0 && !digestsEnabled) {
+    problems.add(key('digests.audit.interval.ms'), String(digestAuditIntervalMs), `the audit compares the target with the digests the mirror writes; add ${key('digests.enabled')} true, or leave the interval at 0`)
+  }
   const messageHandler = parseMessageHandler({ module: key('message.handler'), args: key('message.handler.args') },
     single(values, 'message.handler', problems), single(values, 'message.handler.args', problems), problems)
 
@@ -248,6 +262,7 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
         checkpointsReplicationFactor: -1,
       },
       ...(messageHandler === undefined ? {} : { messageHandler }),
+      digests: { enabled: digestsEnabled, topic: `mirror-digests.${alias}.internal`, rangeRecords: digestRangeRecords, replicationFactor: -1, auditIntervalMs: digestAuditIntervalMs, auditMaxRecords: digestAuditMaxRecords },
     })
   })
   if (!problems.empty) throw new ConfigError(problems.problems)

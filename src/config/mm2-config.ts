@@ -31,7 +31,7 @@ const FLOW_KEYS = new Set(['enabled', 'topics', 'topics.exclude', 'topics.blackl
   'sync.topic.configs.enabled', 'sync.topic.configs.interval.seconds', 'sync.topic.acls.enabled', 'sync.topic.acls.interval.seconds', 'replication.factor', 'emit.offset-syncs.enabled', 'sync.group.offsets.enabled',
   'sync.group.offsets.interval.seconds', 'emit.checkpoints.enabled', 'emit.checkpoints.interval.seconds', 'offset.flush.interval.ms',
   'offset-syncs.topic.replication.factor', 'checkpoints.topic.replication.factor', 'offset-syncs.topic.location', 'pass.through', 'exactly.once.commit.interval.ms',
-  'message.handler', 'message.handler.args'])
+  'message.handler', 'message.handler.args', 'digests.enabled', 'digests.range.records', 'digests.audit.interval.ms', 'digests.audit.max.records'])
 
 /** Keys that would run Java code or change what is copied, and cannot be honoured: refused. */
 const REFUSED_KEYS: Record<string, string> = {
@@ -310,6 +310,18 @@ function buildFlow (
     handlerEntry?.value, handlerArgsEntry?.value, problems)
   checkHandlerPassThrough(passThrough, passThroughEntry?.value.trim().toLowerCase() === 'on' || passThroughEntry?.value.trim().toLowerCase() === 'true' ? passThroughEntry.key : `${source}.consumer.shallowiterator.enable`, messageHandler, problems)
 
+  const digestsEnabled = bool('digests.enabled', FLAG_DEFAULTS['digests.enabled'])
+  const digestAuditIntervalMs = int('digests.audit.interval.ms', FLAG_DEFAULTS['digests.audit.interval.ms'], 0)
+  const digests = { enabled: digestsEnabled, topic: `mirror-digests.${source}.internal`, rangeRecords: int('digests.range.records', FLAG_DEFAULTS['digests.range.records'], 1), replicationFactor: offsetSyncsReplicationFactor, auditIntervalMs: digestAuditIntervalMs, auditMaxRecords: int('digests.audit.max.records', FLAG_DEFAULTS['digests.audit.max.records'], 1) }
+  if (digestsEnabled && digests.auditMaxRecords < digests.rangeRecords) {
+    const entry = flowEntry('digests.audit.max.records')
+    problems.add(entry?.key ?? 'digests.audit.max.records', String(digests.auditMaxRecords), `below digests.range.records ${digests.rangeRecords}: a pass could not re-read one digest; give at least ${digests.rangeRecords}`)
+  }
+  if (digestAuditIntervalMs > 0 && !digestsEnabled) {
+    const entry = flowEntry('digests.audit.interval.ms')
+    problems.add(entry?.key ?? 'digests.audit.interval.ms', entry?.value, 'the audit compares the target with the digests the mirror writes; add digests.enabled = true, or leave the interval at 0')
+  }
+
   if (problems.problems.length !== before || sourceConnection === undefined || targetConnection === undefined || include === undefined || groupsInclude === undefined) return undefined
   return {
     name,
@@ -343,5 +355,6 @@ function buildFlow (
       checkpointsReplicationFactor,
     },
     ...(messageHandler === undefined ? {} : { messageHandler }),
+    digests,
   }
 }

@@ -12,7 +12,7 @@ export interface TopicFilter {
 
 /** Topics the mirror never copies: Kafka internals and the mirror's own bookkeeping topics. */
 export function isInternalTopic (topic: string): boolean {
-  return topic.startsWith('__') || /^mirror-(offset-syncs|checkpoints|producers)\..*\.internal$/.test(topic) ||
+  return topic.startsWith('__') || /^mirror-(offset-syncs|checkpoints|producers|digests)\..*\.internal$/.test(topic) ||
     /^mm2-(offset-syncs|configs|offsets|status)\..*/.test(topic) || /\.checkpoints\.internal$/.test(topic) ||
     /^(mm2-|connect-)(configs|offsets|status)$/.test(topic) || topic.endsWith('.heartbeats')
 }

@@ -1,7 +1,8 @@
-import type { DeepPathReason, ForwardedBatch } from '../pipeline/forwarded-batch.js'
+import type { DeepPathReason, ForwardedBatch, RecordFieldsVisitor } from '../pipeline/forwarded-batch.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import type { BatchForwardingHook, BatchStandIn, EncodedBatchMessage } from './kafkajs-internals.js'
 import { decodeRecordBatch } from './kafkajs-internals.js'
+import { visitBatchRecords } from './record-batch-records.js'
 import { Attributes, BATCH_HEADER_BYTES, BATCH_OFFSETS, CODEC_NAMES, concatUncompressedBatches, readBatchHeader, rewriteForTarget } from './record-batch-header.js'
 
 /**
@@ -61,6 +62,11 @@ export class KafkaForwardedBatch implements ForwardedBatch, BatchStandIn {
     this.#bytes.copy(copy)
     copy.writeBigInt64BE(this.baseOffset, BATCH_OFFSETS.baseOffset)
     return decodeRecordBatch(copy)
+  }
+
+  /** Each record's fields, read from the source's bytes without building records (`visitBatchRecords`). */
+  async visitRecords (visit: RecordFieldsVisitor): Promise<number> {
+    return await visitBatchRecords(this.#bytes, visit)
   }
 
   /** The kafkajs producer message for this batch on target partition `partition`. */

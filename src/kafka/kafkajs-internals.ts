@@ -239,6 +239,16 @@ export async function decodeRecordBatch (bytes: Buffer): Promise<readonly KafkaR
   return (await decodeBatch(new Decoder(bytes))).records
 }
 
+/**
+ * The records section of a v2 batch with `attributes`, decompressed by the codec kafkajs has
+ * registered for it (ours, `registerCodecs`); the section as it is when uncompressed.
+ */
+export async function decompressRecords (attributes: number, section: Buffer): Promise<Buffer> {
+  const { lookupCodecByAttributes } = require('kafkajs/src/protocol/message/compression') as { lookupCodecByAttributes: (attributes: number) => { decompress: (buffer: Buffer) => Promise<Buffer> } | null }
+  const codec = lookupCodecByAttributes(attributes)
+  return codec === null ? section : await codec.decompress(section)
+}
+
 /** The offset a kafkajs consumer batch was fetched from (`consumer/batch.js` keeps it; its types do not show it). */
 export function batchFetchedOffset (batch: object): bigint {
   return BigInt((batch as { fetchedOffset: string }).fetchedOffset)

@@ -24,7 +24,22 @@ export interface ForwardedBatch {
   readonly mergeable: boolean
   /** The records, decoded (for the deep path: a batch that must be split, trimmed or changed). */
   decode: () => Promise<readonly KafkaRecord[]>
+  /**
+   * Hands each record's key, value, headers (wire order) and timestamp to `visit`, in order,
+   * without building records (digests of forwarded batches); resolves with the record count.
+   * Optional: without it, `decode` serves.
+   */
+  visitRecords?: (visit: RecordFieldsVisitor) => Promise<number>
 }
+
+/** One header as on the wire: the name's UTF-8 bytes and the value (null when absent). */
+export interface WireHeader {
+  readonly key: Uint8Array
+  readonly value: Uint8Array | null
+}
+
+/** Receives the fields of one record; the arrays are views valid only during the call. */
+export type RecordFieldsVisitor = (key: Uint8Array | null, value: Uint8Array | null, headers: readonly WireHeader[], timestampMs: number) => void
 
 /** Which way a batch went, for the metrics. */
 export type BatchPath = 'pass_through' | 'deep'

@@ -53,6 +53,10 @@ const DEFAULT_IN_CONFIG: Record<string, (config: PrintedConfig, exactlyOnce: Pri
   groups: c => c.flows[0]?.groupSync.groups.include,
   'groups.exclude': c => `"${c.flows[0]?.groupSync.groups.exclude}"`,
   'sync.group.offsets.interval.seconds': c => (c.flows[0]?.groupSync.intervalMs ?? 0) / 1000,
+  'digests.enabled': c => c.flows[0]?.digests.enabled,
+  'digests.range.records': c => c.flows[0]?.digests.rangeRecords,
+  'digests.audit.interval.ms': c => c.flows[0]?.digests.auditIntervalMs,
+  'digests.audit.max.records': c => c.flows[0]?.digests.auditMaxRecords,
 }
 
 interface PrintedConfig {
@@ -61,6 +65,7 @@ interface PrintedConfig {
     numStreams: number, numProducers: number, queueMaxRecords: number, queueMaxBytes: number, offsetCommitIntervalMs: number,
     abortOnSendFailure: boolean, passThrough: string, exactlyOnce?: { commitIntervalMs: number }, syncTopicConfigsIntervalMs: number, syncTopicAcls: boolean, syncTopicAclsIntervalMs: number, refreshTopicsIntervalMs: number,
     groupSync: { enabled: boolean, intervalMs: number, groups: { include: string, exclude: string } }
+    digests: { enabled: boolean, rangeRecords: number, auditIntervalMs: number, auditMaxRecords: number }
   }>
 }
 

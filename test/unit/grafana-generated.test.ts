@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { alertRules } from '../../grafana/src/alerts.js'
 import { generatedFiles, grafanaDir, repositoryDir } from '../../grafana/src/build.js'
 import { buildDashboard, DASHBOARD_UID } from '../../grafana/src/dashboard.js'
+import { DigestMetrics } from '../../src/metrics/digest-metrics.js'
 import { LossMetrics } from '../../src/metrics/loss-metrics.js'
 import { MirrorMetrics } from '../../src/metrics/mirror-metrics.js'
 import { OffsetsMetrics } from '../../src/metrics/offsets-metrics.js'
@@ -60,6 +61,7 @@ for (const partitionLabels of [true, false]) {
     new OffsetsMetrics(metrics.registry, () => []).oppositeMirrorSkipped(flow, 1)
     // Registered by the sidecar next to MirrorMetrics; its series appear with the first loss.
     new LossMetrics(metrics.registry).lost(flow, { reason: 'source_retention', topic: 't', partition: 0, targetTopic: 't', fromOffset: 0n, toOffset: 1n, records: 1n })
+    new DigestMetrics(metrics.registry).mismatch(flow, { sourceTopic: 't', targetTopic: 't', partition: 0, sourceFirst: 0n, sourceLast: 0n, targetStart: 0n, count: 1, hash: 1 })
     const exported = new Set((await metrics.exposition()).body.split('\n').filter(line => line !== '' && !line.startsWith('#')).map(line => line.replace(/[{ ].*$/, '')))
     const referenced = new Set(expressions().flatMap(metricNames))
     assert.ok(referenced.has('kafka_mirror_lag_seconds') && referenced.has('up') && referenced.has('nodejs_eventloop_lag_p99_seconds'), `parser found: ${[...referenced].join(', ')}`)

@@ -1,6 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { OffsetsMetrics } from '../../src/metrics/offsets-metrics.js'
+import { DigestMetrics } from '../../src/metrics/digest-metrics.js'
 import { LossMetrics } from '../../src/metrics/loss-metrics.js'
 import { MirrorMetrics } from '../../src/metrics/mirror-metrics.js'
 import { allSeriesNames, Metrics } from '../../src/metrics/metric-names.js'
@@ -159,7 +160,7 @@ test('promtool check metrics accepts the exposition (only prom-client\'s nodejs_
   assert.ok(result.code === 0 || problems.length > 0, `promtool exit ${result.code} without a message`)
 })
 
-test('every metric in metric-names.ts is exported (offset-sync metrics through OffsetsMetrics, lost records through LossMetrics, in the same registry)', async () => {
+test('every metric in metric-names.ts is exported (offset-sync metrics through OffsetsMetrics, lost records through LossMetrics, digests through DigestMetrics, in the same registry)', async () => {
   const metrics = new MirrorMetrics(() => [snapshot([partition({ committedOffset: 5n })])], { defaultMetrics: false, flows: [configured] })
   feed(metrics)
   const flow = { flow: 'a->b', source: 'a', target: 'b' }
@@ -173,6 +174,10 @@ test('every metric in metric-names.ts is exported (offset-sync metrics through O
   offsets.translationFailed(flow, 'g', 'no-syncs')
   offsets.oppositeMirrorSkipped(flow, 3)
   new LossMetrics(metrics.registry).lost(flow, { reason: 'source_retention', topic: 't', partition: 0, targetTopic: 't', fromOffset: 0n, toOffset: 2n, records: 2n })
+  const digests = new DigestMetrics(metrics.registry)
+  digests.written(flow, 1)
+  digests.audited(flow, 't', 1000)
+  digests.mismatch(flow, { sourceTopic: 't', targetTopic: 't', partition: 0, sourceFirst: 0n, sourceLast: 999n, targetStart: 0n, count: 1000, hash: 1 })
   const names = new Set([...samples((await metrics.exposition()).body).keys()].map(series => series.replace(/\{.*$/, '')))
   for (const name of allSeriesNames()) assert.ok(names.has(name), `${name} missing from the exposition`)
   assert.equal(Object.values(Metrics).every(definition => definition.name.startsWith('kafka_mirror_')), true)
