@@ -1,10 +1,11 @@
-import { readFile } from 'node:fs/promises'
+import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { LocalCluster } from '../scripts/local-kafka/clusters.js'
 import { createKafkaClient } from '../src/kafka/client.js'
 import { retry } from '../src/shared/retry.js'
 import { stopChild } from './child-registry.js'
+import { highWatermarks } from './partition-offsets.js'
 import { mirrorGroupId, type Contender, type MirrorJob } from './contenders.js'
 import { readProcessUsage, UsageSampler } from './process-usage.js'
 import type { TopicAdmin } from './topic-admin.js'
@@ -77,7 +78,7 @@ export async function preloadScale (source: LocalCluster, sourceAdmin: TopicAdmi
   } finally {
     await producer.disconnect()
   }
-  const ends = await endOffsets(sourceAdmin.admin, topics)
+  const ends = await endOffsets(sourceAdmin, topics, shape.partitions)
   const total = [...ends.values()].flat().reduce((a, b) => a + b, 0)
   const expected = shape.topics * shape.partitions * shape.recordsPerPartition
   if (total !== expected) throw new Error(`preload wrote ${total} records, expected ${expected}`)
@@ -85,30 +86,44 @@ export async function preloadScale (source: LocalCluster, sourceAdmin: TopicAdmi
   return ends
 }
 
-/** Creates `topics` 50 per request and waits until every one answers ListOffsets through its leaders. */
+/**
+ * Topic settings of the scale topics. A deleted partition keeps its files open until the broker
+ * removes its renamed `-delete` folder, `file.delete.delay.ms` later (60 s by default): with one
+ * open log segment per partition, 10,000 partitions deleted and 10,000 created again exceed the
+ * 20,000 open files this machine allows a broker (`ulimit -n`), and the broker stops ("Too many
+ * open files", all log dirs failed). The topics are created with a short delay, and a new copy
+ * waits until the deleted folders are gone (`awaitDeletedLogsRemoved`).
+ */
+const SCALE_TOPIC_CONFIGS = { 'file.delete.delay.ms': '1000' }
+
+/** Creates `topics` 50 per request (the KRaft controller takes at most 10,000 records per request) and waits until every partition has a leader that answers ListOffsets. */
 async function createAndAwait (admin: TopicAdmin, topics: readonly string[], partitions: number): Promise<void> {
-  for (let i = 0; i < topics.length; i += 50) await admin.createTopics(topics.slice(i, i + 50), partitions)
-  for (const deadline = Date.now() + 120_000; (await endOffsets(admin.admin, topics)).size < topics.length;) {
+  for (let i = 0; i < topics.length; i += 50) await admin.createTopics(topics.slice(i, i + 50), partitions, SCALE_TOPIC_CONFIGS)
+  for (const deadline = Date.now() + 120_000; (await endOffsets(admin, topics, partitions)).size < topics.length;) {
     if (Date.now() > deadline) throw new Error(`topics of ${admin.cluster.bootstrap} have no leaders 120 s after creation`)
     await sleep(500)
   }
 }
 
-/** End offsets (high watermarks) per partition of each topic; a topic that does not exist yet is absent. */
-async function endOffsets (admin: Admin, wanted: readonly string[]): Promise<Map<string, number[]>> {
-  const out = new Map<string, number[]>()
-  // Only listed topics: kafkajs retries a missing topic's metadata for seconds.
-  const listed = new Set(await admin.listTopics())
-  const topics = wanted.filter(topic => listed.has(topic))
-  for (let i = 0; i < topics.length; i += 50) {
-    await Promise.all(topics.slice(i, i + 50).map(async topic => {
-      try {
-        const offsets = await admin.fetchTopicOffsets(topic)
-        out.set(topic, offsets.sort((a, b) => a.partition - b.partition).map(o => Number(o.high)))
-      } catch {}
-    }))
+/** Waits until the broker of `cluster` has removed the folders of deleted partitions (their open files with them); see `SCALE_TOPIC_CONFIGS`. */
+async function awaitDeletedLogsRemoved (cluster: LocalCluster): Promise<void> {
+  const data = join(cluster.dir, 'data')
+  const left = async (): Promise<number> => (await readdir(data).catch(() => [] as string[])).filter(name => name.endsWith('-delete')).length
+  for (const deadline = Date.now() + 180_000; await left() > 0;) {
+    if (Date.now() > deadline) throw new Error(`${await left()} deleted partition folders still in ${data} 180 s after deletion`)
+    await sleep(500)
   }
-  return out
+}
+
+/** Deletes `topics` 50 per request (one request for 1,250 topics outlasts its timeout on a local broker), each batch awaited until no longer listed. */
+async function deleteInBatches (admin: TopicAdmin, topics: readonly string[]): Promise<void> {
+  for (let i = 0; i < topics.length; i += 50) await admin.deleteTopics(topics.slice(i, i + 50))
+}
+
+/** End offsets (high watermarks) per partition of each topic; a topic that does not exist yet (or has a partition without a leader) is absent. */
+async function endOffsets (admin: TopicAdmin, wanted: readonly string[], partitions: number): Promise<Map<string, number[]>> {
+  const listed = new Set(await admin.listTopics())
+  return await highWatermarks(admin.cluster, wanted.filter(topic => listed.has(topic)), partitions)
 }
 
 /** Partitions of `expected` whose committed offset in `groupId` is below the end. */
@@ -168,7 +183,8 @@ export interface ScaleContext {
  */
 export async function runScale (contender: Contender, job: MirrorJob, run: number, context: ScaleContext): Promise<ScaleFigures> {
   const topics = scaleTopics(context.shape)
-  await context.targetAdmin.deleteTopics(topics)
+  await deleteInBatches(context.targetAdmin, topics)
+  await awaitDeletedLogsRemoved(context.target)
   if (context.precreateTarget) await createAndAwait(context.targetAdmin, topics, context.shape.partitions)
   const startedAt = performance.now()
   const mirror = await contender.start(job)
@@ -177,7 +193,7 @@ export async function runScale (contender: Contender, job: MirrorJob, run: numbe
   try {
     const pending = new Set(topics)
     for (;;) {
-      const ends = await endOffsets(context.targetAdmin.admin, [...pending])
+      const ends = await endOffsets(context.targetAdmin, [...pending], context.shape.partitions)
       for (const [topic, offsets] of ends) {
         const wanted = context.sourceEnds.get(topic) ?? []
         if (offsets.length === wanted.length && offsets.every((offset, p) => offset >= (wanted[p] ?? 0))) pending.delete(topic)
@@ -209,7 +225,7 @@ export async function runScale (contender: Contender, job: MirrorJob, run: numbe
     const usage = sampler.stop()
     await stopChild(mirror)
 
-    const targetEnds = await endOffsets(context.targetAdmin.admin, topics)
+    const targetEnds = await endOffsets(context.targetAdmin, topics, context.shape.partitions)
     let duplicates = 0
     let missing = 0
     for (const [topic, wanted] of context.sourceEnds) {
