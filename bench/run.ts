@@ -119,8 +119,9 @@ async function main (options: BenchOptions): Promise<void> {
   if (options.mode === 'scale') {
     // Topic names without dots: MM2's topic list escapes dots, so the pattern stays a pattern.
     const shape = { prefix: `bench-scale-${id}`, topics: options.topics, partitions: options.partitions, recordsPerPartition: options.recordsPerPartition, valueBytes: options.valueBytes }
-    const sourceEnds = await preloadScale(source, sourceAdmin, shape, log)
+    // Registered first: a preload that fails half-way must not leave 10,000 partitions behind (the next run's would exceed the broker's open files).
     cleanups.push(async () => { for (const admin of [sourceAdmin, targetAdmin]) for (let i = 0; i < shape.topics; i += 25) await admin.deleteTopics(scaleTopics(shape).slice(i, i + 25)) })
+    const sourceEnds = await preloadScale(source, sourceAdmin, shape, log)
     const figures: ScaleFigures[] = []
     for (let run = 1; run <= options.runs; run++) {
       for (const contender of contenders) {
