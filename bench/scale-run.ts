@@ -96,12 +96,25 @@ export async function preloadScale (source: LocalCluster, sourceAdmin: TopicAdmi
  */
 const SCALE_TOPIC_CONFIGS = { 'file.delete.delay.ms': '1000' }
 
-/** Creates `topics` 50 per request (the KRaft controller takes at most 10,000 records per request) and waits until every partition has a leader that answers ListOffsets. */
+/**
+ * Creates `topics` 50 per request (the KRaft controller takes at most 10,000 records per request)
+ * and waits until every partition has a leader that answers ListOffsets. The broker creates the
+ * logs one after the other (10,000 took 2-4 minutes here with the machine's load average at 10-15),
+ * so it waits as long as more topics keep getting ready, and gives up after 120 s without progress.
+ */
 async function createAndAwait (admin: TopicAdmin, topics: readonly string[], partitions: number): Promise<void> {
   for (let i = 0; i < topics.length; i += 50) await admin.createTopics(topics.slice(i, i + 50), partitions, SCALE_TOPIC_CONFIGS)
-  for (const deadline = Date.now() + 120_000; (await endOffsets(admin, topics, partitions)).size < topics.length;) {
-    if (Date.now() > deadline) throw new Error(`topics of ${admin.cluster.bootstrap} have no leaders 120 s after creation`)
-    await sleep(500)
+  let ready = 0
+  for (let progressAt = Date.now(); ;) {
+    const now = (await endOffsets(admin, topics, partitions)).size
+    if (now === topics.length) return
+    if (now > ready) {
+      ready = now
+      progressAt = Date.now()
+    } else if (Date.now() - progressAt > 120_000) {
+      throw new Error(`${topics.length - ready} of ${topics.length} topics of ${admin.cluster.bootstrap} have no leaders yet, and none got one in the last 120 s`)
+    }
+    await sleep(1_000)
   }
 }
 
