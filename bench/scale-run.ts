@@ -139,16 +139,19 @@ async function endOffsets (admin: TopicAdmin, wanted: readonly string[], partiti
   return await highWatermarks(admin.cluster, wanted.filter(topic => listed.has(topic)), partitions)
 }
 
-/** Partitions of `expected` whose committed offset in `groupId` is below the end. */
+/**
+ * Partitions of `expected` whose committed offset in `groupId` is below the end (or absent). One
+ * OffsetFetch for all the group's topics: naming 1,250 topics made kafkajs' admin fetch their
+ * metadata, and its metadata lock timed out ("Timeout while acquiring lock ... updating target topics").
+ */
 async function uncommittedPartitions (admin: Admin, groupId: string, expected: ReadonlyMap<string, readonly number[]>): Promise<number> {
+  const committed = new Map<string, Map<number, number>>()
+  for (const { topic, partitions } of await admin.fetchOffsets({ groupId })) {
+    committed.set(topic, new Map(partitions.map(({ partition, offset }) => [partition, Number(offset)])))
+  }
   let behind = 0
-  const topics = [...expected.keys()]
-  for (let i = 0; i < topics.length; i += 100) {
-    const fetched = await admin.fetchOffsets({ groupId, topics: topics.slice(i, i + 100) })
-    for (const { topic, partitions } of fetched) {
-      const ends = expected.get(topic) ?? []
-      for (const { partition, offset } of partitions) if (Number(offset) < (ends[partition] ?? 0)) behind++
-    }
+  for (const [topic, ends] of expected) {
+    ends.forEach((end, partition) => { if ((committed.get(topic)?.get(partition) ?? -1) < end) behind++ })
   }
   return behind
 }
