@@ -130,7 +130,7 @@ async function main (options: BenchOptions): Promise<void> {
           idleSeconds: options.idleSeconds, precreateTarget: options.precreateTarget, timeoutMs: options.timeoutSeconds * 1000, log,
         })
         figures.push(result)
-        log(`run ${run} ${contender.name}: ${result.totalSeconds.toFixed(1)} s, peak RSS ${(result.peakRssBytes / 2 ** 20).toFixed(0)} MiB, caught up ${result.idleCpuPercent.toFixed(1)} % CPU, duplicates ${result.duplicates}, missing ${result.missing}`)
+        log(`run ${run} ${contender.name}: ${result.totalSeconds.toFixed(1)} s, peak RSS ${(result.peakRssBytes / 2 ** 20).toFixed(0)} MiB, caught up ${result.idleCpuPercent.toFixed(1)} % CPU (last half ${result.idleTailCpuPercent.toFixed(1)} %), duplicates ${result.duplicates}, missing ${result.missing}`)
         await deleteOwnTopics(contender, job(`${shape.prefix}-[0-9]+`, `${id}r${run}${contender.name}`, contender.name), { sourceAdmin, targetAdmin })
       }
     }

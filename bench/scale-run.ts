@@ -36,6 +36,11 @@ export interface ScaleFigures {
   readonly peakRssBytes: number
   /** CPU of the mirror while caught up (the idle window after all is on target), in % of one core. */
   readonly idleCpuPercent: number
+  /**
+   * CPU of the mirror in the last half of the idle window, in % of one core: when the copy is quick
+   * the first seconds after it still hold the commits and offset syncs of every partition.
+   */
+  readonly idleTailCpuPercent: number
   /** Seconds after "all on target" until the source group had committed every partition's end; NaN when not within the idle window (or MM2: no source group). */
   readonly allCommittedAfterSeconds: number
   /** Successful source commits from start to the end of the idle window, from the sidecar's /metrics; NaN for others. */
@@ -227,7 +232,14 @@ export async function runScale (contender: Contender, job: MirrorJob, run: numbe
     // Idle window: when is everything committed, and what does being caught up cost.
     let allCommittedAfterSeconds = Number.NaN
     const idleEnd = doneAt + context.idleSeconds * 1000
+    const tailStart = doneAt + context.idleSeconds * 500
+    let atTail: ReturnType<typeof sampler.sample> | undefined
+    let tailAt = Number.NaN
     while (performance.now() < idleEnd) {
+      if (atTail === undefined && performance.now() >= tailStart) {
+        atTail = sampler.sample()
+        tailAt = performance.now()
+      }
       if (Number.isNaN(allCommittedAfterSeconds) && contender.name !== 'mm2' &&
         await uncommittedPartitions(context.sourceAdmin.admin, mirrorGroupId(job), context.sourceEnds) === 0) {
         allCommittedAfterSeconds = (performance.now() - doneAt) / 1000
@@ -235,6 +247,7 @@ export async function runScale (contender: Contender, job: MirrorJob, run: numbe
       await sleep(1_000)
     }
     const atIdleEnd = sampler.sample()
+    const tailSeconds = (performance.now() - tailAt) / 1000
     const idleSeconds = (performance.now() - doneAt) / 1000
     const exposition = await sidecarMetrics(job.workDir)
     const commitsAtEnd = commitCount(exposition, 'ok')
@@ -262,6 +275,7 @@ export async function runScale (contender: Contender, job: MirrorJob, run: numbe
       cpuSeconds: atDone?.cpuSeconds ?? Number.NaN,
       peakRssBytes: usage?.peakRssBytes ?? Number.NaN,
       idleCpuPercent: atDone === undefined || atIdleEnd === undefined ? Number.NaN : (atIdleEnd.cpuSeconds - atDone.cpuSeconds) / idleSeconds * 100,
+      idleTailCpuPercent: atTail === undefined || atIdleEnd === undefined ? Number.NaN : (atIdleEnd.cpuSeconds - atTail.cpuSeconds) / tailSeconds * 100,
       allCommittedAfterSeconds,
       commits: commitsAtEnd,
       commitIntervals: Math.floor((totalSeconds + idleSeconds) * 1000 / context.commitIntervalMs),
@@ -293,9 +307,9 @@ export function scaleMarkdown (header: string, figures: readonly ScaleFigures[],
   const lines = [
     header,
     '',
-    `| contender | run | topics x partitions | records | start → all on target | CPU s | peak RSS | CPU caught up | all committed after | commits / ${commitIntervalMs / 1000} s intervals | failed commits | /metrics series | duplicates / missing |`,
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
-    ...figures.map(f => `| ${f.contender} | ${f.run} | ${f.topics} x ${f.partitions / f.topics} = ${f.partitions} | ${f.records} | ${num(f.totalSeconds)} s | ${num(f.cpuSeconds)} | ${mib(f.peakRssBytes)} | ${num(f.idleCpuPercent)} % | ${Number.isNaN(f.allCommittedAfterSeconds) ? 'not within the window' : `${num(f.allCommittedAfterSeconds)} s`} | ${num(f.commits, 0)} / ${f.commitIntervals} | ${num(f.failedCommits, 0)} | ${num(f.metricSeries, 0)} | ${f.duplicates} / ${f.missing} |`),
+    `| contender | run | topics x partitions | records | start → all on target | CPU s | peak RSS | CPU caught up | CPU caught up, last half | all committed after | commits / ${commitIntervalMs / 1000} s intervals | failed commits | /metrics series | duplicates / missing |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    ...figures.map(f => `| ${f.contender} | ${f.run} | ${f.topics} x ${f.partitions / f.topics} = ${f.partitions} | ${f.records} | ${num(f.totalSeconds)} s | ${num(f.cpuSeconds)} | ${mib(f.peakRssBytes)} | ${num(f.idleCpuPercent)} % | ${num(f.idleTailCpuPercent)} % | ${Number.isNaN(f.allCommittedAfterSeconds) ? 'not within the window' : `${num(f.allCommittedAfterSeconds)} s`} | ${num(f.commits, 0)} / ${f.commitIntervals} | ${num(f.failedCommits, 0)} | ${num(f.metricSeries, 0)} | ${f.duplicates} / ${f.missing} |`),
     '',
   ]
   return lines.join('\n')
