@@ -121,8 +121,9 @@ async function main (options: BenchOptions): Promise<void> {
   if (options.mode === 'scale') {
     // Topic names without dots: MM2's topic list escapes dots, so the pattern stays a pattern.
     const shape = { prefix: `bench-scale-${id}`, topics: options.topics, partitions: options.partitions, recordsPerPartition: options.recordsPerPartition, valueBytes: options.valueBytes }
-    const sourceEnds = await preloadScale(source, sourceAdmin, shape, log)
+    // Registered first: a preload that fails half-way must not leave 10,000 partitions behind (the next run's would exceed the broker's open files).
     cleanups.push(async () => { for (const admin of [sourceAdmin, targetAdmin]) for (let i = 0; i < shape.topics; i += 25) await admin.deleteTopics(scaleTopics(shape).slice(i, i + 25)) })
+    const sourceEnds = await preloadScale(source, sourceAdmin, shape, log)
     const figures: ScaleFigures[] = []
     for (let run = 1; run <= options.runs; run++) {
       for (const contender of contenders) {
@@ -131,7 +132,7 @@ async function main (options: BenchOptions): Promise<void> {
           idleSeconds: options.idleSeconds, precreateTarget: options.precreateTarget, timeoutMs: options.timeoutSeconds * 1000, log,
         })
         figures.push(result)
-        log(`run ${run} ${contender.name}: ${result.totalSeconds.toFixed(1)} s, peak RSS ${(result.peakRssBytes / 2 ** 20).toFixed(0)} MiB, caught up ${result.idleCpuPercent.toFixed(1)} % CPU, duplicates ${result.duplicates}, missing ${result.missing}`)
+        log(`run ${run} ${contender.name}: ${result.totalSeconds.toFixed(1)} s, peak RSS ${(result.peakRssBytes / 2 ** 20).toFixed(0)} MiB, caught up ${result.idleCpuPercent.toFixed(1)} % CPU (last half ${result.idleTailCpuPercent.toFixed(1)} %), duplicates ${result.duplicates}, missing ${result.missing}`)
         await deleteOwnTopics(contender, job(`${shape.prefix}-[0-9]+`, `${id}r${run}${contender.name}`, contender.name), { sourceAdmin, targetAdmin })
       }
     }

@@ -1,10 +1,11 @@
-import { readFile } from 'node:fs/promises'
+import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { LocalCluster } from '../scripts/local-kafka/clusters.js'
 import { createKafkaClient } from '../src/kafka/client.js'
 import { retry } from '../src/shared/retry.js'
 import { stopChild } from './child-registry.js'
+import { highWatermarks } from './partition-offsets.js'
 import { mirrorGroupId, type Contender, type MirrorJob } from './contenders.js'
 import { readProcessUsage, UsageSampler } from './process-usage.js'
 import type { TopicAdmin } from './topic-admin.js'
@@ -35,6 +36,11 @@ export interface ScaleFigures {
   readonly peakRssBytes: number
   /** CPU of the mirror while caught up (the idle window after all is on target), in % of one core. */
   readonly idleCpuPercent: number
+  /**
+   * CPU of the mirror in the last half of the idle window, in % of one core: when the copy is quick
+   * the first seconds after it still hold the commits and offset syncs of every partition.
+   */
+  readonly idleTailCpuPercent: number
   /** Seconds after "all on target" until the source group had committed every partition's end; NaN when not within the idle window (or MM2: no source group). */
   readonly allCommittedAfterSeconds: number
   /** Successful source commits from start to the end of the idle window, from the sidecar's /metrics; NaN for others. */
@@ -77,7 +83,7 @@ export async function preloadScale (source: LocalCluster, sourceAdmin: TopicAdmi
   } finally {
     await producer.disconnect()
   }
-  const ends = await endOffsets(sourceAdmin.admin, topics)
+  const ends = await endOffsets(sourceAdmin, topics, shape.partitions)
   const total = [...ends.values()].flat().reduce((a, b) => a + b, 0)
   const expected = shape.topics * shape.partitions * shape.recordsPerPartition
   if (total !== expected) throw new Error(`preload wrote ${total} records, expected ${expected}`)
@@ -85,42 +91,72 @@ export async function preloadScale (source: LocalCluster, sourceAdmin: TopicAdmi
   return ends
 }
 
-/** Creates `topics` 50 per request and waits until every one answers ListOffsets through its leaders. */
+/**
+ * Topic settings of the scale topics. A deleted partition keeps its files open until the broker
+ * removes its renamed `-delete` folder, `file.delete.delay.ms` later (60 s by default): with one
+ * open log segment per partition, 10,000 partitions deleted and 10,000 created again exceed the
+ * 20,000 open files this machine allows a broker (`ulimit -n`), and the broker stops ("Too many
+ * open files", all log dirs failed). The topics are created with a short delay, and a new copy
+ * waits until the deleted folders are gone (`awaitDeletedLogsRemoved`).
+ */
+const SCALE_TOPIC_CONFIGS = { 'file.delete.delay.ms': '1000' }
+
+/**
+ * Creates `topics` 50 per request (the KRaft controller takes at most 10,000 records per request)
+ * and waits until every partition has a leader that answers ListOffsets. The broker creates the
+ * logs one after the other (10,000 took 2-4 minutes here with the machine's load average at 10-15),
+ * so it waits as long as more topics keep getting ready, and gives up after 120 s without progress.
+ */
 async function createAndAwait (admin: TopicAdmin, topics: readonly string[], partitions: number): Promise<void> {
-  for (let i = 0; i < topics.length; i += 50) await admin.createTopics(topics.slice(i, i + 50), partitions)
-  for (const deadline = Date.now() + 120_000; (await endOffsets(admin.admin, topics)).size < topics.length;) {
-    if (Date.now() > deadline) throw new Error(`topics of ${admin.cluster.bootstrap} have no leaders 120 s after creation`)
+  for (let i = 0; i < topics.length; i += 50) await admin.createTopics(topics.slice(i, i + 50), partitions, SCALE_TOPIC_CONFIGS)
+  let ready = 0
+  for (let progressAt = Date.now(); ;) {
+    const now = (await endOffsets(admin, topics, partitions)).size
+    if (now === topics.length) return
+    if (now > ready) {
+      ready = now
+      progressAt = Date.now()
+    } else if (Date.now() - progressAt > 120_000) {
+      throw new Error(`${topics.length - ready} of ${topics.length} topics of ${admin.cluster.bootstrap} have no leaders yet, and none got one in the last 120 s`)
+    }
+    await sleep(1_000)
+  }
+}
+
+/** Waits until the broker of `cluster` has removed the folders of deleted partitions (their open files with them); see `SCALE_TOPIC_CONFIGS`. */
+async function awaitDeletedLogsRemoved (cluster: LocalCluster): Promise<void> {
+  const data = join(cluster.dir, 'data')
+  const left = async (): Promise<number> => (await readdir(data).catch(() => [] as string[])).filter(name => name.endsWith('-delete')).length
+  for (const deadline = Date.now() + 180_000; await left() > 0;) {
+    if (Date.now() > deadline) throw new Error(`${await left()} deleted partition folders still in ${data} 180 s after deletion`)
     await sleep(500)
   }
 }
 
-/** End offsets (high watermarks) per partition of each topic; a topic that does not exist yet is absent. */
-async function endOffsets (admin: Admin, wanted: readonly string[]): Promise<Map<string, number[]>> {
-  const out = new Map<string, number[]>()
-  // Only listed topics: kafkajs retries a missing topic's metadata for seconds.
-  const listed = new Set(await admin.listTopics())
-  const topics = wanted.filter(topic => listed.has(topic))
-  for (let i = 0; i < topics.length; i += 50) {
-    await Promise.all(topics.slice(i, i + 50).map(async topic => {
-      try {
-        const offsets = await admin.fetchTopicOffsets(topic)
-        out.set(topic, offsets.sort((a, b) => a.partition - b.partition).map(o => Number(o.high)))
-      } catch {}
-    }))
-  }
-  return out
+/** Deletes `topics` 50 per request (one request for 1,250 topics outlasts its timeout on a local broker), each batch awaited until no longer listed. */
+async function deleteInBatches (admin: TopicAdmin, topics: readonly string[]): Promise<void> {
+  for (let i = 0; i < topics.length; i += 50) await admin.deleteTopics(topics.slice(i, i + 50))
 }
 
-/** Partitions of `expected` whose committed offset in `groupId` is below the end. */
+/** End offsets (high watermarks) per partition of each topic; a topic that does not exist yet (or has a partition without a leader) is absent. */
+async function endOffsets (admin: TopicAdmin, wanted: readonly string[], partitions: number): Promise<Map<string, number[]>> {
+  const listed = new Set(await admin.listTopics())
+  return await highWatermarks(admin.cluster, wanted.filter(topic => listed.has(topic)), partitions)
+}
+
+/**
+ * Partitions of `expected` whose committed offset in `groupId` is below the end (or absent). One
+ * OffsetFetch for all the group's topics: naming 1,250 topics made kafkajs' admin fetch their
+ * metadata, and its metadata lock timed out ("Timeout while acquiring lock ... updating target topics").
+ */
 async function uncommittedPartitions (admin: Admin, groupId: string, expected: ReadonlyMap<string, readonly number[]>): Promise<number> {
+  const committed = new Map<string, Map<number, number>>()
+  for (const { topic, partitions } of await admin.fetchOffsets({ groupId })) {
+    committed.set(topic, new Map(partitions.map(({ partition, offset }) => [partition, Number(offset)])))
+  }
   let behind = 0
-  const topics = [...expected.keys()]
-  for (let i = 0; i < topics.length; i += 100) {
-    const fetched = await admin.fetchOffsets({ groupId, topics: topics.slice(i, i + 100) })
-    for (const { topic, partitions } of fetched) {
-      const ends = expected.get(topic) ?? []
-      for (const { partition, offset } of partitions) if (Number(offset) < (ends[partition] ?? 0)) behind++
-    }
+  for (const [topic, ends] of expected) {
+    ends.forEach((end, partition) => { if ((committed.get(topic)?.get(partition) ?? -1) < end) behind++ })
   }
   return behind
 }
@@ -168,7 +204,8 @@ export interface ScaleContext {
  */
 export async function runScale (contender: Contender, job: MirrorJob, run: number, context: ScaleContext): Promise<ScaleFigures> {
   const topics = scaleTopics(context.shape)
-  await context.targetAdmin.deleteTopics(topics)
+  await deleteInBatches(context.targetAdmin, topics)
+  await awaitDeletedLogsRemoved(context.target)
   if (context.precreateTarget) await createAndAwait(context.targetAdmin, topics, context.shape.partitions)
   const startedAt = performance.now()
   const mirror = await contender.start(job)
@@ -177,7 +214,7 @@ export async function runScale (contender: Contender, job: MirrorJob, run: numbe
   try {
     const pending = new Set(topics)
     for (;;) {
-      const ends = await endOffsets(context.targetAdmin.admin, [...pending])
+      const ends = await endOffsets(context.targetAdmin, [...pending], context.shape.partitions)
       for (const [topic, offsets] of ends) {
         const wanted = context.sourceEnds.get(topic) ?? []
         if (offsets.length === wanted.length && offsets.every((offset, p) => offset >= (wanted[p] ?? 0))) pending.delete(topic)
@@ -195,7 +232,14 @@ export async function runScale (contender: Contender, job: MirrorJob, run: numbe
     // Idle window: when is everything committed, and what does being caught up cost.
     let allCommittedAfterSeconds = Number.NaN
     const idleEnd = doneAt + context.idleSeconds * 1000
+    const tailStart = doneAt + context.idleSeconds * 500
+    let atTail: ReturnType<typeof sampler.sample> | undefined
+    let tailAt = Number.NaN
     while (performance.now() < idleEnd) {
+      if (atTail === undefined && performance.now() >= tailStart) {
+        atTail = sampler.sample()
+        tailAt = performance.now()
+      }
       if (Number.isNaN(allCommittedAfterSeconds) && contender.name !== 'mm2' &&
         await uncommittedPartitions(context.sourceAdmin.admin, mirrorGroupId(job), context.sourceEnds) === 0) {
         allCommittedAfterSeconds = (performance.now() - doneAt) / 1000
@@ -203,13 +247,14 @@ export async function runScale (contender: Contender, job: MirrorJob, run: numbe
       await sleep(1_000)
     }
     const atIdleEnd = sampler.sample()
+    const tailSeconds = (performance.now() - tailAt) / 1000
     const idleSeconds = (performance.now() - doneAt) / 1000
     const exposition = await sidecarMetrics(job.workDir)
     const commitsAtEnd = commitCount(exposition, 'ok')
     const usage = sampler.stop()
     await stopChild(mirror)
 
-    const targetEnds = await endOffsets(context.targetAdmin.admin, topics)
+    const targetEnds = await endOffsets(context.targetAdmin, topics, context.shape.partitions)
     let duplicates = 0
     let missing = 0
     for (const [topic, wanted] of context.sourceEnds) {
@@ -230,6 +275,7 @@ export async function runScale (contender: Contender, job: MirrorJob, run: numbe
       cpuSeconds: atDone?.cpuSeconds ?? Number.NaN,
       peakRssBytes: usage?.peakRssBytes ?? Number.NaN,
       idleCpuPercent: atDone === undefined || atIdleEnd === undefined ? Number.NaN : (atIdleEnd.cpuSeconds - atDone.cpuSeconds) / idleSeconds * 100,
+      idleTailCpuPercent: atTail === undefined || atIdleEnd === undefined ? Number.NaN : (atIdleEnd.cpuSeconds - atTail.cpuSeconds) / tailSeconds * 100,
       allCommittedAfterSeconds,
       commits: commitsAtEnd,
       commitIntervals: Math.floor((totalSeconds + idleSeconds) * 1000 / context.commitIntervalMs),
@@ -261,9 +307,9 @@ export function scaleMarkdown (header: string, figures: readonly ScaleFigures[],
   const lines = [
     header,
     '',
-    `| contender | run | topics x partitions | records | start → all on target | CPU s | peak RSS | CPU caught up | all committed after | commits / ${commitIntervalMs / 1000} s intervals | failed commits | /metrics series | duplicates / missing |`,
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
-    ...figures.map(f => `| ${f.contender} | ${f.run} | ${f.topics} x ${f.partitions / f.topics} = ${f.partitions} | ${f.records} | ${num(f.totalSeconds)} s | ${num(f.cpuSeconds)} | ${mib(f.peakRssBytes)} | ${num(f.idleCpuPercent)} % | ${Number.isNaN(f.allCommittedAfterSeconds) ? 'not within the window' : `${num(f.allCommittedAfterSeconds)} s`} | ${num(f.commits, 0)} / ${f.commitIntervals} | ${num(f.failedCommits, 0)} | ${num(f.metricSeries, 0)} | ${f.duplicates} / ${f.missing} |`),
+    `| contender | run | topics x partitions | records | start → all on target | CPU s | peak RSS | CPU caught up | CPU caught up, last half | all committed after | commits / ${commitIntervalMs / 1000} s intervals | failed commits | /metrics series | duplicates / missing |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    ...figures.map(f => `| ${f.contender} | ${f.run} | ${f.topics} x ${f.partitions / f.topics} = ${f.partitions} | ${f.records} | ${num(f.totalSeconds)} s | ${num(f.cpuSeconds)} | ${mib(f.peakRssBytes)} | ${num(f.idleCpuPercent)} % | ${num(f.idleTailCpuPercent)} % | ${Number.isNaN(f.allCommittedAfterSeconds) ? 'not within the window' : `${num(f.allCommittedAfterSeconds)} s`} | ${num(f.commits, 0)} / ${f.commitIntervals} | ${num(f.failedCommits, 0)} | ${num(f.metricSeries, 0)} | ${f.duplicates} / ${f.missing} |`),
     '',
   ]
   return lines.join('\n')

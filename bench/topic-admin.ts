@@ -28,12 +28,13 @@ export class TopicAdmin {
   get admin (): Admin { return this.#admin }
 
   /**
-   * Creates new, empty `topics` of `partitions` partitions each, in one request. Does not wait for
+   * Creates new, empty `topics` of `partitions` partitions each, in one request, with topic `configs`. Does not wait for
    * leaders: kafkajs' `waitForLeaders` gives up on the UNKNOWN_TOPIC_OR_PARTITION a KRaft broker
    * answers for a moment after creating many topics; the caller waits for their offsets instead.
    */
-  async createTopics (topics: readonly string[], partitions: number): Promise<void> {
-    await this.#admin.createTopics({ waitForLeaders: false, topics: topics.map(topic => ({ topic, numPartitions: partitions, replicationFactor: 1 })) })
+  async createTopics (topics: readonly string[], partitions: number, configs: Readonly<Record<string, string>> = {}): Promise<void> {
+    const configEntries = Object.entries(configs).map(([name, value]) => ({ name, value }))
+    await this.#admin.createTopics({ waitForLeaders: false, topics: topics.map(topic => ({ topic, numPartitions: partitions, replicationFactor: 1, configEntries })) })
   }
 
   async listTopics (): Promise<string[]> {

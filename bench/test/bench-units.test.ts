@@ -108,7 +108,7 @@ test('--scale: 300 topics x 8 partitions of 50 small records, a 5 s commit inter
 })
 
 test('the scale report has one row per run with every figure, n/a where a contender has none', () => {
-  const row = { contender: 'mm2', run: 1, topics: 300, partitions: 2400, records: 120_000, totalSeconds: 12.34, cpuSeconds: 20, peakRssBytes: 2 ** 30, idleCpuPercent: 4.2, allCommittedAfterSeconds: Number.NaN, commits: Number.NaN, commitIntervals: 8, failedCommits: Number.NaN, metricSeries: Number.NaN, duplicates: 0, missing: 0 }
+  const row = { contender: 'mm2', run: 1, topics: 300, partitions: 2400, records: 120_000, totalSeconds: 12.34, cpuSeconds: 20, peakRssBytes: 2 ** 30, idleCpuPercent: 4.2, idleTailCpuPercent: 1.5, allCommittedAfterSeconds: Number.NaN, commits: Number.NaN, commitIntervals: 8, failedCommits: Number.NaN, metricSeries: Number.NaN, duplicates: 0, missing: 0 }
   const markdown = scaleMarkdown('# header', [row], 5_000)
-  assert.match(markdown, /\| mm2 \| 1 \| 300 x 8 = 2400 \| 120000 \| 12\.3 s \| 20\.0 \| 1024 MiB \| 4\.2 % \| not within the window \| n\/a \/ 8 \| n\/a \| n\/a \| 0 \/ 0 \|/)
+  assert.match(markdown, /\| mm2 \| 1 \| 300 x 8 = 2400 \| 120000 \| 12\.3 s \| 20\.0 \| 1024 MiB \| 4\.2 % \| 1\.5 % \| not within the window \| n\/a \/ 8 \| n\/a \| n\/a \| 0 \/ 0 \|/)
 })

@@ -19,7 +19,7 @@ export interface PropertiesOrigin {
 /** Keys `connectionFromProperties` reads, besides the security keys. */
 export const CONNECTION_KEYS = ['bootstrap.servers', 'client.id', 'request.timeout.ms', 'socket.connection.setup.timeout.ms'] as const
 /** Keys `consumerSettingsFromProperties` reads. */
-export const CONSUMER_KEYS = ['group.id', 'auto.offset.reset', 'enable.auto.commit', 'max.poll.records', 'shallowiterator.enable', 'fetch.max.bytes', 'max.partition.fetch.bytes', 'session.timeout.ms', 'heartbeat.interval.ms', 'fetch.max.wait.ms', 'fetch.min.bytes'] as const
+export const CONSUMER_KEYS = ['group.id', 'auto.offset.reset', 'enable.auto.commit', 'max.poll.records', 'shallowiterator.enable', 'fetch.max.bytes', 'max.partition.fetch.bytes', 'session.timeout.ms', 'heartbeat.interval.ms', 'fetch.max.wait.ms', 'fetch.min.bytes', 'fetch.sessions.enable'] as const
 /** Keys `producerSettingsFromProperties` reads. */
 export const PRODUCER_KEYS = ['acks', 'compression.type', 'batch.size', 'linger.ms', 'enable.idempotence', 'max.request.size'] as const
 
@@ -82,6 +82,7 @@ export function consumerSettingsFromProperties (properties: Properties, where: s
     heartbeatIntervalMs: int('heartbeat.interval.ms', 3_000),
     fetchMaxWaitMs,
     fetchMinBytes: int('fetch.min.bytes', 1),
+    fetchSessions: parseBoolean(key('fetch.sessions.enable'), value(properties, 'fetch.sessions.enable'), problems) ?? true,
   }
 }
 

@@ -40,6 +40,13 @@ export interface ConsumerSettings {
   readonly fetchMaxWaitMs: number
   /** `fetch.min.bytes`; default 1 (Java's). */
   readonly fetchMinBytes: number
+  /**
+   * `fetch.sessions.enable` (this mirror's key; Java's consumer always uses them): fetch in
+   * incremental fetch sessions (KIP-227), so a request names only the partitions whose fetch
+   * offset changed and a response only those with news. Default true; false: every fetch names
+   * every partition, as kafkajs does unpatched.
+   */
+  readonly fetchSessions: boolean
 }
 
 /** Producer side of a flow. acks is always `all` (-1) unless the user explicitly chose 1. */

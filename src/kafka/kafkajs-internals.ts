@@ -5,6 +5,7 @@ import type { Kafka, Message } from 'kafkajs'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { RecordHeader } from '../shared/record-header.js'
+import { FetchSessions } from './fetch-session.js'
 
 /*
  * Everything the project takes from kafkajs beyond its public API, in one place: kafkajs 2.2.4 is
@@ -281,4 +282,21 @@ export function useKafkajsCrc32c (crc32c: (bytes: Buffer) => number): boolean {
   if (require.cache[encoderPath] !== undefined) return false
   crcModule.exports = crc32c
   return true
+}
+
+/**
+ * The kafkajs consumer option the patch adds (`createFetchSessions`, passed through
+ * `consumer/index.js` to `consumer/consumerGroup.js`): each consumer group instance kafkajs makes
+ * (one per start or restart of `run`) fetches in incremental fetch sessions (KIP-227), one per
+ * broker, kept by `FetchSessions`. Spread into the options of `kafka.consumer`; `onCreate` sees
+ * each new set of sessions (their counts).
+ */
+export function fetchSessionsOption (onCreate?: (sessions: FetchSessions) => void): { createFetchSessions: () => FetchSessions } {
+  return {
+    createFetchSessions: () => {
+      const sessions = new FetchSessions()
+      onCreate?.(sessions)
+      return sessions
+    },
+  }
 }

@@ -7,7 +7,7 @@ import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import { toMirrorError } from './errors.js'
-import { batchFetchedOffset, runWithBatchForwarding, withoutBatchForwarding } from './kafkajs-internals.js'
+import { batchFetchedOffset, fetchSessionsOption, runWithBatchForwarding, withoutBatchForwarding } from './kafkajs-internals.js'
 import { forwardingHook, KafkaForwardedBatch, type ForwardingPolicy } from './forwarded-record-batch.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 
@@ -81,6 +81,7 @@ export class KafkaRecordSource implements RecordSource {
         allowAutoTopicCreation: false,
         retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10_000 },
         ...(this.#assigners === undefined ? {} : { partitionAssigners: this.#assigners }),
+        ...(this.#settings.fetchSessions ? fetchSessionsOption() : {}),
       })
       this.#consumers.push(consumer)
       this.#assignments.set(consumer, new Set())

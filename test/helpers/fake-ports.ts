@@ -20,7 +20,7 @@ export function fakeFlowConfig (overrides: Partial<FlowConfig> = {}): FlowConfig
     name: 'source->target',
     source: connection('source'),
     target: connection('target'),
-    consumer: { groupId: 'mirror', autoOffsetReset: 'earliest', maxPollRecords: 500, fetchMaxBytes: 1 << 20, maxPartitionFetchBytes: 1 << 20, sessionTimeoutMs: 10_000, heartbeatIntervalMs: 20, fetchMaxWaitMs: 500, fetchMinBytes: 1 },
+    consumer: { groupId: 'mirror', autoOffsetReset: 'earliest', maxPollRecords: 500, fetchMaxBytes: 1 << 20, maxPartitionFetchBytes: 1 << 20, sessionTimeoutMs: 10_000, heartbeatIntervalMs: 20, fetchMaxWaitMs: 500, fetchMinBytes: 1, fetchSessions: true },
     producer: { acks: -1, compression: 'none', compressionSet: false, batchSizeBytes: 1 << 20, lingerMs: 0, idempotent: true, maxRequestSizeBytes: 1 << 20 },
     topics: createTopicFilter(/^.*$/u, undefined, '.*', undefined),
     replicationPolicy: { kind: 'identity' },

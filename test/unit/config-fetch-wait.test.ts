@@ -29,3 +29,14 @@ test('fetch.max.wait.ms at or above session.timeout.ms is refused, naming both k
   const bad = settings('fetch.min.bytes=0\n')
   assert.equal(bad.problems.problems[0]?.key, 'c.properties:fetch.min.bytes')
 })
+
+test('fetch.sessions.enable: on by default, false read, anything else refused naming the key', () => {
+  assert.equal(settings('bootstrap.servers=a:9092\n').consumer.fetchSessions, true)
+  const off = settings('fetch.sessions.enable=false\n')
+  assert.deepEqual(off.problems.problems, [])
+  assert.deepEqual(off.problems.ignored, [])
+  assert.equal(off.consumer.fetchSessions, false)
+  const bad = settings('fetch.sessions.enable=sometimes\n')
+  assert.equal(bad.problems.problems[0]?.key, 'c.properties:fetch.sessions.enable')
+  assert.equal(bad.problems.problems[0]?.value, 'sometimes')
+})
