@@ -1,14 +1,8 @@
 import type { DigestConfig, FlowConfig } from '../config/mirror-config.js'
-import { InternalTopicWriter } from '../kafka/internal-topic.js'
-import { settleWithin } from '../shared/deadline.js'
-import { errorLabel } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
-import { RearmingTimer } from '../shared/rearming-timer.js'
 import { loadRangeDigests } from './digest-verification.js'
 import { digestKey, type RangeDigest } from './range-digest.js'
-
-/** How long `stop()` waits for a running prune, then for the client to disconnect. */
-const STOP_BOUND_MS = 5_000
+import { TombstonePruner } from '../offsets/tombstone-pruner.js'
 
 /**
  * Keys of the digests nothing can be checked against any more: every target record they cover is
@@ -44,59 +38,29 @@ export interface DigestPrunerOptions {
  * and tried again at the next interval. `start()`/`stop()`, stop once-only.
  */
 export class DigestPruner {
-  readonly #flow: FlowConfig & { readonly digests: DigestConfig }
-  readonly #logger: Logger
-  readonly #intervalMs: number
-  readonly #isCoordinator: () => boolean
-  readonly #writer: InternalTopicWriter
-  #timer: RearmingTimer | undefined
-  #pruning: Promise<number> | undefined
-  #stopping: Promise<void> | undefined
+  readonly #pruner: TombstonePruner
 
   constructor (flow: FlowConfig & { readonly digests: DigestConfig }, options: DigestPrunerOptions) {
-    this.#flow = flow
-    this.#logger = options.logger.child({ flow: flow.name, component: 'digest-pruner' })
-    this.#intervalMs = options.intervalMs ?? 600_000
-    this.#isCoordinator = options.isCoordinator ?? (() => true)
-    this.#writer = new InternalTopicWriter(flow.target, this.#logger, { maxRequestSizeBytes: flow.producer.maxRequestSizeBytes })
+    const logger = options.logger.child({ flow: flow.name, component: 'digest-pruner' })
+    const topic = flow.digests.topic
+    this.#pruner = new TombstonePruner(flow, {
+      logger,
+      what: 'digests',
+      entriesField: 'digests',
+      topic,
+      scan: async () => {
+        const { exists, digests } = await loadRangeDigests(flow.target, topic, logger)
+        return exists ? { entries: digests.length, targetTopics: digests.map(d => d.targetTopic), prunable: logStarts => prunableDigestKeys(digests, logStarts) } : undefined
+      },
+      ...(options.intervalMs === undefined ? {} : { intervalMs: options.intervalMs }),
+      ...(options.isCoordinator === undefined ? {} : { isCoordinator: options.isCoordinator }),
+    })
   }
 
-  async start (): Promise<void> {
-    await this.#writer.start()
-    this.#timer = new RearmingTimer(this.#intervalMs, () => this.#isCoordinator() ? this.prune() : Promise.resolve())
-    this.#timer.start()
-  }
+  start (): Promise<void> { return this.#pruner.start() }
 
   /** One prune now (or the one running); resolves with the number of digests tombstoned. */
-  prune (): Promise<number> {
-    this.#pruning ??= this.#pruneOnce().catch(error => {
-      this.#logger.warn('pruning digests failed; trying again at the next interval', { code: errorLabel(error), error })
-      throw error
-    }).finally(() => { this.#pruning = undefined })
-    return this.#pruning
-  }
+  prune (): Promise<number> { return this.#pruner.prune() }
 
-  async #pruneOnce (): Promise<number> {
-    const topic = this.#flow.digests.topic
-    const { exists, digests } = await loadRangeDigests(this.#flow.target, topic, this.#logger)
-    if (!exists || digests.length === 0) return 0
-    const logStarts = new Map<string, Map<number, bigint>>()
-    for (const targetTopic of new Set(digests.map(d => d.targetTopic))) {
-      const starts = await this.#writer.logStartOffsets(targetTopic)
-      if (starts !== undefined) logStarts.set(targetTopic, starts)
-    }
-    const keys = prunableDigestKeys(digests, logStarts)
-    if (keys.length > 0) await this.#writer.write(topic, keys.map(key => ({ key, value: null })))
-    this.#logger.info('digests pruned', { topic, digests: digests.length, tombstoned: keys.length })
-    return keys.length
-  }
-
-  stop (): Promise<void> {
-    this.#stopping ??= (async () => {
-      this.#timer?.stop()
-      await settleWithin(this.#pruning ?? Promise.resolve(), STOP_BOUND_MS)
-      await settleWithin(this.#writer.stop(), STOP_BOUND_MS)
-    })()
-    return this.#stopping
-  }
+  stop (): Promise<void> { return this.#pruner.stop() }
 }

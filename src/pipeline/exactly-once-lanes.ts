@@ -4,7 +4,7 @@ import { retry } from '../shared/retry.js'
 import { settleWithin } from '../shared/deadline.js'
 import type { MirrorBatch } from './mirror-batch.js'
 import { bucketOf } from './partition-bucket.js'
-import { partitionKey } from './partition-key.js'
+import { parsePartitionKey, partitionKey } from './partition-key.js'
 import type { PartitionProgress } from './partition-progress.js'
 import type { FlowLabels, PipelineObserver } from './pipeline-observer.js'
 import type { AckSegment, FetchControl, PositionStore, SourcePosition, TransactionalSink } from './ports.js'
@@ -85,13 +85,11 @@ export class ExactlyOnceLanes implements IntakeGate {
   assign (owned: ReadonlySet<string>): void {
     const byLane = new Map<number, Map<string, { topic: string, partition: number }>>()
     for (const key of owned) {
-      const cut = key.lastIndexOf('\u0000')
-      const topic = key.slice(0, cut)
-      const partition = Number(key.slice(cut + 1))
-      const lane = this.laneOf(topic, partition)
+      const parsed = parsePartitionKey(key)
+      const lane = this.laneOf(parsed.topic, parsed.partition)
       let keys = byLane.get(lane)
       if (keys === undefined) byLane.set(lane, keys = new Map())
-      keys.set(key, { topic, partition })
+      keys.set(key, parsed)
     }
     for (const lane of this.#lanes) lane.assign(byLane.get(lane.index))
   }
@@ -224,8 +222,7 @@ class Lane implements LaneTransaction {
       if (!await ready) return undefined
       if (this.#partitions.has(key)) return ticket
       // A partition of this bucket fetched before its assignment was seen: read its position too.
-      const cut = key.lastIndexOf('\u0000')
-      this.#ready = this.#exclusive(() => this.#acquire(ticket, new Map([[key, { topic: key.slice(0, cut), partition: Number(key.slice(cut + 1)) }]])))
+      this.#ready = this.#exclusive(() => this.#acquire(ticket, new Map([[key, parsePartitionKey(key)]])))
     }
   }
 
