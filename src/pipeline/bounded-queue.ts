@@ -45,7 +45,8 @@ export class BoundedQueue<T extends QueueItem> {
   queued (lane: number): number { return this.#lanes[lane]?.length ?? 0 }
 
   #fits (item: T): boolean {
-    if (this.#records === 0) return true
+    // Alone in an empty queue anything fits (bytes held for a commit make it not empty: the commit frees them).
+    if (this.#records === 0 && this.#bytes === 0) return true
     return this.#records + countOf(item) <= this.capacityRecords && this.#bytes + item.bytes <= this.capacityBytes
   }
 
@@ -125,6 +126,25 @@ export class BoundedQueue<T extends QueueItem> {
   release (item: T): void {
     this.#records -= countOf(item)
     this.#bytes -= item.bytes
+    this.#wakeSpaceWaiters()
+  }
+
+  /**
+   * Gives back an item's record count only: its bytes stay held until `releaseBytes` (exactly-once:
+   * a written batch is kept, for its acknowledgement, until its transaction commits).
+   */
+  releaseRecords (item: T): void {
+    this.#records -= countOf(item)
+    this.#wakeSpaceWaiters()
+  }
+
+  /** Gives back the bytes of an item whose records were released with `releaseRecords`. */
+  releaseBytes (item: T): void {
+    this.#bytes -= item.bytes
+    this.#wakeSpaceWaiters()
+  }
+
+  #wakeSpaceWaiters (): void {
     const waiters = this.#spaceWaiters
     this.#spaceWaiters = []
     for (const wake of waiters) wake()

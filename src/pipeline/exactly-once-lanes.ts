@@ -41,6 +41,12 @@ export interface ExactlyOnceLanesOptions {
   readonly onFatal: (error: Error) => void
 }
 
+/** The queue's bytes a lane keeps for the batches of its open transaction (`BoundedQueue`). */
+export interface HeldBytes {
+  readonly capacityBytes: number
+  releaseBytes: (batch: MirrorBatch) => void
+}
+
 interface Acknowledgement {
   readonly batch: MirrorBatch
   readonly segments: readonly AckSegment[]
@@ -73,11 +79,18 @@ export class ExactlyOnceLanes implements IntakeGate {
     return bucketOf(topic, partition, this.#lanes.length)
   }
 
-  /** The transaction hooks of lane `index` for its worker, and the listener that holds acknowledgements until commit. */
-  lane (index: number, inner: WorkerListener): { transaction: LaneTransaction, listener: WorkerListener } {
+  /**
+   * The transaction hooks of lane `index` for its worker, and the listener that holds acknowledgements
+   * until commit. The lane keeps the queue's bytes of what its open transaction wrote (`held`) and
+   * commits early once that reaches its share, half the queue's bytes over all lanes: what waits for
+   * a commit stays within `queue.bytes`.
+   */
+  lane (index: number, inner: WorkerListener, held: HeldBytes): { transaction: LaneTransaction, listener: WorkerListener } {
     const lane = this.#lanes[index]
     if (lane === undefined) throw new RangeError(`lane ${index} of ${this.#lanes.length}`)
     lane.inner = inner
+    lane.held = held
+    lane.commitAtBytes = Math.max(1, Math.floor(held.capacityBytes / (2 * this.#lanes.length)))
     return { transaction: lane, listener: lane.listener() }
   }
 
@@ -129,6 +142,11 @@ class Lane implements LaneTransaction {
   /** Acquisition, writes, commits and release of this lane, one after the other. */
   #chain: Promise<unknown> = Promise.resolve()
   #pending: Acknowledgement[] = []
+  /** Batches the open transaction wrote (or tried to), whose queue bytes the lane gives back when it ends. */
+  #written: MirrorBatch[] = []
+  #writtenBytes = 0
+  held: HeldBytes | undefined
+  commitAtBytes = Number.POSITIVE_INFINITY
   readonly #positions = new Map<string, SourcePosition>()
   #openedAtMs: number | undefined
 
@@ -199,7 +217,7 @@ class Lane implements LaneTransaction {
 
   async #release (): Promise<void> {
     // Still ours until someone fences us: commit what was written, else it is aborted by the next owner.
-    if (this.#pending.length > 0) await this.#commit(false).catch(() => {})
+    if (this.#pending.length > 0 || this.#written.length > 0) await this.#commit(false).catch(() => {})
     this.#dropOpen()
     for (const { topic, partition } of this.#partitions.values()) this.#options.progress.resume(topic, partition, undefined)
     this.#partitions = new Map()
@@ -248,28 +266,36 @@ class Lane implements LaneTransaction {
 
   async write (batches: readonly MirrorBatch[], write: (batches: readonly MirrorBatch[]) => Promise<void>): Promise<void> {
     await this.#exclusive(async () => {
-      const current = batches.filter(batch => this.#tickets.get(batch) === this.#ticket)
-      if (!this.owned || current.length === 0) return
+      const current: MirrorBatch[] = []
+      for (const batch of batches) {
+        if (this.owned && this.#tickets.get(batch) === this.#ticket) current.push(batch)
+        else this.held?.releaseBytes(batch)
+      }
+      if (current.length === 0) return
       this.#openedAtMs ??= Date.now()
+      for (const batch of current) {
+        this.#written.push(batch)
+        this.#writtenBytes += batch.bytes
+      }
       try {
         await write(current)
       } catch (error) {
         if (error instanceof TransactionFailedError) return this.#failed(error)
         throw error
       }
-      if (Date.now() - this.#openedAtMs >= this.#options.commitIntervalMs) await this.#commit(true)
+      if (Date.now() - this.#openedAtMs >= this.#options.commitIntervalMs || this.#writtenBytes >= this.commitAtBytes) await this.#commit(true)
     })
   }
 
   async idle (): Promise<void> {
-    if (this.#pending.length === 0) return
+    if (this.#pending.length === 0 && this.#written.length === 0) return
     await this.#exclusive(() => this.#commit(true))
   }
 
   /** Commits the open transaction with its positions; then the held acknowledgements go on. */
   async #commit (failOnError: boolean): Promise<void> {
     if (this.#pending.length === 0) {
-      this.#openedAtMs = undefined
+      this.#dropOpen()
       return
     }
     const { observer, labels } = this.#options
@@ -293,6 +319,10 @@ class Lane implements LaneTransaction {
     this.#pending = []
     this.#positions.clear()
     this.#openedAtMs = undefined
+    const written = this.#written
+    this.#written = []
+    this.#writtenBytes = 0
+    for (const batch of written) this.held?.releaseBytes(batch)
   }
 
   /** The open transaction cannot commit: dropped when the lane was given up meanwhile, else the flow stops. */

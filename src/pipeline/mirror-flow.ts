@@ -175,7 +175,7 @@ export class MirrorFlow {
   }
 
   #runWorker (sink: FlowPorts['sinks'][number], lane: number): Promise<void> {
-    const transactional = this.#exactlyOnce?.lane(lane, this.#acks)
+    const transactional = this.#exactlyOnce?.lane(lane, this.#acks, this.#queue)
     return new ProducerWorker(this.#queue, sink, {
       lane,
       maxRequestBytes: Math.max(this.config.producer.maxRequestSizeBytes, this.config.producer.batchSizeBytes),

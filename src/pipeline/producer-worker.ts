@@ -28,7 +28,12 @@ export interface WorkerListener {
 export interface LaneTransaction {
   /** Longest the worker waits for batches before it commits what it wrote. */
   readonly idleCommitMs: number
-  /** Writes the batches taken under the lane's current acquisition (`write`), then commits when the transaction is old enough. */
+  /**
+   * Writes the batches taken under the lane's current acquisition (`write`), then commits when the
+   * transaction is old enough or holds its share of the queue's bytes. The queue's bytes of every
+   * batch passed in are given back by the lane (`releaseBytes`): at once for a batch it does not
+   * write, after the transaction ended for the others; the worker gives back their record counts.
+   */
   write: (batches: readonly MirrorBatch[], write: (batches: readonly MirrorBatch[]) => Promise<void>) => Promise<void>
   /** The lane has nothing to write now: commits what is open. */
   idle: () => Promise<void>
@@ -90,11 +95,19 @@ export class ProducerWorker {
         if (batches === undefined) continue
         return
       }
+      if (transaction === undefined) {
+        try {
+          await this.#write(batches)
+        } finally {
+          for (const batch of batches) this.#queue.release(batch)
+        }
+        continue
+      }
       try {
-        if (transaction === undefined) await this.#write(batches)
-        else await transaction.write(batches, owned => this.#write(owned))
+        await transaction.write(batches, owned => this.#write(owned))
       } finally {
-        for (const batch of batches) this.#queue.release(batch)
+        // The lane gives their bytes back once their transaction ended (`LaneTransaction.write`).
+        for (const batch of batches) this.#queue.releaseRecords(batch)
       }
     }
   }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { ExactlyOnceLanes } from '../../src/pipeline/exactly-once-lanes.js'
+import { BoundedQueue } from '../../src/pipeline/bounded-queue.js'
+import { ExactlyOnceLanes, type HeldBytes } from '../../src/pipeline/exactly-once-lanes.js'
 import type { MirrorBatch } from '../../src/pipeline/mirror-batch.js'
 import { bucketOf } from '../../src/pipeline/partition-bucket.js'
 import { partitionKey } from '../../src/pipeline/partition-key.js'
@@ -26,6 +27,12 @@ class FakeTransactionalSink implements TransactionalSink {
     this.commits.push([...positions])
     this.calls.push('commit')
   }
+}
+
+/** Records which batches had their queue bytes given back. */
+function heldBytes (capacityBytes = 1_000_000_000): HeldBytes & { released: MirrorBatch[] } {
+  const released: MirrorBatch[] = []
+  return { capacityBytes, released, releaseBytes: batch => { released.push(batch) } }
 }
 
 function setup (stored: Map<string, bigint> = new Map(), lanes = 4): { lanes: ExactlyOnceLanes, sinks: FakeTransactionalSink[], progress: PartitionProgress, acked: MirrorBatch[], inner: WorkerListener } {
@@ -59,7 +66,8 @@ test('acknowledgements are held until the lane\'s transaction committed, with th
   lanes.assign(new Set([partitionKey('t', 0)]))
   const ticket = await lanes.admit('t', 0, fetchControl())
   assert.notEqual(ticket, undefined)
-  const { transaction, listener } = lanes.lane(lane, inner)
+  const held = heldBytes()
+  const { transaction, listener } = lanes.lane(lane, inner, held)
   const first = batch('t', 0, 0, 10)
   const second = batch('t', 0, 10, 5)
   for (const b of [first, second]) {
@@ -70,10 +78,12 @@ test('acknowledgements are held until the lane\'s transaction committed, with th
     for (const b of written) listener.acknowledged(b, [{ from: 0, count: b.records.length, targetBaseOffset: 0n }], 0, b.records.length)
   })
   assert.deepEqual(acked, [], 'nothing goes on before the commit')
+  assert.deepEqual(held.released, [], 'their queue bytes stay held until the commit')
   assert.deepEqual(progress.commitCandidates().map(c => c.offset), [0n], 'the source commit may not pass the first record yet')
   await transaction.idle()
   assert.deepEqual(sinks[lane]?.commits, [[{ topic: 't', partition: 0, offset: 15n }]])
   assert.deepEqual(acked, [first, second])
+  assert.deepEqual(held.released, [first, second])
   assert.deepEqual(progress.commitCandidates().map(c => c.offset), [15n])
 })
 
@@ -95,10 +105,12 @@ test('batches admitted before the lane was taken again are not written; a lane g
   lanes.assign(new Set())
   lanes.assign(new Set([key]))
   assert.notEqual(await lanes.admit('t', 2, fetchControl()), ticket, 'a new acquisition, a new ticket')
-  const { transaction } = lanes.lane(lane, inner)
+  const held = heldBytes()
+  const { transaction } = lanes.lane(lane, inner, held)
   let written = 0
   await transaction.write([old], async b => { written += b.length })
   assert.equal(written, 0, 'the old batch belongs to a transaction that is gone')
+  assert.deepEqual(held.released, [old], 'and its queue bytes are given back at once')
   assert.deepEqual(sinks[lane]?.calls, ['acquire', 'release', 'acquire'])
 
   // Given up while writing: the fenced transaction is dropped, not a failure of the flow.
@@ -109,6 +121,7 @@ test('batches admitted before the lane was taken again are not written; a lane g
     throw new TransactionFailedError('fenced', { kafkaCode: 'PRODUCER_FENCED' })
   })
   assert.equal(await lanes.admit('t', 2, fetchControl()), undefined, 'not owned here any more')
+  assert.deepEqual(held.released, [old, fresh], 'the dropped transaction gave its bytes back')
 })
 
 test('a transaction that cannot commit on a lane still owned stops the flow', async () => {
@@ -116,7 +129,7 @@ test('a transaction that cannot commit on a lane still owned stops the flow', as
   const lane = lanes.laneOf('t', 0)
   lanes.assign(new Set([partitionKey('t', 0)]))
   const ticket = await lanes.admit('t', 0, fetchControl()) as number
-  const { transaction, listener } = lanes.lane(lane, inner)
+  const { transaction, listener } = lanes.lane(lane, inner, heldBytes())
   const b = batch('t', 0, 0, 2)
   lanes.stamp(b, ticket)
   progress.admitted(b)
@@ -124,4 +137,49 @@ test('a transaction that cannot commit on a lane still owned stops the flow', as
   ;(sinks[lane] as FakeTransactionalSink).failCommit = new TransactionFailedError('timed out', { kafkaCode: 'INVALID_PRODUCER_EPOCH' })
   await assert.rejects(transaction.idle(), TransactionFailedError)
   assert.deepEqual(progress.commitCandidates().map(c => c.offset), [0n], 'nothing of the failed transaction may be committed on the source')
+})
+
+test('what a transaction wrote keeps its queue bytes until the commit, and a lane commits early once it holds its share (half of queue.bytes over the lanes)', async () => {
+  const { lanes, sinks, progress, acked, inner } = setup(new Map(), 2)
+  // 2 lanes, 400 bytes: a lane's share is 100 bytes, i.e. 10 records of the batches below.
+  const queue = new BoundedQueue<MirrorBatch>(1_000, 400, 2)
+  const lane = lanes.laneOf('t', 0)
+  lanes.assign(new Set([partitionKey('t', 0)]))
+  const ticket = await lanes.admit('t', 0, fetchControl()) as number
+  const { transaction, listener } = lanes.lane(lane, inner, queue)
+  const write = async (from: number, count: number): Promise<MirrorBatch> => {
+    const b = batch('t', 0, from, count)
+    lanes.stamp(b, ticket)
+    progress.admitted(b)
+    await queue.push(b, lane)
+    const taken = await queue.take(lane, 1_000_000)
+    await transaction.write(taken, async written => { for (const w of written) listener.acknowledged(w, [{ from: 0, count, targetBaseOffset: 0n }], 0, count) })
+    for (const t of taken) queue.releaseRecords(t)
+    return b
+  }
+  const first = await write(0, 6)
+  assert.equal(queue.records, 0, 'written: its records are no longer counted')
+  assert.equal(queue.bytes, 60, 'but its bytes are held by the open transaction')
+  assert.deepEqual(sinks[lane]?.commits, [], 'below the share (100 bytes): no commit yet (interval 60 s)')
+  const second = await write(6, 5)
+  assert.deepEqual(sinks[lane]?.commits, [[{ topic: 't', partition: 0, offset: 11n }]], '110 bytes held: committed at once')
+  assert.equal(queue.bytes, 0)
+  assert.deepEqual(acked, [first, second])
+})
+
+test('a queue whose bytes are all held for a commit admits nothing until the commit gives them back', async () => {
+  const queue = new BoundedQueue<MirrorBatch>(1_000, 100, 1)
+  const held = batch('t', 0, 0, 10)
+  await queue.push(held, 0)
+  await queue.take(0, 1_000)
+  queue.releaseRecords(held)
+  assert.equal(queue.records, 0)
+  let admitted = false
+  const next = queue.push(batch('t', 0, 10, 1), 0).then(() => { admitted = true })
+  await new Promise(resolve => setImmediate(resolve))
+  assert.equal(admitted, false, 'no records queued, but no bytes free either')
+  queue.releaseBytes(held)
+  await next
+  assert.equal(admitted, true)
+  assert.equal(queue.bytes, 10)
 })
