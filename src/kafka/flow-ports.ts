@@ -32,7 +32,7 @@ export function kafkaFlowPorts (flow: FlowConfig, logger: Logger, producers?: Mi
   if (exactlyOnce !== undefined) {
     // One transactional id per lane, the same in every process of the flow; the bucket assignor keeps each lane's partitions on one member.
     const sinks = Array.from({ length: flow.numProducers }, (_, lane) => new KafkaTransactionalSink(flow.target, flow.producer, {
-      transactionalId: `${flow.consumer.groupId}.lane-${lane}`,
+      transactionalIds: [`${flow.consumer.groupId}.lane-${lane}`, `${flow.consumer.groupId}.lane-${lane}.2`],
       transactionTimeoutMs: exactlyOnce.transactionTimeoutMs,
       positionsTopic: exactlyOnce.positionsTopic,
       groupId: flow.consumer.groupId,

@@ -19,44 +19,62 @@ const { Partitioners } = kafkajs
 const TRANSACTION_LOST: ReadonlySet<string> = new Set(['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH', 'INVALID_TXN_STATE', 'INVALID_PRODUCER_ID_MAPPING', 'UNKNOWN_PRODUCER_ID', 'OUT_OF_ORDER_SEQUENCE_NUMBER', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'INVALID_TRANSACTION_TIMEOUT'])
 
 export interface TransactionalSinkOptions {
-  /** Stable per flow and lane: `<group.id>.lane-<n>`, the same in whichever process holds the lane. */
-  readonly transactionalId: string
+  /**
+   * Stable per flow and lane, the same in whichever process holds the lane: `<group.id>.lane-<n>`
+   * and `<group.id>.lane-<n>.2`. The lane's transactions alternate between them, so one is written
+   * while the one before is being committed.
+   */
+  readonly transactionalIds: readonly string[]
   readonly transactionTimeoutMs: number
   /** Where the positions go, in the same transaction as the records. */
   readonly positionsTopic: string
   /** The source group: positions are kept per group. */
   readonly groupId: string
-  /** Told the producer id before it writes (active-active: the opposite mirror skips its batches). */
+  /** Told each producer id before it writes (active-active: the opposite mirror skips its batches). */
   readonly onProducerStarted?: (producerId: bigint) => Promise<void>
+}
+
+/** One of a lane's transactional producers. */
+interface Slot {
+  readonly transactionalId: string
+  producer: Producer | undefined
+  transaction: Transaction | undefined
+  /** The commit of this producer's last transaction: its next one starts after it. */
+  committed: Promise<void>
 }
 
 /**
  * One producer lane writing in transactions (exactly-once). `acquire` starts a kafkajs
- * transactional producer with the lane's transactional id; its first transaction sends
- * InitProducerId, which fences any other holder of the id and makes the coordinator abort that
- * holder's open transaction. Records (decoded or forwarded batches, which then carry this
+ * transactional producer for each of the lane's transactional ids; each one's first transaction
+ * sends InitProducerId, which fences any other holder of the id and makes the coordinator abort
+ * that holder's open transaction. Records (decoded or forwarded batches, which then carry the
  * producer's id, epoch, sequence and the transactional bit) are written in the open transaction;
- * `commitTransaction` adds the positions and commits. The broker's EndTxn writes the markers.
+ * `commitTransaction` adds the positions and asks for the commit, and the next transaction goes to
+ * the other producer: its records are written while the coordinator completes the commit (EndTxn,
+ * then the markers; a new transaction on the same id would have to wait for the markers). A
+ * transaction's EndTxn is sent only after the one before it committed; if that one failed, this
+ * one is aborted, so what is committed is always a prefix of what the lane wrote.
  */
 export class KafkaTransactionalSink implements TransactionalSink {
   readonly #connection: ClusterConnection
   readonly #settings: ProducerSettings
   readonly #options: TransactionalSinkOptions
   readonly #logger: Logger
-  #producer: Producer | undefined
-  #transaction: Transaction | undefined
+  #slots: Slot[] = []
+  #current = 0
   #connected = false
 
   constructor (connection: ClusterConnection, settings: ProducerSettings, options: TransactionalSinkOptions, logger: Logger) {
+    if (options.transactionalIds.length === 0) throw new MirrorError(ErrorCodes.INTERNAL, 'a transactional sink needs at least one transactional id')
     this.#connection = connection
     this.#settings = settings
     this.#options = options
     this.#logger = logger
   }
 
-  get connected (): boolean { return this.#connected || this.#producer === undefined }
+  get connected (): boolean { return this.#connected || this.#slots.length === 0 }
 
-  /** Nothing to do: a lane's producer starts when its bucket is assigned here (`acquire`), never before, or it would fence the owner. */
+  /** Nothing to do: a lane's producers start when its bucket is assigned here (`acquire`), never before, or they would fence the owner. */
   async start (): Promise<void> {}
 
   /** Runs outside the source consumer's batch-forwarding context (lanes are taken from its group events): what it reads gets records. */
@@ -66,66 +84,87 @@ export class KafkaTransactionalSink implements TransactionalSink {
 
   async #acquire (): Promise<void> {
     await this.release()
+    const slots: Slot[] = []
+    try {
+      for (const transactionalId of this.#options.transactionalIds) slots.push(await this.#startProducer(transactionalId))
+    } catch (error) {
+      await Promise.all(slots.map(slot => slot.producer?.disconnect().catch(() => {})))
+      throw error
+    }
+    this.#slots = slots
+    this.#current = 0
+    this.#connected = true
+  }
+
+  async #startProducer (transactionalId: string): Promise<Slot> {
     const producer = createKafkaClient(this.#connection, this.#logger).producer({
       allowAutoTopicCreation: false,
       idempotent: true,
       maxInFlightRequests: 1,
-      transactionalId: this.#options.transactionalId,
+      transactionalId,
       transactionTimeout: this.#options.transactionTimeoutMs,
       // Enough retries to ride out an outage shorter than the transaction timeout (EndTxn, AddPartitionsToTxn).
       retry: { retries: 12, initialRetryTime: 200, maxRetryTime: 4_000 },
       createPartitioner: Partitioners.DefaultPartitioner,
     })
+    let transaction: Transaction
     try {
       await producer.connect()
       // The first transaction initialises the transactional id: previous holders are fenced here.
-      this.#transaction = await producer.transaction()
+      transaction = await producer.transaction()
     } catch (error) {
       await producer.disconnect().catch(() => {})
-      throw toMirrorError(error, `cannot start the transactional producer ${this.#options.transactionalId} on the ${this.#connection.alias} cluster`, ErrorCodes.KAFKA, this.#connection)
+      throw toMirrorError(error, `cannot start the transactional producer ${transactionalId} on the ${this.#connection.alias} cluster`, ErrorCodes.KAFKA, this.#connection)
     }
-    this.#producer = producer
     const producerId = producerIdOf(producer)
     if (producerId !== undefined && this.#options.onProducerStarted !== undefined) {
       try {
         await this.#options.onProducerStarted(producerId)
       } catch (error) {
-        await this.release()
+        await producer.disconnect().catch(() => {})
         throw toMirrorError(error, `cannot publish the producer id of the mirror on the ${this.#connection.alias} cluster`, ErrorCodes.KAFKA, this.#connection)
       }
     }
-    this.#connected = true
+    return { transactionalId, producer, transaction, committed: Promise.resolve() }
   }
 
-  async #open (): Promise<Transaction> {
-    const producer = this.#producer
-    if (producer === undefined) throw new TransactionFailedError(`the transactional producer ${this.#options.transactionalId} is not started (its lane is not held here)`)
-    if (this.#transaction?.isActive() !== true) {
+  /** The producer the open transaction is on, once its previous transaction's commit settled. */
+  async #slot (): Promise<Slot> {
+    const slot = this.#slots[this.#current]
+    if (slot?.producer === undefined) throw new TransactionFailedError(`the transactional producers ${this.#options.transactionalIds.join(', ')} are not started (their lane is not held here)`)
+    await slot.committed
+    return slot
+  }
+
+  async #open (slot: Slot): Promise<Transaction> {
+    if (slot.transaction?.isActive() !== true) {
       try {
-        this.#transaction = await producer.transaction()
+        slot.transaction = await (slot.producer as Producer).transaction()
       } catch (error) {
-        throw this.#lost(error, 'beginning a transaction')
+        throw this.#lost(slot, error, 'beginning a transaction')
       }
     }
-    return this.#transaction as Transaction
+    return slot.transaction as Transaction
   }
 
   async send (writes: readonly PartitionWrite[], timeoutMs = 30_000): Promise<PartitionAck[]> {
-    const transaction = await this.#open()
+    const slot = await this.#slot()
+    const transaction = await this.#open(slot)
     try {
       const metadata = await transaction.sendBatch({ topicMessages: topicMessagesOf(writes), acks: -1, compression: compressionTypes[this.#settings.compression], timeout: timeoutMs })
       this.#connected = true
       return acksOf(metadata, writes, this.#connection)
     } catch (error) {
       const failure = sendFailureOf(error, writes, this.#connection)
-      if (failure.producerStateLost || TRANSACTION_LOST.has(failure.error.kafkaCode ?? '') || transaction.isActive() !== true) throw this.#lost(error, 'writing')
+      if (failure.producerStateLost || TRANSACTION_LOST.has(failure.error.kafkaCode ?? '') || transaction.isActive() !== true) throw this.#lost(slot, error, 'writing')
       if (failure.retriable) this.#connected = false
       throw failure.error
     }
   }
 
-  async commitTransaction (positions: readonly SourcePosition[]): Promise<void> {
-    const transaction = await this.#open()
+  async commitTransaction (positions: readonly SourcePosition[]): Promise<{ readonly committed: Promise<void> }> {
+    const slot = await this.#slot()
+    const transaction = await this.#open(slot)
     try {
       if (positions.length > 0) {
         const messages = positions.map(position => ({ partition: 0, ...encodePosition({ group: this.#options.groupId, ...position }) }))
@@ -134,31 +173,57 @@ export class KafkaTransactionalSink implements TransactionalSink {
           throw toMirrorError(error, `writing positions to ${this.#options.positionsTopic}`, ErrorCodes.KAFKA, this.#connection)
         }), { maxAttempts: 20, initialBackoffMs: 200, maxBackoffMs: 3_000, shouldRetry: error => error instanceof MirrorError && error.retriable && !TRANSACTION_LOST.has(error.kafkaCode ?? '') && transaction.isActive() })
       }
+    } catch (error) {
+      throw this.#lost(slot, error, 'writing the positions')
+    }
+    const previous = (this.#slots[(this.#current + this.#slots.length - 1) % this.#slots.length] as Slot).committed
+    const committed = this.#commitAfter(previous, slot, transaction)
+    // Settled by whoever waits for it; never an unhandled rejection when nobody does.
+    committed.catch(() => {})
+    slot.committed = committed
+    this.#current = (this.#current + 1) % this.#slots.length
+    return { committed }
+  }
+
+  async #commitAfter (previous: Promise<void>, slot: Slot, transaction: Transaction): Promise<void> {
+    try {
+      await previous
+    } catch (error) {
+      // The transaction before did not commit: this one's records come after those, so it must not commit either.
+      await transaction.abort().catch(() => {})
+      if (transaction.isActive() !== true) slot.transaction = undefined
+      throw new TransactionFailedError(`the transaction of ${slot.transactionalId} was aborted: the one before it on the lane did not commit (${(error as Error).message})`, { cause: error, ...(error instanceof MirrorError && error.kafkaCode !== undefined ? { kafkaCode: error.kafkaCode } : {}) })
+    }
+    try {
       // EndTxn is retried inside kafkajs (patch) while the coordinator cannot be reached.
       await transaction.commit()
     } catch (error) {
-      throw this.#lost(error, 'committing')
+      throw this.#lost(slot, error, 'committing')
     } finally {
-      if (transaction.isActive() !== true) this.#transaction = undefined
+      if (transaction.isActive() !== true) slot.transaction = undefined
     }
   }
 
-  #lost (error: unknown, doing: string): TransactionFailedError {
+  #lost (slot: Slot, error: unknown, doing: string): TransactionFailedError {
     if (error instanceof TransactionFailedError) return error
-    const converted = error instanceof MirrorError ? error : toMirrorError(error, `${doing} in the transaction of ${this.#options.transactionalId} failed`, ErrorCodes.KAFKA, this.#connection)
-    return new TransactionFailedError(`${doing} in the transaction of ${this.#options.transactionalId} on the ${this.#connection.alias} cluster failed: ${converted.kafkaCode ?? converted.code} (${converted.message}); nothing of it is visible to read_committed consumers`, { cause: error, ...(converted.kafkaCode === undefined ? {} : { kafkaCode: converted.kafkaCode }) })
+    const converted = error instanceof MirrorError ? error : toMirrorError(error, `${doing} in the transaction of ${slot.transactionalId} failed`, ErrorCodes.KAFKA, this.#connection)
+    return new TransactionFailedError(`${doing} in the transaction of ${slot.transactionalId} on the ${this.#connection.alias} cluster failed: ${converted.kafkaCode ?? converted.code} (${converted.message}); nothing of it is visible to read_committed consumers`, { cause: error, ...(converted.kafkaCode === undefined ? {} : { kafkaCode: converted.kafkaCode }) })
   }
 
   async release (): Promise<void> {
-    const producer = this.#producer
-    this.#producer = undefined
-    this.#transaction = undefined
-    if (producer === undefined) return
-    try {
-      await producer.disconnect()
-    } catch (error) {
-      this.#logger.warn('transactional producer did not disconnect cleanly', { error })
-    }
+    const slots = this.#slots
+    this.#slots = []
+    await Promise.all(slots.map(async slot => {
+      const producer = slot.producer
+      slot.producer = undefined
+      slot.transaction = undefined
+      if (producer === undefined) return
+      try {
+        await producer.disconnect()
+      } catch (error) {
+        this.#logger.warn('transactional producer did not disconnect cleanly', { transactionalId: slot.transactionalId, error })
+      }
+    }))
   }
 
   async stop (): Promise<void> {

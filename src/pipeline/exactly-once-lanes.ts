@@ -147,6 +147,10 @@ class Lane implements LaneTransaction {
   #writtenBytes = 0
   held: HeldBytes | undefined
   commitAtBytes = Number.POSITIVE_INFINITY
+  /** Commits asked for and not settled yet, chained: acknowledgements go on in transaction order. */
+  #committing: Promise<void> = Promise.resolve()
+  /** A commit that failed while the lane went on writing: the next write or idle reports it. */
+  #commitFailure: TransactionFailedError | undefined
   readonly #positions = new Map<string, SourcePosition>()
   #openedAtMs: number | undefined
 
@@ -218,6 +222,8 @@ class Lane implements LaneTransaction {
   async #release (): Promise<void> {
     // Still ours until someone fences us: commit what was written, else it is aborted by the next owner.
     if (this.#pending.length > 0 || this.#written.length > 0) await this.#commit(false).catch(() => {})
+    await this.#committing
+    this.#commitFailure = undefined
     this.#dropOpen()
     for (const { topic, partition } of this.#partitions.values()) this.#options.progress.resume(topic, partition, undefined)
     this.#partitions = new Map()
@@ -266,6 +272,7 @@ class Lane implements LaneTransaction {
 
   async write (batches: readonly MirrorBatch[], write: (batches: readonly MirrorBatch[]) => Promise<void>): Promise<void> {
     await this.#exclusive(async () => {
+      if (this.#commitFailure !== undefined) return this.#failed(this.#takeCommitFailure())
       const current: MirrorBatch[] = []
       for (const batch of batches) {
         if (this.owned && this.#tickets.get(batch) === this.#ticket) current.push(batch)
@@ -287,32 +294,70 @@ class Lane implements LaneTransaction {
     })
   }
 
+  /** Nothing to write now: commits what is open, and waits until every commit asked for settled. */
   async idle (): Promise<void> {
-    if (this.#pending.length === 0 && this.#written.length === 0) return
-    await this.#exclusive(() => this.#commit(true))
+    await this.#exclusive(async () => {
+      if (this.#pending.length > 0 || this.#written.length > 0) await this.#commit(true)
+      await this.#committing
+      if (this.#commitFailure !== undefined) this.#failed(this.#takeCommitFailure())
+    })
   }
 
-  /** Commits the open transaction with its positions; then the held acknowledgements go on. */
+  /**
+   * Asks for the commit of the open transaction with its positions, and goes on: the sink writes
+   * the next transaction meanwhile. The held acknowledgements (and the queue bytes) are passed on
+   * once it committed, after those of the transactions before it.
+   */
   async #commit (failOnError: boolean): Promise<void> {
     if (this.#pending.length === 0) {
       this.#dropOpen()
       return
     }
-    const { observer, labels } = this.#options
+    const { observer, labels, logger } = this.#options
     const started = performance.now()
-    try {
-      await this.#sink.commitTransaction([...this.#positions.values()])
-    } catch (error) {
-      const failure = error instanceof TransactionFailedError ? error : new TransactionFailedError(`committing the transaction of lane ${this.index} failed: ${(error as Error).message}`, { cause: error })
-      if (failOnError) return this.#failed(failure)
+    const acks = this.#pending
+    const written = this.#written
+    const positions = [...this.#positions.values()]
+    this.#pending = []
+    this.#written = []
+    this.#writtenBytes = 0
+    this.#positions.clear()
+    this.#openedAtMs = undefined
+    const giveBack = (): void => { for (const batch of written) this.held?.releaseBytes(batch) }
+    const aborted = (error: unknown): TransactionFailedError => {
+      giveBack()
       observer.transactionEnded?.(labels, 'aborted', (performance.now() - started) / 1000)
-      this.#dropOpen()
+      return error instanceof TransactionFailedError ? error : new TransactionFailedError(`committing the transaction of lane ${this.index} failed: ${(error as Error).message}`, { cause: error })
+    }
+    let committed: Promise<void>
+    try {
+      ({ committed } = await this.#sink.commitTransaction(positions))
+    } catch (error) {
+      const failure = aborted(error)
+      if (failOnError) this.#failed(failure)
       return
     }
-    observer.transactionEnded?.(labels, 'committed', (performance.now() - started) / 1000)
-    const acks = this.#pending
-    this.#dropOpen()
-    for (const ack of acks) this.inner?.acknowledged(ack.batch, ack.segments, ack.ackTimeMs, ack.recordsAcked)
+    const previous = this.#committing
+    this.#committing = (async () => {
+      await previous
+      try {
+        await committed
+      } catch (error) {
+        const failure = aborted(error)
+        if (failOnError && this.owned) this.#commitFailure ??= failure
+        else logger.info('the transaction of a producer lane given up was aborted; its new owner copies those records', { lane: this.index, code: failure.kafkaCode })
+        return
+      }
+      observer.transactionEnded?.(labels, 'committed', (performance.now() - started) / 1000)
+      giveBack()
+      for (const ack of acks) this.inner?.acknowledged(ack.batch, ack.segments, ack.ackTimeMs, ack.recordsAcked)
+    })()
+  }
+
+  #takeCommitFailure (): TransactionFailedError {
+    const failure = this.#commitFailure as TransactionFailedError
+    this.#commitFailure = undefined
+    return failure
   }
 
   #dropOpen (): void {
@@ -328,7 +373,7 @@ class Lane implements LaneTransaction {
   /** The open transaction cannot commit: dropped when the lane was given up meanwhile, else the flow stops. */
   #failed (error: TransactionFailedError): void {
     const { observer, labels, logger } = this.#options
-    observer.transactionEnded?.(labels, 'aborted', 0)
+    if (this.#pending.length > 0 || this.#written.length > 0) observer.transactionEnded?.(labels, 'aborted', 0)
     this.#dropOpen()
     if (!this.owned) {
       logger.info('the transaction of a producer lane given up was aborted; its new owner copies those records', { lane: this.index, code: error.kafkaCode })

@@ -182,12 +182,17 @@ export interface SourcePosition {
  * `TransactionFailedError`s.
  */
 export interface TransactionalSink extends RecordSink {
-  /** Takes the lane's transactional id: any other process holding it is fenced, and its open transaction aborted. */
+  /** Takes the lane's transactional ids: any other process holding one is fenced, and its open transaction aborted. */
   acquire: () => Promise<void>
-  /** Gives the id up without committing (what is open is aborted by the next owner or times out). */
+  /** Gives the ids up without committing (what is open is aborted by the next owner or times out). */
   release: () => Promise<void>
-  /** Writes `positions` in the open transaction and commits it. */
-  commitTransaction: (positions: readonly SourcePosition[]) => Promise<void>
+  /**
+   * Writes `positions` in the open transaction and asks for its commit. Resolves once the next
+   * transaction may be written (`send` may go on while this one is being committed); `committed`
+   * settles when this one is: it rejects with a `TransactionFailedError` when it did not commit,
+   * and so does every later transaction's (a transaction commits only after the one before it did).
+   */
+  commitTransaction: (positions: readonly SourcePosition[]) => Promise<{ readonly committed: Promise<void> }>
 }
 
 /** Where a flow's positions live on the target (exactly-once): read, as committed, when a lane is taken. */

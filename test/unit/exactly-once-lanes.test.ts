@@ -17,15 +17,28 @@ class FakeTransactionalSink implements TransactionalSink {
   readonly calls: string[] = []
   readonly commits: SourcePosition[][] = []
   failCommit: Error | undefined
+  /** When set, each commit settles only when the test settles it (`settle`): the lane writes on meanwhile. */
+  holdCommits = false
+  readonly #held: Array<{ resolve: () => void, reject: (error: Error) => void }> = []
   async start (): Promise<void> {}
   async stop (): Promise<void> {}
   async acquire (): Promise<void> { this.calls.push('acquire') }
   async release (): Promise<void> { this.calls.push('release') }
   async send (_writes: readonly PartitionWrite[]): Promise<PartitionAck[]> { return [] }
-  async commitTransaction (positions: readonly SourcePosition[]): Promise<void> {
+  async commitTransaction (positions: readonly SourcePosition[]): Promise<{ committed: Promise<void> }> {
     if (this.failCommit !== undefined) throw this.failCommit
     this.commits.push([...positions])
     this.calls.push('commit')
+    if (!this.holdCommits) return { committed: Promise.resolve() }
+    return { committed: new Promise<void>((resolve, reject) => this.#held.push({ resolve, reject })) }
+  }
+
+  /** Settles the oldest commit still open. */
+  settle (error?: Error): void {
+    const next = this.#held.shift()
+    if (next === undefined) throw new Error('no commit is open')
+    if (error === undefined) next.resolve()
+    else next.reject(error)
   }
 }
 
@@ -182,4 +195,71 @@ test('a queue whose bytes are all held for a commit admits nothing until the com
   await next
   assert.equal(admitted, true)
   assert.equal(queue.bytes, 10)
+})
+
+/** One lane of `setup` with partition t-0 taken, and a way to write and acknowledge a batch of it. */
+async function takenLane (capacityBytes?: number): Promise<ReturnType<typeof setup> & { lane: number, sink: FakeTransactionalSink, held: ReturnType<typeof heldBytes>, write: (from: number, count: number) => Promise<MirrorBatch>, transaction: ReturnType<ExactlyOnceLanes['lane']>['transaction'] }> {
+  const context = setup()
+  const lane = context.lanes.laneOf('t', 0)
+  context.lanes.assign(new Set([partitionKey('t', 0)]))
+  const ticket = await context.lanes.admit('t', 0, fetchControl()) as number
+  const held = heldBytes(capacityBytes)
+  const { transaction, listener } = context.lanes.lane(lane, context.inner, held)
+  const write = async (from: number, count: number): Promise<MirrorBatch> => {
+    const b = batch('t', 0, from, count)
+    context.lanes.stamp(b, ticket)
+    context.progress.admitted(b)
+    await transaction.write([b], async written => { for (const w of written) listener.acknowledged(w, [{ from: 0, count, targetBaseOffset: 0n }], 0, count) })
+    return b
+  }
+  return { ...context, lane, sink: context.sinks[lane] as FakeTransactionalSink, held, write, transaction }
+}
+
+test('the next transaction is written while the one before commits; acknowledgements and queue bytes wait for their own commit, in order', async () => {
+  const { sink, held, acked, progress, write, transaction } = await takenLane()
+  sink.holdCommits = true
+  const first = await write(0, 4)
+  // Commit the first transaction (as the interval would), then write on without waiting for it.
+  const idle = transaction.idle()
+  await new Promise(resolve => setImmediate(resolve))
+  assert.equal(sink.commits.length, 1, 'the commit was asked for')
+  sink.settle()
+  await idle
+  assert.deepEqual(acked, [first])
+  sink.holdCommits = true
+  const second = await write(4, 3)
+  const third = await write(7, 2)
+  const secondIdle = transaction.idle()
+  await new Promise(resolve => setImmediate(resolve))
+  assert.deepEqual(sink.commits.at(-1), [{ topic: 't', partition: 0, offset: 9n }])
+  assert.deepEqual(acked, [first], 'not acknowledged before its commit settled')
+  assert.deepEqual(held.released, [first], 'nor its queue bytes given back')
+  assert.deepEqual(progress.commitCandidates().map(c => c.offset), [4n])
+  sink.settle()
+  await secondIdle
+  assert.deepEqual(acked, [first, second, third])
+  assert.deepEqual(held.released, [first, second, third])
+  assert.deepEqual(progress.commitCandidates().map(c => c.offset), [9n])
+})
+
+test('a commit that fails after the lane went on writing stops the flow at the next write, or at idle; nothing of it, or after it, is acknowledged', async () => {
+  // 4 lanes, 320 bytes: a lane's share is 40 bytes, so a 4-record batch (40 bytes) is committed by its write.
+  const { sink, acked, progress, write, transaction } = await takenLane(320)
+  sink.holdCommits = true
+  await write(0, 4)
+  assert.equal(sink.commits.length, 1, 'the write asked for the commit, and returned without waiting for it')
+  sink.settle(new TransactionFailedError('fenced while committing', { kafkaCode: 'PRODUCER_FENCED' }))
+  await new Promise(resolve => setImmediate(resolve))
+  await assert.rejects(write(4, 1), TransactionFailedError)
+  assert.deepEqual(acked, [])
+  assert.deepEqual(progress.commitCandidates().map(c => c.offset), [0n], 'nothing of the failed transaction may be committed on the source')
+
+  const other = await takenLane()
+  other.sink.holdCommits = true
+  await other.write(0, 2)
+  const idle = other.transaction.idle()
+  await new Promise(resolve => setImmediate(resolve))
+  other.sink.settle(new TransactionFailedError('timed out', { kafkaCode: 'INVALID_PRODUCER_EPOCH' }))
+  await assert.rejects(idle, TransactionFailedError, 'idle waits for the commit and reports its failure')
+  assert.deepEqual(other.acked, [])
 })
