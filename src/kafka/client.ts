@@ -76,6 +76,13 @@ const HANDLED_BY_THE_MIRROR: ReadonlySet<string> = new Set(['Security features a
 /** kafkajs error lines after which it recovers by itself (the consumer re-joins its group). */
 const RECOVERED_BY_KAFKAJS: ReadonlySet<string> = new Set(['The coordinator is not aware of this member, re-joining the group'])
 
+/**
+ * A group member's JoinGroup, SyncGroup or Heartbeat answered "rebalancing": the normal course of a
+ * rebalance (a second stream joining at start, a member leaving); kafkajs joins again.
+ */
+const GROUP_PROTOCOL_REQUEST = /^Response (JoinGroup|SyncGroup|Heartbeat)\(/
+const REBALANCING = 'The group is rebalancing, so a rejoin is needed'
+
 type LineLevel = 'debug' | 'warn' | 'error'
 
 /** The level of a kafkajs ERROR line: error only for what kafkajs does not retry or recover from. */
@@ -85,6 +92,7 @@ function errorLineLevel (message: string, extra: Record<string, unknown>): LineL
   // The consumer stopped: its retries ran out or the error is not retriable (a restart, if any, is logged next).
   if (message.startsWith('Crash: ')) return 'error'
   if (EXPECTED_AT_START_UP.has(answer) || HANDLED_BY_THE_MIRROR.has(answer)) return 'debug'
+  if (answer === REBALANCING && GROUP_PROTOCOL_REQUEST.test(message)) return 'debug'
   if (RETRIABLE_PROTOCOL_ERRORS.has(answer) || RECOVERED_BY_KAFKAJS.has(message) || extra.retryCount !== undefined || TRANSIENT_CONNECTION_ERROR.test(message)) return 'warn'
   return 'error'
 }

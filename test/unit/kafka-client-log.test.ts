@@ -39,3 +39,11 @@ test('kafkajs log lines: a cluster without an authorizer answering the ACL sync 
   info.log(logLevel.ERROR, { message: 'Response DescribeAcls(key: 29, version: 1)', error: 'Cluster authorization failed', broker: '127.0.0.1:19092' })
   assert.deepEqual(info.lines.map(line => [line.level, line.error]), [['error', 'Cluster authorization failed']])
 })
+
+test('kafkajs log lines: "rebalancing" answers to JoinGroup, SyncGroup and Heartbeat are the group protocol at work (debug); elsewhere they stay errors', () => {
+  const info = capture('info')
+  info.log(logLevel.ERROR, { message: 'Response SyncGroup(key: 14, version: 3)', error: 'The group is rebalancing, so a rejoin is needed', broker: '127.0.0.1:19092' })
+  info.log(logLevel.ERROR, { message: 'Response Heartbeat(key: 12, version: 3)', error: 'The group is rebalancing, so a rejoin is needed', broker: '127.0.0.1:19092' })
+  info.log(logLevel.ERROR, { message: 'Response OffsetCommit(key: 8, version: 5)', error: 'The group is rebalancing, so a rejoin is needed', broker: '127.0.0.1:19092' })
+  assert.deepEqual(info.lines.map(line => [line.level, line.msg]), [['error', 'Response OffsetCommit(key: 8, version: 5)']])
+})
