@@ -62,18 +62,18 @@ export class InternalTopicWriter {
   }
 
   /**
-   * Creates `topic` (one partition, compacted) unless it exists, with the replication factor of
-   * `setting` (-1: the broker's `default.replication.factor`), then reads its `max.message.bytes`.
+   * Creates `topic` (one partition, compacted, with `configs`) unless it exists, with the replication
+   * factor of `setting` (-1: the broker's `default.replication.factor`), then reads its `max.message.bytes`.
    * A replication factor the cluster cannot give is a non-retriable `MirrorError` naming the key.
    */
-  async ensureCompactedTopic (topic: string, setting: ReplicationFactorSetting): Promise<void> {
+  async ensureCompactedTopic (topic: string, setting: ReplicationFactorSetting, configs: Readonly<Record<string, string>> = {}): Promise<void> {
     const admin = this.#admin
     if (admin === undefined) throw new MirrorError(ErrorCodes.STOPPED, 'internal topic writer is not started')
     try {
       if (!(await admin.listTopics()).includes(topic)) {
         await admin.createTopics({
           waitForLeaders: true,
-          topics: [{ topic, numPartitions: 1, replicationFactor: setting.replicationFactor, configEntries: [{ name: 'cleanup.policy', value: 'compact' }] }],
+          topics: [{ topic, numPartitions: 1, replicationFactor: setting.replicationFactor, configEntries: [{ name: 'cleanup.policy', value: 'compact' }, ...Object.entries(configs).map(([name, value]) => ({ name, value }))] }],
         })
         this.#logger.info('created internal topic', { topic, cluster: this.#connection.alias, replicationFactor: setting.replicationFactor })
       }

@@ -41,7 +41,9 @@ export class KafkaPositionStore implements PositionStore {
     const writer = new InternalTopicWriter(this.#connection, this.#logger)
     try {
       await writer.start()
-      await writer.ensureCompactedTopic(this.#config.positionsTopic, { replicationFactor: this.#config.positionsReplicationFactor, key: 'offset-syncs.topic.replication.factor' })
+      // Read whole each time a lane is taken: a segment rolled every 10 minutes lets compaction keep it small
+      // (with Kafka's 7-day default the active segment would hold a week of positions).
+      await writer.ensureCompactedTopic(this.#config.positionsTopic, { replicationFactor: this.#config.positionsReplicationFactor, key: 'offset-syncs.topic.replication.factor' }, { 'segment.ms': '600000' })
     } finally {
       await writer.stop()
     }

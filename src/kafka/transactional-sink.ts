@@ -34,6 +34,10 @@ export interface TransactionalSinkOptions {
   readonly onProducerStarted?: (producerId: bigint) => Promise<void>
 }
 
+function positionKey (position: SourcePosition): string {
+  return `${position.topic}\u0000${position.partition}`
+}
+
 /** One of a lane's transactional producers. */
 interface Slot {
   readonly transactionalId: string
@@ -63,6 +67,10 @@ export class KafkaTransactionalSink implements TransactionalSink {
   #slots: Slot[] = []
   #current = 0
   #connected = false
+  /** Positions for the open transaction, written with its next send (`stagePositions`). */
+  readonly #staged = new Map<string, SourcePosition>()
+  /** Positions the open transaction holds already: the commit writes only what differs. */
+  readonly #written = new Map<string, bigint>()
 
   constructor (connection: ClusterConnection, settings: ProducerSettings, options: TransactionalSinkOptions, logger: Logger) {
     if (options.transactionalIds.length === 0) throw new MirrorError(ErrorCodes.INTERNAL, 'a transactional sink needs at least one transactional id')
@@ -147,13 +155,26 @@ export class KafkaTransactionalSink implements TransactionalSink {
     return slot.transaction as Transaction
   }
 
+  stagePositions (positions: readonly SourcePosition[]): void {
+    for (const position of positions) {
+      const key = positionKey(position)
+      const known = this.#staged.get(key)?.offset ?? this.#written.get(key)
+      if (known === undefined || position.offset > known) this.#staged.set(key, position)
+    }
+  }
+
   async send (writes: readonly PartitionWrite[], timeoutMs = 30_000): Promise<PartitionAck[]> {
     const slot = await this.#slot()
     const transaction = await this.#open(slot)
+    // Staged positions ride along (their partition joins the transaction with the records' partitions: no request of their own).
+    const positions = [...this.#staged.values()]
+    const topicMessages = topicMessagesOf(writes)
+    if (positions.length > 0) topicMessages.push({ topic: this.#options.positionsTopic, messages: this.#positionMessages(positions) })
     try {
-      const metadata = await transaction.sendBatch({ topicMessages: topicMessagesOf(writes), acks: -1, compression: compressionTypes[this.#settings.compression], timeout: timeoutMs })
+      const metadata = await transaction.sendBatch({ topicMessages, acks: -1, compression: compressionTypes[this.#settings.compression], timeout: timeoutMs })
       this.#connected = true
-      return acksOf(metadata, writes, this.#connection)
+      this.#positionsWritten(positions)
+      return acksOf(metadata.filter(m => m.topicName !== this.#options.positionsTopic), writes, this.#connection)
     } catch (error) {
       const failure = sendFailureOf(error, writes, this.#connection)
       if (failure.producerStateLost || TRANSACTION_LOST.has(failure.error.kafkaCode ?? '') || transaction.isActive() !== true) throw this.#lost(slot, error, 'writing')
@@ -162,12 +183,28 @@ export class KafkaTransactionalSink implements TransactionalSink {
     }
   }
 
+  #positionMessages (positions: readonly SourcePosition[]): Array<{ partition: number, key: string, value: string }> {
+    return positions.map(position => ({ partition: 0, ...encodePosition({ group: this.#options.groupId, ...position }) }))
+  }
+
+  #positionsWritten (positions: readonly SourcePosition[]): void {
+    for (const position of positions) {
+      const key = positionKey(position)
+      this.#written.set(key, position.offset)
+      if (this.#staged.get(key)?.offset === position.offset) this.#staged.delete(key)
+    }
+  }
+
   async commitTransaction (positions: readonly SourcePosition[]): Promise<{ readonly committed: Promise<void> }> {
     const slot = await this.#slot()
     const transaction = await this.#open(slot)
+    // Normally every position went with the records already; what did not is written now.
+    const missing = positions.filter(position => this.#written.get(positionKey(position)) !== position.offset)
+    this.#staged.clear()
+    this.#written.clear()
     try {
-      if (positions.length > 0) {
-        const messages = positions.map(position => ({ partition: 0, ...encodePosition({ group: this.#options.groupId, ...position }) }))
+      if (missing.length > 0) {
+        const messages = this.#positionMessages(missing)
         // Retried while the target is unreachable; a resend inside the same transaction only repeats the same positions.
         await retry(() => transaction.sendBatch({ topicMessages: [{ topic: this.#options.positionsTopic, messages }], acks: -1, timeout: 30_000 }).catch(error => {
           throw toMirrorError(error, `writing positions to ${this.#options.positionsTopic}`, ErrorCodes.KAFKA, this.#connection)
@@ -213,6 +250,8 @@ export class KafkaTransactionalSink implements TransactionalSink {
   async release (): Promise<void> {
     const slots = this.#slots
     this.#slots = []
+    this.#staged.clear()
+    this.#written.clear()
     await Promise.all(slots.map(async slot => {
       const producer = slot.producer
       slot.producer = undefined

@@ -187,6 +187,12 @@ export interface TransactionalSink extends RecordSink {
   /** Gives the ids up without committing (what is open is aborted by the next owner or times out). */
   release: () => Promise<void>
   /**
+   * Positions the open transaction will hold: written with its next `send` (in the same request,
+   * so they cost no request of their own). A transaction whose sends did not all succeed must not
+   * be committed: it may hold positions past what it wrote.
+   */
+  stagePositions: (positions: readonly SourcePosition[]) => void
+  /**
    * Writes `positions` in the open transaction and asks for its commit. Resolves once the next
    * transaction may be written (`send` may go on while this one is being committed); `committed`
    * settles when this one is: it rejects with a `TransactionFailedError` when it did not commit,

@@ -114,7 +114,11 @@ test('exactly-once: kill -9s (8; EOS_KILLS=N for more) at moments spread over a 
   await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) >= 1_500n, { timeoutMs: 60_000, message: 'the mirror copying' })
   await target.pause()
   const downSince = Date.now()
-  await waitUntil(() => sidecar.stderr().includes('writing to the target failed; retrying') || sidecar.child.exitCode !== null, { timeoutMs: 30_000, message: 'the sidecar to retry' })
+  // The lane finds the outage in a write, or in the commit it waits for (kafkajs retries EndTxn and logs the refused connections).
+  const noticed = (): boolean => sidecar.stderr().includes('writing to the target failed; retrying') || sidecar.stderr().includes(`ECONNREFUSED ${target.bootstrap}`)
+  await waitUntil(() => noticed() || sidecar.child.exitCode !== null, { timeoutMs: 30_000, message: 'the sidecar to notice the outage' }).catch(error => {
+    throw new Error(`${(error as Error).message}; the sidecar said:\n${sidecar.stderr().slice(-4000)}`)
+  })
   await waitUntil(() => Date.now() - downSince >= 20_000 || sidecar.child.exitCode !== null, { timeoutMs: 30_000, intervalMs: 500, message: 'twenty seconds of outage' })
   assert.equal(sidecar.child.exitCode, null, `the sidecar keeps running while the target is down:\n${sidecar.stderr().slice(-2000)}`)
   await target.resume()

@@ -24,6 +24,8 @@ class FakeTransactionalSink implements TransactionalSink {
   async stop (): Promise<void> {}
   async acquire (): Promise<void> { this.calls.push('acquire') }
   async release (): Promise<void> { this.calls.push('release') }
+  readonly staged: SourcePosition[][] = []
+  stagePositions (positions: readonly SourcePosition[]): void { this.staged.push([...positions]) }
   async send (_writes: readonly PartitionWrite[]): Promise<PartitionAck[]> { return [] }
   async commitTransaction (positions: readonly SourcePosition[]): Promise<{ committed: Promise<void> }> {
     if (this.failCommit !== undefined) throw this.failCommit
@@ -262,4 +264,22 @@ test('a commit that fails after the lane went on writing stops the flow at the n
   other.sink.settle(new TransactionFailedError('timed out', { kafkaCode: 'INVALID_PRODUCER_EPOCH' }))
   await assert.rejects(idle, TransactionFailedError, 'idle waits for the commit and reports its failure')
   assert.deepEqual(other.acked, [])
+})
+
+test('the write that closes a transaction carries its positions; a transaction with a failed write is never committed, even when the lane is given up', async () => {
+  // 4 lanes, 320 bytes: a lane's share is 40 bytes (4 records of these batches).
+  const { lanes, sink, acked, write, transaction } = await takenLane(320)
+  await write(0, 2)
+  assert.deepEqual(sink.staged, [], 'an interval of 60 s and 20 bytes of 40: the transaction stays open, no positions yet')
+  await write(2, 2)
+  assert.deepEqual(sink.staged, [[{ topic: 't', partition: 0, offset: 4n }]], 'the closing write stages where the transaction takes the partition')
+  assert.deepEqual(sink.commits, [[{ topic: 't', partition: 0, offset: 4n }]])
+  // A write whose requests failed for good (the flow stops): what it wrote may be on the target.
+  const failing = batch('t', 0, 4, 2)
+  lanes.stamp(failing, await lanes.admit('t', 0, fetchControl()) as number)
+  await assert.rejects(transaction.write([failing], async () => { throw new Error('the target refused it for good') }), /refused it for good/)
+  lanes.assign(new Set())
+  await lanes.stop()
+  assert.equal(sink.commits.length, 1, 'nothing of the failed transaction was committed')
+  assert.equal(acked.length, 2, 'only the committed transaction\'s batches were acknowledged')
 })

@@ -1,0 +1,334 @@
+import { ErrorCodes, MirrorError } from '../shared/errors.js'
+import { retry } from '../shared/retry.js'
+import { settleWithin } from '../shared/deadline.js'
+import type { Logger } from '../shared/logger.js'
+import type { MirrorBatch } from './mirror-batch.js'
+import { parsePartitionKey, partitionKey } from './partition-key.js'
+import type { PartitionProgress } from './partition-progress.js'
+import type { FlowLabels, PipelineObserver } from './pipeline-observer.js'
+import type { AckSegment, FetchControl, PositionStore, SourcePosition, TransactionalSink } from './ports.js'
+import type { LaneTransaction, WorkerListener } from './producer-worker.js'
+import { TransactionFailedError } from './transaction-failed-error.js'
+import type { DeepPathReason } from './forwarded-batch.js'
+
+export interface LaneOptions {
+  readonly positions: PositionStore
+  readonly progress: PartitionProgress
+  /** Longest a lane's transaction stays open. */
+  readonly commitIntervalMs: number
+  /** How often a fetch waiting for its lane heartbeats the group. */
+  readonly heartbeatIntervalMs: number
+  readonly labels: FlowLabels
+  readonly observer: PipelineObserver
+  readonly logger: Logger
+  /** Ends retries of acquisitions (the flow stops). */
+  readonly signal: AbortSignal
+  /** A lane that cannot be taken stops the flow: its partitions would not be mirrored at all. */
+  readonly onFatal: (error: Error) => void
+}
+
+/** The queue's bytes a lane keeps for the batches of its open transaction (`BoundedQueue`). */
+export interface HeldBytes {
+  readonly capacityBytes: number
+  releaseBytes: (batch: MirrorBatch) => void
+}
+
+interface Acknowledgement {
+  readonly batch: MirrorBatch
+  readonly segments: readonly AckSegment[]
+  readonly ackTimeMs: number
+  readonly recordsAcked: number
+}
+
+/**
+ * One producer lane of an exactly-once flow (see `ExactlyOnceLanes`): takes and gives up the lane's
+ * transactional ids, holds acknowledgements until the transaction holding them committed, and
+ * commits by interval, by size, or when idle.
+ */
+export class Lane implements LaneTransaction {
+  readonly index: number
+  readonly #sink: TransactionalSink
+  readonly #options: LaneOptions
+  readonly #tickets: WeakMap<MirrorBatch, number>
+  readonly idleCommitMs: number
+  /** Acquisition count: batches stamped with an older one belong to a transaction that is gone. */
+  #ticket = 0
+  owned = false
+  /** Partitions of the bucket with their positions read under the current ticket. */
+  #partitions = new Map<string, { topic: string, partition: number }>()
+  /** Settles when the lane's last acquisition step ended: true when the lane is usable. */
+  #ready: Promise<boolean> = Promise.resolve(false)
+  /** Acquisition, writes, commits and release of this lane, one after the other. */
+  #chain: Promise<unknown> = Promise.resolve()
+  #pending: Acknowledgement[] = []
+  /** Batches the open transaction wrote (or tried to), whose queue bytes the lane gives back when it ends. */
+  #written: MirrorBatch[] = []
+  #writtenBytes = 0
+  held: HeldBytes | undefined
+  commitAtBytes = Number.POSITIVE_INFINITY
+  /** Commits asked for and not settled yet, chained: acknowledgements go on in transaction order. */
+  #committing: Promise<void> = Promise.resolve()
+  /** A commit that failed while the lane went on writing: the next write or idle reports it. */
+  #commitFailure: TransactionFailedError | undefined
+  /** A write of the open transaction failed (the flow stops): it is left to be aborted, never committed. */
+  #incomplete = false
+  readonly #positions = new Map<string, SourcePosition>()
+  #openedAtMs: number | undefined
+
+  constructor (index: number, sink: TransactionalSink, options: LaneOptions, tickets: WeakMap<MirrorBatch, number>) {
+    this.index = index
+    this.#sink = sink
+    this.#options = options
+    this.#tickets = tickets
+    this.idleCommitMs = options.commitIntervalMs
+  }
+
+  #exclusive<T> (step: () => Promise<T>): Promise<T> {
+    const run = this.#chain.then(step, step)
+    this.#chain = run.catch(() => {})
+    return run
+  }
+
+  assign (partitions: ReadonlyMap<string, { topic: string, partition: number }> | undefined): Promise<unknown> {
+    if (partitions === undefined || partitions.size === 0) {
+      if (!this.owned) return this.#chain
+      this.owned = false
+      this.#ticket++
+      this.#ready = Promise.resolve(false)
+      return this.#exclusive(() => this.#release())
+    }
+    const added = [...partitions].filter(([key]) => !this.#partitions.has(key))
+    if (this.owned && added.length === 0) return this.#chain
+    if (!this.owned) {
+      this.owned = true
+      this.#ticket++
+      this.#partitions = new Map()
+    }
+    const ticket = this.#ticket
+    this.#ready = this.#exclusive(() => this.#acquire(ticket, new Map(added)))
+    return this.#ready
+  }
+
+  /** True while the sink holds the lane's transactional id. */
+  #sinkHeld = false
+
+  async #acquire (ticket: number, partitions: ReadonlyMap<string, { topic: string, partition: number }>): Promise<boolean> {
+    const { progress, positions, logger, signal } = this.#options
+    try {
+      await retry(async () => {
+        if (ticket !== this.#ticket) return
+        if (!this.#sinkHeld) {
+          await this.#sink.acquire()
+          this.#sinkHeld = true
+        }
+        const read = await positions.read([...partitions.keys()])
+        if (ticket !== this.#ticket) return
+        for (const [key, { topic, partition }] of partitions) {
+          progress.resume(topic, partition, read.get(key))
+          this.#partitions.set(key, { topic, partition })
+        }
+      }, { signal, maxAttempts: 10, initialBackoffMs: 200, maxBackoffMs: 5_000, onRetry: error => logger.warn('taking a producer lane failed; retrying', { lane: this.index, error }) })
+    } catch (error) {
+      if (ticket === this.#ticket && !signal.aborted) {
+        const cause = error as Error
+        this.#options.onFatal(new MirrorError(ErrorCodes.TRANSACTION_FAILED, `cannot take producer lane ${this.index} (its transactional id, or the positions on the target): ${cause.message}`, { cause, ...(error instanceof MirrorError && error.kafkaCode !== undefined ? { kafkaCode: error.kafkaCode } : {}) }))
+      }
+      logger.debug('taking a producer lane ended without it', { lane: this.index, error })
+      return false
+    }
+    if (ticket === this.#ticket) logger.info('producer lane taken (exactly-once)', { lane: this.index, partitions: this.#partitions.size })
+    return ticket === this.#ticket
+  }
+
+  async #release (): Promise<void> {
+    // Still ours until someone fences us: commit what was written, else it is aborted by the next owner.
+    if (this.#pending.length > 0 || this.#written.length > 0) await this.#commit(false).catch(() => {})
+    await this.#committing
+    this.#commitFailure = undefined
+    this.#dropOpen()
+    for (const { topic, partition } of this.#partitions.values()) this.#options.progress.resume(topic, partition, undefined)
+    this.#partitions = new Map()
+    if (this.#sinkHeld) {
+      this.#sinkHeld = false
+      await this.#sink.release().catch(error => this.#options.logger.warn('giving up a producer lane did not end cleanly', { lane: this.index, error }))
+    }
+  }
+
+  async admit (key: string, control: FetchControl): Promise<number | undefined> {
+    for (;;) {
+      if (!this.owned || !control.isActive()) return undefined
+      const ticket = this.#ticket
+      const ready = this.#ready
+      if (!await settleWithin(ready, this.#options.heartbeatIntervalMs)) {
+        await control.heartbeat()
+        continue
+      }
+      if (ticket !== this.#ticket) continue
+      if (!await ready) return undefined
+      if (this.#partitions.has(key)) return ticket
+      // A partition of this bucket fetched before its assignment was seen: read its position too.
+      this.#ready = this.#exclusive(() => this.#acquire(ticket, new Map([[key, parsePartitionKey(key)]])))
+    }
+  }
+
+  /** Where acknowledgements go once their transaction committed (the flow's `AckRecorder`). */
+  inner: WorkerListener | undefined
+
+  /** The worker's listener: acknowledgements are held (with the position they reach) until the transaction commits. */
+  listener (): WorkerListener {
+    return {
+      acknowledged: (batch, segments, ackTimeMs, recordsAcked) => {
+        this.#pending.push({ batch, segments, ackTimeMs, recordsAcked })
+        const key = partitionKey(batch.sourceTopic, batch.partition)
+        const offset = positionAfter(batch, recordsAcked)
+        const known = this.#positions.get(key)
+        if (known === undefined || offset > known.offset) this.#positions.set(key, { topic: batch.sourceTopic, partition: batch.partition, offset })
+      },
+      skipped: (batch: MirrorBatch, index: number, error: MirrorError) => this.inner?.skipped(batch, index, error),
+      produceRequest: (seconds, ok) => this.inner?.produceRequest(seconds, ok),
+      retry: (operation, error) => this.inner?.retry(operation, error),
+      routed: (batch: MirrorBatch, reason: DeepPathReason) => this.inner?.routed?.(batch, reason),
+    }
+  }
+
+  async write (batches: readonly MirrorBatch[], write: (batches: readonly MirrorBatch[]) => Promise<void>): Promise<void> {
+    await this.#exclusive(async () => {
+      if (this.#commitFailure !== undefined) return this.#failed(this.#takeCommitFailure())
+      const current: MirrorBatch[] = []
+      for (const batch of batches) {
+        if (this.owned && this.#tickets.get(batch) === this.#ticket) current.push(batch)
+        else this.held?.releaseBytes(batch)
+      }
+      if (current.length === 0) return
+      this.#openedAtMs ??= Date.now()
+      for (const batch of current) {
+        this.#written.push(batch)
+        this.#writtenBytes += batch.bytes
+      }
+      // The write that closes the transaction carries its positions (where these batches take their
+      // partitions, and any the transaction reached before) in its own requests: the commit then needs
+      // no request of its own before EndTxn.
+      const closing = Date.now() - this.#openedAtMs >= this.#options.commitIntervalMs || this.#writtenBytes >= this.commitAtBytes
+      if (closing) {
+        const reached = new Map(this.#positions)
+        for (const batch of current) {
+          const key = partitionKey(batch.sourceTopic, batch.partition)
+          const known = reached.get(key)
+          if (known === undefined || batch.nextOffset > known.offset) reached.set(key, { topic: batch.sourceTopic, partition: batch.partition, offset: batch.nextOffset })
+        }
+        this.#sink.stagePositions([...reached.values()])
+      }
+      try {
+        await write(current)
+      } catch (error) {
+        if (error instanceof TransactionFailedError) return this.#failed(error)
+        // Not all of it was written, but its positions may have been: this transaction must never commit.
+        this.#incomplete = true
+        throw error
+      }
+      if (closing) await this.#commit(true)
+    })
+  }
+
+  /** Nothing to write now: commits what is open, and waits until every commit asked for settled. */
+  async idle (): Promise<void> {
+    await this.#exclusive(async () => {
+      if (this.#pending.length > 0 || this.#written.length > 0) await this.#commit(true)
+      await this.#committing
+      if (this.#commitFailure !== undefined) this.#failed(this.#takeCommitFailure())
+    })
+  }
+
+  /**
+   * Asks for the commit of the open transaction with its positions, and goes on: the sink writes
+   * the next transaction meanwhile. The held acknowledgements (and the queue bytes) are passed on
+   * once it committed, after those of the transactions before it.
+   */
+  async #commit (failOnError: boolean): Promise<void> {
+    const { observer, labels, logger } = this.#options
+    if (this.#incomplete) {
+      // Left open: the next holder of the lane (this process after a restart, or another) aborts it.
+      if (this.#pending.length > 0 || this.#written.length > 0) observer.transactionEnded?.(labels, 'aborted', 0)
+      this.#dropOpen()
+      return
+    }
+    if (this.#pending.length === 0) {
+      this.#dropOpen()
+      return
+    }
+    const started = performance.now()
+    const acks = this.#pending
+    const written = this.#written
+    const positions = [...this.#positions.values()]
+    this.#pending = []
+    this.#written = []
+    this.#writtenBytes = 0
+    this.#positions.clear()
+    this.#openedAtMs = undefined
+    const giveBack = (): void => { for (const batch of written) this.held?.releaseBytes(batch) }
+    const aborted = (error: unknown): TransactionFailedError => {
+      giveBack()
+      observer.transactionEnded?.(labels, 'aborted', (performance.now() - started) / 1000)
+      return error instanceof TransactionFailedError ? error : new TransactionFailedError(`committing the transaction of lane ${this.index} failed: ${(error as Error).message}`, { cause: error })
+    }
+    let committed: Promise<void>
+    try {
+      ({ committed } = await this.#sink.commitTransaction(positions))
+    } catch (error) {
+      const failure = aborted(error)
+      if (failOnError) this.#failed(failure)
+      return
+    }
+    const previous = this.#committing
+    this.#committing = (async () => {
+      await previous
+      try {
+        await committed
+      } catch (error) {
+        const failure = aborted(error)
+        if (failOnError && this.owned) this.#commitFailure ??= failure
+        else logger.info('the transaction of a producer lane given up was aborted; its new owner copies those records', { lane: this.index, code: failure.kafkaCode })
+        return
+      }
+      observer.transactionEnded?.(labels, 'committed', (performance.now() - started) / 1000)
+      giveBack()
+      for (const ack of acks) this.inner?.acknowledged(ack.batch, ack.segments, ack.ackTimeMs, ack.recordsAcked)
+    })()
+  }
+
+  #takeCommitFailure (): TransactionFailedError {
+    const failure = this.#commitFailure as TransactionFailedError
+    this.#commitFailure = undefined
+    return failure
+  }
+
+  #dropOpen (): void {
+    this.#incomplete = false
+    this.#pending = []
+    this.#positions.clear()
+    this.#openedAtMs = undefined
+    const written = this.#written
+    this.#written = []
+    this.#writtenBytes = 0
+    for (const batch of written) this.held?.releaseBytes(batch)
+  }
+
+  /** The open transaction cannot commit: dropped when the lane was given up meanwhile, else the flow stops. */
+  #failed (error: TransactionFailedError): void {
+    const { observer, labels, logger } = this.#options
+    if (this.#pending.length > 0 || this.#written.length > 0) observer.transactionEnded?.(labels, 'aborted', 0)
+    this.#dropOpen()
+    if (!this.owned) {
+      logger.info('the transaction of a producer lane given up was aborted; its new owner copies those records', { lane: this.index, code: error.kafkaCode })
+      return
+    }
+    throw error
+  }
+}
+
+/** The source offset after the first `recordsAcked` records of `batch` (its `nextOffset` when all). */
+function positionAfter (batch: MirrorBatch, recordsAcked: number): bigint {
+  if (batch.forwarded !== undefined) return batch.nextOffset
+  const record = batch.records[recordsAcked]
+  return record === undefined ? batch.nextOffset : BigInt(record.offset)
+}
