@@ -80,7 +80,9 @@ export function toMirrorError (error: unknown, context: string, code: ErrorCode 
   const tlsCode = [(root as { code?: unknown }).code, (top as { code?: unknown }).code].find(c => typeof c === 'string' && TLS_CERT_CODES.has(c)) as string | undefined
   const authentication = (kafkaCode !== undefined && AUTH_TYPES.has(kafkaCode)) || name === 'KafkaJSSASLAuthenticationError' || tlsCode !== undefined
   const connection = name === 'KafkaJSConnectionError' || name === 'KafkaJSRequestTimeoutError' || name === 'KafkaJSConnectionClosedError' ||
-    name === 'KafkaJSBrokerNotFound' || name === 'KafkaJSMetadataNotLoaded' || name === 'KafkaJSLockTimeout' || name === 'KafkaJSStaleTopicMetadataAssignment'
+    name === 'KafkaJSBrokerNotFound' || name === 'KafkaJSMetadataNotLoaded' || name === 'KafkaJSLockTimeout' || name === 'KafkaJSStaleTopicMetadataAssignment' ||
+    // No broker answered FindCoordinator: the cluster is unreachable, not a coordinator that is gone for good.
+    name === 'KafkaJSGroupCoordinatorNotFound'
   const retriable = !authentication && (connection || root.retriable === true || top.retriable === true)
   const reason = root.message ?? top.message ?? String(error)
   const hint = securityHint(kafkaCode, name, tlsCode, reason)

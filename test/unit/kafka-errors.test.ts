@@ -73,3 +73,10 @@ test('an aggregate of broker errors (createTopics) is converted from its first e
   assert.equal(converted.retriable, false)
   assert.equal(converted.message, 'creating the internal topic t on the B cluster failed: Replication factor: 3 larger than available brokers: 1.')
 })
+
+test('no broker answering FindCoordinator (the cluster unreachable) is a retriable connection error, not a lost transaction', () => {
+  const notFound = kafkaJsError('KafkaJSGroupCoordinatorNotFound', 'Failed to find group coordinator', { retriable: false })
+  const converted = toMirrorError(notFound, 'writing to the target cluster failed', ErrorCodes.SEND_FAILED)
+  assert.equal(converted.retriable, true)
+  assert.equal(converted.code, ErrorCodes.CONNECTION)
+})
