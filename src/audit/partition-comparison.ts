@@ -201,3 +201,14 @@ export function digestStreamFrom (chunks: AsyncIterator<readonly KafkaRecord[]>)
     close: async () => { await chunks.return?.(undefined) },
   }
 }
+
+/** A digest stream over chunks of digests (`PartitionReader.digestChunks`). */
+export function digestStreamOfChunks (chunks: AsyncIterator<RecordDigest[]>): DigestStream {
+  return {
+    next: async () => {
+      const step = await chunks.next()
+      return step.done === true ? null : step.value
+    },
+    close: async () => { await chunks.return?.(undefined) },
+  }
+}
