@@ -165,7 +165,7 @@ export async function comparePartition (options: PartitionComparisonOptions): Pr
         while (s !== undefined && t !== undefined && s.hash === t.hash && s.offset < until) {
           source.take()
           target.take()
-          comparator.acceptMatchedRange([s], [t])
+          comparator.acceptMatch(s, t)
           lastSourceOffset = s.offset
           s = source.peek()
           t = target.peek()

@@ -84,3 +84,14 @@ test('a truncated batch is a RangeError, not a wrong digest', async () => {
   const bytes = await batch(0)
   await assert.rejects(wireDigests(Buffer.from(bytes.subarray(0, bytes.length - 10))), RangeError)
 })
+
+test('hashBytes gives the values digests were recorded with (whatever loop computes them)', () => {
+  // Computed by the byte-at-a-time loop of 977cb9c: digests on a target's digests topic depend on these.
+  const expected = [[0, 8293445568090165], [1, 6955317834892018], [2, 1488310106809950], [3, 838822340599079], [4, 1293985735913768], [5, 2902044482973102], [7, 413902152425939], [8, 311072678871309], [31, 3283976931653832], [32, 8921677163001656], [33, 5771338553883900], [64, 1925451905240410], [100, 6601733457520545], [515, 7813029903875019], [4096, 1174866383258164], [70000, 7787415035725305]] as const
+  for (const [length, hash] of expected) {
+    const bytes = Buffer.from(Array.from({ length }, (_, i) => (i * 131 + length) & 255))
+    assert.equal(hashBytes(bytes), hash, `${length} bytes`)
+    const shifted = Buffer.concat([Buffer.from([1, 2, 3]), bytes])
+    assert.equal(hashRange(shifted, 3, 3 + length), hash, `${length} bytes at an odd offset`)
+  }
+})
