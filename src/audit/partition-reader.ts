@@ -55,8 +55,8 @@ export class PartitionReader {
     }
   }
 
-  /** The Fetch answers from `fromOffset` until `untilOffset`, each fetch sent before the previous answer is used. */
-  async * #fetches<T extends Fetched> (fromOffset: number, untilOffset: number, fetchAt: (offset: number) => Promise<T>): AsyncGenerator<T> {
+  /** The Fetch answers from `fromOffset` until `untilOffset`; with `ahead` (the default) each fetch is sent before the previous answer is used. */
+  async * #fetches<T extends Fetched> (fromOffset: number, untilOffset: number, fetchAt: (offset: number) => Promise<T>, ahead = true): AsyncGenerator<T> {
     let offset = fromOffset
     let pending = offset < untilOffset ? fetchAt(offset) : undefined
     try {
@@ -69,8 +69,14 @@ export class PartitionReader {
           else throw new MirrorError(ErrorCodes.KAFKA, `${this.topic}-${this.partition} on the ${this.client.connection.alias} cluster: no records readable at offset ${offset} (end ${fetched.highWatermark}); an open transaction or retention may hold it`)
         }
         offset = next
-        pending = offset < untilOffset ? fetchAt(offset) : undefined
-        yield fetched
+        if (ahead) {
+          pending = offset < untilOffset ? fetchAt(offset) : undefined
+          yield fetched
+        } else {
+          pending = undefined
+          yield fetched
+          pending = offset < untilOffset ? fetchAt(offset) : undefined
+        }
       }
     } finally {
       // A reader stopped early leaves one prefetch in flight: its outcome no longer matters.
@@ -88,22 +94,37 @@ export class PartitionReader {
     return out
   }
 
-  /** Up to `count` digests of data records at or after `fromOffset` and before `untilOffset` (`records(...).map(digestRecord)`). */
+  /**
+   * Up to `count` digests of data records at or after `fromOffset` and before `untilOffset`
+   * (`records(...).map(digestRecord)`): fetches of at most `LOOKUP_FETCH_BYTES`, one at a time,
+   * and only the records wanted digested, since a lookup (the order aligner's) wants a few records
+   * and a full-size fetch ahead would only delay the comparison's first fetch behind it.
+   */
   async digests (fromOffset: number, untilOffset: number, count: number): Promise<RecordDigest[]> {
+    const maxBytes = Math.min(this.#maxBytes, LOOKUP_FETCH_BYTES)
+    const fetchAt = async (at: number) => {
+      const fetched = await this.client.fetchBatches(this.topic, this.partition, at, { maxBytes, isolation: this.#isolation })
+      return { nextOffset: fetched.nextOffset, highWatermark: fetched.highWatermark, empty: fetched.batches.length === 0, fetched, at }
+    }
+    const cursor = new WireRecord()
     const out: RecordDigest[] = []
-    for await (const chunk of this.digestChunks(fromOffset, untilOffset)) {
-      out.push(...chunk.slice(0, count - out.length))
+    for await (const { fetched, at } of this.#fetches(fromOffset, untilOffset, fetchAt, false)) {
+      out.push(...await digestBatches(fetched, at, untilOffset, cursor, count - out.length))
       if (out.length >= count) break
     }
     return out
   }
 }
 
-/** The digests of one Fetch answer's records with `fromOffset <= offset < untilOffset`. */
-async function digestBatches (fetched: FetchedBatches, fromOffset: number, untilOffset: number, cursor: WireRecord): Promise<RecordDigest[]> {
+/** Bytes per Fetch of `PartitionReader.digests` (lookups of a few records). */
+const LOOKUP_FETCH_BYTES = 256 * 1024
+
+/** The digests of one Fetch answer's records with `fromOffset <= offset < untilOffset`, the first `limit` of them. */
+async function digestBatches (fetched: FetchedBatches, fromOffset: number, untilOffset: number, cursor: WireRecord, limit = Number.POSITIVE_INFINITY): Promise<RecordDigest[]> {
   const digests: RecordDigest[] = []
-  const push = (record: WireRecord): void => { digests.push(digestWireRecord(record)) }
+  const push = (record: WireRecord): void => { if (digests.length < limit) digests.push(digestWireRecord(record)) }
   for (const batch of fetched.batches) {
+    if (digests.length >= limit) break
     if (batch instanceof RawRecordBatch) await batch.visit(fromOffset, untilOffset, cursor, push)
     else if (Number(batch.offset) < untilOffset) digests.push(digestRecord(batch))
   }

@@ -223,15 +223,17 @@ export function digestWireRecord (record: WireRecord): RecordDigest {
   let sizeBytes = Math.max(0, keyLength) + Math.max(0, valueLength)
   let headers = 0
   if (record.headerCount > 0) {
+    // combineHashes of [name, value] per header, in the lanes of `HashAccumulator` (no object per record).
     const positions = record.headers
-    const accumulator = new HashAccumulator()
+    laneA = SEED_A
+    laneB = SEED_B
     for (let h = 0; h < record.headerCount; h++) {
       const valueLength = positions[4 * h + 3]!
-      accumulator.add(nameHash(bytes, positions[4 * h]!, positions[4 * h + 1]!))
-      accumulator.add(valueLength < 0 ? NULL_HASH : hashRange(bytes, positions[4 * h + 2]!, positions[4 * h + 2]! + valueLength))
+      addToLanes(nameHash(bytes, positions[4 * h]!, positions[4 * h + 1]!))
+      addToLanes(valueLength < 0 ? NULL_HASH : hashRange(bytes, positions[4 * h + 2]!, positions[4 * h + 2]! + valueLength))
       sizeBytes += Math.max(0, valueLength)
     }
-    headers = accumulator.value
+    headers = fold(finish(laneA, 2 * record.headerCount), finish(laneB, (2 * record.headerCount) ^ 0x55555555))
   }
   const timestamp = record.timestampMs
   return { offset: record.offset, timestamp, key, value, headers, hash: combineFour(key, value, headers, timestamp), sizeBytes }
