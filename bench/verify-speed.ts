@@ -1,18 +1,26 @@
 import { performance } from 'node:perf_hooks'
 import { randomBytes } from 'node:crypto'
+import kafkajs from 'kafkajs'
 import { clustersUp, type LocalCluster } from '../scripts/local-kafka/clusters.js'
 import { createKafkaClient } from '../src/kafka/client.js'
 import { AuditClient } from '../src/kafka/audit-client.js'
 import { verifyCopy } from '../src/audit/copy-verification.js'
 import { totalCounts } from '../src/audit/verification-report.js'
+import { Compressions, type Compression } from './compression.js'
 
 /**
  * Read speed of `mirror-check verify` against a plain kafkajs consumer on the same data.
- * Usage: node dist/bench/verify-speed.js [records=200000] [valueBytes=512] [partitions=4]
+ * Usage: node dist/bench/verify-speed.js [records=200000] [valueBytes=512] [partitions=4] [compression=none]
+ * (compression: none, gzip, snappy, lz4 or zstd, the producer's codec on both clusters).
  */
 const records = Number(process.argv[2] ?? 200_000)
 const valueBytes = Number(process.argv[3] ?? 512)
 const partitions = Number(process.argv[4] ?? 4)
+const compression = (process.argv[5] ?? 'none') as Compression
+if (!Compressions.includes(compression)) throw new Error(`compression "${compression}": expected one of ${Compressions.join(', ')}`)
+const CODEC = { none: kafkajs.CompressionTypes.None, gzip: kafkajs.CompressionTypes.GZIP, snappy: kafkajs.CompressionTypes.Snappy, lz4: kafkajs.CompressionTypes.LZ4, zstd: kafkajs.CompressionTypes.ZSTD } as const
+// Timestamps of the last few minutes: older ones fall to the broker's 7-day retention during the run.
+const baseTimestampMs = Date.now() - records
 
 async function fill (cluster: LocalCluster, topic: string, payloads: Buffer[]): Promise<void> {
   const kafka = createKafkaClient(cluster.connection('bench-producer'))
@@ -27,7 +35,8 @@ async function fill (cluster: LocalCluster, topic: string, payloads: Buffer[]): 
     await producer.send({
       topic,
       acks: -1,
-      messages: payloads.slice(i, i + batch).map((value, j) => ({ partition: (i + j) % partitions, key: `k${i + j}`, value, timestamp: String(1_760_000_000_000 + i + j), headers: { seq: String(i + j) } })),
+      compression: CODEC[compression],
+      messages: payloads.slice(i, i + batch).map((value, j) => ({ partition: (i + j) % partitions, key: `k${i + j}`, value, timestamp: String(baseTimestampMs + i + j), headers: { seq: String(i + j) } })),
     })
   }
   await producer.disconnect()
@@ -80,7 +89,7 @@ async function verify (source: LocalCluster, target: LocalCluster, topic: string
 const { source, target } = await clustersUp()
 const topic = `bench-verify-${randomBytes(4).toString('hex')}`
 const payloads = Array.from({ length: records }, () => randomBytes(valueBytes))
-console.log(`producing ${records} records of ${valueBytes} bytes to ${partitions} partitions on both clusters...`)
+console.log(`producing ${records} records of ${valueBytes} bytes (random, compression ${compression}) to ${partitions} partitions on both clusters...`)
 await fill(source, topic, payloads)
 await fill(target, topic, payloads)
 try {
@@ -89,7 +98,8 @@ try {
   console.log(`plain kafkajs consumer (one cluster): ${mb(plain.bytes)} MB in ${plain.seconds.toFixed(2)} s = ${mb(plain.bytes / plain.seconds)} MB/s`)
   for (const digest of [false, true]) {
     const run = await verify(source, target, topic, digest)
-    console.log(`verify${digest ? ' --digest' : ''}: ${run.checked} records, ${mb(run.bytes)} MB per cluster (${mb(2 * run.bytes)} MB read from both) in ${run.seconds.toFixed(2)} s = ${mb(run.bytes / run.seconds)} MB/s per cluster, ${mb(2 * run.bytes / run.seconds)} MB/s read; missing ${run.missing}`)
+    const ratio = (run.bytes / run.seconds) / (plain.bytes / plain.seconds)
+    console.log(`verify${digest ? ' --digest' : ''}: ${run.checked} records, ${mb(run.bytes)} MB per cluster (${mb(2 * run.bytes)} MB read from both) in ${run.seconds.toFixed(2)} s = ${mb(run.bytes / run.seconds)} MB/s per cluster, ${mb(2 * run.bytes / run.seconds)} MB/s read; missing ${run.missing}; ${ratio.toFixed(2)}x the plain consumer per cluster`)
   }
 } finally {
   await drop(source, topic)

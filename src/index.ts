@@ -51,7 +51,7 @@ export { assertKafkajsPatched } from './kafka/kafkajs-internals.js'
 export { packageVersion } from './metrics/package-version.js'
 
 // Audits (mirror-check): group offsets and lag, cross-cluster lag, record-by-record verification.
-export { AuditClient, type AuditClientOptions, type FetchedRecords, type Isolation, type OffsetSpec } from './kafka/audit-client.js'
+export { AuditClient, type AuditClientOptions, type FetchedBatches, type FetchedRecords, type FetchOptions, type Isolation, type OffsetSpec } from './kafka/audit-client.js'
 export { committedOffsets, describeGroupOffsets, groupExists, listConsumerGroups, type GroupMember, type GroupOffsets, type GroupOffsetsOptions } from './audit/group-offsets.js'
 export { ageSeconds, lagViolations, offsetLag, topicTotals, type LagThresholds, type PartitionLagRow, type TopicLagTotal } from './audit/lag.js'
 export { PartitionReader, type PartitionReaderOptions } from './audit/partition-reader.js'

@@ -4,9 +4,8 @@ import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import { OrderAligner, type Aligner, type AlignmentLookup } from './aligner.js'
 import { committedOffsets, groupExists } from './group-offsets.js'
 import { compareWithEarlierCopies } from './earlier-copies-comparison.js'
-import { digestStreamFrom, digestStreamOf } from './partition-comparison.js'
+import { digestStreamOf, digestStreamOfChunks } from './partition-comparison.js'
 import { PartitionReader } from './partition-reader.js'
-import { digestRecord } from './record-digest.js'
 import type { PartitionVerification } from './verification-report.js'
 
 /** Where the comparison of each partition stops on the source side. */
@@ -106,8 +105,8 @@ export async function verifyCopy (options: CopyVerificationOptions): Promise<Cop
   const sourceReader = (p: number) => new PartitionReader(source, topic, p, { fetchMaxBytes: options.fetchMaxBytes })
   const targetReader = (p: number) => new PartitionReader(target, targetTopic, p, { fetchMaxBytes: options.fetchMaxBytes })
   const lookup: AlignmentLookup = {
-    sourceRecords: async (p, from, count) => (await sourceReader(p).records(from, sourceEnds.get(p)!, count)).map(digestRecord),
-    targetRecords: async (p, from, count) => (await targetReader(p).records(from, targetEnds.get(p) ?? 0, count)).map(digestRecord),
+    sourceRecords: async (p, from, count) => await sourceReader(p).digests(from, sourceEnds.get(p)!, count),
+    targetRecords: async (p, from, count) => await targetReader(p).digests(from, targetEnds.get(p) ?? 0, count),
     targetOffsetForTimestamp: async (p, timestampMs) => (await target.listOffsets(targetTopic, [p], { timestampMs }, 'read_committed')).get(p) ?? targetEnds.get(p) ?? 0,
     targetEarliestOffset: async p => targetStarts.get(p) ?? 0,
   }
@@ -155,8 +154,8 @@ export async function verifyCopy (options: CopyVerificationOptions): Promise<Cop
     // Records below the target's log start are gone (retention): no earlier copy can be read there.
     const earliestCopy = Math.min(alignment.targetOffset, Math.max(targetStarts.get(targetPartition) ?? 0, alignment.earliestCopyOffset ?? alignment.targetOffset))
     const result = await compareWithEarlierCopies({
-      source: at => digestStreamFrom(sourceReader(partition).chunks(at, end)),
-      target: (at, upTo) => hasTarget ? digestStreamFrom(targetReader(targetPartition).chunks(at, upTo ?? targetEnd)) : digestStreamOf([]),
+      source: at => digestStreamOfChunks(sourceReader(partition).digestChunks(at, end)),
+      target: (at, upTo) => hasTarget ? digestStreamOfChunks(targetReader(targetPartition).digestChunks(at, upTo ?? targetEnd)) : digestStreamOf([]),
       sourceFromOffset: from,
       sourceUntilOffset: until,
       sourceEarliestOffset: earliest,

@@ -1,6 +1,5 @@
-import type { KafkaRecord } from '../shared/kafka-record.js'
 import { RecordComparator, type ComparisonCounts, type Finding, type RecordComparatorOptions } from './record-comparator.js'
-import { combineHashes, digestRecord, type RecordDigest } from './record-digest.js'
+import { combineHashes, type RecordDigest } from './record-digest.js'
 
 /** Ordered chunks of digests from one partition; `null` once the stream has nothing more. */
 export interface DigestStream {
@@ -165,7 +164,7 @@ export async function comparePartition (options: PartitionComparisonOptions): Pr
         while (s !== undefined && t !== undefined && s.hash === t.hash && s.offset < until) {
           source.take()
           target.take()
-          comparator.acceptMatchedRange([s], [t])
+          comparator.acceptMatch(s, t)
           lastSourceOffset = s.offset
           s = source.peek()
           t = target.peek()
@@ -191,12 +190,12 @@ export async function comparePartition (options: PartitionComparisonOptions): Pr
   return { counts: comparator.counts, findings: comparator.findings, rangesEqual, rangesDiffering }
 }
 
-/** A digest stream over chunks of raw records (for example a Kafka partition reader): bytes are hashed and dropped chunk by chunk. */
-export function digestStreamFrom (chunks: AsyncIterator<readonly KafkaRecord[]>): DigestStream {
+/** A digest stream over chunks of digests (`PartitionReader.digestChunks`). */
+export function digestStreamOfChunks (chunks: AsyncIterator<RecordDigest[]>): DigestStream {
   return {
     next: async () => {
       const step = await chunks.next()
-      return step.done === true ? null : step.value.map(digestRecord)
+      return step.done === true ? null : step.value
     },
     close: async () => { await chunks.return?.(undefined) },
   }

@@ -143,26 +143,27 @@ class SetAside {
 
 /** Hashes of the last N matched records, to recognise at-least-once re-deliveries. */
 class RecentMatches {
-  readonly #ring: number[]
-  #next = 0
-  readonly #counts = new Map<number, number>()
+  readonly #ring: Float64Array
+  #added = 0
+  /** Each hash in the ring with the sequence number of its latest add. */
+  readonly #latest = new Map<number, number>()
 
-  constructor (readonly capacity: number) { this.#ring = new Array<number>(capacity) }
+  constructor (readonly capacity: number) { this.#ring = new Float64Array(capacity) }
 
   add (hash: number): void {
     if (this.capacity === 0) return
-    const old = this.#ring[this.#next]
-    if (old !== undefined) {
-      const count = this.#counts.get(old)! - 1
-      if (count === 0) this.#counts.delete(old)
-      else this.#counts.set(old, count)
+    const slot = this.#added % this.capacity
+    if (this.#added >= this.capacity) {
+      // The hash leaving the window stays only when it was added again since.
+      const old = this.#ring[slot]!
+      if (this.#latest.get(old) === this.#added - this.capacity) this.#latest.delete(old)
     }
-    this.#ring[this.#next] = hash
-    this.#counts.set(hash, (this.#counts.get(hash) ?? 0) + 1)
-    this.#next = (this.#next + 1) % this.capacity
+    this.#ring[slot] = hash
+    this.#latest.set(hash, this.#added)
+    this.#added++
   }
 
-  has (hash: number): boolean { return this.#counts.has(hash) }
+  has (hash: number): boolean { return this.#latest.has(hash) }
 }
 
 export function emptyCounts (): ComparisonCounts {
@@ -255,6 +256,17 @@ export class RecordComparator {
   /** Takes what is buffered (only when `settled`), to be compared again by range. */
   takeBuffered (): { source: RecordDigest[], target: RecordDigest[] } {
     return { source: this.#source.drain().map(e => e.digest), target: this.#target.drain().map(e => e.digest) }
+  }
+
+  /** `acceptMatchedRange([source], [target])` without the lists: the in-step fast path, once per record. */
+  acceptMatch (source: RecordDigest, target: RecordDigest): void {
+    if (this.#earlier === undefined) {
+      this.counts.checked++
+      this.counts.bytes += source.sizeBytes
+    }
+    this.#matched(source, target)
+    this.#sourceTaken++
+    this.#targetTaken++
   }
 
   /** Accounts for records known equal by a range hash, in order: `source[i]` is copied at `target[i]`. */

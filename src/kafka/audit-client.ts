@@ -7,7 +7,8 @@ import { silentLogger } from '../shared/logger.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import { createKafkaClient } from './client.js'
 import { toClusterError } from './errors.js'
-import { createInternalCluster, filterAbortedMessages, type InternalBroker, type InternalCluster } from './kafkajs-internals.js'
+import { createInternalCluster, filterAbortedMessages, runWithBatchForwarding, type BatchForwardingHook, type InternalBroker, type InternalCluster } from './kafkajs-internals.js'
+import { rawBatchHook, RawRecordBatch } from './raw-record-batch.js'
 
 const { AssignerProtocol } = kafkajs
 
@@ -38,6 +39,22 @@ export interface FetchedRecords {
   readonly logStartOffset: number
   /** The last stable offset: below it every transaction is decided (read_committed reads stop there). */
   readonly lastStableOffset?: number
+}
+
+/** What one Fetch asks for. */
+export interface FetchOptions {
+  /** Bytes asked (the broker returns at least one batch); default 4 MiB. */
+  readonly maxBytes?: number
+  /** Default `read_committed`. */
+  readonly isolation?: Isolation
+  /** How long the broker may wait for data; default 100. */
+  readonly maxWaitMs?: number
+}
+
+/** One Fetch answer for a partition with its data batches undecoded (`AuditClient.fetchBatches`). */
+export interface FetchedBatches extends Omit<FetchedRecords, 'records'> {
+  /** In offset order: v2 batches as `RawRecordBatch`es (the first may start before the fetch offset), records of older formats decoded. */
+  readonly batches: ReadonlyArray<RawRecordBatch | KafkaRecord>
 }
 
 /** A consumer group as its coordinator describes it; state `Dead` (and no members) when it does not exist. */
@@ -205,11 +222,28 @@ export class AuditClient {
    * One Fetch of `partition` from `offset` (at most about `maxBytes`; at least one batch).
    * Skips control records and, with `read_committed`, records of aborted transactions.
    */
-  async fetch (topic: string, partition: number, offset: number, { maxBytes = 4 * 1024 * 1024, isolation = 'read_committed' as Isolation, maxWaitMs = 100 } = {}): Promise<FetchedRecords> {
+  async fetch (topic: string, partition: number, offset: number, options: FetchOptions = {}): Promise<FetchedRecords> {
+    const fetched = await this.#fetchOnce(topic, partition, offset, options, undefined)
+    // kafkajs' messages as they are (the patched decoder adds `headerList`): they are KafkaRecords.
+    return { ...fetched, records: fetched.items as KafkaRecord[] }
+  }
+
+  /**
+   * `fetch` with the data batches left undecoded: each v2 batch is a `RawRecordBatch` (a view of
+   * the response; read its records with `visit` from `offset` on), older formats are decoded
+   * records. Control batches and, with `read_committed`, aborted transactions are skipped as by
+   * `fetch`. What the audit reads: no record objects for kafkajs to build and collect.
+   */
+  async fetchBatches (topic: string, partition: number, offset: number, options: FetchOptions = {}): Promise<FetchedBatches> {
+    const fetched = await this.#fetchOnce(topic, partition, offset, options, rawBatchHook)
+    return { ...fetched, batches: fetched.items as Array<RawRecordBatch | KafkaRecord> }
+  }
+
+  async #fetchOnce (topic: string, partition: number, offset: number, { maxBytes = 4 * 1024 * 1024, isolation = 'read_committed', maxWaitMs = 100 }: FetchOptions, hook: BatchForwardingHook | undefined): Promise<Omit<FetchedRecords, 'records'> & { items: unknown[] }> {
     return await this.call(() => this.#serial(async () => {
       const [leader] = await this.#leaders(topic, [partition])
       if (leader === undefined) throw new MirrorError(ErrorCodes.KAFKA, `${topic}-${partition}: no leader on the ${this.connection.alias} cluster`, { retriable: true })
-      const response = await leader[0].fetch({
+      const request = async (): Promise<Awaited<ReturnType<InternalBroker['fetch']>>> => await leader[0].fetch({
         replicaId: -1,
         isolationLevel: ISOLATION[isolation],
         maxWaitTime: maxWaitMs,
@@ -217,18 +251,18 @@ export class AuditClient {
         maxBytes,
         topics: [{ topic, partitions: [{ partition, fetchOffset: String(offset), maxBytes }] }],
       })
+      const response = hook === undefined ? await request() : await runWithBatchForwarding(hook, request)
       const data = response.responses[0]?.partitions[0]
-      if (data === undefined) return { records: [], nextOffset: offset, highWatermark: offset, logStartOffset: offset, lastStableOffset: offset }
+      if (data === undefined) return { items: [], nextOffset: offset, highWatermark: offset, logStartOffset: offset, lastStableOffset: offset }
       let nextOffset = offset
       for (const m of data.messages) {
-        const batchEnd = Number(m.batchContext.firstOffset) + m.batchContext.lastOffsetDelta + 1
+        const batchEnd = m instanceof RawRecordBatch ? m.endOffset : Number(m.batchContext.firstOffset) + m.batchContext.lastOffsetDelta + 1
         nextOffset = Math.max(nextOffset, Number(m.offset) + 1, batchEnd)
       }
       const kept = (isolation === 'read_committed' ? filterAbortedMessages({ messages: data.messages, abortedTransactions: data.abortedTransactions }) : data.messages)
         .filter(m => !m.isControlRecord && Number(m.offset) >= offset)
       return {
-        // kafkajs' messages as they are (the patched decoder adds `headerList`): they are KafkaRecords.
-        records: kept,
+        items: kept,
         nextOffset,
         highWatermark: Number(data.highWatermark),
         logStartOffset: Number(data.lastStartOffset),

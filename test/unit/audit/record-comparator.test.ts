@@ -122,3 +122,31 @@ test('a record replaced by an unrelated one is missing plus extra', async () => 
   const result = await compare(source, target)
   assert.deepEqual(summary(result), { checked: 20, matched: 19, ...clean, missing: 1, extra: 1 })
 })
+
+test('the duplicate window holds the last duplicateWindowRecords matches: a re-delivery within it is duplicated, one from before it extra', async () => {
+  const source = records(60)
+  // Record 10 is re-delivered 1 match after it (within the last 20), then 35 after; record 40 right after that.
+  const target = [...source.slice(0, 30), source[10]!, ...source.slice(30, 45), source[10]!, source[40]!, ...source.slice(45, 60)]
+  const result = await comparePartition({
+    source: digestStreamOf(digests(source), 7),
+    target: digestStreamOf(digests(target), 5),
+    lookaheadRecords: 3,
+    duplicateWindowRecords: 20,
+  })
+  assert.deepEqual(summary(result), { checked: 60, matched: 60, ...clean, duplicated: 2, extra: 1 })
+  assert.deepEqual(result.findings.map(f => [f.kind, f.targetOffset]), [['duplicated', 30], ['extra', 46], ['duplicated', 47]])
+})
+
+test('a record matched twice stays in the duplicate window as long as its later match does', async () => {
+  const source = records(40)
+  source[25] = source[5]! // the same key, value, headers and timestamp at two offsets
+  const target = [...source, source[5]!]
+  const result = await comparePartition({
+    source: digestStreamOf(digests(source), 7),
+    target: digestStreamOf(digests(target), 5),
+    lookaheadRecords: 3,
+    duplicateWindowRecords: 20,
+  })
+  assert.deepEqual(summary(result), { checked: 40, matched: 40, ...clean, duplicated: 1 })
+  assert.deepEqual(result.findings.map(f => [f.kind, f.targetOffset]), [['duplicated', 40]])
+})
