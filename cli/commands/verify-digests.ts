@@ -3,7 +3,7 @@ import { clusterConnection, connectClient } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { note, render, write, type Column } from '../output.js'
 import { policyFromArgs } from './lag.js'
-import type { VerifyArgs } from './verify.js'
+import type { VerifyArgs } from './verify-args.js'
 
 /** Flags of `verify` that need the source or the record-by-record comparison: refused with `--digests`, before anything connects. */
 const SOURCE_ONLY_FLAGS: ReadonlyArray<[keyof VerifyArgs, string]> = [

@@ -1,32 +1,13 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import { createLogger, describeFinding, FindingKinds, findMisplaced, loadOffsetSyncs, OFFSET_SYNC_ALIGNMENT_METHOD, OffsetSyncAligner, offsetSyncsTopicName, OrderAligner, silentLogger, targetTopicName, totalCounts, verificationPassed, verifyCopy, type Aligner, type AlignmentLookup, type AlignmentPoint, type AuditClient, type ClusterConnection, type ComparisonCounts, type FindingKind, type PartitionVerification, type VerifyUntil } from '../../src/index.js'
-import { clusterPair, connectClient, nonNegativeNumber, positiveInteger, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cluster-args.js'
+import { clusterPair, connectClient, nonNegativeNumber, positiveInteger, withClusterPairArgs, withCommonArgs } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { note, render, write, type Column } from '../output.js'
 import { runCommand } from '../run-command.js'
 import { verifyDigests } from './verify-digests.js'
-import { policyFromArgs, withPolicyArgs, type PolicyArgs } from './lag.js'
+import type { VerifyArgs } from './verify-args.js'
+import { policyFromArgs, withPolicyArgs } from './lag.js'
 
-export interface VerifyArgs extends CommonArgs, PolicyArgs, ClusterPairArgs {
-  topic: string
-  'target-topic'?: string
-  partition?: number[]
-  'from-offset'?: number
-  'from-time'?: string
-  'to-offset'?: number
-  'until-mirrored': boolean
-  group: string
-  wait?: number
-  'allow-duplicates': boolean
-  digest: boolean
-  'digest-range-records': number
-  'lookahead-records': number
-  'max-findings': number
-  'offset-syncs': boolean
-  'offset-syncs-topic'?: string
-  digests: boolean
-  'digests-topic'?: string
-}
 
 /** Which alignment a partition used: the sidecar's offset syncs, or the order aligner (first common record). */
 type AlignedBy = 'offset-syncs' | 'order'
