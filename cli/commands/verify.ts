@@ -1,5 +1,5 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
-import { createLogger, describeFinding, FindingKinds, findMisplaced, loadOffsetSyncs, OFFSET_SYNC_ALIGNMENT_METHOD, OffsetSyncAligner, offsetSyncsTopicName, OrderAligner, silentLogger, targetTopicName, totalCounts, verificationPassed, verifyCopy, type Aligner, type AlignmentLookup, type AlignmentPoint, type AuditClient, type ClusterConnection, type ComparisonCounts, type FindingKind, type PartitionVerification, type VerifyUntil } from '../../src/index.js'
+import { createLogger, describeFinding, FindingKinds, findMisplaced, loadOffsetSyncs, OFFSET_SYNC_ALIGNMENT_METHOD, OffsetSyncAligner, offsetSyncsTopicName, OrderAligner, silentLogger, targetTopicName, totalCounts, unverifiable, verificationPassed, verifyCopy, type Aligner, type AlignmentLookup, type AlignmentPoint, type AuditClient, type ClusterConnection, type ComparisonCounts, type FindingKind, type PartitionVerification, type VerifyUntil } from '../../src/index.js'
 import { clusterPair, connectClient, nonNegativeNumber, positiveInteger, withClusterPairArgs, withCommonArgs } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { note, render, write, type Column } from '../output.js'
@@ -174,7 +174,10 @@ export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Prom
         const misplaced = findMisplaced(result.partitions)
         // A copy that did not catch up within --wait fails the check even when what was mirrored matches.
         const waitTimedOut = result.waitTimedOut
-        const passed = verificationPassed(total, args['allow-duplicates']) && !waitTimedOut
+        // Partitions whose source records are gone (deleted, expired) while the target holds some: not judged, so not passed.
+        const notVerified = unverifiable(result.partitions).map(p => p.partition)
+        const matched = verificationPassed(total, args['allow-duplicates']) && !waitTimedOut
+        const passed = matched && notVerified.length === 0
         const findingLines = result.partitions.flatMap(p => p.findings.map(f => describeFinding(f, p.partition, p.alignment.targetPartition)))
         const misplacedLines = misplaced.map(m => `wrong partition: source ${m.sourcePartition}@${m.sourceOffset} is missing from target partition ${m.sourcePartition} and is extra in target partition ${m.targetPartition} at offset ${m.targetOffset}`)
         const notes = [...alignmentNotes, ...result.notes, ...result.partitions.flatMap(p => p.notes)]
@@ -185,6 +188,7 @@ export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Prom
             targetTopic,
             passed,
             waitTimedOut,
+            notVerified,
             seconds,
             total,
             alignment: { offsetSyncsTopic: choice.offsetSyncsTopic ?? null, byPartition: Object.fromEntries(byPartition) },
@@ -209,8 +213,8 @@ export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Prom
             const lines = [...misplacedLines, ...findingLines, ...unlistedLines]
             if (lines.length > 0) text += '\n' + lines.join('\n') + '\n'
             const changed = Object.entries(total.changedFields).filter(([, n]) => n > 0).map(([field, n]) => `${field} ${n}`)
-            text += `\n${passed ? 'PASSED' : 'FAILED'}: ${total.checked} records checked in ${seconds.toFixed(1)} s (${(total.bytes / 1_048_576 / Math.max(seconds, 0.001)).toFixed(1)} MB/s)` +
-              `${changed.length > 0 ? `; changed fields: ${changed.join(', ')}` : ''}${total.duplicated > 0 && args['allow-duplicates'] ? '; duplicates allowed' : ''}${waitTimedOut ? `; the copy did not catch up within --wait ${args.wait} s` : ''}\n` +
+            text += `\n${passed ? 'PASSED' : matched ? 'NOT VERIFIED' : 'FAILED'}: ${total.checked} records checked in ${seconds.toFixed(1)} s (${(total.bytes / 1_048_576 / Math.max(seconds, 0.001)).toFixed(1)} MB/s)` +
+              `${changed.length > 0 ? `; changed fields: ${changed.join(', ')}` : ''}${total.duplicated > 0 && args['allow-duplicates'] ? '; duplicates allowed' : ''}${waitTimedOut ? `; the copy did not catch up within --wait ${args.wait} s` : ''}${notVerified.length > 0 ? `; partition(s) ${notVerified.join(', ')}: the source holds no records any more, nothing to compare the target with (--digests checks it from the target alone)` : ''}\n` +
               alignmentLine(choice, byPartition) + '\n'
           }
           await write(text)

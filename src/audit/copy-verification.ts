@@ -170,6 +170,10 @@ export async function verifyCopy (options: CopyVerificationOptions): Promise<Cop
       const e = result.earlierCopies
       partitionNotes.push(`target offsets ${e.fromTargetOffset}..${e.untilTargetOffset - 1} of partition ${targetPartition} lie before the copy the alignment points at (${targetPartition}@${alignment.targetOffset}): read as earlier copies, ${e.duplicated} duplicated, ${e.extra} extra, ${e.changed} changed`)
     }
+    // Nothing left on the source (deleted or expired) while the target holds records: nothing to compare them with.
+    const targetRecords = hasTarget ? targetEnd - (targetStarts.get(targetPartition) ?? 0) : 0
+    const sourceGone = earliest === end && earliest > 0 && targetRecords > 0 ? { sourceLogStart: earliest, targetRecords } : undefined
+    if (sourceGone !== undefined) partitionNotes.push(`source partition ${partition} holds no records (everything below offset ${earliest} was deleted or expired) while target partition ${targetPartition} holds offsets ${targetEnd - targetRecords}..${targetEnd - 1}: nothing could be compared; mirror-check verify --digests checks the copy from the target alone`)
     results.push({
       partition,
       sourceFromOffset: from,
@@ -179,6 +183,7 @@ export async function verifyCopy (options: CopyVerificationOptions): Promise<Cop
       findings: result.findings,
       notes: partitionNotes,
       ...(result.earlierCopies === undefined ? {} : { earlierCopies: result.earlierCopies }),
+      ...(sourceGone === undefined ? {} : { sourceGone }),
     })
   }
   return { partitions: results, notes, waitTimedOut }

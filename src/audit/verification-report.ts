@@ -16,6 +16,17 @@ export interface PartitionVerification {
   readonly notes: readonly string[]
   /** Target records before `alignment.targetOffset` read as earlier copies, when there were any; their counts are in `counts`. */
   readonly earlierCopies?: EarlierCopies
+  /**
+   * Set when the source partition holds no records any more (all below `sourceLogStart` deleted or
+   * expired) while its target partition holds `targetRecords`: the copy cannot be judged against
+   * the source (`verify --digests` can, from the target alone).
+   */
+  readonly sourceGone?: { readonly sourceLogStart: number, readonly targetRecords: number }
+}
+
+/** Partitions whose copy could not be compared at all: the source's records are gone, the target's are not. */
+export function unverifiable (partitions: readonly PartitionVerification[]): PartitionVerification[] {
+  return partitions.filter(p => p.sourceGone !== undefined && p.counts.checked === 0)
 }
 
 /** A record missing from one partition of the copy and found as extra in another. */

@@ -72,6 +72,14 @@ test('verify --digests checks the target without the source: passes on a clean c
   })
   assert.equal(await totalRecords(source, topic), 0n)
 
+  // The plain check has nothing to compare the target with now: it says so and does not pass.
+  const plain = await runMirrorCheck(['verify', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', topic], { timeoutMs: 120_000 })
+  assert.equal(plain.code, 1, plain.stdout + plain.stderr)
+  assert.match(plain.stdout, /^NOT VERIFIED: 0 records checked .*partition\(s\) 0, 1: the source holds no records any more/m)
+  const plainJson = await runMirrorCheck(['verify', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', topic, '--format', 'json'], { timeoutMs: 120_000 })
+  assert.equal(plainJson.code, 1, plainJson.stderr)
+  assert.deepEqual((JSON.parse(plainJson.stdout) as { passed: boolean, notVerified: number[] }), { ...JSON.parse(plainJson.stdout), passed: false, notVerified: [0, 1] })
+
   const clean = await verifyDigests(target, topic)
   assert.equal(clean.code, 0, clean.stderr)
   assert.equal(clean.json.passed, true)
