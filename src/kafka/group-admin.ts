@@ -129,10 +129,16 @@ export class GroupAdmin {
     }
   }
 
-  /** Names of the cluster's topics. */
+  /**
+   * Names of the cluster's topics: one Metadata request (kafkajs' `admin.listTopics` first
+   * refreshed the metadata of every topic its admin had been asked about, its metadata never being fresh).
+   */
   async topicNames (): Promise<Set<string>> {
+    const cluster = this.#internalCluster()
     try {
-      return new Set(await this.#client().listTopics())
+      await cluster.connect()
+      const { topicMetadata } = await cluster.metadata()
+      return new Set(topicMetadata.map(t => t.topic))
     } catch (error) {
       throw toMirrorError(error, `listing topics on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
     }

@@ -59,6 +59,8 @@ export interface InternalCluster {
   disconnect: () => Promise<void>
   addMultipleTargetTopics: (topics: string[]) => Promise<void>
   refreshMetadata: () => Promise<void>
+  /** A Metadata request of every topic (the cached metadata is refreshed first only when older than `metadataMaxAge`). */
+  metadata: () => Promise<{ topicMetadata: Array<{ topic: string }> }>
   /** Refreshes the metadata of the topics added so far only when it is older than the cluster's `metadataMaxAge`. */
   refreshMetadataIfNecessary: () => Promise<void>
   /** The partitions of `topic` in the cached metadata ([] when it is not there). */
