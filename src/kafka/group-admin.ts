@@ -13,11 +13,15 @@ const COORDINATOR_CODES = new Set(['NOT_COORDINATOR', 'NOT_COORDINATOR_FOR_GROUP
 const COMMIT_ATTEMPTS = 6
 
 /**
- * How old the cached metadata of `logOffsetsOf` may get (kafkajs' consumer default, `metadata.max.age.ms`
- * 5 minutes): partitions added to a topic are seen within it; a moved leader or a recreated topic
- * at once (the brokers' answer makes the next attempt refresh first).
+ * How old the partition leaders `logOffsetsOf` keeps may get (kafkajs' consumer default,
+ * `metadata.max.age.ms` 5 minutes): partitions added to a topic are seen within it; a new topic, a
+ * moved leader or a recreated topic at once (missing from it, or the brokers' answer makes the
+ * next attempt ask again).
  */
 const METADATA_MAX_AGE_MS = 300_000
+/** ListOffsets timestamps: the log start offset, and the high watermark. */
+const EARLIEST_TIMESTAMP = -2
+const LATEST_TIMESTAMP = -1
 /** Answers of brokers to a client whose metadata is stale: refreshed and asked once more. */
 const STALE_METADATA_CODES = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'NOT_LEADER_FOR_PARTITION', 'NOT_LEADER_OR_FOLLOWER', 'LEADER_NOT_AVAILABLE', 'FENCED_LEADER_EPOCH', 'UNKNOWN_LEADER_EPOCH'])
 
@@ -49,6 +53,8 @@ export class GroupAdmin {
   #kafka: Kafka | undefined
   #admin: Admin | undefined
   #cluster: InternalCluster | undefined
+  /** The partitions and leaders of every topic, from one Metadata answer (`logOffsetsOf`). */
+  #leaders: { readonly atMs: number, readonly byTopic: ReadonlyMap<string, ReadonlyArray<{ partitionId: number, leader: number }>> } | undefined
 
   constructor (connection: ClusterConnection, logger: Logger) {
     this.#connection = connection
@@ -144,18 +150,19 @@ export class GroupAdmin {
     }
   }
 
-  /** Log start offset and high watermark of each partition of `topic` (which must exist). */
+  /** Log start offset and high watermark of each partition of `topic` (a topic the cluster does not have reads as no partitions). */
   async logOffsets (topic: string): Promise<Map<number, PartitionLogOffsets>> {
     return (await this.logOffsetsOf([topic])).get(topic) ?? new Map()
   }
 
   /**
    * Log start offset and high watermark of each partition of each of `topics` (which must exist),
-   * by topic: two ListOffsets requests per broker for all of them, on cached metadata (refreshed
-   * when older than `METADATA_MAX_AGE_MS`, when a topic is new to it, and once when the brokers
-   * answer as if it were stale). kafkajs' `admin.fetchTopicOffsets` instead asked for the metadata
-   * of every topic it had ever been asked about before each topic's offsets (its admin's metadata
-   * never stays fresh): at 1,250 topics, 1,250 metadata answers of 10,000 partitions per round.
+   * by topic: two ListOffsets requests per leader broker for all of them. Partition leaders come
+   * from one Metadata request of all the cluster's topics, kept for `METADATA_MAX_AGE_MS` and
+   * asked again when a topic is not in it or the brokers answer as if it were stale. kafkajs'
+   * `admin.fetchTopicOffsets` instead asked for the metadata of every topic it had been asked
+   * about before each topic's offsets (its admin's metadata never stays fresh): at 1,250 topics
+   * read one by one, 1,250 Metadata answers of up to 10,000 partitions each per round.
    */
   async logOffsetsOf (topics: readonly string[]): Promise<Map<string, Map<number, PartitionLogOffsets>>> {
     const result = new Map<string, Map<number, PartitionLogOffsets>>()
@@ -165,32 +172,55 @@ export class GroupAdmin {
     return await retry(async attempt => {
       try {
         await cluster.connect()
-        if (attempt > 1) await cluster.refreshMetadata()
-        await cluster.addMultipleTargetTopics(wanted)
-        await cluster.refreshMetadataIfNecessary()
-        const request = (fromBeginning: boolean): Parameters<InternalCluster['fetchTopicsOffset']>[0] => wanted.map(topic => ({
-          topic,
-          fromBeginning,
-          partitions: cluster.findTopicPartitionMetadata(topic).map(p => ({ partition: p.partitionId })),
+        const leaders = await this.#partitionLeaders(cluster, wanted, attempt > 1)
+        // Per leader: topic -> partitions.
+        const byLeader = new Map<number, Map<string, number[]>>()
+        for (const topic of wanted) {
+          for (const { partitionId, leader } of leaders.get(topic) ?? []) {
+            let topicsOfLeader = byLeader.get(leader)
+            if (topicsOfLeader === undefined) byLeader.set(leader, topicsOfLeader = new Map())
+            let partitions = topicsOfLeader.get(topic)
+            if (partitions === undefined) topicsOfLeader.set(topic, partitions = [])
+            partitions.push(partitionId)
+          }
+        }
+        const starts = new Map<string, string>()
+        const ends = new Map<string, string>()
+        await Promise.all([...byLeader].map(async ([leader, topicsOfLeader]) => {
+          const broker = await cluster.findBroker({ nodeId: String(leader) })
+          const ask = async (timestamp: number, into: Map<string, string>): Promise<void> => {
+            const { responses } = await broker.listOffsets({ topics: [...topicsOfLeader].map(([topic, partitions]) => ({ topic, partitions: partitions.map(partition => ({ partition, timestamp })) })) })
+            for (const { topic, partitions } of responses) for (const { partition, offset } of partitions) into.set(`${topic}\u0000${partition}`, offset)
+          }
+          await Promise.all([ask(EARLIEST_TIMESTAMP, starts), ask(LATEST_TIMESTAMP, ends)])
         }))
-        const [high, low] = await Promise.all([cluster.fetchTopicsOffset(request(false)), cluster.fetchTopicsOffset(request(true))])
-        const lowByTopic = new Map(low.map(({ topic, partitions }) => [topic, new Map(partitions.map(p => [p.partition, p.offset]))]))
-        for (const { topic, partitions } of high) {
-          const starts = lowByTopic.get(topic)
+        for (const topic of wanted) {
           const offsets = new Map<number, PartitionLogOffsets>()
-          for (const { partition, offset } of partitions) {
-            const start = starts?.get(partition)
-            if (start === undefined) continue
-            offsets.set(partition, { logStartOffset: BigInt(start), highWatermark: BigInt(offset) })
+          for (const { partitionId } of leaders.get(topic) ?? []) {
+            const key = `${topic}\u0000${partitionId}`
+            const start = starts.get(key)
+            const end = ends.get(key)
+            if (start !== undefined && end !== undefined) offsets.set(partitionId, { logStartOffset: BigInt(start), highWatermark: BigInt(end) })
           }
           result.set(topic, offsets)
         }
         return result
       } catch (error) {
+        this.#leaders = undefined
         const names = wanted.length === 1 ? wanted[0] : `${wanted.length} topics`
         throw toMirrorError(error, `reading log offsets of ${names} on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
       }
     }, { maxAttempts: 2, initialBackoffMs: 100, shouldRetry: error => STALE_METADATA_CODES.has(errorLabel(error)) })
+  }
+
+  /** Partitions and their leaders by topic, from the cached Metadata answer of all topics (asked again when `refresh`, too old, or a topic of `topics` is not in it). */
+  async #partitionLeaders (cluster: InternalCluster, topics: readonly string[], refresh: boolean): Promise<ReadonlyMap<string, ReadonlyArray<{ partitionId: number, leader: number }>>> {
+    const cached = this.#leaders
+    if (!refresh && cached !== undefined && Date.now() - cached.atMs <= METADATA_MAX_AGE_MS && topics.every(topic => cached.byTopic.has(topic))) return cached.byTopic
+    const { topicMetadata } = await cluster.metadata()
+    const byTopic = new Map(topicMetadata.map(t => [t.topic, t.partitionMetadata.map(p => ({ partitionId: p.partitionId, leader: p.leader }))]))
+    this.#leaders = { atMs: Date.now(), byTopic }
+    return byTopic
   }
 
   /** The kafkajs cluster object for requests its admin has no API for, or none that scales (made on first use). */

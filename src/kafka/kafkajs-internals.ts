@@ -60,13 +60,7 @@ export interface InternalCluster {
   addMultipleTargetTopics: (topics: string[]) => Promise<void>
   refreshMetadata: () => Promise<void>
   /** A Metadata request of every topic (the cached metadata is refreshed first only when older than `metadataMaxAge`). */
-  metadata: () => Promise<{ topicMetadata: Array<{ topic: string }> }>
-  /** Refreshes the metadata of the topics added so far only when it is older than the cluster's `metadataMaxAge`. */
-  refreshMetadataIfNecessary: () => Promise<void>
-  /** The partitions of `topic` in the cached metadata ([] when it is not there). */
-  findTopicPartitionMetadata: (topic: string) => Array<{ partitionId: number, leader: number }>
-  /** ListOffsets of all `topics` at once: one request per leader broker, earliest (`fromBeginning`) or latest offsets. */
-  fetchTopicsOffset: (topics: Array<{ topic: string, fromBeginning: boolean, partitions: Array<{ partition: number }> }>) => Promise<Array<{ topic: string, partitions: Array<{ partition: number, offset: string }> }>>
+  metadata: () => Promise<{ topicMetadata: Array<{ topic: string, partitionMetadata: Array<{ partitionId: number, leader: number }> }> }>
   findLeaderForPartitions: (topic: string, partitions: number[]) => Record<string, number[]>
   findBroker: (options: { nodeId: string }) => Promise<InternalBroker>
   findGroupCoordinator: (request: { groupId: string }) => Promise<InternalCoordinator>
