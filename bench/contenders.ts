@@ -66,7 +66,7 @@ const noOwnTopics = (): { source: string[], target: string[] } => ({ source: [],
 export interface SidecarSettings {
   /** Entry script, e.g. `dist/src/bin/mirror-sidecar.js`. */
   readonly entry: string
-  /** When set, run under `node --cpu-prof` writing profiles into this folder. */
+  /** When set, run under `node --cpu-prof --heap-prof` writing profiles into this folder (the heap profile: what was still live at exit, sampled). */
   readonly profileDir?: string
   /** Extra arguments after the benchmark's own; default none. */
   readonly args?: readonly string[]
@@ -95,7 +95,7 @@ export function sidecarContender (settings: SidecarSettings, name: 'sidecar' | '
       const { consumer, producer } = await mm1StyleConfigs(job)
       const profiling = settings.profileDir === undefined
         ? []
-        : ['--cpu-prof', '--cpu-prof-dir', resolve(settings.profileDir), '--import', pathToFileURL(fileURLToPath(new URL('./profile-exit-hook.js', import.meta.url))).href]
+        : ['--cpu-prof', '--cpu-prof-dir', resolve(settings.profileDir), '--heap-prof', '--heap-prof-dir', resolve(settings.profileDir), '--import', pathToFileURL(fileURLToPath(new URL('./profile-exit-hook.js', import.meta.url))).href]
       const out = openSync(join(job.workDir, 'sidecar.log'), 'a')
       try {
         const heap = settings.maxOldSpaceMib === undefined ? [] : [`--max-old-space-size=${settings.maxOldSpaceMib}`]

@@ -42,10 +42,24 @@ export function originOf (functionName: string, location: string): string {
   return 'other packages'
 }
 
-/** Top `limit` functions by self time, and self time per origin. */
-export function summariseProfile (profile: CpuProfile, limit = 25): { totalMs: number, top: SelfTime[], byOriginMs: Record<string, number> } {
+/**
+ * Top `limit` functions by self time, and self time per origin; with `lastSeconds`, of the samples
+ * in the last that many seconds of the profile only (say, the caught-up window after a copy).
+ */
+export function summariseProfile (profile: CpuProfile, limit = 25, lastSeconds?: number): { totalMs: number, top: SelfTime[], byOriginMs: Record<string, number> } {
   const byNode = new Map<number, number>()
-  profile.samples.forEach((nodeId, i) => byNode.set(nodeId, (byNode.get(nodeId) ?? 0) + (profile.timeDeltas[i] ?? 0)))
+  let first = 0
+  if (lastSeconds !== undefined) {
+    // Samples from the end backwards until `lastSeconds` are covered.
+    let fromEndUs = 0
+    for (first = profile.samples.length; first > 0 && fromEndUs + (profile.timeDeltas[first - 1] ?? 0) <= lastSeconds * 1e6; first--) {
+      fromEndUs += profile.timeDeltas[first - 1] ?? 0
+    }
+  }
+  for (let i = first; i < profile.samples.length; i++) {
+    const nodeId = profile.samples[i]!
+    byNode.set(nodeId, (byNode.get(nodeId) ?? 0) + (profile.timeDeltas[i] ?? 0))
+  }
   const byFunction = new Map<string, { functionName: string, location: string, selfUs: number }>()
   for (const node of profile.nodes) {
     const selfUs = byNode.get(node.id) ?? 0
@@ -71,8 +85,8 @@ export function summariseProfile (profile: CpuProfile, limit = 25): { totalMs: n
 }
 
 /** A plain-text table of the top self-time functions of the profile at `file`. */
-export async function renderProfileSummary (file: string, limit = 25): Promise<string> {
-  const { totalMs, top, byOriginMs } = summariseProfile(JSON.parse(await readFile(file, 'utf8')) as CpuProfile, limit)
+export async function renderProfileSummary (file: string, limit = 25, lastSeconds?: number): Promise<string> {
+  const { totalMs, top, byOriginMs } = summariseProfile(JSON.parse(await readFile(file, 'utf8')) as CpuProfile, limit, lastSeconds)
   const share = (ms: number): string => totalMs === 0 ? '0.0' : (ms / totalMs * 100).toFixed(1)
   const origins = Object.entries(byOriginMs).sort((a, b) => b[1] - a[1]).map(([origin, ms]) => `${origin} ${share(ms)}%`)
   const lines = [
@@ -87,13 +101,66 @@ export async function renderProfileSummary (file: string, limit = 25): Promise<s
   return lines.join('\n')
 }
 
+/** V8's sampling heap profile (`node --heap-prof`): a call tree whose nodes hold the sampled bytes still live, allocated there. */
+interface HeapProfile {
+  readonly head: HeapProfileNode
+}
+
+interface HeapProfileNode {
+  readonly callFrame: { readonly functionName: string, readonly url: string, readonly lineNumber: number }
+  readonly selfSize: number
+  readonly children: readonly HeapProfileNode[]
+}
+
+/** Live bytes by allocating function, and by the first frame of this project on the allocation's stack (who made kafkajs or Node allocate it). */
+export function summariseHeapProfile (profile: HeapProfile, limit = 25): { totalBytes: number, top: Array<{ site: string, bytes: number }>, byProjectFrame: Array<{ site: string, bytes: number }> } {
+  const bySite = new Map<string, number>()
+  const byProject = new Map<string, number>()
+  const siteOf = (node: HeapProfileNode): string => {
+    const { functionName, url, lineNumber } = node.callFrame
+    return `${functionName === '' ? '(anonymous)' : functionName}${url === '' ? '' : `  (${shorten(url)}:${lineNumber + 1})`}`
+  }
+  let totalBytes = 0
+  const walk = (node: HeapProfileNode, projectFrame: string | undefined): void => {
+    const site = siteOf(node)
+    const inProject = node.callFrame.url !== '' && shorten(node.callFrame.url).startsWith('dist/')
+    const frame = inProject ? site : projectFrame
+    if (node.selfSize > 0) {
+      totalBytes += node.selfSize
+      bySite.set(site, (bySite.get(site) ?? 0) + node.selfSize)
+      const key = frame ?? '(no frame of this project)'
+      byProject.set(key, (byProject.get(key) ?? 0) + node.selfSize)
+    }
+    for (const child of node.children) walk(child, frame)
+  }
+  walk(profile.head, undefined)
+  const sorted = (map: Map<string, number>): Array<{ site: string, bytes: number }> => [...map].sort((a, b) => b[1] - a[1]).slice(0, limit).map(([site, bytes]) => ({ site, bytes }))
+  return { totalBytes, top: sorted(bySite), byProjectFrame: sorted(byProject) }
+}
+
+/** A plain-text table of what holds the heap in the heap profile at `file`. */
+export async function renderHeapProfileSummary (file: string, limit = 25): Promise<string> {
+  const { totalBytes, top, byProjectFrame } = summariseHeapProfile(JSON.parse(await readFile(file, 'utf8')) as HeapProfile, limit)
+  const mib = (bytes: number): string => (bytes / 2 ** 20).toFixed(1).padStart(7)
+  return [
+    `${basename(file)}: ${(totalBytes / 2 ** 20).toFixed(1)} MiB live (sampled)`,
+    '  MiB  allocated by',
+    ...top.map(({ site, bytes }) => `${mib(bytes)}  ${site}`),
+    '  MiB  innermost frame of this project on the stack',
+    ...byProjectFrame.map(({ site, bytes }) => `${mib(bytes)}  ${site}`),
+  ].join('\n')
+}
+
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const [file, limit] = process.argv.slice(2)
+  const [file, limit, lastSeconds] = process.argv.slice(2)
   if (file === undefined) {
-    console.error('usage: node dist/bench/profile-summary.js <file.cpuprofile> [top N]')
+    console.error('usage: node dist/bench/profile-summary.js <file.cpuprofile> [top N] [last S seconds only] | <file.heapprofile> [top N]')
     process.exitCode = 2
   } else {
-    renderProfileSummary(file, limit === undefined ? 25 : Number(limit)).then(text => console.log(text), (error: unknown) => {
+    const summary = file.endsWith('.heapprofile')
+      ? renderHeapProfileSummary(file, limit === undefined ? 25 : Number(limit))
+      : renderProfileSummary(file, limit === undefined ? 25 : Number(limit), lastSeconds === undefined ? undefined : Number(lastSeconds))
+    summary.then(text => console.log(text), (error: unknown) => {
       console.error(`profile-summary: ${(error as Error).message}`)
       process.exitCode = 2
     })

@@ -12,7 +12,7 @@ import { CEILING_PRODUCER_PROPS } from './ceiling-run.js'
 import { stopAllChildren } from './child-registry.js'
 import { mirrorMaker1Contender, mirrorMaker2Contender, sidecarContender, type Contender, type MirrorJob } from './contenders.js'
 import { runLatency, type LatencyFigures } from './latency-run.js'
-import { renderProfileSummary } from './profile-summary.js'
+import { renderHeapProfileSummary, renderProfileSummary } from './profile-summary.js'
 import { describeEnvironment, latencyMarkdown, latencyMedians, throughputMarkdown } from './report.js'
 import { runScenario, type ScenarioContext, type ScenarioResult } from './scenario-run.js'
 import { scenarioSummaryMarkdown } from './scenario-report.js'
@@ -67,7 +67,7 @@ function requireKcat (): void {
 
 async function newProfiles (dir: string, sinceMs: number): Promise<string[]> {
   try {
-    const files = (await readdir(dir)).filter(file => file.endsWith('.cpuprofile')).map(file => join(dir, file))
+    const files = (await readdir(dir)).filter(file => file.endsWith('.cpuprofile') || file.endsWith('.heapprofile')).map(file => join(dir, file))
     const recent: string[] = []
     for (const file of files) if ((await stat(file)).mtimeMs >= sinceMs) recent.push(file)
     return recent.sort()
@@ -211,7 +211,7 @@ async function main (options: BenchOptions): Promise<void> {
 
   if (options.profile) {
     for (const file of await newProfiles('bench/profiles', benchStartedMs)) {
-      process.stdout.write('\n' + await renderProfileSummary(file) + '\n')
+      process.stdout.write('\n' + (file.endsWith('.heapprofile') ? await renderHeapProfileSummary(file) : await renderProfileSummary(file)) + '\n')
     }
   }
 }

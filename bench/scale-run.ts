@@ -45,8 +45,15 @@ export interface ScaleFigures {
   readonly allCommittedAfterSeconds: number
   /** Successful source commits from start to the end of the idle window, from the sidecar's /metrics; NaN for others. */
   readonly commits: number
-  /** Commit intervals from start to the end of the idle window: with `commits` the share of intervals that committed (an idle mirror has nothing to commit). */
+  /** Commit intervals from start to the end of the idle window (an idle mirror has nothing to commit, so most of the idle ones commit nothing). */
   readonly commitIntervals: number
+  /**
+   * Commit intervals from start until the source group had committed every partition's end (NaN
+   * when it never did within the window): each of them had acknowledged records to commit, so a
+   * mirror that commits at every interval shows `commits` equal to this (less one for the start-up,
+   * before the group joined).
+   */
+  readonly commitIntervalsUntilAllCommitted: number
   /** Failed commits during the whole run, from the sidecar's /metrics; NaN for others. */
   readonly failedCommits: number
   /** Series on the sidecar's /metrics at the end; NaN for others. */
@@ -279,6 +286,7 @@ export async function runScale (contender: Contender, job: MirrorJob, run: numbe
       allCommittedAfterSeconds,
       commits: commitsAtEnd,
       commitIntervals: Math.floor((totalSeconds + idleSeconds) * 1000 / context.commitIntervalMs),
+      commitIntervalsUntilAllCommitted: Number.isNaN(allCommittedAfterSeconds) ? Number.NaN : Math.floor((totalSeconds + allCommittedAfterSeconds) * 1000 / context.commitIntervalMs),
       failedCommits: commitCount(exposition, 'error'),
       metricSeries: exposition === undefined ? Number.NaN : exposition.split('\n').filter(line => line !== '' && !line.startsWith('#')).length,
       duplicates,
@@ -307,9 +315,9 @@ export function scaleMarkdown (header: string, figures: readonly ScaleFigures[],
   const lines = [
     header,
     '',
-    `| contender | run | topics x partitions | records | start → all on target | CPU s | peak RSS | CPU caught up | CPU caught up, last half | all committed after | commits / ${commitIntervalMs / 1000} s intervals | failed commits | /metrics series | duplicates / missing |`,
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
-    ...figures.map(f => `| ${f.contender} | ${f.run} | ${f.topics} x ${f.partitions / f.topics} = ${f.partitions} | ${f.records} | ${num(f.totalSeconds)} s | ${num(f.cpuSeconds)} | ${mib(f.peakRssBytes)} | ${num(f.idleCpuPercent)} % | ${num(f.idleTailCpuPercent)} % | ${Number.isNaN(f.allCommittedAfterSeconds) ? 'not within the window' : `${num(f.allCommittedAfterSeconds)} s`} | ${num(f.commits, 0)} / ${f.commitIntervals} | ${num(f.failedCommits, 0)} | ${num(f.metricSeries, 0)} | ${f.duplicates} / ${f.missing} |`),
+    `| contender | run | topics x partitions | records | start → all on target | CPU s | peak RSS | CPU caught up | CPU caught up, last half | all committed after | commits / ${commitIntervalMs / 1000} s intervals until all committed | commits / all intervals | failed commits | /metrics series | duplicates / missing |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    ...figures.map(f => `| ${f.contender} | ${f.run} | ${f.topics} x ${f.partitions / f.topics} = ${f.partitions} | ${f.records} | ${num(f.totalSeconds)} s | ${num(f.cpuSeconds)} | ${mib(f.peakRssBytes)} | ${num(f.idleCpuPercent)} % | ${num(f.idleTailCpuPercent)} % | ${Number.isNaN(f.allCommittedAfterSeconds) ? 'not within the window' : `${num(f.allCommittedAfterSeconds)} s`} | ${num(f.commits, 0)} / ${num(f.commitIntervalsUntilAllCommitted, 0)} | ${num(f.commits, 0)} / ${f.commitIntervals} | ${num(f.failedCommits, 0)} | ${num(f.metricSeries, 0)} | ${f.duplicates} / ${f.missing} |`),
     '',
   ]
   return lines.join('\n')

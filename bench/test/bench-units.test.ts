@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import { parseBenchArgs, UsageError } from '../bench-options.js'
 import { parseConsumerPerformance, parseProducerPerformance } from '../ceiling-run.js'
 import { recordLines } from '../kcat-producer.js'
-import { summariseProfile } from '../profile-summary.js'
+import { summariseHeapProfile, summariseProfile } from '../profile-summary.js'
 import { median } from '../report.js'
 import { runOrder } from '../run-order.js'
 import { scaleMarkdown } from '../scale-run.js'
@@ -83,6 +83,30 @@ test('profile summary adds self time per function and sorts by it', () => {
     ['encode', 'kafkajs/src/a.js:10', 4],
     ['flow', 'dist/src/pipeline/flow.js:1', 0.5],
   ])
+  // The last 2.5 ms only: the last two samples (0.5 ms of flow, 2 ms of encode).
+  const tail = summariseProfile(profile, 25, 0.0025)
+  assert.equal(tail.totalMs, 2.5)
+  assert.deepEqual(tail.byOriginMs, { kafkajs: 2, 'this project': 0.5 })
+})
+
+test('heap profile summary adds live bytes per allocating function and per innermost frame of this project', () => {
+  const frame = (functionName: string, url: string): { functionName: string, url: string, lineNumber: number } => ({ functionName, url, lineNumber: 0 })
+  const profile = {
+    head: {
+      callFrame: frame('(root)', ''), selfSize: 0,
+      children: [
+        {
+          callFrame: frame('track', 'file:///x/dist/src/offsets/tracker.js'), selfSize: 100,
+          children: [{ callFrame: frame('decode', 'file:///x/node_modules/kafkajs/src/d.js'), selfSize: 300, children: [] }],
+        },
+        { callFrame: frame('decode', 'file:///x/node_modules/kafkajs/src/d.js'), selfSize: 50, children: [] },
+      ],
+    },
+  }
+  const { totalBytes, top, byProjectFrame } = summariseHeapProfile(profile)
+  assert.equal(totalBytes, 450)
+  assert.deepEqual(top.map(({ site, bytes }) => [site, bytes]), [['decode  (kafkajs/src/d.js:1)', 350], ['track  (dist/src/offsets/tracker.js:1)', 100]])
+  assert.deepEqual(byProjectFrame.map(({ site, bytes }) => [site, bytes]), [['track  (dist/src/offsets/tracker.js:1)', 400], ['(no frame of this project)', 50]])
 })
 
 test('--baseline-entry adds the baseline contender; asking for it without an entry is a usage error; sidecar and baseline alternate first', () => {
@@ -108,7 +132,9 @@ test('--scale: 300 topics x 8 partitions of 50 small records, a 5 s commit inter
 })
 
 test('the scale report has one row per run with every figure, n/a where a contender has none', () => {
-  const row = { contender: 'mm2', run: 1, topics: 300, partitions: 2400, records: 120_000, totalSeconds: 12.34, cpuSeconds: 20, peakRssBytes: 2 ** 30, idleCpuPercent: 4.2, idleTailCpuPercent: 1.5, allCommittedAfterSeconds: Number.NaN, commits: Number.NaN, commitIntervals: 8, failedCommits: Number.NaN, metricSeries: Number.NaN, duplicates: 0, missing: 0 }
+  const row = { contender: 'mm2', run: 1, topics: 300, partitions: 2400, records: 120_000, totalSeconds: 12.34, cpuSeconds: 20, peakRssBytes: 2 ** 30, idleCpuPercent: 4.2, idleTailCpuPercent: 1.5, allCommittedAfterSeconds: Number.NaN, commits: Number.NaN, commitIntervals: 8, commitIntervalsUntilAllCommitted: Number.NaN, failedCommits: Number.NaN, metricSeries: Number.NaN, duplicates: 0, missing: 0 }
   const markdown = scaleMarkdown('# header', [row], 5_000)
-  assert.match(markdown, /\| mm2 \| 1 \| 300 x 8 = 2400 \| 120000 \| 12\.3 s \| 20\.0 \| 1024 MiB \| 4\.2 % \| 1\.5 % \| not within the window \| n\/a \/ 8 \| n\/a \| n\/a \| 0 \/ 0 \|/)
+  assert.match(markdown, /\| mm2 \| 1 \| 300 x 8 = 2400 \| 120000 \| 12\.3 s \| 20\.0 \| 1024 MiB \| 4\.2 % \| 1\.5 % \| not within the window \| n\/a \/ n\/a \| n\/a \/ 8 \| n\/a \| n\/a \| 0 \/ 0 \|/)
+  const sidecar = { ...row, contender: 'sidecar', allCommittedAfterSeconds: 3.1, commits: 2, commitIntervalsUntilAllCommitted: 3 }
+  assert.match(scaleMarkdown('# header', [sidecar], 5_000), /\| 3\.1 s \| 2 \/ 3 \| 2 \/ 8 \|/)
 })

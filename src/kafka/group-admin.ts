@@ -12,6 +12,25 @@ const COORDINATOR_CODES = new Set(['NOT_COORDINATOR', 'NOT_COORDINATOR_FOR_GROUP
 /** Attempts of an outside commit in all (some 6 s of backoff at most). */
 const COMMIT_ATTEMPTS = 6
 
+/**
+ * How old the partition leaders `logOffsetsOf` keeps may get (kafkajs' consumer default,
+ * `metadata.max.age.ms` 5 minutes): partitions added to a topic are seen within it; a new topic, a
+ * moved leader or a recreated topic at once (missing from it, or the brokers' answer makes the
+ * next attempt ask again).
+ */
+const METADATA_MAX_AGE_MS = 300_000
+/** ListOffsets timestamps: the log start offset, and the high watermark. */
+const EARLIEST_TIMESTAMP = -2
+const LATEST_TIMESTAMP = -1
+/** Answers of brokers to a client whose metadata is stale: refreshed and asked once more. */
+const STALE_METADATA_CODES = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'NOT_LEADER_FOR_PARTITION', 'NOT_LEADER_OR_FOLLOWER', 'LEADER_NOT_AVAILABLE', 'FENCED_LEADER_EPOCH', 'UNKNOWN_LEADER_EPOCH'])
+
+/** Log start offset and high watermark of one partition. */
+export interface PartitionLogOffsets {
+  readonly logStartOffset: bigint
+  readonly highWatermark: bigint
+}
+
 /** A committed offset of a group: the next offset the group would read. */
 export interface GroupOffset {
   readonly topic: string
@@ -34,6 +53,8 @@ export class GroupAdmin {
   #kafka: Kafka | undefined
   #admin: Admin | undefined
   #cluster: InternalCluster | undefined
+  /** The partitions and leaders of every topic, from one Metadata answer (`logOffsetsOf`). */
+  #leaders: { readonly atMs: number, readonly byTopic: ReadonlyMap<string, ReadonlyArray<{ partitionId: number, leader: number }>> } | undefined
 
   constructor (connection: ClusterConnection, logger: Logger) {
     this.#connection = connection
@@ -114,23 +135,99 @@ export class GroupAdmin {
     }
   }
 
-  /** Names of the cluster's topics. */
+  /**
+   * Names of the cluster's topics: one Metadata request (kafkajs' `admin.listTopics` first
+   * refreshed the metadata of every topic its admin had been asked about, its metadata never being fresh).
+   */
   async topicNames (): Promise<Set<string>> {
+    const cluster = this.#internalCluster()
     try {
-      return new Set(await this.#client().listTopics())
+      await cluster.connect()
+      const { topicMetadata } = await cluster.metadata()
+      return new Set(topicMetadata.map(t => t.topic))
     } catch (error) {
       throw toMirrorError(error, `listing topics on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
     }
   }
 
-  /** Log start offset and high watermark of each partition of `topic` (which must exist). */
-  async logOffsets (topic: string): Promise<Map<number, { logStartOffset: bigint, highWatermark: bigint }>> {
-    try {
-      const offsets = await this.#client().fetchTopicOffsets(topic)
-      return new Map(offsets.map(o => [o.partition, { logStartOffset: BigInt(o.low), highWatermark: BigInt(o.high) }]))
-    } catch (error) {
-      throw toMirrorError(error, `reading log offsets of ${topic} on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
-    }
+  /** Log start offset and high watermark of each partition of `topic` (a topic the cluster does not have reads as no partitions). */
+  async logOffsets (topic: string): Promise<Map<number, PartitionLogOffsets>> {
+    return (await this.logOffsetsOf([topic])).get(topic) ?? new Map()
+  }
+
+  /**
+   * Log start offset and high watermark of each partition of each of `topics` (which must exist),
+   * by topic: two ListOffsets requests per leader broker for all of them. Partition leaders come
+   * from one Metadata request of all the cluster's topics, kept for `METADATA_MAX_AGE_MS` and
+   * asked again when a topic is not in it or the brokers answer as if it were stale. kafkajs'
+   * `admin.fetchTopicOffsets` instead asked for the metadata of every topic it had been asked
+   * about before each topic's offsets (its admin's metadata never stays fresh): at 1,250 topics
+   * read one by one, 1,250 Metadata answers of up to 10,000 partitions each per round.
+   */
+  async logOffsetsOf (topics: readonly string[]): Promise<Map<string, Map<number, PartitionLogOffsets>>> {
+    const result = new Map<string, Map<number, PartitionLogOffsets>>()
+    if (topics.length === 0) return result
+    const cluster = this.#internalCluster()
+    const wanted = [...new Set(topics)]
+    return await retry(async attempt => {
+      try {
+        await cluster.connect()
+        const leaders = await this.#partitionLeaders(cluster, wanted, attempt > 1)
+        // Per leader: topic -> partitions.
+        const byLeader = new Map<number, Map<string, number[]>>()
+        for (const topic of wanted) {
+          for (const { partitionId, leader } of leaders.get(topic) ?? []) {
+            let topicsOfLeader = byLeader.get(leader)
+            if (topicsOfLeader === undefined) byLeader.set(leader, topicsOfLeader = new Map())
+            let partitions = topicsOfLeader.get(topic)
+            if (partitions === undefined) topicsOfLeader.set(topic, partitions = [])
+            partitions.push(partitionId)
+          }
+        }
+        const starts = new Map<string, string>()
+        const ends = new Map<string, string>()
+        await Promise.all([...byLeader].map(async ([leader, topicsOfLeader]) => {
+          const broker = await cluster.findBroker({ nodeId: String(leader) })
+          const ask = async (timestamp: number, into: Map<string, string>): Promise<void> => {
+            const { responses } = await broker.listOffsets({ topics: [...topicsOfLeader].map(([topic, partitions]) => ({ topic, partitions: partitions.map(partition => ({ partition, timestamp })) })) })
+            for (const { topic, partitions } of responses) for (const { partition, offset } of partitions) into.set(`${topic}\u0000${partition}`, offset)
+          }
+          await Promise.all([ask(EARLIEST_TIMESTAMP, starts), ask(LATEST_TIMESTAMP, ends)])
+        }))
+        for (const topic of wanted) {
+          const offsets = new Map<number, PartitionLogOffsets>()
+          for (const { partitionId } of leaders.get(topic) ?? []) {
+            const key = `${topic}\u0000${partitionId}`
+            const start = starts.get(key)
+            const end = ends.get(key)
+            if (start !== undefined && end !== undefined) offsets.set(partitionId, { logStartOffset: BigInt(start), highWatermark: BigInt(end) })
+          }
+          result.set(topic, offsets)
+        }
+        return result
+      } catch (error) {
+        this.#leaders = undefined
+        const names = wanted.length === 1 ? wanted[0] : `${wanted.length} topics`
+        throw toMirrorError(error, `reading log offsets of ${names} on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
+      }
+    }, { maxAttempts: 2, initialBackoffMs: 100, shouldRetry: error => STALE_METADATA_CODES.has(errorLabel(error)) })
+  }
+
+  /** Partitions and their leaders by topic, from the cached Metadata answer of all topics (asked again when `refresh`, too old, or a topic of `topics` is not in it). */
+  async #partitionLeaders (cluster: InternalCluster, topics: readonly string[], refresh: boolean): Promise<ReadonlyMap<string, ReadonlyArray<{ partitionId: number, leader: number }>>> {
+    const cached = this.#leaders
+    if (!refresh && cached !== undefined && Date.now() - cached.atMs <= METADATA_MAX_AGE_MS && topics.every(topic => cached.byTopic.has(topic))) return cached.byTopic
+    const { topicMetadata } = await cluster.metadata()
+    const byTopic = new Map(topicMetadata.map(t => [t.topic, t.partitionMetadata.map(p => ({ partitionId: p.partitionId, leader: p.leader }))]))
+    this.#leaders = { atMs: Date.now(), byTopic }
+    return byTopic
+  }
+
+  /** The kafkajs cluster object for requests its admin has no API for, or none that scales (made on first use). */
+  #internalCluster (): InternalCluster {
+    if (this.#kafka === undefined) throw new MirrorError(ErrorCodes.STOPPED, 'GroupAdmin used before start()')
+    this.#cluster ??= createInternalCluster(this.#kafka, { metadataMaxAge: METADATA_MAX_AGE_MS })
+    return this.#cluster
   }
 
   /**
@@ -148,15 +245,14 @@ export class GroupAdmin {
    */
   async commitOffsets (groupId: string, offsets: readonly GroupOffset[]): Promise<void> {
     if (offsets.length === 0) return
-    if (this.#kafka === undefined) throw new MirrorError(ErrorCodes.STOPPED, 'GroupAdmin used before start()')
-    this.#cluster ??= createInternalCluster(this.#kafka)
+    this.#internalCluster()
     const byTopic = new Map<string, Array<{ partition: number, offset: string }>>()
     for (const { topic, partition, offset } of offsets) {
       const list = byTopic.get(topic) ?? []
       list.push({ partition, offset: offset.toString() })
       byTopic.set(topic, list)
     }
-    const cluster = this.#cluster
+    const cluster = this.#internalCluster()
     const topics = [...byTopic].map(([topic, partitions]) => ({ topic, partitions }))
     // The same commit again is harmless; only a moving or loading coordinator is retried (a cluster's
     // first group creates __consumer_offsets), never a refusal because the group has members.

@@ -59,6 +59,8 @@ export interface InternalCluster {
   disconnect: () => Promise<void>
   addMultipleTargetTopics: (topics: string[]) => Promise<void>
   refreshMetadata: () => Promise<void>
+  /** A Metadata request of every topic (the cached metadata is refreshed first only when older than `metadataMaxAge`). */
+  metadata: () => Promise<{ topicMetadata: Array<{ topic: string, partitionMetadata: Array<{ partitionId: number, leader: number }> }> }>
   findLeaderForPartitions: (topic: string, partitions: number[]) => Record<string, number[]>
   findBroker: (options: { nodeId: string }) => Promise<InternalBroker>
   findGroupCoordinator: (request: { groupId: string }) => Promise<InternalCoordinator>
