@@ -25,6 +25,10 @@ export class KafkaPositionStore implements PositionStore {
   readonly #groupId: string
   readonly #logger: Logger
   #client: AuditClient | undefined
+  /** Newest position of each partition of this group read so far, and the offset reading goes on from. */
+  readonly #known = new Map<string, bigint>()
+  #readUpTo = 0
+  #reading: Promise<unknown> = Promise.resolve()
 
   constructor (connection: ClusterConnection, config: ExactlyOnceConfig, groupId: string, logger: Logger) {
     this.#connection = connection
@@ -70,25 +74,36 @@ export class KafkaPositionStore implements PositionStore {
    * this read must get records, not forwarded-batch stand-ins.
    */
   async read (partitions: readonly string[]): Promise<Map<string, bigint>> {
-    return await withoutBatchForwarding(() => this.#read(partitions))
+    // One read at a time (lanes are taken in parallel): each goes on from where the one before ended, in log order.
+    const run = this.#reading.then(() => withoutBatchForwarding(() => this.#read(partitions)))
+    this.#reading = run.catch(() => {})
+    return await run
   }
 
+  /**
+   * Reads on from where the last read ended (the topic only grows; compaction keeps the newest
+   * record of each key, which this store has read already or reads now), so taking several lanes
+   * reads the topic once, and each later acquisition only what was committed since.
+   */
   async #read (partitions: readonly string[]): Promise<Map<string, bigint>> {
     const client = this.#client
     if (client === undefined) throw new MirrorError(ErrorCodes.STOPPED, 'the position store is not started', { retriable: true })
     const topic = this.#config.positionsTopic
-    const wanted = new Set(partitions)
-    const found = new Map<string, bigint>()
     const end = (await client.listOffsets(topic, [0], 'latest')).get(0) ?? 0
-    let offset = (await client.listOffsets(topic, [0], 'earliest')).get(0) ?? 0
+    const earliest = (await client.listOffsets(topic, [0], 'earliest')).get(0) ?? 0
+    if (end < this.#readUpTo) {
+      // The topic is shorter than what was read: recreated. Read it anew.
+      this.#known.clear()
+      this.#readUpTo = 0
+    }
+    let offset = Math.max(earliest, this.#readUpTo)
     const deadline = Date.now() + this.#config.transactionTimeoutMs + 10_000
     while (offset < end) {
       const fetched = await client.fetch(topic, 0, offset, { isolation: 'read_committed', maxWaitMs: 100 })
       for (const record of fetched.records) {
         const position = decodePosition(record.key, record.value)
         if (position === undefined || position.group !== this.#groupId) continue
-        const key = partitionKey(position.topic, position.partition)
-        if (wanted.has(key)) found.set(key, position.offset)
+        this.#known.set(partitionKey(position.topic, position.partition), position.offset)
       }
       if (fetched.nextOffset > offset) {
         offset = fetched.nextOffset
@@ -99,6 +114,13 @@ export class KafkaPositionStore implements PositionStore {
       if ((fetched.lastStableOffset ?? 0) >= end) break
       if (Date.now() > deadline) throw new MirrorError(ErrorCodes.KAFKA, `reading ${topic} on the ${this.#connection.alias} cluster: offset ${offset} stayed undecided (an open transaction) past the transaction timeout`, { retriable: true })
       await sleep(20)
+    }
+    // Everything below `end` is decided and read: the next read starts there.
+    this.#readUpTo = Math.max(this.#readUpTo, end)
+    const found = new Map<string, bigint>()
+    for (const key of partitions) {
+      const position = this.#known.get(key)
+      if (position !== undefined) found.set(key, position)
     }
     return found
   }
