@@ -1,19 +1,12 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { test } from 'node:test'
 import kafkajs from 'kafkajs'
 import { committedOffsets, createTopic, endOffsets, produce, readAll, sharedClusters, totalRecords, uniqueName } from '../helpers/kafka.js'
 import { spawnSidecarArgs, waitMirroring } from '../helpers/sidecar.js'
 import { sampleSum, scrape, sidecarHttpPort } from '../helpers/sidecar-http.js'
 import { waitUntil } from '../helpers/wait.js'
+import { mm2File } from '../helpers/mm2-file.js'
 
-function mm2File (lines: Record<string, string>): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'mm2-')), 'mm2.properties')
-  writeFileSync(path, Object.entries(lines).map(([k, v]) => `${k} = ${v}`).join('\n') + '\n')
-  return path
-}
 
 test('active-active over the same topic name (Identity policy both ways): every record reaches the other cluster once and nothing loops, forwarded and decoded alike', { timeout: 240_000 }, async t => {
   const { source: a, target: b } = await sharedClusters()

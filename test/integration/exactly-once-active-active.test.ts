@@ -1,8 +1,5 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
 import kafkajs from 'kafkajs'
@@ -11,6 +8,7 @@ import { createKafkaClient } from '../../src/kafka/client.js'
 import { committedOffsets, createTopic, endOffsets, produce, sharedClusters, uniqueName } from '../helpers/kafka.js'
 import { spawnSidecarArgs, waitMirroring } from '../helpers/sidecar.js'
 import { sampleSum, scrape, sidecarHttpPort } from '../helpers/sidecar-http.js'
+import { mm2File } from '../helpers/mm2-file.js'
 import { waitUntil } from '../helpers/wait.js'
 
 const execFileAsync = promisify(execFile)
@@ -35,8 +33,7 @@ test('exactly-once active-active over the same topic name (Identity policy both 
   await produce(a, topic, Array.from({ length: 90 }, (_, i) => ({ partition: i % 3, key: `a${i}`, value: `from-a-${i}` })))
   await produce(b, topic, Array.from({ length: 60 }, (_, i) => ({ partition: i % 3, key: `b${i}`, value: `from-b-${i}` })))
   const groups = { A: uniqueName('eosaa-from-a'), B: uniqueName('eosaa-from-b') }
-  const path = join(mkdtempSync(join(tmpdir(), 'mm2-')), 'mm2.properties')
-  writeFileSync(path, Object.entries({
+  const path = mm2File({
     clusters: 'A, B', 'A.bootstrap.servers': a.bootstrap, 'B.bootstrap.servers': b.bootstrap,
     'A->B.enabled': 'true', 'B->A.enabled': 'true', topics: topic,
     'replication.policy.class': 'org.apache.kafka.connect.mirror.IdentityReplicationPolicy',
@@ -44,7 +41,7 @@ test('exactly-once active-active over the same topic name (Identity policy both 
     // MirrorMaker 2's own key, per target cluster: both flows exactly once.
     'A.exactly.once.source.support': 'enabled', 'B.exactly.once.source.support': 'enabled',
     'refresh.topics.interval.seconds': '1', 'offset.flush.interval.ms': '300', 'replication.factor': '1',
-  }).map(([k, v]) => `${k} = ${v}`).join('\n') + '\n')
+  })
   const sidecar = spawnSidecarArgs(t, [path, '--metrics.port', '0', '--metrics.host', '127.0.0.1'])
   await waitMirroring(sidecar)
   // More records on both sides while both flows run, some of them compressed and from a transactional producer.

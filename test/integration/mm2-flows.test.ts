@@ -1,17 +1,10 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { test } from 'node:test'
 import { createTopic, deleteTopicIfExists, produce, sharedClusters, totalRecords, uniqueName, withAdmin } from '../helpers/kafka.js'
 import { spawnSidecarArgs, waitMirroring } from '../helpers/sidecar.js'
 import { waitUntil } from '../helpers/wait.js'
+import { mm2File } from '../helpers/mm2-file.js'
 
-function mm2File (lines: Record<string, string>): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'mm2-')), 'mm2.properties')
-  writeFileSync(path, Object.entries(lines).map(([k, v]) => `${k} = ${v}`).join('\n') + '\n')
-  return path
-}
 
 const FAST = { 'refresh.topics.interval.seconds': '1', 'offset.flush.interval.ms': '500', 'replication.factor': '1' }
 const SIDECAR_FLAGS = ['--metrics.port', '0', '--metrics.host', '127.0.0.1']

@@ -1,7 +1,4 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { test } from 'node:test'
 import { InternalTopicWriter, readInternalTopic } from '../../src/kafka/internal-topic.js'
 import { loadOffsetSyncs, offsetSyncsTopicName } from '../../src/offsets/offset-sync-store.js'
@@ -10,12 +7,8 @@ import { committedOffsets, createTopic, deleteTopicIfExists, endOffsets, produce
 import { spawnSidecarArgs, waitMirroring } from '../helpers/sidecar.js'
 import { sampleSum, scrape, sidecarHttpPort } from '../helpers/sidecar-http.js'
 import { waitUntil } from '../helpers/wait.js'
+import { mm2File } from '../helpers/mm2-file.js'
 
-function mm2File (lines: Record<string, string>): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'mm2-')), 'mm2.properties')
-  writeFileSync(path, Object.entries(lines).map(([k, v]) => `${k} = ${v}`).join('\n') + '\n')
-  return path
-}
 
 /** kafkajs' `ConfigResourceTypes.TOPIC` (tests import kafkajs for types only). */
 const TOPIC_RESOURCE = 2
