@@ -68,6 +68,8 @@ export interface BenchOptions {
   readonly scenarios: readonly Scenario[]
   /** `node --max-old-space-size` of the sidecar contender only, MiB (`--memory-budget`: 128); default node's own limit. */
   readonly sidecarMaxOldSpaceMib: number | undefined
+  /** Throughput mode: freeze the target broker this many seconds once half of the records are on it, in every contender run; 0 (default): no outage. */
+  readonly targetOutageSeconds: number
 }
 
 export class UsageError extends Error {
@@ -110,10 +112,14 @@ export const USAGE = `usage: npm run bench -- [options]
                             run (e.g. a worktree of the previous commit: ../base/dist/src/bin/mirror-sidecar.js)
   --sidecar-arg ARG         extra sidecar argument (repeatable), e.g. --sidecar-arg=--metrics.partition.labels=false
   --scenario LIST           throughput scenarios, comma list or all: defaults, tuned, lz4-tuned, zstd-tuned,
-                            small-records, compacted, wide-area (each fixes compression, producer settings
-                            and value size; results in scenario-<name>.md/.json and scenarios.md)
+                            small-records, compacted, wide-area, none-compressible, gzip-compressible,
+                            snappy-compressible, lz4-compressible, zstd-compressible (compressible: those
+                            five); each fixes compression, producer settings and value size; results in
+                            scenario-<name>.md/.json and scenarios.md
   --memory-budget           run the sidecar (only) with node --max-old-space-size=128, the issue's budget
-  --sidecar-heap-mib N      run the sidecar (only) with node --max-old-space-size=N`
+  --sidecar-heap-mib N      run the sidecar (only) with node --max-old-space-size=N
+  --target-outage-seconds N throughput mode: in every contender run, once half of the records are on the
+                            target, freeze the target broker (SIGSTOP) for N s, then let it go on (default 0: none)`
 
 function positiveInteger (flag: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback
@@ -162,6 +168,7 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
         scenario: { type: 'string' },
         'memory-budget': { type: 'boolean' },
         'sidecar-heap-mib': { type: 'string' },
+        'target-outage-seconds': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     })
@@ -210,6 +217,7 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
   }
   if (v['memory-budget'] === true && v['sidecar-heap-mib'] !== undefined) throw new UsageError('--memory-budget is --sidecar-heap-mib 128; give one of them')
   const sidecarMaxOldSpaceMib = v['memory-budget'] === true ? 128 : v['sidecar-heap-mib'] === undefined ? undefined : positiveInteger('sidecar-heap-mib', v['sidecar-heap-mib'], 128)
+  if (v['target-outage-seconds'] !== undefined && (v.latency === true || scale)) throw new UsageError(`--target-outage-seconds is for the throughput mode; drop --${v.latency === true ? 'latency' : 'scale'}`)
   return Object.freeze({
     mode: v.latency === true ? 'latency' : scale ? 'scale' : 'throughput',
     records: positiveInteger('records', v.records, quick ? 100_000 : 1_000_000),
@@ -239,5 +247,6 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
     precreateTarget: v['precreate-target'] === true,
     scenarios: Object.freeze(scenarios),
     sidecarMaxOldSpaceMib,
+    targetOutageSeconds: positiveInteger('target-outage-seconds', v['target-outage-seconds'], 0),
   })
 }

@@ -161,6 +161,8 @@ export interface ThroughputExtras {
   readonly title?: string
   readonly notes?: readonly string[]
   readonly failures?: readonly ContenderFailure[]
+  /** Every contender run; its target outage, if any, is tabled. */
+  readonly runs?: readonly ThroughputFigures[]
 }
 
 export function throughputMarkdown (env: Environment, options: BenchOptions, contenders: readonly ThroughputMedians[], ceiling: CeilingMedians | undefined, extras: ThroughputExtras = {}): string {
@@ -195,6 +197,17 @@ export function throughputMarkdown (env: Environment, options: BenchOptions, con
     ceiling === undefined ? 'The ceiling was not measured (--no-ceiling).' : table(ratioHeader, ratioRows(ceiling)),
     ...exactlyOnceSection(contenders, ratioHeader),
   ]
+  const outages = (extras.runs ?? []).filter(run => run.outage !== undefined)
+  if (outages.length > 0) {
+    const label = (name: string): string => contenders.find(c => c.contender === name)?.label ?? name
+    sections.push('', '## Target outage', '', table(
+      ['contender', 'run', 'target frozen at (records on it)', 'frozen (s)', 'frozen after start (s)', 'all on target after the thaw (s)', 'start → all on target (s)', 'peak RSS (MiB)', 'duplicates / missing'],
+      outages.map(run => {
+        const o = run.outage!
+        return [label(run.contender), String(run.run), `${thousands(o.atRecords)} (${(o.atRecords / run.records * 100).toFixed(0)}%)`, fixed(o.seconds, 1), fixed(o.frozenAtSeconds, 1), fixed(o.resumedToDoneSeconds, 1), fixed(run.totalSeconds, 1), mib(run.peakRssBytes), `${thousands(run.duplicates)} / ${thousands(run.missing)}`]
+      }),
+    ), '', 'Every run listed here completed: every record on the target after the outage. A run that did not is under *Runs that did not complete*.')
+  }
   if (failures.length > 0) {
     sections.push('', '## Runs that did not complete', '', table(['contender', 'run', 'reason'], failures.map(f => [f.contender, String(f.run), f.reason])), '', 'Medians above are over the runs that completed; the whole error with the mirror\'s log tail is in the JSON file.')
   }

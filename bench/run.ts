@@ -17,6 +17,7 @@ import { describeEnvironment, latencyMarkdown, latencyMedians, throughputMarkdow
 import { runScenario, type ScenarioContext, type ScenarioResult } from './scenario-run.js'
 import { scenarioSummaryMarkdown } from './scenario-report.js'
 import { preloadScale, runScale, scaleMarkdown, scaleTopics, type ScaleFigures } from './scale-run.js'
+import { thawAll } from './target-outage.js'
 import { deleteOwnTopics } from './throughput-run.js'
 import { TopicAdmin } from './topic-admin.js'
 
@@ -29,6 +30,7 @@ let contenderFailed = false
 const cleanups: Array<() => Promise<void>> = []
 
 async function cleanUp (): Promise<void> {
+  await thawAll()
   await stopAllChildren()
   while (cleanups.length > 0) {
     const cleanup = cleanups.pop()!
@@ -154,7 +156,7 @@ async function main (options: BenchOptions): Promise<void> {
     const files = (result: ScenarioResult): string => result.scenario === undefined ? 'latest' : `scenario-${result.scenario.name}`
     const write = async (result: ScenarioResult): Promise<void> => {
       env.loadAverageAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100
-      const extras = { ...(result.scenario === undefined ? {} : { title: result.scenario.title }), notes: result.notes, failures: result.failures }
+      const extras = { ...(result.scenario === undefined ? {} : { title: result.scenario.title }), notes: result.notes, failures: result.failures, runs: result.figures }
       const markdown = throughputMarkdown(env, result.options, result.medians, result.ceiling, extras)
       const json = {
         kind: 'throughput', ...(result.scenario === undefined ? {} : { scenario: result.scenario }), environment: env, options: result.options, ceilingProducerProps: CEILING_PRODUCER_PROPS,

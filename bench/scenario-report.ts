@@ -19,6 +19,13 @@ function rate (result: ScenarioResult, name: string): string {
   return failure === undefined ? 'not run' : `failed: ${failure.reason}`
 }
 
+/** The sidecar's outages of a scenario, one per run: `52%, 20.0 s; 1.3 s`. */
+function outageCell (result: ScenarioResult): string {
+  const runs = result.figures.filter(run => run.contender === 'sidecar' && run.outage !== undefined)
+  if (runs.length === 0) return 'n/a'
+  return runs.map(run => `${(run.outage!.atRecords / run.records * 100).toFixed(0)}%, ${run.outage!.seconds.toFixed(1)} s; ${run.outage!.resumedToDoneSeconds.toFixed(1)} s`).join(' / ')
+}
+
 /**
  * One row per scenario, every figure from the same invocation: records/s of each contender and the
  * ceiling, the sidecar's ratios against each of them, and its CPU and peak RSS against MirrorMaker 2's.
@@ -26,10 +33,12 @@ function rate (result: ScenarioResult, name: string): string {
 export function scenarioSummaryMarkdown (env: Environment, results: readonly ScenarioResult[], files: (result: ScenarioResult) => string): string {
   const contenders = [...new Set(results.flatMap(result => result.medians.map(m => m.contender)))]
   const others = contenders.filter(name => name !== 'sidecar')
+  const withOutage = results.some(result => result.figures.some(run => run.outage !== undefined))
   const header = [
     'scenario', ...contenders.map(name => `${SHORT_NAMES[name] ?? name} records/s`), 'ceiling records/s',
     ...others.map(name => `sidecar / ${SHORT_NAMES[name] ?? name}`), 'sidecar / ceiling',
-    'sidecar CPU s / MM2', 'sidecar peak RSS MiB (/ MM2)', 'sidecar heap', 'dup. / missing (sidecar)', 'details',
+    'sidecar CPU s / MM2', 'sidecar peak RSS MiB (/ MM2)', 'sidecar heap', 'dup. / missing (sidecar)',
+    ...(withOutage ? ['target outage (sidecar): frozen at, for; all on target after the thaw'] : []), 'details',
   ]
   const rows = results.map(result => {
     const sidecar = completed(result, 'sidecar')
@@ -44,6 +53,7 @@ export function scenarioSummaryMarkdown (env: Environment, results: readonly Sce
       `${mib(sidecar?.peakRssBytes)} (${ratio(sidecar?.peakRssBytes, mm2?.peakRssBytes)})`,
       result.medians.find(m => m.contender === 'sidecar')?.heap ?? 'n/a',
       sidecar === undefined ? 'n/a' : `${thousands(sidecar.maxDuplicates)} / ${thousands(sidecar.maxMissing)}`,
+      ...(withOutage ? [outageCell(result)] : []),
       files(result),
     ]
   })

@@ -10,6 +10,7 @@ import { ceilingMedians, throughputMedians, type CeilingMedians, type Throughput
 import { runOrder } from './run-order.js'
 import { COMPACTED_KEY_REPEATS, type Scenario } from './scenarios.js'
 import { runThroughput, type ContenderFailure, type ThroughputFigures } from './throughput-run.js'
+import { outageNote } from './target-outage.js'
 import { TopicAdmin } from './topic-admin.js'
 import { startWideAreaTarget } from './wide-area-target.js'
 
@@ -109,6 +110,7 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
     notes.push(`Wide area: a third single-node cluster is the target; every mirror and the ceiling's ProducerPerformance reach it through one latency proxy (\`bench/latency-proxy.ts\`, a Node \`net\` process on 127.0.0.1:${mirrorTargetBootstrap.split(':')[1]}) that holds every chunk ${scenario.wideAreaDelayMs} ms in each direction (${2 * scenario.wideAreaDelayMs} ms added per round trip, bandwidth not limited); the broker's WAN listener advertises the proxy's port, so clients stay behind the proxy after metadata. The benchmark's own admin and read-back use the broker's direct listener. The ceiling's ConsumerPerformance reads the source directly, as the mirrors do.`)
   }
 
+  if (options.targetOutageSeconds > 0) notes.push(outageNote(options.targetOutageSeconds))
   const figures: ThroughputFigures[] = []
   const ceilings: CeilingFigures[] = []
   const failures: ContenderFailure[] = []
@@ -135,10 +137,11 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
         try {
           const result = await runThroughput(contender, job(`${tag}${contender.name}`, contender.name), run, {
             source, target, sourceAdmin, targetAdmin, records: sourceRecords, distinctKeys: sourceDistinctKeys, recordBytes, partitions: options.partitions,
-            timeoutMs: options.timeoutSeconds * 1000, verify: options.verify, log,
+            timeoutMs: options.timeoutSeconds * 1000, verify: options.verify, targetOutageSeconds: options.targetOutageSeconds, log,
           })
           figures.push(result)
-          log(`run ${run} ${contender.name}: ${result.totalSeconds.toFixed(1)} s total, copy ${result.copySeconds.toFixed(1)} s, ${Math.round(result.recordsPerSecond)} records/s, ${result.cpuSeconds.toFixed(1)} CPU s, ${(result.peakRssBytes / 2 ** 20).toFixed(0)} MiB`)
+          const outage = result.outage === undefined ? '' : `, target frozen ${result.outage.seconds.toFixed(1)} s at ${result.outage.atRecords} records, all on the target ${result.outage.resumedToDoneSeconds.toFixed(1)} s after`
+          log(`run ${run} ${contender.name}: ${result.totalSeconds.toFixed(1)} s total, copy ${result.copySeconds.toFixed(1)} s, ${Math.round(result.recordsPerSecond)} records/s, ${result.cpuSeconds.toFixed(1)} CPU s, ${(result.peakRssBytes / 2 ** 20).toFixed(0)} MiB${outage}`)
         } catch (error) {
           const message = (error as Error).message ?? String(error)
           failures.push({ contender: contender.name, run, reason: failureReason(message), message })

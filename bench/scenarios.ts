@@ -6,7 +6,10 @@ export const TUNED_PRODUCER_PROPS = Object.freeze({ 'batch.size': '262144', 'lin
 /** Delay the wide-area scenario's proxy adds each way between the mirrors and the target cluster. */
 export const WIDE_AREA_DELAY_MS = 25
 
-export const ScenarioNames = ['defaults', 'tuned', 'lz4-tuned', 'zstd-tuned', 'small-records', 'compacted', 'wide-area', 'lz4-compressible'] as const
+/** The compressible scenarios, one per codec of the source (and of the mirrors' producers). */
+export const CompressibleScenarioNames = ['none-compressible', 'gzip-compressible', 'snappy-compressible', 'lz4-compressible', 'zstd-compressible'] as const
+
+export const ScenarioNames = ['defaults', 'tuned', 'lz4-tuned', 'zstd-tuned', 'small-records', 'compacted', 'wide-area', ...CompressibleScenarioNames] as const
 export type ScenarioName = typeof ScenarioNames[number]
 
 /**
@@ -36,6 +39,16 @@ export interface Scenario {
 
 const base = { compression: 'none', producerProps: {}, valueBytes: 512, compactedSource: false, wideAreaDelayMs: 0 } as const
 
+/** `<codec>-compressible`: tuned producers, the source written in that codec, values that compress about 100x (the memory-budget cases). */
+function compressibleScenarios (): Record<typeof CompressibleScenarioNames[number], Scenario> {
+  const entries = CompressibleScenarioNames.map(name => {
+    const compression = name.slice(0, name.indexOf('-')) as Compression
+    const title = `${compression === 'none' ? 'no compression' : compression} tuned, values that compress about 100x (zero-padded numbers)`
+    return [name, { ...base, name, title, compression, producerProps: TUNED_PRODUCER_PROPS, compressibleValues: true }]
+  })
+  return Object.fromEntries(entries) as Record<typeof CompressibleScenarioNames[number], Scenario>
+}
+
 export const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = Object.freeze({
   defaults: { ...base, name: 'defaults', title: 'defaults, no compression' },
   tuned: { ...base, name: 'tuned', title: 'tuned: batch.size=262144, linger.ms=10', producerProps: TUNED_PRODUCER_PROPS },
@@ -43,7 +56,7 @@ export const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = Object.freeze
   'zstd-tuned': { ...base, name: 'zstd-tuned', title: 'zstd tuned: compression zstd, batch.size=262144, linger.ms=10', compression: 'zstd', producerProps: TUNED_PRODUCER_PROPS },
   'small-records': { ...base, name: 'small-records', title: 'small records: 16 + 100 bytes, defaults', valueBytes: 100 },
   compacted: { ...base, name: 'compacted', title: 'compacted source: cleanup.policy=compact, every key 4 times, offset gaps after compaction', compactedSource: true },
-  'lz4-compressible': { ...base, name: 'lz4-compressible', title: 'lz4 tuned, values that compress about 100x (zero-padded numbers)', compression: 'lz4', producerProps: TUNED_PRODUCER_PROPS, compressibleValues: true },
+  ...compressibleScenarios(),
   'wide-area': { ...base, name: 'wide-area', title: `wide area: a loopback proxy adds ${WIDE_AREA_DELAY_MS} ms each way to the target, tuned producers`, producerProps: TUNED_PRODUCER_PROPS, wideAreaDelayMs: WIDE_AREA_DELAY_MS },
 })
 
@@ -57,15 +70,15 @@ export class ScenarioListError extends Error {
 /** Parses `--scenario a,b` (or `all`) into scenarios in the order given, without repeats. */
 export function parseScenarioList (raw: string): Scenario[] {
   const names = raw.split(',').map(name => name.trim()).filter(name => name !== '')
-  if (names.length === 0) throw new ScenarioListError(`--scenario "${raw}": expected a comma list of ${ScenarioNames.join(', ')} or all`)
+  if (names.length === 0) throw new ScenarioListError(`--scenario "${raw}": expected a comma list of ${ScenarioNames.join(', ')}, compressible (the five *-compressible) or all`)
   const chosen: ScenarioName[] = []
   for (const name of names) {
-    if (name === 'all') {
-      for (const every of ScenarioNames) if (!chosen.includes(every)) chosen.push(every)
+    if (name === 'all' || name === 'compressible') {
+      for (const every of name === 'all' ? ScenarioNames : CompressibleScenarioNames) if (!chosen.includes(every)) chosen.push(every)
       continue
     }
     if (!(ScenarioNames as readonly string[]).includes(name)) {
-      throw new ScenarioListError(`--scenario "${raw}": unknown scenario "${name}", expected a comma list of ${ScenarioNames.join(', ')} or all`)
+      throw new ScenarioListError(`--scenario "${raw}": unknown scenario "${name}", expected a comma list of ${ScenarioNames.join(', ')}, compressible (the five *-compressible) or all`)
     }
     if (!chosen.includes(name as ScenarioName)) chosen.push(name as ScenarioName)
   }

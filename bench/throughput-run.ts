@@ -6,6 +6,7 @@ import { stopChild } from './child-registry.js'
 import type { Contender, MirrorJob } from './contenders.js'
 import { readProcessUsage, UsageSampler } from './process-usage.js'
 import { countTargetRecords } from './target-count.js'
+import { freezeTarget, type OutageFigures } from './target-outage.js'
 import type { TopicAdmin } from './topic-admin.js'
 
 /** Figures of one contender copying the preloaded topic once. */
@@ -37,6 +38,8 @@ export interface ThroughputFigures {
   readonly duplicates: number
   /** Source keys not on the target after the mirror stopped (0 for a correct mirror; records, when every key is unique). */
   readonly missing: number
+  /** With `--target-outage-seconds`: when the target was frozen and how long the catch-up took. */
+  readonly outage?: OutageFigures
 }
 
 export interface ThroughputContext {
@@ -53,6 +56,8 @@ export interface ThroughputContext {
   readonly timeoutMs: number
   /** Read the target back after the copy (duplicates / missing); NaN figures when false. */
   readonly verify: boolean
+  /** Freeze the target broker for this many seconds once half of the records are on it (0 or absent: no outage). */
+  readonly targetOutageSeconds?: number
   readonly log: (line: string) => void
 }
 
@@ -100,6 +105,8 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
   /** Exactly-once contenders: when the stable end offsets first reached each value (they count transaction markers too). */
   const reached: Array<{ at: number, copied: number }> = []
   let doneAt: number | undefined
+  const outageSeconds = context.targetOutageSeconds ?? 0
+  let outage: { atRecords: number, frozenAt: number, resumedAt: number } | undefined
   try {
     for (;;) {
       const copied = await context.targetAdmin.endOffsetTotal(job.topic)
@@ -118,14 +125,26 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
       }
       if (tenPercent === undefined && copied >= context.records * 0.1) tenPercent = { at: now, copied }
       if (ninetyPercent === undefined && copied >= context.records * 0.9) ninetyPercent = { at: now, copied }
+      if (outageSeconds > 0 && outage === undefined && copied >= context.records / 2) {
+        // The first poll at or past half: a copy already complete got no outage in the middle, and does not count.
+        if (copied >= context.records) throw new Error(`${contender.label} copied all ${context.records} records before the target outage could start (the first poll past half saw ${copied}); use more --records`)
+        const frozenAt = performance.now()
+        context.log(`${contender.name}: ${copied} of ${context.records} records on the target; freezing the target broker for ${outageSeconds} s`)
+        await freezeTarget(context.target, outageSeconds, () => mirror.hasExited())
+        outage = { atRecords: copied, frozenAt, resumedAt: performance.now() }
+        context.log(`${contender.name}: target broker running again`)
+        continue
+      }
       if (copied >= context.records && contender.exactlyOnce !== true) break
       if (mirror.hasExited()) {
         throw new Error(`${contender.label} exited after copying ${copied} of ${context.records} records; log ${job.workDir}:\n${await logTail(join(job.workDir, `${contender.name}.log`))}`)
       }
       if (now - startedAt > context.timeoutMs) throw new Error(`${contender.label} copied ${copied} of ${context.records} records in ${Math.round(context.timeoutMs / 1000)} s; giving up (see ${job.workDir})`)
-      await sleep(100)
+      // Close to half, poll often: a fast copy must not pass the middle between two polls.
+      await sleep(outageSeconds > 0 && outage === undefined && copied >= context.records * 0.3 ? 5 : 100)
     }
     doneAt ??= performance.now()
+    if (outageSeconds > 0 && outage === undefined) throw new Error(`${contender.label} copied all ${context.records} records before the target outage could start; use more --records`)
     const usage = sampler.stop()
     const brokerCpuSeconds = await brokerCpu(brokers) - brokerCpuBefore
     const first = firstAt ?? doneAt
@@ -152,6 +171,9 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
       // Extra copies beyond the source's own repeats of a key, and source keys absent from the target.
       duplicates: (onTarget.records - onTarget.distinctKeys) - (context.records - context.distinctKeys),
       missing: context.distinctKeys - onTarget.distinctKeys,
+      ...(outage === undefined
+        ? {}
+        : { outage: { seconds: (outage.resumedAt - outage.frozenAt) / 1000, atRecords: outage.atRecords, frozenAtSeconds: (outage.frozenAt - startedAt) / 1000, resumedToDoneSeconds: (doneAt - outage.resumedAt) / 1000 } }),
     }
   } finally {
     sampler.stop()

@@ -8,6 +8,7 @@ import { DelayLine } from '../delay-line.js'
 import { recordLines } from '../kcat-producer.js'
 import { parseProxyArgs, startLatencyProxy } from '../latency-proxy.js'
 import type { Environment, ThroughputMedians } from '../report.js'
+import { throughputMarkdown } from '../report.js'
 import { scenarioSummaryMarkdown } from '../scenario-report.js'
 import { failureReason, scenarioOptions, type ScenarioResult } from '../scenario-run.js'
 import { SCENARIOS, ScenarioNames } from '../scenarios.js'
@@ -154,4 +155,44 @@ test('a failed run shows its cause in one line; the summary puts every scenario\
   const markdown = scenarioSummaryMarkdown(env, [result], () => 'tuned.md')
   assert.match(markdown, /\| scenario \| sidecar records\/s \| MM2 records\/s \| MM1 records\/s \| ceiling records\/s \| sidecar \/ MM2 \| sidecar \/ MM1 \| sidecar \/ ceiling \|/)
   assert.match(markdown, /\| tuned: batch\.size=262144, linger\.ms=10 \| 300 \| 150 \| failed: Java OutOfMemoryError \| 400 \| 2\.00x \| n\/a \| 0\.75x \| 0\.50x \| 100 \(0\.25x\) \| node --max-old-space-size=128 \| 0 \/ 0 \| tuned\.md \|/)
+})
+
+test('a compressible scenario per codec, all tuned with zero-padded values; --scenario compressible runs the five', () => {
+  const names = parseBenchArgs(['--scenario', 'compressible']).scenarios.map(s => s.name)
+  assert.deepEqual(names, ['none-compressible', 'gzip-compressible', 'snappy-compressible', 'lz4-compressible', 'zstd-compressible'])
+  for (const name of names) {
+    const scenario = SCENARIOS[name]
+    assert.equal(scenario.compression, name.split('-')[0])
+    assert.equal(scenario.compressibleValues, true)
+    assert.deepEqual(scenario.producerProps, SCENARIOS.tuned.producerProps)
+  }
+  assert.deepEqual(parseBenchArgs(['--scenario', 'lz4-compressible,compressible']).scenarios.map(s => s.name)[0], 'lz4-compressible')
+})
+
+test('--target-outage-seconds: 0 by default, a positive number of seconds, throughput mode only', () => {
+  assert.equal(parseBenchArgs([]).targetOutageSeconds, 0)
+  assert.equal(parseBenchArgs(['--scenario', 'compressible', '--target-outage-seconds', '20']).targetOutageSeconds, 20)
+  assert.throws(() => parseBenchArgs(['--target-outage-seconds', 'soon']), /--target-outage-seconds "soon": expected a positive integer/)
+  assert.throws(() => parseBenchArgs(['--target-outage-seconds', '20', '--latency']), /throughput mode; drop --latency/)
+  assert.throws(() => parseBenchArgs(['--target-outage-seconds', '20', '--scale']), /throughput mode; drop --scale/)
+})
+
+test('a run with a target outage is tabled with when it came and the catch-up; the summary shows the sidecar\'s', () => {
+  const run = {
+    contender: 'sidecar', run: 1, records: 1000, startupSeconds: 1, copySeconds: 21, totalSeconds: 22, recordsPerSecond: 47, steadyRecordsPerSecond: Number.NaN, mbPerSecond: 1,
+    cpuSeconds: 2, copyCpuSeconds: 1, peakRssBytes: 120 * 2 ** 20, brokerCpuSeconds: 1, duplicates: 0, missing: 0,
+    outage: { seconds: 20.01, atRecords: 520, frozenAtSeconds: 1.5, resumedToDoneSeconds: 0.6 },
+  }
+  const medians = { ...run, label: 'mirror-sidecar', heap: 'node --max-old-space-size=128', runs: 1, maxDuplicates: 0, maxMissing: 0 }
+  const env = { date: 'd', cpuModel: 'cpu', cores: 2, memoryGiB: 1, node: 'v20', java: 'j', kafkaClusters: '4.1.1', kafkaMirrorMaker1: '3.9.1', gitCommit: 'abc', loadAverageAtStart: 1 } satisfies Environment
+  const options = parseBenchArgs(['--scenario', 'gzip-compressible', '--target-outage-seconds', '20'])
+  const markdown = throughputMarkdown(env, options, [medians], undefined, { runs: [run] })
+  assert.match(markdown, /## Target outage/)
+  assert.match(markdown, /\| mirror-sidecar \| 1 \| 520 \(52%\) \| 20\.0 \| 1\.5 \| 0\.6 \| 22\.0 \| 120 \| 0 \/ 0 \|/)
+  const result = {
+    scenario: SCENARIOS['gzip-compressible'], options, preloadedRecords: 1000, sourceRecords: 1000, sourceDistinctKeys: 1000, notes: [],
+    medians: [medians], ceiling: undefined, figures: [run], ceilings: [], failures: [],
+  } satisfies ScenarioResult
+  assert.match(scenarioSummaryMarkdown(env, [result], () => 'x.md'), /\| 52%, 20\.0 s; 0\.6 s \| x\.md \|/)
+  assert.doesNotMatch(throughputMarkdown(env, options, [medians], undefined, { runs: [{ ...run, outage: undefined }] }), /## Target outage/)
 })

@@ -139,6 +139,8 @@ export class LocalCluster {
     const pid = await this.pid()
     if (pid !== undefined) {
       try { process.kill(pid, 'SIGTERM') } catch { /* already gone */ }
+      // A broker left frozen by freeze() handles SIGTERM only once it runs again.
+      try { process.kill(pid, 'SIGCONT') } catch { /* already gone */ }
       const deadline = Date.now() + graceMs
       while (isAlive(pid) && Date.now() < deadline) await sleep(100)
       if (isAlive(pid)) {
@@ -153,6 +155,26 @@ export class LocalCluster {
   /** Stops the broker process but keeps its data, so `resume()` brings back the same cluster. */
   async pause (): Promise<void> {
     await this.stop({ keepData: true })
+  }
+
+  /**
+   * Freezes the broker process (SIGSTOP): its ports stay open and its connections established, but
+   * nothing answers, as a hung or partitioned broker; `thaw()` lets it go on where it stopped.
+   * Returns the pid frozen, for a caller that must thaw it from a signal handler.
+   */
+  async freeze (): Promise<number> {
+    const pid = await this.pid()
+    if (pid === undefined) throw new LocalKafkaError(`cluster "${this.options.name}": no running broker to freeze (start it first)`)
+    process.kill(pid, 'SIGSTOP')
+    return pid
+  }
+
+  /** Lets a broker frozen by `freeze()` run again (SIGCONT; a no-op on a broker that runs or is gone). */
+  async thaw (): Promise<void> {
+    const pid = await this.pid()
+    if (pid !== undefined) {
+      try { process.kill(pid, 'SIGCONT') } catch { /* gone */ }
+    }
   }
 
   /** Restarts a broker stopped by `pause()` on its existing data. */
