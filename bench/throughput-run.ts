@@ -107,9 +107,20 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
   let doneAt: number | undefined
   const outageSeconds = context.targetOutageSeconds ?? 0
   let outage: { atRecords: number, frozenAt: number, resumedAt: number } | undefined
+  let pollFailed = false
   try {
     for (;;) {
-      const copied = await context.targetAdmin.endOffsetTotal(job.topic)
+      let copied: number
+      try {
+        copied = await context.targetAdmin.endOffsetTotal(job.topic)
+      } catch (error) {
+        // A broker answers NOT_LEADER for a moment after an outage (the controller fenced it while frozen): poll again until the timeout.
+        if (performance.now() - startedAt > context.timeoutMs) throw error
+        if (!pollFailed) context.log(`${contender.name}: reading the target's end offsets failed (${(error as Error).message}); polling again`)
+        pollFailed = true
+        await sleep(100)
+        continue
+      }
       const now = performance.now()
       if (contender.exactlyOnce === true) {
         if (reached.length === 0 || copied > (reached[reached.length - 1] as { copied: number }).copied) reached.push({ at: now, copied })
