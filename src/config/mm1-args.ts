@@ -27,7 +27,7 @@ export const MM1_FLAGS = {
   blacklist: { type: 'string', describe: 'Topics not to mirror (same syntax)' },
   exclude: { type: 'string', describe: 'Alias of --blacklist' },
   'num.streams': { type: 'string', describe: `Consumers in this process (default ${D['num.streams']})` },
-  'num.producers': { type: 'string', describe: `Producer lanes: produce requests in flight in parallel, one per lane; a partition always uses the same lane (default ${D['num.producers']})` },
+  'num.producers': { type: 'string', describe: `Producer lanes: produce requests in flight in parallel, one per lane; a partition is in one request at a time (default ${D['num.producers']})` },
   'queue.size': { type: 'string', describe: `Records held between consumers and producers, in flight included (default ${D['queue.size']})` },
   'queue.bytes': { type: 'string', describe: `Bytes held between consumers and producers (default ${D['queue.bytes']})` },
   'offset.commit.interval.ms': { type: 'string', describe: `How often acknowledged offsets are committed on the source (default ${D['offset.commit.interval.ms']})` },

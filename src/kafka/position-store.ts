@@ -9,7 +9,6 @@ import type { Logger } from '../shared/logger.js'
 import { AuditClient } from './audit-client.js'
 import { InternalTopicWriter } from './internal-topic.js'
 import { decodePosition } from './position-record.js'
-import { withoutBatchForwarding } from './kafkajs-internals.js'
 
 const { ConfigResourceTypes } = kafkajs
 
@@ -69,13 +68,10 @@ export class KafkaPositionStore implements PositionStore {
     }
   }
 
-  /**
-   * Lanes are taken from the source consumer's group events, inside its batch-forwarding context:
-   * this read must get records, not forwarded-batch stand-ins.
-   */
+  /** The positions of `partitions` as the committed transactions left them (records, through the store's own client). */
   async read (partitions: readonly string[]): Promise<Map<string, bigint>> {
     // One read at a time (lanes are taken in parallel): each goes on from where the one before ended, in log order.
-    const run = this.#reading.then(() => withoutBatchForwarding(() => this.#read(partitions)))
+    const run = this.#reading.then(() => this.#read(partitions))
     this.#reading = run.catch(() => {})
     return await run
   }

@@ -28,7 +28,7 @@ function key (topic: string, partition: number): string {
  * into ranges. A record extends the open range of its partition when both its source and target
  * offsets follow on; otherwise it opens a new range. Only ranges not yet written are kept (the open
  * one stays to be extended), so memory is bounded by what changed since the last flush.
- * Acknowledgements of a partition must arrive in target-offset order (one producer lane per partition).
+ * Acknowledgements of a partition must arrive in target-offset order (a partition is in one produce request at a time).
  */
 export class RangeTracker {
   readonly #partitions = new Map<string, PartitionRanges>()

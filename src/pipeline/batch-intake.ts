@@ -4,7 +4,6 @@ import { QueueClosedError, type BoundedQueue } from './bounded-queue.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import { recordBytes, recordTimestampsMs, type MirrorBatch } from './mirror-batch.js'
 import type { ForwardedBatch } from './forwarded-batch.js'
-import { partitionKey } from './partition-key.js'
 import type { PartitionProgress } from './partition-progress.js'
 import type { FlowLabels, PipelineObserver } from './pipeline-observer.js'
 import type { BatchTracer, FetchControl, FetchedBatch } from './ports.js'
@@ -26,8 +25,6 @@ export class BatchIntake {
   readonly #observer: PipelineObserver
   readonly #tracer: BatchTracer | undefined
   readonly #topicOf: (topic: string) => MirroredTopic | undefined
-  /** Producer lane per partition: fixed once chosen, so a partition's batches stay in order. */
-  readonly #lanes = new Map<string, number>()
   /** Exactly-once: the lane of a partition is its bucket, and its records wait until the lane is taken. */
   readonly #gate: IntakeGate | undefined
 
@@ -42,15 +39,9 @@ export class BatchIntake {
     this.#topicOf = topicOf
   }
 
-  #laneOf (topic: string, partition: number): number {
-    if (this.#gate !== undefined) return this.#gate.laneOf(topic, partition)
-    const key = partitionKey(topic, partition)
-    let lane = this.#lanes.get(key)
-    if (lane === undefined) {
-      lane = this.#lanes.size % this.#queue.laneCount
-      this.#lanes.set(key, lane)
-    }
-    return lane
+  /** Exactly-once: the lane (bucket) of a partition; undefined otherwise (any lane takes any partition not in flight). */
+  #laneOf (topic: string, partition: number): number | undefined {
+    return this.#gate?.laneOf(topic, partition)
   }
 
   /** Hands the new records of `fetched` to the producers; resolves once all are queued, or the batch went stale. */
@@ -134,7 +125,7 @@ export class BatchIntake {
   }
 
   /** Queues `batch`, heartbeating while the queue is full; false when the batch went stale or the queue closed. */
-  async #push (batch: MirrorBatch, lane: number, control: FetchControl, ticket: number | undefined): Promise<boolean> {
+  async #push (batch: MirrorBatch, lane: number | undefined, control: FetchControl, ticket: number | undefined): Promise<boolean> {
     if (ticket !== undefined) this.#gate?.stamp(batch, ticket)
     this.#progress.admitted(batch)
     try {

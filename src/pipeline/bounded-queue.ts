@@ -1,3 +1,5 @@
+import { FixedLanes, PartitionLanes, type QueueLanes } from './queue-lanes.js'
+
 /** Thrown by `push` once the queue is closed. */
 export class QueueClosedError extends Error {
   override readonly name = 'QueueClosedError'
@@ -16,33 +18,42 @@ function countOf (item: QueueItem): number {
 }
 
 /**
- * Holds batches between the consumer and the producers, bounded in records and in bytes, with one
- * FIFO lane per producer so a partition always goes through the same producer (order is kept).
+ * Holds batches between the consumer and the producers, bounded in records and in bytes. Which
+ * producer lane takes what is the `QueueLanes` policy: by default any lane takes any partition not
+ * in flight (`PartitionLanes`), with fixed lanes (`lanes` given) a partition always goes through
+ * the lane it is pushed to; both keep each partition's order.
  * Capacity is held from `push` until `release` (after the target acknowledged), so memory stays
  * bounded by what is queued plus what is in flight. `push` waits while full: that wait is the
  * backpressure that stops fetching; nothing is ever dropped. A batch larger than the whole
  * capacity is admitted alone into an empty queue, so an oversized batch cannot deadlock.
+ * Takers are woken after the pushes of the current turn of the event loop (`setImmediate`), so the
+ * batches of one fetch answer go out together.
  */
 export class BoundedQueue<T extends QueueItem> {
-  readonly #lanes: T[][]
+  readonly #lanes: QueueLanes<T>
   readonly #laneWaiters: Array<Array<() => void>>
+  readonly #shared: boolean
   #spaceWaiters: Array<() => void> = []
+  #wakeScheduled = false
   #records = 0
   #bytes = 0
   #closed = false
 
-  constructor (readonly capacityRecords: number, readonly capacityBytes: number, lanes = 1) {
-    this.#lanes = Array.from({ length: lanes }, () => [])
-    this.#laneWaiters = Array.from({ length: lanes }, () => [])
+  /**
+   * `lanes`: a number for fixed lanes (push names the lane), or `{ keyOf }` for lanes that
+   * take any partition (`keyOf` names an item's partition).
+   */
+  constructor (readonly capacityRecords: number, readonly capacityBytes: number, lanes: number | { readonly keyOf: (item: T) => string } = 1) {
+    const fixed = typeof lanes === 'number'
+    this.#shared = !fixed
+    this.#lanes = fixed ? new FixedLanes<T>(lanes) : new PartitionLanes<T>(lanes.keyOf)
+    this.#laneWaiters = Array.from({ length: fixed ? lanes : 1 }, () => [])
   }
 
   /** Records held: queued and in flight. */
   get records (): number { return this.#records }
   get bytes (): number { return this.#bytes }
   get closed (): boolean { return this.#closed }
-  get laneCount (): number { return this.#lanes.length }
-  /** Items waiting in `lane` (not yet taken). */
-  queued (lane: number): number { return this.#lanes[lane]?.length ?? 0 }
 
   #fits (item: T): boolean {
     // Alone in an empty queue anything fits (bytes held for a commit make it not empty: the commit frees them).
@@ -50,25 +61,46 @@ export class BoundedQueue<T extends QueueItem> {
     return this.#records + countOf(item) <= this.capacityRecords && this.#bytes + item.bytes <= this.capacityBytes
   }
 
-  /** Adds `item` to `lane`, waiting while there is no room. Throws `QueueClosedError` once closed. */
-  async push (item: T, lane: number): Promise<void> {
+  #waitersOf (lane: number): Array<() => void> {
+    const waiters = this.#laneWaiters[this.#shared ? 0 : lane]
+    if (waiters === undefined) throw new RangeError(`lane ${lane} of ${this.#laneWaiters.length}`)
+    return waiters
+  }
+
+  /** Wakes the takers waiting for `lane` (all takers when lanes are shared) once this turn's pushes are in. */
+  #wakeTakers (lane: number | undefined): void {
+    if (this.#shared) {
+      if (this.#wakeScheduled) return
+      this.#wakeScheduled = true
+      setImmediate(() => {
+        this.#wakeScheduled = false
+        for (const wake of this.#waitersOf(0).splice(0)) wake()
+      })
+      return
+    }
+    this.#waitersOf(lane ?? 0).shift()?.()
+  }
+
+  /**
+   * Adds `item` (to `lane`, with fixed lanes), waiting while there is no room. Throws
+   * `QueueClosedError` once closed.
+   */
+  async push (item: T, lane?: number): Promise<void> {
     while (!this.#closed && !this.#fits(item)) {
       await new Promise<void>(resolve => this.#spaceWaiters.push(resolve))
     }
     if (this.#closed) throw new QueueClosedError()
+    this.#lanes.add(item, lane)
     this.#records += countOf(item)
     this.#bytes += item.bytes
-    const queue = this.#lanes[lane]
-    if (queue === undefined) throw new RangeError(`lane ${lane} of ${this.#lanes.length}`)
-    queue.push(item)
-    this.#laneWaiters[lane]?.shift()?.()
+    this.#wakeTakers(lane)
   }
 
   /**
    * Like `push`, but gives up after `waitMs` without room and returns false, so the caller can do
    * periodic work (a consumer heartbeat) while it is held back.
    */
-  async pushWithin (item: T, lane: number, waitMs: number): Promise<boolean> {
+  async pushWithin (item: T, lane: number | undefined, waitMs: number): Promise<boolean> {
     if (!this.#closed && !this.#fits(item)) {
       let wake: (() => void) | undefined
       const timer = new Promise<void>(resolve => { const t = setTimeout(resolve, waitMs); wake = () => { clearTimeout(t); resolve() } })
@@ -82,33 +114,21 @@ export class BoundedQueue<T extends QueueItem> {
   }
 
   /**
-   * Takes queued items of `lane` in order, at least one, stopping before `maxBytes` would be exceeded.
-   * Waits while the lane is empty; returns [] once the queue is closed and the lane is empty.
+   * Takes queued items `lane` may take, in order, at least one, stopping before `maxBytes` would
+   * be exceeded. Waits while there are none; returns [] once the queue is closed and there are none.
    */
   async take (lane: number, maxBytes: number): Promise<T[]> {
-    const queue = this.#lanes[lane]
-    if (queue === undefined) throw new RangeError(`lane ${lane} of ${this.#lanes.length}`)
-    while (queue.length === 0) {
+    while (this.#lanes.empty(lane)) {
       if (this.#closed) return []
-      await new Promise<void>(resolve => this.#laneWaiters[lane]?.push(resolve))
+      await new Promise<void>(resolve => this.#waitersOf(lane).push(resolve))
     }
-    let bytes = 0
-    let count = 0
-    while (count < queue.length) {
-      const next = queue[count] as T
-      if (count > 0 && bytes + next.bytes > maxBytes) break
-      bytes += next.bytes
-      count++
-    }
-    return queue.splice(0, count)
+    return this.#lanes.take(lane, maxBytes)
   }
 
-  /** As `take`, but gives up after `waitMs` while the lane stays empty: undefined then. */
+  /** As `take`, but gives up after `waitMs` while there is nothing to take: undefined then. */
   async takeWithin (lane: number, maxBytes: number, waitMs: number): Promise<T[] | undefined> {
-    const queue = this.#lanes[lane]
-    if (queue === undefined) throw new RangeError(`lane ${lane} of ${this.#lanes.length}`)
-    if (queue.length === 0 && !this.#closed) {
-      const waiters = this.#laneWaiters[lane] as Array<() => void>
+    if (this.#lanes.empty(lane) && !this.#closed) {
+      const waiters = this.#waitersOf(lane)
       let wake!: () => void
       const woken = new Promise<void>(resolve => { wake = resolve })
       waiters.push(wake)
@@ -117,13 +137,14 @@ export class BoundedQueue<T extends QueueItem> {
       clearTimeout(timer)
       const at = waiters.indexOf(wake)
       if (at >= 0) waiters.splice(at, 1)
-      if (queue.length === 0 && !this.#closed) return undefined
+      if (this.#lanes.empty(lane) && !this.#closed) return undefined
     }
     return await this.take(lane, maxBytes)
   }
 
   /** Gives back the capacity of an item the target acknowledged (or that was abandoned). */
   release (item: T): void {
+    if (this.#lanes.done(item)) this.#wakeTakers(undefined)
     this.#records -= countOf(item)
     this.#bytes -= item.bytes
     this.#wakeSpaceWaiters()
@@ -134,6 +155,7 @@ export class BoundedQueue<T extends QueueItem> {
    * a written batch is kept, for its acknowledgement, until its transaction commits).
    */
   releaseRecords (item: T): void {
+    if (this.#lanes.done(item)) this.#wakeTakers(undefined)
     this.#records -= countOf(item)
     this.#wakeSpaceWaiters()
   }
@@ -152,8 +174,12 @@ export class BoundedQueue<T extends QueueItem> {
 
   /** Removes every queued (not taken) item and returns them; their capacity is released. */
   drainQueued (): T[] {
-    const all = this.#lanes.flatMap(lane => lane.splice(0))
-    for (const item of all) this.release(item)
+    const all = this.#lanes.drain()
+    for (const item of all) {
+      this.#records -= countOf(item)
+      this.#bytes -= item.bytes
+    }
+    this.#wakeSpaceWaiters()
     return all
   }
 

@@ -13,6 +13,7 @@ import { MessageHandler } from './message-handler.js'
 import type { MirrorBatch } from './mirror-batch.js'
 import { OffsetCommitter } from './offset-committer.js'
 import { PartitionProgress } from './partition-progress.js'
+import { partitionKey } from './partition-key.js'
 import { flowLabels, type FlowLabels, type FlowSnapshot, type LifecycleState, type PipelineObserver } from './pipeline-observer.js'
 import type { AckListener, BatchTracer, FetchControl, FetchedBatch, FlowPorts, RecordSource, SourceListener } from './ports.js'
 import { ProducerWorker } from './producer-worker.js'
@@ -101,7 +102,11 @@ export class MirrorFlow {
     this.#drainTimeoutMs = options.drainTimeoutMs ?? 30_000
     this.#ports = ports
     this.#topicSync = new TopicSync(ports.sourceTopics, ports.targetTopics, config, this.#logger)
-    this.#queue = new BoundedQueue<MirrorBatch>(config.queueMaxRecords, config.queueMaxBytes, ports.sinks.length)
+    // Exactly-once lanes are buckets of partitions with a transactional id each; otherwise any lane
+    // takes any partition not in flight, so batches fetched together share a request.
+    this.#queue = new BoundedQueue<MirrorBatch>(config.queueMaxRecords, config.queueMaxBytes, config.exactlyOnce !== undefined
+      ? ports.sinks.length
+      : { keyOf: batch => partitionKey(batch.targetTopic, batch.partition) })
     if (config.messageHandler !== undefined && options.messageHandler === undefined) {
       throw new MirrorError(ErrorCodes.CONFIG, `flow ${config.name}: ${config.messageHandler.key} "${config.messageHandler.module}" is not loaded; load it with loadMessageHandlers(config) and pass it as messageHandler`)
     }

@@ -200,6 +200,20 @@ export class FakeTarget {
   readonly writers = new Map<string, Set<number>>()
   /** Forwarded batches written as they were. */
   forwardedWrites = 0
+  /** Partitions in a request now, with the sink sending it. */
+  readonly #inFlight = new Map<string, number>()
+  /** Times a request held a partition another request held at the same time (order could break). */
+  overlaps = 0
+
+  /** A sink starts a request for `writes`; returns what ends it. */
+  requestStarted (sink: number, writes: readonly PartitionWrite[]): () => void {
+    const keys = [...new Set(writes.map(write => partitionKey(write.topic, write.partition)))]
+    for (const key of keys) {
+      if (this.#inFlight.has(key)) this.overlaps++
+      this.#inFlight.set(key, sink)
+    }
+    return () => { for (const key of keys) if (this.#inFlight.get(key) === sink) this.#inFlight.delete(key) }
+  }
 
   values (topic: string, partition: number): string[] { return this.logs.get(partitionKey(topic, partition)) ?? [] }
 
@@ -247,6 +261,15 @@ export class FakeRecordSink implements RecordSink {
 
   async send (writes: readonly PartitionWrite[], timeoutMs: number): Promise<PartitionAck[]> {
     this.sends++
+    const ended = this.target.requestStarted(this.id, writes)
+    try {
+      return await this.#send(writes, timeoutMs)
+    } finally {
+      ended()
+    }
+  }
+
+  async #send (writes: readonly PartitionWrite[], timeoutMs: number): Promise<PartitionAck[]> {
     if (!this.gate.open) {
       let timer: NodeJS.Timeout | undefined
       const timedOut = await Promise.race([

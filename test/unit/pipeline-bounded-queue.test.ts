@@ -52,3 +52,58 @@ test('close fails waiting pushes, lets lanes drain, then take returns []', async
   assert.deepEqual(await emptyTake, [])
   await assert.rejects(queue.push(item(1, 1), 0), QueueClosedError)
 })
+
+const keyed = (key: string, tag: string, bytes = 10): { records: { length: number }, bytes: number, tag: string, key: string } => ({ records: { length: 1 }, bytes, tag, key })
+type Keyed = ReturnType<typeof keyed>
+
+test('shared lanes: the batches pushed in one turn go to one taker together, partitions in arrival order', async () => {
+  const queue = new BoundedQueue<Keyed>(100, 10_000, { keyOf: i => i.key })
+  const first = queue.take(0, 1_000)
+  const second = queue.take(1, 1_000)
+  await queue.push(keyed('p0', 'a'))
+  await queue.push(keyed('p1', 'b'))
+  await queue.push(keyed('p0', 'c'))
+  const taken = await first
+  assert.deepEqual(taken.map(i => i.tag), ['a', 'c', 'b'], 'one taker, each partition whole, partitions by arrival')
+  let secondTook = false
+  void second.then(() => { secondTook = true })
+  await new Promise(setImmediate)
+  assert.equal(secondTook, false, 'nothing left for the other taker')
+  queue.close()
+  assert.deepEqual(await second, [])
+})
+
+test('shared lanes: a partition in flight is not taken again until all of its taken batches are released; others are', async () => {
+  const queue = new BoundedQueue<Keyed>(100, 10_000, { keyOf: i => i.key })
+  await queue.push(keyed('p0', 'a'))
+  await queue.push(keyed('p0', 'b'))
+  const inFlight = await queue.take(0, 1_000)
+  assert.deepEqual(inFlight.map(i => i.tag), ['a', 'b'])
+  await queue.push(keyed('p0', 'c'))
+  await queue.push(keyed('p1', 'x'))
+  assert.deepEqual((await queue.take(1, 1_000)).map(i => i.tag), ['x'], 'only the partition not in flight')
+  let next: Keyed[] | undefined
+  void queue.take(1, 1_000).then(taken => { next = taken })
+  queue.release(inFlight[0] as Keyed)
+  await new Promise(setImmediate)
+  await new Promise(setImmediate)
+  assert.equal(next, undefined, 'p0 still has a batch in flight')
+  queue.release(inFlight[1] as Keyed)
+  await new Promise(setImmediate)
+  await new Promise(setImmediate)
+  assert.deepEqual((next as Keyed[] | undefined)?.map(i => i.tag), ['c'], 'p0 is taken again once its request is done')
+})
+
+test('shared lanes: take stops before the byte limit (at least one batch) and drainQueued leaves batches in flight alone', async () => {
+  const queue = new BoundedQueue<Keyed>(100, 10_000, { keyOf: i => i.key })
+  await queue.push(keyed('p0', 'a', 60))
+  await queue.push(keyed('p1', 'b', 60))
+  await queue.push(keyed('p2', 'c', 200))
+  assert.deepEqual((await queue.take(0, 100)).map(i => i.tag), ['a'])
+  assert.deepEqual((await queue.take(1, 100)).map(i => i.tag), ['b'])
+  assert.deepEqual((await queue.take(2, 100)).map(i => i.tag), ['c'], 'one batch larger than the limit goes alone')
+  await queue.push(keyed('p0', 'd'))
+  await queue.push(keyed('p3', 'e'))
+  assert.deepEqual(queue.drainQueued().map(i => i.tag).sort(), ['d', 'e'])
+  assert.equal(queue.records, 3, 'the three batches in flight still count')
+})

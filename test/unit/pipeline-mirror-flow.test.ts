@@ -22,7 +22,7 @@ async function started (topics: Record<string, number>, overrides: Parameters<ty
   return { flow, ports, source: ports.current() }
 }
 
-test('keeps each partition in offset order and on one lane across lanes and retried requests', { timeout: 15_000 }, async t => {
+test('keeps each partition in offset order, in one request at a time, across lanes and retried requests', { timeout: 15_000 }, async t => {
   const { flow, ports, source } = await started({ orders: 4 })
   t.after(() => flow.stop().catch(() => {}))
   // Both lanes fail their first requests: the retries must not reorder or skip anything.
@@ -35,9 +35,10 @@ test('keeps each partition in offset order and on one lane across lanes and retr
   await until(() => [0, 1, 2, 3].every(p => ports.target.values('orders', p).length === 30), 'every record on the target')
   for (let p = 0; p < 4; p++) {
     assert.deepEqual(ports.target.values('orders', p), values(0, 30), `partition ${p} in order, each record once`)
-    assert.equal(ports.target.writers.get(partitionKey('orders', p))?.size, 1, `partition ${p} written by one lane only`)
   }
-  assert.ok(ports.sinkFakes.every(sink => sink.sends >= 3), 'each lane retried its failed requests')
+  assert.equal(ports.target.overlaps, 0, 'no partition was in two requests at once')
+  assert.ok(ports.sinkFakes.some(sink => sink.sends >= 3), 'failed requests were retried')
+  assert.ok(ports.sinkFakes.every(sink => sink.sends === 0 || sink.sends >= 3), 'every lane that sent retried its failed requests')
 })
 
 test('a request that fails after the target wrote some of its partitions is sent again for the others only', { timeout: 15_000 }, async t => {
@@ -60,8 +61,9 @@ test('commits only what the target acknowledged, never past an unacknowledged ba
   const [lane0] = ports.sinkFakes
   assert.ok(lane0 !== undefined)
   lane0.gate.close()
-  // Partition 0 takes lane 0 (held), partition 1 lane 1 (open).
+  // Partition 0 goes out first, through lane 0 (held); partition 1 then through lane 1 (open).
   await source.deliver('orders', 0, records(0, 10))
+  await until(() => lane0.sends >= 1, 'partition 0 sent through lane 0')
   await source.deliver('orders', 1, records(0, 10))
   await until(() => nextToMirror(flow, 'orders', 1) === 10n, 'partition 1 acknowledged')
   assert.equal(await flow.commit(), true)
