@@ -3,6 +3,7 @@ import type { TestContext } from 'node:test'
 import type { Admin, IHeaders, Message } from 'kafkajs'
 import { createKafkaClient } from '../../src/kafka/client.js'
 import { clustersUp, type LocalCluster } from '../../scripts/local-kafka/clusters.js'
+import { waitUntil } from './wait.js'
 
 let shared: Promise<{ source: LocalCluster, target: LocalCluster }> | undefined
 
@@ -36,15 +37,29 @@ export interface TopicOptions {
 /** Creates a topic with a unique name on `cluster` and deletes it when the test ends. */
 export async function createTopic (t: TestContext, cluster: LocalCluster, options: TopicOptions = {}): Promise<string> {
   const topic = options.name ?? uniqueName()
-  await withAdmin(cluster, admin => admin.createTopics({
-    waitForLeaders: true,
-    topics: [{
-      topic,
-      numPartitions: options.partitions ?? 1,
-      replicationFactor: 1,
-      configEntries: Object.entries(options.configs ?? {}).map(([name, value]) => ({ name, value })),
-    }],
-  }))
+  const partitions = options.partitions ?? 1
+  await withAdmin(cluster, async admin => {
+    try {
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: [{
+          topic,
+          numPartitions: partitions,
+          replicationFactor: 1,
+          configEntries: Object.entries(options.configs ?? {}).map(([name, value]) => ({ name, value })),
+        }],
+      })
+    } catch (error) {
+      // kafkajs' wait for leaders gives up when the broker's metadata does not list the new topic
+      // yet (UNKNOWN_TOPIC_OR_PARTITION, seen on a loaded machine): the topic was created; wait for it.
+      if ((error as { type?: string }).type !== 'UNKNOWN_TOPIC_OR_PARTITION') throw error
+      await waitUntil(async () => {
+        const { topics } = await admin.fetchTopicMetadata({ topics: [topic] })
+        const found = topics[0]?.partitions ?? []
+        return found.length === partitions && found.every(p => p.leader >= 0)
+      }, { timeoutMs: 30_000, message: `the leaders of ${topic}` })
+    }
+  })
   t.after(() => deleteTopicIfExists(cluster, topic))
   return topic
 }
