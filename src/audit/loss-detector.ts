@@ -93,6 +93,8 @@ interface PartitionState {
   fatal: boolean
 }
 
+const NO_GAPS: readonly Gap[] = Object.freeze([])
+
 function key (topic: string, partition: number): string {
   return `${topic}\u0000${partition}`
 }
@@ -172,8 +174,12 @@ export class LossDetector {
   mark (): Map<string, PartitionMark> {
     const marks = new Map<string, PartitionMark>()
     for (const [id, state] of this.#states) {
-      marks.set(id, { sourceNext: state.sourceNext, targetNext: state.targetNext, gaps: state.gaps })
-      state.gaps = []
+      if (state.gaps.length === 0) {
+        marks.set(id, { sourceNext: state.sourceNext, targetNext: state.targetNext, gaps: NO_GAPS })
+      } else {
+        marks.set(id, { sourceNext: state.sourceNext, targetNext: state.targetNext, gaps: state.gaps })
+        state.gaps = []
+      }
     }
     return marks
   }
@@ -187,12 +193,10 @@ export class LossDetector {
   check (observations: readonly PartitionObservation[], marks: ReadonlyMap<string, PartitionMark>): LossFinding[] {
     const findings: LossFinding[] = []
     for (const o of observations) {
-      const state = this.#states.get(key(o.topic, o.partition))
-      const mark = marks.get(key(o.topic, o.partition))
+      const id = key(o.topic, o.partition)
+      const state = this.#states.get(id)
+      const mark = marks.get(id)
       if (state === undefined || mark === undefined || state.fatal) continue
-      const found = (reason: LossReason, from: bigint, to: bigint): void => {
-        if (to > from) findings.push({ reason, topic: o.topic, partition: o.partition, targetTopic: state.targetTopic, fromOffset: from, toOffset: to, records: to - from })
-      }
       const position = max(state.sourceNext, o.nextOffsetToMirror)
       const positionBefore = max(mark.sourceNext, o.nextOffsetToMirrorBefore)
 
@@ -217,18 +221,20 @@ export class LossDetector {
       state.maxSourceHighWatermark = max(state.maxSourceHighWatermark, max(o.source.highWatermark, o.consumerHighWatermark))
 
       const logStart = o.source.logStartOffset
-      const candidates: Gap[] = [...mark.gaps]
+      // Gaps that may hold lost records (most checks of most partitions have none: no array then).
+      let candidates: Gap[] | undefined = mark.gaps.length === 0 ? undefined : [...mark.gaps]
       if (state.firstOffset !== undefined && o.committedBeforeStart !== undefined) {
-        if (o.committedBeforeStart !== null && o.committedBeforeStart < state.firstOffset) candidates.push({ from: o.committedBeforeStart, to: state.firstOffset })
+        if (o.committedBeforeStart !== null && o.committedBeforeStart < state.firstOffset) (candidates ??= []).push({ from: o.committedBeforeStart, to: state.firstOffset })
         state.firstOffset = undefined
       }
       // In flight records were fetched before retention took them: only an idle position is a loss.
-      if (o.idle) candidates.push({ from: position, to: logStart })
+      if (o.idle && position < logStart) (candidates ??= []).push({ from: position, to: logStart })
+      if (candidates === undefined) continue
       for (const gap of candidates.sort((a, b) => (a.from < b.from ? -1 : a.from > b.from ? 1 : 0))) {
         const from = max(gap.from, state.countedUpTo)
         const to = min(gap.to, logStart)
         if (to > from) {
-          found(LossReasons.SOURCE_RETENTION, from, to)
+          findings.push({ reason: LossReasons.SOURCE_RETENTION, topic: o.topic, partition: o.partition, targetTopic: state.targetTopic, fromOffset: from, toOffset: to, records: to - from })
           state.countedUpTo = to
         }
       }

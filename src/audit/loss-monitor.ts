@@ -157,39 +157,39 @@ export class LossMonitor {
 
   async #judge (needed: ReadonlyArray<{ topic: string, partition: number }>, committed: ReadonlyMap<string, bigint>, marks: ReturnType<LossDetector['mark']>): Promise<LossFinding[]> {
     const before = this.#snapshot()
-    const positionsBefore = new Map(before.partitions.map(p => [`${p.topic}\u0000${p.partition}`, p.nextOffsetToMirror]))
-    const topics = new Set(before.partitions.map(p => p.topic))
-    // Log offsets first, the flow's position after: a record fetched in between is in flight, never counted.
-    const [sourceNames, targetNames] = await Promise.all([this.#source.topicNames(), this.#target.topicNames()])
-    const targetTopicOf = (topic: string): string => targetTopicName(this.#flow.replicationPolicy, this.#flow.source.alias, topic)
-    const sourceOffsets = new Map<string, Map<number, LogOffsets> | undefined>()
-    const targetOffsets = new Map<string, Map<number, LogOffsets> | undefined>()
-    // All topics of a cluster at once: one ListOffsets pair per leader (per topic, 1,250 topics cost 5,000 requests a check).
-    const sourceRead = [...topics].filter(topic => sourceNames.has(topic))
-    const targetRead = [...new Set([...topics].map(targetTopicOf))].filter(topic => targetNames.has(topic))
-    const [fromSource, fromTarget] = await Promise.all([this.#source.logOffsetsOf(sourceRead), this.#target.logOffsetsOf(targetRead)])
-    for (const topic of topics) {
-      sourceOffsets.set(topic, fromSource.get(topic))
-      const targetTopic = targetTopicOf(topic)
-      if (!targetOffsets.has(targetTopic)) targetOffsets.set(targetTopic, fromTarget.get(targetTopic))
+    const positionsBefore = new Map<string, bigint>()
+    const topics = new Set<string>()
+    for (const p of before.partitions) {
+      positionsBefore.set(`${p.topic}\u0000${p.partition}`, p.nextOffsetToMirror)
+      topics.add(p.topic)
     }
+    const targetTopicOf = (topic: string): string => targetTopicName(this.#flow.replicationPolicy, this.#flow.source.alias, topic)
+    const targetTopics = new Map<string, string>()
+    for (const topic of topics) targetTopics.set(topic, targetTopicOf(topic))
+    // Log offsets first, the flow's position after: a record fetched in between is in flight, never counted.
+    // All topics of a cluster at once: one ListOffsets pair per leader (per topic, 1,250 topics cost 5,000 requests a check);
+    // a topic the cluster does not have is absent from the answer.
+    const [sourceOffsets, targetOffsets] = await Promise.all([this.#source.logOffsetsOf([...topics]), this.#target.logOffsetsOf([...new Set(targetTopics.values())])])
     const snapshot = this.#snapshot()
     this.#detector.retain(snapshot.partitions)
-    const observations: PartitionObservation[] = snapshot.partitions.filter(p => topics.has(p.topic)).map(p => {
+    const wanted = new Set(needed.map(n => `${n.topic}\u0000${n.partition}`))
+    const observations: PartitionObservation[] = []
+    for (const p of snapshot.partitions) {
+      const targetTopic = targetTopics.get(p.topic)
+      if (targetTopic === undefined) continue
       const id = `${p.topic}\u0000${p.partition}`
-      const wanted = needed.some(n => n.topic === p.topic && n.partition === p.partition)
-      return {
+      observations.push({
         topic: p.topic,
         partition: p.partition,
         source: sourceOffsets.get(p.topic)?.get(p.partition),
-        target: targetOffsets.get(targetTopicOf(p.topic))?.get(p.partition),
+        target: targetOffsets.get(targetTopic)?.get(p.partition),
         nextOffsetToMirror: p.nextOffsetToMirror,
         nextOffsetToMirrorBefore: positionsBefore.get(id) ?? -1n,
         idle: p.oldestUnackedTimestampMs === undefined,
         consumerHighWatermark: p.highWatermark,
-        ...(wanted ? { committedBeforeStart: committed.get(id) ?? null } : {}),
-      }
-    })
+        ...(wanted.has(id) ? { committedBeforeStart: committed.get(id) ?? null } : {}),
+      })
+    }
     const findings = this.#detector.check(observations, marks)
     for (const finding of findings) {
       const line = lossLine(this.#flow.name, finding)

@@ -98,6 +98,8 @@ export class FetchSession {
   #build = 0
   /** The partitions the broker holds in the session, as last sent, by topic then partition. */
   readonly #partitions = new Map<string, Map<number, SessionPartition>>()
+  /** `wanted` of the last request of this session (see `next`). */
+  #lastWanted: readonly FetchTopicRequest[] | undefined
   readonly counts: FetchSessionCounts
 
   constructor (counts: FetchSessionCounts = { full: 0, incremental: 0, resets: 0, sessionless: 0 }) {
@@ -109,7 +111,12 @@ export class FetchSession {
   /** The epoch of the next request (0: the next request is a full one). */
   get epoch (): number { return this.#epoch }
 
-  /** The request for the partitions kafkajs wants to fetch now (`wanted`, every one of them, with their fetch offsets). */
+  /**
+   * The request for the partitions kafkajs wants to fetch now (`wanted`, every one of them, with
+   * their fetch offsets). The array passed for the last request, passed again, is taken for
+   * unchanged without looking into it (the patched consumer hands over the same array while no
+   * offset, assignment or pause changed), so a caller must not change an array once passed.
+   */
   next (wanted: readonly FetchTopicRequest[]): FetchSessionRequest {
     if (this.#inFlight || this.#unsupported) {
       this.counts.sessionless++
@@ -121,8 +128,13 @@ export class FetchSession {
       }
     }
     this.#inFlight = true
-    const build = ++this.#build
     const full = this.#sessionId === NO_SESSION_ID || this.#epoch === INITIAL_EPOCH
+    if (!full && wanted === this.#lastWanted) {
+      this.counts.incremental++
+      return this.#request(false, [], [])
+    }
+    this.#lastWanted = wanted
+    const build = ++this.#build
     const send: FetchTopicRequest[] = full ? [...wanted] : []
     if (full) this.#partitions.clear()
     for (const { topic, partitions } of wanted) {
@@ -156,6 +168,10 @@ export class FetchSession {
     }
     if (full) this.counts.full++
     else this.counts.incremental++
+    return this.#request(full, send, forgottenTopics)
+  }
+
+  #request (full: boolean, send: FetchTopicRequest[], forgottenTopics: FetchSessionFields['forgottenTopics']): FetchSessionRequest {
     let settled = false
     const settle = (): boolean => {
       if (settled) return false

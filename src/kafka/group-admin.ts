@@ -5,7 +5,11 @@ import type { Logger } from '../shared/logger.js'
 import { retry } from '../shared/retry.js'
 import { createKafkaClient } from './client.js'
 import { toMirrorError } from './errors.js'
-import { createInternalCluster, type InternalCluster } from './kafkajs-internals.js'
+import { createInternalCluster, type InternalBroker, type InternalCluster } from './kafkajs-internals.js'
+
+type ListOffsetsResponse = Awaited<ReturnType<InternalBroker['listOffsets']>>
+/** One topic of a ListOffsets request: its partitions, each with the timestamp asked for. */
+interface ListOffsetsTopic { readonly topic: string, readonly partitions: Array<{ partition: number, timestamp: number }> }
 
 /** Kafka errors of a coordinator that moved or is still loading: an outside commit is tried again. */
 const COORDINATOR_CODES = new Set(['NOT_COORDINATOR', 'NOT_COORDINATOR_FOR_GROUP', 'COORDINATOR_NOT_AVAILABLE', 'GROUP_COORDINATOR_NOT_AVAILABLE', 'COORDINATOR_LOAD_IN_PROGRESS', 'GROUP_LOAD_IN_PROGRESS'])
@@ -156,51 +160,69 @@ export class GroupAdmin {
   }
 
   /**
-   * Log start offset and high watermark of each partition of each of `topics` (which must exist),
-   * by topic: two ListOffsets requests per leader broker for all of them. Partition leaders come
-   * from one Metadata request of all the cluster's topics, kept for `METADATA_MAX_AGE_MS` and
-   * asked again when a topic is not in it or the brokers answer as if it were stale. kafkajs'
-   * `admin.fetchTopicOffsets` instead asked for the metadata of every topic it had been asked
-   * about before each topic's offsets (its admin's metadata never stays fresh): at 1,250 topics
-   * read one by one, 1,250 Metadata answers of up to 10,000 partitions each per round.
+   * Log start offset and high watermark of each partition of each of `topics`, by topic: two
+   * ListOffsets requests per leader broker for all of them. A topic the cluster does not have (in
+   * a Metadata answer asked for because the topic was not in the one kept, or because a broker
+   * answered as if it were stale) is left out. Partition leaders come from one Metadata request of
+   * all the cluster's topics, kept for `METADATA_MAX_AGE_MS`, so a read of topics known to exist
+   * costs no Metadata request. kafkajs' `admin.fetchTopicOffsets` instead asked for the metadata
+   * of every topic it had been asked about before each topic's offsets (its admin's metadata never
+   * stays fresh): at 1,250 topics read one by one, 1,250 Metadata answers of up to 10,000
+   * partitions each per round.
    */
   async logOffsetsOf (topics: readonly string[]): Promise<Map<string, Map<number, PartitionLogOffsets>>> {
-    const result = new Map<string, Map<number, PartitionLogOffsets>>()
-    if (topics.length === 0) return result
+    if (topics.length === 0) return new Map()
     const cluster = this.#internalCluster()
     const wanted = [...new Set(topics)]
     return await retry(async attempt => {
       try {
         await cluster.connect()
         const leaders = await this.#partitionLeaders(cluster, wanted, attempt > 1)
-        // Per leader: topic -> partitions.
-        const byLeader = new Map<number, Map<string, number[]>>()
+        // Per leader: the ListOffsets topics of its partitions, one array per timestamp.
+        const byLeader = new Map<number, { earliest: ListOffsetsTopic[], latest: ListOffsetsTopic[] }>()
         for (const topic of wanted) {
-          for (const { partitionId, leader } of leaders.get(topic) ?? []) {
-            let topicsOfLeader = byLeader.get(leader)
-            if (topicsOfLeader === undefined) byLeader.set(leader, topicsOfLeader = new Map())
-            let partitions = topicsOfLeader.get(topic)
-            if (partitions === undefined) topicsOfLeader.set(topic, partitions = [])
-            partitions.push(partitionId)
+          const partitions = leaders.get(topic)
+          if (partitions === undefined) continue
+          const ofLeader = new Map<number, { earliest: ListOffsetsTopic, latest: ListOffsetsTopic }>()
+          for (const { partitionId, leader } of partitions) {
+            let request = ofLeader.get(leader)
+            if (request === undefined) {
+              request = { earliest: { topic, partitions: [] }, latest: { topic, partitions: [] } }
+              ofLeader.set(leader, request)
+              let all = byLeader.get(leader)
+              if (all === undefined) byLeader.set(leader, all = { earliest: [], latest: [] })
+              all.earliest.push(request.earliest)
+              all.latest.push(request.latest)
+            }
+            request.earliest.partitions.push({ partition: partitionId, timestamp: EARLIEST_TIMESTAMP })
+            request.latest.partitions.push({ partition: partitionId, timestamp: LATEST_TIMESTAMP })
           }
         }
-        const starts = new Map<string, string>()
-        const ends = new Map<string, string>()
-        await Promise.all([...byLeader].map(async ([leader, topicsOfLeader]) => {
-          const broker = await cluster.findBroker({ nodeId: String(leader) })
-          const ask = async (timestamp: number, into: Map<string, string>): Promise<void> => {
-            const { responses } = await broker.listOffsets({ topics: [...topicsOfLeader].map(([topic, partitions]) => ({ topic, partitions: partitions.map(partition => ({ partition, timestamp })) })) })
-            for (const { topic, partitions } of responses) for (const { partition, offset } of partitions) into.set(`${topic}\u0000${partition}`, offset)
+        // Offsets by topic, then partition: [log start, high watermark], both as kafkajs decodes them (decimal strings).
+        const read = new Map<string, Map<number, [string | undefined, string | undefined]>>()
+        const into = (responses: ListOffsetsResponse['responses'], index: 0 | 1): void => {
+          for (const { topic, partitions } of responses) {
+            let ofTopic = read.get(topic)
+            if (ofTopic === undefined) read.set(topic, ofTopic = new Map())
+            for (const { partition, offset } of partitions) {
+              const pair = ofTopic.get(partition)
+              if (pair === undefined) ofTopic.set(partition, index === 0 ? [offset, undefined] : [undefined, offset])
+              else pair[index] = offset
+            }
           }
-          await Promise.all([ask(EARLIEST_TIMESTAMP, starts), ask(LATEST_TIMESTAMP, ends)])
+        }
+        await Promise.all([...byLeader].map(async ([leader, { earliest, latest }]) => {
+          const broker = await cluster.findBroker({ nodeId: String(leader) })
+          const [starts, ends] = await Promise.all([broker.listOffsets({ topics: earliest }), broker.listOffsets({ topics: latest })])
+          into(starts.responses, 0)
+          into(ends.responses, 1)
         }))
+        const result = new Map<string, Map<number, PartitionLogOffsets>>()
         for (const topic of wanted) {
+          if (!leaders.has(topic)) continue
           const offsets = new Map<number, PartitionLogOffsets>()
-          for (const { partitionId } of leaders.get(topic) ?? []) {
-            const key = `${topic}\u0000${partitionId}`
-            const start = starts.get(key)
-            const end = ends.get(key)
-            if (start !== undefined && end !== undefined) offsets.set(partitionId, { logStartOffset: BigInt(start), highWatermark: BigInt(end) })
+          for (const [partition, [start, end]] of read.get(topic) ?? []) {
+            if (start !== undefined && end !== undefined) offsets.set(partition, { logStartOffset: BigInt(start), highWatermark: BigInt(end) })
           }
           result.set(topic, offsets)
         }

@@ -37,6 +37,8 @@ export class KafkaRecordSource implements RecordSource {
   readonly #producers: MirrorProducerFilter | undefined
   #consumers: Consumer[] = []
   readonly #assignments = new Map<Consumer, Set<string>>()
+  /** The union of `#assignments`, made again only after they changed (`owned()` runs several times per loss check and commit). */
+  #owned: ReadonlySet<string> | undefined
   #topics: readonly string[] = []
   #connected = false
   #stopped = false
@@ -58,9 +60,11 @@ export class KafkaRecordSource implements RecordSource {
   get connected (): boolean { return this.#connected }
 
   /** Partitions owned by this process across its consumers. */
-  owned (): Set<string> {
+  owned (): ReadonlySet<string> {
+    if (this.#owned !== undefined) return this.#owned
     const all = new Set<string>()
     for (const keys of this.#assignments.values()) for (const key of keys) all.add(key)
+    this.#owned = all
     return all
   }
 
@@ -88,6 +92,7 @@ export class KafkaRecordSource implements RecordSource {
       })
       this.#consumers.push(consumer)
       this.#assignments.set(consumer, new Set())
+      this.#owned = undefined
       this.#wireEvents(consumer, handlers)
       try {
         await consumer.connect()
@@ -116,6 +121,7 @@ export class KafkaRecordSource implements RecordSource {
         for (const partition of partitions) owned.add(partitionKey(topic, partition))
       }
       this.#assignments.set(consumer, owned)
+      this.#owned = undefined
       handlers.onAssignment(this.owned())
     })
     consumer.on(REBALANCING, () => handlers.onRebalancing())
@@ -250,6 +256,7 @@ export class KafkaRecordSource implements RecordSource {
     })).then(() => undefined)
     await this.#disconnecting
     this.#assignments.clear()
+    this.#owned = undefined
     this.#connected = false
   }
 }

@@ -118,3 +118,27 @@ test('the epoch counts up once per answer, and sessions are kept per broker with
   sessions.forNode(2).next(wanted({ b: [0] })).completed(answer(4, { b: [0] }))
   assert.equal(sessions.counts.full, 2)
 })
+
+test('the same request array again is an incremental request naming nothing; after a session error it is sent whole again', () => {
+  const session = new FetchSession()
+  const request = wanted({ a: [3, 4], b: [5] })
+  assert.equal(session.next(request).completed(answer(9, { a: [0, 1], b: [0] })), true)
+  const again = session.next(request)
+  assert.equal(again.full, false)
+  assert.deepEqual({ epoch: again.fields.sessionEpoch, topics: again.fields.topics, forgotten: again.fields.forgottenTopics }, { epoch: 1, topics: [], forgotten: [] })
+  assert.equal(again.completed(answer(9, { b: [0] })), true)
+  // A new array is looked into: what moved is sent, what is gone is forgotten.
+  const movedRequest = wanted({ a: [3, 8] })
+  const moved = session.next(movedRequest)
+  assert.deepEqual(sent(moved.fields.topics), ['a/1@8'])
+  assert.deepEqual(moved.fields.forgottenTopics, [{ topic: 'b', partitions: [0] }])
+  assert.equal(moved.completed(answer(9, {}, INVALID_FETCH_SESSION_EPOCH)), false)
+  // The same array after the error: a full request with every partition of it.
+  const afterError = session.next(movedRequest)
+  assert.equal(afterError.full, true)
+  assert.deepEqual(sent(afterError.fields.topics), ['a/0@3', 'a/1@8'])
+  assert.equal(afterError.completed(answer(10)), true)
+  const idle = session.next(movedRequest)
+  assert.deepEqual({ full: idle.full, epoch: idle.fields.sessionEpoch, topics: idle.fields.topics }, { full: false, epoch: 1, topics: [] })
+  assert.deepEqual(session.counts, { full: 2, incremental: 3, resets: 1, sessionless: 0 })
+})
