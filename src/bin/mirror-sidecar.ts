@@ -13,7 +13,6 @@ import { assertKafkajsPatched } from '../index.js'
 import { packageVersion } from '../metrics/package-version.js'
 import { MirrorSidecar } from '../mirror-sidecar.js'
 import { ConfigError, MirrorError } from '../shared/errors.js'
-import { applyHeapGrowth } from '../shared/heap-growth.js'
 import { createLogger } from '../shared/logger.js'
 
 const EXIT_OK = 0
@@ -47,8 +46,6 @@ function problemsText (error: ConfigError, what: string): string {
 
 async function main (): Promise<void> {
   assertKafkajsPatched()
-  // First: V8 computes the next full-GC limit with it from the first full GC on.
-  const heapGrowth = applyHeapGrowth()
   const args = hideBin(process.argv)
   // Before yargs: a flag pasted with an en dash would otherwise be taken for the mm2.properties file.
   const pasted = pastedFlagProblems(args, [...Object.keys(MM1_FLAGS), ...Object.keys(MODE_FLAGS), 'help', 'version'])
@@ -91,7 +88,6 @@ async function main (): Promise<void> {
   }
 
   const logger = createLogger({ level: config.logLevel })
-  logger.debug('V8 heap growing factor', heapGrowth.applied ? { heapGrowingPercent: heapGrowth.percent } : { heapGrowingPercent: 'as given to node' })
   if (config.ignoredKeys !== undefined && config.ignoredKeys.length > 0) {
     logger.warn('configuration keys ignored (no effect in the sidecar)', { keys: config.ignoredKeys })
   }
