@@ -7,7 +7,7 @@ import { silentLogger } from '../shared/logger.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import { createKafkaClient } from './client.js'
 import { toClusterError } from './errors.js'
-import { createInternalCluster, filterAbortedMessages, type BatchForwarding, type BatchForwardingHook, type InternalBroker, type InternalCluster } from './kafkajs-internals.js'
+import { createInternalCluster, filterAbortedMessages, runWithBatchForwarding, type BatchForwardingHook, type InternalBroker, type InternalCluster } from './kafkajs-internals.js'
 import { rawBatchHook, RawRecordBatch } from './raw-record-batch.js'
 
 const { AssignerProtocol } = kafkajs
@@ -88,8 +88,6 @@ export class AuditClient {
   readonly kafka: KafkaClient
   readonly admin: Admin
   readonly #cluster: InternalCluster
-  /** The hook of the fetch under way (`fetchBatches`); fetches run one at a time (`#serial`). */
-  readonly #forwarding: BatchForwarding = { hook: undefined }
   #connected = false
   #closed = false
   readonly #knownTopics = new Map<string, Promise<void>>()
@@ -100,7 +98,7 @@ export class AuditClient {
       ...connection,
       connectionTimeoutMs: connection.connectionTimeoutMs ?? options.connectionTimeoutMs ?? 3_000,
       requestTimeoutMs: connection.requestTimeoutMs ?? options.requestTimeoutMs ?? 15_000,
-    }, logger, { retries: options.retries ?? 1, maxRetryTimeMs: 1_000, batchForwarding: this.#forwarding })
+    }, logger, { retries: options.retries ?? 1, maxRetryTimeMs: 1_000 })
     this.admin = this.kafka.admin()
     this.#cluster = createInternalCluster(this.kafka, { metadataMaxAge: 300_000 })
   }
@@ -253,13 +251,7 @@ export class AuditClient {
         maxBytes,
         topics: [{ topic, partitions: [{ partition, fetchOffset: String(offset), maxBytes }] }],
       })
-      this.#forwarding.hook = hook
-      let response: Awaited<ReturnType<typeof request>>
-      try {
-        response = await request()
-      } finally {
-        this.#forwarding.hook = undefined
-      }
+      const response = hook === undefined ? await request() : await runWithBatchForwarding(hook, request)
       const data = response.responses[0]?.partitions[0]
       if (data === undefined) return { items: [], nextOffset: offset, highWatermark: offset, logStartOffset: offset, lastStableOffset: offset }
       let nextOffset = offset

@@ -5,7 +5,6 @@ import { TLS_SECRET_FIELDS, type ClusterConnection } from '../config/cluster-con
 import type { Logger } from '../shared/logger.js'
 import { silentLogger } from '../shared/logger.js'
 import { type CodecImplementations, registerCodecs } from './codecs.js'
-import { forwardingSocketFactory, type BatchForwarding } from './kafkajs-internals.js'
 
 const { Kafka, logLevel } = kafkajs
 
@@ -123,8 +122,6 @@ export interface KafkaClientOptions {
   readonly retries?: number
   /** Longest wait between those retries; default 5000. */
   readonly maxRetryTimeMs?: number
-  /** Record batch forwarding of the client's Fetch answers (pass-through, the audit's raw reads); none by default. */
-  readonly batchForwarding?: BatchForwarding
 }
 
 /**
@@ -145,7 +142,6 @@ export function createKafkaClient (connection: ClusterConnection, logger: Logger
     logLevel: logger.level === 'silent' ? logLevel.NOTHING : logger.level === 'debug' ? logLevel.DEBUG : logLevel.INFO,
     logCreator: logCreatorFor(logger.child({ cluster: connection.alias })),
     retry: { retries: options.retries ?? 5, initialRetryTime: Math.min(200, options.maxRetryTimeMs ?? 200), maxRetryTime: options.maxRetryTimeMs ?? 5_000 },
-    ...(options.batchForwarding === undefined ? {} : { socketFactory: forwardingSocketFactory(options.batchForwarding) }),
   })
 }
 

@@ -1,6 +1,7 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
-import type { ISocketFactory, Kafka, Message } from 'kafkajs'
+import type { Kafka, Message } from 'kafkajs'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { RecordHeader } from '../shared/record-header.js'
@@ -180,30 +181,36 @@ export function assertKafkajsPatched (codec?: KafkajsRecordCodec): void {
 /**
  * Record batch forwarding (pass-through): the patched Fetch decoder
  * (`protocol/requests/fetch/v4/decodeMessages.js`) offers each complete v2 batch, as bytes, to the
- * hook the patched connection (`network/connection.js`) finds on its client's socket factory
- * (`forwardingSocketFactory`). An object the hook returns stands for the whole batch among the
+ * hook of the AsyncLocalStorage registered under this symbol, when the fetch runs inside
+ * `runWithBatchForwarding`. An object the hook returns stands for the whole batch among the
  * fetched messages (undecoded); undefined lets kafkajs decode the batch as before.
  */
 export type BatchForwardingHook = (batchBytes: Buffer) => object | undefined
 
-/**
- * The forwarding of one kafkajs client: every Fetch answer it decodes offers its batches to `hook`
- * (none when undefined). A client that fetches one request at a time may change `hook` between
- * fetches (`AuditClient`).
- */
-export interface BatchForwarding {
-  hook: BatchForwardingHook | undefined
-}
-
 const FORWARDING = Symbol.for('kafka-mirror-sidecar.recordBatchForwarding')
 
-/** kafkajs' own socket factory, carrying `forwarding` for the patched connection to find. */
-export function forwardingSocketFactory (forwarding: BatchForwarding): ISocketFactory {
-  const defaultSocketFactory = require('kafkajs/src/network/socketFactory') as () => ISocketFactory
-  const base = defaultSocketFactory()
-  const factory: ISocketFactory = options => base(options)
-  Object.defineProperty(factory, FORWARDING, { value: forwarding })
-  return factory
+function forwardingStorage (): AsyncLocalStorage<BatchForwardingHook> {
+  const holder = globalThis as unknown as Record<symbol, AsyncLocalStorage<BatchForwardingHook> | undefined>
+  holder[FORWARDING] ??= new AsyncLocalStorage<BatchForwardingHook>()
+  return holder[FORWARDING]
+}
+
+/**
+ * Runs `start` (a kafkajs consumer's `run`) so that every fetch it makes, for as long as it runs,
+ * offers its batches to `hook`. kafkajs decodes a Fetch response in the async context of the
+ * request (`network/connection.js` awaits the answer, then decodes), which descends from `start`.
+ */
+export function runWithBatchForwarding<T> (hook: BatchForwardingHook, start: () => T): T {
+  return forwardingStorage().run(hook, start)
+}
+
+/**
+ * Runs `fn` outside any `runWithBatchForwarding`: what the mirror does with a fetched batch (and
+ * any client it starts meanwhile, e.g. a reader of an internal topic) must see records decoded as
+ * usual, not stand-ins, since an AsyncLocalStorage store passes to everything started inside it.
+ */
+export function withoutBatchForwarding<T> (fn: () => T): T {
+  return forwardingStorage().exit(fn)
 }
 
 /** What a stand-in for a forwarded batch shows kafkajs' consumer (`consumer/batch.js`, `filterAbortedMessages`). */

@@ -9,6 +9,7 @@ import type { Logger } from '../shared/logger.js'
 import { AuditClient } from './audit-client.js'
 import { InternalTopicWriter } from './internal-topic.js'
 import { decodePosition } from './position-record.js'
+import { withoutBatchForwarding } from './kafkajs-internals.js'
 
 const { ConfigResourceTypes } = kafkajs
 
@@ -68,10 +69,13 @@ export class KafkaPositionStore implements PositionStore {
     }
   }
 
-  /** The positions of `partitions` as the committed transactions left them (records, through the store's own client). */
+  /**
+   * Lanes are taken from the source consumer's group events, inside its batch-forwarding context:
+   * this read must get records, not forwarded-batch stand-ins.
+   */
   async read (partitions: readonly string[]): Promise<Map<string, bigint>> {
     // One read at a time (lanes are taken in parallel): each goes on from where the one before ended, in log order.
-    const run = this.#reading.then(() => this.#read(partitions))
+    const run = this.#reading.then(() => withoutBatchForwarding(() => this.#read(partitions)))
     this.#reading = run.catch(() => {})
     return await run
   }

@@ -7,7 +7,7 @@ import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import { toMirrorError } from './errors.js'
-import { batchFetchedOffset, fetchSessionsOption } from './kafkajs-internals.js'
+import { batchFetchedOffset, fetchSessionsOption, runWithBatchForwarding, withoutBatchForwarding } from './kafkajs-internals.js'
 import { forwardingHook, KafkaForwardedBatch, type ForwardingPolicy } from './forwarded-record-batch.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 
@@ -72,10 +72,7 @@ export class KafkaRecordSource implements RecordSource {
   async start (topics: readonly string[], handlers: SourceListener): Promise<void> {
     this.#stopped = false
     this.#topics = topics
-    // This client's Fetch answers offer their batches for forwarding (its own client: nothing else
-    // reading the source gets stand-ins).
-    const batchForwarding = { hook: forwardingHook(this.#forwarding, (reason, bytes) => handlers.onDecoded?.(reason, bytes)) }
-    const kafka = createKafkaClient({ ...this.#connection, clientId: this.#connection.clientId }, this.#logger, { batchForwarding })
+    const kafka = createKafkaClient({ ...this.#connection, clientId: this.#connection.clientId }, this.#logger)
     for (let i = 0; i < this.#streams; i++) {
       const consumer = kafka.consumer({
         groupId: this.#settings.groupId,
@@ -110,7 +107,8 @@ export class KafkaRecordSource implements RecordSource {
       partitionsConsumedConcurrently: 16,
       eachBatch: payload => this.#eachBatch(payload, handlers),
     })
-    await Promise.all(this.#consumers.map(run))
+    const hook = forwardingHook(this.#forwarding, (reason, bytes) => handlers.onDecoded?.(reason, bytes))
+    await Promise.all(this.#consumers.map(consumer => runWithBatchForwarding(hook, () => run(consumer))))
   }
 
   #wireEvents (consumer: Consumer, handlers: SourceListener): void {
@@ -157,7 +155,8 @@ export class KafkaRecordSource implements RecordSource {
     const control = { heartbeat, isActive: () => isRunning() && !isStale() }
     const highWatermark = BigInt(batch.highWatermark)
     const nextOffset = BigInt(batch.lastOffset()) + 1n
-    await this.#handOver(batch.topic, batch.partition, highWatermark, batch.messages, batchFetchedOffset(batch), nextOffset, handlers, control)
+    // Outside the forwarding context: only kafkajs' own fetches for this consumer get stand-ins.
+    await withoutBatchForwarding(() => this.#handOver(batch.topic, batch.partition, highWatermark, batch.messages, batchFetchedOffset(batch), nextOffset, handlers, control))
     // Moves kafkajs' fetch position only; what is committed is decided by the mirror.
     if (isRunning() && !isStale()) resolveOffset(batch.lastOffset())
   }

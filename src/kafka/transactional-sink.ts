@@ -9,7 +9,7 @@ import type { Logger } from '../shared/logger.js'
 import { retry } from '../shared/retry.js'
 import { createKafkaClient } from './client.js'
 import { toMirrorError } from './errors.js'
-import { producerIdOf } from './kafkajs-internals.js'
+import { producerIdOf, withoutBatchForwarding } from './kafkajs-internals.js'
 import { encodePosition } from './position-record.js'
 import { acksOf, compressionTypes, sendFailureOf, topicMessagesOf } from './record-sink.js'
 
@@ -87,7 +87,7 @@ export class KafkaTransactionalSink implements TransactionalSink {
 
   /** Runs outside the source consumer's batch-forwarding context (lanes are taken from its group events): what it reads gets records. */
   async acquire (): Promise<void> {
-    await this.#acquire()
+    await withoutBatchForwarding(() => this.#acquire())
   }
 
   async #acquire (): Promise<void> {
