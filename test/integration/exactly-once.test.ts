@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { test, type TestContext } from 'node:test'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import kafkajs from 'kafkajs'
@@ -17,6 +20,51 @@ const execFileAsync = promisify(execFile)
 async function readCommitted (cluster: LocalCluster, topic: string): Promise<string[]> {
   const { stdout } = await execFileAsync('kcat', ['-C', '-b', cluster.bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-X', 'isolation.level=read_committed', '-f', '%p|%k\n'], { maxBuffer: 256 * 1024 * 1024 })
   return stdout.split('\n').filter(line => line !== '')
+}
+
+/**
+ * For a failed audit: the missing source records per partition as offset ranges, and whether the
+ * target holds them at all (read_uncommitted: written in a transaction that was aborted or is
+ * still open) or never got them.
+ */
+async function explainMissing (source: LocalCluster, target: LocalCluster, topic: string): Promise<string> {
+  const read = async (cluster: LocalCluster, isolation: string): Promise<string[]> => {
+    const { stdout } = await execFileAsync('kcat', ['-C', '-b', cluster.bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-X', `isolation.level=${isolation}`, '-f', '%p|%k|%o\n'], { maxBuffer: 256 * 1024 * 1024 })
+    return stdout.split('\n').filter(line => line !== '')
+  }
+  const [from, committed, uncommitted] = await Promise.all([read(source, 'read_committed'), read(target, 'read_committed'), read(target, 'read_uncommitted')])
+  const keyOf = (line: string): string => line.split('|').slice(0, 2).join('|')
+  const onTarget = new Set(committed.map(keyOf))
+  const anyOnTarget = new Map(uncommitted.map(line => [keyOf(line), line.split('|')[2]]))
+  const ranges: string[] = []
+  let open: { partition: string, first: string, last: string, count: number, uncommitted: number, targetOffsets: string[] } | undefined
+  const close = (): void => {
+    if (open === undefined) return
+    ranges.push(`partition ${open.partition}: source offsets ${open.first}-${open.last} (${open.count} records), ${open.uncommitted} of them on the target read_uncommitted${open.targetOffsets.length > 0 ? ` at target offsets ${open.targetOffsets[0]}-${open.targetOffsets[open.targetOffsets.length - 1]}` : ''}`)
+    open = undefined
+  }
+  // kcat interleaves partitions: each partition's records in log order, one partition after the other.
+  const ordered = [...from].sort((a, b) => Number(a.split('|')[0]) - Number(b.split('|')[0]))
+  for (const line of ordered) {
+    const [partition = '', , offset = ''] = line.split('|')
+    if (onTarget.has(keyOf(line))) { close(); continue }
+    if (open !== undefined && open.partition !== partition) close()
+    const targetOffset = anyOnTarget.get(keyOf(line))
+    open ??= { partition, first: offset, last: offset, count: 0, uncommitted: 0, targetOffsets: [] }
+    open.last = offset
+    open.count++
+    if (targetOffset !== undefined) { open.uncommitted++; open.targetOffsets.push(targetOffset) }
+  }
+  close()
+  return ranges.slice(0, 40).join('\n')
+}
+
+/** Each sidecar's log, kept in one folder for a failure's diagnosis (killed ones included). */
+const LOG_DIR = mkdtempSync(join(tmpdir(), 'eos-logs-'))
+let logCount = 0
+function keepLog (sidecar: SidecarProcess, name: string): void {
+  const path = join(LOG_DIR, `${String(++logCount).padStart(2, '0')}-${name}.log`)
+  void sidecar.exited.then(() => writeFileSync(path, sidecar.stderr()))
 }
 
 /** Keys per partition in log order. */
@@ -77,11 +125,13 @@ async function waitCaughtUp (source: LocalCluster, group: string, topic: string,
 }
 
 function exactlyOnceSidecar (t: TestContext, source: LocalCluster, target: LocalCluster, group: string, topic: string, extra: readonly string[] = []): SidecarProcess {
-  return spawnSidecar(t, {
+  const sidecar = spawnSidecar(t, {
     source, target, groupId: group, include: topic,
     consumer: { 'session.timeout.ms': 6000, 'heartbeat.interval.ms': 1000 },
     args: ['--exactly.once', 'true', '--offset.commit.interval.ms', '300', ...extra],
   })
+  keepLog(sidecar, topic)
+  return sidecar
 }
 
 /** Kills in the kill test: 8 in CI; `EOS_KILLS=20` runs the issue's full count. */
@@ -140,7 +190,9 @@ test('exactly-once: kill -9s (8; EOS_KILLS=N for more) at moments spread over a 
     let later: Awaited<ReturnType<typeof audit>> | undefined
     await waitUntil(async () => { later = await audit(source, target, topic); return later.missing === 0 }, { timeoutMs: 90_000, intervalMs: 5_000, message: 'the missing records to show' }).catch(() => {})
     t.diagnostic(later === undefined || later.missing > 0 ? `still missing 90 s later (${later?.missing ?? '?'}): lost` : `all visible ${((Date.now() - since) / 1000).toFixed(0)} s later: held back by an open transaction (duplicates then ${later.duplicates})`)
+    t.diagnostic(`missing ranges:\n${await explainMissing(source, target, topic)}`)
     t.diagnostic(`last sidecar's log:\n${sidecar.stderr().slice(-6000)}`)
+    t.diagnostic(`every sidecar's log (once each exited): ${LOG_DIR}`)
   }
   assert.equal(result.sourceRecords, writer.written() + 6_000)
   assert.deepEqual({ missing: result.missing, duplicates: result.duplicates, orderKept: result.orderKept }, { missing: 0, duplicates: 0, orderKept: true })
@@ -183,6 +235,10 @@ test('exactly-once: two, then three, then one process share the flow while recor
   await waitCaughtUp(source, group, topic)
   const result = await audit(source, target, topic)
   t.diagnostic(`source ${result.sourceRecords}; target read_committed: ${result.missing} missing, ${result.duplicates} duplicates`)
+  if (result.missing > 0) {
+    t.diagnostic(`missing ranges:\n${await explainMissing(source, target, topic)}`)
+    t.diagnostic(`every sidecar's log (once each exited): ${LOG_DIR}`)
+  }
   assert.equal(result.sourceRecords, 36_000)
   assert.equal(result.missing, 0, 'no record missing')
   assert.equal(result.duplicates, 0, 'no record twice')
