@@ -217,3 +217,47 @@ test('pass-through: a transactional source with aborted transactions: whole comm
   assert.equal(await sidecar.exited, 0)
   await assertVerifies(source, target, topic, txnGroup)
 })
+
+test('a transactional source where one transaction began before another and was aborted after it (the broker lists aborted transactions by when they ended): nothing aborted is copied, on either path', { timeout: 240_000 }, async t => {
+  const { source, target } = await sharedClusters()
+  const connect = async (name: string): Promise<kafkajs.Producer> => {
+    const producer = createKafkaClient(source.connection(name)).producer({ transactionalId: uniqueName(name), idempotent: true, maxInFlightRequests: 1 })
+    await producer.connect()
+    t.after(() => producer.disconnect())
+    return producer
+  }
+  const [early, late, plain] = await Promise.all([connect('tx-early'), connect('tx-late'), connect('tx-plain')])
+  for (const [run, args] of [['pass-through', []], ['deep path', ['--pass.through', 'off']]] as const) {
+    const topic = await createTopic(t, source, { name: uniqueName('pt-txn-order'), partitions: 1 })
+    t.after(() => deleteTopicIfExists(target, topic))
+    const send = async (tx: kafkajs.Transaction, values: string[]): Promise<void> => {
+      await tx.send({ topic, acks: -1, messages: values.map(value => ({ partition: 0, key: value, value })) })
+    }
+    const committed: string[] = []
+    for (let round = 0; round < 3; round++) {
+      // `early` begins first and is aborted last: the broker lists it after `late` although its records come first.
+      const a = await early.transaction()
+      await send(a, [`aborted-early-${round}-0`, `aborted-early-${round}-1`])
+      const b = await late.transaction()
+      await send(b, [`aborted-late-${round}`])
+      await b.abort()
+      await send(a, [`aborted-early-${round}-2`])
+      await a.abort()
+      const c = await plain.transaction()
+      const values = [`committed-${round}-0`, `committed-${round}-1`]
+      await send(c, values)
+      await c.commit()
+      committed.push(...values)
+    }
+    const group = uniqueName('pt-txn-order')
+    const sidecar = spawnSidecar(t, { source, target, groupId: group, include: topic, args })
+    await waitMirroring(sidecar)
+    const ends = await endOffsets(source, topic)
+    await waitUntil(async () => (await committedOffsets(source, group, topic)).get(0) === ends.get(0), { timeoutMs: 60_000, message: `${run}: the source committed to its end` })
+    const { stdout } = await execFileAsync('kcat', ['-C', '-b', target.bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-X', 'isolation.level=read_uncommitted', '-f', '%s\n'], { maxBuffer: 16 * 1024 * 1024 })
+    assert.deepEqual(stdout.split('\n').filter(line => line !== ''), committed, `${run}: exactly the committed records, in order, nothing aborted`)
+    sidecar.child.kill('SIGTERM')
+    assert.equal(await sidecar.exited, 0)
+    await assertVerifies(source, target, topic, group)
+  }
+})
