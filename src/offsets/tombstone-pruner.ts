@@ -53,8 +53,11 @@ export class TombstonePruner {
     this.#writer = new InternalTopicWriter(flow.target, options.logger, { maxRequestSizeBytes: flow.producer.maxRequestSizeBytes })
   }
 
+  /**
+   * Arms the timer; the target is first reached by the first prune, so a target that is down while
+   * the mirror starts (it starts after the flow) delays prunes instead of stopping the process.
+   */
   async start (): Promise<void> {
-    await this.#writer.start()
     const isCoordinator = this.#options.isCoordinator ?? (() => true)
     this.#timer = new RearmingTimer(this.#options.intervalMs ?? 600_000, () => isCoordinator() ? this.prune() : Promise.resolve())
     this.#timer.start()
@@ -69,8 +72,16 @@ export class TombstonePruner {
     return this.#pruning
   }
 
+  /** The writer, connected on first use (and again after a failed connection). */
+  #connected: Promise<void> | undefined
+
   async #pruneOnce (): Promise<number> {
     const { topic, scan, what, entriesField, pruned, logger } = this.#options
+    this.#connected ??= this.#writer.start().catch(error => {
+      this.#connected = undefined
+      throw error
+    })
+    await this.#connected
     const found = await scan()
     if (found === undefined || found.entries === 0) return 0
     const logStarts = new Map<string, Map<number, bigint>>()
