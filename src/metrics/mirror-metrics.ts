@@ -7,6 +7,7 @@ import { ComputedGauge, type GaugeSample } from './computed-gauge.js'
 import { CounterFamily, type CounterChild } from './counter-family.js'
 import { LabelNames as L, LATENCY_BUCKETS_SECONDS, Metrics, PartitionStatuses, REQUEST_BUCKETS_SECONDS, Results } from './metric-names.js'
 import { packageVersion } from './package-version.js'
+import { metricText, type TextMetric } from './prometheus-text.js'
 import { CommitWindow, evaluatePartitionStatus } from './partition-status.js'
 
 export interface MirrorMetricsOptions {
@@ -294,8 +295,10 @@ export class MirrorMetrics implements PipelineObserver {
 
   /**
    * The registry's content in Prometheus text format 0.0.4, or OpenMetrics 1.0 when asked; serve
-   * this rather than `registry.metrics()`.
-   * OpenMetrics goes through a throwaway registry of views because prom-client's own
+   * this rather than `registry.metrics()`. The metrics of this project's own classes (the
+   * per-partition and per-topic ones: all but some hundred series) are formatted by `metricText`,
+   * byte for byte as prom-client would and in the registry's order; prom-client's own metrics by
+   * prom-client. OpenMetrics goes through a throwaway registry of views because prom-client's own
    * OpenMetrics path renames counters in place (drops `_total`), which would corrupt later
    * text-format scrapes of the same registry.
    */
@@ -304,14 +307,20 @@ export class MirrorMetrics implements PipelineObserver {
     // counters of a new topic) are in this scrape, not only the next.
     this.#scrapeSnapshots = undefined
     this.#flowsForScrape()
-    if (!openMetrics) return { contentType: Registry.PROMETHEUS_CONTENT_TYPE, body: await this.registry.metrics() }
-    const view = new (Registry as unknown as new (contentType: string) => Registry)(Registry.OPENMETRICS_CONTENT_TYPE)
-    for (const metric of this.registry.getMetricsAsArray() as unknown as Array<{ name: string, help: string, type: string, get: () => Promise<object> }>) {
+    const metrics = this.registry.getMetricsAsArray() as unknown as Array<{ name: string, help: string, type: string, get: () => Promise<TextMetric> }>
+    const view = openMetrics ? new (Registry as unknown as new (contentType: string) => Registry)(Registry.OPENMETRICS_CONTENT_TYPE) : undefined
+    // Every get() starts in this same turn, as in prom-client's `metrics()` (the scrape's snapshots are shared until the next turn).
+    const parts = await Promise.all(metrics.map(async metric => {
+      if (metric instanceof ComputedGauge || metric instanceof CounterFamily || metric instanceof BatchHistogram) return metricText(await metric.get(), openMetrics)
+      if (view === undefined) return await this.registry.getSingleMetricAsString(metric.name)
       const name = metric.type === 'counter' ? stripTotal(metric.name) : metric.name
       const get = async (): Promise<object> => ({ ...await metric.get(), name })
       view.registerMetric({ name, help: metric.help, type: metric.type, get } as unknown as Metric)
-    }
-    return { contentType: Registry.OPENMETRICS_CONTENT_TYPE, body: await view.metrics() }
+      return await view.getSingleMetricAsString(name)
+    }))
+    return openMetrics
+      ? { contentType: Registry.OPENMETRICS_CONTENT_TYPE, body: `${parts.join('\n')}\n# EOF\n` }
+      : { contentType: Registry.PROMETHEUS_CONTENT_TYPE, body: `${parts.join('\n\n')}\n` }
   }
 
   #register<M extends { name: string }> (metric: M): M {
