@@ -52,14 +52,6 @@ export interface FetchSessionRequest {
   completed: (response: FetchSessionResponse) => boolean
   /** No usable answer (connection lost, timeout, a partition error kafkajs threw for): the next request is a full one opening a new session. */
   failed: () => void
-  /**
-   * Incremental requests only: the fetch offset the session holds for a partition, which `next`
-   * has just set from `wanted` for every partition of it (so it is the offset the broker fetches
-   * from); undefined for a partition the session does not hold. The consumer reads it for the
-   * partitions of the answer instead of keeping `wanted` (every assigned partition) alive while
-   * the broker holds the request. Valid until the next call of `next`.
-   */
-  readonly fetchOffsetOf?: (topic: string, partition: number) => string | undefined
 }
 
 /** Fetch session error codes (KIP-227). */
@@ -106,8 +98,8 @@ export class FetchSession {
   #build = 0
   /** The partitions the broker holds in the session, as last sent, by topic then partition. */
   readonly #partitions = new Map<string, Map<number, SessionPartition>>()
-  /** `wanted` of the last request of this session (see `next`); weakly, so the session does not keep every partition's request alive between fetches. */
-  #lastWanted: WeakRef<readonly FetchTopicRequest[]> | undefined
+  /** `wanted` of the last request of this session (see `next`). */
+  #lastWanted: readonly FetchTopicRequest[] | undefined
   readonly counts: FetchSessionCounts
 
   constructor (counts: FetchSessionCounts = { full: 0, incremental: 0, resets: 0, sessionless: 0 }) {
@@ -137,11 +129,11 @@ export class FetchSession {
     }
     this.#inFlight = true
     const full = this.#sessionId === NO_SESSION_ID || this.#epoch === INITIAL_EPOCH
-    if (!full && wanted === this.#lastWanted?.deref()) {
+    if (!full && wanted === this.#lastWanted) {
       this.counts.incremental++
       return this.#request(false, [], [])
     }
-    this.#lastWanted = new WeakRef(wanted)
+    this.#lastWanted = wanted
     const build = ++this.#build
     const send: FetchTopicRequest[] = full ? [...wanted] : []
     if (full) this.#partitions.clear()
@@ -192,7 +184,6 @@ export class FetchSession {
       full,
       completed: response => settle() && this.#completed(full, response),
       failed: () => { if (settle()) this.#reset(this.#sessionId) },
-      ...(full ? {} : { fetchOffsetOf: (topic: string, partition: number) => this.#partitions.get(topic)?.get(partition)?.fetchOffset }),
     }
   }
 

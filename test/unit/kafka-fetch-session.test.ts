@@ -142,23 +142,3 @@ test('the same request array again is an incremental request naming nothing; aft
   assert.deepEqual({ full: idle.full, epoch: idle.fields.sessionEpoch, topics: idle.fields.topics }, { full: false, epoch: 1, topics: [] })
   assert.deepEqual(session.counts, { full: 2, incremental: 3, resets: 1, sessionless: 0 })
 })
-
-test('an incremental request gives the fetch offset of every partition it was built from, changed or not (the consumer matches the answer with them); full and sessionless requests give none', () => {
-  const session = new FetchSession()
-  const first = session.next(wanted({ a: [0, 0], b: [5] }))
-  assert.equal(first.fetchOffsetOf, undefined, 'a full request: the consumer keeps its own request data')
-  first.completed(answer(77, { a: [0, 1], b: [0] }))
-
-  const moved = session.next(wanted({ a: [3, 0] }))
-  const offsetOf = moved.fetchOffsetOf
-  assert.ok(offsetOf !== undefined)
-  assert.deepEqual([offsetOf('a', 0), offsetOf('a', 1), offsetOf('b', 0), offsetOf('c', 0)], ['3', '0', undefined, undefined], 'changed, unchanged, forgotten, never held')
-  const sessionless = session.next(wanted({ a: [3, 0] }))
-  assert.equal(sessionless.fetchOffsetOf, undefined, 'sent while another request is in flight: outside the session')
-  moved.completed(answer(77, { a: [0] }))
-
-  // Back 2 offsets on a partition (a seek): the next request carries it, and the answer is matched with the new offset.
-  const sought = session.next(wanted({ a: [1, 0] }))
-  assert.deepEqual(sent(sought.fields.topics), ['a/0@1'])
-  assert.equal(sought.fetchOffsetOf?.('a', 0), '1')
-})
