@@ -63,12 +63,12 @@ export interface PartitionObservation {
 
 interface Gap { readonly from: bigint, readonly to: bigint }
 
-/** What the detector knew of a partition before the log offsets of a check were read (`mark`). */
-export interface PartitionMark {
-  readonly sourceNext: bigint
-  readonly targetNext: bigint
-  readonly gaps: readonly Gap[]
-}
+/**
+ * A check's mark (`mark`), passed back to `check` or `unmark`: what each partition's state held
+ * when it was taken is kept in the state itself (`mark*` fields, tagged with `epoch`), so a mark
+ * allocates nothing per partition.
+ */
+export interface Marks { readonly epoch: number }
 
 interface PartitionState {
   targetTopic: string
@@ -91,13 +91,16 @@ interface PartitionState {
   countedUpTo: bigint
   /** A fatal reason was reported for this partition (reported once). */
   fatal: boolean
+  /** The mark this state was last marked by (`Marks.epoch`; 0: none), and what it held then. */
+  markEpoch: number
+  markSourceNext: bigint
+  markTargetNext: bigint
+  markGaps: readonly Gap[]
+  /** The `retain` call that last named this partition. */
+  retainedAt: number
 }
 
 const NO_GAPS: readonly Gap[] = Object.freeze([])
-
-function key (topic: string, partition: number): string {
-  return `${topic}\u0000${partition}`
-}
 
 function max (a: bigint, b: bigint): bigint { return a > b ? a : b }
 function min (a: bigint, b: bigint): bigint { return a < b ? a : b }
@@ -119,15 +122,23 @@ function min (a: bigint, b: bigint): bigint { return a < b ? a : b }
  * Each source offset is counted once; a fatal reason is reported once per partition.
  */
 export class LossDetector {
-  readonly #states = new Map<string, PartitionState>()
+  /** By topic, then partition (no string key per partition per lookup: a check looks up every partition). */
+  readonly #states = new Map<string, Map<number, PartitionState>>()
+  #epoch = 0
+  #retains = 0
+
+  #state (topic: string, partition: number): PartitionState | undefined {
+    return this.#states.get(topic)?.get(partition)
+  }
 
   /** An acknowledged batch: source offsets `firstOffset ..< nextOffset`, written at target offsets (`targetRuns`). */
   acknowledged (topic: string, partition: number, targetTopic: string, firstOffset: bigint, nextOffset: bigint, targetRuns: ReadonlyArray<{ readonly targetBaseOffset: bigint, readonly count: number }>): void {
-    const id = key(topic, partition)
-    let state = this.#states.get(id)
+    let ofTopic = this.#states.get(topic)
+    if (ofTopic === undefined) this.#states.set(topic, ofTopic = new Map())
+    let state = ofTopic.get(partition)
     if (state === undefined) {
-      state = { targetTopic, sourceNext: -1n, firstOffset, gaps: [], targetNext: -1n, targetNextAtPreviousMark: -1n, targetWentBack: false, targetLogStart: 0n, maxSourceHighWatermark: -1n, countedUpTo: -1n, fatal: false }
-      this.#states.set(id, state)
+      state = { targetTopic, sourceNext: -1n, firstOffset, gaps: [], targetNext: -1n, targetNextAtPreviousMark: -1n, targetWentBack: false, targetLogStart: 0n, maxSourceHighWatermark: -1n, countedUpTo: -1n, fatal: false, markEpoch: 0, markSourceNext: -1n, markTargetNext: -1n, markGaps: NO_GAPS, retainedAt: this.#retains }
+      ofTopic.set(partition, state)
     } else if (state.sourceNext >= 0n && firstOffset > state.sourceNext) {
       state.gaps.push({ from: state.sourceNext, to: firstOffset })
     }
@@ -142,10 +153,8 @@ export class LossDetector {
   /** Partitions seen for the first time whose committed offset the next check needs (`committedBeforeStart`). */
   needsCommittedOffset (): Array<{ topic: string, partition: number }> {
     const out: Array<{ topic: string, partition: number }> = []
-    for (const [id, state] of this.#states) {
-      if (state.firstOffset === undefined) continue
-      const [topic = '', partition = '0'] = id.split('\u0000')
-      out.push({ topic, partition: Number(partition) })
+    for (const [topic, ofTopic] of this.#states) {
+      for (const [partition, state] of ofTopic) if (state.firstOffset !== undefined) out.push({ topic, partition })
     }
     return out
   }
@@ -155,14 +164,23 @@ export class LossDetector {
    * process is still to be looked at, or an acknowledgement got a lower target offset. Check first.
    */
   needsCheckBeforeCommit (): boolean {
-    for (const state of this.#states.values()) if (!state.fatal && (state.firstOffset !== undefined || state.targetWentBack)) return true
+    for (const ofTopic of this.#states.values()) {
+      for (const state of ofTopic.values()) if (!state.fatal && (state.firstOffset !== undefined || state.targetWentBack)) return true
+    }
     return false
   }
 
   /** Forgets partitions this process no longer handles (a later reassignment starts afresh). */
   retain (partitions: ReadonlyArray<{ readonly topic: string, readonly partition: number }>): void {
-    const keep = new Set(partitions.map(p => key(p.topic, p.partition)))
-    for (const id of this.#states.keys()) if (!keep.has(id)) this.#states.delete(id)
+    const at = ++this.#retains
+    for (const p of partitions) {
+      const state = this.#state(p.topic, p.partition)
+      if (state !== undefined) state.retainedAt = at
+    }
+    for (const [topic, ofTopic] of this.#states) {
+      for (const [partition, state] of ofTopic) if (state.retainedAt !== at) ofTopic.delete(partition)
+      if (ofTopic.size === 0) this.#states.delete(topic)
+    }
   }
 
   /**
@@ -171,41 +189,54 @@ export class LossDetector {
    * recreated), and gaps that appear meanwhile wait for the next check (the log start read may be
    * older than the reset that made them).
    */
-  mark (): Map<string, PartitionMark> {
-    const marks = new Map<string, PartitionMark>()
-    for (const [id, state] of this.#states) {
-      if (state.gaps.length === 0) {
-        marks.set(id, { sourceNext: state.sourceNext, targetNext: state.targetNext, gaps: NO_GAPS })
-      } else {
-        marks.set(id, { sourceNext: state.sourceNext, targetNext: state.targetNext, gaps: state.gaps })
-        state.gaps = []
+  mark (): Marks {
+    const epoch = ++this.#epoch
+    for (const ofTopic of this.#states.values()) {
+      for (const state of ofTopic.values()) {
+        state.markEpoch = epoch
+        state.markSourceNext = state.sourceNext
+        state.markTargetNext = state.targetNext
+        if (state.gaps.length === 0) {
+          state.markGaps = NO_GAPS
+        } else {
+          state.markGaps = state.gaps
+          state.gaps = []
+        }
       }
     }
-    return marks
+    return { epoch }
   }
 
   /** Gives back the gaps of `marks` when the check they were taken for failed (judged at the next one). */
-  unmark (marks: ReadonlyMap<string, PartitionMark>): void {
-    for (const [id, mark] of marks) this.#states.get(id)?.gaps.unshift(...mark.gaps)
+  unmark (marks: Marks): void {
+    for (const ofTopic of this.#states.values()) {
+      for (const state of ofTopic.values()) {
+        if (state.markEpoch !== marks.epoch) continue
+        if (state.markGaps.length > 0) state.gaps.unshift(...state.markGaps)
+        state.markGaps = NO_GAPS
+        state.markEpoch = 0
+      }
+    }
   }
 
   /** One check over `observations` against the `marks` taken before their log offsets were read; returns what is newly lost. */
-  check (observations: readonly PartitionObservation[], marks: ReadonlyMap<string, PartitionMark>): LossFinding[] {
+  check (observations: readonly PartitionObservation[], marks: Marks): LossFinding[] {
     const findings: LossFinding[] = []
     for (const o of observations) {
-      const id = key(o.topic, o.partition)
-      const state = this.#states.get(id)
-      const mark = marks.get(id)
-      if (state === undefined || mark === undefined || state.fatal) continue
+      const state = this.#state(o.topic, o.partition)
+      // A partition first acknowledged after the mark has nothing to compare yet.
+      if (state === undefined || state.markEpoch !== marks.epoch || state.fatal) continue
+      const markGaps = state.markGaps
+      state.markGaps = NO_GAPS
       const position = max(state.sourceNext, o.nextOffsetToMirror)
-      const positionBefore = max(mark.sourceNext, o.nextOffsetToMirrorBefore)
+      const positionBefore = max(state.markSourceNext, o.nextOffsetToMirrorBefore)
 
       const writtenBefore = state.targetNextAtPreviousMark
-      state.targetNextAtPreviousMark = mark.targetNext
+      state.targetNextAtPreviousMark = state.markTargetNext
       if (o.target === undefined || state.targetWentBack || (writtenBefore >= 0n && o.target.highWatermark < writtenBefore)) {
         state.fatal = true
         const from = state.targetLogStart
-        const to = max(mark.targetNext, from)
+        const to = max(state.markTargetNext, from)
         findings.push({ reason: LossReasons.TARGET_TOPIC_RECREATED, topic: o.topic, partition: o.partition, targetTopic: state.targetTopic, fromOffset: from, toOffset: to, records: to > from ? to - from : 0n })
         continue
       }
@@ -222,7 +253,7 @@ export class LossDetector {
 
       const logStart = o.source.logStartOffset
       // Gaps that may hold lost records (most checks of most partitions have none: no array then).
-      let candidates: Gap[] | undefined = mark.gaps.length === 0 ? undefined : [...mark.gaps]
+      let candidates: Gap[] | undefined = markGaps.length === 0 ? undefined : [...markGaps]
       if (state.firstOffset !== undefined && o.committedBeforeStart !== undefined) {
         if (o.committedBeforeStart !== null && o.committedBeforeStart < state.firstOffset) (candidates ??= []).push({ from: o.committedBeforeStart, to: state.firstOffset })
         state.firstOffset = undefined

@@ -1,5 +1,5 @@
 import { targetTopicName, type FlowConfig } from '../config/mirror-config.js'
-import { GroupAdmin } from '../kafka/group-admin.js'
+import { GroupAdmin, type GroupOffset } from '../kafka/group-admin.js'
 import type { MirrorBatch } from '../pipeline/mirror-batch.js'
 import { flowLabels, type FlowLabels, type FlowSnapshot } from '../pipeline/pipeline-observer.js'
 import type { AckListener, AckSegment, CommitCandidate } from '../pipeline/ports.js'
@@ -7,7 +7,7 @@ import { errorLabel, ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import type { Logger } from '../shared/logger.js'
 import { RearmingTimer } from '../shared/rearming-timer.js'
-import { FATAL_LOSS_REASONS, LossDetector, LossReasons, type LogOffsets, type LossFinding, type LossObserver, type PartitionObservation } from './loss-detector.js'
+import { FATAL_LOSS_REASONS, LossDetector, LossReasons, type LogOffsets, type LossFinding, type Marks, type LossObserver, type PartitionObservation } from './loss-detector.js'
 
 export interface LossMonitorOptions {
   readonly logger: Logger
@@ -54,8 +54,8 @@ export class LossMonitor {
   readonly #source: GroupAdmin
   readonly #target: GroupAdmin
   #timer: RearmingTimer | undefined
-  /** The mirror group's last non-negative committed offset seen per partition (key topic NUL partition). */
-  readonly #lastCommitted = new Map<string, bigint>()
+  /** The mirror group's last non-negative committed offset seen, by topic then partition. */
+  readonly #lastCommitted = new Map<string, Map<number, bigint>>()
   #checking: Promise<LossFinding[]> | undefined
   #fatal: MirrorError | undefined
   #rejectDone: (error: MirrorError) => void = () => {}
@@ -105,15 +105,16 @@ export class LossMonitor {
     this.#detector.acknowledged(batch.sourceTopic, batch.partition, batch.targetTopic, batch.firstOffset, next, segments)
   }
 
-  /** The group's stored offsets by partition key; non-negative ones are remembered in `#lastCommitted`. */
-  async #readCommitted (): Promise<Map<string, bigint>> {
-    const out = new Map<string, bigint>()
-    for (const o of await this.#source.storedOffsets(this.#flow.consumer.groupId)) {
-      const id = `${o.topic}\u0000${o.partition}`
-      out.set(id, o.offset)
-      if (o.offset >= 0n) this.#lastCommitted.set(id, o.offset)
+  /** The group's stored offsets (negative ones included); non-negative ones are remembered in `#lastCommitted`. */
+  async #readCommitted (): Promise<GroupOffset[]> {
+    const stored = await this.#source.storedOffsets(this.#flow.consumer.groupId)
+    for (const o of stored) {
+      if (o.offset < 0n) continue
+      let ofTopic = this.#lastCommitted.get(o.topic)
+      if (ofTopic === undefined) this.#lastCommitted.set(o.topic, ofTopic = new Map())
+      ofTopic.set(o.partition, o.offset)
     }
-    return out
+    return stored
   }
 
   /** Call before the flow starts: its consumer may reset the committed offsets it finds out of range. */
@@ -140,55 +141,69 @@ export class LossMonitor {
   async #checkOnce (): Promise<LossFinding[]> {
     if (this.#fatal !== undefined) return []
     const needed = this.#detector.needsCommittedOffset()
-    const committed = new Map<string, bigint>()
-    for (const [id, offset] of await this.#readCommitted()) {
-      // A negative offset is kafkajs' reset after OFFSET_OUT_OF_RANGE: the position before it is the last one seen.
-      const known = offset >= 0n ? offset : this.#lastCommitted.get(id)
-      if (known !== undefined) committed.set(id, known)
+    const stored = await this.#readCommitted()
+    // The committed offsets of the partitions seen for the first time (none once every partition was seen), by topic then partition; null: the group has none.
+    let committed: Map<string, Map<number, bigint | null>> | undefined
+    if (needed.length > 0) {
+      const storedOf = new Map<string, Map<number, bigint>>()
+      for (const o of stored) {
+        let ofTopic = storedOf.get(o.topic)
+        if (ofTopic === undefined) storedOf.set(o.topic, ofTopic = new Map())
+        ofTopic.set(o.partition, o.offset)
+      }
+      committed = new Map()
+      for (const { topic, partition } of needed) {
+        const offset = storedOf.get(topic)?.get(partition)
+        // A negative offset is kafkajs' reset after OFFSET_OUT_OF_RANGE: the position before it is the last one seen.
+        const known = offset === undefined ? undefined : offset >= 0n ? offset : this.#lastCommitted.get(topic)?.get(partition)
+        let ofTopic = committed.get(topic)
+        if (ofTopic === undefined) committed.set(topic, ofTopic = new Map())
+        ofTopic.set(partition, known ?? null)
+      }
     }
     const marks = this.#detector.mark()
     try {
-      return await this.#judge(needed, committed, marks)
+      return await this.#judge(committed, marks)
     } catch (error) {
       this.#detector.unmark(marks)
       throw error
     }
   }
 
-  async #judge (needed: ReadonlyArray<{ topic: string, partition: number }>, committed: ReadonlyMap<string, bigint>, marks: ReturnType<LossDetector['mark']>): Promise<LossFinding[]> {
+  async #judge (committed: ReadonlyMap<string, ReadonlyMap<number, bigint | null>> | undefined, marks: Marks): Promise<LossFinding[]> {
+    // Positions by topic, then partition (no string key per partition: a check looks at all of them).
     const before = this.#snapshot()
-    const positionsBefore = new Map<string, bigint>()
-    const topics = new Set<string>()
+    const positionsBefore = new Map<string, Map<number, bigint>>()
     for (const p of before.partitions) {
-      positionsBefore.set(`${p.topic}\u0000${p.partition}`, p.nextOffsetToMirror)
-      topics.add(p.topic)
+      let ofTopic = positionsBefore.get(p.topic)
+      if (ofTopic === undefined) positionsBefore.set(p.topic, ofTopic = new Map())
+      ofTopic.set(p.partition, p.nextOffsetToMirror)
     }
     const targetTopicOf = (topic: string): string => targetTopicName(this.#flow.replicationPolicy, this.#flow.source.alias, topic)
     const targetTopics = new Map<string, string>()
-    for (const topic of topics) targetTopics.set(topic, targetTopicOf(topic))
+    for (const topic of positionsBefore.keys()) targetTopics.set(topic, targetTopicOf(topic))
     // Log offsets first, the flow's position after: a record fetched in between is in flight, never counted.
     // All topics of a cluster at once: one ListOffsets pair per leader (per topic, 1,250 topics cost 5,000 requests a check);
     // a topic the cluster does not have is absent from the answer.
-    const [sourceOffsets, targetOffsets] = await Promise.all([this.#source.logOffsetsOf([...topics]), this.#target.logOffsetsOf([...new Set(targetTopics.values())])])
+    const [sourceOffsets, targetOffsets] = await Promise.all([this.#source.logOffsetsOf([...positionsBefore.keys()]), this.#target.logOffsetsOf([...new Set(targetTopics.values())])])
     const snapshot = this.#snapshot()
     this.#detector.retain(snapshot.partitions)
-    const wanted = new Set(needed.map(n => `${n.topic}\u0000${n.partition}`))
     const observations: PartitionObservation[] = []
     for (const p of snapshot.partitions) {
       const targetTopic = targetTopics.get(p.topic)
       if (targetTopic === undefined) continue
-      const id = `${p.topic}\u0000${p.partition}`
-      observations.push({
+      const observation: PartitionObservation = {
         topic: p.topic,
         partition: p.partition,
         source: sourceOffsets.get(p.topic)?.get(p.partition),
         target: targetOffsets.get(targetTopic)?.get(p.partition),
         nextOffsetToMirror: p.nextOffsetToMirror,
-        nextOffsetToMirrorBefore: positionsBefore.get(id) ?? -1n,
+        nextOffsetToMirrorBefore: positionsBefore.get(p.topic)?.get(p.partition) ?? -1n,
         idle: p.oldestUnackedTimestampMs === undefined,
         consumerHighWatermark: p.highWatermark,
-        ...(wanted.has(id) ? { committedBeforeStart: committed.get(id) ?? null } : {}),
-      })
+      }
+      const committedBeforeStart = committed?.get(p.topic)?.get(p.partition)
+      observations.push(committedBeforeStart === undefined ? observation : { ...observation, committedBeforeStart })
     }
     const findings = this.#detector.check(observations, marks)
     for (const finding of findings) {

@@ -59,6 +59,13 @@ export class GroupAdmin {
   #cluster: InternalCluster | undefined
   /** The partitions and leaders of every topic, from one Metadata answer (`logOffsetsOf`). */
   #leaders: { readonly atMs: number, readonly byTopic: ReadonlyMap<string, ReadonlyArray<{ partitionId: number, leader: number }>> } | undefined
+  /**
+   * The ListOffsets topics per leader that `logOffsetsOf` last built, for the leaders and topics
+   * they were built from: the loss monitor asks for the same topics every check, so the 20,000
+   * request entries of 10,000 partitions are made once (and kafkajs' patched encoder keeps the
+   * bytes of a topics array it encoded before). Never changed once built.
+   */
+  #requests: { readonly leaders: ReadonlyMap<string, unknown>, readonly wanted: readonly string[], readonly byLeader: ReadonlyMap<number, { readonly earliest: ListOffsetsTopic[], readonly latest: ListOffsetsTopic[] }> } | undefined
 
   constructor (connection: ClusterConnection, logger: Logger) {
     this.#connection = connection
@@ -178,26 +185,7 @@ export class GroupAdmin {
       try {
         await cluster.connect()
         const leaders = await this.#partitionLeaders(cluster, wanted, attempt > 1)
-        // Per leader: the ListOffsets topics of its partitions, one array per timestamp.
-        const byLeader = new Map<number, { earliest: ListOffsetsTopic[], latest: ListOffsetsTopic[] }>()
-        for (const topic of wanted) {
-          const partitions = leaders.get(topic)
-          if (partitions === undefined) continue
-          const ofLeader = new Map<number, { earliest: ListOffsetsTopic, latest: ListOffsetsTopic }>()
-          for (const { partitionId, leader } of partitions) {
-            let request = ofLeader.get(leader)
-            if (request === undefined) {
-              request = { earliest: { topic, partitions: [] }, latest: { topic, partitions: [] } }
-              ofLeader.set(leader, request)
-              let all = byLeader.get(leader)
-              if (all === undefined) byLeader.set(leader, all = { earliest: [], latest: [] })
-              all.earliest.push(request.earliest)
-              all.latest.push(request.latest)
-            }
-            request.earliest.partitions.push({ partition: partitionId, timestamp: EARLIEST_TIMESTAMP })
-            request.latest.partitions.push({ partition: partitionId, timestamp: LATEST_TIMESTAMP })
-          }
-        }
+        const byLeader = this.#listOffsetsRequests(leaders, wanted)
         // Offsets by topic, then partition: [log start, high watermark], both as kafkajs decodes them (decimal strings).
         const read = new Map<string, Map<number, [string | undefined, string | undefined]>>()
         const into = (responses: ListOffsetsResponse['responses'], index: 0 | 1): void => {
@@ -229,10 +217,38 @@ export class GroupAdmin {
         return result
       } catch (error) {
         this.#leaders = undefined
+        this.#requests = undefined
         const names = wanted.length === 1 ? wanted[0] : `${wanted.length} topics`
         throw toMirrorError(error, `reading log offsets of ${names} on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
       }
     }, { maxAttempts: 2, initialBackoffMs: 100, shouldRetry: error => STALE_METADATA_CODES.has(errorLabel(error)) })
+  }
+
+  /** Per leader: the ListOffsets topics of its partitions among `wanted`, one array per timestamp (the last ones again when built from the same leaders for the same topics). */
+  #listOffsetsRequests (leaders: ReadonlyMap<string, ReadonlyArray<{ partitionId: number, leader: number }>>, wanted: readonly string[]): ReadonlyMap<number, { readonly earliest: ListOffsetsTopic[], readonly latest: ListOffsetsTopic[] }> {
+    const last = this.#requests
+    if (last !== undefined && last.leaders === leaders && last.wanted.length === wanted.length && last.wanted.every((topic, i) => topic === wanted[i])) return last.byLeader
+    const byLeader = new Map<number, { earliest: ListOffsetsTopic[], latest: ListOffsetsTopic[] }>()
+    for (const topic of wanted) {
+      const partitions = leaders.get(topic)
+      if (partitions === undefined) continue
+      const ofLeader = new Map<number, { earliest: ListOffsetsTopic, latest: ListOffsetsTopic }>()
+      for (const { partitionId, leader } of partitions) {
+        let request = ofLeader.get(leader)
+        if (request === undefined) {
+          request = { earliest: { topic, partitions: [] }, latest: { topic, partitions: [] } }
+          ofLeader.set(leader, request)
+          let all = byLeader.get(leader)
+          if (all === undefined) byLeader.set(leader, all = { earliest: [], latest: [] })
+          all.earliest.push(request.earliest)
+          all.latest.push(request.latest)
+        }
+        request.earliest.partitions.push({ partition: partitionId, timestamp: EARLIEST_TIMESTAMP })
+        request.latest.partitions.push({ partition: partitionId, timestamp: LATEST_TIMESTAMP })
+      }
+    }
+    this.#requests = { leaders, wanted: [...wanted], byLeader }
+    return byLeader
   }
 
   /** Partitions and their leaders by topic, from the cached Metadata answer of all topics (asked again when `refresh`, too old, or a topic of `topics` is not in it). */

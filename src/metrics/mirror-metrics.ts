@@ -7,6 +7,7 @@ import { ComputedGauge, type GaugeSample } from './computed-gauge.js'
 import { CounterFamily, type CounterChild } from './counter-family.js'
 import { LabelNames as L, LATENCY_BUCKETS_SECONDS, Metrics, PartitionStatuses, REQUEST_BUCKETS_SECONDS, Results } from './metric-names.js'
 import { packageVersion } from './package-version.js'
+import { metricText, type LabelTexts, type TextMetric } from './prometheus-text.js'
 import { CommitWindow, evaluatePartitionStatus } from './partition-status.js'
 
 export interface MirrorMetricsOptions {
@@ -118,6 +119,9 @@ function partitionKey (flow: string, topic: string, partition: number): string {
   return `${flow}\u0000${topic}\u0000${partition}`
 }
 
+/** The status label of each partition status series, as the last label (`GaugeSample.extra`). */
+const STATUS_LABELS = PartitionStatuses.map(value => ({ name: L.STATUS, value }))
+
 function stripTotal (name: string): string {
   return name.endsWith('_total') ? name.slice(0, -'_total'.length) : name
 }
@@ -141,6 +145,8 @@ export class MirrorMetrics implements PipelineObserver {
   readonly #statusWindowCommits: number
   readonly #partitionLabels: boolean
   #scrapeSnapshots: readonly FlowSnapshot[] | undefined
+  /** The labels of each partition of a flow snapshot, by index (`#eachPartition`); gone with the snapshot. */
+  readonly #partitionLabelsOf = new WeakMap<FlowSnapshot, Array<Record<string, string>>>()
 
   constructor (snapshots: () => readonly FlowSnapshot[], options: MirrorMetricsOptions = {}) {
     this.#snapshots = snapshots
@@ -294,8 +300,10 @@ export class MirrorMetrics implements PipelineObserver {
 
   /**
    * The registry's content in Prometheus text format 0.0.4, or OpenMetrics 1.0 when asked; serve
-   * this rather than `registry.metrics()`.
-   * OpenMetrics goes through a throwaway registry of views because prom-client's own
+   * this rather than `registry.metrics()`. The metrics of this project's own classes (the
+   * per-partition and per-topic ones: all but some hundred series) are formatted by `metricText`,
+   * byte for byte as prom-client would and in the registry's order; prom-client's own metrics by
+   * prom-client. OpenMetrics goes through a throwaway registry of views because prom-client's own
    * OpenMetrics path renames counters in place (drops `_total`), which would corrupt later
    * text-format scrapes of the same registry.
    */
@@ -304,14 +312,22 @@ export class MirrorMetrics implements PipelineObserver {
     // counters of a new topic) are in this scrape, not only the next.
     this.#scrapeSnapshots = undefined
     this.#flowsForScrape()
-    if (!openMetrics) return { contentType: Registry.PROMETHEUS_CONTENT_TYPE, body: await this.registry.metrics() }
-    const view = new (Registry as unknown as new (contentType: string) => Registry)(Registry.OPENMETRICS_CONTENT_TYPE)
-    for (const metric of this.registry.getMetricsAsArray() as unknown as Array<{ name: string, help: string, type: string, get: () => Promise<object> }>) {
+    const metrics = this.registry.getMetricsAsArray() as unknown as Array<{ name: string, help: string, type: string, get: () => Promise<TextMetric> }>
+    const view = openMetrics ? new (Registry as unknown as new (contentType: string) => Registry)(Registry.OPENMETRICS_CONTENT_TYPE) : undefined
+    const labelTexts: LabelTexts = new WeakMap()
+    // Every get() starts in this same turn, as in prom-client's `metrics()` (the scrape's snapshots are shared until the next turn).
+    const parts = await Promise.all(metrics.map(async metric => {
+      if (metric instanceof ComputedGauge) return metric.text(openMetrics, labelTexts)
+      if (metric instanceof CounterFamily || metric instanceof BatchHistogram) return metricText(await metric.get(), openMetrics, labelTexts)
+      if (view === undefined) return await this.registry.getSingleMetricAsString(metric.name)
       const name = metric.type === 'counter' ? stripTotal(metric.name) : metric.name
       const get = async (): Promise<object> => ({ ...await metric.get(), name })
       view.registerMetric({ name, help: metric.help, type: metric.type, get } as unknown as Metric)
-    }
-    return { contentType: Registry.OPENMETRICS_CONTENT_TYPE, body: await view.metrics() }
+      return await view.getSingleMetricAsString(name)
+    }))
+    return openMetrics
+      ? { contentType: Registry.OPENMETRICS_CONTENT_TYPE, body: `${parts.join('\n')}\n# EOF\n` }
+      : { contentType: Registry.PROMETHEUS_CONTENT_TYPE, body: `${parts.join('\n\n')}\n` }
   }
 
   #register<M extends { name: string }> (metric: M): M {
@@ -343,12 +359,20 @@ export class MirrorMetrics implements PipelineObserver {
     return this.#scrapeSnapshots
   }
 
+  /**
+   * Visits every partition of `flows` with its labels. The labels objects of a flow snapshot are
+   * made once and shared by every per-partition gauge of the scrape (so the exposition formats
+   * them once per partition, not once per series); nobody changes them.
+   */
   #eachPartition (flows: readonly FlowSnapshot[], visit: (labels: Record<string, string>, partition: PartitionSnapshot, flow: FlowSnapshot) => void): void {
     for (const flow of flows) {
-      const flowLabels = this.#flow(flow.labels).labels
-      for (const partition of flow.partitions) {
-        visit({ ...flowLabels, [L.TOPIC]: partition.topic, [L.PARTITION]: String(partition.partition) }, partition, flow)
+      let labelsOf = this.#partitionLabelsOf.get(flow)
+      if (labelsOf === undefined) {
+        const flowLabels = this.#flow(flow.labels).labels
+        labelsOf = flow.partitions.map(partition => ({ ...flowLabels, [L.TOPIC]: partition.topic, [L.PARTITION]: String(partition.partition) }))
+        this.#partitionLabelsOf.set(flow, labelsOf)
       }
+      flow.partitions.forEach((partition, i) => { visit(labelsOf[i] as Record<string, string>, partition, flow) })
     }
   }
 
@@ -406,7 +430,7 @@ export class MirrorMetrics implements PipelineObserver {
     if (this.#partitionLabels) {
       this.#eachPartition(flows, (labels, partition, flow) => {
         const status = this.#statusOf(partition, flow, nowMs)
-        for (const candidate of PartitionStatuses) into.push({ labels: { ...labels, [L.STATUS]: candidate }, value: candidate === status ? 1 : 0 })
+        for (const candidate of STATUS_LABELS) into.push({ labels, extra: candidate, value: candidate.value === status ? 1 : 0 })
       })
       return
     }

@@ -64,6 +64,24 @@ test('fetch sessions against a real broker: idle fetches are incremental, record
   assert.ok(final.incremental > 10 * final.full, `mostly incremental fetches: ${JSON.stringify(final)}`)
 })
 
+test('a seek back on a caught-up consumer in a fetch session is honoured: the partition\'s records come again from the offset sought', { timeout: 120_000 }, async t => {
+  const { source } = await sharedClusters()
+  const topic = await createTopic(t, source, { partitions: PARTITIONS })
+  await produce(source, topic, messages('a', 16))
+  const { consumer, keys, counts } = await sessionConsumer(t, source, topic)
+  await waitUntil(() => keys.length >= 16, { timeoutMs: 60_000, message: 'the first 16 records' })
+  const before = counts().incremental
+  await waitUntil(() => counts().incremental >= before + 10, { timeoutMs: 30_000, message: '10 idle incremental fetches' })
+  // Partition 1 holds a1, a5, a9, a13 at offsets 0..3: back to offset 1.
+  consumer.seek({ topic, partition: 1, offset: '1' })
+  await waitUntil(() => keys.length >= 19, { timeoutMs: 30_000, message: 'the records of partition 1 from offset 1 again' })
+  await produce(source, topic, messages('b', 8))
+  await waitUntil(() => keys.length >= 27, { timeoutMs: 30_000, message: 'records produced after the seek' })
+  assert.deepEqual(keys.slice(16, 19), ['a5', 'a9', 'a13'], 'partition 1 from offset 1, in order')
+  assert.deepEqual([...keys.slice(19)].sort(), messages('b', 8).map(m => m.key).sort(), 'then every new record once')
+  assert.equal(counts().resets, 0)
+})
+
 test('the broker answers an unknown session with FETCH_SESSION_ID_NOT_FOUND and a wrong epoch with INVALID_FETCH_SESSION_EPOCH, as the session bookkeeping expects', { timeout: 60_000 }, async t => {
   const { source } = await sharedClusters()
   const topic = await createTopic(t, source, { partitions: 1 })

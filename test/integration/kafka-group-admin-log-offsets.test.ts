@@ -7,7 +7,7 @@ import { createTopic, produce, sharedClusters, withAdmin } from '../helpers/kafk
 const plain = (offsets: Map<string, Map<number, { logStartOffset: bigint, highWatermark: bigint }>>): Record<string, Array<[number, string, string]>> =>
   Object.fromEntries([...offsets].map(([topic, partitions]) => [topic, [...partitions].sort((a, b) => a[0] - b[0]).map(([p, o]) => [p, String(o.logStartOffset), String(o.highWatermark)])]))
 
-test('log offsets of many topics in one read: log start and high watermark per partition, a topic created later and records written later are seen', { timeout: 60_000 }, async t => {
+test('log offsets of many topics in one read: log start and high watermark per partition, a topic created later and records written later are seen, also when the same topics are asked for again', { timeout: 60_000 }, async t => {
   const { source } = await sharedClusters()
   const first = await createTopic(t, source, { partitions: 3 })
   const second = await createTopic(t, source, { partitions: 2 })
@@ -37,4 +37,13 @@ test('log offsets of many topics in one read: log start and high watermark per p
     [third]: [[0, '0', '2']],
   })
   assert.ok((await admin.topicNames()).has(third))
+  // The same topics read again go out as the same requests (built and encoded once): the answers still move with the logs.
+  const expectedSecond = [[0, '0', '1'], [1, '0', '1']]
+  assert.deepEqual(plain(await admin.logOffsetsOf([second, third])), { [second]: expectedSecond, [third]: [[0, '0', '2']] })
+  await produce(source, third, [{ partition: 0, key: 'z', value: 'v' }])
+  await withAdmin(source, async other => {
+    await other.fetchTopicMetadata({ topics: [third] })
+    await other.deleteTopicRecords({ topic: third, partitions: [{ partition: 0, offset: '1' }] })
+  })
+  assert.deepEqual(plain(await admin.logOffsetsOf([second, third])), { [second]: expectedSecond, [third]: [[0, '1', '3']] })
 })
