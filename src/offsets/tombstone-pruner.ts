@@ -47,6 +47,8 @@ export class TombstonePruner {
   #timer: RearmingTimer | undefined
   #pruning: Promise<number> | undefined
   #stopping: Promise<void> | undefined
+  /** The writer, connected on first use (and again after a failed connection). */
+  #connected: Promise<void> | undefined
 
   constructor (flow: FlowConfig, options: TombstonePrunerOptions) {
     this.#options = options
@@ -71,9 +73,6 @@ export class TombstonePruner {
     }).finally(() => { this.#pruning = undefined })
     return this.#pruning
   }
-
-  /** The writer, connected on first use (and again after a failed connection). */
-  #connected: Promise<void> | undefined
 
   async #pruneOnce (): Promise<number> {
     const { topic, scan, what, entriesField, pruned, logger } = this.#options
