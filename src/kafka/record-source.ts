@@ -227,6 +227,25 @@ export class KafkaRecordSource implements RecordSource {
     }
   }
 
+  /**
+   * Moves each partition's fetch position through the consumer that owns it (kafkajs `seek`, no
+   * commit with auto-commit off). Until the next fetch of the partition applies it, kafkajs reports
+   * the partition's batches as stale, and drops the answer of a fetch already in flight.
+   */
+  seek (offsets: readonly CommitOffset[]): void {
+    for (const { topic, partition, offset } of offsets) {
+      const key = partitionKey(topic, partition)
+      const owner = this.#consumers.find(c => this.#assignments.get(c)?.has(key))
+      if (owner === undefined) continue
+      try {
+        owner.seek({ topic, partition, offset: offset.toString() })
+      } catch (error) {
+        // Not running yet ("Consumer group was not initialized"): it has fetched nothing to go back over.
+        this.#logger.debug('source consumer could not seek', { topic, partition, error })
+      }
+    }
+  }
+
   /** Stops fetching while keeping group membership, so acknowledged offsets can still be committed. */
   pause (): void {
     const topics = this.#topics.map(topic => ({ topic }))

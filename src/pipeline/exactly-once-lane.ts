@@ -1,12 +1,13 @@
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import { retry } from '../shared/retry.js'
 import { settleWithin } from '../shared/deadline.js'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from '../shared/logger.js'
 import type { MirrorBatch } from './mirror-batch.js'
 import { parsePartitionKey, partitionKey } from './partition-key.js'
 import type { PartitionProgress } from './partition-progress.js'
 import type { FlowLabels, PipelineObserver } from './pipeline-observer.js'
-import type { AckSegment, FetchControl, PositionStore, SourcePosition, TransactionalSink } from './ports.js'
+import type { AckSegment, CommitOffset, FetchControl, PositionStore, SourcePosition, TransactionalSink } from './ports.js'
 import type { LaneTransaction, WorkerListener } from './producer-worker.js'
 import { TransactionFailedError } from './transaction-failed-error.js'
 import type { DeepPathReason } from './forwarded-batch.js'
@@ -25,7 +26,16 @@ export interface LaneOptions {
   readonly signal: AbortSignal
   /** A lane that cannot be taken stops the flow: its partitions would not be mirrored at all. */
   readonly onFatal: (error: Error) => void
+  /** Moves the source's fetch position of owned partitions (`RecordSource.seek`): a lane taken again goes back to its positions. */
+  readonly seek: (offsets: readonly CommitOffset[]) => void
 }
+
+/**
+ * Transactions a lane may lose in a row, each followed by taking the lane again, before the flow
+ * stops: a lane whose every transaction is aborted (a transaction timeout shorter than a commit
+ * takes, say) would otherwise copy the same records for ever.
+ */
+export const MAX_RETAKES = 10
 
 /** The queue's bytes a lane keeps for the batches of its open transaction (`BoundedQueue`). */
 export interface HeldBytes {
@@ -74,6 +84,8 @@ export class Lane implements LaneTransaction {
   #incomplete = false
   readonly #positions = new Map<string, SourcePosition>()
   #openedAtMs: number | undefined
+  /** Times the lane was taken again since its last committed transaction (`#retake`). */
+  #retakes = 0
 
   constructor (index: number, sink: TransactionalSink, options: LaneOptions, tickets: WeakMap<MirrorBatch, number>) {
     this.index = index
@@ -112,7 +124,12 @@ export class Lane implements LaneTransaction {
   /** True while the sink holds the lane's transactional id. */
   #sinkHeld = false
 
-  async #acquire (ticket: number, partitions: ReadonlyMap<string, { topic: string, partition: number }>): Promise<boolean> {
+  /**
+   * Takes the lane's transactional ids (unless held) and reads the positions of `partitions`. With
+   * `rewindTo` (the lane is taken again, `#retake`), each partition's fetch goes back to its
+   * position, or where it has none, to `rewindTo`'s offset: what this process acknowledged.
+   */
+  async #acquire (ticket: number, partitions: ReadonlyMap<string, { topic: string, partition: number }>, rewindTo?: ReadonlyMap<string, bigint>): Promise<boolean> {
     const { progress, positions, logger, signal } = this.#options
     try {
       await retry(async () => {
@@ -123,10 +140,14 @@ export class Lane implements LaneTransaction {
         }
         const read = await positions.read([...partitions.keys()])
         if (ticket !== this.#ticket) return
+        const seeks: CommitOffset[] = []
         for (const [key, { topic, partition }] of partitions) {
-          progress.resume(topic, partition, read.get(key))
+          const position = read.get(key) ?? rewindTo?.get(key)
+          progress.resume(topic, partition, position)
+          if (rewindTo !== undefined && position !== undefined) seeks.push({ topic, partition, offset: position })
           this.#partitions.set(key, { topic, partition })
         }
+        if (seeks.length > 0) this.#options.seek(seeks)
       }, { signal, maxAttempts: 10, initialBackoffMs: 200, maxBackoffMs: 5_000, onRetry: error => logger.warn('taking a producer lane failed; retrying', { lane: this.index, error }) })
     } catch (error) {
       if (ticket === this.#ticket && !signal.aborted) {
@@ -165,6 +186,8 @@ export class Lane implements LaneTransaction {
       }
       if (ticket !== this.#ticket) continue
       if (!await ready) return undefined
+      // Fetched before the lane was taken again and its partitions sent back (a seek): fetched again.
+      if (!control.isActive()) return undefined
       if (this.#partitions.has(key)) return ticket
       // A partition of this bucket fetched before its assignment was seen: read its position too.
       this.#ready = this.#exclusive(() => this.#acquire(ticket, new Map([[key, parsePartitionKey(key)]])))
@@ -193,7 +216,8 @@ export class Lane implements LaneTransaction {
 
   async write (batches: readonly MirrorBatch[], write: (batches: readonly MirrorBatch[]) => Promise<void>): Promise<void> {
     await this.#exclusive(async () => {
-      if (this.#commitFailure !== undefined) return this.#failed(this.#takeCommitFailure())
+      // The lane is taken again: these batches belong to the transaction that is gone (their bytes go back below).
+      if (this.#commitFailure !== undefined) this.#failed(this.#takeCommitFailure())
       const current: MirrorBatch[] = []
       for (const batch of batches) {
         if (this.owned && this.#tickets.get(batch) === this.#ticket) current.push(batch)
@@ -291,6 +315,7 @@ export class Lane implements LaneTransaction {
         return
       }
       observer.transactionEnded?.(labels, 'committed', (performance.now() - started) / 1000)
+      this.#retakes = 0
       giveBack()
       for (const ack of acks) this.inner?.acknowledged(ack.batch, ack.segments, ack.ackTimeMs, ack.recordsAcked)
     })()
@@ -313,7 +338,7 @@ export class Lane implements LaneTransaction {
     for (const batch of written) this.held?.releaseBytes(batch)
   }
 
-  /** The open transaction cannot commit: dropped when the lane was given up meanwhile, else the flow stops. */
+  /** The open transaction cannot commit: dropped when the lane was given up meanwhile, else the lane is taken again. */
   #failed (error: TransactionFailedError): void {
     const { observer, labels, logger } = this.#options
     if (this.#pending.length > 0 || this.#written.length > 0) observer.transactionEnded?.(labels, 'aborted', 0)
@@ -322,7 +347,44 @@ export class Lane implements LaneTransaction {
       logger.info('the transaction of a producer lane given up was aborted; its new owner copies those records', { lane: this.index, code: error.kafkaCode })
       return
     }
-    throw error
+    this.#retake(error)
+  }
+
+  /**
+   * The open transaction of a lane this process still owns was aborted: another process took the
+   * lane's transactional id in a rebalance this one has not heard of yet, or the transaction timed
+   * out. The lane is taken again after a heartbeat interval (time for a stale owner to hear of the
+   * rebalance and give the lane up; if this process is the stale one, its next assignment ends the
+   * attempt), and its partitions go back to the positions the target holds. Nothing the aborted
+   * transaction held was acknowledged: its records are written again, once, in a new transaction.
+   */
+  #retake (error: TransactionFailedError): void {
+    const { progress, logger, signal, heartbeatIntervalMs } = this.#options
+    const code = error.kafkaCode === undefined ? {} : { kafkaCode: error.kafkaCode }
+    if (++this.#retakes > MAX_RETAKES) {
+      throw new TransactionFailedError(`producer lane ${this.index} lost ${MAX_RETAKES} transactions in a row, none committed in between; the last: ${error.message}`, { cause: error, ...code })
+    }
+    logger.warn('a transaction of a producer lane held here was aborted; taking the lane again from the positions on the target', { lane: this.index, code: error.kafkaCode, attempt: this.#retakes, error: error.message })
+    const ticket = ++this.#ticket
+    const partitions = this.#partitions
+    this.#partitions = new Map()
+    const acknowledged = new Map<string, bigint>()
+    for (const [key, { topic, partition }] of partitions) {
+      const next = progress.acknowledgedNext(topic, partition)
+      if (next !== undefined) acknowledged.set(key, next)
+      progress.resume(topic, partition, undefined)
+    }
+    this.#ready = this.#exclusive(async () => {
+      // Commits asked for before this one settle first: the positions read below include theirs.
+      await this.#committing
+      // Failures of transactions that came after the aborted one: they are part of what is taken again.
+      this.#commitFailure = undefined
+      await sleep(heartbeatIntervalMs, undefined, { signal }).catch(() => {})
+      if (ticket !== this.#ticket || signal.aborted) return false
+      // acquire() replaces the producers the other process fenced.
+      this.#sinkHeld = false
+      return await this.#acquire(ticket, partitions, acknowledged)
+    })
   }
 }
 

@@ -33,8 +33,9 @@ export interface ExactlyOnceLanesOptions extends LaneOptions {
  * committed and each partition resumes from its position. Acknowledgements are held while the
  * transaction is open and passed on (to the commit bookkeeping and the offset syncs) only after
  * it committed with the positions of what it holds. A transaction that cannot commit on a lane
- * this process still owns stops the flow (a restart resumes from the positions); on a lane given
- * up it is dropped: the new owner copies those records again, in its own transaction.
+ * this process still owns makes the lane be taken again (`Lane`: its partitions go back to the
+ * positions, the source seeks there); on a lane given up it is dropped: the new owner copies those
+ * records again, in its own transaction.
  */
 export class ExactlyOnceLanes implements IntakeGate {
   readonly #options: ExactlyOnceLanesOptions

@@ -128,6 +128,7 @@ export class MirrorFlow {
         logger: this.#logger,
         signal: this.#abort.signal,
         onFatal: error => this.#fail(error),
+        seek: offsets => this.#source.seek(offsets),
       })
     }
     this.#intake = new BatchIntake(config, this.labels, this.#queue, this.#progress, this.#observer, options.tracer, topic => this.#topics.get(topic), this.#exactlyOnce)

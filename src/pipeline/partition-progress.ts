@@ -110,6 +110,14 @@ export class PartitionProgress {
   }
 
   /**
+   * The offset below which every record of the partition is acknowledged (exactly-once: written in
+   * a committed transaction) or never needed copying; undefined for a partition not seen yet.
+   */
+  acknowledgedNext (topic: string, partition: number): bigint | undefined {
+    return this.#states.get(partitionKey(topic, partition))?.ackedNext
+  }
+
+  /**
    * Exactly-once: the partition starts over from `position`, the next offset committed on the
    * target (records below it are dropped at intake), or, with no position, from whatever the
    * source fetches next. What was in flight here belonged to a transaction that will not commit.

@@ -64,6 +64,12 @@ export interface RecordSource {
   /** Joins the group subscribed to `topics` (which exist) and starts fetching. */
   start: (topics: readonly string[], listener: SourceListener) => Promise<void>
   commit: (offsets: readonly CommitOffset[]) => Promise<void>
+  /**
+   * Exactly-once: fetching of these owned partitions starts over at `offset` (a lane whose
+   * transaction was aborted goes back to its committed positions). Batches fetched before and not
+   * handed over yet turn inactive (`FetchControl.isActive` false): the source fetches them again.
+   */
+  seek: (offsets: readonly CommitOffset[]) => void
   /** Stops fetching while keeping group membership, so acknowledged offsets can still be committed. */
   pause: () => void
   /** Leaves the group and closes connections. Safe to call twice. */

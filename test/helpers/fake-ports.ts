@@ -168,6 +168,10 @@ export class FakeRecordSource implements RecordSource {
     return offset
   }
 
+  /** Every `seek` asked for, in order. */
+  readonly seeks: CommitOffset[][] = []
+  seek (offsets: readonly CommitOffset[]): void { this.seeks.push(offsets.map(o => ({ topic: o.topic, partition: o.partition, offset: o.offset }))) }
+
   pause (): void {}
   async stop (): Promise<void> { this.stopped = true; this.connected = false }
 }

@@ -117,11 +117,13 @@ function startWriter (source: LocalCluster, topic: string, total: number, perRou
 }
 
 /** Waits until the flow's group committed the source's end on every partition: everything is on the target and its transactions committed. */
-async function waitCaughtUp (source: LocalCluster, group: string, topic: string, timeoutMs = 120_000): Promise<void> {
+async function waitCaughtUp (source: LocalCluster, group: string, topic: string, timeoutMs = 120_000, copier?: SidecarProcess): Promise<void> {
   await waitUntil(async () => {
+    if (copier !== undefined && copier.child.exitCode !== null) return true
     const [ends, committed] = await Promise.all([endOffsets(source, topic), committedOffsets(source, group, topic)])
     return [...ends].every(([p, end]) => committed.get(p) === end)
-  }, { timeoutMs, message: 'the whole topic copied and committed' })
+  }, { timeoutMs, message: `the whole topic copied and committed (sidecar logs in ${LOG_DIR})` })
+  if (copier !== undefined && copier.child.exitCode !== null) throw new Error(`the sidecar left to copy exited (${copier.child.exitCode}) before the topic was copied:\n${copier.stderr().slice(-4000)}`)
 }
 
 function exactlyOnceSidecar (t: TestContext, source: LocalCluster, target: LocalCluster, group: string, topic: string, extra: readonly string[] = []): SidecarProcess {
@@ -227,12 +229,13 @@ test('exactly-once: two, then three, then one process share the flow while recor
   await grown(2_000n)
   second.child.kill('SIGCONT')
   await grown(2_000n)
-  // Resumed, it finds its transactions fenced: it stops (exit 1) or, if it got lanes again, drains on SIGTERM.
+  // Resumed, it finds its transactions fenced: it takes those lanes again, or gives them up in the
+  // rebalance it hears of; none of them stops on its own, and each drains on SIGTERM.
   second.child.kill('SIGTERM')
   third.child.kill('SIGTERM')
-  await Promise.all([second.exited, third.exited])
+  assert.deepEqual(await Promise.all([second.exited, third.exited]), [0, 0], `second and third exit 0 (logs in ${LOG_DIR})`)
   await writer.done
-  await waitCaughtUp(source, group, topic)
+  await waitCaughtUp(source, group, topic, 120_000, first)
   const result = await audit(source, target, topic)
   t.diagnostic(`source ${result.sourceRecords}; target read_committed: ${result.missing} missing, ${result.duplicates} duplicates`)
   if (result.missing > 0) {
@@ -245,6 +248,56 @@ test('exactly-once: two, then three, then one process share the flow while recor
   assert.ok(result.orderKept, 'per-partition order is the source\'s')
   first.child.kill('SIGTERM')
   assert.equal(await first.exited, 0)
+})
+
+/** Waits until the sidecar logged `text` `times` times; fails at once when it exited instead, with its log. */
+async function waitLogged (sidecar: SidecarProcess, text: string, times = 1, timeoutMs = 60_000): Promise<void> {
+  await waitUntil(() => sidecar.child.exitCode !== null || sidecar.stderr().split(text).length - 1 >= times, { timeoutMs, message: `the sidecar to log "${text}" ${times} times` })
+  if (sidecar.child.exitCode !== null) throw new Error(`sidecar exited (${sidecar.child.exitCode}) before logging "${text}":\n${sidecar.stderr().slice(-4000)}`)
+}
+
+test('exactly-once: the lanes fenced twice while this process still owns them (another producer took their transactional ids, no rebalance): each lane is taken again from the positions on the target, the process goes on, 0 missing, 0 duplicates', { timeout: 240_000 }, async t => {
+  const { source, target } = await sharedClusters()
+  const topic = await createTopic(t, source, { name: uniqueName('eos-fence'), partitions: 4 })
+  t.after(() => deleteTopicIfExists(target, topic))
+  const group = uniqueName('eos-fence')
+  // Traffic until stopped: a lane fenced while it has no open transaction finds out only at its next write.
+  const writer = startWriter(source, topic, 1_000_000, 100, 100)
+  const sidecar = exactlyOnceSidecar(t, source, target, group, topic)
+  await waitMirroring(sidecar)
+  await waitLogged(sidecar, 'producer lane taken (exactly-once)')
+  await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) >= 1_000n, { timeoutMs: 60_000, message: 'the mirror copying' })
+  const lanes = [...new Set([...sidecar.stderr().matchAll(/"msg":"producer lane taken \(exactly-once\)"[^\n]*?"lane":(\d+)/g)].map(match => match[1]))]
+  assert.ok(lanes.length > 0, 'the lanes this process holds')
+  const fence = async (): Promise<void> => {
+    // InitProducerId on each of a lane's transactional ids: the sidecar's producers with those ids are fenced.
+    await Promise.all(lanes.flatMap(lane => [`${group}.lane-${lane}`, `${group}.lane-${lane}.2`]).map(async transactionalId => {
+      const producer = createKafkaClient(target.connection('eos-fencer')).producer({ transactionalId, idempotent: true, maxInFlightRequests: 1 })
+      await producer.connect()
+      try {
+        await producer.transaction()
+      } finally {
+        await producer.disconnect()
+      }
+    }))
+  }
+  const retaken = 'taking the lane again from the positions on the target'
+  await fence()
+  await waitLogged(sidecar, retaken)
+  await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) >= 4_000n, { timeoutMs: 60_000, message: 'the mirror copying after the first fencing' })
+  const before = sidecar.stderr().split(retaken).length - 1
+  await fence()
+  await waitLogged(sidecar, retaken, before + 1)
+  await writer.stop()
+  await waitCaughtUp(source, group, topic)
+  const result = await audit(source, target, topic)
+  t.diagnostic(`source ${result.sourceRecords}; target read_committed: ${result.missing} missing, ${result.duplicates} duplicates; lanes fenced: ${lanes.join(', ')}`)
+  if (result.missing > 0) t.diagnostic(`missing ranges:\n${await explainMissing(source, target, topic)}`)
+  assert.equal(result.sourceRecords, writer.written())
+  assert.deepEqual({ missing: result.missing, duplicates: result.duplicates, orderKept: result.orderKept }, { missing: 0, duplicates: 0, orderKept: true })
+  assert.equal(sidecar.child.exitCode, null, 'the process went on')
+  sidecar.child.kill('SIGTERM')
+  assert.equal(await sidecar.exited, 0)
 })
 
 test('exactly-once: a transactional source with aborted transactions: nothing aborted is copied, every committed record once (target read_committed)', { timeout: 180_000 }, async t => {

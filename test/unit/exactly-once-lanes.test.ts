@@ -6,9 +6,10 @@ import type { MirrorBatch } from '../../src/pipeline/mirror-batch.js'
 import { bucketOf } from '../../src/pipeline/partition-bucket.js'
 import { partitionKey } from '../../src/pipeline/partition-key.js'
 import { PartitionProgress } from '../../src/pipeline/partition-progress.js'
-import type { PartitionAck, PartitionWrite, PositionStore, SourcePosition, TransactionalSink } from '../../src/pipeline/ports.js'
+import type { CommitOffset, PartitionAck, PartitionWrite, PositionStore, SourcePosition, TransactionalSink } from '../../src/pipeline/ports.js'
 import type { WorkerListener } from '../../src/pipeline/producer-worker.js'
 import { TransactionFailedError } from '../../src/pipeline/transaction-failed-error.js'
+import { MAX_RETAKES } from '../../src/pipeline/exactly-once-lane.js'
 import { silentLogger } from '../../src/shared/logger.js'
 import { fetchControl, records } from '../helpers/fake-ports.js'
 
@@ -50,7 +51,7 @@ function heldBytes (capacityBytes = 1_000_000_000): HeldBytes & { released: Mirr
   return { capacityBytes, released, releaseBytes: batch => { released.push(batch) } }
 }
 
-function setup (stored: Map<string, bigint> = new Map(), lanes = 4): { lanes: ExactlyOnceLanes, sinks: FakeTransactionalSink[], progress: PartitionProgress, acked: MirrorBatch[], inner: WorkerListener } {
+function setup (stored: Map<string, bigint> = new Map(), lanes = 4): { lanes: ExactlyOnceLanes, sinks: FakeTransactionalSink[], progress: PartitionProgress, acked: MirrorBatch[], inner: WorkerListener, seeks: CommitOffset[], stored: Map<string, bigint>, hooks: { onSeek: () => void } } {
   const sinks = Array.from({ length: lanes }, () => new FakeTransactionalSink())
   const positions: PositionStore = { start: async () => {}, stop: async () => {}, read: async keys => new Map([...stored].filter(([key]) => keys.includes(key))) }
   const progress = new PartitionProgress()
@@ -58,8 +59,10 @@ function setup (stored: Map<string, bigint> = new Map(), lanes = 4): { lanes: Ex
   // As the flow's AckRecorder: an acknowledgement moves the partition's committable offset.
   const inner: WorkerListener = { acknowledged: batch => { acked.push(batch); progress.acknowledged(batch, 0) }, skipped: () => {}, produceRequest: () => {}, retry: () => {} }
   const labels = { flow: 'a->b', source: 'a', target: 'b' }
-  const exactlyOnce = new ExactlyOnceLanes({ sinks, positions, progress, commitIntervalMs: 60_000, heartbeatIntervalMs: 50, labels, observer: {}, logger: silentLogger, signal: new AbortController().signal, onFatal: error => { throw error } })
-  return { lanes: exactlyOnce, sinks, progress, acked, inner }
+  const seeks: CommitOffset[] = []
+  const hooks = { onSeek: () => {} }
+  const exactlyOnce = new ExactlyOnceLanes({ sinks, positions, progress, commitIntervalMs: 60_000, heartbeatIntervalMs: 50, labels, observer: {}, logger: silentLogger, signal: new AbortController().signal, onFatal: error => { throw error }, seek: offsets => { seeks.push(...offsets); hooks.onSeek() } })
+  return { lanes: exactlyOnce, sinks, progress, acked, inner, seeks, stored, hooks }
 }
 
 function batch (topic: string, partition: number, from: number, count: number): MirrorBatch {
@@ -139,19 +142,75 @@ test('batches admitted before the lane was taken again are not written; a lane g
   assert.deepEqual(held.released, [old, fresh], 'the dropped transaction gave its bytes back')
 })
 
-test('a transaction that cannot commit on a lane still owned stops the flow', async () => {
+test('a transaction aborted on a lane still owned: the lane is taken again, its partitions fetched again from the positions on the target (or what was acknowledged), and nothing of the aborted transaction is acknowledged', async () => {
+  const { lanes, sinks, progress, acked, inner, seeks, stored, hooks } = setup()
+  const lane = lanes.laneOf('t', 0)
+  const sink = sinks[lane] as FakeTransactionalSink
+  lanes.assign(new Set([partitionKey('t', 0)]))
+  const first = await lanes.admit('t', 0, fetchControl()) as number
+  const held = heldBytes()
+  const { transaction, listener } = lanes.lane(lane, inner, held)
+  const write = async (ticket: number, from: number, count: number): Promise<MirrorBatch> => {
+    const b = batch('t', 0, from, count)
+    lanes.stamp(b, ticket)
+    progress.admitted(b)
+    await transaction.write([b], async written => { for (const w of written) listener.acknowledged(w, [], 0, count) })
+    return b
+  }
+  const committed = await write(first, 0, 2)
+  await transaction.idle()
+  assert.deepEqual(acked, [committed])
+  const aborted = await write(first, 2, 3)
+  sink.failCommit = new TransactionFailedError('fenced', { kafkaCode: 'INVALID_PRODUCER_EPOCH' })
+  await transaction.idle()
+  sink.failCommit = undefined
+  assert.deepEqual(acked, [committed], 'nothing of the aborted transaction is acknowledged')
+  assert.ok(held.released.includes(aborted), 'its queue bytes are given back')
+
+  // A batch fetched before the lane is taken again waits for it; the source's seek makes it stale (kafkajs: isStale).
+  const waiting = fetchControl()
+  hooks.onSeek = () => { waiting.active = false }
+  const second = await lanes.admit('t', 0, waiting)
+  assert.equal(second, undefined, 'a batch fetched before the seek (its control inactive once the source seeks) is not admitted')
+  assert.deepEqual(sink.calls, ['acquire', 'commit', 'acquire'], 'the lane\'s producers were started again')
+  assert.deepEqual(seeks, [{ topic: 't', partition: 0, offset: 2n }], 'no position on the target: back to what was acknowledged')
+  const retaken = await lanes.admit('t', 0, fetchControl()) as number
+  assert.notEqual(retaken, first)
+  assert.equal(progress.admitFrom('t', 0, records(2, 3)), 0, 'offsets 2..4 are admitted again')
+  let written = 0
+  await transaction.write([aborted], async () => { written++ })
+  assert.equal(written, 0, 'a batch of the aborted transaction is never written in the new one')
+
+  // With a position on the target, the partition goes back to it.
+  stored.set(partitionKey('t', 0), 2n)
+  await write(retaken, 2, 3)
+  sink.failCommit = new TransactionFailedError('fenced', { kafkaCode: 'PRODUCER_FENCED' })
+  await transaction.idle()
+  sink.failCommit = undefined
+  assert.ok(await lanes.admit('t', 0, fetchControl()) !== undefined)
+  assert.deepEqual(seeks.at(-1), { topic: 't', partition: 0, offset: 2n })
+  assert.deepEqual(progress.commitCandidates().map(c => c.offset), [2n], 'the source commit stays at the last committed transaction')
+})
+
+test(`a lane whose transactions are all aborted stops the flow after ${MAX_RETAKES} in a row; a commit in between starts the count again`, async () => {
   const { lanes, sinks, progress, inner } = setup()
   const lane = lanes.laneOf('t', 0)
+  const sink = sinks[lane] as FakeTransactionalSink
   lanes.assign(new Set([partitionKey('t', 0)]))
-  const ticket = await lanes.admit('t', 0, fetchControl()) as number
   const { transaction, listener } = lanes.lane(lane, inner, heldBytes())
-  const b = batch('t', 0, 0, 2)
-  lanes.stamp(b, ticket)
-  progress.admitted(b)
-  await transaction.write([b], async written => { for (const w of written) listener.acknowledged(w, [], 0, 2) })
-  ;(sinks[lane] as FakeTransactionalSink).failCommit = new TransactionFailedError('timed out', { kafkaCode: 'INVALID_PRODUCER_EPOCH' })
-  await assert.rejects(transaction.idle(), TransactionFailedError)
-  assert.deepEqual(progress.commitCandidates().map(c => c.offset), [0n], 'nothing of the failed transaction may be committed on the source')
+  const writeAndCommit = async (fail: boolean): Promise<void> => {
+    const ticket = await lanes.admit('t', 0, fetchControl()) as number
+    const b = batch('t', 0, 0, 2)
+    lanes.stamp(b, ticket)
+    progress.admitted(b)
+    await transaction.write([b], async written => { for (const w of written) listener.acknowledged(w, [], 0, 2) })
+    sink.failCommit = fail ? new TransactionFailedError('timed out', { kafkaCode: 'INVALID_PRODUCER_EPOCH' }) : undefined
+    await transaction.idle()
+  }
+  for (let i = 0; i < MAX_RETAKES - 1; i++) await writeAndCommit(true)
+  await writeAndCommit(false)
+  for (let i = 0; i < MAX_RETAKES; i++) await writeAndCommit(true)
+  await assert.rejects(writeAndCommit(true), (error: Error) => error instanceof TransactionFailedError && error.message.includes(`lost ${MAX_RETAKES} transactions in a row`))
 })
 
 test('what a transaction wrote keeps its queue bytes until the commit, and a lane commits early once it holds its share (half of queue.bytes over the lanes)', async () => {
@@ -244,17 +303,21 @@ test('the next transaction is written while the one before commits; acknowledgem
   assert.deepEqual(progress.commitCandidates().map(c => c.offset), [9n])
 })
 
-test('a commit that fails after the lane went on writing stops the flow at the next write, or at idle; nothing of it, or after it, is acknowledged', async () => {
+test('a commit that fails after the lane went on writing is found at the next write, or at idle: the lane is taken again, and nothing of that transaction, or after it, is acknowledged', async () => {
   // 4 lanes, 320 bytes: a lane's share is 40 bytes, so a 4-record batch (40 bytes) is committed by its write.
-  const { sink, acked, progress, write, transaction } = await takenLane(320)
+  const { sink, acked, progress, write, transaction, held } = await takenLane(320)
   sink.holdCommits = true
-  await write(0, 4)
+  const first = await write(0, 4)
   assert.equal(sink.commits.length, 1, 'the write asked for the commit, and returned without waiting for it')
   sink.settle(new TransactionFailedError('fenced while committing', { kafkaCode: 'PRODUCER_FENCED' }))
   await new Promise(resolve => setImmediate(resolve))
-  await assert.rejects(write(4, 1), TransactionFailedError)
+  const next = await write(4, 1)
   assert.deepEqual(acked, [])
+  assert.deepEqual(held.released, [first, next], 'the written batch and the one after it gave their queue bytes back')
+  await transaction.idle()
   assert.deepEqual(progress.commitCandidates().map(c => c.offset), [0n], 'nothing of the failed transaction may be committed on the source')
+  assert.deepEqual(sink.calls, ['acquire', 'commit', 'acquire'], 'taken again')
+  assert.equal(sink.commits.length, 1, 'the batch after the failed commit is not written in the new transaction')
 
   const other = await takenLane()
   other.sink.holdCommits = true
@@ -262,8 +325,11 @@ test('a commit that fails after the lane went on writing stops the flow at the n
   const idle = other.transaction.idle()
   await new Promise(resolve => setImmediate(resolve))
   other.sink.settle(new TransactionFailedError('timed out', { kafkaCode: 'INVALID_PRODUCER_EPOCH' }))
-  await assert.rejects(idle, TransactionFailedError, 'idle waits for the commit and reports its failure')
+  await idle
   assert.deepEqual(other.acked, [])
+  assert.notEqual(await other.lanes.admit('t', 0, fetchControl()), undefined)
+  assert.deepEqual(other.sink.calls, ['acquire', 'commit', 'acquire'], 'idle waited for the commit, and the lane was taken again')
+  assert.deepEqual(other.seeks, [{ topic: 't', partition: 0, offset: 0n }])
 })
 
 test('the write that closes a transaction carries its positions; a transaction with a failed write is never committed, even when the lane is given up', async () => {
