@@ -113,5 +113,6 @@ export function toClusterError (error: unknown, connection: ClusterConnection): 
   if (/SASL|Authentication/i.test(name + ' ' + message)) {
     return new MirrorError(ErrorCodes.AUTHENTICATION, `authentication with ${where} failed: ${message}; check the credentials in the command config`, { cause: error })
   }
-  return new MirrorError(ErrorCodes.KAFKA, `${where}: ${message}`, { cause: error, ...(root.type === undefined ? {} : { kafkaCode: root.type }) })
+  // Retriable as the broker says (NOT_LEADER_OR_FOLLOWER while leadership moves, say): a caller that retries goes on.
+  return new MirrorError(ErrorCodes.KAFKA, `${where}: ${message}`, { cause: error, retriable: converted.retriable, ...(root.type === undefined ? {} : { kafkaCode: root.type }) })
 }

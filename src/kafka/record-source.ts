@@ -171,14 +171,15 @@ export class KafkaRecordSource implements RecordSource {
   async #handOver (topic: string, partition: number, highWatermark: bigint, messages: readonly unknown[], fetchedOffset: bigint, nextOffset: bigint, handlers: SourceListener, control: { heartbeat: () => Promise<void>, isActive: () => boolean }): Promise<void> {
     let run: KafkaRecord[] = []
     /** The offset up to which what was handed over reaches (past skipped batches of the opposite mirror too). */
-    let covered = -1n
+    let covered = fetchedOffset
     const firstOffsetOf = (message: unknown): bigint => message instanceof KafkaForwardedBatch ? message.baseOffset : BigInt((message as KafkaRecord).offset)
     const flush = async (next: bigint): Promise<void> => {
       if (run.length === 0) return
       const records = run
       run = []
+      const from = covered
       covered = next
-      await handlers.onBatch({ topic, partition, highWatermark, records, nextOffset: next }, control)
+      await handlers.onBatch({ topic, partition, highWatermark, records, nextOffset: next, from }, control)
     }
     const mirrored = this.#producers === undefined ? undefined : await this.#producers.classify(messages.flatMap(m => m instanceof KafkaForwardedBatch ? [m.batchContext.producerId] : []))
     for (const [index, message] of messages.entries()) {
@@ -196,8 +197,9 @@ export class KafkaRecordSource implements RecordSource {
       } else if (message.deepReason === undefined && message.baseOffset >= fetchedOffset) {
         await flush(message.baseOffset)
         if (!control.isActive()) return
+        const from = covered
         covered = next
-        await handlers.onBatch({ topic, partition, highWatermark, records: [], forwarded: message, nextOffset: next }, control)
+        await handlers.onBatch({ topic, partition, highWatermark, records: [], forwarded: message, nextOffset: next, from }, control)
         continue
       } else {
         if (message.deepReason === undefined) handlers.onDecoded?.('starts_before_position', message.sizeBytes)

@@ -57,6 +57,7 @@ export class BatchIntake {
     const { topic, partition, records } = fetched
     const mirrored = this.#topicOf(topic)
     if (mirrored === undefined || records.length === 0) return
+    if (ticket !== undefined && this.#gate?.contiguous(topic, partition, fetched.from) === false) return
     const firstOffset = BigInt((records[0] as KafkaRecord).offset)
     this.#progress.observeHighWatermark(topic, partition, fetched.highWatermark, firstOffset)
     const start = this.#progress.admitFrom(topic, partition, records)
@@ -101,6 +102,7 @@ export class BatchIntake {
     const { topic, partition } = fetched
     const mirrored = this.#topicOf(topic)
     if (mirrored === undefined) return
+    if (ticket !== undefined && this.#gate?.contiguous(topic, partition, fetched.from) === false) return
     const firstOffset = forwarded.baseOffset
     const lastOffset = firstOffset + BigInt(forwarded.recordCount - 1)
     this.#progress.observeHighWatermark(topic, partition, fetched.highWatermark, firstOffset)

@@ -194,6 +194,21 @@ export class Lane implements LaneTransaction {
     }
   }
 
+  /**
+   * True unless the batch continues `from` past what this process handed over for the partition:
+   * records in between would never be copied, yet the next position would pass them. A guard: it
+   * takes a fetch position that neither a seek nor a new assignment brought back to the position.
+   * The partition is then fetched again from what was handed over, and the batch refused.
+   */
+  contiguous (topic: string, partition: number, from: bigint | undefined): boolean {
+    if (from === undefined) return true
+    const next = this.#options.progress.admittedNext(topic, partition)
+    if (next === undefined || from <= next) return true
+    this.#options.logger.warn('the source fetched a partition from past what was handed over; fetching it again from there', { lane: this.index, topic, partition, fetchedFrom: from.toString(), handedOver: next.toString() })
+    this.#options.seek([{ topic, partition, offset: next }])
+    return false
+  }
+
   /** Where acknowledgements go once their transaction committed (the flow's `AckRecorder`). */
   inner: WorkerListener | undefined
 

@@ -16,6 +16,11 @@ export interface IntakeGate {
    * `stamp` the partition's batches with; undefined when this process does not own the partition.
    */
   admit: (topic: string, partition: number, control: FetchControl) => Promise<number | undefined>
+  /**
+   * False when a batch of an admitted partition continues `from` past what was handed over: the
+   * source is sent back there, and the batch must not be queued.
+   */
+  contiguous: (topic: string, partition: number, from: bigint | undefined) => boolean
   stamp: (batch: MirrorBatch, ticket: number) => void
 }
 
@@ -81,6 +86,10 @@ export class ExactlyOnceLanes implements IntakeGate {
 
   async admit (topic: string, partition: number, control: FetchControl): Promise<number | undefined> {
     return await (this.#lanes[this.laneOf(topic, partition)] as Lane).admit(partitionKey(topic, partition), control)
+  }
+
+  contiguous (topic: string, partition: number, from: bigint | undefined): boolean {
+    return (this.#lanes[this.laneOf(topic, partition)] as Lane).contiguous(topic, partition, from)
   }
 
   stamp (batch: MirrorBatch, ticket: number): void {

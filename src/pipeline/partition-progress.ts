@@ -117,6 +117,11 @@ export class PartitionProgress {
     return this.#states.get(partitionKey(topic, partition))?.ackedNext
   }
 
+  /** The offset after what was handed to the producers (or skipped); undefined for a partition not seen yet. */
+  admittedNext (topic: string, partition: number): bigint | undefined {
+    return this.#states.get(partitionKey(topic, partition))?.admittedNext
+  }
+
   /**
    * Exactly-once: the partition starts over from `position`, the next offset committed on the
    * target (records below it are dropped at intake), or, with no position, from whatever the

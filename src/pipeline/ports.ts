@@ -21,6 +21,12 @@ export interface FetchedBatch {
   readonly forwarded?: ForwardedBatch
   /** Offset after the last offset the fetch covered, control records (transaction markers) included. */
   readonly nextOffset?: bigint
+  /**
+   * Where this batch continues from: the fetch's own offset for its first batch, the end of the
+   * batch before it for the others. No offset between it and the first record holds a record to
+   * copy. Exactly-once checks it against what was handed over (a fetch ahead of that is refused).
+   */
+  readonly from?: bigint
 }
 
 /** Lets a batch handler keep the group membership alive while it waits (backpressure). */

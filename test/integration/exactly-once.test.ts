@@ -136,6 +136,9 @@ function exactlyOnceSidecar (t: TestContext, source: LocalCluster, target: Local
   return sidecar
 }
 
+/** What the intake logs when a fetch continued past what was handed over (`Lane.contiguous`). */
+const PAST_HANDED_OVER = 'the source fetched a partition from past what was handed over'
+
 /** Kills in the kill test: 8 in CI; `EOS_KILLS=20` runs the issue's full count. */
 const KILLS = Number(process.env.EOS_KILLS ?? 8)
 
@@ -237,7 +240,8 @@ test('exactly-once: two, then three, then one process share the flow while recor
   await writer.done
   await waitCaughtUp(source, group, topic, 120_000, first)
   const result = await audit(source, target, topic)
-  t.diagnostic(`source ${result.sourceRecords}; target read_committed: ${result.missing} missing, ${result.duplicates} duplicates`)
+  const guarded = [first, second, third].reduce((sum, p) => sum + p.stderr().split(PAST_HANDED_OVER).length - 1, 0)
+  t.diagnostic(`source ${result.sourceRecords}; target read_committed: ${result.missing} missing, ${result.duplicates} duplicates; batches refused as past what was handed over: ${guarded}`)
   if (result.missing > 0) {
     t.diagnostic(`missing ranges:\n${await explainMissing(source, target, topic)}`)
     t.diagnostic(`every sidecar's log (once each exited): ${LOG_DIR}`)
@@ -296,6 +300,7 @@ test('exactly-once: the lanes fenced twice while this process still owns them (a
   assert.equal(result.sourceRecords, writer.written())
   assert.deepEqual({ missing: result.missing, duplicates: result.duplicates, orderKept: result.orderKept }, { missing: 0, duplicates: 0, orderKept: true })
   assert.equal(sidecar.child.exitCode, null, 'the process went on')
+  assert.ok(!sidecar.stderr().includes(PAST_HANDED_OVER), 'every seek brought the fetch back to the positions (the intake\'s guard never had to)')
   sidecar.child.kill('SIGTERM')
   assert.equal(await sidecar.exited, 0)
 })

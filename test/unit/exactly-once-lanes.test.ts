@@ -112,6 +112,19 @@ test('a partition resumes from the position the target holds: records below it a
   assert.equal(progress.admitFrom('t', 1, records(40, 20)), 10, 'offsets 40..49 are on the target already')
 })
 
+test('a batch continuing from past what was handed over is refused and the partition fetched again from there; from the position or before it is admitted', async () => {
+  const { lanes, seeks } = setup(new Map([[partitionKey('t', 1), 50n]]))
+  lanes.assign(new Set([partitionKey('t', 1)]))
+  assert.notEqual(await lanes.admit('t', 1, fetchControl()), undefined)
+  assert.equal(lanes.contiguous('t', 1, 40n), true, 'a fetch from the group offset, before the position')
+  assert.equal(lanes.contiguous('t', 1, 50n), true)
+  assert.equal(lanes.contiguous('t', 1, undefined), true, 'a batch that does not say where it continues from')
+  assert.deepEqual(seeks, [])
+  assert.equal(lanes.contiguous('t', 1, 60n), false, 'offsets 50..59 would never be copied')
+  assert.deepEqual(seeks, [{ topic: 't', partition: 1, offset: 50n }])
+  assert.equal(lanes.contiguous('t', 2, 60n), true, 'a partition not seen yet starts wherever the source fetches')
+})
+
 test('batches admitted before the lane was taken again are not written; a lane given up is released and its failures dropped', async () => {
   const { lanes, sinks, inner } = setup()
   const lane = lanes.laneOf('t', 2)

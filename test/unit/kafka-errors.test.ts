@@ -54,6 +54,10 @@ test('for mirror-check, an unreachable cluster is named with its bootstrap serve
   assert.equal(unknownTopic.code, ErrorCodes.KAFKA)
   assert.equal(unknownTopic.kafkaCode, 'UNKNOWN_TOPIC_OR_PARTITION')
   assert.equal(unknownTopic.message, 'the source cluster (127.0.0.1:1): This server does not host this topic-partition')
+  // Retriable as kafkajs says: the exactly-once position read retried NOT_LEADER while a target broker was paused, instead of stopping the process.
+  const notLeader = toClusterError(kafkaJsError('KafkaJSProtocolError', 'This server is not the leader for that topic-partition', { type: 'NOT_LEADER_OR_FOLLOWER', retriable: true }), source)
+  assert.equal(notLeader.retriable, true)
+  assert.equal(toClusterError(kafkaJsError('KafkaJSProtocolError', 'Topic authorization failed', { type: 'TOPIC_AUTHORIZATION_FAILED', retriable: false }), source).retriable, false)
 })
 
 test('errorLabel names a MirrorError by its Kafka error or code, any other error by the type or class of its root cause', () => {
