@@ -269,9 +269,13 @@ test('exactly-once: two, then three, then one process share the flow while recor
   assert.equal(await first.exited, 0)
 })
 
-/** Waits until the sidecar logged `text` `times` times; fails at once when it exited instead, with its log. */
+/** Waits until the sidecar logged `text` `times` times; fails at once when it exited instead, with its log; on a timeout with its metrics and log. */
 async function waitLogged (sidecar: SidecarProcess, text: string, times = 1, timeoutMs = 60_000): Promise<void> {
-  await waitUntil(() => sidecar.child.exitCode !== null || sidecar.stderr().split(text).length - 1 >= times, { timeoutMs, message: `the sidecar to log "${text}" ${times} times` })
+  await waitUntil(() => sidecar.child.exitCode !== null || sidecar.stderr().split(text).length - 1 >= times, { timeoutMs, message: `the sidecar to log "${text}" ${times} times` }).catch(async error => {
+    const metrics = await scrape(await sidecarHttpPort(sidecar)).catch(() => '')
+    const state = metrics.split('\n').filter(line => /^kafka_mirror_(queue|lanes|assigned|transactions|records_(consumed|produced)|consumer_lag)/.test(line)).join('\n')
+    throw new Error(`${(error as Error).message}\nmetrics:\n${state}\nlog:\n${sidecar.stderr().slice(-6000)}`)
+  })
   if (sidecar.child.exitCode !== null) throw new Error(`sidecar exited (${sidecar.child.exitCode}) before logging "${text}":\n${sidecar.stderr().slice(-4000)}`)
 }
 
@@ -282,7 +286,7 @@ test('exactly-once: the lanes fenced twice while this process still owns them (a
   const group = uniqueName('eos-fence')
   // Traffic until stopped: a lane fenced while it has no open transaction finds out only at its next write.
   const writer = startWriter(source, topic, 1_000_000, 100, 100)
-  const sidecar = exactlyOnceSidecar(t, source, target, group, topic)
+  const sidecar = exactlyOnceSidecar(t, source, target, group, topic, process.env.EOS_DEBUG === undefined ? [] : ['--log.level', 'debug'])
   await waitMirroring(sidecar)
   await waitLogged(sidecar, 'producer lane taken (exactly-once)')
   await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) >= 1_000n, { timeoutMs: 60_000, message: 'the mirror copying' })
