@@ -257,6 +257,12 @@ export function batchFetchedOffset (batch: object): bigint {
   return BigInt((batch as { fetchedOffset: string }).fetchedOffset)
 }
 
+/** The offset the batch of a batch-process event was fetched from (the patch adds it to the payload); undefined unpatched. */
+export function batchEventFetchedOffset (payload: object): bigint | undefined {
+  const offset = (payload as { fetchedOffset?: string }).fetchedOffset
+  return offset === undefined ? undefined : BigInt(offset)
+}
+
 /** The producer id of an idempotent kafkajs producer after `connect` (the patch's `producerIdentity`); undefined before or when not idempotent. */
 export function producerIdOf (producer: object): bigint | undefined {
   const identity = (producer as { producerIdentity?: () => { producerId: string } }).producerIdentity

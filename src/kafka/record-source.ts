@@ -7,7 +7,7 @@ import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import { toMirrorError } from './errors.js'
-import { batchFetchedOffset, fetchSessionsOption, runWithBatchForwarding, withoutBatchForwarding } from './kafkajs-internals.js'
+import { batchEventFetchedOffset, batchFetchedOffset, fetchSessionsOption, runWithBatchForwarding, withoutBatchForwarding } from './kafkajs-internals.js'
 import { forwardingHook, KafkaForwardedBatch, type ForwardingPolicy } from './forwarded-record-batch.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 
@@ -127,7 +127,7 @@ export class KafkaRecordSource implements RecordSource {
     // hands them to eachBatch; this event is where the mirror learns it may move past them.
     consumer.on(END_BATCH_PROCESS, event => {
       if (event.payload.batchSize === 0) {
-        handlers.onSkipped(event.payload.topic, event.payload.partition, BigInt(event.payload.lastOffset) + 1n)
+        handlers.onSkipped(event.payload.topic, event.payload.partition, BigInt(event.payload.lastOffset) + 1n, batchEventFetchedOffset(event.payload))
       }
     })
     consumer.on(CONNECT, () => { this.#connected = true })
@@ -208,7 +208,7 @@ export class KafkaRecordSource implements RecordSource {
       if (run.length >= this.#settings.maxPollRecords || following === undefined) await flush(next)
     }
     await flush(nextOffset)
-    if (covered < nextOffset && control.isActive()) handlers.onSkipped(topic, partition, nextOffset)
+    if (covered < nextOffset && control.isActive()) handlers.onSkipped(topic, partition, nextOffset, covered)
   }
 
   /** Commits `offsets` on the source, each through the consumer that owns the partition. */

@@ -200,11 +200,14 @@ export class Lane implements LaneTransaction {
    * takes a fetch position that neither a seek nor a new assignment brought back to the position.
    * The partition is then fetched again from what was handed over, and the batch refused.
    */
-  contiguous (topic: string, partition: number, from: bigint | undefined): boolean {
+  contiguous (topic: string, partition: number, from: bigint | undefined, skip = false): boolean {
     if (from === undefined) return true
     const next = this.#options.progress.admittedNext(topic, partition)
     if (next === undefined || from <= next) return true
-    this.#options.logger.warn('the source fetched a partition from past what was handed over; fetching it again from there', { lane: this.index, topic, partition, fetchedFrom: from.toString(), handedOver: next.toString() })
+    // A skip of a batch fetched before a seek back is expected (kafkajs reports those without
+    // asking whether the partition was sought): only a batch of records past the gap is news.
+    const log = skip ? this.#options.logger.debug : this.#options.logger.warn
+    log.call(this.#options.logger, skip ? 'a skip from past what was handed over was ignored; fetching the partition again from there' : 'the source fetched a partition from past what was handed over; fetching it again from there', { lane: this.index, topic, partition, fetchedFrom: from.toString(), handedOver: next.toString() })
     this.#options.seek([{ topic, partition, offset: next }])
     return false
   }

@@ -20,7 +20,7 @@ export interface IntakeGate {
    * False when a batch of an admitted partition continues `from` past what was handed over: the
    * source is sent back there, and the batch must not be queued.
    */
-  contiguous: (topic: string, partition: number, from: bigint | undefined) => boolean
+  contiguous: (topic: string, partition: number, from: bigint | undefined, skip?: boolean) => boolean
   stamp: (batch: MirrorBatch, ticket: number) => void
 }
 
@@ -88,8 +88,8 @@ export class ExactlyOnceLanes implements IntakeGate {
     return await (this.#lanes[this.laneOf(topic, partition)] as Lane).admit(partitionKey(topic, partition), control)
   }
 
-  contiguous (topic: string, partition: number, from: bigint | undefined): boolean {
-    return (this.#lanes[this.laneOf(topic, partition)] as Lane).contiguous(topic, partition, from)
+  contiguous (topic: string, partition: number, from: bigint | undefined, skip = false): boolean {
+    return (this.#lanes[this.laneOf(topic, partition)] as Lane).contiguous(topic, partition, from, skip)
   }
 
   stamp (batch: MirrorBatch, ticket: number): void {

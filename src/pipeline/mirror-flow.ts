@@ -200,7 +200,7 @@ export class MirrorFlow {
   #sourceListener (): SourceListener {
     return {
       onBatch: (batch, control) => this.#handler === undefined ? this.#intake.accept(batch, control) : this.#acceptHandled(this.#handler, batch, control),
-      onSkipped: (topic, partition, nextOffset) => this.#progress.skipped(topic, partition, nextOffset),
+      onSkipped: (topic, partition, nextOffset, from) => this.#skipped(topic, partition, nextOffset, from),
       onAssignment: owned => {
         this.#progress.retain(owned)
         this.#exactlyOnce?.assign(owned)
@@ -235,7 +235,17 @@ export class MirrorFlow {
     if (this.#failure !== undefined) return
     if (handled.records.length > 0) return await this.#intake.accept(handled, control)
     this.#progress.observeHighWatermark(fetched.topic, fetched.partition, fetched.highWatermark, BigInt((fetched.records[0] as KafkaRecord).offset))
-    if (handled.nextOffset !== undefined) this.#progress.skipped(fetched.topic, fetched.partition, handled.nextOffset)
+    if (handled.nextOffset !== undefined) this.#skipped(fetched.topic, fetched.partition, handled.nextOffset, fetched.from)
+  }
+
+  /**
+   * The source moved past offsets with nothing to copy. Exactly-once, only when that continues
+   * from what was handed over: a skip from a fetch that is ahead (a batch fetched before a seek
+   * back, kafkajs hands those over too) would pass records never written.
+   */
+  #skipped (topic: string, partition: number, nextOffset: bigint, from: bigint | undefined): void {
+    if (this.#exactlyOnce?.contiguous(topic, partition, from, true) === false) return
+    this.#progress.skipped(topic, partition, nextOffset)
   }
 
   /** Commits what the target acknowledged (see `OffsetCommitter`); resolves false when the commit failed. */

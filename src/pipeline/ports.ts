@@ -40,8 +40,11 @@ export interface FetchControl {
 export interface SourceListener {
   /** Called per fetched batch; the source fetches that partition again only after it settles. */
   onBatch: (batch: FetchedBatch, control: FetchControl) => Promise<void>
-  /** The source moved to `nextOffset` over offsets without records (control records, aborted data). */
-  onSkipped: (topic: string, partition: number, nextOffset: bigint) => void
+  /**
+   * The source moved to `nextOffset` over offsets without records (control records, aborted
+   * data), from `from` (where that fetch began, or the end of what it handed over) when known.
+   */
+  onSkipped: (topic: string, partition: number, nextOffset: bigint, from?: bigint) => void
   /** The partitions this process owns changed (keys from `partitionKey`). */
   onAssignment: (owned: ReadonlySet<string>) => void
   /** A rebalance began: a good moment to commit what was acknowledged. */
