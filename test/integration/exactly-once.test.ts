@@ -314,10 +314,17 @@ test('exactly-once: the lanes fenced twice while this process still owns them (a
     }))
   }
   const retaken = 'taking the lane again from the positions on the target'
+  const taken = 'producer lane taken (exactly-once)'
+  const count = (text: string): number => sidecar.stderr().split(text).length - 1
+  const takenBefore = count(taken)
   await fence()
   await waitLogged(sidecar, retaken)
-  await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) >= 4_000n, { timeoutMs: 60_000, message: 'the mirror copying after the first fencing' })
-  const before = sidecar.stderr().split(retaken).length - 1
+  // Every lane found fenced is taken again (its own InitProducerId) before the second fencing:
+  // one sent after that fencing would hold the newest epoch, and nothing would fence it.
+  await waitUntil(() => count(taken) - takenBefore >= count(retaken) || sidecar.child.exitCode !== null, { timeoutMs: 60_000, message: 'the fenced lanes taken again' })
+  const copied = await totalRecords(target, topic).catch(() => 0n)
+  await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) >= copied + 1_000n, { timeoutMs: 60_000, message: 'the mirror copying after the first fencing' })
+  const before = count(retaken)
   await fence()
   await waitLogged(sidecar, retaken, before + 1)
   await writer.stop()
