@@ -312,7 +312,7 @@ export class MirrorFlow {
       if (this.#failure !== undefined) return
       this.#state = 'stopped'
       if (committed) this.#resolveDone()
-      else this.#rejectDone(new MirrorError(ErrorCodes.COMMIT_FAILED, `flow ${this.config.name}: the final commit on the ${this.config.source.alias} cluster failed; records acknowledged since the last commit will be copied again at the next start`))
+      else this.#rejectDone(new MirrorError(ErrorCodes.COMMIT_FAILED, `flow ${this.config.name}: the final commit on the ${this.config.source.alias} cluster failed; ${this.#exactlyOnce === undefined ? 'records acknowledged since the last commit will be copied again at the next start' : 'the group\'s offsets stay behind what was copied (exactly-once resumes from the positions on the target: nothing is copied twice)'}`))
     })
     return this.done
   }
@@ -350,7 +350,7 @@ export class MirrorFlow {
     const commitBoundMs = drained ? Math.max(this.#drainTimeoutMs, FINAL_COMMIT_BOUND_MS) : FINAL_COMMIT_BOUND_MS
     let committed = false
     const settled = await settleWithin(this.commit().then(ok => { committed = ok }), commitBoundMs)
-    if (!settled || !committed) this.#logger.error('final commit failed; what was acknowledged since the last commit will be mirrored again', { boundMs: commitBoundMs, timedOut: !settled })
+    if (!settled || !committed) this.#logger.error(this.#exactlyOnce === undefined ? 'final commit failed; what was acknowledged since the last commit will be mirrored again' : 'final commit failed; the group\'s offsets stay behind the positions on the target', { boundMs: commitBoundMs, timedOut: !settled })
     await this.#stopStep('source consumer', this.#source.stop())
     await this.#stopStep('producer workers', Promise.allSettled(this.#workers))
     await this.#stopStep('producer lanes', this.#exactlyOnce?.stop() ?? Promise.resolve())

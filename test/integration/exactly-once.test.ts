@@ -256,10 +256,14 @@ test('exactly-once: two, then three, then one process share the flow while recor
   second.child.kill('SIGCONT')
   await grown(2_000n)
   // Resumed, it finds its transactions fenced: it takes those lanes again, or gives them up in the
-  // rebalance it hears of; none of them stops on its own, and each drains on SIGTERM.
+  // rebalance it hears of; none of them stops on its own, and each drains on SIGTERM. The resumed
+  // one may get SIGTERM before it is a member again: then its final source commit is refused and
+  // it says so (exit 2); nothing is copied twice, its positions are on the target.
   second.child.kill('SIGTERM')
   third.child.kill('SIGTERM')
-  assert.deepEqual(await Promise.all([second.exited, third.exited]), [0, 0], `second and third exit 0 (logs in ${LOG_DIR})`)
+  const [secondExit, thirdExit] = await Promise.all([second.exited, third.exited])
+  assert.ok(secondExit === 0 || (secondExit === 2 && second.stderr().includes('the final commit on the source cluster failed; the group\'s offsets stay behind what was copied')), `second exits 0, or 2 after a refused final commit, got ${secondExit} (logs in ${LOG_DIR})`)
+  assert.equal(thirdExit, 0, `third exits 0 (logs in ${LOG_DIR})`)
   await writer.done
   await waitCaughtUp(source, group, topic, 120_000, first)
   const result = await settledAudit(source, target, topic)
