@@ -125,9 +125,11 @@ export class Lane implements LaneTransaction {
   #sinkHeld = false
 
   /**
-   * Takes the lane's transactional ids (unless held) and reads the positions of `partitions`. With
-   * `rewindTo` (the lane is taken again, `#retake`), each partition's fetch goes back to its
-   * position, or where it has none, to `rewindTo`'s offset: what this process acknowledged.
+   * Takes the lane's transactional ids (unless held) and reads the positions of `partitions`; the
+   * source fetches each partition from its position (a seek: the group offset may be behind it, or,
+   * past offsets with nothing to copy, ahead of it). A partition with no position is fetched from
+   * the group offset, or with `rewindTo` (the lane is taken again, `#retake`) from its offset
+   * there: what this process acknowledged.
    */
   async #acquire (ticket: number, partitions: ReadonlyMap<string, { topic: string, partition: number }>, rewindTo?: ReadonlyMap<string, bigint>): Promise<boolean> {
     const { progress, positions, logger, signal } = this.#options
@@ -144,7 +146,7 @@ export class Lane implements LaneTransaction {
         for (const [key, { topic, partition }] of partitions) {
           const position = read.get(key) ?? rewindTo?.get(key)
           progress.resume(topic, partition, position)
-          if (rewindTo !== undefined && position !== undefined) seeks.push({ topic, partition, offset: position })
+          if (position !== undefined) seeks.push({ topic, partition, offset: position })
           this.#partitions.set(key, { topic, partition })
         }
         if (seeks.length > 0) this.#options.seek(seeks)

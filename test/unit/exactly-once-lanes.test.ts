@@ -105,10 +105,12 @@ test('acknowledgements are held until the lane\'s transaction committed, with th
   assert.deepEqual(progress.commitCandidates().map(c => c.offset), [15n])
 })
 
-test('a partition resumes from the position the target holds: records below it are dropped at intake', async () => {
-  const { lanes, progress } = setup(new Map([[partitionKey('t', 1), 50n]]))
-  lanes.assign(new Set([partitionKey('t', 1)]))
+test('a partition resumes from the position the target holds: the source is sought there, and records below it are dropped at intake', async () => {
+  const { lanes, progress, seeks } = setup(new Map([[partitionKey('t', 1), 50n]]))
+  lanes.assign(new Set([partitionKey('t', 1), partitionKey('t', 2)]))
   assert.notEqual(await lanes.admit('t', 1, fetchControl()), undefined)
+  assert.notEqual(await lanes.admit('t', 2, fetchControl()), undefined)
+  assert.deepEqual(seeks, [{ topic: 't', partition: 1, offset: 50n }], 'a partition without a position is fetched from the group offset')
   assert.equal(progress.admitFrom('t', 1, records(40, 20)), 10, 'offsets 40..49 are on the target already')
 })
 
@@ -119,9 +121,9 @@ test('a batch continuing from past what was handed over is refused and the parti
   assert.equal(lanes.contiguous('t', 1, 40n), true, 'a fetch from the group offset, before the position')
   assert.equal(lanes.contiguous('t', 1, 50n), true)
   assert.equal(lanes.contiguous('t', 1, undefined), true, 'a batch that does not say where it continues from')
-  assert.deepEqual(seeks, [])
+  assert.deepEqual(seeks, [{ topic: 't', partition: 1, offset: 50n }], 'the source was sought to the position when the lane was taken')
   assert.equal(lanes.contiguous('t', 1, 60n), false, 'offsets 50..59 would never be copied')
-  assert.deepEqual(seeks, [{ topic: 't', partition: 1, offset: 50n }])
+  assert.deepEqual(seeks, [{ topic: 't', partition: 1, offset: 50n }, { topic: 't', partition: 1, offset: 50n }])
   assert.equal(lanes.contiguous('t', 2, 60n), true, 'a partition not seen yet starts wherever the source fetches')
 })
 
