@@ -112,7 +112,8 @@ export class LossMonitor {
       if (o.offset < 0n) continue
       let ofTopic = this.#lastCommitted.get(o.topic)
       if (ofTopic === undefined) this.#lastCommitted.set(o.topic, ofTopic = new Map())
-      ofTopic.set(o.partition, o.offset)
+      // Set only when it moved: the map lives long, a value replaced every check becomes old-generation garbage.
+      if (ofTopic.get(o.partition) !== o.offset) ofTopic.set(o.partition, o.offset)
     }
     return stored
   }
