@@ -240,7 +240,8 @@ export class LossDetector {
         findings.push({ reason: LossReasons.TARGET_TOPIC_RECREATED, topic: o.topic, partition: o.partition, targetTopic: state.targetTopic, fromOffset: from, toOffset: to, records: to > from ? to - from : 0n })
         continue
       }
-      state.targetLogStart = o.target.logStartOffset
+      // Kept unless changed: a value replaced every check outlives young collections and becomes old-generation garbage.
+      if (state.targetLogStart !== o.target.logStartOffset) state.targetLogStart = o.target.logStartOffset
 
       if (o.source === undefined || o.source.highWatermark < positionBefore) {
         state.fatal = true
@@ -249,7 +250,8 @@ export class LossDetector {
         findings.push({ reason: LossReasons.SOURCE_TOPIC_RECREATED, topic: o.topic, partition: o.partition, targetTopic: state.targetTopic, fromOffset: positionBefore, toOffset: to, records: to - positionBefore })
         continue
       }
-      state.maxSourceHighWatermark = max(state.maxSourceHighWatermark, max(o.source.highWatermark, o.consumerHighWatermark))
+      const seenHighWatermark = max(o.source.highWatermark, o.consumerHighWatermark)
+      if (seenHighWatermark > state.maxSourceHighWatermark) state.maxSourceHighWatermark = seenHighWatermark
 
       const logStart = o.source.logStartOffset
       // Gaps that may hold lost records (most checks of most partitions have none: no array then).

@@ -112,7 +112,8 @@ export class LossMonitor {
       if (o.offset < 0n) continue
       let ofTopic = this.#lastCommitted.get(o.topic)
       if (ofTopic === undefined) this.#lastCommitted.set(o.topic, ofTopic = new Map())
-      ofTopic.set(o.partition, o.offset)
+      // Set only when it moved: the map lives long, a value replaced every check becomes old-generation garbage.
+      if (ofTopic.get(o.partition) !== o.offset) ofTopic.set(o.partition, o.offset)
     }
     return stored
   }
@@ -141,8 +142,19 @@ export class LossMonitor {
   async #checkOnce (): Promise<LossFinding[]> {
     if (this.#fatal !== undefined) return []
     const needed = this.#detector.needsCommittedOffset()
-    const stored = await this.#readCommitted()
-    // The committed offsets of the partitions seen for the first time (none once every partition was seen), by topic then partition; null: the group has none.
+    // Not held in this frame through the check's requests (the group's offsets of every partition).
+    const committed = this.#committedOf(needed, await this.#readCommitted())
+    const marks = this.#detector.mark()
+    try {
+      return await this.#judge(committed, marks)
+    } catch (error) {
+      this.#detector.unmark(marks)
+      throw error
+    }
+  }
+
+  /** The committed offsets of `needed` (the partitions seen for the first time; none once every partition was seen), by topic then partition; null: the group has none. */
+  #committedOf (needed: ReadonlyArray<{ readonly topic: string, readonly partition: number }>, stored: readonly GroupOffset[]): Map<string, Map<number, bigint | null>> | undefined {
     let committed: Map<string, Map<number, bigint | null>> | undefined
     if (needed.length > 0) {
       const storedOf = new Map<string, Map<number, bigint>>()
@@ -161,24 +173,26 @@ export class LossMonitor {
         ofTopic.set(partition, known ?? null)
       }
     }
-    const marks = this.#detector.mark()
-    try {
-      return await this.#judge(committed, marks)
-    } catch (error) {
-      this.#detector.unmark(marks)
-      throw error
+    return committed
+  }
+
+  /**
+   * The flow's positions by topic, then partition (no string key per partition: a check looks at
+   * all of them). Made here, not in `#judge`, so the snapshot of every partition it is made from is
+   * not held through the check's requests (it outlived young collections at 10,000 partitions).
+   */
+  #positions (): Map<string, Map<number, bigint>> {
+    const positions = new Map<string, Map<number, bigint>>()
+    for (const p of this.#snapshot().partitions) {
+      let ofTopic = positions.get(p.topic)
+      if (ofTopic === undefined) positions.set(p.topic, ofTopic = new Map())
+      ofTopic.set(p.partition, p.nextOffsetToMirror)
     }
+    return positions
   }
 
   async #judge (committed: ReadonlyMap<string, ReadonlyMap<number, bigint | null>> | undefined, marks: Marks): Promise<LossFinding[]> {
-    // Positions by topic, then partition (no string key per partition: a check looks at all of them).
-    const before = this.#snapshot()
-    const positionsBefore = new Map<string, Map<number, bigint>>()
-    for (const p of before.partitions) {
-      let ofTopic = positionsBefore.get(p.topic)
-      if (ofTopic === undefined) positionsBefore.set(p.topic, ofTopic = new Map())
-      ofTopic.set(p.partition, p.nextOffsetToMirror)
-    }
+    const positionsBefore = this.#positions()
     const targetTopicOf = (topic: string): string => targetTopicName(this.#flow.replicationPolicy, this.#flow.source.alias, topic)
     const targetTopics = new Map<string, string>()
     for (const topic of positionsBefore.keys()) targetTopics.set(topic, targetTopicOf(topic))

@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// First: V8 flags set before anything else is loaded.
+import './v8-settings.js'
 import yargs from 'yargs'
 import { hideBin } from 'yargs/helpers'
 import { configFromMm1, mergeEnv, MM1_FLAGS, type Mm1FlagName, type Mm1Values } from '../config/mm1-args.js'

@@ -186,34 +186,29 @@ export class GroupAdmin {
         await cluster.connect()
         const leaders = await this.#partitionLeaders(cluster, wanted, attempt > 1)
         const byLeader = this.#listOffsetsRequests(leaders, wanted)
-        // Offsets by topic, then partition: [log start, high watermark], both as kafkajs decodes them (decimal strings).
-        const read = new Map<string, Map<number, [string | undefined, string | undefined]>>()
-        const into = (responses: ListOffsetsResponse['responses'], index: 0 | 1): void => {
-          for (const { topic, partitions } of responses) {
-            let ofTopic = read.get(topic)
-            if (ofTopic === undefined) read.set(topic, ofTopic = new Map())
-            for (const { partition, offset } of partitions) {
-              const pair = ofTopic.get(partition)
-              if (pair === undefined) ofTopic.set(partition, index === 0 ? [offset, undefined] : [undefined, offset])
-              else pair[index] = offset
-            }
-          }
-        }
+        const result = new Map<string, Map<number, PartitionLogOffsets>>()
+        for (const topic of wanted) if (leaders.has(topic)) result.set(topic, new Map())
         await Promise.all([...byLeader].map(async ([leader, { earliest, latest }]) => {
           const broker = await cluster.findBroker({ nodeId: String(leader) })
           const [starts, ends] = await Promise.all([broker.listOffsets({ topics: earliest }), broker.listOffsets({ topics: latest })])
-          into(starts.responses, 0)
-          into(ends.responses, 1)
-        }))
-        const result = new Map<string, Map<number, PartitionLogOffsets>>()
-        for (const topic of wanted) {
-          if (!leaders.has(topic)) continue
-          const offsets = new Map<number, PartitionLogOffsets>()
-          for (const [partition, [start, end]] of read.get(topic) ?? []) {
-            if (start !== undefined && end !== undefined) offsets.set(partition, { logStartOffset: BigInt(start), highWatermark: BigInt(end) })
+          // This leader's log start offsets by topic, then partition, as kafkajs decodes them (decimal strings); then each
+          // partition's pair straight into the result (nothing per partition kept across leaders but the result).
+          const startOf = new Map<string, Map<number, string>>()
+          for (const { topic, partitions } of starts.responses) {
+            let ofTopic = startOf.get(topic)
+            if (ofTopic === undefined) startOf.set(topic, ofTopic = new Map())
+            for (const { partition, offset } of partitions) ofTopic.set(partition, offset)
           }
-          result.set(topic, offsets)
-        }
+          for (const { topic, partitions } of ends.responses) {
+            const offsets = result.get(topic)
+            const startsOfTopic = startOf.get(topic)
+            if (offsets === undefined || startsOfTopic === undefined) continue
+            for (const { partition, offset } of partitions) {
+              const start = startsOfTopic.get(partition)
+              if (start !== undefined) offsets.set(partition, { logStartOffset: BigInt(start), highWatermark: BigInt(offset) })
+            }
+          }
+        }))
         return result
       } catch (error) {
         this.#leaders = undefined

@@ -142,9 +142,11 @@ export interface TopicCatalog {
   readonly alias: string
   start: () => Promise<void>
   stop: () => Promise<void>
-  listTopicNames: () => Promise<string[]>
-  /** Every named topic (all when `names` is undefined) with its partition count. */
-  describeTopics: (names?: readonly string[]) => Promise<TopicDescription[]>
+  /**
+   * Every topic of the cluster with its partition count, from one Metadata answer (at 10,000
+   * partitions each answer is megabytes of objects: a refresh asks each cluster once).
+   */
+  describeTopics: () => Promise<TopicDescription[]>
   /** The given config keys of each topic, where set. */
   topicConfigs: (topics: readonly string[], keys: readonly string[]) => Promise<Map<string, Record<string, string>>>
   createTopics: (topics: readonly NewTopic[]) => Promise<void>

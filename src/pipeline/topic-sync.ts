@@ -115,31 +115,27 @@ export class TopicSync {
 
   async refresh (): Promise<Map<string, MirroredTopic>> {
     const flow = this.#flow
-    const names = (await this.#source.listTopicNames())
-      .filter(name => flow.topics.matches(name) && !isCycle(name, flow.replicationPolicy, flow.target.alias))
     const wanted = new Map<string, MirroredTopic>()
-    if (names.length === 0) return wanted
-    for (const description of await this.#source.describeTopics(names)) {
-      if (description.partitions === 0) continue
-      wanted.set(description.name, { source: description.name, target: targetTopicName(flow.replicationPolicy, flow.source.alias, description.name), partitions: description.partitions })
+    for (const description of await this.#source.describeTopics()) {
+      const name = description.name
+      if (description.partitions === 0 || !flow.topics.matches(name) || isCycle(name, flow.replicationPolicy, flow.target.alias)) continue
+      wanted.set(name, { source: name, target: targetTopicName(flow.replicationPolicy, flow.source.alias, name), partitions: description.partitions })
     }
-    const targetNames = new Set(await this.#target.listTopicNames())
-    const missing = [...wanted.values()].filter(t => !targetNames.has(t.target))
-    const present = [...wanted.values()].filter(t => targetNames.has(t.target))
+    if (wanted.size === 0) return wanted
+    const targetPartitions = new Map((await this.#target.describeTopics()).map(d => [d.name, d.partitions]))
+    const missing = [...wanted.values()].filter(t => !targetPartitions.has(t.target))
+    const present = [...wanted.values()].filter(t => targetPartitions.has(t.target))
 
     if (missing.length > 0) {
       const configs = flow.syncTopicConfigs ? await this.#source.topicConfigs(missing.map(t => t.source), SYNCED_TOPIC_CONFIGS) : new Map<string, Record<string, string>>()
       await this.#target.createTopics(missing.map(t => ({ name: t.target, partitions: t.partitions, replicationFactor: flow.replicationFactor, configs: configs.get(t.source) ?? {} })))
       for (const t of missing) this.#logger.info('created target topic', { topic: t.target, partitions: t.partitions, configs: configs.get(t.source) ?? {} })
     }
-    if (present.length > 0) {
-      const targetPartitions = new Map((await this.#target.describeTopics(present.map(t => t.target))).map(d => [d.name, d.partitions]))
-      for (const t of present) {
-        const count = targetPartitions.get(t.target) ?? 0
-        if (count < t.partitions) {
-          await this.#target.createPartitions(t.target, t.partitions)
-          this.#logger.info('added partitions to target topic', { topic: t.target, from: count, to: t.partitions })
-        }
+    for (const t of present) {
+      const count = targetPartitions.get(t.target) ?? 0
+      if (count < t.partitions) {
+        await this.#target.createPartitions(t.target, t.partitions)
+        this.#logger.info('added partitions to target topic', { topic: t.target, from: count, to: t.partitions })
       }
     }
     return wanted

@@ -87,9 +87,11 @@ export class FakeTopicCatalog implements TopicCatalog {
 
   async start (): Promise<void> {}
   async stop (): Promise<void> {}
-  async listTopicNames (): Promise<string[]> { return [...this.topics.keys()] }
-  async describeTopics (names?: readonly string[]): Promise<TopicDescription[]> {
-    return [...this.topics].filter(([name]) => names === undefined || names.includes(name)).map(([name, partitions]) => ({ name, partitions }))
+  /** Calls of `describeTopics` (each one Metadata request on a real cluster). */
+  describeCalls = 0
+  async describeTopics (): Promise<TopicDescription[]> {
+    this.describeCalls++
+    return [...this.topics].map(([name, partitions]) => ({ name, partitions }))
   }
 
   async topicConfigs (): Promise<Map<string, Record<string, string>>> { return new Map() }

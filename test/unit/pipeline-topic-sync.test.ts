@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { createTopicFilter } from '../../src/config/topic-filter.js'
+import { TopicSync } from '../../src/pipeline/topic-sync.js'
+import { silentLogger } from '../../src/shared/logger.js'
+import { FakeTopicCatalog, fakeFlowConfig } from '../helpers/fake-ports.js'
+
+test('a refresh asks each cluster for its topics once: creates missing targets, adds missing partitions, skips filtered, cyclic and partitionless topics', async () => {
+  const source = new FakeTopicCatalog('source', { orders: 4, payments: 2, grown: 6, 'target.orders': 3, skipped: 1, empty: 0, __consumer_offsets: 50 })
+  const target = new FakeTopicCatalog('target', { 'source.payments': 2, 'source.grown': 3, 'source.extra': 1 })
+  const flow = fakeFlowConfig({
+    topics: createTopicFilter(/^(?!skipped$).*$/u, undefined, '(?!skipped$).*', undefined),
+    replicationPolicy: { kind: 'default', separator: '.' },
+  })
+  const sync = new TopicSync(source, target, flow, silentLogger)
+
+  const topics = await sync.refresh()
+
+  assert.deepEqual([...topics.values()].sort((a, b) => a.source.localeCompare(b.source)), [
+    { source: 'grown', target: 'source.grown', partitions: 6 },
+    { source: 'orders', target: 'source.orders', partitions: 4 },
+    { source: 'payments', target: 'source.payments', partitions: 2 },
+  ])
+  assert.equal(source.describeCalls, 1, 'one Metadata request on the source')
+  assert.equal(target.describeCalls, 1, 'one Metadata request on the target')
+  assert.deepEqual(target.created.map(t => [t.name, t.partitions]), [['source.orders', 4]])
+  assert.equal(target.topics.get('source.grown'), 6, 'partitions added on the source are added on the target')
+  assert.equal(target.topics.get('source.payments'), 2)
+  assert.equal(target.topics.get('source.extra'), 1, 'a target topic the flow does not mirror is left alone')
+})
+
+test('a refresh that finds no topic to mirror does not ask the target', async () => {
+  const source = new FakeTopicCatalog('source', { skipped: 1 })
+  const target = new FakeTopicCatalog('target', {})
+  const flow = fakeFlowConfig({ topics: createTopicFilter(/^orders$/u, undefined, 'orders', undefined) })
+  const topics = await new TopicSync(source, target, flow, silentLogger).refresh()
+  assert.equal(topics.size, 0)
+  assert.equal(target.describeCalls, 0)
+  assert.deepEqual(target.created, [])
+})
