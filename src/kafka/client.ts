@@ -83,6 +83,14 @@ const RECOVERED_BY_KAFKAJS: ReadonlySet<string> = new Set(['The coordinator is n
 const GROUP_PROTOCOL_REQUEST = /^Response (JoinGroup|SyncGroup|Heartbeat)\(/
 const REBALANCING = 'The group is rebalancing, so a rejoin is needed'
 
+/**
+ * A Metadata answer naming a topic "not hosted": a topic created or deleted while the cluster was
+ * asked (the topic refresh asks for all topics at once); kafkajs asks again, and the topic sync
+ * and the producers deal with topics that are not there themselves.
+ */
+const METADATA_REQUEST = /^Response Metadata\(/
+const UNKNOWN_TOPIC = 'This server does not host this topic-partition'
+
 type LineLevel = 'debug' | 'warn' | 'error'
 
 /** The level of a kafkajs ERROR line: error only for what kafkajs does not retry or recover from. */
@@ -93,6 +101,7 @@ function errorLineLevel (message: string, extra: Record<string, unknown>): LineL
   if (message.startsWith('Crash: ')) return 'error'
   if (EXPECTED_AT_START_UP.has(answer) || HANDLED_BY_THE_MIRROR.has(answer)) return 'debug'
   if (answer === REBALANCING && GROUP_PROTOCOL_REQUEST.test(message)) return 'debug'
+  if (answer === UNKNOWN_TOPIC && METADATA_REQUEST.test(message)) return 'debug'
   if (RETRIABLE_PROTOCOL_ERRORS.has(answer) || RECOVERED_BY_KAFKAJS.has(message) || extra.retryCount !== undefined || TRANSIENT_CONNECTION_ERROR.test(message)) return 'warn'
   return 'error'
 }

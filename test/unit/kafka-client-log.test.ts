@@ -47,3 +47,10 @@ test('kafkajs log lines: "rebalancing" answers to JoinGroup, SyncGroup and Heart
   info.log(logLevel.ERROR, { message: 'Response OffsetCommit(key: 8, version: 5)', error: 'The group is rebalancing, so a rejoin is needed', broker: '127.0.0.1:19092' })
   assert.deepEqual(info.lines.map(line => [line.level, line.msg]), [['error', 'Response OffsetCommit(key: 8, version: 5)']])
 })
+
+test('kafkajs log lines: a Metadata answer naming a topic not hosted (created or deleted meanwhile) is debug; the same answer to a Produce is not', () => {
+  const info = capture('info')
+  info.log(logLevel.ERROR, { message: 'Response Metadata(key: 3, version: 6)', error: 'This server does not host this topic-partition', broker: '127.0.0.1:29092' })
+  info.log(logLevel.ERROR, { message: 'Response Produce(key: 0, version: 7)', error: 'This server does not host this topic-partition', broker: '127.0.0.1:29092' })
+  assert.deepEqual(info.lines.map(line => [line.level, line.msg]), [['warn', 'Response Produce(key: 0, version: 7)']])
+})
