@@ -211,12 +211,17 @@ export class KafkaRecordSource implements RecordSource {
     if (covered < nextOffset && control.isActive()) handlers.onSkipped(topic, partition, nextOffset, covered)
   }
 
+  /** The consumer (stream) the partition is assigned to here, if any. */
+  #ownerOf (topic: string, partition: number): Consumer | undefined {
+    const key = partitionKey(topic, partition)
+    return this.#consumers.find(c => this.#assignments.get(c)?.has(key))
+  }
+
   /** Commits `offsets` on the source, each through the consumer that owns the partition. */
   async commit (offsets: readonly CommitOffset[]): Promise<void> {
     const byConsumer = new Map<Consumer, Array<{ topic: string, partition: number, offset: string }>>()
     for (const { topic, partition, offset } of offsets) {
-      const key = partitionKey(topic, partition)
-      const owner = this.#consumers.find(c => this.#assignments.get(c)?.has(key)) ?? this.#consumers[0]
+      const owner = this.#ownerOf(topic, partition) ?? this.#consumers[0]
       if (owner === undefined) continue
       const list = byConsumer.get(owner) ?? []
       list.push({ topic, partition, offset: offset.toString() })
@@ -236,8 +241,7 @@ export class KafkaRecordSource implements RecordSource {
    */
   seek (offsets: readonly CommitOffset[]): void {
     for (const { topic, partition, offset } of offsets) {
-      const key = partitionKey(topic, partition)
-      const owner = this.#consumers.find(c => this.#assignments.get(c)?.has(key))
+      const owner = this.#ownerOf(topic, partition)
       if (owner === undefined) continue
       try {
         owner.seek({ topic, partition, offset: offset.toString() })
