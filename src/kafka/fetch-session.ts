@@ -115,7 +115,8 @@ export class FetchSession {
    * The request for the partitions kafkajs wants to fetch now (`wanted`, every one of them, with
    * their fetch offsets). The array passed for the last request, passed again, is taken for
    * unchanged without looking into it, so a caller must not change an array once passed. (The
-   * patched consumer builds a new array for every fetch since 77f258e, so it does not use this.)
+   * patched consumer passes its last array again while no offset, assignment or pause state of the
+   * node changed: `consumerGroup.fetch` in patches/kafkajs+2.2.4.patch.)
    */
   next (wanted: readonly FetchTopicRequest[]): FetchSessionRequest {
     if (this.#inFlight || this.#unsupported) {
