@@ -16,6 +16,7 @@ import { packageVersion } from '../metrics/package-version.js'
 import { MirrorSidecar } from '../mirror-sidecar.js'
 import { ConfigError, MirrorError } from '../shared/errors.js'
 import { createLogger } from '../shared/logger.js'
+import { IdleGc } from './idle-gc.js'
 
 const EXIT_OK = 0
 const EXIT_ERROR = 2
@@ -107,6 +108,7 @@ async function main (): Promise<void> {
     throw error
   }
   const sidecar = new MirrorSidecar(config, { logger, messageHandlers })
+  const idleGc = config.idleGc === false ? undefined : new IdleGc(logger)
   let signals = 0
   const onSignal = (signal: NodeJS.Signals): void => {
     signals++
@@ -130,11 +132,14 @@ async function main (): Promise<void> {
 
   try {
     await sidecar.start()
+    idleGc?.start()
     await sidecar.done
+    idleGc?.stop()
     await sidecar.stop()
     // Stopped, committed, spans flushed: exit now rather than wait for the Kafka client's retry timers.
     process.exit(EXIT_OK)
   } catch (error) {
+    idleGc?.stop()
     await sidecar.stop().catch(() => {})
     const message = error instanceof MirrorError ? error.message : String(error)
     logger.error('mirror stopped', { error })

@@ -33,6 +33,8 @@ export const FLAG_DEFAULTS = {
   'metrics.host': '0.0.0.0',
   /** `--metrics.partition.labels`: false turns per-partition series into per-topic ones. */
   'metrics.partition.labels': true,
+  /** `--idle.gc`: a full garbage collection once the process is idle after a busy spell (src/bin/idle-gc.ts). */
+  'idle.gc': true,
   /** `--sync.topic.configs.interval.seconds`, in seconds (MirrorMaker 2's default). */
   'sync.topic.configs.interval.seconds': 600,
   /** `--sync.topic.acls.enabled` (MirrorMaker 2's default). */

@@ -212,6 +212,8 @@ export interface MirrorConfig {
    * status per topic instead of per partition; default true.
    */
   readonly metricsPartitionLabels?: boolean
+  /** `--idle.gc`: a full garbage collection once the process is idle after a busy spell (src/bin/idle-gc.ts); default true. */
+  readonly idleGc?: boolean
   readonly logLevel: LogLevel
   /** How long shutdown waits for in-flight records to be acknowledged; default 30000. */
   readonly drainTimeoutMs: number

@@ -36,6 +36,7 @@ export const MM1_FLAGS = {
   'metrics.port': { type: 'string', describe: `Port of /metrics, /healthz, /readyz (default ${D['metrics.port']}; 0 picks a free one)` },
   'metrics.host': { type: 'string', describe: `Interface the HTTP server binds (default ${D['metrics.host']}: all interfaces)` },
   'metrics.partition.labels': { type: 'string', describe: `false: lag and status metrics per topic instead of per partition, for many partitions (default ${D['metrics.partition.labels']})` },
+  'idle.gc': { type: 'string', describe: `true: one full garbage collection once the mirror is idle after a busy spell, giving back the memory the copy left (default ${D['idle.gc']})` },
   'log.level': { type: 'string', describe: `debug, info, warn, error (default ${D['log.level']})` },
   'drain.timeout.ms': { type: 'string', describe: `How long shutdown waits for in-flight records (default ${D['drain.timeout.ms']})` },
   'exactly.once': { type: 'string', describe: `Copy exactly once: records and positions in transactions on the target, read them with isolation.level=read_committed (default ${D['exactly.once']})` },
@@ -184,6 +185,7 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
   const metricsPort = parseInteger(key('metrics.port'), single(values, 'metrics.port', problems), { min: 0, max: 65535, expected: 'a port number from 0 to 65535' }, problems) ?? D['metrics.port']
   const drainTimeoutMs = int('drain.timeout.ms', D['drain.timeout.ms'], 0)
   const metricsPartitionLabels = parseBoolean(key('metrics.partition.labels'), single(values, 'metrics.partition.labels', problems), problems) ?? D['metrics.partition.labels']
+  const idleGc = parseBoolean(key('idle.gc'), single(values, 'idle.gc', problems), problems) ?? D['idle.gc']
   const syncTopicAcls = parseBoolean(key('sync.topic.acls.enabled'), single(values, 'sync.topic.acls.enabled', problems), problems) ?? D['sync.topic.acls.enabled']
   const syncTopicAclsIntervalMs = int('sync.topic.acls.interval.seconds', D['sync.topic.acls.interval.seconds'], 1) * 1000
   const syncTopicConfigsIntervalMs = int('sync.topic.configs.interval.seconds', D['sync.topic.configs.interval.seconds'], 1) * 1000
@@ -267,6 +269,6 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
   })
   if (!problems.empty) throw new ConfigError(problems.problems)
   const ignoredKeys = problems.ignored
-  const settings = from.settings ?? { metricsPort, metricsHost: single(values, 'metrics.host', problems) ?? D['metrics.host'], metricsPartitionLabels, logLevel, drainTimeoutMs }
+  const settings = from.settings ?? { metricsPort, metricsHost: single(values, 'metrics.host', problems) ?? D['metrics.host'], metricsPartitionLabels, idleGc, logLevel, drainTimeoutMs }
   return freezeConfig({ flows, ...settings, ignoredKeys })
 }

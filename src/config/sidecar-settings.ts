@@ -4,10 +4,10 @@ import type { MirrorConfig } from './mirror-config.js'
 import { parseBoolean, parseChoice, parseInteger, type ProblemList } from './values.js'
 
 /** The process-wide settings of `MirrorConfig` (everything but the flows), from sidecar flags. */
-export type SidecarSettings = Pick<MirrorConfig, 'metricsPort' | 'metricsHost' | 'logLevel' | 'drainTimeoutMs' | 'metricsPartitionLabels'>
+export type SidecarSettings = Pick<MirrorConfig, 'metricsPort' | 'metricsHost' | 'logLevel' | 'drainTimeoutMs' | 'metricsPartitionLabels' | 'idleGc'>
 
 /** Flags that apply in mm2.properties mode too: the HTTP server, logging and shutdown. */
-export const SIDECAR_FLAGS = ['metrics.port', 'metrics.host', 'log.level', 'drain.timeout.ms', 'metrics.partition.labels'] as const
+export const SIDECAR_FLAGS = ['metrics.port', 'metrics.host', 'log.level', 'drain.timeout.ms', 'metrics.partition.labels', 'idle.gc'] as const
 export type SidecarFlag = typeof SIDECAR_FLAGS[number]
 
 function single (flag: SidecarFlag, raw: unknown, problems: ProblemList): string | undefined {
@@ -26,5 +26,6 @@ export function sidecarSettingsFromFlags (values: Partial<Record<SidecarFlag, un
   const logLevel: LogLevel = parseChoice('--log.level', single('log.level', values['log.level'], problems), LogLevels, problems) ?? FLAG_DEFAULTS['log.level']
   // Left undefined when not given, so an mm2.properties file can set it.
   const metricsPartitionLabels = parseBoolean('--metrics.partition.labels', single('metrics.partition.labels', values['metrics.partition.labels'], problems), problems)
-  return { metricsPort, metricsHost: single('metrics.host', values['metrics.host'], problems) ?? FLAG_DEFAULTS['metrics.host'], logLevel, drainTimeoutMs, ...(metricsPartitionLabels === undefined ? {} : { metricsPartitionLabels }) }
+  const idleGc = parseBoolean('--idle.gc', single('idle.gc', values['idle.gc'], problems), problems)
+  return { metricsPort, metricsHost: single('metrics.host', values['metrics.host'], problems) ?? FLAG_DEFAULTS['metrics.host'], logLevel, drainTimeoutMs, ...(metricsPartitionLabels === undefined ? {} : { metricsPartitionLabels }), ...(idleGc === undefined ? {} : { idleGc }) }
 }

@@ -47,6 +47,7 @@ const DEFAULT_IN_CONFIG: Record<string, (config: PrintedConfig, exactlyOnce: Pri
   'metrics.port': c => c.metricsPort,
   'metrics.host': c => c.metricsHost,
   'metrics.partition.labels': c => c.metricsPartitionLabels,
+  'idle.gc': c => c.idleGc,
   'log.level': c => c.logLevel,
   'drain.timeout.ms': c => c.drainTimeoutMs,
   'sync.group.offsets.enabled': c => c.flows[0]?.groupSync.enabled,
@@ -60,7 +61,7 @@ const DEFAULT_IN_CONFIG: Record<string, (config: PrintedConfig, exactlyOnce: Pri
 }
 
 interface PrintedConfig {
-  metricsPort: number, metricsHost: string, metricsPartitionLabels: boolean, logLevel: string, drainTimeoutMs: number
+  metricsPort: number, metricsHost: string, metricsPartitionLabels: boolean, idleGc: boolean, logLevel: string, drainTimeoutMs: number
   flows: Array<{
     numStreams: number, numProducers: number, queueMaxRecords: number, queueMaxBytes: number, offsetCommitIntervalMs: number,
     abortOnSendFailure: boolean, passThrough: string, exactlyOnce?: { commitIntervalMs: number }, syncTopicConfigsIntervalMs: number, syncTopicAcls: boolean, syncTopicAclsIntervalMs: number, refreshTopicsIntervalMs: number,
