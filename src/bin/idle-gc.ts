@@ -15,7 +15,7 @@ import type { Logger } from '../shared/logger.js'
  * (bench/results/scale-session10). One collection while idle sets the limit again, from an idle
  * program's allocation rate (a factor near 1.3), and V8 keeps the heap near that by itself.
  *
- * Idle means below `idleCpuFraction` of a core over `idleChecks` checks in a row. A collection
+ * Idle means below `idleCpuFraction` of a core over `idleChecks` checks in a row (one check: 5 s). A collection
  * runs only when the heap (V8's used size plus memory held by buffers) has grown by
  * `growthFactor` and `minGrowthBytes` over what the last full collection (this one's or V8's own)
  * kept, at most once per `minIntervalMs`. It is V8's incremental collection (`execution: 'async'`),
@@ -34,7 +34,7 @@ export interface IdleGcPolicy {
 export const IDLE_GC_POLICY: IdleGcPolicy = {
   checkIntervalMs: 5_000,
   idleCpuFraction: 0.15,
-  idleChecks: 2,
+  idleChecks: 1,
   growthFactor: 1.5,
   minGrowthBytes: 32 * 2 ** 20,
   minIntervalMs: 60_000,

@@ -7,7 +7,8 @@ import { evaluateReadiness } from './readiness.js'
 
 /** Where `/metrics` comes from: `MirrorMetrics` satisfies it. */
 export interface MetricsSource {
-  exposition: (openMetrics: boolean) => Promise<{ readonly contentType: string, readonly body: string }>
+  /** With `output`, the text goes to it as it is formatted (`start` with the content type, then `write` per piece). */
+  exposition: (openMetrics: boolean, output?: { start: (contentType: string) => void, write: (chunk: string) => void }) => Promise<{ readonly contentType: string, readonly body: string }>
 }
 
 export interface HealthServerOptions {
@@ -147,9 +148,18 @@ export class HealthServer implements PipelineObserver {
     })
   }
 
+  /**
+   * Written out as it is formatted (chunked, no Content-Length): at 10,000 partitions the text is
+   * some 10 MB, which as one string (and its pieces) was a large object until the next full
+   * collection, on every scrape.
+   */
   async #metrics (request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const exposition = await (this.#options.metrics as MetricsSource).exposition(wantsOpenMetrics(request.headers.accept))
-    send(response, 200, exposition.contentType, exposition.body)
+    const head = request.method === 'HEAD'
+    await (this.#options.metrics as MetricsSource).exposition(wantsOpenMetrics(request.headers.accept), {
+      start: contentType => { response.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' }) },
+      write: chunk => { if (!head) response.write(chunk) },
+    })
+    response.end()
   }
 
   async #healthz (_request: IncomingMessage, response: ServerResponse): Promise<void> {

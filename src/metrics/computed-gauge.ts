@@ -1,4 +1,4 @@
-import { metricText, type LabelTexts } from './prometheus-text.js'
+import { metricChunks, type LabelTexts } from './prometheus-text.js'
 
 /** One sample of a computed gauge: `labels`, then `extra` as the last label when set. */
 export interface GaugeSample {
@@ -34,10 +34,10 @@ export class ComputedGauge {
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values: samples }
   }
 
-  /** This gauge in the text formats (`metricText`), labels objects formatted once per `labelTexts`. */
-  text (openMetrics: boolean, labelTexts: LabelTexts): string {
+  /** This gauge in the text formats, in pieces (`metricChunks`), labels objects formatted once per `labelTexts`. */
+  chunks (openMetrics: boolean, labelTexts: LabelTexts, emit: (chunk: string) => void): void {
     const values: GaugeSample[] = []
     this.compute(values)
-    return metricText({ name: this.name, help: this.help, type: this.type, values }, openMetrics, labelTexts)
+    metricChunks({ name: this.name, help: this.help, type: this.type, values }, openMetrics, labelTexts, emit)
   }
 }

@@ -32,7 +32,14 @@ export interface MirrorMetricsOptions {
 /** A metrics exposition: the body and the content type to send it with. */
 export interface Exposition {
   readonly contentType: string
+  /** The whole text; empty when it went to an `ExpositionOutput`. */
   readonly body: string
+}
+
+/** Where `exposition` writes the text as it is formatted: `start` once with the content type, then `write` per piece. */
+export interface ExpositionOutput {
+  readonly start: (contentType: string) => void
+  readonly write: (chunk: string) => void
 }
 
 type FlowLabelValues = Record<typeof L.FLOW | typeof L.SOURCE | typeof L.TARGET, string>
@@ -145,6 +152,7 @@ export class MirrorMetrics implements PipelineObserver {
   readonly #statusWindowCommits: number
   readonly #partitionLabels: boolean
   #scrapeSnapshots: readonly FlowSnapshot[] | undefined
+  #scrapesRunning = 0
   /** The labels of each partition of a flow snapshot, by index (`#eachPartition`); gone with the snapshot. */
   readonly #partitionLabelsOf = new WeakMap<FlowSnapshot, Array<Record<string, string>>>()
 
@@ -307,27 +315,42 @@ export class MirrorMetrics implements PipelineObserver {
    * OpenMetrics path renames counters in place (drops `_total`), which would corrupt later
    * text-format scrapes of the same registry.
    */
-  async exposition (openMetrics = false): Promise<Exposition> {
+  async exposition (openMetrics = false, output?: ExpositionOutput): Promise<Exposition> {
     // Read the snapshots before any metric is collected, so series first seen in them (zeroed
-    // counters of a new topic) are in this scrape, not only the next.
-    this.#scrapeSnapshots = undefined
-    this.#flowsForScrape()
-    const metrics = this.registry.getMetricsAsArray() as unknown as Array<{ name: string, help: string, type: string, get: () => Promise<TextMetric> }>
-    const view = openMetrics ? new (Registry as unknown as new (contentType: string) => Registry)(Registry.OPENMETRICS_CONTENT_TYPE) : undefined
-    const labelTexts: LabelTexts = new WeakMap()
-    // Every get() starts in this same turn, as in prom-client's `metrics()` (the scrape's snapshots are shared until the next turn).
-    const parts = await Promise.all(metrics.map(async metric => {
-      if (metric instanceof ComputedGauge) return metric.text(openMetrics, labelTexts)
-      if (metric instanceof CounterFamily || metric instanceof BatchHistogram) return metricText(await metric.get(), openMetrics, labelTexts)
-      if (view === undefined) return await this.registry.getSingleMetricAsString(metric.name)
-      const name = metric.type === 'counter' ? stripTotal(metric.name) : metric.name
-      const get = async (): Promise<object> => ({ ...await metric.get(), name })
-      view.registerMetric({ name, help: metric.help, type: metric.type, get } as unknown as Metric)
-      return await view.getSingleMetricAsString(name)
-    }))
-    return openMetrics
-      ? { contentType: Registry.OPENMETRICS_CONTENT_TYPE, body: `${parts.join('\n')}\n# EOF\n` }
-      : { contentType: Registry.PROMETHEUS_CONTENT_TYPE, body: `${parts.join('\n\n')}\n` }
+    // counters of a new topic) are in this scrape, not only the next; they hold until the scrape ends.
+    if (this.#scrapesRunning === 0) this.#scrapeSnapshots = undefined
+    this.#scrapesRunning++
+    try {
+      this.#flowsForScrape()
+      const metrics = this.registry.getMetricsAsArray() as unknown as Array<{ name: string, help: string, type: string, get: () => Promise<TextMetric> }>
+      const view = openMetrics ? new (Registry as unknown as new (contentType: string) => Registry)(Registry.OPENMETRICS_CONTENT_TYPE) : undefined
+      const labelTexts: LabelTexts = new WeakMap()
+      // Every get() starts in this same turn, as in prom-client's `metrics()`; the computed gauges
+      // (all the per-partition series) are formatted afterwards, each written out in pieces as it is.
+      const ready = await Promise.all(metrics.map(async metric => {
+        if (metric instanceof ComputedGauge) return undefined
+        if (metric instanceof CounterFamily || metric instanceof BatchHistogram) return metricText(await metric.get(), openMetrics, labelTexts)
+        if (view === undefined) return await this.registry.getSingleMetricAsString(metric.name)
+        const name = metric.type === 'counter' ? stripTotal(metric.name) : metric.name
+        const get = async (): Promise<object> => ({ ...await metric.get(), name })
+        view.registerMetric({ name, help: metric.help, type: metric.type, get } as unknown as Metric)
+        return await view.getSingleMetricAsString(name)
+      }))
+      const contentType = openMetrics ? Registry.OPENMETRICS_CONTENT_TYPE : Registry.PROMETHEUS_CONTENT_TYPE
+      const chunks: string[] = []
+      const write = output === undefined ? (chunk: string) => { chunks.push(chunk) } : output.write
+      output?.start(contentType)
+      metrics.forEach((metric, i) => {
+        if (i > 0) write(openMetrics ? '\n' : '\n\n')
+        const text = ready[i]
+        if (text !== undefined) write(text)
+        else if (metric instanceof ComputedGauge) metric.chunks(openMetrics, labelTexts, write)
+      })
+      write(openMetrics ? '\n# EOF\n' : '\n')
+      return { contentType, body: chunks.join('') }
+    } finally {
+      if (--this.#scrapesRunning === 0) this.#scrapeSnapshots = undefined
+    }
   }
 
   #register<M extends { name: string }> (metric: M): M {
@@ -349,7 +372,8 @@ export class MirrorMetrics implements PipelineObserver {
     if (this.#scrapeSnapshots === undefined) {
       const flows = this.#snapshots()
       this.#scrapeSnapshots = flows
-      setImmediate(() => { this.#scrapeSnapshots = undefined })
+      // Outside `exposition` (prom-client's own `metrics()`): shared by the gauges of this turn.
+      if (this.#scrapesRunning === 0) setImmediate(() => { if (this.#scrapesRunning === 0) this.#scrapeSnapshots = undefined })
       for (const flow of flows) {
         const instruments = this.#flow(flow.labels)
         for (const partition of flow.partitions) instruments.topic(partition.topic)

@@ -47,7 +47,20 @@ test('/metrics answers Prometheus text by default and OpenMetrics when the Accep
 
   const refused = await fetch(`${url}/metrics`, { headers: { accept: 'application/openmetrics-text;q=0,text/plain' } })
   assert.equal(refused.headers.get('content-type'), 'text/plain; version=0.0.4; charset=utf-8')
+
+  // Written out as formatted: chunked, the same text as the exposition in one piece.
+  const streamed = await fetch(`${url}/metrics`)
+  assert.equal(streamed.headers.get('transfer-encoding'), 'chunked')
+  assert.equal(streamed.headers.get('content-length'), null)
+  assert.equal(withoutProcessLines(await streamed.text()), withoutProcessLines((await metrics.exposition()).body))
+  const head = await fetch(`${url}/metrics`, { method: 'HEAD' })
+  assert.equal(head.status, 200)
+  assert.equal(await head.text(), '')
 })
+
+function withoutProcessLines (body: string): string {
+  return body.split('\n').filter(line => !/(process_|nodejs_|kafka_mirror_commit_age_seconds)/.test(line)).join('\n')
+}
 
 test('/healthz is 200 while alive and 500 after a fatal error', async t => {
   const { server, url } = await startServer(t, { snapshots: () => [snapshot()] })

@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Registry, type Metric } from 'prom-client'
 import { MirrorMetrics } from '../../src/metrics/mirror-metrics.js'
-import { metricText, type TextMetric } from '../../src/metrics/prometheus-text.js'
+import { CHUNK_SAMPLES, metricText, type TextMetric } from '../../src/metrics/prometheus-text.js'
 import type { FlowLabels, FlowSnapshot, PartitionSnapshot } from '../../src/pipeline/pipeline-observer.js'
 
 const NOW_MS = 1_800_000_000_000
@@ -70,4 +70,30 @@ test('metricText writes NaN, infinities, numeric label values and samples withou
   const om = new (Registry as unknown as new (contentType: string) => Registry)(Registry.OPENMETRICS_CONTENT_TYPE)
   om.registerMetric({ ...metric, name: 'm', get: async () => ({ ...metric, name: 'm' }) } as unknown as Metric)
   assert.equal(metricText({ ...metric, name: 'm' }, true), await om.getSingleMetricAsString('m'))
+})
+
+test('the exposition written out in pieces is the same text, each piece at most CHUNK_SAMPLES lines, the content type first', async () => {
+  const partitions = Array.from({ length: 1_200 }, (_, i) => partition(`t${i % 7}`, i))
+  const snapshot: FlowSnapshot = {
+    labels: flow, state: 'running', queueRecords: 0, queueBytes: 0, queueCapacityRecords: 1000, queueCapacityBytes: 1_048_576,
+    sourceConnected: true, targetConnected: true, assignedPartitions: partitions.length, topicsMirrored: 7, partitions,
+  }
+  for (const openMetrics of [false, true]) {
+    const metrics = new MirrorMetrics(() => [snapshot], { nowMs: () => NOW_MS, defaultMetrics: false })
+    const whole = (await metrics.exposition(openMetrics)).body
+    const events: string[] = []
+    const pieces: string[] = []
+    const streamed = await metrics.exposition(openMetrics, {
+      start: contentType => { events.push(`start ${contentType}`) },
+      write: chunk => { events.push('write'); pieces.push(chunk) },
+    })
+    assert.equal(streamed.body, '', 'nothing kept when written out')
+    assert.equal(pieces.join(''), whole)
+    assert.equal(events[0], `start ${streamed.contentType}`)
+    assert.equal(events.filter(e => e.startsWith('start')).length, 1)
+    const longest = Math.max(...pieces.map(piece => piece.split('\n').length))
+    assert.ok(longest <= CHUNK_SAMPLES + 2, `a piece of ${longest} lines`)
+    // 1,200 partitions: the per-partition gauges came in more than one piece each.
+    assert.ok(pieces.length > 30, `${pieces.length} pieces`)
+  }
 })
