@@ -14,8 +14,25 @@ export interface LossMonitorOptions {
   readonly observer?: LossObserver
   /** The flow's state, read at each check (`MirrorFlow.snapshot`). */
   readonly snapshot: () => FlowSnapshot
-  /** Milliseconds between checks, counted from the end of the last; default 5000. */
+  /** Milliseconds between checks, counted from the end of the last; default `lossCheckIntervalMs` of the flow's partitions. */
   readonly intervalMs?: number
+}
+
+/** The shortest wait between two checks, and the longest. */
+export const LOSS_CHECK_MIN_INTERVAL_MS = 5_000
+export const LOSS_CHECK_MAX_INTERVAL_MS = 30_000
+/** Milliseconds added to the wait per partition above 3,333. */
+const LOSS_CHECK_MS_PER_PARTITION = 1.5
+
+/**
+ * The wait between two checks for a flow of `partitions` partitions: 5 s up to 3,333 partitions,
+ * then 1.5 ms per partition (15 s at 10,000), at most 30 s. A check reads the log offsets of every
+ * partition on both clusters and the group's committed offsets (five answers of every partition):
+ * at 10,000 partitions each check took some 70-90 ms of CPU (profiled), 1.4-1.8 % of a core every 5 s, over a
+ * quarter of what the caught-up mirror used. So the cost per second stays what it is at 3,333.
+ */
+export function lossCheckIntervalMs (partitions: number): number {
+  return Math.min(LOSS_CHECK_MAX_INTERVAL_MS, Math.max(LOSS_CHECK_MIN_INTERVAL_MS, Math.round(partitions * LOSS_CHECK_MS_PER_PARTITION)))
 }
 
 const describe: Record<LossFinding['reason'], string> = {
@@ -35,7 +52,7 @@ export function lossLine (flow: string, finding: LossFinding): string {
 
 /**
  * Watches one flow for silent loss (`LossDetector`): hears every acknowledged batch through the
- * ack listener it wraps (`ackListener`), and every `intervalMs` reads the log offsets of the
+ * ack listener it wraps (`ackListener`), and every `intervalMs` (`lossCheckIntervalMs`) reads the log offsets of the
  * flow's source and target partitions. Each loss is counted (`kafka_mirror_lost_records_total`)
  * and logged as an error naming topic, partition and offsets. Source retention: the mirror goes
  * on from the log start offset (the records are gone; stopping would not bring them back). A
@@ -49,7 +66,9 @@ export class LossMonitor {
   readonly #logger: Logger
   readonly #observer: LossObserver
   readonly #snapshot: () => FlowSnapshot
-  readonly #intervalMs: number
+  readonly #intervalMs: number | undefined
+  /** Partitions of the flow at the last check (the scaled interval's input). */
+  #partitions = 0
   readonly #detector = new LossDetector()
   readonly #source: GroupAdmin
   readonly #target: GroupAdmin
@@ -70,7 +89,7 @@ export class LossMonitor {
     this.#logger = options.logger.child({ flow: flow.name, component: 'loss-monitor' })
     this.#observer = options.observer ?? {}
     this.#snapshot = options.snapshot
-    this.#intervalMs = options.intervalMs ?? 5_000
+    this.#intervalMs = options.intervalMs
     this.#source = new GroupAdmin(flow.source, this.#logger)
     this.#target = new GroupAdmin(flow.target, this.#logger)
     this.done = new Promise((resolve, reject) => { this.#resolveDone = resolve; this.#rejectDone = reject })
@@ -126,7 +145,7 @@ export class LossMonitor {
     await this.#readCommitted().catch(error => {
       this.#logger.warn('reading the mirror group\'s committed offsets failed; records deleted while the mirror was down may go uncounted', { code: errorLabel(error), error })
     })
-    this.#timer = new RearmingTimer(this.#intervalMs, () => this.check())
+    this.#timer = new RearmingTimer(() => this.#intervalMs ?? lossCheckIntervalMs(this.#partitions), () => this.check())
     this.#timer.start()
   }
 
@@ -201,6 +220,7 @@ export class LossMonitor {
     // a topic the cluster does not have is absent from the answer.
     const [sourceOffsets, targetOffsets] = await Promise.all([this.#source.logOffsetsOf([...positionsBefore.keys()]), this.#target.logOffsetsOf([...new Set(targetTopics.values())])])
     const snapshot = this.#snapshot()
+    this.#partitions = snapshot.partitions.length
     this.#detector.retain(snapshot.partitions)
     const observations: PartitionObservation[] = []
     for (const p of snapshot.partitions) {

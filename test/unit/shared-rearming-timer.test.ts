@@ -35,3 +35,13 @@ test('a task that rejects does not end the timer', { timeout: 10_000 }, async ()
   while (runs < 3) await new Promise(resolve => setTimeout(resolve, 1))
   timer.stop()
 })
+
+test('an interval given as a function is asked again before each wait', { timeout: 10_000 }, async () => {
+  const asked: number[] = []
+  let runs = 0
+  const timer = new RearmingTimer(() => { asked.push(runs); return 1 }, async () => { runs++ })
+  timer.start()
+  while (runs < 3) await new Promise(resolve => setTimeout(resolve, 1))
+  timer.stop()
+  assert.deepEqual(asked.slice(0, 3), [0, 1, 2], 'once before the first wait, then after each run')
+})
