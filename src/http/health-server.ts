@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import type { Exposition, ExpositionOutput } from '../metrics/mirror-metrics.js'
 import type { FlowLabels, FlowSnapshot, PipelineObserver } from '../pipeline/pipeline-observer.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import { silentLogger, type Logger } from '../shared/logger.js'
@@ -8,7 +9,7 @@ import { evaluateReadiness } from './readiness.js'
 /** Where `/metrics` comes from: `MirrorMetrics` satisfies it. */
 export interface MetricsSource {
   /** With `output`, the text goes to it as it is formatted (`start` with the content type, then `write` per piece). */
-  exposition: (openMetrics: boolean, output?: { start: (contentType: string) => void, write: (chunk: string) => void }) => Promise<{ readonly contentType: string, readonly body: string }>
+  exposition: (openMetrics: boolean, output?: ExpositionOutput) => Promise<Exposition>
 }
 
 export interface HealthServerOptions {
