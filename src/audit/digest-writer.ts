@@ -150,5 +150,6 @@ export function withDigests (inner: AckListener | undefined, digests: DigestWrit
       const results = await Promise.allSettled([inner.flush(committing), digests.flush()])
       for (const result of results) if (result.status === 'rejected') throw result.reason
     },
+    ...(inner.transactionRecords === undefined ? {} : { transactionRecords: inner.transactionRecords.bind(inner) }),
   }
 }

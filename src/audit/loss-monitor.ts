@@ -113,6 +113,7 @@ export class LossMonitor {
         if (this.#fatal !== undefined) throw this.#fatal
         await inner?.flush(committing)
       },
+      ...(inner?.transactionRecords === undefined ? {} : { transactionRecords: inner.transactionRecords.bind(inner) }),
     }
   }
 

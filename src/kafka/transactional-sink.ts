@@ -1,8 +1,8 @@
-import type { Producer, Transaction } from 'kafkajs'
+import type { Producer, TopicMessages, Transaction } from 'kafkajs'
 import kafkajs from 'kafkajs'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import type { ProducerSettings } from '../config/mirror-config.js'
-import type { PartitionAck, PartitionWrite, SourcePosition, TransactionalSink } from '../pipeline/ports.js'
+import type { PartitionAck, PartitionWrite, SourcePosition, TransactionalSink, TransactionRecord } from '../pipeline/ports.js'
 import { TransactionFailedError } from '../pipeline/transaction-failed-error.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
@@ -12,6 +12,7 @@ import { toMirrorError } from './errors.js'
 import { producerIdOf, withoutBatchForwarding } from './kafkajs-internals.js'
 import { encodePosition } from './position-record.js'
 import { acksOf, compressionTypes, sendFailureOf, topicMessagesOf } from './record-sink.js'
+import { DEFAULT_MAX_MESSAGE_BYTES, recordBytesPerRequest, splitRecords } from './split-records.js'
 
 const { Partitioners } = kafkajs
 
@@ -53,7 +54,7 @@ interface Slot {
  * sends InitProducerId, which fences any other holder of the id and makes the coordinator abort
  * that holder's open transaction. Records (decoded or forwarded batches, which then carry the
  * producer's id, epoch, sequence and the transactional bit) are written in the open transaction;
- * `commitTransaction` adds the positions and asks for the commit, and the next transaction goes to
+ * `commitTransaction` adds the positions and the offset syncs and asks for the commit, and the next transaction goes to
  * the other producer: its records are written while the coordinator completes the commit (EndTxn,
  * then the markers; a new transaction on the same id would have to wait for the markers). A
  * transaction's EndTxn is sent only after the one before it committed; if that one failed, this
@@ -183,6 +184,30 @@ export class KafkaTransactionalSink implements TransactionalSink {
     }
   }
 
+  /**
+   * The requests that carry the missing positions and `records` (partition 0 of their topics),
+   * each within `max.request.size` and the default `max.message.bytes`; usually one.
+   */
+  #commitRequests (missing: readonly SourcePosition[], records: readonly TransactionRecord[]): TopicMessages[][] {
+    const requests: TopicMessages[][] = []
+    const byTopic = new Map<string, TransactionRecord[]>()
+    for (const record of records) {
+      let list = byTopic.get(record.topic)
+      if (list === undefined) byTopic.set(record.topic, list = [])
+      list.push(record)
+    }
+    const maxRecordBytes = recordBytesPerRequest({ maxRequestSizeBytes: this.#settings.maxRequestSizeBytes, maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES })
+    for (const [topic, list] of byTopic) {
+      for (const chunk of splitRecords(list, maxRecordBytes, topic)) requests.push([{ topic, messages: chunk.map(({ key, value }) => ({ partition: 0, key, value })) }])
+    }
+    if (missing.length > 0) {
+      const positions = { topic: this.#options.positionsTopic, messages: this.#positionMessages(missing) }
+      if (requests.length === 0) requests.push([positions])
+      else (requests[0] as TopicMessages[]).push(positions)
+    }
+    return requests
+  }
+
   #positionMessages (positions: readonly SourcePosition[]): Array<{ partition: number, key: string, value: string }> {
     return positions.map(position => ({ partition: 0, ...encodePosition({ group: this.#options.groupId, ...position }) }))
   }
@@ -195,23 +220,22 @@ export class KafkaTransactionalSink implements TransactionalSink {
     }
   }
 
-  async commitTransaction (positions: readonly SourcePosition[]): Promise<{ readonly committed: Promise<void> }> {
+  async commitTransaction (positions: readonly SourcePosition[], records: readonly TransactionRecord[] = []): Promise<{ readonly committed: Promise<void> }> {
     const slot = await this.#slot()
     const transaction = await this.#open(slot)
-    // Normally every position went with the records already; what did not is written now.
+    // Normally every position went with the records already; what did not is written now, with the offset syncs.
     const missing = positions.filter(position => this.#written.get(positionKey(position)) !== position.offset)
     this.#staged.clear()
     this.#written.clear()
     try {
-      if (missing.length > 0) {
-        const messages = this.#positionMessages(missing)
-        // Retried while the target is unreachable; a resend inside the same transaction only repeats the same positions.
-        await retry(() => transaction.sendBatch({ topicMessages: [{ topic: this.#options.positionsTopic, messages }], acks: -1, timeout: 30_000 }).catch(error => {
-          throw toMirrorError(error, `writing positions to ${this.#options.positionsTopic}`, ErrorCodes.KAFKA, this.#connection)
+      for (const topicMessages of this.#commitRequests(missing, records)) {
+        // Retried while the target is unreachable; a resend inside the same transaction only repeats the same records.
+        await retry(() => transaction.sendBatch({ topicMessages, acks: -1, timeout: 30_000 }).catch(error => {
+          throw toMirrorError(error, `writing ${topicMessages.map(t => t.topic).join(' and ')} in the transaction of ${slot.transactionalId}`, ErrorCodes.KAFKA, this.#connection)
         }), { maxAttempts: 20, initialBackoffMs: 200, maxBackoffMs: 3_000, shouldRetry: error => error instanceof MirrorError && error.retriable && !TRANSACTION_LOST.has(error.kafkaCode ?? '') && transaction.isActive() })
       }
     } catch (error) {
-      throw this.#lost(slot, error, 'writing the positions')
+      throw this.#lost(slot, error, 'writing the positions and offset syncs')
     }
     const previous = (this.#slots[(this.#current + this.#slots.length - 1) % this.#slots.length] as Slot).committed
     const committed = this.#commitAfter(previous, slot, transaction)

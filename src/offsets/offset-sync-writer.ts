@@ -3,7 +3,7 @@ import type { FlowConfig } from '../config/mirror-config.js'
 import { errorLabel } from '../shared/errors.js'
 import { InternalTopicWriter, type InternalRecord, type ReplicationFactorSetting } from '../kafka/internal-topic.js'
 import { sourceOffsetAt, type MirrorBatch } from '../pipeline/mirror-batch.js'
-import type { AckListener, AckSegment, CommitCandidate } from '../pipeline/ports.js'
+import type { AckListener, AckSegment, CommitCandidate, SourcePosition, TransactionAck, TransactionRecord } from '../pipeline/ports.js'
 import { flowLabels, type FlowLabels } from '../pipeline/pipeline-observer.js'
 import { settleWithin } from '../shared/deadline.js'
 import type { Logger } from '../shared/logger.js'
@@ -13,6 +13,14 @@ import { RangeTracker } from './range-tracker.js'
 
 /** How long `stop()` waits for a write in flight, and then for the client to disconnect. */
 const STOP_BOUND_MS = 2_000
+
+function recordSegments (tracker: RangeTracker, batch: MirrorBatch, segments: readonly AckSegment[], fanOut: boolean, durable: boolean): void {
+  for (const segment of segments) {
+    const offsets: bigint[] = new Array(segment.count)
+    for (let i = 0; i < segment.count; i++) offsets[i] = sourceOffsetAt(batch, segment.from + i)
+    tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, offsets, segment.targetBaseOffset, fanOut, durable)
+  }
+}
 
 /** The replication factor the offset-syncs topic is created with, and the key that sets it. */
 export function offsetSyncsReplication (flow: FlowConfig): ReplicationFactorSetting {
@@ -32,6 +40,9 @@ export interface OffsetSyncWriterOptions {
  * Guarantee: when `flush(committing)` resolves, the ranges of every record acknowledged before the
  * call and the mirror's position for each offset in `committing` are durable (acks=all); the flow
  * awaits it before each source commit, so a committed source offset is always translatable.
+ * Exactly-once, the ranges (and a position per partition) of each lane transaction are written in
+ * that transaction (`transactionRecords`): they are on the target whenever its records are, even
+ * when the process dies before the next source commit; `flush` then writes only positions.
  * `start()` before the flow starts, `stop()` after it stopped; `stop()` is once-only.
  */
 export class OffsetSyncWriter implements AckListener {
@@ -43,6 +54,8 @@ export class OffsetSyncWriter implements AckListener {
   readonly #tracker = new RangeTracker()
   /** A message handler may turn one source record into several target records (`RangeTracker.record`). */
   readonly #fanOut: boolean
+  /** Exactly-once: ranges are written in the transactions (`transactionRecords`), not by `flush`. */
+  readonly #inTransactions: boolean
   /** Last position written per partition key, to write a position only when it moved. */
   readonly #positions = new Map<string, string>()
   #flushing: Promise<void> = Promise.resolve()
@@ -53,6 +66,7 @@ export class OffsetSyncWriter implements AckListener {
   constructor (flow: FlowConfig, options: OffsetSyncWriterOptions) {
     this.#flow = flow
     this.#fanOut = hasMessageHandler(flow)
+    this.#inTransactions = flow.exactlyOnce !== undefined
     this.#labels = flowLabels(flow)
     this.#logger = options.logger.child({ flow: flow.name, component: 'offset-syncs' })
     this.#observer = options.observer ?? {}
@@ -67,11 +81,25 @@ export class OffsetSyncWriter implements AckListener {
   }
 
   acknowledged (batch: MirrorBatch, segments: readonly AckSegment[]): void {
-    for (const segment of segments) {
-      const offsets: bigint[] = new Array(segment.count)
-      for (let i = 0; i < segment.count; i++) offsets[i] = sourceOffsetAt(batch, segment.from + i)
-      this.#tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, offsets, segment.targetBaseOffset, this.#fanOut)
+    // Exactly-once: the ranges of a committed transaction were written in it (`transactionRecords`).
+    recordSegments(this.#tracker, batch, segments, this.#fanOut, this.#inTransactions)
+  }
+
+  /**
+   * Exactly-once: the ranges of `acks` (a lane's transaction about to commit) and the mirror's
+   * position in each partition of `positions`, as records of the syncs topic, to be written in that
+   * transaction. Worked out on their own (a transaction's target offsets never continue the one
+   * before: its commit marker sits in between): an aborted transaction leaves nothing behind here.
+   */
+  transactionRecords (acks: readonly TransactionAck[], positions: readonly SourcePosition[]): TransactionRecord[] {
+    const tracker = new RangeTracker()
+    for (const { batch, segments } of acks) recordSegments(tracker, batch, segments, this.#fanOut, false)
+    const records = tracker.unwritten().map(range => encodeRange(range))
+    for (const { topic, partition, offset } of positions) {
+      const position = tracker.position(topic, partition, offset)
+      if (position !== undefined) records.push(encodePosition(position))
     }
+    return records.map(({ key, value }) => ({ topic: this.topic, key, value: value as string }))
   }
 
   /** Writes what is not yet durable; concurrent calls run one after the other. */

@@ -41,8 +41,11 @@ export class RangeTracker {
    * right after the previous record, is a further output of that source record. It extends and
    * opens nothing, so a source offset maps to the target offset of its first output, and a source
    * record with no output is a gap (it maps to the first output of the next record that has one).
+   *
+   * With `durable` (exactly-once: the ranges were written in the records' own transaction) the
+   * ranges move on and the position follows, but nothing becomes unwritten.
    */
-  record (sourceTopic: string, targetTopic: string, partition: number, sourceOffsets: readonly bigint[], targetBase: bigint, fanOut = false): void {
+  record (sourceTopic: string, targetTopic: string, partition: number, sourceOffsets: readonly bigint[], targetBase: bigint, fanOut = false, durable = false): void {
     if (sourceOffsets.length === 0) return
     const k = key(sourceTopic, partition)
     let state = this.#partitions.get(k)
@@ -64,7 +67,7 @@ export class RangeTracker {
       } else {
         open = { sourceTopic, targetTopic, partition, sourceStart: source, targetStart: target, length: 1n }
       }
-      state.unwritten.set(open.targetStart, open)
+      if (!durable) state.unwritten.set(open.targetStart, open)
     }
     state.open = open
     state.targetNext = targetBase + BigInt(sourceOffsets.length)

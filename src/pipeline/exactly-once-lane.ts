@@ -7,7 +7,7 @@ import type { MirrorBatch } from './mirror-batch.js'
 import { parsePartitionKey, partitionKey } from './partition-key.js'
 import type { PartitionProgress } from './partition-progress.js'
 import type { FlowLabels, PipelineObserver } from './pipeline-observer.js'
-import type { AckSegment, CommitOffset, FetchControl, PositionStore, SourcePosition, TransactionalSink } from './ports.js'
+import type { AckSegment, CommitOffset, FetchControl, PositionStore, SourcePosition, TransactionAck, TransactionalSink, TransactionRecord } from './ports.js'
 import type { LaneTransaction, WorkerListener } from './producer-worker.js'
 import { TransactionFailedError } from './transaction-failed-error.js'
 import type { DeepPathReason } from './forwarded-batch.js'
@@ -28,6 +28,8 @@ export interface LaneOptions {
   readonly onFatal: (error: Error) => void
   /** Moves the source's fetch position of owned partitions (`RecordSource.seek`): a lane taken again goes back to its positions. */
   readonly seek: (offsets: readonly CommitOffset[]) => void
+  /** The records describing a transaction's acknowledgements (its offset syncs), written in it: `AckListener.transactionRecords`. */
+  readonly describe?: (acks: readonly TransactionAck[], positions: readonly SourcePosition[]) => TransactionRecord[]
 }
 
 /**
@@ -317,7 +319,9 @@ export class Lane implements LaneTransaction {
     }
     let committed: Promise<void>
     try {
-      ({ committed } = await this.#sink.commitTransaction(positions))
+      // The offset syncs of what the transaction holds go in it: durable exactly when its records are.
+      const records = this.#options.describe?.(acks, positions) ?? []
+      ;({ committed } = await this.#sink.commitTransaction(positions, records))
     } catch (error) {
       const failure = aborted(error)
       if (failOnError) this.#failed(failure)

@@ -129,6 +129,7 @@ export class MirrorFlow {
         signal: this.#abort.signal,
         onFatal: error => this.#fail(error),
         seek: offsets => this.#source.seek(offsets),
+        ...(options.ackListener?.transactionRecords === undefined ? {} : { describe: options.ackListener.transactionRecords.bind(options.ackListener) }),
       })
     }
     this.#intake = new BatchIntake(config, this.labels, this.#queue, this.#progress, this.#observer, options.tracer, topic => this.#topics.get(topic), this.#exactlyOnce)

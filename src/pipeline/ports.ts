@@ -178,6 +178,26 @@ export interface AckListener {
   acknowledged: (batch: MirrorBatch, segments: readonly AckSegment[]) => void
   /** `committing`: the source offsets the commit that follows will write (the mirror's position). */
   flush: (committing?: readonly CommitCandidate[]) => Promise<void>
+  /**
+   * Exactly-once: the records that describe `acks` (held by a lane's transaction about to commit;
+   * `positions`: where each of its partitions resumes), written in that transaction, so they are
+   * durable exactly when its records are: a crash right after the commit leaves no record without
+   * them. The same acknowledgements reach `acknowledged` once the transaction committed.
+   */
+  transactionRecords?: (acks: readonly TransactionAck[], positions: readonly SourcePosition[]) => TransactionRecord[]
+}
+
+/** An acknowledged batch held by a lane's open transaction (exactly-once). */
+export interface TransactionAck {
+  readonly batch: MirrorBatch
+  readonly segments: readonly AckSegment[]
+}
+
+/** A record for one of the mirror's topics on the target, written inside a lane's transaction (exactly-once). */
+export interface TransactionRecord {
+  readonly topic: string
+  readonly key: string
+  readonly value: string
 }
 
 /** Starts a span per batch; `enabled` false means no spans are made at all. */
@@ -210,12 +230,13 @@ export interface TransactionalSink extends RecordSink {
    */
   stagePositions: (positions: readonly SourcePosition[]) => void
   /**
-   * Writes `positions` in the open transaction and asks for its commit. Resolves once the next
-   * transaction may be written (`send` may go on while this one is being committed); `committed`
-   * settles when this one is: it rejects with a `TransactionFailedError` when it did not commit,
-   * and so does every later transaction's (a transaction commits only after the one before it did).
+   * Writes `positions` and `records` (the offset syncs of what it holds) in the open transaction
+   * and asks for its commit. Resolves once the next transaction may be written (`send` may go on
+   * while this one is being committed); `committed` settles when this one is: it rejects with a
+   * `TransactionFailedError` when it did not commit, and so does every later transaction's (a
+   * transaction commits only after the one before it did).
    */
-  commitTransaction: (positions: readonly SourcePosition[]) => Promise<{ readonly committed: Promise<void> }>
+  commitTransaction: (positions: readonly SourcePosition[], records?: readonly TransactionRecord[]) => Promise<{ readonly committed: Promise<void> }>
 }
 
 /** Where a flow's positions live on the target (exactly-once): read, as committed, when a lane is taken. */
