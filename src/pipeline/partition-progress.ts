@@ -20,7 +20,10 @@ interface PartitionState {
   admittedNext: bigint
   committed: bigint
   lastProgressMs: number
-  /** False while another member owns the partition (its state is kept to avoid copying twice). */
+  /**
+   * False when the state was made while the partition was not owned here (a batch fetched before
+   * it was revoked, handed over after): dropped when the partition is assigned here again.
+   */
   owned: boolean
 }
 
@@ -31,12 +34,14 @@ interface PartitionState {
  */
 export class PartitionProgress {
   readonly #states = new Map<string, PartitionState>()
+  /** The partitions owned here as of the last `retain`; undefined before the first assignment. */
+  #owned: ReadonlySet<string> | undefined
 
   #state (topic: string, partition: number, startOffset: bigint): PartitionState {
     const key = partitionKey(topic, partition)
     let state = this.#states.get(key)
     if (state === undefined) {
-      state = { topic, partition, highWatermark: -1n, inFlight: [], ackedNext: startOffset, admittedNext: startOffset, committed: -1n, lastProgressMs: 0, owned: true }
+      state = { topic, partition, highWatermark: -1n, inFlight: [], ackedNext: startOffset, admittedNext: startOffset, committed: -1n, lastProgressMs: 0, owned: this.#owned?.has(key) ?? true }
       this.#states.set(key, state)
     }
     return state
@@ -139,7 +144,6 @@ export class PartitionProgress {
 
   observeHighWatermark (topic: string, partition: number, highWatermark: bigint, fetchOffset: bigint): void {
     const state = this.#state(topic, partition, fetchOffset)
-    state.owned = true
     state.highWatermark = highWatermark
   }
 
@@ -147,7 +151,7 @@ export class PartitionProgress {
   commitCandidates (owned?: ReadonlySet<string>): CommitCandidate[] {
     const candidates: CommitCandidate[] = []
     for (const [key, state] of this.#states) {
-      if (owned !== undefined && !owned.has(key)) continue
+      if (!state.owned || (owned !== undefined && !owned.has(key))) continue
       if (state.ackedNext <= state.committed) continue
       const lag = state.highWatermark >= state.ackedNext ? state.highWatermark - state.ackedNext : 0n
       candidates.push({ topic: state.topic, partition: state.partition, offset: state.ackedNext, lagRecords: lag })
@@ -163,16 +167,19 @@ export class PartitionProgress {
   }
 
   /**
-   * Marks which partitions this process owns after a rebalance. State of the others is kept: when a
-   * partition moves between this process's consumers, or comes back, the records already handed
-   * over are not copied again.
+   * Marks which partitions this process owns after a rebalance. The progress of a partition it
+   * lost is dropped: its new owner commits it from then on and moves the group's offset past what
+   * this process acknowledged, so if the partition comes back, that old offset would move the
+   * group backwards. A partition assigned here starts over from where the source fetches it (the
+   * group's committed offset), so no commit of it is ever below that offset. What is still in
+   * flight of a lost partition is written, and its acknowledgement no longer moves anything here
+   * (the new owner may copy those records again: at least once). State made while a partition
+   * was not owned here (a batch fetched before it was revoked, handed over after) is dropped too.
    */
   retain (owned: ReadonlySet<string>): void {
+    this.#owned = owned
     for (const [key, state] of this.#states) {
-      state.owned = owned.has(key)
-      if (state.owned) continue
-      // Commits and lag are the owner's business now; what is still in flight here completes.
-      state.highWatermark = -1n
+      if (!owned.has(key) || !state.owned) this.#states.delete(key)
     }
   }
 
