@@ -9,6 +9,7 @@ import type { ClusterConnection } from '../config/cluster-connection.js'
 import { toMirrorError } from './errors.js'
 import { batchEventFetchedOffset, batchFetchedOffset, fetchSessionsOption, runWithBatchForwarding, withoutBatchForwarding } from './kafkajs-internals.js'
 import { forwardingHook, KafkaForwardedBatch, type ForwardingPolicy } from './forwarded-record-batch.js'
+import { decodeLaneRefusal, laneRefusalError } from './bucket-assigner.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 
 /**
@@ -114,6 +115,9 @@ export class KafkaRecordSource implements RecordSource {
   #wireEvents (consumer: Consumer, handlers: SourceListener): void {
     const { GROUP_JOIN, REBALANCING, END_BATCH_PROCESS, CRASH, CONNECT, DISCONNECT } = consumer.events
     consumer.on(GROUP_JOIN, event => {
+      // The leader refused this process (exactly-once, another lane count than the group's): it got no partitions and stops.
+      const refusal = decodeLaneRefusal((event.payload as { memberUserData?: Buffer }).memberUserData)
+      if (refusal !== undefined) handlers.onCrash(laneRefusalError(this.#settings.groupId, refusal))
       const owned = new Set<string>()
       for (const [topic, partitions] of Object.entries(event.payload.memberAssignment)) {
         for (const partition of partitions) owned.add(partitionKey(topic, partition))
