@@ -38,8 +38,10 @@ export function kafkaFlowPorts (flow: FlowConfig, logger: Logger, producers?: Mi
       groupId: flow.consumer.groupId,
       ...(publish === undefined ? {} : { onProducerStarted: publish }),
     }, flowLogger.child({ lane })))
+    // Made once: its start time (the group keeps the lane count of the process that started first) is the process's, not the subscription's.
+    const assigner = bucketAssigner(flow.numProducers)
     return {
-      source: () => new KafkaRecordSource(flow.source, flow.consumer, flow.numStreams, flowLogger, batchForwarding(flow), producers, [bucketAssigner(flow.numProducers)]),
+      source: () => new KafkaRecordSource(flow.source, flow.consumer, flow.numStreams, flowLogger, batchForwarding(flow), producers, [assigner]),
       sinks,
       exactlyOnce: { sinks, positions: new KafkaPositionStore(flow.target, exactlyOnce, flow.consumer.groupId, flowLogger) },
       sourceTopics: new TopicAdmin(flow.source, flowLogger),
