@@ -56,10 +56,13 @@ export class OffsetCommitter {
   async #commitOnce (): Promise<boolean> {
     const { progress, source, ackListener, observer, labels, logger } = this.#options
     const current = source()
-    const candidates = progress.commitCandidates(current.owned())
+    let candidates = progress.commitCandidates(current.owned())
     if (candidates.length === 0) return true
     try {
       await ackListener?.flush(candidates)
+      // A rebalance during the flush: partitions given away (or given away and back) keep the group's offset.
+      candidates = progress.stillCommittable(candidates, current.owned())
+      if (candidates.length === 0) return true
       // Offsets are committed on the source only after the target acknowledged every record below them.
       await retry(() => current.commit(candidates), {
         maxAttempts: 3,

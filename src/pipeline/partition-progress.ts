@@ -36,6 +36,8 @@ export class PartitionProgress {
   readonly #states = new Map<string, PartitionState>()
   /** The partitions owned here as of the last `retain`; undefined before the first assignment. */
   #owned: ReadonlySet<string> | undefined
+  /** The state each commit candidate was taken from (`stillCommittable`). */
+  readonly #candidateStates = new WeakMap<CommitCandidate, PartitionState>()
 
   #state (topic: string, partition: number, startOffset: bigint): PartitionState {
     const key = partitionKey(topic, partition)
@@ -154,9 +156,25 @@ export class PartitionProgress {
       if (!state.owned || (owned !== undefined && !owned.has(key))) continue
       if (state.ackedNext <= state.committed) continue
       const lag = state.highWatermark >= state.ackedNext ? state.highWatermark - state.ackedNext : 0n
-      candidates.push({ topic: state.topic, partition: state.partition, offset: state.ackedNext, lagRecords: lag })
+      const candidate = { topic: state.topic, partition: state.partition, offset: state.ackedNext, lagRecords: lag }
+      this.#candidateStates.set(candidate, state)
+      candidates.push(candidate)
     }
     return candidates
+  }
+
+  /**
+   * The `candidates` (from `commitCandidates`) whose partition is still owned here, with the same
+   * progress: a partition revoked while the commit waited (for the offset syncs) belongs to another
+   * member, and one that came back meanwhile starts over from the group's offset; neither may get
+   * the old offset.
+   */
+  stillCommittable (candidates: readonly CommitCandidate[], owned: ReadonlySet<string>): CommitCandidate[] {
+    return candidates.filter(candidate => {
+      const key = partitionKey(candidate.topic, candidate.partition)
+      const state = this.#candidateStates.get(candidate)
+      return state !== undefined && state === this.#states.get(key) && state.owned && owned.has(key)
+    })
   }
 
   committed (offsets: readonly CommitCandidate[]): void {

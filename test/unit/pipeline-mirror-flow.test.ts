@@ -131,6 +131,29 @@ test('a rebalance with records in flight: no commit for a partition given away; 
   assert.equal(source.committed('orders', 0), 20n)
 })
 
+test('a partition given away and back while a commit waits for the offset syncs: the offset it had before is not committed', { timeout: 15_000 }, async t => {
+  const config = fakeFlowConfig({ numProducers: 1 })
+  const ports = fakePorts({ orders: 1 }, 1)
+  let release = (): void => {}
+  let flushing = (): void => {}
+  const flushStarted = new Promise<void>(resolve => { flushing = resolve })
+  const ackListener = { acknowledged: () => {}, flush: async () => { flushing(); await new Promise<void>(resolve => { release = resolve }) } }
+  const flow = new MirrorFlow(config, ports, { logger: silentLogger, drainTimeoutMs: 2_000, ackListener })
+  await flow.start()
+  t.after(() => { release(); return flow.stop().catch(() => {}) })
+  const source = ports.current()
+  await source.deliver('orders', 0, records(0, 10))
+  await until(() => nextToMirror(flow, 'orders', 0) === 10n, 'acknowledged')
+  const commit = flow.commit()
+  await flushStarted
+  // While the offset syncs are written: the partition goes to another member (which commits on) and comes back.
+  source.assign(new Set())
+  source.assign(new Set([partitionKey('orders', 0)]))
+  release()
+  assert.equal(await commit, true)
+  assert.equal(source.committed('orders', 0), undefined, 'offset 10 is not committed over what the other member committed')
+})
+
 test('stop gives up on records in flight at the drain deadline and leaves them uncommitted', { timeout: 15_000 }, async () => {
   const config = fakeFlowConfig({ numProducers: 1 })
   const ports = fakePorts({ orders: 1 }, 1)
