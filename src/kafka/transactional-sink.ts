@@ -12,7 +12,7 @@ import { toMirrorError } from './errors.js'
 import { producerIdOf, withoutBatchForwarding } from './kafkajs-internals.js'
 import { encodePosition } from './position-record.js'
 import { acksOf, compressionTypes, sendFailureOf, topicMessagesOf } from './record-sink.js'
-import { DEFAULT_MAX_MESSAGE_BYTES, recordBytesPerRequest, splitRecords } from './split-records.js'
+import { DEFAULT_MAX_MESSAGE_BYTES, recordBytesPerRequest, recordSizeBytes, splitRecords } from './split-records.js'
 
 const { Partitioners } = kafkajs
 
@@ -185,27 +185,34 @@ export class KafkaTransactionalSink implements TransactionalSink {
   }
 
   /**
-   * The requests that carry the missing positions and `records` (partition 0 of their topics),
-   * each within `max.request.size` and the default `max.message.bytes`; usually one.
+   * The requests that carry `records` and the missing positions (partition 0 of their topics), in
+   * that order, each within `max.request.size` and the default `max.message.bytes`: usually one.
    */
   #commitRequests (missing: readonly SourcePosition[], records: readonly TransactionRecord[]): TopicMessages[][] {
-    const requests: TopicMessages[][] = []
-    const byTopic = new Map<string, TransactionRecord[]>()
-    for (const record of records) {
-      let list = byTopic.get(record.topic)
-      if (list === undefined) byTopic.set(record.topic, list = [])
-      list.push(record)
+    const byTopic = new Map<string, Array<{ key: string, value: string }>>()
+    for (const { topic, key, value } of records) {
+      let list = byTopic.get(topic)
+      if (list === undefined) byTopic.set(topic, list = [])
+      list.push({ key, value })
     }
+    if (missing.length > 0) byTopic.set(this.#options.positionsTopic, [...(byTopic.get(this.#options.positionsTopic) ?? []), ...this.#positionMessages(missing)])
     const maxRecordBytes = recordBytesPerRequest({ maxRequestSizeBytes: this.#settings.maxRequestSizeBytes, maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES })
+    const requests: Array<{ topics: TopicMessages[], bytes: number }> = []
     for (const [topic, list] of byTopic) {
-      for (const chunk of splitRecords(list, maxRecordBytes, topic)) requests.push([{ topic, messages: chunk.map(({ key, value }) => ({ partition: 0, key, value })) }])
+      for (const chunk of splitRecords(list, maxRecordBytes, topic)) {
+        const bytes = chunk.reduce((sum, record) => sum + recordSizeBytes(record), 0)
+        const messages = chunk.map(({ key, value }) => ({ partition: 0, key, value }))
+        // Topics share a request while it stays within the limit (each topic's batch is within it on its own).
+        const last = requests[requests.length - 1]
+        if (last !== undefined && last.bytes + bytes <= maxRecordBytes) {
+          last.topics.push({ topic, messages })
+          last.bytes += bytes
+        } else {
+          requests.push({ topics: [{ topic, messages }], bytes })
+        }
+      }
     }
-    if (missing.length > 0) {
-      const positions = { topic: this.#options.positionsTopic, messages: this.#positionMessages(missing) }
-      if (requests.length === 0) requests.push([positions])
-      else (requests[0] as TopicMessages[]).push(positions)
-    }
-    return requests
+    return requests.map(request => request.topics)
   }
 
   #positionMessages (positions: readonly SourcePosition[]): Array<{ partition: number, key: string, value: string }> {

@@ -88,8 +88,8 @@ export class OffsetSyncWriter implements AckListener {
   /**
    * Exactly-once: the ranges of `acks` (a lane's transaction about to commit) and the mirror's
    * position in each partition of `positions`, as records of the syncs topic, to be written in that
-   * transaction. Worked out on their own (a transaction's target offsets never continue the one
-   * before: its commit marker sits in between): an aborted transaction leaves nothing behind here.
+   * transaction. Worked out from the transaction's own acknowledgements (a range per run of
+   * consecutive source and target offsets in it), so an aborted transaction leaves nothing here.
    */
   transactionRecords (acks: readonly TransactionAck[], positions: readonly SourcePosition[]): TransactionRecord[] {
     const tracker = new RangeTracker()

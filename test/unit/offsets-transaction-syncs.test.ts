@@ -87,7 +87,7 @@ test('exactly-once: a lane transaction carries the offset syncs of its own recor
   await writer.flush()
 })
 
-test('exactly-once: the syncs of a transaction are worked out from its own acknowledgements (target offsets jump at each commit marker)', () => {
+test('exactly-once: the syncs of a transaction are worked out from its own acknowledgements alone: a range per run of consecutive offsets, a position per partition', () => {
   const flow = fakeFlowConfig({
     offsetSyncs: { enabled: true, topic: 'syncs', replicationFactor: 1 },
     exactlyOnce: { key: '--exactly.once', commitIntervalMs: 100, transactionTimeoutMs: 60_000, positionsTopic: 'positions', positionsReplicationFactor: 1 },
