@@ -45,6 +45,6 @@ EXPOSE 9464
 # It reads the port from MIRROR_METRICS_PORT: set the port through that variable, not --metrics.port.
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.MIRROR_METRICS_PORT || 9464) + '/healthz').then(r => process.exit(r.status === 200 ? 0 : 1), () => process.exit(1))"]
-# The bin itself as PID 1, never npm or npx: it receives SIGTERM and drains (README, mirror-sidecar).
+# The bin itself as PID 1, never npm or npx: it receives SIGTERM and drains (README, "Five minutes against your own clusters").
 ENTRYPOINT ["node", "/app/dist/src/bin/mirror-sidecar.js"]
 CMD ["/etc/kafka-mirror/mm2.properties"]
