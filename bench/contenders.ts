@@ -182,7 +182,8 @@ export function mirrorMaker2Contender (distribution: KafkaDistribution, heap: st
         'sync.topic.configs.enabled': 'false',
         'sync.topic.acls.enabled': 'false',
         'refresh.groups.enabled': 'false',
-        ...(job.commitIntervalMs === undefined ? {} : { 'offset.flush.interval.ms': job.commitIntervalMs }),
+        // Dedicated mode builds each worker's config from the target cluster's keys (MirrorMakerConfig.workerConfig): a top-level key is not applied.
+        ...(job.commitIntervalMs === undefined ? {} : { [`${t}.offset.flush.interval.ms`]: job.commitIntervalMs }),
         [`${s}.consumer.auto.offset.reset`]: 'earliest',
         [`${t}.producer.acks`]: 'all',
         // KIP-618: read per target cluster in dedicated mode (a top-level key is not applied).

@@ -16,7 +16,7 @@ export function withCommonArgs<T> (yargs: Argv<T>): Argv<T & CommonArgs> {
   return yargs
     .option('format', { choices: OutputFormats, default: 'table' as OutputFormat, describe: 'Output: an aligned table, JSON, or CSV.' })
     .option('verbose', { type: 'boolean', default: false, describe: 'Log client activity on stderr and show stack traces.' })
-    .option('timeout-ms', { type: 'number', default: 3000, coerce: positiveInteger('--timeout-ms'), describe: 'Connection timeout per broker; an unreachable cluster fails after about twice this.' }) as Argv<T & CommonArgs>
+    .option('timeout-ms', { type: 'string', default: '3000', coerce: positiveInteger('--timeout-ms'), describe: 'Connection timeout per broker; an unreachable cluster fails after about twice this.' }) as Argv<T & CommonArgs>
 }
 
 /** A coercion that accepts only integers >= `min`, with a message naming the flag. */

@@ -7,11 +7,23 @@ import { lagCommand } from './commands/lag.js'
 import { offsetsCommand } from './commands/offsets.js'
 import { translateCommand } from './commands/translate.js'
 import { verifyCommand } from './commands/verify.js'
+import { unknownCommandLine } from './command-suggestion.js'
 import { ExitCode } from './exit-codes.js'
 import { usageLine } from './run-command.js'
 import { packageVersion } from '../src/index.js'
 
-await yargs(hideBin(process.argv))
+const COMMANDS = ['offsets', 'lag', 'verify', 'translate', 'cutover', 'failover', 'failback', 'completion']
+
+function fail (text: string): never {
+  process.stderr.write(`mirror-check: ${text}\nRun mirror-check --help for usage.\n`)
+  process.exit(ExitCode.ERROR)
+}
+
+const args = hideBin(process.argv)
+const unknownCommand = unknownCommandLine(args, COMMANDS)
+if (unknownCommand !== undefined) fail(unknownCommand)
+
+await yargs(args)
   .scriptName('mirror-check')
   .usage('$0 [command] [options]\n\nAudit a Kafka mirror: consumer group offsets and lag, cross-cluster lag, record-by-record verification of the copy, exact translation of group offsets to the target, and a cutover gate.\nExit codes: 0 ok, 1 check failed, 2 usage or runtime error.')
   .command(offsetsCommand)
@@ -21,6 +33,7 @@ await yargs(hideBin(process.argv))
   .command(cutoverCommand)
   .command(failoverCommand)
   .command(failbackCommand)
+  .completion('completion', 'Print a bash completion script (mirror-check completion >> ~/.bashrc)')
   .strict()
   .help()
   .alias('help', 'h')
@@ -29,9 +42,7 @@ await yargs(hideBin(process.argv))
   .locale('en')
   .wrap(Math.min(120, process.stdout.columns ?? 100))
   .fail((message, error) => {
-    const text = message ?? error?.message ?? 'invalid arguments'
-    process.stderr.write(`mirror-check: ${usageLine(text)}\nRun mirror-check --help for usage.\n`)
-    process.exit(ExitCode.ERROR)
+    fail(usageLine(message ?? error?.message ?? 'invalid arguments'))
   })
   .parseAsync()
 

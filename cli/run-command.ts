@@ -19,12 +19,24 @@ export async function runCommand (args: { verbose?: boolean }, body: () => Promi
   }
 }
 
+/** camelCase to kebab-case: `bogusFlag` to `bogus-flag`. */
+function kebab (name: string): string {
+  return name.replace(/[A-Z]/g, c => `-${c.toLowerCase()}`)
+}
+
 /**
  * One line for a yargs usage message. yargs puts the bad value and the choices of a `choices`
  * option on the lines after "Invalid values:"; they become `--format "xml": expected one of
- * table, json, csv`. Other messages keep their first line.
+ * table, json, csv`. yargs lists an unknown flag under both its spellings (`bogus-flag, bogusFlag`):
+ * each is named once, as given. Other messages keep their first line.
  */
 export function usageLine (message: string): string {
+  const unknown = /^Unknown arguments?: (.+)$/m.exec(message)
+  if (unknown !== null) {
+    const names = (unknown[1] ?? '').split(', ')
+    const once = names.filter(name => kebab(name) === name || !names.includes(kebab(name)))
+    return `Unknown argument${once.length === 1 ? '' : 's'}: ${once.join(', ')}`
+  }
   const invalid = [...message.matchAll(/Argument: (.+?), Given: (.+?), Choices: (.+)$/gm)]
   if (invalid.length === 0) return message.split('\n')[0] ?? message
   return invalid.map(([, name = '', given = '', choices = '']) => {

@@ -241,6 +241,9 @@ export async function failoverOutput (direction: FailoverDirection, args: Failov
   const reverseTopic = args['reverse-offset-syncs-topic'] ?? offsetSyncsTopicName(direction === 'failover' ? targetAlias : sourceAlias)
   const logger = args.verbose ? createLogger({ level: 'debug' }) : silentLogger
   const notes: string[] = []
+  // The offset-sync reads and the plan retry a lost connection as the sidecar does; an unreachable
+  // cluster is found here first, within --timeout-ms and with the wording of the other commands.
+  for (const side of [source, target]) await (await connectClient(side.connection, args)).close()
 
   const groups = [...new Set(args.group ?? [])]
   if (groupPattern !== undefined) {

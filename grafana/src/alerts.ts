@@ -12,12 +12,25 @@ import { Metrics } from '../../src/metrics/metric-names.js'
 /** The scrape job the rules expect for `up` and `absent()`; change it here if yours differs. */
 export const MIRROR_JOB = 'kafka-mirror'
 
+/**
+ * Where `docs/runbook.md` is read: each rule's `runbook_url` is this plus `#` and the alert name in
+ * lower case (the page's heading anchor). As shipped, the page's path in the repository and the npm
+ * package; set the address where you publish the docs and run `npm run grafana:build`.
+ */
+export const RUNBOOK_URL = 'docs/runbook.md'
+
 export interface AlertRule {
   readonly alert: string
   readonly expr: string
   readonly for?: string
   readonly labels: { readonly severity: 'warning' | 'critical' }
-  readonly annotations: { readonly summary: string, readonly description: string, readonly runbook: string }
+  /** `runbook`: the numbered steps; `runbook_url`: the alert's section of docs/runbook.md, which holds the same steps. */
+  readonly annotations: { readonly summary: string, readonly description: string, readonly runbook: string, readonly runbook_url?: string }
+}
+
+/** The alert's section of docs/runbook.md. */
+export function runbookUrl (alert: string): string {
+  return `${RUNBOOK_URL}#${alert.toLowerCase()}`
 }
 
 const M = Metrics
@@ -242,7 +255,41 @@ export const alertRules: readonly AlertRule[] = [
 
 /** The rule file Prometheus loads. */
 export function alertRuleFile (): { groups: Array<{ name: string, rules: AlertRule[] }> } {
-  return { groups: [{ name: 'kafka-mirror-sidecar', rules: [...alertRules] }] }
+  return { groups: [{ name: 'kafka-mirror-sidecar', rules: alertRules.map(rule => ({ ...rule, annotations: { ...rule.annotations, runbook_url: runbookUrl(rule.alert) } })) }] }
+}
+
+/** `docs/runbook.md`: one section per alert (its anchor is `runbook_url`'s), with what it means and the steps. */
+export function runbookPage (): string {
+  const placeholders = (template: string): Record<string, string> =>
+    Object.fromEntries([...template.matchAll(/\$labels\.([a-zA-Z_][a-zA-Z0-9_]*)/g)].map(([, name = '']) => [name, name.toUpperCase()]))
+  const sections = alertRules.map(rule => [
+    `## ${rule.alert}`,
+    '',
+    `Severity ${rule.labels.severity}. ${renderAnnotation(rule.annotations.summary, placeholders(rule.annotations.summary))}.`,
+    '',
+    renderAnnotation(rule.annotations.description, placeholders(rule.annotations.description)),
+    '',
+    `Fires when this holds${rule.for === undefined ? '' : ` for ${rule.for}`}:`,
+    '',
+    '```promql',
+    rule.expr,
+    '```',
+    '',
+    rule.annotations.runbook,
+    '',
+  ].join('\n'))
+  return [
+    '# Runbook: the alerts of kafka-mirror-sidecar',
+    '',
+    'One section per alert of `grafana/alerts.yml` (and of the PrometheusRule in',
+    '`deploy/kubernetes/monitoring/`); each alert\'s `runbook_url` annotation points to its section,',
+    'and its `runbook` annotation carries the same steps. Metrics are described in',
+    '[metrics-and-alerts.md](metrics-and-alerts.md).',
+    '',
+    ...alertRules.map(rule => `- [${rule.alert}](#${rule.alert.toLowerCase()})`),
+    '',
+    ...sections,
+  ].join('\n')
 }
 
 interface InputSeries { readonly series: string, readonly values: string }
@@ -486,6 +533,7 @@ export function alertTestFile (): object {
                 summary: renderAnnotation(rule.annotations.summary, all),
                 description: renderAnnotation(rule.annotations.description, all),
                 runbook: renderAnnotation(rule.annotations.runbook, all),
+                runbook_url: runbookUrl(rule.alert),
               },
             }
           }),

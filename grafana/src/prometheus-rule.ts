@@ -13,7 +13,8 @@ export function prometheusRule (): object {
     kind: 'PrometheusRule',
     metadata: {
       name: PROMETHEUS_RULE_NAME,
-      labels: { 'app.kubernetes.io/name': 'kafka-mirror' },
+      // role: alert-rules is what a Prometheus selects with ruleSelector: { matchLabels: { role: alert-rules } }.
+      labels: { 'app.kubernetes.io/name': 'kafka-mirror', role: 'alert-rules' },
     },
     spec: alertRuleFile(),
   }

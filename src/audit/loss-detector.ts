@@ -16,7 +16,7 @@ export const LossReasons = {
 } as const
 export type LossReason = typeof LossReasons[keyof typeof LossReasons]
 
-/** Reasons after which the flow must not go on (see README, "Silent loss"). */
+/** Reasons after which the flow must not go on (see docs/operations.md, "Silent loss"). */
 export const FATAL_LOSS_REASONS: ReadonlySet<LossReason> = new Set([LossReasons.SOURCE_TOPIC_RECREATED, LossReasons.TARGET_TOPIC_RECREATED])
 
 /**

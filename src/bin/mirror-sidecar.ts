@@ -59,6 +59,7 @@ async function main (): Promise<void> {
     .usage('$0 --consumer.config source.properties --producer.config target.properties --whitelist "orders.*,payments"\n$0 mm2.properties [--clusters B]\n\nCopies topics from a source Kafka cluster to a target cluster, partition by partition, committing\non the source only what the target acknowledged. Takes MirrorMaker 1 flags, or a MirrorMaker 2\nmm2.properties file; every MirrorMaker 1 flag can also be set as MIRROR_<FLAG> in the environment\n(dots as underscores), flags win.')
     .parserConfiguration({ 'dot-notation': false, 'camel-case-expansion': false, 'duplicate-arguments-array': true, 'boolean-negation': false })
     .options({ ...MM1_FLAGS, ...MODE_FLAGS } as never)
+    .completion('completion', 'Print a bash completion script (mirror-sidecar completion >> ~/.bashrc)')
     .strict()
     .version('version', 'Print the version and exit', packageVersion())
     .help('help')

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { PropertyEntry } from './java-properties.js'
+import { ConfigError } from '../shared/errors.js'
 import { parseProperties } from './java-properties.js'
 import type { ProblemList } from './values.js'
 
@@ -58,6 +59,7 @@ function lookUp (kind: ProviderKind, path: string | undefined, key: string): { v
     const value = parseProperties(readFileSync(path, 'utf8'), path).get(key)?.value
     return value === undefined ? { error: `key ${key} is not in ${path}; add it there or fix the reference` } : { value }
   } catch (error) {
+    if (error instanceof ConfigError) return { error: error.message }
     return { error: `cannot read ${kind === 'dir' ? join(path, key) : path} (${(error as NodeJS.ErrnoException).code ?? 'error'}); check the path and its permissions` }
   }
 }

@@ -1,3 +1,6 @@
+import { ConfigError } from '../shared/errors.js'
+import { ProblemList } from './values.js'
+
 /** One key of a `.properties` file with where it came from, for error messages. */
 export interface PropertyEntry {
   readonly value: string
@@ -8,6 +11,16 @@ export interface PropertyEntry {
 }
 
 export type Properties = ReadonlyMap<string, PropertyEntry>
+
+/** The first `\u` in `text` not followed by four hex digits (as written, up to six characters), or undefined. */
+function malformedUnicodeEscape (text: string): string | undefined {
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] !== '\\') continue
+    if (text[i + 1] === 'u' && !/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) return text.slice(i, i + 6)
+    i++
+  }
+  return undefined
+}
 
 function unescape (text: string): string {
   let out = ''
@@ -37,9 +50,12 @@ function endsWithContinuation (line: string): boolean {
 /**
  * Parses text in `java.util.Properties.load` syntax: `#`/`!` comments, `key=value`, `key: value`
  * and `key value`, backslash line continuations and escapes (`\t`, `\uXXXX`). Later keys win.
+ * A `\u` without four hex digits after it is refused, as `Properties.load` refuses it ("Malformed
+ * \uxxxx encoding"): a `ConfigError` with one problem per such line, naming file, line and key.
  */
 export function parseProperties (text: string, file = '<text>'): Map<string, PropertyEntry> {
   const result = new Map<string, PropertyEntry>()
+  const problems = new ProblemList()
   const lines = text.split(/\r\n|\r|\n/)
   for (let i = 0; i < lines.length; i++) {
     const startLine = i + 1
@@ -60,7 +76,16 @@ export function parseProperties (text: string, file = '<text>'): Map<string, Pro
     while (valueStart < logical.length && /[ \t\f]/.test(logical[valueStart] ?? '')) valueStart++
     if (logical[valueStart] === '=' || logical[valueStart] === ':') valueStart++
     while (valueStart < logical.length && /[ \t\f]/.test(logical[valueStart] ?? '')) valueStart++
-    result.set(unescape(logical.slice(0, keyEnd)), { value: unescape(logical.slice(valueStart)), file, line: startLine })
+    const rawKey = logical.slice(0, keyEnd)
+    const malformedInKey = malformedUnicodeEscape(rawKey)
+    const malformed = malformedInKey ?? malformedUnicodeEscape(logical.slice(valueStart))
+    if (malformed !== undefined) {
+      const key = malformedInKey === undefined ? unescape(rawKey) : rawKey
+      problems.add(`${file}:${startLine}: ${key}`, malformed, `malformed \\uxxxx escape${malformedInKey === undefined ? '' : ' in the key'} (Java refuses the file too); write four hex digits after \\u, or \\\\u for a backslash followed by u`)
+      continue
+    }
+    result.set(unescape(rawKey), { value: unescape(logical.slice(valueStart)), file, line: startLine })
   }
+  if (!problems.empty) throw new ConfigError(problems.problems)
   return result
 }

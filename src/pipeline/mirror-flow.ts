@@ -13,7 +13,7 @@ import { MessageHandler } from './message-handler.js'
 import type { MirrorBatch } from './mirror-batch.js'
 import { OffsetCommitter } from './offset-committer.js'
 import { PartitionProgress } from './partition-progress.js'
-import { partitionKey } from './partition-key.js'
+import { partitionKey, parsePartitionKey } from './partition-key.js'
 import { flowLabels, type FlowLabels, type FlowSnapshot, type LifecycleState, type PipelineObserver } from './pipeline-observer.js'
 import type { AckListener, BatchTracer, FetchControl, FetchedBatch, FlowPorts, RecordSource, SourceListener } from './ports.js'
 import { ProducerWorker } from './producer-worker.js'
@@ -404,7 +404,8 @@ export class MirrorFlow {
     const now = this.coordinates()
     if (now === this.#coordinating) return
     this.#coordinating = now
-    this.#logger.info(now ? 'this process coordinates the flow: group offset sync, checkpoints and offset-sync pruning run here' : 'another process coordinates the flow', { partition: coordinatorPartition(this.#topics.keys()) })
+    const key = coordinatorPartition(this.#topics.keys())
+    this.#logger.info(now ? 'this process coordinates the flow: group offset sync, checkpoints and offset-sync pruning run here' : 'another process coordinates the flow', key === undefined ? {} : parsePartitionKey(key))
   }
 
   snapshot (): FlowSnapshot {

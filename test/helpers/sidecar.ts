@@ -39,17 +39,19 @@ export interface SidecarRun {
 }
 
 /** Runs the real `mirror-sidecar` binary with MirrorMaker 1 flags; killed (SIGKILL) when the test ends. */
-export function spawnSidecar (t: TestContext, run: SidecarRun): SidecarProcess {
+export function spawnSidecar (t: TestContext, run: SidecarRun, bin?: string): SidecarProcess {
   const consumerConfig = writeProperties({ 'bootstrap.servers': run.source.bootstrap, 'group.id': run.groupId, 'auto.offset.reset': 'earliest', ...run.consumer }, 'source.properties')
   const producerConfig = writeProperties({ 'bootstrap.servers': run.target.bootstrap, acks: 'all', ...run.producer }, 'target.properties')
   const given = new Set((run.args ?? []).filter(arg => arg.startsWith('--')))
   const defaults = [['--offset.commit.interval.ms', '500'], ['--refresh.topics.interval.ms', '1000'], ['--metrics.port', '0'], ['--metrics.host', '127.0.0.1']]
     .filter(([flag]) => !given.has(flag as string)).flat() as string[]
-  return spawnSidecarArgs(t, ['--consumer.config', consumerConfig, '--producer.config', producerConfig, '--whitelist', run.include, ...defaults, ...(run.args ?? [])], run.env)
+  return spawnSidecarArgs(t, ['--consumer.config', consumerConfig, '--producer.config', producerConfig, '--whitelist', run.include, ...defaults, ...(run.args ?? [])], run.env, bin)
 }
 
-export function spawnSidecarArgs (t: TestContext, args: readonly string[], env: NodeJS.ProcessEnv = {}): SidecarProcess {
-  const child = spawn(process.execPath, [SIDECAR_BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+/** Runs `mirror-sidecar args...`: the compiled one of this checkout, or `bin` (an installed executable) when given. */
+export function spawnSidecarArgs (t: TestContext, args: readonly string[], env: NodeJS.ProcessEnv = {}, bin?: string): SidecarProcess {
+  const [command, commandArgs] = bin === undefined ? [process.execPath, [SIDECAR_BIN, ...args]] : [bin, [...args]]
+  const child = spawn(command, commandArgs, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let stderr = ''
   let stdout = ''
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { parseProperties } from '../../src/config/java-properties.js'
+import { ConfigError } from '../../src/shared/errors.js'
 
 test('parses java.util.Properties syntax: separators, comments, continuations and escapes', () => {
   const text = [
@@ -22,4 +23,18 @@ test('parses java.util.Properties syntax: separators, comments, continuations an
   assert.equal(get('trailing'), 'x\\')
   assert.equal(props.get('group.id')?.line, 6)
   assert.equal(props.size, 9)
+})
+
+test('a \\u escape without four hex digits is refused as Java refuses it, naming file, line and key; a secret value stays hidden', () => {
+  const text = 'ok=caf\\u00e9\nclient.id=a\\u00zz\nssl.key.password=p\\u12\nliteral=\\\\u00zz\nbad\\u0g=1\n'
+  assert.throws(() => parseProperties(text, 'c.properties'), (error: unknown) => {
+    assert.ok(error instanceof ConfigError)
+    assert.deepEqual(error.problems.map(p => `${p.key} ${p.value ?? ''}`), [
+      'c.properties:2: client.id \\u00zz',
+      'c.properties:3: ssl.key.password [redacted]',
+      'c.properties:5: bad\\u0g \\u0g',
+    ])
+    return true
+  })
+  assert.equal(parseProperties('literal=\\\\u00zz\n').get('literal')?.value, '\\u00zz')
 })

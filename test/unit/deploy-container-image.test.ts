@@ -56,6 +56,17 @@ test('two stages: npm ci in the build stage, a runtime stage as a numeric non-ro
   assert.ok(existsSync(join(REPOSITORY, bins['mirror-sidecar'] as string)))
 })
 
+test('a current Debian base (trixie) and OCI labels whose version is package.json\'s', () => {
+  const all = instructions()
+  const base = /^ARG NODE_IMAGE=(\S+)$/m.exec(readFileSync(DOCKERFILE, 'utf8'))?.[1] ?? ''
+  assert.match(base, /^node:\d+-trixie-slim$/)
+  const version = (JSON.parse(readFileSync(join(REPOSITORY, 'package.json'), 'utf8')) as { version: string }).version
+  assert.ok(all.some(instruction => instruction.stage === 'runtime' && instruction.keyword === 'ARG' && instruction.rest === `VERSION=${version}`), `ARG VERSION=${version} in the runtime stage`)
+  const labels = all.filter(instruction => instruction.stage === 'runtime' && instruction.keyword === 'LABEL').map(instruction => instruction.rest).join(' ')
+  for (const key of ['title', 'description', 'version', 'licenses', 'documentation']) assert.match(labels, new RegExp(`org\\.opencontainers\\.image\\.${key}="[^"]+"`), key)
+  assert.match(labels, /org\.opencontainers\.image\.version="\$\{VERSION\}"/)
+})
+
 test('every file the Dockerfile copies is in the build context (.dockerignore) or made by the build stage', () => {
   const allowed = readFileSync(join(REPOSITORY, '.dockerignore'), 'utf8').split('\n').filter(line => line.startsWith('!')).map(line => line.slice(1).replace(/\/$/, ''))
   assert.ok(readFileSync(join(REPOSITORY, '.dockerignore'), 'utf8').split('\n').includes('*'), '.dockerignore starts from nothing')

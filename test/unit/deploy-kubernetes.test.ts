@@ -143,6 +143,8 @@ for (const variant of Object.keys(VARIANTS) as Variant[]) {
       const budget = one(all, 'PodDisruptionBudget')
       assert.ok(matches(budget.spec.selector.matchLabels, pod.metadata.labels), 'PodDisruptionBudget selects the pods')
       assert.equal(budget.spec.maxUnavailable, 1)
+      // /readyz is 503 while a cluster is unreachable: unready pods must stay evictable or an outage blocks node drains.
+      assert.equal(budget.spec.unhealthyPodEvictionPolicy, 'AlwaysAllow')
       assert.equal(pod.spec.serviceAccountName, one(all, 'ServiceAccount').metadata.name)
     }
 

@@ -9,7 +9,7 @@ import { MessageHandler } from '../../src/pipeline/message-handler.js'
 import type { KafkaRecord } from '../../src/shared/kafka-record.js'
 
 const EXAMPLE = fileURLToPath(new URL('../../../examples/message-handler/orders-handler.mjs', import.meta.url))
-const README = fileURLToPath(new URL('../../../README.md', import.meta.url))
+const CONFIGURATION_DOC = fileURLToPath(new URL('../../../docs/configuration.md', import.meta.url))
 
 const record = (offset: number, value: string | null, headers: Array<[string, string]> = []): KafkaRecord => ({
   offset: String(offset), timestamp: '1700000000000', key: Buffer.from('k'), value: value === null ? null : Buffer.from(value),
@@ -41,9 +41,9 @@ test('the documented example handler filters, masks, re-keys and fans out as its
   ])
 })
 
-test('the README\'s handler does what its comments say', async t => {
-  const block = /```js\n(\/\/ handler\.mjs[\s\S]*?)```/.exec(readFileSync(README, 'utf8'))?.[1]
-  assert.ok(block !== undefined, 'the README holds the handler.mjs example')
+test('the configuration reference\'s handler does what its comments say', async t => {
+  const block = /```js\n(\/\/ handler\.mjs[\s\S]*?)```/.exec(readFileSync(CONFIGURATION_DOC, 'utf8'))?.[1]
+  assert.ok(block !== undefined, 'docs/configuration.md holds the handler.mjs example')
   const dir = mkdtempSync(join(tmpdir(), 'readme-handler-'))
   t.after(() => rmSync(dir, { recursive: true, force: true }))
   const path = join(dir, 'handler.mjs')

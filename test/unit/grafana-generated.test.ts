@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { alertRules } from '../../grafana/src/alerts.js'
+import { alertRuleFile, alertRules, RUNBOOK_URL } from '../../grafana/src/alerts.js'
 import { generatedFiles, grafanaDir, repositoryDir } from '../../grafana/src/build.js'
 import { buildDashboard, DASHBOARD_UID } from '../../grafana/src/dashboard.js'
 import { DigestMetrics } from '../../src/metrics/digest-metrics.js'
@@ -39,9 +39,22 @@ function metricNames (expression: string): string[] {
 }
 
 test('the committed dashboard, alert and PrometheusRule files are what the generator produces (run npm run grafana:build)', async () => {
-  assert.deepEqual(Object.keys(generatedFiles()).sort(), ['deploy/kubernetes/monitoring/prometheusrule.yaml', 'grafana/alerts.test.yml', 'grafana/alerts.yml', 'grafana/kafka-mirror-sidecar.json'])
+  assert.deepEqual(Object.keys(generatedFiles()).sort(), ['deploy/kubernetes/monitoring/prometheusrule.yaml', 'docs/runbook.md', 'grafana/alerts.test.yml', 'grafana/alerts.yml', 'grafana/kafka-mirror-sidecar.json'])
   for (const [name, content] of Object.entries(generatedFiles())) {
     assert.equal(await readFile(join(repositoryDir(), name), 'utf8'), content, `${name} is stale`)
+  }
+})
+
+test('grafana/README.md lists every alert; each runbook_url names a section of docs/runbook.md', async () => {
+  const readme = await readFile(join(grafanaDir(), 'README.md'), 'utf8')
+  const listed = [...readme.matchAll(/^\| (KafkaMirror\w+) \|/gm)].map(([, name]) => name)
+  assert.deepEqual(listed, alertRules.map(rule => rule.alert))
+  const runbook = await readFile(join(repositoryDir(), 'docs', 'runbook.md'), 'utf8')
+  const anchors = new Set([...runbook.matchAll(/^## (\S+)$/gm)].map(([, heading = '']) => heading.toLowerCase()))
+  for (const rule of alertRuleFile().groups[0]?.rules ?? []) {
+    const [page, anchor = ''] = (rule.annotations.runbook_url ?? '').split('#')
+    assert.equal(page, RUNBOOK_URL, rule.alert)
+    assert.ok(anchors.has(anchor), `${rule.alert}: #${anchor} is a heading of docs/runbook.md`)
   }
 })
 

@@ -209,3 +209,15 @@ test('a stop whose final commit fails rejects with MIRROR_COMMIT_FAILED; failing
   assert.deepEqual(levels().slice(0, 3), ['warn', 'warn', 'error'], 'the third failure in a row is an error')
   assert.equal(source.committed('orders', 0), undefined)
 })
+
+test('the coordination log line names the coordinator partition by topic and partition, with no internal key in it', { timeout: 15_000 }, async t => {
+  const logs: string[] = []
+  const { flow, source } = await started({ orders: 2 }, {}, { logs })
+  t.after(() => flow.stop().catch(() => {}))
+  await source.deliver('orders', 0, records(0, 1))
+  await until(() => logs.some(line => line.includes('coordinates the flow')), 'the coordination line')
+  const line = logs.find(entry => entry.includes('coordinates the flow')) as string
+  assert.doesNotMatch(line, /\\u0000|\u0000/, line)
+  assert.match(line, /"topic":"orders"/)
+  assert.match(line, /"partition":\d/)
+})
