@@ -5,6 +5,7 @@ import { createSecureContext, type ConnectionOptions } from 'node:tls'
 import { saslCredentials, tlsOptions, type SaslCredentials, type SaslMechanism } from './cluster-connection.js'
 import type { Properties } from './java-properties.js'
 import { parseJaasConfig } from './jaas.js'
+import { readJks, storeFormatOf, type JksContent, type StoreFormat } from './java-key-store.js'
 import type { ProblemList } from './values.js'
 
 /** True for keys `securityFromProperties` reads (applies, refuses or reports as ignored). */
@@ -39,7 +40,8 @@ function pemBlocks (text: string, kind: 'certificate' | 'key'): string[] {
   return [...text.matchAll(PEM_BLOCK)].filter(m => kind === 'certificate' ? m[1] === 'CERTIFICATE' : /PRIVATE KEY$/.test(m[1] ?? '')).map(m => m[0])
 }
 
-type StoreType = 'PEM' | 'PKCS12' | 'JKS'
+/** Store types Java's clients accept in `ssl.truststore.type` / `ssl.keystore.type`. */
+const STORE_TYPES: readonly StoreFormat[] = ['JKS', 'PKCS12', 'PEM', 'JCEKS']
 
 /** Reads a store file; `undefined` after recording a problem. */
 function readStore (key: string, path: string, problems: ProblemList): Buffer | undefined {
@@ -52,21 +54,53 @@ function readStore (key: string, path: string, problems: ProblemList): Buffer | 
   }
 }
 
-/** The store's type: as configured, else guessed from the content (Java would assume JKS). */
-function storeType (typeKey: string, configured: string | undefined, content: Buffer | undefined, problems: ProblemList): StoreType | undefined {
-  if (configured !== undefined) {
-    const upper = configured.trim().toUpperCase()
-    if (upper === 'PEM' || upper === 'PKCS12' || upper === 'JKS') return upper
-    problems.add(typeKey, configured, 'expected PEM or PKCS12 (JKS stores must be converted)')
+/**
+ * The store's format. The configured type defaults to JKS, as in Java's clients; when the content
+ * is recognisably another format (JKS, JCEKS, PKCS12, PEM) it is read as what it is, as Java's
+ * dual-format keystores do.
+ */
+function storeType (typeKey: string, configured: string | undefined, locationKey: string, path: string | undefined, content: Buffer | undefined, problems: ProblemList): StoreFormat | undefined {
+  const upper = (configured ?? 'JKS').trim().toUpperCase()
+  const type = STORE_TYPES.find(t => t === upper)
+  if (type === undefined) {
+    problems.add(typeKey, configured, `expected ${STORE_TYPES.join(', ')} (default JKS)`)
     return undefined
   }
-  if (content === undefined) return 'PEM'
-  if (content.subarray(0, 4).equals(Buffer.from([0xfe, 0xed, 0xfe, 0xed]))) return 'JKS'
-  return content.toString('latin1').includes('-----BEGIN ') ? 'PEM' : 'PKCS12'
+  if (content === undefined) return type
+  const format = storeFormatOf(content)
+  if (format === undefined) {
+    problems.add(locationKey, path, 'is not a key store (neither JKS, JCEKS, PKCS12 nor PEM); give the path of the store file')
+    return undefined
+  }
+  return format
 }
 
-function refuseJks (key: string, path: string, problems: ProblemList, password: string): void {
-  problems.add(key, path, `is a JKS store, which Node cannot read; convert it: keytool -importkeystore -srcstoretype JKS -srckeystore ${path} -deststoretype PKCS12 -destkeystore ${path.replace(/\.jks$/i, '')}.p12 -deststorepass <${password}>, then point ${key} at the .p12 file (or convert to PEM)`)
+function refuseJceks (key: string, path: string, problems: ProblemList): void {
+  problems.add(key, path, `is a JCEKS store, which cannot be read here; convert it: keytool -importkeystore -srcstoretype JCEKS -srckeystore ${path} -deststoretype PKCS12 -destkeystore ${path.replace(/\.(jceks|jks|ks)$/i, '')}.p12, then point ${key.replace(/^.*?(ssl\.)/, '$1')} at the .p12 file`)
+}
+
+/** A JKS store read with its passwords; `undefined` after recording one problem naming the key to fix. */
+function jksContent (role: 'truststore' | 'keystore', key: (name: string) => string, properties: Properties, content: Buffer, problems: ProblemList): JksContent | undefined {
+  const location = properties.get(`ssl.${role}.location`)?.value as string
+  const storePasswordKey = `ssl.${role}.password`
+  const storePassword = properties.get(storePasswordKey)
+  const keyPassword = role === 'keystore' ? properties.get('ssl.key.password') : undefined
+  if (role === 'keystore' && storePassword === undefined) {
+    // Kafka refuses a keystore without a password too ("SSL key store is specified, but key store password is not specified").
+    problems.add(key(storePasswordKey), undefined, `missing; the JKS keystore ${location} is protected by a password: set ${storePasswordKey} to it`)
+    return undefined
+  }
+  const result = readJks(content, storePassword?.value, keyPassword?.value)
+  if (result.ok) return result.content
+  if (result.failure === 'store-password') {
+    problems.add(key(storePasswordKey), storePassword?.reference, `does not open the JKS ${role} ${location} (wrong password); give the password the store was made with`)
+  } else if (result.failure === 'key-password') {
+    const which = keyPassword === undefined ? storePasswordKey : 'ssl.key.password'
+    problems.add(key(which), (keyPassword ?? storePassword)?.reference, `does not decrypt the private key in the JKS keystore ${location} (wrong password)${keyPassword === undefined ? '; the key has its own password: set ssl.key.password to it' : '; give the key\'s password (keytool -keypass)'}`)
+  } else {
+    problems.add(key(`ssl.${role}.location`), location, `cannot be read as a JKS store (damaged or not a keystore); check the file with keytool -list -keystore ${location}`)
+  }
+  return undefined
 }
 
 /** The certificates of a PKCS#12 truststore, through the openssl command (Node's tls cannot read PKCS#12 trust stores). */
@@ -102,7 +136,7 @@ function checkCertificates (key: string, shown: string, pem: string, problems: P
 }
 
 /** `ca` from `ssl.truststore.*`; undefined means the system's default CAs. */
-function trustedCertificates (get: (name: string) => string | undefined, key: (name: string) => string, problems: ProblemList): string | undefined {
+function trustedCertificates (properties: Properties, get: (name: string) => string | undefined, key: (name: string) => string, problems: ProblemList): string | undefined {
   const location = get('ssl.truststore.location')
   const inline = get('ssl.truststore.certificates')
   if (location !== undefined && inline !== undefined) {
@@ -110,21 +144,29 @@ function trustedCertificates (get: (name: string) => string | undefined, key: (n
     return undefined
   }
   if (inline !== undefined) {
-    const type = storeType(key('ssl.truststore.type'), get('ssl.truststore.type'), undefined, problems)
+    const type = storeType(key('ssl.truststore.type'), get('ssl.truststore.type') ?? 'PEM', key('ssl.truststore.certificates'), undefined, undefined, problems)
     if (type !== undefined && type !== 'PEM') problems.add(key('ssl.truststore.type'), get('ssl.truststore.type'), 'must be PEM with ssl.truststore.certificates')
     return checkCertificates(key('ssl.truststore.certificates'), '(inline PEM)', inline, problems)
   }
   if (location === undefined) return undefined
   const content = readStore(key('ssl.truststore.location'), location, problems)
-  const type = storeType(key('ssl.truststore.type'), get('ssl.truststore.type'), content, problems)
+  const type = storeType(key('ssl.truststore.type'), get('ssl.truststore.type'), key('ssl.truststore.location'), location, content, problems)
   if (content === undefined || type === undefined) return undefined
-  if (type === 'JKS') { refuseJks(key('ssl.truststore.location'), location, problems, 'password'); return undefined }
+  if (type === 'JCEKS') { refuseJceks(key('ssl.truststore.location'), location, problems); return undefined }
+  if (type === 'JKS') {
+    const jks = jksContent('truststore', key, properties, content, problems)
+    if (jks === undefined) return undefined
+    // Java trusts the certificate entries and the first certificate of each key entry (KeyStores.getTrustedCerts).
+    const trusted = [...jks.trustedCertificates, ...jks.keys.map(k => pemBlocks(k.chainPem, 'certificate')[0] ?? '')].filter(c => c !== '')
+    if (trusted.length === 0) problems.add(key('ssl.truststore.location'), location, 'is a JKS store with no certificate; import the CA: keytool -importcert -file ca.pem -keystore ' + location)
+    return trusted.length === 0 ? undefined : trusted.join('')
+  }
   if (type === 'PKCS12') return pkcs12Certificates(key('ssl.truststore.location'), location, get('ssl.truststore.password'), problems)
   return checkCertificates(key('ssl.truststore.location'), location, content.toString('utf8'), problems)
 }
 
 /** `key`/`cert`/`passphrase` or `pfx`/`passphrase` from `ssl.keystore.*` and `ssl.key.password`, for mutual TLS. */
-function clientCertificate (get: (name: string) => string | undefined, key: (name: string) => string, problems: ProblemList): ConnectionOptions {
+function clientCertificate (properties: Properties, get: (name: string) => string | undefined, key: (name: string) => string, problems: ProblemList): ConnectionOptions {
   const location = get('ssl.keystore.location')
   const inlineKey = get('ssl.keystore.key')
   const inlineChain = get('ssl.keystore.certificate.chain')
@@ -146,9 +188,20 @@ function clientCertificate (get: (name: string) => string | undefined, key: (nam
   }
   if (location === undefined) return {}
   const content = readStore(key('ssl.keystore.location'), location, problems)
-  const type = storeType(key('ssl.keystore.type'), get('ssl.keystore.type'), content, problems)
+  const type = storeType(key('ssl.keystore.type'), get('ssl.keystore.type'), key('ssl.keystore.location'), location, content, problems)
   if (content === undefined || type === undefined) return {}
-  if (type === 'JKS') { refuseJks(key('ssl.keystore.location'), location, problems, 'password'); return {} }
+  if (type === 'JCEKS') { refuseJceks(key('ssl.keystore.location'), location, problems); return {} }
+  if (type === 'JKS') {
+    const jks = jksContent('keystore', key, properties, content, problems)
+    if (jks === undefined) return {}
+    // Kafka names no alias: Java's key manager offers the server a key it accepts; the first key entry is used here.
+    const entry = jks.keys[0]
+    if (entry === undefined) {
+      problems.add(key('ssl.keystore.location'), location, 'is a JKS store with no private key entry; a keystore holds the client key and its certificate chain (keytool -genkeypair or -importkeystore)')
+      return {}
+    }
+    return { key: entry.keyPem, cert: entry.chainPem }
+  }
   if (type === 'PKCS12') {
     const storePassword = get('ssl.keystore.password')
     if (keyPassword !== undefined && storePassword !== undefined && keyPassword !== storePassword) {
@@ -183,10 +236,12 @@ function tlsProtocols (get: (name: string) => string | undefined, key: (name: st
 
 /**
  * Maps Java client security keys onto TLS and SASL options: `security.protocol`, `sasl.mechanism`
- * with `sasl.jaas.config` (PLAIN, SCRAM-SHA-256/512), `ssl.truststore.*` (PEM, PKCS12 through
- * openssl, inline certificates), `ssl.keystore.*`/`ssl.key.password` (PEM or PKCS12) and
- * `ssl.endpoint.identification.algorithm`. Keys that would change behaviour and cannot be
- * honoured (JKS, GSSAPI, OAUTHBEARER, Java classes) are problems; other unused `ssl.*`/`sasl.*`
+ * with `sasl.jaas.config` (PLAIN, SCRAM-SHA-256/512), `ssl.truststore.*` (JKS read in memory,
+ * PKCS12 through openssl, PEM, inline certificates), `ssl.keystore.*`/`ssl.key.password` (JKS
+ * converted to PEM in memory, PKCS12, PEM) and `ssl.endpoint.identification.algorithm`. Store
+ * types default to JKS as in Java; the file's content decides when it disagrees. Keys that would
+ * change behaviour and cannot be honoured (JCEKS stores, GSSAPI, OAUTHBEARER, Java classes) are
+ * problems; other unused `ssl.*`/`sasl.*`
  * keys are reported as ignored. `where` names the keys in messages (a file path or an mm2 prefix).
  */
 export function securityFromProperties (properties: Properties, where: string, problems: ProblemList): ClientSecurity {
@@ -200,7 +255,7 @@ export function securityFromProperties (properties: Properties, where: string, p
   }
   for (const name of JAVA_CLASS_KEYS) {
     const value = get(name)
-    if (value !== undefined) problems.add(key(name), value, 'Java classes cannot be loaded here; remove the key (supported: PLAIN and SCRAM with sasl.jaas.config, PEM/PKCS12 stores)')
+    if (value !== undefined) problems.add(key(name), value, 'Java classes cannot be loaded here; remove the key (supported: PLAIN and SCRAM with sasl.jaas.config, JKS/PKCS12/PEM stores)')
   }
   const usesSasl = protocol.startsWith('SASL_')
   const usesTls = protocol.endsWith('SSL')
@@ -246,8 +301,8 @@ export function securityFromProperties (properties: Properties, where: string, p
   let tls: ConnectionOptions | undefined
   if (usesTls) {
     const before = problems.problems.length
-    const ca = trustedCertificates(get, key, problems)
-    const client = clientCertificate(get, key, problems)
+    const ca = trustedCertificates(properties, get, key, problems)
+    const client = clientCertificate(properties, get, key, problems)
     const algorithm = get('ssl.endpoint.identification.algorithm')
     const checkHost = algorithm === undefined || algorithm.trim().toLowerCase() === 'https'
     if (!checkHost && algorithm?.trim() !== '') problems.add(key('ssl.endpoint.identification.algorithm'), algorithm, 'expected https (check the broker host name) or empty (do not)')

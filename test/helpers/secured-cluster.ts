@@ -71,6 +71,47 @@ export function makeCertificates (): TestCertificates {
   }
 }
 
+/** Passwords of the stores `makeJavaStores` writes with keytool; the JKS key has its own password. */
+export const JAVA_STORE_PASSWORDS = { keystore: 'jks-keystore-pw-6a1f', key: 'jks-key-pw-e03c', truststore: 'jks-truststore-pw-94b7' } as const
+
+/** Stores written by Java's keytool from `TestCertificates`: what a Java client's configuration points at. */
+export interface JavaStores {
+  /** The client key and chain as JKS: store password `keystore`, key password `key`. */
+  readonly clientKeystoreJks: string
+  /** The client key and chain as JKS with one password (`keystore`) for store and key, as keytool makes by default. */
+  readonly clientKeystoreJksOnePassword: string
+  /** The CA certificate as a JKS truststore, password `truststore`. */
+  readonly truststoreJks: string
+  /** The CA certificate as a PKCS12 truststore made by keytool, password `truststore`. */
+  readonly truststoreP12: string
+  /** The CA certificate as a JCEKS truststore, password `truststore`. */
+  readonly truststoreJceks: string
+}
+
+function keytool (dir: string, args: string[]): void {
+  execFileSync('keytool', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] })
+}
+
+/** Writes JKS, PKCS12 and JCEKS stores with keytool (Java 17) holding the client key and the CA of `certificates`. */
+export function makeJavaStores (certificates: TestCertificates): JavaStores {
+  const dir = certificates.dir
+  const pw = JAVA_STORE_PASSWORDS
+  const fromP12 = (out: string, keyPassword: string): void => keytool(dir, ['-importkeystore', '-noprompt', '-srckeystore', certificates.clientKeystoreP12, '-srcstoretype', 'PKCS12',
+    '-srcstorepass', STORE_PASSWORDS.keystore, '-srcalias', 'mirror-client', '-destkeystore', out, '-deststoretype', 'JKS', '-deststorepass', pw.keystore, '-destkeypass', keyPassword])
+  fromP12('client-keystore.jks', pw.key)
+  fromP12('client-keystore-one-password.jks', pw.keystore)
+  for (const [out, type] of [['truststore.jks', 'JKS'], ['truststore-keytool.p12', 'PKCS12'], ['truststore.jceks', 'JCEKS']] as const) {
+    keytool(dir, ['-importcert', '-noprompt', '-alias', 'mirror-ca', '-file', certificates.caPem, '-keystore', out, '-storetype', type, '-storepass', pw.truststore])
+  }
+  return {
+    clientKeystoreJks: join(dir, 'client-keystore.jks'),
+    clientKeystoreJksOnePassword: join(dir, 'client-keystore-one-password.jks'),
+    truststoreJks: join(dir, 'truststore.jks'),
+    truststoreP12: join(dir, 'truststore-keytool.p12'),
+    truststoreJceks: join(dir, 'truststore.jceks'),
+  }
+}
+
 /** SCRAM-SHA-512 users created when the secured cluster is formatted. */
 export const SCRAM_USERS = { alice: 'alice-secret-4f1c' } as const
 
