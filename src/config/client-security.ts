@@ -2,9 +2,10 @@ import { execFileSync } from 'node:child_process'
 import { X509Certificate } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createSecureContext, type ConnectionOptions } from 'node:tls'
-import { saslCredentials, tlsOptions, type SaslCredentials, type SaslMechanism } from './cluster-connection.js'
+import { saslCredentials, tlsOptions, type OAuthBearerCredentials, type SaslCredentials, type SaslMechanism } from './cluster-connection.js'
 import type { Properties } from './java-properties.js'
 import { parseJaasConfig } from './jaas.js'
+import { OAUTH_KEYS, OAUTH_LOGIN_MODULE, oauthBearerFromProperties } from './oauth-bearer-config.js'
 import { readJks, storeFormatOf, type JksContent, type StoreFormat } from './java-key-store.js'
 import type { ProblemList } from './values.js'
 
@@ -17,7 +18,7 @@ export const SECURITY_KEYS = ['security.protocol'] as const
 
 export interface ClientSecurity {
   readonly tls?: ConnectionOptions
-  readonly sasl?: SaslCredentials
+  readonly sasl?: SaslCredentials | OAuthBearerCredentials
 }
 
 const PROTOCOLS = ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'] as const
@@ -236,11 +237,11 @@ function tlsProtocols (get: (name: string) => string | undefined, key: (name: st
 
 /**
  * Maps Java client security keys onto TLS and SASL options: `security.protocol`, `sasl.mechanism`
- * with `sasl.jaas.config` (PLAIN, SCRAM-SHA-256/512), `ssl.truststore.*` (JKS read in memory,
+ * with `sasl.jaas.config` (PLAIN, SCRAM-SHA-256/512, OAUTHBEARER with `sasl.oauthbearer.*`), `ssl.truststore.*` (JKS read in memory,
  * PKCS12 through openssl, PEM, inline certificates), `ssl.keystore.*`/`ssl.key.password` (JKS
  * converted to PEM in memory, PKCS12, PEM) and `ssl.endpoint.identification.algorithm`. Store
  * types default to JKS as in Java; the file's content decides when it disagrees. Keys that would
- * change behaviour and cannot be honoured (JCEKS stores, GSSAPI, OAUTHBEARER, Java classes) are
+ * change behaviour and cannot be honoured (JCEKS stores, GSSAPI, Java classes) are
  * problems; other unused `ssl.*`/`sasl.*`
  * keys are reported as ignored. `where` names the keys in messages (a file path or an mm2 prefix).
  */
@@ -253,22 +254,34 @@ export function securityFromProperties (properties: Properties, where: string, p
     problems.add(key('security.protocol'), rawProtocol, `expected one of ${PROTOCOLS.join(', ')}`)
     return {}
   }
-  for (const name of JAVA_CLASS_KEYS) {
-    const value = get(name)
-    if (value !== undefined) problems.add(key(name), value, 'Java classes cannot be loaded here; remove the key (supported: PLAIN and SCRAM with sasl.jaas.config, JKS/PKCS12/PEM stores)')
-  }
   const usesSasl = protocol.startsWith('SASL_')
   const usesTls = protocol.endsWith('SSL')
+  const usesOAuth = usesSasl && get('sasl.mechanism')?.trim().toUpperCase() === 'OAUTHBEARER'
+  // With OAUTHBEARER the login callback handler names the client credentials grant: oauthBearerFromProperties checks it.
+  const classKeys = usesOAuth ? JAVA_CLASS_KEYS.filter(name => name !== 'sasl.login.callback.handler.class') : JAVA_CLASS_KEYS
+  for (const name of classKeys) {
+    const value = get(name)
+    if (value !== undefined) problems.add(key(name), value, 'Java classes cannot be loaded here; remove the key (supported: PLAIN, SCRAM and OAUTHBEARER with sasl.jaas.config, JKS/PKCS12/PEM stores)')
+  }
+  const appliedSasl = (name: string): boolean => APPLIED_SASL_KEYS.has(name) || (usesOAuth && (OAUTH_KEYS as readonly string[]).includes(name))
   for (const name of properties.keys()) {
-    if (name.startsWith('sasl.') && !JAVA_CLASS_KEYS.includes(name) && !(usesSasl && APPLIED_SASL_KEYS.has(name))) {
+    if (name.startsWith('sasl.') && !classKeys.includes(name) && !(usesSasl && appliedSasl(name))) {
       if (!usesSasl && APPLIED_SASL_KEYS.has(name)) problems.add(key(name), get(name), `is set but security.protocol is ${protocol}, so it would have no effect; set security.protocol=SASL_SSL (or SASL_PLAINTEXT) or remove it`)
       else problems.ignore(key(name))
     }
     if (name.startsWith('ssl.') && !JAVA_CLASS_KEYS.includes(name) && !(usesTls && APPLIED_SSL_KEYS.has(name))) problems.ignore(key(name))
   }
 
-  let sasl: SaslCredentials | undefined
-  if (usesSasl) {
+  let sasl: SaslCredentials | OAuthBearerCredentials | undefined
+  if (usesOAuth) {
+    const jaas = get('sasl.jaas.config')
+    if (jaas === undefined) {
+      problems.add(key('sasl.jaas.config'), undefined, `missing for OAUTHBEARER; set it to ${OAUTH_LOGIN_MODULE} required clientId="..." clientSecret="..." scope="...";`)
+    } else {
+      const entry = parseJaasConfig(key('sasl.jaas.config'), jaas, problems)
+      if (entry !== undefined) sasl = oauthBearerFromProperties(properties, entry, where, problems)
+    }
+  } else if (usesSasl) {
     const rawMechanism = get('sasl.mechanism')
     const mechanismName = (rawMechanism ?? 'GSSAPI').trim().toUpperCase()
     const mechanism = MECHANISMS[mechanismName]
@@ -276,8 +289,8 @@ export function securityFromProperties (properties: Properties, where: string, p
     if (mechanism === undefined) {
       const why = mechanismName === 'GSSAPI'
         ? `${rawMechanism === undefined ? 'missing, so Java\'s default GSSAPI (Kerberos) applies, which' : 'GSSAPI (Kerberos)'} is not supported here`
-        : mechanismName === 'OAUTHBEARER' ? 'OAUTHBEARER needs a token provider, which cannot be configured here' : 'is not a SASL mechanism the sidecar speaks'
-      problems.add(key('sasl.mechanism'), rawMechanism, `${why}; use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 with sasl.jaas.config`)
+        : 'is not a SASL mechanism the sidecar speaks'
+      problems.add(key('sasl.mechanism'), rawMechanism, `${why}; use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER with sasl.jaas.config`)
     } else if (jaas === undefined) {
       problems.add(key('sasl.jaas.config'), undefined, `missing for ${mechanismName}; set it to ${mechanism.module} required username="..." password="...";`)
     } else {

@@ -10,6 +10,17 @@ interface KafkaJsErrorShape {
   originalError?: unknown
 }
 
+/** A `MirrorError` that kafkajs wrapped (thrown by a callback it called, such as the OAuth token provider). */
+function ownError (error: unknown): MirrorError | undefined {
+  let current = error
+  for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth++) {
+    if (current instanceof MirrorError) return current
+    const wrapper = current as { cause?: unknown, originalError?: unknown }
+    current = wrapper.cause ?? wrapper.originalError
+  }
+  return undefined
+}
+
 /** The error that started it, through kafkajs' wrappers (retries exceeded, nested causes). */
 function kafkaRootCause (error: unknown): KafkaJsErrorShape {
   return (rootCause(error) ?? {}) as KafkaJsErrorShape
@@ -68,6 +79,9 @@ function securityHint (kafkaCode: string | undefined, name: string, tlsCode: str
  */
 export function toMirrorError (error: unknown, context: string, code: ErrorCode = ErrorCodes.KAFKA, cluster?: Pick<ClusterConnection, 'tls'>): MirrorError {
   if (error instanceof MirrorError) return error
+  // Our own error thrown inside the client (the OAuth token source): kept as it is, with where it happened.
+  const own = ownError(error)
+  if (own !== undefined) return new MirrorError(own.code, `${context}: ${own.message}`, { retriable: own.retriable, cause: error })
   const root = kafkaRootCause(error)
   const top = (error ?? {}) as KafkaJsErrorShape
   const alert = clientCertificateAlert([root, top])
@@ -103,7 +117,7 @@ export function toClusterError (error: unknown, connection: ClusterConnection): 
   const where = `the ${connection.alias} cluster (${connection.brokers.join(',')})`
   // Refused certificates and credentials read as what to fix, not as an unreachable cluster.
   const converted = toMirrorError(error, where, ErrorCodes.KAFKA, connection)
-  if (converted.code === ErrorCodes.AUTHENTICATION) return converted
+  if (converted.code === ErrorCodes.AUTHENTICATION || ownError(error) !== undefined) return converted
   const root = kafkaRootCause(error)
   const name = String(root.name ?? '')
   const message = String(root.message ?? root)

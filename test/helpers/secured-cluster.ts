@@ -163,3 +163,43 @@ export async function startSecuredCluster (t: TestContext, name = 'secured'): Pr
   })
   return { cluster, certificates, saslSslBootstrap: `127.0.0.1:${port + 2}`, mtlsBootstrap: `127.0.0.1:${port + 3}` }
 }
+
+export interface OAuthCluster {
+  readonly cluster: LocalCluster
+  /** 127.0.0.1:port of the SASL_PLAINTEXT listener that takes OAUTHBEARER tokens. */
+  readonly oauthBootstrap: string
+}
+
+/**
+ * A single-node cluster with a PLAINTEXT listener (admin, inter-broker) and a SASL_PLAINTEXT
+ * listener `OAUTH` whose tokens Kafka's own `OAuthBearerValidatorCallbackHandler` validates
+ * against `jwksUrl` (RS256 signature, expiry, `expectedAudience`). Sessions end when their token
+ * expires (`connections.max.reauth.ms`), so clients must re-authenticate with fresh tokens.
+ */
+export async function startOAuthCluster (t: TestContext, jwksUrl: string, expectedAudience: string, name = 'oauth'): Promise<OAuthCluster> {
+  const { cluster, port } = await withFreshPortsOnBindError(async from => {
+    let port = await freePortPair(from)
+    while (await portAnswers(port + 2)) port = await freePortPair(port + 3)
+    const cluster = new LocalCluster({
+      name: `${name}-${port}`,
+      port,
+      heap: '384m',
+      extraListeners: [{ name: 'OAUTH', port: port + 2, securityProtocol: 'SASL_PLAINTEXT' }],
+      brokerProperties: {
+        'sasl.enabled.mechanisms': 'OAUTHBEARER',
+        'listener.name.oauth.sasl.enabled.mechanisms': 'OAUTHBEARER',
+        'listener.name.oauth.oauthbearer.sasl.jaas.config': 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;',
+        'listener.name.oauth.oauthbearer.sasl.server.callback.handler.class': 'org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler',
+        'listener.name.oauth.oauthbearer.connections.max.reauth.ms': '3600000',
+        'sasl.oauthbearer.jwks.endpoint.url': jwksUrl,
+        'sasl.oauthbearer.expected.audience': expectedAudience,
+      },
+      // Kafka 4 reads JWKS only from URLs listed here (CVE-2025-27817).
+      jvmProperties: { 'org.apache.kafka.sasl.oauthbearer.allowed.urls': jwksUrl },
+    })
+    t.after(() => cluster.stop({ graceMs: 2_000 }))
+    await cluster.start()
+    return { value: { cluster, port }, port }
+  })
+  return { cluster, oauthBootstrap: `127.0.0.1:${port + 2}` }
+}
