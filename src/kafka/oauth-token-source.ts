@@ -102,7 +102,8 @@ export class OAuthTokenSource {
     const usable = current !== undefined && now < current.expiresAtMs
     if (usable && now < this.#retryAtMs) return current
     try {
-      this.#fetching ??= this.#fetchWithRetries().finally(() => { this.#fetching = undefined })
+      // With a valid token in hand one attempt is enough: the caller (an authentication) should not wait out a backoff.
+      this.#fetching ??= this.#fetchWithRetries(usable ? 1 : undefined).finally(() => { this.#fetching = undefined })
       return await this.#fetching
     } catch (error) {
       if (!usable) throw error
@@ -115,10 +116,10 @@ export class OAuthTokenSource {
     }
   }
 
-  async #fetchWithRetries (): Promise<OAuthToken> {
+  async #fetchWithRetries (attempts?: number): Promise<OAuthToken> {
     const { retryBackoffMs, retryBackoffMaxMs } = this.#settings
     // Backoffs double from sasl.login.retry.backoff.ms up to sasl.login.retry.backoff.max.ms, then one more attempt.
-    const maxAttempts = 2 + Math.ceil(Math.log2(Math.max(1, retryBackoffMaxMs / retryBackoffMs)))
+    const maxAttempts = attempts ?? 2 + Math.ceil(Math.log2(Math.max(1, retryBackoffMaxMs / retryBackoffMs)))
     const token = await retry(async () => await this.#fetchOnce(), {
       maxAttempts,
       initialBackoffMs: retryBackoffMs,

@@ -1,4 +1,4 @@
-import { createSign, generateKeyPairSync, randomUUID } from 'node:crypto'
+import { createSign, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { TestContext } from 'node:test'
 
@@ -36,6 +36,7 @@ export class OidcServer {
   readonly #options: OidcServerOptions
   readonly #kid = randomUUID()
   readonly #keys = generateKeyPairSync('rsa', { modulusLength: 2048 })
+  #failures: { count: number, status: number } = { count: 0, status: 503 }
 
   private constructor (options: OidcServerOptions) {
     this.#options = options
@@ -57,6 +58,14 @@ export class OidcServer {
   get url (): string { return `http://127.0.0.1:${(this.#server.address() as { port: number }).port}` }
   get tokenUrl (): string { return `${this.url}/token` }
   get jwksUrl (): string { return `${this.url}/jwks` }
+  /** The next `count` token requests are answered with `status` (an outage of the identity provider). */
+  failNext (count: number, status = 503): void { this.#failures = { count, status } }
+
+  /** A JWT with exactly `claims`, signed with this provider's key, or with another key under the same key id (`forged`): tokens a broker must refuse. */
+  sign (claims: Record<string, unknown>, forged = false): string {
+    return this.#jwt(claims, forged ? generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey : this.#keys.privateKey)
+  }
+
   /** Tokens issued so far. */
   get issued (): number { return this.requests.filter(r => r.issued).length }
 
@@ -65,6 +74,11 @@ export class OidcServer {
       return { status: 200, body: { keys: [{ ...this.#keys.publicKey.export({ format: 'jwk' }), kid: this.#kid, alg: 'RS256', use: 'sig' }] } }
     }
     if (request.method !== 'POST' || request.url !== '/token') return { status: 404, body: { error: 'not_found' } }
+    if (this.#failures.count > 0) {
+      this.#failures.count--
+      this.requests.push({ clientId: undefined, scope: undefined, issued: false })
+      return { status: this.#failures.status, body: { error: 'temporarily_unavailable' } }
+    }
     let text = ''
     for await (const chunk of request) text += String(chunk)
     const form = new URLSearchParams(text)
@@ -82,9 +96,9 @@ export class OidcServer {
     return { status: 200, body: { access_token: token, token_type: 'Bearer', expires_in: lifetime } }
   }
 
-  #jwt (claims: Record<string, unknown>): string {
+  #jwt (claims: Record<string, unknown>, key: KeyObject = this.#keys.privateKey): string {
     const part = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url')
     const input = `${part({ alg: 'RS256', typ: 'JWT', kid: this.#kid })}.${part(claims)}`
-    return `${input}.${createSign('RSA-SHA256').update(input).sign(this.#keys.privateKey).toString('base64url')}`
+    return `${input}.${createSign('RSA-SHA256').update(input).sign(key).toString('base64url')}`
   }
 }

@@ -193,6 +193,8 @@ export async function startOAuthCluster (t: TestContext, jwksUrl: string, expect
         'listener.name.oauth.oauthbearer.connections.max.reauth.ms': '3600000',
         'sasl.oauthbearer.jwks.endpoint.url': jwksUrl,
         'sasl.oauthbearer.expected.audience': expectedAudience,
+        // Named explicitly: Kafka 4.1.1's default (DefaultJwtValidator, made without the key resolver) checks no signature or audience.
+        'sasl.oauthbearer.jwt.validator.class': 'org.apache.kafka.common.security.oauthbearer.BrokerJwtValidator',
       },
       // Kafka 4 reads JWKS only from URLs listed here (CVE-2025-27817).
       jvmProperties: { 'org.apache.kafka.sasl.oauthbearer.allowed.urls': jwksUrl },

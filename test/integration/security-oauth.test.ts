@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict'
+import { writeFileSync } from 'node:fs'
+import { pathToFileURL } from 'node:url'
 import { test } from 'node:test'
 import { auditKeys, produce, readAll, totalRecords, uniqueName, withAdmin } from '../helpers/kafka.js'
 import { runMirrorCheck } from '../helpers/mirror-check.js'
@@ -56,8 +58,9 @@ test('OAUTHBEARER with client credentials: an mm2.properties reads and writes th
   await waitMirroring(sidecar)
   await waitUntil(async () => await totalRecords(cluster, `A.${topic}`).catch(() => 0n) === 30n, { timeoutMs: 60_000, message: 'the first 30 records copied' })
   const issuedAtStart = oidc.issued
-  // Past two token lifetimes: every session re-authenticated with a fresh token, or the broker closed it.
-  await waitUntil(() => oidc.issued >= issuedAtStart + 2, { timeoutMs: 4 * TOKEN_LIFETIME_SECONDS * 1000, intervalMs: 500, message: 'tokens refreshed while mirroring' })
+  const firstExpiryMs = (JSON.parse(Buffer.from(oidc.tokens[0]?.split('.')[1] ?? '', 'base64url').toString()) as { exp: number }).exp * 1000
+  // Past the first token's expiry: every session re-authenticated with a fresh token, or the broker closed it.
+  await waitUntil(() => Date.now() > firstExpiryMs + 2_000 && oidc.issued >= issuedAtStart + 2, { timeoutMs: 4 * TOKEN_LIFETIME_SECONDS * 1000, intervalMs: 500, message: 'tokens refreshed while mirroring, past the first one\'s expiry' })
   await produce(cluster, topic, batch(30))
   await waitUntil(async () => await totalRecords(cluster, `A.${topic}`) === 60n, { timeoutMs: 60_000, message: 'the next 30 records copied after the first tokens expired' })
   outputs.push(await scrape(await sidecarHttpPort(sidecar)))
@@ -78,6 +81,23 @@ test('OAUTHBEARER with client credentials: an mm2.properties reads and writes th
   outputs.push(wrong.stdout, wrong.stderr)
   assert.equal(wrong.code, 2, wrong.stderr)
   assert.match(wrong.stderr.trim(), /sasl\.jaas\.config: the token endpoint \S+ refused the client credentials \(HTTP 401/)
+
+  // A token from a file: URL (sasl.oauthbearer.token.endpoint.url=file:...): taken when valid; one for another audience is refused by the broker.
+  const tokenFile = (claims: Record<string, unknown>, forged = false): Record<string, string> => {
+    const path = writeProperties({}, 'token.jwt')
+    writeFileSync(path, oidc.sign({ sub: 'mirror-sidecar', iss: oidc.url, iat: Math.floor(Date.now() / 1000), exp: Math.floor(Date.now() / 1000) + 600, ...claims }, forged))
+    return { ...client(SECRET), 'sasl.oauthbearer.token.endpoint.url': pathToFileURL(path).href, 'sasl.jaas.config': `${LOGIN_MODULE} required ;` }
+  }
+  const fromFile = await runMirrorCheck(['offsets', '--command-config', writeProperties(tokenFile({ aud: AUDIENCE })), '--group', group])
+  assert.equal(fromFile.code, 0, fromFile.stderr)
+  outputs.push(fromFile.stdout, fromFile.stderr)
+  for (const [name, claims, forged] of [['a forged signature', { aud: AUDIENCE }, true], ['another audience', { aud: 'some-other-service' }, false]] as const) {
+    const refusedToken = await runMirrorCheck(['offsets', '--command-config', writeProperties(tokenFile(claims, forged)), '--group', group])
+    outputs.push(refusedToken.stdout, refusedToken.stderr)
+    assert.equal(refusedToken.code, 2, `${name}: ${refusedToken.stderr}`)
+    t.diagnostic(`${name}: ${refusedToken.stderr.trim()}`)
+    assert.match(refusedToken.stderr.trim(), /the broker refused the OAuth token/, name)
+  }
 
   const printed = spawnSidecarArgs(t, [mm2(SECRET), '--clusters', 'B', '--print-config'])
   runs.push(printed)
