@@ -58,7 +58,8 @@ function readStore (key: string, path: string, problems: ProblemList): Buffer | 
 /**
  * The store's format. The configured type defaults to JKS, as in Java's clients; when the content
  * is recognisably another format (JKS, JCEKS, PKCS12, PEM) it is read as what it is, as Java's
- * dual-format keystores do.
+ * dual-format keystores do. Content of no known format is read as the configured type, if one is
+ * given, so the message says what that type lacks.
  */
 function storeType (typeKey: string, configured: string | undefined, locationKey: string, path: string | undefined, content: Buffer | undefined, problems: ProblemList): StoreFormat | undefined {
   const upper = (configured ?? 'JKS').trim().toUpperCase()
@@ -69,6 +70,8 @@ function storeType (typeKey: string, configured: string | undefined, locationKey
   }
   if (content === undefined) return type
   const format = storeFormatOf(content)
+  // Content of no known format: read as the configured type, which says what is wrong with it.
+  if (format === undefined && configured !== undefined) return type
   if (format === undefined) {
     problems.add(locationKey, path, 'is not a key store (neither JKS, JCEKS, PKCS12 nor PEM); give the path of the store file')
     return undefined
