@@ -173,7 +173,7 @@ function reportCodecs (logger: Logger, implementations: CodecImplementations): v
 const tokenSources = new WeakMap<OAuthBearerCredentials, OAuthTokenSource>()
 
 /** The token source of an OAUTHBEARER connection (the same for every client made from it). */
-export function oauthTokenSource (sasl: OAuthBearerCredentials, logger: Logger = silentLogger): OAuthTokenSource {
+function oauthTokenSource (sasl: OAuthBearerCredentials, logger: Logger = silentLogger): OAuthTokenSource {
   let source = tokenSources.get(sasl)
   if (source === undefined) {
     source = new OAuthTokenSource(sasl, logger)
