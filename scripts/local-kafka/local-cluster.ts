@@ -33,6 +33,8 @@ export interface LocalClusterOptions {
   /** Extra or overriding broker properties, e.g. `{ 'message.max.bytes': '2048' }`. */
   readonly brokerProperties?: Readonly<Record<string, string>>
   readonly extraListeners?: readonly ExtraListener[]
+  /** Java system properties of the broker JVM (`-Dname=value`), e.g. Kafka 4's `org.apache.kafka.sasl.oauthbearer.allowed.urls`. */
+  readonly jvmProperties?: Readonly<Record<string, string>>
   /** Extra `kafka-storage format` arguments, e.g. `['--add-scram', 'SCRAM-SHA-512=[name=a,password=b]']`. */
   readonly formatArgs?: readonly string[]
   /** How long `start()` waits for the broker to serve admin requests; default 90000. */
@@ -188,6 +190,7 @@ export class LocalCluster {
     const out = openSync(join(this.dir, 'stdout.log'), 'a')
     const child = spawn('java', [
       `-Xms${heap}`, `-Xmx${heap}`, '-XX:+UseG1GC', '-XX:MaxGCPauseMillis=20', '-Djava.awt.headless=true',
+      ...Object.entries(this.options.jvmProperties ?? {}).map(([name, value]) => `-D${name}=${value}`),
       ...this.loggingArgs(distribution),
       '-cp', distribution.classpath, 'kafka.Kafka', join(this.dir, 'server.properties'),
     ], { detached: true, stdio: ['ignore', out, out] })

@@ -1,10 +1,9 @@
-import { execFileSync } from 'node:child_process'
-import { X509Certificate } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { createSecureContext, type ConnectionOptions } from 'node:tls'
-import { saslCredentials, tlsOptions, type SaslCredentials, type SaslMechanism } from './cluster-connection.js'
+import { saslCredentials, tlsOptions, type OAuthBearerCredentials, type SaslCredentials, type SaslMechanism } from './cluster-connection.js'
 import type { Properties } from './java-properties.js'
 import { parseJaasConfig } from './jaas.js'
+import { clientCertificate, trustedCertificates } from './key-stores.js'
+import { OAUTH_KEYS, OAUTH_LOGIN_MODULE, oauthBearerFromProperties } from './oauth-bearer-config.js'
 import type { ProblemList } from './values.js'
 
 /** True for keys `securityFromProperties` reads (applies, refuses or reports as ignored). */
@@ -16,7 +15,7 @@ export const SECURITY_KEYS = ['security.protocol'] as const
 
 export interface ClientSecurity {
   readonly tls?: ConnectionOptions
-  readonly sasl?: SaslCredentials
+  readonly sasl?: SaslCredentials | OAuthBearerCredentials
 }
 
 const PROTOCOLS = ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'] as const
@@ -32,140 +31,6 @@ const APPLIED_SSL_KEYS = new Set(['ssl.truststore.location', 'ssl.truststore.typ
   'ssl.keystore.location', 'ssl.keystore.type', 'ssl.keystore.password', 'ssl.keystore.key', 'ssl.keystore.certificate.chain', 'ssl.key.password',
   'ssl.endpoint.identification.algorithm', 'ssl.enabled.protocols', 'ssl.protocol'])
 const APPLIED_SASL_KEYS = new Set(['sasl.mechanism', 'sasl.jaas.config'])
-
-const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g
-
-function pemBlocks (text: string, kind: 'certificate' | 'key'): string[] {
-  return [...text.matchAll(PEM_BLOCK)].filter(m => kind === 'certificate' ? m[1] === 'CERTIFICATE' : /PRIVATE KEY$/.test(m[1] ?? '')).map(m => m[0])
-}
-
-type StoreType = 'PEM' | 'PKCS12' | 'JKS'
-
-/** Reads a store file; `undefined` after recording a problem. */
-function readStore (key: string, path: string, problems: ProblemList): Buffer | undefined {
-  try {
-    return readFileSync(path)
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    problems.add(key, path, `${code === 'ENOENT' ? 'file not found' : `cannot read it (${code ?? 'error'})`}; give the path of a readable store file`)
-    return undefined
-  }
-}
-
-/** The store's type: as configured, else guessed from the content (Java would assume JKS). */
-function storeType (typeKey: string, configured: string | undefined, content: Buffer | undefined, problems: ProblemList): StoreType | undefined {
-  if (configured !== undefined) {
-    const upper = configured.trim().toUpperCase()
-    if (upper === 'PEM' || upper === 'PKCS12' || upper === 'JKS') return upper
-    problems.add(typeKey, configured, 'expected PEM or PKCS12 (JKS stores must be converted)')
-    return undefined
-  }
-  if (content === undefined) return 'PEM'
-  if (content.subarray(0, 4).equals(Buffer.from([0xfe, 0xed, 0xfe, 0xed]))) return 'JKS'
-  return content.toString('latin1').includes('-----BEGIN ') ? 'PEM' : 'PKCS12'
-}
-
-function refuseJks (key: string, path: string, problems: ProblemList, password: string): void {
-  problems.add(key, path, `is a JKS store, which Node cannot read; convert it: keytool -importkeystore -srcstoretype JKS -srckeystore ${path} -deststoretype PKCS12 -destkeystore ${path.replace(/\.jks$/i, '')}.p12 -deststorepass <${password}>, then point ${key} at the .p12 file (or convert to PEM)`)
-}
-
-/** The certificates of a PKCS#12 truststore, through the openssl command (Node's tls cannot read PKCS#12 trust stores). */
-function pkcs12Certificates (key: string, path: string, password: string | undefined, problems: ProblemList): string | undefined {
-  const attempt = (legacy: boolean): string => execFileSync('openssl', ['pkcs12', '-in', path, '-nokeys', '-passin', 'env:MIRROR_TRUSTSTORE_PASSWORD', ...(legacy ? ['-legacy'] : [])], {
-    env: { ...process.env, MIRROR_TRUSTSTORE_PASSWORD: password ?? '' }, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: 10_000,
-  })
-  for (const legacy of [false, true]) {
-    try {
-      const certificates = pemBlocks(attempt(legacy), 'certificate')
-      if (certificates.length > 0) return certificates.join('\n')
-    } catch { /* try the legacy algorithms next, then report below */ }
-  }
-  problems.add(key, path, `cannot read this PKCS12 truststore${password === undefined ? ' (no ssl.truststore.password given)' : ' (wrong ssl.truststore.password?)'}; convert it to PEM: openssl pkcs12 -in ${path} -nokeys -out ca.pem, then set ssl.truststore.type=PEM and ssl.truststore.location=ca.pem`)
-  return undefined
-}
-
-function checkCertificates (key: string, shown: string, pem: string, problems: ProblemList): string | undefined {
-  const blocks = pemBlocks(pem, 'certificate')
-  if (blocks.length === 0) {
-    problems.add(key, shown, 'holds no PEM certificate (-----BEGIN CERTIFICATE-----); give the CA certificates that signed the brokers\' certificates')
-    return undefined
-  }
-  for (const block of blocks) {
-    try {
-      void new X509Certificate(block)
-    } catch {
-      problems.add(key, shown, 'holds a certificate that cannot be parsed; check the PEM file')
-      return undefined
-    }
-  }
-  return blocks.join('\n')
-}
-
-/** `ca` from `ssl.truststore.*`; undefined means the system's default CAs. */
-function trustedCertificates (get: (name: string) => string | undefined, key: (name: string) => string, problems: ProblemList): string | undefined {
-  const location = get('ssl.truststore.location')
-  const inline = get('ssl.truststore.certificates')
-  if (location !== undefined && inline !== undefined) {
-    problems.add(key('ssl.truststore.certificates'), '(inline PEM)', 'conflicts with ssl.truststore.location; give one of them')
-    return undefined
-  }
-  if (inline !== undefined) {
-    const type = storeType(key('ssl.truststore.type'), get('ssl.truststore.type'), undefined, problems)
-    if (type !== undefined && type !== 'PEM') problems.add(key('ssl.truststore.type'), get('ssl.truststore.type'), 'must be PEM with ssl.truststore.certificates')
-    return checkCertificates(key('ssl.truststore.certificates'), '(inline PEM)', inline, problems)
-  }
-  if (location === undefined) return undefined
-  const content = readStore(key('ssl.truststore.location'), location, problems)
-  const type = storeType(key('ssl.truststore.type'), get('ssl.truststore.type'), content, problems)
-  if (content === undefined || type === undefined) return undefined
-  if (type === 'JKS') { refuseJks(key('ssl.truststore.location'), location, problems, 'password'); return undefined }
-  if (type === 'PKCS12') return pkcs12Certificates(key('ssl.truststore.location'), location, get('ssl.truststore.password'), problems)
-  return checkCertificates(key('ssl.truststore.location'), location, content.toString('utf8'), problems)
-}
-
-/** `key`/`cert`/`passphrase` or `pfx`/`passphrase` from `ssl.keystore.*` and `ssl.key.password`, for mutual TLS. */
-function clientCertificate (get: (name: string) => string | undefined, key: (name: string) => string, problems: ProblemList): ConnectionOptions {
-  const location = get('ssl.keystore.location')
-  const inlineKey = get('ssl.keystore.key')
-  const inlineChain = get('ssl.keystore.certificate.chain')
-  const keyPassword = get('ssl.key.password')
-  if (location !== undefined && (inlineKey !== undefined || inlineChain !== undefined)) {
-    problems.add(key('ssl.keystore.location'), location, 'conflicts with ssl.keystore.key / ssl.keystore.certificate.chain; give the store file or the inline PEM, not both')
-    return {}
-  }
-  if (inlineKey !== undefined || inlineChain !== undefined) {
-    if (inlineKey === undefined || inlineChain === undefined) {
-      problems.add(key(inlineKey === undefined ? 'ssl.keystore.key' : 'ssl.keystore.certificate.chain'), undefined, 'missing; inline PEM client certificates need both ssl.keystore.key and ssl.keystore.certificate.chain')
-      return {}
-    }
-    const keys = pemBlocks(inlineKey, 'key')
-    const chain = pemBlocks(inlineChain, 'certificate')
-    if (keys.length !== 1) problems.add(key('ssl.keystore.key'), undefined, 'expected one PEM private key (-----BEGIN PRIVATE KEY----- or ENCRYPTED PRIVATE KEY)')
-    if (chain.length === 0) problems.add(key('ssl.keystore.certificate.chain'), '(inline PEM)', 'expected the client certificate chain in PEM')
-    return { key: keys[0], cert: chain.join('\n'), ...(keyPassword === undefined ? {} : { passphrase: keyPassword }) }
-  }
-  if (location === undefined) return {}
-  const content = readStore(key('ssl.keystore.location'), location, problems)
-  const type = storeType(key('ssl.keystore.type'), get('ssl.keystore.type'), content, problems)
-  if (content === undefined || type === undefined) return {}
-  if (type === 'JKS') { refuseJks(key('ssl.keystore.location'), location, problems, 'password'); return {} }
-  if (type === 'PKCS12') {
-    const storePassword = get('ssl.keystore.password')
-    if (keyPassword !== undefined && storePassword !== undefined && keyPassword !== storePassword) {
-      problems.add(key('ssl.key.password'), keyPassword, 'differs from ssl.keystore.password, which Node cannot honour for PKCS12 stores; re-export the store with one password')
-      return {}
-    }
-    return { pfx: content, ...(storePassword ?? keyPassword) === undefined ? {} : { passphrase: storePassword ?? keyPassword } }
-  }
-  const text = content.toString('utf8')
-  const keys = pemBlocks(text, 'key')
-  const chain = pemBlocks(text, 'certificate')
-  if (keys.length !== 1 || chain.length === 0) {
-    problems.add(key('ssl.keystore.location'), location, 'a PEM keystore must hold one private key and its certificate chain')
-    return {}
-  }
-  return { key: keys[0], cert: chain.join('\n'), ...(keyPassword === undefined ? {} : { passphrase: keyPassword }) }
-}
 
 function tlsProtocols (get: (name: string) => string | undefined, key: (name: string) => string, problems: ProblemList): Pick<ConnectionOptions, 'minVersion' | 'maxVersion'> {
   const raw = get('ssl.enabled.protocols')
@@ -183,10 +48,12 @@ function tlsProtocols (get: (name: string) => string | undefined, key: (name: st
 
 /**
  * Maps Java client security keys onto TLS and SASL options: `security.protocol`, `sasl.mechanism`
- * with `sasl.jaas.config` (PLAIN, SCRAM-SHA-256/512), `ssl.truststore.*` (PEM, PKCS12 through
- * openssl, inline certificates), `ssl.keystore.*`/`ssl.key.password` (PEM or PKCS12) and
- * `ssl.endpoint.identification.algorithm`. Keys that would change behaviour and cannot be
- * honoured (JKS, GSSAPI, OAUTHBEARER, Java classes) are problems; other unused `ssl.*`/`sasl.*`
+ * with `sasl.jaas.config` (PLAIN, SCRAM-SHA-256/512, OAUTHBEARER with `sasl.oauthbearer.*`), `ssl.truststore.*` (JKS read in memory,
+ * PKCS12 through openssl, PEM, inline certificates), `ssl.keystore.*`/`ssl.key.password` (JKS
+ * converted to PEM in memory, PKCS12, PEM) and `ssl.endpoint.identification.algorithm`. Store
+ * types default to JKS as in Java; the file's content decides when it disagrees. Keys that would
+ * change behaviour and cannot be honoured (JCEKS stores, GSSAPI, Java classes) are
+ * problems; other unused `ssl.*`/`sasl.*`
  * keys are reported as ignored. `where` names the keys in messages (a file path or an mm2 prefix).
  */
 export function securityFromProperties (properties: Properties, where: string, problems: ProblemList): ClientSecurity {
@@ -198,22 +65,34 @@ export function securityFromProperties (properties: Properties, where: string, p
     problems.add(key('security.protocol'), rawProtocol, `expected one of ${PROTOCOLS.join(', ')}`)
     return {}
   }
-  for (const name of JAVA_CLASS_KEYS) {
-    const value = get(name)
-    if (value !== undefined) problems.add(key(name), value, 'Java classes cannot be loaded here; remove the key (supported: PLAIN and SCRAM with sasl.jaas.config, PEM/PKCS12 stores)')
-  }
   const usesSasl = protocol.startsWith('SASL_')
   const usesTls = protocol.endsWith('SSL')
+  const usesOAuth = usesSasl && get('sasl.mechanism')?.trim().toUpperCase() === 'OAUTHBEARER'
+  // With OAUTHBEARER the login callback handler names the client credentials grant: oauthBearerFromProperties checks it.
+  const classKeys = usesOAuth ? JAVA_CLASS_KEYS.filter(name => name !== 'sasl.login.callback.handler.class') : JAVA_CLASS_KEYS
+  for (const name of classKeys) {
+    const value = get(name)
+    if (value !== undefined) problems.add(key(name), value, 'Java classes cannot be loaded here; remove the key (supported: PLAIN, SCRAM and OAUTHBEARER with sasl.jaas.config, JKS/PKCS12/PEM stores)')
+  }
+  const appliedSasl = (name: string): boolean => APPLIED_SASL_KEYS.has(name) || (usesOAuth && (OAUTH_KEYS as readonly string[]).includes(name))
   for (const name of properties.keys()) {
-    if (name.startsWith('sasl.') && !JAVA_CLASS_KEYS.includes(name) && !(usesSasl && APPLIED_SASL_KEYS.has(name))) {
+    if (name.startsWith('sasl.') && !classKeys.includes(name) && !(usesSasl && appliedSasl(name))) {
       if (!usesSasl && APPLIED_SASL_KEYS.has(name)) problems.add(key(name), get(name), `is set but security.protocol is ${protocol}, so it would have no effect; set security.protocol=SASL_SSL (or SASL_PLAINTEXT) or remove it`)
       else problems.ignore(key(name))
     }
     if (name.startsWith('ssl.') && !JAVA_CLASS_KEYS.includes(name) && !(usesTls && APPLIED_SSL_KEYS.has(name))) problems.ignore(key(name))
   }
 
-  let sasl: SaslCredentials | undefined
-  if (usesSasl) {
+  let sasl: SaslCredentials | OAuthBearerCredentials | undefined
+  if (usesOAuth) {
+    const jaas = get('sasl.jaas.config')
+    if (jaas === undefined) {
+      problems.add(key('sasl.jaas.config'), undefined, `missing for OAUTHBEARER; set it to ${OAUTH_LOGIN_MODULE} required clientId="..." clientSecret="..." scope="...";`)
+    } else {
+      const entry = parseJaasConfig(key('sasl.jaas.config'), jaas, problems)
+      if (entry !== undefined) sasl = oauthBearerFromProperties(properties, entry, where, problems)
+    }
+  } else if (usesSasl) {
     const rawMechanism = get('sasl.mechanism')
     const mechanismName = (rawMechanism ?? 'GSSAPI').trim().toUpperCase()
     const mechanism = MECHANISMS[mechanismName]
@@ -221,8 +100,8 @@ export function securityFromProperties (properties: Properties, where: string, p
     if (mechanism === undefined) {
       const why = mechanismName === 'GSSAPI'
         ? `${rawMechanism === undefined ? 'missing, so Java\'s default GSSAPI (Kerberos) applies, which' : 'GSSAPI (Kerberos)'} is not supported here`
-        : mechanismName === 'OAUTHBEARER' ? 'OAUTHBEARER needs a token provider, which cannot be configured here' : 'is not a SASL mechanism the sidecar speaks'
-      problems.add(key('sasl.mechanism'), rawMechanism, `${why}; use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 with sasl.jaas.config`)
+        : 'is not a SASL mechanism the sidecar speaks'
+      problems.add(key('sasl.mechanism'), rawMechanism, `${why}; use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER with sasl.jaas.config`)
     } else if (jaas === undefined) {
       problems.add(key('sasl.jaas.config'), undefined, `missing for ${mechanismName}; set it to ${mechanism.module} required username="..." password="...";`)
     } else {
@@ -246,8 +125,8 @@ export function securityFromProperties (properties: Properties, where: string, p
   let tls: ConnectionOptions | undefined
   if (usesTls) {
     const before = problems.problems.length
-    const ca = trustedCertificates(get, key, problems)
-    const client = clientCertificate(get, key, problems)
+    const ca = trustedCertificates(properties, get, key, problems)
+    const client = clientCertificate(properties, get, key, problems)
     const algorithm = get('ssl.endpoint.identification.algorithm')
     const checkHost = algorithm === undefined || algorithm.trim().toLowerCase() === 'https'
     if (!checkHost && algorithm?.trim() !== '') problems.add(key('ssl.endpoint.identification.algorithm'), algorithm, 'expected https (check the broker host name) or empty (do not)')

@@ -14,6 +14,43 @@ export interface SaslCredentials {
   readonly password: string
 }
 
+/**
+ * SASL/OAUTHBEARER with the OAuth 2 client credentials grant (KIP-768): tokens are fetched from
+ * `tokenEndpointUrl` with `clientId`/`clientSecret` and refreshed before they expire. The client
+ * secret is non-enumerable and redacted in JSON and inspect; build with `oauthBearerCredentials()`.
+ */
+export interface OAuthBearerCredentials {
+  readonly mechanism: 'oauthbearer'
+  /** `sasl.oauthbearer.token.endpoint.url`: an http(s) token endpoint, or a `file:` URL of a file holding a token (read again at each refresh). */
+  readonly tokenEndpointUrl: string
+  readonly clientId: string
+  readonly clientSecret: string
+  /** `scope` sent with the grant; none when undefined. */
+  readonly scope?: string
+  /** SASL extensions (`extension_NAME` JAAS options), sent with every authentication. */
+  readonly extensions: Readonly<Record<string, string>>
+  /** `sasl.oauthbearer.header.urlencode`: URL-encode client id and secret in the Basic header; default false. */
+  readonly headerUrlencode: boolean
+  /** `sasl.oauthbearer.sub.claim.name`: the claim naming the principal, which a token must have; default `sub`. */
+  readonly subClaimName: string
+  /** `sasl.login.refresh.window.factor`: refresh once this fraction of the lifetime passed; 0.5-1.0, default 0.8. */
+  readonly refreshWindowFactor: number
+  /** `sasl.login.refresh.window.jitter`: random fraction of the lifetime added to that; 0-0.25, default 0.05. */
+  readonly refreshWindowJitter: number
+  /** `sasl.login.refresh.min.period.seconds`: no refresh sooner after the last; 0-900, default 60. */
+  readonly refreshMinPeriodSeconds: number
+  /** `sasl.login.refresh.buffer.seconds`: refresh at least this long before expiry; 0-3600, default 300. */
+  readonly refreshBufferSeconds: number
+  /** `sasl.login.connect.timeout.ms` / `sasl.login.read.timeout.ms` together: the whole token request; default 10000. */
+  readonly requestTimeoutMs: number
+  /** `sasl.login.retry.backoff.ms`: first wait before fetching again after a failure that may pass; default 100. */
+  readonly retryBackoffMs: number
+  /** `sasl.login.retry.backoff.max.ms`: longest wait, and the time a first fetch keeps trying; default 10000. */
+  readonly retryBackoffMaxMs: number
+  /** How to name the JAAS key in messages, e.g. `B.sasl.jaas.config`. */
+  readonly jaasKey: string
+}
+
 /** How to reach one cluster: everything the Kafka client needs, already validated. */
 export interface ClusterConnection {
   /** Name used in logs, metrics and errors (`source`, `target`, or an mm2 cluster alias). */
@@ -22,7 +59,7 @@ export interface ClusterConnection {
   readonly clientId: string
   /** TLS options, or undefined for a plaintext connection. Build with `tlsOptions()` so key material stays hidden. */
   readonly tls?: ConnectionOptions
-  readonly sasl?: SaslCredentials
+  readonly sasl?: SaslCredentials | OAuthBearerCredentials
   /** TCP connect timeout; default 10000. */
   readonly connectionTimeoutMs?: number
   /** Per-request timeout; default 30000. */
@@ -47,6 +84,11 @@ function hideSecrets<T extends object> (visible: T, secrets: Record<string, unkn
 /** SASL credentials whose password is neither enumerable nor serialised. */
 export function saslCredentials (mechanism: SaslMechanism, username: string, password: string): SaslCredentials {
   return hideSecrets({ mechanism, username } as SaslCredentials, { password })
+}
+
+/** OAUTHBEARER settings whose client secret is neither enumerable nor serialised. */
+export function oauthBearerCredentials (settings: Omit<OAuthBearerCredentials, 'clientSecret' | 'mechanism'>, clientSecret: string): OAuthBearerCredentials {
+  return hideSecrets({ mechanism: 'oauthbearer', ...settings } as OAuthBearerCredentials, { clientSecret })
 }
 
 /** TLS options whose `key`, `passphrase` and `pfx` are neither enumerable nor serialised. */

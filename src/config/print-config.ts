@@ -17,13 +17,30 @@ function describeTls (tls: ConnectionOptions): Record<string, unknown> {
   }
 }
 
+function describeSasl (sasl: NonNullable<ClusterConnection['sasl']>): Record<string, unknown> {
+  if (sasl.mechanism !== 'oauthbearer') return { mechanism: sasl.mechanism.toUpperCase(), username: sasl.username, password: REDACTED }
+  return {
+    mechanism: 'OAUTHBEARER',
+    tokenEndpointUrl: sasl.tokenEndpointUrl,
+    clientId: sasl.clientId,
+    clientSecret: REDACTED,
+    ...(sasl.scope === undefined ? {} : { scope: sasl.scope }),
+    // Extension names only: their values are the identity provider's business (pool ids, tenants).
+    extensions: Object.keys(sasl.extensions),
+    refreshWindowFactor: sasl.refreshWindowFactor,
+    refreshWindowJitter: sasl.refreshWindowJitter,
+    refreshMinPeriodSeconds: sasl.refreshMinPeriodSeconds,
+    refreshBufferSeconds: sasl.refreshBufferSeconds,
+  }
+}
+
 function describeConnection (connection: ClusterConnection): Record<string, unknown> {
   const { tls, sasl, ...rest } = connection
   return {
     ...rest,
     securityProtocol: `${sasl === undefined ? '' : 'SASL_'}${tls === undefined ? 'PLAINTEXT' : 'SSL'}`,
     ...(tls === undefined ? {} : { tls: describeTls(tls) }),
-    ...(sasl === undefined ? {} : { sasl: { mechanism: sasl.mechanism.toUpperCase(), username: sasl.username, password: REDACTED } }),
+    ...(sasl === undefined ? {} : { sasl: describeSasl(sasl) }),
   }
 }
 

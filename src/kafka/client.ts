@@ -1,10 +1,11 @@
 import type { ConnectionOptions } from 'node:tls'
 import kafkajs from 'kafkajs'
 import type { Kafka as KafkaClient, logCreator as LogCreator } from 'kafkajs'
-import { TLS_SECRET_FIELDS, type ClusterConnection } from '../config/cluster-connection.js'
+import { TLS_SECRET_FIELDS, type ClusterConnection, type OAuthBearerCredentials } from '../config/cluster-connection.js'
 import type { Logger } from '../shared/logger.js'
 import { silentLogger } from '../shared/logger.js'
 import { type CodecImplementations, registerCodecs } from './codecs.js'
+import { OAuthTokenSource } from './oauth-token-source.js'
 
 const { Kafka, logLevel } = kafkajs
 
@@ -145,7 +146,7 @@ export function createKafkaClient (connection: ClusterConnection, logger: Logger
     brokers: [...connection.brokers],
     // Secrets are non-enumerable on the config (never serialised); kafkajs gets a plain copy.
     ...(tls === undefined ? {} : { ssl: tlsForClient(tls) }),
-    ...(sasl === undefined ? {} : { sasl: { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password } as never }),
+    ...(sasl === undefined ? {} : { sasl: saslForClient(sasl, logger.child({ cluster: connection.alias })) }),
     connectionTimeout: connection.connectionTimeoutMs ?? 10_000,
     requestTimeout: connection.requestTimeoutMs ?? 30_000,
     logLevel: logger.level === 'silent' ? logLevel.NOTHING : logger.level === 'debug' ? logLevel.DEBUG : logLevel.INFO,
@@ -166,6 +167,27 @@ function reportCodecs (logger: Logger, implementations: CodecImplementations): v
   const fallback = Object.entries(implementations).filter(([, implementation]) => implementation === 'javascript').map(([name]) => name)
   if (fallback.length === 0) logger.debug('codecs and CRC-32C run native code', { ...implementations })
   else logger.info(`${fallback.join(', ')}: the JavaScript implementation runs on ${process.platform}-${process.arch} (works, slower)`, { ...implementations })
+}
+
+/** One token source per OAUTHBEARER connection, shared by its clients (consumer, producer, admin): one token at a time, not one each. */
+const tokenSources = new WeakMap<OAuthBearerCredentials, OAuthTokenSource>()
+
+/** The token source of an OAUTHBEARER connection (the same for every client made from it). */
+function oauthTokenSource (sasl: OAuthBearerCredentials, logger: Logger = silentLogger): OAuthTokenSource {
+  let source = tokenSources.get(sasl)
+  if (source === undefined) {
+    source = new OAuthTokenSource(sasl, logger)
+    tokenSources.set(sasl, source)
+  }
+  return source
+}
+
+function saslForClient (sasl: NonNullable<ClusterConnection['sasl']>, logger: Logger): never {
+  if (sasl.mechanism === 'oauthbearer') {
+    const source = oauthTokenSource(sasl, logger)
+    return { mechanism: 'oauthbearer', oauthBearerProvider: async () => await source.token() } as never
+  }
+  return { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password } as never
 }
 
 /** A plain copy of TLS options with the hidden secrets included (see `tlsOptions`), for the Kafka client only. */

@@ -10,6 +10,17 @@ interface KafkaJsErrorShape {
   originalError?: unknown
 }
 
+/** A `MirrorError` that kafkajs wrapped (thrown by a callback it called, such as the OAuth token provider). */
+function ownError (error: unknown): MirrorError | undefined {
+  let current = error
+  for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth++) {
+    if (current instanceof MirrorError) return current
+    const wrapper = current as { cause?: unknown, originalError?: unknown }
+    current = wrapper.cause ?? wrapper.originalError
+  }
+  return undefined
+}
+
 /** The error that started it, through kafkajs' wrappers (retries exceeded, nested causes). */
 function kafkaRootCause (error: unknown): KafkaJsErrorShape {
   return (rootCause(error) ?? {}) as KafkaJsErrorShape
@@ -52,10 +63,11 @@ function presentsCertificate (connection: Pick<ClusterConnection, 'tls'>): boole
 }
 
 /** What to do about an authentication or TLS failure, added to its message. */
-function securityHint (kafkaCode: string | undefined, name: string, tlsCode: string | undefined, reason: string): string | undefined {
+function securityHint (kafkaCode: string | undefined, name: string, tlsCode: string | undefined, reason: string, oauth = false): string | undefined {
   if (tlsCode === 'ERR_TLS_CERT_ALTNAME_INVALID') return 'the broker\'s TLS certificate does not name this host; connect by a name in the certificate, or set ssl.endpoint.identification.algorithm= (empty) to skip the host name check'
   if (tlsCode !== undefined && TLS_CERT_CODES.has(tlsCode)) return 'the broker\'s TLS certificate is not trusted; set ssl.truststore.location (or ssl.truststore.certificates) to the CA that signed it'
   if (kafkaCode === 'UNSUPPORTED_SASL_MECHANISM' || /does not support the requested SASL mechanism/i.test(reason)) return 'wrong SASL mechanism: set sasl.mechanism to one the broker\'s listener enables (sasl.enabled.mechanisms)'
+  if ((name === 'KafkaJSSASLAuthenticationError' || kafkaCode === 'SASL_AUTHENTICATION_FAILED') && oauth) return 'the broker refused the OAuth token: the broker\'s sasl.oauthbearer.expected.audience / expected.issuer and JWKS must match the tokens of sasl.oauthbearer.token.endpoint.url; check scope and audience with the identity provider'
   if (name === 'KafkaJSSASLAuthenticationError' || kafkaCode === 'SASL_AUTHENTICATION_FAILED') return 'check the username and password in sasl.jaas.config'
   return undefined
 }
@@ -66,8 +78,11 @@ function securityHint (kafkaCode: string | undefined, name: string, tlsCode: str
  * retrying later (the broker may come back), a `MESSAGE_TOO_LARGE` never is. `cluster`, the
  * connection that failed, lets a refused client certificate be told from a missing one.
  */
-export function toMirrorError (error: unknown, context: string, code: ErrorCode = ErrorCodes.KAFKA, cluster?: Pick<ClusterConnection, 'tls'>): MirrorError {
+export function toMirrorError (error: unknown, context: string, code: ErrorCode = ErrorCodes.KAFKA, cluster?: Pick<ClusterConnection, 'tls' | 'sasl'>): MirrorError {
   if (error instanceof MirrorError) return error
+  // Our own error thrown inside the client (the OAuth token source): kept as it is, with where it happened.
+  const own = ownError(error)
+  if (own !== undefined) return new MirrorError(own.code, `${context}: ${own.message}`, { retriable: own.retriable, cause: error })
   const root = kafkaRootCause(error)
   const top = (error ?? {}) as KafkaJsErrorShape
   const alert = clientCertificateAlert([root, top])
@@ -85,7 +100,7 @@ export function toMirrorError (error: unknown, context: string, code: ErrorCode 
     name === 'KafkaJSGroupCoordinatorNotFound'
   const retriable = !authentication && (connection || root.retriable === true || top.retriable === true)
   const reason = root.message ?? top.message ?? String(error)
-  const hint = securityHint(kafkaCode, name, tlsCode, reason)
+  const hint = securityHint(kafkaCode, name, tlsCode, reason, cluster?.sasl?.mechanism === 'oauthbearer')
   return new MirrorError(authentication ? ErrorCodes.AUTHENTICATION : connection ? ErrorCodes.CONNECTION : code, `${context}: ${reason}${hint === undefined ? '' : ` (${hint})`}`, {
     retriable,
     cause: error,
@@ -103,7 +118,7 @@ export function toClusterError (error: unknown, connection: ClusterConnection): 
   const where = `the ${connection.alias} cluster (${connection.brokers.join(',')})`
   // Refused certificates and credentials read as what to fix, not as an unreachable cluster.
   const converted = toMirrorError(error, where, ErrorCodes.KAFKA, connection)
-  if (converted.code === ErrorCodes.AUTHENTICATION) return converted
+  if (converted.code === ErrorCodes.AUTHENTICATION || ownError(error) !== undefined) return converted
   const root = kafkaRootCause(error)
   const name = String(root.name ?? '')
   const message = String(root.message ?? root)

@@ -71,6 +71,47 @@ export function makeCertificates (): TestCertificates {
   }
 }
 
+/** Passwords of the stores `makeJavaStores` writes with keytool; the JKS key has its own password. */
+export const JAVA_STORE_PASSWORDS = { keystore: 'jks-keystore-pw-6a1f', key: 'jks-key-pw-e03c', truststore: 'jks-truststore-pw-94b7' } as const
+
+/** Stores written by Java's keytool from `TestCertificates`: what a Java client's configuration points at. */
+export interface JavaStores {
+  /** The client key and chain as JKS: store password `keystore`, key password `key`. */
+  readonly clientKeystoreJks: string
+  /** The client key and chain as JKS with one password (`keystore`) for store and key, as keytool makes by default. */
+  readonly clientKeystoreJksOnePassword: string
+  /** The CA certificate as a JKS truststore, password `truststore`. */
+  readonly truststoreJks: string
+  /** The CA certificate as a PKCS12 truststore made by keytool, password `truststore`. */
+  readonly truststoreP12: string
+  /** The CA certificate as a JCEKS truststore, password `truststore`. */
+  readonly truststoreJceks: string
+}
+
+function keytool (dir: string, args: string[]): void {
+  execFileSync('keytool', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] })
+}
+
+/** Writes JKS, PKCS12 and JCEKS stores with keytool (Java 17) holding the client key and the CA of `certificates`. */
+export function makeJavaStores (certificates: TestCertificates): JavaStores {
+  const dir = certificates.dir
+  const pw = JAVA_STORE_PASSWORDS
+  const fromP12 = (out: string, keyPassword: string): void => keytool(dir, ['-importkeystore', '-noprompt', '-srckeystore', certificates.clientKeystoreP12, '-srcstoretype', 'PKCS12',
+    '-srcstorepass', STORE_PASSWORDS.keystore, '-srcalias', 'mirror-client', '-destkeystore', out, '-deststoretype', 'JKS', '-deststorepass', pw.keystore, '-destkeypass', keyPassword])
+  fromP12('client-keystore.jks', pw.key)
+  fromP12('client-keystore-one-password.jks', pw.keystore)
+  for (const [out, type] of [['truststore.jks', 'JKS'], ['truststore-keytool.p12', 'PKCS12'], ['truststore.jceks', 'JCEKS']] as const) {
+    keytool(dir, ['-importcert', '-noprompt', '-alias', 'mirror-ca', '-file', certificates.caPem, '-keystore', out, '-storetype', type, '-storepass', pw.truststore])
+  }
+  return {
+    clientKeystoreJks: join(dir, 'client-keystore.jks'),
+    clientKeystoreJksOnePassword: join(dir, 'client-keystore-one-password.jks'),
+    truststoreJks: join(dir, 'truststore.jks'),
+    truststoreP12: join(dir, 'truststore-keytool.p12'),
+    truststoreJceks: join(dir, 'truststore.jceks'),
+  }
+}
+
 /** SCRAM-SHA-512 users created when the secured cluster is formatted. */
 export const SCRAM_USERS = { alice: 'alice-secret-4f1c' } as const
 
@@ -121,4 +162,46 @@ export async function startSecuredCluster (t: TestContext, name = 'secured'): Pr
     return { value: { cluster, port }, port }
   })
   return { cluster, certificates, saslSslBootstrap: `127.0.0.1:${port + 2}`, mtlsBootstrap: `127.0.0.1:${port + 3}` }
+}
+
+export interface OAuthCluster {
+  readonly cluster: LocalCluster
+  /** 127.0.0.1:port of the SASL_PLAINTEXT listener that takes OAUTHBEARER tokens. */
+  readonly oauthBootstrap: string
+}
+
+/**
+ * A single-node cluster with a PLAINTEXT listener (admin, inter-broker) and a SASL_PLAINTEXT
+ * listener `OAUTH` whose tokens Kafka's own `OAuthBearerValidatorCallbackHandler` validates
+ * against `jwksUrl` (RS256 signature, expiry, `expectedAudience`). Sessions end when their token
+ * expires (`connections.max.reauth.ms`), so clients must re-authenticate with fresh tokens.
+ */
+export async function startOAuthCluster (t: TestContext, jwksUrl: string, expectedAudience: string, name = 'oauth'): Promise<OAuthCluster> {
+  const { cluster, port } = await withFreshPortsOnBindError(async from => {
+    let port = await freePortPair(from)
+    while (await portAnswers(port + 2)) port = await freePortPair(port + 3)
+    const cluster = new LocalCluster({
+      name: `${name}-${port}`,
+      port,
+      heap: '384m',
+      extraListeners: [{ name: 'OAUTH', port: port + 2, securityProtocol: 'SASL_PLAINTEXT' }],
+      brokerProperties: {
+        'sasl.enabled.mechanisms': 'OAUTHBEARER',
+        'listener.name.oauth.sasl.enabled.mechanisms': 'OAUTHBEARER',
+        'listener.name.oauth.oauthbearer.sasl.jaas.config': 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;',
+        'listener.name.oauth.oauthbearer.sasl.server.callback.handler.class': 'org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler',
+        'listener.name.oauth.oauthbearer.connections.max.reauth.ms': '3600000',
+        'sasl.oauthbearer.jwks.endpoint.url': jwksUrl,
+        'sasl.oauthbearer.expected.audience': expectedAudience,
+        // Named explicitly: Kafka 4.1.1's default (DefaultJwtValidator, made without the key resolver) checks no signature or audience.
+        'sasl.oauthbearer.jwt.validator.class': 'org.apache.kafka.common.security.oauthbearer.BrokerJwtValidator',
+      },
+      // Kafka 4 reads JWKS only from URLs listed here (CVE-2025-27817).
+      jvmProperties: { 'org.apache.kafka.sasl.oauthbearer.allowed.urls': jwksUrl },
+    })
+    t.after(() => cluster.stop({ graceMs: 2_000 }))
+    await cluster.start()
+    return { value: { cluster, port }, port }
+  })
+  return { cluster, oauthBootstrap: `127.0.0.1:${port + 2}` }
 }
