@@ -265,7 +265,7 @@ export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Prom
 
 export const verifyCommand: CommandModule<object, VerifyArgs> = {
   command: 'verify',
-  describe: 'Compare the copy record by record (key, value, headers, timestamp) per partition: missing, duplicated, extra, changed, out-of-order records.',
+  describe: 'Compare the copy record by record (key, value, headers, timestamp) per partition, up to the mirror\'s committed position: missing, duplicated, extra, changed, out-of-order records. The summary names the range checked; the target\'s records beyond the committed position are counted, and duplicates among them fail the check too.',
   builder: yargs => withClusterPairArgs(withPolicyArgs(withCommonArgs(yargs)))
     .option('topic', { type: 'string', demandOption: true, describe: 'Source topic.' })
     .option('target-topic', { type: 'string', describe: 'Target topic (default: from the replication policy).' })
@@ -274,9 +274,9 @@ export const verifyCommand: CommandModule<object, VerifyArgs> = {
     .option('from-time', { type: 'string', describe: 'Start at the first source record at or after this ISO 8601 time.' })
     .option('to-offset', { type: 'string', coerce: positiveInteger('--to-offset', 0), describe: 'Stop before this source offset.' })
     .option('until-mirrored', { type: 'boolean', default: false, describe: 'Stop at the mirror group\'s committed offsets (the group must exist).' })
-    .option('group', { type: 'string', default: 'mirror-sidecar', describe: 'The mirror\'s consumer group: by default records past its committed offsets are in flight and not checked.' })
+    .option('group', { type: 'string', default: 'mirror-sidecar', describe: 'The mirror\'s consumer group: by default records past its committed offsets are in flight and not compared; their copies on the target are counted, and duplicates among them fail the check.' })
     .option('wait', { type: 'string', coerce: nonNegativeNumber('--wait'), describe: 'Wait up to SECONDS for the copy to catch up with the source end offsets first.' })
-    .option('allow-duplicates', { type: 'boolean', default: false, describe: 'Pass with duplicates (at-least-once delivery); they are still reported.' })
+    .option('allow-duplicates', { type: 'boolean', default: false, describe: 'Pass with duplicates (at-least-once delivery), in the compared range and beyond the committed position; they are still reported.' })
     .option('digest', { type: 'boolean', default: false, describe: 'Compare per-range hashes first; go record by record only in ranges that differ.' })
     .option('digest-range-records', { type: 'string', default: '1000', coerce: positiveInteger('--digest-range-records'), describe: 'Records per range for --digest.' })
     .option('lookahead-records', { type: 'string', default: '1000', coerce: positiveInteger('--lookahead-records'), describe: 'How far ahead a record\'s copy is looked for before it is called missing or extra.' })
