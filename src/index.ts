@@ -66,7 +66,8 @@ export { OFFSET_SYNC_ALIGNMENT_METHOD, OffsetSyncAligner } from './audit/offset-
 export { FindingKinds, type ComparisonCounts, type Finding, type FindingKind } from './audit/record-comparator.js'
 export { checkPartitionDigests, describeDigestFinding, digestCheckPassed, loadRangeDigests, type DigestCheckOptions, type DigestFinding, type DigestFindingKind, type DigestPartitionCheck } from './audit/digest-verification.js'
 export { describeDigestRange, digestsTopicName, type RangeDigest } from './audit/range-digest.js'
-export { describeFinding, findMisplaced, totalCounts, unverifiable, verificationPassed, type MisplacedRecord, type PartitionVerification } from './audit/verification-report.js'
+export type { BeyondCommitted } from './audit/beyond-committed.js'
+export { beyondCommittedTotal, describeFinding, findMisplaced, totalCounts, unverifiable, verificationPassed, type MisplacedRecord, type PartitionVerification } from './audit/verification-report.js'
 
 // Offset translation: exact offset syncs, and a group's committed offsets translated to the target.
 export { loadOffsetSyncs, offsetSyncsTopicName } from './offsets/offset-sync-store.js'

@@ -1,5 +1,5 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
-import { committedOffsets, createLogger, describeFinding, loadOffsetSyncs, offsetSyncsTopicName, silentLogger, targetTopicName, totalCounts, translateGroupOffsets, verificationPassed, verifyCopy, type AuditClient, type ClusterConnection, type OffsetSyncIndex } from '../../src/index.js'
+import { beyondCommittedTotal, committedOffsets, createLogger, describeFinding, loadOffsetSyncs, offsetSyncsTopicName, silentLogger, targetTopicName, totalCounts, translateGroupOffsets, verificationPassed, verifyCopy, type AuditClient, type ClusterConnection, type OffsetSyncIndex } from '../../src/index.js'
 import { clusterPair, connectClient, positiveInteger, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { note, render, write, type Column } from '../output.js'
@@ -88,10 +88,12 @@ async function verifyRows (source: AuditClient, target: AuditClient, targetConne
         ...(choice.aligner === undefined ? {} : { aligner: choice.aligner }),
       })
       const counts = totalCounts(result.partitions)
-      const ok = verificationPassed(counts, args['allow-duplicates'])
+      const beyond = beyondCommittedTotal(result.partitions)
+      const ok = verificationPassed(counts, args['allow-duplicates'], beyond.duplicated)
       const p = result.partitions[0]
       const first = p?.findings[0]
       const problems = (['missing', 'duplicated', 'extra', 'changed', 'outOfOrder'] as const).filter(k => counts[k] > 0).map(k => `${counts[k]} ${k === 'outOfOrder' ? 'out of order' : k}`)
+      if (beyond.duplicated > 0) problems.push(`${beyond.duplicated} duplicated beyond the mirror's committed offset`)
       rows.push({
         check: 'verify',
         topic,

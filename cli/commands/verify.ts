@@ -1,5 +1,5 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
-import { createLogger, describeFinding, FindingKinds, findMisplaced, loadOffsetSyncs, OFFSET_SYNC_ALIGNMENT_METHOD, OffsetSyncAligner, offsetSyncsTopicName, OrderAligner, silentLogger, targetTopicName, totalCounts, unverifiable, verificationPassed, verifyCopy, type Aligner, type AlignmentLookup, type AlignmentPoint, type AuditClient, type ClusterConnection, type ComparisonCounts, type FindingKind, type PartitionVerification, type VerifyUntil } from '../../src/index.js'
+import { beyondCommittedTotal, createLogger, describeFinding, FindingKinds, findMisplaced, loadOffsetSyncs, OFFSET_SYNC_ALIGNMENT_METHOD, OffsetSyncAligner, offsetSyncsTopicName, OrderAligner, silentLogger, targetTopicName, totalCounts, unverifiable, verificationPassed, verifyCopy, type Aligner, type AlignmentLookup, type AlignmentPoint, type AuditClient, type ClusterConnection, type ComparisonCounts, type FindingKind, type PartitionVerification, type VerifyUntil } from '../../src/index.js'
 import { clusterPair, connectClient, nonNegativeNumber, positiveInteger, withClusterPairArgs, withCommonArgs } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { note, render, write, type Column } from '../output.js'
@@ -69,6 +69,32 @@ function alignmentLine (choice: AlignmentChoice, byPartition: ReadonlyArray<[num
     ...(ordered.length > 0 ? [`order on ${partitionList(ordered)} (${choice.orderReason ?? `no offset sync in ${choice.offsetSyncsTopic} covers the start`})`] : []),
   ]
   return `alignment: ${parts.length > 0 ? parts.join('; ') : 'no partitions'}`
+}
+
+/** Partitions named one by one in the table's summary; past that, in total (per partition in --format json). */
+const COVERAGE_PARTITIONS_LISTED = 8
+
+/**
+ * The summary's lines on what was covered: the source range checked per partition (or in total)
+ * and what bounds it, then the target's records beyond the mirror's committed position (copies
+ * not committed yet, and duplicates among them), which are counted but not compared.
+ */
+function coverageLines (partitions: readonly PartitionVerification[], upTo: 'to-offset' | 'committed' | 'end', args: Pick<VerifyArgs, 'group' | 'to-offset'>): string[] {
+  const bound = upTo === 'to-offset' ? `--to-offset ${args['to-offset']}` : upTo === 'committed' ? `the committed position of group '${args.group}'` : `the source end offsets (no group '${args.group}' on the source)`
+  const ranges = (p: PartitionVerification): string => p.sourceUntilOffset > p.sourceFromOffset ? `${p.sourceFromOffset}..${p.sourceUntilOffset - 1}` : 'none'
+  const checked = partitions.length <= COVERAGE_PARTITIONS_LISTED
+    ? `checked: source offsets ${partitions.map(p => `${ranges(p)} of partition ${p.partition}`).join(', ')} (up to ${bound})`
+    : `checked: source offsets of ${partitions.length} partitions from their start up to ${bound}, ${partitions.reduce((n, p) => n + Math.max(0, p.sourceUntilOffset - p.sourceFromOffset), 0)} offsets in all (per partition: SOURCE-RANGE above)`
+  const beyond = beyondCommittedTotal(partitions)
+  if (beyond.records === 0) return [checked, `beyond the committed position: no records on the target`]
+  const where = partitions.filter(p => (p.beyondCommitted?.records ?? 0) > 0).slice(0, COVERAGE_PARTITIONS_LISTED)
+    .map(p => `${p.alignment.targetPartition}@${p.beyondCommitted!.fromTargetOffset}..${p.beyondCommitted!.untilTargetOffset - 1}`).join(', ')
+  const more = beyond.partitions > COVERAGE_PARTITIONS_LISTED ? ` and ${beyond.partitions - COVERAGE_PARTITIONS_LISTED} more partitions` : ''
+  const verdict = beyond.duplicated > 0
+    ? `${beyond.duplicated} of them duplicated (one more copy of a source record already on the target)`
+    : 'copies not committed yet, no duplicates among them'
+  const unmatched = beyond.unmatched > 0 ? `; ${beyond.unmatched} match no source record past the committed position` : ''
+  return [checked, `beyond the committed position: ${beyond.records} records on the target (target ${where}${more}), not compared: ${verdict}${unmatched}`]
 }
 
 /** Where the target was read from: the aligned copy, or the earliest copy before it and then the aligned one (`0@0, match 0@2000`). */
@@ -176,7 +202,8 @@ export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Prom
         const waitTimedOut = result.waitTimedOut
         // Partitions whose source records are gone (deleted, expired) while the target holds some: not judged, so not passed.
         const notVerified = unverifiable(result.partitions).map(p => p.partition)
-        const matched = verificationPassed(total, args['allow-duplicates']) && !waitTimedOut
+        const beyond = beyondCommittedTotal(result.partitions)
+        const matched = verificationPassed(total, args['allow-duplicates'], beyond.duplicated) && !waitTimedOut
         const passed = matched && notVerified.length === 0
         const findingLines = result.partitions.flatMap(p => p.findings.map(f => describeFinding(f, p.partition, p.alignment.targetPartition)))
         const misplacedLines = misplaced.map(m => `wrong partition: source ${m.sourcePartition}@${m.sourceOffset} is missing from target partition ${m.sourcePartition} and is extra in target partition ${m.targetPartition} at offset ${m.targetOffset}`)
@@ -190,9 +217,11 @@ export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Prom
             waitTimedOut,
             notVerified,
             seconds,
+            checkedUpTo: result.checkedUpTo,
             total,
+            beyondCommitted: beyond,
             alignment: { offsetSyncsTopic: choice.offsetSyncsTopic ?? null, byPartition: Object.fromEntries(byPartition) },
-            partitions: result.partitions.map(p => ({ partition: p.partition, sourceFromOffset: p.sourceFromOffset, sourceUntilOffset: p.sourceUntilOffset, alignment: p.alignment, earlierCopies: p.earlierCopies ?? null, counts: p.counts, findings: p.findings.map(({ hash: _hash, ...f }) => f), findingsNotListed: findingsNotListed(p), notes: p.notes })),
+            partitions: result.partitions.map(p => ({ partition: p.partition, sourceFromOffset: p.sourceFromOffset, sourceUntilOffset: p.sourceUntilOffset, alignment: p.alignment, earlierCopies: p.earlierCopies ?? null, beyondCommitted: p.beyondCommitted ?? null, counts: p.counts, findings: p.findings.map(({ hash: _hash, ...f }) => f), findingsNotListed: findingsNotListed(p), notes: p.notes })),
             misplaced,
             notes: [...alignmentNotes, ...result.notes],
           }, null, 2) + '\n')
@@ -210,11 +239,13 @@ export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Prom
               const unlisted = Object.entries(findingsNotListed(p)).map(([kind, n]) => `${n} more ${kind}`)
               return unlisted.length === 0 ? [] : [`partition ${p.partition}: ${unlisted.join(', ')} not listed (--max-findings ${args['max-findings']})`]
             })
-            const lines = [...misplacedLines, ...findingLines, ...unlistedLines]
+            const beyondLines = result.partitions.flatMap(p => (p.beyondCommitted?.duplicateOffsets ?? []).map(offset => `duplicated beyond the committed position: target ${p.alignment.targetPartition}@${offset} is one more copy of a source record already on the target`))
+            const lines = [...misplacedLines, ...findingLines, ...unlistedLines, ...beyondLines]
             if (lines.length > 0) text += '\n' + lines.join('\n') + '\n'
             const changed = Object.entries(total.changedFields).filter(([, n]) => n > 0).map(([field, n]) => `${field} ${n}`)
             text += `\n${passed ? 'PASSED' : matched ? 'NOT VERIFIED' : 'FAILED'}: ${total.checked} records checked in ${seconds.toFixed(1)} s (${(total.bytes / 1_048_576 / Math.max(seconds, 0.001)).toFixed(1)} MB/s)` +
               `${changed.length > 0 ? `; changed fields: ${changed.join(', ')}` : ''}${total.duplicated > 0 && args['allow-duplicates'] ? '; duplicates allowed' : ''}${waitTimedOut ? `; the copy did not catch up within --wait ${args.wait} s` : ''}${notVerified.length > 0 ? `; partition(s) ${notVerified.join(', ')}: the source holds no records any more, nothing to compare the target with (--digests checks it from the target alone)` : ''}\n` +
+              coverageLines(result.partitions, result.checkedUpTo, args).join('\n') + '\n' +
               alignmentLine(choice, byPartition) + '\n'
           }
           await write(text)
@@ -234,7 +265,7 @@ export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Prom
 
 export const verifyCommand: CommandModule<object, VerifyArgs> = {
   command: 'verify',
-  describe: 'Compare the copy record by record (key, value, headers, timestamp) per partition: missing, duplicated, extra, changed, out-of-order records.',
+  describe: 'Compare the copy record by record (key, value, headers, timestamp) per partition, up to the mirror\'s committed position: missing, duplicated, extra, changed, out-of-order records. The summary names the range checked; the target\'s records beyond the committed position are counted, and duplicates among them fail the check too.',
   builder: yargs => withClusterPairArgs(withPolicyArgs(withCommonArgs(yargs)))
     .option('topic', { type: 'string', demandOption: true, describe: 'Source topic.' })
     .option('target-topic', { type: 'string', describe: 'Target topic (default: from the replication policy).' })
@@ -243,9 +274,9 @@ export const verifyCommand: CommandModule<object, VerifyArgs> = {
     .option('from-time', { type: 'string', describe: 'Start at the first source record at or after this ISO 8601 time.' })
     .option('to-offset', { type: 'string', coerce: positiveInteger('--to-offset', 0), describe: 'Stop before this source offset.' })
     .option('until-mirrored', { type: 'boolean', default: false, describe: 'Stop at the mirror group\'s committed offsets (the group must exist).' })
-    .option('group', { type: 'string', default: 'mirror-sidecar', describe: 'The mirror\'s consumer group: by default records past its committed offsets are in flight and not checked.' })
+    .option('group', { type: 'string', default: 'mirror-sidecar', describe: 'The mirror\'s consumer group: by default records past its committed offsets are in flight and not compared; their copies on the target are counted, and duplicates among them fail the check.' })
     .option('wait', { type: 'string', coerce: nonNegativeNumber('--wait'), describe: 'Wait up to SECONDS for the copy to catch up with the source end offsets first.' })
-    .option('allow-duplicates', { type: 'boolean', default: false, describe: 'Pass with duplicates (at-least-once delivery); they are still reported.' })
+    .option('allow-duplicates', { type: 'boolean', default: false, describe: 'Pass with duplicates (at-least-once delivery), in the compared range and beyond the committed position; they are still reported.' })
     .option('digest', { type: 'boolean', default: false, describe: 'Compare per-range hashes first; go record by record only in ranges that differ.' })
     .option('digest-range-records', { type: 'string', default: '1000', coerce: positiveInteger('--digest-range-records'), describe: 'Records per range for --digest.' })
     .option('lookahead-records', { type: 'string', default: '1000', coerce: positiveInteger('--lookahead-records'), describe: 'How far ahead a record\'s copy is looked for before it is called missing or extra.' })

@@ -180,6 +180,22 @@ export const alertRules: readonly AlertRule[] = [
     },
   },
   {
+    alert: 'KafkaMirrorCorruptSourceBatch',
+    // As for losses: the counter series appears with the first corrupt batch, where increase() sees no rise.
+    expr: `sum by (job, instance, flow, topic, partition) (increase(${M.corruptBatches.name}[${LOSS_WINDOW}]) > 0 or (${M.corruptBatches.name} > 0 unless ${M.corruptBatches.name} offset ${LOSS_WINDOW}))`,
+    labels: { severity: 'critical' },
+    annotations: {
+      summary: 'A record batch of topic {{ $labels.topic }} partition {{ $labels.partition }} is corrupt on the source cluster',
+      description: `${where} fetched a record batch of {{ $labels.topic }} partition {{ $labels.partition }} whose CRC-32C does not match its bytes in the last ${LOSS_WINDOW}; it was not copied. With corrupt.batches=fail (the default) the flow stopped there; with skip its records were left out and committed past. The sidecar's log line \`... is corrupt on the source cluster\` names the offsets and both CRCs.`,
+      runbook: steps(
+        'Find the `is corrupt on the source cluster` line in the sidecar logs: topic, partition, offset range, CRCs.',
+        'Check the partition on the source brokers (kafka-dump-log --deep-iteration on the leader\'s segment): a disk or filesystem fault there. Another replica may hold an intact copy: move leadership to it, or reassign the partition away from the broker.',
+        'corrupt.batches=fail: once the source is repaired restart the sidecar; it resumes at the batch. To go on without the batch, restart it with --corrupt.batches skip (those records are then missing on the target).',
+        'corrupt.batches=skip: the records of the batch are not on the target; recover them from another copy if needed.',
+      ),
+    },
+  },
+  {
     alert: 'KafkaMirrorDigestMismatch',
     // As for losses: the counter series appears with the first mismatch, where increase() sees no rise.
     expr: `sum by (job, instance, flow, topic) (increase(${M.digestMismatches.name}[${LOSS_WINDOW}]) > 0 or (${M.digestMismatches.name} > 0 unless ${M.digestMismatches.name} offset ${LOSS_WINDOW}))`,
@@ -382,6 +398,17 @@ export const alertCases: readonly AlertCase[] = [
       { at: '4m', alert: 'KafkaMirrorSendFailures', firing: [] },
       { at: '7m', alert: 'KafkaMirrorSendFailures', firing: [ordersLabels] },
       { at: '15m', alert: 'KafkaMirrorSendFailures', firing: [] },
+    ],
+  },
+  {
+    name: 'a corrupt source batch fires at once when its counter appears, per partition; 15 minutes later it is quiet again',
+    input: [
+      { series: `${M.corruptBatches.name}{${flow},topic="orders",partition="3"}`, values: '_x5 1x25' },
+    ],
+    checks: [
+      { at: '4m', alert: 'KafkaMirrorCorruptSourceBatch', firing: [] },
+      { at: '7m', alert: 'KafkaMirrorCorruptSourceBatch', firing: [{ ...ordersLabels, partition: '3' }] },
+      { at: '28m', alert: 'KafkaMirrorCorruptSourceBatch', firing: [] },
     ],
   },
   {

@@ -4,6 +4,7 @@ import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import { OrderAligner, type Aligner, type AlignmentLookup } from './aligner.js'
 import { committedOffsets, groupExists } from './group-offsets.js'
 import { compareWithEarlierCopies } from './earlier-copies-comparison.js'
+import { examineBeyondCommitted, type BeyondCommitted } from './beyond-committed.js'
 import { digestStreamOf, digestStreamOfChunks } from './partition-comparison.js'
 import { PartitionReader } from './partition-reader.js'
 import type { PartitionVerification } from './verification-report.js'
@@ -39,6 +40,8 @@ export interface CopyVerification {
   readonly notes: string[]
   /** `waitSeconds` passed before the copy caught up (a note says how far it got). */
   readonly waitTimedOut: boolean
+  /** Where each partition's compared range ends: `until.offset`, the mirror group's committed position, or (no such group) the source end offsets. */
+  readonly checkedUpTo: 'to-offset' | 'committed' | 'end'
 }
 
 /** Waits until the copy caught up; false when `waitSeconds` passed first (and a note says why). */
@@ -170,6 +173,25 @@ export async function verifyCopy (options: CopyVerificationOptions): Promise<Cop
       const e = result.earlierCopies
       partitionNotes.push(`target offsets ${e.fromTargetOffset}..${e.untilTargetOffset - 1} of partition ${targetPartition} lie before the copy the alignment points at (${targetPartition}@${alignment.targetOffset}): read as earlier copies, ${e.duplicated} duplicated, ${e.extra} extra, ${e.changed} changed`)
     }
+    // The target's records past the copy of the compared range: counted, and duplicates among them found.
+    let beyondCommitted: BeyondCommitted | undefined
+    if (hasTarget && result.targetStopOffset !== undefined && result.targetStopOffset < targetEnd) {
+      const sourceBeyond = digestStreamOfChunks(sourceReader(partition).digestChunks(until, end))
+      const targetBeyond = digestStreamOfChunks(targetReader(targetPartition).digestChunks(result.targetStopOffset, targetEnd))
+      try {
+        beyondCommitted = await examineBeyondCommitted({
+          source: sourceBeyond,
+          target: targetBeyond,
+          fromTargetOffset: result.targetStopOffset,
+          untilTargetOffset: targetEnd,
+          matchedRecently: result.matchedRecently ?? (() => false),
+          ...(options.maxFindingsPerKind === undefined ? {} : { maxFindings: options.maxFindingsPerKind }),
+        })
+      } finally {
+        await Promise.allSettled([sourceBeyond.close?.(), targetBeyond.close?.()])
+      }
+      if (beyondCommitted.examined < beyondCommitted.records) partitionNotes.push(`target partition ${targetPartition}: only the first ${beyondCommitted.examined} of ${beyondCommitted.records} records beyond the compared range were examined for duplicates`)
+    }
     // Nothing left on the source (deleted or expired) while the target holds records: nothing to compare them with.
     const targetRecords = hasTarget ? targetEnd - (targetStarts.get(targetPartition) ?? 0) : 0
     const sourceGone = earliest === end && earliest > 0 && targetRecords > 0 ? { sourceLogStart: earliest, targetRecords } : undefined
@@ -183,8 +205,10 @@ export async function verifyCopy (options: CopyVerificationOptions): Promise<Cop
       findings: result.findings,
       notes: partitionNotes,
       ...(result.earlierCopies === undefined ? {} : { earlierCopies: result.earlierCopies }),
+      ...(beyondCommitted === undefined ? {} : { beyondCommitted }),
       ...(sourceGone === undefined ? {} : { sourceGone }),
     })
   }
-  return { partitions: results, notes, waitTimedOut }
+  const checkedUpTo = typeof options.until === 'object' ? 'to-offset' : hasGroup ? 'committed' : 'end'
+  return { partitions: results, notes, waitTimedOut, checkedUpTo }
 }

@@ -99,6 +99,8 @@ export async function compareWithEarlierCopies (options: EarlierCopiesComparison
     findings: mergeFindings(earlier.findings, main.findings, options.maxFindingsPerKind ?? 100),
     rangesEqual: main.rangesEqual + earlier.rangesEqual,
     rangesDiffering: main.rangesDiffering + earlier.rangesDiffering,
+    ...(main.targetStopOffset === undefined ? {} : { targetStopOffset: main.targetStopOffset }),
+    ...(main.matchedRecently === undefined ? {} : { matchedRecently: main.matchedRecently }),
     ...(earlierCopies === undefined ? {} : { earlierCopies }),
   }
 }

@@ -38,6 +38,10 @@ export interface PartitionComparisonResult {
   /** Ranges compared by hash only (digest mode) and ranges that had to be compared record by record. */
   readonly rangesEqual: number
   readonly rangesDiffering: number
+  /** `RecordComparator.targetStopOffset`: where the target's records beyond the compared range begin, when it has any. */
+  readonly targetStopOffset?: number
+  /** `RecordComparator.matchedRecently`. */
+  readonly matchedRecently?: (hash: number) => boolean
 }
 
 /** Pull-based reader over a digest stream that hands out single records or exact-size runs. */
@@ -187,7 +191,8 @@ export async function comparePartition (options: PartitionComparisonOptions): Pr
     else break
     progress()
   }
-  return { counts: comparator.counts, findings: comparator.findings, rangesEqual, rangesDiffering }
+  const stop = comparator.targetStopOffset
+  return { counts: comparator.counts, findings: comparator.findings, rangesEqual, rangesDiffering, ...(stop === undefined ? {} : { targetStopOffset: stop }), matchedRecently: hash => comparator.matchedRecently(hash) }
 }
 
 /** A digest stream over chunks of digests (`PartitionReader.digestChunks`). */

@@ -212,6 +212,7 @@ export class RecordComparator {
   #complete = false
   #sourceTaken = 0
   #targetTaken = 0
+  #targetStopOffset: number | undefined
 
   constructor (options: RecordComparatorOptions = {}) {
     this.#lookahead = Math.max(1, options.lookaheadRecords ?? 1000)
@@ -223,6 +224,16 @@ export class RecordComparator {
 
   /** True once every in-range source record is accounted for and the target reached the in-flight part (or both streams ended). */
   get complete (): boolean { return this.#complete }
+
+  /**
+   * The target offset where the copy reached the in-flight source part (the first target record
+   * not judged: it and the records after it lie beyond the compared range); undefined when the
+   * comparison ended because a stream did.
+   */
+  get targetStopOffset (): number | undefined { return this.#targetStopOffset }
+
+  /** Whether a record with this identity hash was matched recently (within the duplicate window). */
+  matchedRecently (hash: number): boolean { return this.#recent.has(hash) }
 
   /** Records buffered per side and not yet decided. */
   get buffered (): { source: number, target: number } { return { source: this.#source.length, target: this.#target.length } }
@@ -385,7 +396,7 @@ export class RecordComparator {
     const s = this.#source.first
     const t = this.#target.first?.digest
     if (s !== undefined && t !== undefined && s.digest.hash === t.hash) {
-      if (s.inFlight) { this.#finish(); return false }
+      if (s.inFlight) { this.#targetStopOffset = t.offset; this.#finish(); return false }
       this.#takeSource()
       this.#takeTarget()
       this.#matched(s.digest, t)
@@ -424,7 +435,7 @@ export class RecordComparator {
     }
     if (s.inFlight) {
       // Past the compared range: a target record that is somewhere in the in-flight source part means the copy reached it.
-      if (this.#source.indexOf(t.hash) >= 0) { this.#finish(); return false }
+      if (this.#source.indexOf(t.hash) >= 0) { this.#targetStopOffset = t.offset; this.#finish(); return false }
       this.#unmatchedTarget(this.#takeTarget())
       return true
     }

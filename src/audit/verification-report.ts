@@ -1,4 +1,5 @@
 import type { AlignmentPoint } from './aligner.js'
+import type { BeyondCommitted } from './beyond-committed.js'
 import type { EarlierCopies } from './earlier-copies-comparison.js'
 import { emptyCounts, type ComparisonCounts, type Finding } from './record-comparator.js'
 import { RecordFields } from './record-digest.js'
@@ -16,6 +17,8 @@ export interface PartitionVerification {
   readonly notes: readonly string[]
   /** Target records before `alignment.targetOffset` read as earlier copies, when there were any; their counts are in `counts`. */
   readonly earlierCopies?: EarlierCopies
+  /** Target records past the copy of the compared range (copies beyond the mirror's committed position), when there are any; not in `counts`. */
+  readonly beyondCommitted?: BeyondCommitted
   /**
    * Set when the source partition holds no records any more (all below `sourceLogStart` deleted or
    * expired) while its target partition holds `targetRecords`: the copy cannot be judged against
@@ -78,9 +81,27 @@ export function totalCounts (partitions: readonly PartitionVerification[]): Comp
   return total
 }
 
-/** A copy passes when nothing is missing, extra, changed or out of order; duplicates fail it unless allowed. */
-export function verificationPassed (total: ComparisonCounts, allowDuplicates: boolean): boolean {
-  return total.missing === 0 && total.extra === 0 && total.changed === 0 && total.outOfOrder === 0 && (allowDuplicates || total.duplicated === 0)
+/** Records on the target beyond the mirror's committed position, and duplicates among them, over `partitions`. */
+export function beyondCommittedTotal (partitions: readonly PartitionVerification[]): { records: number, duplicated: number, unmatched: number, partitions: number } {
+  const total = { records: 0, duplicated: 0, unmatched: 0, partitions: 0 }
+  for (const { beyondCommitted: b } of partitions) {
+    if (b === undefined || b.records === 0) continue
+    total.records += b.records
+    total.duplicated += b.duplicated
+    total.unmatched += b.unmatched
+    total.partitions++
+  }
+  return total
+}
+
+/**
+ * A copy passes when nothing is missing, extra, changed or out of order; duplicates fail it
+ * unless allowed, those in the compared range and those beyond the committed position
+ * (`beyondDuplicated`) alike. Copies beyond the committed position that are not duplicates do not
+ * fail it: they are the mirror's work in flight.
+ */
+export function verificationPassed (total: ComparisonCounts, allowDuplicates: boolean, beyondDuplicated = 0): boolean {
+  return total.missing === 0 && total.extra === 0 && total.changed === 0 && total.outOfOrder === 0 && (allowDuplicates || (total.duplicated === 0 && beyondDuplicated === 0))
 }
 
 /** One line per finding, e.g. `changed value: source 0@23 -> target 0@23`. */

@@ -1,6 +1,7 @@
 import { DEFAULT_PRODUCER_LANES } from './mirror-config.js'
 import { DEFAULT_GROUPS_EXCLUDE } from './topic-filter.js'
 import { DEFAULT_PASS_THROUGH } from './pass-through.js'
+import { DEFAULT_CORRUPT_BATCHES } from './corrupt-batches.js'
 import { DEFAULT_EXACTLY_ONCE_COMMIT_INTERVAL_MS } from './exactly-once.js'
 
 /**
@@ -43,6 +44,8 @@ export const FLAG_DEFAULTS = {
   'sync.topic.acls.interval.seconds': 600,
   /** `--pass.through`: forward record batches undecoded where safe. */
   'pass.through': DEFAULT_PASS_THROUGH,
+  /** `--corrupt.batches`: a source batch whose CRC-32C does not match stops the flow. */
+  'corrupt.batches': DEFAULT_CORRUPT_BATCHES,
   /** `--log.level`. */
   'log.level': 'info',
   /** `--drain.timeout.ms`, in ms. */

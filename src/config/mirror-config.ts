@@ -3,6 +3,7 @@ import type { MessageHandlerConfig } from './message-handler-config.js'
 import type { LogLevel } from '../shared/logger.js'
 import type { TopicFilter } from './topic-filter.js'
 import type { PassThroughMode } from './pass-through.js'
+import type { CorruptBatchesMode } from './corrupt-batches.js'
 
 /**
  * Producer lanes when none are configured. One lane keeps one produce request in flight for the
@@ -175,6 +176,8 @@ export interface FlowConfig {
   readonly abortOnSendFailure: boolean
   /** `--pass.through` / `shallowiterator.enable`: forward record batches undecoded; default `auto`. */
   readonly passThrough: PassThroughMode
+  /** `--corrupt.batches` / mm2.properties `corrupt.batches`: a source batch whose CRC-32C does not match stops the flow (`fail`) or is left out (`skip`); default `fail`. */
+  readonly corruptBatches?: CorruptBatchesMode
   /** `--exactly.once` / `<target>.exactly.once.source.support=enabled`: transactions on the target; absent (at-least-once) by default. */
   readonly exactlyOnce?: ExactlyOnceConfig
   /** How often new source topics and partitions are looked for; default 30000. */

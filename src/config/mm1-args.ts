@@ -6,6 +6,7 @@ import { readPropertiesFile } from './properties-file.js'
 import { checkLegacyClientKeys } from './legacy-client-keys.js'
 import { FLAG_DEFAULTS } from './flag-defaults.js'
 import { parsePassThrough, parseShallowIterator, resolvePassThrough } from './pass-through.js'
+import { parseCorruptBatches } from './corrupt-batches.js'
 import { checkExactlyOnceProducer, DEFAULT_TRANSACTION_TIMEOUT_MS, parseExactlyOnceFlag } from './exactly-once.js'
 import { checkHandlerPassThrough, parseMessageHandler } from './message-handler-config.js'
 import { freezeConfig, type FlowConfig, type MirrorConfig } from './mirror-config.js'
@@ -42,6 +43,7 @@ export const MM1_FLAGS = {
   'exactly.once': { type: 'string', describe: `Copy exactly once: records and positions in transactions on the target, read them with isolation.level=read_committed (default ${D['exactly.once']})` },
   'exactly.once.commit.interval.ms': { type: 'string', describe: `Longest a producer lane's transaction stays open with exactly-once (default ${D['exactly.once.commit.interval.ms']})` },
   'pass.through': { type: 'string', describe: `Forward fetched record batches undecoded where safe: auto, on or off (default ${D['pass.through']}; consumer key shallowiterator.enable=true/false also works)` },
+  'corrupt.batches': { type: 'string', describe: `A source record batch whose CRC-32C does not match its bytes: fail stops the mirror before it, skip leaves it out, counts it in kafka_mirror_corrupt_batches_total and commits past it (default ${D['corrupt.batches']}); never copied either way` },
   'sync.topic.acls.enabled': { type: 'string', describe: `Copy the ACLs of mirrored topics to the target (ALLOW WRITE left out, ALLOW ALL as READ) (default ${D['sync.topic.acls.enabled']})` },
   'sync.topic.acls.interval.seconds': { type: 'string', describe: `How often topic ACLs are synced, in seconds (default ${D['sync.topic.acls.interval.seconds']})` },
   'sync.topic.configs.interval.seconds': { type: 'string', describe: `How often target topic configs are brought in line with the source's, in seconds (default ${D['sync.topic.configs.interval.seconds']})` },
@@ -192,6 +194,7 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
   const exactlyOnceFlag = parseExactlyOnceFlag(key('exactly.once'), single(values, 'exactly.once', problems), problems) ?? D['exactly.once']
   const exactlyOnceIntervalMs = int('exactly.once.commit.interval.ms', D['exactly.once.commit.interval.ms'], 1)
   const passThroughFlag = parsePassThrough(key('pass.through'), single(values, 'pass.through', problems), problems)
+  const corruptBatches = parseCorruptBatches(key('corrupt.batches'), single(values, 'corrupt.batches', problems), problems) ?? D['corrupt.batches']
   const abortOnSendFailure = parseBoolean(key('abort.on.send.failure'), single(values, 'abort.on.send.failure', problems), problems) ?? D['abort.on.send.failure']
   const logLevel: LogLevel = parseChoice(key('log.level'), single(values, 'log.level', problems), LogLevels, problems) ?? D['log.level']
   const groupSyncEnabled = parseBoolean(key('sync.group.offsets.enabled'), single(values, 'sync.group.offsets.enabled', problems), problems) ?? D['sync.group.offsets.enabled']
@@ -248,6 +251,7 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
       offsetCommitIntervalMs,
       abortOnSendFailure,
       passThrough,
+      corruptBatches,
       ...(exactlyOnceFlag ? { exactlyOnce: { key: key('exactly.once'), commitIntervalMs: exactlyOnceIntervalMs, transactionTimeoutMs: DEFAULT_TRANSACTION_TIMEOUT_MS, positionsTopic: `mirror-positions.${alias}.internal`, positionsReplicationFactor: -1 } } : {}),
       refreshTopicsIntervalMs,
       syncTopicConfigs: true,

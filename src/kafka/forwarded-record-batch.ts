@@ -4,6 +4,7 @@ import type { BatchForwardingHook, BatchStandIn, EncodedBatchMessage } from './k
 import { decodeRecordBatch } from './kafkajs-internals.js'
 import { visitBatchRecords } from './record-batch-records.js'
 import { Attributes, BATCH_HEADER_BYTES, BATCH_OFFSETS, CODEC_NAMES, concatUncompressedBatches, readBatchHeader, rewriteForTarget } from './record-batch-header.js'
+import { corruptBatchOf } from './corrupt-record-batch.js'
 
 /**
  * A fetched v2 record batch on its way to the target undecoded: its own copy of the bytes (so the
@@ -128,10 +129,16 @@ export function deepPathReason (bytes: Buffer, policy: ForwardingPolicy): DeepPa
  * batch, undecoded. One that cannot be forwarded carries its `deepReason` (told to `declined`) and
  * is decoded later by the record source, one batch at a time as the queue takes its records, so a
  * fetch is never decompressed whole (memory stays bounded however well the source compresses).
- * Control batches and older formats are left to kafkajs (undefined).
+ * Every v2 batch, control batches included, has its CRC-32C checked first: one that does not
+ * match becomes a `CorruptRecordBatch` (never forwarded, never decoded), whichever path it would
+ * have taken. Intact control batches and older formats are left to kafkajs (undefined).
  */
 export function forwardingHook (policy: ForwardingPolicy, declined: (reason: DeepPathReason, bytes: number) => void): BatchForwardingHook {
   return bytes => {
+    if (bytes.length >= BATCH_HEADER_BYTES && bytes.readInt8(BATCH_OFFSETS.magic) === 2) {
+      const corrupt = corruptBatchOf(bytes)
+      if (corrupt !== undefined) return corrupt
+    }
     const reason = deepPathReason(bytes, policy)
     if (reason === 'control' || reason === 'not_v2') return undefined
     if (reason !== undefined) declined(reason, bytes.length)

@@ -10,6 +10,7 @@ import { toMirrorError } from './errors.js'
 import { batchEventFetchedOffset, batchFetchedOffset, fetchSessionsOption, runWithBatchForwarding, withoutBatchForwarding } from './kafkajs-internals.js'
 import { forwardingHook, KafkaForwardedBatch, type ForwardingPolicy } from './forwarded-record-batch.js'
 import { decodeLaneRefusal, laneRefusalError } from './bucket-assigner.js'
+import { CorruptRecordBatch } from './corrupt-record-batch.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 
 /**
@@ -176,7 +177,7 @@ export class KafkaRecordSource implements RecordSource {
     let run: KafkaRecord[] = []
     /** The offset up to which what was handed over reaches (past skipped batches of the opposite mirror too). */
     let covered = fetchedOffset
-    const firstOffsetOf = (message: unknown): bigint => message instanceof KafkaForwardedBatch ? message.baseOffset : BigInt((message as KafkaRecord).offset)
+    const firstOffsetOf = (message: unknown): bigint => message instanceof KafkaForwardedBatch || message instanceof CorruptRecordBatch ? message.baseOffset : BigInt((message as KafkaRecord).offset)
     const flush = async (next: bigint): Promise<void> => {
       if (run.length === 0) return
       const records = run
@@ -190,6 +191,19 @@ export class KafkaRecordSource implements RecordSource {
       if (!control.isActive()) return
       const following = messages[index + 1]
       const next = following === undefined ? nextOffset : firstOffsetOf(following)
+      if (message instanceof CorruptRecordBatch) {
+        await flush(message.baseOffset)
+        if (!control.isActive()) return
+        // kafkajs moves its fetch position past the batch's last offset: only as good as the header.
+        const bound = following === undefined ? highWatermark : next
+        const rangeProblem = message.endOffset <= covered
+          ? `its header says it ends at offset ${message.endOffset - 1n}, before offset ${covered} where the fetch stood`
+          : message.endOffset > bound ? `its header says it ends at offset ${message.endOffset - 1n}, past ${bound - 1n} where ${following === undefined ? 'the partition ends (high watermark)' : 'the next batch begins'}` : undefined
+        if (!handlers.onCorrupt(topic, partition, message, rangeProblem)) return
+        handlers.onSkipped(topic, partition, message.endOffset, covered)
+        covered = message.endOffset
+        continue
+      }
       if (message instanceof KafkaForwardedBatch && mirrored?.has(message.batchContext.producerId) === true) {
         // Written here by the mirror of the opposite direction: it came from our target, so it is not copied back.
         this.#producers?.skipped(message.recordCount)

@@ -77,6 +77,7 @@ export const Metrics = {
   retries: metric('kafka_mirror_retries_total', 'counter', 'Retried operations, by operation and error code.', [...FLOW_LABELS, L.OPERATION, L.ERROR_CODE]),
   batches: metric('kafka_mirror_batches_total', 'counter', 'Source record batches by the way they went: path pass_through (forwarded undecoded) or deep (decoded), with the reason a batch was decoded although the flow forwards batches (pass-through on or auto).', [...FLOW_LABELS, L.PATH, L.REASON]),
   batchBytes: metric('kafka_mirror_batch_bytes_total', 'counter', 'Bytes of source record batches (as fetched, compressed) by path, counted with kafka_mirror_batches_total.', [...FLOW_LABELS, L.PATH]),
+  corruptBatches: metric('kafka_mirror_corrupt_batches_total', 'counter', 'Source record batches whose CRC-32C did not match their bytes (corrupt on the source cluster), by partition; never copied. With corrupt.batches=fail the flow stopped at the first one; with skip each was left out and committed past. Absent until one.', PARTITION_LABELS),
   sendFailures: metric('kafka_mirror_send_failures_total', 'counter', 'Batches the target did not accept after retries.', TOPIC_LABELS),
   commits: metric('kafka_mirror_commits_total', 'counter', 'Offset commits on the source cluster, by result.', [...FLOW_LABELS, L.RESULT]),
   lastCommitTimestamp: metric('kafka_mirror_last_commit_timestamp_seconds', 'gauge', 'When the last successful offset commit happened (seconds since the epoch).', FLOW_LABELS),

@@ -57,6 +57,7 @@ interface Instruments {
   readonly transactions: Counter
   readonly retries: Counter
   readonly batches: Counter
+  readonly corruptBatches: Counter
   readonly topicConfigsSynced: Counter
   readonly topicAclsSynced: Counter
   readonly batchBytes: Counter
@@ -180,6 +181,7 @@ export class MirrorMetrics implements PipelineObserver {
       transactions: counter(Metrics.transactions),
       retries: counter(Metrics.retries),
       batches: counter(Metrics.batches),
+      corruptBatches: counter(Metrics.corruptBatches),
       topicConfigsSynced: counter(Metrics.topicConfigsSynced),
       topicAclsSynced: counter(Metrics.topicAclsSynced),
       batchBytes: counter(Metrics.batchBytes),
@@ -267,6 +269,10 @@ export class MirrorMetrics implements PipelineObserver {
     const labels = this.#flow(flow).labels
     this.instruments.batches.inc({ ...labels, [L.PATH]: path, [L.REASON]: reason ?? '' })
     this.instruments.batchBytes.inc({ ...labels, [L.PATH]: path }, bytes)
+  }
+
+  corruptBatch (flow: FlowLabels, topic: string, partition: number): void {
+    this.instruments.corruptBatches.inc({ ...this.#flow(flow).labels, [L.TOPIC]: topic, [L.PARTITION]: String(partition) })
   }
 
   sendFailed (flow: FlowLabels, topic: string, _partition: number, _reason: string): void {

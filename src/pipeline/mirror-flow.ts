@@ -15,10 +15,15 @@ import { OffsetCommitter } from './offset-committer.js'
 import { PartitionProgress } from './partition-progress.js'
 import { partitionKey, parsePartitionKey } from './partition-key.js'
 import { flowLabels, type FlowLabels, type FlowSnapshot, type LifecycleState, type PipelineObserver } from './pipeline-observer.js'
-import type { AckListener, BatchTracer, FetchControl, FetchedBatch, FlowPorts, RecordSource, SourceListener } from './ports.js'
+import type { AckListener, BatchTracer, CorruptBatch, FetchControl, FetchedBatch, FlowPorts, RecordSource, SourceListener } from './ports.js'
 import { ProducerWorker } from './producer-worker.js'
 import { ExactlyOnceLanes } from './exactly-once-lanes.js'
 import { TopicSync, type MirroredTopic } from './topic-sync.js'
+
+/** A CRC-32C as 8 hex digits. */
+function crcText (crc: number): string {
+  return `0x${crc.toString(16).padStart(8, '0')}`
+}
 
 /** How long each client's stop may take at shutdown before the flow goes on without it. */
 const STOP_STEP_BOUND_MS = 5_000
@@ -200,8 +205,13 @@ export class MirrorFlow {
 
   #sourceListener (): SourceListener {
     return {
-      onBatch: (batch, control) => this.#handler === undefined ? this.#intake.accept(batch, control) : this.#acceptHandled(this.#handler, batch, control),
-      onSkipped: (topic, partition, nextOffset, from) => this.#skipped(topic, partition, nextOffset, from),
+      // After a failure nothing more is admitted or skipped: no commit may pass what stopped the flow.
+      onBatch: async (batch, control) => {
+        if (this.#failure !== undefined) return
+        await (this.#handler === undefined ? this.#intake.accept(batch, control) : this.#acceptHandled(this.#handler, batch, control))
+      },
+      onSkipped: (topic, partition, nextOffset, from) => { if (this.#failure === undefined) this.#skipped(topic, partition, nextOffset, from) },
+      onCorrupt: (topic, partition, batch, rangeProblem) => this.#corrupt(topic, partition, batch, rangeProblem),
       onAssignment: owned => {
         this.#progress.retain(owned)
         this.#exactlyOnce?.assign(owned)
@@ -237,6 +247,28 @@ export class MirrorFlow {
     if (handled.records.length > 0) return await this.#intake.accept(handled, control)
     this.#progress.observeHighWatermark(fetched.topic, fetched.partition, fetched.highWatermark, BigInt((fetched.records[0] as KafkaRecord).offset))
     if (handled.nextOffset !== undefined) this.#skipped(fetched.topic, fetched.partition, handled.nextOffset, fetched.from)
+  }
+
+  /**
+   * A corrupt source batch (CRC-32C mismatch): counted, then the flow stops (`corrupt.batches`
+   * fail, the default; also in skip mode when the batch's range cannot be trusted or it is a
+   * transaction marker, whose loss would change which records count as aborted), or the batch is
+   * left out with a warning and the source moves past it (true).
+   */
+  #corrupt (topic: string, partition: number, batch: CorruptBatch, rangeProblem: string | undefined): boolean {
+    if (this.#failure !== undefined) return false
+    this.#observer.corruptBatch?.(this.labels, topic, partition)
+    const where = `topic "${topic}" partition ${partition}: the record batch at offsets ${batch.baseOffset}..${batch.endOffset - 1n} (${batch.sizeBytes} bytes${batch.control ? ', a transaction marker' : ''}) is corrupt on the ${this.config.source.alias} cluster (CRC-32C of its bytes ${crcText(batch.computedCrc)}, expected ${crcText(batch.storedCrc)} as its header says)`
+    const skip = (this.config.corruptBatches ?? 'fail') === 'skip'
+    if (skip && rangeProblem === undefined && !batch.control) {
+      this.#logger.warn(`${where}: skipped (corrupt.batches=skip); its offsets are committed past and its records are not on the target`, { topic, partition, fromOffset: batch.baseOffset.toString(), toOffset: (batch.endOffset - 1n).toString() })
+      return true
+    }
+    const why = !skip
+      ? 'the mirror stopped; nothing of it, nor after it in the partition, was copied or committed. Repair the partition on the source (its other replicas may hold an intact copy: reassign or re-elect the leader), or set corrupt.batches to skip (--corrupt.batches skip) to leave the batch out and go on'
+      : `the mirror stopped; it cannot be skipped: ${batch.control ? 'it is a transaction marker, and leaving it out would change which records count as aborted' : `its offset range cannot be trusted (${rangeProblem ?? ''})`}. Repair the partition on the source (its other replicas may hold an intact copy)`
+    this.#fail(new MirrorError(ErrorCodes.CORRUPT_BATCH, `${where}: ${why}`))
+    return false
   }
 
   /**

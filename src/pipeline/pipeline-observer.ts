@@ -97,6 +97,8 @@ export interface PipelineObserver {
   topicAclsSynced?: (flow: FlowLabels, created: number) => void
   /** A source record batch went the pass-through way, or the deep way although the flow forwards batches (`reason` says why). */
   batchRouted?: (flow: FlowLabels, path: BatchPath, reason: DeepPathReason | undefined, bytes: number) => void
+  /** A fetched source batch was corrupt (CRC-32C mismatch): the flow stops, or leaves it out (`corrupt.batches`). */
+  corruptBatch?: (flow: FlowLabels, topic: string, partition: number) => void
   sendFailed?: (flow: FlowLabels, topic: string, partition: number, reason: string) => void
   committed?: (flow: FlowLabels, offsets: readonly CommittedOffset[], atMs: number) => void
   commitFailed?: (flow: FlowLabels, reason: string) => void
@@ -108,5 +110,5 @@ export interface PipelineObserver {
 
 /** Every event of `PipelineObserver`, for fanning one event out to several observers (`fanOut`). */
 export const PipelineObserverEvents = {
-  consumed: true, produced: true, produceRequest: true, retry: true, batchRouted: true, topicConfigsSynced: true, topicAclsSynced: true, sendFailed: true, committed: true, commitFailed: true, rebalanced: true, transactionEnded: true, fatal: true,
+  consumed: true, produced: true, produceRequest: true, retry: true, batchRouted: true, corruptBatch: true, topicConfigsSynced: true, topicAclsSynced: true, sendFailed: true, committed: true, commitFailed: true, rebalanced: true, transactionEnded: true, fatal: true,
 } as const satisfies Record<keyof PipelineObserver, true>

@@ -29,6 +29,22 @@ export interface FetchedBatch {
   readonly from?: bigint
 }
 
+/**
+ * A fetched source record batch whose CRC-32C does not match its bytes: corrupt on the source
+ * cluster. Never forwarded nor decoded. `endOffset` (past its last offset) comes from a header
+ * field the CRC covers, so it is only as good as the header.
+ */
+export interface CorruptBatch {
+  readonly baseOffset: bigint
+  readonly endOffset: bigint
+  /** The CRC the batch carries, and the one its bytes give. */
+  readonly storedCrc: number
+  readonly computedCrc: number
+  /** A control batch (transaction marker). */
+  readonly control: boolean
+  readonly sizeBytes: number
+}
+
 /** Lets a batch handler keep the group membership alive while it waits (backpressure). */
 export interface FetchControl {
   heartbeat: () => Promise<void>
@@ -53,6 +69,13 @@ export interface SourceListener {
   onCrash: (error: Error) => void
   /** A fetched batch is decoded although the flow forwards batches (pass-through), and why. */
   onDecoded?: (reason: DeepPathReason, bytes: number) => void
+  /**
+   * A fetched batch is corrupt (`CorruptBatch`); what was fetched before it was handed over.
+   * `rangeProblem` says why its offset range cannot be trusted (its header disagrees with the
+   * fetch), else undefined. True: the source moves past the batch (`onSkipped` follows); false:
+   * it hands over nothing more of this fetch (the flow stops).
+   */
+  onCorrupt: (topic: string, partition: number, batch: CorruptBatch, rangeProblem: string | undefined) => boolean
 }
 
 /** A source offset to commit: the next offset to mirror. */

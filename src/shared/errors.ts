@@ -12,6 +12,8 @@ export const ErrorCodes = {
   DATA_LOSS: 'MIRROR_DATA_LOSS',
   /** Exactly-once: a producer lane's transaction cannot commit (fenced by another process, timed out). */
   TRANSACTION_FAILED: 'MIRROR_TRANSACTION_FAILED',
+  /** A source record batch whose CRC-32C does not match its bytes (corrupt on the source cluster). */
+  CORRUPT_BATCH: 'MIRROR_CORRUPT_BATCH',
   INTERNAL: 'MIRROR_INTERNAL',
 } as const
 export type ErrorCode = typeof ErrorCodes[keyof typeof ErrorCodes]

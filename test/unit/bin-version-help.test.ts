@@ -40,6 +40,7 @@ const DEFAULT_IN_CONFIG: Record<string, (config: PrintedConfig, exactlyOnce: Pri
   'offset.commit.interval.ms': c => c.flows[0]?.offsetCommitIntervalMs,
   'abort.on.send.failure': c => c.flows[0]?.abortOnSendFailure,
   'pass.through': c => c.flows[0]?.passThrough,
+  'corrupt.batches': c => c.flows[0]?.corruptBatches,
   'sync.topic.configs.interval.seconds': c => (c.flows[0]?.syncTopicConfigsIntervalMs ?? 0) / 1000,
   'sync.topic.acls.enabled': c => c.flows[0]?.syncTopicAcls,
   'sync.topic.acls.interval.seconds': c => (c.flows[0]?.syncTopicAclsIntervalMs ?? 0) / 1000,
@@ -64,7 +65,7 @@ interface PrintedConfig {
   metricsPort: number, metricsHost: string, metricsPartitionLabels: boolean, idleGc: boolean, logLevel: string, drainTimeoutMs: number
   flows: Array<{
     numStreams: number, numProducers: number, queueMaxRecords: number, queueMaxBytes: number, offsetCommitIntervalMs: number,
-    abortOnSendFailure: boolean, passThrough: string, exactlyOnce?: { commitIntervalMs: number }, syncTopicConfigsIntervalMs: number, syncTopicAcls: boolean, syncTopicAclsIntervalMs: number, refreshTopicsIntervalMs: number,
+    abortOnSendFailure: boolean, passThrough: string, corruptBatches: string, exactlyOnce?: { commitIntervalMs: number }, syncTopicConfigsIntervalMs: number, syncTopicAcls: boolean, syncTopicAclsIntervalMs: number, refreshTopicsIntervalMs: number,
     groupSync: { enabled: boolean, intervalMs: number, groups: { include: string, exclude: string } }
     digests: { enabled: boolean, rangeRecords: number, auditIntervalMs: number, auditMaxRecords: number }
   }>

@@ -69,6 +69,8 @@ for (const partitionLabels of [true, false]) {
     metrics.committed(flow, [], Date.now())
     metrics.retry(flow, 'produce', 'REQUEST_TIMED_OUT')
     metrics.batchRouted(flow, 'pass_through', undefined, 100)
+    // Appears with the first corrupt source batch.
+    metrics.corruptBatch(flow, 't', 0)
     // An exactly-once flow's transactions (the series appear with the first one).
     metrics.transactionEnded(flow, 'committed', 0.01)
     new OffsetsMetrics(metrics.registry, () => []).oppositeMirrorSkipped(flow, 1)

@@ -45,6 +45,7 @@ function feed (metrics: MirrorMetrics): void {
   metrics.topicConfigsSynced(flow, 2)
   metrics.topicAclsSynced(flow, 1)
   metrics.sendFailed(flow, 'orders', 0, 'MESSAGE_TOO_LARGE')
+  metrics.corruptBatch(flow, 'orders', 0)
   metrics.committed(flow, [{ topic: 'orders', partition: 0, offset: 42n, lagRecords: 58n }], NOW_MS - 10_000)
   metrics.commitFailed(flow, 'coordinator moved')
   metrics.rebalanced(flow)
