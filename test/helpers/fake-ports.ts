@@ -56,7 +56,7 @@ export class FakeForwardedBatch implements ForwardedBatch {
   readonly firstTimestampMs: number
   readonly maxTimestampMs: number
   readonly codec = 'lz4'
-  readonly mergeable = false
+  readonly mergeable: boolean = false
   decodes = 0
   constructor (readonly records: readonly KafkaRecord[]) {
     this.baseOffset = BigInt((records[0] as KafkaRecord).offset)
