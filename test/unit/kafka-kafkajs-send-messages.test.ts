@@ -145,3 +145,14 @@ test('one partition refused in a broker\'s answer: its sibling is reported writt
   assert.deepEqual(brokers.log('t', 0), ['a0', 'a1', 'a2', 'a3'])
   assert.deepEqual(brokers.log('t', 1), ['b0', 'b1', 'b2'])
 })
+
+test('a topic named twice in one send: the messages of both entries are written', async () => {
+  const brokers = new IdempotentBrokers({ t: [1, 2] })
+  const cluster = brokers.cluster()
+  const eosManager = createEosManager({ logger: silent, cluster })
+  await eosManager.initProducerId()
+  const sendMessages = createSendMessages({ logger: silent, cluster, partitioner: createPartitioner(), eosManager, retrier: createRetry({ retries: 0 }) })
+  const answers = await sendMessages({ acks: -1, timeout: 1000, compression: 0, topicMessages: [{ topic: 't', messages: [{ partition: 0, value: 'a0' }] }, { topic: 't', messages: [{ partition: 1, value: 'b0' }, { partition: 0, value: 'a1' }] }] })
+  assert.deepEqual(offsets(answers), { 0: '0', 1: '0' })
+  assert.deepEqual([brokers.log('t', 0), brokers.log('t', 1)], [['a0', 'a1'], ['b0']])
+})
