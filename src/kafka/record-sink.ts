@@ -179,12 +179,13 @@ export function acksOf (metadata: ReadonlyArray<{ topicName: string, partition: 
  * partitions were written, or when kafkajs told the partitions' errors apart), and what it means
  * for the producer. A forwarded batch refused as CORRUPT_MESSAGE or INVALID_RECORD is refused for
  * good (kafkajs retries CORRUPT_MESSAGE; for a forwarded batch it means the target will not take
- * these bytes, so its records go decoded).
+ * these bytes, so its records go decoded). `kafkaCodes` holds the Kafka error of the send and of
+ * each failed partition.
  */
-export function sendFailureOf (error: unknown, writes: readonly PartitionWrite[], connection: ClusterConnection): { error: MirrorError, retriable: boolean, producerStateLost: boolean } {
+export function sendFailureOf (error: unknown, writes: readonly PartitionWrite[], connection: ClusterConnection): { error: MirrorError, retriable: boolean, producerStateLost: boolean, kafkaCodes: ReadonlySet<string> } {
   if (error instanceof PartialSendError) {
     // From `acksOf`: already the pipeline's error, with what was written.
-    return { error, retriable: error.retriable, producerStateLost: false }
+    return { error, retriable: error.retriable, producerStateLost: false, kafkaCodes: new Set(error.kafkaCode === undefined ? [] : [error.kafkaCode]) }
   }
   const context = `writing to the ${connection.alias} cluster failed`
   const forwardedTo = new Set(writes.filter(w => w.forwarded !== undefined).map(w => partitionKey(w.topic, w.partition)))
@@ -203,9 +204,11 @@ export function sendFailureOf (error: unknown, writes: readonly PartitionWrite[]
   const refused = failed.find(failure => !failure.error.retriable)
   if (refused !== undefined && converted.retriable) converted = refused.error
   const written = writtenBeforeFailure(error).filter(inWrites)
+  const kafkaCodes = new Set([converted, ...failed.map(f => f.error)].flatMap(e => e.kafkaCode === undefined ? [] : [e.kafkaCode]))
   return {
     error: written.length === 0 && failed.length === 0 ? converted : new PartialSendError(converted, written, failed),
     retriable: converted.retriable,
-    producerStateLost: [converted, ...failed.map(f => f.error)].some(e => PRODUCER_STATE_LOST.has(e.kafkaCode ?? '')),
+    producerStateLost: [...kafkaCodes].some(code => PRODUCER_STATE_LOST.has(code)),
+    kafkaCodes,
   }
 }

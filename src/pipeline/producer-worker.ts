@@ -95,7 +95,7 @@ export class ProducerWorker {
   /** Parts of a batch written on their own (a refused request written in halves): the batch each is part of, and where it starts in it. */
   readonly #parts = new WeakMap<MirrorBatch, { whole: MirrorBatch, from: number }>()
   /** Batches written in parts: the segments acknowledged so far, and how many of their records are settled (written or skipped). */
-  readonly #inParts = new Map<MirrorBatch, { segments: AckSegment[], settled: number }>()
+  readonly #inParts = new WeakMap<MirrorBatch, { segments: AckSegment[], settled: number }>()
 
   constructor (queue: BoundedQueue<MirrorBatch>, sink: RecordSink, options: ProducerWorkerOptions, listener: WorkerListener, logger: Logger) {
     this.#queue = queue
@@ -166,7 +166,13 @@ export class ProducerWorker {
       // What the target did write is acknowledged whatever happens next: it must not be sent again.
       const unwritten = this.#acknowledgeWritten(batches, written, undefined)
       if (!isPermanent(error)) throw error
-      await this.#writeRefused(unwritten, error as MirrorError)
+      try {
+        await this.#writeRefused(unwritten, error as MirrorError)
+      } catch (failure) {
+        // Nothing of these batches is acknowledged now (the flow stops, or a transaction is retaken and they are fetched again).
+        for (const batch of unwritten) this.#inParts.delete(this.#parts.get(batch)?.whole ?? batch)
+        throw failure
+      }
     }
   }
 

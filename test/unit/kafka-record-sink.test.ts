@@ -67,3 +67,11 @@ test('sendFailureOf: an error without per-partition detail stays one error (ever
   assert.ok(!(failure.error instanceof PartialSendError))
   assert.equal(failure.retriable, true)
 })
+
+test('sendFailureOf: a lost producer state in any partition\'s answer is seen, whichever error the send carries', () => {
+  const tooLarge = createErrorFromCode(10)
+  const failure = sendFailureOf(kafkajsFailure(new KafkaJSNonRetriableError(tooLarge, { cause: tooLarge }), [0], [[1, createErrorFromCode(47)], [2, tooLarge]]), writes, target)
+  assert.equal(failure.error.kafkaCode, 'MESSAGE_TOO_LARGE')
+  assert.deepEqual([...failure.kafkaCodes].sort(), ['INVALID_PRODUCER_EPOCH', 'MESSAGE_TOO_LARGE'])
+  assert.equal(failure.producerStateLost, true)
+})
