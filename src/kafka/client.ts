@@ -12,9 +12,10 @@ const { Kafka, logLevel } = kafkajs
 export type { KafkaClient }
 
 /**
- * kafkajs warnings about choices made on purpose, logged at debug instead of warn: the sink limits
- * in-request retries of its idempotent producer and replaces the producer before retrying
- * (see `KafkaRecordSink`), so the guarantee the warning is about holds.
+ * kafkajs warnings about choices made on purpose, logged at debug instead of warn: the sink's
+ * idempotent producer makes one attempt per send, and the worker resends the partitions not
+ * written through the same producer with their same sequence numbers (see `KafkaRecordSink`), so
+ * the guarantee the warning is about holds.
  */
 const EXPECTED_WARNINGS: ReadonlySet<string> = new Set(['Limiting retries for the idempotent producer may invalidate EoS guarantees'])
 

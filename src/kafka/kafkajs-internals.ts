@@ -87,9 +87,9 @@ export function createInternalCluster (kafka: Kafka, options: InternalClusterOpt
 }
 
 /**
- * The partitions a failed kafkajs `send`/`sendBatch` did write before it gave up: the answers of
- * the brokers that replied, which the project's patch of `producer/sendMessages.js` attaches to
- * the error as `writtenPartitions`. Empty when none answered (or the error came from elsewhere).
+ * The partitions a failed kafkajs `send`/`sendBatch` did write before it gave up: each written
+ * partition's answer, which the project's patch of `producer/sendMessages.js` attaches to the
+ * error as `writtenPartitions`. Empty when none was written (or the error came from elsewhere).
  */
 export function writtenBeforeFailure (error: unknown): Array<{ topic: string, partition: number, baseOffset: bigint }> {
   const answers = (error as { writtenPartitions?: unknown } | null | undefined)?.writtenPartitions
@@ -100,6 +100,23 @@ export function writtenBeforeFailure (error: unknown): Array<{ topic: string, pa
     written.push({ topic: answer.topicName, partition: answer.partition, baseOffset: BigInt(answer.baseOffset as string) })
   }
   return written
+}
+
+/**
+ * The partitions a failed kafkajs `send`/`sendBatch` did not write in its last attempt, each with
+ * the error of its own (the broker's answer for it, or the failure of the request that held it):
+ * what the project's patch of `producer/sendMessages.js` attaches as `partitionErrors`. Empty when
+ * the error came from elsewhere (then every unwritten partition failed with the error itself).
+ */
+export function partitionErrorsOf (error: unknown): Array<{ topic: string, partition: number, error: unknown }> {
+  const failures = (error as { partitionErrors?: unknown } | null | undefined)?.partitionErrors
+  if (!Array.isArray(failures)) return []
+  const failed: Array<{ topic: string, partition: number, error: unknown }> = []
+  for (const failure of failures as Array<{ topicName?: unknown, partition?: unknown, error?: unknown }>) {
+    if (typeof failure.topicName !== 'string' || typeof failure.partition !== 'number') continue
+    failed.push({ topic: failure.topicName, partition: failure.partition, error: failure.error })
+  }
+  return failed
 }
 
 /**

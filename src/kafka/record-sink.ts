@@ -2,13 +2,14 @@ import kafkajs from 'kafkajs'
 import type { Message, Producer, TopicMessages } from 'kafkajs'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import type { CompressionName, ProducerSettings } from '../config/mirror-config.js'
-import { PartialSendError } from '../pipeline/partial-send-error.js'
+import { PartialSendError, type PartitionFailure } from '../pipeline/partial-send-error.js'
+import { partitionKey } from '../pipeline/partition-key.js'
 import type { PartitionAck, PartitionWrite, RecordSink } from '../pipeline/ports.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
 import { toMirrorError } from './errors.js'
-import { producerHeaders, producerIdOf, writtenBeforeFailure } from './kafkajs-internals.js'
+import { partitionErrorsOf, producerHeaders, producerIdOf, writtenBeforeFailure } from './kafkajs-internals.js'
 import { KafkaForwardedBatch } from './forwarded-record-batch.js'
 
 const { CompressionTypes, Partitioners } = kafkajs
@@ -35,8 +36,8 @@ const FORWARD_REFUSED: ReadonlySet<string> = new Set(['CORRUPT_MESSAGE', 'INVALI
  * default) with one record batch per partition, so the records of a partition get consecutive
  * target offsets. The same idempotent producer serves every retry: kafkajs hands a failed
  * partition's sequence numbers back, so a resend of a batch the broker did write (a timed-out
- * request) is answered as a duplicate, not written again. A failure after some brokers answered
- * is a `PartialSendError` naming the partitions written. The producer is replaced only after an
+ * request) is answered as a duplicate, not written again. A failure of some partitions is a
+ * `PartialSendError` naming the partitions written and each failed partition's own error. The producer is replaced only after an
  * error that leaves it unusable (`PRODUCER_STATE_LOST`).
  */
 export class KafkaRecordSink implements RecordSink {
@@ -65,8 +66,10 @@ export class KafkaRecordSink implements RecordSink {
       allowAutoTopicCreation: false,
       idempotent: this.#settings.idempotent,
       maxInFlightRequests: 1,
-      // Short in-request retries (same sequence numbers); longer outages are retried by the pipeline.
-      retry: { retries: 3, initialRetryTime: 200, maxRetryTime: 2_000 },
+      // One attempt per send: the worker retries (shared/retry.ts, counted in
+      // kafka_mirror_retries_total), sending only the partitions not written yet through this same
+      // producer, so a partition whose write may have landed goes again with the same sequences.
+      retry: { retries: 0 },
       // Every record names its partition, so no partitioner runs; naming one stops kafkajs' start-up warning about its default.
       createPartitioner: Partitioners.DefaultPartitioner,
     })
@@ -151,29 +154,61 @@ export function topicMessagesOf (writes: readonly PartitionWrite[]): TopicMessag
   return topicMessages
 }
 
-/** The acknowledgements in kafkajs' answer; a partition it left out is a retriable error. */
+/**
+ * The acknowledgements in kafkajs' answer. A partition it left out is not acknowledged: a
+ * retriable `PartialSendError` carries the acknowledgements that did arrive, so a retry sends only
+ * the partitions left out (through the same producer, with their same sequence numbers).
+ */
 export function acksOf (metadata: ReadonlyArray<{ topicName: string, partition: number, baseOffset?: string }>, writes: readonly PartitionWrite[], connection: ClusterConnection): PartitionAck[] {
   const acks = metadata.map(m => ({ topic: m.topicName, partition: m.partition, baseOffset: BigInt(m.baseOffset ?? '-1') }))
-  // kafkajs silently leaves out partitions its metadata does not know yet (just added on the
-  // target): treat that as retriable; the retry uses a new producer with fresh metadata.
-  const missing = writes.filter(w => !acks.some(a => a.topic === w.topic && a.partition === w.partition))
-  if (missing.length > 0) {
-    throw new MirrorError(ErrorCodes.SEND_FAILED, `the ${connection.alias} cluster's metadata does not list ${missing.map(w => `${w.topic}-${w.partition}`).join(', ')} yet`, { retriable: true, kafkaCode: 'UNKNOWN_TOPIC_OR_PARTITION' })
+  const seen = new Set(acks.map(a => partitionKey(a.topic, a.partition)))
+  const missing: PartitionWrite[] = []
+  for (const write of writes) {
+    const key = partitionKey(write.topic, write.partition)
+    if (seen.has(key)) continue
+    seen.add(key)
+    missing.push(write)
   }
-  return acks
+  if (missing.length === 0) return acks
+  const error = new MirrorError(ErrorCodes.SEND_FAILED, `the ${connection.alias} cluster did not acknowledge ${missing.map(w => `${w.topic}-${w.partition}`).join(', ')}`, { retriable: true, kafkaCode: 'UNKNOWN_TOPIC_OR_PARTITION' })
+  throw new PartialSendError(error, acks, missing.map(w => ({ topic: w.topic, partition: w.partition, error })))
 }
 
-/** A failed send as the pipeline sees it: the error to throw (a `PartialSendError` when some partitions were written), and what it means for the producer. */
-export function sendFailureOf (error: unknown, writes: readonly PartitionWrite[], connection: ClusterConnection): { error: MirrorError, retriable: boolean, producerStateLost: boolean } {
-  let converted = toMirrorError(error, `writing to the ${connection.alias} cluster failed`, ErrorCodes.SEND_FAILED, connection)
-  if (converted.retriable && FORWARD_REFUSED.has(converted.kafkaCode ?? '') && writes.some(w => w.forwarded !== undefined)) {
-    // kafkajs retries CORRUPT_MESSAGE; for a forwarded batch it means the target will not take these bytes, so the records go decoded.
-    converted = new MirrorError(converted.code, converted.message, { cause: error, retriable: false, kafkaCode: converted.kafkaCode })
+/**
+ * A failed send as the pipeline sees it: the error to throw (a `PartialSendError` when some
+ * partitions were written, or when kafkajs told the partitions' errors apart), and what it means
+ * for the producer. A forwarded batch refused as CORRUPT_MESSAGE or INVALID_RECORD is refused for
+ * good (kafkajs retries CORRUPT_MESSAGE; for a forwarded batch it means the target will not take
+ * these bytes, so its records go decoded). `kafkaCodes` holds the Kafka error of the send and of
+ * each failed partition.
+ */
+export function sendFailureOf (error: unknown, writes: readonly PartitionWrite[], connection: ClusterConnection): { error: MirrorError, retriable: boolean, producerStateLost: boolean, kafkaCodes: ReadonlySet<string> } {
+  if (error instanceof PartialSendError) {
+    // From `acksOf`: already the pipeline's error, with what was written.
+    return { error, retriable: error.retriable, producerStateLost: false, kafkaCodes: new Set(error.kafkaCode === undefined ? [] : [error.kafkaCode]) }
   }
-  const written = writtenBeforeFailure(error).filter(ack => writes.some(w => w.topic === ack.topic && w.partition === ack.partition))
+  const context = `writing to the ${connection.alias} cluster failed`
+  const forwardedTo = new Set(writes.filter(w => w.forwarded !== undefined).map(w => partitionKey(w.topic, w.partition)))
+  const refusedForwarded = (converted: MirrorError, forwarded: boolean, cause: unknown): MirrorError =>
+    converted.retriable && forwarded && FORWARD_REFUSED.has(converted.kafkaCode ?? '')
+      ? new MirrorError(converted.code, converted.message, { cause, retriable: false, kafkaCode: converted.kafkaCode })
+      : converted
+  let converted = refusedForwarded(toMirrorError(error, context, ErrorCodes.SEND_FAILED, connection), forwardedTo.size > 0 && partitionErrorsOf(error).length === 0, error)
+  const inWrites = (ack: { topic: string, partition: number }): boolean => writes.some(w => w.topic === ack.topic && w.partition === ack.partition)
+  const failed: PartitionFailure[] = partitionErrorsOf(error).filter(inWrites).map(failure => ({
+    topic: failure.topic,
+    partition: failure.partition,
+    error: refusedForwarded(toMirrorError(failure.error, `writing ${failure.topic}-${failure.partition} to the ${connection.alias} cluster failed`, ErrorCodes.SEND_FAILED, connection), forwardedTo.has(partitionKey(failure.topic, failure.partition)), failure.error),
+  }))
+  // A partition refused for good decides: retrying the whole send cannot write it.
+  const refused = failed.find(failure => !failure.error.retriable)
+  if (refused !== undefined && converted.retriable) converted = refused.error
+  const written = writtenBeforeFailure(error).filter(inWrites)
+  const kafkaCodes = new Set([converted, ...failed.map(f => f.error)].flatMap(e => e.kafkaCode === undefined ? [] : [e.kafkaCode]))
   return {
-    error: written.length === 0 ? converted : new PartialSendError(converted, written),
+    error: written.length === 0 && failed.length === 0 ? converted : new PartialSendError(converted, written, failed),
     retriable: converted.retriable,
-    producerStateLost: PRODUCER_STATE_LOST.has(converted.kafkaCode ?? ''),
+    producerStateLost: [...kafkaCodes].some(code => PRODUCER_STATE_LOST.has(code)),
+    kafkaCodes,
   }
 }

@@ -178,7 +178,7 @@ export class KafkaTransactionalSink implements TransactionalSink {
       return acksOf(metadata.filter(m => m.topicName !== this.#options.positionsTopic), writes, this.#connection)
     } catch (error) {
       const failure = sendFailureOf(error, writes, this.#connection)
-      if (failure.producerStateLost || TRANSACTION_LOST.has(failure.error.kafkaCode ?? '') || transaction.isActive() !== true) throw this.#lost(slot, error, 'writing')
+      if (failure.producerStateLost || [...failure.kafkaCodes].some(code => TRANSACTION_LOST.has(code)) || transaction.isActive() !== true) throw this.#lost(slot, error, 'writing')
       if (failure.retriable) this.#connected = false
       throw failure.error
     }

@@ -69,3 +69,68 @@ export function recordBytes (record: KafkaRecord): number {
   }
   return bytes
 }
+
+/**
+ * Bounds of a record's offset delta and timestamp delta in a v2 record batch, as varint bytes:
+ * offset deltas below 2^27 (records per batch) and timestamp deltas below 2^41 ms (the records of
+ * one batch within 69 years of each other).
+ */
+const OFFSET_DELTA_BYTES = 4
+const TIMESTAMP_DELTA_BYTES = 6
+/** The v2 record batch header: one per partition per produce request. */
+export const BATCH_HEADER_BYTES = 61
+
+/** Bytes of a zigzag varint of `value`. */
+function varintBytes (value: number): number {
+  let zigzag = value >= 0 ? value * 2 : -value * 2 - 1
+  let bytes = 1
+  while (zigzag >= 128) {
+    zigzag = Math.floor(zigzag / 128)
+    bytes++
+  }
+  return bytes
+}
+
+/** Bytes of a length-prefixed field (length -1 for null). */
+function fieldBytes (length: number | undefined): number {
+  return length === undefined ? varintBytes(-1) : varintBytes(length) + length
+}
+
+function byteLength (value: Buffer | Uint8Array | string | null | undefined): number | undefined {
+  if (value == null) return undefined
+  return typeof value === 'string' ? Buffer.byteLength(value) : value.length
+}
+
+/** Bytes `record` takes in a v2 record batch, at most (uncompressed), as kafkajs' record encoder writes it. */
+export function encodedRecordBytes (record: KafkaRecord): number {
+  let headers = 0
+  let headerBytes = 0
+  const header = (name: string | Buffer | Uint8Array, value: Buffer | Uint8Array | string | null | undefined): void => {
+    headers++
+    headerBytes += fieldBytes(byteLength(name)) + fieldBytes(byteLength(value))
+  }
+  if (record.headerList !== undefined) {
+    for (const h of record.headerList) header(h.key, h.value)
+  } else if (record.headers !== undefined) {
+    for (const name in record.headers) {
+      const value = record.headers[name]
+      if (Array.isArray(value)) for (const item of value as ReadonlyArray<Buffer | string | null>) header(name, item)
+      else header(name, value as Buffer | string | null | undefined)
+    }
+  }
+  const body = 1 + TIMESTAMP_DELTA_BYTES + OFFSET_DELTA_BYTES + fieldBytes(byteLength(record.key)) + fieldBytes(byteLength(record.value)) + varintBytes(headers) + headerBytes
+  return varintBytes(body) + body
+}
+
+/**
+ * Bytes the records of `batch` take in a produce request, batch header excluded: the forwarded
+ * batch's own size, or the decoded records' encoded size at most (uncompressed). The queue counts
+ * payload bytes (`bytes`), which for small records is well below this (1 MiB of 50-byte records
+ * encodes to about 1.25 MB).
+ */
+export function encodedBytes (batch: Pick<MirrorBatch, 'records' | 'forwarded'>): number {
+  if (batch.forwarded !== undefined) return batch.forwarded.sizeBytes
+  let bytes = 0
+  for (const record of batch.records) bytes += encodedRecordBytes(record)
+  return bytes
+}

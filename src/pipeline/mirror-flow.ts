@@ -191,6 +191,7 @@ export class MirrorFlow {
     return new ProducerWorker(this.#queue, sink, {
       lane,
       maxRequestBytes: Math.max(this.config.producer.maxRequestSizeBytes, this.config.producer.batchSizeBytes),
+      maxMessageBytes: topic => this.#topicSync.maxMessageBytes(topic),
       requestTimeoutMs: this.config.target.requestTimeoutMs ?? 30_000,
       abortOnSendFailure: this.config.abortOnSendFailure,
       signal: this.#abort.signal,

@@ -2,7 +2,7 @@ import { ErrorCodes, errorLabel, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { retry } from '../shared/retry.js'
 import type { BoundedQueue } from './bounded-queue.js'
-import { recordCount, type MirrorBatch } from './mirror-batch.js'
+import { BATCH_HEADER_BYTES, encodedBytes, recordBytes, recordCount, type MirrorBatch } from './mirror-batch.js'
 import type { DeepPathReason } from './forwarded-batch.js'
 import { PartialSendError } from './partial-send-error.js'
 import { partitionKey } from './partition-key.js'
@@ -41,8 +41,17 @@ export interface LaneTransaction {
 
 export interface ProducerWorkerOptions {
   readonly lane: number
-  /** Upper bound of one produce request in record bytes. */
+  /**
+   * Upper bound of one produce request in encoded bytes: the queue hands over batches up to this
+   * many payload bytes, and the worker cuts them into requests by their encoded size.
+   */
   readonly maxRequestBytes: number
+  /**
+   * The target topic's `max.message.bytes` where known: one partition's batch in a request stays
+   * within it. Unknown (undefined, or no function): Kafka's default, 1048588, or `maxRequestBytes`
+   * if larger. A batch the target refuses as too large is written in halves either way.
+   */
+  readonly maxMessageBytes?: (targetTopic: string) => number | undefined
   readonly requestTimeoutMs: number
   readonly abortOnSendFailure: boolean
   /** Aborting it stops retrying (forced shutdown). */
@@ -54,7 +63,14 @@ export interface ProducerWorkerOptions {
 /** The send span of one batch (tracing on). */
 type SendSpan = ReturnType<NonNullable<MirrorBatch['span']>['sendSpan']>
 
-/** Oversized or malformed data: splitting the request finds the record to blame. */
+/** Kafka's default `max.message.bytes` (the broker's `message.max.bytes`). */
+export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_588
+/** What the broker counts against `max.message.bytes` beyond the batch itself (offset and size). */
+const LOG_OVERHEAD_BYTES = 12
+/** Answers saying a partition's batch (or the request) is larger than the target takes. */
+const TOO_LARGE: ReadonlySet<string> = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE'])
+
+/** Oversized or malformed data: writing the request in halves finds the record to blame. */
 function isPermanent (error: unknown): boolean {
   return error instanceof MirrorError && !error.retriable && !(error instanceof TransactionFailedError)
 }
@@ -62,8 +78,11 @@ function isPermanent (error: unknown): boolean {
 /**
  * One producer lane: takes batches of its partitions from the queue in order, writes them with one
  * request at a time (so order per partition holds across retries), retries retriable failures with
- * backoff for as long as it takes, and reports acknowledgements. A permanent failure of a request
- * is narrowed down by resending piece by piece, so the error names the exact source record.
+ * backoff for as long as it takes, and reports acknowledgements. A request holds at most
+ * `maxRequestBytes` encoded bytes, and a partition's part of it at most the topic's
+ * `max.message.bytes`. A partition the target refuses for good is written in halves, recursively,
+ * so a batch too large goes in pieces that fit and a record refused on its own is named in the
+ * error; partitions written beside it are never sent again.
  */
 export class ProducerWorker {
   readonly #queue: BoundedQueue<MirrorBatch>
@@ -73,6 +92,10 @@ export class ProducerWorker {
   readonly #logger: Logger
   /** Decoded copies of forwarded batches the target refused, with the batch each stands for. */
   readonly #originals = new WeakMap<MirrorBatch, MirrorBatch>()
+  /** Parts of a batch written on their own (a refused request written in halves): the batch each is part of, and where it starts in it. */
+  readonly #parts = new WeakMap<MirrorBatch, { whole: MirrorBatch, from: number }>()
+  /** Batches written in parts: the segments acknowledged so far, and how many of their records are settled (written or skipped). */
+  readonly #inParts = new WeakMap<MirrorBatch, { segments: AckSegment[], settled: number }>()
 
   constructor (queue: BoundedQueue<MirrorBatch>, sink: RecordSink, options: ProducerWorkerOptions, listener: WorkerListener, logger: Logger) {
     this.#queue = queue
@@ -114,13 +137,20 @@ export class ProducerWorker {
 
   /**
    * Writes `batches` in requests that hold, per partition, either decoded records or one forwarded
-   * batch (the broker takes one record batch per partition per request): a request per round of
-   * `requestRounds`, one after the other, so each partition's order holds.
+   * batch (the broker takes one record batch per partition per request), each within the request
+   * and batch size limits (`requestsWithin`): one request after the other, so each partition's
+   * order holds.
    */
   async #write (batches: readonly MirrorBatch[]): Promise<void> {
-    if (!batches.some(batch => batch.forwarded !== undefined)) return this.#writeRequest(batches)
-    for (const round of requestRounds(batches)) await this.#writeRequest(round)
+    const rounds = batches.some(batch => batch.forwarded !== undefined) ? requestRounds(batches) : [batches]
+    for (const round of rounds) {
+      for (const request of requestsWithin(round, this.#options.maxRequestBytes, this.#maxBatchBytes)) await this.#writeRequest(request)
+    }
   }
+
+  /** Encoded bytes one partition's batch may have in a request to `topic`. */
+  readonly #maxBatchBytes = (topic: string): number =>
+    (this.#options.maxMessageBytes?.(topic) ?? Math.max(DEFAULT_MAX_MESSAGE_BYTES, this.#options.maxRequestBytes)) - LOG_OVERHEAD_BYTES
 
   async #writeRequest (batches: readonly MirrorBatch[]): Promise<void> {
     const sends = batches[0]?.span === undefined ? undefined : batches.map(b => b.span?.sendSpan())
@@ -136,20 +166,150 @@ export class ProducerWorker {
       // What the target did write is acknowledged whatever happens next: it must not be sent again.
       const unwritten = this.#acknowledgeWritten(batches, written, undefined)
       if (!isPermanent(error)) throw error
-      if (unwritten.some(batch => batch.forwarded !== undefined)) {
-        // The target refused a batch as it was (too large for the topic, for example): its records take the deep path.
-        this.#logger.debug('the target refused a forwarded batch; writing its records decoded', { error })
-        await this.#write(await Promise.all(unwritten.map(batch => this.#decoded(batch))))
-        return
+      try {
+        await this.#writeRefused(unwritten, error as MirrorError)
+      } catch (failure) {
+        // Nothing of these batches is acknowledged now (the flow stops, or a transaction is retaken and they are fetched again).
+        for (const batch of unwritten) this.#inParts.delete(this.#parts.get(batch)?.whole ?? batch)
+        throw failure
       }
-      if (unwritten.length === 1 && unwritten[0]?.records.length === 1) {
-        unwritten[0].span?.end(error)
-        this.#fail(unwritten[0], 0, error as MirrorError)
-        return
-      }
-      this.#logger.debug('a produce request was refused; resending record by record to find the cause', { error })
-      for (const batch of unwritten) await this.#writeRecordByRecord(batch)
     }
+  }
+
+  /**
+   * Writes `unwritten` after the target refused some of it for good. A partition the answer
+   * failed only for a passing reason (another partition of the request was the one refused) is
+   * written again as it is. A refused partition's forwarded batches go decoded (several forwarded
+   * batches joined into one and refused as too large are first written in halves); its decoded
+   * records are written in halves, recursively, down to the one record the target refuses.
+   */
+  async #writeRefused (unwritten: readonly MirrorBatch[], error: MirrorError): Promise<void> {
+    const refusals = new Map<string, MirrorError>()
+    if (error instanceof PartialSendError) for (const failure of error.failed) refusals.set(partitionKey(failure.topic, failure.partition), failure.error)
+    const again: MirrorBatch[] = []
+    const refused = new Map<string, { error: MirrorError, batches: MirrorBatch[] }>()
+    for (const batch of unwritten) {
+      const key = partitionKey(batch.targetTopic, batch.partition)
+      const refusal = refusals.get(key) ?? error
+      if (refusal.retriable) {
+        again.push(batch)
+        continue
+      }
+      const entry = refused.get(key) ?? { error: refusal, batches: [] }
+      entry.batches.push(batch)
+      refused.set(key, entry)
+    }
+    if (refused.size === 0) {
+      // The request was refused as a whole (no partition to blame): each partition is narrowed down.
+      for (const batch of again) {
+        const key = partitionKey(batch.targetTopic, batch.partition)
+        const entry = refused.get(key) ?? { error, batches: [] }
+        entry.batches.push(batch)
+        refused.set(key, entry)
+      }
+      again.length = 0
+    }
+    if (again.length > 0) await this.#writeRequest(again)
+    for (const { error: refusal, batches } of refused.values()) await this.#writeRefusedPartition(batches, refusal)
+  }
+
+  /** Writes one partition's `batches` (in order), which the target refused with `error`. */
+  async #writeRefusedPartition (batches: readonly MirrorBatch[], error: MirrorError): Promise<void> {
+    if (batches.some(batch => batch.forwarded !== undefined)) {
+      if (batches.length > 1 && TOO_LARGE.has(error.kafkaCode ?? '')) {
+        // Forwarded batches joined into one for the request: each half is joined on its own.
+        const middle = Math.ceil(batches.length / 2)
+        await this.#write(batches.slice(0, middle))
+        await this.#write(batches.slice(middle))
+        return
+      }
+      // The target refused a batch as it was (too large for the topic, for example): its records take the deep path.
+      this.#logger.debug('the target refused a forwarded batch; writing its records decoded', { error })
+      await this.#write(await Promise.all(batches.map(batch => this.#decoded(batch))))
+      return
+    }
+    const holding = batches.filter(batch => batch.records.length > 0)
+    if (holding.length === 1 && holding[0]?.records.length === 1) {
+      this.#refuseRecord(holding[0], error)
+      return
+    }
+    this.#logger.debug('the target refused a partition of a produce request; writing it in halves', { error })
+    const [first, second] = this.#halves(holding)
+    await this.#writeRequest(first)
+    await this.#writeRequest(second)
+  }
+
+  /** `batches` (one partition's, in order) in two halves of about the same record count; a batch across the cut is written in two parts. */
+  #halves (batches: readonly MirrorBatch[]): [MirrorBatch[], MirrorBatch[]] {
+    let firstRecords = Math.ceil(batches.reduce((sum, batch) => sum + batch.records.length, 0) / 2)
+    const first: MirrorBatch[] = []
+    const second: MirrorBatch[] = []
+    for (const batch of batches) {
+      const count = batch.records.length
+      if (firstRecords >= count) {
+        first.push(batch)
+        firstRecords -= count
+      } else if (firstRecords > 0) {
+        first.push(this.#part(batch, 0, firstRecords))
+        second.push(this.#part(batch, firstRecords, count))
+        firstRecords = 0
+      } else {
+        second.push(batch)
+      }
+    }
+    return [first, second]
+  }
+
+  /** Records `from .. to - 1` of `batch` as a batch of their own, acknowledged as part of the batch they belong to. */
+  #part (batch: MirrorBatch, from: number, to: number): MirrorBatch {
+    const outer = this.#parts.get(batch)
+    const whole = outer?.whole ?? batch
+    const records = batch.records.slice(from, to)
+    // No span of its own: the whole batch's span ends when all its parts are settled.
+    const part: MirrorBatch = { ...batch, records, span: undefined, bytes: records.reduce((sum, record) => sum + recordBytes(record), 0) }
+    this.#parts.set(part, { whole, from: (outer?.from ?? 0) + from })
+    if (!this.#inParts.has(whole)) this.#inParts.set(whole, { segments: [], settled: 0 })
+    return part
+  }
+
+  /** `count` records of `batch` are on the target at `segments` (relative to `batch`): reported, or for a part, gathered until its whole batch is settled. */
+  #acknowledge (batch: MirrorBatch, segments: readonly AckSegment[], now: number, count: number): void {
+    const part = this.#parts.get(batch)
+    if (part === undefined) {
+      this.#listener.acknowledged(this.#original(batch), segments, now, count)
+      batch.span?.end()
+      return
+    }
+    const progress = this.#inParts.get(part.whole) as { segments: AckSegment[], settled: number }
+    for (const segment of segments) appendSegment(progress.segments, { ...segment, from: segment.from + part.from })
+    progress.settled += count
+    this.#reportIfSettled(part.whole, progress, now)
+  }
+
+  #reportIfSettled (whole: MirrorBatch, progress: { segments: AckSegment[], settled: number }, now: number): void {
+    if (progress.settled < whole.records.length) return
+    this.#inParts.delete(whole)
+    this.#listener.acknowledged(this.#original(whole), progress.segments, now, whole.records.length)
+    whole.span?.end()
+  }
+
+  /** The one record of `batch` is refused for good: the mirror stops (or, abort.on.send.failure=false, skips it). */
+  #refuseRecord (batch: MirrorBatch, error: MirrorError): void {
+    const part = this.#parts.get(batch)
+    const whole = part?.whole ?? batch
+    const index = part?.from ?? 0
+    const progress = this.#inParts.get(whole)
+    if (this.#options.abortOnSendFailure) {
+      // Records before this one are on the target; report them before stopping.
+      if (index > 0 && progress !== undefined) this.#listener.acknowledged(this.#original(whole), progress.segments, Date.now(), index)
+      this.#inParts.delete(whole)
+      whole.span?.end(error)
+    }
+    this.#fail(whole, index, error)
+    // Skipped: the record counts as settled, so the batch is acknowledged once the rest of it is.
+    const settled = progress ?? { segments: [], settled: 0 }
+    settled.settled += 1
+    this.#reportIfSettled(whole, settled, Date.now())
   }
 
   /** Reports every batch whose target partition is in `written`; returns the others, in order. */
@@ -166,40 +326,12 @@ export class ProducerWorker {
       }
       const count = recordCount(batch)
       next.set(key, base + BigInt(count))
-      this.#listener.acknowledged(this.#original(batch), [{ from: 0, count, targetBaseOffset: base }], now, count)
       const send = sends?.[index]
       send?.setTargetOffset(base)
       send?.end()
-      batch.span?.end()
+      this.#acknowledge(batch, [{ from: 0, count, targetBaseOffset: base }], now, count)
     }
     return unwritten
-  }
-
-  async #writeRecordByRecord (batch: MirrorBatch): Promise<void> {
-    const segments: AckSegment[] = []
-    for (let i = 0; i < batch.records.length; i++) {
-      try {
-        const written = new Map<string, bigint>()
-        await this.#sendWithRetry([{ topic: batch.targetTopic, partition: batch.partition, records: [batch.records[i] as MirrorBatch['records'][number]] }], written)
-        const base = written.get(partitionKey(batch.targetTopic, batch.partition))
-        if (base === undefined) throw new MirrorError(ErrorCodes.INTERNAL, `no acknowledgement for ${batch.targetTopic}-${batch.partition}`)
-        const last = segments[segments.length - 1]
-        if (last !== undefined && last.from + last.count === i && last.targetBaseOffset + BigInt(last.count) === base) {
-          segments[segments.length - 1] = { ...last, count: last.count + 1 }
-        } else {
-          segments.push({ from: i, count: 1, targetBaseOffset: base })
-        }
-      } catch (error) {
-        if (!isPermanent(error)) throw error
-        // Records before this one are on the target; report them before stopping or skipping.
-        if (i > 0 && this.#options.abortOnSendFailure) this.#listener.acknowledged(this.#original(batch), segments, Date.now(), i)
-        if (this.#options.abortOnSendFailure) batch.span?.end(error)
-        this.#fail(batch, i, error as MirrorError)
-        if (this.#options.abortOnSendFailure) return
-      }
-    }
-    this.#listener.acknowledged(this.#original(batch), segments, Date.now(), batch.records.length)
-    batch.span?.end()
   }
 
   /** `batch` with its forwarded records decoded; acknowledgements of the copy are reported for `batch`. */
@@ -283,4 +415,56 @@ export function requestRounds (batches: readonly MirrorBatch[]): MirrorBatch[][]
     ;(rounds[round] ??= []).push(batch)
   }
   return rounds
+}
+
+/** Adds `segment` to `segments`, joined to the last one when it continues it in both offsets. */
+function appendSegment (segments: AckSegment[], segment: AckSegment): void {
+  const last = segments[segments.length - 1]
+  if (last !== undefined && last.from + last.count === segment.from && last.targetBaseOffset + BigInt(last.count) === segment.targetBaseOffset) {
+    segments[segments.length - 1] = { ...last, count: last.count + segment.count }
+  } else {
+    segments.push(segment)
+  }
+}
+
+/**
+ * `batches` (one round: in queue order) cut into requests, in order, each within
+ * `maxRequestBytes` encoded bytes and with each partition's batch within `maxBatchBytes(topic)`
+ * (encoded sizes: `encodedBytes`, plus a batch header per partition). Request `k` holds each
+ * partition's `k`-th chunk, so a partition's records keep their order across requests; a batch
+ * larger than a limit by itself has a request of its own.
+ */
+export function requestsWithin (batches: readonly MirrorBatch[], maxRequestBytes: number, maxBatchBytes: (topic: string) => number): MirrorBatch[][] {
+  const chunks: MirrorBatch[][] = []
+  const partitions = new Map<string, { chunk: number, bytes: number }>()
+  for (const batch of batches) {
+    const key = partitionKey(batch.targetTopic, batch.partition)
+    const size = encodedBytes(batch)
+    const previous = partitions.get(key)
+    const fits = previous !== undefined && previous.bytes + size <= maxBatchBytes(batch.targetTopic)
+    const placed = previous === undefined ? { chunk: 0, bytes: BATCH_HEADER_BYTES + size } : fits ? { chunk: previous.chunk, bytes: previous.bytes + size } : { chunk: previous.chunk + 1, bytes: BATCH_HEADER_BYTES + size }
+    partitions.set(key, placed)
+    ;(chunks[placed.chunk] ??= []).push(batch)
+  }
+  const requests: MirrorBatch[][] = []
+  for (const chunk of chunks) {
+    let request: MirrorBatch[] = []
+    let bytes = 0
+    const started = new Set<string>()
+    for (const batch of chunk) {
+      const key = partitionKey(batch.targetTopic, batch.partition)
+      const size = encodedBytes(batch) + (started.has(key) ? 0 : BATCH_HEADER_BYTES)
+      if (request.length > 0 && bytes + size > maxRequestBytes) {
+        requests.push(request)
+        request = []
+        bytes = 0
+        started.clear()
+      }
+      request.push(batch)
+      bytes += encodedBytes(batch) + (started.has(key) ? 0 : BATCH_HEADER_BYTES)
+      started.add(key)
+    }
+    if (request.length > 0) requests.push(request)
+  }
+  return requests
 }

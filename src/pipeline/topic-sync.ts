@@ -56,12 +56,27 @@ export class TopicSync {
   readonly #target: TopicCatalog
   readonly #flow: FlowConfig
   readonly #logger: Logger
+  /** `max.message.bytes` of target topics where this sync set or read it explicitly. */
+  readonly #maxMessageBytes = new Map<string, number>()
 
   constructor (source: TopicCatalog, target: TopicCatalog, flow: FlowConfig, logger: Logger) {
     this.#source = source
     this.#target = target
     this.#flow = flow
     this.#logger = logger
+  }
+
+  /**
+   * The target topic's `max.message.bytes` where known: as this sync created the topic with it, or
+   * as set on the topic when its configs were last synced. Undefined: the broker's default applies.
+   */
+  maxMessageBytes (targetTopic: string): number | undefined {
+    return this.#maxMessageBytes.get(targetTopic)
+  }
+
+  #noteMaxMessageBytes (targetTopic: string, configs: Readonly<Record<string, string>>): void {
+    const value = Number(configs['max.message.bytes'])
+    if (Number.isInteger(value) && value > 0) this.#maxMessageBytes.set(targetTopic, value)
   }
 
   /**
@@ -81,6 +96,7 @@ export class TopicSync {
       const wanted = sourceConfigs.get(topic.source) ?? {}
       const current = targetConfigs.get(topic.target) ?? {}
       const differing = Object.fromEntries(Object.entries(wanted).filter(([key, value]) => current[key] !== value))
+      this.#noteMaxMessageBytes(topic.target, { ...current, ...wanted })
       if (Object.keys(differing).length === 0) continue
       await this.#target.setTopicConfigs(topic.target, differing)
       this.#logger.info('synced target topic configs', { topic: topic.target, configs: differing })
@@ -129,7 +145,10 @@ export class TopicSync {
     if (missing.length > 0) {
       const configs = flow.syncTopicConfigs ? await this.#source.topicConfigs(missing.map(t => t.source), SYNCED_TOPIC_CONFIGS) : new Map<string, Record<string, string>>()
       await this.#target.createTopics(missing.map(t => ({ name: t.target, partitions: t.partitions, replicationFactor: flow.replicationFactor, configs: configs.get(t.source) ?? {} })))
-      for (const t of missing) this.#logger.info('created target topic', { topic: t.target, partitions: t.partitions, configs: configs.get(t.source) ?? {} })
+      for (const t of missing) {
+        this.#noteMaxMessageBytes(t.target, configs.get(t.source) ?? {})
+        this.#logger.info('created target topic', { topic: t.target, partitions: t.partitions, configs: configs.get(t.source) ?? {} })
+      }
     }
     for (const t of present) {
       const count = targetPartitions.get(t.target) ?? 0

@@ -56,7 +56,7 @@ export class FakeForwardedBatch implements ForwardedBatch {
   readonly firstTimestampMs: number
   readonly maxTimestampMs: number
   readonly codec = 'lz4'
-  readonly mergeable = false
+  readonly mergeable: boolean = false
   decodes = 0
   constructor (readonly records: readonly KafkaRecord[]) {
     this.baseOffset = BigInt((records[0] as KafkaRecord).offset)
@@ -94,7 +94,11 @@ export class FakeTopicCatalog implements TopicCatalog {
     return [...this.topics].map(([name, partitions]) => ({ name, partitions }))
   }
 
-  async topicConfigs (): Promise<Map<string, Record<string, string>>> { return new Map() }
+  /** Topic configs set explicitly, per topic. */
+  readonly configs = new Map<string, Record<string, string>>()
+  async topicConfigs (topics: readonly string[]): Promise<Map<string, Record<string, string>>> {
+    return new Map(topics.flatMap(topic => { const set = this.configs.get(topic); return set === undefined ? [] : [[topic, set] as const] }))
+  }
   async createTopics (topics: readonly NewTopic[]): Promise<void> {
     for (const topic of topics) { this.topics.set(topic.name, topic.partitions); this.created.push(topic) }
   }
