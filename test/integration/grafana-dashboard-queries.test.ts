@@ -1,11 +1,17 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { grafanaDir } from '../../grafana/src/build.js'
+import { CONSOLE_FILE } from '../../grafana/src/consoles.js'
 import { MAIN_VIEW_ROWS } from '../../grafana/src/dashboard.js'
 import { Metrics } from '../../src/metrics/metric-names.js'
 import { concreteExpression, dashboardQueries, variableQueries } from '../helpers/dashboard-queries.js'
 import { createTopic, deleteTopicIfExists, produce, sharedClusters, uniqueName } from '../helpers/kafka.js'
 import { commitAsAdmin } from '../helpers/offsets.js'
 import { startPrometheus, type PrometheusServer } from '../helpers/prometheus.js'
+import { screenshot } from '../helpers/screenshot.js'
 import { spawnSidecar, waitMirroring, type SidecarProcess } from '../helpers/sidecar.js'
 import { waitUntil } from '../helpers/wait.js'
 
@@ -22,7 +28,7 @@ async function has (prometheus: PrometheusServer, expression: string): Promise<b
   return (await prometheus.query(expression)).length > 0
 }
 
-test('every dashboard query parses in a real Prometheus scraping a running sidecar, and every query of the main view returns series', { timeout: 180_000 }, async t => {
+test('every dashboard query parses in a real Prometheus scraping a running sidecar, every query of the main view returns series, and its console page shows data in every panel', { timeout: 180_000 }, async t => {
   const { source, target } = await sharedClusters()
   const topic = await createTopic(t, source, { partitions: 2 })
   t.after(() => deleteTopicIfExists(target, topic))
@@ -39,12 +45,16 @@ test('every dashboard query parses in a real Prometheus scraping a running sidec
     ],
   })
   await waitMirroring(sidecar)
-  const prometheus = await startPrometheus(t, { targets: [`127.0.0.1:${metricsPort(sidecar)}`], scrapeIntervalSeconds: 1 })
+  const prometheus = await startPrometheus(t, { targets: [`127.0.0.1:${metricsPort(sidecar)}`], scrapeIntervalSeconds: 1, consoleTemplatesDir: join(grafanaDir(), 'consoles') })
 
+  // Records copied while Prometheus scrapes (after it saw the first ones): the rates of the main view are above 0.
+  await waitUntil(async () => Number((await prometheus.query(`sum(${Metrics.producedRecords.name}{topic="${topic}"})`))[0]?.value[1]) === RECORDS,
+    { timeoutMs: 30_000, message: `Prometheus to see the first ${RECORDS} records copied` })
+  await produce(source, topic, Array.from({ length: RECORDS }, (_, i) => ({ partition: i % 2, key: `k${RECORDS + i}`, value: `v${RECORDS + i}` })))
   const seen = { copied: false, checkpointAge: false, digestAudit: false, rate: false }
   await waitUntil(async () => {
     const produced = await prometheus.query(`sum(${Metrics.producedRecords.name}{topic="${topic}"})`)
-    seen.copied = Number(produced[0]?.value[1]) === RECORDS
+    seen.copied = Number(produced[0]?.value[1]) === 2 * RECORDS
     seen.checkpointAge = await has(prometheus, `${Metrics.checkpointAge.name}{group="${appGroup}"}`)
     seen.digestAudit = await has(prometheus, `${Metrics.digestAuditRecords.name}{topic="${topic}"}`)
     // Two scrapes in the window: rates have a series.
@@ -68,6 +78,19 @@ test('every dashboard query parses in a real Prometheus scraping a running sidec
     assert.ok((await prometheus.query(concreteExpression(variable.expr))).length > 0, `variable $${variable.name} has values: ${variable.expr}`)
   }
   t.diagnostic(`${queries.length} panel queries and ${variableQueries().length} variable queries run, ${queries.filter(query => (MAIN_VIEW_ROWS as readonly string[]).includes(query.row)).length} of them in the main view`)
+
+  // The main view as Prometheus renders it from grafana/consoles/: every panel has data, and a browser shows it.
+  const page = await (await fetch(`${prometheus.url}/consoles/${CONSOLE_FILE}`)).text()
+  const panels = [...page.matchAll(/<div class="panel" data-panel="([^"]+)">([\s\S]*?)<\/table>/g)]
+  assert.equal(panels.length, new Set(queries.filter(query => (MAIN_VIEW_ROWS as readonly string[]).includes(query.row)).map(query => query.panel)).size, `one console panel per main-view panel:\n${page.slice(0, 3000)}`)
+  assert.deepEqual(panels.filter(([, , html]) => (html ?? '').includes('class="no-data"')).map(([, title]) => title), [], 'console panels without data')
+  const dir = await mkdtemp(join(tmpdir(), 'mirror-screenshot-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const png = join(dir, 'main-view.png')
+  screenshot(`${prometheus.url}/consoles/${CONSOLE_FILE}`, png, { width: 1300, height: 860 })
+  const image = await readFile(png)
+  assert.deepEqual([...image.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'a PNG')
+  if (process.env.MIRROR_SCREENSHOT_OUT !== undefined) await copyFile(png, process.env.MIRROR_SCREENSHOT_OUT)
 
   sidecar.child.kill('SIGTERM')
   assert.equal(await sidecar.exited, 0, sidecar.stderr().slice(-2000))

@@ -39,7 +39,7 @@ function metricNames (expression: string): string[] {
 }
 
 test('the committed dashboard, alert and PrometheusRule files are what the generator produces (run npm run grafana:build)', async () => {
-  assert.deepEqual(Object.keys(generatedFiles()).sort(), ['deploy/kubernetes/monitoring/prometheusrule.yaml', 'docs/runbook.md', 'grafana/alerts.test.yml', 'grafana/alerts.yml', 'grafana/kafka-mirror-sidecar.json'])
+  assert.deepEqual(Object.keys(generatedFiles()).sort(), ['deploy/kubernetes/monitoring/prometheusrule.yaml', 'docs/runbook.md', 'grafana/alerts.test.yml', 'grafana/alerts.yml', 'grafana/consoles/kafka-mirror-main-view.html', 'grafana/kafka-mirror-sidecar.json'])
   for (const [name, content] of Object.entries(generatedFiles())) {
     assert.equal(await readFile(join(repositoryDir(), name), 'utf8'), content, `${name} is stale`)
   }
