@@ -3,6 +3,7 @@
 #   kcat                  an independent Kafka client (interop tests, bench)
 #   promtool, prometheus  rule checks and a real scraper (observability tests), Debian's `prometheus`
 #   openssl               certificates for the TLS/SASL_SSL tests
+#   chromium-headless-shell  screenshot of the dashboard's console page (Debian's `chromium` serves too)
 #   java, mvn             the local Kafka clusters (Java 17+, Maven 3.8+): not installed here
 # With everything present it prints nothing. Missing Debian tools are installed with apt-get when
 # running as root or with passwordless sudo; otherwise it stops at once with one line saying what
@@ -15,12 +16,14 @@ dry_run=false
 say() { echo "ensure-test-tools: $*" >&2; }
 
 # tool -> Debian package
-declare -A package_of=([kcat]=kcat [promtool]=prometheus [prometheus]=prometheus [openssl]=openssl)
+declare -A package_of=([kcat]=kcat [promtool]=prometheus [prometheus]=prometheus [openssl]=openssl [chromium-headless-shell]=chromium-headless-shell)
 
 missing_tools() {
   local tool
-  for tool in kcat promtool prometheus openssl; do
-    command -v "$tool" >/dev/null 2>&1 || printf '%s ' "$tool"
+  for tool in kcat promtool prometheus openssl chromium-headless-shell; do
+    command -v "$tool" >/dev/null 2>&1 && continue
+    [ "$tool" = chromium-headless-shell ] && command -v chromium >/dev/null 2>&1 && continue
+    printf '%s ' "$tool"
   done
 }
 
@@ -43,7 +46,7 @@ done
 list="${missing[*]}"; list="${list// /, }"
 
 if ! command -v apt-get >/dev/null 2>&1; then
-  say "missing $list: install ${packages[*]} with your package manager (kcat, prometheus for promtool, openssl) and run npm test again"
+  say "missing $list: install ${packages[*]} with your package manager (kcat, prometheus for promtool, openssl, chromium-headless-shell) and run npm test again"
   exit 1
 fi
 

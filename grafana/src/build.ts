@@ -1,7 +1,8 @@
-import { readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { alertRuleFile, alertTestFile, runbookPage } from './alerts.js'
+import { CONSOLE_FILE, mainViewConsole } from './consoles.js'
 import { dashboardJson } from './dashboard.js'
 import { prometheusRule } from './prometheus-rule.js'
 import { toYaml } from './yaml.js'
@@ -21,6 +22,7 @@ export function generatedFiles (): Record<string, string> {
     'grafana/alerts.test.yml': HEADER + toYaml(alertTestFile()),
     'deploy/kubernetes/monitoring/prometheusrule.yaml': RULE_HEADER + toYaml(prometheusRule()),
     'docs/runbook.md': RUNBOOK_HEADER + runbookPage(),
+    [`grafana/consoles/${CONSOLE_FILE}`]: mainViewConsole(),
   }
 }
 
@@ -45,6 +47,7 @@ export function repositoryDir (): string {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   for (const [name, content] of Object.entries(generatedFiles())) {
+    mkdirSync(dirname(join(repositoryDir(), name)), { recursive: true })
     writeFileSync(join(repositoryDir(), name), content)
     process.stderr.write(`wrote ${name}\n`)
   }

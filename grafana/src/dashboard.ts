@@ -58,13 +58,30 @@ function variable (name: string, label: string, expression: string): QueryVariab
 const quantile = (q: number, metric: string, by = 'le'): string =>
   `histogram_quantile(${q}, sum by (${by}) (rate(${metric}_bucket{${FLOW}}${RATE})))`
 
+/**
+ * How much a counter grew over the dashboard's time range, 0 when it has no series. A series that
+ * appeared within the range (these counters are absent until their first event) counts with its
+ * whole value, which `increase` alone would miss.
+ */
+const grewOverRange = (metric: string, selector: string): string =>
+  `round(sum((${metric}{${selector}} unless ${metric}{${selector}} offset $__range) or increase(${metric}{${selector}}[$__range]))) or vector(0)`
+
+/**
+ * Rows a person sees first. On any running sidecar with group offset sync and digests on, every
+ * query of these rows returns a series (the audit counters read 0 until their first event); an
+ * integration test runs them against a real Prometheus.
+ */
+export const MAIN_VIEW_ROWS = ['Overview', 'Audit', 'Throughput', 'Lag'] as const
+
+const NONE_IS_GOOD = [{ value: null, color: 'green' }, { value: 1, color: 'red' }]
+
 /** The dashboard as the SDK builds it (classic JSON model). */
 export function buildDashboard (): object {
   const green = 'green'
   const red = 'red'
   const builder = new DashboardBuilder('Kafka mirror sidecar')
     .uid(DASHBOARD_UID)
-    .description('Throughput, lag, queue, latency, errors and health of kafka-mirror-sidecar instances.')
+    .description('Throughput, lag, audit signals (lost records, digest mismatches, offset-sync failures, corrupt source batches, checkpoint age), queue, latency, errors and health of kafka-mirror-sidecar instances.')
     .tags(['kafka', 'mirror', 'kafka-mirror-sidecar'])
     .editable()
     .refresh('30s')
@@ -90,6 +107,19 @@ export function buildDashboard (): object {
       [query(`sum by (status) (${M.partitionStatus.name}{${TOPIC}})`, '{{status}}')],
       [{ value: null, color: green }]))
 
+    .withRow(new RowBuilder('Audit'))
+    .withPanel(stat('Records lost', `Source offsets the mirror will never copy (retention passed them, topic recreated) and target records it wrote that are gone, over the time range (${M.lostRecords.name}). Anything above 0 is data loss: see the KafkaMirrorRecordsLost runbook.`, 'none',
+      [query(grewOverRange(M.lostRecords.name, TOPIC), 'lost')], NONE_IS_GOOD, 5))
+    .withPanel(stat('Digest mismatches', `Digested ranges whose target records no longer match their digest when the continuous audit re-read them, over the time range (${M.digestMismatches.name}): the copy changed behind the mirror's back.`, 'none',
+      [query(grewOverRange(M.digestMismatches.name, TOPIC), 'mismatches')], NONE_IS_GOOD, 5))
+    .withPanel(stat('Offset-sync failures', `Offset-sync writes that failed over the time range (${M.offsetSyncFailures.name}); the source commit waiting for each was skipped, so lag grows until one succeeds.`, 'none',
+      [query(grewOverRange(M.offsetSyncFailures.name, FLOW), 'failures')], NONE_IS_GOOD, 5))
+    .withPanel(stat('Corrupt source batches', `Source record batches whose CRC-32C did not match, over the time range (${M.corruptBatches.name}); never copied. The source cluster holds corrupt data.`, 'none',
+      [query(grewOverRange(M.corruptBatches.name, TOPIC), 'corrupt')], NONE_IS_GOOD, 5))
+    .withPanel(stat('Checkpoint age', `Seconds since the oldest consumer group's last checkpoint was written (${M.checkpointAge.name}); no data when group offset sync is off. Yellow past 3 minutes, red past 10.`, 's',
+      [query(`max(${M.checkpointAge.name}{${FLOW}})`, 'age')],
+      [{ value: null, color: 'green' }, { value: 180, color: 'yellow' }, { value: 600, color: 'red' }], 4))
+
     .withRow(new RowBuilder('Throughput'))
     .withPanel(timeseries('Records per second by topic', 'Records fetched from the source and acknowledged by the target.', 'rps', [
       query(`sum by (topic) (rate(${M.consumedRecords.name}{${TOPIC}}${RATE}))`, 'consumed {{topic}}'),
@@ -107,6 +137,27 @@ export function buildDashboard (): object {
     .withPanel(timeseries('Lag in seconds', 'Age of the oldest record not yet acknowledged by the target (exact: the record timestamp, not an estimate), the largest per topic; 0 when caught up.', 's', [
       query(`max by (topic) (${M.lagSeconds.name}{${TOPIC}})`, '{{topic}}'),
     ]))
+
+    .withRow(new RowBuilder('Audit detail'))
+    .withPanel(timeseries('Records lost since start', `Lost records counted since each instance started, by topic and reason (${M.lostRecords.name}): a step marks a loss.`, 'short', [
+      query(`sum by (topic, reason) (${M.lostRecords.name}{${TOPIC}})`, '{{topic}} {{reason}}'),
+    ], 8))
+    .withPanel(timeseries('Digest mismatches and corrupt batches since start', `Mismatched digest ranges by topic (${M.digestMismatches.name}) and corrupt source batches by partition (${M.corruptBatches.name}), counted since each instance started.`, 'short', [
+      query(`sum by (topic) (${M.digestMismatches.name}{${TOPIC}})`, 'mismatched ranges {{topic}}'),
+      query(`sum by (topic, partition) (${M.corruptBatches.name}{${TOPIC}})`, 'corrupt batches {{topic}} p{{partition}}'),
+    ], 8))
+    .withPanel(timeseries('Digest audit', 'Target records the continuous audit re-read per second, by topic, and digests written per second: the audit at work.', 'ops', [
+      query(`sum by (topic) (rate(${M.digestAuditRecords.name}{${TOPIC}}${RATE}))`, 're-read {{topic}}'),
+      query(`sum (rate(${M.digestsWritten.name}{${FLOW}}${RATE}))`, 'digests written'),
+    ], 8))
+    .withPanel(timeseries('Offset syncs', 'Offset-sync records written, ranges pruned and writes failed per second.', 'ops', [
+      query(`sum (rate(${M.offsetSyncsWritten.name}{${FLOW}}${RATE}))`, 'written'),
+      query(`sum (rate(${M.offsetSyncsPruned.name}{${FLOW}}${RATE}))`, 'pruned'),
+      query(`sum (rate(${M.offsetSyncFailures.name}{${FLOW}}${RATE}))`, 'failed'),
+    ], 12))
+    .withPanel(timeseries('Checkpoint age by group', 'Seconds since the last checkpoint of each consumer group was written.', 's', [
+      query(`max by (group) (${M.checkpointAge.name}{${FLOW}})`, '{{group}}'),
+    ], 12))
 
     .withRow(new RowBuilder('Pipeline'))
     .withPanel(timeseries('Queue depth vs capacity (records)', 'Records waiting between consumer and producers; intake blocks at capacity (backpressure).', 'short', [

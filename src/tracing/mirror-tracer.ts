@@ -4,34 +4,13 @@ import { silentLogger, type Logger } from '../shared/logger.js'
 import { packageVersion } from '../metrics/package-version.js'
 import { serviceNameConfigured, tracingEnabled } from './tracing-enabled.js'
 import type { BatchSpanInput } from '../pipeline/batch-span-input.js'
+import { conventionAttributes, semconvEmission, TraceAttributes, type SemconvEmission } from './semantic-conventions.js'
 
-/** Attribute names: OpenTelemetry messaging semantic conventions (development status) plus the mirror's own. */
-export const TraceAttributes = {
-  MESSAGING_SYSTEM: 'messaging.system',
-  MESSAGING_OPERATION_TYPE: 'messaging.operation.type',
-  MESSAGING_OPERATION_NAME: 'messaging.operation.name',
-  MESSAGING_DESTINATION_NAME: 'messaging.destination.name',
-  MESSAGING_DESTINATION_PARTITION_ID: 'messaging.destination.partition.id',
-  MESSAGING_BATCH_MESSAGE_COUNT: 'messaging.batch.message_count',
-  MESSAGING_KAFKA_OFFSET: 'messaging.kafka.offset',
-  MESSAGING_CONSUMER_GROUP_NAME: 'messaging.consumer.group.name',
-  ERROR_TYPE: 'error.type',
-  MIRROR_FLOW: 'kafka.mirror.flow',
-  MIRROR_SOURCE: 'kafka.mirror.source',
-  MIRROR_TARGET: 'kafka.mirror.target',
-  MIRROR_SOURCE_TOPIC: 'kafka.mirror.source.topic',
-  MIRROR_LAST_OFFSET: 'kafka.mirror.last_offset',
-  MIRROR_LINKS_DROPPED: 'kafka.mirror.links_dropped',
-  RETRY_OPERATION: 'kafka.mirror.retry.operation',
-  RETRY_ERROR_CODE: 'kafka.mirror.retry.error_code',
-  RETRY_ATTEMPT: 'kafka.mirror.retry.attempt',
-  RETRY_BACKOFF_MS: 'kafka.mirror.retry.backoff_ms',
-} as const
+export { TraceAttributes } from './semantic-conventions.js'
 
 const A = TraceAttributes
 const SERVICE_NAME = 'kafka-mirror-sidecar'
 const TRACER_NAME = 'kafka-mirror-sidecar'
-
 
 /** A retried operation, recorded as a span event. */
 export interface RetryEvent {
@@ -63,7 +42,7 @@ const NOOP_SEND: SendSpanHandle = { retry () {}, setTargetOffset () {}, end () {
 const NOOP_BATCH: BatchSpanHandle = { sendSpan: () => NOOP_SEND, retry () {}, end () {} }
 
 export interface MirrorTracerOptions {
-  /** Where the OTEL_* variables are read to decide on/off; default `process.env` (the SDK itself always reads `process.env`). */
+  /** Where the OTEL_* variables are read to decide on/off and which attribute names to emit; default `process.env` (the SDK itself always reads `process.env`). */
   readonly env?: NodeJS.ProcessEnv
   /** Most links per batch span; default `OTEL_SPAN_LINK_COUNT_LIMIT` or 128 (the SDK's limit: more would be dropped anyway). */
   readonly maxLinksPerSpan?: number
@@ -78,12 +57,15 @@ interface Sdk { start: () => void, shutdown: () => Promise<void> }
  * standard OTEL_* variables (see `tracingEnabled`). Off by default: then `startBatchSpan` returns
  * a shared no-op handle and the SDK is never loaded. When on, the SDK's own metrics and logs
  * export are off (metrics are prom-client's job). `stop()` flushes pending spans, once.
+ * Attribute names follow messaging semantic conventions 1.45 (`semantic-conventions.ts`);
+ * `OTEL_SEMCONV_STABILITY_OPT_IN=messaging/dup` adds the 1.44 names beside them.
  * The mirror copies each record's `traceparent` header unchanged; this class only reads it.
  */
 export class MirrorTracer {
   readonly #env: NodeJS.ProcessEnv
   readonly #logger: Logger
   readonly #maxLinks: number
+  readonly #emission: SemconvEmission
   #sdk: Sdk | undefined
   #tracer: Tracer | undefined
   #parseTraceParent: ParseTraceParent | undefined
@@ -93,6 +75,7 @@ export class MirrorTracer {
     this.#env = options.env ?? process.env
     this.#logger = options.logger ?? silentLogger
     this.#maxLinks = options.maxLinksPerSpan ?? (Number(this.#env.OTEL_SPAN_LINK_COUNT_LIMIT) || 128)
+    this.#emission = semconvEmission(this.#env)
   }
 
   /** True once started with tracing configured; the pipeline may skip collecting traceparents otherwise. */
@@ -111,7 +94,7 @@ export class MirrorTracer {
     this.#sdk = sdk
     this.#parseTraceParent = core.parseTraceParent
     this.#tracer = trace.getTracer(TRACER_NAME, packageVersion())
-    this.#logger.info('tracing on', { exporter: this.#env.OTEL_TRACES_EXPORTER ?? 'otlp', endpoint: this.#env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? this.#env.OTEL_EXPORTER_OTLP_ENDPOINT })
+    this.#logger.info('tracing on', { exporter: this.#env.OTEL_TRACES_EXPORTER ?? 'otlp', endpoint: this.#env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? this.#env.OTEL_EXPORTER_OTLP_ENDPOINT, semconv: this.#emission === 'duplicate' ? 'messaging 1.45 and 1.44' : 'messaging 1.45' })
   }
 
   /** Flushes and shuts the SDK down, then unregisters its globals. Safe to call twice. */
@@ -126,13 +109,13 @@ export class MirrorTracer {
     if (tracer === undefined) return NOOP_BATCH
     const { links, dropped } = this.#links(input.traceparents)
     const attributes: Attributes = {
-      [A.MESSAGING_SYSTEM]: 'kafka',
+      [A.MESSAGING_SYSTEM_NAME]: 'kafka',
       [A.MESSAGING_OPERATION_TYPE]: 'process',
       [A.MESSAGING_OPERATION_NAME]: 'process',
       [A.MESSAGING_DESTINATION_NAME]: input.topic,
       [A.MESSAGING_DESTINATION_PARTITION_ID]: String(input.partition),
       [A.MESSAGING_BATCH_MESSAGE_COUNT]: input.count,
-      [A.MESSAGING_KAFKA_OFFSET]: Number(input.firstOffset),
+      [A.KAFKA_OFFSET]: Number(input.firstOffset),
       [A.MIRROR_LAST_OFFSET]: Number(input.lastOffset),
       [A.MIRROR_FLOW]: input.flow,
       [A.MIRROR_SOURCE]: input.sourceAlias,
@@ -140,8 +123,8 @@ export class MirrorTracer {
     }
     if (input.consumerGroup !== undefined) attributes[A.MESSAGING_CONSUMER_GROUP_NAME] = input.consumerGroup
     if (dropped > 0) attributes[A.MIRROR_LINKS_DROPPED] = dropped
-    const span = tracer.startSpan(`process ${input.topic}`, { kind: SpanKind.CONSUMER, attributes, links }, ROOT_CONTEXT)
-    return new BatchSpan(tracer, span, input)
+    const span = tracer.startSpan(`process ${input.topic}`, { kind: SpanKind.CONSUMER, attributes: conventionAttributes(attributes, this.#emission), links }, ROOT_CONTEXT)
+    return new BatchSpan(tracer, span, input, this.#emission)
   }
 
   /** One link per distinct valid upstream context, up to the limit. */
@@ -179,14 +162,14 @@ export class MirrorTracer {
 class BatchSpan implements BatchSpanHandle {
   #ended = false
 
-  constructor (readonly tracer: Tracer, readonly span: Span, readonly input: BatchSpanInput) {}
+  constructor (readonly tracer: Tracer, readonly span: Span, readonly input: BatchSpanInput, readonly emission: SemconvEmission) {}
 
   sendSpan (): SendSpanHandle {
     const targetTopic = this.input.targetTopic ?? this.input.topic
     const span = this.tracer.startSpan(`send ${targetTopic}`, {
       kind: SpanKind.PRODUCER,
-      attributes: {
-        [A.MESSAGING_SYSTEM]: 'kafka',
+      attributes: conventionAttributes({
+        [A.MESSAGING_SYSTEM_NAME]: 'kafka',
         [A.MESSAGING_OPERATION_TYPE]: 'send',
         [A.MESSAGING_OPERATION_NAME]: 'send',
         [A.MESSAGING_DESTINATION_NAME]: targetTopic,
@@ -196,12 +179,12 @@ class BatchSpan implements BatchSpanHandle {
         [A.MIRROR_FLOW]: this.input.flow,
         [A.MIRROR_SOURCE]: this.input.sourceAlias,
         [A.MIRROR_TARGET]: this.input.targetAlias,
-      },
+      }, this.emission),
     }, trace.setSpan(ROOT_CONTEXT, this.span))
-    return new SendSpan(span)
+    return new SendSpan(span, this.emission)
   }
 
-  retry (event: RetryEvent): void { addRetryEvent(this.span, event) }
+  retry (event: RetryEvent): void { addRetryEvent(this.span, event, this.emission) }
 
   end (error?: unknown): void {
     if (this.#ended) return
@@ -213,12 +196,12 @@ class BatchSpan implements BatchSpanHandle {
 class SendSpan implements SendSpanHandle {
   #ended = false
 
-  constructor (readonly span: Span) {}
+  constructor (readonly span: Span, readonly emission: SemconvEmission) {}
 
-  retry (event: RetryEvent): void { addRetryEvent(this.span, event) }
+  retry (event: RetryEvent): void { addRetryEvent(this.span, event, this.emission) }
 
   setTargetOffset (baseOffset: bigint): void {
-    this.span.setAttribute(A.MESSAGING_KAFKA_OFFSET, Number(baseOffset))
+    this.span.setAttributes(conventionAttributes({ [A.KAFKA_OFFSET]: Number(baseOffset) }, this.emission))
   }
 
   end (error?: unknown): void {
@@ -228,11 +211,11 @@ class SendSpan implements SendSpanHandle {
   }
 }
 
-function addRetryEvent (span: Span, event: RetryEvent): void {
+function addRetryEvent (span: Span, event: RetryEvent, emission: SemconvEmission): void {
   const attributes: Attributes = { [A.RETRY_OPERATION]: event.operation, [A.RETRY_ERROR_CODE]: event.errorCode }
   if (event.attempt !== undefined) attributes[A.RETRY_ATTEMPT] = event.attempt
   if (event.backoffMs !== undefined) attributes[A.RETRY_BACKOFF_MS] = event.backoffMs
-  span.addEvent('retry', attributes)
+  span.addEvent('retry', conventionAttributes(attributes, emission))
 }
 
 function endSpan (span: Span, error: unknown): void {

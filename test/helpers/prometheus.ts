@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
+import { existsSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -39,6 +40,19 @@ export interface PrometheusOptions {
   readonly scrapeIntervalSeconds?: number
   /** Rule files to load (absolute paths). */
   readonly ruleFiles?: readonly string[]
+  /** Folder of console templates served at `/consoles/<file>`, with the `prometheus` package's console libraries (`consoleLibrariesDir`). */
+  readonly consoleTemplatesDir?: string
+}
+
+/**
+ * The console libraries (`prom.lib`, `menu.lib`) of Debian's `prometheus` package: `PROMETHEUS_CONSOLE_LIBRARIES`,
+ * else the first of the places packages put them.
+ */
+export function consoleLibrariesDir (): string {
+  const candidates = [process.env.PROMETHEUS_CONSOLE_LIBRARIES, '/usr/share/prometheus/console_libraries', '/usr/share/doc/prometheus/examples/console_libraries', '/etc/prometheus/console_libraries']
+  const found = candidates.find(dir => dir !== undefined && existsSync(join(dir, 'prom.lib')))
+  if (found === undefined) throw new Error('no prom.lib in /usr/share/prometheus/console_libraries or /usr/share/doc/prometheus/examples/console_libraries: install Debian\'s prometheus (scripts/ensure-test-tools.sh) or set PROMETHEUS_CONSOLE_LIBRARIES')
+  return found
 }
 
 export interface PromSample {
@@ -90,6 +104,7 @@ export class PrometheusServer {
       `--storage.tsdb.path=${join(dir, 'data')}`,
       `--web.listen-address=127.0.0.1:${this.#port}`,
       '--web.enable-lifecycle',
+      ...(this.#options.consoleTemplatesDir === undefined ? [] : [`--web.console.templates=${this.#options.consoleTemplatesDir}`, `--web.console.libraries=${consoleLibrariesDir()}`]),
     ], { stdio: ['ignore', 'ignore', 'pipe'] })
     this.#process = child
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { this.#log = (this.#log + chunk).slice(-20_000) })

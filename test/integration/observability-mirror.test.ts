@@ -2,7 +2,6 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import type { Message } from 'kafkajs'
 import { join } from 'node:path'
-import { buildDashboard } from '../../grafana/src/dashboard.js'
 import { alertRules } from '../../grafana/src/alerts.js'
 import { grafanaDir } from '../../grafana/src/build.js'
 import { configFromMm1 } from '../../src/config/mm1-args.js'
@@ -11,6 +10,7 @@ import { kafkaFlowPorts } from '../../src/kafka/flow-ports.js'
 import { MirrorFlow } from '../../src/pipeline/mirror-flow.js'
 import { createLogger } from '../../src/shared/logger.js'
 import { createTopic, deleteTopicIfExists, produce, readAll, sharedClusters, uniqueName } from '../helpers/kafka.js'
+import { concreteExpression, dashboardQueries } from '../helpers/dashboard-queries.js'
 import { startPrometheus, type PrometheusServer } from '../helpers/prometheus.js'
 import { writeProperties } from '../helpers/sidecar.js'
 import { waitUntil } from '../helpers/wait.js'
@@ -101,14 +101,11 @@ test('a real Prometheus scrapes a running mirror: lag rises during a target outa
   const rules = await prometheus.rules()
   assert.deepEqual(rules.map(rule => rule.name).sort(), alertRules.map(rule => rule.alert).sort())
   for (const rule of rules) assert.deepEqual([rule.name, rule.health, rule.lastError ?? ''], [rule.name, 'ok', ''], 'every alert rule evaluates on real data')
-  const panels = (buildDashboard() as { panels: Array<{ title: string, targets?: Array<{ expr: string }> }> }).panels
-  for (const panel of panels) {
-    for (const { expr } of panel.targets ?? []) {
-      const concrete = expr.replace(/\$__rate_interval/g, '30s').replace(/\$(job|instance|flow|topic)\b/g, '.*')
-      const result = await prometheus.query(concrete)
-      if (['Records per second by topic', 'Lag in records', 'Lag in seconds', 'Instances up', 'Replication latency', 'Partition status'].includes(panel.title)) {
-        assert.ok(result.length > 0, `dashboard panel "${panel.title}" shows data: ${concrete}`)
-      }
+  for (const query of dashboardQueries()) {
+    const concrete = concreteExpression(query.expr)
+    const result = await prometheus.query(concrete)
+    if (['Records per second by topic', 'Lag in records', 'Lag in seconds', 'Instances up', 'Replication latency', 'Partition status'].includes(query.panel)) {
+      assert.ok(result.length > 0, `dashboard panel "${query.panel}" shows data: ${concrete}`)
     }
   }
 

@@ -39,7 +39,7 @@ function metricNames (expression: string): string[] {
 }
 
 test('the committed dashboard, alert and PrometheusRule files are what the generator produces (run npm run grafana:build)', async () => {
-  assert.deepEqual(Object.keys(generatedFiles()).sort(), ['deploy/kubernetes/monitoring/prometheusrule.yaml', 'docs/runbook.md', 'grafana/alerts.test.yml', 'grafana/alerts.yml', 'grafana/kafka-mirror-sidecar.json'])
+  assert.deepEqual(Object.keys(generatedFiles()).sort(), ['deploy/kubernetes/monitoring/prometheusrule.yaml', 'docs/runbook.md', 'grafana/alerts.test.yml', 'grafana/alerts.yml', 'grafana/consoles/kafka-mirror-main-view.html', 'grafana/kafka-mirror-sidecar.json'])
   for (const [name, content] of Object.entries(generatedFiles())) {
     assert.equal(await readFile(join(repositoryDir(), name), 'utf8'), content, `${name} is stale`)
   }
@@ -73,10 +73,18 @@ for (const partitionLabels of [true, false]) {
     metrics.corruptBatch(flow, 't', 0)
     // An exactly-once flow's transactions (the series appear with the first one).
     metrics.transactionEnded(flow, 'committed', 0.01)
-    new OffsetsMetrics(metrics.registry, () => []).oppositeMirrorSkipped(flow, 1)
+    // Offset syncs and checkpoints of a flow with group offset sync on (the counters appear with their first event).
+    const offsets = new OffsetsMetrics(metrics.registry, () => [{ flow, groups: [{ group: 'app', lastCheckpointMs: Date.now() }] }])
+    offsets.oppositeMirrorSkipped(flow, 1)
+    offsets.syncsWritten(flow, 1, 1)
+    offsets.syncsPruned(flow, 1)
+    offsets.syncWriteFailed(flow)
     // Registered by the sidecar next to MirrorMetrics; its series appear with the first loss.
     new LossMetrics(metrics.registry).lost(flow, { reason: 'source_retention', topic: 't', partition: 0, targetTopic: 't', fromOffset: 0n, toOffset: 1n, records: 1n })
-    new DigestMetrics(metrics.registry).mismatch(flow, { sourceTopic: 't', targetTopic: 't', partition: 0, sourceFirst: 0n, sourceLast: 0n, targetStart: 0n, count: 1, hash: 1 })
+    const digests = new DigestMetrics(metrics.registry)
+    digests.written(flow, 1)
+    digests.audited(flow, 't', 1)
+    digests.mismatch(flow, { sourceTopic: 't', targetTopic: 't', partition: 0, sourceFirst: 0n, sourceLast: 0n, targetStart: 0n, count: 1, hash: 1 })
     const exported = new Set((await metrics.exposition()).body.split('\n').filter(line => line !== '' && !line.startsWith('#')).map(line => line.replace(/[{ ].*$/, '')))
     const referenced = new Set(expressions().flatMap(metricNames))
     assert.ok(referenced.has('kafka_mirror_lag_seconds') && referenced.has('up') && referenced.has('nodejs_eventloop_lag_p99_seconds'), `parser found: ${[...referenced].join(', ')}`)

@@ -28,7 +28,7 @@ function fakePath (t: TestContext, options: { tools: string[], uid: number, aptG
   const stub = (tool: string): string => `printf '#!/bin/sh\\nexit 0\\n' > ${dir}/${tool}; /bin/chmod +x ${dir}/${tool}`
   if (options.aptGet !== undefined) {
     const installs = options.aptGet === 'installs'
-      ? `for p in "$@"; do case "$p" in kcat) ${stub('kcat')};; prometheus) ${stub('promtool')}; ${stub('prometheus')};; openssl) ${stub('openssl')};; esac; done`
+      ? `for p in "$@"; do case "$p" in kcat) ${stub('kcat')};; prometheus) ${stub('promtool')}; ${stub('prometheus')};; openssl) ${stub('openssl')};; chromium-headless-shell) ${stub('chromium-headless-shell')};; esac; done`
       : ''
     script('apt-get', `echo "apt-get $* DEBIAN_FRONTEND=$DEBIAN_FRONTEND" >> ${log}\n[ "$1" = install ] && { ${installs || ':'}; }\nexit 0`)
   }
@@ -46,7 +46,7 @@ function ensure (path: string, args: string[] = []): { status: number | null, st
   return { status: run.status, stdout: run.stdout, stderr: run.stderr }
 }
 
-const ALL = ['kcat', 'promtool', 'prometheus', 'openssl', 'java', 'mvn']
+const ALL = ['kcat', 'promtool', 'prometheus', 'openssl', 'chromium-headless-shell', 'java', 'mvn']
 
 test('npm test runs ensure-test-tools.sh first, and .ci/run installs nothing itself', () => {
   const scripts = (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { scripts: Record<string, string> }).scripts
@@ -62,7 +62,7 @@ test('ensure-test-tools: everything present, nothing printed, exit 0', t => {
 
 test('ensure-test-tools: missing tools without root or passwordless sudo stop at once with one line', t => {
   for (const sudo of [undefined, 'asks for a password'] as const) {
-    const { dir, calls } = fakePath(t, { tools: ['openssl', 'java', 'mvn'], uid: 1000, aptGet: 'installs', ...(sudo === undefined ? {} : { sudo }) })
+    const { dir, calls } = fakePath(t, { tools: ['openssl', 'chromium-headless-shell', 'java', 'mvn'], uid: 1000, aptGet: 'installs', ...(sudo === undefined ? {} : { sudo }) })
     assert.deepEqual(ensure(dir), {
       status: 1,
       stdout: '',
@@ -76,10 +76,10 @@ test('ensure-test-tools: as root it installs the missing Debian packages and sto
   const { dir, calls } = fakePath(t, { tools: ['java', 'mvn'], uid: 0, aptGet: 'installs', prometheusService: true })
   const run = ensure(dir)
   assert.equal(run.status, 0, run.stderr)
-  assert.equal(run.stderr, 'ensure-test-tools: installing kcat prometheus openssl with apt-get (missing kcat, promtool, prometheus, openssl)\n')
+  assert.equal(run.stderr, 'ensure-test-tools: installing kcat prometheus openssl chromium-headless-shell with apt-get (missing kcat, promtool, prometheus, openssl, chromium-headless-shell)\n')
   assert.deepEqual(calls(), [
     'apt-get update -qq DEBIAN_FRONTEND=noninteractive',
-    'apt-get install -y -qq --no-install-recommends kcat prometheus openssl DEBIAN_FRONTEND=noninteractive',
+    'apt-get install -y -qq --no-install-recommends kcat prometheus openssl chromium-headless-shell DEBIAN_FRONTEND=noninteractive',
     'systemctl is-active --quiet prometheus',
     'systemctl stop prometheus',
     'systemctl disable --quiet prometheus',
@@ -87,7 +87,7 @@ test('ensure-test-tools: as root it installs the missing Debian packages and sto
 })
 
 test('ensure-test-tools: with passwordless sudo it installs through sudo', t => {
-  const { dir, calls } = fakePath(t, { tools: ['kcat', 'promtool', 'prometheus', 'java', 'mvn'], uid: 1000, aptGet: 'installs', sudo: 'passwordless' })
+  const { dir, calls } = fakePath(t, { tools: ['kcat', 'promtool', 'prometheus', 'chromium-headless-shell', 'java', 'mvn'], uid: 1000, aptGet: 'installs', sudo: 'passwordless' })
   const run = ensure(dir)
   assert.equal(run.status, 0, run.stderr)
   assert.deepEqual(calls(), [
@@ -100,7 +100,7 @@ test('ensure-test-tools: with passwordless sudo it installs through sudo', t => 
 })
 
 test('ensure-test-tools: --dry-run prints the apt-get commands and runs none', t => {
-  const { dir, calls } = fakePath(t, { tools: ['prometheus', 'promtool', 'openssl', 'java', 'mvn'], uid: 0, aptGet: 'installs' })
+  const { dir, calls } = fakePath(t, { tools: ['prometheus', 'promtool', 'openssl', 'chromium-headless-shell', 'java', 'mvn'], uid: 0, aptGet: 'installs' })
   assert.deepEqual(ensure(dir, ['--dry-run']), {
     status: 0,
     stdout: 'would run: apt-get update -qq\nwould run: apt-get install -y -qq --no-install-recommends kcat\n',
@@ -110,21 +110,32 @@ test('ensure-test-tools: --dry-run prints the apt-get commands and runs none', t
 })
 
 test('ensure-test-tools: no apt-get, an install that did not help, or no Java: one line, exit 1', t => {
-  const noApt = fakePath(t, { tools: ['kcat', 'openssl', 'java', 'mvn'], uid: 0 })
+  const noApt = fakePath(t, { tools: ['kcat', 'openssl', 'chromium-headless-shell', 'java', 'mvn'], uid: 0 })
   assert.deepEqual(ensure(noApt.dir), {
     status: 1,
     stdout: '',
-    stderr: 'ensure-test-tools: missing promtool, prometheus: install prometheus with your package manager (kcat, prometheus for promtool, openssl) and run npm test again\n',
+    stderr: 'ensure-test-tools: missing promtool, prometheus: install prometheus with your package manager (kcat, prometheus for promtool, openssl, chromium-headless-shell) and run npm test again\n',
   })
-  const useless = fakePath(t, { tools: ['kcat', 'promtool', 'prometheus', 'java', 'mvn'], uid: 0, aptGet: 'installs nothing' })
+  const useless = fakePath(t, { tools: ['kcat', 'promtool', 'prometheus', 'chromium-headless-shell', 'java', 'mvn'], uid: 0, aptGet: 'installs nothing' })
   const run = ensure(useless.dir)
   assert.equal(run.status, 1)
   assert.equal(run.stderr.split('\n')[1], 'ensure-test-tools: still missing openssl after apt-get install openssl; install them by hand and run npm test again')
-  const noJava = fakePath(t, { tools: ['kcat', 'promtool', 'prometheus', 'openssl', 'mvn'], uid: 0, aptGet: 'installs' })
+  const noJava = fakePath(t, { tools: ['kcat', 'promtool', 'prometheus', 'openssl', 'chromium-headless-shell', 'mvn'], uid: 0, aptGet: 'installs' })
   assert.deepEqual(ensure(noJava.dir), {
     status: 1,
     stdout: '',
     stderr: 'ensure-test-tools: missing java (Java 17+): the local Kafka clusters need them; install them (Debian: apt-get install openjdk-17-jre-headless maven) and run npm test again\n',
   })
   assert.deepEqual(noJava.calls(), [])
+})
+
+test('ensure-test-tools: Debian\'s chromium serves for the screenshot; without either, chromium-headless-shell is installed', t => {
+  const withChromium = fakePath(t, { tools: ['kcat', 'promtool', 'prometheus', 'openssl', 'chromium', 'java', 'mvn'], uid: 0, aptGet: 'installs' })
+  assert.deepEqual(ensure(withChromium.dir), { status: 0, stdout: '', stderr: '' })
+  const without = fakePath(t, { tools: ['kcat', 'promtool', 'prometheus', 'openssl', 'java', 'mvn'], uid: 0, aptGet: 'installs' })
+  assert.deepEqual(ensure(without.dir, ['--dry-run']), {
+    status: 0,
+    stdout: 'would run: apt-get update -qq\nwould run: apt-get install -y -qq --no-install-recommends chromium-headless-shell\n',
+    stderr: 'ensure-test-tools: installing chromium-headless-shell with apt-get (missing chromium-headless-shell)\n',
+  })
 })

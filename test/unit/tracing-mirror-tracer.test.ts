@@ -2,6 +2,7 @@ import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { MirrorTracer, TraceAttributes as A } from '../../src/tracing/mirror-tracer.js'
 import { tracingEnabled } from '../../src/tracing/tracing-enabled.js'
+import { semconvEmission } from '../../src/tracing/semantic-conventions.js'
 import { MirrorError, ErrorCodes } from '../../src/shared/errors.js'
 import { startOtlpReceiver, type OtlpKeyValue, type OtlpReceiver, type OtlpSpan } from '../helpers/otlp-receiver.js'
 
@@ -82,18 +83,18 @@ test('batch spans reach an OTLP/HTTP receiver with messaging attributes, upstrea
 
   assert.equal(processed.kind, 5, 'SPAN_KIND_CONSUMER')
   assert.deepEqual(attributes(processed.attributes), {
-    'messaging.system': 'kafka',
+    'messaging.system.name': 'kafka',
     'messaging.operation.type': 'process',
     'messaging.operation.name': 'process',
     'messaging.destination.name': 'orders',
     'messaging.destination.partition.id': '3',
     'messaging.batch.message_count': 4,
-    'messaging.kafka.offset': 120,
+    'kafka.offset': 120,
     'messaging.consumer.group.name': 'mirror-eu-us',
-    'kafka.mirror.last_offset': 123,
-    'kafka.mirror.flow': 'eu->us',
-    'kafka.mirror.source': 'eu',
-    'kafka.mirror.target': 'us',
+    'kafka_mirror.last_offset': 123,
+    'kafka_mirror.flow': 'eu->us',
+    'kafka_mirror.source': 'eu',
+    'kafka_mirror.target': 'us',
   })
   assert.deepEqual((processed.links ?? []).map(link => `00-${link.traceId}-${link.spanId}-01`).sort(), [UPSTREAM_A, UPSTREAM_B].sort(), 'one link per distinct valid upstream traceparent')
   assert.notEqual(processed.traceId, '0af7651916cd43dd8448eb211c80319c', 'a batch span is a new trace, linked not parented')
@@ -105,10 +106,10 @@ test('batch spans reach an OTLP/HTTP receiver with messaging attributes, upstrea
   assert.equal(sentAttributes['messaging.operation.type'], 'send')
   assert.equal(sentAttributes['messaging.destination.name'], 'eu.orders')
   assert.equal(sentAttributes['messaging.destination.partition.id'], '3')
-  assert.equal(sentAttributes['messaging.kafka.offset'], 9000)
-  assert.equal(sentAttributes['kafka.mirror.source.topic'], 'orders')
+  assert.equal(sentAttributes['kafka.offset'], 9000)
+  assert.equal(sentAttributes['kafka_mirror.source.topic'], 'orders')
   assert.deepEqual(sent.events?.map(event => [event.name, attributes(event.attributes)]), [['retry', {
-    'kafka.mirror.retry.operation': 'produce', 'kafka.mirror.retry.error_code': 'NOT_LEADER_OR_FOLLOWER', 'kafka.mirror.retry.attempt': 1, 'kafka.mirror.retry.backoff_ms': 100,
+    'kafka_mirror.retry.operation': 'produce', 'kafka_mirror.retry.error_code': 'NOT_LEADER_OR_FOLLOWER', 'kafka_mirror.retry.attempt': 1, 'kafka_mirror.retry.backoff_ms': 100,
   }]])
 
   assert.equal(error.status?.code, 2, 'STATUS_CODE_ERROR')
@@ -116,4 +117,63 @@ test('batch spans reach an OTLP/HTTP receiver with messaging attributes, upstrea
   assert.equal(attributes(error.attributes)['error.type'], 'MESSAGE_TOO_LARGE')
   assert.deepEqual(error.events?.map(event => event.name), ['retry', 'exception'])
   assert.deepEqual(error.links ?? [], [], 'no upstream context, no links')
+})
+
+test('OTEL_SEMCONV_STABILITY_OPT_IN: messaging/dup adds the 1.44 names, anything else emits the 1.45 names only', () => {
+  assert.equal(semconvEmission({}), 'current')
+  assert.equal(semconvEmission({ OTEL_SEMCONV_STABILITY_OPT_IN: 'messaging' }), 'current')
+  assert.equal(semconvEmission({ OTEL_SEMCONV_STABILITY_OPT_IN: 'http,database' }), 'current')
+  assert.equal(semconvEmission({ OTEL_SEMCONV_STABILITY_OPT_IN: 'http, messaging/dup' }), 'duplicate')
+  assert.equal(semconvEmission({ OTEL_SEMCONV_STABILITY_OPT_IN: 'messaging,messaging/dup' }), 'duplicate', 'messaging/dup wins over messaging')
+})
+
+test('with messaging/dup every renamed attribute carries its 1.45 and its 1.44 name, on spans and retry events', { timeout: 30_000 }, async t => {
+  const receiver = await startReceiver(t)
+  Object.assign(process.env, {
+    OTEL_TRACES_EXPORTER: 'otlp',
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+  })
+  const tracer = new MirrorTracer({ env: { ...process.env, OTEL_SEMCONV_STABILITY_OPT_IN: 'messaging/dup' } })
+  t.after(() => tracer.stop())
+  await tracer.start()
+  const batch = tracer.startBatchSpan({ flow: 'eu->us', sourceAlias: 'eu', targetAlias: 'us', topic: 'orders', partition: 1, firstOffset: 5n, lastOffset: 6n, count: 2, traceparents: [] })
+  const send = batch.sendSpan()
+  send.retry({ operation: 'produce', errorCode: 'NOT_LEADER_OR_FOLLOWER' })
+  send.setTargetOffset(50n)
+  send.end()
+  batch.end()
+  await tracer.stop()
+
+  const processed = receiver.spans.find(span => span.name === 'process orders')
+  const sent = receiver.spans.find(span => span.name === 'send orders')
+  assert.ok(processed !== undefined && sent !== undefined, `spans: ${receiver.spans.map(span => span.name).join(', ')}`)
+  assert.deepEqual(attributes(processed.attributes), {
+    'messaging.system.name': 'kafka',
+    'messaging.system': 'kafka',
+    'messaging.operation.type': 'process',
+    'messaging.operation.name': 'process',
+    'messaging.destination.name': 'orders',
+    'messaging.destination.partition.id': '1',
+    'messaging.batch.message_count': 2,
+    'kafka.offset': 5,
+    'messaging.kafka.offset': 5,
+    'kafka_mirror.last_offset': 6,
+    'kafka.mirror.last_offset': 6,
+    'kafka_mirror.flow': 'eu->us',
+    'kafka.mirror.flow': 'eu->us',
+    'kafka_mirror.source': 'eu',
+    'kafka.mirror.source': 'eu',
+    'kafka_mirror.target': 'us',
+    'kafka.mirror.target': 'us',
+  })
+  const sentAttributes = attributes(sent.attributes)
+  assert.equal(sentAttributes['kafka.offset'], 50)
+  assert.equal(sentAttributes['messaging.kafka.offset'], 50)
+  assert.equal(sentAttributes['kafka_mirror.source.topic'], 'orders')
+  assert.equal(sentAttributes['kafka.mirror.source.topic'], 'orders')
+  assert.deepEqual(sent.events?.map(event => attributes(event.attributes)), [{
+    'kafka_mirror.retry.operation': 'produce', 'kafka_mirror.retry.error_code': 'NOT_LEADER_OR_FOLLOWER',
+    'kafka.mirror.retry.operation': 'produce', 'kafka.mirror.retry.error_code': 'NOT_LEADER_OR_FOLLOWER',
+  }])
 })
