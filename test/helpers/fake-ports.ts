@@ -1,3 +1,4 @@
+import { DEFAULT_TOPIC_CONFIG_FILTER } from '../../src/config/topic-config-filter.js'
 import type { FlowConfig } from '../../src/config/mirror-config.js'
 import { createTopicFilter } from '../../src/config/topic-filter.js'
 import type { KafkaRecord } from '../../src/shared/kafka-record.js'
@@ -33,6 +34,7 @@ export function fakeFlowConfig (overrides: Partial<FlowConfig> = {}): FlowConfig
     passThrough: 'off',
     refreshTopicsIntervalMs: 60_000,
     syncTopicConfigs: false,
+    topicConfigFilter: DEFAULT_TOPIC_CONFIG_FILTER,
     syncTopicConfigsIntervalMs: 600_000,
     syncTopicAcls: false,
     syncTopicAclsIntervalMs: 600_000,
