@@ -89,6 +89,14 @@ export function configFromMm2 (path: string, options: Mm2Options, problems = new
     throw error
   }
   if (isOneFileForm(top)) return configFromOneFile(path, top, options.settings, options.clusters, problems)
+  return configFromMm2Properties(top, path, options, problems)
+}
+
+/**
+ * `configFromMm2` over keys already read: those of an mm2.properties file, or what a Strimzi
+ * KafkaMirrorMaker2 resource translates to. `path` names where they came from in messages.
+ */
+export function configFromMm2Properties (top: Properties, path: string, options: Mm2Options, problems = new ProblemList()): MirrorConfig {
   const used = new Set<string>()
   const get = (key: string): PropertyEntry | undefined => { if (top.has(key)) used.add(key); return top.get(key) }
 
