@@ -66,3 +66,19 @@ test('config.property.filter.class takes only the default class; use.defaults.fr
   assert.throws(() => configFromMm2(mm2({ 'use.defaults.from': 'source' }), { settings }), /use\.defaults\.from "source": copying the source cluster's default values is not supported/)
   assert.throws(() => configFromMm2(mm2({ 'config.properties.exclude': 'retention\\.(ms' }), { settings }), /config\.properties\.exclude "retention\.\(ms": not a valid regex/)
 })
+
+test('a target topic with message.timestamp.type=LogAppendTime is warned about once: its broker re-stamps every copied record', async () => {
+  const warnings: Array<{ message: string, topic: unknown }> = []
+  const logger = { ...silentLogger, warn: (message: string, fields?: Record<string, unknown>) => { warnings.push({ message, topic: fields?.topic }) } }
+  const source = new FakeTopicCatalog('source', { stamped: 1 })
+  const target = new FakeTopicCatalog('target', { stamped: 1 })
+  target.configs.set('stamped', { 'message.timestamp.type': 'LogAppendTime' })
+  const sync = new TopicSync(source, target, fakeFlowConfig({ syncTopicConfigs: true }), logger)
+  const topics = [...(await sync.refresh()).values()]
+  await sync.syncConfigs(topics)
+  await sync.syncConfigs(topics)
+  assert.equal(warnings.length, 1)
+  assert.match(warnings[0]?.message ?? '', /LogAppendTime: the target broker re-stamps every copied record/)
+  assert.equal(warnings[0]?.topic, 'stamped')
+  assert.deepEqual(target.configsSet, [], 'message.timestamp.type is not the sync\'s to change')
+})
