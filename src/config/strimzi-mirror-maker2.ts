@@ -28,6 +28,18 @@ const CONNECTOR_IGNORED = new Set(['version', 'autoRestart', 'listOffsets', 'alt
 /** OAuth fields the sidecar's OIDC client-credentials login has no counterpart for that are harmless to leave out. */
 const OAUTH_IGNORED = new Set(['connectTimeoutSeconds', 'readTimeoutSeconds', 'httpRetries', 'httpRetryPauseMs', 'enableMetrics', 'includeAcceptHeader', 'accessTokenIsJwt', 'maxTokenExpirySeconds'])
 
+/**
+ * Cluster `config` keys Strimzi drops with a warning (`KafkaMirrorMaker2ClusterSpec.FORBIDDEN_PREFIXES`
+ * and its exceptions): connection and security come from the resource's own fields. Reported as ignored.
+ */
+const FORBIDDEN_CONFIG_PREFIXES = ['group.id', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic', 'ssl.', 'sasl.', 'security.', 'listeners',
+  'plugin.path', 'rest.', 'bootstrap.servers', 'consumer.interceptor.classes', 'producer.interceptor.classes']
+const FORBIDDEN_CONFIG_EXCEPTIONS = ['ssl.endpoint.identification.algorithm', 'ssl.cipher.suites', 'ssl.protocol', 'ssl.enabled.protocols']
+
+function isForbiddenClusterConfig (key: string): boolean {
+  return !FORBIDDEN_CONFIG_EXCEPTIONS.includes(key) && FORBIDDEN_CONFIG_PREFIXES.some(prefix => key.startsWith(prefix))
+}
+
 const SASL_MODULES: Record<string, [mechanism: string, module: string]> = {
   'scram-sha-512': ['SCRAM-SHA-512', 'org.apache.kafka.common.security.scram.ScramLoginModule'],
   'scram-sha-256': ['SCRAM-SHA-256', 'org.apache.kafka.common.security.scram.ScramLoginModule'],
@@ -88,7 +100,12 @@ class Translation {
       else if (!['alias', 'bootstrapServers', 'tls', 'authentication', 'config'].includes(name)) this.#problems.add(`${field}.${name}`, undefined, 'is not a field of a KafkaMirrorMaker2 cluster; remove it or fix its name')
     }
     const config = node.config
-    if (isNode(config)) for (const [key, value] of Object.entries(config)) this.set(`${alias}.${key}`, value, `${field}.config.${key}`)
+    if (isNode(config)) {
+      for (const [key, value] of Object.entries(config)) {
+        if (isForbiddenClusterConfig(key)) this.#problems.ignore(`${field}.config.${key}`)
+        else this.set(`${alias}.${key}`, value, `${field}.config.${key}`)
+      }
+    }
     const tls = node.tls
     const usesTls = isNode(tls)
     if (usesTls) this.#trustedCertificates(alias, tls, `${field}.tls`)

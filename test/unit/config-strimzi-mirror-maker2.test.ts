@@ -123,7 +123,7 @@ spec:
       bootstrapServers: src:9093
       tls: { trustedCertificates: [ { secretName: src-ca, certificate: ca.crt } ] }
       authentication: { type: tls, certificateAndKey: { secretName: src-user, certificate: user.crt, key: user.key } }
-      config: { ssl.endpoint.identification.algorithm: "" }
+      config: { ssl.endpoint.identification.algorithm: "", sasl.jaas.config: "dropped", security.protocol: PLAINTEXT }
     - alias: tgt
       bootstrapServers: tgt:9092
       authentication: { type: scram-sha-256, username: mirror, passwordSecret: { secretName: tgt-user, password: password } }
@@ -142,7 +142,8 @@ spec:
   assert.equal(flow?.target.sasl?.mechanism, 'scram-sha-256')
   assert.equal(flow?.topics.exclude, 'skip.*')
   assert.deepEqual(flow?.topics.include, '.*')
-  assert.deepEqual(config.ignoredKeys, ['spec.mirrors[0].heartbeatConnector'])
+  assert.equal(flow?.source.sasl, undefined)
+  assert.deepEqual(config.ignoredKeys, ['spec.clusters[0].config.sasl.jaas.config', 'spec.clusters[0].config.security.protocol', 'spec.mirrors[0].heartbeatConnector'], 'security keys in config are dropped, as Strimzi drops them')
 })
 
 test('a resource gives the same configuration as the mm2.properties file with the same keys', () => {
