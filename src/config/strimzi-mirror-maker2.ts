@@ -290,6 +290,10 @@ export function configFromStrimzi (path: string, options: StrimziOptions, proble
   const spec = resource?.spec
   if (resource !== undefined && !isNode(spec)) problems.add('spec', undefined, 'missing; the resource must have a spec')
   if (isNode(spec)) translateSpec(spec, apiVersion === 'kafka.strimzi.io/v1', translation, problems)
+  const targets = new Set([...translation.properties.keys()].flatMap(key => /^[^.]+->([^.]+)\.enabled$/.exec(key)?.[1] ?? []))
+  for (const wanted of options.clusters ?? []) {
+    if (!targets.has(wanted)) problems.add('--clusters', wanted, `is not the target cluster of ${path} (${[...targets].join(', ')}); give that alias or drop --clusters`)
+  }
   if (!problems.empty) throw new ConfigError(problems.problems)
   const clusters = [...new Set([...translation.properties.keys()].filter(k => k.endsWith('.bootstrap.servers')).map(k => k.slice(0, -'.bootstrap.servers'.length)))]
   translation.set('clusters', clusters.join(', '), 'spec')
