@@ -28,26 +28,28 @@ export function isTieredStorageKey (key: string): boolean {
 export interface TopicConfigFilter {
   /** `config.properties.exclude` as written; default `DEFAULT_CONFIG_PROPERTIES_EXCLUDE`. */
   readonly exclude: string | undefined
+  /**
+   * `use.defaults.from`: `target` (default) copies only values not at their default on the source,
+   * so the target's defaults stay; `source` also copies the source's default values.
+   */
+  readonly useDefaultsFrom: 'target' | 'source'
   copies: (key: string) => boolean
 }
 
-export function createTopicConfigFilter (exclude: RegExp | undefined, excludeSource: string | undefined): TopicConfigFilter {
-  return { exclude: excludeSource, copies: key => !isTieredStorageKey(key) && !(exclude?.test(key) ?? false) }
+export function createTopicConfigFilter (exclude: RegExp | undefined, excludeSource: string | undefined, useDefaultsFrom: 'target' | 'source' = 'target'): TopicConfigFilter {
+  return { exclude: excludeSource, useDefaultsFrom, copies: key => !isTieredStorageKey(key) && !(exclude?.test(key) ?? false) }
 }
 
 /** MirrorMaker 2's default filter, for flows whose configuration has no say (MirrorMaker 1 flags). */
-export const DEFAULT_TOPIC_CONFIG_FILTER: TopicConfigFilter = createTopicConfigFilter(
-  compileTopicPattern('config.properties.exclude', DEFAULT_CONFIG_PROPERTIES_EXCLUDE, new ProblemList()),
-  DEFAULT_CONFIG_PROPERTIES_EXCLUDE)
+const DEFAULT_EXCLUDE_PATTERN = compileTopicPattern('config.properties.exclude', DEFAULT_CONFIG_PROPERTIES_EXCLUDE, new ProblemList())
+export const DEFAULT_TOPIC_CONFIG_FILTER: TopicConfigFilter = createTopicConfigFilter(DEFAULT_EXCLUDE_PATTERN, DEFAULT_CONFIG_PROPERTIES_EXCLUDE)
 
 /** A key as read from a configuration: the full key it came from and its value. */
 interface Entry { readonly key: string, readonly value: string }
 
 /**
  * The filter of `config.properties.exclude`, `config.property.filter.class` and `use.defaults.from`
- * (MirrorMaker 2's keys). Only the default filter class runs here; `use.defaults.from` takes
- * `target` (MirrorMaker 2's default: a key left at its default on the source is not copied, the
- * target's own default or setting stays).
+ * (MirrorMaker 2's keys). Only the default filter class runs here.
  */
 export function parseTopicConfigFilter (exclude: Entry | undefined, filterClass: Entry | undefined, useDefaultsFrom: Entry | undefined, problems: ProblemList): TopicConfigFilter {
   if (filterClass !== undefined) {
@@ -56,11 +58,8 @@ export function parseTopicConfigFilter (exclude: Entry | undefined, filterClass:
       problems.add(filterClass.key, filterClass.value, `custom config filters (Java classes) cannot run here; remove the key or set ${DEFAULT_CONFIG_PROPERTY_FILTER_CLASS} and list keys in config.properties.exclude`)
     }
   }
-  if (useDefaultsFrom !== undefined) {
-    const from = parseChoice(useDefaultsFrom.key, useDefaultsFrom.value, ['target', 'source'] as const, problems)
-    if (from === 'source') problems.add(useDefaultsFrom.key, useDefaultsFrom.value, 'copying the source cluster\'s default values is not supported; remove the key (target, the default, keeps the target\'s defaults) or set the keys on the source topics')
-  }
-  if (exclude === undefined) return DEFAULT_TOPIC_CONFIG_FILTER
-  if (exclude.value.trim() === '') return createTopicConfigFilter(undefined, undefined)
-  return createTopicConfigFilter(compileTopicPattern(exclude.key, exclude.value, problems), exclude.value)
+  const from = useDefaultsFrom === undefined ? 'target' : parseChoice(useDefaultsFrom.key, useDefaultsFrom.value, ['target', 'source'] as const, problems) ?? 'target'
+  if (exclude === undefined) return from === 'target' ? DEFAULT_TOPIC_CONFIG_FILTER : createTopicConfigFilter(DEFAULT_EXCLUDE_PATTERN, DEFAULT_CONFIG_PROPERTIES_EXCLUDE, from)
+  if (exclude.value.trim() === '') return createTopicConfigFilter(undefined, undefined, from)
+  return createTopicConfigFilter(compileTopicPattern(exclude.key, exclude.value, problems), exclude.value, from)
 }

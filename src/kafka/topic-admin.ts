@@ -89,10 +89,11 @@ export class TopicAdmin implements TopicCatalog {
   }
 
   /**
-   * The non-default configs of each topic (`TopicCatalog.topicConfigs`): MirrorMaker 2's
-   * `targetConfig` rule, which leaves out read-only, sensitive and static broker values.
+   * The non-default configs of each topic, with `withDefaults` the default ones too
+   * (`TopicCatalog.topicConfigs`): MirrorMaker 2's `targetConfig` rule, which leaves out
+   * read-only, sensitive and static broker values.
    */
-  async topicConfigs (topics: readonly string[]): Promise<Map<string, Record<string, string>>> {
+  async topicConfigs (topics: readonly string[], withDefaults = false): Promise<Map<string, Record<string, string>>> {
     const result = new Map<string, Record<string, string>>()
     if (topics.length === 0) return result
     try {
@@ -104,7 +105,7 @@ export class TopicAdmin implements TopicCatalog {
         const configs: Record<string, string> = {}
         for (const entry of resource.configEntries) {
           const source = (entry as { configSource?: number }).configSource
-          if (entry.isDefault || entry.readOnly || entry.isSensitive || source === STATIC_BROKER_CONFIG) continue
+          if ((entry.isDefault && !withDefaults) || entry.readOnly || entry.isSensitive || source === STATIC_BROKER_CONFIG) continue
           if (entry.configValue !== null && entry.configValue !== undefined) configs[entry.configName] = entry.configValue
         }
         result.set(resource.resourceName, configs)

@@ -75,6 +75,9 @@ export class TopicSync {
     if (Number.isInteger(value) && value > 0) this.#maxMessageBytes.set(targetTopic, value)
   }
 
+  /** `use.defaults.from = source`: the source's default values are copied too. */
+  get #withSourceDefaults (): boolean { return this.#flow.topicConfigFilter.useDefaultsFrom === 'source' }
+
   /** The source topic configs the flow copies: those `TopicConfigFilter.copies`. */
   #copied (configs: Readonly<Record<string, string>> | undefined): Record<string, string> {
     return Object.fromEntries(Object.entries(configs ?? {}).filter(([key]) => this.#flow.topicConfigFilter.copies(key)))
@@ -89,7 +92,7 @@ export class TopicSync {
   async syncConfigs (topics: readonly MirroredTopic[]): Promise<number> {
     if (!this.#flow.syncTopicConfigs || topics.length === 0) return 0
     const [sourceConfigs, targetConfigs] = await Promise.all([
-      this.#source.topicConfigs(topics.map(t => t.source)),
+      this.#source.topicConfigs(topics.map(t => t.source), this.#withSourceDefaults),
       this.#target.topicConfigs(topics.map(t => t.target)),
     ])
     let changed = 0
@@ -150,7 +153,7 @@ export class TopicSync {
     if (missing.length > 0) {
       const configs = new Map<string, Record<string, string>>()
       if (flow.syncTopicConfigs) {
-        for (const [topic, set] of await this.#source.topicConfigs(missing.map(t => t.source))) configs.set(topic, this.#copied(set))
+        for (const [topic, set] of await this.#source.topicConfigs(missing.map(t => t.source), this.#withSourceDefaults)) configs.set(topic, this.#copied(set))
       }
       await this.#target.createTopics(missing.map(t => ({ name: t.target, partitions: t.partitions, replicationFactor: flow.replicationFactor, configs: configs.get(t.source) ?? {} })))
       for (const t of missing) {

@@ -98,8 +98,14 @@ export class FakeTopicCatalog implements TopicCatalog {
 
   /** Topic configs set explicitly, per topic. */
   readonly configs = new Map<string, Record<string, string>>()
-  async topicConfigs (topics: readonly string[]): Promise<Map<string, Record<string, string>>> {
-    return new Map(topics.flatMap(topic => { const set = this.configs.get(topic); return set === undefined ? [] : [[topic, set] as const] }))
+  /** Topic configs at their default value, per topic (returned with `withDefaults`). */
+  readonly defaults = new Map<string, Record<string, string>>()
+  async topicConfigs (topics: readonly string[], withDefaults = false): Promise<Map<string, Record<string, string>>> {
+    return new Map(topics.flatMap(topic => {
+      const set = this.configs.get(topic)
+      const defaults = withDefaults ? this.defaults.get(topic) : undefined
+      return set === undefined && defaults === undefined ? [] : [[topic, { ...defaults, ...set }] as const]
+    }))
   }
   async createTopics (topics: readonly NewTopic[]): Promise<void> {
     for (const topic of topics) { this.topics.set(topic.name, topic.partitions); this.created.push(topic) }

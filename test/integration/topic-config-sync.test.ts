@@ -61,3 +61,26 @@ test('MirrorMaker 2\'s excluded keys and tiered-storage keys are not copied to a
   sidecar.child.kill('SIGTERM')
   assert.equal(await sidecar.exited, 0)
 })
+
+test('use.defaults.from = source: a created target topic holds the source topic\'s default values too, except the excluded and tiered-storage keys', { timeout: 120_000 }, async t => {
+  const { source, target } = await sharedClusters()
+  const topic = await createTopic(t, source, { name: uniqueName('cfgd'), configs: { 'retention.ms': '86400000' } })
+  t.after(() => deleteTopicIfExists(target, topic))
+  await produce(source, topic, [{ value: 'v' }])
+  const file = mm2File({
+    clusters: 'src, tgt', 'src.bootstrap.servers': source.bootstrap, 'tgt.bootstrap.servers': target.bootstrap,
+    'src->tgt.enabled': 'true', 'src->tgt.topics': topic, 'replication.policy.class': 'org.apache.kafka.connect.mirror.IdentityReplicationPolicy',
+    'use.defaults.from': 'source', 'offset.flush.interval.ms': '500', 'refresh.topics.interval.seconds': '1', 'src->tgt.consumer.group.id': uniqueName('cfgd'),
+  })
+  const sidecar = spawnSidecarArgs(t, [file, '--metrics.port', '0', '--metrics.host', '127.0.0.1'])
+  await waitMirroring(sidecar)
+  await waitUntil(async () => (await readAll(target, topic).catch(() => [])).length === 1, { timeoutMs: 60_000, message: 'the record on the target' })
+  const onTarget = await topicLevelConfigs(target, topic)
+  assert.equal(onTarget['retention.ms'], '86400000')
+  assert.equal(onTarget['segment.bytes'], await topicConfig(source, topic, 'segment.bytes'), 'a source default is set on the target topic')
+  for (const key of ['message.timestamp.type', 'min.insync.replicas', 'unclean.leader.election.enable', 'remote.storage.enable', 'local.retention.ms', 'local.retention.bytes']) {
+    assert.equal(onTarget[key], undefined, `${key} is not copied`)
+  }
+  sidecar.child.kill('SIGTERM')
+  assert.equal(await sidecar.exited, 0, sidecar.stderr().slice(-2000))
+})

@@ -58,12 +58,16 @@ test('mm2.properties config.properties.exclude replaces the default list; empty 
   assert.equal(configFromMm2(mm2({}), { settings }).flows[0]?.topicConfigFilter.copies('message.timestamp.type'), false)
 })
 
-test('config.property.filter.class takes only the default class; use.defaults.from takes target', () => {
+test('config.property.filter.class takes only the default class; use.defaults.from takes target or source', () => {
   const named = configFromMm2(mm2({ 'config.property.filter.class': 'org.apache.kafka.connect.mirror.DefaultConfigPropertyFilter', 'use.defaults.from': 'target' }), { settings })
   assert.deepEqual(named.ignoredKeys, [])
   assert.equal(named.flows[0]?.topicConfigFilter.copies('min.insync.replicas'), false)
   assert.throws(() => configFromMm2(mm2({ 'config.property.filter.class': 'com.example.MyFilter' }), { settings }), /config\.property\.filter\.class "com\.example\.MyFilter": custom config filters \(Java classes\) cannot run here/)
-  assert.throws(() => configFromMm2(mm2({ 'use.defaults.from': 'source' }), { settings }), /use\.defaults\.from "source": copying the source cluster's default values is not supported/)
+  assert.equal(named.flows[0]?.topicConfigFilter.useDefaultsFrom, 'target')
+  const fromSource = configFromMm2(mm2({ 'A->B.use.defaults.from': 'source' }), { settings }).flows[0]?.topicConfigFilter
+  assert.equal(fromSource?.useDefaultsFrom, 'source')
+  assert.equal(fromSource?.copies('min.insync.replicas'), false, 'the default exclude list still applies')
+  assert.throws(() => configFromMm2(mm2({ 'use.defaults.from': 'both' }), { settings }), /use\.defaults\.from "both": expected one of target, source/)
   assert.throws(() => configFromMm2(mm2({ 'config.properties.exclude': 'retention\\.(ms' }), { settings }), /config\.properties\.exclude "retention\.\(ms": not a valid regex/)
 })
 
@@ -81,4 +85,20 @@ test('a target topic with message.timestamp.type=LogAppendTime is warned about o
   assert.match(warnings[0]?.message ?? '', /LogAppendTime: the target broker re-stamps every copied record/)
   assert.equal(warnings[0]?.topic, 'stamped')
   assert.deepEqual(target.configsSet, [], 'message.timestamp.type is not the sync\'s to change')
+})
+
+test('use.defaults.from=source also copies the source topic\'s default values (not the excluded keys); target copies only what is set', async () => {
+  for (const [from, expected] of [
+    ['target', { 'retention.ms': '1000' }],
+    ['source', { 'segment.ms': '604800000', 'retention.ms': '1000' }],
+  ] as const) {
+    const source = new FakeTopicCatalog('source', { orders: 1 })
+    source.configs.set('orders', { 'retention.ms': '1000' })
+    source.defaults.set('orders', { 'segment.ms': '604800000', 'min.insync.replicas': '1', 'local.retention.ms': '-2' })
+    const target = new FakeTopicCatalog('target', {})
+    const filter = configFromMm2(mm2({ 'use.defaults.from': from }), { settings }).flows[0]?.topicConfigFilter
+    assert.ok(filter !== undefined)
+    await new TopicSync(source, target, fakeFlowConfig({ syncTopicConfigs: true, topicConfigFilter: filter }), silentLogger).refresh()
+    assert.deepEqual(target.created[0]?.configs, expected, from)
+  }
 })
