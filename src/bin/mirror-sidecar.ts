@@ -7,6 +7,7 @@ import { configFromMm1, mergeEnv, MM1_FLAGS, type Mm1FlagName, type Mm1Values } 
 import type { MirrorConfig } from '../config/mirror-config.js'
 import { loadMessageHandlers, type LoadedMessageHandler } from '../config/message-handler-loader.js'
 import { configFromMm2 } from '../config/mm2-config.js'
+import { configFromStrimzi } from '../config/strimzi-mirror-maker2.js'
 import { pastedFlagProblems } from '../config/pasted-flags.js'
 import { printableConfig } from '../config/print-config.js'
 import { sidecarSettingsFromFlags, SIDECAR_FLAGS } from '../config/sidecar-settings.js'
@@ -29,17 +30,26 @@ function fail (message: string): never {
 const MODE_FLAGS = {
   clusters: { type: 'string', array: true, describe: 'With an mm2.properties file: run only the flows into these cluster aliases (as MirrorMaker 2\'s --clusters)' },
   'print-config': { type: 'boolean', describe: 'Print the resolved configuration of every flow as JSON (secrets redacted) and exit' },
+  strimzi: { type: 'string', describe: 'A Strimzi KafkaMirrorMaker2 resource (YAML, kafka.strimzi.io/v1 or v1beta2) instead of an mm2.properties file' },
+  'strimzi.secrets.dir': { type: 'string', describe: 'With --strimzi: a folder of <secretName>/<key> files holding the Secrets the resource names (default: where Strimzi mounts them, /opt/kafka/mm2-certs/<alias>/... and /opt/kafka/mm2-password/<alias>/...)' },
 } as const
 
-/** mm2.properties mode: the file plus sidecar-wide flags; MirrorMaker 1 flags conflict with it. */
-function configFromMm2Args (path: string, values: Mm1Values, clusters: string[] | undefined): MirrorConfig {
+/** The file modes (mm2.properties, --strimzi): where the configuration comes from. */
+type FileMode = { kind: 'mm2', path: string } | { kind: 'strimzi', path: string, secretsDir: string | undefined }
+
+/** mm2.properties or Strimzi mode: the file plus sidecar-wide flags; MirrorMaker 1 flags conflict with it. */
+function configFromFileArgs (mode: FileMode, values: Mm1Values, clusters: string[] | undefined): MirrorConfig {
   const problems = new ProblemList()
+  const what = mode.kind === 'mm2' ? `an mm2.properties file (${mode.path})` : `--strimzi ${mode.path}`
   for (const flag of Object.keys(values) as Mm1FlagName[]) {
     if ((SIDECAR_FLAGS as readonly string[]).includes(flag) || flag === 'new.consumer') continue
-    problems.add(`--${flag}`, String(values[flag]), `cannot be combined with an mm2.properties file (${path}); set clusters, flows and topics in the file, or drop the file and use MirrorMaker 1 flags`)
+    problems.add(`--${flag}`, String(values[flag]), `cannot be combined with ${what}; set clusters, flows and topics in the file, or drop the file and use MirrorMaker 1 flags`)
   }
   const settings = sidecarSettingsFromFlags(mergeEnv(Object.fromEntries(SIDECAR_FLAGS.flatMap(f => values[f] === undefined ? [] : [[f, values[f]]])), process.env), problems)
-  return configFromMm2(path, { settings, ...(clusters === undefined ? {} : { clusters }) }, problems)
+  const options = { settings, ...(clusters === undefined ? {} : { clusters }) }
+  return mode.kind === 'mm2'
+    ? configFromMm2(mode.path, options, problems)
+    : configFromStrimzi(mode.path, { ...options, ...(mode.secretsDir === undefined ? {} : { secretsDir: mode.secretsDir }) }, problems)
 }
 
 /** One line for one problem, else a count and one indented line each. */
@@ -56,7 +66,7 @@ async function main (): Promise<void> {
   const parser = yargs(args)
     .scriptName('mirror-sidecar')
     .command('$0 [mm2]', 'Copies topics between Kafka clusters.', y => y.positional('mm2', { type: 'string', describe: 'A MirrorMaker 2 mm2.properties file (instead of MirrorMaker 1 flags)' }))
-    .usage('$0 --consumer.config source.properties --producer.config target.properties --whitelist "orders.*,payments"\n$0 mm2.properties [--clusters B]\n\nCopies topics from a source Kafka cluster to a target cluster, partition by partition, committing\non the source only what the target acknowledged. Takes MirrorMaker 1 flags, or a MirrorMaker 2\nmm2.properties file; every MirrorMaker 1 flag can also be set as MIRROR_<FLAG> in the environment\n(dots as underscores), flags win.')
+    .usage('$0 --consumer.config source.properties --producer.config target.properties --whitelist "orders.*,payments"\n$0 mm2.properties [--clusters B]\n$0 --strimzi kmm2.yaml [--strimzi.secrets.dir /etc/secrets]\n\nCopies topics from a source Kafka cluster to a target cluster, partition by partition, committing\non the source only what the target acknowledged. Takes MirrorMaker 1 flags, a MirrorMaker 2\nmm2.properties file or a Strimzi KafkaMirrorMaker2 resource; every MirrorMaker 1 flag can also be set as MIRROR_<FLAG> in the environment\n(dots as underscores), flags win.')
     .parserConfiguration({ 'dot-notation': false, 'camel-case-expansion': false, 'duplicate-arguments-array': true, 'boolean-negation': false })
     .options({ ...MM1_FLAGS, ...MODE_FLAGS } as never)
     .completion('completion', 'Print a bash completion script (mirror-sidecar completion >> ~/.bashrc)')
@@ -78,12 +88,21 @@ async function main (): Promise<void> {
   const clusters = (argv.clusters as string[] | undefined)?.flatMap(c => String(c).split(',')).map(c => c.trim()).filter(c => c !== '')
   const printConfig = argv['print-config'] === true
 
+  const strimzi = argv.strimzi as string | undefined
+  const secretsDir = argv['strimzi.secrets.dir'] as string | undefined
+
   let config: MirrorConfig
   try {
-    if (mm2 !== undefined) {
-      config = configFromMm2Args(mm2, values, clusters)
+    if (strimzi !== undefined && mm2 !== undefined) {
+      throw new ConfigError([{ key: '--strimzi', value: strimzi, message: `cannot be combined with the mm2.properties file ${mm2}; give one of them` }])
+    } else if (secretsDir !== undefined && strimzi === undefined) {
+      throw new ConfigError([{ key: '--strimzi.secrets.dir', value: secretsDir, message: 'only applies with --strimzi; give the KafkaMirrorMaker2 file: mirror-sidecar --strimzi kmm2.yaml --strimzi.secrets.dir DIR' }])
+    } else if (strimzi !== undefined) {
+      config = configFromFileArgs({ kind: 'strimzi', path: strimzi, secretsDir }, values, clusters)
+    } else if (mm2 !== undefined) {
+      config = configFromFileArgs({ kind: 'mm2', path: mm2 }, values, clusters)
     } else {
-      if (clusters !== undefined) throw new ConfigError([{ key: '--clusters', value: clusters.join(','), message: 'only applies to an mm2.properties file; give the file first: mirror-sidecar mm2.properties --clusters B' }])
+      if (clusters !== undefined) throw new ConfigError([{ key: '--clusters', value: clusters.join(','), message: 'only applies to an mm2.properties file or --strimzi; give the file first: mirror-sidecar mm2.properties --clusters B' }])
       config = configFromMm1(mergeEnv(values, process.env))
     }
   } catch (error) {

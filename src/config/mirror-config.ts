@@ -2,6 +2,7 @@ import type { ClusterConnection } from './cluster-connection.js'
 import type { MessageHandlerConfig } from './message-handler-config.js'
 import type { LogLevel } from '../shared/logger.js'
 import type { TopicFilter } from './topic-filter.js'
+import type { TopicConfigFilter } from './topic-config-filter.js'
 import type { PassThroughMode } from './pass-through.js'
 import type { CorruptBatchesMode } from './corrupt-batches.js'
 
@@ -182,8 +183,10 @@ export interface FlowConfig {
   readonly exactlyOnce?: ExactlyOnceConfig
   /** How often new source topics and partitions are looked for; default 30000. */
   readonly refreshTopicsIntervalMs: number
-  /** Copy retention and cleanup configs when creating target topics, and keep them in sync after; default true. */
+  /** `sync.topic.configs.enabled`: copy the source topic's configs when creating its target topic, and keep them in sync after; default true. */
   readonly syncTopicConfigs: boolean
+  /** Which topic configs are copied (`config.properties.exclude`); default MirrorMaker 2's `DEFAULT_TOPIC_CONFIG_FILTER`. */
+  readonly topicConfigFilter: TopicConfigFilter
   /** `sync.topic.configs.interval.seconds`: how often the coordinating process brings target topic configs in line; default 600 s. */
   readonly syncTopicConfigsIntervalMs: number
   /** `sync.topic.acls.enabled`: copy the mirrored topics' ACLs (MirrorMaker 2's rule, `targetAcl`); default true. */

@@ -12,6 +12,7 @@ import { checkHandlerPassThrough, parseMessageHandler } from './message-handler-
 import { freezeConfig, type FlowConfig, type MirrorConfig } from './mirror-config.js'
 import type { SidecarSettings } from './sidecar-settings.js'
 import { compileTopicPattern, createGroupFilter, createTopicFilter } from './topic-filter.js'
+import { DEFAULT_TOPIC_CONFIG_FILTER } from './topic-config-filter.js'
 import { parseBoolean, parseChoice, parseInteger, ProblemList } from './values.js'
 
 const D = FLAG_DEFAULTS
@@ -255,6 +256,7 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
       ...(exactlyOnceFlag ? { exactlyOnce: { key: key('exactly.once'), commitIntervalMs: exactlyOnceIntervalMs, transactionTimeoutMs: DEFAULT_TRANSACTION_TIMEOUT_MS, positionsTopic: `mirror-positions.${alias}.internal`, positionsReplicationFactor: -1 } } : {}),
       refreshTopicsIntervalMs,
       syncTopicConfigs: true,
+      topicConfigFilter: DEFAULT_TOPIC_CONFIG_FILTER,
       syncTopicConfigsIntervalMs,
       syncTopicAcls,
       syncTopicAclsIntervalMs,

@@ -15,6 +15,7 @@ import { configFromOneFile, isOneFileForm } from './one-file-config.js'
 import { checkHandlerPassThrough, parseMessageHandler } from './message-handler-config.js'
 import { freezeConfig, type FlowConfig, type MirrorConfig, type ReplicationPolicy } from './mirror-config.js'
 import type { SidecarSettings } from './sidecar-settings.js'
+import { parseTopicConfigFilter } from './topic-config-filter.js'
 import { compileTopicPattern, createGroupFilter, createTopicFilter, DEFAULT_GROUPS_EXCLUDE } from './topic-filter.js'
 import { parseBoolean, parseChoice, parseInteger, ProblemList } from './values.js'
 
@@ -29,7 +30,7 @@ export function defaultGroupId (source: string, target: string): string {
 /** Flow keys: read at top level and overridden per flow by `A->B.<key>`. */
 const FLOW_KEYS = new Set(['enabled', 'topics', 'topics.exclude', 'topics.blacklist', 'groups', 'groups.exclude', 'groups.blacklist',
   'replication.policy.class', 'replication.policy.separator', 'tasks.max', 'refresh.topics.enabled', 'refresh.topics.interval.seconds',
-  'sync.topic.configs.enabled', 'sync.topic.configs.interval.seconds', 'sync.topic.acls.enabled', 'sync.topic.acls.interval.seconds', 'replication.factor', 'emit.offset-syncs.enabled', 'sync.group.offsets.enabled',
+  'sync.topic.configs.enabled', 'sync.topic.configs.interval.seconds', 'config.properties.exclude', 'config.properties.blacklist', 'config.property.filter.class', 'use.defaults.from', 'sync.topic.acls.enabled', 'sync.topic.acls.interval.seconds', 'replication.factor', 'emit.offset-syncs.enabled', 'sync.group.offsets.enabled',
   'sync.group.offsets.interval.seconds', 'emit.checkpoints.enabled', 'emit.checkpoints.interval.seconds', 'offset.flush.interval.ms',
   'offset-syncs.topic.replication.factor', 'checkpoints.topic.replication.factor', 'offset-syncs.topic.location', 'pass.through', 'corrupt.batches', 'exactly.once.commit.interval.ms',
   'message.handler', 'message.handler.args', 'digests.enabled', 'digests.range.records', 'digests.audit.interval.ms', 'digests.audit.max.records'])
@@ -38,7 +39,6 @@ const FLOW_KEYS = new Set(['enabled', 'topics', 'topics.exclude', 'topics.blackl
 const REFUSED_KEYS: Record<string, string> = {
   'topic.filter.class': 'custom topic filters (Java classes) cannot run here; use topics / topics.exclude',
   'group.filter.class': 'custom group filters (Java classes) cannot run here; use groups / groups.exclude',
-  'config.property.filter.class': 'custom config filters (Java classes) cannot run here; remove the key',
   'forwarding.admin.class': 'custom admin classes cannot run here; remove the key',
 }
 
@@ -89,6 +89,14 @@ export function configFromMm2 (path: string, options: Mm2Options, problems = new
     throw error
   }
   if (isOneFileForm(top)) return configFromOneFile(path, top, options.settings, options.clusters, problems)
+  return configFromMm2Properties(top, path, options, problems)
+}
+
+/**
+ * `configFromMm2` over keys already read: those of an mm2.properties file, or what a Strimzi
+ * KafkaMirrorMaker2 resource translates to. `path` names where they came from in messages.
+ */
+export function configFromMm2Properties (top: Properties, path: string, options: Mm2Options, problems = new ProblemList()): MirrorConfig {
   const used = new Set<string>()
   const get = (key: string): PropertyEntry | undefined => { if (top.has(key)) used.add(key); return top.get(key) }
 
@@ -279,6 +287,8 @@ function buildFlow (
   // setInterval takes at most 2^31-1 ms; "disabled" becomes that (about 24.8 days).
   const refreshTopicsIntervalMs = refreshEnabled ? Math.min(int('refresh.topics.interval.seconds', 600, 1) * 1000, 2_147_483_647) : 2_147_483_647
   const syncTopicConfigs = bool('sync.topic.configs.enabled', true)
+  const topicConfigFilter = parseTopicConfigFilter(flowEntry('config.properties.exclude') ?? flowEntry('config.properties.blacklist'),
+    flowEntry('config.property.filter.class'), flowEntry('use.defaults.from'), problems)
   const replicationFactorOf = (key: string, fallback: number): number => {
     const entry = flowEntry(key)
     if (entry === undefined) return fallback
@@ -345,6 +355,7 @@ function buildFlow (
     ...(exactlyOnce ? { exactlyOnce: { key: supportKey, commitIntervalMs: exactlyOnceIntervalMs, transactionTimeoutMs: DEFAULT_TRANSACTION_TIMEOUT_MS, positionsTopic: `mirror-positions.${source}.internal`, positionsReplicationFactor: offsetSyncsReplicationFactor } } : {}),
     refreshTopicsIntervalMs,
     syncTopicConfigs,
+    topicConfigFilter,
     syncTopicConfigsIntervalMs: int('sync.topic.configs.interval.seconds', FLAG_DEFAULTS['sync.topic.configs.interval.seconds'], 1) * 1000,
     syncTopicAcls: bool('sync.topic.acls.enabled', FLAG_DEFAULTS['sync.topic.acls.enabled']),
     syncTopicAclsIntervalMs: int('sync.topic.acls.interval.seconds', FLAG_DEFAULTS['sync.topic.acls.interval.seconds'], 1) * 1000,

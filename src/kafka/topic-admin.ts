@@ -10,6 +10,9 @@ import { toMirrorError } from './errors.js'
 
 const { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ConfigResourceTypes, ResourcePatternTypes } = kafkajs
 
+/** DescribeConfigs' config source of a value from the broker's server.properties (kafkajs' `configSource.js`, not exported). */
+const STATIC_BROKER_CONFIG = 4
+
 /** kafkajs' operation codes are a plain object at run time (no reverse mapping): the name of `code`. */
 function operationName (code: number): string | undefined {
   return Object.entries(AclOperationTypes as unknown as Record<string, number>).find(([, value]) => value === code)?.[0]
@@ -85,19 +88,25 @@ export class TopicAdmin implements TopicCatalog {
     }
   }
 
-  /** The explicitly set (non-default) values of `keys` for each topic. */
-  async topicConfigs (topics: readonly string[], keys: readonly string[]): Promise<Map<string, Record<string, string>>> {
+  /**
+   * The non-default configs of each topic, with `withDefaults` the default ones too
+   * (`TopicCatalog.topicConfigs`): MirrorMaker 2's `targetConfig` rule, which leaves out
+   * read-only, sensitive and static broker values.
+   */
+  async topicConfigs (topics: readonly string[], withDefaults = false): Promise<Map<string, Record<string, string>>> {
     const result = new Map<string, Record<string, string>>()
     if (topics.length === 0) return result
     try {
       const described = await this.#client().describeConfigs({
         includeSynonyms: false,
-        resources: topics.map(name => ({ type: ConfigResourceTypes.TOPIC, name, configNames: [...keys] })),
+        resources: topics.map(name => ({ type: ConfigResourceTypes.TOPIC, name })),
       })
       for (const resource of described.resources) {
         const configs: Record<string, string> = {}
         for (const entry of resource.configEntries) {
-          if (!entry.isDefault && entry.configValue !== null && entry.configValue !== undefined) configs[entry.configName] = entry.configValue
+          const source = (entry as { configSource?: number }).configSource
+          if ((entry.isDefault && !withDefaults) || entry.readOnly || entry.isSensitive || source === STATIC_BROKER_CONFIG) continue
+          if (entry.configValue !== null && entry.configValue !== undefined) configs[entry.configName] = entry.configValue
         }
         result.set(resource.resourceName, configs)
       }

@@ -170,8 +170,12 @@ export interface TopicCatalog {
    * partitions each answer is megabytes of objects: a refresh asks each cluster once).
    */
   describeTopics: () => Promise<TopicDescription[]>
-  /** The given config keys of each topic, where set. */
-  topicConfigs: (topics: readonly string[], keys: readonly string[]) => Promise<Map<string, Record<string, string>>>
+  /**
+   * The configs of each topic that are not at their default (set on the topic or by a dynamic
+   * broker config), leaving out read-only, sensitive and static broker values: what MirrorMaker 2
+   * considers for copying. With `withDefaults`, the values at their default too.
+   */
+  topicConfigs: (topics: readonly string[], withDefaults?: boolean) => Promise<Map<string, Record<string, string>>>
   createTopics: (topics: readonly NewTopic[]) => Promise<void>
   /** The ACLs on `topics` (literal resource names); undefined when the cluster has no authorizer. */
   topicAcls: (topics: readonly string[]) => Promise<TopicAcl[] | undefined>

@@ -2,12 +2,6 @@ import { targetTopicName, type FlowConfig, type ReplicationPolicy } from '../con
 import type { TopicAcl, TopicCatalog } from './ports.js'
 import type { Logger } from '../shared/logger.js'
 
-/** Topic configs copied to topics the mirror creates (what decides how long data lives and how it is cleaned). */
-export const SYNCED_TOPIC_CONFIGS = [
-  'cleanup.policy', 'retention.ms', 'retention.bytes', 'min.compaction.lag.ms', 'max.compaction.lag.ms',
-  'delete.retention.ms', 'max.message.bytes', 'message.timestamp.type', 'segment.bytes', 'segment.ms',
-] as const
-
 /**
  * MirrorMaker 2's rule for the ACLs of a target topic (`sync.topic.acls`): the source topic's
  * ACLs, except those allowing WRITE (only the mirror writes a copy), with ALLOW ALL narrowed to
@@ -48,8 +42,8 @@ export function isCycle (topic: string, policy: ReplicationPolicy, targetAlias: 
 
 /**
  * Finds the source topics a flow mirrors and makes sure each has a target topic with at least as
- * many partitions: missing ones are created with the source's partition count and retention and
- * cleanup configs; partitions added on the source are added on the target.
+ * many partitions: missing ones are created with the source's partition count and the configs
+ * the flow copies (`FlowConfig.topicConfigFilter`); partitions added on the source are added on the target.
  */
 export class TopicSync {
   readonly #source: TopicCatalog
@@ -58,6 +52,8 @@ export class TopicSync {
   readonly #logger: Logger
   /** `max.message.bytes` of target topics where this sync set or read it explicitly. */
   readonly #maxMessageBytes = new Map<string, number>()
+  /** Target topics already warned about for `message.timestamp.type=LogAppendTime`. */
+  readonly #logAppendTimeWarned = new Set<string>()
 
   constructor (source: TopicCatalog, target: TopicCatalog, flow: FlowConfig, logger: Logger) {
     this.#source = source
@@ -79,22 +75,34 @@ export class TopicSync {
     if (Number.isInteger(value) && value > 0) this.#maxMessageBytes.set(targetTopic, value)
   }
 
+  /** `use.defaults.from = source`: the source's default values are copied too. */
+  get #withSourceDefaults (): boolean { return this.#flow.topicConfigFilter.useDefaultsFrom === 'source' }
+
+  /** The source topic configs the flow copies: those `TopicConfigFilter.copies`. */
+  #copied (configs: Readonly<Record<string, string>> | undefined): Record<string, string> {
+    return Object.fromEntries(Object.entries(configs ?? {}).filter(([key]) => this.#flow.topicConfigFilter.copies(key)))
+  }
+
   /**
-   * Brings the synced configs (`SYNCED_TOPIC_CONFIGS`) of existing target topics in line with
-   * their source topics, as MirrorMaker 2's `sync.topic.configs` does after creation too: a value
-   * set on the source is set on the target; a target setting the source does not have is kept.
-   * Returns the number of topics changed.
+   * Brings the copied configs (`FlowConfig.topicConfigFilter`) of existing target topics in line
+   * with their source topics, as MirrorMaker 2's `sync.topic.configs` does after creation too: a
+   * value set on the source is set on the target; a target setting the source does not have is
+   * kept. Returns the number of topics changed.
    */
   async syncConfigs (topics: readonly MirroredTopic[]): Promise<number> {
     if (!this.#flow.syncTopicConfigs || topics.length === 0) return 0
     const [sourceConfigs, targetConfigs] = await Promise.all([
-      this.#source.topicConfigs(topics.map(t => t.source), SYNCED_TOPIC_CONFIGS),
-      this.#target.topicConfigs(topics.map(t => t.target), SYNCED_TOPIC_CONFIGS),
+      this.#source.topicConfigs(topics.map(t => t.source), this.#withSourceDefaults),
+      this.#target.topicConfigs(topics.map(t => t.target)),
     ])
     let changed = 0
     for (const topic of topics) {
-      const wanted = sourceConfigs.get(topic.source) ?? {}
+      const wanted = this.#copied(sourceConfigs.get(topic.source))
       const current = targetConfigs.get(topic.target) ?? {}
+      if (current['message.timestamp.type'] === 'LogAppendTime' && !this.#logAppendTimeWarned.has(topic.target)) {
+        this.#logAppendTimeWarned.add(topic.target)
+        this.#logger.warn('target topic has message.timestamp.type=LogAppendTime: the target broker re-stamps every copied record with its own time', { topic: topic.target })
+      }
       const differing = Object.fromEntries(Object.entries(wanted).filter(([key, value]) => current[key] !== value))
       this.#noteMaxMessageBytes(topic.target, { ...current, ...wanted })
       if (Object.keys(differing).length === 0) continue
@@ -143,7 +151,10 @@ export class TopicSync {
     const present = [...wanted.values()].filter(t => targetPartitions.has(t.target))
 
     if (missing.length > 0) {
-      const configs = flow.syncTopicConfigs ? await this.#source.topicConfigs(missing.map(t => t.source), SYNCED_TOPIC_CONFIGS) : new Map<string, Record<string, string>>()
+      const configs = new Map<string, Record<string, string>>()
+      if (flow.syncTopicConfigs) {
+        for (const [topic, set] of await this.#source.topicConfigs(missing.map(t => t.source), this.#withSourceDefaults)) configs.set(topic, this.#copied(set))
+      }
       await this.#target.createTopics(missing.map(t => ({ name: t.target, partitions: t.partitions, replicationFactor: flow.replicationFactor, configs: configs.get(t.source) ?? {} })))
       for (const t of missing) {
         this.#noteMaxMessageBytes(t.target, configs.get(t.source) ?? {})

@@ -1,3 +1,4 @@
+import { DEFAULT_TOPIC_CONFIG_FILTER } from '../../src/config/topic-config-filter.js'
 import type { FlowConfig } from '../../src/config/mirror-config.js'
 import { createTopicFilter } from '../../src/config/topic-filter.js'
 import type { KafkaRecord } from '../../src/shared/kafka-record.js'
@@ -33,6 +34,7 @@ export function fakeFlowConfig (overrides: Partial<FlowConfig> = {}): FlowConfig
     passThrough: 'off',
     refreshTopicsIntervalMs: 60_000,
     syncTopicConfigs: false,
+    topicConfigFilter: DEFAULT_TOPIC_CONFIG_FILTER,
     syncTopicConfigsIntervalMs: 600_000,
     syncTopicAcls: false,
     syncTopicAclsIntervalMs: 600_000,
@@ -96,8 +98,14 @@ export class FakeTopicCatalog implements TopicCatalog {
 
   /** Topic configs set explicitly, per topic. */
   readonly configs = new Map<string, Record<string, string>>()
-  async topicConfigs (topics: readonly string[]): Promise<Map<string, Record<string, string>>> {
-    return new Map(topics.flatMap(topic => { const set = this.configs.get(topic); return set === undefined ? [] : [[topic, set] as const] }))
+  /** Topic configs at their default value, per topic (returned with `withDefaults`). */
+  readonly defaults = new Map<string, Record<string, string>>()
+  async topicConfigs (topics: readonly string[], withDefaults = false): Promise<Map<string, Record<string, string>>> {
+    return new Map(topics.flatMap(topic => {
+      const set = this.configs.get(topic)
+      const defaults = withDefaults ? this.defaults.get(topic) : undefined
+      return set === undefined && defaults === undefined ? [] : [[topic, { ...defaults, ...set }] as const]
+    }))
   }
   async createTopics (topics: readonly NewTopic[]): Promise<void> {
     for (const topic of topics) { this.topics.set(topic.name, topic.partitions); this.created.push(topic) }
