@@ -66,3 +66,23 @@ test('AWS_MSK_IAM refused by the broker: an authentication error with the IAM hi
   assert.match(converted.message, /kafka-cluster:Connect/)
   assert.doesNotMatch(converted.message + String((error as Error).stack), new RegExp(`${SECRET}|${TOKEN}`))
 })
+
+test('AWS_MSK_IAM with no credentials to be had: one authentication error naming the JAAS key and the profile, nothing sent', async t => {
+  withEnvCredentials(t)
+  for (const name of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN']) delete process.env[name]
+  process.env.AWS_SHARED_CREDENTIALS_FILE = '/nonexistent/aws-credentials'
+  process.env.AWS_CONFIG_FILE = '/nonexistent/aws-config'
+  let authentications = 0
+  const broker = new FakeSaslBroker('AWS_MSK_IAM', () => { authentications++; return { error: 'unexpected' } })
+  await broker.start()
+  t.after(async () => { await broker.stop() })
+  const base = connection(broker.port)
+  const cluster = { ...base, sasl: { ...(base.sasl as AwsMskIamSettings), profileName: 'mirror' } }
+  const admin = createKafkaClient(cluster, undefined, { retries: 0 }).admin()
+  const error = await admin.connect().then(() => undefined, (e: unknown) => e)
+  await admin.disconnect()
+  const converted = toMirrorError(error, 'source', undefined, cluster)
+  assert.equal(converted.code, 'MIRROR_AUTHENTICATION')
+  assert.match(converted.message, /c\.properties: sasl\.jaas\.config: no AWS credentials for AWS_MSK_IAM \(profile mirror\)/)
+  assert.equal(authentications, 0)
+})
