@@ -7,14 +7,20 @@ import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { regionOfHost } from '../../src/config/aws-msk-iam-config.js'
 import { connectionFromProperties } from '../../src/config/client-properties.js'
+import { configFromMm2 } from '../../src/config/mm2-config.js'
+import { sidecarSettingsFromFlags } from '../../src/config/sidecar-settings.js'
 import type { AwsMskIamSettings } from '../../src/config/cluster-connection.js'
 import { parseProperties } from '../../src/config/java-properties.js'
 import { ProblemList } from '../../src/config/values.js'
+import { writeProperties } from '../helpers/sidecar.js'
 
 const MODULE = 'software.amazon.msk.auth.iam.IAMLoginModule'
 const HANDLER = 'software.amazon.msk.auth.iam.IAMClientCallbackHandler'
 const MSK_HOST = 'b-1.mirror.abc123.c2.kafka.us-west-2.amazonaws.com:9098'
 const SIDECAR_BIN = fileURLToPath(new URL('../../src/bin/mirror-sidecar.js', import.meta.url))
+// The region variables of the machine running the tests would change the fallback region: each test sets its own.
+delete process.env.AWS_REGION
+delete process.env.AWS_DEFAULT_REGION
 
 function read (entries: Record<string, string>): { problems: ProblemList, sasl: AwsMskIamSettings | undefined } {
   const problems = new ProblemList()
@@ -35,7 +41,7 @@ test('regionOfHost: MSK provisioned and serverless host names, none for others',
 test('AWS_MSK_IAM from Java client keys: the IAMLoginModule options, the callback handler accepted', () => {
   const plain = read({ 'sasl.jaas.config': `${MODULE} required;` })
   assert.deepEqual(plain.problems.problems, [])
-  assert.deepEqual({ ...plain.sasl }, { mechanism: 'aws_msk_iam', debugCreds: false, jaasKey: 'c.properties: sasl.jaas.config', ...(process.env.AWS_REGION === undefined ? {} : { fallbackRegion: process.env.AWS_REGION }) })
+  assert.deepEqual({ ...plain.sasl }, { mechanism: 'aws_msk_iam', debugCreds: false, jaasKey: 'c.properties: sasl.jaas.config' })
   const role = read({ 'sasl.jaas.config': `${MODULE} required awsProfileName="mirror" awsRoleArn="arn:aws:iam::123456789012:role/mirror" awsRoleSessionName="s1" awsStsRegion="us-west-2" awsDebugCreds=true;` })
   assert.deepEqual(role.problems.problems, [])
   assert.deepEqual([role.sasl?.profileName, role.sasl?.roleArn, role.sasl?.roleSessionName, role.sasl?.stsRegion, role.sasl?.debugCreds], ['mirror', 'arn:aws:iam::123456789012:role/mirror', 's1', 'us-west-2', true])
@@ -96,4 +102,14 @@ test('mirror-sidecar: an unknown IAMLoginModule option and a missing region exit
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
+})
+
+test('mm2.properties: AWS_MSK_IAM under a cluster alias (B.sasl.*), the other cluster untouched', () => {
+  const file = writeProperties({
+    clusters: 'A, B', 'A.bootstrap.servers': '127.0.0.1:1', 'B.bootstrap.servers': MSK_HOST, 'A->B.enabled': 'true',
+    'B.security.protocol': 'SASL_SSL', 'B.sasl.mechanism': 'AWS_MSK_IAM', 'B.sasl.jaas.config': `${MODULE} required awsProfileName="msk";`, 'B.sasl.client.callback.handler.class': HANDLER,
+  }, 'mm2.properties')
+  const flow = configFromMm2(file, { settings: sidecarSettingsFromFlags({}, new ProblemList()) }).flows[0]
+  assert.equal(flow?.source.sasl, undefined)
+  assert.deepEqual([flow?.target.sasl?.mechanism, (flow?.target.sasl as AwsMskIamSettings | undefined)?.profileName, (flow?.target.sasl as AwsMskIamSettings | undefined)?.jaasKey], ['aws_msk_iam', 'msk', 'B.sasl.jaas.config'])
 })
