@@ -78,7 +78,8 @@ export function securityFromProperties (properties: Properties, where: string, p
     const value = get(name)
     if (value !== undefined) problems.add(key(name), value, 'Java classes cannot be loaded here; remove the key (supported: PLAIN, SCRAM, OAUTHBEARER and AWS_MSK_IAM with sasl.jaas.config, JKS/PKCS12/PEM stores)')
   }
-  const appliedSasl = (name: string): boolean => APPLIED_SASL_KEYS.has(name) || (usesOAuth && (OAUTH_KEYS as readonly string[]).includes(name))
+  const appliedSasl = (name: string): boolean => APPLIED_SASL_KEYS.has(name) || (usesOAuth && (OAUTH_KEYS as readonly string[]).includes(name)) ||
+    (usesAwsIam && name === 'sasl.client.callback.handler.class')
   for (const name of properties.keys()) {
     if (name.startsWith('sasl.') && !classKeys.includes(name) && !(usesSasl && appliedSasl(name))) {
       if (!usesSasl && APPLIED_SASL_KEYS.has(name)) problems.add(key(name), get(name), `is set but security.protocol is ${protocol}, so it would have no effect; set security.protocol=SASL_SSL (or SASL_PLAINTEXT) or remove it`)

@@ -41,6 +41,7 @@ test('regionOfHost: MSK provisioned and serverless host names, none for others',
 test('AWS_MSK_IAM from Java client keys: the IAMLoginModule options, the callback handler accepted', () => {
   const plain = read({ 'sasl.jaas.config': `${MODULE} required;` })
   assert.deepEqual(plain.problems.problems, [])
+  assert.deepEqual(plain.problems.ignored, [], 'the callback handler is read, not ignored')
   assert.deepEqual({ ...plain.sasl }, { mechanism: 'aws_msk_iam', debugCreds: false, jaasKey: 'c.properties: sasl.jaas.config' })
   const role = read({ 'sasl.jaas.config': `${MODULE} required awsProfileName="mirror" awsRoleArn="arn:aws:iam::123456789012:role/mirror" awsRoleSessionName="s1" awsStsRegion="us-west-2" awsDebugCreds=true;` })
   assert.deepEqual(role.problems.problems, [])
