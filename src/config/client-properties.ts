@@ -1,3 +1,4 @@
+import { checkSigningRegions } from './aws-msk-iam-config.js'
 import type { ClusterConnection } from './cluster-connection.js'
 import { isProviderKey } from './config-providers.js'
 import { isSecurityKey, securityFromProperties } from './client-security.js'
@@ -49,6 +50,7 @@ export function connectionFromProperties (properties: Properties, origin: Proper
   const connectionTimeoutMs = parseInteger(key('socket.connection.setup.timeout.ms'), value(properties, 'socket.connection.setup.timeout.ms'), { min: 1 }, problems)
   const security = securityFromProperties(properties, origin.where, problems)
   if (brokers === undefined) return undefined
+  if (security.sasl?.mechanism === 'aws_msk_iam') checkSigningRegions(security.sasl, brokers, key('bootstrap.servers'), problems)
   return {
     alias: origin.alias,
     brokers,

@@ -1,5 +1,6 @@
 import { createSecureContext, type ConnectionOptions } from 'node:tls'
-import { saslCredentials, tlsOptions, type OAuthBearerCredentials, type SaslCredentials, type SaslMechanism } from './cluster-connection.js'
+import { AWS_MSK_IAM_LOGIN_MODULE, awsMskIamFromProperties } from './aws-msk-iam-config.js'
+import { saslCredentials, tlsOptions, type AwsMskIamSettings, type OAuthBearerCredentials, type SaslCredentials, type SaslMechanism } from './cluster-connection.js'
 import type { Properties } from './java-properties.js'
 import { parseJaasConfig } from './jaas.js'
 import { clientCertificate, trustedCertificates } from './key-stores.js'
@@ -15,7 +16,7 @@ export const SECURITY_KEYS = ['security.protocol'] as const
 
 export interface ClientSecurity {
   readonly tls?: ConnectionOptions
-  readonly sasl?: SaslCredentials | OAuthBearerCredentials
+  readonly sasl?: SaslCredentials | OAuthBearerCredentials | AwsMskIamSettings
 }
 
 const PROTOCOLS = ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'] as const
@@ -48,7 +49,7 @@ function tlsProtocols (get: (name: string) => string | undefined, key: (name: st
 
 /**
  * Maps Java client security keys onto TLS and SASL options: `security.protocol`, `sasl.mechanism`
- * with `sasl.jaas.config` (PLAIN, SCRAM-SHA-256/512, OAUTHBEARER with `sasl.oauthbearer.*`), `ssl.truststore.*` (JKS read in memory,
+ * with `sasl.jaas.config` (PLAIN, SCRAM-SHA-256/512, OAUTHBEARER with `sasl.oauthbearer.*`, AWS_MSK_IAM), `ssl.truststore.*` (JKS read in memory,
  * PKCS12 through openssl, PEM, inline certificates), `ssl.keystore.*`/`ssl.key.password` (JKS
  * converted to PEM in memory, PKCS12, PEM) and `ssl.endpoint.identification.algorithm`. Store
  * types default to JKS as in Java; the file's content decides when it disagrees. Keys that would
@@ -68,13 +69,17 @@ export function securityFromProperties (properties: Properties, where: string, p
   const usesSasl = protocol.startsWith('SASL_')
   const usesTls = protocol.endsWith('SSL')
   const usesOAuth = usesSasl && get('sasl.mechanism')?.trim().toUpperCase() === 'OAUTHBEARER'
-  // With OAUTHBEARER the login callback handler names the client credentials grant: oauthBearerFromProperties checks it.
-  const classKeys = usesOAuth ? JAVA_CLASS_KEYS.filter(name => name !== 'sasl.login.callback.handler.class') : JAVA_CLASS_KEYS
+  const usesAwsIam = usesSasl && get('sasl.mechanism')?.trim().toUpperCase() === 'AWS_MSK_IAM'
+  // With OAUTHBEARER the login callback handler names the client credentials grant, with AWS_MSK_IAM the client
+  // callback handler names aws-msk-iam-auth's: oauthBearerFromProperties and awsMskIamFromProperties check them.
+  const classKeys = usesOAuth ? JAVA_CLASS_KEYS.filter(name => name !== 'sasl.login.callback.handler.class')
+    : usesAwsIam ? JAVA_CLASS_KEYS.filter(name => name !== 'sasl.client.callback.handler.class') : JAVA_CLASS_KEYS
   for (const name of classKeys) {
     const value = get(name)
-    if (value !== undefined) problems.add(key(name), value, 'Java classes cannot be loaded here; remove the key (supported: PLAIN, SCRAM and OAUTHBEARER with sasl.jaas.config, JKS/PKCS12/PEM stores)')
+    if (value !== undefined) problems.add(key(name), value, 'Java classes cannot be loaded here; remove the key (supported: PLAIN, SCRAM, OAUTHBEARER and AWS_MSK_IAM with sasl.jaas.config, JKS/PKCS12/PEM stores)')
   }
-  const appliedSasl = (name: string): boolean => APPLIED_SASL_KEYS.has(name) || (usesOAuth && (OAUTH_KEYS as readonly string[]).includes(name))
+  const appliedSasl = (name: string): boolean => APPLIED_SASL_KEYS.has(name) || (usesOAuth && (OAUTH_KEYS as readonly string[]).includes(name)) ||
+    (usesAwsIam && name === 'sasl.client.callback.handler.class')
   for (const name of properties.keys()) {
     if (name.startsWith('sasl.') && !classKeys.includes(name) && !(usesSasl && appliedSasl(name))) {
       if (!usesSasl && APPLIED_SASL_KEYS.has(name)) problems.add(key(name), get(name), `is set but security.protocol is ${protocol}, so it would have no effect; set security.protocol=SASL_SSL (or SASL_PLAINTEXT) or remove it`)
@@ -83,8 +88,16 @@ export function securityFromProperties (properties: Properties, where: string, p
     if (name.startsWith('ssl.') && !JAVA_CLASS_KEYS.includes(name) && !(usesTls && APPLIED_SSL_KEYS.has(name))) problems.ignore(key(name))
   }
 
-  let sasl: SaslCredentials | OAuthBearerCredentials | undefined
-  if (usesOAuth) {
+  let sasl: SaslCredentials | OAuthBearerCredentials | AwsMskIamSettings | undefined
+  if (usesAwsIam) {
+    const jaas = get('sasl.jaas.config')
+    if (jaas === undefined) {
+      problems.add(key('sasl.jaas.config'), undefined, `missing for AWS_MSK_IAM; set it to ${AWS_MSK_IAM_LOGIN_MODULE} required; (optionally with awsProfileName="..." or awsRoleArn="...")`)
+    } else {
+      const entry = parseJaasConfig(key('sasl.jaas.config'), jaas, problems)
+      if (entry !== undefined) sasl = awsMskIamFromProperties(properties, entry, where, problems)
+    }
+  } else if (usesOAuth) {
     const jaas = get('sasl.jaas.config')
     if (jaas === undefined) {
       problems.add(key('sasl.jaas.config'), undefined, `missing for OAUTHBEARER; set it to ${OAUTH_LOGIN_MODULE} required clientId="..." clientSecret="..." scope="...";`)
@@ -101,7 +114,7 @@ export function securityFromProperties (properties: Properties, where: string, p
       const why = mechanismName === 'GSSAPI'
         ? `${rawMechanism === undefined ? 'missing, so Java\'s default GSSAPI (Kerberos) applies, which' : 'GSSAPI (Kerberos)'} is not supported here`
         : 'is not a SASL mechanism the sidecar speaks'
-      problems.add(key('sasl.mechanism'), rawMechanism, `${why}; use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER with sasl.jaas.config`)
+      problems.add(key('sasl.mechanism'), rawMechanism, `${why}; use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or AWS_MSK_IAM with sasl.jaas.config`)
     } else if (jaas === undefined) {
       problems.add(key('sasl.jaas.config'), undefined, `missing for ${mechanismName}; set it to ${mechanism.module} required username="..." password="...";`)
     } else {

@@ -51,6 +51,30 @@ export interface OAuthBearerCredentials {
   readonly jaasKey: string
 }
 
+/**
+ * SASL/AWS_MSK_IAM (Amazon MSK with IAM access control): each authentication sends a SigV4
+ * presigned `kafka-cluster:Connect` request as JSON, signed with credentials of the AWS SDK's
+ * chain, of a profile or of an assumed role. No secret is held here: credentials are fetched
+ * when a connection authenticates. Options are the JAAS options of aws-msk-iam-auth's `IAMLoginModule`.
+ */
+export interface AwsMskIamSettings {
+  readonly mechanism: 'aws_msk_iam'
+  /** `awsProfileName`: the profile of the shared config and credentials files; default: the SDK's default chain. */
+  readonly profileName?: string
+  /** `awsRoleArn`: a role assumed through STS with the credentials of the profile or the chain. */
+  readonly roleArn?: string
+  /** `awsRoleSessionName`: the session name of the assumed role; default `kafka-mirror-sidecar-<epoch ms>`. */
+  readonly roleSessionName?: string
+  /** `awsStsRegion`: the region of the STS endpoint for the role; also the signing region of a broker whose host name names none, after `AWS_REGION`. */
+  readonly stsRegion?: string
+  /** `awsDebugCreds`: log which access key id (never the secret) signs each authentication; default false. */
+  readonly debugCreds: boolean
+  /** The signing region for brokers whose host name names none: `AWS_REGION`/`AWS_DEFAULT_REGION` when the config was read, else `awsStsRegion`. */
+  readonly fallbackRegion?: string
+  /** How to name the JAAS key in messages, e.g. `B.sasl.jaas.config`. */
+  readonly jaasKey: string
+}
+
 /** How to reach one cluster: everything the Kafka client needs, already validated. */
 export interface ClusterConnection {
   /** Name used in logs, metrics and errors (`source`, `target`, or an mm2 cluster alias). */
@@ -59,7 +83,7 @@ export interface ClusterConnection {
   readonly clientId: string
   /** TLS options, or undefined for a plaintext connection. Build with `tlsOptions()` so key material stays hidden. */
   readonly tls?: ConnectionOptions
-  readonly sasl?: SaslCredentials | OAuthBearerCredentials
+  readonly sasl?: SaslCredentials | OAuthBearerCredentials | AwsMskIamSettings
   /** TCP connect timeout; default 10000. */
   readonly connectionTimeoutMs?: number
   /** Per-request timeout; default 30000. */

@@ -18,6 +18,11 @@ function describeTls (tls: ConnectionOptions): Record<string, unknown> {
 }
 
 function describeSasl (sasl: NonNullable<ClusterConnection['sasl']>): Record<string, unknown> {
+  if (sasl.mechanism === 'aws_msk_iam') {
+    // Credentials come from the AWS chain at authentication time: there is no secret here to show.
+    const { mechanism, jaasKey, ...options } = sasl
+    return { mechanism: 'AWS_MSK_IAM', ...options }
+  }
   if (sasl.mechanism !== 'oauthbearer') return { mechanism: sasl.mechanism.toUpperCase(), username: sasl.username, password: REDACTED }
   return {
     mechanism: 'OAUTHBEARER',

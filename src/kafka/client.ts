@@ -1,10 +1,12 @@
 import type { ConnectionOptions } from 'node:tls'
 import kafkajs from 'kafkajs'
 import type { Kafka as KafkaClient, logCreator as LogCreator } from 'kafkajs'
-import { TLS_SECRET_FIELDS, type ClusterConnection, type OAuthBearerCredentials } from '../config/cluster-connection.js'
+import { TLS_SECRET_FIELDS, type AwsMskIamSettings, type ClusterConnection, type OAuthBearerCredentials } from '../config/cluster-connection.js'
 import type { Logger } from '../shared/logger.js'
 import { silentLogger } from '../shared/logger.js'
 import { type CodecImplementations, registerCodecs } from './codecs.js'
+import { AwsCredentialsSource } from './aws-credentials-source.js'
+import { AWS_MSK_IAM_MECHANISM, awsMskIamAuthenticationProvider } from './aws-msk-iam-mechanism.js'
 import { OAuthTokenSource } from './oauth-token-source.js'
 
 const { Kafka, logLevel } = kafkajs
@@ -183,7 +185,22 @@ function oauthTokenSource (sasl: OAuthBearerCredentials, logger: Logger = silent
   return source
 }
 
+/** One credentials source per AWS_MSK_IAM connection, shared by its clients (as `tokenSources`). */
+const awsCredentialsSources = new WeakMap<AwsMskIamSettings, AwsCredentialsSource>()
+
+function awsCredentialsSource (sasl: AwsMskIamSettings, logger: Logger): AwsCredentialsSource {
+  let source = awsCredentialsSources.get(sasl)
+  if (source === undefined) {
+    source = new AwsCredentialsSource(sasl, logger)
+    awsCredentialsSources.set(sasl, source)
+  }
+  return source
+}
+
 function saslForClient (sasl: NonNullable<ClusterConnection['sasl']>, logger: Logger): never {
+  if (sasl.mechanism === 'aws_msk_iam') {
+    return { mechanism: AWS_MSK_IAM_MECHANISM, authenticationProvider: awsMskIamAuthenticationProvider(sasl, awsCredentialsSource(sasl, logger)) } as never
+  }
   if (sasl.mechanism === 'oauthbearer') {
     const source = oauthTokenSource(sasl, logger)
     return { mechanism: 'oauthbearer', oauthBearerProvider: async () => await source.token() } as never

@@ -63,11 +63,13 @@ function presentsCertificate (connection: Pick<ClusterConnection, 'tls'>): boole
 }
 
 /** What to do about an authentication or TLS failure, added to its message. */
-function securityHint (kafkaCode: string | undefined, name: string, tlsCode: string | undefined, reason: string, oauth = false): string | undefined {
+function securityHint (kafkaCode: string | undefined, name: string, tlsCode: string | undefined, reason: string, mechanism?: string): string | undefined {
+  const oauth = mechanism === 'oauthbearer'
   if (tlsCode === 'ERR_TLS_CERT_ALTNAME_INVALID') return 'the broker\'s TLS certificate does not name this host; connect by a name in the certificate, or set ssl.endpoint.identification.algorithm= (empty) to skip the host name check'
   if (tlsCode !== undefined && TLS_CERT_CODES.has(tlsCode)) return 'the broker\'s TLS certificate is not trusted; set ssl.truststore.location (or ssl.truststore.certificates) to the CA that signed it'
   if (kafkaCode === 'UNSUPPORTED_SASL_MECHANISM' || /does not support the requested SASL mechanism/i.test(reason)) return 'wrong SASL mechanism: set sasl.mechanism to one the broker\'s listener enables (sasl.enabled.mechanisms)'
   if ((name === 'KafkaJSSASLAuthenticationError' || kafkaCode === 'SASL_AUTHENTICATION_FAILED') && oauth) return 'the broker refused the OAuth token: the broker\'s sasl.oauthbearer.expected.audience / expected.issuer and JWKS must match the tokens of sasl.oauthbearer.token.endpoint.url; check scope and audience with the identity provider'
+  if ((name === 'KafkaJSSASLAuthenticationError' || kafkaCode === 'SASL_AUTHENTICATION_FAILED') && mechanism === 'aws_msk_iam') return 'the broker refused the AWS_MSK_IAM signature: the identity (see awsDebugCreds) needs kafka-cluster:Connect on the cluster in its IAM policy, and this host\'s clock must be right'
   if (name === 'KafkaJSSASLAuthenticationError' || kafkaCode === 'SASL_AUTHENTICATION_FAILED') return 'check the username and password in sasl.jaas.config'
   return undefined
 }
@@ -100,7 +102,7 @@ export function toMirrorError (error: unknown, context: string, code: ErrorCode 
     name === 'KafkaJSGroupCoordinatorNotFound'
   const retriable = !authentication && (connection || root.retriable === true || top.retriable === true)
   const reason = root.message ?? top.message ?? String(error)
-  const hint = securityHint(kafkaCode, name, tlsCode, reason, cluster?.sasl?.mechanism === 'oauthbearer')
+  const hint = securityHint(kafkaCode, name, tlsCode, reason, cluster?.sasl?.mechanism)
   return new MirrorError(authentication ? ErrorCodes.AUTHENTICATION : connection ? ErrorCodes.CONNECTION : code, `${context}: ${reason}${hint === undefined ? '' : ` (${hint})`}`, {
     retriable,
     cause: error,
