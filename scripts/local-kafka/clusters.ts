@@ -1,3 +1,4 @@
+import type { ClusterConnection } from '../../src/config/cluster-connection.js'
 import { LocalKafkaError } from './kafka-distribution.js'
 import { LocalCluster } from './local-cluster.js'
 import { NodeCluster, nodeClustersOnDisk } from './node-cluster.js'
@@ -10,6 +11,13 @@ export { KafkaNode } from './kafka-node.js'
 export type { NodeStatus } from './kafka-node.js'
 export type { LeaderMove } from './cluster-leadership.js'
 export { ensureKafkaDistribution, DEFAULT_KAFKA_VERSION, MIRROR_MAKER_1_VERSION, LocalKafkaError } from './kafka-distribution.js'
+
+/** What test clients need of a local cluster, single-node (`LocalCluster`) or not (`NodeCluster`). */
+export interface KafkaEndpoint {
+  /** `bootstrap.servers` value: host:port, comma-separated for several nodes. */
+  readonly bootstrap: string
+  connection (clientId?: string): ClusterConnection
+}
 
 function portFromEnv (name: string, fallback: number): number {
   const raw = process.env[name]

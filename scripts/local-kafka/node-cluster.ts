@@ -123,6 +123,11 @@ export class NodeCluster {
     await Promise.all(this.nodes.map(n => n.waitReady()))
   }
 
+  /** Starts node `nodeId` again on its data (after `stop()` or `kill()`) and waits until it is a registered broker. */
+  async startNode (nodeId: number): Promise<void> {
+    await this.node(nodeId).start(await this.distribution())
+  }
+
   /** Ends every node (SIGTERM, SIGKILL after `graceMs`) and removes the cluster's folder. */
   async stop ({ graceMs = 10_000 } = {}): Promise<void> {
     await Promise.all(this.nodes.map(n => n.stop({ graceMs })))
