@@ -140,9 +140,13 @@ export async function runFaultScenario (t: TestContext, scenario: FaultScenario)
     `mirror-check verify: ${verifySummary}`,
     `sidecar exit: ${exitedEarly === null ? `${String(exitCode)} on SIGTERM` : `${String(exitedEarly)} on its own`}; log ${logFile}`,
   ].join('\n')
-  t.diagnostic(report)
+  // One diagnostic per line: the runner escapes the line breaks of a multi-line one.
+  for (const line of report.split('\n')) t.diagnostic(line)
   const failed = !catchUp.ok || comparison.missing > 0 || comparison.duplicates > 0 || comparison.outOfOrderPartitions > 0 || verify.code !== 0 || exitedEarly !== null
-  if (failed) t.diagnostic(`last lines of the sidecar's log:\n${sidecar.stderr().split('\n').slice(-25).join('\n')}`)
+  if (failed) {
+    t.diagnostic('last lines of the sidecar\'s log:')
+    for (const line of sidecar.stderr().trimEnd().split('\n').slice(-15)) t.diagnostic(line)
+  }
   assert.deepEqual(
     { caughtUp: catchUp.ok, missing: comparison.missing, duplicates: comparison.duplicates, outOfOrderPartitions: comparison.outOfOrderPartitions, verifyExit: verify.code, sidecarExitedEarly: exitedEarly !== null },
     { caughtUp: true, missing: 0, duplicates: 0, outOfOrderPartitions: 0, verifyExit: 0, sidecarExitedEarly: false },
