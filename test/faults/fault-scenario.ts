@@ -36,6 +36,8 @@ export interface FaultScenario {
   readonly partitions?: number
   /** Configs of the target topic, created before the sidecar starts when given (otherwise the sidecar creates it). */
   readonly targetTopicConfigs?: Readonly<Record<string, string>>
+  /** The replicas (node ids, preferred leader first) of each partition of the target topic created with `targetTopicConfigs`; default the cluster's choice. */
+  readonly targetTopicReplicas?: (partition: number) => number[]
   /** How long the writer goes on after the fault, in ms; default 3000. */
   readonly trafficAfterMs?: number
   /** How long the copy may take to catch up after the writer stopped, in ms; default 120000. */
@@ -87,7 +89,11 @@ export async function runFaultScenario (t: TestContext, scenario: FaultScenario)
   await source.withAdmin(admin => admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: partitions, replicationFactor: 3 }] }))
   if (scenario.targetTopicConfigs !== undefined) {
     const configEntries = Object.entries(scenario.targetTopicConfigs).map(([name, value]) => ({ name, value }))
-    await target.withAdmin(admin => admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: partitions, replicationFactor: 3, configEntries }] }))
+    const replicas = scenario.targetTopicReplicas
+    const layout = replicas === undefined
+      ? { numPartitions: partitions, replicationFactor: 3 }
+      : { replicaAssignment: Array.from({ length: partitions }, (_, partition) => ({ partition, replicas: replicas(partition) })) }
+    await target.withAdmin(admin => admin.createTopics({ waitForLeaders: true, topics: [{ topic, ...layout, configEntries }] }))
   }
   t.after(async () => {
     for (const cluster of [source, target]) {

@@ -53,24 +53,31 @@ export async function leaderElections (context: FaultContext): Promise<void> {
   }
 }
 
+/** Target replicas of the ISR scenario's topic: nodes 1 and 2 lead in turn, node 3 (the one stopped) is never a leader. */
+export function replicasLeadingOnOneAndTwo (partition: number): number[] {
+  return partition % 2 === 0 ? [1, 2, 3] : [2, 1, 3]
+}
+
 /**
- * The target topic's in-sync replicas below its min.insync.replicas for 20 s: a follower stopped
- * while the topic asks for 3 in sync (NOT_ENOUGH_REPLICAS for acks=all writes), then started again.
+ * The target topic's in-sync replicas below its min.insync.replicas for 20 s: the topic asks for
+ * 3 in sync (NOT_ENOUGH_REPLICAS for acks=all writes) and node 3, a follower of every partition
+ * (`replicasLeadingOnOneAndTwo`), is stopped, so no leader of the topic moves; then started again.
  * One follower, not two: every node is a controller voter, and two of three stopped would stop the
  * quorum (the ISR could not shrink and writes would time out instead).
  */
 export async function isrBelowMinimum (context: FaultContext): Promise<void> {
-  const counts = [...await context.target.leaderCounts(context.topic)].sort((a, b) => a[1] - b[1] || a[0] - b[0])
-  const node = context.target.node(counts[0]?.[0] ?? 3)
+  const node = context.target.node(3)
+  const led = (await context.target.leaderCounts(context.topic)).get(3) ?? 0
+  const loggedBefore = context.sidecar.stderr().split('NOT_ENOUGH_REPLICAS').length
   await node.stop()
   const since = Date.now()
-  context.note(`target node ${node.nodeId} (leading ${counts[0]?.[1] ?? 0} partitions) stopped: ISR 2 < min.insync.replicas 3`)
-  await waitUntil(() => context.sidecar.stderr().includes('NOT_ENOUGH_REPLICAS') || context.sidecar.child.exitCode !== null, { timeoutMs: 30_000, message: 'the sidecar to meet NOT_ENOUGH_REPLICAS' })
+  context.note(`target node 3 (leading ${led} partitions of the topic) stopped: ISR 2 < min.insync.replicas 3`)
+  await waitUntil(() => context.sidecar.stderr().split('NOT_ENOUGH_REPLICAS').length > loggedBefore || context.sidecar.child.exitCode !== null, { timeoutMs: 30_000, message: 'the sidecar to meet NOT_ENOUGH_REPLICAS' })
     .then(() => context.note('the sidecar met NOT_ENOUGH_REPLICAS'), () => context.note('the sidecar logged no NOT_ENOUGH_REPLICAS within 30 s'))
   await waitUntil(() => Date.now() - since >= 20_000 || context.sidecar.child.exitCode !== null, { timeoutMs: 30_000, intervalMs: 500, message: 'twenty seconds below min.insync.replicas' })
-  await context.target.startNode(node.nodeId)
+  await context.target.startNode(3)
   await context.target.waitUntilIsrFull()
-  context.note(`target node ${node.nodeId} back, replicas in sync`)
+  context.note('target node 3 back, replicas in sync')
 }
 
 /** Partitions of the mirrored source topic doubled under traffic (12 -> 24). */
