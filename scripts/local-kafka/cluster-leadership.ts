@@ -80,16 +80,25 @@ export async function electPreferredLeaders (distribution: KafkaDistribution, bo
   }
 }
 
+/** `replicas` rotated by the fewest places (at least one) that put a replica other than `leader` first. */
+function rotatedAwayFrom (replicas: readonly number[], leader: number): number[] {
+  for (let by = 1; by < replicas.length; by++) {
+    const rotated = [...replicas.slice(by), ...replicas.slice(0, by)]
+    if (rotated[0] !== leader) return rotated
+  }
+  return [...replicas]
+}
+
 /**
- * Rotates every replica list of `topic` by one through a partition reassignment (the replicas stay
- * the same, the preferred one changes), waits until the reassignment is done, then runs `elect`
+ * Rotates every replica list of `topic` through a partition reassignment so that a replica other
+ * than the current leader comes first (the replicas stay the same, the preferred one changes), waits until the reassignment is done, then runs `elect`
  * so the new preferred replicas lead. Returns each partition's leader before and after.
  */
 export async function moveLeaders (admin: Admin, topic: string, timeoutMs: number, elect: (partitions: number) => Promise<void>): Promise<LeaderMove[]> {
   const before = (await admin.fetchTopicMetadata({ topics: [topic] })).topics[0]?.partitions ?? []
   if (before.length === 0) throw new LocalKafkaError(`topic ${topic}: no partitions found to move leaders of`)
   await admin.alterPartitionReassignments({
-    topics: [{ topic, partitionAssignment: before.map(p => ({ partition: p.partitionId, replicas: [...p.replicas.slice(1), p.replicas[0] as number] })) }],
+    topics: [{ topic, partitionAssignment: before.map(p => ({ partition: p.partitionId, replicas: rotatedAwayFrom(p.replicas, p.leader) })) }],
     timeout: 30_000,
   })
   const deadline = Date.now() + timeoutMs

@@ -170,8 +170,8 @@ export class NodeCluster {
 
   /**
    * Moves the leader of every partition of `topic` to another replica: a reassignment (admin API)
-   * rotates each replica list by one, so the preferred replica changes, then a preferred-leader
-   * election moves the leaders there. Returns each partition's leader before and after.
+   * rotates each replica list so a replica other than the leader is preferred, then a
+   * preferred-leader election moves the leaders there. Returns each partition's leader before and after.
    */
   async moveLeaders (topic: string, timeoutMs = 60_000): Promise<LeaderMove[]> {
     const distribution = await this.distribution()
