@@ -165,11 +165,14 @@ export class KafkaNode {
     await rm(this.pidFile, { force: true })
   }
 
-  /** SIGSTOP: ports stay open, connections established, nothing answers (a hung broker). Returns the pid. */
+  /** SIGSTOP: ports stay open, connections established, nothing answers (a hung broker). Resolves once the process is stopped, with its pid. */
   async freeze (): Promise<number> {
     const pid = await this.pid()
     if (pid === undefined) throw new LocalKafkaError(`${this.name}: no running broker to freeze (start it first)`)
     process.kill(pid, 'SIGSTOP')
+    // The signal is delivered asynchronously: return once every thread is stopped.
+    const deadline = Date.now() + 5_000
+    while (!await this.frozen() && Date.now() < deadline) await sleep(20)
     return pid
   }
 
