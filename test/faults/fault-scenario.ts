@@ -65,20 +65,29 @@ async function caughtUp (source: NodeCluster, group: string, topic: string, side
  * again for up to 20 s, since a transaction's commit markers reach the partitions a moment after
  * the coordinator decided.
  */
-async function settledComparison (source: NodeCluster, target: NodeCluster, topic: string): Promise<CopyComparison> {
-  const compare = async (): Promise<CopyComparison> => compareCopies(await readKeys(source, topic), await readKeys(target, topic))
+async function settledComparison (source: NodeCluster, target: NodeCluster, topic: string): Promise<{ comparison: CopyComparison, sourceKeys: Set<string> }> {
+  const sourceRecords = await readKeys(source, topic)
+  const compare = async (): Promise<CopyComparison> => compareCopies(sourceRecords, await readKeys(target, topic))
   let result = await compare()
-  if (result.missing === 0) return result
-  // Reading again until nothing is missing; a timeout leaves the last comparison, which the test reports.
-  await waitUntil(async () => { result = await compare(); return result.missing === 0 }, { timeoutMs: 20_000, intervalMs: 2_000, message: 'missing records to show' }).catch(() => {})
-  return result
+  if (result.missing > 0) {
+    // Reading again until nothing is missing; a timeout leaves the last comparison, which the test reports.
+    await waitUntil(async () => { result = await compare(); return result.missing === 0 }, { timeoutMs: 20_000, intervalMs: 2_000, message: 'missing records to show' }).catch(() => {})
+  }
+  return { comparison: result, sourceKeys: new Set(sourceRecords.map(r => r.key)) }
+}
+
+/** Keys the writer had acknowledged (`w0` .. `w<written-1>`) that the source does not hold: lost by the source cluster itself. */
+function acknowledgedNotOnSource (writer: TrafficWriter, sourceKeys: ReadonlySet<string>): string[] {
+  const lost: string[] = []
+  for (let i = 0; i < writer.written(); i++) if (!sourceKeys.has(`w${i}`)) lost.push(`w${i}`)
+  return lost
 }
 
 /**
  * Runs one fault under live traffic: a writer producing unique keys to a new RF-3 topic on the
  * source, the real sidecar copying it (`delivery`), the fault, more traffic, then the audit:
- * every source record once on the target (kcat, read_committed), in the source's order per
- * partition, and `mirror-check verify` passing. The test fails with what went wrong: missing and
+ * every record the writer had acknowledged on the source, every source record once on the target
+ * (kcat, read_committed), in the source's order per partition, and `mirror-check verify` passing. The test fails with what went wrong: missing and
  * duplicate counts per partition, the first offending keys, the partitions not caught up, the
  * verify summary and the sidecar's log.
  */
@@ -132,7 +141,14 @@ export async function runFaultScenario (t: TestContext, scenario: FaultScenario)
 
   const catchUp = await caughtUp(source, group, topic, sidecar, scenario.catchUpTimeoutMs ?? 120_000)
   note(catchUp.ok ? 'copy caught up' : `copy NOT caught up: ${catchUp.lagging}`)
-  const comparison = await settledComparison(source, target, topic)
+  const { comparison, sourceKeys } = await settledComparison(source, target, topic)
+  let lostBySource = acknowledgedNotOnSource(writer, sourceKeys)
+  if (lostBySource.length > 0) {
+    // Read once more, so a reader that stopped short is told apart from records the source lost.
+    const firstRead = lostBySource.length
+    lostBySource = acknowledgedNotOnSource(writer, new Set((await readKeys(source, topic)).map(r => r.key)))
+    note(`source read twice: ${firstRead}, then ${lostBySource.length} acknowledged records not found`)
+  }
   const verify = await runMirrorCheck(['verify', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', topic, '--group', group, '--format', 'json'], { timeoutMs: 120_000 })
   const verifySummary = verifyLine(verify.code, verify.stdout, verify.stderr)
   const exitedEarly = sidecar.child.exitCode
@@ -142,20 +158,21 @@ export async function runFaultScenario (t: TestContext, scenario: FaultScenario)
   const report = [
     `${scenario.name} (${scenario.delivery}), topic ${topic}, ${partitions} partitions at the start:`,
     ...notes.map(line => `  ${line}`),
+    `source: ${lostBySource.length} records acknowledged to the writer are not on the source${lostBySource.length === 0 ? '' : ` (first ${lostBySource.slice(0, 8).join(' ')})`}`,
     describeComparison(comparison),
     `mirror-check verify: ${verifySummary}`,
     `sidecar exit: ${exitedEarly === null ? `${String(exitCode)} on SIGTERM` : `${String(exitedEarly)} on its own`}; log ${logFile}`,
   ].join('\n')
   // One diagnostic per line: the runner escapes the line breaks of a multi-line one.
   for (const line of report.split('\n')) t.diagnostic(line)
-  const failed = !catchUp.ok || comparison.missing > 0 || comparison.duplicates > 0 || comparison.outOfOrderPartitions > 0 || verify.code !== 0 || exitedEarly !== null
+  const failed = lostBySource.length > 0 || !catchUp.ok || comparison.missing > 0 || comparison.duplicates > 0 || comparison.outOfOrderPartitions > 0 || verify.code !== 0 || exitedEarly !== null
   if (failed) {
     t.diagnostic('last lines of the sidecar\'s log:')
     for (const line of sidecar.stderr().trimEnd().split('\n').slice(-15)) t.diagnostic(line)
   }
   assert.deepEqual(
-    { caughtUp: catchUp.ok, missing: comparison.missing, duplicates: comparison.duplicates, outOfOrderPartitions: comparison.outOfOrderPartitions, verifyExit: verify.code, sidecarExitedEarly: exitedEarly !== null },
-    { caughtUp: true, missing: 0, duplicates: 0, outOfOrderPartitions: 0, verifyExit: 0, sidecarExitedEarly: false },
+    { sourceLostAcknowledged: lostBySource.length, caughtUp: catchUp.ok, missing: comparison.missing, duplicates: comparison.duplicates, outOfOrderPartitions: comparison.outOfOrderPartitions, verifyExit: verify.code, sidecarExitedEarly: exitedEarly !== null },
+    { sourceLostAcknowledged: 0, caughtUp: true, missing: 0, duplicates: 0, outOfOrderPartitions: 0, verifyExit: 0, sidecarExitedEarly: false },
     report,
   )
 }
