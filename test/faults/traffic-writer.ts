@@ -10,7 +10,7 @@ export interface TrafficWriter {
   readonly failedSends: () => number
   /** The last send error, for diagnostics. */
   readonly lastError: () => string | undefined
-  /** Ends the writer after the round being written; resolves once its producer disconnected. */
+  /** Ends the writer after the send under way (a failing round is given up); resolves once its producer disconnected. */
   readonly stop: () => Promise<void>
 }
 
@@ -27,7 +27,7 @@ export interface TrafficWriterOptions {
  * Writes keyed records (`w0`, `w1`, ...) to `topic` with acks=all and the idempotent producer,
  * partitioned by key over the partitions it knows (metadata refreshed every 2 s, so partitions
  * added to the topic get records). A send that fails (a broker restarting past kafkajs' retries)
- * is sent again with the same keys until it is acknowledged.
+ * is sent again with the same keys until it is acknowledged or the writer is stopped.
  */
 export function startTrafficWriter (cluster: KafkaEndpoint, topic: string, options: TrafficWriterOptions = {}): TrafficWriter {
   const perRound = options.recordsPerRound ?? 50
@@ -43,16 +43,19 @@ export function startTrafficWriter (cluster: KafkaEndpoint, topic: string, optio
     try {
       while (!stopped) {
         const messages = Array.from({ length: perRound }, (_, i) => ({ key: `${prefix}${written + i}`, value: `${written + i}:${'x'.repeat(60)}` }))
-        for (;;) {
+        let acknowledged = false
+        while (!acknowledged && !stopped) {
           try {
             await producer.send({ topic, acks: -1, messages })
-            break
+            acknowledged = true
           } catch (error) {
             failedSends++
             lastError = (error as Error).message
             await sleep(500)
           }
         }
+        // A round still failing when stopped is not counted: its records may or may not be on the source.
+        if (!acknowledged) break
         written += messages.length
         // A steady rate spread over the fault, not a wait for a condition.
         await sleep(pauseMs)
