@@ -1,9 +1,23 @@
+import type { ClusterConnection } from '../../src/config/cluster-connection.js'
 import { LocalKafkaError } from './kafka-distribution.js'
 import { LocalCluster } from './local-cluster.js'
+import { NodeCluster, nodeClustersOnDisk } from './node-cluster.js'
 
 export { LocalCluster, portAnswers, freePortPair } from './local-cluster.js'
 export type { LocalClusterOptions, ExtraListener, ClusterStatus } from './local-cluster.js'
+export { NodeCluster, nodeClustersOnDisk } from './node-cluster.js'
+export type { NodeClusterOptions, NodeClusterStatus } from './node-cluster.js'
+export { KafkaNode } from './kafka-node.js'
+export type { NodeStatus } from './kafka-node.js'
+export type { LeaderMove } from './cluster-leadership.js'
 export { ensureKafkaDistribution, DEFAULT_KAFKA_VERSION, MIRROR_MAKER_1_VERSION, LocalKafkaError } from './kafka-distribution.js'
+
+/** What test clients need of a local cluster, single-node (`LocalCluster`) or not (`NodeCluster`). */
+export interface KafkaEndpoint {
+  /** `bootstrap.servers` value: host:port, comma-separated for several nodes. */
+  readonly bootstrap: string
+  connection (clientId?: string): ClusterConnection
+}
 
 function portFromEnv (name: string, fallback: number): number {
   const raw = process.env[name]
@@ -32,7 +46,27 @@ export async function clustersUp (): Promise<{ source: LocalCluster, target: Loc
   return clusters
 }
 
+/**
+ * The default clusters with `brokers` nodes each (`NodeCluster`, folders `source-<n>` and
+ * `target-<n>`): node i at KAFKA_SOURCE_PORT / KAFKA_TARGET_PORT + 10*i, controller one above.
+ */
+export function defaultNodeClusters (brokers: number): { source: NodeCluster, target: NodeCluster } {
+  return {
+    source: new NodeCluster({ name: `source-${brokers}`, basePort: portFromEnv('KAFKA_SOURCE_PORT', 19092), nodes: brokers }),
+    target: new NodeCluster({ name: `target-${brokers}`, basePort: portFromEnv('KAFKA_TARGET_PORT', 29092), nodes: brokers }),
+  }
+}
+
+/** Starts both default multi-node clusters (reusing running nodes), one after the other. */
+export async function nodeClustersUp (brokers: number): Promise<{ source: NodeCluster, target: NodeCluster }> {
+  const clusters = defaultNodeClusters(brokers)
+  await clusters.source.start()
+  await clusters.target.start()
+  return clusters
+}
+
+/** Stops the default clusters and every multi-node cluster under the clusters home, and removes their data. */
 export async function clustersDown (): Promise<void> {
   const { source, target } = defaultClusters()
-  await Promise.all([source.stop(), target.stop()])
+  await Promise.all([source.stop(), target.stop(), ...(await nodeClustersOnDisk()).map(c => c.stop())])
 }

@@ -49,7 +49,8 @@ export interface ClusterStatus {
   readonly dir: string
 }
 
-function isAlive (pid: number): boolean {
+/** True while a process with `pid` exists (a frozen one included). */
+export function isAlive (pid: number): boolean {
   try {
     process.kill(pid, 0)
     return true
@@ -70,7 +71,7 @@ export function portAnswers (port: number, timeoutMs = 500): Promise<boolean> {
 }
 
 /** Kafka's `Uuid.randomUuid()` shape: 16 random bytes, base64url without padding, not starting with '-'. */
-function randomClusterId (): string {
+export function randomClusterId (): string {
   for (;;) {
     const id = randomBytes(16).toString('base64url')
     if (!id.startsWith('-')) return id

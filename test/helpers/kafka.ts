@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { TestContext } from 'node:test'
 import type { Admin, IHeaders, Message } from 'kafkajs'
 import { createKafkaClient } from '../../src/kafka/client.js'
-import { clustersUp, type LocalCluster } from '../../scripts/local-kafka/clusters.js'
+import { clustersUp, type KafkaEndpoint, type LocalCluster } from '../../scripts/local-kafka/clusters.js'
 import { waitUntil } from './wait.js'
 
 let shared: Promise<{ source: LocalCluster, target: LocalCluster }> | undefined
@@ -18,7 +18,7 @@ export function uniqueName (prefix = 'test'): string {
 }
 
 /** Runs `fn` with a connected admin client of `cluster`, then disconnects. */
-export async function withAdmin<T> (cluster: LocalCluster, fn: (admin: Admin) => Promise<T>): Promise<T> {
+export async function withAdmin<T> (cluster: KafkaEndpoint, fn: (admin: Admin) => Promise<T>): Promise<T> {
   const admin = createKafkaClient(cluster.connection('test-admin')).admin()
   await admin.connect()
   try {
@@ -35,7 +35,7 @@ export interface TopicOptions {
 }
 
 /** Creates a topic with a unique name on `cluster` and deletes it when the test ends. */
-export async function createTopic (t: TestContext, cluster: LocalCluster, options: TopicOptions = {}): Promise<string> {
+export async function createTopic (t: TestContext, cluster: KafkaEndpoint, options: TopicOptions = {}): Promise<string> {
   const topic = options.name ?? uniqueName()
   const partitions = options.partitions ?? 1
   await withAdmin(cluster, async admin => {
@@ -64,7 +64,7 @@ export async function createTopic (t: TestContext, cluster: LocalCluster, option
   return topic
 }
 
-export async function deleteTopicIfExists (cluster: LocalCluster, topic: string): Promise<void> {
+export async function deleteTopicIfExists (cluster: KafkaEndpoint, topic: string): Promise<void> {
   await withAdmin(cluster, async admin => {
     const topics = await admin.listTopics()
     if (topics.includes(topic)) await admin.deleteTopics({ topics: [topic] })
@@ -72,7 +72,7 @@ export async function deleteTopicIfExists (cluster: LocalCluster, topic: string)
 }
 
 /** Sends `messages` to `topic` with acks=all and the idempotent producer (a retry after a just-created topic's NOT_LEADER writes nothing twice), and waits for the acknowledgement. */
-export async function produce (cluster: LocalCluster, topic: string, messages: Message[]): Promise<void> {
+export async function produce (cluster: KafkaEndpoint, topic: string, messages: Message[]): Promise<void> {
   const producer = createKafkaClient(cluster.connection('test-producer')).producer({ allowAutoTopicCreation: false, idempotent: true, maxInFlightRequests: 1 })
   await producer.connect()
   try {
@@ -97,7 +97,7 @@ export interface ReadRecord {
  * group, or, with `groupId`, as that group from its committed offsets (the beginning where it has
  * none) without committing. Trailing transaction markers are stepped over.
  */
-export async function readAll (cluster: LocalCluster, topic: string, options: { groupId?: string } = {}): Promise<ReadRecord[]> {
+export async function readAll (cluster: KafkaEndpoint, topic: string, options: { groupId?: string } = {}): Promise<ReadRecord[]> {
   const kafka = createKafkaClient(cluster.connection('test-reader'))
   const ends = await withAdmin(cluster, admin => admin.fetchTopicOffsets(topic))
   const committed = options.groupId === undefined
@@ -132,18 +132,18 @@ export async function readAll (cluster: LocalCluster, topic: string, options: { 
 }
 
 /** Sum of end offsets (high watermarks) of a topic. */
-export async function endOffsets (cluster: LocalCluster, topic: string): Promise<Map<number, bigint>> {
+export async function endOffsets (cluster: KafkaEndpoint, topic: string): Promise<Map<number, bigint>> {
   const offsets = await withAdmin(cluster, admin => admin.fetchTopicOffsets(topic))
   return new Map(offsets.map(o => [o.partition, BigInt(o.high)]))
 }
 
-export async function totalRecords (cluster: LocalCluster, topic: string): Promise<bigint> {
+export async function totalRecords (cluster: KafkaEndpoint, topic: string): Promise<bigint> {
   const offsets = await withAdmin(cluster, admin => admin.fetchTopicOffsets(topic))
   return offsets.reduce((sum, o) => sum + BigInt(o.high) - BigInt(o.low), 0n)
 }
 
 /** Committed offsets of `groupId` for `topic`, by partition (-1n when none). */
-export async function committedOffsets (cluster: LocalCluster, groupId: string, topic: string): Promise<Map<number, bigint>> {
+export async function committedOffsets (cluster: KafkaEndpoint, groupId: string, topic: string): Promise<Map<number, bigint>> {
   const offsets = await withAdmin(cluster, admin => admin.fetchOffsets({ groupId, topics: [topic] }))
   return new Map((offsets[0]?.partitions ?? []).map(p => [p.partition, BigInt(p.offset)]))
 }

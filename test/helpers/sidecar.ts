@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import type { LocalCluster } from '../../scripts/local-kafka/clusters.js'
+import type { KafkaEndpoint } from '../../scripts/local-kafka/clusters.js'
 import { waitUntil } from './wait.js'
 
 /** Path of the compiled sidecar entry point, next to this compiled helper. */
@@ -28,8 +28,8 @@ export interface SidecarProcess {
 }
 
 export interface SidecarRun {
-  readonly source: LocalCluster
-  readonly target: LocalCluster
+  readonly source: KafkaEndpoint
+  readonly target: KafkaEndpoint
   readonly groupId: string
   readonly include: string
   readonly args?: readonly string[]
