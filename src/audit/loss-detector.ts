@@ -59,6 +59,12 @@ export interface PartitionObservation {
   readonly consumerHighWatermark: bigint
   /** The mirror group's committed offset, looked up for a partition `needsCommittedOffset` named (null: the group has none); else undefined. */
   readonly committedBeforeStart?: bigint | null
+  /**
+   * True when a cluster's answer has the topic but not this partition (partitions were just added
+   * and the leaders read were older): nothing is judged this check, what it would have looked at
+   * waits for the next one.
+   */
+  readonly unlisted?: boolean
 }
 
 interface Gap { readonly from: bigint, readonly to: bigint }
@@ -228,6 +234,10 @@ export class LossDetector {
       if (state === undefined || state.markEpoch !== marks.epoch || state.fatal) continue
       const markGaps = state.markGaps
       state.markGaps = NO_GAPS
+      if (o.unlisted === true) {
+        if (markGaps.length > 0) state.gaps.unshift(...markGaps)
+        continue
+      }
       const position = max(state.sourceNext, o.nextOffsetToMirror)
       const positionBefore = max(state.markSourceNext, o.nextOffsetToMirrorBefore)
 

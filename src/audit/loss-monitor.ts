@@ -224,14 +224,24 @@ export class LossMonitor {
     this.#partitions = snapshot.partitions.length
     this.#detector.retain(snapshot.partitions)
     const observations: PartitionObservation[] = []
+    let unlistedSource = false
+    let unlistedTarget = false
     for (const p of snapshot.partitions) {
       const targetTopic = targetTopics.get(p.topic)
       if (targetTopic === undefined) continue
+      const ofSource = sourceOffsets.get(p.topic)
+      const ofTarget = targetOffsets.get(targetTopic)
+      const source = ofSource?.get(p.partition)
+      const target = ofTarget?.get(p.partition)
+      // A topic in the answer without this partition: added partitions the kept leaders do not list yet, not a gone topic.
+      if (ofSource !== undefined && source === undefined) unlistedSource = true
+      if (ofTarget !== undefined && target === undefined) unlistedTarget = true
       const observation: PartitionObservation = {
         topic: p.topic,
         partition: p.partition,
-        source: sourceOffsets.get(p.topic)?.get(p.partition),
-        target: targetOffsets.get(targetTopic)?.get(p.partition),
+        source,
+        target,
+        ...((ofSource !== undefined && source === undefined) || (ofTarget !== undefined && target === undefined) ? { unlisted: true } : {}),
         nextOffsetToMirror: p.nextOffsetToMirror,
         nextOffsetToMirrorBefore: positionsBefore.get(p.topic)?.get(p.partition) ?? -1n,
         idle: p.oldestUnackedTimestampMs === undefined,
@@ -240,6 +250,8 @@ export class LossMonitor {
       const committedBeforeStart = committed?.get(p.topic)?.get(p.partition)
       observations.push(committedBeforeStart === undefined ? observation : { ...observation, committedBeforeStart })
     }
+    if (unlistedSource) this.#source.forgetLeaders()
+    if (unlistedTarget) this.#target.forgetLeaders()
     const findings = this.#detector.check(observations, marks)
     for (const finding of findings) {
       const line = lossLine(this.#flow.name, finding)

@@ -26,6 +26,13 @@ const METADATA_MAX_AGE_MS = 300_000
 /** ListOffsets timestamps: the log start offset, and the high watermark. */
 const EARLIEST_TIMESTAMP = -2
 const LATEST_TIMESTAMP = -1
+/**
+ * ListOffsets isolation level 0 (READ_UNCOMMITTED): the answer for LATEST is the high watermark.
+ * kafkajs asks READ_COMMITTED by default, which answers the last stable offset: below records an
+ * open transaction holds, so a mirror's transaction kept open through an outage would read as
+ * records gone from the target.
+ */
+const READ_UNCOMMITTED = 0
 /** Answers of brokers to a client whose metadata is stale: refreshed and asked once more. */
 const STALE_METADATA_CODES = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'NOT_LEADER_FOR_PARTITION', 'NOT_LEADER_OR_FOLLOWER', 'LEADER_NOT_AVAILABLE', 'FENCED_LEADER_EPOCH', 'UNKNOWN_LEADER_EPOCH'])
 
@@ -167,7 +174,7 @@ export class GroupAdmin {
   }
 
   /**
-   * Log start offset and high watermark of each partition of each of `topics`, by topic: two
+   * Log start offset and high watermark (read uncommitted) of each partition of each of `topics`, by topic: two
    * ListOffsets requests per leader broker for all of them. A topic the cluster does not have (in
    * a Metadata answer asked for because the topic was not in the one kept, or because a broker
    * answered as if it were stale) is left out. Partition leaders come from one Metadata request of
@@ -177,6 +184,12 @@ export class GroupAdmin {
    * stays fresh): at 1,250 topics read one by one, 1,250 Metadata answers of up to 10,000
    * partitions each per round.
    */
+  /** The next `logOffsetsOf` asks for the partition leaders again (a partition was missing from the one kept: partitions were added). */
+  forgetLeaders (): void {
+    this.#leaders = undefined
+    this.#requests = undefined
+  }
+
   async logOffsetsOf (topics: readonly string[]): Promise<Map<string, Map<number, PartitionLogOffsets>>> {
     if (topics.length === 0) return new Map()
     const cluster = this.#internalCluster()
@@ -190,7 +203,7 @@ export class GroupAdmin {
         for (const topic of wanted) if (leaders.has(topic)) result.set(topic, new Map())
         await Promise.all([...byLeader].map(async ([leader, { earliest, latest }]) => {
           const broker = await cluster.findBroker({ nodeId: String(leader) })
-          const [starts, ends] = await Promise.all([broker.listOffsets({ topics: earliest }), broker.listOffsets({ topics: latest })])
+          const [starts, ends] = await Promise.all([broker.listOffsets({ isolationLevel: READ_UNCOMMITTED, topics: earliest }), broker.listOffsets({ isolationLevel: READ_UNCOMMITTED, topics: latest })])
           // This leader's log start offsets by topic, then partition, as kafkajs decodes them (decimal strings); then each
           // partition's pair straight into the result (nothing per partition kept across leaders but the result).
           const startOf = new Map<string, Map<number, string>>()

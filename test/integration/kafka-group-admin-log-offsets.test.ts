@@ -47,3 +47,27 @@ test('log offsets of many topics in one read: log start and high watermark per p
   })
   assert.deepEqual(plain(await admin.logOffsetsOf([second, third])), { [second]: expectedSecond, [third]: [[0, '1', '3']] })
 })
+
+test('the high watermark counts the records of a transaction still open, and partitions added to a topic are listed once the leaders are read again', { timeout: 60_000 }, async t => {
+  const { source } = await sharedClusters()
+  const topic = await createTopic(t, source, { partitions: 1 })
+  const admin = new GroupAdmin(source.connection('test-log-offsets-open'), silentLogger)
+  await admin.start()
+  t.after(() => admin.stop())
+  assert.deepEqual(plain(await admin.logOffsetsOf([topic])), { [topic]: [[0, '0', '0']] })
+
+  const { createKafkaClient } = await import('../../src/kafka/client.js')
+  const producer = createKafkaClient(source.connection('test-open-transaction')).producer({ transactionalId: `${topic}-tx`, idempotent: true, maxInFlightRequests: 1 })
+  await producer.connect()
+  t.after(() => producer.disconnect())
+  const transaction = await producer.transaction()
+  await transaction.send({ topic, acks: -1, messages: [{ partition: 0, key: 'a', value: 'v' }, { partition: 0, key: 'b', value: 'v' }] })
+  // The last stable offset stays at 0 while the transaction is open; the high watermark is past its records.
+  assert.deepEqual(plain(await admin.logOffsetsOf([topic])), { [topic]: [[0, '0', '2']] })
+  await transaction.abort()
+
+  await withAdmin(source, async other => { await other.createPartitions({ topicPartitions: [{ topic, count: 2 }] }) })
+  assert.deepEqual(plain(await admin.logOffsetsOf([topic])), { [topic]: [[0, '0', '3']] }, 'the leaders kept do not list the new partition (the abort marker is offset 2)')
+  admin.forgetLeaders()
+  assert.deepEqual(plain(await admin.logOffsetsOf([topic])), { [topic]: [[0, '0', '3'], [1, '0', '0']] })
+})

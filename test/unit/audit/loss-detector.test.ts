@@ -121,3 +121,14 @@ test('a target high watermark may trail the newest acknowledgements (acks=1) for
   assert.deepEqual(summary(check(detector, [observe({ nextOffsetToMirror: 150n, target: { logStartOffset: 0n, highWatermark: 120n } })])), [])
   assert.deepEqual(summary(check(detector, [observe({ nextOffsetToMirror: 150n, target: { logStartOffset: 0n, highWatermark: 120n } })])), ['target_topic_recreated 0-150 150'])
 })
+
+test('a partition a cluster\'s answer does not list while its topic is there (partitions just added) is judged at a later check, its gaps kept', () => {
+  const detector = new LossDetector()
+  ack(detector, 0n, 100n, 0n)
+  check(detector, [observe({ nextOffsetToMirror: 100n, committedBeforeStart: null })])
+  ack(detector, 300n, 400n, 100n) // the consumer was reset past 100..299
+  assert.deepEqual(summary(check(detector, [observe({ target: undefined, unlisted: true, nextOffsetToMirror: 400n })])), [], 'not listed is not gone')
+  assert.deepEqual(summary(check(detector, [observe({ source: undefined, unlisted: true, nextOffsetToMirror: 400n })])), [], 'on either cluster')
+  assert.deepEqual(summary(check(detector, [observe({ source: { logStartOffset: 250n, highWatermark: 1000n }, nextOffsetToMirror: 400n })])), ['source_retention 100-250 150'],
+    'the gap found while the partition was not listed is judged once it is')
+})
