@@ -59,7 +59,7 @@ test('offset-syncs.topic.replication.factor and checkpoints.topic.replication.fa
   const { source, target } = await sharedClusters()
   const alias = uniqueName('rf').replace(/-/g, '')
   const syncsTopic = offsetSyncsTopicName(alias)
-  const checkpointsTopic = `mirror-checkpoints.${alias}.internal`
+  const checkpointsTopic = `${alias}.checkpoints.internal`
   for (const name of [syncsTopic, checkpointsTopic]) t.after(() => deleteTopicIfExists(target, name))
   const topic = await createTopic(t, source)
   t.after(() => deleteTopicIfExists(target, `${alias}.${topic}`))
