@@ -2,6 +2,7 @@ import type { ClusterConnection } from '../config/cluster-connection.js'
 import type { FlowConfig } from '../config/mirror-config.js'
 import { InternalTopicWriter } from '../kafka/internal-topic.js'
 import { settleWithin } from '../shared/deadline.js'
+import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { RearmingTimer } from '../shared/rearming-timer.js'
 import { encodeMm2Heartbeat } from './mm2-records.js'
@@ -66,12 +67,19 @@ export class HeartbeatEmitter {
 
   async start (): Promise<void> {
     const [target, source] = this.#sides as [HeartbeatSide, HeartbeatSide]
-    await this.#ensureTopic(target)
+    try {
+      await this.#ensureTopic(target)
+    } catch (error) {
+      // A stop during the start disconnected the writer under it: nothing left to start.
+      if (this.#stopping !== undefined) return
+      throw error
+    }
     try {
       await this.#ensureTopic(source)
     } catch (error) {
       this.#failed(source, error)
     }
+    if (this.#stopping !== undefined) return
     // Re-armed after each emission: a slow cluster never piles emissions up.
     this.#timer = new RearmingTimer(this.#flow.heartbeats.intervalMs, () => this.#isCoordinator() ? this.emitNow() : Promise.resolve())
     this.#timer.start()
@@ -99,6 +107,7 @@ export class HeartbeatEmitter {
 
   async #ensureTopic (side: HeartbeatSide): Promise<void> {
     const { topic, replicationFactor } = this.#flow.heartbeats
+    if (this.#stopping !== undefined) throw new MirrorError(ErrorCodes.STOPPED, 'heartbeat emitter is stopped')
     if (!side.started) {
       await side.writer.start()
       side.started = true
@@ -108,7 +117,7 @@ export class HeartbeatEmitter {
   }
 
   #failed (side: HeartbeatSide, error: unknown): void {
-    if (side.failing) return
+    if (side.failing || this.#stopping !== undefined) return
     side.failing = true
     this.#logger.warn(`emitting heartbeats to the ${side.role} cluster failed; trying again at each interval`, { cluster: side.connection.alias, topic: this.#flow.heartbeats.topic, error })
   }

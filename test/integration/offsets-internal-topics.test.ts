@@ -77,7 +77,7 @@ test('offset-syncs.topic.replication.factor and checkpoints.topic.replication.fa
   const sidecar = spawnSidecarArgs(t, [file({ 'offset-syncs.topic.replication.factor': '1', 'checkpoints.topic.replication.factor': '1' }), ...SIDECAR_FLAGS])
   await waitMirroring(sidecar)
   assert.doesNotMatch(sidecar.stderr(), /configuration keys ignored/)
-  await waitUntil(() => sidecar.stderr().includes('"msg":"syncing consumer group offsets"'), { message: 'the group offset sync to start (after creating the checkpoints topic)' })
+  await waitUntil(() => sidecar.stderr().includes('"msg":"writing checkpoints and syncing consumer group offsets"'), { message: 'the group offset sync to start (after creating the checkpoints topic)' })
   const metadata = await withAdmin(target, admin => admin.fetchTopicMetadata({ topics: [syncsTopic, checkpointsTopic] }))
   assert.deepEqual(metadata.topics.map(m => [m.name, m.partitions.length, m.partitions[0]?.replicas.length]).sort(), [[checkpointsTopic, 1, 1], [syncsTopic, 1, 1]].sort())
   sidecar.child.kill('SIGTERM')
