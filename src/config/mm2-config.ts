@@ -336,7 +336,7 @@ function buildFlow (
     target: targetConnection,
     consumer,
     producer,
-    topics: replicationPolicy.kind === 'default' ? withHeartbeatsTopic(topicFilter, 'heartbeats') : topicFilter,
+    topics: withHeartbeatsTopic(topicFilter, 'heartbeats', replicationPolicy.kind === 'default'),
     replicationPolicy,
     numStreams,
     numProducers: FLAG_DEFAULTS['num.producers'],

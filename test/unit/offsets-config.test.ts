@@ -88,10 +88,10 @@ test('mm2.properties: emit.checkpoints.*, sync.group.offsets.* and emit.heartbea
   assert.deepEqual([noCheckpoints.groupSync.emitCheckpoints, noCheckpoints.groupSync.enabled], [false, false], 'MirrorMaker 2 syncs group offsets from its checkpoints')
 })
 
-test('mm2.properties: the source\'s heartbeats topic is mirrored whatever topics says (default policy only); MM1 flags emit no heartbeats', () => {
+test('mm2.properties: the source\'s heartbeats topic is mirrored whatever topics says (default policy), never with the identity policy; MM1 flags emit no heartbeats', () => {
   assert.deepEqual(['heartbeats', 'orders', 'other'].map(t => mm2Flow({ 'A->B.topics': 'orders' }).topics.matches(t)), [true, true, false])
   assert.equal(mm2Flow({ 'A->B.topics': 'orders', 'topics.exclude': 'heart.*' }).topics.matches('heartbeats'), true)
-  assert.equal(mm2Flow({ 'A->B.topics': 'orders', 'replication.policy.class': 'org.apache.kafka.connect.mirror.IdentityReplicationPolicy' }).topics.matches('heartbeats'), false)
+  assert.equal(mm2Flow({ 'A->B.topics': '.*', 'replication.policy.class': 'org.apache.kafka.connect.mirror.IdentityReplicationPolicy' }).topics.matches('heartbeats'), false, 'never into the target\'s own heartbeats')
   const mm1 = configFromMm1(base()).flows[0] as FlowConfig
   assert.deepEqual([mm1.heartbeats.enabled, mm1.topics.matches('heartbeats'), mm1.groupSync.emitCheckpoints], [false, false, false])
 })
