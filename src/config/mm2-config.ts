@@ -357,7 +357,8 @@ function buildFlow (
     groupSync: {
       // MM2 syncs group offsets from checkpoints: without checkpoints there is nothing to sync.
       enabled: syncGroupOffsets && emitCheckpoints,
-      emitCheckpoints,
+      // A checkpoint carries a translation from the offset syncs: without syncs there is none to write.
+      emitCheckpoints: emitCheckpoints && offsetSyncsEnabled,
       groups: createGroupFilter(groupsInclude, groupsExclude, groupsEntry.value, groupsExcludeEntry.value.trim() === '' ? undefined : groupsExcludeEntry.value),
       intervalMs: groupSyncIntervalMs,
       checkpointIntervalMs,

@@ -86,6 +86,7 @@ test('mm2.properties: emit.checkpoints.*, sync.group.offsets.* and emit.heartbea
   assert.deepEqual([flow.heartbeats.enabled, flow.heartbeats.intervalMs], [false, 3_000])
   const noCheckpoints = mm2Flow({ 'emit.checkpoints.enabled': 'false', 'sync.group.offsets.enabled': 'true' })
   assert.deepEqual([noCheckpoints.groupSync.emitCheckpoints, noCheckpoints.groupSync.enabled], [false, false], 'MirrorMaker 2 syncs group offsets from its checkpoints')
+  assert.equal(mm2Flow({ 'emit.offset-syncs.enabled': 'false' }).groupSync.emitCheckpoints, false, 'no offset syncs, no translation to checkpoint')
 })
 
 test('mm2.properties: the source\'s heartbeats topic is mirrored whatever topics says (default policy), never with the identity policy; MM1 flags emit no heartbeats', () => {
