@@ -106,7 +106,7 @@ export class GroupOffsetSync {
     await this.#reader.start()
     // Re-armed after each cycle: a slow one never overlaps the next.
     // Only the flow's coordinator writes checkpoints and group offsets: several processes would write the same twice.
-    this.#timers.push(new RearmingTimer(groupSync.checkpointIntervalMs, () => this.#isCoordinator() ? this.#enqueue(false) : Promise.resolve()))
+    if (groupSync.emitCheckpoints) this.#timers.push(new RearmingTimer(groupSync.checkpointIntervalMs, () => this.#isCoordinator() ? this.#enqueue(false) : Promise.resolve()))
     if (groupSync.enabled) this.#timers.push(new RearmingTimer(groupSync.intervalMs, () => this.#isCoordinator() ? this.#enqueue(true) : Promise.resolve()))
     for (const timer of this.#timers) timer.start()
     this.#logger.info(groupSync.enabled ? 'writing checkpoints and syncing consumer group offsets' : 'writing checkpoints', {
@@ -170,7 +170,7 @@ export class GroupOffsetSync {
     // Checkpoints after the target write: a reader that sees a checkpoint sees the cycle's outcome.
     // MirrorMaker 2's Checkpoint: key group, target topic, partition; upstreamOffset the source group's offset, offset our exact translation.
     const changed: Mm2CheckpointRecord[] = []
-    for (const d of decisions) {
+    for (const d of this.#flow.groupSync.emitCheckpoints ? decisions : []) {
       const previous = this.#checkpoints.get(checkpointKey(group, d.targetTopic, d.source.partition))
       if (previous !== undefined && previous.upstreamOffset === d.source.offset && previous.downstreamOffset === d.targetOffset) continue
       changed.push({ group, topic: d.targetTopic, partition: d.source.partition, upstreamOffset: d.source.offset, downstreamOffset: d.targetOffset, metadata: '' })
