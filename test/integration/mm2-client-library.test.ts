@@ -7,11 +7,26 @@ import { mm2File } from '../helpers/mm2-file.js'
 import { commitAsAdmin, loadCheckpoints, tagged } from '../helpers/offsets.js'
 import { spawnSidecarArgs, waitMirroring } from '../helpers/sidecar.js'
 import { waitUntil } from '../helpers/wait.js'
+import { readInternalTopicBytes } from '../../src/kafka/internal-topic.js'
+import { silentLogger } from '../../src/shared/logger.js'
+import { decodeMm2Heartbeat, type Mm2HeartbeatRecord } from '../../src/offsets/mm2-records.js'
+import type { LocalCluster } from '../../scripts/local-kafka/clusters.js'
+
+/** The heartbeats on `cluster`'s `heartbeats` topic emitted at or after `sinceMs`. */
+async function heartbeatsSince (cluster: LocalCluster, sinceMs: number): Promise<Mm2HeartbeatRecord[]> {
+  const found: Mm2HeartbeatRecord[] = []
+  await readInternalTopicBytes(cluster.connection('test-heartbeats'), 'heartbeats', (key, value) => {
+    const heartbeat = decodeMm2Heartbeat(key, value)
+    if (heartbeat !== undefined && heartbeat.timestampMs >= sinceMs) found.push(heartbeat)
+  }, silentLogger)
+  return found
+}
 
 interface TranslateJsonRow { readonly topic: string, readonly partition: number, readonly targetTopic: string | null, readonly targetOffset: number | null, readonly status: string }
 
 test('Kafka\'s own client library reads the mirror\'s checkpoints and heartbeats: RemoteClusterUtils.translateOffsets equals mirror-check translate on every partition; MirrorClient finds the source alias', { timeout: 240_000 }, async t => {
   const { source, target } = await sharedClusters()
+  const startedMs = Date.now()
   const topic = await createTopic(t, source, { name: uniqueName('mm2lib'), partitions: 3 })
   const targetTopic = `source.${topic}`
   // Records already on the target topic: target offsets differ from source offsets, so an answer that echoes the source offset fails.
@@ -53,6 +68,9 @@ test('Kafka\'s own client library reads the mirror\'s checkpoints and heartbeats
   const clusters = await javaMirrorClusters(target.bootstrap, 'source')
   assert.ok(clusters.heartbeatTopics.includes('heartbeats') && clusters.heartbeatTopics.includes('source.heartbeats'), JSON.stringify(clusters))
   assert.equal(clusters.replicationHops, 1)
+  const pairs = async (cluster: LocalCluster): Promise<string[]> => [...new Set((await heartbeatsSince(cluster, startedMs)).map(h => `${h.sourceClusterAlias}->${h.targetClusterAlias}`))]
+  assert.deepEqual(await pairs(target), ['source->target'], 'the flow\'s heartbeats on the target')
+  assert.deepEqual(await pairs(source), ['target->source'], 'the reverse pair\'s heartbeats on the source, as MirrorMaker 2 emits them')
 
   sidecar.child.kill('SIGTERM')
   assert.equal(await sidecar.exited, 0, sidecar.stderr().slice(-2000))
