@@ -5,6 +5,7 @@
 #   openssl               certificates for the TLS/SASL_SSL tests
 #   chromium-headless-shell  screenshot of the dashboard's console page (Debian's `chromium` serves too)
 #   java, mvn             the local Kafka clusters (Java 17+, Maven 3.8+): not installed here
+#   javac                 the Java probe that asks Kafka's connect-mirror-client (a Java 17+ JDK): not installed here
 # With everything present it prints nothing. Missing Debian tools are installed with apt-get when
 # running as root or with passwordless sudo; otherwise it stops at once with one line saying what
 # to install. --dry-run prints the commands instead of running them.
@@ -29,9 +30,10 @@ missing_tools() {
 
 missing_jvm=()
 command -v java >/dev/null 2>&1 || missing_jvm+=("java (Java 17+)")
+command -v javac >/dev/null 2>&1 || missing_jvm+=("javac (a Java 17+ JDK)")
 command -v mvn >/dev/null 2>&1 || missing_jvm+=("mvn (Maven 3.8+)")
 if [ "${#missing_jvm[@]}" -gt 0 ]; then
-  say "missing ${missing_jvm[*]}: the local Kafka clusters need them; install them (Debian: apt-get install openjdk-17-jre-headless maven) and run npm test again"
+  say "missing ${missing_jvm[*]}: the local Kafka clusters and the Java client probe need them; install them (Debian: apt-get install openjdk-17-jdk-headless maven) and run npm test again"
   exit 1
 fi
 

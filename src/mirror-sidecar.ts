@@ -5,6 +5,7 @@ import { DigestMetrics } from './metrics/digest-metrics.js'
 import type { LoadedMessageHandler } from './config/message-handler-loader.js'
 import type { MirrorConfig } from './config/mirror-config.js'
 import { GroupOffsetSync } from './offsets/group-offset-sync.js'
+import { HeartbeatEmitter } from './offsets/heartbeat-emitter.js'
 import { OffsetSyncPruner } from './offsets/offset-sync-pruner.js'
 import { OffsetSyncWriter } from './offsets/offset-sync-writer.js'
 import { MirrorProducers } from './offsets/mirror-producers.js'
@@ -43,8 +44,10 @@ export class MirrorSidecar {
   readonly offsetSyncWriters: ReadonlyArray<OffsetSyncWriter | undefined>
   /** Per flow (same index): what tombstones offset-sync ranges whose target records are gone, when `offsetSyncs.enabled`. */
   readonly offsetSyncPruners: ReadonlyArray<OffsetSyncPruner | undefined>
-  /** Per flow (same index): its group offset sync, when `groupSync.enabled`. */
+  /** Per flow (same index): its checkpoints and group offset sync, when `groupSync.emitCheckpoints` or `groupSync.enabled`. */
   readonly groupOffsetSyncs: ReadonlyArray<GroupOffsetSync | undefined>
+  /** Per flow (same index): its MirrorMaker 2 heartbeats, when `heartbeats.enabled`. */
+  readonly heartbeatEmitters: ReadonlyArray<HeartbeatEmitter | undefined>
   /** Per flow (same index): its producer ids published on the target, and the opposite mirror's recognised on the source. */
   readonly mirrorProducers: ReadonlyArray<MirrorProducers | undefined>
   /** Per flow (same index): its range digests and continuous audit, when `digests` is set (`--digests.enabled`). */
@@ -71,7 +74,8 @@ export class MirrorSidecar {
     const coordinated = (i: number) => ({ ...offsets, isCoordinator: () => this.flows[i]?.coordinates() ?? false })
     this.offsetSyncWriters = config.flows.map(flow => flow.offsetSyncs.enabled ? new OffsetSyncWriter(flow, offsets) : undefined)
     this.offsetSyncPruners = config.flows.map((flow, i) => flow.offsetSyncs.enabled ? new OffsetSyncPruner(flow, coordinated(i)) : undefined)
-    this.groupOffsetSyncs = config.flows.map((flow, i) => flow.groupSync.enabled ? new GroupOffsetSync(flow, coordinated(i)) : undefined)
+    this.groupOffsetSyncs = config.flows.map((flow, i) => flow.groupSync.emitCheckpoints || flow.groupSync.enabled ? new GroupOffsetSync(flow, coordinated(i)) : undefined)
+    this.heartbeatEmitters = config.flows.map((flow, i) => flow.heartbeats.enabled ? new HeartbeatEmitter(flow, coordinated(i)) : undefined)
     // Idempotent producers have ids the opposite direction's mirror can recognise (active-active without loops).
     this.mirrorProducers = config.flows.map(flow => flow.producer.idempotent ? new MirrorProducers(flow, options.logger, observer) : undefined)
     const lossMetrics = new LossMetrics(this.observability.metrics.registry)
@@ -112,6 +116,7 @@ export class MirrorSidecar {
       this.lossMonitors[i]?.done.catch(() => { void this.stop() })
       await flow.start()
       await this.groupOffsetSyncs[i]?.start()
+      await this.heartbeatEmitters[i]?.start()
       await this.offsetSyncPruners[i]?.start()
       // A flow that fails takes the whole process down: the supervisor restarts it from committed offsets.
       flow.done.catch(() => { void this.stop() })
@@ -128,6 +133,7 @@ export class MirrorSidecar {
       this.observability.beginShutdown()
       for (const [i, flow] of [...this.flows.entries()].reverse()) {
         await this.offsetSyncPruners[i]?.stop().catch(() => {})
+        await this.heartbeatEmitters[i]?.stop().catch(() => {})
         await this.groupOffsetSyncs[i]?.stop().catch(() => {})
         await flow.stop().catch(() => {})
         await this.lossMonitors[i]?.stop().catch(() => {})

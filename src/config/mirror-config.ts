@@ -121,18 +121,46 @@ export interface GroupFilter {
   matches: (groupId: string) => boolean
 }
 
-/** Consumer-group offset sync for failover (`sync.group.offsets.*`). */
+/**
+ * Checkpoints and consumer-group offset sync for failover (`emit.checkpoints.*`, `sync.group.offsets.*`),
+ * as MirrorMaker 2 documents them: checkpoints of the selected groups are written every
+ * `checkpointIntervalMs`; with `enabled`, the translated offsets are also committed into the idle
+ * groups on the target every `intervalMs`. Group offsets are synced from checkpoints, so `enabled`
+ * implies `emitCheckpoints`.
+ */
 export interface GroupSyncConfig {
-  /** `sync.group.offsets.enabled`; default false. */
+  /** `sync.group.offsets.enabled` (and checkpoints emitted); default false. */
   readonly enabled: boolean
+  /** `emit.checkpoints.enabled`; default true in mm2.properties, the value of `--sync.group.offsets.enabled` with MirrorMaker 1 flags. */
+  readonly emitCheckpoints: boolean
   /** `groups` (default `.*`) and `groups.exclude` (default `console-consumer-.*, connect-.*, __.*`). */
   readonly groups: GroupFilter
-  /** `sync.group.offsets.interval.seconds` in ms; default 10000. */
+  /** `sync.group.offsets.interval.seconds` in ms; default 60000 in mm2.properties, 10000 with MirrorMaker 1 flags. */
   readonly intervalMs: number
-  /** Checkpoints topic on the target; default `mirror-checkpoints.<source alias>.internal`. */
+  /** `emit.checkpoints.interval.seconds` in ms; default 60000 in mm2.properties, the sync interval with MirrorMaker 1 flags. */
+  readonly checkpointIntervalMs: number
+  /** MirrorMaker 2's checkpoints topic on the target, `<source alias>.checkpoints.internal` (records `Checkpoint`, see offsets/mm2-records.ts). */
   readonly checkpointsTopic: string
   /** `checkpoints.topic.replication.factor` when the mirror creates the checkpoints topic; default the flow's `replicationFactor`. */
   readonly checkpointsReplicationFactor: number
+}
+
+/**
+ * MirrorMaker 2's heartbeats (`emit.heartbeats.*`): every `intervalMs` a `Heartbeat` record
+ * {source alias, target alias, now} goes to `heartbeats` on the target, and one {target alias,
+ * source alias, now} to `heartbeats` on the source (what MirrorMaker 2's herder of the reverse pair
+ * emits), which the flow copies back as `<source alias>.heartbeats`: Kafka's `MirrorClient`
+ * finds the upstream clusters and replication hops from those topics.
+ */
+export interface HeartbeatsConfig {
+  /** `emit.heartbeats.enabled`; default true in mm2.properties, false with MirrorMaker 1 flags (which never had heartbeats). */
+  readonly enabled: boolean
+  /** `emit.heartbeats.interval.seconds` in ms; default 1000. */
+  readonly intervalMs: number
+  /** `heartbeats`, the topic name every replication policy of MirrorMaker 2 gives. */
+  readonly topic: string
+  /** `heartbeats.topic.replication.factor` when the mirror creates the topic; default the flow's `replicationFactor`. */
+  readonly replicationFactor: number
 }
 
 /**
@@ -197,6 +225,7 @@ export interface FlowConfig {
   readonly replicationFactor: number
   readonly offsetSyncs: OffsetSyncConfig
   readonly groupSync: GroupSyncConfig
+  readonly heartbeats: HeartbeatsConfig
   /** Range digests of what was copied; off when absent or not `enabled` (the default). */
   readonly digests?: DigestConfig
   /**

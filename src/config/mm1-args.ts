@@ -264,11 +264,14 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
       offsetSyncs: { enabled: true, topic: `mirror-offset-syncs.${alias}.internal`, replicationFactor: -1 },
       groupSync: {
         enabled: groupSyncEnabled,
+        emitCheckpoints: groupSyncEnabled,
         groups: createGroupFilter(groupsPattern ?? /^(?:.*)$/u, groupsExcludePattern, groupsSource, groupsExcludeSource),
         intervalMs: groupSyncIntervalMs,
-        checkpointsTopic: `mirror-checkpoints.${alias}.internal`,
+        checkpointIntervalMs: groupSyncIntervalMs,
+        checkpointsTopic: `${alias}.checkpoints.internal`,
         checkpointsReplicationFactor: -1,
       },
+      heartbeats: { enabled: false, intervalMs: 1000, topic: 'heartbeats', replicationFactor: -1 },
       ...(messageHandler === undefined ? {} : { messageHandler }),
       digests: { enabled: digestsEnabled, topic: `mirror-digests.${alias}.internal`, rangeRecords: digestRangeRecords, replicationFactor: -1, auditIntervalMs: digestAuditIntervalMs, auditMaxRecords: digestAuditMaxRecords },
     })

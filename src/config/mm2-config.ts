@@ -16,7 +16,7 @@ import { checkHandlerPassThrough, parseMessageHandler } from './message-handler-
 import { freezeConfig, type FlowConfig, type MirrorConfig, type ReplicationPolicy } from './mirror-config.js'
 import type { SidecarSettings } from './sidecar-settings.js'
 import { parseTopicConfigFilter } from './topic-config-filter.js'
-import { compileTopicPattern, createGroupFilter, createTopicFilter, DEFAULT_GROUPS_EXCLUDE } from './topic-filter.js'
+import { compileTopicPattern, createGroupFilter, createTopicFilter, DEFAULT_GROUPS_EXCLUDE, withHeartbeatsTopic } from './topic-filter.js'
 import { parseBoolean, parseChoice, parseInteger, ProblemList } from './values.js'
 
 /** MirrorMaker 2's default `topics.exclude` (`topics.blacklist` before 3.0). */
@@ -32,7 +32,7 @@ const FLOW_KEYS = new Set(['enabled', 'topics', 'topics.exclude', 'topics.blackl
   'replication.policy.class', 'replication.policy.separator', 'tasks.max', 'refresh.topics.enabled', 'refresh.topics.interval.seconds',
   'sync.topic.configs.enabled', 'sync.topic.configs.interval.seconds', 'config.properties.exclude', 'config.properties.blacklist', 'config.property.filter.class', 'use.defaults.from', 'sync.topic.acls.enabled', 'sync.topic.acls.interval.seconds', 'replication.factor', 'emit.offset-syncs.enabled', 'sync.group.offsets.enabled',
   'sync.group.offsets.interval.seconds', 'emit.checkpoints.enabled', 'emit.checkpoints.interval.seconds', 'offset.flush.interval.ms',
-  'offset-syncs.topic.replication.factor', 'checkpoints.topic.replication.factor', 'offset-syncs.topic.location', 'pass.through', 'corrupt.batches', 'exactly.once.commit.interval.ms',
+  'offset-syncs.topic.replication.factor', 'checkpoints.topic.replication.factor', 'emit.heartbeats.enabled', 'emit.heartbeats.interval.seconds', 'heartbeats.topic.replication.factor', 'offset-syncs.topic.location', 'pass.through', 'corrupt.batches', 'exactly.once.commit.interval.ms',
   'message.handler', 'message.handler.args', 'digests.enabled', 'digests.range.records', 'digests.audit.interval.ms', 'digests.audit.max.records'])
 
 /** Keys that would run Java code or change what is copied, and cannot be honoured: refused. */
@@ -301,6 +301,7 @@ function buildFlow (
   // The internal topics: MM2's own keys, else what replication.factor says for the mirrored topics.
   const offsetSyncsReplicationFactor = replicationFactorOf('offset-syncs.topic.replication.factor', replicationFactor)
   const checkpointsReplicationFactor = replicationFactorOf('checkpoints.topic.replication.factor', replicationFactor)
+  const heartbeatsReplicationFactor = replicationFactorOf('heartbeats.topic.replication.factor', replicationFactor)
   const locationEntry = flowEntry('offset-syncs.topic.location')
   const location = locationEntry === undefined ? undefined : parseChoice(locationEntry.key, locationEntry.value, ['source', 'target'] as const, problems)
   // The syncs are always on the target (where mirror-check and failover read them): `source` has no effect.
@@ -308,9 +309,11 @@ function buildFlow (
   const offsetSyncsEnabled = bool('emit.offset-syncs.enabled', true)
   const syncGroupOffsets = bool('sync.group.offsets.enabled', false)
   const emitCheckpoints = bool('emit.checkpoints.enabled', true)
-  // Checkpoints and group offsets are written in one pass: the sync interval, else the checkpoint interval.
-  const checkpointSeconds = int('emit.checkpoints.interval.seconds', 60, 1)
-  const groupSyncIntervalMs = int('sync.group.offsets.interval.seconds', checkpointSeconds, 1) * 1000
+  // MirrorMaker 2's defaults: each every 60 s, independently.
+  const checkpointIntervalMs = int('emit.checkpoints.interval.seconds', 60, 1) * 1000
+  const groupSyncIntervalMs = int('sync.group.offsets.interval.seconds', 60, 1) * 1000
+  const emitHeartbeats = bool('emit.heartbeats.enabled', true)
+  const heartbeatIntervalMs = int('emit.heartbeats.interval.seconds', 1, 1) * 1000
   const offsetCommitIntervalMs = int('offset.flush.interval.ms', 60_000, 1)
   // MirrorMaker 2 reads it per target cluster (KIP-618); the top-level key is not applied there, nor here.
   const supportKey = `${target}.${EXACTLY_ONCE_SUPPORT}`
@@ -335,14 +338,15 @@ function buildFlow (
     problems.add(entry?.key ?? 'digests.audit.interval.ms', entry?.value, 'the audit compares the target with the digests the mirror writes; add digests.enabled = true, or leave the interval at 0')
   }
 
-  if (problems.problems.length !== before || sourceConnection === undefined || targetConnection === undefined || include === undefined || groupsInclude === undefined) return undefined
+  const topicFilter = include === undefined ? undefined : createTopicFilter(include, exclude, includeEntry.value, excludeEntry.value.trim() === '' ? undefined : excludeEntry.value)
+  if (problems.problems.length !== before || sourceConnection === undefined || targetConnection === undefined || topicFilter === undefined || groupsInclude === undefined) return undefined
   return {
     name,
     source: sourceConnection,
     target: targetConnection,
     consumer,
     producer,
-    topics: createTopicFilter(include, exclude, includeEntry.value, excludeEntry.value.trim() === '' ? undefined : excludeEntry.value),
+    topics: withHeartbeatsTopic(topicFilter, 'heartbeats', replicationPolicy.kind === 'default'),
     replicationPolicy,
     numStreams,
     numProducers: FLAG_DEFAULTS['num.producers'],
@@ -364,11 +368,15 @@ function buildFlow (
     groupSync: {
       // MM2 syncs group offsets from checkpoints: without checkpoints there is nothing to sync.
       enabled: syncGroupOffsets && emitCheckpoints,
+      // A checkpoint carries a translation from the offset syncs: without syncs there is none to write.
+      emitCheckpoints: emitCheckpoints && offsetSyncsEnabled,
       groups: createGroupFilter(groupsInclude, groupsExclude, groupsEntry.value, groupsExcludeEntry.value.trim() === '' ? undefined : groupsExcludeEntry.value),
       intervalMs: groupSyncIntervalMs,
-      checkpointsTopic: `mirror-checkpoints.${source}.internal`,
+      checkpointIntervalMs,
+      checkpointsTopic: `${source}.checkpoints.internal`,
       checkpointsReplicationFactor,
     },
+    heartbeats: { enabled: emitHeartbeats, intervalMs: heartbeatIntervalMs, topic: 'heartbeats', replicationFactor: heartbeatsReplicationFactor },
     ...(messageHandler === undefined ? {} : { messageHandler }),
     digests,
   }

@@ -18,6 +18,17 @@ export function isInternalTopic (topic: string): boolean {
 }
 
 /**
+ * MirrorMaker 2's rule for its heartbeats topic (`MirrorSourceConnector.shouldReplicateTopic`): the
+ * source's `heartbeats` is copied whatever `topics` and `topics.exclude` say (`copied` true), so
+ * the target learns its upstream clusters from `<source alias>.heartbeats`. With the identity
+ * policy the copy would land in the target's own `heartbeats`, among the target's heartbeats:
+ * there it is never copied (`copied` false).
+ */
+export function withHeartbeatsTopic (filter: TopicFilter, heartbeatsTopic: string, copied: boolean): TopicFilter {
+  return { include: filter.include, exclude: filter.exclude, matches: topic => topic === heartbeatsTopic ? copied : filter.matches(topic) }
+}
+
+/**
  * Turns a MirrorMaker topic list into a JavaScript regex. Java and JavaScript regex syntax agree on
  * what topic lists use (classes, groups, quantifiers, alternation); Java-only constructs are refused.
  */

@@ -175,6 +175,8 @@ export class InternalTopicWriter {
 }
 
 export type InternalRecordHandler = (key: string | null, value: string | null, offset: bigint) => void
+/** As `InternalRecordHandler`, for topics of binary records (MirrorMaker 2's). */
+export type InternalBytesHandler = (key: Buffer | null, value: Buffer | null, offset: bigint) => void
 
 /**
  * Follows an internal topic from its beginning and hands every record to `onRecord`, in order.
@@ -185,7 +187,7 @@ export type InternalRecordHandler = (key: string | null, value: string | null, o
 export class InternalTopicReader {
   readonly #connection: ClusterConnection
   readonly #topic: string
-  readonly #onRecord: InternalRecordHandler
+  #onRecord: InternalBytesHandler
   readonly #logger: Logger
   #consumer: Consumer | undefined
   #admin: Admin | undefined
@@ -195,8 +197,15 @@ export class InternalTopicReader {
   constructor (connection: ClusterConnection, topic: string, onRecord: InternalRecordHandler, logger: Logger) {
     this.#connection = connection
     this.#topic = topic
-    this.#onRecord = onRecord
+    this.#onRecord = (key, value, offset) => onRecord(key?.toString('utf8') ?? null, value?.toString('utf8') ?? null, offset)
     this.#logger = logger
+  }
+
+  /** A reader handing over the records' bytes as they are. */
+  static ofBytes (connection: ClusterConnection, topic: string, onRecord: InternalBytesHandler, logger: Logger): InternalTopicReader {
+    const reader = new InternalTopicReader(connection, topic, () => {}, logger)
+    reader.#onRecord = onRecord
+    return reader
   }
 
   async start (): Promise<void> {
@@ -222,7 +231,7 @@ export class InternalTopicReader {
         autoCommit: false,
         eachBatch: async ({ batch }) => {
           for (const message of batch.messages) {
-            this.#onRecord(message.key?.toString('utf8') ?? null, message.value?.toString('utf8') ?? null, BigInt(message.offset))
+            this.#onRecord(message.key ?? null, message.value ?? null, BigInt(message.offset))
           }
           const next = BigInt(batch.lastOffset()) + 1n
           if (next > this.#next) this.#next = next
@@ -266,6 +275,15 @@ export class InternalTopicReader {
 
 /** Reads `topic` from the beginning to its current end, then disconnects. A missing topic reads as empty. */
 export async function readInternalTopic (connection: ClusterConnection, topic: string, onRecord: InternalRecordHandler, logger: Logger, timeoutMs = 30_000): Promise<boolean> {
+  return readWhole(connection, topic, new InternalTopicReader(connection, topic, onRecord, logger), logger, timeoutMs)
+}
+
+/** As `readInternalTopic`, handing over the records' bytes. */
+export async function readInternalTopicBytes (connection: ClusterConnection, topic: string, onRecord: InternalBytesHandler, logger: Logger, timeoutMs = 30_000): Promise<boolean> {
+  return readWhole(connection, topic, InternalTopicReader.ofBytes(connection, topic, onRecord, logger), logger, timeoutMs)
+}
+
+async function readWhole (connection: ClusterConnection, topic: string, reader: InternalTopicReader, logger: Logger, timeoutMs: number): Promise<boolean> {
   const admin = createKafkaClient(connection, logger).admin()
   try {
     await admin.connect()
@@ -275,7 +293,6 @@ export async function readInternalTopic (connection: ClusterConnection, topic: s
   } finally {
     await admin.disconnect().catch(() => {})
   }
-  const reader = new InternalTopicReader(connection, topic, onRecord, logger)
   try {
     await reader.start()
     await reader.caughtUp(timeoutMs)

@@ -1,9 +1,10 @@
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 
 /** One record of an internal topic: UTF-8 key and value; a null value is a tombstone. */
+/** A bookkeeping record: JSON text (the sidecar's own topics) or bytes (MirrorMaker 2's records). */
 export interface InternalRecord {
-  readonly key: string
-  readonly value: string | null
+  readonly key: string | Buffer
+  readonly value: string | Buffer | null
 }
 
 /**
@@ -55,7 +56,7 @@ export function splitRecords<R extends InternalRecord> (records: readonly R[], m
   for (const record of records) {
     const size = recordSizeBytes(record)
     if (size > maxRecordBytes) {
-      throw new MirrorError(ErrorCodes.SEND_FAILED, `a record of ${size} bytes (key ${record.key.slice(0, 200)}) does not fit in one produce request to ${topic}, which takes ${maxRecordBytes} bytes of records: raise max.message.bytes of ${topic} and the producer's max.request.size`)
+      throw new MirrorError(ErrorCodes.SEND_FAILED, `a record of ${size} bytes (key ${(typeof record.key === 'string' ? record.key : record.key.toString('hex')).slice(0, 200)}) does not fit in one produce request to ${topic}, which takes ${maxRecordBytes} bytes of records: raise max.message.bytes of ${topic} and the producer's max.request.size`)
     }
     if (chunk.length > 0 && chunkBytes + size > maxRecordBytes) {
       chunks.push(chunk)

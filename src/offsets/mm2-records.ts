@@ -6,8 +6,13 @@
  *   {upstreamOffset: INT64, offset: INT64};
  * - checkpoints (`Checkpoint`, topic `<source alias>.checkpoints.internal` on the target): key
  *   {group: STRING, topic: STRING, partition: INT32} (the target topic), value
- *   {version: INT16 = 0} then {upstreamOffset: INT64, offset: INT64, metadata: STRING}.
- * Pure: a record that does not parse gives undefined (readers skip it).
+ *   {version: INT16 = 0} then {upstreamOffset: INT64, offset: INT64, metadata: STRING};
+ * - heartbeats (`Heartbeat`, topic `heartbeats` on the target, replicated as `<alias>.heartbeats`
+ *   under the default replication policy): key {sourceClusterAlias: STRING, targetClusterAlias:
+ *   STRING}, value {version: INT16 = 0} then {timestamp: INT64} (ms since epoch).
+ * Kafka's `connect-mirror-client` (`MirrorClient`, `RemoteClusterUtils`) reads the checkpoints and
+ * heartbeats written with the encoders here. Pure: a record that does not parse gives undefined
+ * (readers skip it).
  */
 
 export interface Mm2OffsetSyncRecord {
@@ -29,6 +34,25 @@ export interface Mm2CheckpointRecord {
   readonly metadata: string
 }
 
+export interface Mm2HeartbeatRecord {
+  readonly sourceClusterAlias: string
+  readonly targetClusterAlias: string
+  /** When it was emitted, ms since epoch. */
+  readonly timestampMs: number
+}
+
+/** A record's key and value as written to a bookkeeping topic. */
+export interface Mm2EncodedRecord {
+  readonly key: Buffer
+  readonly value: Buffer
+}
+
+/** The version header MirrorMaker 2 writes before a checkpoint's or a heartbeat's value (`VERSION = 0`). */
+const VERSION = 0
+
+/** MirrorMaker 2's heartbeats topic on every cluster (`ReplicationPolicy.heartbeatsTopic()`). */
+export const MM2_HEARTBEATS_TOPIC = 'heartbeats'
+
 /** Default name of a MirrorMaker 2 flow's offset-syncs topic (on the source cluster unless `offset-syncs.topic.location = target`). */
 export function mm2OffsetSyncsTopicName (targetAlias: string): string {
   return `mm2-offset-syncs.${targetAlias}.internal`
@@ -37,6 +61,24 @@ export function mm2OffsetSyncsTopicName (targetAlias: string): string {
 /** Default name of a MirrorMaker 2 flow's checkpoints topic, on the target cluster. */
 export function mm2CheckpointsTopicName (sourceAlias: string): string {
   return `${sourceAlias}.checkpoints.internal`
+}
+
+/** Writes Kafka's protocol types in order (`Struct.write`). */
+class Writer {
+  readonly #parts: Buffer[] = []
+  int16 (v: number): this { const b = Buffer.alloc(2); b.writeInt16BE(v); this.#parts.push(b); return this }
+  int32 (v: number): this { const b = Buffer.alloc(4); b.writeInt32BE(v); this.#parts.push(b); return this }
+  int64 (v: bigint): this { const b = Buffer.alloc(8); b.writeBigInt64BE(v); this.#parts.push(b); return this }
+  string (v: string): this {
+    const bytes = Buffer.from(v, 'utf8')
+    // Type.STRING refuses more than Short.MAX_VALUE bytes.
+    if (bytes.length > 0x7fff) throw new RangeError(`string of ${bytes.length} bytes: MirrorMaker 2's STRING holds at most 32767`)
+    this.int16(bytes.length)
+    this.#parts.push(bytes)
+    return this
+  }
+
+  bytes (): Buffer { return Buffer.concat(this.#parts) }
 }
 
 class Cursor {
@@ -84,12 +126,49 @@ export function decodeMm2Checkpoint (key: Buffer | null, value: Buffer | null): 
     const topic = k.string()
     const partition = k.int32()
     const v = new Cursor(value)
-    if (v.int16() !== 0) return undefined
+    if (v.int16() !== VERSION) return undefined
     const upstreamOffset = v.int64()
     const downstreamOffset = v.int64()
     const metadata = v.string()
     if (!k.done || !v.done) return undefined
     return { group, topic, partition, upstreamOffset, downstreamOffset, metadata }
+  } catch {
+    return undefined
+  }
+}
+
+export function encodeMm2OffsetSync (sync: Mm2OffsetSyncRecord): Mm2EncodedRecord {
+  return {
+    key: new Writer().string(sync.topic).int32(sync.partition).bytes(),
+    value: new Writer().int64(sync.upstreamOffset).int64(sync.downstreamOffset).bytes(),
+  }
+}
+
+export function encodeMm2Checkpoint (checkpoint: Mm2CheckpointRecord): Mm2EncodedRecord {
+  return {
+    key: new Writer().string(checkpoint.group).string(checkpoint.topic).int32(checkpoint.partition).bytes(),
+    value: new Writer().int16(VERSION).int64(checkpoint.upstreamOffset).int64(checkpoint.downstreamOffset).string(checkpoint.metadata).bytes(),
+  }
+}
+
+export function encodeMm2Heartbeat (heartbeat: Mm2HeartbeatRecord): Mm2EncodedRecord {
+  return {
+    key: new Writer().string(heartbeat.sourceClusterAlias).string(heartbeat.targetClusterAlias).bytes(),
+    value: new Writer().int16(VERSION).int64(BigInt(heartbeat.timestampMs)).bytes(),
+  }
+}
+
+export function decodeMm2Heartbeat (key: Buffer | null, value: Buffer | null): Mm2HeartbeatRecord | undefined {
+  if (key === null || value === null) return undefined
+  try {
+    const k = new Cursor(key)
+    const sourceClusterAlias = k.string()
+    const targetClusterAlias = k.string()
+    const v = new Cursor(value)
+    if (v.int16() !== VERSION) return undefined
+    const timestampMs = Number(v.int64())
+    if (!k.done || !v.done) return undefined
+    return { sourceClusterAlias, targetClusterAlias, timestampMs }
   } catch {
     return undefined
   }

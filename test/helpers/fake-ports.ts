@@ -40,7 +40,8 @@ export function fakeFlowConfig (overrides: Partial<FlowConfig> = {}): FlowConfig
     syncTopicAclsIntervalMs: 600_000,
     replicationFactor: 1,
     offsetSyncs: { enabled: false, topic: 'offset-syncs', replicationFactor: 1 },
-    groupSync: { enabled: false, groups: { include: '.*', exclude: undefined, matches: () => true }, intervalMs: 10_000, checkpointsTopic: 'checkpoints', checkpointsReplicationFactor: 1 },
+    groupSync: { enabled: false, groups: { include: '.*', exclude: undefined, matches: () => true }, intervalMs: 10_000, emitCheckpoints: false, checkpointIntervalMs: 10_000, checkpointsTopic: 'checkpoints', checkpointsReplicationFactor: 1 },
+    heartbeats: { enabled: false, intervalMs: 1000, topic: 'heartbeats', replicationFactor: 1 },
     ...overrides,
   }
 }

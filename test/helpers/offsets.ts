@@ -2,8 +2,8 @@ import type { Message } from 'kafkajs'
 import type { LocalCluster } from '../../scripts/local-kafka/clusters.js'
 import { createKafkaClient } from '../../src/kafka/client.js'
 import { GroupAdmin } from '../../src/kafka/group-admin.js'
-import { readInternalTopic } from '../../src/kafka/internal-topic.js'
-import { decodeCheckpoint, type Checkpoint } from '../../src/offsets/checkpoint-record.js'
+import { readInternalTopic, readInternalTopicBytes } from '../../src/kafka/internal-topic.js'
+import { decodeMm2Checkpoint, type Mm2CheckpointRecord } from '../../src/offsets/mm2-records.js'
 import { silentLogger } from '../../src/shared/logger.js'
 import { mm2OffsetSyncs, mm2Translate } from '../../src/offsets/mm2-translation.js'
 import { readAll, uniqueName, withAdmin, type ReadRecord } from './kafka.js'
@@ -111,12 +111,12 @@ export function mm2ReReads (pairs: ReadonlyArray<readonly [bigint, bigint]>, gro
 
 export { uniqueName }
 
-/** The checkpoints topic as it stands: the last checkpoint per (group, topic, partition). */
-export async function loadCheckpoints (cluster: LocalCluster, topic = 'mirror-checkpoints.source.internal'): Promise<Checkpoint[]> {
-  const latest = new Map<string, Checkpoint>()
-  await readInternalTopic(cluster.connection('test-checkpoints'), topic, (key, value) => {
-    const checkpoint = decodeCheckpoint(value)
-    if (key !== null && checkpoint !== undefined) latest.set(key, checkpoint)
+/** MirrorMaker 2's checkpoints topic as it stands: the last checkpoint per (group, target topic, partition). */
+export async function loadCheckpoints (cluster: LocalCluster, topic = 'source.checkpoints.internal'): Promise<Mm2CheckpointRecord[]> {
+  const latest = new Map<string, Mm2CheckpointRecord>()
+  await readInternalTopicBytes(cluster.connection('test-checkpoints'), topic, (key, value) => {
+    const checkpoint = decodeMm2Checkpoint(key, value)
+    if (checkpoint !== undefined) latest.set(JSON.stringify([checkpoint.group, checkpoint.topic, checkpoint.partition]), checkpoint)
   }, silentLogger)
   return [...latest.values()]
 }

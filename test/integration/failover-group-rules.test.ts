@@ -32,7 +32,7 @@ test('an active target group is never overwritten; a target group moves backward
   })
   await waitMirroring(sidecar)
   const checkpointed = async (group: string, sourceOffset: bigint): Promise<boolean> =>
-    (await loadCheckpoints(target)).some(c => c.group === group && c.sourceTopic === topic && c.sourceOffset === sourceOffset)
+    (await loadCheckpoints(target)).some(c => c.group === group && c.topic === topic && c.upstreamOffset === sourceOffset)
   await waitUntil(async () => await checkpointed(active, 40n) && await checkpointed(ahead, 60n), { timeoutMs: 30_000, intervalMs: 500, message: 'checkpoints of both groups' })
 
   assert.equal((await committedOffsets(target, active, topic)).get(0), -1n, 'a group with members on the target is left alone')
@@ -44,7 +44,7 @@ test('an active target group is never overwritten; a target group moves backward
   await commitAsAdmin(source, ahead, topic, new Map([[0, 20n]])) // the application rewound on the source
   await waitUntil(async () => (await committedOffsets(target, ahead, topic)).get(0) === 20n, { timeoutMs: 30_000, message: 'the rewind to follow on the target' })
   const checkpoints = (await loadCheckpoints(target)).filter(c => c.group === ahead)
-  assert.deepEqual(checkpoints.map(c => [c.sourceOffset, c.targetOffset]), [[20n, 20n]])
+  assert.deepEqual(checkpoints.map(c => [c.upstreamOffset, c.downstreamOffset]), [[20n, 20n]])
   sidecar.child.kill('SIGTERM')
   assert.equal(await sidecar.exited, 0)
 })

@@ -20,6 +20,8 @@ test('offset syncs are split into requests the syncs topic accepts (max.message.
   const { source, target } = await sharedClusters()
   // A source alias of its own gives this test its own offset-syncs topic on the shared target.
   const alias = uniqueName('split').replace(/-/g, '')
+  // The flow mirrors the source's heartbeats and checkpoints its groups under this alias.
+  for (const name of [`${alias}.heartbeats`, `${alias}.checkpoints.internal`]) t.after(() => deleteTopicIfExists(target, name))
   const syncsTopic = offsetSyncsTopicName(alias)
   await createTopic(t, target, { name: syncsTopic, configs: { 'cleanup.policy': 'compact', 'max.message.bytes': '4096' } })
   const topic = await createTopic(t, source, { partitions: PARTITIONS })
@@ -59,8 +61,8 @@ test('offset-syncs.topic.replication.factor and checkpoints.topic.replication.fa
   const { source, target } = await sharedClusters()
   const alias = uniqueName('rf').replace(/-/g, '')
   const syncsTopic = offsetSyncsTopicName(alias)
-  const checkpointsTopic = `mirror-checkpoints.${alias}.internal`
-  for (const name of [syncsTopic, checkpointsTopic]) t.after(() => deleteTopicIfExists(target, name))
+  const checkpointsTopic = `${alias}.checkpoints.internal`
+  for (const name of [syncsTopic, checkpointsTopic, `${alias}.heartbeats`]) t.after(() => deleteTopicIfExists(target, name))
   const topic = await createTopic(t, source)
   t.after(() => deleteTopicIfExists(target, `${alias}.${topic}`))
   const file = (extra: Record<string, string>): string => mm2File({
@@ -77,7 +79,7 @@ test('offset-syncs.topic.replication.factor and checkpoints.topic.replication.fa
   const sidecar = spawnSidecarArgs(t, [file({ 'offset-syncs.topic.replication.factor': '1', 'checkpoints.topic.replication.factor': '1' }), ...SIDECAR_FLAGS])
   await waitMirroring(sidecar)
   assert.doesNotMatch(sidecar.stderr(), /configuration keys ignored/)
-  await waitUntil(() => sidecar.stderr().includes('"msg":"syncing consumer group offsets"'), { message: 'the group offset sync to start (after creating the checkpoints topic)' })
+  await waitUntil(() => sidecar.stderr().includes('"msg":"writing checkpoints and syncing consumer group offsets"'), { message: 'the group offset sync to start (after creating the checkpoints topic)' })
   const metadata = await withAdmin(target, admin => admin.fetchTopicMetadata({ topics: [syncsTopic, checkpointsTopic] }))
   assert.deepEqual(metadata.topics.map(m => [m.name, m.partitions.length, m.partitions[0]?.replicas.length]).sort(), [[checkpointsTopic, 1, 1], [syncsTopic, 1, 1]].sort())
   sidecar.child.kill('SIGTERM')
@@ -102,6 +104,8 @@ test('a topic whose max.message.bytes shrinks after the writer read it still tak
 test('a syncs topic that cannot take even one record: every commit fails with an error naming the topic, nothing is committed, and the commit age grows', { timeout: 120_000 }, async t => {
   const { source, target } = await sharedClusters()
   const alias = uniqueName('tiny').replace(/-/g, '')
+  // The flow mirrors the source's heartbeats and checkpoints its groups under this alias.
+  for (const name of [`${alias}.heartbeats`, `${alias}.checkpoints.internal`]) t.after(() => deleteTopicIfExists(target, name))
   const syncsTopic = offsetSyncsTopicName(alias)
   await createTopic(t, target, { name: syncsTopic, configs: { 'cleanup.policy': 'compact', 'max.message.bytes': '256' } })
   const topic = await createTopic(t, source, { partitions: 2 })

@@ -62,7 +62,7 @@ test('mm2 precedence: A->B.consumer.* over A.consumer.* over A.<key> over consum
   assert.equal(flow?.source.sasl, undefined)
   assert.deepEqual(flow?.replicationPolicy, { kind: 'default', separator: '_' })
   assert.equal(flow?.numStreams, 3)
-  assert.deepEqual([flow?.groupSync.enabled, flow?.groupSync.intervalMs, flow?.groupSync.checkpointsTopic], [true, 5000, 'mirror-checkpoints.A.internal'])
+  assert.deepEqual([flow?.groupSync.enabled, flow?.groupSync.intervalMs, flow?.groupSync.checkpointsTopic], [true, 5000, 'A.checkpoints.internal'])
   assert.equal(flow?.offsetSyncs.topic, 'mirror-offset-syncs.A.internal')
   assert.equal(flow?.topics.matches('orders'), true)
   assert.equal(flow?.topics.matches('orders-internal'), false)

@@ -21,7 +21,7 @@ test('MirrorMaker 1 flags fill the group offset sync: enabled, groups, exclusion
   assert.equal(flow.groupSync.intervalMs, 3000)
   assert.deepEqual(['app-1', 'billing', 'billing-2', 'app-test-1'].map(g => flow.groupSync.groups.matches(g)), [true, true, false, false])
   assert.equal(flow.offsetSyncs.topic, 'mirror-offset-syncs.source.internal')
-  assert.equal(flow.groupSync.checkpointsTopic, 'mirror-checkpoints.source.internal')
+  assert.equal(flow.groupSync.checkpointsTopic, 'source.checkpoints.internal')
 })
 
 test('group sync is off by default and excludes MirrorMaker 2\'s default groups', () => {
@@ -40,7 +40,7 @@ test('bad group sync values are reported together, naming each flag', () => {
   })
 })
 
-test('mm2.properties internal-topic replication factors apply to the syncs and checkpoints topics instead of being ignored', () => {
+test('mm2.properties internal-topic replication factors apply to the syncs, checkpoints and heartbeats topics instead of being ignored', () => {
   const file = writeProperties({
     clusters: 'A, B', 'A.bootstrap.servers': '127.0.0.1:1', 'B.bootstrap.servers': '127.0.0.1:2', 'A->B.enabled': 'true',
     'replication.factor': '2', 'offset-syncs.topic.replication.factor': '3', 'A->B.checkpoints.topic.replication.factor': '1',
@@ -49,8 +49,8 @@ test('mm2.properties internal-topic replication factors apply to the syncs and c
   const config = configFromMm2(file, { settings })
   const flow = config.flows[0]
   assert.ok(flow)
-  assert.deepEqual([flow.replicationFactor, flow.offsetSyncs.replicationFactor, flow.groupSync.checkpointsReplicationFactor], [2, 3, 1])
-  assert.deepEqual(config.ignoredKeys, ['heartbeats.topic.replication.factor'])
+  assert.deepEqual([flow.replicationFactor, flow.offsetSyncs.replicationFactor, flow.groupSync.checkpointsReplicationFactor, flow.heartbeats.replicationFactor], [2, 3, 1, 1])
+  assert.deepEqual(config.ignoredKeys, [])
 })
 
 test('without their own keys the internal topics take replication.factor, else the broker default (-1); MM1 flags always -1', () => {
@@ -70,4 +70,29 @@ test('bad internal-topic replication factors and locations name their key; offse
     return true
   })
   assert.deepEqual(configFromMm2(file({ 'offset-syncs.topic.location': 'source' }), { settings }).ignoredKeys, ['offset-syncs.topic.location'])
+})
+
+const mm2Flow = (extra: Record<string, string>): FlowConfig => configFromMm2(writeProperties({ clusters: 'A, B', 'A.bootstrap.servers': '127.0.0.1:1', 'B.bootstrap.servers': '127.0.0.1:2', 'A->B.enabled': 'true', ...extra }, 'mm2.properties'), { settings }).flows[0] as FlowConfig
+
+test('mm2.properties: checkpoints and heartbeats by MirrorMaker 2\'s defaults (checkpoints every 60 s into A.checkpoints.internal, heartbeats every 1 s), group offsets synced only when asked', () => {
+  const flow = mm2Flow({})
+  assert.deepEqual([flow.groupSync.emitCheckpoints, flow.groupSync.enabled, flow.groupSync.checkpointIntervalMs, flow.groupSync.intervalMs, flow.groupSync.checkpointsTopic], [true, false, 60_000, 60_000, 'A.checkpoints.internal'])
+  assert.deepEqual(flow.heartbeats, { enabled: true, intervalMs: 1000, topic: 'heartbeats', replicationFactor: -1 })
+})
+
+test('mm2.properties: emit.checkpoints.*, sync.group.offsets.* and emit.heartbeats.* are read per flow, each interval on its own', () => {
+  const flow = mm2Flow({ 'emit.checkpoints.interval.seconds': '5', 'A->B.sync.group.offsets.enabled': 'true', 'sync.group.offsets.interval.seconds': '30', 'emit.heartbeats.interval.seconds': '3', 'A->B.emit.heartbeats.enabled': 'false' })
+  assert.deepEqual([flow.groupSync.emitCheckpoints, flow.groupSync.enabled, flow.groupSync.checkpointIntervalMs, flow.groupSync.intervalMs], [true, true, 5_000, 30_000])
+  assert.deepEqual([flow.heartbeats.enabled, flow.heartbeats.intervalMs], [false, 3_000])
+  const noCheckpoints = mm2Flow({ 'emit.checkpoints.enabled': 'false', 'sync.group.offsets.enabled': 'true' })
+  assert.deepEqual([noCheckpoints.groupSync.emitCheckpoints, noCheckpoints.groupSync.enabled], [false, false], 'MirrorMaker 2 syncs group offsets from its checkpoints')
+  assert.equal(mm2Flow({ 'emit.offset-syncs.enabled': 'false' }).groupSync.emitCheckpoints, false, 'no offset syncs, no translation to checkpoint')
+})
+
+test('mm2.properties: the source\'s heartbeats topic is mirrored whatever topics says (default policy), never with the identity policy; MM1 flags emit no heartbeats', () => {
+  assert.deepEqual(['heartbeats', 'orders', 'other'].map(t => mm2Flow({ 'A->B.topics': 'orders' }).topics.matches(t)), [true, true, false])
+  assert.equal(mm2Flow({ 'A->B.topics': 'orders', 'topics.exclude': 'heart.*' }).topics.matches('heartbeats'), true)
+  assert.equal(mm2Flow({ 'A->B.topics': '.*', 'replication.policy.class': 'org.apache.kafka.connect.mirror.IdentityReplicationPolicy' }).topics.matches('heartbeats'), false, 'never into the target\'s own heartbeats')
+  const mm1 = configFromMm1(base()).flows[0] as FlowConfig
+  assert.deepEqual([mm1.heartbeats.enabled, mm1.topics.matches('heartbeats'), mm1.groupSync.emitCheckpoints], [false, false, false])
 })

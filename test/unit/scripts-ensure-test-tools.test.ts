@@ -46,7 +46,7 @@ function ensure (path: string, args: string[] = []): { status: number | null, st
   return { status: run.status, stdout: run.stdout, stderr: run.stderr }
 }
 
-const ALL = ['kcat', 'promtool', 'prometheus', 'openssl', 'chromium-headless-shell', 'java', 'mvn']
+const ALL = ['kcat', 'promtool', 'prometheus', 'openssl', 'chromium-headless-shell', 'java', 'javac', 'mvn']
 
 test('npm test runs ensure-test-tools.sh first, and .ci/run installs nothing itself', () => {
   const scripts = (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { scripts: Record<string, string> }).scripts
@@ -62,7 +62,7 @@ test('ensure-test-tools: everything present, nothing printed, exit 0', t => {
 
 test('ensure-test-tools: missing tools without root or passwordless sudo stop at once with one line', t => {
   for (const sudo of [undefined, 'asks for a password'] as const) {
-    const { dir, calls } = fakePath(t, { tools: ['openssl', 'chromium-headless-shell', 'java', 'mvn'], uid: 1000, aptGet: 'installs', ...(sudo === undefined ? {} : { sudo }) })
+    const { dir, calls } = fakePath(t, { tools: ['openssl', 'chromium-headless-shell', 'java', 'javac', 'mvn'], uid: 1000, aptGet: 'installs', ...(sudo === undefined ? {} : { sudo }) })
     assert.deepEqual(ensure(dir), {
       status: 1,
       stdout: '',
@@ -73,7 +73,7 @@ test('ensure-test-tools: missing tools without root or passwordless sudo stop at
 })
 
 test('ensure-test-tools: as root it installs the missing Debian packages and stops the prometheus service the package started', t => {
-  const { dir, calls } = fakePath(t, { tools: ['java', 'mvn'], uid: 0, aptGet: 'installs', prometheusService: true })
+  const { dir, calls } = fakePath(t, { tools: ['java', 'javac', 'mvn'], uid: 0, aptGet: 'installs', prometheusService: true })
   const run = ensure(dir)
   assert.equal(run.status, 0, run.stderr)
   assert.equal(run.stderr, 'ensure-test-tools: installing kcat prometheus openssl chromium-headless-shell with apt-get (missing kcat, promtool, prometheus, openssl, chromium-headless-shell)\n')
@@ -87,7 +87,7 @@ test('ensure-test-tools: as root it installs the missing Debian packages and sto
 })
 
 test('ensure-test-tools: with passwordless sudo it installs through sudo', t => {
-  const { dir, calls } = fakePath(t, { tools: ['kcat', 'promtool', 'prometheus', 'chromium-headless-shell', 'java', 'mvn'], uid: 1000, aptGet: 'installs', sudo: 'passwordless' })
+  const { dir, calls } = fakePath(t, { tools: ['kcat', 'promtool', 'prometheus', 'chromium-headless-shell', 'java', 'javac', 'mvn'], uid: 1000, aptGet: 'installs', sudo: 'passwordless' })
   const run = ensure(dir)
   assert.equal(run.status, 0, run.stderr)
   assert.deepEqual(calls(), [
@@ -100,7 +100,7 @@ test('ensure-test-tools: with passwordless sudo it installs through sudo', t => 
 })
 
 test('ensure-test-tools: --dry-run prints the apt-get commands and runs none', t => {
-  const { dir, calls } = fakePath(t, { tools: ['prometheus', 'promtool', 'openssl', 'chromium-headless-shell', 'java', 'mvn'], uid: 0, aptGet: 'installs' })
+  const { dir, calls } = fakePath(t, { tools: ['prometheus', 'promtool', 'openssl', 'chromium-headless-shell', 'java', 'javac', 'mvn'], uid: 0, aptGet: 'installs' })
   assert.deepEqual(ensure(dir, ['--dry-run']), {
     status: 0,
     stdout: 'would run: apt-get update -qq\nwould run: apt-get install -y -qq --no-install-recommends kcat\n',
@@ -110,13 +110,13 @@ test('ensure-test-tools: --dry-run prints the apt-get commands and runs none', t
 })
 
 test('ensure-test-tools: no apt-get, an install that did not help, or no Java: one line, exit 1', t => {
-  const noApt = fakePath(t, { tools: ['kcat', 'openssl', 'chromium-headless-shell', 'java', 'mvn'], uid: 0 })
+  const noApt = fakePath(t, { tools: ['kcat', 'openssl', 'chromium-headless-shell', 'java', 'javac', 'mvn'], uid: 0 })
   assert.deepEqual(ensure(noApt.dir), {
     status: 1,
     stdout: '',
     stderr: 'ensure-test-tools: missing promtool, prometheus: install prometheus with your package manager (kcat, prometheus for promtool, openssl, chromium-headless-shell) and run npm test again\n',
   })
-  const useless = fakePath(t, { tools: ['kcat', 'promtool', 'prometheus', 'chromium-headless-shell', 'java', 'mvn'], uid: 0, aptGet: 'installs nothing' })
+  const useless = fakePath(t, { tools: ['kcat', 'promtool', 'prometheus', 'chromium-headless-shell', 'java', 'javac', 'mvn'], uid: 0, aptGet: 'installs nothing' })
   const run = ensure(useless.dir)
   assert.equal(run.status, 1)
   assert.equal(run.stderr.split('\n')[1], 'ensure-test-tools: still missing openssl after apt-get install openssl; install them by hand and run npm test again')
@@ -124,15 +124,18 @@ test('ensure-test-tools: no apt-get, an install that did not help, or no Java: o
   assert.deepEqual(ensure(noJava.dir), {
     status: 1,
     stdout: '',
-    stderr: 'ensure-test-tools: missing java (Java 17+): the local Kafka clusters need them; install them (Debian: apt-get install openjdk-17-jre-headless maven) and run npm test again\n',
+    stderr: 'ensure-test-tools: missing java (Java 17+) javac (a Java 17+ JDK): the local Kafka clusters and the Java client probe need them; install them (Debian: apt-get install openjdk-17-jdk-headless maven) and run npm test again\n',
   })
   assert.deepEqual(noJava.calls(), [])
+  // A Java runtime without the compiler: the probe of Kafka's client library cannot be compiled.
+  const noJavac = fakePath(t, { tools: ['kcat', 'promtool', 'prometheus', 'openssl', 'java', 'javac', 'mvn'], uid: 0, aptGet: 'installs' })
+  assert.equal(ensure(noJavac.dir).stderr, 'ensure-test-tools: missing javac (a Java 17+ JDK): the local Kafka clusters and the Java client probe need them; install them (Debian: apt-get install openjdk-17-jdk-headless maven) and run npm test again\n')
 })
 
 test('ensure-test-tools: Debian\'s chromium serves for the screenshot; without either, chromium-headless-shell is installed', t => {
-  const withChromium = fakePath(t, { tools: ['kcat', 'promtool', 'prometheus', 'openssl', 'chromium', 'java', 'mvn'], uid: 0, aptGet: 'installs' })
+  const withChromium = fakePath(t, { tools: ['kcat', 'promtool', 'prometheus', 'openssl', 'chromium', 'java', 'javac', 'mvn'], uid: 0, aptGet: 'installs' })
   assert.deepEqual(ensure(withChromium.dir), { status: 0, stdout: '', stderr: '' })
-  const without = fakePath(t, { tools: ['kcat', 'promtool', 'prometheus', 'openssl', 'java', 'mvn'], uid: 0, aptGet: 'installs' })
+  const without = fakePath(t, { tools: ['kcat', 'promtool', 'prometheus', 'openssl', 'java', 'javac', 'mvn'], uid: 0, aptGet: 'installs' })
   assert.deepEqual(ensure(without.dir, ['--dry-run']), {
     status: 0,
     stdout: 'would run: apt-get update -qq\nwould run: apt-get install -y -qq --no-install-recommends chromium-headless-shell\n',

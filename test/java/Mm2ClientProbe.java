@@ -1,0 +1,71 @@
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.connect.mirror.MirrorClient;
+import org.apache.kafka.connect.mirror.RemoteClusterUtils;
+
+/**
+ * Asks Kafka's own MirrorMaker 2 client library (connect-mirror-client) what a cluster holds, and
+ * prints the answer as one line of JSON on stdout:
+ *   translate BOOTSTRAP SOURCE_ALIAS GROUP TIMEOUT_MS
+ *     RemoteClusterUtils.translateOffsets: [{"topic":..,"partition":..,"offset":..,"metadata":..}, ...]
+ *   clusters BOOTSTRAP SOURCE_ALIAS
+ *     MirrorClient: {"heartbeatTopics":[..],"upstreamClusters":[..],"replicationHops":n}
+ */
+public final class Mm2ClientProbe {
+    private Mm2ClientProbe() { }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, Object> props = new HashMap<>();
+        props.put("bootstrap.servers", args[1]);
+        switch (args[0]) {
+            case "translate": {
+                Map<TopicPartition, OffsetAndMetadata> offsets =
+                    RemoteClusterUtils.translateOffsets(props, args[2], args[3], Duration.ofMillis(Long.parseLong(args[4])));
+                List<TopicPartition> partitions = new ArrayList<>(offsets.keySet());
+                partitions.sort((a, b) -> a.topic().equals(b.topic()) ? Integer.compare(a.partition(), b.partition()) : a.topic().compareTo(b.topic()));
+                List<String> rows = new ArrayList<>();
+                for (TopicPartition tp : partitions) {
+                    OffsetAndMetadata om = offsets.get(tp);
+                    rows.add("{\"topic\":" + quote(tp.topic()) + ",\"partition\":" + tp.partition() + ",\"offset\":" + om.offset() + ",\"metadata\":" + quote(om.metadata()) + "}");
+                }
+                System.out.println("[" + String.join(",", rows) + "]");
+                break;
+            }
+            case "clusters": {
+                try (MirrorClient client = new MirrorClient(props)) {
+                    System.out.println("{\"heartbeatTopics\":" + list(client.heartbeatTopics())
+                        + ",\"upstreamClusters\":" + list(client.upstreamClusters())
+                        + ",\"replicationHops\":" + client.replicationHops(args[2]) + "}");
+                }
+                break;
+            }
+            default:
+                System.err.println("unknown command " + args[0] + ": expected translate or clusters");
+                System.exit(2);
+        }
+    }
+
+    private static String list(Set<String> values) {
+        List<String> quoted = new ArrayList<>();
+        for (String value : new TreeSet<>(values)) quoted.add(quote(value));
+        return "[" + String.join(",", quoted) + "]";
+    }
+
+    private static String quote(String value) {
+        if (value == null) return "null";
+        StringBuilder out = new StringBuilder("\"");
+        for (char c : value.toCharArray()) {
+            if (c == '"' || c == '\\') out.append('\\').append(c);
+            else if (c < 0x20) out.append(String.format("\\u%04x", (int) c));
+            else out.append(c);
+        }
+        return out.append('"').toString();
+    }
+}
