@@ -208,6 +208,7 @@ export function throughputMarkdown (env: Environment, options: BenchOptions, con
       }),
     ), '', 'Every run listed here completed: every record on the target after the outage. A run that did not is under *Runs that did not complete*.')
   }
+  sections.push(...rollingRestartSection(extras.runs ?? [], name => contenders.find(c => c.contender === name)?.label ?? name))
   if (failures.length > 0) {
     sections.push('', '## Runs that did not complete', '', table(['contender', 'run', 'reason'], failures.map(f => [f.contender, String(f.run), f.reason])), '', 'Medians above are over the runs that completed; the whole error with the mirror\'s log tail is in the JSON file.')
   }
@@ -216,6 +217,20 @@ export function throughputMarkdown (env: Environment, options: BenchOptions, con
   }
   sections.push('', READING_THROUGHPUT)
   return sections.join('\n') + '\n'
+}
+
+/** The runs with a rolling restart of the target: when, how long, the longest stall and the catch-up. */
+export function rollingRestartSection (runs: readonly ThroughputFigures[], label: (contender: string) => string): string[] {
+  const restarted = runs.filter(run => run.rollingRestart !== undefined)
+  if (restarted.length === 0) return []
+  return ['', '## Rolling restart of the target', '', table(
+    ['contender', 'run', 'first stop at (records on target)', 'restart window (s)', 'longest stall (s)', 'stall began after the first stop (s)', 'longest poll gap (s)', 'all on target after the last node was back (s)', 'records/s', 'duplicates / missing'],
+    restarted.map(run => {
+      const r = run.rollingRestart!
+      return [label(run.contender), String(run.run), `${thousands(r.atRecords)} (${(r.atRecords / run.records * 100).toFixed(0)}%)`, fixed(r.windowSeconds, 1), fixed(r.longestStallSeconds, 2), fixed(r.longestStallFromRestartSeconds, 1), fixed(r.longestPollGapSeconds, 2),
+        r.lastBackToDoneSeconds < 0 ? `done ${fixed(-r.lastBackToDoneSeconds, 1)} s before` : fixed(r.lastBackToDoneSeconds, 1), thousands(run.recordsPerSecond), `${thousands(run.duplicates)} / ${thousands(run.missing)}`]
+    }),
+  ), '', '*Restart window*: from the SIGTERM to the first node until the last node was back with every replica of the cluster in sync. *Longest stall*: the longest time between two polls of the target\'s end offsets that saw the count grow, over the copy phase; it is accurate to the *longest poll gap* of the run (a stall of S seconds lasted between S minus that gap and S). Every run listed here completed; one that did not is under *Runs that did not complete*.']
 }
 
 /** With exactly-once contenders: ours against our at-least-once run and against MirrorMaker 2 exactly-once, same run. */
