@@ -30,7 +30,7 @@ function outageCell (result: ScenarioResult): string {
 function restartCell (result: ScenarioResult): string {
   const runs = result.figures.filter(run => run.contender === 'sidecar' && run.rollingRestart !== undefined)
   if (runs.length === 0) return 'n/a'
-  return runs.map(run => `window ${run.rollingRestart!.windowSeconds.toFixed(1)} s; stall ${run.rollingRestart!.longestStallSeconds.toFixed(2)} s`).join(' / ')
+  return runs.map(run => `window ${run.rollingRestart!.windowSeconds.toFixed(1)} s; stall ${run.rollingRestart!.restartStallSeconds.toFixed(2)} s`).join(' / ')
 }
 
 /**
@@ -47,7 +47,7 @@ export function scenarioSummaryMarkdown (env: Environment, results: readonly Sce
     ...others.map(name => `sidecar / ${SHORT_NAMES[name] ?? name}`), 'sidecar / ceiling',
     'sidecar CPU s / MM2', 'sidecar peak RSS MiB (/ MM2)', 'sidecar heap', 'dup. / missing (sidecar)',
     ...(withOutage ? ['target outage (sidecar): frozen at, for; all on target after the thaw'] : []),
-    ...(withRestart ? ['rolling restart (sidecar): restart window; longest stall'] : []), 'details',
+    ...(withRestart ? ['rolling restart (sidecar): restart window; longest stall from the first stop on'] : []), 'details',
   ]
   const rows = results.map(result => {
     const sidecar = completed(result, 'sidecar')

@@ -116,7 +116,8 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
   // One preloaded source topic for every contender and run; the same-named target topic is
   // deleted and recreated empty before each contender (identity naming, as on the MM1 command line).
   await sourceAdmin.recreateTopic(topic, options.partitions, scenario?.compactedSource === true ? COMPACTED_TOPIC_CONFIGS : {})
-  context.defer(async () => await sourceAdmin.deleteTopics([topic]))
+  // The 3-node clusters are removed whole when the scenario ends.
+  if (nodes === undefined) context.defer(async () => await sourceAdmin.deleteTopics([topic]))
   const preloadStarted = performance.now()
   await preload({ bootstrap: source.bootstrap, topic, compression: options.compression, lingerMs: 50 }, shape, options.records)
   const preloaded = await sourceAdmin.endOffsetTotal(topic)
@@ -179,7 +180,7 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
           })
           figures.push(result)
           const outage = result.outage === undefined ? '' : `, target frozen ${result.outage.seconds.toFixed(1)} s at ${result.outage.atRecords} records, all on the target ${result.outage.resumedToDoneSeconds.toFixed(1)} s after`
-          const restart = result.rollingRestart === undefined ? '' : `, target nodes restarted in ${result.rollingRestart.windowSeconds.toFixed(1)} s from ${result.rollingRestart.atRecords} records, longest stall ${result.rollingRestart.longestStallSeconds.toFixed(2)} s (poll gap up to ${result.rollingRestart.longestPollGapSeconds.toFixed(2)} s), ${result.rollingRestart.lastBackToDoneSeconds < 0 ? `copy done ${(-result.rollingRestart.lastBackToDoneSeconds).toFixed(1)} s before the last node was back` : `all on the target ${result.rollingRestart.lastBackToDoneSeconds.toFixed(1)} s after the last node was back`}, duplicates ${result.duplicates}, missing ${result.missing}`
+          const restart = result.rollingRestart === undefined ? '' : `, target nodes restarted in ${result.rollingRestart.windowSeconds.toFixed(1)} s from ${result.rollingRestart.atRecords} records, longest stall ${result.rollingRestart.restartStallSeconds.toFixed(2)} s from the first stop on (${result.rollingRestart.longestStallSeconds.toFixed(2)} s over the copy) (poll gap up to ${result.rollingRestart.longestPollGapSeconds.toFixed(2)} s), ${result.rollingRestart.lastBackToDoneSeconds < 0 ? `copy done ${(-result.rollingRestart.lastBackToDoneSeconds).toFixed(1)} s before the last node was back` : `all on the target ${result.rollingRestart.lastBackToDoneSeconds.toFixed(1)} s after the last node was back`}, duplicates ${result.duplicates}, missing ${result.missing}`
           log(`run ${run} ${contender.name}: ${result.totalSeconds.toFixed(1)} s total, copy ${result.copySeconds.toFixed(1)} s, ${Math.round(result.recordsPerSecond)} records/s, ${result.cpuSeconds.toFixed(1)} CPU s, ${(result.peakRssBytes / 2 ** 20).toFixed(0)} MiB${outage}${restart}`)
         } catch (error) {
           const message = (error as Error).message ?? String(error)

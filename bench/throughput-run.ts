@@ -27,6 +27,8 @@ export interface RollingRestartFigures {
   readonly windowSeconds: number
   /** Last node back until every record was on the target; negative when the copy completed within the window. */
   readonly lastBackToDoneSeconds: number
+  /** The longest interval without progress on the target from the poll that started the restart until every record was there. */
+  readonly restartStallSeconds: number
   /** The longest interval without progress on the target over the copy phase (`longestStall`). */
   readonly longestStallSeconds: number
   /** When that stall began, after the first node's stop (negative: before the restart). */
@@ -266,11 +268,15 @@ function singleNode (cluster: BenchCluster): LocalCluster {
 /** The restart's figures of one run from its timeline and the polls up to the last record on the target. */
 export function restartFigures (atRecords: number, restart: RollingRestart, polls: readonly ProgressPoll[], startedAtMs: number, doneAtMs: number): RollingRestartFigures {
   const stall = longestStall(polls)
+  // From the last poll before the first stop (the one that started the restart): a stall the restart caused counts from there.
+  const before = polls.filter(poll => poll.atMs < restart.startedAtMs).at(-1)
+  const restartStall = longestStall([...(before === undefined ? [] : [before]), ...polls.filter(poll => poll.atMs >= restart.startedAtMs)])
   return {
     atRecords,
     startedAfterSeconds: (restart.startedAtMs - startedAtMs) / 1000,
     windowSeconds: (restart.endedAtMs - restart.startedAtMs) / 1000,
     lastBackToDoneSeconds: (doneAtMs - restart.endedAtMs) / 1000,
+    restartStallSeconds: restartStall?.seconds ?? Number.NaN,
     longestStallSeconds: stall?.seconds ?? Number.NaN,
     longestStallFromRestartSeconds: stall === undefined ? Number.NaN : (stall.fromMs - restart.startedAtMs) / 1000,
     longestPollGapSeconds: longestPollGapSeconds(polls),

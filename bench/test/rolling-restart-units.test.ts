@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { parseBenchArgs, UsageError } from '../bench-options.js'
 import { longestPollGapSeconds, longestStall, type ProgressPoll } from '../progress-stall.js'
-import { rollingRestartSection } from '../report.js'
+import { rollingRestartSection, throughputMarkdown, type Environment } from '../report.js'
 import { nodeClusterPorts } from '../rolling-restart.js'
 import { SCENARIOS } from '../scenarios.js'
 import { restartFigures, type ThroughputFigures } from '../throughput-run.js'
@@ -45,6 +45,11 @@ test('restart figures: window, catch-up after the last node, stall measured from
   assert.equal(figures.longestStallSeconds, 31.1)
   assert.equal(Math.round(figures.longestStallFromRestartSeconds * 10) / 10, 3.9)
   assert.equal(figures.longestPollGapSeconds, 31.1)
+  const stallBefore = restartFigures(3_400, restart, polls([1_000, 100], [8_000, 200], [9_900, 3_400], [10_500, 3_500], [12_500, 3_600], [13_000, 4_000], [45_000, 10_000]), 500, 45_000)
+  assert.equal(stallBefore.longestStallSeconds, 32, 'the copy\'s longest stall: the 13.0 s -> 45.0 s gap')
+  const startUpStall = restartFigures(3_400, restart, polls([1_000, 100], [8_000, 200], [9_900, 3_400], [10_500, 3_500], [12_500, 3_600], [13_000, 10_000]), 500, 13_000)
+  assert.deepEqual([startUpStall.longestStallSeconds, startUpStall.longestStallFromRestartSeconds], [7, -9], 'a stall before the restart is the copy\'s longest, 9 s before the first stop')
+  assert.equal(startUpStall.restartStallSeconds, 2, 'from the first stop on: counted from the poll that started the restart (9.9 s)')
   const early = restartFigures(3_400, restart, polls([9_000, 3_000], [20_000, 10_000]), 1_000, 20_000)
   assert.equal(early.lastBackToDoneSeconds, -20, 'a copy done within the window')
 })
@@ -79,12 +84,19 @@ test('the results table lists each restarted run, and a copy done within the res
   const run = (contender: string, lastBackToDoneSeconds: number): ThroughputFigures => ({
     contender, run: 1, records: 100_000, startupSeconds: 1, copySeconds: 10, totalSeconds: 11, recordsPerSecond: 10_000, steadyRecordsPerSecond: 10_000, mbPerSecond: 5,
     cpuSeconds: 1, copyCpuSeconds: 1, peakRssBytes: 2 ** 27, brokerCpuSeconds: 1, duplicates: 12, missing: 0,
-    rollingRestart: { atRecords: 34_000, startedAfterSeconds: 3, windowSeconds: 41.5, lastBackToDoneSeconds, longestStallSeconds: 3.75, longestStallFromRestartSeconds: 0.2, longestPollGapSeconds: 0.31, nodes: [] },
+    rollingRestart: { atRecords: 34_000, startedAfterSeconds: 3, windowSeconds: 41.5, lastBackToDoneSeconds, restartStallSeconds: 3.5, longestStallSeconds: 3.75, longestStallFromRestartSeconds: 0.2, longestPollGapSeconds: 0.31, nodes: [] },
   })
   const lines = rollingRestartSection([run('sidecar', 2.5), run('mm2', -30), { ...run('mm1', 1), rollingRestart: undefined }], name => name.toUpperCase()).join('\n')
   assert.match(lines, /## Rolling restart of the target/)
-  assert.match(lines, /\| SIDECAR \| 1 \| 34,000 \(34%\) \| 41\.5 \| 3\.75 \| 0\.2 \| 0\.31 \| 2\.5 \| 10,000 \| 12 \/ 0 \|/)
+  assert.match(lines, /\| SIDECAR \| 1 \| 34,000 \(34%\) \| 41\.5 \| 3\.50 \| 3\.75 \| 0\.2 \| 0\.31 \| 2\.5 \| 10,000 \| 12 \/ 0 \|/)
   assert.match(lines, /\| MM2 \| .* \| done 30\.0 s before \|/)
   assert.doesNotMatch(lines, /MM1/)
   assert.deepEqual(rollingRestartSection([{ ...run('sidecar', 1), rollingRestart: undefined }], name => name), [])
+})
+
+test('a result on the 3-node clusters names them in its versions line; the others keep the single-node clusters', () => {
+  const env = { date: 'd', cpuModel: 'cpu', cores: 2, memoryGiB: 1, node: 'v20', java: 'j', kafkaClusters: '4.1.1', kafkaMirrorMaker1: '3.9.1', gitCommit: 'abc', loadAverageAtStart: 1 } satisfies Environment
+  const options = parseBenchArgs(['--scenario', 'rolling-restart', '--no-ceiling'])
+  assert.match(throughputMarkdown(env, options, [], undefined, { clusters: 'two 3-node KRaft clusters, -Xmx384m per node' }), /Kafka brokers 4\.1\.1 \(two 3-node KRaft clusters, -Xmx384m per node\)/)
+  assert.match(throughputMarkdown(env, options, [], undefined, {}), /Kafka brokers 4\.1\.1 \(two single-node KRaft clusters/)
 })
