@@ -33,7 +33,7 @@ export interface RollingRestartFigures {
   readonly longestStallSeconds: number
   /** When that stall began, after the first node's stop (negative: before the restart). */
   readonly longestStallFromRestartSeconds: number
-  /** The longest time between two polls of this run: the stall's resolution. */
+  /** The longest time between two polls of this run's copy phase: the stall's resolution. */
   readonly longestPollGapSeconds: number
   /** Per node: stop, gone, started, replicas in sync, seconds after the first node's stop. */
   readonly nodes: RollingRestart['nodes']
@@ -95,7 +95,7 @@ export interface ThroughputContext {
   readonly log: (line: string) => void
 }
 
-/** CPU seconds of every broker process of `clusters` (a node restarted meanwhile counts from its new start). */
+/** CPU seconds of every broker process of `clusters`, each since its process started. */
 async function brokerCpu (clusters: readonly BenchCluster[]): Promise<number> {
   let total = 0
   for (const broker of clusters.flatMap<{ pid: () => Promise<number | undefined> }>(cluster => cluster instanceof LocalCluster ? [cluster] : [...cluster.nodes])) {
@@ -210,11 +210,12 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
     }
     doneAt ??= performance.now()
     if (restartTarget !== undefined && restart === undefined) throw new Error(`${contender.label} copied all ${context.records} records before the rolling restart could start; use more --records`)
-    // The next contender starts on a whole cluster: the restart ends (all replicas in sync) before this run does.
-    const restarted = restart === undefined ? undefined : await restart.done
     if (outageSeconds > 0 && outage === undefined) throw new Error(`${contender.label} copied all ${context.records} records before the target outage could start; use more --records`)
     const usage = sampler.stop()
-    const brokerCpuSeconds = await brokerCpu(brokers) - brokerCpuBefore
+    // A restarted node's CPU before its restart went with its process: no broker CPU for those runs.
+    const brokerCpuSeconds = restart === undefined ? await brokerCpu(brokers) - brokerCpuBefore : Number.NaN
+    // The next contender starts on a whole cluster, and what the mirror writes until the restart ends is read back with the rest.
+    const restarted = restart === undefined ? undefined : await restart.done
     const first = firstAt ?? doneAt
     const copySeconds = Math.max((doneAt - first) / 1000, 0.001)
     await stopChild(mirror)
@@ -279,7 +280,7 @@ export function restartFigures (atRecords: number, restart: RollingRestart, poll
     restartStallSeconds: restartStall?.seconds ?? Number.NaN,
     longestStallSeconds: stall?.seconds ?? Number.NaN,
     longestStallFromRestartSeconds: stall === undefined ? Number.NaN : (stall.fromMs - restart.startedAtMs) / 1000,
-    longestPollGapSeconds: longestPollGapSeconds(polls),
+    longestPollGapSeconds: longestPollGapSeconds(polls.filter(poll => poll.records > 0)),
     nodes: restart.nodes,
   }
 }
