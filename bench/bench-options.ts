@@ -112,10 +112,12 @@ export const USAGE = `usage: npm run bench -- [options]
                             run (e.g. a worktree of the previous commit: ../base/dist/src/bin/mirror-sidecar.js)
   --sidecar-arg ARG         extra sidecar argument (repeatable), e.g. --sidecar-arg=--metrics.partition.labels=false
   --scenario LIST           throughput scenarios, comma list or all: defaults, tuned, lz4-tuned, zstd-tuned,
-                            small-records, compacted, wide-area, none-compressible, gzip-compressible,
-                            snappy-compressible, lz4-compressible, zstd-compressible (compressible: those
-                            five); each fixes compression, producer settings and value size; results in
-                            scenario-<name>.md/.json and scenarios.md
+                            small-records, compacted, wide-area, rolling-restart, none-compressible,
+                            gzip-compressible, snappy-compressible, lz4-compressible, zstd-compressible
+                            (compressible: those five); each fixes compression, producer settings and value
+                            size; results in scenario-<name>.md/.json and scenarios.md. rolling-restart runs
+                            on two 3-node clusters at base ports KAFKA_BENCH_NODES_SOURCE_PORT (default
+                            21092) and KAFKA_BENCH_NODES_TARGET_PORT (default 31092), stopped at its end
   --memory-budget           run the sidecar (only) with node --max-old-space-size=128, the issue's budget
   --sidecar-heap-mib N      run the sidecar (only) with node --max-old-space-size=N
   --target-outage-seconds N throughput mode: in every contender run, once half of the records are on the
@@ -217,6 +219,9 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
   }
   if (v['memory-budget'] === true && v['sidecar-heap-mib'] !== undefined) throw new UsageError('--memory-budget is --sidecar-heap-mib 128; give one of them')
   const sidecarMaxOldSpaceMib = v['memory-budget'] === true ? 128 : v['sidecar-heap-mib'] === undefined ? undefined : positiveInteger('sidecar-heap-mib', v['sidecar-heap-mib'], 128)
+  if (v['target-outage-seconds'] !== undefined && scenarios.some(scenario => scenario.rollingRestart === true)) {
+    throw new UsageError(`--target-outage-seconds "${v['target-outage-seconds']}" freezes a single-node target; the rolling-restart scenario restarts its target's nodes instead: drop one of them`)
+  }
   if (v['target-outage-seconds'] !== undefined && (v.latency === true || scale)) throw new UsageError(`--target-outage-seconds is for the throughput mode; drop --${v.latency === true ? 'latency' : 'scale'}`)
   return Object.freeze({
     mode: v.latency === true ? 'latency' : scale ? 'scale' : 'throughput',

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { countTargetRecords, type TargetCount } from './target-count.js'
-import type { TopicAdmin } from './topic-admin.js'
+import type { AdminCluster, TopicAdmin } from './topic-admin.js'
 
 /**
  * Topic settings of the compacted scenario's source: small segments that roll during the preload
@@ -49,7 +49,7 @@ export function compactionSettled (offsetSpans: ReadonlyMap<number, number>, pre
  * changing it (the broker's cleaner looks for work every `log.cleaner.backoff.ms`, 15 s by
  * default), reading the topic with kcat each time; returns what is left: what a mirror must copy.
  */
-export async function waitForCompaction (bootstrap: string, topic: string, admin: TopicAdmin, timeoutMs: number, log: (line: string) => void): Promise<TargetCount & CompactionState> {
+export async function waitForCompaction (bootstrap: string, topic: string, admin: TopicAdmin<AdminCluster>, timeoutMs: number, log: (line: string) => void): Promise<TargetCount & CompactionState> {
   const started = performance.now()
   let previous: TargetCount | undefined
   for (;;) {

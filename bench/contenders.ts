@@ -24,6 +24,8 @@ export interface MirrorJob {
   readonly workDir: string
   /** Source commit interval (MM1 and sidecar `--offset.commit.interval.ms`, MM2 `offset.flush.interval.ms`); default each tool's own. */
   readonly commitIntervalMs?: number
+  /** Replication factor of the topics a contender creates for itself (MirrorMaker 2's internal topics); default 1, the single-node clusters. */
+  readonly replicationFactor?: number
 }
 
 /** The consumer group a sidecar or MirrorMaker 1 run commits in on the source (MM2 keeps its position in Connect). */
@@ -143,7 +145,7 @@ function mm2Aliases (job: MirrorJob): { source: string, target: string } {
  * MirrorMaker 2 in dedicated mode, data only: identity topic names, `tasks.max` = streams,
  * heartbeats, checkpoints, group and config sync off (offset syncs stay on: MM2 refuses to
  * configure its source connector without them while the checkpoint connector exists), internal topics with
- * replication factor 1. Cluster aliases are unique per run so no stored position is reused.
+ * the job's replication factor (1 by default). Cluster aliases are unique per run so no stored position is reused.
  */
 export function mirrorMaker2Contender (distribution: KafkaDistribution, heap: string, exactlyOnce = false): Contender {
   return {
@@ -169,13 +171,13 @@ export function mirrorMaker2Contender (distribution: KafkaDistribution, heap: st
         [`${s}->${t}.topics`]: job.topic.replace(/[.]/g, '\\\\.'),
         'replication.policy.class': 'org.apache.kafka.connect.mirror.IdentityReplicationPolicy',
         'tasks.max': job.streams,
-        'replication.factor': 1,
-        'checkpoints.topic.replication.factor': 1,
-        'heartbeats.topic.replication.factor': 1,
-        'offset-syncs.topic.replication.factor': 1,
-        'offset.storage.replication.factor': 1,
-        'status.storage.replication.factor': 1,
-        'config.storage.replication.factor': 1,
+        'replication.factor': job.replicationFactor ?? 1,
+        'checkpoints.topic.replication.factor': job.replicationFactor ?? 1,
+        'heartbeats.topic.replication.factor': job.replicationFactor ?? 1,
+        'offset-syncs.topic.replication.factor': job.replicationFactor ?? 1,
+        'offset.storage.replication.factor': job.replicationFactor ?? 1,
+        'status.storage.replication.factor': job.replicationFactor ?? 1,
+        'config.storage.replication.factor': job.replicationFactor ?? 1,
         'emit.heartbeats.enabled': 'false',
         'emit.checkpoints.enabled': 'false',
         'sync.group.offsets.enabled': 'false',

@@ -144,12 +144,15 @@ function table (header: readonly string[], rows: readonly (readonly string[])[])
   ].join('\n')
 }
 
-function environmentSection (env: Environment, options: BenchOptions): string {
+/** The clusters of every mode but the rolling-restart scenario. */
+const SINGLE_NODE_CLUSTERS = `two single-node KRaft clusters, -Xmx${process.env.KAFKA_HEAP ?? '512m'} each`
+
+function environmentSection (env: Environment, options: BenchOptions, clusters = SINGLE_NODE_CLUSTERS): string {
   return [
     `Taken ${env.date} at commit ${env.gitCommit}.`,
     '',
     `- Machine: ${env.cores} cores (${env.cpuModel}), ${env.memoryGiB} GiB memory; brokers, mirrors and the load generator share it. 1-minute load average ${env.loadAverageAtStart} at the start, ${env.loadAverageAtEnd ?? 'n/a'} at the end (above ${env.cores} means other work competed for the cores).`,
-    `- Versions: Node ${env.node}; ${env.java}; Kafka brokers ${env.kafkaClusters} (two single-node KRaft clusters, -Xmx${process.env.KAFKA_HEAP ?? '512m'} each); MirrorMaker 2 ${env.kafkaClusters}; MirrorMaker 1 ${env.kafkaMirrorMaker1}.`,
+    `- Versions: Node ${env.node}; ${env.java}; Kafka brokers ${env.kafkaClusters} (${clusters}); MirrorMaker 2 ${env.kafkaClusters}; MirrorMaker 1 ${env.kafkaMirrorMaker1}.`,
     `- Parameters: ${options.mode === 'throughput' ? `${options.records.toLocaleString('en-US')} records preloaded` : `${options.rateRecordsPerSecond.toLocaleString('en-US')} records/s for ${options.durationSeconds} s`}, ${options.keyBytes}-byte keys, ${options.valueBytes}-byte values, ${options.partitions} partitions, compression ${options.compression}, ${options.streams} streams (MM1 --num.streams, MM2 tasks.max, sidecar --num.streams), ${options.runs} run(s), medians reported.`,
     `- Every mirror: consumer auto.offset.reset=earliest from a fresh group; producer acks=all, compression.type=${options.compression}${Object.entries(options.producerProps).map(([k, v]) => `, ${k}=${v}`).join('')}, other settings at each tool's defaults. JVM heaps: -Xmx${options.javaHeap} for each mirror and tool JVM.`,
     ...(options.profile ? ['- The sidecar ran under `node --cpu-prof` (--profile): its figures include the profiler\'s overhead.'] : []),
@@ -163,6 +166,8 @@ export interface ThroughputExtras {
   readonly failures?: readonly ContenderFailure[]
   /** Every contender run; its target outage, if any, is tabled. */
   readonly runs?: readonly ThroughputFigures[]
+  /** The clusters, when not the two single-node ones, e.g. `two 3-node KRaft clusters, -Xmx384m per node`. */
+  readonly clusters?: string
 }
 
 export function throughputMarkdown (env: Environment, options: BenchOptions, contenders: readonly ThroughputMedians[], ceiling: CeilingMedians | undefined, extras: ThroughputExtras = {}): string {
@@ -181,7 +186,7 @@ export function throughputMarkdown (env: Environment, options: BenchOptions, con
   const sections = [
     extras.title === undefined ? '# Mirror benchmark: throughput' : `# Mirror benchmark: throughput, ${extras.title}`,
     '',
-    environmentSection(env, options),
+    environmentSection(env, options, extras.clusters),
     ...(extras.notes ?? []).map(note => `- ${note}`),
     '',
     '## Medians',
@@ -208,6 +213,7 @@ export function throughputMarkdown (env: Environment, options: BenchOptions, con
       }),
     ), '', 'Every run listed here completed: every record on the target after the outage. A run that did not is under *Runs that did not complete*.')
   }
+  sections.push(...rollingRestartSection(extras.runs ?? [], name => contenders.find(c => c.contender === name)?.label ?? name))
   if (failures.length > 0) {
     sections.push('', '## Runs that did not complete', '', table(['contender', 'run', 'reason'], failures.map(f => [f.contender, String(f.run), f.reason])), '', 'Medians above are over the runs that completed; the whole error with the mirror\'s log tail is in the JSON file.')
   }
@@ -216,6 +222,20 @@ export function throughputMarkdown (env: Environment, options: BenchOptions, con
   }
   sections.push('', READING_THROUGHPUT)
   return sections.join('\n') + '\n'
+}
+
+/** The runs with a rolling restart of the target: when, how long, the longest stall and the catch-up. */
+export function rollingRestartSection (runs: readonly ThroughputFigures[], label: (contender: string) => string): string[] {
+  const restarted = runs.filter(run => run.rollingRestart !== undefined)
+  if (restarted.length === 0) return []
+  return ['', '## Rolling restart of the target', '', table(
+    ['contender', 'run', 'first stop at (records on target)', 'restart window (s)', 'longest stall from the first stop on (s)', 'longest stall of the copy (s)', 'it began after the first stop (s)', 'longest poll gap (s)', 'all on target after the last node was back (s)', 'records/s', 'duplicates / missing'],
+    restarted.map(run => {
+      const r = run.rollingRestart!
+      return [label(run.contender), String(run.run), `${thousands(r.atRecords)} (${(r.atRecords / run.records * 100).toFixed(0)}%)`, fixed(r.windowSeconds, 1), fixed(r.restartStallSeconds, 2), fixed(r.longestStallSeconds, 2), fixed(r.longestStallFromRestartSeconds, 1), fixed(r.longestPollGapSeconds, 2),
+        r.lastBackToDoneSeconds < 0 ? `done ${fixed(-r.lastBackToDoneSeconds, 1)} s before` : fixed(r.lastBackToDoneSeconds, 1), thousands(run.recordsPerSecond), `${thousands(run.duplicates)} / ${thousands(run.missing)}`]
+    }),
+  ), '', '*Restart window*: from the SIGTERM to the first node until the last node was back with every replica of the cluster in sync. *Longest stall*: the longest time between two polls of the target\'s end offsets that saw the count grow, from the poll that started the restart on, and over the whole copy phase (with when it began: negative, before the first stop); each is accurate to the *longest poll gap* of the run (a stall of S seconds lasted between S minus that gap and S). Every run listed here completed; one that did not is under *Runs that did not complete*.']
 }
 
 /** With exactly-once contenders: ours against our at-least-once run and against MirrorMaker 2 exactly-once, same run. */

@@ -14,6 +14,7 @@ import { mirrorMaker1Contender, mirrorMaker2Contender, sidecarContender, type Co
 import { runLatency, type LatencyFigures } from './latency-run.js'
 import { renderHeapProfileSummary, renderProfileSummary } from './profile-summary.js'
 import { describeEnvironment, latencyMarkdown, latencyMedians, throughputMarkdown } from './report.js'
+import { ROLLING_RESTART_NODES } from './rolling-restart.js'
 import { runScenario, type ScenarioContext, type ScenarioResult } from './scenario-run.js'
 import { scenarioSummaryMarkdown } from './scenario-report.js'
 import { preloadScale, runScale, scaleMarkdown, scaleTopics, type ScaleFigures } from './scale-run.js'
@@ -156,7 +157,10 @@ async function main (options: BenchOptions): Promise<void> {
     const files = (result: ScenarioResult): string => result.scenario === undefined ? 'latest' : `scenario-${result.scenario.name}`
     const write = async (result: ScenarioResult): Promise<void> => {
       env.loadAverageAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100
-      const extras = { ...(result.scenario === undefined ? {} : { title: result.scenario.title }), notes: result.notes, failures: result.failures, runs: result.figures }
+      const extras = {
+        ...(result.scenario === undefined ? {} : { title: result.scenario.title }),
+        ...(result.scenario?.rollingRestart === true ? { clusters: `two ${ROLLING_RESTART_NODES}-node KRaft clusters, -Xmx${process.env.KAFKA_NODE_HEAP ?? '384m'} per node` } : {}),
+        notes: result.notes, failures: result.failures, runs: result.figures }
       const markdown = throughputMarkdown(env, result.options, result.medians, result.ceiling, extras)
       const json = {
         kind: 'throughput', ...(result.scenario === undefined ? {} : { scenario: result.scenario }), environment: env, options: result.options, ceilingProducerProps: CEILING_PRODUCER_PROPS,

@@ -26,6 +26,13 @@ function outageCell (result: ScenarioResult): string {
   return runs.map(run => `${(run.outage!.atRecords / run.records * 100).toFixed(0)}%, ${run.outage!.seconds.toFixed(1)} s; ${run.outage!.resumedToDoneSeconds.toFixed(1)} s`).join(' / ')
 }
 
+/** The sidecar's rolling restarts of a scenario, one per run: `window 41.2 s; stall 3.75 s`. */
+function restartCell (result: ScenarioResult): string {
+  const runs = result.figures.filter(run => run.contender === 'sidecar' && run.rollingRestart !== undefined)
+  if (runs.length === 0) return 'n/a'
+  return runs.map(run => `window ${run.rollingRestart!.windowSeconds.toFixed(1)} s; stall ${run.rollingRestart!.restartStallSeconds.toFixed(2)} s`).join(' / ')
+}
+
 /**
  * One row per scenario, every figure from the same invocation: records/s of each contender and the
  * ceiling, the sidecar's ratios against each of them, and its CPU and peak RSS against MirrorMaker 2's.
@@ -34,11 +41,13 @@ export function scenarioSummaryMarkdown (env: Environment, results: readonly Sce
   const contenders = [...new Set(results.flatMap(result => result.medians.map(m => m.contender)))]
   const others = contenders.filter(name => name !== 'sidecar')
   const withOutage = results.some(result => result.figures.some(run => run.outage !== undefined))
+  const withRestart = results.some(result => result.figures.some(run => run.rollingRestart !== undefined))
   const header = [
     'scenario', ...contenders.map(name => `${SHORT_NAMES[name] ?? name} records/s`), 'ceiling records/s',
     ...others.map(name => `sidecar / ${SHORT_NAMES[name] ?? name}`), 'sidecar / ceiling',
     'sidecar CPU s / MM2', 'sidecar peak RSS MiB (/ MM2)', 'sidecar heap', 'dup. / missing (sidecar)',
-    ...(withOutage ? ['target outage (sidecar): frozen at, for; all on target after the thaw'] : []), 'details',
+    ...(withOutage ? ['target outage (sidecar): frozen at, for; all on target after the thaw'] : []),
+    ...(withRestart ? ['rolling restart (sidecar): restart window; longest stall from the first stop on'] : []), 'details',
   ]
   const rows = results.map(result => {
     const sidecar = completed(result, 'sidecar')
@@ -54,6 +63,7 @@ export function scenarioSummaryMarkdown (env: Environment, results: readonly Sce
       result.medians.find(m => m.contender === 'sidecar')?.heap ?? 'n/a',
       sidecar === undefined ? 'n/a' : `${thousands(sidecar.maxDuplicates)} / ${thousands(sidecar.maxMissing)}`,
       ...(withOutage ? [outageCell(result)] : []),
+      ...(withRestart ? [restartCell(result)] : []),
       files(result),
     ]
   })

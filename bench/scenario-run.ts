@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import type { LocalCluster } from '../scripts/local-kafka/clusters.js'
+import type { LocalCluster, NodeCluster } from '../scripts/local-kafka/clusters.js'
 import type { KafkaDistribution } from '../scripts/local-kafka/kafka-distribution.js'
 import type { BenchOptions } from './bench-options.js'
 import { runCeiling, type CeilingFigures } from './ceiling-run.js'
@@ -9,9 +9,10 @@ import { preload, type RecordShape } from './kcat-producer.js'
 import { ceilingMedians, throughputMedians, type CeilingMedians, type ThroughputMedians } from './report.js'
 import { runOrder } from './run-order.js'
 import { COMPACTED_KEY_REPEATS, type Scenario } from './scenarios.js'
-import { runThroughput, type ContenderFailure, type ThroughputFigures } from './throughput-run.js'
+import { benchNodeClusters, nodeClusterPorts, ROLLING_RESTART_NODES, rollingRestartNote } from './rolling-restart.js'
+import { POLL_INTERVAL_MS, runThroughput, type BenchCluster, type ContenderFailure, type ThroughputFigures } from './throughput-run.js'
 import { outageNote } from './target-outage.js'
-import { TopicAdmin } from './topic-admin.js'
+import { TopicAdmin, type AdminCluster } from './topic-admin.js'
 import { startWideAreaTarget } from './wide-area-target.js'
 
 
@@ -62,24 +63,61 @@ export function scenarioOptions (options: BenchOptions, scenario: Scenario | und
 }
 
 /**
+ * Starts the rolling-restart scenario's two 3-node clusters (stopped, data removed, by `stop()`,
+ * also on Ctrl-C) with an admin on each creating topics of replication factor 3.
+ */
+async function startNodeClusters (context: ScenarioContext): Promise<{ source: NodeCluster, target: NodeCluster, sourceAdmin: TopicAdmin<NodeCluster>, targetAdmin: TopicAdmin<NodeCluster>, stop: () => Promise<void> }> {
+  const clusters = benchNodeClusters()
+  const sourceAdmin = new TopicAdmin(clusters.source, ROLLING_RESTART_NODES)
+  const targetAdmin = new TopicAdmin(clusters.target, ROLLING_RESTART_NODES)
+  let stopped = false
+  const stop = async (): Promise<void> => {
+    if (stopped) return
+    stopped = true
+    await sourceAdmin.stop()
+    await targetAdmin.stop()
+    await clusters.source.stop()
+    await clusters.target.stop()
+    context.log(`stopped the ${ROLLING_RESTART_NODES}-node clusters ${clusters.source.options.name} and ${clusters.target.options.name}`)
+  }
+  context.defer(stop)
+  context.log(`starting ${ROLLING_RESTART_NODES}-node clusters ${clusters.source.options.name} (${clusters.source.bootstrap}) and ${clusters.target.options.name} (${clusters.target.bootstrap})`)
+  await clusters.source.start()
+  await clusters.target.start()
+  await sourceAdmin.start()
+  await targetAdmin.start()
+  return { source: clusters.source, target: clusters.target, sourceAdmin, targetAdmin, stop }
+}
+
+/**
  * Preloads this configuration's source topic (compacted and cleaned first, for that scenario),
  * starts the wide-area target and proxy (for that scenario), then per run measures the ceiling and
  * every contender, and removes its topics (and the wide-area cluster) again.
  */
 export async function runScenario (scenario: Scenario | undefined, baseOptions: BenchOptions, context: ScenarioContext): Promise<ScenarioResult> {
   const options = scenarioOptions(baseOptions, scenario)
-  const { id, log, source, sourceAdmin } = context
+  const { id, log } = context
+  let source: BenchCluster = context.source
+  let sourceAdmin: TopicAdmin<AdminCluster> = context.sourceAdmin
   const topic = scenario === undefined ? `bench-${id}` : `bench-${id}-${scenario.name}`
   const notes: string[] = []
   const distinctKeys = scenario?.compactedSource === true ? Math.max(1, Math.floor(options.records / COMPACTED_KEY_REPEATS)) : undefined
   const shape: RecordShape = { keyBytes: options.keyBytes, valueBytes: options.valueBytes, ...(distinctKeys === undefined ? {} : { distinctKeys }), ...(scenario?.compressibleValues === true ? { compressibleValues: true } : {}) }
   const recordBytes = options.keyBytes + options.valueBytes
   if (scenario !== undefined) log(`scenario ${scenario.name}: ${scenario.title}`)
+  let nodes: Awaited<ReturnType<typeof startNodeClusters>> | undefined
+  if (scenario?.rollingRestart === true) {
+    nodes = await startNodeClusters(context)
+    source = nodes.source
+    sourceAdmin = nodes.sourceAdmin
+    notes.push(rollingRestartNote(nodeClusterPorts(), POLL_INTERVAL_MS))
+  }
 
   // One preloaded source topic for every contender and run; the same-named target topic is
   // deleted and recreated empty before each contender (identity naming, as on the MM1 command line).
   await sourceAdmin.recreateTopic(topic, options.partitions, scenario?.compactedSource === true ? COMPACTED_TOPIC_CONFIGS : {})
-  context.defer(async () => await sourceAdmin.deleteTopics([topic]))
+  // The 3-node clusters are removed whole when the scenario ends.
+  if (nodes === undefined) context.defer(async () => await sourceAdmin.deleteTopics([topic]))
   const preloadStarted = performance.now()
   await preload({ bootstrap: source.bootstrap, topic, compression: options.compression, lingerMs: 50 }, shape, options.records)
   const preloaded = await sourceAdmin.endOffsetTotal(topic)
@@ -94,8 +132,8 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
     notes.push(`Source topic ${Object.entries(COMPACTED_TOPIC_CONFIGS).map(([k, v]) => `${k}=${v}`).join(', ')}; ${preloaded.toLocaleString('en-US')} records preloaded with ${distinctKeys!.toLocaleString('en-US')} keys (each written ${COMPACTED_KEY_REPEATS} times); mirrored after the log cleaner had left offset gaps in all ${left.partitions} partitions: ${left.records.toLocaleString('en-US')} records (${left.distinctKeys.toLocaleString('en-US')} distinct keys) over ${preloaded.toLocaleString('en-US')} offsets. Rates, ratios and the ceiling are over the ${left.records.toLocaleString('en-US')} records left.`)
   }
 
-  let target = context.target
-  let targetAdmin = context.targetAdmin
+  let target: BenchCluster = nodes?.target ?? context.target
+  let targetAdmin: TopicAdmin<AdminCluster> = nodes?.targetAdmin ?? context.targetAdmin
   let mirrorTargetBootstrap = target.bootstrap
   let stopWideArea: (() => Promise<void>) | undefined
   if (scenario !== undefined && scenario.wideAreaDelayMs > 0) {
@@ -118,6 +156,7 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
     sourceBootstrap: source.bootstrap, targetBootstrap: mirrorTargetBootstrap, topic, streams: options.streams,
     compression: options.compression, producerProps: options.producerProps, tag, workDir: join(context.workDir, tag + '-' + contender),
     ...(options.commitIntervalMs === undefined ? {} : { commitIntervalMs: options.commitIntervalMs }),
+    ...(nodes === undefined ? {} : { replicationFactor: ROLLING_RESTART_NODES }),
   })
   try {
     for (let run = 1; run <= options.runs; run++) {
@@ -137,11 +176,12 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
         try {
           const result = await runThroughput(contender, job(`${tag}${contender.name}`, contender.name), run, {
             source, target, sourceAdmin, targetAdmin, records: sourceRecords, distinctKeys: sourceDistinctKeys, recordBytes, partitions: options.partitions,
-            timeoutMs: options.timeoutSeconds * 1000, verify: options.verify, targetOutageSeconds: options.targetOutageSeconds, log,
+            timeoutMs: options.timeoutSeconds * 1000, verify: options.verify, targetOutageSeconds: options.targetOutageSeconds, rollingRestart: nodes !== undefined, log,
           })
           figures.push(result)
           const outage = result.outage === undefined ? '' : `, target frozen ${result.outage.seconds.toFixed(1)} s at ${result.outage.atRecords} records, all on the target ${result.outage.resumedToDoneSeconds.toFixed(1)} s after`
-          log(`run ${run} ${contender.name}: ${result.totalSeconds.toFixed(1)} s total, copy ${result.copySeconds.toFixed(1)} s, ${Math.round(result.recordsPerSecond)} records/s, ${result.cpuSeconds.toFixed(1)} CPU s, ${(result.peakRssBytes / 2 ** 20).toFixed(0)} MiB${outage}`)
+          const restart = result.rollingRestart === undefined ? '' : `, target nodes restarted in ${result.rollingRestart.windowSeconds.toFixed(1)} s from ${result.rollingRestart.atRecords} records, longest stall ${result.rollingRestart.restartStallSeconds.toFixed(2)} s from the first stop on (${result.rollingRestart.longestStallSeconds.toFixed(2)} s over the copy) (poll gap up to ${result.rollingRestart.longestPollGapSeconds.toFixed(2)} s), ${result.rollingRestart.lastBackToDoneSeconds < 0 ? `copy done ${(-result.rollingRestart.lastBackToDoneSeconds).toFixed(1)} s before the last node was back` : `all on the target ${result.rollingRestart.lastBackToDoneSeconds.toFixed(1)} s after the last node was back`}, duplicates ${result.duplicates}, missing ${result.missing}`
+          log(`run ${run} ${contender.name}: ${result.totalSeconds.toFixed(1)} s total, copy ${result.copySeconds.toFixed(1)} s, ${Math.round(result.recordsPerSecond)} records/s, ${result.cpuSeconds.toFixed(1)} CPU s, ${(result.peakRssBytes / 2 ** 20).toFixed(0)} MiB${outage}${restart}`)
         } catch (error) {
           const message = (error as Error).message ?? String(error)
           failures.push({ contender: contender.name, run, reason: failureReason(message), message })
@@ -153,6 +193,7 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
     await targetAdmin.deleteTopics([topic])
     await sourceAdmin.deleteTopics([topic])
     await stopWideArea?.()
+    await nodes?.stop()
   }
   return {
     scenario,

@@ -9,7 +9,7 @@ export const WIDE_AREA_DELAY_MS = 25
 /** The compressible scenarios, one per codec of the source (and of the mirrors' producers). */
 export const CompressibleScenarioNames = ['none-compressible', 'gzip-compressible', 'snappy-compressible', 'lz4-compressible', 'zstd-compressible'] as const
 
-export const ScenarioNames = ['defaults', 'tuned', 'lz4-tuned', 'zstd-tuned', 'small-records', 'compacted', 'wide-area', ...CompressibleScenarioNames] as const
+export const ScenarioNames = ['defaults', 'tuned', 'lz4-tuned', 'zstd-tuned', 'small-records', 'compacted', 'wide-area', 'rolling-restart', ...CompressibleScenarioNames] as const
 export type ScenarioName = typeof ScenarioNames[number]
 
 /**
@@ -35,6 +35,11 @@ export interface Scenario {
   readonly wideAreaDelayMs: number
   /** Values compress about 100x (zero-padded record numbers): the memory-budget case of a well-compressing source. */
   readonly compressibleValues?: boolean
+  /**
+   * Source and target are 3-node clusters (replication factor 3, min.insync.replicas 2) instead of
+   * the single-node ones, and the target's nodes are restarted one by one in every contender run.
+   */
+  readonly rollingRestart?: boolean
 }
 
 const base = { compression: 'none', producerProps: {}, valueBytes: 512, compactedSource: false, wideAreaDelayMs: 0 } as const
@@ -57,6 +62,7 @@ export const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = Object.freeze
   'small-records': { ...base, name: 'small-records', title: 'small records: 16 + 100 bytes, defaults', valueBytes: 100 },
   compacted: { ...base, name: 'compacted', title: 'compacted source: cleanup.policy=compact, every key 4 times, offset gaps after compaction', compactedSource: true },
   ...compressibleScenarios(),
+  'rolling-restart': { ...base, name: 'rolling-restart', title: 'rolling restart: tuned producers on 3-node clusters, the target\'s nodes restarted one by one from a third of the copy', producerProps: TUNED_PRODUCER_PROPS, rollingRestart: true },
   'wide-area': { ...base, name: 'wide-area', title: `wide area: a loopback proxy adds ${WIDE_AREA_DELAY_MS} ms each way to the target, tuned producers`, producerProps: TUNED_PRODUCER_PROPS, wideAreaDelayMs: WIDE_AREA_DELAY_MS },
 })
 

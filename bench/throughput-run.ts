@@ -1,13 +1,43 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { LocalCluster } from '../scripts/local-kafka/clusters.js'
+import { LocalCluster, type NodeCluster } from '../scripts/local-kafka/clusters.js'
 import { stopChild } from './child-registry.js'
 import type { Contender, MirrorJob } from './contenders.js'
 import { readProcessUsage, UsageSampler } from './process-usage.js'
+import { longestPollGapSeconds, longestStall, type ProgressPoll } from './progress-stall.js'
+import { restartNodesInTurn, type RollingRestart } from './rolling-restart.js'
 import { countTargetRecords } from './target-count.js'
 import { freezeTarget, type OutageFigures } from './target-outage.js'
-import type { TopicAdmin } from './topic-admin.js'
+import type { AdminCluster, TopicAdmin } from './topic-admin.js'
+
+/** A cluster the benchmark copies from or to: single-node (`LocalCluster`) or several nodes (`NodeCluster`). */
+export type BenchCluster = LocalCluster | NodeCluster
+
+/** How often the benchmark polls the target's end offsets while a copy runs, ms. */
+export const POLL_INTERVAL_MS = 100
+
+/** What the restart of the target's nodes during one contender run did, in seconds. */
+export interface RollingRestartFigures {
+  /** Records on the target when the first node was stopped (the first poll at or past a third). */
+  readonly atRecords: number
+  /** Mirror start until the first node's stop. */
+  readonly startedAfterSeconds: number
+  /** First node's stop until the last node was back with every replica in sync: the restart window. */
+  readonly windowSeconds: number
+  /** Last node back until every record was on the target; negative when the copy completed within the window. */
+  readonly lastBackToDoneSeconds: number
+  /** The longest interval without progress on the target from the poll that started the restart until every record was there. */
+  readonly restartStallSeconds: number
+  /** The longest interval without progress on the target over the copy phase (`longestStall`). */
+  readonly longestStallSeconds: number
+  /** When that stall began, after the first node's stop (negative: before the restart). */
+  readonly longestStallFromRestartSeconds: number
+  /** The longest time between two polls of this run's copy phase: the stall's resolution. */
+  readonly longestPollGapSeconds: number
+  /** Per node: stop, gone, started, replicas in sync, seconds after the first node's stop. */
+  readonly nodes: RollingRestart['nodes']
+}
 
 /** Figures of one contender copying the preloaded topic once. */
 export interface ThroughputFigures {
@@ -40,13 +70,15 @@ export interface ThroughputFigures {
   readonly missing: number
   /** With `--target-outage-seconds`: when the target was frozen and how long the catch-up took. */
   readonly outage?: OutageFigures
+  /** The rolling-restart scenario: the restart window, the longest stall and the catch-up. */
+  readonly rollingRestart?: RollingRestartFigures
 }
 
 export interface ThroughputContext {
-  readonly source: LocalCluster
-  readonly target: LocalCluster
-  readonly targetAdmin: TopicAdmin
-  readonly sourceAdmin: TopicAdmin
+  readonly source: BenchCluster
+  readonly target: BenchCluster
+  readonly targetAdmin: TopicAdmin<AdminCluster>
+  readonly sourceAdmin: TopicAdmin<AdminCluster>
   /** Records a complete copy puts on the target (the preload, or what compaction left of it). */
   readonly records: number
   /** Distinct keys among them (every record has its own key except on a compacted source). */
@@ -58,13 +90,16 @@ export interface ThroughputContext {
   readonly verify: boolean
   /** Freeze the target broker for this many seconds once half of the records are on it (0 or absent: no outage). */
   readonly targetOutageSeconds?: number
+  /** Restart the target's nodes one by one once a third of the records are on it (a `NodeCluster` target only). */
+  readonly rollingRestart?: boolean
   readonly log: (line: string) => void
 }
 
-async function brokerCpu (clusters: readonly LocalCluster[]): Promise<number> {
+/** CPU seconds of every broker process of `clusters`, each since its process started. */
+async function brokerCpu (clusters: readonly BenchCluster[]): Promise<number> {
   let total = 0
-  for (const cluster of clusters) {
-    const pid = await cluster.pid()
+  for (const broker of clusters.flatMap<{ pid: () => Promise<number | undefined> }>(cluster => cluster instanceof LocalCluster ? [cluster] : [...cluster.nodes])) {
+    const pid = await broker.pid()
     if (pid !== undefined) total += readProcessUsage(pid)?.cpuSeconds ?? 0
   }
   return total
@@ -108,6 +143,12 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
   const outageSeconds = context.targetOutageSeconds ?? 0
   let outage: { atRecords: number, frozenAt: number, resumedAt: number } | undefined
   let pollFailed = false
+  const restartTarget = context.rollingRestart === true ? context.target : undefined
+  if (restartTarget !== undefined && restartTarget instanceof LocalCluster) throw new Error('the rolling restart needs a target of several nodes (NodeCluster)')
+  const outageTarget = outageSeconds > 0 ? singleNode(context.target) : undefined
+  /** Every successful poll, for the longest stall. */
+  const polls: ProgressPoll[] = []
+  let restart: PendingRestart | undefined
   try {
     for (;;) {
       let copied: number
@@ -122,6 +163,8 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
         continue
       }
       const now = performance.now()
+      polls.push({ atMs: now, records: copied })
+      if (restart?.error !== undefined) throw restart.error
       if (contender.exactlyOnce === true) {
         if (reached.length === 0 || copied > (reached[reached.length - 1] as { copied: number }).copied) reached.push({ at: now, copied })
         // End offsets count markers: done is when a read_committed reader sees every record; the time is when the offsets first stood where they stood then.
@@ -136,28 +179,43 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
       }
       if (tenPercent === undefined && copied >= context.records * 0.1) tenPercent = { at: now, copied }
       if (ninetyPercent === undefined && copied >= context.records * 0.9) ninetyPercent = { at: now, copied }
-      if (outageSeconds > 0 && outage === undefined && copied >= context.records / 2) {
+      if (outageTarget !== undefined && outage === undefined && copied >= context.records / 2) {
         // The first poll at or past half: a copy already complete got no outage in the middle, and does not count.
         if (copied >= context.records) throw new Error(`${contender.label} copied all ${context.records} records before the target outage could start (the first poll past half saw ${copied}); use more --records`)
         const frozenAt = performance.now()
         context.log(`${contender.name}: ${copied} of ${context.records} records on the target; freezing the target broker for ${outageSeconds} s`)
-        await freezeTarget(context.target, outageSeconds, () => mirror.hasExited())
+        await freezeTarget(outageTarget, outageSeconds, () => mirror.hasExited())
         outage = { atRecords: copied, frozenAt, resumedAt: performance.now() }
         context.log(`${contender.name}: target broker running again`)
         continue
+      }
+      if (restartTarget !== undefined && restart === undefined && copied >= context.records / 3) {
+        // The first poll at or past a third: a copy already complete got no restart in the middle, and does not count.
+        if (copied >= context.records) throw new Error(`${contender.label} copied all ${context.records} records before the rolling restart could start (the first poll past a third saw ${copied}); use more --records`)
+        context.log(`${contender.name}: ${copied} of ${context.records} records on the target; restarting the target's nodes one by one`)
+        const started = { atRecords: copied, done: restartNodesInTurn(restartTarget, context.log, () => mirror.hasExited()) } as PendingRestart
+        // Read at every poll: a failed restart ends the run with its error.
+        started.done.catch((error: unknown) => { started.error = error ?? new Error('rolling restart failed') })
+        restart = started
       }
       if (copied >= context.records && contender.exactlyOnce !== true) break
       if (mirror.hasExited()) {
         throw new Error(`${contender.label} exited after copying ${copied} of ${context.records} records; log ${job.workDir}:\n${await logTail(join(job.workDir, `${contender.name}.log`))}`)
       }
       if (now - startedAt > context.timeoutMs) throw new Error(`${contender.label} copied ${copied} of ${context.records} records in ${Math.round(context.timeoutMs / 1000)} s; giving up (see ${job.workDir})`)
-      // Close to half, poll often: a fast copy must not pass the middle between two polls.
-      await sleep(outageSeconds > 0 && outage === undefined && copied >= context.records * 0.3 ? 5 : 100)
+      // Close to half (to a third for the restart), poll often: a fast copy must not pass it between two polls.
+      const nearOutage = outageSeconds > 0 && outage === undefined && copied >= context.records * 0.3
+      const nearRestart = restartTarget !== undefined && restart === undefined && copied >= context.records * 0.25
+      await sleep(nearOutage || nearRestart ? 5 : POLL_INTERVAL_MS)
     }
     doneAt ??= performance.now()
+    if (restartTarget !== undefined && restart === undefined) throw new Error(`${contender.label} copied all ${context.records} records before the rolling restart could start; use more --records`)
     if (outageSeconds > 0 && outage === undefined) throw new Error(`${contender.label} copied all ${context.records} records before the target outage could start; use more --records`)
     const usage = sampler.stop()
-    const brokerCpuSeconds = await brokerCpu(brokers) - brokerCpuBefore
+    // A restarted node's CPU before its restart went with its process: no broker CPU for those runs.
+    const brokerCpuSeconds = restart === undefined ? await brokerCpu(brokers) - brokerCpuBefore : Number.NaN
+    // The next contender starts on a whole cluster, and what the mirror writes until the restart ends is read back with the rest.
+    const restarted = restart === undefined ? undefined : await restart.done
     const first = firstAt ?? doneAt
     const copySeconds = Math.max((doneAt - first) / 1000, 0.001)
     await stopChild(mirror)
@@ -182,6 +240,7 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
       // Extra copies beyond the source's own repeats of a key, and source keys absent from the target.
       duplicates: (onTarget.records - onTarget.distinctKeys) - (context.records - context.distinctKeys),
       missing: context.distinctKeys - onTarget.distinctKeys,
+      ...(restart === undefined || restarted === undefined ? {} : { rollingRestart: restartFigures(restart.atRecords, restarted, polls.filter(poll => poll.atMs <= doneAt!), startedAt, doneAt) }),
       ...(outage === undefined
         ? {}
         : { outage: { seconds: (outage.resumedAt - outage.frozenAt) / 1000, atRecords: outage.atRecords, frozenAtSeconds: (outage.frozenAt - startedAt) / 1000, resumedToDoneSeconds: (doneAt - outage.resumedAt) / 1000 } }),
@@ -189,7 +248,40 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
   } finally {
     sampler.stop()
     await stopChild(mirror)
+    // A run that failed mid-restart still leaves the target whole for the next one.
+    await restart?.done.catch((error: unknown) => { context.log(`${contender.name}: rolling restart failed: ${(error as Error).message}`) })
     await deleteOwnTopics(contender, job, context)
+  }
+}
+
+/** A rolling restart under way beside the polls; `error` is set once it failed. */
+interface PendingRestart {
+  readonly atRecords: number
+  readonly done: Promise<RollingRestart>
+  error?: unknown
+}
+
+function singleNode (cluster: BenchCluster): LocalCluster {
+  if (!(cluster instanceof LocalCluster)) throw new Error('--target-outage-seconds freezes a single-node target; this scenario runs on several nodes')
+  return cluster
+}
+
+/** The restart's figures of one run from its timeline and the polls up to the last record on the target. */
+export function restartFigures (atRecords: number, restart: RollingRestart, polls: readonly ProgressPoll[], startedAtMs: number, doneAtMs: number): RollingRestartFigures {
+  const stall = longestStall(polls)
+  // From the last poll before the first stop (the one that started the restart): a stall the restart caused counts from there.
+  const before = polls.filter(poll => poll.atMs < restart.startedAtMs).at(-1)
+  const restartStall = longestStall([...(before === undefined ? [] : [before]), ...polls.filter(poll => poll.atMs >= restart.startedAtMs)])
+  return {
+    atRecords,
+    startedAfterSeconds: (restart.startedAtMs - startedAtMs) / 1000,
+    windowSeconds: (restart.endedAtMs - restart.startedAtMs) / 1000,
+    lastBackToDoneSeconds: (doneAtMs - restart.endedAtMs) / 1000,
+    restartStallSeconds: restartStall?.seconds ?? Number.NaN,
+    longestStallSeconds: stall?.seconds ?? Number.NaN,
+    longestStallFromRestartSeconds: stall === undefined ? Number.NaN : (stall.fromMs - restart.startedAtMs) / 1000,
+    longestPollGapSeconds: longestPollGapSeconds(polls.filter(poll => poll.records > 0)),
+    nodes: restart.nodes,
   }
 }
 

@@ -1,15 +1,26 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import type { ClusterConnection } from '../src/config/cluster-connection.js'
 import type { LocalCluster } from '../scripts/local-kafka/clusters.js'
 import { createKafkaClient } from '../src/kafka/client.js'
 
 type Admin = ReturnType<ReturnType<typeof createKafkaClient>['admin']>
 
-/** One connected admin client of a local cluster: topic create/delete and end offsets. */
-export class TopicAdmin {
+/** What the admin needs of a local cluster, single-node (`LocalCluster`) or several nodes (`NodeCluster`). */
+export interface AdminCluster {
+  readonly options: { readonly name: string }
+  readonly bootstrap: string
+  connection (clientId?: string): ClusterConnection
+}
+
+/**
+ * One connected admin client of a local cluster: topic create/delete and end offsets. Topics it
+ * creates have `replicationFactor` replicas (default 1, the single-node clusters).
+ */
+export class TopicAdmin<C extends AdminCluster = LocalCluster> {
   readonly #admin: Admin
   #connected = false
 
-  constructor (readonly cluster: LocalCluster) {
+  constructor (readonly cluster: C, readonly replicationFactor = 1) {
     this.#admin = createKafkaClient(cluster.connection(`bench-admin-${cluster.options.name}`)).admin()
   }
 
@@ -34,7 +45,7 @@ export class TopicAdmin {
    */
   async createTopics (topics: readonly string[], partitions: number, configs: Readonly<Record<string, string>> = {}): Promise<void> {
     const configEntries = Object.entries(configs).map(([name, value]) => ({ name, value }))
-    await this.#admin.createTopics({ waitForLeaders: false, topics: topics.map(topic => ({ topic, numPartitions: partitions, replicationFactor: 1, configEntries })) })
+    await this.#admin.createTopics({ waitForLeaders: false, topics: topics.map(topic => ({ topic, numPartitions: partitions, replicationFactor: this.replicationFactor, configEntries })) })
   }
 
   async listTopics (): Promise<string[]> {
@@ -66,7 +77,7 @@ export class TopicAdmin {
     const deadline = Date.now() + 60_000
     for (;;) {
       try {
-        await this.#admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: partitions, replicationFactor: 1, configEntries }] })
+        await this.#admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: partitions, replicationFactor: this.replicationFactor, configEntries }] })
         if ((await this.endOffsetTotal(topic)) === 0) return
       } catch (error) {
         if (Date.now() > deadline) throw error
