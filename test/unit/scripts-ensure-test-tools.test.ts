@@ -128,7 +128,7 @@ test('ensure-test-tools: no apt-get, an install that did not help, or no Java: o
   })
   assert.deepEqual(noJava.calls(), [])
   // A Java runtime without the compiler: the probe of Kafka's client library cannot be compiled.
-  const noJavac = fakePath(t, { tools: ['kcat', 'promtool', 'prometheus', 'openssl', 'java', 'javac', 'mvn'], uid: 0, aptGet: 'installs' })
+  const noJavac = fakePath(t, { tools: ['kcat', 'promtool', 'prometheus', 'openssl', 'chromium-headless-shell', 'java', 'mvn'], uid: 0, aptGet: 'installs' })
   assert.equal(ensure(noJavac.dir).stderr, 'ensure-test-tools: missing javac (a Java 17+ JDK): the local Kafka clusters and the Java client probe need them; install them (Debian: apt-get install openjdk-17-jdk-headless maven) and run npm test again\n')
 })
 
