@@ -38,6 +38,8 @@ export interface FaultScenario {
   readonly targetTopicConfigs?: Readonly<Record<string, string>>
   /** The replicas (node ids, preferred leader first) of each partition of the target topic created with `targetTopicConfigs`; default the cluster's choice. */
   readonly targetTopicReplicas?: (partition: number) => number[]
+  /** More sidecar arguments (e.g. `--pass.through off`). */
+  readonly sidecarArgs?: readonly string[]
   /** How long the writer goes on after the fault, in ms; default 3000. */
   readonly trafficAfterMs?: number
   /** How long the copy may take to catch up after the writer stopped, in ms; default 120000. */
@@ -121,7 +123,7 @@ export async function runFaultScenario (t: TestContext, scenario: FaultScenario)
   const sidecar = spawnSidecar(t, {
     source, target, groupId: group, include: topic,
     consumer: { 'session.timeout.ms': 10_000, 'heartbeat.interval.ms': 1_000 },
-    args: ['--offset.commit.interval.ms', '300', ...(scenario.delivery === 'exactly-once' ? ['--exactly.once', 'true'] : [])],
+    args: ['--offset.commit.interval.ms', '300', ...(scenario.delivery === 'exactly-once' ? ['--exactly.once', 'true'] : []), ...(scenario.sidecarArgs ?? [])],
   })
   const logFile = join(LOG_DIR, `${scenario.name}-${scenario.delivery}-${topic}.log`)
   void sidecar.exited.then(() => writeFileSync(logFile, sidecar.stderr()))
