@@ -24,6 +24,12 @@ export interface LaneOptions {
   readonly logger: Logger
   /** Ends retries of acquisitions (the flow stops). */
   readonly signal: AbortSignal
+  /**
+   * Backoff between attempts to take a lane, in ms; default 200 doubling to 5000. A retriable
+   * failure (the target unreachable, a leader moving) is retried for as long as it lasts, as a
+   * write is: only a permanent one stops the flow.
+   */
+  readonly takeBackoffMs?: { readonly initial: number, readonly max: number }
   /** A lane that cannot be taken stops the flow: its partitions would not be mirrored at all. */
   readonly onFatal: (error: Error) => void
   /** Moves the source's fetch position of owned partitions (`RecordSource.seek`): a lane taken again goes back to its positions. */
@@ -152,7 +158,12 @@ export class Lane implements LaneTransaction {
           this.#partitions.set(key, { topic, partition })
         }
         if (seeks.length > 0) this.#options.seek(seeks)
-      }, { signal, maxAttempts: 10, initialBackoffMs: 200, maxBackoffMs: 5_000, onRetry: error => logger.warn('taking a producer lane failed; retrying', { lane: this.index, error }) })
+      }, {
+        signal,
+        initialBackoffMs: this.#options.takeBackoffMs?.initial ?? 200,
+        maxBackoffMs: this.#options.takeBackoffMs?.max ?? 5_000,
+        onRetry: (error, attempt) => { if (attempt === 1 || attempt % 10 === 0) logger.warn('taking a producer lane failed; retrying', { lane: this.index, attempt, error }) },
+      })
     } catch (error) {
       if (ticket === this.#ticket && !signal.aborted) {
         const cause = error as Error

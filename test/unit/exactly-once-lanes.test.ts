@@ -10,6 +10,7 @@ import type { CommitOffset, PartitionAck, PartitionWrite, PositionStore, SourceP
 import type { WorkerListener } from '../../src/pipeline/producer-worker.js'
 import { TransactionFailedError } from '../../src/pipeline/transaction-failed-error.js'
 import { MAX_RETAKES } from '../../src/pipeline/exactly-once-lane.js'
+import { ErrorCodes, MirrorError } from '../../src/shared/errors.js'
 import { silentLogger } from '../../src/shared/logger.js'
 import { fetchControl, records } from '../helpers/fake-ports.js'
 
@@ -51,9 +52,9 @@ function heldBytes (capacityBytes = 1_000_000_000): HeldBytes & { released: Mirr
   return { capacityBytes, released, releaseBytes: batch => { released.push(batch) } }
 }
 
-function setup (stored: Map<string, bigint> = new Map(), lanes = 4): { lanes: ExactlyOnceLanes, sinks: FakeTransactionalSink[], progress: PartitionProgress, acked: MirrorBatch[], inner: WorkerListener, seeks: CommitOffset[], stored: Map<string, bigint>, hooks: { onSeek: () => void } } {
+function setup (stored: Map<string, bigint> = new Map(), lanes = 4, positionsOverride?: PositionStore): { lanes: ExactlyOnceLanes, sinks: FakeTransactionalSink[], progress: PartitionProgress, acked: MirrorBatch[], inner: WorkerListener, seeks: CommitOffset[], stored: Map<string, bigint>, hooks: { onSeek: () => void } } {
   const sinks = Array.from({ length: lanes }, () => new FakeTransactionalSink())
-  const positions: PositionStore = { start: async () => {}, stop: async () => {}, read: async keys => new Map([...stored].filter(([key]) => keys.includes(key))) }
+  const positions: PositionStore = positionsOverride ?? { start: async () => {}, stop: async () => {}, read: async keys => new Map([...stored].filter(([key]) => keys.includes(key))) }
   const progress = new PartitionProgress()
   const acked: MirrorBatch[] = []
   // As the flow's AckRecorder: an acknowledgement moves the partition's committable offset.
@@ -61,7 +62,7 @@ function setup (stored: Map<string, bigint> = new Map(), lanes = 4): { lanes: Ex
   const labels = { flow: 'a->b', source: 'a', target: 'b' }
   const seeks: CommitOffset[] = []
   const hooks = { onSeek: () => {} }
-  const exactlyOnce = new ExactlyOnceLanes({ sinks, positions, progress, commitIntervalMs: 60_000, heartbeatIntervalMs: 50, labels, observer: {}, logger: silentLogger, signal: new AbortController().signal, onFatal: error => { throw error }, seek: offsets => { seeks.push(...offsets); hooks.onSeek() } })
+  const exactlyOnce = new ExactlyOnceLanes({ sinks, positions, progress, commitIntervalMs: 60_000, heartbeatIntervalMs: 50, takeBackoffMs: { initial: 1, max: 2 }, labels, observer: {}, logger: silentLogger, signal: new AbortController().signal, onFatal: error => { throw error }, seek: offsets => { seeks.push(...offsets); hooks.onSeek() } })
   return { lanes: exactlyOnce, sinks, progress, acked, inner, seeks, stored, hooks }
 }
 
@@ -363,4 +364,21 @@ test('the write that closes a transaction carries its positions; a transaction w
   await lanes.stop()
   assert.equal(sink.commits.length, 1, 'nothing of the failed transaction was committed')
   assert.equal(acked.length, 2, 'only the committed transaction\'s batches were acknowledged')
+})
+
+test('a lane whose positions cannot be read for a while (the target unreachable, its leaders moving) is taken once they can, however many attempts that takes', async () => {
+  let failures = 25
+  const positions: PositionStore = {
+    start: async () => {},
+    stop: async () => {},
+    read: async () => {
+      if (failures-- > 0) throw new MirrorError(ErrorCodes.CONNECTION, 'cannot reach the target cluster', { retriable: true })
+      return new Map([[partitionKey('t', 1), 70n]])
+    },
+  }
+  const { lanes, seeks } = setup(new Map(), 4, positions)
+  lanes.assign(new Set([partitionKey('t', 1)]))
+  assert.notEqual(await lanes.admit('t', 1, fetchControl()), undefined, 'admitted once the lane is taken')
+  assert.deepEqual(seeks, [{ topic: 't', partition: 1, offset: 70n }])
+  assert.equal(failures, -1, 'every failed read was retried')
 })
