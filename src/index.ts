@@ -48,7 +48,7 @@ export type { HeaderValue, KafkaRecord } from './shared/kafka-record.js'
 
 // The Kafka client's installation: both commands check it at start-up.
 export { assertKafkajsPatched } from './kafka/kafkajs-internals.js'
-export { packageVersion } from './metrics/package-version.js'
+export { packageVersion } from './shared/package-version.js'
 
 // Audits (mirror-check): group offsets and lag, cross-cluster lag, record-by-record verification.
 export { AuditClient, type AuditClientOptions, type FetchedBatches, type FetchedRecords, type FetchOptions, type Isolation, type OffsetSpec } from './kafka/audit-client.js'

@@ -1,6 +1,6 @@
 import { signingRegion } from '../config/aws-msk-iam-config.js'
 import type { AwsMskIamSettings } from '../config/cluster-connection.js'
-import { packageVersion } from '../metrics/package-version.js'
+import { packageVersion } from '../shared/package-version.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { AwsCredentialsSource } from './aws-credentials-source.js'
 import { AWS_MSK_IAM_VERSION, awsMskIamPayload } from './aws-msk-iam-payload.js'

@@ -6,7 +6,7 @@ import { BatchHistogram, type HistogramChild } from './batch-histogram.js'
 import { ComputedGauge, type GaugeSample } from './computed-gauge.js'
 import { CounterFamily, type CounterChild } from './counter-family.js'
 import { LabelNames as L, LATENCY_BUCKETS_SECONDS, Metrics, PartitionStatuses, REQUEST_BUCKETS_SECONDS, Results } from './metric-names.js'
-import { packageVersion } from './package-version.js'
+import { packageVersion } from '../shared/package-version.js'
 import { metricText, type LabelTexts, type TextMetric } from './prometheus-text.js'
 import { CommitWindow, evaluatePartitionStatus } from './partition-status.js'
 

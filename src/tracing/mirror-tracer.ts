@@ -1,7 +1,7 @@
 import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, propagation, type Attributes, type Link, type Span, type SpanContext, type Tracer } from '@opentelemetry/api'
 import { MirrorError } from '../shared/errors.js'
 import { silentLogger, type Logger } from '../shared/logger.js'
-import { packageVersion } from '../metrics/package-version.js'
+import { packageVersion } from '../shared/package-version.js'
 import { serviceNameConfigured, tracingEnabled } from './tracing-enabled.js'
 import type { BatchSpanInput } from '../pipeline/batch-span-input.js'
 import { conventionAttributes, semconvEmission, TraceAttributes, type SemconvEmission } from './semantic-conventions.js'
