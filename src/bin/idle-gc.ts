@@ -12,7 +12,7 @@ import type { Logger } from '../shared/logger.js'
  * copy. When the copy ends, nothing reaches that limit any more, so the copy's garbage (and what a
  * caught-up mirror promotes, some 1 MiB/s at 10,000 partitions) is kept for minutes: the
  * peak RSS of a 10,000-partition copy was reached while caught up, not while copying
- * (bench/results/scale-session10). One collection while idle sets the limit again, from an idle
+ * (memory traced once a second through the run). One collection while idle sets the limit again, from an idle
  * program's allocation rate (a factor near 1.3), and V8 keeps the heap near that by itself.
  *
  * Idle means below `idleCpuFraction` of a core over `idleChecks` checks in a row (one check: 5 s). A collection

@@ -12,7 +12,7 @@ import { setFlagsFromString } from 'node:v8'
  * monitor's answers); once caught up their objects die within a second, but went on filling the
  * old generation: +3.5 MiB/s at 10,000 idle partitions, which V8 lets grow to 4x what its last
  * full collection kept before collecting again, hence the peak RSS. Without pretenuring those
- * objects die young: +1 MiB/s in the same run (bench/results/scale-session9). What V8 gives up:
+ * objects die young: +1 MiB/s in the same run (V8 `--trace-gc`). What V8 gives up:
  * objects that do live long are copied once more by the young collector before they move to the
  * old generation. Correctness does not depend on it.
  */
