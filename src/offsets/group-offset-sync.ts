@@ -90,6 +90,27 @@ export class GroupOffsetSync {
   }
 
   async start (): Promise<void> {
+    try {
+      await this.#startClients()
+    } catch (error) {
+      // A stop during the start disconnected the clients under it (a short-lived process): nothing left to start.
+      if (this.#stopping !== undefined) return
+      throw error
+    }
+    if (this.#stopping !== undefined) return
+    const { groupSync } = this.#flow
+    // Re-armed after each cycle: a slow one never overlaps the next.
+    // Only the flow's coordinator writes checkpoints and group offsets: several processes would write the same twice.
+    if (groupSync.emitCheckpoints) this.#timers.push(new RearmingTimer(groupSync.checkpointIntervalMs, () => this.#isCoordinator() ? this.#enqueue(false) : Promise.resolve()))
+    if (groupSync.enabled) this.#timers.push(new RearmingTimer(groupSync.intervalMs, () => this.#isCoordinator() ? this.#enqueue(true) : Promise.resolve()))
+    for (const timer of this.#timers) timer.start()
+    this.#logger.info(groupSync.enabled ? 'writing checkpoints and syncing consumer group offsets' : 'writing checkpoints', {
+      groups: groupSync.groups.include, exclude: groupSync.groups.exclude, topic: groupSync.checkpointsTopic, checkpointIntervalMs: groupSync.checkpointIntervalMs, ...(groupSync.enabled ? { intervalMs: groupSync.intervalMs } : {}),
+    })
+  }
+
+  /** Connects, creates the offset-syncs and checkpoints topics, and reads what earlier runs checkpointed. */
+  async #startClients (): Promise<void> {
     const { groupSync, offsetSyncs } = this.#flow
     await this.#sourceGroups.start()
     await this.#targetGroups.start()
@@ -104,14 +125,6 @@ export class GroupOffsetSync {
     }, this.#logger)
     for (const [key, checkpoint] of this.#checkpoints) this.#applied.set(key, checkpoint.upstreamOffset)
     await this.#reader.start()
-    // Re-armed after each cycle: a slow one never overlaps the next.
-    // Only the flow's coordinator writes checkpoints and group offsets: several processes would write the same twice.
-    if (groupSync.emitCheckpoints) this.#timers.push(new RearmingTimer(groupSync.checkpointIntervalMs, () => this.#isCoordinator() ? this.#enqueue(false) : Promise.resolve()))
-    if (groupSync.enabled) this.#timers.push(new RearmingTimer(groupSync.intervalMs, () => this.#isCoordinator() ? this.#enqueue(true) : Promise.resolve()))
-    for (const timer of this.#timers) timer.start()
-    this.#logger.info(groupSync.enabled ? 'writing checkpoints and syncing consumer group offsets' : 'writing checkpoints', {
-      groups: groupSync.groups.include, exclude: groupSync.groups.exclude, topic: groupSync.checkpointsTopic, checkpointIntervalMs: groupSync.checkpointIntervalMs, ...(groupSync.enabled ? { intervalMs: groupSync.intervalMs } : {}),
-    })
   }
 
   /** Runs one cycle now, after the one running: checkpoints, and group offsets when `groupSync.enabled`. Never rejects: failures are logged and counted. */

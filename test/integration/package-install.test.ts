@@ -15,7 +15,7 @@ const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as 
 const ENV = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('MIRROR_') && !name.startsWith('npm_'))), PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` }
 
 /** What a user's install holds: the compiled sidecar and CLI, the kafkajs patch applied at install, README, LICENSE and docs. */
-const SHIPPED = /^package\/(package\.json|README\.md|cli\/README\.md|LICENSE|patches\/kafkajs\+2\.2\.4\.patch|docs\/[a-z0-9-]+\.md|dist\/(src|cli)\/[a-z0-9/-]+\.(js|d\.ts))$/
+const SHIPPED = /^package\/(package\.json|README\.md|cli\/README\.md|LICENSE|patches\/kafkajs\+2\.2\.4\.patch|docs\/[a-z0-9-]+\.(md|png)|dist\/(src|cli)\/[a-z0-9/-]+\.(js|d\.ts))$/
 
 let dir: string
 let tarball: string

@@ -33,7 +33,9 @@ function prefixed (alias: string, entries: Record<string, string>): Record<strin
 }
 
 test('an mm2.properties with JKS truststores and keystores (no type key) mirrors between two clusters requiring client certificates; a wrong password exits 2 naming key and file; no password in any output', { timeout: 240_000 }, async t => {
-  const [a, b] = await Promise.all([startSecuredCluster(t, 'jks-a'), startSecuredCluster(t, 'jks-b')])
+  // One after the other: started together, both probe the same free ports and race for them.
+  const a = await startSecuredCluster(t, 'jks-a')
+  const b = await startSecuredCluster(t, 'jks-b')
   const clientA = jksClient(a)
   const clientB = jksClient(b)
   const topic = uniqueName('jks')
