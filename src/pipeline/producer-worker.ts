@@ -437,9 +437,12 @@ function appendSegment (segments: AckSegment[], segment: AckSegment): void {
 export function requestsWithin (batches: readonly MirrorBatch[], maxRequestBytes: number, maxBatchBytes: (topic: string) => number): MirrorBatch[][] {
   const chunks: MirrorBatch[][] = []
   const partitions = new Map<string, { chunk: number, bytes: number }>()
+  // Each batch's encoded size once: for decoded records it is a walk over every record and header.
+  const sizes = new Map<MirrorBatch, number>()
   for (const batch of batches) {
     const key = partitionKey(batch.targetTopic, batch.partition)
     const size = encodedBytes(batch)
+    sizes.set(batch, size)
     const previous = partitions.get(key)
     const fits = previous !== undefined && previous.bytes + size <= maxBatchBytes(batch.targetTopic)
     const placed = previous === undefined ? { chunk: 0, bytes: BATCH_HEADER_BYTES + size } : fits ? { chunk: previous.chunk, bytes: previous.bytes + size } : { chunk: previous.chunk + 1, bytes: BATCH_HEADER_BYTES + size }
@@ -453,15 +456,15 @@ export function requestsWithin (batches: readonly MirrorBatch[], maxRequestBytes
     const started = new Set<string>()
     for (const batch of chunk) {
       const key = partitionKey(batch.targetTopic, batch.partition)
-      const size = encodedBytes(batch) + (started.has(key) ? 0 : BATCH_HEADER_BYTES)
-      if (request.length > 0 && bytes + size > maxRequestBytes) {
+      const encoded = sizes.get(batch) as number
+      if (request.length > 0 && bytes + encoded + (started.has(key) ? 0 : BATCH_HEADER_BYTES) > maxRequestBytes) {
         requests.push(request)
         request = []
         bytes = 0
         started.clear()
       }
       request.push(batch)
-      bytes += encodedBytes(batch) + (started.has(key) ? 0 : BATCH_HEADER_BYTES)
+      bytes += encoded + (started.has(key) ? 0 : BATCH_HEADER_BYTES)
       started.add(key)
     }
     if (request.length > 0) requests.push(request)
