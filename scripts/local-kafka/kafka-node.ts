@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { createKafkaClient } from '../../src/kafka/client.js'
 import { javaLoggingArg, javaLoggingConfig } from './java-main.js'
 import { LocalKafkaError, type KafkaDistribution } from './kafka-distribution.js'
-import { isAlive, portAnswers } from './local-cluster.js'
+import { isAlive, livePid, portAnswers } from './local-cluster.js'
 
 /** Where one node of a `NodeCluster` lives and listens. */
 export interface KafkaNodeOptions {
@@ -59,9 +59,7 @@ export class KafkaNode {
   private get name (): string { return `cluster "${this.options.clusterName}" node ${this.options.nodeId}` }
 
   async pid (): Promise<number | undefined> {
-    if (!existsSync(this.pidFile)) return undefined
-    const pid = Number((await readFile(this.pidFile, 'utf8')).trim())
-    return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? pid : undefined
+    return await livePid(this.pidFile)
   }
 
   /** True when the process is stopped by SIGSTOP (state `T` in /proc). */

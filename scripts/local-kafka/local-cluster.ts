@@ -50,6 +50,13 @@ export interface ClusterStatus {
 }
 
 /** True while a process with `pid` exists (a frozen one included). */
+/** The pid written in `pidFile` while that process is alive; undefined when there is none. */
+export async function livePid (pidFile: string): Promise<number | undefined> {
+  if (!existsSync(pidFile)) return undefined
+  const pid = Number((await readFile(pidFile, 'utf8')).trim())
+  return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? pid : undefined
+}
+
 export function isAlive (pid: number): boolean {
   try {
     process.kill(pid, 0)
@@ -103,9 +110,7 @@ export class LocalCluster {
   }
 
   async pid (): Promise<number | undefined> {
-    if (!existsSync(this.pidFile)) return undefined
-    const pid = Number((await readFile(this.pidFile, 'utf8')).trim())
-    return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? pid : undefined
+    return await livePid(this.pidFile)
   }
 
   async status (): Promise<ClusterStatus> {
