@@ -1,8 +1,9 @@
 import { createSecureContext, type ConnectionOptions } from 'node:tls'
 import { AWS_MSK_IAM_LOGIN_MODULE, awsMskIamFromProperties } from './aws-msk-iam-config.js'
-import { saslCredentials, tlsOptions, type AwsMskIamSettings, type OAuthBearerCredentials, type SaslCredentials, type SaslMechanism } from './cluster-connection.js'
+import { saslCredentials, tlsOptions, type AwsMskIamSettings, type GssapiSettings, type OAuthBearerCredentials, type SaslCredentials, type SaslMechanism } from './cluster-connection.js'
 import type { Properties } from './java-properties.js'
 import { parseJaasConfig } from './jaas.js'
+import { KERBEROS_KEYS, KRB5_LOGIN_MODULE, kerberosFromProperties } from './kerberos-config.js'
 import { clientCertificate, trustedCertificates } from './key-stores.js'
 import { OAUTH_KEYS, OAUTH_LOGIN_MODULE, oauthBearerFromProperties } from './oauth-bearer-config.js'
 import type { ProblemList } from './values.js'
@@ -16,7 +17,7 @@ export const SECURITY_KEYS = ['security.protocol'] as const
 
 export interface ClientSecurity {
   readonly tls?: ConnectionOptions
-  readonly sasl?: SaslCredentials | OAuthBearerCredentials | AwsMskIamSettings
+  readonly sasl?: SaslCredentials | OAuthBearerCredentials | AwsMskIamSettings | GssapiSettings
 }
 
 const PROTOCOLS = ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'] as const
@@ -49,11 +50,12 @@ function tlsProtocols (get: (name: string) => string | undefined, key: (name: st
 
 /**
  * Maps Java client security keys onto TLS and SASL options: `security.protocol`, `sasl.mechanism`
- * with `sasl.jaas.config` (PLAIN, SCRAM-SHA-256/512, OAUTHBEARER with `sasl.oauthbearer.*`, AWS_MSK_IAM), `ssl.truststore.*` (JKS read in memory,
+ * with `sasl.jaas.config` (PLAIN, SCRAM-SHA-256/512, OAUTHBEARER with `sasl.oauthbearer.*`, AWS_MSK_IAM,
+ * GSSAPI with `sasl.kerberos.service.name`; GSSAPI is also Java's default mechanism), `ssl.truststore.*` (JKS read in memory,
  * PKCS12 through openssl, PEM, inline certificates), `ssl.keystore.*`/`ssl.key.password` (JKS
  * converted to PEM in memory, PKCS12, PEM) and `ssl.endpoint.identification.algorithm`. Store
  * types default to JKS as in Java; the file's content decides when it disagrees. Keys that would
- * change behaviour and cannot be honoured (JCEKS stores, GSSAPI, Java classes) are
+ * change behaviour and cannot be honoured (JCEKS stores, Java classes) are
  * problems; other unused `ssl.*`/`sasl.*`
  * keys are reported as ignored. `where` names the keys in messages (a file path or an mm2 prefix).
  */
@@ -70,16 +72,18 @@ export function securityFromProperties (properties: Properties, where: string, p
   const usesTls = protocol.endsWith('SSL')
   const usesOAuth = usesSasl && get('sasl.mechanism')?.trim().toUpperCase() === 'OAUTHBEARER'
   const usesAwsIam = usesSasl && get('sasl.mechanism')?.trim().toUpperCase() === 'AWS_MSK_IAM'
+  // GSSAPI is Java's default sasl.mechanism.
+  const usesGssapi = usesSasl && (get('sasl.mechanism') ?? 'GSSAPI').trim().toUpperCase() === 'GSSAPI'
   // With OAUTHBEARER the login callback handler names the client credentials grant, with AWS_MSK_IAM the client
   // callback handler names aws-msk-iam-auth's: oauthBearerFromProperties and awsMskIamFromProperties check them.
   const classKeys = usesOAuth ? JAVA_CLASS_KEYS.filter(name => name !== 'sasl.login.callback.handler.class')
     : usesAwsIam ? JAVA_CLASS_KEYS.filter(name => name !== 'sasl.client.callback.handler.class') : JAVA_CLASS_KEYS
   for (const name of classKeys) {
     const value = get(name)
-    if (value !== undefined) problems.add(key(name), value, 'Java classes cannot be loaded here; remove the key (supported: PLAIN, SCRAM, OAUTHBEARER and AWS_MSK_IAM with sasl.jaas.config, JKS/PKCS12/PEM stores)')
+    if (value !== undefined) problems.add(key(name), value, 'Java classes cannot be loaded here; remove the key (supported: PLAIN, SCRAM, OAUTHBEARER, AWS_MSK_IAM and GSSAPI with sasl.jaas.config, JKS/PKCS12/PEM stores)')
   }
   const appliedSasl = (name: string): boolean => APPLIED_SASL_KEYS.has(name) || (usesOAuth && (OAUTH_KEYS as readonly string[]).includes(name)) ||
-    (usesAwsIam && name === 'sasl.client.callback.handler.class')
+    (usesAwsIam && name === 'sasl.client.callback.handler.class') || (usesGssapi && (KERBEROS_KEYS as readonly string[]).includes(name))
   for (const name of properties.keys()) {
     if (name.startsWith('sasl.') && !classKeys.includes(name) && !(usesSasl && appliedSasl(name))) {
       if (!usesSasl && APPLIED_SASL_KEYS.has(name)) problems.add(key(name), get(name), `is set but security.protocol is ${protocol}, so it would have no effect; set security.protocol=SASL_SSL (or SASL_PLAINTEXT) or remove it`)
@@ -88,8 +92,21 @@ export function securityFromProperties (properties: Properties, where: string, p
     if (name.startsWith('ssl.') && !JAVA_CLASS_KEYS.includes(name) && !(usesTls && APPLIED_SSL_KEYS.has(name))) problems.ignore(key(name))
   }
 
-  let sasl: SaslCredentials | OAuthBearerCredentials | AwsMskIamSettings | undefined
-  if (usesAwsIam) {
+  let sasl: SaslCredentials | OAuthBearerCredentials | AwsMskIamSettings | GssapiSettings | undefined
+  if (usesGssapi) {
+    const jaas = get('sasl.jaas.config')
+    if (jaas === undefined) {
+      const why = get('sasl.mechanism') === undefined ? 'missing while sasl.mechanism is not set either, so Java\'s default GSSAPI (Kerberos) applies; set sasl.mechanism to the broker\'s mechanism (PLAIN, SCRAM-SHA-512, ...) with its login module, or for Kerberos set it' : 'missing for GSSAPI; set it'
+      problems.add(key('sasl.jaas.config'), undefined, `${why} to ${KRB5_LOGIN_MODULE} required useKeyTab=true storeKey=true keyTab="/path/to/client.keytab" principal="user@REALM";`)
+    } else {
+      const entry = parseJaasConfig(key('sasl.jaas.config'), jaas, problems)
+      if (entry !== undefined && get('sasl.mechanism') === undefined && entry.loginModule !== KRB5_LOGIN_MODULE) {
+        problems.add(key('sasl.mechanism'), undefined, `missing, so Java's default GSSAPI (Kerberos) applies, which does not fit ${entry.loginModule} in sasl.jaas.config; set sasl.mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, AWS_MSK_IAM or GSSAPI)`)
+      } else if (entry !== undefined) {
+        sasl = kerberosFromProperties(properties, entry, where, problems)
+      }
+    }
+  } else if (usesAwsIam) {
     const jaas = get('sasl.jaas.config')
     if (jaas === undefined) {
       problems.add(key('sasl.jaas.config'), undefined, `missing for AWS_MSK_IAM; set it to ${AWS_MSK_IAM_LOGIN_MODULE} required; (optionally with awsProfileName="..." or awsRoleArn="...")`)
@@ -111,10 +128,7 @@ export function securityFromProperties (properties: Properties, where: string, p
     const mechanism = MECHANISMS[mechanismName]
     const jaas = get('sasl.jaas.config')
     if (mechanism === undefined) {
-      const why = mechanismName === 'GSSAPI'
-        ? `${rawMechanism === undefined ? 'missing, so Java\'s default GSSAPI (Kerberos) applies, which' : 'GSSAPI (Kerberos)'} is not supported here`
-        : 'is not a SASL mechanism the sidecar speaks'
-      problems.add(key('sasl.mechanism'), rawMechanism, `${why}; use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or AWS_MSK_IAM with sasl.jaas.config`)
+      problems.add(key('sasl.mechanism'), rawMechanism, 'is not a SASL mechanism the sidecar speaks; use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, AWS_MSK_IAM or GSSAPI with sasl.jaas.config')
     } else if (jaas === undefined) {
       problems.add(key('sasl.jaas.config'), undefined, `missing for ${mechanismName}; set it to ${mechanism.module} required username="..." password="...";`)
     } else {

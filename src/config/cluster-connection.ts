@@ -75,6 +75,33 @@ export interface AwsMskIamSettings {
   readonly jaasKey: string
 }
 
+/**
+ * SASL/GSSAPI (Kerberos) as Kafka's Java client does it with `Krb5LoginModule`: the client
+ * authenticates as `principal` to the service `serviceName/<broker host>` of the broker's realm.
+ * No secret is held here: keys stay in the keytab file (or the ticket cache) and are read by the
+ * system's Kerberos library when a connection authenticates.
+ */
+export interface GssapiSettings {
+  readonly mechanism: 'gssapi'
+  /** `sasl.kerberos.service.name` (or the JAAS option `serviceName`): the primary of the brokers' principals, e.g. `kafka`. */
+  readonly serviceName: string
+  /** `principal`: the client principal; with a ticket cache and no principal, the cache's default one. */
+  readonly principal?: string
+  /**
+   * Where the client's credentials come from: `keytab` (`useKeyTab=true`: tickets are obtained from
+   * `keyTab` and kept in memory, the user's ticket cache is neither read nor written) or
+   * `ticket-cache` (`useTicketCache=true` alone: the tickets `kinit` left in `ticketCache`, or in
+   * the default cache of `KRB5CCNAME`/krb5.conf).
+   */
+  readonly credentials: 'keytab' | 'ticket-cache'
+  /** `keyTab`: the keytab file, with `credentials: 'keytab'`. */
+  readonly keyTab?: string
+  /** `ticketCache`: the ticket cache, with `credentials: 'ticket-cache'`; default: the system's default cache. */
+  readonly ticketCache?: string
+  /** How to name the JAAS key in messages, e.g. `B.sasl.jaas.config`. */
+  readonly jaasKey: string
+}
+
 /** How to reach one cluster: everything the Kafka client needs, already validated. */
 export interface ClusterConnection {
   /** Name used in logs, metrics and errors (`source`, `target`, or an mm2 cluster alias). */
@@ -83,7 +110,7 @@ export interface ClusterConnection {
   readonly clientId: string
   /** TLS options, or undefined for a plaintext connection. Build with `tlsOptions()` so key material stays hidden. */
   readonly tls?: ConnectionOptions
-  readonly sasl?: SaslCredentials | OAuthBearerCredentials | AwsMskIamSettings
+  readonly sasl?: SaslCredentials | OAuthBearerCredentials | AwsMskIamSettings | GssapiSettings
   /** TCP connect timeout; default 10000. */
   readonly connectionTimeoutMs?: number
   /** Per-request timeout; default 30000. */

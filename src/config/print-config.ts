@@ -23,6 +23,11 @@ function describeSasl (sasl: NonNullable<ClusterConnection['sasl']>): Record<str
     const { mechanism, jaasKey, ...options } = sasl
     return { mechanism: 'AWS_MSK_IAM', ...options }
   }
+  if (sasl.mechanism === 'gssapi') {
+    // Keys stay in the keytab or the ticket cache: its path is shown, never its content.
+    const { mechanism, jaasKey, ...options } = sasl
+    return { mechanism: 'GSSAPI', ...options }
+  }
   if (sasl.mechanism !== 'oauthbearer') return { mechanism: sasl.mechanism.toUpperCase(), username: sasl.username, password: REDACTED }
   return {
     mechanism: 'OAUTHBEARER',

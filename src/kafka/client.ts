@@ -1,12 +1,14 @@
 import type { ConnectionOptions } from 'node:tls'
 import kafkajs from 'kafkajs'
 import type { Kafka as KafkaClient, logCreator as LogCreator } from 'kafkajs'
-import { TLS_SECRET_FIELDS, type AwsMskIamSettings, type ClusterConnection, type OAuthBearerCredentials } from '../config/cluster-connection.js'
+import { TLS_SECRET_FIELDS, type AwsMskIamSettings, type ClusterConnection, type GssapiSettings, type OAuthBearerCredentials } from '../config/cluster-connection.js'
 import type { Logger } from '../shared/logger.js'
 import { silentLogger } from '../shared/logger.js'
 import { type CodecImplementations, registerCodecs } from './codecs.js'
 import { AwsCredentialsSource } from './aws-credentials-source.js'
 import { AWS_MSK_IAM_MECHANISM, awsMskIamAuthenticationProvider } from './aws-msk-iam-mechanism.js'
+import { GSSAPI_MECHANISM, gssapiAuthenticationProvider } from './gssapi-mechanism.js'
+import { GssapiCredentials, loadKerberosLibrary } from './kerberos-library.js'
 import { OAuthTokenSource } from './oauth-token-source.js'
 
 const { Kafka, logLevel } = kafkajs
@@ -197,7 +199,23 @@ function awsCredentialsSource (sasl: AwsMskIamSettings, logger: Logger): AwsCred
   return source
 }
 
+/** One credentials holder per GSSAPI connection, shared by its clients (as `tokenSources`): one memory ticket cache each. */
+const gssapiCredentialsHolders = new WeakMap<GssapiSettings, GssapiCredentials>()
+
+/** The GSSAPI credentials of a connection; throws the one-line install hint when the optional `kerberos` package is missing. */
+function gssapiCredentials (sasl: GssapiSettings): GssapiCredentials {
+  let credentials = gssapiCredentialsHolders.get(sasl)
+  if (credentials === undefined) {
+    credentials = new GssapiCredentials(sasl, loadKerberosLibrary(sasl))
+    gssapiCredentialsHolders.set(sasl, credentials)
+  }
+  return credentials
+}
+
 function saslForClient (sasl: NonNullable<ClusterConnection['sasl']>, logger: Logger): never {
+  if (sasl.mechanism === 'gssapi') {
+    return { mechanism: GSSAPI_MECHANISM, authenticationProvider: gssapiAuthenticationProvider(sasl, gssapiCredentials(sasl)) } as never
+  }
   if (sasl.mechanism === 'aws_msk_iam') {
     return { mechanism: AWS_MSK_IAM_MECHANISM, authenticationProvider: awsMskIamAuthenticationProvider(sasl, awsCredentialsSource(sasl, logger)) } as never
   }

@@ -70,6 +70,7 @@ function securityHint (kafkaCode: string | undefined, name: string, tlsCode: str
   if (kafkaCode === 'UNSUPPORTED_SASL_MECHANISM' || /does not support the requested SASL mechanism/i.test(reason)) return 'wrong SASL mechanism: set sasl.mechanism to one the broker\'s listener enables (sasl.enabled.mechanisms)'
   if ((name === 'KafkaJSSASLAuthenticationError' || kafkaCode === 'SASL_AUTHENTICATION_FAILED') && oauth) return 'the broker refused the OAuth token: the broker\'s sasl.oauthbearer.expected.audience / expected.issuer and JWKS must match the tokens of sasl.oauthbearer.token.endpoint.url; check scope and audience with the identity provider'
   if ((name === 'KafkaJSSASLAuthenticationError' || kafkaCode === 'SASL_AUTHENTICATION_FAILED') && mechanism === 'aws_msk_iam') return 'the broker refused the AWS_MSK_IAM signature: the identity (see awsDebugCreds) needs kafka-cluster:Connect on the cluster in its IAM policy, and this host\'s clock must be right'
+  if ((name === 'KafkaJSSASLAuthenticationError' || kafkaCode === 'SASL_AUTHENTICATION_FAILED') && mechanism === 'gssapi') return 'the broker refused the Kerberos authentication: its listener\'s principal and keytab must match the service principal sasl.kerberos.service.name/<broker host> the client asked the KDC for'
   if (name === 'KafkaJSSASLAuthenticationError' || kafkaCode === 'SASL_AUTHENTICATION_FAILED') return 'check the username and password in sasl.jaas.config'
   return undefined
 }
