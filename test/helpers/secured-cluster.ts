@@ -1,4 +1,5 @@
 import { withFreshPortsOnBindError } from './kafka.js'
+import { REALM, type MitKdc } from './kdc.js'
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -204,4 +205,42 @@ export async function startOAuthCluster (t: TestContext, jwksUrl: string, expect
     return { value: { cluster, port }, port }
   })
   return { cluster, oauthBootstrap: `127.0.0.1:${port + 2}` }
+}
+
+export interface KerberosCluster {
+  readonly cluster: LocalCluster
+  /** 127.0.0.1:port of the SASL_PLAINTEXT listener that takes GSSAPI (Kerberos) only. */
+  readonly kerberosBootstrap: string
+}
+
+/**
+ * A single-node cluster with a PLAINTEXT listener (admin, inter-broker) and a SASL_PLAINTEXT
+ * listener `KERBEROS` taking GSSAPI with the service principal `kafka/127.0.0.1@REALM` of `kdc`
+ * (made here, its key in a keytab the broker's JAAS reads); the JVM gets the KDC's krb5.conf with
+ * `-Djava.security.krb5.conf`, as Kafka's documentation sets it up.
+ */
+export async function startKerberosCluster (t: TestContext, kdc: MitKdc, name = 'kerberos'): Promise<KerberosCluster> {
+  const principal = `kafka/127.0.0.1@${REALM}`
+  const keytab = await kdc.principalWithKeytab(principal, 'broker.keytab')
+  const { cluster, port } = await withFreshPortsOnBindError(async from => {
+    let port = await freePortPair(from)
+    while (await portAnswers(port + 2)) port = await freePortPair(port + 3)
+    const cluster = new LocalCluster({
+      name: `${name}-${port}`,
+      port,
+      heap: '384m',
+      extraListeners: [{ name: 'KERBEROS', port: port + 2, securityProtocol: 'SASL_PLAINTEXT' }],
+      brokerProperties: {
+        'sasl.enabled.mechanisms': 'GSSAPI',
+        'listener.name.kerberos.sasl.enabled.mechanisms': 'GSSAPI',
+        'sasl.kerberos.service.name': 'kafka',
+        'listener.name.kerberos.gssapi.sasl.jaas.config': `com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true storeKey=true keyTab="${keytab}" principal="${principal}";`,
+      },
+      jvmProperties: { 'java.security.krb5.conf': kdc.krb5Conf },
+    })
+    t.after(() => cluster.stop({ graceMs: 2_000 }))
+    await cluster.start()
+    return { value: { cluster, port }, port }
+  })
+  return { cluster, kerberosBootstrap: `127.0.0.1:${port + 2}` }
 }
