@@ -79,9 +79,10 @@ export function kerberosFromProperties (properties: Properties, entry: JaasEntry
       problems.add(jaasKey, undefined, `has the option ${name}, which Krb5LoginModule does not know; use useKeyTab, keyTab, principal, useTicketCache, ticketCache (and storeKey, doNotPrompt)`)
     }
   }
-  const flag = (name: string): boolean => {
+  /** The option as a boolean (default false); undefined when it is neither true nor false (a problem then). */
+  const flag = (name: string): boolean | undefined => {
     const raw = entry.options.get(name)
-    return raw === undefined ? false : parseBoolean(`${jaasKey} option ${name}`, raw, problems) ?? false
+    return raw === undefined ? false : parseBoolean(`${jaasKey} option ${name}`, raw, problems)
   }
   const text = (name: string): string | undefined => {
     const value = entry.options.get(name)?.trim()
@@ -93,9 +94,11 @@ export function kerberosFromProperties (properties: Properties, entry: JaasEntry
   const keyTab = text('keyTab')
   const principal = text('principal')
   const ticketCache = text('ticketCache')
-  if (entry.options.has('isInitiator') && !flag('isInitiator')) problems.add(jaasKey, undefined, 'option isInitiator is false, which is for servers; a client initiates: remove it')
+  if (entry.options.has('isInitiator') && flag('isInitiator') === false) problems.add(jaasKey, undefined, 'option isInitiator is false, which is for servers; a client initiates: remove it')
 
-  const serviceRaw = properties.get('sasl.kerberos.service.name')?.value ?? entry.options.get('serviceName')
+  const fromKey = properties.get('sasl.kerberos.service.name')?.value
+  // Kafka takes the JAAS option serviceName when the key is not set.
+  const serviceRaw = fromKey !== undefined && fromKey.trim() !== '' ? fromKey : entry.options.get('serviceName') ?? fromKey
   const serviceName = serviceRaw?.trim()
   if (serviceName === undefined || serviceName === '') {
     problems.add(serviceKey, serviceRaw, 'missing for GSSAPI; set it to the primary of the brokers\' Kerberos principals (kafka for kafka/broker1.example.com@EXAMPLE.COM)')
@@ -107,6 +110,8 @@ export function kerberosFromProperties (properties: Properties, entry: JaasEntry
     if (keyTab === undefined) problems.add(jaasKey, undefined, `has useKeyTab=true but no keyTab option; write ${EXAMPLE}`)
     if (principal === undefined) problems.add(jaasKey, undefined, `has useKeyTab=true but no principal option: which key of the keytab to use; write ${EXAMPLE}`)
     if (keyTab !== undefined && principal !== undefined) checkKeytab(jaasKey, keyTab, principal, problems)
+  } else if (useKeyTab === undefined || useTicketCache === undefined) {
+    // An option that is neither true nor false was reported: which credentials were meant is unknown.
   } else if (!useTicketCache) {
     problems.add(jaasKey, undefined, `has neither useKeyTab=true nor useTicketCache=true, so Java would prompt for a password, which a mirror cannot; write ${EXAMPLE}`)
   } else if (ticketCache !== undefined && !/^[A-Z]+:/.test(ticketCache)) {

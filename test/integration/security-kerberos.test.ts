@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { join, dirname } from 'node:path'
 import { test } from 'node:test'
-import { auditKeys, produce, readAll, totalRecords, uniqueName, withAdmin } from '../helpers/kafka.js'
+import { auditKeys, committedOffsets, produce, readAll, totalRecords, uniqueName, withAdmin } from '../helpers/kafka.js'
 import { MitKdc, REALM } from '../helpers/kdc.js'
 import { runMirrorCheck } from '../helpers/mirror-check.js'
 import { mm2File } from '../helpers/mm2-file.js'
@@ -80,6 +80,7 @@ test('GSSAPI (Kerberos) with a real MIT KDC and a broker\'s GSSAPI listener: an 
   await waitUntil(async () => await totalRecords(cluster, copy).catch(() => 0n) === 40n, { timeoutMs: 60_000, message: 'the first 40 records copied' })
   await produce(cluster, topic, batch(40))
   await waitUntil(async () => await totalRecords(cluster, copy) === 80n, { timeoutMs: 60_000, message: 'the next 40 records copied' })
+  await waitUntil(async () => [...(await committedOffsets(cluster, group, topic)).values()].every(offset => offset === 40n), { timeoutMs: 30_000, message: 'the mirror group committed every copied record' })
   sidecar.child.kill('SIGTERM')
   assert.equal(await sidecar.exited, 0, sidecar.stderr().slice(-3000))
   assert.deepEqual(auditKeys(await readAll(cluster, copy), 80), { missing: 0, duplicates: 0 })
@@ -95,6 +96,7 @@ test('GSSAPI (Kerberos) with a real MIT KDC and a broker\'s GSSAPI listener: an 
   const offsets = await runMirrorCheck(['offsets', '--command-config', sourceConfig, '--group', group, '--format', 'json'], { env })
   outputs.push(offsets.stdout, offsets.stderr)
   assert.equal(offsets.code, 0, offsets.stderr)
+  assert.deepEqual((JSON.parse(offsets.stdout) as Array<{ partitions: Array<{ currentOffset: number }> }>)[0]?.partitions.map(p => p.currentOffset), [40, 40])
   const expired = await runMirrorCheck(['offsets', '--command-config', writeProperties(client(expiredKeytab, `mirror-expired@${REALM}`)), '--group', group], { env })
   outputs.push(expired.stdout, expired.stderr)
   assert.equal(expired.code, 2, expired.stderr)
