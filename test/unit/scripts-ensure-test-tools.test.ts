@@ -15,7 +15,10 @@ const CI_RUN = fileURLToPath(new URL('../../../.ci/run', import.meta.url))
  * `apt-get`, `sudo` and `systemctl` that record their arguments in `calls.log` (apt-get "installs"
  * by writing stand-ins for what the package provides). No real apt-get can run.
  */
-function fakePath (t: TestContext, options: { tools: string[], uid: number, aptGet?: 'installs' | 'installs nothing', sudo?: 'passwordless' | 'asks for a password', prometheusService?: boolean }): { dir: string, calls: () => string[] } {
+/** The Kerberos test's tools (KDC, kadmin, headers and compiler for the kerberos package): present unless a test names which are. */
+const KERBEROS_TOOLS = ['krb5kdc', 'kdb5_util', 'kadmin.local', 'krb5-config', 'g++', 'make']
+
+function fakePath (t: TestContext, options: { tools: string[], kerberosTools?: string[], uid: number, aptGet?: 'installs' | 'installs nothing', sudo?: 'passwordless' | 'asks for a password', prometheusService?: boolean }): { dir: string, calls: () => string[] } {
   const dir = mkdtempSync(join(tmpdir(), 'mirror-tools-'))
   t.after(() => rmSync(dir, { recursive: true, force: true }))
   const log = join(dir, 'calls.log')
@@ -23,12 +26,14 @@ function fakePath (t: TestContext, options: { tools: string[], uid: number, aptG
     writeFileSync(join(dir, name), `#!/bin/sh\n${body}\n`)
     chmodSync(join(dir, name), 0o755)
   }
-  for (const tool of options.tools) script(tool, 'exit 0')
+  // `node` answering 0: the optional kerberos package loads, nothing to build.
+  for (const tool of [...options.tools, ...(options.kerberosTools ?? KERBEROS_TOOLS), 'node']) script(tool, 'exit 0')
   script('id', `[ "$1" = "-u" ] && echo ${options.uid}`)
   const stub = (tool: string): string => `printf '#!/bin/sh\\nexit 0\\n' > ${dir}/${tool}; /bin/chmod +x ${dir}/${tool}`
   if (options.aptGet !== undefined) {
     const installs = options.aptGet === 'installs'
-      ? `for p in "$@"; do case "$p" in kcat) ${stub('kcat')};; prometheus) ${stub('promtool')}; ${stub('prometheus')};; openssl) ${stub('openssl')};; chromium-headless-shell) ${stub('chromium-headless-shell')};; esac; done`
+      ? `for p in "$@"; do case "$p" in kcat) ${stub('kcat')};; prometheus) ${stub('promtool')}; ${stub('prometheus')};; openssl) ${stub('openssl')};; chromium-headless-shell) ${stub('chromium-headless-shell')};; ` +
+      `krb5-kdc) ${stub('krb5kdc')}; ${stub('kdb5_util')};; krb5-admin-server) ${stub('kadmin.local')};; libkrb5-dev) ${stub('krb5-config')};; g++) ${stub('g++')};; make) ${stub('make')};; esac; done`
       : ''
     script('apt-get', `echo "apt-get $* DEBIAN_FRONTEND=$DEBIAN_FRONTEND" >> ${log}\n[ "$1" = install ] && { ${installs || ':'}; }\nexit 0`)
   }
@@ -114,7 +119,7 @@ test('ensure-test-tools: no apt-get, an install that did not help, or no Java: o
   assert.deepEqual(ensure(noApt.dir), {
     status: 1,
     stdout: '',
-    stderr: 'ensure-test-tools: missing promtool, prometheus: install prometheus with your package manager (kcat, prometheus for promtool, openssl, chromium-headless-shell) and run npm test again\n',
+    stderr: 'ensure-test-tools: missing promtool, prometheus: install prometheus with your package manager (kcat, prometheus for promtool, openssl, chromium-headless-shell, krb5-kdc, krb5-admin-server, libkrb5-dev, g++, make) and run npm test again\n',
   })
   const useless = fakePath(t, { tools: ['kcat', 'promtool', 'prometheus', 'chromium-headless-shell', 'java', 'javac', 'mvn'], uid: 0, aptGet: 'installs nothing' })
   const run = ensure(useless.dir)
@@ -141,4 +146,12 @@ test('ensure-test-tools: Debian\'s chromium serves for the screenshot; without e
     stdout: 'would run: apt-get update -qq\nwould run: apt-get install -y -qq --no-install-recommends chromium-headless-shell\n',
     stderr: 'ensure-test-tools: installing chromium-headless-shell with apt-get (missing chromium-headless-shell)\n',
   })
+})
+
+test('ensure-test-tools: the Kerberos headers and a compiler missing, as root: libkrb5-dev and g++ installed (the optional kerberos package builds against them)', t => {
+  const { dir, calls } = fakePath(t, { tools: ALL, kerberosTools: ['krb5kdc', 'kdb5_util', 'kadmin.local', 'make'], uid: 0, aptGet: 'installs' })
+  const run = ensure(dir)
+  assert.equal(run.status, 0, run.stderr)
+  assert.equal(run.stderr, 'ensure-test-tools: installing libkrb5-dev g++ with apt-get (missing krb5-config, g++)\n')
+  assert.deepEqual(calls(), ['apt-get update -qq DEBIAN_FRONTEND=noninteractive', 'apt-get install -y -qq --no-install-recommends libkrb5-dev g++ DEBIAN_FRONTEND=noninteractive'])
 })
