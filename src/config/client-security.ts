@@ -124,7 +124,7 @@ export function securityFromProperties (properties: Properties, where: string, p
     }
   } else if (usesSasl) {
     const rawMechanism = get('sasl.mechanism')
-    const mechanismName = (rawMechanism ?? 'GSSAPI').trim().toUpperCase()
+    const mechanismName = (rawMechanism ?? '').trim().toUpperCase()
     const mechanism = MECHANISMS[mechanismName]
     const jaas = get('sasl.jaas.config')
     if (mechanism === undefined) {
