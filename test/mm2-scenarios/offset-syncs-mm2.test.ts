@@ -158,12 +158,12 @@ async function oneWayReplicationWithOffsetSyncs (t: TestContext, offsetLagMax: n
   await waitUntil(async () => (await offsetSyncsOf(flow.primary, syncsTopic, topic1)).size === PARTITIONS, { timeoutMs: 30_000, message: 'the syncs of every partition' })
   const syncs = await offsetSyncsOf(flow.primary, syncsTopic, topic1)
   for (let p = 0; p < PARTITIONS; p++) {
-    const written = (syncs.get(p) ?? []).map(s => [Number(s.upstreamOffset), Number(s.downstreamOffset)])
+    const written = (syncs.get(p) ?? []).map((s): [number, number] => [Number(s.upstreamOffset), Number(s.downstreamOffset)])
     const pairs = await copyPairs(flow.primary, flow.backup, topic1, p)
     const copied = new Map(pairs.map(([up, down]) => [Number(up), Number(down)]))
     for (const [up, down] of written) assert.equal(down, copied.get(up), `partition ${p}: sync ${up} -> ${down} names where the record is`)
     // Every sync MirrorMaker 2's rules ask for is written, in order; the others are its delayed syncs (the last record at a flush).
-    const asked = mm2OffsetSyncs(pairs, BigInt(offsetLagMax)).map(s => [Number(s.upstream), Number(s.downstream)])
+    const asked = mm2OffsetSyncs(pairs, BigInt(offsetLagMax)).map((s): [number, number] => [Number(s.upstream), Number(s.downstream)])
     assert.deepEqual(written.filter(([up]) => asked.some(([u]) => u === up)), asked, `partition ${p}: the syncs of MirrorMaker 2's rules (offset.lag.max ${offsetLagMax})`)
     assert.deepEqual(written.at(-1), [RECORDS_PER_PARTITION - 1, OLD_RECORDS + RECORDS_PER_PARTITION - 1], `partition ${p}: the last record is synced`)
     if (offsetLagMax === 0) assert.equal(written.length, RECORDS_PER_PARTITION, `partition ${p}: offset.lag.max 0 syncs every record`)
