@@ -57,6 +57,8 @@ public final class Mm2ClientProbe {
             }
             case "sync-store": {
                 Map<String, String> config = new HashMap<>();
+                config.put("name", "MirrorCheckpointConnector");
+                config.put("connector.class", "org.apache.kafka.connect.mirror.MirrorCheckpointConnector");
                 config.put("source.cluster.alias", args[3]);
                 config.put("target.cluster.alias", args[4]);
                 config.put("source.cluster.bootstrap.servers", args[1]);
