@@ -124,14 +124,14 @@ async function waitForConsumerGroupFullSync (flow: Flow, remoteTopics: readonly 
   }, { timeoutMs: 60_000, intervalMs: 500, message: `${flow.group} synced to the end of ${remoteTopics.join(', ')} on the backup cluster` })
 }
 
-/** (upstream offset, downstream offset) of each copied record of `partition`, matched by their unique values: what a MirrorMaker 2 task would have seen. */
-async function copyPairs (flow: Flow, topic: string, remote: string, partition: number): Promise<Array<[bigint, bigint]>> {
+/** Per partition, (upstream offset, downstream offset) of each copied record, matched by their unique values: what a MirrorMaker 2 task would have seen. */
+async function copyPairs (flow: Flow, topic: string, remote: string): Promise<Map<number, Array<[bigint, bigint]>>> {
   const downstream = new Map<string, bigint>()
-  for (const r of await readToEnd(flow.backup, remote)) if (r.partition === partition) downstream.set(r.value?.toString() ?? '', BigInt(r.offset))
-  const pairs: Array<[bigint, bigint]> = []
+  for (const r of await readToEnd(flow.backup, remote)) downstream.set(`${r.partition}:${r.value?.toString() ?? ''}`, BigInt(r.offset))
+  const pairs = new Map<number, Array<[bigint, bigint]>>()
   for (const r of await readToEnd(flow.primary, topic)) {
-    const down = r.partition === partition ? downstream.get(r.value?.toString() ?? '') : undefined
-    if (down !== undefined) pairs.push([BigInt(r.offset), down])
+    const down = downstream.get(`${r.partition}:${r.value?.toString() ?? ''}`)
+    if (down !== undefined) pairs.set(r.partition, [...pairs.get(r.partition) ?? [], [BigInt(r.offset), down]])
   }
   return pairs
 }
@@ -169,9 +169,10 @@ async function oneWayReplicationWithOffsetSyncs (t: TestContext, offsetLagMax: n
   assert.ok(!(await topicNames(flow.backup)).some(name => name.startsWith('mm2-offset-syncs.')), 'no MirrorMaker 2 syncs topic on the target')
   await waitUntil(async () => (await offsetSyncsOf(flow.primary, syncsTopic, topic1)).size === PARTITIONS, { timeoutMs: 30_000, message: 'the syncs of every partition' })
   const syncs = await offsetSyncsOf(flow.primary, syncsTopic, topic1)
+  const copies = await copyPairs(flow, topic1, remote1)
   for (let p = 0; p < PARTITIONS; p++) {
     const written = (syncs.get(p) ?? []).map((s): [number, number] => [Number(s.upstreamOffset), Number(s.downstreamOffset)])
-    const pairs = await copyPairs(flow, topic1, remote1, p)
+    const pairs = copies.get(p) ?? []
     const copied = new Map(pairs.map(([up, down]) => [Number(up), Number(down)]))
     for (const [up, down] of written) assert.equal(down, copied.get(up), `partition ${p}: sync ${up} -> ${down} names where the record is`)
     // Every sync MirrorMaker 2's rules ask for is written, in order; the others are its delayed syncs (the last record at a flush).
