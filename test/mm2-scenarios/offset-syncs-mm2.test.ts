@@ -272,6 +272,13 @@ for (const exactlyOnce of [false, true]) {
     const onPrimary = await topicNames(flow.primary)
     assert.ok(!onPrimary.includes(`mm2-offset-syncs.${flow.primaryAlias}.internal`) && !onPrimary.includes(`mm2-offset-syncs.${flow.backupAlias}.internal`), 'no offset-syncs topic on the source')
 
+    if (exactlyOnce) {
+      // Written in the lane transactions: the topic holds their commit markers besides its records.
+      let records = 0
+      await readInternalTopicBytes(flow.backup.connection('test-mm2-syncs'), syncsTopic, () => { records++ }, silentLogger)
+      const end = (await endOffsets(flow.backup, syncsTopic)).get(0) ?? 0n
+      assert.ok(records > 0 && end > BigInt(records), `${records} syncs below end offset ${end}: transaction markers among them`)
+    }
     // MirrorMaker 2's checkpoint task, told the syncs are on the target, finds them: the group's offsets translate exactly.
     const store = await javaSyncStoreTranslate({ sourceBootstrap: flow.primary.bootstrap, targetBootstrap: flow.backup.bootstrap, sourceAlias: flow.primaryAlias, targetAlias: flow.backupAlias, location: 'target' }, topic,
       [...Array(PARTITIONS).keys()].map(p => [p, BigInt(RECORDS_PER_PARTITION)] as [number, bigint]))
