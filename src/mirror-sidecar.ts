@@ -8,6 +8,7 @@ import { GroupOffsetSync } from './offsets/group-offset-sync.js'
 import { HeartbeatEmitter } from './offsets/heartbeat-emitter.js'
 import { OffsetSyncPruner } from './offsets/offset-sync-pruner.js'
 import { OffsetSyncWriter } from './offsets/offset-sync-writer.js'
+import { Mm2OffsetSyncEmitter, withMm2OffsetSyncs } from './offsets/mm2-offset-sync-emitter.js'
 import { MirrorProducers } from './offsets/mirror-producers.js'
 import { OffsetsObserverEvents, type OffsetsObserver } from './offsets/offsets-observer.js'
 import { Observability } from './http/observability.js'
@@ -42,6 +43,8 @@ export class MirrorSidecar {
   readonly flows: readonly MirrorFlow[]
   /** Per flow (same index): its offset-sync writer, when `offsetSyncs.enabled`. */
   readonly offsetSyncWriters: ReadonlyArray<OffsetSyncWriter | undefined>
+  /** Per flow (same index): MirrorMaker 2's own offset syncs, when `offsetSyncs.mm2` (mm2.properties flows). */
+  readonly mm2OffsetSyncEmitters: ReadonlyArray<Mm2OffsetSyncEmitter | undefined>
   /** Per flow (same index): what tombstones offset-sync ranges whose target records are gone, when `offsetSyncs.enabled`. */
   readonly offsetSyncPruners: ReadonlyArray<OffsetSyncPruner | undefined>
   /** Per flow (same index): its checkpoints and group offset sync, when `groupSync.emitCheckpoints` or `groupSync.enabled`. */
@@ -73,6 +76,7 @@ export class MirrorSidecar {
     // Flow-wide jobs run in the process that coordinates the flow (see pipeline/flow-coordinator.ts).
     const coordinated = (i: number) => ({ ...offsets, isCoordinator: () => this.flows[i]?.coordinates() ?? false })
     this.offsetSyncWriters = config.flows.map(flow => flow.offsetSyncs.enabled ? new OffsetSyncWriter(flow, offsets) : undefined)
+    this.mm2OffsetSyncEmitters = config.flows.map(flow => Mm2OffsetSyncEmitter.of(flow, offsets))
     this.offsetSyncPruners = config.flows.map((flow, i) => flow.offsetSyncs.enabled ? new OffsetSyncPruner(flow, coordinated(i)) : undefined)
     this.groupOffsetSyncs = config.flows.map((flow, i) => flow.groupSync.emitCheckpoints || flow.groupSync.enabled ? new GroupOffsetSync(flow, coordinated(i)) : undefined)
     this.heartbeatEmitters = config.flows.map((flow, i) => flow.heartbeats.enabled ? new HeartbeatEmitter(flow, coordinated(i)) : undefined)
@@ -89,7 +93,7 @@ export class MirrorSidecar {
     const digestMetrics = new DigestMetrics(this.observability.metrics.registry)
     this.digests = config.flows.map((flow, i) => FlowDigests.of(flow, { logger: options.logger, observer: digestMetrics, isCoordinator: coordinated(i).isCoordinator }))
     this.flows = config.flows.map((flow, i) => {
-      const ackListener = this.lossMonitors[i]!.ackListener(withDigests(this.offsetSyncWriters[i], this.digests[i]?.writer))
+      const ackListener = this.lossMonitors[i]!.ackListener(withDigests(withMm2OffsetSyncs(this.offsetSyncWriters[i], this.mm2OffsetSyncEmitters[i]), this.digests[i]?.writer))
       const messageHandler = options.messageHandlers?.get(flow.name)?.handle
       return new MirrorFlow(flow, kafkaFlowPorts(flow, options.logger, this.mirrorProducers[i]), {
         ...(messageHandler === undefined ? {} : { messageHandler }),
@@ -110,6 +114,7 @@ export class MirrorSidecar {
       if (this.#stopping !== undefined) return
       // Syncs topic first: the flow's first commit waits for syncs to be durable.
       await this.offsetSyncWriters[i]?.start()
+      await this.mm2OffsetSyncEmitters[i]?.start()
       await this.digests[i]?.start()
       await this.lossMonitors[i]?.start()
       // A loss that stops the flow (a recreated topic) takes the process down as a flow failure does.
@@ -138,6 +143,7 @@ export class MirrorSidecar {
         await flow.stop().catch(() => {})
         await this.lossMonitors[i]?.stop().catch(() => {})
         await this.digests[i]?.stop().catch(() => {})
+        await this.mm2OffsetSyncEmitters[i]?.stop().catch(error => this.#logger.warn('MirrorMaker 2 offset syncs did not stop cleanly', { flow: flow.config.name, error }))
         await this.offsetSyncWriters[i]?.stop().catch(() => {})
         await this.mirrorProducers[i]?.stop().catch(() => {})
       }

@@ -178,38 +178,42 @@ function missingSyncsNote (direction: FailoverDirection, to: Side, topic: string
 }
 
 /** With --mm2 (failover only): MirrorMaker 2's offset-syncs topic, checked before anything connects. */
-function mm2Flow (direction: FailoverDirection, args: FailoverArgs): { topic: string } | undefined {
+function mm2Flow (direction: FailoverDirection, args: FailoverArgs): { topic: string, onTarget: string } | undefined {
   if (args.mm2 !== true && args['mm2-offset-syncs-topic'] === undefined) return undefined
   if (direction === 'failback') throw new UsageError('failback --mm2: MirrorMaker 2 records no translation back (its checkpoints map source offsets to the target only); failing back without re-reading needs a sidecar flow target -> source and its offset syncs')
   const alias = args['target-alias']
   if (args['mm2-offset-syncs-topic'] === undefined && alias === undefined) throw new UsageError('--mm2 needs --target-alias (MirrorMaker 2\'s alias of the target cluster; names its offset-syncs topic mm2-offset-syncs.<target-alias>.internal) or --mm2-offset-syncs-topic')
-  return { topic: args['mm2-offset-syncs-topic'] ?? mm2OffsetSyncsTopicName(alias as string) }
+  const explicit = args['mm2-offset-syncs-topic']
+  // MirrorMaker 2 names the topic after the other cluster than the one holding it (offset-syncs.topic.location).
+  return { topic: explicit ?? mm2OffsetSyncsTopicName(alias as string), onTarget: explicit ?? mm2OffsetSyncsTopicName(args['source-alias'] ?? 'source') }
 }
 
 /** MirrorMaker 2's offset syncs (on the source by default, `offset-syncs.topic.location`; else on the target) and a translator with its rule. */
-async function mm2Translation (args: FailoverArgs, mm2: { topic: string }, from: Side, to: Side): Promise<{ records: number, translate: NonNullable<PlanGroupFailoverOptions['translate']> }> {
+async function mm2Translation (args: FailoverArgs, mm2: { topic: string, onTarget: string }, from: Side, to: Side): Promise<{ topic: string, records: number, translate: NonNullable<PlanGroupFailoverOptions['translate']> }> {
   const policy = (args['replication-policy'] ?? 'default') === 'identity' ? { kind: 'identity' as const } : { kind: 'default' as const, separator: args.separator ?? '.' }
   const sourceAlias = args['source-alias'] ?? 'source'
   let syncs: Map<string, ReadonlyArray<{ upstream: bigint, downstream: bigint }>> | undefined
-  for (const side of [from, to]) {
+  let topic = mm2.topic
+  for (const [side, name] of [[from, mm2.topic], [to, mm2.onTarget]] as const) {
     const client = await connectClient(side.connection, args)
     try {
-      if (await client.hasTopic(mm2.topic)) {
-        syncs = await mm2OffsetSyncsOf(client, mm2.topic)
+      if (await client.hasTopic(name)) {
+        syncs = await mm2OffsetSyncsOf(client, name)
+        topic = name
         break
       }
     } finally {
       await client.close()
     }
   }
-  if (syncs === undefined) throw new UsageError(`--mm2: no topic ${mm2.topic} on ${where(from)} nor ${where(to)}; give --target-alias as MirrorMaker 2's target cluster alias, or --mm2-offset-syncs-topic`)
+  if (syncs === undefined) throw new UsageError(`--mm2: no topic ${mm2.topic} on ${where(from)} nor ${mm2.onTarget} on ${where(to)}; give --target-alias and --source-alias as MirrorMaker 2's aliases, or --mm2-offset-syncs-topic`)
   const found = syncs
   const translate = (group: string, committed: ReadonlyArray<{ topic: string, partition: number, offset: bigint }>): GroupTranslationRow[] => committed.map(({ topic, partition, offset }): GroupTranslationRow => {
     const targetOffset = mm2TranslateFrom(found, topic, partition, offset)
     const base = { group, topic, partition, sourceOffset: offset }
     return targetOffset === undefined ? { ...base, status: 'no-syncs' } : { ...base, status: 'translated', targetTopic: targetTopicName(policy, sourceAlias, topic), targetOffset }
   }).sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition)
-  return { records: [...found.values()].reduce((n, list) => n + list.length, 0), translate }
+  return { topic, records: [...found.values()].reduce((n, list) => n + list.length, 0), translate }
 }
 
 /** Flags checked before anything connects: the group selection and the mode. */
@@ -264,11 +268,13 @@ export async function failoverOutput (direction: FailoverDirection, args: Failov
   let translation: Pick<PlanGroupFailoverOptions, 'syncs' | 'reverseSyncs' | 'translate'>
   let syncRecords: number
   let reverseRecords = 0
+  let mm2Topic: string | undefined
   if (mm2 !== undefined) {
     const loaded = await mm2Translation(args, mm2, from, to)
     translation = { syncs: new OffsetSyncIndex(), translate: loaded.translate }
     syncRecords = loaded.records
-    if (syncRecords === 0) notes.push(`mirror-check: no MirrorMaker 2 offset syncs in ${mm2.topic}: is MirrorMaker 2 copying these topics?`)
+    mm2Topic = loaded.topic
+    if (syncRecords === 0) notes.push(`mirror-check: no MirrorMaker 2 offset syncs in ${loaded.topic}: is MirrorMaker 2 copying these topics?`)
     notes.push('mirror-check: MirrorMaker 2\'s translation (the newest offset sync at or below, + 1) lands at or before the exact offset: the group re-reads up to offset.lag.max (default 100) records per partition, never skips')
   } else {
     const syncs = await loadOffsetSyncs(to.connection, syncsTopic, logger)
@@ -290,7 +296,7 @@ export async function failoverOutput (direction: FailoverDirection, args: Failov
 
   const ok = plans.every(p => p.blocker === undefined) && outcomes.every(o => o.status === 'written' || o.status === 'nothing-to-write')
   const text = args.format === 'json'
-    ? toJson(direction, args.execute, from, to, mm2?.topic ?? syncsTopic, syncRecords, { topic: mm2 === undefined ? reverseTopic : null, records: reverseRecords }, plans, outcomes)
+    ? toJson(direction, args.execute, from, to, mm2Topic ?? syncsTopic, syncRecords, { topic: mm2 === undefined ? reverseTopic : null, records: reverseRecords }, plans, outcomes)
     : render(args.format, columns(to), plans.flatMap(plan => plan.partitions.map(partition => ({ plan, partition, outcome: outcomes.find(o => o.group === plan.group) }))))
   const failed = outcomes.some(o => o.status === 'failed')
   return { text, notes, exitCode: failed ? ExitCode.ERROR : ok ? ExitCode.OK : ExitCode.CHECK_FAILED }
@@ -312,7 +318,7 @@ function builder (direction: FailoverDirection) {
       .option('dry-run', { type: 'boolean', describe: 'Print the plan and write nothing (the default).' })
       .option('execute', { type: 'boolean', default: false, describe: `Write the translated offsets into the groups on the ${written}; refused for a group with members there.` })
       .option('offset-syncs-topic', { type: 'string', describe: `Offset-syncs topic on the ${written} (default mirror-offset-syncs.<${direction === 'failover' ? 'source' : 'target'}-alias>.internal).` })
-      .option('mm2', { type: 'boolean', describe: 'failover only: the flow is MirrorMaker 2; translate with its offset syncs (mm2-offset-syncs.<target-alias>.internal on the source, or the target) and its rule (the group re-reads up to offset.lag.max records, never skips).' })
+      .option('mm2', { type: 'boolean', describe: 'failover only: the flow is MirrorMaker 2; translate with its offset syncs (mm2-offset-syncs.<target-alias>.internal on the source, or mm2-offset-syncs.<source-alias>.internal on the target) and its rule (the group re-reads up to offset.lag.max records, never skips).' })
       .option('mm2-offset-syncs-topic', { type: 'string', describe: 'MirrorMaker 2\'s offset-syncs topic (default mm2-offset-syncs.<target-alias>.internal); implies --mm2.' })
       .option('replication-policy', { choices: ReplicationPolicyKinds, describe: 'With --mm2: target topic naming, default (<source-alias><separator><topic>, the default with --mm2) or identity.' })
       .option('separator', { type: 'string', describe: 'replication.policy.separator for the default policy (default ".").' })

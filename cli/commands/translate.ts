@@ -63,13 +63,14 @@ async function mm2Output (args: TranslateArgs): Promise<{ text: string, notes: s
   try {
     const target = await connectClient(targetConnection, args)
     try {
-      // offset-syncs.topic.location: the source by default, the target when so configured.
-      const syncsClient = await source.hasTopic(syncsTopic) ? source : await target.hasTopic(syncsTopic) ? target : undefined
-      if (syncsClient === undefined) throw new UsageError(`--mm2: no topic ${syncsTopic} on the source (${sourceConnection.brokers.join(',')}) nor the target cluster (${targetConnection.brokers.join(',')}); give --target-alias as MirrorMaker 2's target cluster alias, or --mm2-offset-syncs-topic`)
+      // offset-syncs.topic.location: the source by default, named after the target alias; on the target, MirrorMaker 2 names it after the source alias.
+      const targetSyncsTopic = args['mm2-offset-syncs-topic'] ?? mm2OffsetSyncsTopicName(args['source-alias'])
+      const syncs = await source.hasTopic(syncsTopic) ? { client: source, topic: syncsTopic } : await target.hasTopic(targetSyncsTopic) ? { client: target, topic: targetSyncsTopic } : undefined
+      if (syncs === undefined) throw new UsageError(`--mm2: no topic ${syncsTopic} on the source (${sourceConnection.brokers.join(',')}) nor ${targetSyncsTopic} on the target cluster (${targetConnection.brokers.join(',')}); give --target-alias and --source-alias as MirrorMaker 2's aliases, or --mm2-offset-syncs-topic`)
       const rows = await translateGroupThroughMm2(source, target, {
         group: args.group,
         ...(args.topic === undefined ? {} : { topic: args.topic }),
-        offsetSyncs: { client: syncsClient, topic: syncsTopic },
+        offsetSyncs: syncs,
         checkpointsTopic,
         targetTopicOf: topic => targetTopicName(policy, args['source-alias'], topic),
       })
@@ -114,9 +115,9 @@ export const translateCommand: CommandModule<object, TranslateArgs> = {
     .option('topic', { type: 'string', describe: 'Only this source topic.' })
     .option('source-alias', { type: 'string', default: 'source', describe: 'Source cluster alias in the sidecar config (or MirrorMaker 2\'s); names the offset-syncs topic (the checkpoints topic with --mm2).' })
     .option('offset-syncs-topic', { type: 'string', describe: 'Offset-syncs topic on the target (default mirror-offset-syncs.<source-alias>.internal).' })
-    .option('mm2', { type: 'boolean', default: false, describe: 'The mirror is MirrorMaker 2: translate with its offset syncs (mm2-offset-syncs.<target-alias>.internal, on the source or the target) and its rule, and show its checkpoints (<source-alias>.checkpoints.internal on the target); needs --target-alias.' })
+    .option('mm2', { type: 'boolean', default: false, describe: 'The mirror is MirrorMaker 2: translate with its offset syncs (mm2-offset-syncs.<target-alias>.internal on the source, or mm2-offset-syncs.<source-alias>.internal on the target) and its rule, and show its checkpoints (<source-alias>.checkpoints.internal on the target); needs --target-alias.' })
     .option('target-alias', { type: 'string', describe: 'With --mm2: MirrorMaker 2\'s alias of the target cluster.' })
-    .option('mm2-offset-syncs-topic', { type: 'string', describe: 'MirrorMaker 2\'s offset-syncs topic (default mm2-offset-syncs.<target-alias>.internal); implies --mm2.' })
+    .option('mm2-offset-syncs-topic', { type: 'string', describe: 'MirrorMaker 2\'s offset-syncs topic, looked for on the source, then the target (default mm2-offset-syncs.<target-alias>.internal on the source, mm2-offset-syncs.<source-alias>.internal on the target); implies --mm2.' })
     .option('mm2-checkpoints-topic', { type: 'string', describe: 'MirrorMaker 2\'s checkpoints topic on the target (default <source-alias>.checkpoints.internal).' })
     .option('replication-policy', { choices: ReplicationPolicyKinds, describe: 'With --mm2: target topic naming, default (<source-alias><separator><topic>, the default with --mm2) or identity.' })
     .option('separator', { type: 'string', default: '.', describe: 'replication.policy.separator for the default policy.' }) as unknown as Argv<TranslateArgs>,

@@ -88,6 +88,27 @@ export interface OffsetSyncConfig {
    * default the flow's `replicationFactor` (-1: the target broker's `default.replication.factor`).
    */
   readonly replicationFactor: number
+  /** MirrorMaker 2's own offset syncs, beside the exact ones: mm2.properties flows only; absent otherwise. */
+  readonly mm2?: Mm2OffsetSyncConfig
+}
+
+/** Where MirrorMaker 2's offset-syncs topic lives (`offset-syncs.topic.location`). */
+export const Mm2OffsetSyncLocations = ['source', 'target'] as const
+export type Mm2OffsetSyncLocation = typeof Mm2OffsetSyncLocations[number]
+
+/**
+ * MirrorMaker 2's `OffsetSync` records, written by MirrorMaker 2's rules (`offset.lag.max`, gaps,
+ * the periodic flush) to its offset-syncs topic, so its checkpoint task and Kafka's tools find them.
+ */
+export interface Mm2OffsetSyncConfig {
+  /** `offset-syncs.topic.location`: the cluster holding the topic; default `source`, as in MirrorMaker 2. */
+  readonly location: Mm2OffsetSyncLocation
+  /** `mm2-offset-syncs.<target alias>.internal` on the source, `mm2-offset-syncs.<source alias>.internal` on the target (MirrorMaker 2's names). */
+  readonly topic: string
+  /** `offset.lag.max` in records: a sync is written once the last one lags this far behind; default 100. */
+  readonly maxOffsetLagRecords: number
+  /** `offset-syncs.topic.replication.factor` when the mirror creates the topic; default the flow's `replicationFactor`. */
+  readonly replicationFactor: number
 }
 
 /**

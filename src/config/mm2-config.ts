@@ -13,7 +13,7 @@ import { readPropertiesFile } from './properties-file.js'
 import { FLAG_DEFAULTS } from './flag-defaults.js'
 import { configFromOneFile, isOneFileForm } from './one-file-config.js'
 import { checkHandlerPassThrough, parseMessageHandler } from './message-handler-config.js'
-import { freezeConfig, type FlowConfig, type MirrorConfig, type ReplicationPolicy } from './mirror-config.js'
+import { freezeConfig, Mm2OffsetSyncLocations, type FlowConfig, type MirrorConfig, type ReplicationPolicy } from './mirror-config.js'
 import type { SidecarSettings } from './sidecar-settings.js'
 import { parseTopicConfigFilter } from './topic-config-filter.js'
 import { compileTopicPattern, createGroupFilter, createTopicFilter, DEFAULT_GROUPS_EXCLUDE, withHeartbeatsTopic } from './topic-filter.js'
@@ -32,7 +32,7 @@ const FLOW_KEYS = new Set(['enabled', 'topics', 'topics.exclude', 'topics.blackl
   'replication.policy.class', 'replication.policy.separator', 'tasks.max', 'refresh.topics.enabled', 'refresh.topics.interval.seconds',
   'sync.topic.configs.enabled', 'sync.topic.configs.interval.seconds', 'config.properties.exclude', 'config.properties.blacklist', 'config.property.filter.class', 'use.defaults.from', 'sync.topic.acls.enabled', 'sync.topic.acls.interval.seconds', 'replication.factor', 'emit.offset-syncs.enabled', 'sync.group.offsets.enabled',
   'sync.group.offsets.interval.seconds', 'emit.checkpoints.enabled', 'emit.checkpoints.interval.seconds', 'offset.flush.interval.ms',
-  'offset-syncs.topic.replication.factor', 'checkpoints.topic.replication.factor', 'emit.heartbeats.enabled', 'emit.heartbeats.interval.seconds', 'heartbeats.topic.replication.factor', 'offset-syncs.topic.location', 'pass.through', 'corrupt.batches', 'exactly.once.commit.interval.ms',
+  'offset-syncs.topic.replication.factor', 'checkpoints.topic.replication.factor', 'emit.heartbeats.enabled', 'emit.heartbeats.interval.seconds', 'heartbeats.topic.replication.factor', 'offset-syncs.topic.location', 'offset.lag.max', 'pass.through', 'corrupt.batches', 'exactly.once.commit.interval.ms',
   'message.handler', 'message.handler.args', 'digests.enabled', 'digests.range.records', 'digests.audit.interval.ms', 'digests.audit.max.records'])
 
 /** Keys that would run Java code or change what is copied, and cannot be honoured: refused. */
@@ -303,10 +303,10 @@ function buildFlow (
   const checkpointsReplicationFactor = replicationFactorOf('checkpoints.topic.replication.factor', replicationFactor)
   const heartbeatsReplicationFactor = replicationFactorOf('heartbeats.topic.replication.factor', replicationFactor)
   const locationEntry = flowEntry('offset-syncs.topic.location')
-  const location = locationEntry === undefined ? undefined : parseChoice(locationEntry.key, locationEntry.value, ['source', 'target'] as const, problems)
-  // The syncs are always on the target (where mirror-check and failover read them): `source` has no effect.
-  if (location === 'source' && locationEntry !== undefined) problems.ignore(locationEntry.key)
+  const location = (locationEntry === undefined ? undefined : parseChoice(locationEntry.key, locationEntry.value, Mm2OffsetSyncLocations, problems)) ?? 'source'
   const offsetSyncsEnabled = bool('emit.offset-syncs.enabled', true)
+  // MirrorMaker 2 names the topic after the other cluster than the one holding it (MirrorSourceConfig.offsetSyncsTopic).
+  const mm2OffsetSyncs = { location, topic: `mm2-offset-syncs.${location === 'source' ? target : source}.internal`, maxOffsetLagRecords: int('offset.lag.max', 100, 0), replicationFactor: offsetSyncsReplicationFactor }
   const syncGroupOffsets = bool('sync.group.offsets.enabled', false)
   const emitCheckpoints = bool('emit.checkpoints.enabled', true)
   // MirrorMaker 2's defaults: each every 60 s, independently.
@@ -364,7 +364,7 @@ function buildFlow (
     syncTopicAcls: bool('sync.topic.acls.enabled', FLAG_DEFAULTS['sync.topic.acls.enabled']),
     syncTopicAclsIntervalMs: int('sync.topic.acls.interval.seconds', FLAG_DEFAULTS['sync.topic.acls.interval.seconds'], 1) * 1000,
     replicationFactor,
-    offsetSyncs: { enabled: offsetSyncsEnabled, topic: `mirror-offset-syncs.${source}.internal`, replicationFactor: offsetSyncsReplicationFactor },
+    offsetSyncs: { enabled: offsetSyncsEnabled, topic: `mirror-offset-syncs.${source}.internal`, replicationFactor: offsetSyncsReplicationFactor, ...(offsetSyncsEnabled ? { mm2: mm2OffsetSyncs } : {}) },
     groupSync: {
       // MM2 syncs group offsets from checkpoints: without checkpoints there is nothing to sync.
       enabled: syncGroupOffsets && emitCheckpoints,

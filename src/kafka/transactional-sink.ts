@@ -189,7 +189,7 @@ export class KafkaTransactionalSink implements TransactionalSink {
    * that order, each within `max.request.size` and the default `max.message.bytes`: usually one.
    */
   #commitRequests (missing: readonly SourcePosition[], records: readonly TransactionRecord[]): TopicMessages[][] {
-    const byTopic = new Map<string, Array<{ key: string, value: string }>>()
+    const byTopic = new Map<string, Array<{ key: string | Buffer, value: string | Buffer }>>()
     for (const { topic, key, value } of records) {
       let list = byTopic.get(topic)
       if (list === undefined) byTopic.set(topic, list = [])

@@ -11,7 +11,9 @@
  *   under the default replication policy): key {sourceClusterAlias: STRING, targetClusterAlias:
  *   STRING}, value {version: INT16 = 0} then {timestamp: INT64} (ms since epoch).
  * Kafka's `connect-mirror-client` (`MirrorClient`, `RemoteClusterUtils`) reads the checkpoints and
- * heartbeats written with the encoders here. Pure: a record that does not parse gives undefined
+ * heartbeats written with the encoders here, and MirrorMaker 2's checkpoint task (`OffsetSyncStore`)
+ * the offset syncs (`mm2-offset-sync-emitter.ts`; on the target the topic is
+ * `mm2-offset-syncs.<source alias>.internal`). Pure: a record that does not parse gives undefined
  * (readers skip it).
  */
 

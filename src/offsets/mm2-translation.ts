@@ -1,3 +1,6 @@
+import { Mm2OffsetSyncRules } from './mm2-offset-sync-rules.js'
+import type { Mm2OffsetSyncRecord } from './mm2-records.js'
+
 /**
  * MirrorMaker 2's offset translation rule, for comparison (Kafka 3.6+ `MirrorSourceTask` and
  * `OffsetSyncStore`): a sync is emitted for the first record, when upstream offsets skip, when the
@@ -11,25 +14,12 @@ export interface Mm2OffsetSync {
   readonly downstream: bigint
 }
 
-/** The syncs MirrorMaker 2 would emit for records copied as (upstream offset, downstream offset), in order. */
+/** The syncs MirrorMaker 2's rules (`Mm2OffsetSyncRules`) ask for at once for records copied as (upstream offset, downstream offset), in order; without the delayed sync of the last record. */
 export function mm2OffsetSyncs (copies: Iterable<readonly [bigint, bigint]>, maxOffsetLag = 100n): Mm2OffsetSync[] {
-  const syncs: Mm2OffsetSync[] = []
-  let lastSyncDownstream = -1n
-  let previousUpstream = -1n
-  let previousDownstream = -1n
-  for (const [upstream, downstream] of copies) {
-    const first = lastSyncDownstream === -1n
-    const tooStale = downstream - (lastSyncDownstream + 1n) >= maxOffsetLag
-    const skipped = upstream - previousUpstream !== 1n
-    const truncated = downstream < previousDownstream
-    if (first || tooStale || skipped || truncated) {
-      syncs.push({ upstream, downstream })
-      lastSyncDownstream = downstream
-    }
-    previousUpstream = upstream
-    previousDownstream = downstream
-  }
-  return syncs
+  const rules = new Mm2OffsetSyncRules(Number(maxOffsetLag))
+  const asked: Mm2OffsetSyncRecord[] = []
+  for (const [upstream, downstream] of copies) rules.acknowledgedRun('', 0, upstream, downstream, 1, false, asked)
+  return asked.map(sync => ({ upstream: sync.upstreamOffset, downstream: sync.downstreamOffset }))
 }
 
 /** MirrorMaker 2's translation of a group offset; undefined when no sync is at or below it. */

@@ -223,8 +223,9 @@ export interface TransactionAck {
 /** A record for one of the mirror's topics on the target, written inside a lane's transaction (exactly-once). */
 export interface TransactionRecord {
   readonly topic: string
-  readonly key: string
-  readonly value: string
+  /** JSON text (the sidecar's own topics) or bytes (MirrorMaker 2's records). */
+  readonly key: string | Buffer
+  readonly value: string | Buffer
 }
 
 /** Starts a span per batch; `enabled` false means no spans are made at all. */

@@ -92,7 +92,7 @@ test('mirror-check translate --mm2 and failover --mm2 on a running MirrorMaker 2
 
   const wrongAlias = await runMirrorCheck(['translate', '--source', source.bootstrap, '--target', target.bootstrap, '--group', group, '--mm2', '--source-alias', alias, '--target-alias', 'nobody'])
   assert.equal(wrongAlias.code, 2)
-  assert.match(wrongAlias.stderr, /--mm2: no topic mm2-offset-syncs\.nobody\.internal on the source .* nor the target cluster .*; give --target-alias/)
+  assert.match(wrongAlias.stderr, new RegExp(`--mm2: no topic mm2-offset-syncs\\.nobody\\.internal on the source .* nor mm2-offset-syncs\\.${alias}\\.internal on the target cluster .*; give --target-alias`))
   const noAlias = await runMirrorCheck(['translate', '--source', source.bootstrap, '--target', target.bootstrap, '--group', group, '--mm2'])
   assert.equal(noAlias.code, 2)
   assert.match(noAlias.stderr, /--mm2 needs --target-alias/)

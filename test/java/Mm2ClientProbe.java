@@ -1,13 +1,17 @@
+import java.lang.reflect.Constructor;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.connect.mirror.MirrorCheckpointConfig;
 import org.apache.kafka.connect.mirror.MirrorClient;
+import org.apache.kafka.connect.mirror.OffsetSyncStore;
 import org.apache.kafka.connect.mirror.RemoteClusterUtils;
 
 /**
@@ -17,6 +21,11 @@ import org.apache.kafka.connect.mirror.RemoteClusterUtils;
  *     RemoteClusterUtils.translateOffsets: [{"topic":..,"partition":..,"offset":..,"metadata":..}, ...]
  *   clusters BOOTSTRAP SOURCE_ALIAS
  *     MirrorClient: {"heartbeatTopics":[..],"upstreamClusters":[..],"replicationHops":n}
+ *   sync-store SOURCE_BOOTSTRAP TARGET_BOOTSTRAP SOURCE_ALIAS TARGET_ALIAS LOCATION TOPIC PARTITION:OFFSET,...
+ *     MirrorMaker 2's checkpoint task's own reader of its offset-syncs topic (connect-mirror's
+ *     OffsetSyncStore, on the cluster offset-syncs.topic.location = LOCATION names), translating
+ *     each upstream offset of TOPIC as the checkpoint task does:
+ *     [{"partition":..,"upstreamOffset":..,"downstreamOffset":..|null}, ...]
  */
 public final class Mm2ClientProbe {
     private Mm2ClientProbe() { }
@@ -46,8 +55,34 @@ public final class Mm2ClientProbe {
                 }
                 break;
             }
+            case "sync-store": {
+                Map<String, String> config = new HashMap<>();
+                config.put("name", "MirrorCheckpointConnector");
+                config.put("connector.class", "org.apache.kafka.connect.mirror.MirrorCheckpointConnector");
+                config.put("source.cluster.alias", args[3]);
+                config.put("target.cluster.alias", args[4]);
+                config.put("source.cluster.bootstrap.servers", args[1]);
+                config.put("target.cluster.bootstrap.servers", args[2]);
+                config.put("offset-syncs.topic.location", args[5]);
+                // The checkpoint task builds its store with a package-private constructor: reached as the task reaches it, with its config.
+                Constructor<OffsetSyncStore> constructor = OffsetSyncStore.class.getDeclaredConstructor(MirrorCheckpointConfig.class);
+                constructor.setAccessible(true);
+                try (OffsetSyncStore store = constructor.newInstance(new MirrorCheckpointConfig(config))) {
+                    store.start(true);
+                    List<String> rows = new ArrayList<>();
+                    for (String spec : args[7].split(",")) {
+                        String[] parts = spec.split(":");
+                        int partition = Integer.parseInt(parts[0]);
+                        long offset = Long.parseLong(parts[1]);
+                        OptionalLong translated = store.translateDownstream("mm2-client-probe", new TopicPartition(args[6], partition), offset);
+                        rows.add("{\"partition\":" + partition + ",\"upstreamOffset\":" + offset + ",\"downstreamOffset\":" + (translated.isPresent() ? String.valueOf(translated.getAsLong()) : "null") + "}");
+                    }
+                    System.out.println("[" + String.join(",", rows) + "]");
+                }
+                break;
+            }
             default:
-                System.err.println("unknown command " + args[0] + ": expected translate or clusters");
+                System.err.println("unknown command " + args[0] + ": expected translate, clusters or sync-store");
                 System.exit(2);
         }
     }

@@ -61,7 +61,7 @@ test('without their own keys the internal topics take replication.factor, else t
   assert.deepEqual([mm1.offsetSyncs.replicationFactor, mm1.groupSync.checkpointsReplicationFactor], [-1, -1])
 })
 
-test('bad internal-topic replication factors and locations name their key; offset-syncs.topic.location = source is reported as ignored', () => {
+test('bad internal-topic replication factors and locations name their key', () => {
   const file = (extra: Record<string, string>): string => writeProperties({ clusters: 'A, B', 'A.bootstrap.servers': '127.0.0.1:1', 'B.bootstrap.servers': '127.0.0.1:2', 'A->B.enabled': 'true', ...extra }, 'mm2.properties')
   assert.throws(() => configFromMm2(file({ 'offset-syncs.topic.replication.factor': '0', 'A->B.checkpoints.topic.replication.factor': 'three', 'offset-syncs.topic.location': 'nowhere' }), { settings }), (error: unknown) => {
     assert.ok(error instanceof ConfigError)
@@ -69,7 +69,20 @@ test('bad internal-topic replication factors and locations name their key; offse
     assert.match(error.message, /offset-syncs\.topic\.replication\.factor.*"?0"?.*expected a replication factor from 1 to 32767, or -1/)
     return true
   })
-  assert.deepEqual(configFromMm2(file({ 'offset-syncs.topic.location': 'source' }), { settings }).ignoredKeys, ['offset-syncs.topic.location'])
+  assert.throws(() => configFromMm2(file({ 'offset.lag.max': '-1' }), { settings }), /offset\.lag\.max/)
+})
+
+test('mm2.properties: MirrorMaker 2\'s offset syncs by its keys: on the source named after the target by default, on the target named after the source, offset.lag.max; none with emit.offset-syncs.enabled = false', () => {
+  const file = (extra: Record<string, string>): string => writeProperties({ clusters: 'A, B', 'A.bootstrap.servers': '127.0.0.1:1', 'B.bootstrap.servers': '127.0.0.1:2', 'A->B.enabled': 'true', ...extra }, 'mm2.properties')
+  const defaults = configFromMm2(file({ 'offset-syncs.topic.location': 'source' }), { settings })
+  assert.deepEqual(defaults.ignoredKeys, [])
+  assert.deepEqual(defaults.flows[0]?.offsetSyncs.mm2, { location: 'source', topic: 'mm2-offset-syncs.B.internal', maxOffsetLagRecords: 100, replicationFactor: -1 })
+  const onTarget = configFromMm2(file({ 'A->B.offset-syncs.topic.location': 'target', 'offset.lag.max': '0', 'offset-syncs.topic.replication.factor': '1' }), { settings })
+  assert.deepEqual(onTarget.flows[0]?.offsetSyncs.mm2, { location: 'target', topic: 'mm2-offset-syncs.A.internal', maxOffsetLagRecords: 0, replicationFactor: 1 })
+  assert.deepEqual(onTarget.ignoredKeys, [])
+  const off = configFromMm2(file({ 'emit.offset-syncs.enabled': 'false' }), { settings }).flows[0]
+  assert.deepEqual([off?.offsetSyncs.enabled, off?.offsetSyncs.mm2], [false, undefined])
+  assert.equal(configFromMm1(base()).flows[0]?.offsetSyncs.mm2, undefined, 'MirrorMaker 1 flags: only the exact syncs')
 })
 
 const mm2Flow = (extra: Record<string, string>): FlowConfig => configFromMm2(writeProperties({ clusters: 'A, B', 'A.bootstrap.servers': '127.0.0.1:1', 'B.bootstrap.servers': '127.0.0.1:2', 'A->B.enabled': 'true', ...extra }, 'mm2.properties'), { settings }).flows[0] as FlowConfig

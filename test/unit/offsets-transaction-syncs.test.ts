@@ -75,7 +75,7 @@ test('exactly-once: a lane transaction carries the offset syncs of its own recor
   // What a reader of the syncs topic makes of the transaction's records alone (as after a kill -9 right after the commit).
   const index = new OffsetSyncIndex()
   for (const record of commit.records) {
-    const entry = decodeOffsetSync(record.key, record.value)
+    const entry = decodeOffsetSync(record.key.toString(), record.value.toString())
     assert.ok(entry !== undefined, `a sync record: ${record.key}`)
     index.apply(entry)
   }
@@ -102,7 +102,7 @@ test('exactly-once: the syncs of a transaction are worked out from its own ackno
     { batch: next, segments: [{ from: 0, count: 3, targetBaseOffset: 4n }] },
     { batch: after, segments: [{ from: 0, count: 2, targetBaseOffset: 7n }] },
   ], [{ topic: 't', partition: 1, offset: 10n }])
-  const entries = records.map(r => decodeOffsetSync(r.key, r.value))
+  const entries = records.map(r => decodeOffsetSync(r.key.toString(), r.value.toString()))
   assert.deepEqual(entries.filter(e => e?.kind === 'range').map(e => e?.kind === 'range' ? [e.range.sourceStart, e.range.targetStart, e.range.length] : []), [[3n, 4n, 3n], [8n, 7n, 2n]])
   assert.deepEqual(entries.filter(e => e?.kind === 'position').map(e => e?.kind === 'position' ? [e.position.sourceNext, e.position.targetNext] : []), [[10n, 9n]])
 })
