@@ -8,6 +8,7 @@ import { GroupOffsetSync } from './offsets/group-offset-sync.js'
 import { HeartbeatEmitter } from './offsets/heartbeat-emitter.js'
 import { OffsetSyncPruner } from './offsets/offset-sync-pruner.js'
 import { OffsetSyncWriter } from './offsets/offset-sync-writer.js'
+import { withStartPositions } from './offsets/start-positions.js'
 import { MirrorProducers } from './offsets/mirror-producers.js'
 import { OffsetsObserverEvents, type OffsetsObserver } from './offsets/offsets-observer.js'
 import { Observability } from './http/observability.js'
@@ -108,6 +109,9 @@ export class MirrorSidecar {
     await this.observability.start()
     for (const [i, flow] of this.flows.entries()) {
       if (this.#stopping !== undefined) return
+      const flowConfig = this.config.flows[i]
+      // Before the flow's consumers join: a partition its group never committed starts where MirrorMaker 2 stopped.
+      if (flowConfig?.mm2Positions !== undefined) await withStartPositions(flowConfig, this.#logger, positions => positions.takeOverFromMm2())
       // Syncs topic first: the flow's first commit waits for syncs to be durable.
       await this.offsetSyncWriters[i]?.start()
       await this.digests[i]?.start()
