@@ -159,6 +159,7 @@ test('the sidecar takes over from a MirrorMaker 2 stopped mid-stream (SIGTERM) o
   await waitUntil(() => traffic.sent() >= switchedAt + 300, { timeoutMs: 60_000, message: 'more records after the switch' })
   const produced = await traffic.stop()
   await waitUntil(async () => await totalRecords(target, targetTopic) >= BigInt(produced), { timeoutMs: 120_000, intervalMs: 500, message: `the sidecar to copy up to ${produced} records` })
+  t.diagnostic(`${produced} records produced; MirrorMaker 2 copied ${copiedByMm2.join('/')} by partition before the switch; MirrorMaker 2's translations ${translatedBefore.map(r => r.offset).join('/')} of ${[...before.values()].join('/')}`)
   assert.deepEqual(auditKeys(await readCommittedKeys(target, targetTopic), produced), { missing: 0, duplicates: 0 }, 'every record once on the target')
   assert.equal(await totalRecords(target, targetTopic), BigInt(produced))
 
@@ -195,6 +196,7 @@ test('after kill -9 of MirrorMaker 2 the sidecar starts where MirrorMaker 2 last
   await waitUntil(async () => await totalRecords(target, targetTopic) >= BigInt(produced) + copiedByMm2.reduce((sum, end, p) => sum + end - (stored[p] ?? 0n), 0n), { timeoutMs: 120_000, intervalMs: 500, message: 'the sidecar to copy everything from MirrorMaker 2\'s positions on' })
   const keys = await readCommittedKeys(target, targetTopic)
   const reCopied = copiedByMm2.reduce((sum, end, p) => sum + Number(end - (stored[p] ?? 0n)), 0)
+  t.diagnostic(`${produced} records produced; MirrorMaker 2 copied ${copiedByMm2.join('/')} and stored ${stored.join('/')} by partition when killed: ${reCopied} to copy again`)
   assert.deepEqual(auditKeys(keys, produced), { missing: 0, duplicates: reCopied }, `records MirrorMaker 2 copied after its last flush are copied again (${reCopied}), nothing else`)
   sidecar.child.kill('SIGTERM')
   assert.equal(await sidecar.exited, 0, sidecar.stderr().slice(-2000))
