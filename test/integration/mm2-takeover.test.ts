@@ -12,6 +12,7 @@ import { auditKeys, committedOffsets, createTopic, endOffsets, sharedClusters, t
 import { startMirrorMaker2, type Mm2Process } from '../helpers/mirror-maker2.js'
 import { commitAsAdmin, consumeAndCommit, loadCheckpoints } from '../helpers/offsets.js'
 import { spawnSidecarArgs, waitMirroring, type SidecarProcess } from '../helpers/sidecar.js'
+import { scrape, sidecarHttpPort } from '../helpers/sidecar-http.js'
 import { waitUntil } from '../helpers/wait.js'
 
 const execFileAsync = promisify(execFile)
@@ -162,6 +163,20 @@ test('the sidecar takes over from a MirrorMaker 2 stopped mid-stream (SIGTERM) o
   t.diagnostic(`${produced} records produced; MirrorMaker 2 copied ${copiedByMm2.join('/')} by partition before the switch; MirrorMaker 2's translations ${translatedBefore.map(r => r.offset).join('/')} of ${[...before.values()].join('/')}`)
   assert.deepEqual(auditKeys(await readCommittedKeys(target, targetTopic), produced), { missing: 0, duplicates: 0 }, 'every record once on the target')
   assert.equal(await totalRecords(target, targetTopic), BigInt(produced))
+
+  // The group has not moved since before the switch: the sidecar has copied none of the records below it and writes
+  // no checkpoint for it (one would map it to its first copied record, a jump forward); MirrorMaker 2's stays newest.
+  const port = await sidecarHttpPort(sidecar)
+  const beforeFirstSync = (exposition: string): number => exposition.split('\n')
+    .filter(line => line.startsWith('kafka_mirror_offset_translation_failures_total{') && line.includes(`group="${group}"`) && line.includes('reason="before-first-sync"'))
+    .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0)
+  await waitUntil(async () => beforeFirstSync(await scrape(port)) >= PARTITIONS,
+    { timeoutMs: 60_000, intervalMs: 500, message: 'the sidecar\'s checkpoint cycle to pass over the group' })
+  const stillMm2 = (await loadCheckpoints(target, checkpointsTopic)).filter(c => c.group === group && c.topic === targetTopic)
+  for (const [p, offset] of before) {
+    const newest = stillMm2.filter(c => c.partition === p).at(-1)
+    assert.ok(newest !== undefined && newest.upstreamOffset === offset && newest.downstreamOffset <= offset, `partition ${p}: the newest checkpoint is MirrorMaker 2's, at or below the exact ${offset}: ${JSON.stringify(newest, (_k, v: unknown) => typeof v === 'bigint' ? String(v) : v)}`)
+  }
 
   // The group moves on past the switch: the sidecar's checkpoint gives its exact place (one to one: the same offsets).
   const after = new Map((await ends(source, topic)).map((end, p) => [p, end - 3n]))
