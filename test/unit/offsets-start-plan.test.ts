@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { decodeMm2SourcePosition } from '../../src/offsets/mm2-source-positions.js'
+import { OffsetSyncIndex } from '../../src/offsets/offset-sync-index.js'
+import { translateCommittedOffsets, withoutForeignPrefix } from '../../src/offsets/translate-group.js'
 import { renderStartPlan } from '../../src/offsets/start-plan-text.js'
 import { planStarts, type PartitionLog } from '../../src/offsets/start-plan.js'
 import { partitionKey } from '../../src/pipeline/partition-key.js'
@@ -58,4 +60,17 @@ test('--dry-run\'s table names each partition\'s start, why, and MirrorMaker 2\'
     't      2          0      auto.offset.reset=earliest       -',
     '',
   ].join('\n'))
+})
+
+test('a group below the first record the flow copied is not translated forward while the target still holds another mirror\'s copies before it (MirrorMaker 2 before a takeover); with them gone, it is', async () => {
+  const index = new OffsetSyncIndex()
+  // The flow took over at source offset 500, written from target offset 480 on (MirrorMaker 2 copied 0..499 to 0..479: gaps on the source).
+  index.apply({ kind: 'range', range: { sourceTopic: 't', targetTopic: 'A.t', partition: 0, sourceStart: 500n, targetStart: 480n, length: 100n } })
+  const rows = translateCommittedOffsets('app', [{ topic: 't', partition: 0, offset: 420n }, { topic: 't', partition: 1, offset: 7n }], index)
+  assert.deepEqual(rows.map(r => [r.partition, r.status, r.targetOffset]), [[0, 'translated', 480n], [1, 'no-syncs', undefined]], 'the rule alone maps 420 forward to 480')
+  const logs = (logStartOffset: bigint) => async () => new Map([[0, { logStartOffset, highWatermark: 580n }]])
+  assert.deepEqual((await withoutForeignPrefix(rows, index, logs(0n))).map(r => [r.partition, r.status, r.targetOffset]), [[0, 'no-syncs', undefined], [1, 'no-syncs', undefined]])
+  assert.deepEqual((await withoutForeignPrefix(rows, index, logs(480n))).map(r => [r.partition, r.status, r.targetOffset]), [[0, 'translated', 480n], [1, 'no-syncs', undefined]], 'everything before the first copy gone: the next record that exists')
+  const above = translateCommittedOffsets('app', [{ topic: 't', partition: 0, offset: 550n }], index)
+  assert.deepEqual((await withoutForeignPrefix(above, index, logs(0n))).map(r => r.targetOffset), [530n], 'at or above the first copy: exact')
 })
