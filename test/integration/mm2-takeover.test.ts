@@ -12,6 +12,7 @@ import { auditKeys, committedOffsets, createTopic, endOffsets, sharedClusters, t
 import { startMirrorMaker2, type Mm2Process } from '../helpers/mirror-maker2.js'
 import { commitAsAdmin, consumeAndCommit, loadCheckpoints } from '../helpers/offsets.js'
 import { spawnSidecarArgs, waitMirroring, type SidecarProcess } from '../helpers/sidecar.js'
+import { runMirrorCheck } from '../helpers/mirror-check.js'
 import { scrape, sidecarHttpPort } from '../helpers/sidecar-http.js'
 import { waitUntil } from '../helpers/wait.js'
 
@@ -177,6 +178,11 @@ test('the sidecar takes over from a MirrorMaker 2 stopped mid-stream (SIGTERM) o
     const newest = stillMm2.filter(c => c.partition === p).at(-1)
     assert.ok(newest !== undefined && newest.upstreamOffset === offset && newest.downstreamOffset <= offset, `partition ${p}: the newest checkpoint is MirrorMaker 2's, at or below the exact ${offset}: ${JSON.stringify(newest, (_k, v: unknown) => typeof v === 'bigint' ? String(v) : v)}`)
   }
+
+  // mirror-check translate reads the sidecar's offset syncs: below its first copy it has no translation either.
+  const cli = await runMirrorCheck(['translate', '--source', source.bootstrap, '--target', target.bootstrap, '--group', group, '--source-alias', names.sourceAlias, '--format', 'json'])
+  assert.equal(cli.code, 1, cli.stdout + cli.stderr)
+  assert.deepEqual((JSON.parse(cli.stdout) as Array<{ partition: number, status: string }>).map(r => [r.partition, r.status]), [[0, 'no-syncs'], [1, 'no-syncs'], [2, 'no-syncs']])
 
   // The group moves on past the switch: the sidecar's checkpoint gives its exact place (one to one: the same offsets).
   const after = new Map((await ends(source, topic)).map((end, p) => [p, end - 3n]))
