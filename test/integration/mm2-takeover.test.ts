@@ -182,7 +182,7 @@ test('the sidecar takes over from a MirrorMaker 2 stopped mid-stream (SIGTERM) o
   // mirror-check translate reads the sidecar's offset syncs: below its first copy it has no translation either.
   const cli = await runMirrorCheck(['translate', '--source', source.bootstrap, '--target', target.bootstrap, '--group', group, '--source-alias', names.sourceAlias, '--format', 'json'])
   assert.equal(cli.code, 1, cli.stdout + cli.stderr)
-  assert.deepEqual((JSON.parse(cli.stdout) as Array<{ partition: number, status: string }>).map(r => [r.partition, r.status]), [[0, 'no-syncs'], [1, 'no-syncs'], [2, 'no-syncs']])
+  assert.deepEqual((JSON.parse(cli.stdout) as Array<{ partition: number, status: string }>).map(r => [r.partition, r.status]), [[0, 'no offset syncs'], [1, 'no offset syncs'], [2, 'no offset syncs']])
 
   // The group moves on past the switch: the sidecar's checkpoint gives its exact place (one to one: the same offsets).
   const after = new Map((await ends(source, topic)).map((end, p) => [p, end - 3n]))
