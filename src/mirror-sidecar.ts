@@ -9,6 +9,7 @@ import { HeartbeatEmitter } from './offsets/heartbeat-emitter.js'
 import { OffsetSyncPruner } from './offsets/offset-sync-pruner.js'
 import { OffsetSyncWriter } from './offsets/offset-sync-writer.js'
 import { Mm2OffsetSyncEmitter, withMm2OffsetSyncs } from './offsets/mm2-offset-sync-emitter.js'
+import { withStartPositions } from './offsets/start-positions.js'
 import { MirrorProducers } from './offsets/mirror-producers.js'
 import { OffsetsObserverEvents, type OffsetsObserver } from './offsets/offsets-observer.js'
 import { Observability } from './http/observability.js'
@@ -112,6 +113,9 @@ export class MirrorSidecar {
     await this.observability.start()
     for (const [i, flow] of this.flows.entries()) {
       if (this.#stopping !== undefined) return
+      const flowConfig = this.config.flows[i]
+      // Before the flow's consumers join: a partition its group never committed starts where MirrorMaker 2 stopped.
+      if (flowConfig?.mm2Positions !== undefined) await withStartPositions(flowConfig, this.#logger, positions => positions.takeOverFromMm2())
       // Syncs topic first: the flow's first commit waits for syncs to be durable.
       await this.offsetSyncWriters[i]?.start()
       await this.mm2OffsetSyncEmitters[i]?.start()

@@ -18,6 +18,7 @@ export interface LagArgs extends CommonArgs, PolicyArgs, ClusterPairArgs {
   'max-lag-seconds'?: number
   mm2?: boolean
   'mm2-offsets-topic'?: string
+  'mm2-connector'?: string
 }
 
 /** One partition of a mirrored topic: both log ends and the mirror's position on the source. */
@@ -96,7 +97,7 @@ export async function collectMirrorLag (source: AuditClient, target: AuditClient
       source.listOffsets(topic, partitions, 'latest'),
       source.listOffsets(topic, partitions, 'earliest'),
       target.listOffsets(targetTopic, targetPartitions, 'latest'),
-      mm2OffsetsTopic === undefined ? committedOffsets(source, args.group, topic) : mm2Positions(target, mm2OffsetsTopic, args['source-alias'], topic),
+      mm2OffsetsTopic === undefined ? committedOffsets(source, args.group, topic) : mm2Positions(target, mm2OffsetsTopic, args['source-alias'], topic, args['mm2-connector']),
     ])
     if (mirror.size === 0) notes.push(mm2OffsetsTopic === undefined ? `Consumer group '${args.group}' has no committed offsets for topic '${topic}'.` : `MirrorMaker 2 has stored no position for topic '${topic}' in ${mm2OffsetsTopic} yet.`)
     const topicRows: MirrorLagRow[] = []
@@ -183,6 +184,7 @@ export const lagCommand: CommandModule<object, LagArgs> = {
     .option('max-lag-seconds', { type: 'string', coerce: nonNegativeNumber('--max-lag-seconds'), describe: 'Check: exit 1 when any partition lags by more seconds.' })
     .option('mm2', { type: 'boolean', default: false, describe: 'The mirror is MirrorMaker 2: its position is in Connect\'s offsets topic on the target (mm2-offsets.<source-alias>.internal), not in a group; needs --topic.' })
     .option('mm2-offsets-topic', { type: 'string', describe: 'Connect\'s offsets topic of the MirrorMaker 2 flow (default mm2-offsets.<source-alias>.internal); implies --mm2.' })
+    .option('mm2-connector', { type: 'string', describe: 'With --mm2: Connect\'s name of the flow\'s source connector (default MirrorSourceConnector, as MirrorMaker 2\'s dedicated mode names it; Strimzi: <source>-><target>.MirrorSourceConnector).' })
     .example('$0 lag --source src:9092 --target dst:9092 --topic orders', 'Lag of the mirror-sidecar group on orders.')
     .example('$0 lag --source src:9092 --target dst:9092 --replication-policy default --source-alias east --max-lag-seconds 60', 'Check MirrorMaker 2 style names (east.orders), exit 1 when a partition is a minute behind.') as unknown as Argv<LagArgs>,
   handler: lagHandler,

@@ -10,6 +10,8 @@ import { configFromMm2 } from '../config/mm2-config.js'
 import { configFromStrimzi } from '../config/strimzi-mirror-maker2.js'
 import { pastedFlagProblems } from '../config/pasted-flags.js'
 import { printableConfig } from '../config/print-config.js'
+import { renderStartPlan } from '../offsets/start-plan-text.js'
+import { withStartPositions } from '../offsets/start-positions.js'
 import { sidecarSettingsFromFlags, SIDECAR_FLAGS } from '../config/sidecar-settings.js'
 import { ProblemList } from '../config/values.js'
 import { assertKafkajsPatched } from '../index.js'
@@ -30,6 +32,7 @@ function fail (message: string): never {
 const MODE_FLAGS = {
   clusters: { type: 'string', array: true, describe: 'With an mm2.properties file: run only the flows into these cluster aliases (as MirrorMaker 2\'s --clusters)' },
   'print-config': { type: 'boolean', describe: 'Print the resolved configuration of every flow as JSON (secrets redacted) and exit' },
+  'dry-run': { type: 'boolean', describe: 'Print where each partition of every flow would start and why (its own group, the exactly-once position, MirrorMaker 2\'s Connect offsets, auto.offset.reset), then exit without copying; connects to both clusters to read them, writes nothing' },
   strimzi: { type: 'string', describe: 'A Strimzi KafkaMirrorMaker2 resource (YAML, kafka.strimzi.io/v1 or v1beta2) instead of an mm2.properties file' },
   'strimzi.secrets.dir': { type: 'string', describe: 'With --strimzi: a folder of <secretName>/<key> files holding the Secrets the resource names (default: where Strimzi mounts them, /opt/kafka/mm2-certs/<alias>/... and /opt/kafka/mm2-password/<alias>/...)' },
 } as const
@@ -66,7 +69,7 @@ async function main (): Promise<void> {
   const parser = yargs(args)
     .scriptName('mirror-sidecar')
     .command('$0 [mm2]', 'Copies topics between Kafka clusters.', y => y.positional('mm2', { type: 'string', describe: 'A MirrorMaker 2 mm2.properties file (instead of MirrorMaker 1 flags)' }))
-    .usage('$0 --consumer.config source.properties --producer.config target.properties --whitelist "orders.*,payments"\n$0 mm2.properties [--clusters B]\n$0 --strimzi kmm2.yaml [--strimzi.secrets.dir /etc/secrets]\n\nCopies topics from a source Kafka cluster to a target cluster, partition by partition, committing\non the source only what the target acknowledged. Takes MirrorMaker 1 flags, a MirrorMaker 2\nmm2.properties file or a Strimzi KafkaMirrorMaker2 resource; every MirrorMaker 1 flag can also be set as MIRROR_<FLAG> in the environment\n(dots as underscores), flags win.')
+    .usage('$0 --consumer.config source.properties --producer.config target.properties --whitelist "orders.*,payments"\n$0 mm2.properties [--clusters B] [--dry-run]\n$0 --strimzi kmm2.yaml [--strimzi.secrets.dir /etc/secrets]\n\nCopies topics from a source Kafka cluster to a target cluster, partition by partition, committing\non the source only what the target acknowledged. Takes MirrorMaker 1 flags, a MirrorMaker 2\nmm2.properties file or a Strimzi KafkaMirrorMaker2 resource; every MirrorMaker 1 flag can also be set as MIRROR_<FLAG> in the environment\n(dots as underscores), flags win.')
     .parserConfiguration({ 'dot-notation': false, 'camel-case-expansion': false, 'duplicate-arguments-array': true, 'boolean-negation': false })
     .options({ ...MM1_FLAGS, ...MODE_FLAGS } as never)
     .completion('completion', 'Print a bash completion script (mirror-sidecar completion >> ~/.bashrc)')
@@ -76,6 +79,7 @@ async function main (): Promise<void> {
     .alias('help', 'h')
     .example('$0 --consumer.config source.properties --producer.config target.properties --whitelist ".*" --num.streams 2', 'mirror every topic with two consumers')
     .example('$0 mm2.properties --clusters B', 'run the flows into cluster B of a MirrorMaker 2 configuration')
+    .example('$0 mm2.properties --dry-run', 'where each partition would start: after MirrorMaker 2 stopped, from its positions')
     .wrap(Math.min(110, process.stdout.columns ?? 110))
     .locale('en')
     .fail((message, error) => fail(error?.message ?? `${message}; see mirror-sidecar --help`))
@@ -87,6 +91,7 @@ async function main (): Promise<void> {
   const mm2 = argv.mm2 as string | undefined
   const clusters = (argv.clusters as string[] | undefined)?.flatMap(c => String(c).split(',')).map(c => c.trim()).filter(c => c !== '')
   const printConfig = argv['print-config'] === true
+  const dryRun = argv['dry-run'] === true
 
   const strimzi = argv.strimzi as string | undefined
   const secretsDir = argv['strimzi.secrets.dir'] as string | undefined
@@ -126,6 +131,19 @@ async function main (): Promise<void> {
   } catch (error) {
     if (error instanceof ConfigError) fail(problemsText(error, 'configuration'))
     throw error
+  }
+  if (dryRun) {
+    try {
+      for (const flow of config.flows) {
+        const plan = await withStartPositions(flow, logger, positions => positions.plan('always'))
+        process.stdout.write(renderStartPlan(plan, flow.consumer.autoOffsetReset) + '\n')
+      }
+    } catch (error) {
+      fail(error instanceof Error ? error.message : String(error))
+    }
+    process.stdout.write('dry run: nothing copied, nothing committed\n')
+    process.exitCode = EXIT_OK
+    return
   }
   const sidecar = new MirrorSidecar(config, { logger, messageHandlers })
   const idleGc = config.idleGc === false ? undefined : new IdleGc(logger)

@@ -202,6 +202,21 @@ export interface ExactlyOnceConfig {
   readonly positionsReplicationFactor: number
 }
 
+/**
+ * Where MirrorMaker 2 keeps the source positions of a flow: Connect's offsets topic on the target
+ * cluster, records keyed `["<connector>", {"cluster": <source alias>, "topic", "partition"}]` with
+ * value `{"offset": <last copied offset>}`. A flow taking over from MirrorMaker 2 starts each
+ * partition its own group has no committed offset for at that offset + 1.
+ */
+export interface Mm2PositionsConfig {
+  /** Connect's offsets topic: `offset.storage.topic`, else `<target>.offset.storage.topic`, else `mm2-offsets.<source>.internal` (dedicated mode); Strimzi: `spec.target.offsetStorageTopic`, default `mirrormaker2-cluster-offsets`. */
+  readonly offsetsTopic: string
+  /** The key or resource field the topic name came from, for messages. */
+  readonly key: string
+  /** Connect's name of the flow's source connector: `MirrorSourceConnector` (dedicated mode), `<source>-><target>.MirrorSourceConnector` (Strimzi). */
+  readonly connector: string
+}
+
 /** One copy from a source cluster to a target cluster. */
 export interface FlowConfig {
   /** `source->target`, the aliases as in mm2.properties. */
@@ -254,6 +269,8 @@ export interface FlowConfig {
    * source record to zero or more target records; absent by default (records are copied as they are).
    */
   readonly messageHandler?: MessageHandlerConfig
+  /** Set for a flow of an mm2.properties file or a Strimzi resource: where MirrorMaker 2's positions of this flow are, to take over from them. */
+  readonly mm2Positions?: Mm2PositionsConfig
 }
 
 /** The whole validated, frozen configuration of one sidecar process. */

@@ -13,7 +13,7 @@ import { readPropertiesFile } from './properties-file.js'
 import { FLAG_DEFAULTS } from './flag-defaults.js'
 import { configFromOneFile, isOneFileForm } from './one-file-config.js'
 import { checkHandlerPassThrough, parseMessageHandler } from './message-handler-config.js'
-import { freezeConfig, Mm2OffsetSyncLocations, type FlowConfig, type MirrorConfig, type ReplicationPolicy } from './mirror-config.js'
+import { freezeConfig, Mm2OffsetSyncLocations, type FlowConfig, type MirrorConfig, type Mm2PositionsConfig, type ReplicationPolicy } from './mirror-config.js'
 import type { SidecarSettings } from './sidecar-settings.js'
 import { parseTopicConfigFilter } from './topic-config-filter.js'
 import { compileTopicPattern, createGroupFilter, createTopicFilter, DEFAULT_GROUPS_EXCLUDE, withHeartbeatsTopic } from './topic-filter.js'
@@ -71,6 +71,38 @@ export interface Mm2Options {
   /** `--clusters`: run only the flows into these aliases; default every enabled flow. */
   readonly clusters?: readonly string[]
   readonly settings: SidecarSettings
+  /** Where MirrorMaker 2 kept each flow's source positions, when not where its dedicated mode keeps them (a Strimzi resource: Connect in distributed mode). */
+  readonly mm2Positions?: (source: string, target: string) => Mm2PositionsConfig
+}
+
+/** Connect's name of a flow's source connector in MirrorMaker 2's dedicated mode (connectors are named after their class). */
+export const MM2_SOURCE_CONNECTOR = 'MirrorSourceConnector'
+
+/** Connect's offsets topic of a MirrorMaker 2 flow from `source` in dedicated mode, on the target cluster (`MirrorMakerConfig.workerConfig`'s default). */
+export function mm2OffsetsTopicDefault (source: string): string {
+  return `mm2-offsets.${source}.internal`
+}
+
+/** A legal Kafka topic name: up to 249 of letters, digits, `.`, `_`, `-`, and not `.` or `..`. */
+function isTopicName (name: string): boolean {
+  return /^[A-Za-z0-9._-]{1,249}$/.test(name) && name !== '.' && name !== '..'
+}
+
+/**
+ * Where MirrorMaker 2 in dedicated mode keeps the source positions of the flow `source->target`:
+ * its Connect worker for that flow reads `<target>.offset.storage.topic`, and a top-level
+ * `offset.storage.topic` is applied over it (`MirrorMakerConfig.workerConfig`), else
+ * `mm2-offsets.<source>.internal`, on the target cluster.
+ */
+function dedicatedModePositions (source: string, target: string, get: (key: string) => PropertyEntry | undefined, problems: ProblemList): Mm2PositionsConfig {
+  for (const key of ['offset.storage.topic', `${target}.offset.storage.topic`]) {
+    const entry = get(key)
+    if (entry === undefined) continue
+    const topic = entry.value.trim()
+    if (!isTopicName(topic)) problems.add(key, entry.value, 'expected a topic name (letters, digits, ".", "_", "-"); it names Connect\'s offsets topic, where MirrorMaker 2 keeps its source positions')
+    return { offsetsTopic: topic, key, connector: MM2_SOURCE_CONNECTOR }
+  }
+  return { offsetsTopic: mm2OffsetsTopicDefault(source), key: 'offset.storage.topic', connector: MM2_SOURCE_CONNECTOR }
 }
 
 /**
@@ -166,7 +198,8 @@ export function configFromMm2Properties (top: Properties, path: string, options:
       problems.add(`${pair.source}->${pair.target}.consumer.group.id`, flow.consumer.groupId, `is also the group of flow ${clash} on cluster ${pair.source}; two flows in one group would take each other's partitions: give each flow its own group.id`)
     }
     groupsBySource.set(groupKey, flow.name)
-    flows.push(flow)
+    const mm2Positions = options.mm2Positions?.(pair.source, pair.target) ?? dedicatedModePositions(pair.source, pair.target, get, problems)
+    flows.push({ ...flow, mm2Positions })
   }
   if (problems.empty && flows.length === 0) {
     problems.add('clusters', clustersRaw, `no flow is enabled${options.clusters === undefined ? '' : ` into ${options.clusters.join(', ')}`}; set e.g. ${clusters[0] ?? 'A'}->${clusters[1] ?? 'B'}.enabled = true`)

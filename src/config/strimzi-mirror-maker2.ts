@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs'
 import { parseAllDocuments } from 'yaml'
 import { ConfigError } from '../shared/errors.js'
 import type { PropertyEntry } from './java-properties.js'
-import { freezeConfig, type MirrorConfig } from './mirror-config.js'
-import { configFromMm2Properties, type Mm2Options } from './mm2-config.js'
+import { freezeConfig, type MirrorConfig, type Mm2PositionsConfig } from './mirror-config.js'
+import { configFromMm2Properties, MM2_SOURCE_CONNECTOR, type Mm2Options } from './mm2-config.js'
 import { OAUTH_LOGIN_MODULE } from './oauth-bearer-config.js'
 import { StrimziSecrets } from './strimzi-secrets.js'
 import { ProblemList } from './values.js'
@@ -21,8 +21,10 @@ type Node = Record<string, unknown>
 /** `spec` fields about the Kubernetes deployment or the Connect worker, not about what is mirrored: reported as ignored. */
 const DEPLOYMENT_FIELDS = new Set(['version', 'replicas', 'image', 'resources', 'livenessProbe', 'readinessProbe', 'jvmOptions', 'jmxOptions', 'logging',
   'clientRackInitImage', 'rack', 'metricsConfig', 'tracing', 'template', 'externalConfiguration', 'plugins', 'build'])
-/** Fields of the target cluster that configure Kafka Connect's own topics and group: ignored. */
-const CONNECT_FIELDS = new Set(['groupId', 'configStorageTopic', 'statusStorageTopic', 'offsetStorageTopic'])
+/** Fields of the target cluster that configure Kafka Connect's own topics and group: ignored (`offsetStorageTopic` names where MirrorMaker 2's positions are: read). */
+const CONNECT_FIELDS = new Set(['groupId', 'configStorageTopic', 'statusStorageTopic'])
+/** Connect's offsets topic of a Strimzi KafkaMirrorMaker2 unless the resource names one (Strimzi's default). */
+export const STRIMZI_OFFSETS_TOPIC_DEFAULT = 'mirrormaker2-cluster-offsets'
 /** Connector fields that manage Connect's own state and do not change what is copied: ignored. */
 const CONNECTOR_IGNORED = new Set(['version', 'autoRestart', 'listOffsets', 'alterOffsets'])
 /** OAuth fields the sidecar's OIDC client-credentials login has no counterpart for that are harmless to leave out. */
@@ -63,6 +65,8 @@ class Translation {
   readonly properties = new Map<string, PropertyEntry>()
   /** mm2.properties key -> resource field, to name fields in messages. */
   readonly fieldOf = new Map<string, string>()
+  /** Connect's offsets topic a cluster names (`offsetStorageTopic`, v1; `config.offset.storage.topic`, v1beta2), by alias, with its field. */
+  readonly offsetsTopicOf = new Map<string, { readonly topic: string, readonly field: string }>()
   readonly #path: string
   readonly #problems: ProblemList
   readonly #secrets: StrimziSecrets
@@ -97,12 +101,16 @@ class Translation {
     if (bootstrap !== undefined) this.set(`${alias}.bootstrap.servers`, bootstrap, `${field}.bootstrapServers`)
     for (const name of Object.keys(node)) {
       if (CONNECT_FIELDS.has(name)) this.#problems.ignore(`${field}.${name}`)
-      else if (!['alias', 'bootstrapServers', 'tls', 'authentication', 'config'].includes(name)) this.#problems.add(`${field}.${name}`, undefined, 'is not a field of a KafkaMirrorMaker2 cluster; remove it or fix its name')
+      else if (name === 'offsetStorageTopic') {
+        const topic = this.string(node, name, field)
+        if (topic !== undefined) this.offsetsTopicOf.set(alias, { topic, field: `${field}.${name}` })
+      } else if (!['alias', 'bootstrapServers', 'tls', 'authentication', 'config'].includes(name)) this.#problems.add(`${field}.${name}`, undefined, 'is not a field of a KafkaMirrorMaker2 cluster; remove it or fix its name')
     }
     const config = node.config
     if (isNode(config)) {
       for (const [key, value] of Object.entries(config)) {
-        if (isForbiddenClusterConfig(key)) this.#problems.ignore(`${field}.config.${key}`)
+        if (key === 'offset.storage.topic' && typeof value === 'string' && !this.offsetsTopicOf.has(alias)) this.offsetsTopicOf.set(alias, { topic: value, field: `${field}.config.${key}` })
+        else if (isForbiddenClusterConfig(key)) this.#problems.ignore(`${field}.config.${key}`)
         else this.set(`${alias}.${key}`, value, `${field}.config.${key}`)
       }
     }
@@ -299,7 +307,12 @@ export function configFromStrimzi (path: string, options: StrimziOptions, proble
   translation.set('clusters', clusters.join(', '), 'spec')
   const fieldOf = (key: string): string => translation.fieldOf.get(key) ?? key
   try {
-    const config = configFromMm2Properties(translation.properties, path, options, problems)
+    // Strimzi runs MirrorMaker 2's connectors in a Connect cluster, named `<source>-><target>.<connector class>`.
+    const mm2Positions = (source: string, target: string): Mm2PositionsConfig => {
+      const named = translation.offsetsTopicOf.get(target)
+      return { offsetsTopic: named?.topic ?? STRIMZI_OFFSETS_TOPIC_DEFAULT, key: named?.field ?? 'spec.target.offsetStorageTopic', connector: `${source}->${target}.${MM2_SOURCE_CONNECTOR}` }
+    }
+    const config = configFromMm2Properties(translation.properties, path, { ...options, mm2Positions }, problems)
     return freezeConfig({ ...config, ignoredKeys: [...new Set((config.ignoredKeys ?? []).map(fieldOf))].sort() })
   } catch (error) {
     if (error instanceof ConfigError) throw new ConfigError(error.problems.map(p => ({ ...p, key: fieldOf(p.key) })))

@@ -105,7 +105,7 @@ export const Metrics = {
   checkpointsWritten: metric('kafka_mirror_checkpoints_written_total', 'counter', 'Checkpoint records written to the target, by consumer group.', [...FLOW_LABELS, L.GROUP]),
   groupOffsetsSynced: metric('kafka_mirror_group_offsets_synced_total', 'counter', 'Partitions whose translated offsets were written into a consumer group on the target.', [...FLOW_LABELS, L.GROUP]),
   groupSyncSkipped: metric('kafka_mirror_group_sync_skipped_total', 'counter', 'Group offset syncs left out: the target group is active, or an error.', [...FLOW_LABELS, L.GROUP, L.REASON]),
-  translationFailures: metric('kafka_mirror_offset_translation_failures_total', 'counter', 'Group partitions that could not be translated: not yet mirrored, or no syncs.', [...FLOW_LABELS, L.GROUP, L.REASON]),
+  translationFailures: metric('kafka_mirror_offset_translation_failures_total', 'counter', 'Group partitions that could not be translated, by reason: not-yet-mirrored, no-syncs, or before-first-sync (below the first record this flow copied, where the target holds copies it did not write: another mirror\'s, MirrorMaker 2\'s before a takeover).', [...FLOW_LABELS, L.GROUP, L.REASON]),
   checkpointAge: metric('kafka_mirror_checkpoint_age_seconds', 'gauge', 'Seconds since the last checkpoint of a consumer group was written.', [...FLOW_LABELS, L.GROUP]),
   buildInfo: metric('kafka_mirror_build_info', 'gauge', 'Always 1; labels carry the sidecar and Node.js versions.', [L.VERSION, L.NODE_VERSION]),
 } as const satisfies Record<string, MetricDefinition>

@@ -1,5 +1,5 @@
 import { Counter, type Metric, type Registry } from 'prom-client'
-import type { OffsetsObserver } from '../offsets/offsets-observer.js'
+import type { OffsetsObserver, TranslationFailure } from '../offsets/offsets-observer.js'
 import type { FlowLabels } from '../pipeline/pipeline-observer.js'
 import { ComputedGauge, type GaugeSample } from './computed-gauge.js'
 import { LabelNames as L, Metrics, type MetricDefinition } from './metric-names.js'
@@ -54,5 +54,5 @@ export class OffsetsMetrics implements OffsetsObserver {
   checkpointsWritten (flow: FlowLabels, group: string, count: number): void { this.#checkpoints.inc({ ...labels(flow), [L.GROUP]: group }, count) }
   groupOffsetsSynced (flow: FlowLabels, group: string, partitions: number): void { this.#groupsSynced.inc({ ...labels(flow), [L.GROUP]: group }, partitions) }
   groupSkipped (flow: FlowLabels, group: string, reason: 'active' | 'error'): void { this.#groupsSkipped.inc({ ...labels(flow), [L.GROUP]: group, [L.REASON]: reason }) }
-  translationFailed (flow: FlowLabels, group: string, reason: 'not-yet-mirrored' | 'no-syncs'): void { this.#translationFailures.inc({ ...labels(flow), [L.GROUP]: group, [L.REASON]: reason }) }
+  translationFailed (flow: FlowLabels, group: string, reason: TranslationFailure): void { this.#translationFailures.inc({ ...labels(flow), [L.GROUP]: group, [L.REASON]: reason }) }
 }

@@ -3,7 +3,7 @@ import { GroupAdmin, type GroupOffset } from '../kafka/group-admin.js'
 import { errorLabel } from '../shared/errors.js'
 import { silentLogger, type Logger } from '../shared/logger.js'
 import type { OffsetSyncIndex } from './offset-sync-index.js'
-import { translateCommittedOffsets, type GroupTranslationRow } from './translate-group.js'
+import { translateCommittedOffsets, withoutForeignPrefix, type GroupTranslationRow } from './translate-group.js'
 
 /**
  * What a failover does with one partition of a group:
@@ -154,7 +154,9 @@ export async function planGroupFailover (options: PlanGroupFailoverOptions): Pro
     const plans: GroupFailoverPlan[] = []
     for (const group of options.groups) {
       const committed = await from.committedOffsets(group, options.topics)
-      const rows = options.translate === undefined ? translateCommittedOffsets(group, committed, options.syncs, options.reverseSyncs) : options.translate(group, committed)
+      const rows = options.translate === undefined
+        ? await withoutForeignPrefix(translateCommittedOffsets(group, committed, options.syncs, options.reverseSyncs), options.syncs, topic => to.logOffsets(topic))
+        : options.translate(group, committed)
       const fromDescription = await from.describe(group)
       const toDescription = await to.describe(group)
       const targetTopics = [...new Set(rows.flatMap(r => r.targetTopic === undefined || !toTopics.has(r.targetTopic) ? [] : [r.targetTopic]))]

@@ -1,6 +1,6 @@
 import type { FlowConfig } from '../config/mirror-config.js'
 import { errorLabel } from '../shared/errors.js'
-import { GroupAdmin, type GroupOffset } from '../kafka/group-admin.js'
+import { GroupAdmin, type GroupOffset, type PartitionLogOffsets } from '../kafka/group-admin.js'
 import { InternalTopicReader, InternalTopicWriter, readInternalTopicBytes } from '../kafka/internal-topic.js'
 import { flowLabels, type FlowLabels } from '../pipeline/pipeline-observer.js'
 import { isCycle } from '../pipeline/topic-sync.js'
@@ -170,10 +170,27 @@ export class GroupOffsetSync {
     const committed = (await this.#sourceGroups.committedOffsets(group)).filter(o => this.#mirrored(o.topic))
     if (committed.length === 0) return
     const decisions: Decision[] = []
+    const targetLogs = new Map<string, Promise<Map<number, PartitionLogOffsets>>>()
     for (const source of committed) {
       const translation = this.#index.translate(source.topic, source.partition, source.offset)
-      if (translation.status === 'translated') decisions.push({ source, targetTopic: translation.targetTopic, targetOffset: translation.targetOffset })
-      else this.#observer.translationFailed?.(this.#labels, group, translation.status)
+      if (translation.status !== 'translated') {
+        this.#observer.translationFailed?.(this.#labels, group, translation.status)
+        continue
+      }
+      // Below the first record this flow copied, the rule maps the group to that record's copy. Right when
+      // everything before it on the target is gone; wrong, a jump forward, when the target still holds copies
+      // this flow did not write (MirrorMaker 2's, before a takeover): then MirrorMaker 2's checkpoint stays.
+      const first = this.#index.firstRange(source.topic, source.partition)
+      if (first !== undefined && source.offset < first.sourceStart) {
+        let logs = targetLogs.get(first.targetTopic)
+        if (logs === undefined) targetLogs.set(first.targetTopic, logs = this.#targetGroups.logOffsets(first.targetTopic))
+        const logStart = (await logs).get(source.partition)?.logStartOffset
+        if (logStart === undefined || logStart < first.targetStart) {
+          this.#observer.translationFailed?.(this.#labels, group, 'before-first-sync')
+          continue
+        }
+      }
+      decisions.push({ source, targetTopic: translation.targetTopic, targetOffset: translation.targetOffset })
     }
     if (decisions.length === 0) return
 

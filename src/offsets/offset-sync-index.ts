@@ -49,6 +49,15 @@ export class OffsetSyncIndex {
     return [...(this.#ranges.get(partitionKey(sourceTopic, partition))?.values() ?? [])]
   }
 
+  /** The range starting at the lowest source offset of a partition: where this flow's copy of it begins. */
+  firstRange (sourceTopic: string, partition: number): OffsetRange | undefined {
+    let first: OffsetRange | undefined
+    for (const range of this.#ranges.get(partitionKey(sourceTopic, partition))?.values() ?? []) {
+      if (first === undefined || range.sourceStart < first.sourceStart) first = range
+    }
+    return first
+  }
+
   position (sourceTopic: string, partition: number): MirrorPosition | undefined {
     return this.#positions.get(partitionKey(sourceTopic, partition))
   }

@@ -1,6 +1,13 @@
 import type { FlowLabels } from '../pipeline/pipeline-observer.js'
 
 /**
+ * Why a group partition got no checkpoint: its offset is past what was mirrored, there are no
+ * syncs, or it is below the flow's first copied record while the target holds records the flow
+ * did not write there (another mirror's copies, such as MirrorMaker 2's before a takeover).
+ */
+export type TranslationFailure = 'not-yet-mirrored' | 'no-syncs' | 'before-first-sync'
+
+/**
  * What the offset-sync writer and the group offset sync report, for metrics. Called off the hot
  * path (once per flush or sync cycle); implementations must be cheap and must not throw.
  * Suggested metric names: `kafka_mirror_offset_syncs_written_total` (syncsWritten),
@@ -23,7 +30,7 @@ export interface OffsetsObserver {
   /** A group was left alone on the target: `active` (it has members) or `error`. */
   groupSkipped?: (flow: FlowLabels, group: string, reason: 'active' | 'error') => void
   /** A partition of a group could not be translated: `not-yet-mirrored`, `no-syncs`. */
-  translationFailed?: (flow: FlowLabels, group: string, reason: 'not-yet-mirrored' | 'no-syncs') => void
+  translationFailed?: (flow: FlowLabels, group: string, reason: TranslationFailure) => void
   /** Source records skipped because the mirror of the opposite direction wrote them (active-active, `MirrorProducers`). */
   oppositeMirrorSkipped?: (flow: FlowLabels, records: number) => void
 }

@@ -1,5 +1,5 @@
 import type { ClusterConnection } from '../config/cluster-connection.js'
-import { GroupAdmin, type GroupOffset } from '../kafka/group-admin.js'
+import { GroupAdmin, type GroupOffset, type PartitionLogOffsets } from '../kafka/group-admin.js'
 import { silentLogger, type Logger } from '../shared/logger.js'
 import type { OffsetSyncIndex } from './offset-sync-index.js'
 import { loadOffsetSyncs } from './offset-sync-store.js'
@@ -56,7 +56,40 @@ export async function translateGroupOffsets (options: TranslateGroupOptions): Pr
   } finally {
     await admin.stop()
   }
-  return translateCommittedOffsets(options.group, committed, syncs, options.reverseSyncs)
+  const target = new GroupAdmin(options.target, logger)
+  await target.start()
+  try {
+    return await withoutForeignPrefix(translateCommittedOffsets(options.group, committed, syncs, options.reverseSyncs), syncs, topic => target.logOffsets(topic))
+  } finally {
+    await target.stop()
+  }
+}
+
+/**
+ * Rows translated from below the first record the flow copied, while the target still holds records
+ * before that copy which the flow did not write (another mirror's, such as MirrorMaker 2's before a
+ * takeover), become `no-syncs`: the rule maps them to the flow's first copy, a jump forward past
+ * records the group has not read. With everything before the first copy gone from the target
+ * (retention), that jump is right and the row stays. `logOffsetsOf` reads a target topic's logs.
+ */
+export async function withoutForeignPrefix (rows: readonly GroupTranslationRow[], syncs: OffsetSyncIndex, logOffsetsOf: (topic: string) => Promise<ReadonlyMap<number, PartitionLogOffsets>>): Promise<GroupTranslationRow[]> {
+  const logs = new Map<string, Promise<ReadonlyMap<number, PartitionLogOffsets>>>()
+  const out: GroupTranslationRow[] = []
+  for (const row of rows) {
+    const first = row.status === 'translated' ? syncs.firstRange(row.topic, row.partition) : undefined
+    if (first !== undefined && row.sourceOffset < first.sourceStart) {
+      let log = logs.get(first.targetTopic)
+      if (log === undefined) logs.set(first.targetTopic, log = logOffsetsOf(first.targetTopic))
+      const logStart = (await log).get(row.partition)?.logStartOffset
+      // A target partition it cannot read (no such topic) is left as it is: the caller reports that itself.
+      if (logStart !== undefined && logStart < first.targetStart) {
+        out.push({ group: row.group, topic: row.topic, partition: row.partition, sourceOffset: row.sourceOffset, status: 'no-syncs' })
+        continue
+      }
+    }
+    out.push(row)
+  }
+  return out
 }
 
 /**

@@ -17,8 +17,19 @@ export interface Mm2Run {
   readonly properties?: Readonly<Record<string, string | number>>
 }
 
+/** A running MirrorMaker 2 of `startMirrorMaker2`. */
+export interface Mm2Process {
+  readonly logFile: string
+  /** The mm2.properties file it runs with. */
+  readonly config: string
+  /** Kills it (SIGKILL) and waits for the exit. */
+  readonly stop: () => Promise<void>
+  /** Sends `signal` (SIGTERM: the operator's stop, which flushes the source positions) and waits for the exit. */
+  readonly terminate: (signal: NodeJS.Signals) => Promise<void>
+}
+
 /** The real MirrorMaker 2 (dedicated mode, `org.apache.kafka.connect.mirror.MirrorMaker`) from the Maven jars; killed, and its folder removed, when the test ends. */
-export async function startMirrorMaker2 (t: TestContext, run: Mm2Run): Promise<{ logFile: string, stop: () => Promise<void> }> {
+export async function startMirrorMaker2 (t: TestContext, run: Mm2Run): Promise<Mm2Process> {
   const distribution = await ensureKafkaDistribution()
   const dir = mkdtempSync(join(tmpdir(), 'mm2-'))
   const s = run.sourceAlias
@@ -49,13 +60,14 @@ export async function startMirrorMaker2 (t: TestContext, run: Mm2Run): Promise<{
   const logFile = join(dir, 'mm2.log')
   const child = await spawnJavaMain({ distribution, mainClass: 'org.apache.kafka.connect.mirror.MirrorMaker', args: [config, '--clusters', d], maxHeap: '384m', loggingConfigFile: join(dir, 'log4j2.properties'), logFile, stdoutFile: join(dir, 'mm2.stdout.log') })
   const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
-  const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  const terminate = async (signal: NodeJS.Signals): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal)
     await exited
   }
+  const stop = (): Promise<void> => terminate('SIGKILL')
   t.after(async () => {
     await stop()
     rmSync(dir, { recursive: true, force: true })
   })
-  return { logFile, stop }
+  return { logFile, config, stop, terminate }
 }

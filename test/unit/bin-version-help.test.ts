@@ -114,3 +114,21 @@ test('usageLine: yargs\' "Invalid values:" message becomes --flag "value": expec
   )
   assert.equal(usageLine('Unknown argument: bogus\nmore'), 'Unknown argument: bogus')
 })
+
+test('--dry-run is in --help, says it connects, and a bad value in the mm2.properties file is one line and exit 2 before anything connects', () => {
+  const help = run(SIDECAR_BIN, ['--help'])
+  assert.equal(help.status, 0, help.stderr)
+  assert.match(help.stdout.replace(/\s+/g, ' '), /--dry-run Print where each partition of every flow would start and why .* connects to both clusters to read them, writes nothing/)
+  const dir = mkdtempSync(join(tmpdir(), 'dry-run-'))
+  try {
+    const file = join(dir, 'mm2.properties')
+    // Nothing listens on port 1: a connection attempt would show as a connection error, not this line.
+    writeFileSync(file, 'clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:1\nA->B.enabled = true\nB.offset.storage.topic = two words\n')
+    const bad = run(SIDECAR_BIN, [file, '--dry-run'])
+    assert.equal(bad.status, 2)
+    assert.equal(bad.stdout, '')
+    assert.match(bad.stderr, /^mirror-sidecar: B\.offset\.storage\.topic "two words": expected a topic name .*Connect's offsets topic, where MirrorMaker 2 keeps its source positions\n$/)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})

@@ -67,7 +67,8 @@ test('mm2 precedence: A->B.consumer.* over A.consumer.* over A.<key> over consum
   assert.equal(flow?.topics.matches('orders'), true)
   assert.equal(flow?.topics.matches('orders-internal'), false)
   assert.equal(flow?.topics.matches('x.replica'), false)
-  assert.deepEqual(config.ignoredKeys, ['A.config.storage.replication.factor', 'key.converter', 'offset.storage.topic'])
+  assert.deepEqual(flow?.mm2Positions, { offsetsTopic: 'x', key: 'offset.storage.topic', connector: 'MirrorSourceConnector' }, 'Connect\'s offsets topic: where the takeover reads MirrorMaker 2\'s positions')
+  assert.deepEqual(config.ignoredKeys, ['A.config.storage.replication.factor', 'key.converter'])
 })
 
 test('PKCS12 client keystore and truststore open with their passwords; a wrong or missing keystore password names ssl.keystore.password without echoing it', () => {

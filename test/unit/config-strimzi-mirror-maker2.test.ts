@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import type { MirrorConfig } from '../../src/config/mirror-config.js'
 import { configFromMm2 } from '../../src/config/mm2-config.js'
 import { printableConfig } from '../../src/config/print-config.js'
 import { sidecarSettingsFromFlags } from '../../src/config/sidecar-settings.js'
@@ -157,7 +158,34 @@ spec:
       sourceConnector: { config: { refresh.topics.interval.seconds: 60 } }
 `), { settings })
   const viaFile = configFromMm2(writeProperties({ clusters: 'B, A', 'B.bootstrap.servers': 'b1:9092', 'A.bootstrap.servers': 'a1:9092', 'A.consumer.max.poll.records': '500', 'B.security.protocol': 'PLAINTEXT', 'A.security.protocol': 'PLAINTEXT', 'A->B.enabled': 'true', 'A->B.topics': 'orders.*, payments', 'A->B.refresh.topics.interval.seconds': '60' }, 'mm2.properties'), { settings })
-  assert.deepEqual(printableConfig(viaStrimzi), printableConfig(viaFile))
+  const withoutPositions = (config: MirrorConfig): unknown => printableConfig({ ...config, flows: config.flows.map(({ mm2Positions: _, ...flow }) => flow) })
+  assert.deepEqual(withoutPositions(viaStrimzi), withoutPositions(viaFile))
+  // Where MirrorMaker 2 kept its positions differs: Strimzi runs Connect in distributed mode, with its own topic and connector names.
+  assert.deepEqual(viaStrimzi.flows[0]?.mm2Positions, { offsetsTopic: 'mirrormaker2-cluster-offsets', key: 'spec.target.offsetStorageTopic', connector: 'A->B.MirrorSourceConnector' })
+  assert.deepEqual(viaFile.flows[0]?.mm2Positions, { offsetsTopic: 'mm2-offsets.A.internal', key: 'offset.storage.topic', connector: 'MirrorSourceConnector' })
+})
+
+test('Connect\'s offsets topic of the takeover: spec.target.offsetStorageTopic (v1), the target\'s config offset.storage.topic (v1beta2); in mm2.properties the top-level offset.storage.topic over <target>.offset.storage.topic', () => {
+  const v1 = configFromStrimzi(resourceFile(`apiVersion: kafka.strimzi.io/v1
+kind: KafkaMirrorMaker2
+spec:
+  target: { alias: B, bootstrapServers: "b1:9092", groupId: g, offsetStorageTopic: my-offsets, configStorageTopic: c, statusStorageTopic: s }
+  mirrors: [ { source: { alias: A, bootstrapServers: "a1:9092" } } ]
+`), { settings })
+  assert.deepEqual(v1.flows[0]?.mm2Positions, { offsetsTopic: 'my-offsets', key: 'spec.target.offsetStorageTopic', connector: 'A->B.MirrorSourceConnector' })
+  assert.ok(!(v1.ignoredKeys ?? []).includes('spec.target.offsetStorageTopic'), String(v1.ignoredKeys))
+  const v1beta2 = configFromStrimzi(resourceFile(`apiVersion: kafka.strimzi.io/v1beta2
+kind: KafkaMirrorMaker2
+spec:
+  connectCluster: B
+  clusters: [ { alias: A, bootstrapServers: "a:9092" }, { alias: B, bootstrapServers: "b:9092", config: { offset.storage.topic: beta-offsets } } ]
+  mirrors: [ { sourceCluster: A, targetCluster: B } ]
+`), { settings })
+  assert.deepEqual(v1beta2.flows[0]?.mm2Positions, { offsetsTopic: 'beta-offsets', key: 'spec.clusters[1].config.offset.storage.topic', connector: 'A->B.MirrorSourceConnector' })
+  const file = (extra: Record<string, string>): MirrorConfig => configFromMm2(writeProperties({ clusters: 'A, B', 'A.bootstrap.servers': 'a:9092', 'B.bootstrap.servers': 'b:9092', 'A->B.enabled': 'true', ...extra }, 'mm2.properties'), { settings })
+  assert.equal(file({ 'B.offset.storage.topic': 'per-target' }).flows[0]?.mm2Positions?.offsetsTopic, 'per-target')
+  assert.equal(file({ 'B.offset.storage.topic': 'per-target', 'offset.storage.topic': 'top' }).flows[0]?.mm2Positions?.offsetsTopic, 'top', 'MirrorMakerConfig.workerConfig applies the top-level key over the cluster\'s')
+  assert.throws(() => file({ 'offset.storage.topic': 'no spaces' }), /offset\.storage\.topic "no spaces": expected a topic name/)
 })
 
 test('what cannot be honoured is refused, each problem naming the resource field', () => {
