@@ -5,8 +5,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.connect.mirror.Checkpoint;
 import org.apache.kafka.connect.mirror.MirrorClient;
 import org.apache.kafka.connect.mirror.RemoteClusterUtils;
 
@@ -15,8 +19,14 @@ import org.apache.kafka.connect.mirror.RemoteClusterUtils;
  * prints the answer as one line of JSON on stdout:
  *   translate BOOTSTRAP SOURCE_ALIAS GROUP TIMEOUT_MS
  *     RemoteClusterUtils.translateOffsets: [{"topic":..,"partition":..,"offset":..,"metadata":..}, ...]
+ *   remote-offsets BOOTSTRAP SOURCE_ALIAS GROUP TIMEOUT_MS
+ *     MirrorClient.remoteConsumerOffsets: the same rows as translate
  *   clusters BOOTSTRAP SOURCE_ALIAS
  *     MirrorClient: {"heartbeatTopics":[..],"upstreamClusters":[..],"replicationHops":n}
+ *   checkpoints BOOTSTRAP TOPIC
+ *     every record of the checkpoints topic TOPIC (partition 0, from its start to its end offset),
+ *     in log order, read by Checkpoint.deserializeRecord:
+ *     [{"group":..,"topic":..,"partition":..,"upstreamOffset":..,"downstreamOffset":..,"metadata":..}, ...]
  */
 public final class Mm2ClientProbe {
     private Mm2ClientProbe() { }
@@ -26,16 +36,17 @@ public final class Mm2ClientProbe {
         props.put("bootstrap.servers", args[1]);
         switch (args[0]) {
             case "translate": {
-                Map<TopicPartition, OffsetAndMetadata> offsets =
-                    RemoteClusterUtils.translateOffsets(props, args[2], args[3], Duration.ofMillis(Long.parseLong(args[4])));
-                List<TopicPartition> partitions = new ArrayList<>(offsets.keySet());
-                partitions.sort((a, b) -> a.topic().equals(b.topic()) ? Integer.compare(a.partition(), b.partition()) : a.topic().compareTo(b.topic()));
-                List<String> rows = new ArrayList<>();
-                for (TopicPartition tp : partitions) {
-                    OffsetAndMetadata om = offsets.get(tp);
-                    rows.add("{\"topic\":" + quote(tp.topic()) + ",\"partition\":" + tp.partition() + ",\"offset\":" + om.offset() + ",\"metadata\":" + quote(om.metadata()) + "}");
+                System.out.println(offsetRows(RemoteClusterUtils.translateOffsets(props, args[2], args[3], Duration.ofMillis(Long.parseLong(args[4])))));
+                break;
+            }
+            case "remote-offsets": {
+                try (MirrorClient client = new MirrorClient(props)) {
+                    System.out.println(offsetRows(client.remoteConsumerOffsets(args[3], args[2], Duration.ofMillis(Long.parseLong(args[4])))));
                 }
-                System.out.println("[" + String.join(",", rows) + "]");
+                break;
+            }
+            case "checkpoints": {
+                System.out.println(checkpoints(props, args[2]));
                 break;
             }
             case "clusters": {
@@ -47,9 +58,48 @@ public final class Mm2ClientProbe {
                 break;
             }
             default:
-                System.err.println("unknown command " + args[0] + ": expected translate or clusters");
+                System.err.println("unknown command " + args[0] + ": expected translate, remote-offsets, clusters or checkpoints");
                 System.exit(2);
         }
+    }
+
+    private static String offsetRows(Map<TopicPartition, OffsetAndMetadata> offsets) {
+        List<TopicPartition> partitions = new ArrayList<>(offsets.keySet());
+        partitions.sort((a, b) -> a.topic().equals(b.topic()) ? Integer.compare(a.partition(), b.partition()) : a.topic().compareTo(b.topic()));
+        List<String> rows = new ArrayList<>();
+        for (TopicPartition tp : partitions) {
+            OffsetAndMetadata om = offsets.get(tp);
+            rows.add("{\"topic\":" + quote(tp.topic()) + ",\"partition\":" + tp.partition() + ",\"offset\":" + om.offset() + ",\"metadata\":" + quote(om.metadata()) + "}");
+        }
+        return "[" + String.join(",", rows) + "]";
+    }
+
+    private static String checkpoints(Map<String, Object> props, String topic) {
+        Map<String, Object> consumerProps = new HashMap<>(props);
+        consumerProps.put("key.deserializer", ByteArrayDeserializer.class.getName());
+        consumerProps.put("value.deserializer", ByteArrayDeserializer.class.getName());
+        consumerProps.put("enable.auto.commit", "false");
+        List<String> rows = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerProps)) {
+            TopicPartition tp = new TopicPartition(topic, 0);
+            List<TopicPartition> partitions = List.of(tp);
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            long end = consumer.endOffsets(partitions).get(tp);
+            while (consumer.position(tp) < end) {
+                for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
+                    if (record.offset() >= end) continue;
+                    Checkpoint checkpoint = Checkpoint.deserializeRecord(record);
+                    rows.add("{\"group\":" + quote(checkpoint.consumerGroupId())
+                        + ",\"topic\":" + quote(checkpoint.topicPartition().topic())
+                        + ",\"partition\":" + checkpoint.topicPartition().partition()
+                        + ",\"upstreamOffset\":" + checkpoint.upstreamOffset()
+                        + ",\"downstreamOffset\":" + checkpoint.downstreamOffset()
+                        + ",\"metadata\":" + quote(checkpoint.metadata()) + "}");
+                }
+            }
+        }
+        return "[" + String.join(",", rows) + "]";
     }
 
     private static String list(Set<String> values) {
