@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
+import { writeFileSync } from 'node:fs'
 import type { TestContext } from 'node:test'
 import type { Message } from 'kafkajs'
 import type { LocalCluster } from '../../scripts/local-kafka/clusters.js'
 import { createKafkaClient } from '../../src/kafka/client.js'
 import { javaCheckpoints, javaRemoteConsumerOffsets, type JavaTranslatedOffset } from '../helpers/java-client.js'
-import { deleteTopicIfExists, endOffsets, produce, uniqueName, withAdmin } from '../helpers/kafka.js'
+import { deleteTopicIfExists, endOffsets, produce, readAll, uniqueName, withAdmin } from '../helpers/kafka.js'
 import { mm2File } from '../helpers/mm2-file.js'
 import { spawnSidecarArgs, type SidecarProcess } from '../helpers/sidecar.js'
 import { waitUntil } from '../helpers/wait.js'
@@ -106,7 +107,9 @@ export function scenarioMm2Properties (names: ScenarioNames, primary: ScenarioCl
 /** Runs `mirror-sidecar mm2.properties` (the real process); killed when the test ends. */
 export function startSidecar (t: TestContext, properties: Record<string, string>): { sidecar: SidecarProcess, file: string } {
   const file = mm2File(properties)
-  return { sidecar: spawnSidecarArgs(t, [file, '--metrics.port', '0', '--metrics.host', '127.0.0.1']), file }
+  const sidecar = spawnSidecarArgs(t, [file, '--metrics.port', '0', '--metrics.host', '127.0.0.1'])
+  t.after(() => { if (process.env.DEBUG_MM2S !== undefined) writeFileSync(`${process.env.DEBUG_MM2S}-${sidecar.child.pid}.log`, sidecar.stderr()) })
+  return { sidecar, file }
 }
 
 /** Stops the sidecar with SIGTERM (drain, last commit) and asserts it exited 0. */
@@ -127,10 +130,22 @@ export function cleanUpScenarioTopics (t: TestContext, names: ScenarioNames, clu
 
 /** Creates `topic` on `cluster` (replication factor 1) and waits for its leaders. */
 export async function createScenarioTopic (cluster: LocalCluster, topic: string, partitions: number, configs: Readonly<Record<string, string>> = {}): Promise<void> {
-  await withAdmin(cluster, admin => admin.createTopics({
-    waitForLeaders: true,
-    topics: [{ topic, numPartitions: partitions, replicationFactor: 1, configEntries: Object.entries(configs).map(([name, value]) => ({ name, value })) }],
-  }))
+  await withAdmin(cluster, async admin => {
+    try {
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: [{ topic, numPartitions: partitions, replicationFactor: 1, configEntries: Object.entries(configs).map(([name, value]) => ({ name, value })) }],
+      })
+    } catch (error) {
+      // As in createTopic (helpers/kafka.ts): kafkajs' wait for leaders gives up when the metadata does not list the new topic yet.
+      if ((error as { type?: string }).type !== 'UNKNOWN_TOPIC_OR_PARTITION') throw error
+    }
+  })
+  await waitUntil(async () => {
+    const { topics } = await withAdmin(cluster, admin => admin.fetchTopicMetadata({ topics: [topic] }))
+    const found = topics[0]?.partitions ?? []
+    return found.length === partitions && found.every(p => p.leader >= 0)
+  }, { timeoutMs: 30_000, message: `the leaders of ${topic}` })
 }
 
 /** `numPerPartition` records in each of partitions `0..partitions-1`, keys `k<i>` unique over the call (for `auditKeys`), values `<tag>-<i>`. */
@@ -169,11 +184,15 @@ export async function waitForCheckpointOnAllPartitions (cluster: LocalCluster, g
   return found
 }
 
-/** `assertMonotonicCheckpoints`: the whole checkpoints topic, read by Kafka's `Checkpoint.deserializeRecord`, never goes back per group and partition. */
-export async function assertMonotonicCheckpoints (cluster: LocalCluster, checkpointsTopic: string): Promise<void> {
+/**
+ * `assertMonotonicCheckpoints`: the checkpoints topic, read whole by Kafka's
+ * `Checkpoint.deserializeRecord`, never goes back per group and partition, for the groups of the
+ * scenario `names` (the topic is shared with the other scenarios, one of which rewinds its group).
+ */
+export async function assertMonotonicCheckpoints (cluster: LocalCluster, checkpointsTopic: string, names: ScenarioNames): Promise<void> {
   const last = new Map<string, number>()
-  const checkpoints = await javaCheckpoints(cluster.bootstrap, checkpointsTopic)
-  assert.ok(checkpoints.length > 0, `checkpoints in ${checkpointsTopic}`)
+  const checkpoints = (await javaCheckpoints(cluster.bootstrap, checkpointsTopic)).filter(checkpoint => checkpoint.group.startsWith(names.run))
+  assert.ok(checkpoints.length > 0, `checkpoints of ${names.run}-* in ${checkpointsTopic}`)
   for (const checkpoint of checkpoints) {
     const key = JSON.stringify([checkpoint.group, checkpoint.topic, checkpoint.partition])
     const before = last.get(key)
@@ -198,4 +217,13 @@ export async function assertTranslatedToEnd (target: LocalCluster, targetTopic: 
 
 export function byPartition (rows: readonly JavaTranslatedOffset[], topic: string): Map<number, number> {
   return new Map(rows.filter(row => row.topic === topic).map(row => [row.partition, row.offset]))
+}
+
+/**
+ * The records of `topic` (read committed) a consumer starting at `offsets` would read: what a
+ * group committed there reads again. Read from the beginning: a read from an offset after which
+ * only transaction markers follow would wait for a record that never comes.
+ */
+export async function recordsFrom (cluster: LocalCluster, topic: string, offsets: ReadonlyMap<number, bigint>): Promise<string[]> {
+  return (await readAll(cluster, topic)).filter(r => BigInt(r.offset) >= (offsets.get(r.partition) ?? 0n)).map(r => `${r.partition}@${r.offset}`)
 }
