@@ -108,6 +108,7 @@ export function scenarioMm2Properties (names: ScenarioNames, primary: ScenarioCl
 export function startSidecar (t: TestContext, properties: Record<string, string>): { sidecar: SidecarProcess, file: string } {
   const file = mm2File(properties)
   const sidecar = spawnSidecarArgs(t, [file, '--metrics.port', '0', '--metrics.host', '127.0.0.1'])
+  // DEBUG_MM2S=/tmp/prefix keeps each sidecar's log as /tmp/prefix-<pid>.log, for a failure to read after the run.
   t.after(() => { if (process.env.DEBUG_MM2S !== undefined) writeFileSync(`${process.env.DEBUG_MM2S}-${sidecar.child.pid}.log`, sidecar.stderr()) })
   return { sidecar, file }
 }
