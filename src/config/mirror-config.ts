@@ -294,10 +294,19 @@ export interface MirrorConfig {
   readonly ignoredKeys?: readonly string[]
 }
 
-/** The target topic `topic` of the cluster `sourceAlias` is copied to: `topic`, or `<sourceAlias><separator><topic>` (DefaultReplicationPolicy). */
+/**
+ * The target topic `topic` of the cluster `sourceAlias` is copied to: `topic`, or
+ * `<sourceAlias><separator><topic>` (DefaultReplicationPolicy). The identity policy keeps names
+ * except the heartbeats topic, which it names as the default policy does (`<sourceAlias>.heartbeats`,
+ * MirrorMaker 2's `IdentityReplicationPolicy.formatRemoteTopic`), so the target's own heartbeats stay apart.
+ */
 export function targetTopicName (policy: ReplicationPolicy, sourceAlias: string, topic: string): string {
-  return policy.kind === 'identity' ? topic : `${sourceAlias}${policy.separator}${topic}`
+  if (policy.kind === 'default') return `${sourceAlias}${policy.separator}${topic}`
+  return topic === HEARTBEATS_TOPIC ? `${sourceAlias}.${topic}` : topic
 }
+
+/** MirrorMaker 2's heartbeats topic, the same name under every replication policy. */
+export const HEARTBEATS_TOPIC = 'heartbeats'
 
 /** Deep-freezes a config so nothing can change it after validation. */
 export function freezeConfig<T> (value: T): T {

@@ -13,7 +13,7 @@ import { readPropertiesFile } from './properties-file.js'
 import { FLAG_DEFAULTS } from './flag-defaults.js'
 import { configFromOneFile, isOneFileForm } from './one-file-config.js'
 import { checkHandlerPassThrough, parseMessageHandler } from './message-handler-config.js'
-import { freezeConfig, Mm2OffsetSyncLocations, type FlowConfig, type MirrorConfig, type Mm2PositionsConfig, type ReplicationPolicy } from './mirror-config.js'
+import { freezeConfig, HEARTBEATS_TOPIC, Mm2OffsetSyncLocations, type FlowConfig, type MirrorConfig, type Mm2PositionsConfig, type ReplicationPolicy } from './mirror-config.js'
 import type { SidecarSettings } from './sidecar-settings.js'
 import { parseTopicConfigFilter } from './topic-config-filter.js'
 import { compileTopicPattern, createGroupFilter, createTopicFilter, DEFAULT_GROUPS_EXCLUDE, withHeartbeatsTopic } from './topic-filter.js'
@@ -379,7 +379,7 @@ function buildFlow (
     target: targetConnection,
     consumer,
     producer,
-    topics: withHeartbeatsTopic(topicFilter, 'heartbeats', replicationPolicy.kind === 'default'),
+    topics: withHeartbeatsTopic(topicFilter, HEARTBEATS_TOPIC),
     replicationPolicy,
     numStreams,
     numProducers: FLAG_DEFAULTS['num.producers'],
@@ -409,7 +409,7 @@ function buildFlow (
       checkpointsTopic: `${source}.checkpoints.internal`,
       checkpointsReplicationFactor,
     },
-    heartbeats: { enabled: emitHeartbeats, intervalMs: heartbeatIntervalMs, topic: 'heartbeats', replicationFactor: heartbeatsReplicationFactor },
+    heartbeats: { enabled: emitHeartbeats, intervalMs: heartbeatIntervalMs, topic: HEARTBEATS_TOPIC, replicationFactor: heartbeatsReplicationFactor },
     ...(messageHandler === undefined ? {} : { messageHandler }),
     digests,
   }

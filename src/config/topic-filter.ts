@@ -19,13 +19,12 @@ export function isInternalTopic (topic: string): boolean {
 
 /**
  * MirrorMaker 2's rule for its heartbeats topic (`MirrorSourceConnector.shouldReplicateTopic`): the
- * source's `heartbeats` is copied whatever `topics` and `topics.exclude` say (`copied` true), so
- * the target learns its upstream clusters from `<source alias>.heartbeats`. With the identity
- * policy the copy would land in the target's own `heartbeats`, among the target's heartbeats:
- * there it is never copied (`copied` false).
+ * source's `heartbeats` is copied whatever `topics` and `topics.exclude` say, as
+ * `<source alias>.heartbeats` under every replication policy (`targetTopicName`), so the target
+ * learns its upstream clusters from it.
  */
-export function withHeartbeatsTopic (filter: TopicFilter, heartbeatsTopic: string, copied: boolean): TopicFilter {
-  return { include: filter.include, exclude: filter.exclude, matches: topic => topic === heartbeatsTopic ? copied : filter.matches(topic) }
+export function withHeartbeatsTopic (filter: TopicFilter, heartbeatsTopic: string): TopicFilter {
+  return { include: filter.include, exclude: filter.exclude, matches: topic => topic === heartbeatsTopic || filter.matches(topic) }
 }
 
 /**

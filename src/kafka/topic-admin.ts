@@ -12,6 +12,8 @@ const { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ConfigResourceT
 
 /** DescribeConfigs' config source of a value from the broker's server.properties (kafkajs' `configSource.js`, not exported). */
 const STATIC_BROKER_CONFIG = 4
+/** DescribeConfigs' config source of a value set on the topic itself. */
+const DYNAMIC_TOPIC_CONFIG = 1
 
 /** kafkajs' operation codes are a plain object at run time (no reverse mapping): the name of `code`. */
 function operationName (code: number): string | undefined {
@@ -89,11 +91,11 @@ export class TopicAdmin implements TopicCatalog {
   }
 
   /**
-   * The non-default configs of each topic, with `withDefaults` the default ones too
-   * (`TopicCatalog.topicConfigs`): MirrorMaker 2's `targetConfig` rule, which leaves out
-   * read-only, sensitive and static broker values.
+   * The non-default configs of each topic, with `withDefaults` the default ones too, with
+   * `setOnTopicOnly` only those set on the topic (`TopicCatalog.topicConfigs`): MirrorMaker 2's
+   * `targetConfig` rule, which leaves out read-only, sensitive and static broker values.
    */
-  async topicConfigs (topics: readonly string[], withDefaults = false): Promise<Map<string, Record<string, string>>> {
+  async topicConfigs (topics: readonly string[], withDefaults = false, setOnTopicOnly = false): Promise<Map<string, Record<string, string>>> {
     const result = new Map<string, Record<string, string>>()
     if (topics.length === 0) return result
     try {
@@ -106,6 +108,7 @@ export class TopicAdmin implements TopicCatalog {
         for (const entry of resource.configEntries) {
           const source = (entry as { configSource?: number }).configSource
           if ((entry.isDefault && !withDefaults) || entry.readOnly || entry.isSensitive || source === STATIC_BROKER_CONFIG) continue
+          if (setOnTopicOnly && source !== DYNAMIC_TOPIC_CONFIG) continue
           if (entry.configValue !== null && entry.configValue !== undefined) configs[entry.configName] = entry.configValue
         }
         result.set(resource.resourceName, configs)
@@ -158,18 +161,19 @@ export class TopicAdmin implements TopicCatalog {
   }
 
   /**
-   * Sets `configs` on `topic`. kafkajs has only the AlterConfigs request, which replaces a topic's
-   * whole set of dynamic configs: the ones set now are read first and sent along unchanged.
+   * Sets `configs` on `topic` and takes `removedKeys` off it. kafkajs has only the AlterConfigs
+   * request, which replaces a topic's whole set of dynamic configs: the ones set now are read
+   * first and sent along unchanged, less the removed ones.
    */
-  async setTopicConfigs (topic: string, configs: Readonly<Record<string, string>>): Promise<void> {
+  async setTopicConfigs (topic: string, configs: Readonly<Record<string, string>>, removedKeys: readonly string[] = []): Promise<void> {
     try {
       const described = await this.#client().describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic }] })
       const merged: Record<string, string> = {}
       for (const entry of described.resources[0]?.configEntries ?? []) {
-        // configSource 1: DYNAMIC_TOPIC_CONFIG, a value set on this topic.
         const source = (entry as { configSource?: number }).configSource
-        if (source === 1 && entry.configValue !== null && entry.configValue !== undefined && !entry.isSensitive) merged[entry.configName] = entry.configValue
+        if (source === DYNAMIC_TOPIC_CONFIG && entry.configValue !== null && entry.configValue !== undefined && !entry.isSensitive) merged[entry.configName] = entry.configValue
       }
+      for (const key of removedKeys) delete merged[key]
       Object.assign(merged, configs)
       await this.#client().alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configEntries: Object.entries(merged).map(([name, value]) => ({ name, value })) }] })
     } catch (error) {

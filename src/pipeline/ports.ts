@@ -173,15 +173,19 @@ export interface TopicCatalog {
   /**
    * The configs of each topic that are not at their default (set on the topic or by a dynamic
    * broker config), leaving out read-only, sensitive and static broker values: what MirrorMaker 2
-   * considers for copying. With `withDefaults`, the values at their default too.
+   * considers for copying. With `withDefaults`, the values at their default too; with
+   * `setOnTopicOnly`, only the values set on the topic itself (no broker-wide ones).
    */
-  topicConfigs: (topics: readonly string[], withDefaults?: boolean) => Promise<Map<string, Record<string, string>>>
+  topicConfigs: (topics: readonly string[], withDefaults?: boolean, setOnTopicOnly?: boolean) => Promise<Map<string, Record<string, string>>>
   createTopics: (topics: readonly NewTopic[]) => Promise<void>
   /** The ACLs on `topics` (literal resource names); undefined when the cluster has no authorizer. */
   topicAcls: (topics: readonly string[]) => Promise<TopicAcl[] | undefined>
   createTopicAcls: (acls: readonly TopicAcl[]) => Promise<void>
-  /** Sets `configs` on `topic`, keeping the topic's other explicitly set configs as they are. */
-  setTopicConfigs: (topic: string, configs: Readonly<Record<string, string>>) => Promise<void>
+  /**
+   * Sets `configs` on `topic` and takes `removedKeys` off it (back to the cluster's default),
+   * keeping the topic's other explicitly set configs as they are.
+   */
+  setTopicConfigs: (topic: string, configs: Readonly<Record<string, string>>, removedKeys?: readonly string[]) => Promise<void>
   createPartitions: (topic: string, count: number) => Promise<void>
 }
 

@@ -73,6 +73,7 @@ export class TopicSync {
   #noteMaxMessageBytes (targetTopic: string, configs: Readonly<Record<string, string>>): void {
     const value = Number(configs['max.message.bytes'])
     if (Number.isInteger(value) && value > 0) this.#maxMessageBytes.set(targetTopic, value)
+    else this.#maxMessageBytes.delete(targetTopic)
   }
 
   /** `use.defaults.from = source`: the source's default values are copied too. */
@@ -86,14 +87,16 @@ export class TopicSync {
   /**
    * Brings the copied configs (`FlowConfig.topicConfigFilter`) of existing target topics in line
    * with their source topics, as MirrorMaker 2's `sync.topic.configs` does after creation too: a
-   * value set on the source is set on the target; a target setting the source does not have is
-   * kept. Returns the number of topics changed.
+   * value set on the source is set on the target; with `use.defaults.from = target`, a copied key
+   * set on the target topic but at its default on the source is taken off the target topic, back
+   * to the target cluster's default (MirrorMaker 2's DELETE operation); a key the filter does not
+   * copy keeps whatever the target has. Returns the number of topics changed.
    */
   async syncConfigs (topics: readonly MirroredTopic[]): Promise<number> {
     if (!this.#flow.syncTopicConfigs || topics.length === 0) return 0
     const [sourceConfigs, targetConfigs] = await Promise.all([
       this.#source.topicConfigs(topics.map(t => t.source), this.#withSourceDefaults),
-      this.#target.topicConfigs(topics.map(t => t.target)),
+      this.#target.topicConfigs(topics.map(t => t.target), false, true),
     ])
     let changed = 0
     for (const topic of topics) {
@@ -104,10 +107,13 @@ export class TopicSync {
         this.#logger.warn('target topic has message.timestamp.type=LogAppendTime: the target broker re-stamps every copied record with its own time', { topic: topic.target })
       }
       const differing = Object.fromEntries(Object.entries(wanted).filter(([key, value]) => current[key] !== value))
-      this.#noteMaxMessageBytes(topic.target, { ...current, ...wanted })
-      if (Object.keys(differing).length === 0) continue
-      await this.#target.setTopicConfigs(topic.target, differing)
-      this.#logger.info('synced target topic configs', { topic: topic.target, configs: differing })
+      const removed = this.#withSourceDefaults ? [] : Object.keys(current).filter(key => !(key in wanted) && this.#flow.topicConfigFilter.copies(key))
+      const after = { ...current, ...wanted }
+      for (const key of removed) delete after[key]
+      this.#noteMaxMessageBytes(topic.target, after)
+      if (Object.keys(differing).length === 0 && removed.length === 0) continue
+      await this.#target.setTopicConfigs(topic.target, differing, removed)
+      this.#logger.info('synced target topic configs', { topic: topic.target, configs: differing, ...(removed.length === 0 ? {} : { removed }) })
       changed++
     }
     return changed

@@ -113,11 +113,13 @@ export class FakeTopicCatalog implements TopicCatalog {
   }
 
   async createPartitions (topic: string, count: number): Promise<void> { this.topics.set(topic, count) }
-  readonly configsSet: Array<{ topic: string, configs: Readonly<Record<string, string>> }> = []
+  readonly configsSet: Array<{ topic: string, configs: Readonly<Record<string, string>>, removedKeys?: readonly string[] }> = []
   readonly acls: TopicAcl[] = []
   async topicAcls (topics: readonly string[]): Promise<TopicAcl[] | undefined> { return this.acls.filter(acl => topics.includes(acl.topic)) }
   async createTopicAcls (acls: readonly TopicAcl[]): Promise<void> { this.acls.push(...acls) }
-  async setTopicConfigs (topic: string, configs: Readonly<Record<string, string>>): Promise<void> { this.configsSet.push({ topic, configs }) }
+  async setTopicConfigs (topic: string, configs: Readonly<Record<string, string>>, removedKeys: readonly string[] = []): Promise<void> {
+    this.configsSet.push({ topic, configs, ...(removedKeys.length === 0 ? {} : { removedKeys }) })
+  }
 }
 
 /** What one delivered batch's control saw. */

@@ -84,3 +84,23 @@ export async function javaSyncStoreTranslate (flow: { readonly sourceBootstrap: 
   const specs = offsets.map(([partition, offset]) => `${partition}:${offset}`).join(',')
   return await runProbe(['sync-store', flow.sourceBootstrap, flow.targetBootstrap, flow.sourceAlias, flow.targetAlias, flow.location, topic, specs]) as JavaSyncStoreTranslation[]
 }
+
+/** `MirrorClient.remoteConsumerOffsets(group, sourceAlias, timeout)` on the cluster at `bootstrap`, sorted by topic and partition. */
+export async function javaRemoteConsumerOffsets (bootstrap: string, sourceAlias: string, group: string, timeoutMs = 10_000): Promise<JavaTranslatedOffset[]> {
+  return await runProbe(['remote-offsets', bootstrap, sourceAlias, group, String(timeoutMs)]) as JavaTranslatedOffset[]
+}
+
+/** One record of a checkpoints topic as Kafka's `Checkpoint.deserializeRecord` reads it. */
+export interface JavaCheckpoint {
+  readonly group: string
+  readonly topic: string
+  readonly partition: number
+  readonly upstreamOffset: number
+  readonly downstreamOffset: number
+  readonly metadata: string
+}
+
+/** Every record of the checkpoints topic `topic` on the cluster at `bootstrap`, in log order, decoded by Kafka's `Checkpoint.deserializeRecord`. */
+export async function javaCheckpoints (bootstrap: string, topic: string): Promise<JavaCheckpoint[]> {
+  return await runProbe(['checkpoints', bootstrap, topic]) as JavaCheckpoint[]
+}

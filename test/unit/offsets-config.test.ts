@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { configFromMm1 } from '../../src/config/mm1-args.js'
-import type { FlowConfig } from '../../src/config/mirror-config.js'
+import { targetTopicName, type FlowConfig } from '../../src/config/mirror-config.js'
 import { configFromMm2 } from '../../src/config/mm2-config.js'
 import type { SidecarSettings } from '../../src/config/sidecar-settings.js'
 import { ConfigError } from '../../src/shared/errors.js'
@@ -102,10 +102,12 @@ test('mm2.properties: emit.checkpoints.*, sync.group.offsets.* and emit.heartbea
   assert.equal(mm2Flow({ 'emit.offset-syncs.enabled': 'false' }).groupSync.emitCheckpoints, false, 'no offset syncs, no translation to checkpoint')
 })
 
-test('mm2.properties: the source\'s heartbeats topic is mirrored whatever topics says (default policy), never with the identity policy; MM1 flags emit no heartbeats', () => {
+test('mm2.properties: the source\'s heartbeats topic is mirrored whatever topics says, as <source>.heartbeats under both policies; MM1 flags emit no heartbeats', () => {
   assert.deepEqual(['heartbeats', 'orders', 'other'].map(t => mm2Flow({ 'A->B.topics': 'orders' }).topics.matches(t)), [true, true, false])
   assert.equal(mm2Flow({ 'A->B.topics': 'orders', 'topics.exclude': 'heart.*' }).topics.matches('heartbeats'), true)
-  assert.equal(mm2Flow({ 'A->B.topics': '.*', 'replication.policy.class': 'org.apache.kafka.connect.mirror.IdentityReplicationPolicy' }).topics.matches('heartbeats'), false, 'never into the target\'s own heartbeats')
+  const identity = mm2Flow({ 'A->B.topics': 'orders', 'replication.policy.class': 'org.apache.kafka.connect.mirror.IdentityReplicationPolicy' })
+  assert.deepEqual(['heartbeats', 'orders'].map(t => [identity.topics.matches(t), targetTopicName(identity.replicationPolicy, 'A', t)]), [[true, 'A.heartbeats'], [true, 'orders']],
+    'IdentityReplicationPolicy names the heartbeats topic as the default policy does, never the target\'s own heartbeats')
   const mm1 = configFromMm1(base()).flows[0] as FlowConfig
   assert.deepEqual([mm1.heartbeats.enabled, mm1.topics.matches('heartbeats'), mm1.groupSync.emitCheckpoints], [false, false, false])
 })

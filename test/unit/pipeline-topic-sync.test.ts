@@ -50,6 +50,36 @@ test('the target topic\'s max.message.bytes is known where the sync created the 
   assert.equal(sync.maxMessageBytes('big'), 5_242_880)
   assert.equal(sync.maxMessageBytes('synced'), undefined)
   await sync.syncConfigs([...topics.values()])
-  assert.equal(sync.maxMessageBytes('synced'), 200_000)
+  assert.equal(sync.maxMessageBytes('synced'), undefined, 'at its default on the source: taken off the target topic (use.defaults.from = target)')
+  assert.deepEqual(target.configsSet.filter(set => set.topic === 'synced'), [{ topic: 'synced', configs: { 'retention.ms': '1000' }, removedKeys: ['max.message.bytes'] }])
   assert.equal(sync.maxMessageBytes('plain'), undefined)
+
+  // A key the filter does not copy keeps the target's value, which the sync reads.
+  const keeping = new FakeTopicCatalog('target', { synced: 1 })
+  keeping.configs.set('synced', { 'max.message.bytes': '200000' })
+  const filter = { ...fakeFlowConfig().topicConfigFilter, copies: (key: string) => key !== 'max.message.bytes' }
+  const kept = new TopicSync(source, keeping, fakeFlowConfig({ syncTopicConfigs: true, replicationPolicy: { kind: 'identity' }, topicConfigFilter: filter }), silentLogger)
+  await kept.syncConfigs([...(await kept.refresh()).values()])
+  assert.equal(kept.maxMessageBytes('synced'), 200_000)
+  assert.deepEqual(keeping.configsSet.filter(set => set.topic === 'synced'), [{ topic: 'synced', configs: { 'retention.ms': '1000' } }])
+})
+
+test('config sync as MirrorMaker 2 does it: a copied key at its default on the source is taken off the target topic with use.defaults.from = target, set from the source\'s default with source; an excluded key is left alone', async () => {
+  const source = new FakeTopicCatalog('source', { orders: 1 })
+  source.configs.set('orders', { 'cleanup.policy': 'compact' })
+  source.defaults.set('orders', { 'retention.bytes': '-1', 'min.insync.replicas': '1' })
+  const targetWith = (): FakeTopicCatalog => {
+    const target = new FakeTopicCatalog('target', { orders: 1 })
+    target.configs.set('orders', { 'cleanup.policy': 'compact', 'retention.bytes': '2000', 'min.insync.replicas': '2' })
+    return target
+  }
+  const run = async (useDefaultsFrom: 'target' | 'source'): Promise<FakeTopicCatalog> => {
+    const target = targetWith()
+    const filter = { ...fakeFlowConfig().topicConfigFilter, useDefaultsFrom, copies: (key: string) => key !== 'min.insync.replicas' }
+    const sync = new TopicSync(source, target, fakeFlowConfig({ syncTopicConfigs: true, replicationPolicy: { kind: 'identity' }, topicConfigFilter: filter }), silentLogger)
+    assert.equal(await sync.syncConfigs([...(await sync.refresh()).values()]), 1)
+    return target
+  }
+  assert.deepEqual((await run('target')).configsSet, [{ topic: 'orders', configs: {}, removedKeys: ['retention.bytes'] }])
+  assert.deepEqual((await run('source')).configsSet, [{ topic: 'orders', configs: { 'retention.bytes': '-1' } }])
 })
