@@ -1,4 +1,5 @@
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { LocalCluster, NodeCluster } from '../scripts/local-kafka/clusters.js'
 import type { KafkaDistribution } from '../scripts/local-kafka/kafka-distribution.js'
 import type { BenchOptions } from './bench-options.js'
@@ -15,6 +16,8 @@ import { outageNote } from './target-outage.js'
 import { TopicAdmin, type AdminCluster } from './topic-admin.js'
 import { startWideAreaTarget } from './wide-area-target.js'
 
+/** The `handler` scenario's identity message handler, compiled next to this file. */
+const IDENTITY_HANDLER = fileURLToPath(new URL('./identity-handler.js', import.meta.url))
 
 /** Everything one throughput configuration measured in one invocation. */
 export interface ScenarioResult {
@@ -119,7 +122,7 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
   // The 3-node clusters are removed whole when the scenario ends.
   if (nodes === undefined) context.defer(async () => await sourceAdmin.deleteTopics([topic]))
   const preloadStarted = performance.now()
-  await preload({ bootstrap: source.bootstrap, topic, compression: options.compression, lingerMs: 50 }, shape, options.records)
+  await preload({ bootstrap: source.bootstrap, topic, compression: scenario?.sourceCompression ?? options.compression, lingerMs: 50 }, shape, options.records)
   const preloaded = await sourceAdmin.endOffsetTotal(topic)
   if (preloaded !== options.records) throw new Error(`preload wrote ${preloaded} records, expected ${options.records}`)
   log(`preloaded ${preloaded} records into ${topic} in ${((performance.now() - preloadStarted) / 1000).toFixed(1)} s`)
@@ -148,6 +151,12 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
     notes.push(`Wide area: a third single-node cluster is the target; every mirror and the ceiling's ProducerPerformance reach it through one latency proxy (\`bench/latency-proxy.ts\`, a Node \`net\` process on 127.0.0.1:${mirrorTargetBootstrap.split(':')[1]}) that holds every chunk ${scenario.wideAreaDelayMs} ms in each direction (${2 * scenario.wideAreaDelayMs} ms added per round trip, bandwidth not limited); the broker's WAN listener advertises the proxy's port, so clients stay behind the proxy after metadata. The benchmark's own admin and read-back use the broker's direct listener. The ceiling's ConsumerPerformance reads the source directly, as the mirrors do.`)
   }
 
+  if (scenario?.sourceCompression !== undefined && scenario.sourceCompression !== scenario.compression) {
+    notes.push(`Codec change: the source topic is preloaded ${scenario.sourceCompression === 'none' ? 'uncompressed' : `in ${scenario.sourceCompression}`}; every mirror's producer (and the ceiling's ProducerPerformance) writes ${scenario.compression}, so every mirror decodes and re-encodes every record (the sidecar's pass-through cannot forward a batch into another codec).`)
+  }
+  if (scenario?.messageHandler === true) {
+    notes.push('Message handler: the sidecar runs with `--message.handler` set to an identity handler (`bench/identity-handler.ts`), so every record goes through its decoding path (decode, handler, re-encode). MirrorMaker 1 runs with its default handler and MirrorMaker 2 with its source task, both of which turn every consumed record into a producer record: the same work, without a flag.')
+  }
   if (options.targetOutageSeconds > 0) notes.push(outageNote(options.targetOutageSeconds))
   const figures: ThroughputFigures[] = []
   const ceilings: CeilingFigures[] = []
@@ -157,6 +166,7 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
     compression: options.compression, producerProps: options.producerProps, tag, workDir: join(context.workDir, tag + '-' + contender),
     ...(options.commitIntervalMs === undefined ? {} : { commitIntervalMs: options.commitIntervalMs }),
     ...(nodes === undefined ? {} : { replicationFactor: ROLLING_RESTART_NODES }),
+    ...(scenario?.messageHandler === true ? { sidecarArgs: ['--message.handler', IDENTITY_HANDLER] } : {}),
   })
   try {
     for (let run = 1; run <= options.runs; run++) {
