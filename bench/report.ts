@@ -80,7 +80,7 @@ export interface CeilingMedians {
   readonly consumer: { recordsPerSecond: number, mbPerSecond: number, cpuSeconds: number, peakRssBytes: number }
 }
 
-const throughputKeys = ['records', 'startupSeconds', 'copySeconds', 'totalSeconds', 'recordsPerSecond', 'steadyRecordsPerSecond', 'mbPerSecond', 'cpuSeconds', 'copyCpuSeconds', 'peakRssBytes', 'brokerCpuSeconds', 'duplicates', 'missing'] as const
+const throughputKeys = ['records', 'startupSeconds', 'copySeconds', 'totalSeconds', 'recordsPerSecond', 'steadyRecordsPerSecond', 'mbPerSecond', 'cpuSeconds', 'copyCpuSeconds', 'peakRssBytes', 'brokerCpuSeconds', 'cpuSecondsPerGb', 'brokerCpuSecondsPerGb', 'duplicates', 'missing'] as const
 
 export function throughputMedians (rows: readonly ThroughputFigures[], contender: { name: string, label: string, heap: string }): ThroughputMedians {
   const mine = rows.filter(row => row.contender === contender.name)
@@ -173,12 +173,12 @@ export interface ThroughputExtras {
 export function throughputMarkdown (env: Environment, options: BenchOptions, contenders: readonly ThroughputMedians[], ceiling: CeilingMedians | undefined, extras: ThroughputExtras = {}): string {
   const mm2 = contenders.find(c => c.contender === 'mm2' && c.runs > 0)
   const failures = extras.failures ?? []
-  const valueRows = contenders.map(c => c.runs === 0 ? [c.label, c.heap, ...Array<string>(11).fill('failed')] : [
+  const valueRows = contenders.map(c => c.runs === 0 ? [c.label, c.heap, ...Array<string>(13).fill('failed')] : [
     c.label, c.heap, fixed(c.totalSeconds, 1), fixed(c.startupSeconds, 1), fixed(c.copySeconds, 1), thousands(c.recordsPerSecond), thousands(c.steadyRecordsPerSecond), fixed(c.mbPerSecond, 1),
-    fixed(c.cpuSeconds, 1), fixed(c.copyCpuSeconds, 1), mib(c.peakRssBytes), fixed(c.brokerCpuSeconds, 1), `${thousands(c.maxDuplicates)} / ${thousands(c.maxMissing)}`,
+    fixed(c.cpuSeconds, 1), fixed(c.copyCpuSeconds, 1), mib(c.peakRssBytes), fixed(c.brokerCpuSeconds, 1), fixed(c.cpuSecondsPerGb, 1), fixed(c.brokerCpuSecondsPerGb, 1), `${thousands(c.maxDuplicates)} / ${thousands(c.maxMissing)}`,
   ])
   if (ceiling !== undefined) {
-    valueRows.push(['ceiling (slower of the two tools)', `-Xmx${options.javaHeap}`, 'n/a', 'n/a', fixed(ceiling.copySeconds, 1), thousands(ceiling.recordsPerSecond), 'n/a', fixed(ceiling.mbPerSecond, 1), fixed(ceiling.cpuSeconds, 1), 'n/a', mib(ceiling.peakRssBytes), 'n/a', 'n/a'])
+    valueRows.push(['ceiling (slower of the two tools)', `-Xmx${options.javaHeap}`, 'n/a', 'n/a', fixed(ceiling.copySeconds, 1), thousands(ceiling.recordsPerSecond), 'n/a', fixed(ceiling.mbPerSecond, 1), fixed(ceiling.cpuSeconds, 1), 'n/a', mib(ceiling.peakRssBytes), 'n/a', 'n/a', 'n/a', 'n/a'])
   }
   const ratioRows = (base: { copySeconds: number, recordsPerSecond: number, mbPerSecond: number, cpuSeconds: number, copyCpuSeconds?: number, peakRssBytes: number } | undefined): string[][] =>
     contenders.map(c => [c.label, ratio(c.copySeconds, base?.copySeconds), ratio(c.recordsPerSecond, base?.recordsPerSecond), ratio(c.mbPerSecond, base?.mbPerSecond), ratio(c.cpuSeconds, base?.cpuSeconds), ratio(c.copyCpuSeconds, base?.copyCpuSeconds), ratio(c.peakRssBytes, base?.peakRssBytes)])
@@ -191,7 +191,7 @@ export function throughputMarkdown (env: Environment, options: BenchOptions, con
     '',
     '## Medians',
     '',
-    table(['contender', 'heap', 'start → all on target (s)', 'startup (s)', 'copy (s)', 'records/s', 'records/s 10–90%', 'MB/s', 'CPU s (mirror)', 'CPU s (copy phase)', 'peak RSS (MiB)', 'CPU s (brokers)', 'duplicates / missing (worst run)'], valueRows),
+    table(['contender', 'heap', 'start → all on target (s)', 'startup (s)', 'copy (s)', 'records/s', 'records/s 10–90%', 'MB/s', 'CPU s (mirror)', 'CPU s (copy phase)', 'peak RSS (MiB)', 'CPU s (brokers)', 'CPU s / GB (mirror)', 'CPU s / GB (brokers)', 'duplicates / missing (worst run)'], valueRows),
     '',
     '## Ratio against MirrorMaker 2',
     '',
@@ -261,7 +261,7 @@ function exactlyOnceSection (contenders: readonly ThroughputMedians[], header: r
 const READING_THROUGHPUT = `## How to read this
 
 - *start → all on target*: from spawning the mirror process until the target topic's end offsets add up to the preloaded count (polled every 100 ms). *startup*: spawn until the first record shows on the target (JVM or Node start, group join, first fetch). *copy*: the rest; records/s and MB/s (key + value bytes, MiB = 2^20) are over the copy phase, like the figures Kafka's tools print. *records/s 10–90%*: between the polls that saw 10% and 90% of the records on the target, the steady rate without start-up and tail effects.
-- *CPU s (mirror)*: utime + stime of the mirror process (all threads) from /proc, from spawn until done; *copy phase* the part after the first record landed. *peak RSS*: VmHWM. *CPU s (brokers)*: both brokers while the contender ran. *duplicates / missing*: after the mirror stopped the target topic is read back with kcat; each preloaded record has its own key, so extra copies of a key are duplicates and absent keys are missing records (worst run shown).
+- *CPU s (mirror)*: utime + stime of the mirror process (all threads) from /proc, from spawn until done; *copy phase* the part after the first record landed. *peak RSS*: VmHWM. *CPU s (brokers)*: both brokers while the contender ran. *CPU s / GB*: those CPU seconds (mirror: spawn until done; brokers: the same span) per GB copied, 10^9 bytes of keys + values (1,000,000 x (16 + 512) B is 0.528 GB). *duplicates / missing*: after the mirror stopped the target topic is read back with kcat; each preloaded record has its own key, so extra copies of a key are duplicates and absent keys are missing records (worst run shown).
 - The ceiling is the slower of Kafka's ConsumerPerformance reading the source topic and ProducerPerformance writing the same number of records of the same size (key + value bytes) into an empty target topic; each figure is as the tool reports it (excluding JVM start and group join). No mirror can beat it on this machine.
 - Ratios: time, CPU and RSS below 1× are better; records/s and MB/s above 1× are better.`
 

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { LocalCluster, type NodeCluster } from '../scripts/local-kafka/clusters.js'
+import { cpuSecondsPerGb } from './cpu-per-gb.js'
 import { stopChild } from './child-registry.js'
 import type { Contender, MirrorJob } from './contenders.js'
 import { readProcessUsage, UsageSampler } from './process-usage.js'
@@ -64,6 +65,10 @@ export interface ThroughputFigures {
   readonly peakRssBytes: number
   /** CPU the two brokers spent while this contender ran (start to done). */
   readonly brokerCpuSeconds: number
+  /** `cpuSeconds` per GB (10^9 bytes of keys + values) copied. */
+  readonly cpuSecondsPerGb: number
+  /** `brokerCpuSeconds` per GB copied. */
+  readonly brokerCpuSecondsPerGb: number
   /** Target records beyond one per source record (read back after the mirror stopped). */
   readonly duplicates: number
   /** Source keys not on the target after the mirror stopped (0 for a correct mirror; records, when every key is unique). */
@@ -237,6 +242,8 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
       copyCpuSeconds: (usage?.cpuSeconds ?? Number.NaN) - cpuAtFirst,
       peakRssBytes: usage?.peakRssBytes ?? Number.NaN,
       brokerCpuSeconds,
+      cpuSecondsPerGb: cpuSecondsPerGb(usage?.cpuSeconds ?? Number.NaN, context.records, context.recordBytes),
+      brokerCpuSecondsPerGb: cpuSecondsPerGb(brokerCpuSeconds, context.records, context.recordBytes),
       // Extra copies beyond the source's own repeats of a key, and source keys absent from the target.
       duplicates: (onTarget.records - onTarget.distinctKeys) - (context.records - context.distinctKeys),
       missing: context.distinctKeys - onTarget.distinctKeys,
