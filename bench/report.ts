@@ -214,6 +214,7 @@ export function throughputMarkdown (env: Environment, options: BenchOptions, con
     ), '', 'Every run listed here completed: every record on the target after the outage. A run that did not is under *Runs that did not complete*.')
   }
   sections.push(...rollingRestartSection(extras.runs ?? [], name => contenders.find(c => c.contender === name)?.label ?? name))
+  sections.push(...throughputLimitSection(extras.runs ?? [], name => contenders.find(c => c.contender === name)?.label ?? name))
   if (failures.length > 0) {
     sections.push('', '## Runs that did not complete', '', table(['contender', 'run', 'reason'], failures.map(f => [f.contender, String(f.run), f.reason])), '', 'Medians above are over the runs that completed; the whole error with the mirror\'s log tail is in the JSON file.')
   }
@@ -236,6 +237,19 @@ export function rollingRestartSection (runs: readonly ThroughputFigures[], label
         r.lastBackToDoneSeconds < 0 ? `done ${fixed(-r.lastBackToDoneSeconds, 1)} s before` : fixed(r.lastBackToDoneSeconds, 1), thousands(run.recordsPerSecond), `${thousands(run.duplicates)} / ${thousands(run.missing)}`]
     }),
   ), '', '*Restart window*: from the SIGTERM to the first node until the last node was back with every replica of the cluster in sync. *Longest stall*: the longest time between two polls of the target\'s end offsets that saw the count grow, from the poll that started the restart on, and over the whole copy phase (with when it began: negative, before the first stop); each is accurate to the *longest poll gap* of the run (a stall of S seconds lasted between S minus that gap and S). Every run listed here completed; one that did not is under *Runs that did not complete*.']
+}
+
+/** The runs with `--throughput.limit.bytes`: the limit, the fetched rate it held, and how long fetching waited. */
+export function throughputLimitSection (runs: readonly ThroughputFigures[], label: (contender: string) => string): string[] {
+  const limited = runs.filter(run => run.throughputLimit !== undefined)
+  if (limited.length === 0) return []
+  return ['', '## Throughput limit', '', table(
+    ['contender', 'run', 'limit (bytes/s)', 'fetched bytes/s, 10–90%', 'fetched / limit', 'throttled (s)', 'copy (s)', 'records/s'],
+    limited.map(run => {
+      const l = run.throughputLimit!
+      return [label(run.contender), String(run.run), thousands(l.limitBytesPerSecond), thousands(l.fetchedBytesPerSecond), ratio(l.fetchedBytesPerSecond, l.limitBytesPerSecond), fixed(l.throttledSeconds, 1), fixed(run.copySeconds, 1), thousands(run.recordsPerSecond)]
+    }),
+  ), '', '*Fetched bytes/s*: the sidecar\'s `kafka_mirror_consumed_bytes_total` (what the limit counts: record batches as fetched in pass-through, keys, values and headers on the deep path) read from its /metrics at the polls that saw 10 % and 90 % of the records on the target, over the time between them; the one-second burst at the start is outside that window. *Throttled*: `kafka_mirror_throttled_seconds_total` when every record was there.']
 }
 
 /** With exactly-once contenders: ours against our at-least-once run and against MirrorMaker 2 exactly-once, same run. */

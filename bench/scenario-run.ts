@@ -15,6 +15,10 @@ import { POLL_INTERVAL_MS, runThroughput, type BenchCluster, type ContenderFailu
 import { outageNote } from './target-outage.js'
 import { TopicAdmin, type AdminCluster } from './topic-admin.js'
 import { startWideAreaTarget } from './wide-area-target.js'
+import { sidecarThroughputLimit } from './throughput-limit.js'
+
+/** Contenders that are builds of the sidecar, which take `--sidecar-arg`s. */
+const SIDECAR_CONTENDERS: ReadonlySet<string> = new Set(['sidecar', 'baseline', 'sidecar-eos'])
 
 /** The `handler` scenario's identity message handler, compiled next to this file. */
 const IDENTITY_HANDLER = fileURLToPath(new URL('./identity-handler.js', import.meta.url))
@@ -158,6 +162,8 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
     notes.push('Message handler: the sidecar runs with `--message.handler` set to an identity handler (`bench/identity-handler.ts`), so every record goes through its decoding path (decode, handler, re-encode). MirrorMaker 1 runs with its default handler and MirrorMaker 2 with its source task, both of which turn every consumed record into a producer record: the same work, without a flag.')
   }
   if (options.targetOutageSeconds > 0) notes.push(outageNote(options.targetOutageSeconds))
+  const limitBytes = sidecarThroughputLimit(options.sidecarArgs)
+  if (limitBytes !== undefined) notes.push(`Throughput limit: the sidecar ran with --throughput.limit.bytes ${limitBytes} (bytes per second of fetched source data); MirrorMaker 2 and 1 ran without a limit. The *Throughput limit* table gives the fetched rate it held.`)
   const figures: ThroughputFigures[] = []
   const ceilings: CeilingFigures[] = []
   const failures: ContenderFailure[] = []
@@ -187,6 +193,7 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
           const result = await runThroughput(contender, job(`${tag}${contender.name}`, contender.name), run, {
             source, target, sourceAdmin, targetAdmin, records: sourceRecords, distinctKeys: sourceDistinctKeys, recordBytes, partitions: options.partitions,
             timeoutMs: options.timeoutSeconds * 1000, verify: options.verify, targetOutageSeconds: options.targetOutageSeconds, rollingRestart: nodes !== undefined, log,
+            ...(limitBytes === undefined || !SIDECAR_CONTENDERS.has(contender.name) ? {} : { throughputLimitBytes: limitBytes }),
           })
           figures.push(result)
           const outage = result.outage === undefined ? '' : `, target frozen ${result.outage.seconds.toFixed(1)} s at ${result.outage.atRecords} records, all on the target ${result.outage.resumedToDoneSeconds.toFixed(1)} s after`
