@@ -4,6 +4,8 @@ import type { BenchOptions } from './bench-options.js'
 import { CEILING_PRODUCER_PROPS, type CeilingFigures } from './ceiling-run.js'
 import type { LatencyFigures } from './latency-run.js'
 import type { ContenderFailure, ThroughputFigures } from './throughput-run.js'
+import { median } from './median.js'
+import { replicationMedians, type ReplicationCeilingFigures } from './replication-ceiling.js'
 
 /** Machine and software the figures were taken on. */
 export interface Environment {
@@ -43,12 +45,7 @@ export function describeEnvironment (kafkaClusters: string, kafkaMirrorMaker1: s
   }
 }
 
-export function median (values: readonly number[]): number {
-  const finite = values.filter(Number.isFinite).sort((a, b) => a - b)
-  if (finite.length === 0) return Number.NaN
-  const middle = Math.floor(finite.length / 2)
-  return finite.length % 2 === 1 ? finite[middle]! : (finite[middle - 1]! + finite[middle]!) / 2
-}
+export { median } from './median.js'
 
 type Key<T> = { [K in keyof T]: T[K] extends number ? K : never }[keyof T]
 
@@ -168,6 +165,8 @@ export interface ThroughputExtras {
   readonly runs?: readonly ThroughputFigures[]
   /** The clusters, when not the two single-node ones, e.g. `two 3-node KRaft clusters, -Xmx384m per node`. */
   readonly clusters?: string
+  /** `--replication-ceiling`: a new follower replica copying the same records, per run. */
+  readonly replication?: readonly ReplicationCeilingFigures[]
 }
 
 export function throughputMarkdown (env: Environment, options: BenchOptions, contenders: readonly ThroughputMedians[], ceiling: CeilingMedians | undefined, extras: ThroughputExtras = {}): string {
@@ -214,6 +213,7 @@ export function throughputMarkdown (env: Environment, options: BenchOptions, con
     ), '', 'Every run listed here completed: every record on the target after the outage. A run that did not is under *Runs that did not complete*.')
   }
   sections.push(...rollingRestartSection(extras.runs ?? [], name => contenders.find(c => c.contender === name)?.label ?? name))
+  sections.push(...replicationCeilingSection(extras.replication ?? [], contenders))
   sections.push(...throughputLimitSection(extras.runs ?? [], name => contenders.find(c => c.contender === name)?.label ?? name))
   if (failures.length > 0) {
     sections.push('', '## Runs that did not complete', '', table(['contender', 'run', 'reason'], failures.map(f => [f.contender, String(f.run), f.reason])), '', 'Medians above are over the runs that completed; the whole error with the mirror\'s log tail is in the JSON file.')
@@ -237,6 +237,19 @@ export function rollingRestartSection (runs: readonly ThroughputFigures[], label
         r.lastBackToDoneSeconds < 0 ? `done ${fixed(-r.lastBackToDoneSeconds, 1)} s before` : fixed(r.lastBackToDoneSeconds, 1), thousands(run.recordsPerSecond), `${thousands(run.duplicates)} / ${thousands(run.missing)}`]
     }),
   ), '', '*Restart window*: from the SIGTERM to the first node until the last node was back with every replica of the cluster in sync. *Longest stall*: the longest time between two polls of the target\'s end offsets that saw the count grow, from the poll that started the restart on, and over the whole copy phase (with when it began: negative, before the first stop); each is accurate to the *longest poll gap* of the run (a stall of S seconds lasted between S minus that gap and S). Every run listed here completed; one that did not is under *Runs that did not complete*.']
+}
+
+/** `--replication-ceiling`: each run's replica copy, and every contender's median records/s as a ratio of the median replica's. */
+export function replicationCeilingSection (runs: readonly ReplicationCeilingFigures[], contenders: readonly ThroughputMedians[]): string[] {
+  const medians = replicationMedians(runs)
+  if (medians === undefined) return []
+  return ['', '## Replication ceiling', '', table(
+    ['run', 'records', 'new replica in sync after (s)', 'records/s', 'MB/s', 'CPU s / GB (leader + new follower)', 'longest poll gap (s)'],
+    runs.map(run => [String(run.run), thousands(run.records), fixed(run.seconds, 2), thousands(run.recordsPerSecond), fixed(run.mbPerSecond, 1), fixed(run.brokerCpuSecondsPerGb, 1), fixed(run.longestPollGapSeconds, 2)]),
+  ), '', table(
+    ['contender', 'records/s', 'MB/s', 'records/s / replication', 'MB/s / replication'],
+    contenders.filter(c => c.runs > 0).map(c => [c.label, thousands(c.recordsPerSecond), fixed(c.mbPerSecond, 1), ratio(c.recordsPerSecond, medians.recordsPerSecond), ratio(c.mbPerSecond, medians.mbPerSecond)]),
+  ), '', `Median of ${medians.runs} run(s): ${thousands(medians.recordsPerSecond)} records/s, ${fixed(medians.mbPerSecond, 1)} MB/s. A ratio of 1× copies as fast as the broker's own follower fetching from its leader.`]
 }
 
 /** The runs with `--throughput.limit.bytes`: the limit, the fetched rate it held, and how long fetching waited. */

@@ -160,12 +160,12 @@ async function main (options: BenchOptions): Promise<void> {
       const extras = {
         ...(result.scenario === undefined ? {} : { title: result.scenario.title }),
         ...(result.scenario?.rollingRestart === true ? { clusters: `two ${ROLLING_RESTART_NODES}-node KRaft clusters, -Xmx${process.env.KAFKA_NODE_HEAP ?? '384m'} per node` } : {}),
-        notes: result.notes, failures: result.failures, runs: result.figures }
+        notes: result.notes, failures: result.failures, runs: result.figures, replication: result.replication }
       const markdown = throughputMarkdown(env, result.options, result.medians, result.ceiling, extras)
       const json = {
         kind: 'throughput', ...(result.scenario === undefined ? {} : { scenario: result.scenario }), environment: env, options: result.options, ceilingProducerProps: CEILING_PRODUCER_PROPS,
         preloadedRecords: result.preloadedRecords, sourceRecords: result.sourceRecords, sourceDistinctKeys: result.sourceDistinctKeys,
-        medians: result.medians, ceiling: result.ceiling, failures: result.failures, runs: { contenders: result.figures, ceiling: result.ceilings },
+        medians: result.medians, ceiling: result.ceiling, failures: result.failures, runs: { contenders: result.figures, ceiling: result.ceilings, replication: result.replication },
       }
       await writeFile(join(resultsDir, `${files(result)}.md`), markdown)
       await writeFile(join(resultsDir, `${files(result)}.json`), JSON.stringify(json, null, 2) + '\n')

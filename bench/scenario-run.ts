@@ -16,6 +16,7 @@ import { outageNote } from './target-outage.js'
 import { TopicAdmin, type AdminCluster } from './topic-admin.js'
 import { startWideAreaTarget } from './wide-area-target.js'
 import { sidecarThroughputLimit } from './throughput-limit.js'
+import { REPLICATION_POLL_INTERVAL_MS, runReplicationCeiling, type ReplicationCeilingFigures, type ReplicationCeilingJob } from './replication-ceiling.js'
 
 /** Contenders that are builds of the sidecar, which take `--sidecar-arg`s. */
 const SIDECAR_CONTENDERS: ReadonlySet<string> = new Set(['sidecar', 'baseline', 'sidecar-eos'])
@@ -39,6 +40,8 @@ export interface ScenarioResult {
   readonly figures: readonly ThroughputFigures[]
   readonly ceilings: readonly CeilingFigures[]
   readonly failures: readonly ContenderFailure[]
+  /** `--replication-ceiling`: a new follower replica copying the same records, per run. */
+  readonly replication: readonly ReplicationCeilingFigures[]
 }
 
 export interface ScenarioContext {
@@ -162,6 +165,10 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
     notes.push('Message handler: the sidecar runs with `--message.handler` set to an identity handler (`bench/identity-handler.ts`), so every record goes through its decoding path (decode, handler, re-encode). MirrorMaker 1 runs with its default handler and MirrorMaker 2 with its source task, both of which turn every consumed record into a producer record: the same work, without a flag.')
   }
   if (options.targetOutageSeconds > 0) notes.push(outageNote(options.targetOutageSeconds))
+  const replication = options.replicationCeiling
+    ? await measureReplicationCeiling(context, nodes?.source, { topic: `${topic}-replication`, partitions: options.partitions, records: preloaded, shape, compression: scenario?.sourceCompression ?? options.compression, runs: options.runs, timeoutMs: options.timeoutSeconds * 1000, log })
+    : []
+  if (replication.length > 0) notes.push(replicationCeilingNote(scenario?.compactedSource === true))
   const limitBytes = sidecarThroughputLimit(options.sidecarArgs)
   if (limitBytes !== undefined) notes.push(`Throughput limit: the sidecar ran with --throughput.limit.bytes ${limitBytes} (bytes per second of fetched source data); MirrorMaker 2 and 1 ran without a limit. The *Throughput limit* table gives the fetched rate it held.`)
   const figures: ThroughputFigures[] = []
@@ -224,5 +231,36 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
     figures,
     ceilings,
     failures,
+    replication,
   }
+}
+
+/**
+ * The replication ceiling of one scenario, every run, on the 3-node cluster: the rolling-restart
+ * scenario's source cluster when it runs, else one started for this and stopped (its data
+ * removed) before the contenders run.
+ */
+async function measureReplicationCeiling (context: ScenarioContext, running: NodeCluster | undefined, job: Omit<ReplicationCeilingJob, 'cluster'>): Promise<ReplicationCeilingFigures[]> {
+  if (running !== undefined) return await runReplicationCeiling({ ...job, cluster: running })
+  const cluster = benchNodeClusters().source
+  let stopped = false
+  const stop = async (): Promise<void> => {
+    if (stopped) return
+    stopped = true
+    await cluster.stop()
+    context.log(`replication ceiling: stopped ${cluster.options.name}`)
+  }
+  context.defer(stop)
+  context.log(`replication ceiling: starting ${cluster.options.name} (${cluster.bootstrap})`)
+  await cluster.start()
+  try {
+    return await runReplicationCeiling({ ...job, cluster })
+  } finally {
+    await stop()
+  }
+}
+
+/** One line for the results' setup notes. */
+export function replicationCeilingNote (compacted: boolean): string {
+  return `Replication ceiling: on a ${ROLLING_RESTART_NODES}-node KRaft cluster (\`scripts/local-kafka/node-cluster.ts\`, base port \`KAFKA_BENCH_NODES_SOURCE_PORT\`, broker defaults: one replica fetcher, \`replica.fetch.max.bytes\` 1 MiB, no throttle), a topic of the same partitions is preloaded with the same records (the same codec as this scenario's source) with every partition on node 0 alone; per run a partition reassignment adds a replica on node 1, which has none of the data, and the time from the request until every partition's new replica is in sync (and no reassignment is left) is the time the broker's own replication takes to copy them; the replica is taken away again before the next run. Polled every ${REPLICATION_POLL_INTERVAL_MS} ms. The contenders' rates are shown as a ratio of it.${compacted ? ' The follower copies the preload as written (no compaction on this topic), so it moves more records than a mirror of the compacted source does: compare the MB/s.' : ''}`
 }

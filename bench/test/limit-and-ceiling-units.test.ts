@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { ThroughputFigures } from '../throughput-run.js'
-import { throughputLimitSection } from '../report.js'
+import { parseBenchArgs } from '../bench-options.js'
+import { reassignmentPlan, replicaCaughtUp, replicationMedians, type ReplicationCeilingFigures } from '../replication-ceiling.js'
+import { replicationCeilingSection, throughputLimitSection, type ThroughputMedians } from '../report.js'
 import { metricSum } from '../sidecar-metrics.js'
 import { byteRate, sidecarThroughputLimit } from '../throughput-limit.js'
 
@@ -42,4 +44,49 @@ test('the throughput-limit table: the fetched rate against the limit per run, ab
   assert.equal(lines[1], '## Throughput limit')
   assert.ok(lines.join('\n').includes('\n| mirror-sidecar | 1 | 2,000,000 | 1,960,000 | 0.98× | 4.3 | 5.0 | 4,000 |\n'), lines.join('\n'))
   assert.deepEqual(throughputLimitSection([{ ...run, throughputLimit: undefined }], () => 'x'), [])
+})
+
+test('replication ceiling: the plan gives every partition the same replicas, leader first', () => {
+  assert.deepEqual(reassignmentPlan('t', 3, [1, 2]), [{ topic: 't', partitionAssignment: [{ partition: 0, replicas: [1, 2] }, { partition: 1, replicas: [1, 2] }, { partition: 2, replicas: [1, 2] }] }])
+})
+
+test('replication ceiling: done once no reassignment of the topic is left and every partition has the follower in sync', () => {
+  const none = { topics: [] }
+  const isr = (...lists: number[][]): Map<number, number[]> => new Map(lists.map((list, partition) => [partition, list]))
+  assert.equal(replicaCaughtUp('t', none, isr([1, 2], [1, 2]), 2, 2), true)
+  assert.equal(replicaCaughtUp('t', none, isr([1, 2], [1]), 2, 2), false, 'partition 1 still copying')
+  assert.equal(replicaCaughtUp('t', none, isr([1, 2]), 2, 2), false, 'partition 1 not in the metadata')
+  assert.equal(replicaCaughtUp('t', { topics: [{ topic: 't', partitions: [{ partitionIndex: 0, replicas: [1, 2], addingReplicas: [2] }] }] }, isr([1, 2], [1, 2]), 2, 2), false)
+  assert.equal(replicaCaughtUp('t', { topics: [{ topic: 'other', partitions: [{ partitionIndex: 0, replicas: [1, 2] }] }] }, isr([1, 2], [1, 2]), 2, 2), true)
+})
+
+test('replication ceiling: medians over runs, a section with each run and every contender as a ratio of it', () => {
+  const row = (run: number, seconds: number): ReplicationCeilingFigures => ({
+    run, records: 1_000_000, seconds, recordsPerSecond: 1_000_000 / seconds, mbPerSecond: 528 / seconds, brokerCpuSeconds: 1, brokerCpuSecondsPerGb: 1.9, longestPollGapSeconds: 0.06,
+  })
+  const runs = [row(1, 2), row(2, 4), row(3, 2.5)]
+  const medians = replicationMedians(runs)
+  assert.equal(medians?.recordsPerSecond, 400_000)
+  assert.equal(medians?.runs, 3)
+  assert.equal(replicationMedians([]), undefined)
+  const sidecar = {
+    contender: 'sidecar', label: 'mirror-sidecar', heap: 'h', runs: 3, records: 1_000_000, startupSeconds: 1, copySeconds: 3.125, totalSeconds: 4, recordsPerSecond: 320_000, steadyRecordsPerSecond: 1, mbPerSecond: 161.1,
+    cpuSeconds: 1, copyCpuSeconds: 1, peakRssBytes: 1, brokerCpuSeconds: 1, cpuSecondsPerGb: 1, brokerCpuSecondsPerGb: 1, duplicates: 0, missing: 0, maxDuplicates: 0, maxMissing: 0,
+  } satisfies ThroughputMedians
+  const text = replicationCeilingSection(runs, [sidecar, { ...sidecar, contender: 'mm2', label: 'MirrorMaker 2', runs: 0 }]).join('\n')
+  assert.match(text, /## Replication ceiling/)
+  assert.match(text, /\n\| 2 \| 1,000,000 \| 4\.00 \| 250,000 \| 132\.0 \| 1\.9 \| 0\.06 \|\n/)
+  assert.match(text, /\n\| mirror-sidecar \| 320,000 \| 161\.1 \| 0\.80× \| 0\.76× \|\n/)
+  assert.doesNotMatch(text, /MirrorMaker 2/, 'a contender without a completed run has no ratio')
+  assert.deepEqual(replicationCeilingSection([], [sidecar]), [])
+})
+
+test('--replication-ceiling is a throughput-mode flag; --wide-area-delay-ms a latency-mode one', () => {
+  assert.equal(parseBenchArgs([]).replicationCeiling, false)
+  assert.equal(parseBenchArgs(['--scenario', 'tuned', '--replication-ceiling']).replicationCeiling, true)
+  assert.throws(() => parseBenchArgs(['--replication-ceiling', '--latency']), /--replication-ceiling is for the throughput mode; drop --latency/)
+  assert.equal(parseBenchArgs(['--latency']).wideAreaDelayMs, 0)
+  assert.equal(parseBenchArgs(['--latency', '--wide-area-delay-ms', '100']).wideAreaDelayMs, 100)
+  assert.throws(() => parseBenchArgs(['--wide-area-delay-ms', '25']), /is for the latency mode .*add --latency/)
+  assert.throws(() => parseBenchArgs(['--latency', '--wide-area-delay-ms', 'far']), /--wide-area-delay-ms "far": expected a positive integer/)
 })

@@ -150,7 +150,7 @@ test('a failed run shows its cause in one line; the summary puts every scenario\
   const result = {
     scenario: SCENARIOS.tuned, options: parseBenchArgs(['--scenario', 'tuned']), preloadedRecords: 10, sourceRecords: 10, sourceDistinctKeys: 10, notes: [],
     medians: [medians('sidecar', 300), medians('mm2', 150), medians('mm1', 0, 0)], ceiling, figures: [], ceilings: [],
-    failures: [{ contender: 'mm1', run: 1, reason: 'Java OutOfMemoryError', message: '' }],
+    failures: [{ contender: 'mm1', run: 1, reason: 'Java OutOfMemoryError', message: '' }], replication: [],
   } satisfies ScenarioResult
   const env = { date: 'd', cpuModel: 'cpu', cores: 2, memoryGiB: 1, node: 'v20', java: 'j', kafkaClusters: '4.1.1', kafkaMirrorMaker1: '3.9.1', gitCommit: 'abc', loadAverageAtStart: 1 } satisfies Environment
   const markdown = scenarioSummaryMarkdown(env, [result], () => 'tuned.md')
@@ -192,7 +192,7 @@ test('a run with a target outage is tabled with when it came and the catch-up; t
   assert.match(markdown, /\| mirror-sidecar \| 1 \| 520 \(52%\) \| 20\.0 \| 1\.5 \| 0\.6 \| 22\.0 \| 120 \| 0 \/ 0 \|/)
   const result = {
     scenario: SCENARIOS['gzip-compressible'], options, preloadedRecords: 1000, sourceRecords: 1000, sourceDistinctKeys: 1000, notes: [],
-    medians: [medians], ceiling: undefined, figures: [run], ceilings: [], failures: [],
+    medians: [medians], ceiling: undefined, figures: [run], ceilings: [], failures: [], replication: [],
   } satisfies ScenarioResult
   assert.match(scenarioSummaryMarkdown(env, [result], () => 'x.md'), /\| 52%, 20\.0 s; 0\.6 s \| x\.md \|/)
   assert.doesNotMatch(throughputMarkdown(env, options, [medians], undefined, { runs: [{ ...run, outage: undefined }] }), /## Target outage/)
