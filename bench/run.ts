@@ -21,6 +21,7 @@ import { preloadScale, runScale, scaleMarkdown, scaleTopics, type ScaleFigures }
 import { thawAll } from './target-outage.js'
 import { deleteOwnTopics } from './throughput-run.js'
 import { TopicAdmin } from './topic-admin.js'
+import { startWideAreaTarget } from './wide-area-target.js'
 
 const log = (line: string): void => { process.stderr.write(line + '\n') }
 
@@ -191,15 +192,30 @@ async function main (options: BenchOptions): Promise<void> {
   } else {
     const figures: LatencyFigures[] = []
     const everyone: Array<Contender | undefined> = [undefined, ...contenders]
+    // Across the wide-area proxy: the mirrors and the no-mirror producer write through it, the measuring consumer reads the broker directly.
+    let latencyTargetAdmin = targetAdmin
+    let latencyTargetBootstrap = target.bootstrap
+    let readBootstrap: string | undefined
+    if (options.wideAreaDelayMs > 0) {
+      const wideArea = await startWideAreaTarget(options.wideAreaDelayMs, join(workDir, 'wide-area-proxy'), log)
+      cleanups.push(wideArea.stop)
+      const admin = new TopicAdmin(wideArea.cluster)
+      await admin.start()
+      cleanups.push(async () => await admin.stop())
+      latencyTargetAdmin = admin
+      latencyTargetBootstrap = wideArea.mirrorBootstrap
+      readBootstrap = wideArea.cluster.bootstrap
+    }
     for (let run = 1; run <= options.runs; run++) {
       for (const contender of everyone) {
         const name = contender?.name ?? 'direct'
         const tag = `${id}r${run}${name}`
         const topic = `bench-lat-${tag}`
         log(`run ${run} ${name}: latency`)
-        const result = await runLatency(contender, job(topic, tag, name), run, {
-          sourceAdmin, targetAdmin, partitions: options.partitions, shape, ratePerSecond: options.rateRecordsPerSecond,
+        const result = await runLatency(contender, { ...job(topic, tag, name), targetBootstrap: latencyTargetBootstrap }, run, {
+          sourceAdmin, targetAdmin: latencyTargetAdmin, partitions: options.partitions, shape, ratePerSecond: options.rateRecordsPerSecond,
           durationMs: options.durationSeconds * 1000, producer: { bootstrap: '', compression: options.compression }, log,
+          ...(readBootstrap === undefined ? {} : { readBootstrap }),
         })
         figures.push(result)
         log(`run ${run} ${name}: ${result.received}/${result.produced} received, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, max ${result.maxMs} ms`)
