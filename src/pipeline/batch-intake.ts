@@ -72,7 +72,8 @@ export class BatchIntake {
     if (throttledMs > 0) this.#observer.throttled?.(this.#labels, throttledMs / 1000)
     const untilMs = Date.now() + waitMs
     for (let leftMs = waitMs; leftMs > 0; leftMs = untilMs - Date.now()) {
-      await sleep(Math.min(leftMs, this.#flow.consumer.heartbeatIntervalMs))
+      // In slices of at most a second: a stop or a rebalance ends the wait within one.
+      await sleep(Math.min(leftMs, this.#flow.consumer.heartbeatIntervalMs, 1000))
       if (!control.isActive()) return false
       if (untilMs > Date.now()) await control.heartbeat()
     }
