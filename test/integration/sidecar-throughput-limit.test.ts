@@ -52,3 +52,31 @@ for (const passThrough of ['auto', 'off'] as const) {
     assert.equal(await sidecar.exited, 0, sidecar.stderr())
   })
 }
+
+test('a stop while fetched batches wait for a low limit ends promptly with exit 0, and a later run without the limit copies every record (nothing lost)', { timeout: 180_000 }, async t => {
+  const { source, target } = await sharedClusters()
+  const topic = await createTopic(t, source, { partitions: 2 })
+  await createTopic(t, target, { name: topic, partitions: 2 })
+  const value = 'v'.repeat(VALUE_BYTES)
+  await produce(source, topic, Array.from({ length: 200 }, (_, i) => ({ partition: i % 2, key: `k${i}`, value })))
+  const groupId = uniqueName('limit-stop')
+  // 1024 bytes/s: the 200 KB fetched would take minutes; the stop must not wait for that.
+  const slow = spawnSidecar(t, { source, target, groupId, include: topic, args: ['--throughput.limit.bytes', '1024'] })
+  await waitMirroring(slow)
+  const port = await sidecarHttpPort(slow)
+  await waitUntil(async () => (sampleSum(await scrape(port), 'kafka_mirror_throttled_seconds_total') ?? 0) > 0, { timeoutMs: 60_000, message: 'a fetched batch waiting for the limit' })
+  slow.child.kill('SIGTERM')
+  assert.equal(await slow.exited, 0, slow.stderr())
+  assert.ok(await totalRecords(target, topic) < 200n, 'the limit held most of the copy back')
+
+  const fast = spawnSidecar(t, { source, target, groupId, include: topic })
+  await waitMirroring(fast)
+  const keys = new Set<string>()
+  await waitUntil(async () => {
+    keys.clear()
+    for (const record of await readAll(target, topic)) keys.add(String(record.key))
+    return keys.size === 200
+  }, { timeoutMs: 120_000, intervalMs: 500, message: 'every key on the target' })
+  fast.child.kill('SIGTERM')
+  assert.equal(await fast.exited, 0, fast.stderr())
+})
