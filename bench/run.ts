@@ -15,6 +15,7 @@ import { runLatency, type LatencyFigures } from './latency-run.js'
 import { renderHeapProfileSummary, renderProfileSummary } from './profile-summary.js'
 import { describeEnvironment, latencyMarkdown, latencyMedians, throughputMarkdown } from './report.js'
 import { ROLLING_RESTART_NODES } from './rolling-restart.js'
+import { replicationMedians } from './replication-ceiling.js'
 import { runScenario, type ScenarioContext, type ScenarioResult } from './scenario-run.js'
 import { scenarioSummaryMarkdown } from './scenario-report.js'
 import { preloadScale, runScale, scaleMarkdown, scaleTopics, type ScaleFigures } from './scale-run.js'
@@ -184,7 +185,7 @@ async function main (options: BenchOptions): Promise<void> {
       const summary = scenarioSummaryMarkdown(env, results, result => `[${files(result)}.md](${files(result)}.md)`)
       await writeFile(join(resultsDir, 'scenarios.md'), summary)
       await writeFile(join(resultsDir, 'scenarios.json'), JSON.stringify({
-        kind: 'scenarios', environment: env, scenarios: results.map(r => ({ scenario: r.scenario, sourceRecords: r.sourceRecords, medians: r.medians, ceiling: r.ceiling, failures: r.failures.map(f => ({ contender: f.contender, run: f.run, reason: f.reason })) })),
+        kind: 'scenarios', environment: env, scenarios: results.map(r => ({ scenario: r.scenario, sourceRecords: r.sourceRecords, medians: r.medians, ceiling: r.ceiling, replication: replicationMedians(r.replication), failures: r.failures.map(f => ({ contender: f.contender, run: f.run, reason: f.reason })) })),
       }, null, 2) + '\n')
       process.stdout.write('\n' + summary)
       log(`wrote ${join(resultsDir, 'scenarios.md')} and scenarios.json`)
