@@ -69,15 +69,29 @@ export class BatchIntake {
     if (fetched.forwarded === undefined) for (const record of fetched.records) bytes += recordBytes(record)
     const { waitMs, throttledMs } = throttle.reserve(bytes)
     if (waitMs <= 0) return true
-    if (throttledMs > 0) this.#observer.throttled?.(this.#labels, throttledMs / 1000)
     const untilMs = Date.now() + waitMs
-    for (let leftMs = waitMs; leftMs > 0; leftMs = untilMs - Date.now()) {
-      // In slices of at most a second: a stop or a rebalance ends the wait within one.
-      await sleep(Math.min(leftMs, this.#flow.consumer.heartbeatIntervalMs, 1000))
-      if (!control.isActive()) return false
-      if (untilMs > Date.now()) await control.heartbeat()
+    // This wait's own share of the throttled time is its last `throttledMs` (earlier ones cover the
+    // rest); it is counted as it passes, so the counter neither runs ahead of the clock nor counts twice.
+    const ownFromMs = untilMs - throttledMs
+    let countedMs = 0
+    const count = (): void => {
+      const dueMs = Math.min(Math.max(Date.now() - ownFromMs, 0), throttledMs) - countedMs
+      if (dueMs <= 0) return
+      countedMs += dueMs
+      this.#observer.throttled?.(this.#labels, dueMs / 1000)
     }
-    return true
+    try {
+      for (let leftMs = waitMs; leftMs > 0; leftMs = untilMs - Date.now()) {
+        // In slices of at most a second: a stop or a rebalance ends the wait within one.
+        await sleep(Math.min(leftMs, this.#flow.consumer.heartbeatIntervalMs, 1000))
+        count()
+        if (!control.isActive()) return false
+        if (untilMs > Date.now()) await control.heartbeat()
+      }
+      return true
+    } finally {
+      count()
+    }
   }
 
   async #accept (fetched: FetchedBatch, control: FetchControl, ticket: number | undefined): Promise<void> {
