@@ -70,6 +70,13 @@ export interface BenchOptions {
   readonly sidecarMaxOldSpaceMib: number | undefined
   /** Throughput mode: freeze the target broker this many seconds once half of the records are on it, in every contender run; 0 (default): no outage. */
   readonly targetOutageSeconds: number
+  /**
+   * Throughput mode: also time a new follower replica copying the same records on a 3-node cluster
+   * (a partition reassignment), the broker's own replication as a ceiling; default false.
+   */
+  readonly replicationCeiling: boolean
+  /** Latency mode: the target behind the delay proxy, this many ms each way (the wide-area target); 0 (default): direct. */
+  readonly wideAreaDelayMs: number
 }
 
 export class UsageError extends Error {
@@ -110,18 +117,25 @@ export const USAGE = `usage: npm run bench -- [options]
   --sidecar-entry FILE      sidecar entry script (default dist/src/bin/mirror-sidecar.js)
   --baseline-entry FILE     entry script of another sidecar build, run as contender "baseline" in the same
                             run (e.g. a worktree of the previous commit: ../base/dist/src/bin/mirror-sidecar.js)
-  --sidecar-arg ARG         extra sidecar argument (repeatable), e.g. --sidecar-arg=--metrics.partition.labels=false
+  --sidecar-arg ARG         extra sidecar argument (repeatable), e.g. --sidecar-arg=--metrics.partition.labels=false;
+                            with --sidecar-arg=--throughput.limit.bytes=N the results get the fetched rate
+                            against the limit
   --scenario LIST           throughput scenarios, comma list or all: defaults, tuned, lz4-tuned, zstd-tuned,
-                            small-records, compacted, wide-area, rolling-restart, none-compressible,
-                            gzip-compressible, snappy-compressible, lz4-compressible, zstd-compressible
-                            (compressible: those five); each fixes compression, producer settings and value
+                            small-records, compacted, wide-area, wide-area-100, rolling-restart,
+                            none-compressible, gzip-compressible, snappy-compressible, lz4-compressible,
+                            zstd-compressible, recompress-lz4, recompress-zstd, gzip-to-zstd, handler
+                            (compressible: those five; decoding: recompress-lz4, recompress-zstd,
+                            gzip-to-zstd, handler, compacted); each fixes compression, producer settings and value
                             size; results in scenario-<name>.md/.json and scenarios.md. rolling-restart runs
                             on two 3-node clusters at base ports KAFKA_BENCH_NODES_SOURCE_PORT (default
                             21092) and KAFKA_BENCH_NODES_TARGET_PORT (default 31092), stopped at its end
   --memory-budget           run the sidecar (only) with node --max-old-space-size=128, the issue's budget
   --sidecar-heap-mib N      run the sidecar (only) with node --max-old-space-size=N
   --target-outage-seconds N throughput mode: in every contender run, once half of the records are on the
-                            target, freeze the target broker (SIGSTOP) for N s, then let it go on (default 0: none)`
+                            target, freeze the target broker (SIGSTOP) for N s, then let it go on (default 0: none)
+  --replication-ceiling     throughput mode: also time a new follower replica copying the same records on a
+                            3-node cluster (partition reassignment; base port KAFKA_BENCH_NODES_SOURCE_PORT)
+  --wide-area-delay-ms N    latency mode: the target behind the wide-area delay proxy, N ms each way (default 0)`
 
 function positiveInteger (flag: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback
@@ -151,6 +165,8 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
         'java-heap': { type: 'string' },
         contenders: { type: 'string' },
         'no-ceiling': { type: 'boolean' },
+        'replication-ceiling': { type: 'boolean' },
+        'wide-area-delay-ms': { type: 'string' },
         'no-verify': { type: 'boolean' },
         latency: { type: 'boolean' },
         scale: { type: 'boolean' },
@@ -222,6 +238,8 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
   if (v['target-outage-seconds'] !== undefined && scenarios.some(scenario => scenario.rollingRestart === true)) {
     throw new UsageError(`--target-outage-seconds "${v['target-outage-seconds']}" freezes a single-node target; the rolling-restart scenario restarts its target's nodes instead: drop one of them`)
   }
+  if (v['replication-ceiling'] === true && (v.latency === true || scale)) throw new UsageError(`--replication-ceiling is for the throughput mode; drop --${v.latency === true ? 'latency' : 'scale'}`)
+  if (v['wide-area-delay-ms'] !== undefined && v.latency !== true) throw new UsageError(`--wide-area-delay-ms "${v['wide-area-delay-ms']}" is for the latency mode (throughput: --scenario wide-area,wide-area-100); add --latency`)
   if (v['target-outage-seconds'] !== undefined && (v.latency === true || scale)) throw new UsageError(`--target-outage-seconds is for the throughput mode; drop --${v.latency === true ? 'latency' : 'scale'}`)
   return Object.freeze({
     mode: v.latency === true ? 'latency' : scale ? 'scale' : 'throughput',
@@ -253,5 +271,7 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
     scenarios: Object.freeze(scenarios),
     sidecarMaxOldSpaceMib,
     targetOutageSeconds: positiveInteger('target-outage-seconds', v['target-outage-seconds'], 0),
+    replicationCeiling: v['replication-ceiling'] === true,
+    wideAreaDelayMs: positiveInteger('wide-area-delay-ms', v['wide-area-delay-ms'], 0),
   })
 }

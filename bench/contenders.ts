@@ -26,6 +26,8 @@ export interface MirrorJob {
   readonly commitIntervalMs?: number
   /** Replication factor of the topics a contender creates for itself (MirrorMaker 2's internal topics); default 1, the single-node clusters. */
   readonly replicationFactor?: number
+  /** Arguments only the sidecar gets, after `--sidecar-arg`s (a scenario's message handler); default none. */
+  readonly sidecarArgs?: readonly string[]
 }
 
 /** The consumer group a sidecar or MirrorMaker 1 run commits in on the source (MM2 keeps its position in Connect). */
@@ -104,7 +106,7 @@ export function sidecarContender (settings: SidecarSettings, name: 'sidecar' | '
         const child = spawn(process.execPath, [
           ...heap, ...profiling, entry,
           '--consumer.config', consumer, '--producer.config', producer,
-          '--whitelist', job.topic, '--num.streams', String(job.streams), '--metrics.port', '0', '--metrics.host', '127.0.0.1', ...commitIntervalArgs(job), ...(exactlyOnce ? ['--exactly.once', 'true'] : []), ...(settings.args ?? []),
+          '--whitelist', job.topic, '--num.streams', String(job.streams), '--metrics.port', '0', '--metrics.host', '127.0.0.1', ...commitIntervalArgs(job), ...(exactlyOnce ? ['--exactly.once', 'true'] : []), ...(settings.args ?? []), ...(job.sidecarArgs ?? []),
         ], { stdio: ['ignore', out, out] })
         return track(name === 'sidecar-eos' ? 'sidecar' : name, child, settings.profileDir === undefined ? 'SIGTERM' : 'SIGUSR2')
       } finally {

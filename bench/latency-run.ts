@@ -97,6 +97,11 @@ export interface LatencyContext {
   readonly ratePerSecond: number
   readonly durationMs: number
   readonly producer: Omit<KcatProducerOptions, 'topic' | 'lingerMs'>
+  /**
+   * Where the measuring consumer reads the target; default the job's target bootstrap. Across the
+   * wide-area proxy it reads the broker directly, so only the way into the target is delayed.
+   */
+  readonly readBootstrap?: string
   readonly log: (line: string) => void
 }
 
@@ -106,13 +111,14 @@ const WARM_UP_RECORDS = 200
  * Fresh source and target topics; the mirror starts and copies a warm-up batch (so it is
  * connected and caught up), then records are produced into the source at a fixed rate while the
  * consumer on the target measures. `contender` undefined means no mirror: the producer writes to
- * the target directly (the latency floor of producer + broker + consumer).
+ * the target directly (the latency floor of producer + broker + consumer), through the same
+ * bootstrap the mirrors get (across the wide-area proxy when there is one).
  */
 export async function runLatency (contender: Contender | undefined, job: MirrorJob, run: number, context: LatencyContext): Promise<LatencyFigures> {
   const name = contender?.name ?? 'direct'
   await context.sourceAdmin.recreateTopic(job.topic, context.partitions)
   await context.targetAdmin.recreateTopic(job.topic, context.partitions)
-  const consumer = new LatencyConsumer(job.targetBootstrap, job.topic, contender?.exactlyOnce === true)
+  const consumer = new LatencyConsumer(context.readBootstrap ?? job.targetBootstrap, job.topic, contender?.exactlyOnce === true)
   const mirror = contender === undefined ? undefined : await contender.start(job)
   const sampler = mirror === undefined ? undefined : new UsageSampler(mirror.pid)
   const produceTo = contender === undefined ? job.targetBootstrap : job.sourceBootstrap

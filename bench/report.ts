@@ -4,6 +4,8 @@ import type { BenchOptions } from './bench-options.js'
 import { CEILING_PRODUCER_PROPS, type CeilingFigures } from './ceiling-run.js'
 import type { LatencyFigures } from './latency-run.js'
 import type { ContenderFailure, ThroughputFigures } from './throughput-run.js'
+import { median } from './median.js'
+import { replicationMedians, type ReplicationCeilingFigures } from './replication-ceiling.js'
 
 /** Machine and software the figures were taken on. */
 export interface Environment {
@@ -43,12 +45,7 @@ export function describeEnvironment (kafkaClusters: string, kafkaMirrorMaker1: s
   }
 }
 
-export function median (values: readonly number[]): number {
-  const finite = values.filter(Number.isFinite).sort((a, b) => a - b)
-  if (finite.length === 0) return Number.NaN
-  const middle = Math.floor(finite.length / 2)
-  return finite.length % 2 === 1 ? finite[middle]! : (finite[middle - 1]! + finite[middle]!) / 2
-}
+export { median } from './median.js'
 
 type Key<T> = { [K in keyof T]: T[K] extends number ? K : never }[keyof T]
 
@@ -80,7 +77,7 @@ export interface CeilingMedians {
   readonly consumer: { recordsPerSecond: number, mbPerSecond: number, cpuSeconds: number, peakRssBytes: number }
 }
 
-const throughputKeys = ['records', 'startupSeconds', 'copySeconds', 'totalSeconds', 'recordsPerSecond', 'steadyRecordsPerSecond', 'mbPerSecond', 'cpuSeconds', 'copyCpuSeconds', 'peakRssBytes', 'brokerCpuSeconds', 'duplicates', 'missing'] as const
+const throughputKeys = ['records', 'startupSeconds', 'copySeconds', 'totalSeconds', 'recordsPerSecond', 'steadyRecordsPerSecond', 'mbPerSecond', 'cpuSeconds', 'copyCpuSeconds', 'peakRssBytes', 'brokerCpuSeconds', 'cpuSecondsPerGb', 'brokerCpuSecondsPerGb', 'duplicates', 'missing'] as const
 
 export function throughputMedians (rows: readonly ThroughputFigures[], contender: { name: string, label: string, heap: string }): ThroughputMedians {
   const mine = rows.filter(row => row.contender === contender.name)
@@ -168,17 +165,19 @@ export interface ThroughputExtras {
   readonly runs?: readonly ThroughputFigures[]
   /** The clusters, when not the two single-node ones, e.g. `two 3-node KRaft clusters, -Xmx384m per node`. */
   readonly clusters?: string
+  /** `--replication-ceiling`: a new follower replica copying the same records, per run. */
+  readonly replication?: readonly ReplicationCeilingFigures[]
 }
 
 export function throughputMarkdown (env: Environment, options: BenchOptions, contenders: readonly ThroughputMedians[], ceiling: CeilingMedians | undefined, extras: ThroughputExtras = {}): string {
   const mm2 = contenders.find(c => c.contender === 'mm2' && c.runs > 0)
   const failures = extras.failures ?? []
-  const valueRows = contenders.map(c => c.runs === 0 ? [c.label, c.heap, ...Array<string>(11).fill('failed')] : [
+  const valueRows = contenders.map(c => c.runs === 0 ? [c.label, c.heap, ...Array<string>(13).fill('failed')] : [
     c.label, c.heap, fixed(c.totalSeconds, 1), fixed(c.startupSeconds, 1), fixed(c.copySeconds, 1), thousands(c.recordsPerSecond), thousands(c.steadyRecordsPerSecond), fixed(c.mbPerSecond, 1),
-    fixed(c.cpuSeconds, 1), fixed(c.copyCpuSeconds, 1), mib(c.peakRssBytes), fixed(c.brokerCpuSeconds, 1), `${thousands(c.maxDuplicates)} / ${thousands(c.maxMissing)}`,
+    fixed(c.cpuSeconds, 1), fixed(c.copyCpuSeconds, 1), mib(c.peakRssBytes), fixed(c.brokerCpuSeconds, 1), fixed(c.cpuSecondsPerGb, 1), fixed(c.brokerCpuSecondsPerGb, 1), `${thousands(c.maxDuplicates)} / ${thousands(c.maxMissing)}`,
   ])
   if (ceiling !== undefined) {
-    valueRows.push(['ceiling (slower of the two tools)', `-Xmx${options.javaHeap}`, 'n/a', 'n/a', fixed(ceiling.copySeconds, 1), thousands(ceiling.recordsPerSecond), 'n/a', fixed(ceiling.mbPerSecond, 1), fixed(ceiling.cpuSeconds, 1), 'n/a', mib(ceiling.peakRssBytes), 'n/a', 'n/a'])
+    valueRows.push(['ceiling (slower of the two tools)', `-Xmx${options.javaHeap}`, 'n/a', 'n/a', fixed(ceiling.copySeconds, 1), thousands(ceiling.recordsPerSecond), 'n/a', fixed(ceiling.mbPerSecond, 1), fixed(ceiling.cpuSeconds, 1), 'n/a', mib(ceiling.peakRssBytes), 'n/a', 'n/a', 'n/a', 'n/a'])
   }
   const ratioRows = (base: { copySeconds: number, recordsPerSecond: number, mbPerSecond: number, cpuSeconds: number, copyCpuSeconds?: number, peakRssBytes: number } | undefined): string[][] =>
     contenders.map(c => [c.label, ratio(c.copySeconds, base?.copySeconds), ratio(c.recordsPerSecond, base?.recordsPerSecond), ratio(c.mbPerSecond, base?.mbPerSecond), ratio(c.cpuSeconds, base?.cpuSeconds), ratio(c.copyCpuSeconds, base?.copyCpuSeconds), ratio(c.peakRssBytes, base?.peakRssBytes)])
@@ -191,7 +190,7 @@ export function throughputMarkdown (env: Environment, options: BenchOptions, con
     '',
     '## Medians',
     '',
-    table(['contender', 'heap', 'start → all on target (s)', 'startup (s)', 'copy (s)', 'records/s', 'records/s 10–90%', 'MB/s', 'CPU s (mirror)', 'CPU s (copy phase)', 'peak RSS (MiB)', 'CPU s (brokers)', 'duplicates / missing (worst run)'], valueRows),
+    table(['contender', 'heap', 'start → all on target (s)', 'startup (s)', 'copy (s)', 'records/s', 'records/s 10–90%', 'MB/s', 'CPU s (mirror)', 'CPU s (copy phase)', 'peak RSS (MiB)', 'CPU s (brokers)', 'CPU s / GB (mirror)', 'CPU s / GB (brokers)', 'duplicates / missing (worst run)'], valueRows),
     '',
     '## Ratio against MirrorMaker 2',
     '',
@@ -214,6 +213,8 @@ export function throughputMarkdown (env: Environment, options: BenchOptions, con
     ), '', 'Every run listed here completed: every record on the target after the outage. A run that did not is under *Runs that did not complete*.')
   }
   sections.push(...rollingRestartSection(extras.runs ?? [], name => contenders.find(c => c.contender === name)?.label ?? name))
+  sections.push(...replicationCeilingSection(extras.replication ?? [], contenders))
+  sections.push(...throughputLimitSection(extras.runs ?? [], name => contenders.find(c => c.contender === name)?.label ?? name))
   if (failures.length > 0) {
     sections.push('', '## Runs that did not complete', '', table(['contender', 'run', 'reason'], failures.map(f => [f.contender, String(f.run), f.reason])), '', 'Medians above are over the runs that completed; the whole error with the mirror\'s log tail is in the JSON file.')
   }
@@ -236,6 +237,32 @@ export function rollingRestartSection (runs: readonly ThroughputFigures[], label
         r.lastBackToDoneSeconds < 0 ? `done ${fixed(-r.lastBackToDoneSeconds, 1)} s before` : fixed(r.lastBackToDoneSeconds, 1), thousands(run.recordsPerSecond), `${thousands(run.duplicates)} / ${thousands(run.missing)}`]
     }),
   ), '', '*Restart window*: from the SIGTERM to the first node until the last node was back with every replica of the cluster in sync. *Longest stall*: the longest time between two polls of the target\'s end offsets that saw the count grow, from the poll that started the restart on, and over the whole copy phase (with when it began: negative, before the first stop); each is accurate to the *longest poll gap* of the run (a stall of S seconds lasted between S minus that gap and S). Every run listed here completed; one that did not is under *Runs that did not complete*.']
+}
+
+/** `--replication-ceiling`: each run's replica copy, and every contender's median records/s as a ratio of the median replica's. */
+export function replicationCeilingSection (runs: readonly ReplicationCeilingFigures[], contenders: readonly ThroughputMedians[]): string[] {
+  const medians = replicationMedians(runs)
+  if (medians === undefined) return []
+  return ['', '## Replication ceiling', '', table(
+    ['run', 'records', 'new replica in sync after (s)', 'records/s', 'MB/s', 'CPU s / GB (leader + new follower)', 'longest poll gap (s)'],
+    runs.map(run => [String(run.run), thousands(run.records), fixed(run.seconds, 2), thousands(run.recordsPerSecond), fixed(run.mbPerSecond, 1), fixed(run.brokerCpuSecondsPerGb, 1), fixed(run.longestPollGapSeconds, 2)]),
+  ), '', table(
+    ['contender', 'records/s', 'MB/s', 'records/s / replication', 'MB/s / replication'],
+    contenders.filter(c => c.runs > 0).map(c => [c.label, thousands(c.recordsPerSecond), fixed(c.mbPerSecond, 1), ratio(c.recordsPerSecond, medians.recordsPerSecond), ratio(c.mbPerSecond, medians.mbPerSecond)]),
+  ), '', `Median of ${medians.runs} run(s): ${thousands(medians.recordsPerSecond)} records/s, ${fixed(medians.mbPerSecond, 1)} MB/s. A ratio of 1× copies as fast as the broker's own follower fetching from its leader.`]
+}
+
+/** The runs with `--throughput.limit.bytes`: the limit, the fetched rate it held, and how long fetching waited. */
+export function throughputLimitSection (runs: readonly ThroughputFigures[], label: (contender: string) => string): string[] {
+  const limited = runs.filter(run => run.throughputLimit !== undefined)
+  if (limited.length === 0) return []
+  return ['', '## Throughput limit', '', table(
+    ['contender', 'run', 'limit (bytes/s)', 'fetched bytes/s, 10–90%', 'fetched / limit', 'throttled (s)', 'copy (s)', 'records/s'],
+    limited.map(run => {
+      const l = run.throughputLimit!
+      return [label(run.contender), String(run.run), thousands(l.limitBytesPerSecond), thousands(l.fetchedBytesPerSecond), ratio(l.fetchedBytesPerSecond, l.limitBytesPerSecond), fixed(l.throttledSeconds, 1), fixed(run.copySeconds, 1), thousands(run.recordsPerSecond)]
+    }),
+  ), '', '*Fetched bytes/s*: the sidecar\'s `kafka_mirror_consumed_bytes_total` (what the limit counts: record batches as fetched in pass-through, keys, values and headers on the deep path) read from its /metrics at the polls that saw 10 % and 90 % of the records on the target, over the time between them; the one-second burst at the start is outside that window. *Throttled*: `kafka_mirror_throttled_seconds_total` when every record was there.']
 }
 
 /** With exactly-once contenders: ours against our at-least-once run and against MirrorMaker 2 exactly-once, same run. */
@@ -261,7 +288,7 @@ function exactlyOnceSection (contenders: readonly ThroughputMedians[], header: r
 const READING_THROUGHPUT = `## How to read this
 
 - *start → all on target*: from spawning the mirror process until the target topic's end offsets add up to the preloaded count (polled every 100 ms). *startup*: spawn until the first record shows on the target (JVM or Node start, group join, first fetch). *copy*: the rest; records/s and MB/s (key + value bytes, MiB = 2^20) are over the copy phase, like the figures Kafka's tools print. *records/s 10–90%*: between the polls that saw 10% and 90% of the records on the target, the steady rate without start-up and tail effects.
-- *CPU s (mirror)*: utime + stime of the mirror process (all threads) from /proc, from spawn until done; *copy phase* the part after the first record landed. *peak RSS*: VmHWM. *CPU s (brokers)*: both brokers while the contender ran. *duplicates / missing*: after the mirror stopped the target topic is read back with kcat; each preloaded record has its own key, so extra copies of a key are duplicates and absent keys are missing records (worst run shown).
+- *CPU s (mirror)*: utime + stime of the mirror process (all threads) from /proc, from spawn until done; *copy phase* the part after the first record landed. *peak RSS*: VmHWM. *CPU s (brokers)*: both brokers while the contender ran. *CPU s / GB*: those CPU seconds (mirror: spawn until done; brokers: the same span) per GB copied, 10^9 bytes of keys + values (1,000,000 x (16 + 512) B is 0.528 GB). *duplicates / missing*: after the mirror stopped the target topic is read back with kcat; each preloaded record has its own key, so extra copies of a key are duplicates and absent keys are missing records (worst run shown).
 - The ceiling is the slower of Kafka's ConsumerPerformance reading the source topic and ProducerPerformance writing the same number of records of the same size (key + value bytes) into an empty target topic; each figure is as the tool reports it (excluding JVM start and group join). No mirror can beat it on this machine.
 - Ratios: time, CPU and RSS below 1× are better; records/s and MB/s above 1× are better.`
 
@@ -291,7 +318,8 @@ export function latencyMarkdown (env: Environment, options: BenchOptions, conten
     `## How to read this
 
 - A \`kcat\` producer writes ${options.rateRecordsPerSecond.toLocaleString('en-US')} keyed records/s into a fresh source topic (linger.ms=5, acks=all) after a warm-up batch has gone through the mirror; one \`kcat\` consumer on the target topic (the same for every contender) reports each record's timestamp, and latency = time the record reached the benchmark minus the record's source CreateTime (same clock). p50/p99/max over every record of the fixed-rate phase.
-- *no mirror*: the producer writes straight into the target topic: the latency of producer + broker + consumer alone, the floor any mirror adds to.
+- *no mirror*: the producer writes straight into the target topic: the latency of producer + broker + consumer alone, the floor any mirror adds to.${options.wideAreaDelayMs > 0 ? `
+- Wide area: the target is a third single-node cluster behind the latency proxy (\`bench/latency-proxy.ts\`), which holds every chunk ${options.wideAreaDelayMs} ms in each direction (${2 * options.wideAreaDelayMs} ms per round trip, bandwidth not limited); every mirror and the no-mirror producer write through it, the mirrors read the source directly, and the measuring consumer reads the target broker directly. So the floor pays the delay on the producer's acks=all round trips as a mirror does on its produce requests.` : ''}
 - *CPU s*: the mirror process during the fixed-rate phase; *peak RSS*: VmHWM over the whole run.`,
   ].join('\n') + '\n'
 }

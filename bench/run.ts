@@ -15,12 +15,14 @@ import { runLatency, type LatencyFigures } from './latency-run.js'
 import { renderHeapProfileSummary, renderProfileSummary } from './profile-summary.js'
 import { describeEnvironment, latencyMarkdown, latencyMedians, throughputMarkdown } from './report.js'
 import { ROLLING_RESTART_NODES } from './rolling-restart.js'
+import { replicationMedians } from './replication-ceiling.js'
 import { runScenario, type ScenarioContext, type ScenarioResult } from './scenario-run.js'
 import { scenarioSummaryMarkdown } from './scenario-report.js'
 import { preloadScale, runScale, scaleMarkdown, scaleTopics, type ScaleFigures } from './scale-run.js'
 import { thawAll } from './target-outage.js'
 import { deleteOwnTopics } from './throughput-run.js'
 import { TopicAdmin } from './topic-admin.js'
+import { startWideAreaTarget } from './wide-area-target.js'
 
 const log = (line: string): void => { process.stderr.write(line + '\n') }
 
@@ -160,12 +162,12 @@ async function main (options: BenchOptions): Promise<void> {
       const extras = {
         ...(result.scenario === undefined ? {} : { title: result.scenario.title }),
         ...(result.scenario?.rollingRestart === true ? { clusters: `two ${ROLLING_RESTART_NODES}-node KRaft clusters, -Xmx${process.env.KAFKA_NODE_HEAP ?? '384m'} per node` } : {}),
-        notes: result.notes, failures: result.failures, runs: result.figures }
+        notes: result.notes, failures: result.failures, runs: result.figures, replication: result.replication }
       const markdown = throughputMarkdown(env, result.options, result.medians, result.ceiling, extras)
       const json = {
         kind: 'throughput', ...(result.scenario === undefined ? {} : { scenario: result.scenario }), environment: env, options: result.options, ceilingProducerProps: CEILING_PRODUCER_PROPS,
         preloadedRecords: result.preloadedRecords, sourceRecords: result.sourceRecords, sourceDistinctKeys: result.sourceDistinctKeys,
-        medians: result.medians, ceiling: result.ceiling, failures: result.failures, runs: { contenders: result.figures, ceiling: result.ceilings },
+        medians: result.medians, ceiling: result.ceiling, failures: result.failures, runs: { contenders: result.figures, ceiling: result.ceilings, replication: result.replication },
       }
       await writeFile(join(resultsDir, `${files(result)}.md`), markdown)
       await writeFile(join(resultsDir, `${files(result)}.json`), JSON.stringify(json, null, 2) + '\n')
@@ -183,7 +185,7 @@ async function main (options: BenchOptions): Promise<void> {
       const summary = scenarioSummaryMarkdown(env, results, result => `[${files(result)}.md](${files(result)}.md)`)
       await writeFile(join(resultsDir, 'scenarios.md'), summary)
       await writeFile(join(resultsDir, 'scenarios.json'), JSON.stringify({
-        kind: 'scenarios', environment: env, scenarios: results.map(r => ({ scenario: r.scenario, sourceRecords: r.sourceRecords, medians: r.medians, ceiling: r.ceiling, failures: r.failures.map(f => ({ contender: f.contender, run: f.run, reason: f.reason })) })),
+        kind: 'scenarios', environment: env, scenarios: results.map(r => ({ scenario: r.scenario, sourceRecords: r.sourceRecords, medians: r.medians, ceiling: r.ceiling, replication: replicationMedians(r.replication), failures: r.failures.map(f => ({ contender: f.contender, run: f.run, reason: f.reason })) })),
       }, null, 2) + '\n')
       process.stdout.write('\n' + summary)
       log(`wrote ${join(resultsDir, 'scenarios.md')} and scenarios.json`)
@@ -191,15 +193,30 @@ async function main (options: BenchOptions): Promise<void> {
   } else {
     const figures: LatencyFigures[] = []
     const everyone: Array<Contender | undefined> = [undefined, ...contenders]
+    // Across the wide-area proxy: the mirrors and the no-mirror producer write through it, the measuring consumer reads the broker directly.
+    let latencyTargetAdmin = targetAdmin
+    let latencyTargetBootstrap = target.bootstrap
+    let readBootstrap: string | undefined
+    if (options.wideAreaDelayMs > 0) {
+      const wideArea = await startWideAreaTarget(options.wideAreaDelayMs, join(workDir, 'wide-area-proxy'), log)
+      cleanups.push(wideArea.stop)
+      const admin = new TopicAdmin(wideArea.cluster)
+      await admin.start()
+      cleanups.push(async () => await admin.stop())
+      latencyTargetAdmin = admin
+      latencyTargetBootstrap = wideArea.mirrorBootstrap
+      readBootstrap = wideArea.cluster.bootstrap
+    }
     for (let run = 1; run <= options.runs; run++) {
       for (const contender of everyone) {
         const name = contender?.name ?? 'direct'
         const tag = `${id}r${run}${name}`
         const topic = `bench-lat-${tag}`
         log(`run ${run} ${name}: latency`)
-        const result = await runLatency(contender, job(topic, tag, name), run, {
-          sourceAdmin, targetAdmin, partitions: options.partitions, shape, ratePerSecond: options.rateRecordsPerSecond,
+        const result = await runLatency(contender, { ...job(topic, tag, name), targetBootstrap: latencyTargetBootstrap }, run, {
+          sourceAdmin, targetAdmin: latencyTargetAdmin, partitions: options.partitions, shape, ratePerSecond: options.rateRecordsPerSecond,
           durationMs: options.durationSeconds * 1000, producer: { bootstrap: '', compression: options.compression }, log,
+          ...(readBootstrap === undefined ? {} : { readBootstrap }),
         })
         figures.push(result)
         log(`run ${run} ${name}: ${result.received}/${result.produced} received, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, max ${result.maxMs} ms`)

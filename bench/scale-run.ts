@@ -8,6 +8,7 @@ import { stopChild } from './child-registry.js'
 import { highWatermarks } from './partition-offsets.js'
 import { mirrorGroupId, type Contender, type MirrorJob } from './contenders.js'
 import { readProcessUsage, UsageSampler } from './process-usage.js'
+import { sidecarMetrics } from './sidecar-metrics.js'
 import type { TopicAdmin } from './topic-admin.js'
 
 type Admin = ReturnType<ReturnType<typeof createKafkaClient>['admin']>
@@ -166,18 +167,6 @@ async function uncommittedPartitions (admin: Admin, groupId: string, expected: R
     ends.forEach((end, partition) => { if ((committed.get(topic)?.get(partition) ?? -1) < end) behind++ })
   }
   return behind
-}
-
-async function sidecarMetrics (workDir: string): Promise<string | undefined> {
-  try {
-    const log = await readFile(join(workDir, 'sidecar.log'), 'utf8')
-    const line = log.split('\n').find(l => l.includes('"msg":"health server listening"'))
-    if (line === undefined) return undefined
-    const { port } = JSON.parse(line) as { port: number }
-    return await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
-  } catch {
-    return undefined
-  }
 }
 
 function commitCount (exposition: string | undefined, result: 'ok' | 'error'): number {

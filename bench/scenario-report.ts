@@ -1,5 +1,6 @@
 import type { Environment, ThroughputMedians } from './report.js'
 import type { ScenarioResult } from './scenario-run.js'
+import { replicationMedians } from './replication-ceiling.js'
 
 const SHORT_NAMES: Readonly<Record<string, string>> = { sidecar: 'sidecar', baseline: 'baseline', mm2: 'MM2', mm1: 'MM1' }
 
@@ -33,6 +34,18 @@ function restartCell (result: ScenarioResult): string {
   return runs.map(run => `window ${run.rollingRestart!.windowSeconds.toFixed(1)} s; stall ${run.rollingRestart!.restartStallSeconds.toFixed(2)} s`).join(' / ')
 }
 
+function replicationRate (result: ScenarioResult): string {
+  const medians = replicationMedians(result.replication)
+  return medians === undefined ? 'not run' : thousands(medians.recordsPerSecond)
+}
+
+/** CPU seconds per GB copied of the sidecar, MirrorMaker 2 and 1, and what the brokers spent during the sidecar's copy. */
+export function cpuPerGbCell (sidecar: ThroughputMedians | undefined, mm2: ThroughputMedians | undefined, mm1: ThroughputMedians | undefined): string {
+  const figure = (medians: ThroughputMedians | undefined): string => medians === undefined || !Number.isFinite(medians.cpuSecondsPerGb) ? 'n/a' : medians.cpuSecondsPerGb.toFixed(1)
+  const brokers = sidecar === undefined || !Number.isFinite(sidecar.brokerCpuSecondsPerGb) ? 'n/a' : sidecar.brokerCpuSecondsPerGb.toFixed(1)
+  return `${figure(sidecar)}, ${figure(mm2)}, ${figure(mm1)} (${brokers})`
+}
+
 /**
  * One row per scenario, every figure from the same invocation: records/s of each contender and the
  * ceiling, the sidecar's ratios against each of them, and its CPU and peak RSS against MirrorMaker 2's.
@@ -42,10 +55,12 @@ export function scenarioSummaryMarkdown (env: Environment, results: readonly Sce
   const others = contenders.filter(name => name !== 'sidecar')
   const withOutage = results.some(result => result.figures.some(run => run.outage !== undefined))
   const withRestart = results.some(result => result.figures.some(run => run.rollingRestart !== undefined))
+  const withReplication = results.some(result => result.replication.length > 0)
   const header = [
     'scenario', ...contenders.map(name => `${SHORT_NAMES[name] ?? name} records/s`), 'ceiling records/s',
-    ...others.map(name => `sidecar / ${SHORT_NAMES[name] ?? name}`), 'sidecar / ceiling',
-    'sidecar CPU s / MM2', 'sidecar peak RSS MiB (/ MM2)', 'sidecar heap', 'dup. / missing (sidecar)',
+    ...(withReplication ? ['replication records/s'] : []),
+    ...others.map(name => `sidecar / ${SHORT_NAMES[name] ?? name}`), 'sidecar / ceiling', ...(withReplication ? ['sidecar / replication'] : []),
+    'sidecar CPU s / MM2', 'CPU s / GB: sidecar, MM2, MM1 (brokers with the sidecar)', 'sidecar peak RSS MiB (/ MM2)', 'sidecar heap', 'dup. / missing (sidecar)',
     ...(withOutage ? ['target outage (sidecar): frozen at, for; all on target after the thaw'] : []),
     ...(withRestart ? ['rolling restart (sidecar): restart window; longest stall from the first stop on'] : []), 'details',
   ]
@@ -56,9 +71,12 @@ export function scenarioSummaryMarkdown (env: Environment, results: readonly Sce
       result.scenario?.title ?? 'flags',
       ...contenders.map(name => rate(result, name)),
       result.ceiling === undefined ? 'not run' : thousands(result.ceiling.recordsPerSecond),
+      ...(withReplication ? [replicationRate(result)] : []),
       ...others.map(name => ratio(sidecar?.recordsPerSecond, completed(result, name)?.recordsPerSecond)),
       ratio(sidecar?.recordsPerSecond, result.ceiling?.recordsPerSecond),
+      ...(withReplication ? [ratio(sidecar?.recordsPerSecond, replicationMedians(result.replication)?.recordsPerSecond)] : []),
       ratio(sidecar?.cpuSeconds, mm2?.cpuSeconds),
+      cpuPerGbCell(sidecar, mm2, completed(result, 'mm1')),
       `${mib(sidecar?.peakRssBytes)} (${ratio(sidecar?.peakRssBytes, mm2?.peakRssBytes)})`,
       result.medians.find(m => m.contender === 'sidecar')?.heap ?? 'n/a',
       sidecar === undefined ? 'n/a' : `${thousands(sidecar.maxDuplicates)} / ${thousands(sidecar.maxMissing)}`,

@@ -1,4 +1,5 @@
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { LocalCluster, NodeCluster } from '../scripts/local-kafka/clusters.js'
 import type { KafkaDistribution } from '../scripts/local-kafka/kafka-distribution.js'
 import type { BenchOptions } from './bench-options.js'
@@ -14,7 +15,14 @@ import { POLL_INTERVAL_MS, runThroughput, type BenchCluster, type ContenderFailu
 import { outageNote } from './target-outage.js'
 import { TopicAdmin, type AdminCluster } from './topic-admin.js'
 import { startWideAreaTarget } from './wide-area-target.js'
+import { sidecarThroughputLimit } from './throughput-limit.js'
+import { REPLICATION_POLL_INTERVAL_MS, runReplicationCeiling, type ReplicationCeilingFigures, type ReplicationCeilingJob } from './replication-ceiling.js'
 
+/** Contenders that are builds of the sidecar, which take `--sidecar-arg`s. */
+const SIDECAR_CONTENDERS: ReadonlySet<string> = new Set(['sidecar', 'baseline', 'sidecar-eos'])
+
+/** The `handler` scenario's identity message handler, compiled next to this file. */
+const IDENTITY_HANDLER = fileURLToPath(new URL('./identity-handler.js', import.meta.url))
 
 /** Everything one throughput configuration measured in one invocation. */
 export interface ScenarioResult {
@@ -32,6 +40,8 @@ export interface ScenarioResult {
   readonly figures: readonly ThroughputFigures[]
   readonly ceilings: readonly CeilingFigures[]
   readonly failures: readonly ContenderFailure[]
+  /** `--replication-ceiling`: a new follower replica copying the same records, per run. */
+  readonly replication: readonly ReplicationCeilingFigures[]
 }
 
 export interface ScenarioContext {
@@ -119,7 +129,7 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
   // The 3-node clusters are removed whole when the scenario ends.
   if (nodes === undefined) context.defer(async () => await sourceAdmin.deleteTopics([topic]))
   const preloadStarted = performance.now()
-  await preload({ bootstrap: source.bootstrap, topic, compression: options.compression, lingerMs: 50 }, shape, options.records)
+  await preload({ bootstrap: source.bootstrap, topic, compression: scenario?.sourceCompression ?? options.compression, lingerMs: 50 }, shape, options.records)
   const preloaded = await sourceAdmin.endOffsetTotal(topic)
   if (preloaded !== options.records) throw new Error(`preload wrote ${preloaded} records, expected ${options.records}`)
   log(`preloaded ${preloaded} records into ${topic} in ${((performance.now() - preloadStarted) / 1000).toFixed(1)} s`)
@@ -148,7 +158,19 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
     notes.push(`Wide area: a third single-node cluster is the target; every mirror and the ceiling's ProducerPerformance reach it through one latency proxy (\`bench/latency-proxy.ts\`, a Node \`net\` process on 127.0.0.1:${mirrorTargetBootstrap.split(':')[1]}) that holds every chunk ${scenario.wideAreaDelayMs} ms in each direction (${2 * scenario.wideAreaDelayMs} ms added per round trip, bandwidth not limited); the broker's WAN listener advertises the proxy's port, so clients stay behind the proxy after metadata. The benchmark's own admin and read-back use the broker's direct listener. The ceiling's ConsumerPerformance reads the source directly, as the mirrors do.`)
   }
 
+  if (scenario?.sourceCompression !== undefined && scenario.sourceCompression !== scenario.compression) {
+    notes.push(`Codec change: the source topic is preloaded ${scenario.sourceCompression === 'none' ? 'uncompressed' : `in ${scenario.sourceCompression}`}; every mirror's producer (and the ceiling's ProducerPerformance) writes ${scenario.compression}, so every mirror decodes and re-encodes every record (the sidecar's pass-through cannot forward a batch into another codec).`)
+  }
+  if (scenario?.messageHandler === true) {
+    notes.push('Message handler: the sidecar runs with `--message.handler` set to an identity handler (`bench/identity-handler.ts`), so every record goes through its decoding path (decode, handler, re-encode). MirrorMaker 1 runs with its default handler and MirrorMaker 2 with its source task, both of which turn every consumed record into a producer record: the same work, without a flag.')
+  }
   if (options.targetOutageSeconds > 0) notes.push(outageNote(options.targetOutageSeconds))
+  const replication = options.replicationCeiling
+    ? await measureReplicationCeiling(context, nodes?.source, { topic: `${topic}-replication`, partitions: options.partitions, records: preloaded, shape, compression: scenario?.sourceCompression ?? options.compression, runs: options.runs, timeoutMs: options.timeoutSeconds * 1000, log })
+    : []
+  if (replication.length > 0) notes.push(replicationCeilingNote(scenario?.compactedSource === true))
+  const limitBytes = sidecarThroughputLimit(options.sidecarArgs)
+  if (limitBytes !== undefined) notes.push(`Throughput limit: the sidecar ran with --throughput.limit.bytes ${limitBytes} (bytes per second of fetched source data); MirrorMaker 2 and 1 ran without a limit. The *Throughput limit* table gives the fetched rate it held.`)
   const figures: ThroughputFigures[] = []
   const ceilings: CeilingFigures[] = []
   const failures: ContenderFailure[] = []
@@ -157,6 +179,7 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
     compression: options.compression, producerProps: options.producerProps, tag, workDir: join(context.workDir, tag + '-' + contender),
     ...(options.commitIntervalMs === undefined ? {} : { commitIntervalMs: options.commitIntervalMs }),
     ...(nodes === undefined ? {} : { replicationFactor: ROLLING_RESTART_NODES }),
+    ...(scenario?.messageHandler === true ? { sidecarArgs: ['--message.handler', IDENTITY_HANDLER] } : {}),
   })
   try {
     for (let run = 1; run <= options.runs; run++) {
@@ -177,6 +200,7 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
           const result = await runThroughput(contender, job(`${tag}${contender.name}`, contender.name), run, {
             source, target, sourceAdmin, targetAdmin, records: sourceRecords, distinctKeys: sourceDistinctKeys, recordBytes, partitions: options.partitions,
             timeoutMs: options.timeoutSeconds * 1000, verify: options.verify, targetOutageSeconds: options.targetOutageSeconds, rollingRestart: nodes !== undefined, log,
+            ...(limitBytes === undefined || !SIDECAR_CONTENDERS.has(contender.name) ? {} : { throughputLimitBytes: limitBytes }),
           })
           figures.push(result)
           const outage = result.outage === undefined ? '' : `, target frozen ${result.outage.seconds.toFixed(1)} s at ${result.outage.atRecords} records, all on the target ${result.outage.resumedToDoneSeconds.toFixed(1)} s after`
@@ -207,5 +231,36 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
     figures,
     ceilings,
     failures,
+    replication,
   }
+}
+
+/**
+ * The replication ceiling of one scenario, every run, on the 3-node cluster: the rolling-restart
+ * scenario's source cluster when it runs, else one started for this and stopped (its data
+ * removed) before the contenders run.
+ */
+async function measureReplicationCeiling (context: ScenarioContext, running: NodeCluster | undefined, job: Omit<ReplicationCeilingJob, 'cluster'>): Promise<ReplicationCeilingFigures[]> {
+  if (running !== undefined) return await runReplicationCeiling({ ...job, cluster: running })
+  const cluster = benchNodeClusters().source
+  let stopped = false
+  const stop = async (): Promise<void> => {
+    if (stopped) return
+    stopped = true
+    await cluster.stop()
+    context.log(`replication ceiling: stopped ${cluster.options.name}`)
+  }
+  context.defer(stop)
+  context.log(`replication ceiling: starting ${cluster.options.name} (${cluster.bootstrap})`)
+  await cluster.start()
+  try {
+    return await runReplicationCeiling({ ...job, cluster })
+  } finally {
+    await stop()
+  }
+}
+
+/** One line for the results' setup notes. */
+export function replicationCeilingNote (compacted: boolean): string {
+  return `Replication ceiling: on a ${ROLLING_RESTART_NODES}-node KRaft cluster (\`scripts/local-kafka/node-cluster.ts\`, base port \`KAFKA_BENCH_NODES_SOURCE_PORT\`, broker defaults: one replica fetcher, \`replica.fetch.max.bytes\` 1 MiB, no throttle), a topic of the same partitions is preloaded with the same records (the same codec as this scenario's source) with every partition on node 0 alone; per run a partition reassignment adds a replica on node 1, which has none of the data, and the time from the request until every partition's new replica is in sync (and no reassignment is left) is the time the broker's own replication takes to copy them; the replica is taken away again before the next run. Polled every ${REPLICATION_POLL_INTERVAL_MS} ms. The contenders' rates are shown as a ratio of it.${compacted ? ' The follower copies the preload as written (no compaction on this topic), so it moves more records than a mirror of the compacted source does: compare the MB/s.' : ''}`
 }

@@ -2,6 +2,9 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { LocalCluster, type NodeCluster } from '../scripts/local-kafka/clusters.js'
+import { cpuSecondsPerGb } from './cpu-per-gb.js'
+import { metricSum, sidecarMetrics } from './sidecar-metrics.js'
+import { byteRate, type ThroughputLimitFigures } from './throughput-limit.js'
 import { stopChild } from './child-registry.js'
 import type { Contender, MirrorJob } from './contenders.js'
 import { readProcessUsage, UsageSampler } from './process-usage.js'
@@ -64,6 +67,10 @@ export interface ThroughputFigures {
   readonly peakRssBytes: number
   /** CPU the two brokers spent while this contender ran (start to done). */
   readonly brokerCpuSeconds: number
+  /** `cpuSeconds` per GB (10^9 bytes of keys + values) copied. */
+  readonly cpuSecondsPerGb: number
+  /** `brokerCpuSeconds` per GB copied. */
+  readonly brokerCpuSecondsPerGb: number
   /** Target records beyond one per source record (read back after the mirror stopped). */
   readonly duplicates: number
   /** Source keys not on the target after the mirror stopped (0 for a correct mirror; records, when every key is unique). */
@@ -72,6 +79,8 @@ export interface ThroughputFigures {
   readonly outage?: OutageFigures
   /** The rolling-restart scenario: the restart window, the longest stall and the catch-up. */
   readonly rollingRestart?: RollingRestartFigures
+  /** A sidecar run with `--throughput.limit.bytes`: the fetched rate against the limit. */
+  readonly throughputLimit?: ThroughputLimitFigures
 }
 
 export interface ThroughputContext {
@@ -92,6 +101,8 @@ export interface ThroughputContext {
   readonly targetOutageSeconds?: number
   /** Restart the target's nodes one by one once a third of the records are on it (a `NodeCluster` target only). */
   readonly rollingRestart?: boolean
+  /** The sidecar's `--throughput.limit.bytes`: its /metrics are read at 10 % and 90 % and at the end (sidecar contenders only). */
+  readonly throughputLimitBytes?: number
   readonly log: (line: string) => void
 }
 
@@ -111,6 +122,12 @@ async function logTail (file: string, lines = 15): Promise<string> {
   } catch {
     return '(no log)'
   }
+}
+
+/** The sidecar's `kafka_mirror_consumed_bytes_total` now (NaN when its /metrics do not answer), and when it was read. */
+async function fetchedBytes (workDir: string): Promise<{ atMs: number, bytes: number }> {
+  const bytes = metricSum(await sidecarMetrics(workDir), 'kafka_mirror_consumed_bytes_total')
+  return { atMs: performance.now(), bytes }
 }
 
 /** Deletes the topics a contender made for itself (MM2 internal topics). */
@@ -149,6 +166,8 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
   /** Every successful poll, for the longest stall. */
   const polls: ProgressPoll[] = []
   let restart: PendingRestart | undefined
+  /** With a throughput limit: the sidecar's fetched bytes at the 10 % and 90 % polls. */
+  const limit: { atTen?: { atMs: number, bytes: number }, atNinety?: { atMs: number, bytes: number } } | undefined = context.throughputLimitBytes === undefined ? undefined : {}
   try {
     for (;;) {
       let copied: number
@@ -177,8 +196,14 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
         firstAt = now
         cpuAtFirst = sampler.sample()?.cpuSeconds ?? 0
       }
-      if (tenPercent === undefined && copied >= context.records * 0.1) tenPercent = { at: now, copied }
-      if (ninetyPercent === undefined && copied >= context.records * 0.9) ninetyPercent = { at: now, copied }
+      if (tenPercent === undefined && copied >= context.records * 0.1) {
+        tenPercent = { at: now, copied }
+        if (limit !== undefined) limit.atTen = await fetchedBytes(job.workDir)
+      }
+      if (ninetyPercent === undefined && copied >= context.records * 0.9) {
+        ninetyPercent = { at: now, copied }
+        if (limit !== undefined) limit.atNinety = await fetchedBytes(job.workDir)
+      }
       if (outageTarget !== undefined && outage === undefined && copied >= context.records / 2) {
         // The first poll at or past half: a copy already complete got no outage in the middle, and does not count.
         if (copied >= context.records) throw new Error(`${contender.label} copied all ${context.records} records before the target outage could start (the first poll past half saw ${copied}); use more --records`)
@@ -209,6 +234,7 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
       await sleep(nearOutage || nearRestart ? 5 : POLL_INTERVAL_MS)
     }
     doneAt ??= performance.now()
+    const throttledSeconds = limit === undefined ? Number.NaN : metricSum(await sidecarMetrics(job.workDir), 'kafka_mirror_throttled_seconds_total')
     if (restartTarget !== undefined && restart === undefined) throw new Error(`${contender.label} copied all ${context.records} records before the rolling restart could start; use more --records`)
     if (outageSeconds > 0 && outage === undefined) throw new Error(`${contender.label} copied all ${context.records} records before the target outage could start; use more --records`)
     const usage = sampler.stop()
@@ -237,9 +263,12 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
       copyCpuSeconds: (usage?.cpuSeconds ?? Number.NaN) - cpuAtFirst,
       peakRssBytes: usage?.peakRssBytes ?? Number.NaN,
       brokerCpuSeconds,
+      cpuSecondsPerGb: cpuSecondsPerGb(usage?.cpuSeconds ?? Number.NaN, context.records, context.recordBytes),
+      brokerCpuSecondsPerGb: cpuSecondsPerGb(brokerCpuSeconds, context.records, context.recordBytes),
       // Extra copies beyond the source's own repeats of a key, and source keys absent from the target.
       duplicates: (onTarget.records - onTarget.distinctKeys) - (context.records - context.distinctKeys),
       missing: context.distinctKeys - onTarget.distinctKeys,
+      ...(limit === undefined || context.throughputLimitBytes === undefined ? {} : { throughputLimit: { limitBytesPerSecond: context.throughputLimitBytes, fetchedBytesPerSecond: byteRate(limit.atTen, limit.atNinety), throttledSeconds } }),
       ...(restart === undefined || restarted === undefined ? {} : { rollingRestart: restartFigures(restart.atRecords, restarted, polls.filter(poll => poll.atMs <= doneAt!), startedAt, doneAt) }),
       ...(outage === undefined
         ? {}

@@ -83,7 +83,7 @@ test('the 3-node clusters\' base ports come from KAFKA_BENCH_NODES_SOURCE_PORT /
 test('the results table lists each restarted run, and a copy done within the restart window says so', () => {
   const run = (contender: string, lastBackToDoneSeconds: number): ThroughputFigures => ({
     contender, run: 1, records: 100_000, startupSeconds: 1, copySeconds: 10, totalSeconds: 11, recordsPerSecond: 10_000, steadyRecordsPerSecond: 10_000, mbPerSecond: 5,
-    cpuSeconds: 1, copyCpuSeconds: 1, peakRssBytes: 2 ** 27, brokerCpuSeconds: 1, duplicates: 12, missing: 0,
+    cpuSeconds: 1, copyCpuSeconds: 1, peakRssBytes: 2 ** 27, brokerCpuSeconds: 1, cpuSecondsPerGb: 4, brokerCpuSecondsPerGb: 2, duplicates: 12, missing: 0,
     rollingRestart: { atRecords: 34_000, startedAfterSeconds: 3, windowSeconds: 41.5, lastBackToDoneSeconds, restartStallSeconds: 3.5, longestStallSeconds: 3.75, longestStallFromRestartSeconds: 0.2, longestPollGapSeconds: 0.31, nodes: [] },
   })
   const lines = rollingRestartSection([run('sidecar', 2.5), run('mm2', -30), { ...run('mm1', 1), rollingRestart: undefined }], name => name.toUpperCase()).join('\n')

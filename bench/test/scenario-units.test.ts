@@ -9,7 +9,8 @@ import { recordLines } from '../kcat-producer.js'
 import { parseProxyArgs, startLatencyProxy } from '../latency-proxy.js'
 import type { Environment, ThroughputMedians } from '../report.js'
 import { throughputMarkdown } from '../report.js'
-import { scenarioSummaryMarkdown } from '../scenario-report.js'
+import { cpuPerGbCell, scenarioSummaryMarkdown } from '../scenario-report.js'
+import { cpuSecondsPerGb } from '../cpu-per-gb.js'
 import { failureReason, scenarioOptions, type ScenarioResult } from '../scenario-run.js'
 import { SCENARIOS, ScenarioNames } from '../scenarios.js'
 import { wideAreaBrokerProperties, wideAreaPorts } from '../wide-area-target.js'
@@ -143,18 +144,18 @@ test('a failed run shows its cause in one line; the summary puts every scenario\
   const medians = (contender: string, recordsPerSecond: number, runs = 1): ThroughputMedians => ({
     contender, label: contender, heap: contender === 'sidecar' ? 'node --max-old-space-size=128' : '-Xmx1g', runs, records: 10, startupSeconds: 1, copySeconds: 1, totalSeconds: 2,
     recordsPerSecond, steadyRecordsPerSecond: recordsPerSecond, mbPerSecond: 1, cpuSeconds: contender === 'sidecar' ? 2 : 4, copyCpuSeconds: 1,
-    peakRssBytes: (contender === 'sidecar' ? 100 : 400) * 2 ** 20, brokerCpuSeconds: 1, duplicates: 0, missing: 0, maxDuplicates: 0, maxMissing: 0,
+    peakRssBytes: (contender === 'sidecar' ? 100 : 400) * 2 ** 20, brokerCpuSeconds: 1, cpuSecondsPerGb: 4, brokerCpuSecondsPerGb: 2, duplicates: 0, missing: 0, maxDuplicates: 0, maxMissing: 0,
   })
   const ceiling = { recordsPerSecond: 400, mbPerSecond: 1, copySeconds: 1, cpuSeconds: 1, peakRssBytes: 1, limitedBy: 'producer' as const, producer: { recordsPerSecond: 400, mbPerSecond: 1, cpuSeconds: 1, peakRssBytes: 1 }, consumer: { recordsPerSecond: 500, mbPerSecond: 1, cpuSeconds: 1, peakRssBytes: 1 } }
   const result = {
     scenario: SCENARIOS.tuned, options: parseBenchArgs(['--scenario', 'tuned']), preloadedRecords: 10, sourceRecords: 10, sourceDistinctKeys: 10, notes: [],
     medians: [medians('sidecar', 300), medians('mm2', 150), medians('mm1', 0, 0)], ceiling, figures: [], ceilings: [],
-    failures: [{ contender: 'mm1', run: 1, reason: 'Java OutOfMemoryError', message: '' }],
+    failures: [{ contender: 'mm1', run: 1, reason: 'Java OutOfMemoryError', message: '' }], replication: [],
   } satisfies ScenarioResult
   const env = { date: 'd', cpuModel: 'cpu', cores: 2, memoryGiB: 1, node: 'v20', java: 'j', kafkaClusters: '4.1.1', kafkaMirrorMaker1: '3.9.1', gitCommit: 'abc', loadAverageAtStart: 1 } satisfies Environment
   const markdown = scenarioSummaryMarkdown(env, [result], () => 'tuned.md')
   assert.match(markdown, /\| scenario \| sidecar records\/s \| MM2 records\/s \| MM1 records\/s \| ceiling records\/s \| sidecar \/ MM2 \| sidecar \/ MM1 \| sidecar \/ ceiling \|/)
-  assert.match(markdown, /\| tuned: batch\.size=262144, linger\.ms=10 \| 300 \| 150 \| failed: Java OutOfMemoryError \| 400 \| 2\.00x \| n\/a \| 0\.75x \| 0\.50x \| 100 \(0\.25x\) \| node --max-old-space-size=128 \| 0 \/ 0 \| tuned\.md \|/)
+  assert.match(markdown, /\| tuned: batch\.size=262144, linger\.ms=10 \| 300 \| 150 \| failed: Java OutOfMemoryError \| 400 \| 2\.00x \| n\/a \| 0\.75x \| 0\.50x \| 4\.0, 4\.0, n\/a \(2\.0\) \| 100 \(0\.25x\) \| node --max-old-space-size=128 \| 0 \/ 0 \| tuned\.md \|/)
 })
 
 test('a compressible scenario per codec, all tuned with zero-padded values; --scenario compressible runs the five', () => {
@@ -180,7 +181,7 @@ test('--target-outage-seconds: 0 by default, a positive number of seconds, throu
 test('a run with a target outage is tabled with when it came and the catch-up; the summary shows the sidecar\'s', () => {
   const run = {
     contender: 'sidecar', run: 1, records: 1000, startupSeconds: 1, copySeconds: 21, totalSeconds: 22, recordsPerSecond: 47, steadyRecordsPerSecond: Number.NaN, mbPerSecond: 1,
-    cpuSeconds: 2, copyCpuSeconds: 1, peakRssBytes: 120 * 2 ** 20, brokerCpuSeconds: 1, duplicates: 0, missing: 0,
+    cpuSeconds: 2, copyCpuSeconds: 1, peakRssBytes: 120 * 2 ** 20, brokerCpuSeconds: 1, cpuSecondsPerGb: 4, brokerCpuSecondsPerGb: 2, duplicates: 0, missing: 0,
     outage: { seconds: 20.01, atRecords: 520, frozenAtSeconds: 1.5, resumedToDoneSeconds: 0.6 },
   }
   const medians = { ...run, label: 'mirror-sidecar', heap: 'node --max-old-space-size=128', runs: 1, maxDuplicates: 0, maxMissing: 0 }
@@ -191,8 +192,41 @@ test('a run with a target outage is tabled with when it came and the catch-up; t
   assert.match(markdown, /\| mirror-sidecar \| 1 \| 520 \(52%\) \| 20\.0 \| 1\.5 \| 0\.6 \| 22\.0 \| 120 \| 0 \/ 0 \|/)
   const result = {
     scenario: SCENARIOS['gzip-compressible'], options, preloadedRecords: 1000, sourceRecords: 1000, sourceDistinctKeys: 1000, notes: [],
-    medians: [medians], ceiling: undefined, figures: [run], ceilings: [], failures: [],
+    medians: [medians], ceiling: undefined, figures: [run], ceilings: [], failures: [], replication: [],
   } satisfies ScenarioResult
   assert.match(scenarioSummaryMarkdown(env, [result], () => 'x.md'), /\| 52%, 20\.0 s; 0\.6 s \| x\.md \|/)
   assert.doesNotMatch(throughputMarkdown(env, options, [medians], undefined, { runs: [{ ...run, outage: undefined }] }), /## Target outage/)
+})
+
+test('decoding scenarios: an uncompressed source recompressed to lz4 or zstd, gzip to zstd, an identity handler; --scenario decoding runs them beside compacted', () => {
+  assert.deepEqual(parseBenchArgs(['--scenario', 'decoding']).scenarios.map(s => s.name), ['recompress-lz4', 'recompress-zstd', 'gzip-to-zstd', 'handler', 'compacted'])
+  assert.deepEqual([SCENARIOS['recompress-lz4'].sourceCompression, SCENARIOS['recompress-lz4'].compression], ['none', 'lz4'])
+  assert.deepEqual([SCENARIOS['recompress-zstd'].sourceCompression, SCENARIOS['recompress-zstd'].compression], ['none', 'zstd'])
+  assert.deepEqual([SCENARIOS['gzip-to-zstd'].sourceCompression, SCENARIOS['gzip-to-zstd'].compression], ['gzip', 'zstd'])
+  assert.equal(SCENARIOS.handler.messageHandler, true)
+  assert.equal(SCENARIOS.handler.compression, 'none')
+  for (const name of ['recompress-lz4', 'recompress-zstd', 'gzip-to-zstd', 'handler'] as const) assert.deepEqual(SCENARIOS[name].producerProps, SCENARIOS.tuned.producerProps)
+  assert.throws(() => parseBenchArgs(['--scenario', 'handler', '--compression', 'lz4']), /sets compression, producer settings and value size itself; drop --compression/)
+})
+
+test('wide area at 25 and 100 ms each way: two scenarios with tuned producers', () => {
+  assert.deepEqual(parseBenchArgs(['--scenario', 'wide-area,wide-area-100']).scenarios.map(s => s.wideAreaDelayMs), [25, 100])
+  assert.deepEqual(SCENARIOS['wide-area-100'].producerProps, SCENARIOS.tuned.producerProps)
+  assert.ok(parseBenchArgs(['--scenario', 'all']).scenarios.some(s => s.name === 'wide-area-100'))
+})
+
+test('CPU seconds per GB copied: over 10^9 bytes of keys and values; n/a without CPU or bytes', () => {
+  assert.equal(cpuSecondsPerGb(5.28, 1_000_000, 528), 10)
+  assert.equal(cpuSecondsPerGb(1, 2_000_000, 500), 1)
+  assert.ok(Number.isNaN(cpuSecondsPerGb(Number.NaN, 10, 10)))
+  assert.ok(Number.isNaN(cpuSecondsPerGb(1, 0, 528)))
+  const medians = (contender: string, cpuSecondsPerGb: number): ThroughputMedians => ({
+    contender, label: contender, heap: 'h', runs: 1, records: 10, startupSeconds: 1, copySeconds: 1, totalSeconds: 2, recordsPerSecond: 1, steadyRecordsPerSecond: 1, mbPerSecond: 1,
+    cpuSeconds: 1, copyCpuSeconds: 1, peakRssBytes: 1, brokerCpuSeconds: 1, cpuSecondsPerGb, brokerCpuSecondsPerGb: 6.789, duplicates: 0, missing: 0, maxDuplicates: 0, maxMissing: 0,
+  })
+  assert.equal(cpuPerGbCell(medians('sidecar', 9.84), medians('mm2', 60.5), undefined), '9.8, 60.5, n/a (6.8)')
+  const env = { date: 'd', cpuModel: 'cpu', cores: 2, memoryGiB: 1, node: 'v20', java: 'j', kafkaClusters: '4.1.1', kafkaMirrorMaker1: '3.9.1', gitCommit: 'abc', loadAverageAtStart: 1 } satisfies Environment
+  const markdown = throughputMarkdown(env, parseBenchArgs([]), [medians('sidecar', 9.84)], undefined)
+  assert.match(markdown, /\| CPU s \(brokers\) \| CPU s \/ GB \(mirror\) \| CPU s \/ GB \(brokers\) \|/)
+  assert.match(markdown, /\| 9\.8 \| 6\.8 \| 0 \/ 0 \|/)
 })

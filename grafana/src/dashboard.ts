@@ -198,6 +198,13 @@ export function buildDashboard (): object {
       query(`max by (instance, flow) (${M.commitAge.name}{${FLOW}})`, 'age {{instance}} {{flow}}'),
       query(`max by (instance, flow) (${M.commitInterval.name}{${FLOW}})`, 'interval {{instance}} {{flow}}'),
     ], 8))
+    .withPanel(timeseries('Throughput limit', `Bytes of source data fetched per second by each flow, against its throughput limit (${M.throughputLimit.name}, throughput.limit.bytes; no line without a limit).`, 'Bps', [
+      query(`sum by (instance, flow) (rate(${M.consumedBytes.name}{${TOPIC}}${RATE}))`, 'fetched {{instance}} {{flow}}'),
+      query(`max by (instance, flow) (${M.throughputLimit.name}{${FLOW}})`, 'limit {{instance}} {{flow}}'),
+    ], 8))
+    .withPanel(timeseries('Time held back by the limit', `Share of the time fetching waited for the flow's throughput limit (rate of ${M.throttled.name}): near 100 %, the flow copies at its limit and lag grows if the source is written faster.`, 'percentunit', [
+      query(`max by (instance, flow) (rate(${M.throttled.name}{${FLOW}}${RATE}))`, '{{instance}} {{flow}}'),
+    ], 8))
     .withPanel(timeseries('Partitions not ok', 'Partitions whose status is not ok, per topic and status.', 'short', [
       query(`sum by (topic, status) (${M.partitionStatus.name}{${TOPIC}, status!="ok"}) > 0`, '{{topic}} {{status}}'),
     ], 8))

@@ -46,6 +46,8 @@ export const FLAG_DEFAULTS = {
   'pass.through': DEFAULT_PASS_THROUGH,
   /** `--corrupt.batches`: a source batch whose CRC-32C does not match stops the flow. */
   'corrupt.batches': DEFAULT_CORRUPT_BATCHES,
+  /** `--throughput.limit.bytes`, bytes per second of fetched source data: 0 is no limit. */
+  'throughput.limit.bytes': 0,
   /** `--log.level`. */
   'log.level': 'info',
   /** `--drain.timeout.ms`, in ms. */

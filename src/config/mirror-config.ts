@@ -241,6 +241,12 @@ export interface FlowConfig {
   readonly abortOnSendFailure: boolean
   /** `--pass.through` / `shallowiterator.enable`: forward record batches undecoded; default `auto`. */
   readonly passThrough: PassThroughMode
+  /**
+   * `--throughput.limit.bytes` / mm2.properties `throughput.limit.bytes`: most bytes of fetched
+   * source data handed to the producers per second (a token bucket with one second of burst;
+   * fetching waits, nothing is dropped); absent (no limit) by default.
+   */
+  readonly throughputLimitBytes?: number
   /** `--corrupt.batches` / mm2.properties `corrupt.batches`: a source batch whose CRC-32C does not match stops the flow (`fail`) or is left out (`skip`); default `fail`. */
   readonly corruptBatches?: CorruptBatchesMode
   /** `--exactly.once` / `<target>.exactly.once.source.support=enabled`: transactions on the target; absent (at-least-once) by default. */

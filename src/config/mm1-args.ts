@@ -7,6 +7,7 @@ import { checkLegacyClientKeys } from './legacy-client-keys.js'
 import { FLAG_DEFAULTS } from './flag-defaults.js'
 import { parsePassThrough, parseShallowIterator, resolvePassThrough } from './pass-through.js'
 import { parseCorruptBatches } from './corrupt-batches.js'
+import { parseThroughputLimit } from './throughput-limit.js'
 import { checkExactlyOnceProducer, DEFAULT_TRANSACTION_TIMEOUT_MS, parseExactlyOnceFlag } from './exactly-once.js'
 import { checkHandlerPassThrough, parseMessageHandler } from './message-handler-config.js'
 import { freezeConfig, type FlowConfig, type MirrorConfig } from './mirror-config.js'
@@ -44,6 +45,7 @@ export const MM1_FLAGS = {
   'exactly.once': { type: 'string', describe: `Copy exactly once: records and positions in transactions on the target, read them with isolation.level=read_committed (default ${D['exactly.once']})` },
   'exactly.once.commit.interval.ms': { type: 'string', describe: `Longest a producer lane's transaction stays open with exactly-once (default ${D['exactly.once.commit.interval.ms']})` },
   'pass.through': { type: 'string', describe: `Forward fetched record batches undecoded where safe: auto, on or off (default ${D['pass.through']}; consumer key shallowiterator.enable=true/false also works)` },
+  'throughput.limit.bytes': { type: 'string', describe: `Most bytes of fetched source data copied per second (a token bucket with one second of burst; fetching waits, nothing is dropped), shown in kafka_mirror_throughput_limit_bytes_per_second and kafka_mirror_throttled_seconds_total (default ${D['throughput.limit.bytes']}: no limit)` },
   'corrupt.batches': { type: 'string', describe: `A source record batch whose CRC-32C does not match its bytes: fail stops the mirror before it, skip leaves it out, counts it in kafka_mirror_corrupt_batches_total and commits past it (default ${D['corrupt.batches']}); never copied either way` },
   'sync.topic.acls.enabled': { type: 'string', describe: `Copy the ACLs of mirrored topics to the target (ALLOW WRITE left out, ALLOW ALL as READ) (default ${D['sync.topic.acls.enabled']})` },
   'sync.topic.acls.interval.seconds': { type: 'string', describe: `How often topic ACLs are synced, in seconds (default ${D['sync.topic.acls.interval.seconds']})` },
@@ -196,6 +198,7 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
   const exactlyOnceIntervalMs = int('exactly.once.commit.interval.ms', D['exactly.once.commit.interval.ms'], 1)
   const passThroughFlag = parsePassThrough(key('pass.through'), single(values, 'pass.through', problems), problems)
   const corruptBatches = parseCorruptBatches(key('corrupt.batches'), single(values, 'corrupt.batches', problems), problems) ?? D['corrupt.batches']
+  const throughputLimitBytes = parseThroughputLimit(key('throughput.limit.bytes'), single(values, 'throughput.limit.bytes', problems), problems)
   const abortOnSendFailure = parseBoolean(key('abort.on.send.failure'), single(values, 'abort.on.send.failure', problems), problems) ?? D['abort.on.send.failure']
   const logLevel: LogLevel = parseChoice(key('log.level'), single(values, 'log.level', problems), LogLevels, problems) ?? D['log.level']
   const groupSyncEnabled = parseBoolean(key('sync.group.offsets.enabled'), single(values, 'sync.group.offsets.enabled', problems), problems) ?? D['sync.group.offsets.enabled']
@@ -253,6 +256,7 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
       abortOnSendFailure,
       passThrough,
       corruptBatches,
+      ...(throughputLimitBytes === undefined ? {} : { throughputLimitBytes }),
       ...(exactlyOnceFlag ? { exactlyOnce: { key: key('exactly.once'), commitIntervalMs: exactlyOnceIntervalMs, transactionTimeoutMs: DEFAULT_TRANSACTION_TIMEOUT_MS, positionsTopic: `mirror-positions.${alias}.internal`, positionsReplicationFactor: -1 } } : {}),
       refreshTopicsIntervalMs,
       syncTopicConfigs: true,

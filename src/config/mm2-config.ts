@@ -1,6 +1,7 @@
 import { ConfigError } from '../shared/errors.js'
 import { parsePassThrough, parseShallowIterator, resolvePassThrough } from './pass-through.js'
 import { parseCorruptBatches } from './corrupt-batches.js'
+import { parseThroughputLimit } from './throughput-limit.js'
 import { checkExactlyOnceProducer, DEFAULT_EXACTLY_ONCE_COMMIT_INTERVAL_MS, DEFAULT_TRANSACTION_TIMEOUT_MS, parseExactlyOnceSupport } from './exactly-once.js'
 
 /** MirrorMaker 2's per-target-cluster key for exactly-once (`<target alias>.exactly.once.source.support`). */
@@ -32,7 +33,7 @@ const FLOW_KEYS = new Set(['enabled', 'topics', 'topics.exclude', 'topics.blackl
   'replication.policy.class', 'replication.policy.separator', 'tasks.max', 'refresh.topics.enabled', 'refresh.topics.interval.seconds',
   'sync.topic.configs.enabled', 'sync.topic.configs.interval.seconds', 'config.properties.exclude', 'config.properties.blacklist', 'config.property.filter.class', 'use.defaults.from', 'sync.topic.acls.enabled', 'sync.topic.acls.interval.seconds', 'replication.factor', 'emit.offset-syncs.enabled', 'sync.group.offsets.enabled',
   'sync.group.offsets.interval.seconds', 'emit.checkpoints.enabled', 'emit.checkpoints.interval.seconds', 'offset.flush.interval.ms',
-  'offset-syncs.topic.replication.factor', 'checkpoints.topic.replication.factor', 'emit.heartbeats.enabled', 'emit.heartbeats.interval.seconds', 'heartbeats.topic.replication.factor', 'offset-syncs.topic.location', 'offset.lag.max', 'pass.through', 'corrupt.batches', 'exactly.once.commit.interval.ms',
+  'offset-syncs.topic.replication.factor', 'checkpoints.topic.replication.factor', 'emit.heartbeats.enabled', 'emit.heartbeats.interval.seconds', 'heartbeats.topic.replication.factor', 'offset-syncs.topic.location', 'offset.lag.max', 'pass.through', 'corrupt.batches', 'throughput.limit.bytes', 'exactly.once.commit.interval.ms',
   'message.handler', 'message.handler.args', 'digests.enabled', 'digests.range.records', 'digests.audit.interval.ms', 'digests.audit.max.records'])
 
 /** Keys that would run Java code or change what is copied, and cannot be honoured: refused. */
@@ -316,6 +317,8 @@ function buildFlow (
     { key: `${source}.consumer.shallowiterator.enable`, value: parseShallowIterator(`${source}.consumer.shallowiterator.enable`, shallowEntry?.value, problems) }, problems)
   const corruptBatchesEntry = flowEntry('corrupt.batches')
   const corruptBatches = (corruptBatchesEntry === undefined ? undefined : parseCorruptBatches(corruptBatchesEntry.key, corruptBatchesEntry.value, problems)) ?? FLAG_DEFAULTS['corrupt.batches']
+  const throughputLimitEntry = flowEntry('throughput.limit.bytes')
+  const throughputLimitBytes = throughputLimitEntry === undefined ? undefined : parseThroughputLimit(throughputLimitEntry.key, throughputLimitEntry.value, problems)
   const refreshEnabled = bool('refresh.topics.enabled', true)
   // setInterval takes at most 2^31-1 ms; "disabled" becomes that (about 24.8 days).
   const refreshTopicsIntervalMs = refreshEnabled ? Math.min(int('refresh.topics.interval.seconds', 600, 1) * 1000, 2_147_483_647) : 2_147_483_647
@@ -389,6 +392,7 @@ function buildFlow (
     abortOnSendFailure: true,
     passThrough,
     corruptBatches,
+    ...(throughputLimitBytes === undefined ? {} : { throughputLimitBytes }),
     ...(exactlyOnce ? { exactlyOnce: { key: supportKey, commitIntervalMs: exactlyOnceIntervalMs, transactionTimeoutMs: DEFAULT_TRANSACTION_TIMEOUT_MS, positionsTopic: `mirror-positions.${source}.internal`, positionsReplicationFactor: offsetSyncsReplicationFactor } } : {}),
     refreshTopicsIntervalMs,
     syncTopicConfigs,

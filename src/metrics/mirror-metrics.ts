@@ -26,7 +26,7 @@ export interface MirrorMetricsOptions {
    */
   readonly partitionLabels?: boolean
   /** The configured flows: their commit interval is exported and their commit age counts from construction. */
-  readonly flows?: ReadonlyArray<Pick<FlowConfig, 'name' | 'source' | 'target' | 'offsetCommitIntervalMs'>>
+  readonly flows?: ReadonlyArray<Pick<FlowConfig, 'name' | 'source' | 'target' | 'offsetCommitIntervalMs' | 'throughputLimitBytes'>>
 }
 
 /** A metrics exposition: the body and the content type to send it with. */
@@ -58,6 +58,7 @@ interface Instruments {
   readonly retries: Counter
   readonly batches: Counter
   readonly corruptBatches: Counter
+  readonly throttled: Counter
   readonly topicConfigsSynced: Counter
   readonly topicAclsSynced: Counter
   readonly batchBytes: Counter
@@ -78,6 +79,8 @@ class FlowInstruments {
   uncommittedSinceMs: number | undefined
   /** `offsetCommitIntervalMs` of the configured flow, when known. */
   commitIntervalMs: number | undefined
+  /** `throughputLimitBytes` of the configured flow, when it has a limit. */
+  throughputLimitBytes: number | undefined
   readonly topics = new Map<string, TopicInstruments>()
   readonly replicationLatency: HistogramChild
   readonly recordAgeAtPoll: HistogramChild
@@ -182,6 +185,7 @@ export class MirrorMetrics implements PipelineObserver {
       retries: counter(Metrics.retries),
       batches: counter(Metrics.batches),
       corruptBatches: counter(Metrics.corruptBatches),
+      throttled: counter(Metrics.throttled),
       topicConfigsSynced: counter(Metrics.topicConfigsSynced),
       topicAclsSynced: counter(Metrics.topicAclsSynced),
       batchBytes: counter(Metrics.batchBytes),
@@ -205,6 +209,9 @@ export class MirrorMetrics implements PipelineObserver {
     snapshotGauge(Metrics.commitInterval, into => {
       for (const instruments of this.#flows.values()) if (instruments.commitIntervalMs !== undefined) into.push({ labels: instruments.labels, value: instruments.commitIntervalMs / 1000 })
     })
+    snapshotGauge(Metrics.throughputLimit, into => {
+      for (const instruments of this.#flows.values()) if (instruments.throughputLimitBytes !== undefined) into.push({ labels: instruments.labels, value: instruments.throughputLimitBytes })
+    })
     snapshotGauge(Metrics.lagRecords, (into, flows) => this.#fillPerPartition(into, flows, 'sum', partition => Number(lagRecords(partition))))
     snapshotGauge(Metrics.lagSeconds, (into, flows) => this.#fillLagSeconds(into, flows))
     snapshotGauge(Metrics.committedOffset, (into, flows) => {
@@ -218,7 +225,14 @@ export class MirrorMetrics implements PipelineObserver {
     new Gauge({ name: Metrics.buildInfo.name, help: Metrics.buildInfo.help, labelNames: Metrics.buildInfo.labelNames, registers })
       .set({ [L.VERSION]: options.version ?? packageVersion(), [L.NODE_VERSION]: process.version }, 1)
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry })
-    for (const flow of options.flows ?? []) this.#flow(flowLabels(flow)).commitIntervalMs = flow.offsetCommitIntervalMs
+    for (const flow of options.flows ?? []) {
+      const instruments = this.#flow(flowLabels(flow))
+      instruments.commitIntervalMs = flow.offsetCommitIntervalMs
+      if (flow.throughputLimitBytes !== undefined) {
+        instruments.throughputLimitBytes = flow.throughputLimitBytes
+        this.instruments.throttled.inc(instruments.labels, 0)
+      }
+    }
   }
 
   consumed (flow: FlowLabels, batch: ConsumedBatch): void {
@@ -269,6 +283,10 @@ export class MirrorMetrics implements PipelineObserver {
     const labels = this.#flow(flow).labels
     this.instruments.batches.inc({ ...labels, [L.PATH]: path, [L.REASON]: reason ?? '' })
     this.instruments.batchBytes.inc({ ...labels, [L.PATH]: path }, bytes)
+  }
+
+  throttled (flow: FlowLabels, seconds: number): void {
+    this.instruments.throttled.inc(this.#flow(flow).labels, seconds)
   }
 
   corruptBatch (flow: FlowLabels, topic: string, partition: number): void {

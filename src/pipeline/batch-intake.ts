@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { FlowConfig } from '../config/mirror-config.js'
 import { batchSpanInput } from './batch-span-input.js'
 import { QueueClosedError, type BoundedQueue } from './bounded-queue.js'
@@ -9,13 +10,16 @@ import type { FlowLabels, PipelineObserver } from './pipeline-observer.js'
 import type { BatchTracer, FetchControl, FetchedBatch } from './ports.js'
 import type { MirroredTopic } from './topic-sync.js'
 import type { IntakeGate } from './exactly-once-lanes.js'
+import { FetchThrottle } from './fetch-throttle.js'
 
 /**
  * Intake of fetched batches: drops what this process already handed over (a refetch after a
  * rebalance or a consumer restart), cuts the rest into batches no larger than one produce request
  * may carry, and pushes them into the queue lane of their partition. While the queue is full,
  * `accept` does not return (the source fetches that partition again only after it returns: that
- * is the backpressure) and heartbeats the group meanwhile; nothing is ever dropped.
+ * is the backpressure) and heartbeats the group meanwhile; nothing is ever dropped. With a
+ * throughput limit (`throughput.limit.bytes`), `accept` first waits until the flow's token bucket
+ * lets the fetched bytes in, the same way: the next fetch of the partition waits with it.
  */
 export class BatchIntake {
   readonly #flow: FlowConfig
@@ -27,9 +31,12 @@ export class BatchIntake {
   readonly #topicOf: (topic: string) => MirroredTopic | undefined
   /** Exactly-once: the lane of a partition is its bucket, and its records wait until the lane is taken. */
   readonly #gate: IntakeGate | undefined
+  /** The flow's throughput limit over fetched bytes, shared by all its consumers; undefined without one. */
+  readonly #throttle: FetchThrottle | undefined
 
   constructor (flow: FlowConfig, labels: FlowLabels, queue: BoundedQueue<MirrorBatch>, progress: PartitionProgress, observer: PipelineObserver, tracer: BatchTracer | undefined, topicOf: (topic: string) => MirroredTopic | undefined, gate?: IntakeGate) {
     this.#gate = gate
+    this.#throttle = flow.throughputLimitBytes === undefined ? undefined : new FetchThrottle(flow.throughputLimitBytes)
     this.#flow = flow
     this.#labels = labels
     this.#queue = queue
@@ -46,10 +53,45 @@ export class BatchIntake {
 
   /** Hands the new records of `fetched` to the producers; resolves once all are queued, or the batch went stale. */
   async accept (fetched: FetchedBatch, control: FetchControl): Promise<void> {
+    if (this.#throttle !== undefined && !await this.#waitForLimit(this.#throttle, fetched, control)) return
     if (this.#gate === undefined) return this.#accept(fetched, control, undefined)
     const ticket = await this.#gate.admit(fetched.topic, fetched.partition, control)
     // Not owned here (any more): the owner of its lane copies it.
     if (ticket !== undefined) await this.#accept(fetched, control, ticket)
+  }
+
+  /**
+   * Takes the fetched bytes from the token bucket and waits out any debt, heartbeating the group;
+   * false when the batch went stale meanwhile (the source fetches it again; its tokens stay spent).
+   */
+  async #waitForLimit (throttle: FetchThrottle, fetched: FetchedBatch, control: FetchControl): Promise<boolean> {
+    let bytes = fetched.forwarded?.sizeBytes ?? 0
+    if (fetched.forwarded === undefined) for (const record of fetched.records) bytes += recordBytes(record)
+    const { waitMs, throttledMs } = throttle.reserve(bytes)
+    if (waitMs <= 0) return true
+    const untilMs = Date.now() + waitMs
+    // This wait's own share of the throttled time is its last `throttledMs` (earlier ones cover the
+    // rest); it is counted as it passes, so the counter neither runs ahead of the clock nor counts twice.
+    const ownFromMs = untilMs - throttledMs
+    let countedMs = 0
+    const count = (): void => {
+      const dueMs = Math.min(Math.max(Date.now() - ownFromMs, 0), throttledMs) - countedMs
+      if (dueMs <= 0) return
+      countedMs += dueMs
+      this.#observer.throttled?.(this.#labels, dueMs / 1000)
+    }
+    try {
+      for (let leftMs = waitMs; leftMs > 0; leftMs = untilMs - Date.now()) {
+        // In slices of at most a second: a stop or a rebalance ends the wait within one.
+        await sleep(Math.min(leftMs, this.#flow.consumer.heartbeatIntervalMs, 1000))
+        count()
+        if (!control.isActive()) return false
+        if (untilMs > Date.now()) await control.heartbeat()
+      }
+      return true
+    } finally {
+      count()
+    }
   }
 
   async #accept (fetched: FetchedBatch, control: FetchControl, ticket: number | undefined): Promise<void> {

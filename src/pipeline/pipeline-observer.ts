@@ -98,6 +98,8 @@ export interface PipelineObserver {
   /** A source record batch went the pass-through way, or the deep way although the flow forwards batches (`reason` says why). */
   batchRouted?: (flow: FlowLabels, path: BatchPath, reason: DeepPathReason | undefined, bytes: number) => void
   /** A fetched source batch was corrupt (CRC-32C mismatch): the flow stops, or leaves it out (`corrupt.batches`). */
+  /** Fetched batches waited `seconds` (new wall-clock time, overlapping waits counted once) for the flow's throughput limit. */
+  throttled?: (flow: FlowLabels, seconds: number) => void
   corruptBatch?: (flow: FlowLabels, topic: string, partition: number) => void
   sendFailed?: (flow: FlowLabels, topic: string, partition: number, reason: string) => void
   committed?: (flow: FlowLabels, offsets: readonly CommittedOffset[], atMs: number) => void
@@ -110,5 +112,5 @@ export interface PipelineObserver {
 
 /** Every event of `PipelineObserver`, for fanning one event out to several observers (`fanOut`). */
 export const PipelineObserverEvents = {
-  consumed: true, produced: true, produceRequest: true, retry: true, batchRouted: true, corruptBatch: true, topicConfigsSynced: true, topicAclsSynced: true, sendFailed: true, committed: true, commitFailed: true, rebalanced: true, transactionEnded: true, fatal: true,
+  consumed: true, produced: true, produceRequest: true, retry: true, batchRouted: true, throttled: true, corruptBatch: true, topicConfigsSynced: true, topicAclsSynced: true, sendFailed: true, committed: true, commitFailed: true, rebalanced: true, transactionEnded: true, fatal: true,
 } as const satisfies Record<keyof PipelineObserver, true>

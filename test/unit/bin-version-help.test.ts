@@ -59,13 +59,15 @@ const DEFAULT_IN_CONFIG: Record<string, (config: PrintedConfig, exactlyOnce: Pri
   'digests.range.records': c => c.flows[0]?.digests.rangeRecords,
   'digests.audit.interval.ms': c => c.flows[0]?.digests.auditIntervalMs,
   'digests.audit.max.records': c => c.flows[0]?.digests.auditMaxRecords,
+  // No limit is printed as no key at all; the help states it as 0.
+  'throughput.limit.bytes': c => c.flows[0]?.throughputLimitBytes ?? 0,
 }
 
 interface PrintedConfig {
   metricsPort: number, metricsHost: string, metricsPartitionLabels: boolean, idleGc: boolean, logLevel: string, drainTimeoutMs: number
   flows: Array<{
     numStreams: number, numProducers: number, queueMaxRecords: number, queueMaxBytes: number, offsetCommitIntervalMs: number,
-    abortOnSendFailure: boolean, passThrough: string, corruptBatches: string, exactlyOnce?: { commitIntervalMs: number }, syncTopicConfigsIntervalMs: number, syncTopicAcls: boolean, syncTopicAclsIntervalMs: number, refreshTopicsIntervalMs: number,
+    abortOnSendFailure: boolean, passThrough: string, corruptBatches: string, throughputLimitBytes?: number, exactlyOnce?: { commitIntervalMs: number }, syncTopicConfigsIntervalMs: number, syncTopicAcls: boolean, syncTopicAclsIntervalMs: number, refreshTopicsIntervalMs: number,
     groupSync: { enabled: boolean, intervalMs: number, groups: { include: string, exclude: string } }
     digests: { enabled: boolean, rangeRecords: number, auditIntervalMs: number, auditMaxRecords: number }
   }>

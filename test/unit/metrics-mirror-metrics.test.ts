@@ -162,7 +162,7 @@ test('promtool check metrics accepts the exposition (only prom-client\'s nodejs_
 })
 
 test('every metric in metric-names.ts is exported (offset-sync metrics through OffsetsMetrics, lost records through LossMetrics, digests through DigestMetrics, in the same registry)', async () => {
-  const metrics = new MirrorMetrics(() => [snapshot([partition({ committedOffset: 5n })])], { defaultMetrics: false, flows: [configured] })
+  const metrics = new MirrorMetrics(() => [snapshot([partition({ committedOffset: 5n })])], { defaultMetrics: false, flows: [{ ...configured, throughputLimitBytes: 1_048_576 }] })
   feed(metrics)
   const flow = { flow: 'a->b', source: 'a', target: 'b' }
   const offsets = new OffsetsMetrics(metrics.registry, () => [{ flow, groups: [{ group: 'g', lastCheckpointMs: 0 }] }])
@@ -259,4 +259,19 @@ test('with partitionLabels false the per-partition gauges become per topic: lag 
     assert.ok(names(perTopic, name).every(series => !series.includes('partition=')), name)
     assert.equal(names(perTopic, name).length * 2, names(perPartition, name).length, `${name}: 2 topics instead of 4 partitions`)
   }
+})
+
+test('a flow with a throughput limit exports the limit and the time it held fetching back; a flow without one exports neither', async () => {
+  const limited = new MirrorMetrics(() => [snapshot([partition()])], { defaultMetrics: false, flows: [{ ...configured, throughputLimitBytes: 2_097_152 }] })
+  let values = samples((await limited.exposition()).body)
+  assert.equal(values.get(`kafka_mirror_throughput_limit_bytes_per_second{${L}}`), 2_097_152)
+  assert.equal(values.get(`kafka_mirror_throttled_seconds_total{${L}}`), 0, 'present at 0 before the first wait, so rate() sees the first one')
+  limited.throttled(flow, 0.25)
+  limited.throttled(flow, 1.5)
+  values = samples((await limited.exposition()).body)
+  assert.equal(values.get(`kafka_mirror_throttled_seconds_total{${L}}`), 1.75)
+  const unlimited = new MirrorMetrics(() => [snapshot([partition()])], { defaultMetrics: false, flows: [configured] })
+  const body = (await unlimited.exposition()).body
+  assert.doesNotMatch(body, /^kafka_mirror_throughput_limit_bytes_per_second\{/m)
+  assert.doesNotMatch(body, /^kafka_mirror_throttled_seconds_total\{/m)
 })
