@@ -8,7 +8,7 @@ import { parsePartitionKey, partitionKey } from './partition-key.js'
 import type { PartitionProgress } from './partition-progress.js'
 import type { FlowLabels, PipelineObserver } from './pipeline-observer.js'
 import type { AckSegment, CommitOffset, FetchControl, PositionStore, SourcePosition, TransactionAck, TransactionalSink, TransactionRecord } from './ports.js'
-import type { LaneTransaction, WorkerListener } from './producer-worker.js'
+import type { WorkerListener } from './producer-worker.js'
 import { TransactionFailedError } from './transaction-failed-error.js'
 import type { DeepPathReason } from './forwarded-batch.js'
 
@@ -44,6 +44,21 @@ export interface LaneOptions {
  * takes, say) would otherwise copy the same records for ever.
  */
 export const MAX_RETAKES = 10
+
+/** What a producer lane's worker runs its writes through (exactly-once). */
+export interface LaneTransaction {
+  /** Longest the worker waits for batches before it commits what it wrote. */
+  readonly idleCommitMs: number
+  /**
+   * Writes the batches taken under the lane's current acquisition (`write`), then commits when the
+   * transaction is old enough or holds its share of the queue's bytes. The queue's bytes of every
+   * batch passed in are given back by the lane (`releaseBytes`): at once for a batch it does not
+   * write, after the transaction ended for the others; the worker gives back their record counts.
+   */
+  write: (batches: readonly MirrorBatch[], write: (batches: readonly MirrorBatch[]) => Promise<void>) => Promise<void>
+  /** The lane has nothing to write now: commits what is open. */
+  idle: () => Promise<void>
+}
 
 /** The queue's bytes a lane keeps for the batches of its open transaction (`BoundedQueue`). */
 export interface HeldBytes {
