@@ -120,7 +120,8 @@ export class Lane implements LaneTransaction {
 
   #exclusive<T> (step: () => Promise<T>): Promise<T> {
     const run = this.#chain.then(step, step)
-    this.#chain = run.catch(() => {})
+    // The chain only orders the steps: a step's failure reaches its caller through `run`.
+    this.#chain = run.catch(() => undefined)
     return run
   }
 
@@ -193,7 +194,9 @@ export class Lane implements LaneTransaction {
 
   async #release (): Promise<void> {
     // Still ours until someone fences us: commit what was written, else it is aborted by the next owner.
-    if (this.#pending.length > 0 || this.#written.length > 0) await this.#commit(false).catch(() => {})
+    if (this.#pending.length > 0 || this.#written.length > 0) {
+      await this.#commit(false).catch(error => this.#options.logger.warn('committing the open transaction of a producer lane given up failed; its next owner aborts it', { lane: this.index, error }))
+    }
     await this.#committing
     this.#commitFailure = undefined
     this.#dropOpen()
@@ -429,7 +432,8 @@ export class Lane implements LaneTransaction {
       await this.#committing
       // Failures of transactions that came after the aborted one: they are part of what is taken again.
       this.#commitFailure = undefined
-      await sleep(heartbeatIntervalMs, undefined, { signal }).catch(() => {})
+      // Rejects only when the flow stops (the signal): the check below ends the retake then.
+      await sleep(heartbeatIntervalMs, undefined, { signal }).catch(() => undefined)
       if (ticket !== this.#ticket || signal.aborted) return false
       // acquire() replaces the producers the other process fenced.
       this.#sinkHeld = false
