@@ -162,7 +162,7 @@ export class MirrorFlow {
     const { sourceTopics, targetTopics, sinks } = this.#ports
     await sourceTopics.start()
     await targetTopics.start()
-    // Exactly-once: the positions topic exists and the target can run transactions before anything is copied.
+    // The delivery mode is ready before anything is copied (`DeliveryMode.start`).
     await this.#delivery.start()
     await Promise.all(sinks.map(sink => sink.start()))
     await this.#subscription.discover()
