@@ -118,12 +118,15 @@ export class ProducerWorker {
         return
       }
       try {
-        await lane.write(batches, written => this.#write(written))
+        await lane.write(batches, this.#writeBatches)
       } finally {
         lane.settled(batches)
       }
     }
   }
+
+  /** `#write`, made once: the lane's delivery calls it for each take. */
+  readonly #writeBatches = (batches: readonly MirrorBatch[]): Promise<void> => this.#write(batches)
 
   /**
    * Writes `batches` in requests that hold, per partition, either decoded records or one forwarded
