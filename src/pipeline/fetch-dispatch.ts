@@ -5,6 +5,7 @@ import type { Logger } from '../shared/logger.js'
 import type { BatchIntake } from './batch-intake.js'
 import type { DeliveryMode } from './delivery-mode.js'
 import type { FlowCoordinator } from './flow-coordinator.js'
+import type { DeepPathReason } from './forwarded-batch.js'
 import type { MessageHandler } from './message-handler.js'
 import type { PartitionProgress } from './partition-progress.js'
 import type { FlowLabels, PipelineObserver } from './pipeline-observer.js'
@@ -83,7 +84,7 @@ export class FetchDispatch implements SourceListener {
     this.#options.failure.fail(error)
   }
 
-  onDecoded (reason: Parameters<NonNullable<SourceListener['onDecoded']>>[0], bytes: number): void {
+  onDecoded (reason: DeepPathReason, bytes: number): void {
     this.#options.observer.batchRouted?.(this.#options.labels, 'deep', reason, bytes)
   }
 
