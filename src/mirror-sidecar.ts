@@ -48,9 +48,13 @@ export class MirrorSidecar {
   constructor (config: MirrorConfig, options: MirrorSidecarOptions) {
     this.config = config
     this.#logger = options.logger
-    this.observability = new Observability({ snapshots: () => this.snapshot(), host: config.metricsHost, port: config.metricsPort, logger: options.logger, metrics: { flows: config.flows, partitionLabels: config.metricsPartitionLabels ?? true } })
+    this.observability = new Observability({
+      snapshots: () => this.snapshot(), host: config.metricsHost, port: config.metricsPort, logger: options.logger,
+      metrics: { flows: config.flows, partitionLabels: config.metricsPartitionLabels ?? true },
+    })
     const registry = this.observability.metrics.registry
-    const offsetsMetrics = new OffsetsMetrics(registry, () => this.built.flatMap(({ flow, groupOffsetSync }) => groupOffsetSync === undefined ? [] : [{ flow: flow.labels, groups: groupOffsetSync.snapshot() }]))
+    const offsetsMetrics = new OffsetsMetrics(registry, () => this.built.flatMap(({ flow, groupOffsetSync }) =>
+      groupOffsetSync === undefined ? [] : [{ flow: flow.labels, groups: groupOffsetSync.snapshot() }]))
     const lossMetrics = new LossMetrics(registry)
     const shared = {
       logger: options.logger,

@@ -36,7 +36,8 @@ export class AtLeastOnceDelivery implements DeliveryMode {
   readonly uncommittedConsequence = 'records acknowledged since the last commit will be copied again at the next start'
 
   constructor (config: Pick<FlowConfig, 'queueMaxRecords' | 'queueMaxBytes'>) {
-    this.queue = new BoundedQueue<MirrorBatch>(config.queueMaxRecords, config.queueMaxBytes, { keyOf: batch => partitionKey(batch.targetTopic, batch.partition) })
+    const keyOf = (batch: MirrorBatch): string => partitionKey(batch.targetTopic, batch.partition)
+    this.queue = new BoundedQueue<MirrorBatch>(config.queueMaxRecords, config.queueMaxBytes, { keyOf })
   }
 
   lane (index: number, acks: WorkerListener): LaneDeliveryParts {

@@ -195,7 +195,9 @@ export class Lane implements LaneTransaction {
   async #release (): Promise<void> {
     // Still ours until someone fences us: commit what was written, else it is aborted by the next owner.
     if (this.#pending.length > 0 || this.#written.length > 0) {
-      await this.#commit(false).catch(error => this.#options.logger.warn('committing the open transaction of a producer lane given up failed; its next owner aborts it', { lane: this.index, error }))
+      await this.#commit(false).catch(error => {
+        this.#options.logger.warn('committing the open transaction of a producer lane given up failed; its next owner aborts it', { lane: this.index, error })
+      })
     }
     await this.#committing
     this.#commitFailure = undefined

@@ -46,6 +46,8 @@ export class FlowCoordinator {
     if (now === this.#coordinating) return
     this.#coordinating = now
     const key = coordinatorPartition(this.#topics())
-    this.#logger.info(now ? 'this process coordinates the flow: group offset sync, checkpoints and offset-sync pruning run here' : 'another process coordinates the flow', key === undefined ? {} : parsePartitionKey(key))
+    const where = key === undefined ? {} : parsePartitionKey(key)
+    if (now) this.#logger.info('this process coordinates the flow: group offset sync, checkpoints and offset-sync pruning run here', where)
+    else this.#logger.info('another process coordinates the flow', where)
   }
 }

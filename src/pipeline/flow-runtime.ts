@@ -88,6 +88,7 @@ export class FlowRuntime implements Component {
       logger.warn('stopping a component failed; going on with the next', { runtime: name, component: component.name, error })
     })
     if (boundMs === Number.POSITIVE_INFINITY) return await stopping
-    if (!await settleWithin(stopping, boundMs)) logger.warn('a component did not stop in time; going on with the next', { runtime: name, component: component.name, boundMs })
+    if (await settleWithin(stopping, boundMs)) return
+    logger.warn('a component did not stop in time; going on with the next', { runtime: name, component: component.name, boundMs })
   }
 }

@@ -114,10 +114,12 @@ export class MirrorFlow {
     this.#acks = new AckRecorder(config, this.labels, this.#progress, observer, options.ackListener, this.#logger)
     const topics = (): ReadonlyMap<string, MirroredTopic> => this.#subscription.topics
     this.#coordinator = new FlowCoordinator(() => topics().keys(), () => this.#subscription.current.owned(), this.#logger)
-    const intake = new BatchIntake(config, this.labels, this.#delivery.queue, this.#progress, observer, options.tracer, topic => this.#subscription.topics.get(topic), this.#delivery.gate)
+    const topicOf = (topic: string): MirroredTopic | undefined => this.#subscription.topics.get(topic)
+    const intake = new BatchIntake(config, this.labels, this.#delivery.queue, this.#progress, observer, options.tracer, topicOf, this.#delivery.gate)
     const flow = this
     const dispatch = new FetchDispatch(config, {
-      intake, handler, progress: this.#progress, delivery: this.#delivery, coordinator: this.#coordinator, topics, labels: this.labels, observer, logger: this.#logger,
+      intake, handler, progress: this.#progress, delivery: this.#delivery, coordinator: this.#coordinator, topics,
+      labels: this.labels, observer, logger: this.#logger,
       failure: { get failed () { return flow.#failure !== undefined }, fail: error => this.#fail(error) },
       commit: () => this.commit(),
     })
@@ -127,9 +129,12 @@ export class MirrorFlow {
       labels: this.labels, observer, logger: this.#logger,
     })
     this.#committer = new OffsetCommitter({
-      labels: this.labels, progress: this.#progress, source: () => this.#subscription.current, ackListener: options.ackListener, observer, logger: this.#logger, intervalMs: config.offsetCommitIntervalMs,
+      labels: this.labels, progress: this.#progress, source: () => this.#subscription.current, ackListener: options.ackListener,
+      observer, logger: this.#logger, intervalMs: config.offsetCommitIntervalMs,
     })
-    this.topicSettings = new TopicSettingsSync(config, { topicSync: this.#topicSync, topics, isCoordinator: () => this.coordinates(), labels: this.labels, observer, logger: this.#logger })
+    this.topicSettings = new TopicSettingsSync(config, {
+      topicSync: this.#topicSync, topics, isCoordinator: () => this.coordinates(), labels: this.labels, observer, logger: this.#logger,
+    })
     this.#failed = new Promise(resolve => { this.#resolveFailed = resolve })
     this.done = new Promise((resolve, reject) => { this.#resolveDone = resolve; this.#rejectDone = reject })
     // Observed by whoever awaits it; without this an unawaited rejection would end the process.
@@ -139,9 +144,11 @@ export class MirrorFlow {
   #messageHandler (loaded: MessageHandlerFunction | undefined): MessageHandler | undefined {
     const named = this.config.messageHandler
     if (named !== undefined && loaded === undefined) {
-      throw new MirrorError(ErrorCodes.CONFIG, `flow ${this.config.name}: ${named.key} "${named.module}" is not loaded; load it with loadMessageHandlers(config) and pass it as messageHandler`)
+      throw new MirrorError(ErrorCodes.CONFIG, `flow ${this.config.name}: ${named.key} "${named.module}" is not loaded; ` +
+        'load it with loadMessageHandlers(config) and pass it as messageHandler')
     }
-    return loaded === undefined ? undefined : new MessageHandler(loaded, { module: named?.module ?? 'messageHandler', args: named?.args, flow: this.config.name })
+    if (loaded === undefined) return undefined
+    return new MessageHandler(loaded, { module: named?.module ?? 'messageHandler', args: named?.args, flow: this.config.name })
   }
 
   get state (): LifecycleState { return this.#state }
@@ -243,8 +250,9 @@ export class MirrorFlow {
     void this.#shutdown().then(committed => {
       if (this.#failure !== undefined) return
       this.#state = 'stopped'
+      const what = `flow ${this.config.name}: the final commit on the ${this.config.source.alias} cluster failed`
       if (committed) this.#resolveDone()
-      else this.#rejectDone(new MirrorError(ErrorCodes.COMMIT_FAILED, `flow ${this.config.name}: the final commit on the ${this.config.source.alias} cluster failed; ${this.#delivery.uncommittedConsequence}`))
+      else this.#rejectDone(new MirrorError(ErrorCodes.COMMIT_FAILED, `${what}; ${this.#delivery.uncommittedConsequence}`))
     })
     return this.done
   }
@@ -283,7 +291,9 @@ export class MirrorFlow {
     this.#subscription.current.pause()
     queue.close()
     const drained = await this.#waitIdle(this.#failure === undefined ? this.#drainTimeoutMs : 0)
-    if (!drained && this.#failure === undefined) this.#logger.warn('drain deadline passed; records in flight stay uncommitted and will be mirrored again', { records: queue.records })
+    if (!drained && this.#failure === undefined) {
+      this.#logger.warn('drain deadline passed; records in flight stay uncommitted and will be mirrored again', { records: queue.records })
+    }
     this.#abort.abort()
     // What is still queued was never written: leave it uncommitted, to be mirrored again.
     queue.drainQueued()
@@ -298,8 +308,9 @@ export class MirrorFlow {
     const commitBoundMs = drained ? Math.max(this.#drainTimeoutMs, FINAL_COMMIT_BOUND_MS) : FINAL_COMMIT_BOUND_MS
     let committed = false
     const settled = await settleWithin(this.commit().then(ok => { committed = ok }), commitBoundMs)
-    if (!settled || !committed) this.#logger.error(`final commit failed; ${this.#delivery.uncommittedConsequence}`, { boundMs: commitBoundMs, timedOut: !settled })
-    return settled && committed
+    if (settled && committed) return true
+    this.#logger.error(`final commit failed; ${this.#delivery.uncommittedConsequence}`, { boundMs: commitBoundMs, timedOut: !settled })
+    return false
   }
 
   async #stopClients (): Promise<void> {
