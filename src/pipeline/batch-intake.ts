@@ -9,7 +9,7 @@ import type { PartitionProgress } from './partition-progress.js'
 import type { FlowLabels, PipelineObserver } from './pipeline-observer.js'
 import type { BatchTracer, FetchControl, FetchedBatch } from './ports.js'
 import type { MirroredTopic } from './topic-sync.js'
-import type { IntakeGate } from './exactly-once-lanes.js'
+import type { Admission, IntakeGate } from './delivery-mode.js'
 import { FetchThrottle } from './fetch-throttle.js'
 
 /**
@@ -29,12 +29,12 @@ export class BatchIntake {
   readonly #observer: PipelineObserver
   readonly #tracer: BatchTracer | undefined
   readonly #topicOf: (topic: string) => MirroredTopic | undefined
-  /** Exactly-once: the lane of a partition is its bucket, and its records wait until the lane is taken. */
-  readonly #gate: IntakeGate | undefined
+  /** The delivery mode's gate: which lane a partition's records go to, and when they may be queued. */
+  readonly #gate: IntakeGate
   /** The flow's throughput limit over fetched bytes, shared by all its consumers; undefined without one. */
   readonly #throttle: FetchThrottle | undefined
 
-  constructor (flow: FlowConfig, labels: FlowLabels, queue: BoundedQueue<MirrorBatch>, progress: PartitionProgress, observer: PipelineObserver, tracer: BatchTracer | undefined, topicOf: (topic: string) => MirroredTopic | undefined, gate?: IntakeGate) {
+  constructor (flow: FlowConfig, labels: FlowLabels, queue: BoundedQueue<MirrorBatch>, progress: PartitionProgress, observer: PipelineObserver, tracer: BatchTracer | undefined, topicOf: (topic: string) => MirroredTopic | undefined, gate: IntakeGate) {
     this.#gate = gate
     this.#throttle = flow.throughputLimitBytes === undefined ? undefined : new FetchThrottle(flow.throughputLimitBytes)
     this.#flow = flow
@@ -46,18 +46,13 @@ export class BatchIntake {
     this.#topicOf = topicOf
   }
 
-  /** Exactly-once: the lane (bucket) of a partition; undefined otherwise (any lane takes any partition not in flight). */
-  #laneOf (topic: string, partition: number): number | undefined {
-    return this.#gate?.laneOf(topic, partition)
-  }
-
   /** Hands the new records of `fetched` to the producers; resolves once all are queued, or the batch went stale. */
   async accept (fetched: FetchedBatch, control: FetchControl): Promise<void> {
     if (this.#throttle !== undefined && !await this.#waitForLimit(this.#throttle, fetched, control)) return
-    if (this.#gate === undefined) return this.#accept(fetched, control, undefined)
-    const ticket = await this.#gate.admit(fetched.topic, fetched.partition, control)
+    const admitting = this.#gate.admit(fetched.topic, fetched.partition, control)
+    const admission = admitting instanceof Promise ? await admitting : admitting
     // Not owned here (any more): the owner of its lane copies it.
-    if (ticket !== undefined) await this.#accept(fetched, control, ticket)
+    if (admission !== undefined) await this.#accept(fetched, control, admission)
   }
 
   /**
@@ -94,18 +89,18 @@ export class BatchIntake {
     }
   }
 
-  async #accept (fetched: FetchedBatch, control: FetchControl, ticket: number | undefined): Promise<void> {
-    if (fetched.forwarded !== undefined) return this.#acceptForwarded(fetched, fetched.forwarded, control, ticket)
+  async #accept (fetched: FetchedBatch, control: FetchControl, admission: Admission): Promise<void> {
+    if (fetched.forwarded !== undefined) return this.#acceptForwarded(fetched, fetched.forwarded, control, admission)
     const { topic, partition, records } = fetched
     const mirrored = this.#topicOf(topic)
     if (mirrored === undefined || records.length === 0) return
-    if (ticket !== undefined && this.#gate?.contiguous(topic, partition, fetched.from) === false) return
+    if (!this.#gate.contiguous(topic, partition, fetched.from)) return
     const firstOffset = BigInt((records[0] as KafkaRecord).offset)
     this.#progress.observeHighWatermark(topic, partition, fetched.highWatermark, firstOffset)
     const start = this.#progress.admitFrom(topic, partition, records)
     if (start >= records.length) return
     const pollTimeMs = Date.now()
-    const lane = this.#laneOf(topic, partition)
+    const lane = this.#gate.laneOf(topic, partition)
     const maxRecords = this.#flow.consumer.maxPollRecords
     const maxBytes = this.#flow.producer.batchSizeBytes
     const timestampsMs: number[] = []
@@ -128,7 +123,7 @@ export class BatchIntake {
       const next = to < records.length ? BigInt((records[to] as KafkaRecord).offset) : fetched.nextOffset !== undefined && fetched.nextOffset > last ? fetched.nextOffset : last
       let batch: MirrorBatch = { sourceTopic: topic, targetTopic: mirrored.target, partition, records: chunk, firstOffset: BigInt((chunk[0] as KafkaRecord).offset), nextOffset: next, bytes, pollTimeMs }
       if (this.#tracer?.enabled === true) batch = { ...batch, span: this.#tracer.startBatchSpan(batchSpanInput(this.#labels, batch, true, this.#flow.consumer.groupId)) }
-      if (!await this.#push(batch, lane, control, ticket)) return
+      if (!await this.#push(batch, lane, control, admission)) return
       totalBytes += bytes
       from = to
     }
@@ -140,11 +135,11 @@ export class BatchIntake {
    * process already handed over part of it (a refetch), it is decoded and its new records take the
    * deep path; when all of it, it is dropped.
    */
-  async #acceptForwarded (fetched: FetchedBatch, forwarded: ForwardedBatch, control: FetchControl, ticket: number | undefined): Promise<void> {
+  async #acceptForwarded (fetched: FetchedBatch, forwarded: ForwardedBatch, control: FetchControl, admission: Admission): Promise<void> {
     const { topic, partition } = fetched
     const mirrored = this.#topicOf(topic)
     if (mirrored === undefined) return
-    if (ticket !== undefined && this.#gate?.contiguous(topic, partition, fetched.from) === false) return
+    if (!this.#gate.contiguous(topic, partition, fetched.from)) return
     const firstOffset = forwarded.baseOffset
     const lastOffset = firstOffset + BigInt(forwarded.recordCount - 1)
     this.#progress.observeHighWatermark(topic, partition, fetched.highWatermark, firstOffset)
@@ -152,7 +147,7 @@ export class BatchIntake {
     if (admitted === 2) return
     if (admitted === 1) {
       this.#observer.batchRouted?.(this.#labels, 'deep', 'starts_before_position', forwarded.sizeBytes)
-      return this.#accept({ ...fetched, forwarded: undefined, records: await forwarded.decode() }, control, ticket)
+      return this.#accept({ ...fetched, forwarded: undefined, records: await forwarded.decode() }, control, admission)
     }
     const pollTimeMs = Date.now()
     const nextOffset = fetched.nextOffset !== undefined && fetched.nextOffset > lastOffset + 1n ? fetched.nextOffset : lastOffset + 1n
@@ -164,13 +159,13 @@ export class BatchIntake {
       batch = { ...batch, span: this.#tracer.startBatchSpan(input) }
     }
     this.#observer.batchRouted?.(this.#labels, 'pass_through', undefined, forwarded.sizeBytes)
-    if (!await this.#push(batch, this.#laneOf(topic, partition), control, ticket)) return
+    if (!await this.#push(batch, this.#gate.laneOf(topic, partition), control, admission)) return
     this.#observer.consumed?.(this.#labels, { topic, partition, records: forwarded.recordCount, bytes: forwarded.sizeBytes, timestampsMs: recordTimestampsMs(batch), pollTimeMs })
   }
 
   /** Queues `batch`, heartbeating while the queue is full; false when the batch went stale or the queue closed. */
-  async #push (batch: MirrorBatch, lane: number | undefined, control: FetchControl, ticket: number | undefined): Promise<boolean> {
-    if (ticket !== undefined) this.#gate?.stamp(batch, ticket)
+  async #push (batch: MirrorBatch, lane: number | undefined, control: FetchControl, admission: Admission): Promise<boolean> {
+    this.#gate.stamp(batch, admission)
     this.#progress.admitted(batch)
     try {
       while (!await this.#queue.pushWithin(batch, lane, this.#flow.consumer.heartbeatIntervalMs)) {

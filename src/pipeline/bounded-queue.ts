@@ -34,6 +34,7 @@ export class BoundedQueue<T extends QueueItem> {
   readonly #laneWaiters: Array<Array<() => void>>
   readonly #shared: boolean
   #spaceWaiters: Array<() => void> = []
+  readonly #emptyWaiters: Array<() => void> = []
   #wakeScheduled = false
   #records = 0
   #bytes = 0
@@ -142,34 +143,31 @@ export class BoundedQueue<T extends QueueItem> {
     return await this.take(lane, maxBytes)
   }
 
-  /** Gives back the capacity of an item the target acknowledged (or that was abandoned). */
-  release (item: T): void {
-    if (this.#lanes.done(item)) this.#wakeTakers(undefined)
-    this.#records -= countOf(item)
-    this.#bytes -= item.bytes
-    this.#wakeSpaceWaiters()
-  }
-
   /**
-   * Gives back an item's record count only: its bytes stay held until `releaseBytes` (exactly-once:
-   * a written batch is kept, for its acknowledgement, until its transaction commits).
+   * Gives back the room of an item taken earlier, once the target acknowledged it (or it was
+   * given up): `all` of it, or in two steps, its `records` (the lane is done with it) and later
+   * its `bytes` (a delivery that keeps written batches until a commit: `DeliveryMode`).
    */
-  releaseRecords (item: T): void {
-    if (this.#lanes.done(item)) this.#wakeTakers(undefined)
-    this.#records -= countOf(item)
+  release (item: T, part: 'all' | 'records' | 'bytes' = 'all'): void {
+    if (part !== 'bytes') {
+      if (this.#lanes.done(item)) this.#wakeTakers(undefined)
+      this.#records -= countOf(item)
+    }
+    if (part !== 'records') this.#bytes -= item.bytes
     this.#wakeSpaceWaiters()
   }
 
-  /** Gives back the bytes of an item whose records were released with `releaseRecords`. */
-  releaseBytes (item: T): void {
-    this.#bytes -= item.bytes
-    this.#wakeSpaceWaiters()
+  /** Resolves once the queue holds nothing: every item pushed was released (or drained); at once when so now. */
+  whenEmpty (): Promise<void> {
+    if (this.#records === 0 && this.#bytes === 0) return Promise.resolve()
+    return new Promise(resolve => this.#emptyWaiters.push(resolve))
   }
 
   #wakeSpaceWaiters (): void {
     const waiters = this.#spaceWaiters
     this.#spaceWaiters = []
     for (const wake of waiters) wake()
+    if (this.#emptyWaiters.length > 0 && this.#records === 0 && this.#bytes === 0) for (const wake of this.#emptyWaiters.splice(0)) wake()
   }
 
   /** Removes every queued (not taken) item and returns them; their capacity is released. */

@@ -8,7 +8,7 @@ import { parsePartitionKey, partitionKey } from './partition-key.js'
 import type { PartitionProgress } from './partition-progress.js'
 import type { FlowLabels, PipelineObserver } from './pipeline-observer.js'
 import type { AckSegment, CommitOffset, FetchControl, PositionStore, SourcePosition, TransactionAck, TransactionalSink, TransactionRecord } from './ports.js'
-import type { LaneTransaction, WorkerListener } from './producer-worker.js'
+import type { WorkerListener } from './producer-worker.js'
 import { TransactionFailedError } from './transaction-failed-error.js'
 import type { DeepPathReason } from './forwarded-batch.js'
 
@@ -44,6 +44,21 @@ export interface LaneOptions {
  * takes, say) would otherwise copy the same records for ever.
  */
 export const MAX_RETAKES = 10
+
+/** What a producer lane's worker runs its writes through (exactly-once). */
+export interface LaneTransaction {
+  /** Longest the worker waits for batches before it commits what it wrote. */
+  readonly idleCommitMs: number
+  /**
+   * Writes the batches taken under the lane's current acquisition (`write`), then commits when the
+   * transaction is old enough or holds its share of the queue's bytes. The queue's bytes of every
+   * batch passed in are given back by the lane (`releaseBytes`): at once for a batch it does not
+   * write, after the transaction ended for the others; the worker gives back their record counts.
+   */
+  write: (batches: readonly MirrorBatch[], write: (batches: readonly MirrorBatch[]) => Promise<void>) => Promise<void>
+  /** The lane has nothing to write now: commits what is open. */
+  idle: () => Promise<void>
+}
 
 /** The queue's bytes a lane keeps for the batches of its open transaction (`BoundedQueue`). */
 export interface HeldBytes {
@@ -105,7 +120,8 @@ export class Lane implements LaneTransaction {
 
   #exclusive<T> (step: () => Promise<T>): Promise<T> {
     const run = this.#chain.then(step, step)
-    this.#chain = run.catch(() => {})
+    // The chain only orders the steps: a step's failure reaches its caller through `run`.
+    this.#chain = run.catch(() => undefined)
     return run
   }
 
@@ -178,7 +194,11 @@ export class Lane implements LaneTransaction {
 
   async #release (): Promise<void> {
     // Still ours until someone fences us: commit what was written, else it is aborted by the next owner.
-    if (this.#pending.length > 0 || this.#written.length > 0) await this.#commit(false).catch(() => {})
+    if (this.#pending.length > 0 || this.#written.length > 0) {
+      await this.#commit(false).catch(error => {
+        this.#options.logger.warn('committing the open transaction of a producer lane given up failed; its next owner aborts it', { lane: this.index, error })
+      })
+    }
     await this.#committing
     this.#commitFailure = undefined
     this.#dropOpen()
@@ -414,7 +434,8 @@ export class Lane implements LaneTransaction {
       await this.#committing
       // Failures of transactions that came after the aborted one: they are part of what is taken again.
       this.#commitFailure = undefined
-      await sleep(heartbeatIntervalMs, undefined, { signal }).catch(() => {})
+      // Rejects only when the flow stops (the signal): the check below ends the retake then.
+      await sleep(heartbeatIntervalMs, undefined, { signal }).catch(() => undefined)
       if (ticket !== this.#ticket || signal.aborted) return false
       // acquire() replaces the producers the other process fenced.
       this.#sinkHeld = false

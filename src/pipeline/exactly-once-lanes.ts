@@ -2,33 +2,15 @@ import type { MirrorBatch } from './mirror-batch.js'
 import { bucketOf } from './partition-bucket.js'
 import { parsePartitionKey, partitionKey } from './partition-key.js'
 import type { FetchControl, TransactionalSink } from './ports.js'
-import type { LaneTransaction, WorkerListener } from './producer-worker.js'
-import { Lane, type HeldBytes, type LaneOptions } from './exactly-once-lane.js'
+import type { WorkerListener } from './producer-worker.js'
+import { Lane, type HeldBytes, type LaneOptions, type LaneTransaction } from './exactly-once-lane.js'
+import type { Admission, IntakeGate } from './delivery-mode.js'
 
 export type { HeldBytes } from './exactly-once-lane.js'
-
-/** What the intake asks before it queues a partition's records (exactly-once). */
-export interface IntakeGate {
-  /** The lane (bucket) of a partition: the same in every process of the flow. */
-  laneOf: (topic: string, partition: number) => number
-  /**
-   * Resolves once the partition's lane is taken and its position read: the acquisition ticket to
-   * `stamp` the partition's batches with; undefined when this process does not own the partition.
-   */
-  admit: (topic: string, partition: number, control: FetchControl) => Promise<number | undefined>
-  /**
-   * False when a batch of an admitted partition continues `from` past what was handed over: the
-   * source is sent back there, and the batch must not be queued.
-   */
-  contiguous: (topic: string, partition: number, from: bigint | undefined, skip?: boolean) => boolean
-  stamp: (batch: MirrorBatch, ticket: number) => void
-}
 
 export interface ExactlyOnceLanesOptions extends LaneOptions {
   readonly sinks: readonly TransactionalSink[]
 }
-
-
 
 /**
  * The producer lanes of an exactly-once flow. Lane `b` writes the partitions of bucket `b`
@@ -84,7 +66,7 @@ export class ExactlyOnceLanes implements IntakeGate {
     for (const lane of this.#lanes) lane.assign(byLane.get(lane.index))
   }
 
-  async admit (topic: string, partition: number, control: FetchControl): Promise<number | undefined> {
+  async admit (topic: string, partition: number, control: FetchControl): Promise<Admission | undefined> {
     return await (this.#lanes[this.laneOf(topic, partition)] as Lane).admit(partitionKey(topic, partition), control)
   }
 
@@ -92,7 +74,7 @@ export class ExactlyOnceLanes implements IntakeGate {
     return (this.#lanes[this.laneOf(topic, partition)] as Lane).contiguous(topic, partition, from, skip)
   }
 
-  stamp (batch: MirrorBatch, ticket: number): void {
+  stamp (batch: MirrorBatch, ticket: Admission): void {
     this.#tickets.set(batch, ticket)
   }
 

@@ -1,35 +1,32 @@
-import { coordinatorPartition } from './flow-coordinator.js'
 import type { FlowConfig } from '../config/mirror-config.js'
 import { settleWithin } from '../shared/deadline.js'
-import { ErrorCodes, errorLabel, MirrorError } from '../shared/errors.js'
-import type { KafkaRecord } from '../shared/kafka-record.js'
+import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import type { MessageHandlerFunction } from '../shared/message-handler-api.js'
-import { RearmingTimer } from '../shared/rearming-timer.js'
 import { AckRecorder } from './ack-recorder.js'
 import { BatchIntake } from './batch-intake.js'
-import { BoundedQueue } from './bounded-queue.js'
+import type { DeliveryMode } from './delivery-mode.js'
+import { deliveryModeFor } from './delivery-modes.js'
+import { FetchDispatch } from './fetch-dispatch.js'
+import { FlowCoordinator } from './flow-coordinator.js'
 import { MessageHandler } from './message-handler.js'
-import type { MirrorBatch } from './mirror-batch.js'
 import { OffsetCommitter } from './offset-committer.js'
 import { PartitionProgress } from './partition-progress.js'
-import { partitionKey, parsePartitionKey } from './partition-key.js'
 import { flowLabels, type FlowLabels, type FlowSnapshot, type LifecycleState, type PipelineObserver } from './pipeline-observer.js'
-import type { AckListener, BatchTracer, CorruptBatch, FetchControl, FetchedBatch, FlowPorts, RecordSource, SourceListener } from './ports.js'
+import type { AckListener, BatchTracer, FlowPorts, RecordSink } from './ports.js'
 import { ProducerWorker } from './producer-worker.js'
-import { ExactlyOnceLanes } from './exactly-once-lanes.js'
+import { SourceSubscription } from './source-subscription.js'
+import { TopicSettingsSync } from './topic-settings-sync.js'
 import { TopicSync, type MirroredTopic } from './topic-sync.js'
-
-/** A CRC-32C as 8 hex digits. */
-function crcText (crc: number): string {
-  return `0x${crc.toString(16).padStart(8, '0')}`
-}
 
 /** How long each client's stop may take at shutdown before the flow goes on without it. */
 const STOP_STEP_BOUND_MS = 5_000
 
 /** How long the final commit may take when the drain did not finish (the target is likely unreachable). */
 const FINAL_COMMIT_BOUND_MS = 5_000
+
+/** The steps of the shutdown after the final commit, in `STOP_STEP_BOUND_MS` (`#stopClients`). */
+const CLIENT_STOP_STEPS = 7
 
 export interface MirrorFlowOptions {
   readonly observer?: PipelineObserver
@@ -46,11 +43,13 @@ export interface MirrorFlowOptions {
 }
 
 /**
- * One copy from a source cluster to a target cluster, through the ports it is given: topic
- * discovery (`TopicSync`), the source consumer group (`RecordSource`), the intake of fetched
- * batches with backpressure (`BatchIntake`), a bounded queue, one producer lane per sink
- * (`ProducerWorker`), acknowledgements (`AckRecorder`) and the committer (`OffsetCommitter`).
- * This class holds the lifecycle only.
+ * One copy from a source cluster to a target cluster, through the ports it is given. Its parts
+ * have names: the source subscription (`SourceSubscription`, topic discovery and re-subscription),
+ * what the source tells the flow (`FetchDispatch`, with the message handler), the intake of
+ * fetched batches with backpressure (`BatchIntake`), the delivery mode (`DeliveryMode`: the queue,
+ * the intake's gate and each lane's writes), one producer lane per sink (`ProducerWorker`),
+ * acknowledgements (`AckRecorder`), the committer (`OffsetCommitter`) and who coordinates the flow
+ * (`FlowCoordinator`). This class holds the lifecycle only.
  *
  * States: starting -> running -> stopping -> stopped, or failed after a send failure with
  * abort.on.send.failure or a source crash (then `done` rejects with an error naming the cause).
@@ -59,41 +58,34 @@ export interface MirrorFlowOptions {
  * rejects (`MIRROR_COMMIT_FAILED`): what was acknowledged since the last commit is copied again.
  */
 export class MirrorFlow {
+  readonly name = 'pipeline'
   readonly config: FlowConfig
   readonly labels: FlowLabels
+  /** The coordinator-only sync of target topic configs and ACLs; started and stopped by the flow's runtime. */
+  readonly topicSettings: TopicSettingsSync
   readonly #logger: Logger
   readonly #observer: PipelineObserver
   readonly #drainTimeoutMs: number
   readonly #ports: FlowPorts
   readonly #topicSync: TopicSync
-  readonly #queue: BoundedQueue<MirrorBatch>
   readonly #progress = new PartitionProgress()
-  readonly #intake: BatchIntake
-  readonly #handler: MessageHandler | undefined
+  readonly #delivery: DeliveryMode
   readonly #acks: AckRecorder
-  /** Exactly-once: the transactional producer lanes. */
-  readonly #exactlyOnce: ExactlyOnceLanes | undefined
   readonly #committer: OffsetCommitter
-  readonly #refreshTimer: RearmingTimer
+  readonly #subscription: SourceSubscription
+  readonly #coordinator: FlowCoordinator
   /** Aborting it ends the producers' retries (drain deadline passed, forced stop). */
   readonly #abort = new AbortController()
-  #source: RecordSource
-  #topics = new Map<string, MirroredTopic>()
-  /** Whether this process coordinated the flow at the last assignment (for the log line on a change). */
-  #coordinating = false
-  /** When target topic configs were last compared with the source's (ms since epoch); the first refresh after start does it. */
-  #configsSyncedAtMs = 0
-  /** When topic ACLs were last synced (ms since epoch). */
-  #aclsSyncedAtMs = 0
   #workers: Array<Promise<void>> = []
   #state: LifecycleState = 'starting'
-  #refreshing: Promise<void> | undefined
   #stopping: Promise<boolean> | undefined
   #starting: Promise<void> | undefined
   #stopRequested = false
   /** Set once start completed; a stop before that does not drain. */
   #running = false
   #failure: MirrorError | undefined
+  readonly #failed: Promise<void>
+  #resolveFailed!: () => void
   #resolveDone!: () => void
   #rejectDone!: (error: Error) => void
   /** Settles when the flow has stopped: resolves after `stop()`, rejects when the flow failed. */
@@ -103,59 +95,68 @@ export class MirrorFlow {
     this.config = config
     this.labels = flowLabels(config)
     this.#logger = options.logger.child({ flow: config.name })
-    this.#observer = options.observer ?? {}
+    const observer = options.observer ?? {}
+    this.#observer = observer
     this.#drainTimeoutMs = options.drainTimeoutMs ?? 30_000
     this.#ports = ports
     this.#topicSync = new TopicSync(ports.sourceTopics, ports.targetTopics, config, this.#logger)
-    // Exactly-once lanes are buckets of partitions with a transactional id each; otherwise any lane
-    // takes any partition not in flight, so batches fetched together share a request.
-    this.#queue = new BoundedQueue<MirrorBatch>(config.queueMaxRecords, config.queueMaxBytes, config.exactlyOnce !== undefined
-      ? ports.sinks.length
-      : { keyOf: batch => partitionKey(batch.targetTopic, batch.partition) })
-    if (config.messageHandler !== undefined && options.messageHandler === undefined) {
-      throw new MirrorError(ErrorCodes.CONFIG, `flow ${config.name}: ${config.messageHandler.key} "${config.messageHandler.module}" is not loaded; load it with loadMessageHandlers(config) and pass it as messageHandler`)
-    }
-    this.#handler = options.messageHandler === undefined
-      ? undefined
-      : new MessageHandler(options.messageHandler, { module: config.messageHandler?.module ?? 'messageHandler', args: config.messageHandler?.args, flow: config.name })
-    if (config.exactlyOnce !== undefined) {
-      if (ports.exactlyOnce === undefined || ports.exactlyOnce.sinks.length !== ports.sinks.length) {
-        throw new MirrorError(ErrorCodes.INTERNAL, `flow ${config.name}: ${config.exactlyOnce.key} is on but the ports have no transactional sinks for every lane`)
-      }
-      this.#exactlyOnce = new ExactlyOnceLanes({
-        sinks: ports.exactlyOnce.sinks,
-        positions: ports.exactlyOnce.positions,
-        progress: this.#progress,
-        commitIntervalMs: config.exactlyOnce.commitIntervalMs,
-        heartbeatIntervalMs: config.consumer.heartbeatIntervalMs,
-        labels: this.labels,
-        observer: this.#observer,
-        logger: this.#logger,
-        signal: this.#abort.signal,
-        onFatal: error => this.#fail(error),
-        seek: offsets => this.#source.seek(offsets),
-        ...(options.ackListener?.transactionRecords === undefined ? {} : { describe: options.ackListener.transactionRecords.bind(options.ackListener) }),
-      })
-    }
-    this.#intake = new BatchIntake(config, this.labels, this.#queue, this.#progress, this.#observer, options.tracer, topic => this.#topics.get(topic), this.#exactlyOnce)
-    this.#acks = new AckRecorder(config, this.labels, this.#progress, this.#observer, options.ackListener, this.#logger)
-    this.#source = ports.source()
-    this.#committer = new OffsetCommitter({
-      labels: this.labels,
+    const handler = this.#messageHandler(options.messageHandler)
+    this.#delivery = deliveryModeFor(config, ports, {
       progress: this.#progress,
-      source: () => this.#source,
-      ackListener: options.ackListener,
-      observer: this.#observer,
+      labels: this.labels,
+      observer,
       logger: this.#logger,
-      intervalMs: config.offsetCommitIntervalMs,
+      signal: this.#abort.signal,
+      onFatal: error => this.#fail(error),
+      seek: offsets => this.#subscription.current.seek(offsets),
+      ackListener: options.ackListener,
     })
-    this.#refreshTimer = new RearmingTimer(config.refreshTopicsIntervalMs, () => this.refreshTopics())
+    this.#acks = new AckRecorder(config, this.labels, this.#progress, observer, options.ackListener, this.#logger)
+    const topics = (): ReadonlyMap<string, MirroredTopic> => this.#subscription.topics
+    this.#coordinator = new FlowCoordinator(() => topics().keys(), () => this.#subscription.current.owned(), this.#logger)
+    const topicOf = (topic: string): MirroredTopic | undefined => this.#subscription.topics.get(topic)
+    const intake = new BatchIntake(config, this.labels, this.#delivery.queue, this.#progress, observer, options.tracer, topicOf, this.#delivery.gate)
+    const flow = this
+    const dispatch = new FetchDispatch(config, {
+      intake, handler, progress: this.#progress, delivery: this.#delivery, coordinator: this.#coordinator, topics,
+      labels: this.labels, observer, logger: this.#logger,
+      failure: { get failed () { return flow.#failure !== undefined }, fail: error => this.#fail(error) },
+      commit: () => this.commit(),
+    })
+    this.#subscription = new SourceSubscription({
+      sources: ports.source, topicSync: this.#topicSync, listener: dispatch, refreshIntervalMs: config.refreshTopicsIntervalMs,
+      drain: () => this.#waitIdle(this.#drainTimeoutMs), commit: () => this.commit(), running: () => this.#state === 'running',
+      labels: this.labels, observer, logger: this.#logger,
+    })
+    this.#committer = new OffsetCommitter({
+      labels: this.labels, progress: this.#progress, source: () => this.#subscription.current, ackListener: options.ackListener,
+      observer, logger: this.#logger, intervalMs: config.offsetCommitIntervalMs,
+    })
+    this.topicSettings = new TopicSettingsSync(config, {
+      topicSync: this.#topicSync, topics, isCoordinator: () => this.coordinates(), labels: this.labels, observer, logger: this.#logger,
+    })
+    this.#failed = new Promise(resolve => { this.#resolveFailed = resolve })
     this.done = new Promise((resolve, reject) => { this.#resolveDone = resolve; this.#rejectDone = reject })
     // Observed by whoever awaits it; without this an unawaited rejection would end the process.
     this.done.catch(() => {})
   }
 
+  #messageHandler (loaded: MessageHandlerFunction | undefined): MessageHandler | undefined {
+    const named = this.config.messageHandler
+    if (named !== undefined && loaded === undefined) {
+      throw new MirrorError(ErrorCodes.CONFIG, `flow ${this.config.name}: ${named.key} "${named.module}" is not loaded; ` +
+        'load it with loadMessageHandlers(config) and pass it as messageHandler')
+    }
+    if (loaded === undefined) return undefined
+    return new MessageHandler(loaded, { module: named?.module ?? 'messageHandler', args: named?.args, flow: this.config.name })
+  }
+
   get state (): LifecycleState { return this.#state }
+
+  /** The longest `stop()` takes: the drain deadline, the final commit's bound, then each client's stop. */
+  get stopBoundMs (): number {
+    return this.#drainTimeoutMs + Math.max(this.#drainTimeoutMs, FINAL_COMMIT_BOUND_MS) + CLIENT_STOP_STEPS * STOP_STEP_BOUND_MS
+  }
 
   /** Connects, creates missing target topics, joins the source group and starts copying. */
   start (): Promise<void> {
@@ -168,118 +169,38 @@ export class MirrorFlow {
     const { sourceTopics, targetTopics, sinks } = this.#ports
     await sourceTopics.start()
     await targetTopics.start()
-    // Exactly-once: the positions topic exists and the target can run transactions before anything is copied.
-    await this.#ports.exactlyOnce?.positions.start()
+    // The delivery mode is ready before anything is copied (`DeliveryMode.start`).
+    await this.#delivery.start()
     await Promise.all(sinks.map(sink => sink.start()))
-    this.#topics = await this.#topicSync.refresh()
+    await this.#subscription.discover()
     this.#workers = sinks.map((sink, lane) => this.#runWorker(sink, lane))
     if (this.#stopRequested) return
-    await this.#source.start([...this.#topics.keys()], this.#sourceListener())
+    await this.#subscription.subscribe()
     if (this.#stopRequested) return
     this.#state = 'running'
     this.#running = true
     this.#committer.start()
-    this.#refreshTimer.start()
+    this.#subscription.startRefresh()
     this.#logger.info('mirroring', {
-      topics: [...this.#topics.keys()], source: this.config.source.brokers, target: this.config.target.brokers,
+      topics: [...this.#subscription.topics.keys()], source: this.config.source.brokers, target: this.config.target.brokers,
       ...(this.config.messageHandler === undefined ? {} : { messageHandler: this.config.messageHandler.module }),
     })
   }
 
-  #runWorker (sink: FlowPorts['sinks'][number], lane: number): Promise<void> {
-    const transactional = this.#exactlyOnce?.lane(lane, this.#acks, this.#queue)
-    return new ProducerWorker(this.#queue, sink, {
-      lane,
+  #runWorker (sink: RecordSink, lane: number): Promise<void> {
+    const { delivery, listener } = this.#delivery.lane(lane, this.#acks)
+    return new ProducerWorker(delivery, sink, {
       maxRequestBytes: Math.max(this.config.producer.maxRequestSizeBytes, this.config.producer.batchSizeBytes),
       maxMessageBytes: topic => this.#topicSync.maxMessageBytes(topic),
       requestTimeoutMs: this.config.target.requestTimeoutMs ?? 30_000,
       abortOnSendFailure: this.config.abortOnSendFailure,
       signal: this.#abort.signal,
-      ...(transactional === undefined ? {} : { transaction: transactional.transaction }),
-    }, transactional?.listener ?? this.#acks, this.#logger.child({ lane })).run().catch(error => {
+    }, listener, this.#logger.child({ lane })).run().catch(error => {
       // A stop that gave up waiting (drain deadline, forced stop) ends the retries: what is unwritten stays uncommitted, not a failure.
       // A record refused for good (a non-retriable SEND_FAILED) still fails the flow.
       if (this.#abort.signal.aborted && !(error instanceof MirrorError && error.code === ErrorCodes.SEND_FAILED && !error.retriable)) return
       this.#fail(error as Error)
     })
-  }
-
-  #sourceListener (): SourceListener {
-    return {
-      // After a failure nothing more is admitted or skipped: no commit may pass what stopped the flow.
-      onBatch: async (batch, control) => {
-        if (this.#failure !== undefined) return
-        await (this.#handler === undefined ? this.#intake.accept(batch, control) : this.#acceptHandled(this.#handler, batch, control))
-      },
-      onSkipped: (topic, partition, nextOffset, from) => { if (this.#failure === undefined) this.#skipped(topic, partition, nextOffset, from) },
-      onCorrupt: (topic, partition, batch, rangeProblem) => this.#corrupt(topic, partition, batch, rangeProblem),
-      onAssignment: owned => {
-        this.#progress.retain(owned)
-        this.#exactlyOnce?.assign(owned)
-        this.#observer.rebalanced?.(this.labels)
-        this.#logger.info('partitions assigned', { partitions: owned.size })
-        this.#noteCoordination()
-      },
-      onRebalancing: () => { void this.commit() },
-      onCrash: error => this.#fail(error),
-      onDecoded: (reason, bytes) => this.#observer.batchRouted?.(this.labels, 'deep', reason, bytes),
-    }
-  }
-
-  /**
-   * A fetched batch through the message handler, then into the intake. A handler failure fails
-   * the flow here instead of rejecting to the consumer (which would retry the batch and restart):
-   * nothing of this fetch is admitted, and nothing is admitted after a failure, so no commit can
-   * pass the record. When the handler dropped every record, the commit may move past them.
-   */
-  async #acceptHandled (handler: MessageHandler, given: FetchedBatch, control: FetchControl): Promise<void> {
-    if (this.#failure !== undefined || !this.#topics.has(given.topic)) return
-    // A handler flow's source forwards nothing (`kafkaFlowPorts`); a batch from another source is decoded here, never passed by.
-    const fetched = given.forwarded === undefined ? given : { ...given, forwarded: undefined, records: await given.forwarded.decode() }
-    if (fetched.records.length === 0) return
-    let handled: FetchedBatch
-    try {
-      handled = await handler.apply(fetched)
-    } catch (error) {
-      this.#fail(error as Error)
-      return
-    }
-    if (this.#failure !== undefined) return
-    if (handled.records.length > 0) return await this.#intake.accept(handled, control)
-    this.#progress.observeHighWatermark(fetched.topic, fetched.partition, fetched.highWatermark, BigInt((fetched.records[0] as KafkaRecord).offset))
-    if (handled.nextOffset !== undefined) this.#skipped(fetched.topic, fetched.partition, handled.nextOffset, fetched.from)
-  }
-
-  /**
-   * A corrupt source batch (CRC-32C mismatch): counted, then the flow stops (`corrupt.batches`
-   * fail, the default; also in skip mode when the batch's range cannot be trusted or it is a
-   * transaction marker, whose loss would change which records count as aborted), or the batch is
-   * left out with a warning and the source moves past it (true).
-   */
-  #corrupt (topic: string, partition: number, batch: CorruptBatch, rangeProblem: string | undefined): boolean {
-    if (this.#failure !== undefined) return false
-    this.#observer.corruptBatch?.(this.labels, topic, partition)
-    const where = `topic "${topic}" partition ${partition}: the record batch at offsets ${batch.baseOffset}..${batch.endOffset - 1n} (${batch.sizeBytes} bytes${batch.control ? ', a transaction marker' : ''}) is corrupt on the ${this.config.source.alias} cluster (CRC-32C of its bytes ${crcText(batch.computedCrc)}, expected ${crcText(batch.storedCrc)} as its header says)`
-    const skip = (this.config.corruptBatches ?? 'fail') === 'skip'
-    if (skip && rangeProblem === undefined && !batch.control) {
-      this.#logger.warn(`${where}: skipped (corrupt.batches=skip); its offsets are committed past and its records are not on the target`, { topic, partition, fromOffset: batch.baseOffset.toString(), toOffset: (batch.endOffset - 1n).toString() })
-      return true
-    }
-    const why = !skip
-      ? 'the mirror stopped; nothing of it, nor after it in the partition, was copied or committed. Repair the partition on the source (its other replicas may hold an intact copy: reassign or re-elect the leader), or set corrupt.batches to skip (--corrupt.batches skip) to leave the batch out and go on'
-      : `the mirror stopped; it cannot be skipped: ${batch.control ? 'it is a transaction marker, and leaving it out would change which records count as aborted' : `its offset range cannot be trusted (${rangeProblem ?? ''})`}. Repair the partition on the source (its other replicas may hold an intact copy)`
-    this.#fail(new MirrorError(ErrorCodes.CORRUPT_BATCH, `${where}: ${why}`))
-    return false
-  }
-
-  /**
-   * The source moved past offsets with nothing to copy. Exactly-once, only when that continues
-   * from what was handed over: a skip from a fetch that is ahead (a batch fetched before a seek
-   * back, kafkajs hands those over too) would pass records never written.
-   */
-  #skipped (topic: string, partition: number, nextOffset: bigint, from: bigint | undefined): void {
-    if (this.#exactlyOnce?.contiguous(topic, partition, from, true) === false) return
-    this.#progress.skipped(topic, partition, nextOffset)
   }
 
   /** Commits what the target acknowledged (see `OffsetCommitter`); resolves false when the commit failed. */
@@ -289,52 +210,36 @@ export class MirrorFlow {
 
   /** Picks up topics created (or partitions added) on the source since the last look. */
   refreshTopics (): Promise<void> {
-    this.#refreshing ??= this.#refreshOnce().finally(() => { this.#refreshing = undefined })
-    return this.#refreshing
+    return this.#subscription.refresh()
   }
 
-  async #refreshOnce (): Promise<void> {
-    if (this.#state !== 'running') return
-    let topics: Map<string, MirroredTopic>
-    try {
-      topics = await this.#topicSync.refresh()
-    } catch (error) {
-      this.#observer.retry?.(this.labels, 'refresh_topics', errorLabel(error))
-      this.#logger.warn('looking for new topics failed; trying again at the next refresh', { error })
-      return
-    }
-    await this.#syncTopicConfigs(topics)
-    await this.#syncTopicAcls(topics)
-    const same = topics.size === this.#topics.size && [...topics].every(([name, t]) => this.#topics.get(name)?.partitions === t.partitions)
-    if (same || this.#state !== 'running') return
-    this.#logger.info('topics changed; re-subscribing', { topics: [...topics.keys()] })
-    // kafkajs cannot change a running subscription: drain, commit, and join again with the new list.
-    const old = this.#source
-    old.pause()
-    await this.#waitIdle(this.#drainTimeoutMs)
-    await this.commit()
-    await old.stop()
-    if (this.#state !== 'running') return
-    this.#topics = topics
-    this.#source = this.#ports.source()
-    await this.#source.start([...this.#topics.keys()], this.#sourceListener())
-  }
-
+  /**
+   * Resolves true once nothing handed over is unacknowledged and the queue holds nothing (events
+   * of `PartitionProgress` and `BoundedQueue`, no polling); false when `timeoutMs` passed first or
+   * the flow failed.
+   */
   async #waitIdle (timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs
-    while (!this.#progress.idle || this.#queue.records > 0) {
-      if (Date.now() > deadline || this.#failure !== undefined) return false
-      await new Promise(resolve => setTimeout(resolve, 20))
-    }
-    return true
+    const queue = this.#delivery.queue
+    const isIdle = (): boolean => this.#progress.idle && queue.records === 0 && queue.bytes === 0
+    if (isIdle()) return true
+    if (this.#failure !== undefined || timeoutMs <= 0) return false
+    let gaveUp = false
+    const idle = (async () => {
+      // Each wait is for a change: progress to go idle when it is not, else the queue to empty.
+      while (!isIdle() && !gaveUp) await (this.#progress.idle ? queue.whenEmpty() : this.#progress.whenIdle())
+    })()
+    const settled = await settleWithin(Promise.race([idle, this.#failed]), timeoutMs)
+    gaveUp = true
+    return settled && this.#failure === undefined && isIdle()
   }
 
   #fail (error: Error): void {
     if (this.#failure !== undefined) return
     this.#failure = error instanceof MirrorError ? error : new MirrorError(ErrorCodes.INTERNAL, error.message, { cause: error })
     this.#state = 'failed'
-    this.#observer.fatal?.(this.labels, this.#failure)
+    this.#resolveFailed()
     const failure = this.#failure
+    this.#observer.fatal?.(this.labels, failure)
     void this.#shutdown().then(() => this.#rejectDone(failure), () => this.#rejectDone(failure))
   }
 
@@ -345,8 +250,9 @@ export class MirrorFlow {
     void this.#shutdown().then(committed => {
       if (this.#failure !== undefined) return
       this.#state = 'stopped'
+      const what = `flow ${this.config.name}: the final commit on the ${this.config.source.alias} cluster failed`
       if (committed) this.#resolveDone()
-      else this.#rejectDone(new MirrorError(ErrorCodes.COMMIT_FAILED, `flow ${this.config.name}: the final commit on the ${this.config.source.alias} cluster failed; ${this.#exactlyOnce === undefined ? 'records acknowledged since the last commit will be copied again at the next start' : 'the group\'s offsets stay behind what was copied (exactly-once resumes from the positions on the target: nothing is copied twice)'}`))
+      else this.#rejectDone(new MirrorError(ErrorCodes.COMMIT_FAILED, `${what}; ${this.#delivery.uncommittedConsequence}`))
     })
     return this.done
   }
@@ -354,8 +260,8 @@ export class MirrorFlow {
   /** Stops waiting for the target at once: retries end, in-flight records are left uncommitted. */
   abort (): void {
     this.#abort.abort()
-    this.#queue.close()
-    this.#queue.drainQueued()
+    this.#delivery.queue.close()
+    this.#delivery.queue.drainQueued()
   }
 
   /** Resolves with whether the final commit succeeded (true when nothing was due). */
@@ -365,94 +271,82 @@ export class MirrorFlow {
   }
 
   async #shutdownOnce (): Promise<boolean> {
+    const source = this.#subscription.current
     // A stop during start cuts the group join short (it can wait a whole session timeout for a
     // dead member): nothing was handed over yet, so leaving at once loses nothing.
-    if (this.#state === 'stopping' && !this.#running) await this.#source.stop()
-    await this.#starting?.catch(() => {})
+    if (this.#state === 'stopping' && !this.#running) await source.stop()
+    // A start that failed was reported to whoever called start(); here only its end matters.
+    await this.#starting?.catch(() => undefined)
+    const drained = await this.#drain()
+    const committed = await this.#finalCommit(drained)
+    await this.#stopClients()
+    return committed
+  }
+
+  /** Stops intake, lets the producers write what is queued within the drain deadline (none after a failure), then ends their retries. */
+  async #drain (): Promise<boolean> {
+    const queue = this.#delivery.queue
     this.#committer.stop()
-    this.#refreshTimer.stop()
-    this.#source.pause()
-    this.#queue.close()
+    const refreshEnded = this.#subscription.stopRefresh()
+    this.#subscription.current.pause()
+    queue.close()
     const drained = await this.#waitIdle(this.#failure === undefined ? this.#drainTimeoutMs : 0)
-    if (!drained && this.#failure === undefined) this.#logger.warn('drain deadline passed; records in flight stay uncommitted and will be mirrored again', { records: this.#queue.records })
+    if (!drained && this.#failure === undefined) {
+      this.#logger.warn('drain deadline passed; records in flight stay uncommitted and will be mirrored again', { records: queue.records })
+    }
     this.#abort.abort()
     // What is still queued was never written: leave it uncommitted, to be mirrored again.
-    this.#queue.drainQueued()
-    await this.#refreshing?.catch(() => {})
+    queue.drainQueued()
+    await refreshEnded
+    return drained
+  }
+
+  /** Commits what the target acknowledged, within a bound; true when it succeeded (or nothing was due). */
+  async #finalCommit (drained: boolean): Promise<boolean> {
     // With the target unreachable the offset syncs cannot be written, so the commit that waits
     // for them could wait for the client's retries: give it a bound.
     const commitBoundMs = drained ? Math.max(this.#drainTimeoutMs, FINAL_COMMIT_BOUND_MS) : FINAL_COMMIT_BOUND_MS
     let committed = false
     const settled = await settleWithin(this.commit().then(ok => { committed = ok }), commitBoundMs)
-    if (!settled || !committed) this.#logger.error(this.#exactlyOnce === undefined ? 'final commit failed; what was acknowledged since the last commit will be mirrored again' : 'final commit failed; the group\'s offsets stay behind the positions on the target', { boundMs: commitBoundMs, timedOut: !settled })
-    await this.#stopStep('source consumer', this.#source.stop())
+    if (settled && committed) return true
+    this.#logger.error(`final commit failed; ${this.#delivery.uncommittedConsequence}`, { boundMs: commitBoundMs, timedOut: !settled })
+    return false
+  }
+
+  async #stopClients (): Promise<void> {
+    await this.#stopStep('source consumer', this.#subscription.current.stop())
     await this.#stopStep('producer workers', Promise.allSettled(this.#workers))
-    await this.#stopStep('producer lanes', this.#exactlyOnce?.stop() ?? Promise.resolve())
+    await this.#stopStep('delivery', this.#delivery.stop(), 2 * STOP_STEP_BOUND_MS)
     await this.#stopStep('target producers', Promise.all(this.#ports.sinks.map(sink => sink.stop())))
-    await this.#stopStep('positions', this.#ports.exactlyOnce?.positions.stop() ?? Promise.resolve())
     await this.#stopStep('source admin', this.#ports.sourceTopics.stop())
     await this.#stopStep('target admin', this.#ports.targetTopics.stop())
-    return settled && committed
   }
 
   /** One step of the shutdown, bounded: a client retrying against an unreachable cluster must not hold the process. */
-  async #stopStep (step: string, work: Promise<unknown>): Promise<void> {
-    if (!await settleWithin(work, STOP_STEP_BOUND_MS)) this.#logger.warn('shutdown step did not finish in time; going on', { step, boundMs: STOP_STEP_BOUND_MS })
-  }
-
-  /** Every `syncTopicConfigsIntervalMs`, in the coordinating process only: target topic configs follow the source's. */
-  async #syncTopicConfigs (topics: ReadonlyMap<string, MirroredTopic>): Promise<void> {
-    const now = Date.now()
-    if (!this.config.syncTopicConfigs || !this.coordinates() || now - this.#configsSyncedAtMs < this.config.syncTopicConfigsIntervalMs) return
-    this.#configsSyncedAtMs = now
-    try {
-      const changed = await this.#topicSync.syncConfigs([...topics.values()])
-      this.#observer.topicConfigsSynced?.(this.labels, changed)
-    } catch (error) {
-      this.#observer.retry?.(this.labels, 'sync_topic_configs', errorLabel(error))
-      this.#logger.warn('syncing topic configs failed; trying again at the next interval', { error })
-    }
-  }
-
-  /** Every `syncTopicAclsIntervalMs`, in the coordinating process only: the mirrored topics' ACLs are copied to the target. */
-  async #syncTopicAcls (topics: ReadonlyMap<string, MirroredTopic>): Promise<void> {
-    const now = Date.now()
-    if (!this.config.syncTopicAcls || !this.coordinates() || now - this.#aclsSyncedAtMs < this.config.syncTopicAclsIntervalMs) return
-    this.#aclsSyncedAtMs = now
-    try {
-      this.#observer.topicAclsSynced?.(this.labels, await this.#topicSync.syncAcls([...topics.values()]))
-    } catch (error) {
-      this.#observer.retry?.(this.labels, 'sync_topic_acls', errorLabel(error))
-      this.#logger.warn('syncing topic ACLs failed; trying again at the next interval', { error })
-    }
+  async #stopStep (step: string, work: Promise<unknown>, boundMs = STOP_STEP_BOUND_MS): Promise<void> {
+    const logged = work.catch(error => this.#logger.warn('shutdown step failed; going on', { step, error }))
+    if (!await settleWithin(logged, boundMs)) this.#logger.warn('shutdown step did not finish in time; going on', { step, boundMs })
   }
 
   /** True while this process coordinates the flow (owns its `coordinatorPartition`): group offset sync, checkpoints and pruning run here only. */
   coordinates (): boolean {
-    const key = coordinatorPartition(this.#topics.keys())
-    return key !== undefined && this.#source.owned().has(key)
-  }
-
-  #noteCoordination (): void {
-    const now = this.coordinates()
-    if (now === this.#coordinating) return
-    this.#coordinating = now
-    const key = coordinatorPartition(this.#topics.keys())
-    this.#logger.info(now ? 'this process coordinates the flow: group offset sync, checkpoints and offset-sync pruning run here' : 'another process coordinates the flow', key === undefined ? {} : parsePartitionKey(key))
+    return this.#coordinator.coordinates()
   }
 
   snapshot (): FlowSnapshot {
+    const queue = this.#delivery.queue
+    const source = this.#subscription.current
     return {
       labels: this.labels,
       state: this.#state,
-      queueRecords: this.#queue.records,
-      queueBytes: this.#queue.bytes,
-      queueCapacityRecords: this.#queue.capacityRecords,
-      queueCapacityBytes: this.#queue.capacityBytes,
-      sourceConnected: this.#source.connected,
+      queueRecords: queue.records,
+      queueBytes: queue.bytes,
+      queueCapacityRecords: queue.capacityRecords,
+      queueCapacityBytes: queue.capacityBytes,
+      sourceConnected: source.connected,
       targetConnected: this.#ports.sinks.every(sink => sink.connected),
-      assignedPartitions: this.#source.owned().size,
-      topicsMirrored: this.#topics.size,
+      assignedPartitions: source.owned().size,
+      topicsMirrored: this.#subscription.topics.size,
       coordinator: this.coordinates(),
       partitions: this.#progress.snapshot(),
     }

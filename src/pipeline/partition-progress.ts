@@ -38,6 +38,16 @@ export class PartitionProgress {
   #owned: ReadonlySet<string> | undefined
   /** The state each commit candidate was taken from (`stillCommittable`). */
   readonly #candidateStates = new WeakMap<CommitCandidate, PartitionState>()
+  /** Batches in flight over every partition (the sum of the states' `inFlight`). */
+  #inFlight = 0
+  readonly #idleWaiters: Array<() => void> = []
+
+  /** `count` batches left flight; wakes who waits for `whenIdle` when none is left. */
+  #landed (count: number): void {
+    if (count === 0) return
+    this.#inFlight -= count
+    if (this.#inFlight === 0 && this.#idleWaiters.length > 0) for (const wake of this.#idleWaiters.splice(0)) wake()
+  }
 
   #state (topic: string, partition: number, startOffset: bigint): PartitionState {
     const key = partitionKey(topic, partition)
@@ -70,6 +80,7 @@ export class PartitionProgress {
     const state = this.#state(batch.sourceTopic, batch.partition, batch.firstOffset)
     if (state.inFlight.length === 0 && batch.firstOffset > state.ackedNext) state.ackedNext = batch.firstOffset
     state.inFlight.push({ batch, acked: false })
+    this.#inFlight++
     if (batch.nextOffset > state.admittedNext) state.admittedNext = batch.nextOffset
   }
 
@@ -78,7 +89,10 @@ export class PartitionProgress {
     const state = this.#states.get(partitionKey(batch.sourceTopic, batch.partition))
     if (state === undefined) return
     const index = state.inFlight.findIndex(item => item.batch === batch)
-    if (index >= 0) state.inFlight.splice(index, 1)
+    if (index >= 0) {
+      state.inFlight.splice(index, 1)
+      this.#landed(1)
+    }
     if (batch.firstOffset < state.admittedNext) state.admittedNext = batch.firstOffset
   }
 
@@ -97,12 +111,15 @@ export class PartitionProgress {
     if (entry === undefined) return
     entry.acked = true
     state.lastProgressMs = nowMs
+    let landed = 0
     while (state.inFlight[0]?.acked === true) {
       const done = state.inFlight.shift() as InFlight
+      landed++
       if (done.batch.nextOffset > state.ackedNext) state.ackedNext = done.batch.nextOffset
     }
     // A skip recorded while batches were in flight is applied once they are all acknowledged.
     if (state.inFlight.length === 0 && state.admittedNext > state.ackedNext) state.ackedNext = state.admittedNext
+    this.#landed(landed)
   }
 
   /**
@@ -136,12 +153,11 @@ export class PartitionProgress {
    */
   resume (topic: string, partition: number, position: bigint | undefined): void {
     const key = partitionKey(topic, partition)
-    const committed = this.#states.get(key)?.committed ?? -1n
-    if (position === undefined) {
-      this.#states.delete(key)
-      return
-    }
-    this.#states.set(key, { topic, partition, highWatermark: -1n, inFlight: [], ackedNext: position, admittedNext: position, committed, lastProgressMs: 0, owned: true })
+    const previous = this.#states.get(key)
+    const committed = previous?.committed ?? -1n
+    if (position === undefined) this.#states.delete(key)
+    else this.#states.set(key, { topic, partition, highWatermark: -1n, inFlight: [], ackedNext: position, admittedNext: position, committed, lastProgressMs: 0, owned: true })
+    this.#landed(previous?.inFlight.length ?? 0)
   }
 
   observeHighWatermark (topic: string, partition: number, highWatermark: bigint, fetchOffset: bigint): void {
@@ -196,15 +212,24 @@ export class PartitionProgress {
    */
   retain (owned: ReadonlySet<string>): void {
     this.#owned = owned
+    let landed = 0
     for (const [key, state] of this.#states) {
-      if (!owned.has(key) || !state.owned) this.#states.delete(key)
+      if (owned.has(key) && state.owned) continue
+      this.#states.delete(key)
+      landed += state.inFlight.length
     }
+    this.#landed(landed)
   }
 
   /** True when nothing is in flight on any partition. */
   get idle (): boolean {
-    for (const state of this.#states.values()) if (state.inFlight.length > 0) return false
-    return true
+    return this.#inFlight === 0
+  }
+
+  /** Resolves once nothing is in flight (at once when so now). */
+  whenIdle (): Promise<void> {
+    if (this.#inFlight === 0) return Promise.resolve()
+    return new Promise(resolve => this.#idleWaiters.push(resolve))
   }
 
   snapshot (): PartitionSnapshot[] {

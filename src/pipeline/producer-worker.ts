@@ -1,7 +1,6 @@
 import { ErrorCodes, errorLabel, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { retry } from '../shared/retry.js'
-import type { BoundedQueue } from './bounded-queue.js'
 import { BATCH_HEADER_BYTES, encodedBytes, recordBytes, recordCount, type MirrorBatch } from './mirror-batch.js'
 import type { DeepPathReason } from './forwarded-batch.js'
 import { PartialSendError } from './partial-send-error.js'
@@ -24,23 +23,27 @@ export interface WorkerListener {
   routed?: (batch: MirrorBatch, reason: DeepPathReason) => void
 }
 
-/** What a producer lane's worker runs its writes through (exactly-once). */
-export interface LaneTransaction {
-  /** Longest the worker waits for batches before it commits what it wrote. */
-  readonly idleCommitMs: number
+/**
+ * How a producer lane takes its batches, writes them and gives their queue room back: what the
+ * flow's `DeliveryMode` supplies (plain writes at least once; exactly-once, writes inside the
+ * lane's transactions, with acknowledgements held until the commit).
+ */
+export interface LaneDelivery {
   /**
-   * Writes the batches taken under the lane's current acquisition (`write`), then commits when the
-   * transaction is old enough or holds its share of the queue's bytes. The queue's bytes of every
-   * batch passed in are given back by the lane (`releaseBytes`): at once for a batch it does not
-   * write, after the transaction ended for the others; the worker gives back their record counts.
+   * The lane's next batches, in queue order, within `maxBytes` (at least one): waits while there
+   * are none; undefined when nothing came for a while (then `idle` runs); [] once the queue is
+   * closed and the lane empty.
    */
+  take: (maxBytes: number) => Promise<MirrorBatch[] | undefined>
+  /** Writes `batches` through `write` (the worker's requests), in whatever unit of work the mode has. */
   write: (batches: readonly MirrorBatch[], write: (batches: readonly MirrorBatch[]) => Promise<void>) => Promise<void>
-  /** The lane has nothing to write now: commits what is open. */
+  /** `batches` taken by `take` are written or given up: their queue room goes back (or part of it, until a commit). */
+  settled: (batches: readonly MirrorBatch[]) => void
+  /** The lane has nothing to write now (or ever): what is open is finished. */
   idle: () => Promise<void>
 }
 
 export interface ProducerWorkerOptions {
-  readonly lane: number
   /**
    * Upper bound of one produce request in encoded bytes: the queue hands over batches up to this
    * many payload bytes, and the worker cuts them into requests by their encoded size.
@@ -56,8 +59,6 @@ export interface ProducerWorkerOptions {
   readonly abortOnSendFailure: boolean
   /** Aborting it stops retrying (forced shutdown). */
   readonly signal: AbortSignal
-  /** Exactly-once: writes run inside the lane's transactions (`ExactlyOnceLanes`). */
-  readonly transaction?: LaneTransaction
 }
 
 /** The send span of one batch (tracing on). */
@@ -85,7 +86,7 @@ function isPermanent (error: unknown): boolean {
  * error; partitions written beside it are never sent again.
  */
 export class ProducerWorker {
-  readonly #queue: BoundedQueue<MirrorBatch>
+  readonly #lane: LaneDelivery
   readonly #sink: RecordSink
   readonly #options: ProducerWorkerOptions
   readonly #listener: WorkerListener
@@ -97,8 +98,8 @@ export class ProducerWorker {
   /** Batches written in parts: the segments acknowledged so far, and how many of their records are settled (written or skipped). */
   readonly #inParts = new WeakMap<MirrorBatch, { segments: AckSegment[], settled: number }>()
 
-  constructor (queue: BoundedQueue<MirrorBatch>, sink: RecordSink, options: ProducerWorkerOptions, listener: WorkerListener, logger: Logger) {
-    this.#queue = queue
+  constructor (lane: LaneDelivery, sink: RecordSink, options: ProducerWorkerOptions, listener: WorkerListener, logger: Logger) {
+    this.#lane = lane
     this.#sink = sink
     this.#options = options
     this.#listener = listener
@@ -107,33 +108,25 @@ export class ProducerWorker {
 
   /** Runs until the queue is closed and this lane is empty; rejects on a send failure that stops the mirror. */
   async run (): Promise<void> {
-    const transaction = this.#options.transaction
+    const lane = this.#lane
     for (;;) {
-      const batches = transaction === undefined
-        ? await this.#queue.take(this.#options.lane, this.#options.maxRequestBytes)
-        : await this.#queue.takeWithin(this.#options.lane, this.#options.maxRequestBytes, transaction.idleCommitMs)
+      const batches = await lane.take(this.#options.maxRequestBytes)
       if (batches === undefined || batches.length === 0) {
-        // Nothing more to write for now (or ever): what the open transaction holds is committed.
-        await transaction?.idle()
+        // Nothing more to write for now (or ever): what is open is finished.
+        await lane.idle()
         if (batches === undefined) continue
         return
       }
-      if (transaction === undefined) {
-        try {
-          await this.#write(batches)
-        } finally {
-          for (const batch of batches) this.#queue.release(batch)
-        }
-        continue
-      }
       try {
-        await transaction.write(batches, owned => this.#write(owned))
+        await lane.write(batches, this.#writeBatches)
       } finally {
-        // The lane gives their bytes back once their transaction ended (`LaneTransaction.write`).
-        for (const batch of batches) this.#queue.releaseRecords(batch)
+        lane.settled(batches)
       }
     }
   }
+
+  /** `#write`, made once: the lane's delivery calls it for each take. */
+  readonly #writeBatches = (batches: readonly MirrorBatch[]): Promise<void> => this.#write(batches)
 
   /**
    * Writes `batches` in requests that hold, per partition, either decoded records or one forwarded

@@ -236,7 +236,7 @@ test('what a transaction wrote keeps its queue bytes until the commit, and a lan
   const lane = lanes.laneOf('t', 0)
   lanes.assign(new Set([partitionKey('t', 0)]))
   const ticket = await lanes.admit('t', 0, fetchControl()) as number
-  const { transaction, listener } = lanes.lane(lane, inner, queue)
+  const { transaction, listener } = lanes.lane(lane, inner, { capacityBytes: queue.capacityBytes, releaseBytes: b => queue.release(b, 'bytes') })
   const write = async (from: number, count: number): Promise<MirrorBatch> => {
     const b = batch('t', 0, from, count)
     lanes.stamp(b, ticket)
@@ -244,7 +244,7 @@ test('what a transaction wrote keeps its queue bytes until the commit, and a lan
     await queue.push(b, lane)
     const taken = await queue.take(lane, 1_000_000)
     await transaction.write(taken, async written => { for (const w of written) listener.acknowledged(w, [{ from: 0, count, targetBaseOffset: 0n }], 0, count) })
-    for (const t of taken) queue.releaseRecords(t)
+    for (const t of taken) queue.release(t, 'records')
     return b
   }
   const first = await write(0, 6)
@@ -262,13 +262,13 @@ test('a queue whose bytes are all held for a commit admits nothing until the com
   const held = batch('t', 0, 0, 10)
   await queue.push(held, 0)
   await queue.take(0, 1_000)
-  queue.releaseRecords(held)
+  queue.release(held, 'records')
   assert.equal(queue.records, 0)
   let admitted = false
   const next = queue.push(batch('t', 0, 10, 1), 0).then(() => { admitted = true })
   await new Promise(resolve => setImmediate(resolve))
   assert.equal(admitted, false, 'no records queued, but no bytes free either')
-  queue.releaseBytes(held)
+  queue.release(held, 'bytes')
   await next
   assert.equal(admitted, true)
   assert.equal(queue.bytes, 10)

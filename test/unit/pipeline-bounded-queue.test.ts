@@ -107,3 +107,22 @@ test('shared lanes: take stops before the byte limit (at least one batch) and dr
   assert.deepEqual(queue.drainQueued().map(i => i.tag).sort(), ['d', 'e'])
   assert.equal(queue.records, 3, 'the three batches in flight still count')
 })
+
+test('whenEmpty resolves at the release that empties the queue, bytes held in two steps included', async () => {
+  const queue = new BoundedQueue<ReturnType<typeof item>>(100, 1_000, 1)
+  await queue.whenEmpty()
+  await queue.push(item(2, 10, 'a'), 0)
+  await queue.push(item(3, 10, 'b'), 0)
+  let empty = false
+  const waiting = queue.whenEmpty().then(() => { empty = true })
+  const [a, b] = await queue.take(0, 1_000) as [ReturnType<typeof item>, ReturnType<typeof item>]
+  queue.release(a)
+  queue.release(b, 'records')
+  await new Promise(setImmediate)
+  assert.equal(empty, false, 'the bytes of b are still held')
+  assert.equal(queue.records, 0)
+  queue.release(b, 'bytes')
+  await waiting
+  assert.equal(empty, true)
+  assert.equal(queue.bytes, 0)
+})

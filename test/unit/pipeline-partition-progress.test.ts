@@ -97,3 +97,25 @@ test('a partition that comes back starts over where the source fetches it (the g
   progress.acknowledged(next, 2)
   assert.deepEqual(progress.commitCandidates(new Set([key])).map(c => c.offset), [5002n])
 })
+
+test('whenIdle resolves once every batch in flight is acknowledged, abandoned, or its partition given away', async () => {
+  const progress = new PartitionProgress()
+  await progress.whenIdle()
+  const a = batch([0, 1]); const b = batch([2]); const c = batch([3])
+  for (const x of [a, b, c]) progress.admitted(x)
+  let idle = false
+  const waiting = progress.whenIdle().then(() => { idle = true })
+  progress.acknowledged(b, 1)
+  progress.acknowledged(a, 1)
+  await new Promise(setImmediate)
+  assert.equal(idle, false, 'c is in flight')
+  assert.equal(progress.idle, false)
+  progress.abandoned(c)
+  await waiting
+  assert.equal(progress.idle, true)
+  progress.admitted(batch([3]))
+  const again = progress.whenIdle()
+  progress.retain(new Set([partitionKey('other', 0)]))
+  await again
+  assert.equal(progress.idle, true, 'a partition given away takes what it had in flight with it')
+})

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
 import { test } from 'node:test'
 import { BoundedQueue } from '../../src/pipeline/bounded-queue.js'
+import { plainLane } from '../../src/pipeline/at-least-once-delivery.js'
 import type { MirrorBatch } from '../../src/pipeline/mirror-batch.js'
 import { PartialSendError, type PartitionFailure } from '../../src/pipeline/partial-send-error.js'
 import { partitionKey } from '../../src/pipeline/partition-key.js'
@@ -105,8 +106,7 @@ interface Run {
 function mirror (batches: readonly MirrorBatch[], sink: RecordSink, options: { abortOnSendFailure?: boolean, maxRequestBytes?: number } = {}): Run {
   const queue = new BoundedQueue<MirrorBatch>(1e9, 1e12, { keyOf: b => partitionKey(b.targetTopic, b.partition) })
   const run: Omit<Run, 'done'> = { acknowledged: [], skipped: [], routed: [] }
-  const worker = new ProducerWorker(queue, sink, {
-    lane: 0,
+  const worker = new ProducerWorker(plainLane(queue, 0), sink, {
     maxRequestBytes: options.maxRequestBytes ?? 1_048_576,
     requestTimeoutMs: 1_000,
     abortOnSendFailure: options.abortOnSendFailure ?? true,

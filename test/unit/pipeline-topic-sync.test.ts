@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { createTopicFilter } from '../../src/config/topic-filter.js'
+import { TopicSettingsSync } from '../../src/pipeline/topic-settings-sync.js'
 import { TopicSync } from '../../src/pipeline/topic-sync.js'
 import { silentLogger } from '../../src/shared/logger.js'
 import { FakeTopicCatalog, fakeFlowConfig } from '../helpers/fake-ports.js'
@@ -82,4 +83,30 @@ test('config sync as MirrorMaker 2 does it: a copied key at its default on the s
   }
   assert.deepEqual((await run('target')).configsSet, [{ topic: 'orders', configs: {}, removedKeys: ['retention.bytes'] }])
   assert.deepEqual((await run('source')).configsSet, [{ topic: 'orders', configs: { 'retention.bytes': '-1' } }])
+})
+
+test('topic configs and ACLs follow the source in the coordinating process only, once per their interval', async () => {
+  const source = new FakeTopicCatalog('source', { orders: 1 })
+  const target = new FakeTopicCatalog('target', { orders: 1 })
+  source.configs.set('orders', { 'retention.ms': '3600000' })
+  source.acls.push({ topic: 'orders', principal: 'User:alice', host: '*', operation: 'READ', permission: 'ALLOW' })
+  const flow = fakeFlowConfig({ syncTopicConfigs: true, syncTopicAcls: true, syncTopicConfigsIntervalMs: 600_000, syncTopicAclsIntervalMs: 600_000 })
+  const topicSync = new TopicSync(source, target, flow, silentLogger)
+  const topics = await topicSync.refresh()
+  let coordinating = false
+  const synced: string[] = []
+  const settings = new TopicSettingsSync(flow, {
+    topicSync, topics: () => topics, isCoordinator: () => coordinating, labels: { flow: 'a->b', source: 'a', target: 'b' }, logger: silentLogger,
+    observer: { topicConfigsSynced: (_labels, changed) => synced.push(`configs ${changed}`), topicAclsSynced: (_labels, created) => synced.push(`acls ${created}`) },
+  })
+  await settings.sync()
+  assert.deepEqual(synced, [], 'another process coordinates the flow: nothing synced here')
+  coordinating = true
+  await settings.sync()
+  assert.deepEqual(synced, ['configs 1', 'acls 1'])
+  assert.deepEqual(target.configsSet, [{ topic: 'orders', configs: { 'retention.ms': '3600000' } }])
+  assert.deepEqual(target.acls.map(acl => `${acl.principal} ${acl.operation} ${acl.topic}`), ['User:alice READ orders'])
+  await settings.sync()
+  assert.deepEqual(synced, ['configs 1', 'acls 1'], 'within the intervals: not again')
+  await settings.stop()
 })
