@@ -1,5 +1,5 @@
-import kafkajs from 'kafkajs'
-import type { Admin, Kafka as KafkaClient } from 'kafkajs'
+import kafkajs from '@kafka-mirror-sidecar/kafkajs'
+import type { Admin, Kafka as KafkaClient } from '@kafka-mirror-sidecar/kafkajs'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'

@@ -1,6 +1,6 @@
 import type { ConnectionOptions } from 'node:tls'
-import kafkajs from 'kafkajs'
-import type { Kafka as KafkaClient, logCreator as LogCreator } from 'kafkajs'
+import kafkajs from '@kafka-mirror-sidecar/kafkajs'
+import type { Kafka as KafkaClient, logCreator as LogCreator } from '@kafka-mirror-sidecar/kafkajs'
 import { TLS_SECRET_FIELDS, type AwsMskIamSettings, type ClusterConnection, type OAuthBearerCredentials } from '../config/cluster-connection.js'
 import type { Logger } from '../shared/logger.js'
 import { silentLogger } from '../shared/logger.js'
@@ -30,7 +30,7 @@ const TRANSIENT_CONNECTION_ERROR = /^(Connection error|Connection timeout|Failed
 
 /**
  * The messages of the protocol errors kafkajs 2.2.4 marks `retriable: true`
- * (`kafkajs/src/protocol/error.js`; a unit test compares the two lists). kafkajs logs every error
+ * (`@kafka-mirror-sidecar/kafkajs/src/protocol/error.js`; a unit test compares the two lists). kafkajs logs every error
  * answer at error level (`Response <Api>` with the message in `error`) before its retrier tries
  * again, so such a line is a retried condition, not a failure.
  */

@@ -1,4 +1,4 @@
-import kafkajs from 'kafkajs'
+import kafkajs from '@kafka-mirror-sidecar/kafkajs'
 import { crc32c, crc32cImplementation } from './crc32c.js'
 import { useKafkajsCrc32c } from './kafkajs-internals.js'
 import { compressLz4Block, lz4BlockBound } from './lz4-block.js'

@@ -1,4 +1,4 @@
-import type { Admin, Kafka } from 'kafkajs'
+import type { Admin, Kafka } from '@kafka-mirror-sidecar/kafkajs'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import { errorLabel, ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import kafkajs from 'kafkajs'
-import type { Admin, Consumer, Producer } from 'kafkajs'
+import kafkajs from '@kafka-mirror-sidecar/kafkajs'
+import type { Admin, Consumer, Producer } from '@kafka-mirror-sidecar/kafkajs'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { retry, type RetryPolicy } from '../shared/retry.js'

@@ -1,7 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { createRequire } from 'node:module'
-import { dirname } from 'node:path'
-import type { Kafka, Message } from 'kafkajs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Kafka, Message } from '@kafka-mirror-sidecar/kafkajs'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { RecordHeader } from '../shared/record-header.js'
@@ -9,7 +10,9 @@ import { FetchSessions } from './fetch-session.js'
 
 /*
  * Everything the project takes from kafkajs beyond its public API, in one place: kafkajs 2.2.4 is
- * frozen upstream, and patches/kafkajs+2.2.4.patch (applied by `npm ci`) changes its record codec.
+ * frozen upstream, and patches/kafkajs+2.2.4.patch changes it. The package runs its own copy,
+ * the dependency `@kafka-mirror-sidecar/kafkajs` (an npm alias of kafkajs 2.2.4), patched at
+ * install by scripts/patch-kafkajs.mjs: an application's own `kafkajs` is neither used nor changed.
  * A kafkajs upgrade starts here.
  */
 
@@ -17,6 +20,15 @@ const require = createRequire(import.meta.url)
 
 /** The kafkajs version the patch and the private shapes below were written for. */
 export const KAFKAJS_VERSION = '2.2.4'
+
+/** The package name of the mirror's own (patched) kafkajs: an npm alias of kafkajs 2.2.4. */
+export const PATCHED_KAFKAJS = '@kafka-mirror-sidecar/kafkajs'
+
+/** The step that patches it (the package's postinstall), for the line that says to run it. */
+const PATCH_STEP = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'scripts', 'patch-kafkajs.mjs')
+
+/** What a missing or changed patch asks the user to do. */
+const REINSTALL = `run node ${PATCH_STEP} (the package's install step, skipped by --ignore-scripts)`
 
 /** A record as kafkajs' Fetch decoder returns it. */
 export interface InternalRecord {
@@ -81,7 +93,7 @@ export interface InternalClusterOptions {
  */
 export function createInternalCluster (kafka: Kafka, options: InternalClusterOptions = {}): InternalCluster {
   const symbol = Object.getOwnPropertySymbols(kafka).find(s => s.description === 'private:Kafka:createCluster')
-  if (symbol === undefined) throw new MirrorError(ErrorCodes.INTERNAL, `kafkajs internals changed: no private cluster factory (expected kafkajs ${KAFKAJS_VERSION}); run npm ci`)
+  if (symbol === undefined) throw new MirrorError(ErrorCodes.INTERNAL, `kafkajs internals changed: no private cluster factory (expected kafkajs ${KAFKAJS_VERSION}); ${REINSTALL}`)
   const factory = (kafka as unknown as Record<symbol, (options: object) => InternalCluster>)[symbol]!
   return factory({ allowAutoTopicCreation: false, ...options })
 }
@@ -128,7 +140,7 @@ export function producerHeaders (record: KafkaRecord): Message['headers'] {
 }
 
 /** kafkajs' own filter of records of aborted transactions, as its read_committed consumer applies it. */
-export const filterAbortedMessages = require('kafkajs/src/consumer/filterAbortedMessages') as (options: { messages: InternalRecord[], abortedTransactions: unknown[] }) => InternalRecord[]
+export const filterAbortedMessages = require(`${PATCHED_KAFKAJS}/src/consumer/filterAbortedMessages`) as (options: { messages: InternalRecord[], abortedTransactions: unknown[] }) => InternalRecord[]
 
 /** The parts of one kafkajs installation that the patch changes: its version, and its record encoder and decoder. */
 export interface KafkajsRecordCodec {
@@ -140,7 +152,7 @@ export interface KafkajsRecordCodec {
 }
 
 /** The record codec of the kafkajs package whose `package.json` is at `packageJsonPath` (default: the one this project runs). */
-export function kafkajsRecordCodec (packageJsonPath: string = require.resolve('kafkajs/package.json')): KafkajsRecordCodec {
+export function kafkajsRecordCodec (packageJsonPath: string = require.resolve(`${PATCHED_KAFKAJS}/package.json`)): KafkajsRecordCodec {
   const root = dirname(packageJsonPath)
   const load = createRequire(packageJsonPath)
   type Encoded = { buffer: Buffer }
@@ -180,8 +192,8 @@ export function kafkajsPatchProblem (codec: KafkajsRecordCodec): string | undefi
 let patched = false
 
 /**
- * Throws a `MirrorError` (code `MIRROR_CONFIG`) with one line saying to run `npm ci` when the
- * installed kafkajs lacks patches/kafkajs+2.2.4.patch. Called at start-up by both commands; checks once.
+ * Throws a `MirrorError` (code `MIRROR_CONFIG`) with one line saying to run the install step when
+ * the package's own kafkajs lacks patches/kafkajs+2.2.4.patch (installed with --ignore-scripts). Called at start-up by both commands; checks once.
  */
 export function assertKafkajsPatched (codec?: KafkajsRecordCodec): void {
   if (patched && codec === undefined) return
@@ -191,7 +203,7 @@ export function assertKafkajsPatched (codec?: KafkajsRecordCodec): void {
   } catch (error) {
     problem = `its record codec cannot be loaded: ${(error as Error).message.split('\n')[0]}`
   }
-  if (problem !== undefined) throw new MirrorError(ErrorCodes.CONFIG, `kafkajs is not patched (${problem}; patches/kafkajs+${KAFKAJS_VERSION}.patch is applied by npm's postinstall): run npm ci`)
+  if (problem !== undefined) throw new MirrorError(ErrorCodes.CONFIG, `kafkajs is not patched (${problem}; patches/kafkajs+${KAFKAJS_VERSION}.patch is applied to ${PATCHED_KAFKAJS} at install): ${REINSTALL}`)
   if (codec === undefined) patched = true
 }
 
@@ -254,8 +266,8 @@ export interface EncodedBatchMessage {
 
 /** The records of one whole v2 batch (`bytes`), through kafkajs' record batch decoder (registered codecs). */
 export async function decodeRecordBatch (bytes: Buffer): Promise<readonly KafkaRecord[]> {
-  const Decoder = require('kafkajs/src/protocol/decoder') as new (bytes: Buffer) => object
-  const decodeBatch = require('kafkajs/src/protocol/recordBatch/v0/decoder') as (decoder: object) => Promise<{ records: KafkaRecord[] }>
+  const Decoder = require(`${PATCHED_KAFKAJS}/src/protocol/decoder`) as new (bytes: Buffer) => object
+  const decodeBatch = require(`${PATCHED_KAFKAJS}/src/protocol/recordBatch/v0/decoder`) as (decoder: object) => Promise<{ records: KafkaRecord[] }>
   return (await decodeBatch(new Decoder(bytes))).records
 }
 
@@ -264,7 +276,7 @@ export async function decodeRecordBatch (bytes: Buffer): Promise<readonly KafkaR
  * registered for it (ours, `registerCodecs`); the section as it is when uncompressed.
  */
 export async function decompressRecords (attributes: number, section: Buffer): Promise<Buffer> {
-  const { lookupCodecByAttributes } = require('kafkajs/src/protocol/message/compression') as { lookupCodecByAttributes: (attributes: number) => { decompress: (buffer: Buffer) => Promise<Buffer> } | null }
+  const { lookupCodecByAttributes } = require(`${PATCHED_KAFKAJS}/src/protocol/message/compression`) as { lookupCodecByAttributes: (attributes: number) => { decompress: (buffer: Buffer) => Promise<Buffer> } | null }
   const codec = lookupCodecByAttributes(attributes)
   return codec === null ? section : await codec.decompress(section)
 }
@@ -283,7 +295,7 @@ export function batchEventFetchedOffset (payload: object): bigint | undefined {
 /** The producer id of an idempotent kafkajs producer after `connect` (the patch's `producerIdentity`); undefined before or when not idempotent. */
 export function producerIdOf (producer: object): bigint | undefined {
   const identity = (producer as { producerIdentity?: () => { producerId: string } }).producerIdentity
-  if (identity === undefined) throw new MirrorError(ErrorCodes.INTERNAL, `kafkajs is not patched (no producerIdentity): run npm ci`)
+  if (identity === undefined) throw new MirrorError(ErrorCodes.INTERNAL, `kafkajs is not patched (no producerIdentity): ${REINSTALL}`)
   const id = BigInt(identity().producerId)
   return id < 0n ? undefined : id
 }
@@ -298,11 +310,11 @@ export function producerIdOf (producer: object): bigint | undefined {
  * and used kafkajs first): kafkajs' own code then stays, correct but slower.
  */
 export function useKafkajsCrc32c (crc32c: (bytes: Buffer) => number): boolean {
-  const crcPath = require.resolve('kafkajs/src/protocol/recordBatch/crc32C/index.js')
-  const encoderPath = require.resolve('kafkajs/src/protocol/recordBatch/v0/index.js')
+  const crcPath = require.resolve(`${PATCHED_KAFKAJS}/src/protocol/recordBatch/crc32C/index.js`)
+  const encoderPath = require.resolve(`${PATCHED_KAFKAJS}/src/protocol/recordBatch/v0/index.js`)
   require(crcPath)
   const crcModule = require.cache[crcPath]
-  if (crcModule === undefined) throw new MirrorError(ErrorCodes.INTERNAL, `kafkajs internals changed: ${crcPath} is not in the require cache (expected kafkajs ${KAFKAJS_VERSION}); run npm ci`)
+  if (crcModule === undefined) throw new MirrorError(ErrorCodes.INTERNAL, `kafkajs internals changed: ${crcPath} is not in the require cache (expected kafkajs ${KAFKAJS_VERSION}); ${REINSTALL}`)
   if (crcModule.exports === crc32c) return true
   if (require.cache[encoderPath] !== undefined) return false
   crcModule.exports = crc32c

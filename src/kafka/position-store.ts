@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import kafkajs from 'kafkajs'
+import kafkajs from '@kafka-mirror-sidecar/kafkajs'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import type { ExactlyOnceConfig } from '../config/mirror-config.js'
 import { partitionKey } from '../pipeline/partition-key.js'

@@ -1,5 +1,5 @@
-import kafkajs from 'kafkajs'
-import type { Message, Producer, TopicMessages } from 'kafkajs'
+import kafkajs from '@kafka-mirror-sidecar/kafkajs'
+import type { Message, Producer, TopicMessages } from '@kafka-mirror-sidecar/kafkajs'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import type { CompressionName, ProducerSettings } from '../config/mirror-config.js'
 import { PartialSendError, type PartitionFailure } from '../pipeline/partial-send-error.js'

@@ -1,4 +1,4 @@
-import type { Consumer, EachBatchPayload, PartitionAssigner } from 'kafkajs'
+import type { Consumer, EachBatchPayload, PartitionAssigner } from '@kafka-mirror-sidecar/kafkajs'
 import type { ConsumerSettings } from '../config/mirror-config.js'
 import type { CommitOffset, RecordSource, SourceListener } from '../pipeline/ports.js'
 import { partitionKey } from '../pipeline/partition-key.js'

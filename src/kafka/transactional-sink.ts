@@ -1,5 +1,5 @@
-import type { Producer, TopicMessages, Transaction } from 'kafkajs'
-import kafkajs from 'kafkajs'
+import type { Producer, TopicMessages, Transaction } from '@kafka-mirror-sidecar/kafkajs'
+import kafkajs from '@kafka-mirror-sidecar/kafkajs'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import type { ProducerSettings } from '../config/mirror-config.js'
 import type { PartitionAck, PartitionWrite, SourcePosition, TransactionalSink, TransactionRecord } from '../pipeline/ports.js'

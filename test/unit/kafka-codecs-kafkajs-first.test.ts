@@ -5,7 +5,7 @@ import { registerCodecs } from '../../src/kafka/codecs.js'
 
 // Its own file (a fresh process): here kafkajs' record batch encoder is loaded before registerCodecs.
 test('when kafkajs was used before the mirror registered its codecs, its own CRC-32C stays and the codecs still register', async () => {
-  const { RecordBatch } = createRequire(import.meta.url)('kafkajs/src/protocol/recordBatch/v0') as { RecordBatch: (options: object) => Promise<{ buffer: Buffer }> }
+  const { RecordBatch } = createRequire(import.meta.url)('@kafka-mirror-sidecar/kafkajs/src/protocol/recordBatch/v0') as { RecordBatch: (options: object) => Promise<{ buffer: Buffer }> }
   await RecordBatch({ records: [] })
   assert.deepEqual({ ...registerCodecs() }, { snappy: 'native', lz4: 'native', zstd: 'native', crc32c: 'javascript' })
 })

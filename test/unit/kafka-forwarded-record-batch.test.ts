@@ -7,9 +7,9 @@ import { BATCH_OFFSETS, batchCrc, readBatchHeader } from '../../src/kafka/record
 
 const require = createRequire(import.meta.url)
 type Encoded = { buffer: Buffer }
-const { RecordBatch } = require('kafkajs/src/protocol/recordBatch/v0') as { RecordBatch: (options: object) => Promise<Encoded> }
-const Record = require('kafkajs/src/protocol/recordBatch/record/v0') as (options: object) => Encoded
-const Long = require('kafkajs/src/utils/long') as { fromValue: (value: string | number) => unknown }
+const { RecordBatch } = require('@kafka-mirror-sidecar/kafkajs/src/protocol/recordBatch/v0') as { RecordBatch: (options: object) => Promise<Encoded> }
+const Record = require('@kafka-mirror-sidecar/kafkajs/src/protocol/recordBatch/record/v0') as (options: object) => Encoded
+const Long = require('@kafka-mirror-sidecar/kafkajs/src/utils/long') as { fromValue: (value: string | number) => unknown }
 
 /** A v2 batch as a producer writes it (kafkajs' encoder), with `count` records from offset `baseOffset`. */
 async function batchBytes (options: { count: number, baseOffset?: number, compression?: number, lastOffsetDelta?: number, transactional?: boolean, firstTimestamp?: number, tag?: string }): Promise<Buffer> {

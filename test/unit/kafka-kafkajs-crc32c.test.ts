@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
 import { test } from 'node:test'
-import kafkajs from 'kafkajs'
+import kafkajs from '@kafka-mirror-sidecar/kafkajs'
 import { crc32cJs } from '../../src/kafka/crc32c.js'
 import { useKafkajsCrc32c } from '../../src/kafka/kafkajs-internals.js'
 
@@ -13,8 +13,8 @@ test('kafkajs\' record batch encoder computes the CRC-32C with the function give
   const spy = (bytes: Buffer): number => { seen.push(bytes.length); return crc32cJs(bytes) }
   assert.equal(useKafkajsCrc32c(spy), true)
   assert.equal(useKafkajsCrc32c(spy), true, 'again: still in place')
-  const { RecordBatch } = require('kafkajs/src/protocol/recordBatch/v0') as { RecordBatch: (options: object) => Promise<{ buffer: Buffer }> }
-  const Record = require('kafkajs/src/protocol/recordBatch/record/v0') as (record: object) => unknown
+  const { RecordBatch } = require('@kafka-mirror-sidecar/kafkajs/src/protocol/recordBatch/v0') as { RecordBatch: (options: object) => Promise<{ buffer: Buffer }> }
+  const Record = require('@kafka-mirror-sidecar/kafkajs/src/protocol/recordBatch/record/v0') as (record: object) => unknown
   const records = [Record({ offsetDelta: 0, key: Buffer.from('k'), value: Buffer.from('v'), headers: [] })]
   for (const compression of [kafkajs.CompressionTypes.None, kafkajs.CompressionTypes.GZIP]) {
     seen.length = 0
