@@ -20,7 +20,7 @@ try {
   execFileSync('tar', ['-xzf', join(work, packed.filename), '-C', work])
   for (const [side, from] of [['a', join(work, 'package')], ['b', edited]]) {
     mkdirSync(join(work, side, 'node_modules'), { recursive: true })
-    for (const part of ['src', 'types']) cpSync(join(from, part), join(work, side, 'node_modules', 'kafkajs', part), { recursive: true })
+    for (const part of ['index.js', 'src', 'types']) cpSync(join(from, part), join(work, side, 'node_modules', 'kafkajs', part), { recursive: true })
   }
   // Exit 1 means "there are differences"; anything else is a failure.
   const diff = spawnSync('git', ['diff', '--no-index', '--no-prefix', '--no-color', '--no-ext-diff', 'a/node_modules/kafkajs', 'b/node_modules/kafkajs'], { cwd: work, encoding: 'utf8', maxBuffer: 64 << 20 })

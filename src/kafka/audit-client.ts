@@ -7,7 +7,7 @@ import { silentLogger } from '../shared/logger.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import { createKafkaClient } from './client.js'
 import { toClusterError } from './errors.js'
-import { createInternalCluster, filterAbortedMessages, runWithBatchForwarding, type BatchForwardingHook, type InternalBroker, type InternalCluster } from './kafkajs-internals.js'
+import { createInternalCluster, filterAbortedMessages, type BatchForwardingHook, type InternalBroker, type InternalCluster } from './kafkajs-internals.js'
 import { rawBatchHook, RawRecordBatch } from './raw-record-batch.js'
 
 const { AssignerProtocol } = kafkajs
@@ -243,15 +243,16 @@ export class AuditClient {
     return await this.call(() => this.#serial(async () => {
       const [leader] = await this.#leaders(topic, [partition])
       if (leader === undefined) throw new MirrorError(ErrorCodes.KAFKA, `${topic}-${partition}: no leader on the ${this.connection.alias} cluster`, { retriable: true })
-      const request = async (): Promise<Awaited<ReturnType<InternalBroker['fetch']>>> => await leader[0].fetch({
+      // With a hook, the patched Fetch decoder offers it every v2 batch (RawRecordBatch views).
+      const response = await leader[0].fetch({
         replicaId: -1,
         isolationLevel: ISOLATION[isolation],
         maxWaitTime: maxWaitMs,
         minBytes: 1,
         maxBytes,
         topics: [{ topic, partitions: [{ partition, fetchOffset: String(offset), maxBytes }] }],
+        ...(hook === undefined ? {} : { forwardRecordBatch: hook }),
       })
-      const response = hook === undefined ? await request() : await runWithBatchForwarding(hook, request)
       const data = response.responses[0]?.partitions[0]
       if (data === undefined) return { items: [], nextOffset: offset, highWatermark: offset, logStartOffset: offset, lastStableOffset: offset }
       let nextOffset = offset

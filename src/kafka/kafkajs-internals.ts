@@ -1,8 +1,7 @@
-import { AsyncLocalStorage } from 'node:async_hooks'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { Kafka, Message } from '@kafka-mirror-sidecar/kafkajs'
+import kafkajs, { type Kafka, type Message } from '@kafka-mirror-sidecar/kafkajs'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { RecordHeader } from '../shared/record-header.js'
@@ -208,39 +207,13 @@ export function assertKafkajsPatched (codec?: KafkajsRecordCodec): void {
 }
 
 /**
- * Record batch forwarding (pass-through): the patched Fetch decoder
- * (`protocol/requests/fetch/v4/decodeMessages.js`) offers each complete v2 batch, as bytes, to the
- * hook of the AsyncLocalStorage registered under this symbol, when the fetch runs inside
- * `runWithBatchForwarding`. An object the hook returns stands for the whole batch among the
- * fetched messages (undecoded); undefined lets kafkajs decode the batch as before.
+ * Record batch forwarding (pass-through): the consumer option (and `broker.fetch` field)
+ * `forwardRecordBatch` the patch adds. The patched Fetch decoder
+ * (`protocol/requests/fetch/v4/decodeMessages.js`) offers each complete v2 batch, as bytes, to it:
+ * an object it returns stands for the whole batch among the fetched messages (undecoded);
+ * undefined lets kafkajs decode the batch as before.
  */
 export type BatchForwardingHook = (batchBytes: Buffer) => object | undefined
-
-const FORWARDING = Symbol.for('kafka-mirror-sidecar.recordBatchForwarding')
-
-function forwardingStorage (): AsyncLocalStorage<BatchForwardingHook> {
-  const holder = globalThis as unknown as Record<symbol, AsyncLocalStorage<BatchForwardingHook> | undefined>
-  holder[FORWARDING] ??= new AsyncLocalStorage<BatchForwardingHook>()
-  return holder[FORWARDING]
-}
-
-/**
- * Runs `start` (a kafkajs consumer's `run`) so that every fetch it makes, for as long as it runs,
- * offers its batches to `hook`. kafkajs decodes a Fetch response in the async context of the
- * request (`network/connection.js` awaits the answer, then decodes), which descends from `start`.
- */
-export function runWithBatchForwarding<T> (hook: BatchForwardingHook, start: () => T): T {
-  return forwardingStorage().run(hook, start)
-}
-
-/**
- * Runs `fn` outside any `runWithBatchForwarding`: what the mirror does with a fetched batch (and
- * any client it starts meanwhile, e.g. a reader of an internal topic) must see records decoded as
- * usual, not stand-ins, since an AsyncLocalStorage store passes to everything started inside it.
- */
-export function withoutBatchForwarding<T> (fn: () => T): T {
-  return forwardingStorage().exit(fn)
-}
 
 /** What a stand-in for a forwarded batch shows kafkajs' consumer (`consumer/batch.js`, `filterAbortedMessages`). */
 export interface BatchStandIn {
@@ -301,24 +274,12 @@ export function producerIdOf (producer: object): bigint | undefined {
 }
 
 /**
- * Makes kafkajs' record batch encoder (`protocol/recordBatch/v0`) compute each batch's CRC-32C
- * with `crc32c` instead of its JavaScript table code, by replacing the export of
- * `protocol/recordBatch/crc32C` in the require cache. The encoder binds that export when it is
- * first loaded (kafkajs loads it lazily, with the first Produce or Fetch request), so call this
- * before, as `registerCodecs` does in `createKafkaClient`. Returns false, changing nothing, when
- * the encoder was loaded already with another CRC-32C (say, by a program that embeds the mirror
- * and used kafkajs first): kafkajs' own code then stays, correct but slower.
+ * Makes kafkajs' record batch encoder compute each batch's CRC-32C with `crc32c` instead of its
+ * JavaScript code: `useCrc32c`, which the patch adds to the package's exports. The mirror's kafkajs
+ * is its own copy, so no other user of kafkajs is affected and the call works whenever it is made.
  */
-export function useKafkajsCrc32c (crc32c: (bytes: Buffer) => number): boolean {
-  const crcPath = require.resolve(`${PATCHED_KAFKAJS}/src/protocol/recordBatch/crc32C/index.js`)
-  const encoderPath = require.resolve(`${PATCHED_KAFKAJS}/src/protocol/recordBatch/v0/index.js`)
-  require(crcPath)
-  const crcModule = require.cache[crcPath]
-  if (crcModule === undefined) throw new MirrorError(ErrorCodes.INTERNAL, `kafkajs internals changed: ${crcPath} is not in the require cache (expected kafkajs ${KAFKAJS_VERSION}); ${REINSTALL}`)
-  if (crcModule.exports === crc32c) return true
-  if (require.cache[encoderPath] !== undefined) return false
-  crcModule.exports = crc32c
-  return true
+export function useKafkajsCrc32c (crc32c: (bytes: Buffer) => number): void {
+  kafkajs.useCrc32c(crc32c)
 }
 
 /**

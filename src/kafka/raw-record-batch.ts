@@ -64,7 +64,7 @@ export class RawRecordBatch implements BatchStandIn {
   }
 }
 
-/** The hook for `runWithBatchForwarding`: every v2 data batch as a `RawRecordBatch`; control batches and older formats are left to kafkajs. */
+/** A `forwardRecordBatch` hook (`AuditClient` fetches): every v2 data batch as a `RawRecordBatch`; control batches and older formats are left to kafkajs. */
 export const rawBatchHook: BatchForwardingHook = bytes => {
   if (bytes.length < BATCH_HEADER_BYTES || bytes.readInt8(BATCH_OFFSETS.magic) !== 2) return undefined
   if ((bytes.readInt16BE(BATCH_OFFSETS.attributes) & Attributes.CONTROL) !== 0) return undefined

@@ -7,7 +7,7 @@ import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import { toMirrorError } from './errors.js'
-import { batchEventFetchedOffset, batchFetchedOffset, fetchSessionsOption, runWithBatchForwarding, withoutBatchForwarding } from './kafkajs-internals.js'
+import { batchEventFetchedOffset, batchFetchedOffset, fetchSessionsOption } from './kafkajs-internals.js'
 import { forwardingHook, KafkaForwardedBatch, type ForwardingPolicy } from './forwarded-record-batch.js'
 import { decodeLaneRefusal, laneRefusalError } from './bucket-assigner.js'
 import { CorruptRecordBatch } from './corrupt-record-batch.js'
@@ -75,6 +75,8 @@ export class KafkaRecordSource implements RecordSource {
     this.#stopped = false
     this.#topics = topics
     const kafka = createKafkaClient({ ...this.#connection, clientId: this.#connection.clientId }, this.#logger)
+    // Every fetch of these consumers offers its v2 batches to the hook (CRC check, then forwarded or decoded).
+    const forwardRecordBatch = forwardingHook(this.#forwarding, (reason, bytes) => handlers.onDecoded?.(reason, bytes))
     for (let i = 0; i < this.#streams; i++) {
       const consumer = kafka.consumer({
         groupId: this.#settings.groupId,
@@ -88,6 +90,7 @@ export class KafkaRecordSource implements RecordSource {
         retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10_000 },
         ...(this.#assigners === undefined ? {} : { partitionAssigners: this.#assigners }),
         ...(this.#settings.fetchSessions ? fetchSessionsOption() : {}),
+        forwardRecordBatch,
       })
       this.#consumers.push(consumer)
       this.#assignments.set(consumer, new Set())
@@ -109,8 +112,7 @@ export class KafkaRecordSource implements RecordSource {
       partitionsConsumedConcurrently: 16,
       eachBatch: payload => this.#eachBatch(payload, handlers),
     })
-    const hook = forwardingHook(this.#forwarding, (reason, bytes) => handlers.onDecoded?.(reason, bytes))
-    await Promise.all(this.#consumers.map(consumer => runWithBatchForwarding(hook, () => run(consumer))))
+    await Promise.all(this.#consumers.map(run))
   }
 
   #wireEvents (consumer: Consumer, handlers: SourceListener): void {
@@ -160,8 +162,7 @@ export class KafkaRecordSource implements RecordSource {
     const control = { heartbeat, isActive: () => isRunning() && !isStale() }
     const highWatermark = BigInt(batch.highWatermark)
     const nextOffset = BigInt(batch.lastOffset()) + 1n
-    // Outside the forwarding context: only kafkajs' own fetches for this consumer get stand-ins.
-    await withoutBatchForwarding(() => this.#handOver(batch.topic, batch.partition, highWatermark, batch.messages, batchFetchedOffset(batch), nextOffset, handlers, control))
+    await this.#handOver(batch.topic, batch.partition, highWatermark, batch.messages, batchFetchedOffset(batch), nextOffset, handlers, control)
     // Moves kafkajs' fetch position only; what is committed is decided by the mirror.
     if (isRunning() && !isStale()) resolveOffset(batch.lastOffset())
   }

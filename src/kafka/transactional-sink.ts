@@ -9,7 +9,7 @@ import type { Logger } from '../shared/logger.js'
 import { retry } from '../shared/retry.js'
 import { createKafkaClient } from './client.js'
 import { toMirrorError } from './errors.js'
-import { producerIdOf, withoutBatchForwarding } from './kafkajs-internals.js'
+import { producerIdOf } from './kafkajs-internals.js'
 import { encodePosition } from './position-record.js'
 import { acksOf, compressionTypes, sendFailureOf, topicMessagesOf } from './record-sink.js'
 import { DEFAULT_MAX_MESSAGE_BYTES, recordBytesPerRequest, recordSizeBytes, splitRecords } from './split-records.js'
@@ -86,12 +86,7 @@ export class KafkaTransactionalSink implements TransactionalSink {
   /** Nothing to do: a lane's producers start when its bucket is assigned here (`acquire`), never before, or they would fence the owner. */
   async start (): Promise<void> {}
 
-  /** Runs outside the source consumer's batch-forwarding context (lanes are taken from its group events): what it reads gets records. */
   async acquire (): Promise<void> {
-    await withoutBatchForwarding(() => this.#acquire())
-  }
-
-  async #acquire (): Promise<void> {
     await this.release()
     const slots: Slot[] = []
     try {

@@ -17,8 +17,7 @@ function unpatchedKafkajs (t: { after: (fn: () => void) => void }): string {
   const root = mkdtempSync(join(tmpdir(), 'kafkajs-unpatched-'))
   t.after(() => rmSync(root, { recursive: true, force: true }))
   const copy = join(root, 'node_modules', 'kafkajs') // where the patch's paths point
-  cpSync(join(dirname(INSTALLED), 'src'), join(copy, 'src'), { recursive: true })
-  cpSync(INSTALLED, join(copy, 'package.json'))
+  for (const part of ['src', 'types', 'index.js', 'package.json']) cpSync(join(dirname(INSTALLED), part), join(copy, part), { recursive: true })
   execFileSync('patch', ['--reverse', '--strip=1', '--silent', `--directory=${root}`, `--input=${PATCH}`])
   return join(copy, 'package.json')
 }
