@@ -7,7 +7,7 @@ import { silentLogger } from '../shared/logger.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import { createKafkaClient } from './client.js'
 import { toClusterError } from './errors.js'
-import { createInternalCluster, filterAbortedMessages, type BatchForwardingHook, type InternalBroker, type InternalCluster } from './kafkajs-internals.js'
+import { createInternalCluster, filterAbortedMessages, forwardedBatchOf, type BatchForwardingHook, type InternalBroker, type InternalCluster } from './kafkajs-internals.js'
 import { rawBatchHook, RawRecordBatch } from './raw-record-batch.js'
 
 const { AssignerProtocol } = kafkajs
@@ -257,13 +257,15 @@ export class AuditClient {
       if (data === undefined) return { items: [], nextOffset: offset, highWatermark: offset, logStartOffset: offset, lastStableOffset: offset }
       let nextOffset = offset
       for (const m of data.messages) {
-        const batchEnd = m instanceof RawRecordBatch ? m.endOffset : Number(m.batchContext.firstOffset) + m.batchContext.lastOffsetDelta + 1
+        const raw = forwardedBatchOf<RawRecordBatch>(m)
+        const batchEnd = raw !== undefined ? raw.endOffset : Number(m.batchContext.firstOffset) + m.batchContext.lastOffsetDelta + 1
         nextOffset = Math.max(nextOffset, Number(m.offset) + 1, batchEnd)
       }
       const kept = (isolation === 'read_committed' ? filterAbortedMessages({ messages: data.messages, abortedTransactions: data.abortedTransactions }) : data.messages)
         .filter(m => !m.isControlRecord && Number(m.offset) >= offset)
       return {
-        items: kept,
+        // A batch the hook took is handed over as itself, not as the kafkajs message standing for it.
+        items: kept.map(m => forwardedBatchOf<RawRecordBatch>(m) ?? m),
         nextOffset,
         highWatermark: Number(data.highWatermark),
         logStartOffset: Number(data.lastStartOffset),

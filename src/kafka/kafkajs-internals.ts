@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import kafkajs, { type Kafka, type Message } from '@kafka-mirror-sidecar/kafkajs'
+import kafkajs, { type ForwardedBatchMessage, type Kafka, type Message, type Producer, type RecordBatchMessage, type SendFailure } from '@kafka-mirror-sidecar/kafkajs'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { RecordHeader } from '../shared/record-header.js'
@@ -103,12 +103,12 @@ export function createInternalCluster (kafka: Kafka, options: InternalClusterOpt
  * error as `writtenPartitions`. Empty when none was written (or the error came from elsewhere).
  */
 export function writtenBeforeFailure (error: unknown): Array<{ topic: string, partition: number, baseOffset: bigint }> {
-  const answers = (error as { writtenPartitions?: unknown } | null | undefined)?.writtenPartitions
+  const answers = (error as SendFailure | null | undefined)?.writtenPartitions
   if (!Array.isArray(answers)) return []
   const written: Array<{ topic: string, partition: number, baseOffset: bigint }> = []
-  for (const answer of answers as Array<{ topicName?: unknown, partition?: unknown, errorCode?: unknown, baseOffset?: unknown }>) {
-    if (typeof answer.topicName !== 'string' || typeof answer.partition !== 'number' || answer.errorCode !== 0 || answer.baseOffset == null) continue
-    written.push({ topic: answer.topicName, partition: answer.partition, baseOffset: BigInt(answer.baseOffset as string) })
+  for (const answer of answers) {
+    if (answer.errorCode !== 0 || answer.baseOffset == null) continue
+    written.push({ topic: answer.topicName, partition: answer.partition, baseOffset: BigInt(answer.baseOffset) })
   }
   return written
 }
@@ -120,14 +120,9 @@ export function writtenBeforeFailure (error: unknown): Array<{ topic: string, pa
  * the error came from elsewhere (then every unwritten partition failed with the error itself).
  */
 export function partitionErrorsOf (error: unknown): Array<{ topic: string, partition: number, error: unknown }> {
-  const failures = (error as { partitionErrors?: unknown } | null | undefined)?.partitionErrors
+  const failures = (error as SendFailure | null | undefined)?.partitionErrors
   if (!Array.isArray(failures)) return []
-  const failed: Array<{ topic: string, partition: number, error: unknown }> = []
-  for (const failure of failures as Array<{ topicName?: unknown, partition?: unknown, error?: unknown }>) {
-    if (typeof failure.topicName !== 'string' || typeof failure.partition !== 'number') continue
-    failed.push({ topic: failure.topicName, partition: failure.partition, error: failure.error })
-  }
-  return failed
+  return failures.map(failure => ({ topic: failure.topicName, partition: failure.partition, error: failure.error }))
 }
 
 /**
@@ -215,27 +210,24 @@ export function assertKafkajsPatched (codec?: KafkajsRecordCodec): void {
  */
 export type BatchForwardingHook = (batchBytes: Buffer) => object | undefined
 
-/** What a stand-in for a forwarded batch shows kafkajs' consumer (`consumer/batch.js`, `filterAbortedMessages`). */
-export interface BatchStandIn {
-  /** The batch's last offset: kafkajs keeps messages at or past its fetch offset and moves past this one. */
-  readonly offset: string
-  readonly key: null
-  readonly isControlRecord: false
-  readonly batchContext: { readonly producerId: string, readonly inTransaction: boolean }
+/**
+ * The object `forwardRecordBatch` returned for the batch that `message` stands for (the patch's
+ * `ForwardedBatchMessage`, which kafkajs builds from the batch header so that its consumer's
+ * offset bookkeeping and aborted-transaction filter apply to the batch), or undefined when
+ * `message` is a decoded record.
+ */
+export function forwardedBatchOf<T extends object> (message: KafkaRecord | ForwardedBatchMessage<T>): T | undefined {
+  return (message as Partial<ForwardedBatchMessage<T>>).forwardedBatch
 }
 
 /**
- * A kafkajs producer message that is a whole record batch, encoded already: the patched produce
- * request (`protocol/requests/produce/v3/request.js`) asks `encodeBatch` for its bytes with the
- * request's producer id, epoch and first sequence; the patched `producer/sendMessages.js` moves
- * the partition's sequence on by `recordCount`. It must be the only message of its partition in a send.
+ * A kafkajs producer message that is a whole record batch, encoded already (`RecordBatchMessage`,
+ * which the patch adds to the producer): the patched produce request
+ * (`protocol/requests/produce/v3/request.js`) asks `encodeBatch` for its bytes with the request's
+ * producer id, epoch and first sequence; the patched `producer/sendMessages.js` moves the
+ * partition's sequence on by `recordCount`. It must be the only message of its partition in a send.
  */
-export interface EncodedBatchMessage {
-  readonly partition: number
-  readonly value: null
-  readonly recordCount: number
-  readonly encodeBatch: (fields: { producerId: string, producerEpoch: number, firstSequence: number, transactional: boolean }) => Buffer
-}
+export type EncodedBatchMessage = RecordBatchMessage
 
 /** The records of one whole v2 batch (`bytes`), through kafkajs' record batch decoder (registered codecs). */
 export async function decodeRecordBatch (bytes: Buffer): Promise<readonly KafkaRecord[]> {
@@ -254,22 +246,9 @@ export async function decompressRecords (attributes: number, section: Buffer): P
   return codec === null ? section : await codec.decompress(section)
 }
 
-/** The offset a kafkajs consumer batch was fetched from (`consumer/batch.js` keeps it; its types do not show it). */
-export function batchFetchedOffset (batch: object): bigint {
-  return BigInt((batch as { fetchedOffset: string }).fetchedOffset)
-}
-
-/** The offset the batch of a batch-process event was fetched from (the patch adds it to the payload); undefined unpatched. */
-export function batchEventFetchedOffset (payload: object): bigint | undefined {
-  const offset = (payload as { fetchedOffset?: string }).fetchedOffset
-  return offset === undefined ? undefined : BigInt(offset)
-}
-
 /** The producer id of an idempotent kafkajs producer after `connect` (the patch's `producerIdentity`); undefined before or when not idempotent. */
-export function producerIdOf (producer: object): bigint | undefined {
-  const identity = (producer as { producerIdentity?: () => { producerId: string } }).producerIdentity
-  if (identity === undefined) throw new MirrorError(ErrorCodes.INTERNAL, `kafkajs is not patched (no producerIdentity): ${REINSTALL}`)
-  const id = BigInt(identity().producerId)
+export function producerIdOf (producer: Producer): bigint | undefined {
+  const id = BigInt(producer.producerIdentity().producerId)
   return id < 0n ? undefined : id
 }
 

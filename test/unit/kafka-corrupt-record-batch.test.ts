@@ -60,7 +60,6 @@ test('a batch with one byte flipped in a record is refused on the pass-through p
     assert.ok(standIn instanceof CorruptRecordBatch, `${name}: the flipped batch is a CorruptRecordBatch, got ${standIn?.constructor.name}`)
     assert.equal(standIn.baseOffset, 500n)
     assert.equal(standIn.endOffset, 510n)
-    assert.equal(standIn.offset, '509', 'kafkajs moves past its last offset')
     assert.equal(standIn.storedCrc, intact.readUInt32BE(BATCH_OFFSETS.crc))
     assert.notEqual(standIn.computedCrc, standIn.storedCrc)
     assert.equal(standIn.control, false)
