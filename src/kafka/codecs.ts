@@ -30,6 +30,7 @@ function withFallbackDecompress (native: KafkaCodec, fallback: () => KafkaCodec)
       try {
         return await native.decompress(buffer)
       } catch {
+        // The native decoder refused the data: the JavaScript one decides, and throws if it is bad.
         return await fallback().decompress(buffer)
       }
     },

@@ -319,7 +319,7 @@ export class GroupAdmin {
     this.#admin = undefined
     this.#cluster = undefined
     this.#kafka = undefined
-    await admin?.disconnect().catch(() => {})
-    await cluster?.disconnect().catch(() => {})
+    await admin?.disconnect().catch(error => this.#logger.warn('group admin did not disconnect cleanly', { error }))
+    await cluster?.disconnect().catch(error => this.#logger.warn('group admin cluster did not disconnect cleanly', { error }))
   }
 }

@@ -83,6 +83,7 @@ export class KafkaRecordSink implements RecordSink {
       try {
         await this.#onProducerStarted(producerId)
       } catch (error) {
+        // Cleanup on a failed start: the error thrown below is what the caller gets; a failed disconnect adds nothing to it.
         await producer.disconnect().catch(() => {})
         throw toMirrorError(error, `cannot publish the producer id of the mirror on the ${this.#connection.alias} cluster`, ErrorCodes.KAFKA, this.#connection)
       }

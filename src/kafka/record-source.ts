@@ -148,7 +148,7 @@ export class KafkaRecordSource implements RecordSource {
       // A crash caused by our own disconnect (during a group join) makes kafkajs schedule a restart
       // after the disconnect already ran; disconnect once more when that one settles.
       if (this.#stopped) {
-        void this.#disconnecting.then(() => consumer.disconnect()).catch(() => {})
+        void this.#disconnecting.then(() => consumer.disconnect()).catch(error => this.#logger.debug('source consumer did not disconnect cleanly after a crash during stop', { error }))
         return
       }
       if (event.payload.restart) {

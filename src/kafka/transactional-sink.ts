@@ -92,6 +92,7 @@ export class KafkaTransactionalSink implements TransactionalSink {
     try {
       for (const transactionalId of this.#options.transactionalIds) slots.push(await this.#startProducer(transactionalId))
     } catch (error) {
+      // Cleanup on a failed start: the error thrown below is what the caller gets; a failed disconnect adds nothing to it.
       await Promise.all(slots.map(slot => slot.producer?.disconnect().catch(() => {})))
       throw error
     }
@@ -117,6 +118,7 @@ export class KafkaTransactionalSink implements TransactionalSink {
       // The first transaction initialises the transactional id: previous holders are fenced here.
       transaction = await producer.transaction()
     } catch (error) {
+      // Cleanup on a failed start: the error thrown below is what the caller gets; a failed disconnect adds nothing to it.
       await producer.disconnect().catch(() => {})
       throw toMirrorError(error, `cannot start the transactional producer ${transactionalId} on the ${this.#connection.alias} cluster`, ErrorCodes.KAFKA, this.#connection)
     }
@@ -125,6 +127,7 @@ export class KafkaTransactionalSink implements TransactionalSink {
       try {
         await this.#options.onProducerStarted(producerId)
       } catch (error) {
+        // Cleanup on a failed start: the error thrown below is what the caller gets; a failed disconnect adds nothing to it.
         await producer.disconnect().catch(() => {})
         throw toMirrorError(error, `cannot publish the producer id of the mirror on the ${this.#connection.alias} cluster`, ErrorCodes.KAFKA, this.#connection)
       }
