@@ -5,6 +5,7 @@ import { TLS_SECRET_FIELDS, type AwsMskIamSettings, type ClusterConnection, type
 import type { Logger } from '../shared/logger.js'
 import { silentLogger } from '../shared/logger.js'
 import { type CodecImplementations, registerCodecs } from './codecs.js'
+import { assertKafkajsPatched } from './kafkajs-internals.js'
 import { AwsCredentialsSource } from './aws-credentials-source.js'
 import { AWS_MSK_IAM_MECHANISM, awsMskIamAuthenticationProvider } from './aws-msk-iam-mechanism.js'
 import { OAuthTokenSource } from './oauth-token-source.js'
@@ -142,6 +143,8 @@ export interface KafkaClientOptions {
  * work (metadata, coordinator lookup); data-plane retries are ours (`shared/retry.ts`).
  */
 export function createKafkaClient (connection: ClusterConnection, logger: Logger = silentLogger, options: KafkaClientOptions = {}): KafkaClient {
+  // An embedding program may never call the bins' start-up check: an unpatched copy is refused here, in one line.
+  assertKafkajsPatched()
   reportCodecs(logger, registerCodecs())
   const { tls, sasl } = connection
   return new Kafka({

@@ -178,3 +178,27 @@ test('installed into an application with its own kafkajs 2.2.4: the application\
 test('installed into an application with kafkajs 1.16.0: both run side by side', { timeout: 400_000 }, async t => {
   await embedInAppWithKafkajs(t, '1.16.0')
 })
+
+test('installed with --ignore-scripts: the bins refuse in one line that names the install step; once it ran, they start', { timeout: 300_000 }, () => {
+  const app = join(dir, 'app-ignore-scripts')
+  mkdirSync(app)
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'ignore-scripts-app', version: '1.0.0', private: true, dependencies: { [PACKAGE.name]: `file:${tarball}` } }))
+  const install = spawnSync('npm', ['install', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, encoding: 'utf8', env: ENV, timeout: 240_000 })
+  assert.equal(install.status, 0, install.stderr)
+  const bin = join(app, 'node_modules', '.bin', 'mirror-sidecar')
+  const refused = spawnSync(process.execPath, [bin, '--version'], { encoding: 'utf8', env: ENV })
+  assert.equal(refused.status, 2, refused.stderr)
+  const step = join(app, 'node_modules', PACKAGE.name, 'scripts', 'patch-kafkajs.mjs')
+  assert.equal(refused.stderr.trim().split('\n').length, 1, refused.stderr)
+  assert.ok(refused.stderr.includes(`kafkajs is not patched`) && refused.stderr.includes(`run node ${step} `), refused.stderr)
+  assert.equal(refused.stdout, '')
+
+  const patch = spawnSync(process.execPath, [step], { cwd: app, encoding: 'utf8', env: ENV })
+  assert.equal(patch.status, 0, patch.stderr)
+  assert.match(patch.stdout, /^kafka-mirror-sidecar: kafkajs 2\.2\.4 at node_modules\/@kafka-mirror-sidecar\/kafkajs: \d+ files patched, 0 already patched\n$/)
+  const again = spawnSync(process.execPath, [step], { cwd: app, encoding: 'utf8', env: ENV })
+  assert.match(again.stdout, /: 0 files patched, \d+ already patched\n$/, 'a second run changes nothing')
+  const started = spawnSync(process.execPath, [bin, '--version'], { encoding: 'utf8', env: ENV })
+  assert.equal(started.status, 0, started.stderr)
+  assert.equal(started.stdout, `${PACKAGE.version}\n`)
+})
