@@ -9,7 +9,8 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` (the build) needs the sources, copied after this cached layer; the
-# postinstall step (patch-package) runs below once patches/ is there. Four dependencies have native
+# postinstall step (scripts/patch-kafkajs.mjs, which patches the package's own kafkajs) runs below
+# once patches/ and scripts/ are there. Four dependencies have native
 # code (@node-rs/crc32, @toondepauw/node-zstd, lz4-napi, snappy): each ships prebuilt Node-API
 # binaries per platform as optional packages, so nothing is compiled; build and runtime stages use
 # the same base image so the binaries npm picks here are the ones that run.
@@ -19,7 +20,7 @@ COPY patches ./patches
 COPY src ./src
 COPY cli ./cli
 COPY scripts ./scripts
-RUN ./node_modules/.bin/patch-package \
+RUN node scripts/patch-kafkajs.mjs \
  && npm run build \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 

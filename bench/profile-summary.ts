@@ -36,7 +36,7 @@ export function originOf (functionName: string, location: string): string {
   if (functionName === '(garbage collector)') return 'garbage collector'
   if (functionName === '(idle)') return 'idle'
   if (functionName === '(program)') return 'V8 / native (program)'
-  if (location.startsWith('kafkajs/')) return 'kafkajs'
+  if (location.startsWith('@kafka-mirror-sidecar/kafkajs/') || location.startsWith('kafkajs/')) return 'kafkajs'
   if (location.startsWith('dist/')) return 'this project'
   if (location.startsWith('node:') || location === '') return 'Node.js internals and native'
   return 'other packages'

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { Admin, ListPartitionReassignmentsResponse, PartitionReassignment } from 'kafkajs'
+import type { Admin, ListPartitionReassignmentsResponse, PartitionReassignment } from '@kafka-mirror-sidecar/kafkajs'
 import type { NodeCluster } from '../scripts/local-kafka/node-cluster.js'
 import type { Compression } from './compression.js'
 import { cpuSecondsPerGb } from './cpu-per-gb.js'

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import { randomBytes } from 'node:crypto'
-import kafkajs from 'kafkajs'
+import kafkajs from '@kafka-mirror-sidecar/kafkajs'
 import { clustersUp, type LocalCluster } from '../scripts/local-kafka/clusters.js'
 import { createKafkaClient } from '../src/kafka/client.js'
 import { AuditClient } from '../src/kafka/audit-client.js'

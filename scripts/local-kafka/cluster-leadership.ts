@@ -3,7 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
-import type { Admin } from 'kafkajs'
+import type { Admin } from '@kafka-mirror-sidecar/kafkajs'
 import { javaLoggingArg, javaLoggingConfig } from './java-main.js'
 import { LocalKafkaError, type KafkaDistribution } from './kafka-distribution.js'
 

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Admin } from 'kafkajs'
+import type { Admin } from '@kafka-mirror-sidecar/kafkajs'
 import { createKafkaClient } from '../../src/kafka/client.js'
 import type { ClusterConnection } from '../../src/config/cluster-connection.js'
 import { electPreferredLeaders, leaderCounts, moveLeaders, waitUntilIsrFull, type LeaderMove } from './cluster-leadership.js'

@@ -1,5 +1,5 @@
-import kafkajs from 'kafkajs'
-import type { Admin, Kafka as KafkaClient } from 'kafkajs'
+import kafkajs from '@kafka-mirror-sidecar/kafkajs'
+import type { Admin, Kafka as KafkaClient } from '@kafka-mirror-sidecar/kafkajs'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
@@ -7,7 +7,7 @@ import { silentLogger } from '../shared/logger.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import { createKafkaClient } from './client.js'
 import { toClusterError } from './errors.js'
-import { createInternalCluster, filterAbortedMessages, runWithBatchForwarding, type BatchForwardingHook, type InternalBroker, type InternalCluster } from './kafkajs-internals.js'
+import { createInternalCluster, filterAbortedMessages, forwardedBatchOf, type BatchForwardingHook, type InternalBroker, type InternalCluster } from './kafkajs-internals.js'
 import { rawBatchHook, RawRecordBatch } from './raw-record-batch.js'
 
 const { AssignerProtocol } = kafkajs
@@ -243,26 +243,29 @@ export class AuditClient {
     return await this.call(() => this.#serial(async () => {
       const [leader] = await this.#leaders(topic, [partition])
       if (leader === undefined) throw new MirrorError(ErrorCodes.KAFKA, `${topic}-${partition}: no leader on the ${this.connection.alias} cluster`, { retriable: true })
-      const request = async (): Promise<Awaited<ReturnType<InternalBroker['fetch']>>> => await leader[0].fetch({
+      // With a hook, the patched Fetch decoder offers it every v2 batch (RawRecordBatch views).
+      const response = await leader[0].fetch({
         replicaId: -1,
         isolationLevel: ISOLATION[isolation],
         maxWaitTime: maxWaitMs,
         minBytes: 1,
         maxBytes,
         topics: [{ topic, partitions: [{ partition, fetchOffset: String(offset), maxBytes }] }],
+        ...(hook === undefined ? {} : { forwardRecordBatch: hook }),
       })
-      const response = hook === undefined ? await request() : await runWithBatchForwarding(hook, request)
       const data = response.responses[0]?.partitions[0]
       if (data === undefined) return { items: [], nextOffset: offset, highWatermark: offset, logStartOffset: offset, lastStableOffset: offset }
       let nextOffset = offset
       for (const m of data.messages) {
-        const batchEnd = m instanceof RawRecordBatch ? m.endOffset : Number(m.batchContext.firstOffset) + m.batchContext.lastOffsetDelta + 1
+        const raw = forwardedBatchOf<RawRecordBatch>(m)
+        const batchEnd = raw !== undefined ? raw.endOffset : Number(m.batchContext.firstOffset) + m.batchContext.lastOffsetDelta + 1
         nextOffset = Math.max(nextOffset, Number(m.offset) + 1, batchEnd)
       }
       const kept = (isolation === 'read_committed' ? filterAbortedMessages({ messages: data.messages, abortedTransactions: data.abortedTransactions }) : data.messages)
         .filter(m => !m.isControlRecord && Number(m.offset) >= offset)
       return {
-        items: kept,
+        // A batch the hook took is handed over as itself, not as the kafkajs message standing for it.
+        items: kept.map(m => forwardedBatchOf<RawRecordBatch>(m) ?? m),
         nextOffset,
         highWatermark: Number(data.highWatermark),
         logStartOffset: Number(data.lastStartOffset),

@@ -1,5 +1,5 @@
-import kafkajs from 'kafkajs'
-import type { GroupMember, PartitionAssigner } from 'kafkajs'
+import kafkajs from '@kafka-mirror-sidecar/kafkajs'
+import type { GroupMember, PartitionAssigner } from '@kafka-mirror-sidecar/kafkajs'
 import { bucketOf } from '../pipeline/partition-bucket.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 

@@ -1,10 +1,11 @@
 import type { ConnectionOptions } from 'node:tls'
-import kafkajs from 'kafkajs'
-import type { Kafka as KafkaClient, logCreator as LogCreator } from 'kafkajs'
+import kafkajs from '@kafka-mirror-sidecar/kafkajs'
+import type { Kafka as KafkaClient, logCreator as LogCreator } from '@kafka-mirror-sidecar/kafkajs'
 import { TLS_SECRET_FIELDS, type AwsMskIamSettings, type ClusterConnection, type GssapiSettings, type OAuthBearerCredentials } from '../config/cluster-connection.js'
 import type { Logger } from '../shared/logger.js'
 import { silentLogger } from '../shared/logger.js'
 import { type CodecImplementations, registerCodecs } from './codecs.js'
+import { assertKafkajsPatched } from './kafkajs-internals.js'
 import { AwsCredentialsSource } from './aws-credentials-source.js'
 import { AWS_MSK_IAM_MECHANISM, awsMskIamAuthenticationProvider } from './aws-msk-iam-mechanism.js'
 import { GSSAPI_MECHANISM, gssapiAuthenticationProvider } from './gssapi-mechanism.js'
@@ -32,7 +33,7 @@ const TRANSIENT_CONNECTION_ERROR = /^(Connection error|Connection timeout|Failed
 
 /**
  * The messages of the protocol errors kafkajs 2.2.4 marks `retriable: true`
- * (`kafkajs/src/protocol/error.js`; a unit test compares the two lists). kafkajs logs every error
+ * (`@kafka-mirror-sidecar/kafkajs/src/protocol/error.js`; a unit test compares the two lists). kafkajs logs every error
  * answer at error level (`Response <Api>` with the message in `error`) before its retrier tries
  * again, so such a line is a retried condition, not a failure.
  */
@@ -144,6 +145,8 @@ export interface KafkaClientOptions {
  * work (metadata, coordinator lookup); data-plane retries are ours (`shared/retry.ts`).
  */
 export function createKafkaClient (connection: ClusterConnection, logger: Logger = silentLogger, options: KafkaClientOptions = {}): KafkaClient {
+  // An embedding program may never call the bins' start-up check: an unpatched copy is refused here, in one line.
+  assertKafkajsPatched()
   reportCodecs(logger, registerCodecs())
   const { tls, sasl } = connection
   return new Kafka({

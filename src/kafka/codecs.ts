@@ -1,4 +1,4 @@
-import kafkajs from 'kafkajs'
+import kafkajs from '@kafka-mirror-sidecar/kafkajs'
 import { crc32c, crc32cImplementation } from './crc32c.js'
 import { useKafkajsCrc32c } from './kafkajs-internals.js'
 import { compressLz4Block, lz4BlockBound } from './lz4-block.js'
@@ -30,6 +30,7 @@ function withFallbackDecompress (native: KafkaCodec, fallback: () => KafkaCodec)
       try {
         return await native.decompress(buffer)
       } catch {
+        // The native decoder refused the data: the JavaScript one decides, and throws if it is bad.
         return await fallback().decompress(buffer)
       }
     },
@@ -225,7 +226,7 @@ export function loadSnappyCodec (loader: NativeLoader = requireNative): LoadedCo
 
 /**
  * Which implementation each codec kafkajs was given runs, and which CRC-32C its record batch
- * encoder runs (JavaScript also when kafkajs had loaded that encoder before `registerCodecs`).
+ * encoder runs.
  */
 export interface CodecImplementations {
   readonly snappy: Implementation
@@ -240,8 +241,7 @@ let registered: CodecImplementations | undefined
  * Registers snappy, lz4 and zstd with kafkajs (it ships only gzip, whose node:zlib is native
  * already) and gives its record batch encoder our CRC-32C: native code where the platform's
  * prebuilt binary loads, else JavaScript. A mirror must read every codec: a batch in an
- * unregistered codec cannot be consumed at all. Call before any kafkajs request is made (else
- * kafkajs keeps its own CRC-32C); idempotent.
+ * unregistered codec cannot be consumed at all. Idempotent.
  */
 export function registerCodecs (): CodecImplementations {
   if (registered !== undefined) return registered
@@ -252,7 +252,7 @@ export function registerCodecs (): CodecImplementations {
   codecs[CompressionTypes.Snappy] = () => snappy.codec
   codecs[CompressionTypes.LZ4] = () => lz4.codec
   codecs[CompressionTypes.ZSTD] = () => zstd.codec
-  const crcInstalled = useKafkajsCrc32c(crc32c)
-  registered = Object.freeze({ snappy: snappy.implementation, lz4: lz4.implementation, zstd: zstd.implementation, crc32c: crcInstalled ? crc32cImplementation : 'javascript' })
+  useKafkajsCrc32c(crc32c)
+  registered = Object.freeze({ snappy: snappy.implementation, lz4: lz4.implementation, zstd: zstd.implementation, crc32c: crc32cImplementation })
   return registered
 }

@@ -1,20 +1,15 @@
 import type { CorruptBatch } from '../pipeline/ports.js'
-import type { BatchStandIn } from './kafkajs-internals.js'
 import { Attributes, BATCH_OFFSETS } from './record-batch-header.js'
 import { crc32c } from './crc32c.js'
 
 /**
  * A fetched v2 record batch whose CRC-32C does not match its bytes (KIP-98: the CRC covers the
- * attributes to the end of the batch), standing among kafkajs' messages for the whole batch. It
- * holds no bytes: it is never forwarded nor decoded. Its base offset is outside the CRC, its last
+ * attributes to the end of the batch), the `forwardedBatch` of the message standing for the whole
+ * batch among kafkajs' fetched messages. It holds no bytes: it is never forwarded nor decoded. Its base offset is outside the CRC, its last
  * offset delta inside: `endOffset` is what the header says and may be wrong when the header is
  * the part that is corrupt (the record source checks it against the fetch before trusting it).
  */
-export class CorruptRecordBatch implements BatchStandIn, CorruptBatch {
-  readonly offset: string
-  readonly key = null
-  readonly isControlRecord = false as const
-  readonly batchContext: { readonly producerId: string, readonly inTransaction: boolean }
+export class CorruptRecordBatch implements CorruptBatch {
   readonly baseOffset: bigint
   readonly endOffset: bigint
   readonly storedCrc: number
@@ -28,8 +23,6 @@ export class CorruptRecordBatch implements BatchStandIn, CorruptBatch {
     this.baseOffset = bytes.readBigInt64BE(O.baseOffset)
     const lastOffsetDelta = bytes.readInt32BE(O.lastOffsetDelta)
     this.endOffset = this.baseOffset + BigInt(Math.max(0, lastOffsetDelta)) + 1n
-    this.offset = (this.endOffset - 1n).toString()
-    this.batchContext = { producerId: bytes.readBigInt64BE(O.producerId).toString(), inTransaction: (attributes & Attributes.TRANSACTIONAL) !== 0 }
     this.control = (attributes & Attributes.CONTROL) !== 0
     this.storedCrc = storedCrc
     this.computedCrc = computedCrc

@@ -1,6 +1,6 @@
 import type { DeepPathReason, ForwardedBatch, RecordFieldsVisitor } from '../pipeline/forwarded-batch.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
-import type { BatchForwardingHook, BatchStandIn, EncodedBatchMessage } from './kafkajs-internals.js'
+import type { BatchForwardingHook, EncodedBatchMessage } from './kafkajs-internals.js'
 import { decodeRecordBatch } from './kafkajs-internals.js'
 import { visitBatchRecords } from './record-batch-records.js'
 import { Attributes, BATCH_HEADER_BYTES, BATCH_OFFSETS, CODEC_NAMES, concatUncompressedBatches, readBatchHeader, rewriteForTarget } from './record-batch-header.js'
@@ -8,14 +8,12 @@ import { corruptBatchOf } from './corrupt-record-batch.js'
 
 /**
  * A fetched v2 record batch on its way to the target undecoded: its own copy of the bytes (so the
- * fetch response can be freed), the header fields the pipeline needs, and what kafkajs' consumer
- * reads from a message (it stands among the fetched messages for the whole batch).
+ * fetch response can be freed) and the header fields the pipeline needs. Among kafkajs' fetched
+ * messages it is the `forwardedBatch` of the message that stands for the batch.
  */
-export class KafkaForwardedBatch implements ForwardedBatch, BatchStandIn {
-  readonly offset: string
-  readonly key = null
-  readonly isControlRecord = false as const
-  readonly batchContext: { readonly producerId: string, readonly inTransaction: boolean }
+export class KafkaForwardedBatch implements ForwardedBatch {
+  /** The source producer id of the batch (-1 when none), decimal. */
+  readonly producerId: string
   readonly baseOffset: bigint
   readonly recordCount: number
   readonly sizeBytes: number
@@ -35,8 +33,7 @@ export class KafkaForwardedBatch implements ForwardedBatch, BatchStandIn {
     view.copy(this.#bytes)
     this.baseOffset = header.baseOffset
     this.recordCount = header.recordCount
-    this.offset = (header.baseOffset + BigInt(header.lastOffsetDelta)).toString()
-    this.batchContext = { producerId: header.producerId.toString(), inTransaction: (header.attributes & Attributes.TRANSACTIONAL) !== 0 }
+    this.producerId = header.producerId.toString()
     this.sizeBytes = view.length
     this.firstTimestampMs = Number(header.firstTimestamp)
     this.maxTimestampMs = Number(header.maxTimestamp)

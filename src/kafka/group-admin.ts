@@ -1,4 +1,4 @@
-import type { Admin, Kafka } from 'kafkajs'
+import type { Admin, Kafka } from '@kafka-mirror-sidecar/kafkajs'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import { errorLabel, ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
@@ -319,7 +319,7 @@ export class GroupAdmin {
     this.#admin = undefined
     this.#cluster = undefined
     this.#kafka = undefined
-    await admin?.disconnect().catch(() => {})
-    await cluster?.disconnect().catch(() => {})
+    await admin?.disconnect().catch(error => this.#logger.warn('group admin did not disconnect cleanly', { error }))
+    await cluster?.disconnect().catch(error => this.#logger.warn('group admin cluster did not disconnect cleanly', { error }))
   }
 }

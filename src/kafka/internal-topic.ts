@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import kafkajs from 'kafkajs'
-import type { Admin, Consumer, Producer } from 'kafkajs'
+import kafkajs from '@kafka-mirror-sidecar/kafkajs'
+import type { Admin, Consumer, Producer } from '@kafka-mirror-sidecar/kafkajs'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { retry, type RetryPolicy } from '../shared/retry.js'
@@ -54,6 +54,7 @@ export class InternalTopicWriter {
       await producer.connect()
       await admin.connect()
     } catch (error) {
+      // Cleanup on a failed start: the error thrown below is what the caller gets; a failed disconnect adds nothing to it.
       await producer.disconnect().catch(() => {})
       throw toMirrorError(error, `cannot connect to the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`, ErrorCodes.CONNECTION, this.#connection)
     }
@@ -170,7 +171,7 @@ export class InternalTopicWriter {
     this.#producer = undefined
     this.#admin = undefined
     await producer?.disconnect().catch(error => this.#logger.warn('internal topic producer did not disconnect cleanly', { error }))
-    await admin?.disconnect().catch(() => {})
+    await admin?.disconnect().catch(error => this.#logger.warn('internal topic admin did not disconnect cleanly', { error }))
   }
 }
 
@@ -269,7 +270,7 @@ export class InternalTopicReader {
     this.#consumer = undefined
     this.#admin = undefined
     await consumer?.disconnect().catch(error => this.#logger.warn('internal topic reader did not disconnect cleanly', { error }))
-    await admin?.disconnect().catch(() => {})
+    await admin?.disconnect().catch(error => this.#logger.warn('internal topic reader admin did not disconnect cleanly', { error }))
   }
 }
 
@@ -291,7 +292,7 @@ async function readWhole (connection: ClusterConnection, topic: string, reader: 
   } catch (error) {
     throw toMirrorError(error, `cannot connect to the ${connection.alias} cluster (${connection.brokers.join(',')})`, ErrorCodes.CONNECTION, connection)
   } finally {
-    await admin.disconnect().catch(() => {})
+    await admin.disconnect().catch(error => logger.warn('internal topic admin did not disconnect cleanly', { topic, error }))
   }
   try {
     await reader.start()

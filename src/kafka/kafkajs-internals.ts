@@ -1,7 +1,7 @@
-import { AsyncLocalStorage } from 'node:async_hooks'
 import { createRequire } from 'node:module'
-import { dirname } from 'node:path'
-import type { Kafka, Message } from 'kafkajs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import kafkajs, { type ForwardedBatchMessage, type Kafka, type Message, type Producer, type RecordBatchMessage, type SendFailure } from '@kafka-mirror-sidecar/kafkajs'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { RecordHeader } from '../shared/record-header.js'
@@ -9,7 +9,9 @@ import { FetchSessions } from './fetch-session.js'
 
 /*
  * Everything the project takes from kafkajs beyond its public API, in one place: kafkajs 2.2.4 is
- * frozen upstream, and patches/kafkajs+2.2.4.patch (applied by `npm ci`) changes its record codec.
+ * frozen upstream, and patches/kafkajs+2.2.4.patch changes it. The package runs its own copy,
+ * the dependency `@kafka-mirror-sidecar/kafkajs` (an npm alias of kafkajs 2.2.4), patched at
+ * install by scripts/patch-kafkajs.mjs: an application's own `kafkajs` is neither used nor changed.
  * A kafkajs upgrade starts here.
  */
 
@@ -17,6 +19,15 @@ const require = createRequire(import.meta.url)
 
 /** The kafkajs version the patch and the private shapes below were written for. */
 export const KAFKAJS_VERSION = '2.2.4'
+
+/** The package name of the mirror's own (patched) kafkajs: an npm alias of kafkajs 2.2.4. */
+export const PATCHED_KAFKAJS = '@kafka-mirror-sidecar/kafkajs'
+
+/** The step that patches it (the package's postinstall), for the line that says to run it. */
+const PATCH_STEP = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'scripts', 'patch-kafkajs.mjs')
+
+/** What a missing or changed patch asks the user to do. */
+const REINSTALL = `run node ${PATCH_STEP} (the package's install step, skipped by --ignore-scripts)`
 
 /** A record as kafkajs' Fetch decoder returns it. */
 export interface InternalRecord {
@@ -81,7 +92,7 @@ export interface InternalClusterOptions {
  */
 export function createInternalCluster (kafka: Kafka, options: InternalClusterOptions = {}): InternalCluster {
   const symbol = Object.getOwnPropertySymbols(kafka).find(s => s.description === 'private:Kafka:createCluster')
-  if (symbol === undefined) throw new MirrorError(ErrorCodes.INTERNAL, `kafkajs internals changed: no private cluster factory (expected kafkajs ${KAFKAJS_VERSION}); run npm ci`)
+  if (symbol === undefined) throw new MirrorError(ErrorCodes.INTERNAL, `kafkajs internals changed: no private cluster factory (expected kafkajs ${KAFKAJS_VERSION}); ${REINSTALL}`)
   const factory = (kafka as unknown as Record<symbol, (options: object) => InternalCluster>)[symbol]!
   return factory({ allowAutoTopicCreation: false, ...options })
 }
@@ -92,12 +103,12 @@ export function createInternalCluster (kafka: Kafka, options: InternalClusterOpt
  * error as `writtenPartitions`. Empty when none was written (or the error came from elsewhere).
  */
 export function writtenBeforeFailure (error: unknown): Array<{ topic: string, partition: number, baseOffset: bigint }> {
-  const answers = (error as { writtenPartitions?: unknown } | null | undefined)?.writtenPartitions
+  const answers = (error as SendFailure | null | undefined)?.writtenPartitions
   if (!Array.isArray(answers)) return []
   const written: Array<{ topic: string, partition: number, baseOffset: bigint }> = []
-  for (const answer of answers as Array<{ topicName?: unknown, partition?: unknown, errorCode?: unknown, baseOffset?: unknown }>) {
-    if (typeof answer.topicName !== 'string' || typeof answer.partition !== 'number' || answer.errorCode !== 0 || answer.baseOffset == null) continue
-    written.push({ topic: answer.topicName, partition: answer.partition, baseOffset: BigInt(answer.baseOffset as string) })
+  for (const answer of answers) {
+    if (answer.errorCode !== 0 || answer.baseOffset == null) continue
+    written.push({ topic: answer.topicName, partition: answer.partition, baseOffset: BigInt(answer.baseOffset) })
   }
   return written
 }
@@ -109,14 +120,9 @@ export function writtenBeforeFailure (error: unknown): Array<{ topic: string, pa
  * the error came from elsewhere (then every unwritten partition failed with the error itself).
  */
 export function partitionErrorsOf (error: unknown): Array<{ topic: string, partition: number, error: unknown }> {
-  const failures = (error as { partitionErrors?: unknown } | null | undefined)?.partitionErrors
+  const failures = (error as SendFailure | null | undefined)?.partitionErrors
   if (!Array.isArray(failures)) return []
-  const failed: Array<{ topic: string, partition: number, error: unknown }> = []
-  for (const failure of failures as Array<{ topicName?: unknown, partition?: unknown, error?: unknown }>) {
-    if (typeof failure.topicName !== 'string' || typeof failure.partition !== 'number') continue
-    failed.push({ topic: failure.topicName, partition: failure.partition, error: failure.error })
-  }
-  return failed
+  return failures.map(failure => ({ topic: failure.topicName, partition: failure.partition, error: failure.error }))
 }
 
 /**
@@ -128,7 +134,7 @@ export function producerHeaders (record: KafkaRecord): Message['headers'] {
 }
 
 /** kafkajs' own filter of records of aborted transactions, as its read_committed consumer applies it. */
-export const filterAbortedMessages = require('kafkajs/src/consumer/filterAbortedMessages') as (options: { messages: InternalRecord[], abortedTransactions: unknown[] }) => InternalRecord[]
+export const filterAbortedMessages = require(`${PATCHED_KAFKAJS}/src/consumer/filterAbortedMessages`) as (options: { messages: InternalRecord[], abortedTransactions: unknown[] }) => InternalRecord[]
 
 /** The parts of one kafkajs installation that the patch changes: its version, and its record encoder and decoder. */
 export interface KafkajsRecordCodec {
@@ -140,7 +146,7 @@ export interface KafkajsRecordCodec {
 }
 
 /** The record codec of the kafkajs package whose `package.json` is at `packageJsonPath` (default: the one this project runs). */
-export function kafkajsRecordCodec (packageJsonPath: string = require.resolve('kafkajs/package.json')): KafkajsRecordCodec {
+export function kafkajsRecordCodec (packageJsonPath: string = require.resolve(`${PATCHED_KAFKAJS}/package.json`)): KafkajsRecordCodec {
   const root = dirname(packageJsonPath)
   const load = createRequire(packageJsonPath)
   type Encoded = { buffer: Buffer }
@@ -180,8 +186,8 @@ export function kafkajsPatchProblem (codec: KafkajsRecordCodec): string | undefi
 let patched = false
 
 /**
- * Throws a `MirrorError` (code `MIRROR_CONFIG`) with one line saying to run `npm ci` when the
- * installed kafkajs lacks patches/kafkajs+2.2.4.patch. Called at start-up by both commands; checks once.
+ * Throws a `MirrorError` (code `MIRROR_CONFIG`) with one line saying to run the install step when
+ * the package's own kafkajs lacks patches/kafkajs+2.2.4.patch (installed with --ignore-scripts). Called at start-up by both commands; checks once.
  */
 export function assertKafkajsPatched (codec?: KafkajsRecordCodec): void {
   if (patched && codec === undefined) return
@@ -191,71 +197,42 @@ export function assertKafkajsPatched (codec?: KafkajsRecordCodec): void {
   } catch (error) {
     problem = `its record codec cannot be loaded: ${(error as Error).message.split('\n')[0]}`
   }
-  if (problem !== undefined) throw new MirrorError(ErrorCodes.CONFIG, `kafkajs is not patched (${problem}; patches/kafkajs+${KAFKAJS_VERSION}.patch is applied by npm's postinstall): run npm ci`)
+  if (problem !== undefined) throw new MirrorError(ErrorCodes.CONFIG, `kafkajs is not patched (${problem}; patches/kafkajs+${KAFKAJS_VERSION}.patch is applied to ${PATCHED_KAFKAJS} at install): ${REINSTALL}`)
   if (codec === undefined) patched = true
 }
 
 /**
- * Record batch forwarding (pass-through): the patched Fetch decoder
- * (`protocol/requests/fetch/v4/decodeMessages.js`) offers each complete v2 batch, as bytes, to the
- * hook of the AsyncLocalStorage registered under this symbol, when the fetch runs inside
- * `runWithBatchForwarding`. An object the hook returns stands for the whole batch among the
- * fetched messages (undecoded); undefined lets kafkajs decode the batch as before.
+ * Record batch forwarding (pass-through): the consumer option (and `broker.fetch` field)
+ * `forwardRecordBatch` the patch adds. The patched Fetch decoder
+ * (`protocol/requests/fetch/v4/decodeMessages.js`) offers each complete v2 batch, as bytes, to it:
+ * an object it returns stands for the whole batch among the fetched messages (undecoded);
+ * undefined lets kafkajs decode the batch as before.
  */
 export type BatchForwardingHook = (batchBytes: Buffer) => object | undefined
 
-const FORWARDING = Symbol.for('kafka-mirror-sidecar.recordBatchForwarding')
-
-function forwardingStorage (): AsyncLocalStorage<BatchForwardingHook> {
-  const holder = globalThis as unknown as Record<symbol, AsyncLocalStorage<BatchForwardingHook> | undefined>
-  holder[FORWARDING] ??= new AsyncLocalStorage<BatchForwardingHook>()
-  return holder[FORWARDING]
+/**
+ * The object `forwardRecordBatch` returned for the batch that `message` stands for (the patch's
+ * `ForwardedBatchMessage`, which kafkajs builds from the batch header so that its consumer's
+ * offset bookkeeping and aborted-transaction filter apply to the batch), or undefined when
+ * `message` is a decoded record.
+ */
+export function forwardedBatchOf<T extends object> (message: KafkaRecord | ForwardedBatchMessage<T>): T | undefined {
+  return (message as Partial<ForwardedBatchMessage<T>>).forwardedBatch
 }
 
 /**
- * Runs `start` (a kafkajs consumer's `run`) so that every fetch it makes, for as long as it runs,
- * offers its batches to `hook`. kafkajs decodes a Fetch response in the async context of the
- * request (`network/connection.js` awaits the answer, then decodes), which descends from `start`.
+ * A kafkajs producer message that is a whole record batch, encoded already (`RecordBatchMessage`,
+ * which the patch adds to the producer): the patched produce request
+ * (`protocol/requests/produce/v3/request.js`) asks `encodeBatch` for its bytes with the request's
+ * producer id, epoch and first sequence; the patched `producer/sendMessages.js` moves the
+ * partition's sequence on by `recordCount`. It must be the only message of its partition in a send.
  */
-export function runWithBatchForwarding<T> (hook: BatchForwardingHook, start: () => T): T {
-  return forwardingStorage().run(hook, start)
-}
-
-/**
- * Runs `fn` outside any `runWithBatchForwarding`: what the mirror does with a fetched batch (and
- * any client it starts meanwhile, e.g. a reader of an internal topic) must see records decoded as
- * usual, not stand-ins, since an AsyncLocalStorage store passes to everything started inside it.
- */
-export function withoutBatchForwarding<T> (fn: () => T): T {
-  return forwardingStorage().exit(fn)
-}
-
-/** What a stand-in for a forwarded batch shows kafkajs' consumer (`consumer/batch.js`, `filterAbortedMessages`). */
-export interface BatchStandIn {
-  /** The batch's last offset: kafkajs keeps messages at or past its fetch offset and moves past this one. */
-  readonly offset: string
-  readonly key: null
-  readonly isControlRecord: false
-  readonly batchContext: { readonly producerId: string, readonly inTransaction: boolean }
-}
-
-/**
- * A kafkajs producer message that is a whole record batch, encoded already: the patched produce
- * request (`protocol/requests/produce/v3/request.js`) asks `encodeBatch` for its bytes with the
- * request's producer id, epoch and first sequence; the patched `producer/sendMessages.js` moves
- * the partition's sequence on by `recordCount`. It must be the only message of its partition in a send.
- */
-export interface EncodedBatchMessage {
-  readonly partition: number
-  readonly value: null
-  readonly recordCount: number
-  readonly encodeBatch: (fields: { producerId: string, producerEpoch: number, firstSequence: number, transactional: boolean }) => Buffer
-}
+export type EncodedBatchMessage = RecordBatchMessage
 
 /** The records of one whole v2 batch (`bytes`), through kafkajs' record batch decoder (registered codecs). */
 export async function decodeRecordBatch (bytes: Buffer): Promise<readonly KafkaRecord[]> {
-  const Decoder = require('kafkajs/src/protocol/decoder') as new (bytes: Buffer) => object
-  const decodeBatch = require('kafkajs/src/protocol/recordBatch/v0/decoder') as (decoder: object) => Promise<{ records: KafkaRecord[] }>
+  const Decoder = require(`${PATCHED_KAFKAJS}/src/protocol/decoder`) as new (bytes: Buffer) => object
+  const decodeBatch = require(`${PATCHED_KAFKAJS}/src/protocol/recordBatch/v0/decoder`) as (decoder: object) => Promise<{ records: KafkaRecord[] }>
   return (await decodeBatch(new Decoder(bytes))).records
 }
 
@@ -264,49 +241,24 @@ export async function decodeRecordBatch (bytes: Buffer): Promise<readonly KafkaR
  * registered for it (ours, `registerCodecs`); the section as it is when uncompressed.
  */
 export async function decompressRecords (attributes: number, section: Buffer): Promise<Buffer> {
-  const { lookupCodecByAttributes } = require('kafkajs/src/protocol/message/compression') as { lookupCodecByAttributes: (attributes: number) => { decompress: (buffer: Buffer) => Promise<Buffer> } | null }
+  const { lookupCodecByAttributes } = require(`${PATCHED_KAFKAJS}/src/protocol/message/compression`) as { lookupCodecByAttributes: (attributes: number) => { decompress: (buffer: Buffer) => Promise<Buffer> } | null }
   const codec = lookupCodecByAttributes(attributes)
   return codec === null ? section : await codec.decompress(section)
 }
 
-/** The offset a kafkajs consumer batch was fetched from (`consumer/batch.js` keeps it; its types do not show it). */
-export function batchFetchedOffset (batch: object): bigint {
-  return BigInt((batch as { fetchedOffset: string }).fetchedOffset)
-}
-
-/** The offset the batch of a batch-process event was fetched from (the patch adds it to the payload); undefined unpatched. */
-export function batchEventFetchedOffset (payload: object): bigint | undefined {
-  const offset = (payload as { fetchedOffset?: string }).fetchedOffset
-  return offset === undefined ? undefined : BigInt(offset)
-}
-
 /** The producer id of an idempotent kafkajs producer after `connect` (the patch's `producerIdentity`); undefined before or when not idempotent. */
-export function producerIdOf (producer: object): bigint | undefined {
-  const identity = (producer as { producerIdentity?: () => { producerId: string } }).producerIdentity
-  if (identity === undefined) throw new MirrorError(ErrorCodes.INTERNAL, `kafkajs is not patched (no producerIdentity): run npm ci`)
-  const id = BigInt(identity().producerId)
+export function producerIdOf (producer: Producer): bigint | undefined {
+  const id = BigInt(producer.producerIdentity().producerId)
   return id < 0n ? undefined : id
 }
 
 /**
- * Makes kafkajs' record batch encoder (`protocol/recordBatch/v0`) compute each batch's CRC-32C
- * with `crc32c` instead of its JavaScript table code, by replacing the export of
- * `protocol/recordBatch/crc32C` in the require cache. The encoder binds that export when it is
- * first loaded (kafkajs loads it lazily, with the first Produce or Fetch request), so call this
- * before, as `registerCodecs` does in `createKafkaClient`. Returns false, changing nothing, when
- * the encoder was loaded already with another CRC-32C (say, by a program that embeds the mirror
- * and used kafkajs first): kafkajs' own code then stays, correct but slower.
+ * Makes kafkajs' record batch encoder compute each batch's CRC-32C with `crc32c` instead of its
+ * JavaScript code: `useCrc32c`, which the patch adds to the package's exports. The mirror's kafkajs
+ * is its own copy, so no other user of kafkajs is affected and the call works whenever it is made.
  */
-export function useKafkajsCrc32c (crc32c: (bytes: Buffer) => number): boolean {
-  const crcPath = require.resolve('kafkajs/src/protocol/recordBatch/crc32C/index.js')
-  const encoderPath = require.resolve('kafkajs/src/protocol/recordBatch/v0/index.js')
-  require(crcPath)
-  const crcModule = require.cache[crcPath]
-  if (crcModule === undefined) throw new MirrorError(ErrorCodes.INTERNAL, `kafkajs internals changed: ${crcPath} is not in the require cache (expected kafkajs ${KAFKAJS_VERSION}); run npm ci`)
-  if (crcModule.exports === crc32c) return true
-  if (require.cache[encoderPath] !== undefined) return false
-  crcModule.exports = crc32c
-  return true
+export function useKafkajsCrc32c (crc32c: (bytes: Buffer) => number): void {
+  kafkajs.useCrc32c(crc32c)
 }
 
 /**

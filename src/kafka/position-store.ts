@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import kafkajs from 'kafkajs'
+import kafkajs from '@kafka-mirror-sidecar/kafkajs'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import type { ExactlyOnceConfig } from '../config/mirror-config.js'
 import { partitionKey } from '../pipeline/partition-key.js'
@@ -9,7 +9,6 @@ import type { Logger } from '../shared/logger.js'
 import { AuditClient } from './audit-client.js'
 import { InternalTopicWriter } from './internal-topic.js'
 import { decodePosition } from './position-record.js'
-import { withoutBatchForwarding } from './kafkajs-internals.js'
 
 const { ConfigResourceTypes } = kafkajs
 
@@ -69,13 +68,11 @@ export class KafkaPositionStore implements PositionStore {
     }
   }
 
-  /**
-   * Lanes are taken from the source consumer's group events, inside its batch-forwarding context:
-   * this read must get records, not forwarded-batch stand-ins.
-   */
+  /** The positions of `partitions` as last written (read from the positions topic). */
   async read (partitions: readonly string[]): Promise<Map<string, bigint>> {
     // One read at a time (lanes are taken in parallel): each goes on from where the one before ended, in log order.
-    const run = this.#reading.then(() => withoutBatchForwarding(() => this.#read(partitions)))
+    const run = this.#reading.then(() => this.#read(partitions))
+    // The chain only orders reads: this read's failure reaches its caller through `run`.
     this.#reading = run.catch(() => {})
     return await run
   }

@@ -1,4 +1,4 @@
-import type { BatchForwardingHook, BatchStandIn } from './kafkajs-internals.js'
+import type { BatchForwardingHook } from './kafkajs-internals.js'
 import { decompressRecords } from './kafkajs-internals.js'
 import { Attributes, BATCH_HEADER_BYTES, BATCH_OFFSETS } from './record-batch-header.js'
 
@@ -24,15 +24,11 @@ export class WireRecord {
 export type WireRecordVisitor = (record: WireRecord) => void
 
 /**
- * A fetched v2 data batch left undecoded (a view of the Fetch response, not a copy), standing
- * among kafkajs' messages for the whole batch so that kafkajs' aborted-transaction filter applies
- * to it as to decoded records (`offset` is its last offset). Read with `visit`.
+ * A fetched v2 data batch left undecoded (a view of the Fetch response, not a copy): the
+ * `forwardedBatch` of the message standing for the whole batch among kafkajs' fetched messages,
+ * so that kafkajs' aborted-transaction filter applies to it as to decoded records. Read with `visit`.
  */
-export class RawRecordBatch implements BatchStandIn {
-  readonly offset: string
-  readonly key = null
-  readonly isControlRecord = false as const
-  readonly batchContext: { readonly producerId: string, readonly inTransaction: boolean }
+export class RawRecordBatch {
   readonly baseOffset: number
   /** Past the batch's last offset (compacted gaps included). */
   readonly endOffset: number
@@ -41,8 +37,6 @@ export class RawRecordBatch implements BatchStandIn {
     const O = BATCH_OFFSETS
     this.baseOffset = Number(bytes.readBigInt64BE(O.baseOffset))
     this.endOffset = this.baseOffset + bytes.readInt32BE(O.lastOffsetDelta) + 1
-    this.offset = String(this.endOffset - 1)
-    this.batchContext = { producerId: bytes.readBigInt64BE(O.producerId).toString(), inTransaction: (bytes.readInt16BE(O.attributes) & Attributes.TRANSACTIONAL) !== 0 }
   }
 
   /**
@@ -64,7 +58,7 @@ export class RawRecordBatch implements BatchStandIn {
   }
 }
 
-/** The hook for `runWithBatchForwarding`: every v2 data batch as a `RawRecordBatch`; control batches and older formats are left to kafkajs. */
+/** A `forwardRecordBatch` hook (`AuditClient` fetches): every v2 data batch as a `RawRecordBatch`; control batches and older formats are left to kafkajs. */
 export const rawBatchHook: BatchForwardingHook = bytes => {
   if (bytes.length < BATCH_HEADER_BYTES || bytes.readInt8(BATCH_OFFSETS.magic) !== 2) return undefined
   if ((bytes.readInt16BE(BATCH_OFFSETS.attributes) & Attributes.CONTROL) !== 0) return undefined

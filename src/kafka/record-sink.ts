@@ -1,5 +1,5 @@
-import kafkajs from 'kafkajs'
-import type { Message, Producer, TopicMessages } from 'kafkajs'
+import kafkajs from '@kafka-mirror-sidecar/kafkajs'
+import type { Message, Producer, RecordBatchMessage, TopicMessages } from '@kafka-mirror-sidecar/kafkajs'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import type { CompressionName, ProducerSettings } from '../config/mirror-config.js'
 import { PartialSendError, type PartitionFailure } from '../pipeline/partial-send-error.js'
@@ -83,6 +83,7 @@ export class KafkaRecordSink implements RecordSink {
       try {
         await this.#onProducerStarted(producerId)
       } catch (error) {
+        // Cleanup on a failed start: the error thrown below is what the caller gets; a failed disconnect adds nothing to it.
         await producer.disconnect().catch(() => {})
         throw toMirrorError(error, `cannot publish the producer id of the mirror on the ${this.#connection.alias} cluster`, ErrorCodes.KAFKA, this.#connection)
       }
@@ -127,7 +128,7 @@ export class KafkaRecordSink implements RecordSink {
 
 /** The kafkajs messages for `writes`: decoded records as messages, forwarded batches of a partition joined into one message. */
 export function topicMessagesOf (writes: readonly PartitionWrite[]): TopicMessages[] {
-  const byTopic = new Map<string, Message[]>()
+  const byTopic = new Map<string, Array<Message | RecordBatchMessage>>()
   // Forwarded batches of one partition become one batch (one message): the broker takes one per partition per request.
   const forwarded = new Map<string, { topic: string, partition: number, parts: KafkaForwardedBatch[] }>()
   for (const write of writes) {
@@ -147,7 +148,7 @@ export function topicMessagesOf (writes: readonly PartitionWrite[]): TopicMessag
     }
   }
   for (const { topic, partition, parts } of forwarded.values()) {
-    (byTopic.get(topic) as Message[]).push(KafkaForwardedBatch.message(partition, parts) as unknown as Message)
+    byTopic.get(topic)!.push(KafkaForwardedBatch.message(partition, parts))
   }
   const topicMessages: TopicMessages[] = []
   for (const [topic, messages] of byTopic) topicMessages.push({ topic, messages })

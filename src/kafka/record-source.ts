@@ -1,4 +1,4 @@
-import type { Consumer, EachBatchPayload, PartitionAssigner } from 'kafkajs'
+import type { Consumer, EachBatchPayload, ForwardedBatchMessage, PartitionAssigner } from '@kafka-mirror-sidecar/kafkajs'
 import type { ConsumerSettings } from '../config/mirror-config.js'
 import type { CommitOffset, RecordSource, SourceListener } from '../pipeline/ports.js'
 import { partitionKey } from '../pipeline/partition-key.js'
@@ -7,7 +7,7 @@ import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import { toMirrorError } from './errors.js'
-import { batchEventFetchedOffset, batchFetchedOffset, fetchSessionsOption, runWithBatchForwarding, withoutBatchForwarding } from './kafkajs-internals.js'
+import { fetchSessionsOption, forwardedBatchOf } from './kafkajs-internals.js'
 import { forwardingHook, KafkaForwardedBatch, type ForwardingPolicy } from './forwarded-record-batch.js'
 import { decodeLaneRefusal, laneRefusalError } from './bucket-assigner.js'
 import { CorruptRecordBatch } from './corrupt-record-batch.js'
@@ -23,6 +23,9 @@ export interface MirrorProducerFilter {
   /** Counts records skipped that way. */
   skipped: (records: number) => void
 }
+
+/** What kafkajs hands `eachBatch` with `forwardRecordBatch` set: decoded records, and messages standing for whole batches. */
+type FetchedMessage = KafkaRecord | ForwardedBatchMessage<KafkaForwardedBatch | CorruptRecordBatch>
 
 /**
  * The mirror's consumer group on the source: `streams` kafkajs consumers in one group, auto-commit
@@ -75,6 +78,8 @@ export class KafkaRecordSource implements RecordSource {
     this.#stopped = false
     this.#topics = topics
     const kafka = createKafkaClient({ ...this.#connection, clientId: this.#connection.clientId }, this.#logger)
+    // Every fetch of these consumers offers its v2 batches to the hook (CRC check, then forwarded or decoded).
+    const forwardRecordBatch = forwardingHook(this.#forwarding, (reason, bytes) => handlers.onDecoded?.(reason, bytes))
     for (let i = 0; i < this.#streams; i++) {
       const consumer = kafka.consumer({
         groupId: this.#settings.groupId,
@@ -88,6 +93,7 @@ export class KafkaRecordSource implements RecordSource {
         retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10_000 },
         ...(this.#assigners === undefined ? {} : { partitionAssigners: this.#assigners }),
         ...(this.#settings.fetchSessions ? fetchSessionsOption() : {}),
+        forwardRecordBatch,
       })
       this.#consumers.push(consumer)
       this.#assignments.set(consumer, new Set())
@@ -109,8 +115,7 @@ export class KafkaRecordSource implements RecordSource {
       partitionsConsumedConcurrently: 16,
       eachBatch: payload => this.#eachBatch(payload, handlers),
     })
-    const hook = forwardingHook(this.#forwarding, (reason, bytes) => handlers.onDecoded?.(reason, bytes))
-    await Promise.all(this.#consumers.map(consumer => runWithBatchForwarding(hook, () => run(consumer))))
+    await Promise.all(this.#consumers.map(run))
   }
 
   #wireEvents (consumer: Consumer, handlers: SourceListener): void {
@@ -132,7 +137,7 @@ export class KafkaRecordSource implements RecordSource {
     // hands them to eachBatch; this event is where the mirror learns it may move past them.
     consumer.on(END_BATCH_PROCESS, event => {
       if (event.payload.batchSize === 0) {
-        handlers.onSkipped(event.payload.topic, event.payload.partition, BigInt(event.payload.lastOffset) + 1n, batchEventFetchedOffset(event.payload))
+        handlers.onSkipped(event.payload.topic, event.payload.partition, BigInt(event.payload.lastOffset) + 1n, BigInt(event.payload.fetchedOffset))
       }
     })
     consumer.on(CONNECT, () => { this.#connected = true })
@@ -143,7 +148,7 @@ export class KafkaRecordSource implements RecordSource {
       // A crash caused by our own disconnect (during a group join) makes kafkajs schedule a restart
       // after the disconnect already ran; disconnect once more when that one settles.
       if (this.#stopped) {
-        void this.#disconnecting.then(() => consumer.disconnect()).catch(() => {})
+        void this.#disconnecting.then(() => consumer.disconnect()).catch(error => this.#logger.debug('source consumer did not disconnect cleanly after a crash during stop', { error }))
         return
       }
       if (event.payload.restart) {
@@ -160,8 +165,7 @@ export class KafkaRecordSource implements RecordSource {
     const control = { heartbeat, isActive: () => isRunning() && !isStale() }
     const highWatermark = BigInt(batch.highWatermark)
     const nextOffset = BigInt(batch.lastOffset()) + 1n
-    // Outside the forwarding context: only kafkajs' own fetches for this consumer get stand-ins.
-    await withoutBatchForwarding(() => this.#handOver(batch.topic, batch.partition, highWatermark, batch.messages, batchFetchedOffset(batch), nextOffset, handlers, control))
+    await this.#handOver(batch.topic, batch.partition, highWatermark, batch.messages as FetchedMessage[], BigInt(batch.fetchedOffset), nextOffset, handlers, control)
     // Moves kafkajs' fetch position only; what is committed is decided by the mirror.
     if (isRunning() && !isStale()) resolveOffset(batch.lastOffset())
   }
@@ -173,11 +177,16 @@ export class KafkaRecordSource implements RecordSource {
    * after the queue took what came before, so at most one run of decoded records waits outside
    * the queue.
    */
-  async #handOver (topic: string, partition: number, highWatermark: bigint, messages: readonly unknown[], fetchedOffset: bigint, nextOffset: bigint, handlers: SourceListener, control: { heartbeat: () => Promise<void>, isActive: () => boolean }): Promise<void> {
+  async #handOver (topic: string, partition: number, highWatermark: bigint, messages: readonly FetchedMessage[], fetchedOffset: bigint, nextOffset: bigint, handlers: SourceListener, control: { heartbeat: () => Promise<void>, isActive: () => boolean }): Promise<void> {
     let run: KafkaRecord[] = []
     /** The offset up to which what was handed over reaches (past skipped batches of the opposite mirror too). */
     let covered = fetchedOffset
-    const firstOffsetOf = (message: unknown): bigint => message instanceof KafkaForwardedBatch || message instanceof CorruptRecordBatch ? message.baseOffset : BigInt((message as KafkaRecord).offset)
+    // A record, or the batch (forwarded or corrupt) a kafkajs message stands for.
+    const itemOf = (message: FetchedMessage): KafkaRecord | KafkaForwardedBatch | CorruptRecordBatch => forwardedBatchOf(message) ?? message as KafkaRecord
+    const firstOffsetOf = (message: FetchedMessage): bigint => {
+      const item = itemOf(message)
+      return item instanceof KafkaForwardedBatch || item instanceof CorruptRecordBatch ? item.baseOffset : BigInt(item.offset)
+    }
     const flush = async (next: bigint): Promise<void> => {
       if (run.length === 0) return
       const records = run
@@ -186,9 +195,10 @@ export class KafkaRecordSource implements RecordSource {
       covered = next
       await handlers.onBatch({ topic, partition, highWatermark, records, nextOffset: next, from }, control)
     }
-    const mirrored = this.#producers === undefined ? undefined : await this.#producers.classify(messages.flatMap(m => m instanceof KafkaForwardedBatch ? [m.batchContext.producerId] : []))
-    for (const [index, message] of messages.entries()) {
+    const mirrored = this.#producers === undefined ? undefined : await this.#producers.classify(messages.flatMap(m => { const item = itemOf(m); return item instanceof KafkaForwardedBatch ? [item.producerId] : [] }))
+    for (const [index, fetched] of messages.entries()) {
       if (!control.isActive()) return
+      const message = itemOf(fetched)
       const following = messages[index + 1]
       const next = following === undefined ? nextOffset : firstOffsetOf(following)
       if (message instanceof CorruptRecordBatch) {
@@ -204,14 +214,14 @@ export class KafkaRecordSource implements RecordSource {
         covered = message.endOffset
         continue
       }
-      if (message instanceof KafkaForwardedBatch && mirrored?.has(message.batchContext.producerId) === true) {
+      if (message instanceof KafkaForwardedBatch && mirrored?.has(message.producerId) === true) {
         // Written here by the mirror of the opposite direction: it came from our target, so it is not copied back.
         this.#producers?.skipped(message.recordCount)
         if (run.length > 0 && following === undefined) await flush(next)
         continue
       }
       if (!(message instanceof KafkaForwardedBatch)) {
-        run.push(message as KafkaRecord)
+        run.push(message)
       } else if (message.deepReason === undefined && message.baseOffset >= fetchedOffset) {
         await flush(message.baseOffset)
         if (!control.isActive()) return

@@ -1,5 +1,5 @@
-import kafkajs from 'kafkajs'
-import type { Admin } from 'kafkajs'
+import kafkajs from '@kafka-mirror-sidecar/kafkajs'
+import type { Admin } from '@kafka-mirror-sidecar/kafkajs'
 import type { NewTopic, TopicAcl, TopicCatalog, TopicDescription } from '../pipeline/ports.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'

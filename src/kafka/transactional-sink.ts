@@ -1,5 +1,5 @@
-import type { Producer, TopicMessages, Transaction } from 'kafkajs'
-import kafkajs from 'kafkajs'
+import type { Producer, TopicMessages, Transaction } from '@kafka-mirror-sidecar/kafkajs'
+import kafkajs from '@kafka-mirror-sidecar/kafkajs'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import type { ProducerSettings } from '../config/mirror-config.js'
 import type { PartitionAck, PartitionWrite, SourcePosition, TransactionalSink, TransactionRecord } from '../pipeline/ports.js'
@@ -9,7 +9,7 @@ import type { Logger } from '../shared/logger.js'
 import { retry } from '../shared/retry.js'
 import { createKafkaClient } from './client.js'
 import { toMirrorError } from './errors.js'
-import { producerIdOf, withoutBatchForwarding } from './kafkajs-internals.js'
+import { producerIdOf } from './kafkajs-internals.js'
 import { encodePosition } from './position-record.js'
 import { acksOf, compressionTypes, sendFailureOf, topicMessagesOf } from './record-sink.js'
 import { DEFAULT_MAX_MESSAGE_BYTES, recordBytesPerRequest, recordSizeBytes, splitRecords } from './split-records.js'
@@ -86,17 +86,13 @@ export class KafkaTransactionalSink implements TransactionalSink {
   /** Nothing to do: a lane's producers start when its bucket is assigned here (`acquire`), never before, or they would fence the owner. */
   async start (): Promise<void> {}
 
-  /** Runs outside the source consumer's batch-forwarding context (lanes are taken from its group events): what it reads gets records. */
   async acquire (): Promise<void> {
-    await withoutBatchForwarding(() => this.#acquire())
-  }
-
-  async #acquire (): Promise<void> {
     await this.release()
     const slots: Slot[] = []
     try {
       for (const transactionalId of this.#options.transactionalIds) slots.push(await this.#startProducer(transactionalId))
     } catch (error) {
+      // Cleanup on a failed start: the error thrown below is what the caller gets; a failed disconnect adds nothing to it.
       await Promise.all(slots.map(slot => slot.producer?.disconnect().catch(() => {})))
       throw error
     }
@@ -122,6 +118,7 @@ export class KafkaTransactionalSink implements TransactionalSink {
       // The first transaction initialises the transactional id: previous holders are fenced here.
       transaction = await producer.transaction()
     } catch (error) {
+      // Cleanup on a failed start: the error thrown below is what the caller gets; a failed disconnect adds nothing to it.
       await producer.disconnect().catch(() => {})
       throw toMirrorError(error, `cannot start the transactional producer ${transactionalId} on the ${this.#connection.alias} cluster`, ErrorCodes.KAFKA, this.#connection)
     }
@@ -130,6 +127,7 @@ export class KafkaTransactionalSink implements TransactionalSink {
       try {
         await this.#options.onProducerStarted(producerId)
       } catch (error) {
+        // Cleanup on a failed start: the error thrown below is what the caller gets; a failed disconnect adds nothing to it.
         await producer.disconnect().catch(() => {})
         throw toMirrorError(error, `cannot publish the producer id of the mirror on the ${this.#connection.alias} cluster`, ErrorCodes.KAFKA, this.#connection)
       }

@@ -1,8 +1,8 @@
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
-const { parse: parseProduceResponse } = require('kafkajs/src/protocol/requests/produce/v3/response') as { parse: (data: ProduceAnswer) => Promise<ProduceAnswer> }
-const { KafkaJSBrokerNotFound } = require('kafkajs/src/errors') as { KafkaJSBrokerNotFound: new (message: string) => Error }
+const { parse: parseProduceResponse } = require('@kafka-mirror-sidecar/kafkajs/src/protocol/requests/produce/v3/response') as { parse: (data: ProduceAnswer) => Promise<ProduceAnswer> }
+const { KafkaJSBrokerNotFound } = require('@kafka-mirror-sidecar/kafkajs/src/errors') as { KafkaJSBrokerNotFound: new (message: string) => Error }
 
 /** Kafka's error codes the fake answers with. */
 export const ErrorCode = { NONE: 0, UNKNOWN_TOPIC_OR_PARTITION: 3, NOT_LEADER_OR_FOLLOWER: 6, MESSAGE_TOO_LARGE: 10, NOT_ENOUGH_REPLICAS: 19, OUT_OF_ORDER_SEQUENCE_NUMBER: 45 } as const

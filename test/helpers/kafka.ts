@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { TestContext } from 'node:test'
-import type { Admin, IHeaders, Message } from 'kafkajs'
+import type { Admin, IHeaders, Message } from '@kafka-mirror-sidecar/kafkajs'
 import { createKafkaClient } from '../../src/kafka/client.js'
 import { clustersUp, type KafkaEndpoint, type LocalCluster } from '../../scripts/local-kafka/clusters.js'
 import { waitUntil } from './wait.js'

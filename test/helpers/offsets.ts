@@ -1,4 +1,4 @@
-import type { Message } from 'kafkajs'
+import type { Message } from '@kafka-mirror-sidecar/kafkajs'
 import type { LocalCluster } from '../../scripts/local-kafka/clusters.js'
 import { createKafkaClient } from '../../src/kafka/client.js'
 import { GroupAdmin } from '../../src/kafka/group-admin.js'

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import kafkajs from 'kafkajs'
+import kafkajs from '@kafka-mirror-sidecar/kafkajs'
 import { committedOffsets, createTopic, endOffsets, produce, readAll, sharedClusters, totalRecords, uniqueName } from '../helpers/kafka.js'
 import { spawnSidecarArgs, waitMirroring } from '../helpers/sidecar.js'
 import { sampleSum, scrape, sidecarHttpPort } from '../helpers/sidecar-http.js'

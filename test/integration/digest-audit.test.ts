@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import type { Message } from 'kafkajs'
+import type { Message } from '@kafka-mirror-sidecar/kafkajs'
 import { grafanaDir } from '../../grafana/src/build.js'
 import { configFromMm1 } from '../../src/config/mm1-args.js'
 import { MirrorSidecar } from '../../src/mirror-sidecar.js'

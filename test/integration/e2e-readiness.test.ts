@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { Message } from 'kafkajs'
+import type { Message } from '@kafka-mirror-sidecar/kafkajs'
 import { committedOffsets, createTopic, produce, sharedClusters, startExtraCluster, totalRecords, uniqueName } from '../helpers/kafka.js'
 import { spawnSidecar, waitMirroring } from '../helpers/sidecar.js'
 import { promtoolProblems, readyz, sampleSum, scrape, sidecarHttpPort, type Probe } from '../helpers/sidecar-http.js'

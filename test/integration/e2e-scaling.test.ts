@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { Message } from 'kafkajs'
+import type { Message } from '@kafka-mirror-sidecar/kafkajs'
 import { auditKeys, committedOffsets, createTopic, deleteTopicIfExists, endOffsets, produce, readAll, sharedClusters, totalRecords, uniqueName } from '../helpers/kafka.js'
 import { spawnSidecar, waitMirroring, type SidecarProcess } from '../helpers/sidecar.js'
 import { sampleSum, scrape, sidecarHttpPort } from '../helpers/sidecar-http.js'

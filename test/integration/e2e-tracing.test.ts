@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { Message } from 'kafkajs'
+import type { Message } from '@kafka-mirror-sidecar/kafkajs'
 import { createTopic, deleteTopicIfExists, produce, readAll, sharedClusters, totalRecords, uniqueName } from '../helpers/kafka.js'
 import { otlpAttributes, startOtlpReceiver, type OtlpSpan } from '../helpers/otlp-receiver.js'
 import { spawnSidecar, waitMirroring } from '../helpers/sidecar.js'

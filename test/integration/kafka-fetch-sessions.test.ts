@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
-import type { Consumer } from 'kafkajs'
+import type { Consumer } from '@kafka-mirror-sidecar/kafkajs'
 import type { LocalCluster } from '../../scripts/local-kafka/clusters.js'
 import { createKafkaClient } from '../../src/kafka/client.js'
 import { FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH, type FetchSessionCounts, type FetchSessions } from '../../src/kafka/fetch-session.js'

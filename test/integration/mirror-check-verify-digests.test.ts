@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { Message } from 'kafkajs'
+import type { Message } from '@kafka-mirror-sidecar/kafkajs'
 import type { LocalCluster } from '../../scripts/local-kafka/clusters.js'
 import { committedOffsets, createTopic, deleteTopicIfExists, endOffsets, produce, readAll, sharedClusters, totalRecords, uniqueName, withAdmin, type ReadRecord } from '../helpers/kafka.js'
 import { runMirrorCheck } from '../helpers/mirror-check.js'

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
-import type { Message } from 'kafkajs'
+import type { Message } from '@kafka-mirror-sidecar/kafkajs'
 import { createTopic, produce, sharedClusters, uniqueName } from '../helpers/kafka.js'
 import { runMirrorCheck, spawnMirrorCheck } from '../helpers/mirror-check.js'
 import { commitAsAdmin } from '../helpers/offsets.js'

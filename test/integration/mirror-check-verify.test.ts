@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
-import type { Message } from 'kafkajs'
+import type { Message } from '@kafka-mirror-sidecar/kafkajs'
 import { createTopic, produce, readAll, sharedClusters, uniqueName, type ReadRecord } from '../helpers/kafka.js'
 import { runMirrorCheck } from '../helpers/mirror-check.js'
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import type { Message } from 'kafkajs'
+import type { Message } from '@kafka-mirror-sidecar/kafkajs'
 import { join } from 'node:path'
 import { alertRules } from '../../grafana/src/alerts.js'
 import { grafanaDir } from '../../grafana/src/build.js'

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { writeFileSync } from 'node:fs'
 import type { TestContext } from 'node:test'
-import type { Message } from 'kafkajs'
+import type { Message } from '@kafka-mirror-sidecar/kafkajs'
 import type { LocalCluster } from '../../scripts/local-kafka/clusters.js'
 import { createKafkaClient } from '../../src/kafka/client.js'
 import { javaCheckpoints, javaRemoteConsumerOffsets, type JavaTranslatedOffset } from '../helpers/java-client.js'

@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
-import kafkajs from 'kafkajs'
+import kafkajs from '@kafka-mirror-sidecar/kafkajs'
 import { createTopic, deleteTopicIfExists, endOffsets, produce, sharedClusters, totalRecords, uniqueName, withAdmin } from '../helpers/kafka.js'
 import { javaSyncStoreTranslate } from '../helpers/java-client.js'
 import { runMirrorCheck } from '../helpers/mirror-check.js'

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
 import { test } from 'node:test'
-import { logLevel } from 'kafkajs'
+import { logLevel } from '@kafka-mirror-sidecar/kafkajs'
 import { logCreatorFor, RETRIABLE_PROTOCOL_ERRORS } from '../../src/kafka/client.js'
 import { createLogger } from '../../src/shared/logger.js'
 
@@ -10,7 +10,7 @@ function levels (entries: Array<Record<string, unknown>>): Array<[unknown, unkno
   const logger = createLogger({ level: 'debug', write: line => lines.push(JSON.parse(line) as Record<string, unknown>) })
   const log = logCreatorFor(logger)(logLevel.DEBUG)
   for (const entry of entries) {
-    log({ namespace: String(entry.namespace ?? 'Connection'), level: logLevel.ERROR, label: 'ERROR', log: { timestamp: 'now', logger: 'kafkajs', ...entry } as never })
+    log({ namespace: String(entry.namespace ?? 'Connection'), level: logLevel.ERROR, label: 'ERROR', log: { timestamp: 'now', logger: '@kafka-mirror-sidecar/kafkajs', ...entry } as never })
   }
   return lines.map(line => [line.level, line.error ?? line.msg])
 }
@@ -48,12 +48,12 @@ test('kafkajs error lines for retried answers are debug at start-up, warn otherw
 test('at info level the retried answers of a cluster starting up print nothing', () => {
   const lines: string[] = []
   const log = logCreatorFor(createLogger({ level: 'info', write: line => lines.push(line) }))(logLevel.INFO)
-  log({ namespace: 'Connection', level: logLevel.ERROR, label: 'ERROR', log: { timestamp: 'now', logger: 'kafkajs', ...response('FindCoordinator', 'The group coordinator is not available') } as never })
+  log({ namespace: 'Connection', level: logLevel.ERROR, label: 'ERROR', log: { timestamp: 'now', logger: '@kafka-mirror-sidecar/kafkajs', ...response('FindCoordinator', 'The group coordinator is not available') } as never })
   assert.deepEqual(lines, [])
 })
 
 test('the retriable answers are exactly those kafkajs marks retriable', () => {
   // A test may look inside kafkajs: this fails when an upgrade changes the list.
-  const { errorCodes } = createRequire(import.meta.url)('kafkajs/src/protocol/error.js') as { errorCodes: Array<{ message: string, retriable: boolean }> }
+  const { errorCodes } = createRequire(import.meta.url)('@kafka-mirror-sidecar/kafkajs/src/protocol/error.js') as { errorCodes: Array<{ message: string, retriable: boolean }> }
   assert.deepEqual([...RETRIABLE_PROTOCOL_ERRORS].sort(), errorCodes.filter(e => e.retriable).map(e => e.message).sort())
 })

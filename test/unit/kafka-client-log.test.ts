@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { logLevel } from 'kafkajs'
+import { logLevel } from '@kafka-mirror-sidecar/kafkajs'
 import { logCreatorFor } from '../../src/kafka/client.js'
 import { createLogger, type LogLevel } from '../../src/shared/logger.js'
 
@@ -8,7 +8,7 @@ function capture (level: LogLevel): { lines: Array<Record<string, unknown>>, log
   const lines: Array<Record<string, unknown>> = []
   const logger = createLogger({ level, write: line => lines.push(JSON.parse(line) as Record<string, unknown>) })
   const log = logCreatorFor(logger)(logLevel.INFO)
-  return { lines, log: (kafkajsLevel, entry) => log({ namespace: 'Connection', level: kafkajsLevel, label: 'ERROR', log: { timestamp: 'now', logger: 'kafkajs', message: 'x', ...entry } as never }) }
+  return { lines, log: (kafkajsLevel, entry) => log({ namespace: 'Connection', level: kafkajsLevel, label: 'ERROR', log: { timestamp: 'now', logger: '@kafka-mirror-sidecar/kafkajs', message: 'x', ...entry } as never }) }
 }
 
 test('kafkajs log lines: retried connection failures are warnings, stacks only at debug, other errors stay errors', () => {

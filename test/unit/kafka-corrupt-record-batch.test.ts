@@ -8,9 +8,9 @@ import { BATCH_HEADER_BYTES, BATCH_OFFSETS, batchCrc } from '../../src/kafka/rec
 
 const require = createRequire(import.meta.url)
 type Encoded = { buffer: Buffer }
-const { RecordBatch } = require('kafkajs/src/protocol/recordBatch/v0') as { RecordBatch: (options: object) => Promise<Encoded> }
-const Record = require('kafkajs/src/protocol/recordBatch/record/v0') as (options: object) => Encoded
-const Long = require('kafkajs/src/utils/long') as { fromValue: (value: string | number) => unknown }
+const { RecordBatch } = require('@kafka-mirror-sidecar/kafkajs/src/protocol/recordBatch/v0') as { RecordBatch: (options: object) => Promise<Encoded> }
+const Record = require('@kafka-mirror-sidecar/kafkajs/src/protocol/recordBatch/record/v0') as (options: object) => Encoded
+const Long = require('@kafka-mirror-sidecar/kafkajs/src/utils/long') as { fromValue: (value: string | number) => unknown }
 
 /** A v2 batch as kafkajs' producer writes it: `count` records from offset `baseOffset`. */
 async function batchBytes (count: number, baseOffset: number, options: { compression?: number, control?: boolean } = {}): Promise<Buffer> {
@@ -60,7 +60,6 @@ test('a batch with one byte flipped in a record is refused on the pass-through p
     assert.ok(standIn instanceof CorruptRecordBatch, `${name}: the flipped batch is a CorruptRecordBatch, got ${standIn?.constructor.name}`)
     assert.equal(standIn.baseOffset, 500n)
     assert.equal(standIn.endOffset, 510n)
-    assert.equal(standIn.offset, '509', 'kafkajs moves past its last offset')
     assert.equal(standIn.storedCrc, intact.readUInt32BE(BATCH_OFFSETS.crc))
     assert.notEqual(standIn.computedCrc, standIn.storedCrc)
     assert.equal(standIn.control, false)

@@ -7,9 +7,18 @@ import { BATCH_OFFSETS, batchCrc, readBatchHeader } from '../../src/kafka/record
 
 const require = createRequire(import.meta.url)
 type Encoded = { buffer: Buffer }
-const { RecordBatch } = require('kafkajs/src/protocol/recordBatch/v0') as { RecordBatch: (options: object) => Promise<Encoded> }
-const Record = require('kafkajs/src/protocol/recordBatch/record/v0') as (options: object) => Encoded
-const Long = require('kafkajs/src/utils/long') as { fromValue: (value: string | number) => unknown }
+const { RecordBatch } = require('@kafka-mirror-sidecar/kafkajs/src/protocol/recordBatch/v0') as { RecordBatch: (options: object) => Promise<Encoded> }
+const Record = require('@kafka-mirror-sidecar/kafkajs/src/protocol/recordBatch/record/v0') as (options: object) => Encoded
+const Long = require('@kafka-mirror-sidecar/kafkajs/src/utils/long') as { fromValue: (value: string | number) => unknown }
+const Decoder = require('@kafka-mirror-sidecar/kafkajs/src/protocol/decoder') as new (bytes: Buffer) => object
+const decodeMessages = require('@kafka-mirror-sidecar/kafkajs/src/protocol/requests/fetch/v4/decodeMessages') as (decoder: object, forward?: (bytes: Buffer) => object | undefined) => Promise<Array<Record<string, unknown>>>
+
+/** A partition's record set in a Fetch response: its size, then the batches. */
+function recordSet (...batches: Buffer[]): Buffer {
+  const size = Buffer.alloc(4)
+  size.writeInt32BE(batches.reduce((sum, b) => sum + b.length, 0))
+  return Buffer.concat([size, ...batches])
+}
 
 /** A v2 batch as a producer writes it (kafkajs' encoder), with `count` records from offset `baseOffset`. */
 async function batchBytes (options: { count: number, baseOffset?: number, compression?: number, lastOffsetDelta?: number, transactional?: boolean, firstTimestamp?: number, tag?: string }): Promise<Buffer> {
@@ -41,9 +50,8 @@ test('a forwarded batch is rewritten for the mirror\'s producer: base offset 0, 
   const batch = new KafkaForwardedBatch(source)
   assert.equal(batch.baseOffset, 1000n)
   assert.equal(batch.recordCount, 5)
-  assert.equal(batch.offset, '1004', 'kafkajs sees the batch at its last offset')
   assert.equal(batch.codec, 'lz4')
-  assert.deepEqual(batch.batchContext, { producerId: '42', inTransaction: true })
+  assert.equal(batch.producerId, '42')
   const message = batch.message(3)
   assert.equal(message.recordCount, 5)
   const written = message.encodeBatch({ producerId: '9001', producerEpoch: 2, firstSequence: 55, transactional: false })
@@ -125,4 +133,22 @@ test('consecutive uncompressed batches are written as one batch: records renumbe
   assert.deepEqual(decoded.map(r => [r.offset, r.timestamp, r.key?.toString(), r.value?.toString() ?? null, r.headerList?.map(h => h.value?.toString())]),
     expected.map(r => [r.offset, r.timestamp, r.key?.toString(), r.value?.toString() ?? null, r.headerList?.map(h => h.value?.toString())]))
   assert.throws(() => KafkaForwardedBatch.message(0, [parts[0] as KafkaForwardedBatch, new KafkaForwardedBatch(written.subarray(0)), { mergeable: false } as unknown as KafkaForwardedBatch]), /cannot share a request/)
+})
+
+test('the patched Fetch decoder offers each batch to forwardRecordBatch; one it takes stands among the messages as a message kafkajs reads at the batch\'s last offset', async () => {
+  registerCodecs()
+  const taken = await batchBytes({ count: 5, baseOffset: 1000, transactional: true })
+  const declined = await batchBytes({ count: 2, baseOffset: 1005, tag: 'd' })
+  const offered: Buffer[] = []
+  const forwarded = { mine: true }
+  const messages = await decodeMessages(new Decoder(recordSet(taken, declined)), bytes => {
+    offered.push(Buffer.from(bytes))
+    return bytes.readBigInt64BE(0) === 1000n ? forwarded : undefined
+  })
+  assert.deepEqual(offered, [taken, declined], 'each whole batch, base offset and length included')
+  assert.equal(messages.length, 3, 'one message for the batch taken, one per record of the one declined')
+  assert.deepEqual(messages[0], { offset: '1004', key: null, isControlRecord: false, batchContext: { producerId: '42', inTransaction: true }, forwardedBatch: forwarded })
+  assert.deepEqual(messages.slice(1).map(m => [m.offset, (m.key as Buffer).toString()]), [['1005', 'kd0'], ['1006', 'kd1']])
+  const plain = await decodeMessages(new Decoder(recordSet(taken)))
+  assert.deepEqual(plain.map(m => m.offset), ['1000', '1001', '1002', '1003', '1004'], 'without the option every batch is decoded')
 })

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
-import kafkajs from 'kafkajs'
+import kafkajs from '@kafka-mirror-sidecar/kafkajs'
 import type { GssapiSettings } from '../../src/config/cluster-connection.js'
 import { ErrorCodes, MirrorError } from '../../src/shared/errors.js'
 import { GSSAPI_MECHANISM, gssapiAuthenticationProvider, kerberosError } from '../../src/kafka/gssapi-mechanism.js'

@@ -5,9 +5,9 @@ import { test } from 'node:test'
 const require = createRequire(import.meta.url)
 
 interface Admin { fetchTopicOffsets: (topic: string) => Promise<Array<{ partition: number, high: string, low: string }>> }
-const createAdmin = require('kafkajs/src/admin') as (options: object) => Admin
-const { KafkaJSProtocolError } = require('kafkajs/src/errors') as { KafkaJSProtocolError: new (error: object) => Error }
-const { createErrorFromCode } = require('kafkajs/src/protocol/error') as { createErrorFromCode: (code: number) => object }
+const createAdmin = require('@kafka-mirror-sidecar/kafkajs/src/admin') as (options: object) => Admin
+const { KafkaJSProtocolError } = require('@kafka-mirror-sidecar/kafkajs/src/errors') as { KafkaJSProtocolError: new (error: object) => Error }
+const { createErrorFromCode } = require('@kafka-mirror-sidecar/kafkajs/src/protocol/error') as { createErrorFromCode: (code: number) => object }
 
 const silent = { debug () {}, info () {}, warn () {}, error () {}, namespace () { return silent } }
 

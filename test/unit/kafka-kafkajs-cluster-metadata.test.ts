@@ -9,7 +9,7 @@ interface Cluster {
   brokerPool: object
   metadata: (options?: { topics?: string[] }) => Promise<unknown>
 }
-const ClusterClass = require('kafkajs/src/cluster') as new (options: object) => Cluster
+const ClusterClass = require('@kafka-mirror-sidecar/kafkajs/src/cluster') as new (options: object) => Cluster
 const silent = { debug () {}, info () {}, warn () {}, error () {}, namespace () { return silent } }
 
 /** A kafkajs cluster whose broker pool tried every broker and none answered (kafkajs' `withBroker` then answers null). */

@@ -5,10 +5,10 @@ import { test } from 'node:test'
 const require = createRequire(import.meta.url)
 
 interface OffsetManager { commitOffsets: (offsets: { topics: Array<{ topic: string, partitions: Array<{ partition: number, offset: string }> }> }) => Promise<void> }
-const OffsetManagerClass = require('kafkajs/src/consumer/offsetManager') as new (options: object) => OffsetManager
-const { KafkaJSProtocolError } = require('kafkajs/src/errors') as { KafkaJSProtocolError: new (error: object) => Error }
-const { createErrorFromCode } = require('kafkajs/src/protocol/error') as { createErrorFromCode: (code: number) => object }
-const emitter = require('kafkajs/src/instrumentation/emitter') as new () => object
+const OffsetManagerClass = require('@kafka-mirror-sidecar/kafkajs/src/consumer/offsetManager') as new (options: object) => OffsetManager
+const { KafkaJSProtocolError } = require('@kafka-mirror-sidecar/kafkajs/src/errors') as { KafkaJSProtocolError: new (error: object) => Error }
+const { createErrorFromCode } = require('@kafka-mirror-sidecar/kafkajs/src/protocol/error') as { createErrorFromCode: (code: number) => object }
+const emitter = require('@kafka-mirror-sidecar/kafkajs/src/instrumentation/emitter') as new () => object
 
 /** A group coordinator as kafkajs holds it: connected, and answering OffsetCommit (or refusing it with NOT_COORDINATOR, code 16). */
 function broker (name: string, commits: string[], notCoordinator: boolean): object {

@@ -3,8 +3,8 @@ import { createRequire } from 'node:module'
 import { test } from 'node:test'
 
 const require = createRequire(import.meta.url)
-const Encoder = require('kafkajs/src/protocol/encoder') as new () => { writeInt64: (v: string) => { buffer: Buffer } }
-const Decoder = require('kafkajs/src/protocol/decoder') as new (b: Buffer) => { readInt64: () => bigint, offset: number }
+const Encoder = require('@kafka-mirror-sidecar/kafkajs/src/protocol/encoder') as new () => { writeInt64: (v: string) => { buffer: Buffer } }
+const Decoder = require('@kafka-mirror-sidecar/kafkajs/src/protocol/decoder') as new (b: Buffer) => { readInt64: () => bigint, offset: number }
 
 test('kafkajs\' decoder reads every int64 as the signed value written, and moves on by 8 bytes', () => {
   const values = [0n, 1n, -1n, -2n, 2n ** 31n, 2n ** 32n - 1n, 2n ** 32n, 2n ** 53n + 7n, -(2n ** 63n), 2n ** 63n - 1n, 123_456_789_012_345n]

@@ -5,7 +5,7 @@ import { test } from 'node:test'
 const require = createRequire(import.meta.url)
 
 interface Writer { writeInt16: (v: number) => Writer, writeInt32: (v: number) => Writer, writeString: (v: string | null) => Writer, writeBoolean: (v: boolean) => Writer, buffer: Buffer }
-const Encoder = require('kafkajs/src/protocol/encoder') as new () => Writer
+const Encoder = require('@kafka-mirror-sidecar/kafkajs/src/protocol/encoder') as new () => Writer
 
 interface Partition { partitionErrorCode: number, partitionId: number, leader: number, replicas: number[], isr: number[], offlineReplicas: number[] }
 interface Answer { throttleTime: number, clusterId: string, controllerId: number, brokers: Array<{ nodeId: number, host: string, port: number, rack: string | null }>, topicMetadata: Array<{ topicErrorCode: number, topic: string, isInternal: boolean, partitionMetadata: Partition[] }> }
@@ -33,7 +33,7 @@ function answerBytes (topics: Array<{ name: string, partitions: Array<{ leader: 
 
 for (const version of [5, 6]) {
   test(`Metadata v${version} answers: every partition's replica lists as the broker sent them, partitions with the same list share one array`, async () => {
-    const { decode } = require(`kafkajs/src/protocol/requests/metadata/v${version}/response`) as { decode: (bytes: Buffer) => Promise<Answer> }
+    const { decode } = require(`@kafka-mirror-sidecar/kafkajs/src/protocol/requests/metadata/v${version}/response`) as { decode: (bytes: Buffer) => Promise<Answer> }
     const partitions = [
       { leader: 1, replicas: [1, 2], isr: [1, 2], offline: [] },
       { leader: 2, replicas: [2, 1], isr: [2], offline: [] },

@@ -6,11 +6,11 @@ import { ErrorCode, IdempotentBrokers } from '../helpers/idempotent-brokers.js'
 
 const require = createRequire(import.meta.url)
 type Send = (request: { acks: number, timeout: number, compression: number, topicMessages: Array<{ topic: string, messages: Array<{ partition: number, value: string }> }> }) => Promise<Answer[]>
-const createSendMessages = require('kafkajs/src/producer/sendMessages') as (options: object) => Send
-const createEosManager = require('kafkajs/src/producer/eosManager') as (options: object) => { initProducerId: () => Promise<void>, getSequence: (topic: string, partition: number) => number }
-const createRetry = require('kafkajs/src/retry') as (options: object) => unknown
-const createPartitioner = require('kafkajs/src/producer/partitioners/default') as () => unknown
-const { KafkaJSRequestTimeoutError } = require('kafkajs/src/errors') as { KafkaJSRequestTimeoutError: new (message: string) => Error }
+const createSendMessages = require('@kafka-mirror-sidecar/kafkajs/src/producer/sendMessages') as (options: object) => Send
+const createEosManager = require('@kafka-mirror-sidecar/kafkajs/src/producer/eosManager') as (options: object) => { initProducerId: () => Promise<void>, getSequence: (topic: string, partition: number) => number }
+const createRetry = require('@kafka-mirror-sidecar/kafkajs/src/retry') as (options: object) => unknown
+const createPartitioner = require('@kafka-mirror-sidecar/kafkajs/src/producer/partitioners/default') as () => unknown
+const { KafkaJSRequestTimeoutError } = require('@kafka-mirror-sidecar/kafkajs/src/errors') as { KafkaJSRequestTimeoutError: new (message: string) => Error }
 
 interface Answer { topicName: string, partition: number, errorCode: number, baseOffset: string }
 interface SendFailure { writtenPartitions?: Answer[], partitionErrors?: Array<{ topicName: string, partition: number, error: { type?: string } }> }

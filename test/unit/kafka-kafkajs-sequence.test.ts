@@ -9,7 +9,7 @@ interface EosManager {
   getSequence: (topic: string, partition: number) => number
   updateSequence: (topic: string, partition: number, increment: number) => void
 }
-const createEosManager = require('kafkajs/src/producer/eosManager') as (options: object) => EosManager
+const createEosManager = require('@kafka-mirror-sidecar/kafkajs/src/producer/eosManager') as (options: object) => EosManager
 
 const INT32_MAX = 2 ** 31 - 1
 const silent = { debug () {}, info () {}, warn () {}, error () {}, namespace () { return silent } }

@@ -9,9 +9,9 @@ import { Attributes, BATCH_OFFSETS } from '../../src/kafka/record-batch-header.j
 
 const require = createRequire(import.meta.url)
 type Encoded = { buffer: Buffer }
-const { RecordBatch } = require('kafkajs/src/protocol/recordBatch/v0') as { RecordBatch: (options: object) => Promise<Encoded> }
-const Record = require('kafkajs/src/protocol/recordBatch/record/v0') as (options: object) => Encoded
-const Long = require('kafkajs/src/utils/long') as { fromValue: (value: string | number) => unknown }
+const { RecordBatch } = require('@kafka-mirror-sidecar/kafkajs/src/protocol/recordBatch/v0') as { RecordBatch: (options: object) => Promise<Encoded> }
+const Record = require('@kafka-mirror-sidecar/kafkajs/src/protocol/recordBatch/record/v0') as (options: object) => Encoded
+const Long = require('@kafka-mirror-sidecar/kafkajs/src/utils/long') as { fromValue: (value: string | number) => unknown }
 
 /** 40 records at offsets 500..539: null and empty keys and values, repeated, null-valued and non-ASCII header names, timestamps before and after the base. */
 async function batch (compression: number): Promise<Buffer> {
@@ -57,7 +57,6 @@ test('visit keeps only offsets in fromOffset..untilOffset-1', async () => {
   const raw = new RawRecordBatch(bytes)
   assert.equal(raw.baseOffset, 500)
   assert.equal(raw.endOffset, 540)
-  assert.equal(raw.offset, '539')
 })
 
 test('a LogAppendTime batch gives every record the batch\'s max timestamp, as kafkajs does', async () => {

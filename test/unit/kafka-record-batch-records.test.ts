@@ -7,9 +7,9 @@ import { KafkaForwardedBatch } from '../../src/kafka/forwarded-record-batch.js'
 
 const require = createRequire(import.meta.url)
 type Encoded = { buffer: Buffer }
-const { RecordBatch } = require('kafkajs/src/protocol/recordBatch/v0') as { RecordBatch: (options: object) => Promise<Encoded> }
-const Record = require('kafkajs/src/protocol/recordBatch/record/v0') as (options: object) => Encoded
-const Long = require('kafkajs/src/utils/long') as { fromValue: (value: string | number) => unknown }
+const { RecordBatch } = require('@kafka-mirror-sidecar/kafkajs/src/protocol/recordBatch/v0') as { RecordBatch: (options: object) => Promise<Encoded> }
+const Record = require('@kafka-mirror-sidecar/kafkajs/src/protocol/recordBatch/record/v0') as (options: object) => Encoded
+const Long = require('@kafka-mirror-sidecar/kafkajs/src/utils/long') as { fromValue: (value: string | number) => unknown }
 
 /** Records with null and empty keys and values, repeated, null-valued and non-ASCII header names, timestamps before and after the base. */
 async function batch (compression: number): Promise<Buffer> {

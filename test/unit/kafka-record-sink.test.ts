@@ -7,8 +7,8 @@ import type { PartitionWrite } from '../../src/pipeline/ports.js'
 import { records } from '../helpers/fake-ports.js'
 
 const require = createRequire(import.meta.url)
-const { createErrorFromCode } = require('kafkajs/src/protocol/error') as { createErrorFromCode: (code: number) => Error & { type: string } }
-const { KafkaJSNumberOfRetriesExceeded, KafkaJSNonRetriableError } = require('kafkajs/src/errors') as { KafkaJSNumberOfRetriesExceeded: new (e: Error, options: object) => Error, KafkaJSNonRetriableError: new (e: Error, options?: object) => Error }
+const { createErrorFromCode } = require('@kafka-mirror-sidecar/kafkajs/src/protocol/error') as { createErrorFromCode: (code: number) => Error & { type: string } }
+const { KafkaJSNumberOfRetriesExceeded, KafkaJSNonRetriableError } = require('@kafka-mirror-sidecar/kafkajs/src/errors') as { KafkaJSNumberOfRetriesExceeded: new (e: Error, options: object) => Error, KafkaJSNonRetriableError: new (e: Error, options?: object) => Error }
 
 const target = { alias: 'target', brokers: ['127.0.0.1:9092'], clientId: 'test' }
 const writes: PartitionWrite[] = [0, 1, 2].map(partition => ({ topic: 't', partition, records: records(0, 2) }))

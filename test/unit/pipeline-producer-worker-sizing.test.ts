@@ -15,8 +15,8 @@ import { FakeForwardedBatch } from '../helpers/fake-ports.js'
 
 const require = createRequire(import.meta.url)
 type Encoder = { size: () => number }
-const { RecordBatch } = require('kafkajs/src/protocol/recordBatch/v0') as { RecordBatch: (batch: object) => Promise<Encoder> }
-const Record = require('kafkajs/src/protocol/recordBatch/record/v0') as (record: object) => Encoder
+const { RecordBatch } = require('@kafka-mirror-sidecar/kafkajs/src/protocol/recordBatch/v0') as { RecordBatch: (batch: object) => Promise<Encoder> }
+const Record = require('@kafka-mirror-sidecar/kafkajs/src/protocol/recordBatch/record/v0') as (record: object) => Encoder
 
 /** The size of `records` as one v2 record batch, encoded by kafkajs' own encoder (what the broker checks against max.message.bytes). */
 async function batchSizeBytes (records: readonly KafkaRecord[]): Promise<number> {
