@@ -155,7 +155,7 @@ export async function planGroupFailover (options: PlanGroupFailoverOptions): Pro
     for (const group of options.groups) {
       const committed = await from.committedOffsets(group, options.topics)
       const rows = options.translate === undefined
-        ? await withoutForeignPrefix(translateCommittedOffsets(group, committed, options.syncs, options.reverseSyncs), options.syncs, topic => to.logOffsets(topic))
+        ? await withoutForeignPrefix(translateCommittedOffsets(group, committed, options.syncs, options.reverseSyncs), options.syncs, topic => to.logOffsets(topic), options.reverseSyncs)
         : options.translate(group, committed)
       const fromDescription = await from.describe(group)
       const toDescription = await to.describe(group)

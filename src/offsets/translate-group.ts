@@ -59,7 +59,7 @@ export async function translateGroupOffsets (options: TranslateGroupOptions): Pr
   const target = new GroupAdmin(options.target, logger)
   await target.start()
   try {
-    return await withoutForeignPrefix(translateCommittedOffsets(options.group, committed, syncs, options.reverseSyncs), syncs, topic => target.logOffsets(topic))
+    return await withoutForeignPrefix(translateCommittedOffsets(options.group, committed, syncs, options.reverseSyncs), syncs, topic => target.logOffsets(topic), options.reverseSyncs)
   } finally {
     await target.stop()
   }
@@ -70,14 +70,17 @@ export async function translateGroupOffsets (options: TranslateGroupOptions): Pr
  * before that copy which the flow did not write (another mirror's, such as MirrorMaker 2's before a
  * takeover), become `no-syncs`: the rule maps them to the flow's first copy, a jump forward past
  * records the group has not read. With everything before the first copy gone from the target
- * (retention), that jump is right and the row stays. `logOffsetsOf` reads a target topic's logs.
+ * (retention), that jump is right and the row stays. So does a row whose target partition is the
+ * source of `reverseSyncs` (a failback: the records before the first copy are the target's own,
+ * copied the other way, and `translateBothWays` already mapped the group through them).
+ * `logOffsetsOf` reads a target topic's logs.
  */
-export async function withoutForeignPrefix (rows: readonly GroupTranslationRow[], syncs: OffsetSyncIndex, logOffsetsOf: (topic: string) => Promise<ReadonlyMap<number, PartitionLogOffsets>>): Promise<GroupTranslationRow[]> {
+export async function withoutForeignPrefix (rows: readonly GroupTranslationRow[], syncs: OffsetSyncIndex, logOffsetsOf: (topic: string) => Promise<ReadonlyMap<number, PartitionLogOffsets>>, reverseSyncs?: OffsetSyncIndex): Promise<GroupTranslationRow[]> {
   const logs = new Map<string, Promise<ReadonlyMap<number, PartitionLogOffsets>>>()
   const out: GroupTranslationRow[] = []
   for (const row of rows) {
     const first = row.status === 'translated' ? syncs.firstRange(row.topic, row.partition) : undefined
-    if (first !== undefined && row.sourceOffset < first.sourceStart) {
+    if (first !== undefined && row.sourceOffset < first.sourceStart && reverseSyncs?.firstRange(first.targetTopic, row.partition) === undefined) {
       let log = logs.get(first.targetTopic)
       if (log === undefined) logs.set(first.targetTopic, log = logOffsetsOf(first.targetTopic))
       const logStart = (await log).get(row.partition)?.logStartOffset
