@@ -3,7 +3,7 @@ import type { KafkaRecord } from '../shared/kafka-record.js'
 import type { BatchForwardingHook, EncodedBatchMessage } from './kafkajs-internals.js'
 import { decodeRecordBatch } from './kafkajs-internals.js'
 import { visitBatchRecords } from './record-batch-records.js'
-import { Attributes, BATCH_HEADER_BYTES, BATCH_OFFSETS, CODEC_NAMES, concatUncompressedBatches, readBatchHeader, rewriteForTarget } from './record-batch-header.js'
+import { Attributes, BATCH_HEADER_BYTES, BATCH_OFFSETS, CODEC_NAMES, concatUncompressedBatches, readBatchHeader, batchForTarget } from './record-batch-header.js'
 import { corruptBatchOf } from './corrupt-record-batch.js'
 
 /**
@@ -23,7 +23,7 @@ export class KafkaForwardedBatch implements ForwardedBatch {
   readonly mergeable: boolean
   /** Why the batch must be decoded after all (the deep path), or undefined when it is forwarded as it is. */
   readonly deepReason: DeepPathReason | undefined
-  /** The batch; its header is rewritten for each produce request (see `message`). */
+  /** The batch as fetched; each produce request sends a header of its own before its records (see `message`). */
   readonly #bytes: Buffer
 
   constructor (view: Buffer, deepReason?: DeepPathReason) {
@@ -43,7 +43,7 @@ export class KafkaForwardedBatch implements ForwardedBatch {
 
   /**
    * The kafkajs producer message for consecutive batches `parts` of one partition (mergeable ones
-   * when more than one): concatenated into one batch once, whose header each request rewrites.
+   * when more than one): concatenated into one batch once, sent after a header of each request's own.
    */
   static message (partition: number, parts: readonly KafkaForwardedBatch[]): EncodedBatchMessage {
     const [first] = parts
@@ -78,8 +78,8 @@ function encodedMessage (partition: number, bytes: Buffer, recordCount: number):
     partition,
     value: null,
     recordCount,
-    // A retry of the same request gets the same fields, so rewriting in place is repeatable.
-    encodeBatch: fields => rewriteForTarget(bytes, {
+    // Each request gets its own header; the records are sent from `bytes` as they are.
+    encodeBatch: fields => batchForTarget(bytes, {
       producerId: BigInt(fields.producerId),
       producerEpoch: fields.producerEpoch,
       baseSequence: fields.firstSequence,

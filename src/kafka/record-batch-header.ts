@@ -71,22 +71,27 @@ export interface ProducerFields {
 }
 
 /**
- * Rewrites `bytes` (one whole v2 batch, not a control batch) in place so the target takes it as
- * the mirror's producer's batch: base offset 0 and leader epoch -1 (the broker assigns both),
- * the producer's id, epoch and first sequence, the transactional bit set only for the mirror's
- * own transaction, and the CRC over everything from the attributes on. Returns `bytes`.
+ * The batch in `bytes` (one whole v2 batch, not a control batch) as the target must take it from
+ * the mirror's producer, without changing `bytes`: a new header (base offset 0 and leader epoch -1,
+ * which the broker assigns; the producer's id, epoch and first sequence; the transactional bit set
+ * only for the mirror's own transaction; the CRC over everything from the attributes on), then the
+ * records of `bytes` (a view). Sent as these two pieces, the records are never copied, and a
+ * request still in flight keeps its bytes whatever a later request of the same batch writes.
  */
-export function rewriteForTarget (bytes: Buffer, fields: ProducerFields): Buffer {
+export function batchForTarget (bytes: Buffer, fields: ProducerFields): [header: Buffer, records: Buffer] {
   const O = BATCH_OFFSETS
-  bytes.writeBigInt64BE(0n, O.baseOffset)
-  bytes.writeInt32BE(-1, O.partitionLeaderEpoch)
-  const attributes = bytes.readInt16BE(O.attributes) & ~Attributes.TRANSACTIONAL
-  bytes.writeInt16BE(fields.transactional ? attributes | Attributes.TRANSACTIONAL : attributes, O.attributes)
-  bytes.writeBigInt64BE(fields.producerId, O.producerId)
-  bytes.writeInt16BE(fields.producerEpoch, O.producerEpoch)
-  bytes.writeInt32BE(fields.baseSequence, O.baseSequence)
-  bytes.writeUInt32BE(crc32c(bytes.subarray(O.attributes)) >>> 0, O.crc)
-  return bytes
+  const header = Buffer.allocUnsafe(BATCH_HEADER_BYTES)
+  bytes.copy(header, 0, 0, BATCH_HEADER_BYTES)
+  header.writeBigInt64BE(0n, O.baseOffset)
+  header.writeInt32BE(-1, O.partitionLeaderEpoch)
+  const attributes = header.readInt16BE(O.attributes) & ~Attributes.TRANSACTIONAL
+  header.writeInt16BE(fields.transactional ? attributes | Attributes.TRANSACTIONAL : attributes, O.attributes)
+  header.writeBigInt64BE(fields.producerId, O.producerId)
+  header.writeInt16BE(fields.producerEpoch, O.producerEpoch)
+  header.writeInt32BE(fields.baseSequence, O.baseSequence)
+  const records = bytes.subarray(BATCH_HEADER_BYTES)
+  header.writeUInt32BE(crc32c(records, crc32c(header.subarray(O.attributes))) >>> 0, O.crc)
+  return [header, records]
 }
 
 /** The CRC a batch carries, and the one its bytes give: equal for an intact batch. */

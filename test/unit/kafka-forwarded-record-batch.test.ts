@@ -43,6 +43,11 @@ async function batchBytes (options: { count: number, baseOffset?: number, compre
 
 const policy = forwardingPolicy(undefined, undefined, 1 << 20)
 
+/** The batch `encodeBatch` gives, as one buffer (it may give its pieces in order). */
+function joined (encoded: Buffer | Buffer[]): Buffer {
+  return Array.isArray(encoded) ? Buffer.concat(encoded) : encoded
+}
+
 test('a forwarded batch is rewritten for the mirror\'s producer: base offset 0, epoch -1, id, epoch, sequence, a valid CRC; the records are untouched', async () => {
   registerCodecs()
   const source = await batchBytes({ count: 5, baseOffset: 1000, compression: 3 /* lz4 */, transactional: true })
@@ -54,7 +59,9 @@ test('a forwarded batch is rewritten for the mirror\'s producer: base offset 0, 
   assert.equal(batch.producerId, '42')
   const message = batch.message(3)
   assert.equal(message.recordCount, 5)
-  const written = message.encodeBatch({ producerId: '9001', producerEpoch: 2, firstSequence: 55, transactional: false })
+  const pieces = message.encodeBatch({ producerId: '9001', producerEpoch: 2, firstSequence: 55, transactional: false })
+  assert.ok(Array.isArray(pieces) && pieces.length === 2 && pieces[0]?.length === BATCH_OFFSETS.recordCount + 4, 'a header of its own, then the records')
+  const written = joined(pieces)
   const header = readBatchHeader(written)
   assert.equal(header.baseOffset, 0n)
   assert.equal(written.readInt32BE(BATCH_OFFSETS.partitionLeaderEpoch), -1)
@@ -67,8 +74,9 @@ test('a forwarded batch is rewritten for the mirror\'s producer: base offset 0, 
   assert.equal(crc.stored, crc.computed, 'the CRC covers the rewritten header')
   assert.deepEqual(written.subarray(BATCH_OFFSETS.recordCount), source.subarray(BATCH_OFFSETS.recordCount), 'records are forwarded byte for byte')
   assert.equal(source.readBigInt64BE(0), 1000n, 'the fetched bytes are a copy: the response is not changed')
-  const again = message.encodeBatch({ producerId: '9001', producerEpoch: 2, firstSequence: 55, transactional: true })
+  const again = joined(message.encodeBatch({ producerId: '9001', producerEpoch: 3, firstSequence: 70, transactional: true }))
   assert.equal(readBatchHeader(again).attributes & 0x10, 0x10, 'the mirror\'s own transaction sets the bit')
+  assert.deepEqual(joined(pieces), written, 'a request encoded earlier keeps its bytes (it may still be on its way)')
 
   const decoded = await batch.decode()
   assert.deepEqual(decoded.map(r => [r.offset, r.key?.toString(), r.value?.toString() ?? null]), [
@@ -119,7 +127,7 @@ test('consecutive uncompressed batches are written as one batch: records renumbe
   const expected = (await Promise.all(parts.map(part => part.decode()))).flat()
   const message = KafkaForwardedBatch.message(4, parts)
   assert.equal(message.recordCount, 134)
-  const written = message.encodeBatch({ producerId: '77', producerEpoch: 0, firstSequence: 10, transactional: false })
+  const written = joined(message.encodeBatch({ producerId: '77', producerEpoch: 0, firstSequence: 10, transactional: false }))
   const crc = batchCrc(written)
   assert.equal(crc.stored, crc.computed)
   const header = readBatchHeader(written)
@@ -151,4 +159,43 @@ test('the patched Fetch decoder offers each batch to forwardRecordBatch; one it 
   assert.deepEqual(messages.slice(1).map(m => [m.offset, (m.key as Buffer).toString()]), [['1005', 'kd0'], ['1006', 'kd1']])
   const plain = await decodeMessages(new Decoder(recordSet(taken)))
   assert.deepEqual(plain.map(m => m.offset), ['1000', '1001', '1002', '1003', '1004'], 'without the option every batch is decoded')
+})
+
+test('the patched produce request holds a forwarded batch\'s records by reference: the pieces it sends, in order, are the whole request', async () => {
+  type Encoder = { buffer: Buffer, refs: unknown[] | undefined, size: () => number, chunks: () => Buffer[] }
+  const ProduceV7 = require('@kafka-mirror-sidecar/kafkajs/src/protocol/requests/produce/v7/request') as (options: object) => { encode: () => Promise<Encoder> }
+  const createRequest = require('@kafka-mirror-sidecar/kafkajs/src/protocol/request') as (options: object) => Promise<Encoder>
+  const batches = [new KafkaForwardedBatch(await batchBytes({ count: 200, baseOffset: 10, tag: 'x' })), new KafkaForwardedBatch(await batchBytes({ count: 3, baseOffset: 90, tag: 'y' }))]
+  const fields = { producerId: '5', producerEpoch: 1, firstSequence: 8, transactional: false }
+  const encoded = await createRequest({
+    correlationId: 3,
+    clientId: 'mirror',
+    request: ProduceV7({
+      acks: -1,
+      timeout: 30_000,
+      producerId: Long.fromValue(5),
+      producerEpoch: 1,
+      topicData: [{ topic: 'mirrored', partitions: batches.map((batch, partition) => ({ partition, firstSequence: 8, messages: [batch.message(partition)] })) }],
+    }),
+  })
+  assert.equal(encoded.refs?.length, 1, 'the 200-record batch\'s records by reference; the 3-record batch is small and copied')
+  const request = Buffer.concat(encoded.chunks())
+  assert.deepEqual(encoded.buffer, request)
+  assert.equal(request.length, encoded.size())
+  // Size, api key, version, correlation id, client id; transactional id (null), acks, timeout; one topic.
+  assert.equal(request.readInt32BE(0), request.length - 4, 'the size prefix counts the bytes held by reference')
+  let at = 4 + 2 + 2 + 4 + 2 + 'mirror'.length
+  assert.equal(request.readInt16BE(at), -1)
+  at += 2 + 2 + 4
+  assert.equal(request.readInt32BE(at), 1)
+  at += 4 + 2 + 'mirrored'.length
+  assert.equal(request.readInt32BE(at), 2)
+  at += 4
+  for (const [partition, batch] of batches.entries()) {
+    assert.equal(request.readInt32BE(at), partition)
+    const length = request.readInt32BE(at + 4)
+    assert.deepEqual(request.subarray(at + 8, at + 8 + length), joined(batch.message(partition).encodeBatch(fields)), `partition ${partition}: the batch as encodeBatch gives it`)
+    at += 8 + length
+  }
+  assert.equal(at, request.length)
 })
