@@ -7,9 +7,12 @@ import { Attributes, BATCH_HEADER_BYTES, BATCH_OFFSETS, CODEC_NAMES, concatUncom
 import { corruptBatchOf } from './corrupt-record-batch.js'
 
 /**
- * A fetched v2 record batch on its way to the target undecoded: its own copy of the bytes (so the
- * fetch response can be freed) and the header fields the pipeline needs. Among kafkajs' fetched
- * messages it is the `forwardedBatch` of the message that stands for the batch.
+ * A fetched v2 record batch on its way to the target undecoded: a view of the fetch response's
+ * bytes, never written to (each produce request sends a header of its own, `batchForTarget`), and
+ * the header fields the pipeline needs. The response is freed once no batch of it is queued or in
+ * flight: what it holds besides its batches is a few bytes per partition, so the queue's byte
+ * bound, which counts the batches, still bounds it. Among kafkajs' fetched messages it is the
+ * `forwardedBatch` of the message that stands for the batch.
  */
 export class KafkaForwardedBatch implements ForwardedBatch {
   /** The source producer id of the batch (-1 when none), decimal. */
@@ -23,14 +26,13 @@ export class KafkaForwardedBatch implements ForwardedBatch {
   readonly mergeable: boolean
   /** Why the batch must be decoded after all (the deep path), or undefined when it is forwarded as it is. */
   readonly deepReason: DeepPathReason | undefined
-  /** The batch as fetched; each produce request sends a header of its own before its records (see `message`). */
+  /** The batch as fetched (a view of the response); each produce request sends a header of its own before its records (see `message`). */
   readonly #bytes: Buffer
 
   constructor (view: Buffer, deepReason?: DeepPathReason) {
     this.deepReason = deepReason
     const header = readBatchHeader(view)
-    this.#bytes = Buffer.allocUnsafe(view.length)
-    view.copy(this.#bytes)
+    this.#bytes = view
     this.baseOffset = header.baseOffset
     this.recordCount = header.recordCount
     this.producerId = header.producerId.toString()
