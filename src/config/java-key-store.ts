@@ -1,5 +1,13 @@
 import { X509Certificate } from 'node:crypto'
-import { decrypt, parseJks, type Certificate, type KeyEntry } from 'jks-js'
+import { createRequire } from 'node:module'
+import type { Certificate, KeyEntry } from 'jks-js'
+
+type JksJs = typeof import('jks-js')
+let jksJs: JksJs | undefined
+/** jks-js, loaded when a JKS store is first read: most runs read none, and loading it costs every start some 40 ms of CPU. */
+function jks (): JksJs {
+  return jksJs ??= createRequire(import.meta.url)('jks-js') as JksJs
+}
 
 /** The formats a store file can hold, told apart by content. */
 export type StoreFormat = 'JKS' | 'JCEKS' | 'PKCS12' | 'PEM'
@@ -60,7 +68,7 @@ function isKeyEntry (entry: unknown): entry is KeyEntry {
 export function readJks (content: Buffer, storePassword: string | undefined, keyPassword: string | undefined): JksResult {
   let entries: unknown[]
   try {
-    entries = parseJks(content, storePassword ?? '')
+    entries = jks().parseJks(content, storePassword ?? '')
   } catch (error) {
     return { ok: false, failure: /password verification failed/i.test((error as Error).message) ? 'store-password' : 'unreadable' }
   }
@@ -72,7 +80,7 @@ export function readJks (content: Buffer, storePassword: string | undefined, key
         const chain = entry.chain.map(certificatePem)
         let keyPem: string
         try {
-          keyPem = decrypt(entry.protectedPrivateKey, keyPassword ?? storePassword ?? '')
+          keyPem = jks().decrypt(entry.protectedPrivateKey, keyPassword ?? storePassword ?? '')
         } catch {
           // jks-js throws "Cannot recover key" when the key's own check fails: the key password is wrong.
           return { ok: false, failure: 'key-password' }

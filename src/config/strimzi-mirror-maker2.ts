@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { parseAllDocuments } from 'yaml'
+import { createRequire } from 'node:module'
 import { ConfigError } from '../shared/errors.js'
 import type { PropertyEntry } from './java-properties.js'
 import { freezeConfig, type MirrorConfig, type Mm2PositionsConfig } from './mirror-config.js'
@@ -7,6 +7,14 @@ import { configFromMm2Properties, MM2_SOURCE_CONNECTOR, type Mm2Options } from '
 import { OAUTH_LOGIN_MODULE } from './oauth-bearer-config.js'
 import { StrimziSecrets } from './strimzi-secrets.js'
 import { ProblemList } from './values.js'
+
+type Yaml = typeof import('yaml')
+let yaml: Yaml | undefined
+/** The yaml package, loaded when a Strimzi resource is read: most runs read none, and loading it costs every start some 30 ms of CPU. */
+function parseAllDocuments (text: string): ReturnType<Yaml['parseAllDocuments']> {
+  yaml ??= createRequire(import.meta.url)('yaml') as Yaml
+  return yaml.parseAllDocuments(text)
+}
 
 /** The `apiVersion`s of Strimzi's KafkaMirrorMaker2 custom resource this reads. */
 export const STRIMZI_API_VERSIONS = ['kafka.strimzi.io/v1beta2', 'kafka.strimzi.io/v1'] as const

@@ -1,5 +1,17 @@
-import { Sha256 } from '@aws-crypto/sha256-js'
-import { SignatureV4 } from '@smithy/signature-v4'
+import { createRequire } from 'node:module'
+
+type Signing = { SignatureV4: typeof import('@smithy/signature-v4').SignatureV4, Sha256: typeof import('@aws-crypto/sha256-js').Sha256 }
+let signing: Signing | undefined
+/** The AWS signer and its hash, loaded for the first AWS_MSK_IAM authentication: loading them costs every start some 30 ms of CPU. */
+function awsSigning (): Signing {
+  if (signing !== undefined) return signing
+  const require = createRequire(import.meta.url)
+  signing = {
+    SignatureV4: (require('@smithy/signature-v4') as typeof import('@smithy/signature-v4')).SignatureV4,
+    Sha256: (require('@aws-crypto/sha256-js') as typeof import('@aws-crypto/sha256-js')).Sha256,
+  }
+  return signing
+}
 
 /** AWS credentials as the AWS SDK's providers give them. `secretAccessKey` and `sessionToken` are secrets: never log them. */
 export interface AwsCredentials {
@@ -36,6 +48,7 @@ export interface AwsMskIamPayloadInput {
  */
 export async function awsMskIamPayload (input: AwsMskIamPayloadInput): Promise<Buffer> {
   const { credentials } = input
+  const { SignatureV4, Sha256 } = awsSigning()
   const signer = new SignatureV4({
     service: AWS_MSK_IAM_SERVICE,
     region: input.region,
