@@ -16,6 +16,11 @@ const STOP_BOUND_MS = 2_000
 
 function recordSegments (tracker: RangeTracker, batch: MirrorBatch, segments: readonly AckSegment[], fanOut: boolean, durable: boolean): void {
   for (const segment of segments) {
+    if (batch.forwarded !== undefined && !fanOut) {
+      // A forwarded batch's records have consecutive source offsets: one run, not one offset per record.
+      tracker.recordRun(batch.sourceTopic, batch.targetTopic, batch.partition, batch.forwarded.baseOffset + BigInt(segment.from), segment.count, segment.targetBaseOffset, durable)
+      continue
+    }
     const offsets: bigint[] = new Array(segment.count)
     for (let i = 0; i < segment.count; i++) offsets[i] = sourceOffsetAt(batch, segment.from + i)
     tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, offsets, segment.targetBaseOffset, fanOut, durable)

@@ -41,6 +41,29 @@ test('written ranges are forgotten unless they grew meanwhile; the open one is s
   assert.deepEqual(tracker.unwritten().map(short), [[0, 0, 4]])
 })
 
+test('a run of consecutive offsets (a forwarded batch) gives the ranges and the position that its offsets one by one give', () => {
+  const runs: Array<[partition: number, sourceStart: number, count: number, targetBase: number, targetTopic?: string]> = [
+    [0, 0, 3, 10], [0, 3, 2, 13], // extends
+    [0, 9, 4, 15], // source jumps
+    [0, 13, 1, 30], // target jumps
+    [1, 7, 5, 0], [0, 14, 2, 31], [1, 12, 1, 5],
+    [0, 16, 2, 33, 'orders.renamed'], // another target topic opens a new range
+  ]
+  const byRun = new RangeTracker()
+  const byOffset = new RangeTracker()
+  for (const [partition, sourceStart, count, targetBase, targetTopic = 'orders'] of runs) {
+    byRun.recordRun('orders', targetTopic, partition, BigInt(sourceStart), count, BigInt(targetBase))
+    byOffset.record('orders', targetTopic, partition, Array.from({ length: count }, (_, i) => BigInt(sourceStart + i)), BigInt(targetBase))
+  }
+  assert.deepEqual(byRun.unwritten(), byOffset.unwritten())
+  assert.deepEqual(byRun.unwritten().map(short), [[0, 10, 5], [9, 15, 4], [13, 30, 3], [16, 33, 2], [7, 0, 6]])
+  for (const partition of [0, 1]) assert.deepEqual(byRun.position('orders', partition, 18n), byOffset.position('orders', partition, 18n))
+  const durable = new RangeTracker()
+  durable.recordRun('orders', 'orders', 0, 0n, 4, 0n, true)
+  assert.deepEqual(durable.unwritten(), [], 'exactly-once: nothing to write, the position still moves')
+  assert.equal(durable.position('orders', 0, 4n)?.targetNext, 4n)
+})
+
 test('the position pairs the committed source offset with the target offset after the last acknowledged record', () => {
   const tracker = new RangeTracker()
   assert.equal(tracker.position('orders', 0, 5n), undefined, 'nothing written here: unknown')
