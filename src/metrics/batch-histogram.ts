@@ -55,15 +55,16 @@ export class HistogramChild {
     this.#counts = new Float64Array(upperBounds.length + 1)
   }
 
-  observe (value: number): void {
+  /** Counts `value` `times` times (default once). */
+  observe (value: number, times = 1): void {
     if (!Number.isFinite(value)) return
     if (value < 0) value = 0
     const bounds = this.#upperBounds
     let i = 0
     while (i < bounds.length && value > (bounds[i] as number)) i++
-    this.#counts[i] = (this.#counts[i] as number) + 1
-    this.#sum += value
-    this.#count++
+    this.#counts[i] = (this.#counts[i] as number) + times
+    this.#sum += value * times
+    this.#count += times
   }
 
   get count (): number { return this.#count }

@@ -144,6 +144,24 @@ function stripTotal (name: string): string {
  * read once per scrape. Lag in records and seconds comes from the snapshot only: no admin requests
  * at scrape time. Callbacks never throw.
  */
+/**
+ * Observes `(referenceMs - t) / 1000` in `histogram` for each timestamp `t >= 0` of `timestampsMs`
+ * (negative: no timestamp), once per run of equal timestamps with the run's length as its count: a
+ * forwarded batch gives every record its header's largest timestamp, so its records cost one
+ * observation, not one each.
+ */
+function observeAges (histogram: HistogramChild, referenceMs: number, timestampsMs: readonly number[]): void {
+  const n = timestampsMs.length
+  let i = 0
+  while (i < n) {
+    const timestampMs = timestampsMs[i] as number
+    let end = i + 1
+    while (end < n && timestampsMs[end] === timestampMs) end++
+    if (timestampMs >= 0) histogram.observe((referenceMs - timestampMs) / 1000, end - i)
+    i = end
+  }
+}
+
 export class MirrorMetrics implements PipelineObserver {
   /** Registry holding every metric of this instance, prom-client defaults included. */
   readonly registry = new Registry()
@@ -240,12 +258,7 @@ export class MirrorMetrics implements PipelineObserver {
     const topic = instruments.topic(batch.topic)
     topic.consumedRecords.inc(batch.records)
     topic.consumedBytes.inc(batch.bytes)
-    const age = instruments.recordAgeAtPoll
-    const timestamps = batch.timestampsMs
-    for (let i = 0; i < timestamps.length; i++) {
-      const timestampMs = timestamps[i] as number
-      if (timestampMs >= 0) age.observe((batch.pollTimeMs - timestampMs) / 1000)
-    }
+    observeAges(instruments.recordAgeAtPoll, batch.pollTimeMs, batch.timestampsMs)
   }
 
   produced (flow: FlowLabels, batch: ProducedBatch): void {
@@ -254,12 +267,7 @@ export class MirrorMetrics implements PipelineObserver {
     const topic = instruments.topic(batch.sourceTopic)
     topic.producedRecords.inc(batch.records)
     topic.producedBytes.inc(batch.bytes)
-    const latency = instruments.replicationLatency
-    const timestamps = batch.timestampsMs
-    for (let i = 0; i < timestamps.length; i++) {
-      const timestampMs = timestamps[i] as number
-      if (timestampMs >= 0) latency.observe((batch.ackTimeMs - timestampMs) / 1000)
-    }
+    observeAges(instruments.replicationLatency, batch.ackTimeMs, batch.timestampsMs)
   }
 
   produceRequest (flow: FlowLabels, durationSeconds: number, ok: boolean): void {

@@ -142,6 +142,22 @@ test('revoked partitions disappear from the per-partition series', async () => {
   assert.equal((await metrics.exposition()).body.includes('partition="1"'), false)
 })
 
+test('record age and replication latency count every record of a run of equal timestamps (a forwarded batch) as the same timestamps one by one would', async () => {
+  const histogramLines = (body: string): string[] => body.split('\n').filter(line => /^kafka_mirror_(record_age_at_poll|replication_latency)_seconds_(bucket|sum|count)/.test(line))
+  const timestamps = [NOW_MS - 2_000, NOW_MS - 2_000, NOW_MS - 2_000, -1, -1, NOW_MS - 30, NOW_MS - 2_000, NOW_MS - 2_000]
+  const byRun = new MirrorMetrics(() => [], { defaultMetrics: false })
+  const oneByOne = new MirrorMetrics(() => [], { defaultMetrics: false })
+  byRun.consumed(flow, { topic: 'orders', partition: 0, records: timestamps.length, bytes: 800, timestampsMs: timestamps, pollTimeMs: NOW_MS })
+  byRun.produced(flow, { sourceTopic: 'orders', targetTopic: 'orders', partition: 0, records: timestamps.length, bytes: 800, timestampsMs: timestamps, ackTimeMs: NOW_MS + 5, firstSourceOffset: 0n, lastSourceOffset: 7n, targetBaseOffset: 0n })
+  for (const timestampMs of timestamps) {
+    oneByOne.consumed(flow, { topic: 'orders', partition: 0, records: 1, bytes: 100, timestampsMs: [timestampMs], pollTimeMs: NOW_MS })
+    oneByOne.produced(flow, { sourceTopic: 'orders', targetTopic: 'orders', partition: 0, records: 1, bytes: 100, timestampsMs: [timestampMs], ackTimeMs: NOW_MS + 5, firstSourceOffset: 0n, lastSourceOffset: 0n, targetBaseOffset: 0n })
+  }
+  const expected = histogramLines((await oneByOne.exposition()).body)
+  assert.ok(expected.some(line => /^kafka_mirror_replication_latency_seconds_count\{[^}]*\} 6$/.test(line)), 'six records with a timestamp')
+  assert.deepEqual(histogramLines((await byRun.exposition()).body), expected)
+})
+
 test('each instance has its own registry', async () => {
   const first = new MirrorMetrics(() => [], { defaultMetrics: false })
   const second = new MirrorMetrics(() => [], { defaultMetrics: false })
