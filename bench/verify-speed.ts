@@ -4,8 +4,8 @@ import kafkajs from '@kafka-mirror-sidecar/kafkajs'
 import { clustersUp, type LocalCluster } from '../scripts/local-kafka/clusters.js'
 import { createKafkaClient } from '../src/kafka/client.js'
 import { AuditClient } from '../src/kafka/audit-client.js'
-import { verifyCopy } from '../src/audit/copy-verification.js'
-import { totalCounts } from '../src/audit/verification-report.js'
+import { verifyCopy } from '../src/check/verify/copy-verification.js'
+import { totalCounts } from '../src/check/verify/verification-report.js'
 import { Compressions, type Compression } from './compression.js'
 
 /**

@@ -1,7 +1,7 @@
 import type { DigestConfig, FlowConfig } from '../config/mirror-config.js'
 import type { Logger } from '../shared/logger.js'
-import { loadRangeDigests } from './digest-verification.js'
-import { digestKey, type RangeDigest } from './range-digest.js'
+import { loadRangeDigests } from '../mirror-topics/digest-verification.js'
+import { digestKey, type RangeDigest } from '../mirror-topics/range-digest.js'
 import { TombstonePruner } from '../offsets/tombstone-pruner.js'
 
 /**

@@ -1,5 +1,5 @@
-import { HashAccumulator } from './record-digest.js'
-import type { RangeDigest } from './range-digest.js'
+import { HashAccumulator } from '../mirror-topics/record-digest.js'
+import type { RangeDigest } from '../mirror-topics/range-digest.js'
 
 interface OpenDigest {
   readonly sourceTopic: string

@@ -7,8 +7,8 @@ import { settleWithin } from '../shared/deadline.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import type { Logger } from '../shared/logger.js'
 import { DigestTracker, type DigestedRecord } from './digest-tracker.js'
-import { encodeDigest, type RangeDigest } from './range-digest.js'
-import { recordHash, wireRecordHash } from './record-digest.js'
+import { encodeDigest, type RangeDigest } from '../mirror-topics/range-digest.js'
+import { recordHash, wireRecordHash } from '../mirror-topics/record-digest.js'
 
 /** How long `stop()` waits for a write in flight, and then for the client to disconnect. */
 const STOP_BOUND_MS = 2_000

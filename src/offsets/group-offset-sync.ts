@@ -7,10 +7,10 @@ import { isCycle } from '../pipeline/topic-sync.js'
 import { settleWithin } from '../shared/deadline.js'
 import type { Logger } from '../shared/logger.js'
 import { RearmingTimer } from '../shared/rearming-timer.js'
-import { decodeMm2Checkpoint, encodeMm2Checkpoint, type Mm2CheckpointRecord } from './mm2-records.js'
-import { OffsetSyncIndex } from './offset-sync-index.js'
+import { decodeMm2Checkpoint, encodeMm2Checkpoint, type Mm2CheckpointRecord } from '../mirror-topics/mm2-records.js'
+import { OffsetSyncIndex } from '../mirror-topics/offset-sync-index.js'
 import { offsetSyncsReplication } from './offset-sync-writer.js'
-import { decodeOffsetSync } from './offset-sync-record.js'
+import { decodeOffsetSync } from '../mirror-topics/offset-sync-record.js'
 import type { OffsetsObserver } from './offsets-observer.js'
 
 /** How long `stop()` waits for a running cycle, then for each client to disconnect. */

@@ -5,7 +5,7 @@ import { settleWithin } from '../shared/deadline.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { RearmingTimer } from '../shared/rearming-timer.js'
-import { encodeMm2Heartbeat } from './mm2-records.js'
+import { encodeMm2Heartbeat } from '../mirror-topics/mm2-records.js'
 
 /** How long `stop()` waits for a running emission, then for each client to disconnect. */
 const STOP_BOUND_MS = 5_000

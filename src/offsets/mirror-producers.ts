@@ -4,7 +4,7 @@ import type { MirrorProducerFilter } from '../kafka/record-source.js'
 import type { Logger } from '../shared/logger.js'
 import { flowLabels, type FlowLabels } from '../pipeline/pipeline-observer.js'
 import type { OffsetsObserver } from './offsets-observer.js'
-import { decodeMirrorProducer, encodeMirrorProducer } from './offset-sync-record.js'
+import { decodeMirrorProducer, encodeMirrorProducer } from '../mirror-topics/offset-sync-record.js'
 import { offsetSyncsReplication } from './offset-sync-writer.js'
 
 /** The compacted topic on cluster `cluster` where the mirror from `sourceAlias` into it publishes its producer ids. */

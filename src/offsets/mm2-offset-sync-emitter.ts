@@ -8,8 +8,8 @@ import { flowLabels, type FlowLabels } from '../pipeline/pipeline-observer.js'
 import { settleWithin } from '../shared/deadline.js'
 import { errorLabel, ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
-import { Mm2OffsetSyncRules } from './mm2-offset-sync-rules.js'
-import { encodeMm2OffsetSync, type Mm2OffsetSyncRecord } from './mm2-records.js'
+import { Mm2OffsetSyncRules } from '../mirror-topics/mm2-offset-sync-rules.js'
+import { encodeMm2OffsetSync, type Mm2OffsetSyncRecord } from '../mirror-topics/mm2-records.js'
 import type { OffsetsObserver } from './offsets-observer.js'
 
 /** How long `stop()` waits for a write in flight, and then for the client to disconnect. */

@@ -7,7 +7,7 @@ import type { AckListener, AckSegment, CommitCandidate, SourcePosition, Transact
 import { flowLabels, type FlowLabels } from '../pipeline/pipeline-observer.js'
 import { settleWithin } from '../shared/deadline.js'
 import type { Logger } from '../shared/logger.js'
-import { encodePosition, encodeRange, positionKey } from './offset-sync-record.js'
+import { encodePosition, encodeRange, positionKey } from '../mirror-topics/offset-sync-record.js'
 import type { OffsetsObserver } from './offsets-observer.js'
 import { RangeTracker } from './range-tracker.js'
 

@@ -1,4 +1,4 @@
-import type { MirrorPosition, OffsetRange } from './offset-sync-record.js'
+import type { MirrorPosition, OffsetRange } from '../mirror-topics/offset-sync-record.js'
 
 interface OpenRange {
   readonly sourceTopic: string

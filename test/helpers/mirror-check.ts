@@ -3,7 +3,7 @@ import type { TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
 /** The compiled CLI, run as users run it. */
-export const MIRROR_CHECK = fileURLToPath(new URL('../../cli/mirror-check.js', import.meta.url))
+export const MIRROR_CHECK = fileURLToPath(new URL('../../src/check/mirror-check.js', import.meta.url))
 
 export interface CliResult {
   readonly code: number

@@ -9,7 +9,7 @@ import { spawnSidecarArgs, waitMirroring } from '../helpers/sidecar.js'
 import { waitUntil } from '../helpers/wait.js'
 import { readInternalTopicBytes } from '../../src/kafka/internal-topic.js'
 import { silentLogger } from '../../src/shared/logger.js'
-import { decodeMm2Heartbeat, type Mm2HeartbeatRecord } from '../../src/offsets/mm2-records.js'
+import { decodeMm2Heartbeat, type Mm2HeartbeatRecord } from '../../src/mirror-topics/mm2-records.js'
 import type { LocalCluster } from '../../scripts/local-kafka/clusters.js'
 
 /** The heartbeats on `cluster`'s `heartbeats` topic emitted at or after `sinceMs`. */

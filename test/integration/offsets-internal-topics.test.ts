@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { InternalTopicWriter, readInternalTopic } from '../../src/kafka/internal-topic.js'
-import { loadOffsetSyncs, offsetSyncsTopicName } from '../../src/offsets/offset-sync-store.js'
+import { loadOffsetSyncs, offsetSyncsTopicName } from '../../src/check/translate/offset-sync-store.js'
 import { silentLogger } from '../../src/shared/logger.js'
 import { committedOffsets, createTopic, deleteTopicIfExists, endOffsets, produce, sharedClusters, uniqueName, withAdmin } from '../helpers/kafka.js'
 import { spawnSidecarArgs, waitMirroring } from '../helpers/sidecar.js'

@@ -20,8 +20,8 @@ import { spawnSidecarArgs, waitMirroring, type SidecarProcess } from '../helpers
 import { waitUntil } from '../helpers/wait.js'
 import { readInternalTopicBytes } from '../../src/kafka/internal-topic.js'
 import { silentLogger } from '../../src/shared/logger.js'
-import { decodeMm2Checkpoint, decodeMm2OffsetSync, type Mm2OffsetSyncRecord } from '../../src/offsets/mm2-records.js'
-import { mm2OffsetSyncs } from '../../src/offsets/mm2-translation.js'
+import { decodeMm2Checkpoint, decodeMm2OffsetSync, type Mm2OffsetSyncRecord } from '../../src/mirror-topics/mm2-records.js'
+import { mm2OffsetSyncs } from '../../src/check/translate/mm2-translation.js'
 import type { LocalCluster } from '../../scripts/local-kafka/clusters.js'
 
 const { ConfigResourceTypes } = kafkajs

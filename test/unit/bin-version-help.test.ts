@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { usageLine } from '../../cli/run-command.js'
+import { usageLine } from '../../src/check/run-command.js'
 import { MM1_FLAGS } from '../../src/config/mm1-args.js'
 
 const SIDECAR_BIN = fileURLToPath(new URL('../../src/bin/mirror-sidecar.js', import.meta.url))
-const CHECK_BIN = fileURLToPath(new URL('../../cli/mirror-check.js', import.meta.url))
+const CHECK_BIN = fileURLToPath(new URL('../../src/check/mirror-check.js', import.meta.url))
 const PACKAGE_VERSION = (JSON.parse(readFileSync(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8')) as { version: string }).version
 
 /** The environment without `MIRROR_*` variables: they set flags (the test runner's MIRROR_METRICS_PORT would be the port). */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
 import { test } from 'node:test'
-import { digestRecord, digestWireRecord, hashBytes, hashRange, type RecordDigest } from '../../src/audit/record-digest.js'
+import { digestRecord, digestWireRecord, hashBytes, hashRange, type RecordDigest } from '../../src/mirror-topics/record-digest.js'
 import { registerCodecs } from '../../src/kafka/codecs.js'
 import { decodeRecordBatch } from '../../src/kafka/kafkajs-internals.js'
 import { rawBatchHook, RawRecordBatch, WireRecord } from '../../src/kafka/raw-record-batch.js'

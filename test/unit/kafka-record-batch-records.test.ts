@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
 import { test } from 'node:test'
-import { digestRecord, wireRecordHash } from '../../src/audit/record-digest.js'
+import { digestRecord, wireRecordHash } from '../../src/mirror-topics/record-digest.js'
 import { registerCodecs } from '../../src/kafka/codecs.js'
 import { KafkaForwardedBatch } from '../../src/kafka/forwarded-record-batch.js'
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { checkPartitionDigests, digestCheckPassed } from '../../../src/audit/digest-verification.js'
+import { checkPartitionDigests, digestCheckPassed } from '../../../src/mirror-topics/digest-verification.js'
 import { DigestTracker } from '../../../src/audit/digest-tracker.js'
-import { decodeDigest, encodeDigest, type RangeDigest } from '../../../src/audit/range-digest.js'
-import { combineHashes, digestRecord, HashAccumulator } from '../../../src/audit/record-digest.js'
+import { decodeDigest, encodeDigest, type RangeDigest } from '../../../src/mirror-topics/range-digest.js'
+import { combineHashes, digestRecord, HashAccumulator } from '../../../src/mirror-topics/record-digest.js'
 import type { AuditClient } from '../../../src/kafka/audit-client.js'
 import type { KafkaRecord } from '../../../src/shared/kafka-record.js'
 

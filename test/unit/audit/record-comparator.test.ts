@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { comparePartition, digestStreamOf } from '../../../src/audit/partition-comparison.js'
-import { digestRecord, type RecordDigest } from '../../../src/audit/record-digest.js'
+import { comparePartition, digestStreamOf } from '../../../src/check/verify/partition-comparison.js'
+import { digestRecord, type RecordDigest } from '../../../src/mirror-topics/record-digest.js'
 
 interface Rec { key: string, value: string, ts: number, headers?: Record<string, string> }
 

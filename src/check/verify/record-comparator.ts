@@ -1,4 +1,4 @@
-import { differingFields, RecordFields, type RecordDigest, type RecordField } from './record-digest.js'
+import { differingFields, RecordFields, type RecordDigest, type RecordField } from '../../mirror-topics/record-digest.js'
 
 /** Kinds of difference between a source partition and its copy. */
 export const FindingKinds = ['missing', 'duplicated', 'extra', 'changed', 'out-of-order'] as const

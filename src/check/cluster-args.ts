@@ -1,5 +1,5 @@
 import type { Argv } from 'yargs'
-import { AuditClient, ConfigError, connectionFromProperties, createLogger, ProblemList, readPropertiesFile, type ClusterConnection, type PropertyEntry } from '../src/index.js'
+import { AuditClient, ConfigError, connectionFromProperties, createLogger, ProblemList, readPropertiesFile, type ClusterConnection, type PropertyEntry } from '../index.js'
 import { UsageError } from './exit-codes.js'
 
 export const OutputFormats = ['table', 'json', 'csv'] as const

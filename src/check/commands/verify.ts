@@ -1,5 +1,5 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
-import { beyondCommittedTotal, createLogger, describeFinding, FindingKinds, findMisplaced, loadOffsetSyncs, OFFSET_SYNC_ALIGNMENT_METHOD, OffsetSyncAligner, offsetSyncsTopicName, OrderAligner, silentLogger, targetTopicName, totalCounts, unverifiable, verificationPassed, verifyCopy, type Aligner, type AlignmentLookup, type AlignmentPoint, type AuditClient, type ClusterConnection, type ComparisonCounts, type FindingKind, type PartitionVerification, type VerifyUntil } from '../../src/index.js'
+import { beyondCommittedTotal, createLogger, describeFinding, FindingKinds, findMisplaced, loadOffsetSyncs, OFFSET_SYNC_ALIGNMENT_METHOD, OffsetSyncAligner, offsetSyncsTopicName, OrderAligner, silentLogger, targetTopicName, totalCounts, unverifiable, verificationPassed, verifyCopy, type Aligner, type AlignmentLookup, type AlignmentPoint, type AuditClient, type ClusterConnection, type ComparisonCounts, type FindingKind, type PartitionVerification, type VerifyUntil } from '../../index.js'
 import { clusterPair, connectClient, nonNegativeNumber, positiveInteger, withClusterPairArgs, withCommonArgs } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { note, render, write, type Column } from '../output.js'

@@ -1,8 +1,8 @@
-import type { ClusterConnection } from '../config/cluster-connection.js'
-import { readInternalTopic } from '../kafka/internal-topic.js'
-import { silentLogger, type Logger } from '../shared/logger.js'
-import { OffsetSyncIndex, translateOffset, type Translation } from './offset-sync-index.js'
-import { decodeOffsetSync } from './offset-sync-record.js'
+import type { ClusterConnection } from '../../config/cluster-connection.js'
+import { readInternalTopic } from '../../kafka/internal-topic.js'
+import { silentLogger, type Logger } from '../../shared/logger.js'
+import { OffsetSyncIndex, translateOffset, type Translation } from '../../mirror-topics/offset-sync-index.js'
+import { decodeOffsetSync } from '../../mirror-topics/offset-sync-record.js'
 
 export { OffsetSyncIndex, translateOffset, type Translation }
 

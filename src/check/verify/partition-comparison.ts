@@ -1,5 +1,5 @@
 import { RecordComparator, type ComparisonCounts, type Finding, type RecordComparatorOptions } from './record-comparator.js'
-import { combineHashes, type RecordDigest } from './record-digest.js'
+import { combineHashes, type RecordDigest } from '../../mirror-topics/record-digest.js'
 
 /** Ordered chunks of digests from one partition; `null` once the stream has nothing more. */
 export interface DigestStream {

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
-import { describeGroupOffsets, lagViolations, listConsumerGroups, lossEvidence, topicTotals, type AuditClient, type GroupMember, type GroupOffsets, type PartitionLagRow, type PartitionOffsets, type RecordedLoss } from '../../src/index.js'
+import { describeGroupOffsets, lagViolations, listConsumerGroups, lossEvidence, topicTotals, type AuditClient, type GroupMember, type GroupOffsets, type PartitionLagRow, type PartitionOffsets, type RecordedLoss } from '../../index.js'
 import { clusterConnection, connectClient, nonNegativeNumber, positiveInteger, withCommonArgs, type CommonArgs } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { formatSeconds, note, render, toJsonRows, write, type Column } from '../output.js'

@@ -1,4 +1,4 @@
-import { assertKafkajsPatched, ConfigError, MirrorError } from '../src/index.js'
+import { assertKafkajsPatched, ConfigError, MirrorError } from '../index.js'
 import { ExitCode, UsageError } from './exit-codes.js'
 
 /**

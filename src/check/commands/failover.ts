@@ -3,7 +3,7 @@ import {
   compileTopicPattern, ConfigError, createLogger, DEFAULT_GROUPS_EXCLUDE, executeGroupFailover, listConsumerGroups, loadOffsetSyncs, mm2OffsetSyncsOf, mm2OffsetSyncsTopicName,
   mm2TranslateFrom, offsetSyncsTopicName, OffsetSyncIndex, planGroupFailover, ProblemList, ReplicationPolicyKinds, silentLogger, targetTopicName,
   type ClusterConnection, type FailoverOutcome, type FailoverPartitionPlan, type GroupFailoverPlan, type GroupTranslationRow, type PlanGroupFailoverOptions, type ReplicationPolicyKind,
-} from '../../src/index.js'
+} from '../../index.js'
 import { clusterPair, connectClient, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { note, render, write, type Column } from '../output.js'

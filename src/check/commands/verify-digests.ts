@@ -1,4 +1,4 @@
-import { checkPartitionDigests, createLogger, describeDigestFinding, digestCheckPassed, digestsTopicName, loadRangeDigests, silentLogger, targetTopicName, type DigestPartitionCheck, type RangeDigest } from '../../src/index.js'
+import { checkPartitionDigests, createLogger, describeDigestFinding, digestCheckPassed, digestsTopicName, loadRangeDigests, silentLogger, targetTopicName, type DigestPartitionCheck, type RangeDigest } from '../../index.js'
 import { clusterConnection, connectClient } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { note, render, write, type Column } from '../output.js'

@@ -1,7 +1,7 @@
-import type { ClusterConnection } from '../config/cluster-connection.js'
-import { GroupAdmin, type GroupOffset, type PartitionLogOffsets } from '../kafka/group-admin.js'
-import { silentLogger, type Logger } from '../shared/logger.js'
-import type { OffsetSyncIndex } from './offset-sync-index.js'
+import type { ClusterConnection } from '../../config/cluster-connection.js'
+import { GroupAdmin, type GroupOffset, type PartitionLogOffsets } from '../../kafka/group-admin.js'
+import { silentLogger, type Logger } from '../../shared/logger.js'
+import type { OffsetSyncIndex } from '../../mirror-topics/offset-sync-index.js'
 import { loadOffsetSyncs } from './offset-sync-store.js'
 import { translateBothWays } from './two-way-translation.js'
 

@@ -2,7 +2,7 @@ import type { AlignmentPoint } from './aligner.js'
 import type { BeyondCommitted } from './beyond-committed.js'
 import type { EarlierCopies } from './earlier-copies-comparison.js'
 import { emptyCounts, type ComparisonCounts, type Finding } from './record-comparator.js'
-import { RecordFields } from './record-digest.js'
+import { RecordFields } from '../../mirror-topics/record-digest.js'
 
 /** The verification of one partition: its range, where the copy was aligned, and what differed. */
 export interface PartitionVerification {

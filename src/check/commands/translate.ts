@@ -2,7 +2,7 @@ import type { Argv, CommandModule } from 'yargs'
 import {
   createLogger, mm2CheckpointsTopicName, mm2OffsetSyncsTopicName, offsetSyncsTopicName, ReplicationPolicyKinds, silentLogger, targetTopicName, translateGroupOffsets, translateGroupThroughMm2,
   type GroupTranslationRow, type Mm2TranslationRow, type ReplicationPolicyKind,
-} from '../../src/index.js'
+} from '../../index.js'
 import { clusterPair, connectClient, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { note, render, write, type Column } from '../output.js'

@@ -1,6 +1,6 @@
 import { comparePartition, type DigestStream, type PartitionComparisonResult } from './partition-comparison.js'
 import { FindingKinds, type ComparisonCounts, type Finding, type RecordComparatorOptions } from './record-comparator.js'
-import { RecordFields } from './record-digest.js'
+import { RecordFields } from '../../mirror-topics/record-digest.js'
 
 /** What the target held before the copy compared record by record, and how it was classified. */
 export interface EarlierCopies {

@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { AuditClient } from '../kafka/audit-client.js'
-import { ErrorCodes, MirrorError } from '../shared/errors.js'
+import type { AuditClient } from '../../kafka/audit-client.js'
+import { ErrorCodes, MirrorError } from '../../shared/errors.js'
 import { OrderAligner, type Aligner, type AlignmentLookup } from './aligner.js'
-import { committedOffsets, groupExists } from './group-offsets.js'
+import { committedOffsets, groupExists } from '../lag/group-offsets.js'
 import { compareWithEarlierCopies } from './earlier-copies-comparison.js'
 import { examineBeyondCommitted, type BeyondCommitted } from './beyond-committed.js'
 import { digestStreamOf, digestStreamOfChunks } from './partition-comparison.js'
-import { PartitionReader } from './partition-reader.js'
+import { PartitionReader } from '../../mirror-topics/partition-reader.js'
 import type { PartitionVerification } from './verification-report.js'
 
 /** Where the comparison of each partition stops on the source side. */

@@ -1,5 +1,5 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
-import { beyondCommittedTotal, committedOffsets, createLogger, describeFinding, loadOffsetSyncs, offsetSyncsTopicName, silentLogger, targetTopicName, totalCounts, translateGroupOffsets, verificationPassed, verifyCopy, type AuditClient, type ClusterConnection, type OffsetSyncIndex } from '../../src/index.js'
+import { beyondCommittedTotal, committedOffsets, createLogger, describeFinding, loadOffsetSyncs, offsetSyncsTopicName, silentLogger, targetTopicName, totalCounts, translateGroupOffsets, verificationPassed, verifyCopy, type AuditClient, type ClusterConnection, type OffsetSyncIndex } from '../../index.js'
 import { clusterPair, connectClient, positiveInteger, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { note, render, write, type Column } from '../output.js'

@@ -1,5 +1,5 @@
-import type { OffsetSyncIndex, Translation } from './offset-sync-index.js'
-import type { OffsetRange } from './offset-sync-record.js'
+import type { OffsetSyncIndex, Translation } from '../../mirror-topics/offset-sync-index.js'
+import type { OffsetRange } from '../../mirror-topics/offset-sync-record.js'
 
 /**
  * A translation between the two clusters of an active-active pair (or of a failback, where the

@@ -1,5 +1,5 @@
-import type { OffsetSyncIndex } from '../offsets/offset-sync-index.js'
-import { ErrorCodes, MirrorError } from '../shared/errors.js'
+import type { OffsetSyncIndex } from '../../mirror-topics/offset-sync-index.js'
+import { ErrorCodes, MirrorError } from '../../shared/errors.js'
 import { FIRST_COMMON_RECORD_METHOD, type Aligner, type AlignmentPoint, type AlignmentRequest } from './aligner.js'
 
 /** `AlignmentPoint.method` of a point found from the offset syncs (any other method came from the fallback). */

@@ -1,4 +1,4 @@
-import type { RecordDigest } from './record-digest.js'
+import type { RecordDigest } from '../../mirror-topics/record-digest.js'
 
 /** Where the comparison of one partition starts on each side. */
 export interface AlignmentPoint {

@@ -1,7 +1,7 @@
-import type { AuditClient } from '../kafka/audit-client.js'
-import { decodeMm2Checkpoint, decodeMm2OffsetSync, type Mm2CheckpointRecord } from '../offsets/mm2-records.js'
-import { mm2Translate, type Mm2OffsetSync } from '../offsets/mm2-translation.js'
-import { PartitionReader } from './partition-reader.js'
+import type { AuditClient } from '../../kafka/audit-client.js'
+import { decodeMm2Checkpoint, decodeMm2OffsetSync, type Mm2CheckpointRecord } from '../../mirror-topics/mm2-records.js'
+import { mm2Translate, type Mm2OffsetSync } from './mm2-translation.js'
+import { PartitionReader } from '../../mirror-topics/partition-reader.js'
 
 const key = (topic: string, partition: number): string => `${topic}\u0000${partition}`
 

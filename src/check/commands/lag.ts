@@ -1,5 +1,5 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
-import { ageSeconds, committedOffsets, createLogger, groupExists, lagViolations, loadOffsetSyncs, lossEvidence, mm2OffsetsTopicName, mm2Positions, offsetSyncsTopicName, PartitionReader, ReplicationPolicyKinds, silentLogger, targetTopicName, type AuditClient, type ClusterConnection, type PartitionOffsets, type RecordedLoss, type ReplicationPolicy, type ReplicationPolicyKind } from '../../src/index.js'
+import { ageSeconds, committedOffsets, createLogger, groupExists, lagViolations, loadOffsetSyncs, lossEvidence, mm2OffsetsTopicName, mm2Positions, offsetSyncsTopicName, PartitionReader, ReplicationPolicyKinds, silentLogger, targetTopicName, type AuditClient, type ClusterConnection, type PartitionOffsets, type RecordedLoss, type ReplicationPolicy, type ReplicationPolicyKind } from '../../index.js'
 import { clusterPair, connectClient, nonNegativeNumber, positiveInteger, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { formatSeconds, note, render, write, type Column } from '../output.js'

@@ -1,8 +1,8 @@
-import type { ClusterConnection } from '../config/cluster-connection.js'
-import { GroupAdmin, type GroupOffset } from '../kafka/group-admin.js'
-import { errorLabel } from '../shared/errors.js'
-import { silentLogger, type Logger } from '../shared/logger.js'
-import type { OffsetSyncIndex } from './offset-sync-index.js'
+import type { ClusterConnection } from '../../config/cluster-connection.js'
+import { GroupAdmin, type GroupOffset } from '../../kafka/group-admin.js'
+import { errorLabel } from '../../shared/errors.js'
+import { silentLogger, type Logger } from '../../shared/logger.js'
+import type { OffsetSyncIndex } from '../../mirror-topics/offset-sync-index.js'
 import { translateCommittedOffsets, withoutForeignPrefix, type GroupTranslationRow } from './translate-group.js'
 
 /**

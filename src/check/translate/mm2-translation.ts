@@ -1,5 +1,5 @@
-import { Mm2OffsetSyncRules } from './mm2-offset-sync-rules.js'
-import type { Mm2OffsetSyncRecord } from './mm2-records.js'
+import { Mm2OffsetSyncRules } from '../../mirror-topics/mm2-offset-sync-rules.js'
+import type { Mm2OffsetSyncRecord } from '../../mirror-topics/mm2-records.js'
 
 /**
  * MirrorMaker 2's offset translation rule, for comparison (Kafka 3.6+ `MirrorSourceTask` and

@@ -1,6 +1,6 @@
-import type { AuditClient } from '../kafka/audit-client.js'
+import type { AuditClient } from '../../kafka/audit-client.js'
 import { ageSeconds, offsetLag, type PartitionLagRow } from './lag.js'
-import { PartitionReader } from './partition-reader.js'
+import { PartitionReader } from '../../mirror-topics/partition-reader.js'
 
 /** A member of a consumer group with its assignment, as `--describe --members` shows it. */
 export interface GroupMember {
