@@ -1,6 +1,7 @@
 /**
  * The public entry point of kafka-mirror-sidecar (`import ... from 'kafka-mirror-sidecar'`): what
- * a program embedding the mirror needs, and what the `mirror-check` CLI uses. Everything else
+ * a program embedding the mirror needs. The `mirror-check` CLI is a program of its own
+ * (`src/check/mirror-check.ts`) and does not import this file. Everything else
  * under `src/` is internal and may change without notice; `package.json` `exports` allows no
  * deeper import.
  */
@@ -46,35 +47,6 @@ export { createLogger, LogLevels, silentLogger, type LogFields, type Logger, typ
 export type { RecordHeader } from './shared/record-header.js'
 export type { HeaderValue, KafkaRecord } from './shared/kafka-record.js'
 
-// The Kafka client's installation: both commands check it at start-up.
+// The Kafka client's installation: both programs check it at start-up.
 export { assertKafkajsPatched } from './kafka/kafkajs-internals.js'
 export { packageVersion } from './shared/package-version.js'
-
-// Audits (mirror-check): group offsets and lag, cross-cluster lag, record-by-record verification.
-export { AuditClient, type AuditClientOptions, type FetchedBatches, type FetchedRecords, type FetchOptions, type Isolation, type OffsetSpec } from './kafka/audit-client.js'
-export { committedOffsets, describeGroupOffsets, groupExists, listConsumerGroups, type GroupMember, type GroupOffsets, type GroupOffsetsOptions } from './check/lag/group-offsets.js'
-export { ageSeconds, lagViolations, offsetLag, topicTotals, type LagThresholds, type PartitionLagRow, type TopicLagTotal } from './check/lag/lag.js'
-export { PartitionReader, type PartitionReaderOptions } from './mirror-topics/partition-reader.js'
-export { lossEvidence, type LossKind, type PartitionOffsets, type RecordedLoss } from './check/lag/loss-evidence.js'
-export { mm2OffsetsTopicName, mm2Positions } from './mirror-topics/mm2-positions.js'
-export { translateGroupThroughMm2, mm2CheckpointsOf, mm2OffsetSyncsOf, mm2TranslateFrom, type Mm2TranslateOptions, type Mm2TranslationRow } from './check/translate/mm2-offsets.js'
-export { decodeMm2Checkpoint, decodeMm2OffsetSync, mm2CheckpointsTopicName, mm2OffsetSyncsTopicName, type Mm2CheckpointRecord, type Mm2OffsetSyncRecord } from './mirror-topics/mm2-records.js'
-export { verifyCopy, type CopyVerification, type CopyVerificationOptions, type VerifyUntil } from './check/verify/copy-verification.js'
-export { FIRST_COMMON_RECORD_METHOD, OrderAligner, type Aligner, type AlignmentLookup, type AlignmentPoint, type AlignmentRequest, type OrderAlignerOptions } from './check/verify/aligner.js'
-export type { EarlierCopies } from './check/verify/earlier-copies-comparison.js'
-export { OFFSET_SYNC_ALIGNMENT_METHOD, OffsetSyncAligner } from './check/verify/offset-sync-aligner.js'
-export { FindingKinds, type ComparisonCounts, type Finding, type FindingKind } from './check/verify/record-comparator.js'
-export { checkPartitionDigests, describeDigestFinding, digestCheckPassed, loadRangeDigests, type DigestCheckOptions, type DigestFinding, type DigestFindingKind, type DigestPartitionCheck } from './mirror-topics/digest-verification.js'
-export { describeDigestRange, digestsTopicName, type RangeDigest } from './mirror-topics/range-digest.js'
-export type { BeyondCommitted } from './check/verify/beyond-committed.js'
-export { beyondCommittedTotal, describeFinding, findMisplaced, totalCounts, unverifiable, verificationPassed, type MisplacedRecord, type PartitionVerification } from './check/verify/verification-report.js'
-
-// Offset translation: exact offset syncs, and a group's committed offsets translated to the target.
-export { loadOffsetSyncs, offsetSyncsTopicName } from './check/translate/offset-sync-store.js'
-export { OffsetSyncIndex, translateOffset, type Translation } from './mirror-topics/offset-sync-index.js'
-export { translateGroupOffsets, type GroupTranslationRow, type TranslateGroupOptions } from './check/translate/translate-group.js'
-export { translateBothWays, type TwoWayTranslation } from './check/translate/two-way-translation.js'
-export {
-  decidePartition, executeGroupFailover, planBlocker, planGroupFailover,
-  type FailoverAction, type FailoverBlocker, type FailoverOutcome, type FailoverPartitionPlan, type GroupFailoverPlan, type GroupPresence, type PlanGroupFailoverOptions,
-} from './check/translate/group-failover-plan.js'

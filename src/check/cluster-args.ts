@@ -1,5 +1,12 @@
 import type { Argv } from 'yargs'
-import { AuditClient, ConfigError, connectionFromProperties, createLogger, ProblemList, readPropertiesFile, type ClusterConnection, type PropertyEntry } from '../index.js'
+import { connectionFromProperties } from '../config/client-properties.js'
+import type { ClusterConnection } from '../config/cluster-connection.js'
+import type { PropertyEntry } from '../config/java-properties.js'
+import { readPropertiesFile } from '../config/properties-file.js'
+import { ProblemList } from '../config/values.js'
+import { AuditClient } from '../kafka/audit-client.js'
+import { ConfigError } from '../shared/errors.js'
+import { createLogger } from '../shared/logger.js'
 import { UsageError } from './exit-codes.js'
 
 export const OutputFormats = ['table', 'json', 'csv'] as const

@@ -10,7 +10,7 @@ import { verifyCommand } from './commands/verify.js'
 import { unknownCommandLine } from './command-suggestion.js'
 import { ExitCode } from './exit-codes.js'
 import { usageLine } from './run-command.js'
-import { packageVersion } from '../index.js'
+import { packageVersion } from '../shared/package-version.js'
 
 const COMMANDS = ['offsets', 'lag', 'verify', 'translate', 'cutover', 'failover', 'failback', 'completion']
 

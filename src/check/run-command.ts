@@ -1,4 +1,5 @@
-import { assertKafkajsPatched, ConfigError, MirrorError } from '../index.js'
+import { assertKafkajsPatched } from '../kafka/kafkajs-internals.js'
+import { ConfigError, MirrorError } from '../shared/errors.js'
 import { ExitCode, UsageError } from './exit-codes.js'
 
 /**

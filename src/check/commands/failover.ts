@@ -1,9 +1,17 @@
 import type { Argv, CommandModule } from 'yargs'
-import {
-  compileTopicPattern, ConfigError, createLogger, DEFAULT_GROUPS_EXCLUDE, executeGroupFailover, listConsumerGroups, loadOffsetSyncs, mm2OffsetSyncsOf, mm2OffsetSyncsTopicName,
-  mm2TranslateFrom, offsetSyncsTopicName, OffsetSyncIndex, planGroupFailover, ProblemList, ReplicationPolicyKinds, silentLogger, targetTopicName,
-  type ClusterConnection, type FailoverOutcome, type FailoverPartitionPlan, type GroupFailoverPlan, type GroupTranslationRow, type PlanGroupFailoverOptions, type ReplicationPolicyKind,
-} from '../../index.js'
+import { listConsumerGroups } from '../lag/group-offsets.js'
+import { executeGroupFailover, type FailoverOutcome, type FailoverPartitionPlan, type GroupFailoverPlan, planGroupFailover, type PlanGroupFailoverOptions } from '../translate/group-failover-plan.js'
+import { mm2OffsetSyncsOf, mm2TranslateFrom } from '../translate/mm2-offsets.js'
+import { loadOffsetSyncs, offsetSyncsTopicName } from '../translate/offset-sync-store.js'
+import type { GroupTranslationRow } from '../translate/translate-group.js'
+import type { ClusterConnection } from '../../config/cluster-connection.js'
+import { type ReplicationPolicyKind, ReplicationPolicyKinds, targetTopicName } from '../../config/mirror-config.js'
+import { compileTopicPattern, DEFAULT_GROUPS_EXCLUDE } from '../../config/topic-filter.js'
+import { ProblemList } from '../../config/values.js'
+import { mm2OffsetSyncsTopicName } from '../../mirror-topics/mm2-records.js'
+import { OffsetSyncIndex } from '../../mirror-topics/offset-sync-index.js'
+import { ConfigError } from '../../shared/errors.js'
+import { createLogger, silentLogger } from '../../shared/logger.js'
 import { clusterPair, connectClient, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { note, render, write, type Column } from '../output.js'

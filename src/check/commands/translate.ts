@@ -1,8 +1,10 @@
 import type { Argv, CommandModule } from 'yargs'
-import {
-  createLogger, mm2CheckpointsTopicName, mm2OffsetSyncsTopicName, offsetSyncsTopicName, ReplicationPolicyKinds, silentLogger, targetTopicName, translateGroupOffsets, translateGroupThroughMm2,
-  type GroupTranslationRow, type Mm2TranslationRow, type ReplicationPolicyKind,
-} from '../../index.js'
+import { type Mm2TranslationRow, translateGroupThroughMm2 } from '../translate/mm2-offsets.js'
+import { offsetSyncsTopicName } from '../translate/offset-sync-store.js'
+import { type GroupTranslationRow, translateGroupOffsets } from '../translate/translate-group.js'
+import { type ReplicationPolicyKind, ReplicationPolicyKinds, targetTopicName } from '../../config/mirror-config.js'
+import { mm2CheckpointsTopicName, mm2OffsetSyncsTopicName } from '../../mirror-topics/mm2-records.js'
+import { createLogger, silentLogger } from '../../shared/logger.js'
 import { clusterPair, connectClient, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { note, render, write, type Column } from '../output.js'

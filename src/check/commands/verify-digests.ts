@@ -1,4 +1,7 @@
-import { checkPartitionDigests, createLogger, describeDigestFinding, digestCheckPassed, digestsTopicName, loadRangeDigests, silentLogger, targetTopicName, type DigestPartitionCheck, type RangeDigest } from '../../index.js'
+import { targetTopicName } from '../../config/mirror-config.js'
+import { checkPartitionDigests, describeDigestFinding, digestCheckPassed, type DigestPartitionCheck, loadRangeDigests } from '../../mirror-topics/digest-verification.js'
+import { digestsTopicName, type RangeDigest } from '../../mirror-topics/range-digest.js'
+import { createLogger, silentLogger } from '../../shared/logger.js'
 import { clusterConnection, connectClient } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { note, render, write, type Column } from '../output.js'
