@@ -13,8 +13,9 @@ import { clusterPair, connectClient, positiveInteger, withClusterPairArgs, withC
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { note, render, write, type Column } from '../output.js'
 import { runCommand } from '../run-command.js'
-import { collectMirrorLag, policyFromArgs, withPolicyArgs, type LagArgs, type PolicyArgs } from './lag.js'
-import { chooseAlignment } from './verify.js'
+import { collectMirrorLag, type MirrorLagOptions } from '../lag/mirror-lag.js'
+import { policyFromArgs, withPolicyArgs, type PolicyArgs } from '../policy-args.js'
+import { chooseAlignment } from '../verify/alignment-choice.js'
 
 export interface CutoverArgs extends CommonArgs, PolicyArgs, ClusterPairArgs {
   topic?: string[]
@@ -51,7 +52,7 @@ const columns: Column<CutoverRow>[] = [
 
 /** Lag within `--max-lag` and no loss, per partition of the mirrored topics. */
 async function lagAndLossRows (source: AuditClient, target: AuditClient, targetConnection: ClusterConnection, args: CutoverArgs): Promise<{ rows: CutoverRow[], mirrored: Map<string, Map<number, number>>, notes: string[] }> {
-  const lagArgs = { ...args, group: args['mirror-group'], ...(args.topic === undefined ? {} : { topic: args.topic }) } as unknown as LagArgs
+  const lagArgs = { ...args, group: args['mirror-group'], ...(args.topic === undefined ? {} : { topic: args.topic }) } as unknown as MirrorLagOptions
   const { rows: lagRows, losses, notes } = await collectMirrorLag(source, target, targetConnection, lagArgs, '--mirror-group')
   const rows: CutoverRow[] = []
   const mirrored = new Map<string, Map<number, number>>()

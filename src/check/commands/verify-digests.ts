@@ -5,7 +5,7 @@ import { createLogger, silentLogger } from '../../shared/logger.js'
 import { clusterConnection, connectClient } from '../cluster-args.js'
 import { ExitCode, UsageError } from '../exit-codes.js'
 import { note, render, write, type Column } from '../output.js'
-import { policyFromArgs } from './lag.js'
+import { policyFromArgs } from '../policy-args.js'
 import type { VerifyArgs } from './verify-args.js'
 
 /** Flags of `verify` that need the source or the record-by-record comparison: refused with `--digests`, before anything connects. */
