@@ -7,7 +7,7 @@ import { errorLabel, ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import type { Logger } from '../shared/logger.js'
 import { RearmingTimer } from '../shared/rearming-timer.js'
-import { FATAL_LOSS_REASONS, LossDetector, LossReasons, type LogOffsets, type LossFinding, type Marks, type LossObserver, type PartitionObservation } from './loss-detector.js'
+import { FATAL_LOSS_REASONS, LossDetector, LossReasons, type LossFinding, type Marks, type LossObserver, type PartitionObservation } from './loss-detector.js'
 
 export interface LossMonitorOptions {
   readonly logger: Logger

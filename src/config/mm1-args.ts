@@ -142,7 +142,7 @@ export function configFromMm1 (values: Mm1Values): MirrorConfig {
         const properties = readFile(file, '--consumer.config', problems)
         return properties === undefined ? undefined : { properties, where: `${file}: `, bootstrapHint: 'in the --consumer.config file' }
       })
-      const oneFile = consumerFiles.find((file, index) => consumers[index]?.properties.has('target.bootstrap.servers') === true)
+      const oneFile = consumerFiles.find((_file, index) => consumers[index]?.properties.has('target.bootstrap.servers') === true)
       if (oneFile !== undefined) {
         // Source and target in one file: that line says how to run it; "--producer.config: missing" would mislead.
         if (producerFile === undefined) problems.problems.splice(problems.problems.indexOf(producerMissing as ConfigProblem), 1)

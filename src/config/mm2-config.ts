@@ -191,7 +191,7 @@ export function configFromMm2Properties (top: Properties, path: string, options:
     const enabled = enabledEntry === undefined ? false : parseBoolean(enabledEntry.key, enabledEntry.value, problems)
     if (enabled !== true) continue
     if (options.clusters !== undefined && !options.clusters.includes(pair.target)) continue
-    const flow = buildFlow(pair.source, pair.target, pair.keys, path, top, flowEntry, problems, sidecarSettings)
+    const flow = buildFlow(pair.source, pair.target, pair.keys, path, top, flowEntry, problems)
     if (flow === undefined) continue
     const groupKey = `${pair.source}|${flow.consumer.groupId}`
     const clash = groupsBySource.get(groupKey)
@@ -254,7 +254,7 @@ function clientView (top: Properties, alias: string, role: Role, flowOverrides: 
 function buildFlow (
   source: string, target: string, flowOverrides: ReadonlyMap<string, string>, path: string, top: Properties,
   flowEntry: (name: string) => { key: string, value: string } | undefined,
-  problems: ProblemList, settings: SidecarSettings,
+  problems: ProblemList,
 ): FlowConfig | undefined {
   const name = `${source}->${target}`
   const consumerView = clientView(top, source, 'consumer', flowOverrides)

@@ -5,9 +5,8 @@ import type { Logger } from '../shared/logger.js'
 import { retry } from '../shared/retry.js'
 import { createKafkaClient } from './client.js'
 import { toMirrorError } from './errors.js'
-import { createInternalCluster, type InternalBroker, type InternalCluster } from './kafkajs-internals.js'
+import { createInternalCluster, type InternalCluster } from './kafkajs-internals.js'
 
-type ListOffsetsResponse = Awaited<ReturnType<InternalBroker['listOffsets']>>
 /** One topic of a ListOffsets request: its partitions, each with the timestamp asked for. */
 interface ListOffsetsTopic { readonly topic: string, readonly partitions: Array<{ partition: number, timestamp: number }> }
 

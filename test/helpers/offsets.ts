@@ -2,11 +2,11 @@ import type { Message } from '@kafka-mirror-sidecar/kafkajs'
 import type { LocalCluster } from '../../scripts/local-kafka/clusters.js'
 import { createKafkaClient } from '../../src/kafka/client.js'
 import { GroupAdmin } from '../../src/kafka/group-admin.js'
-import { readInternalTopic, readInternalTopicBytes } from '../../src/kafka/internal-topic.js'
+import { readInternalTopicBytes } from '../../src/kafka/internal-topic.js'
 import { decodeMm2Checkpoint, type Mm2CheckpointRecord } from '../../src/mirror-topics/mm2-records.js'
 import { silentLogger } from '../../src/shared/logger.js'
 import { mm2OffsetSyncs, mm2Translate } from '../../src/check/translate/mm2-translation.js'
-import { readAll, uniqueName, withAdmin, type ReadRecord } from './kafka.js'
+import { readAll, uniqueName, type ReadRecord } from './kafka.js'
 
 /** Messages with unique values `<tag>-<partition>-<i>`, timestamps now (time retention keeps them). */
 export function tagged (tag: string, partition: number, count: number, keyOf: (i: number) => string | null = i => `k-${i}`): Message[] {

@@ -186,7 +186,7 @@ test('a consumer that restarts and fetches again from an earlier offset causes n
 })
 
 test('a source crash it will not recover from fails the flow after committing what was acknowledged', { timeout: 15_000 }, async () => {
-  const { flow, ports, source } = await started({ orders: 1 }, {}, { lanes: 1 })
+  const { flow, source } = await started({ orders: 1 }, {}, { lanes: 1 })
   await source.deliver('orders', 0, records(0, 10))
   await until(() => nextToMirror(flow, 'orders', 0) === 10n, 'records acknowledged')
   source.listener?.onCrash(new MirrorError(ErrorCodes.KAFKA, 'source consumer of group "mirror" stopped'))

@@ -4,7 +4,7 @@ import { MirrorTracer, TraceAttributes as A } from '../../src/tracing/mirror-tra
 import { tracingEnabled } from '../../src/tracing/tracing-enabled.js'
 import { semconvEmission } from '../../src/tracing/semantic-conventions.js'
 import { MirrorError, ErrorCodes } from '../../src/shared/errors.js'
-import { startOtlpReceiver, type OtlpKeyValue, type OtlpReceiver, type OtlpSpan } from '../helpers/otlp-receiver.js'
+import { startOtlpReceiver, type OtlpKeyValue, type OtlpReceiver } from '../helpers/otlp-receiver.js'
 
 /** The shared OTLP/HTTP JSON receiver, with the base endpoint the SDK appends `/v1/traces` to. */
 async function startReceiver (t: TestContext): Promise<OtlpReceiver & { endpoint: string }> {
