@@ -7,9 +7,9 @@ import { lagCommand } from './commands/lag.js'
 import { offsetsCommand } from './commands/offsets.js'
 import { translateCommand } from './commands/translate.js'
 import { verifyCommand } from './commands/verify.js'
-import { unknownCommandLine } from './command-suggestion.js'
-import { ExitCode } from './exit-codes.js'
-import { usageLine } from './run-command.js'
+import { unknownCommandLine } from './cli/command-suggestion.js'
+import { ExitCode } from './cli/exit-codes.js'
+import { usageLine } from './cli/run-command.js'
 import { packageVersion } from '../shared/package-version.js'
 
 const COMMANDS = ['offsets', 'lag', 'verify', 'translate', 'cutover', 'failover', 'failback', 'completion']

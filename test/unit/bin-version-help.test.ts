@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { usageLine } from '../../src/check/run-command.js'
+import { usageLine } from '../../src/check/cli/run-command.js'
 import { MM1_FLAGS } from '../../src/config/mm1-args.js'
 
 const SIDECAR_BIN = fileURLToPath(new URL('../../src/bin/mirror-sidecar.js', import.meta.url))

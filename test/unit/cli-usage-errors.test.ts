@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { usageLine } from '../../src/check/run-command.js'
-import { unknownCommandLine } from '../../src/check/command-suggestion.js'
+import { usageLine } from '../../src/check/cli/run-command.js'
+import { unknownCommandLine } from '../../src/check/cli/command-suggestion.js'
 
 const SIDECAR_BIN = fileURLToPath(new URL('../../src/bin/mirror-sidecar.js', import.meta.url))
 const CHECK_BIN = fileURLToPath(new URL('../../src/check/mirror-check.js', import.meta.url))

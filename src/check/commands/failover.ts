@@ -12,10 +12,10 @@ import { mm2OffsetSyncsTopicName } from '../../mirror-topics/mm2-records.js'
 import { OffsetSyncIndex } from '../../mirror-topics/offset-sync-index.js'
 import { ConfigError } from '../../shared/errors.js'
 import { createLogger, silentLogger } from '../../shared/logger.js'
-import { clusterPair, connectClient, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cluster-args.js'
-import { ExitCode, UsageError } from '../exit-codes.js'
-import { note, render, write, type Column } from '../output.js'
-import { runCommand } from '../run-command.js'
+import { clusterPair, connectClient, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cli/cluster-args.js'
+import { ExitCode, UsageError } from '../cli/exit-codes.js'
+import { note, render, write, type Column } from '../cli/output.js'
+import { runCommand } from '../cli/run-command.js'
 
 export interface FailoverArgs extends CommonArgs, ClusterPairArgs {
   group?: string[]

@@ -1,11 +1,11 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import { lagViolations } from '../lag/lag.js'
 import { collectMirrorLag, type MirrorLagOptions, type MirrorLagRow } from '../lag/mirror-lag.js'
-import { clusterPair, connectClient, nonNegativeNumber, positiveInteger, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cluster-args.js'
-import { ExitCode } from '../exit-codes.js'
-import { formatSeconds, note, render, write, type Column } from '../output.js'
-import { withPolicyArgs } from '../policy-args.js'
-import { runCommand } from '../run-command.js'
+import { clusterPair, connectClient, nonNegativeNumber, positiveInteger, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cli/cluster-args.js'
+import { ExitCode } from '../cli/exit-codes.js'
+import { formatSeconds, note, render, write, type Column } from '../cli/output.js'
+import { withPolicyArgs } from '../cli/policy-args.js'
+import { runCommand } from '../cli/run-command.js'
 
 export interface LagArgs extends CommonArgs, MirrorLagOptions, ClusterPairArgs {
   'max-lag'?: number

@@ -4,10 +4,10 @@ import { describeGroupOffsets, type GroupMember, type GroupOffsets, listConsumer
 import { lagViolations, type PartitionLagRow, topicTotals } from '../lag/lag.js'
 import { lossEvidence, type PartitionOffsets, type RecordedLoss } from '../lag/loss-evidence.js'
 import type { AuditClient } from '../../kafka/audit-client.js'
-import { clusterConnection, connectClient, nonNegativeNumber, positiveInteger, withCommonArgs, type CommonArgs } from '../cluster-args.js'
-import { ExitCode, UsageError } from '../exit-codes.js'
-import { formatSeconds, note, render, toJsonRows, write, type Column } from '../output.js'
-import { runCommand } from '../run-command.js'
+import { clusterConnection, connectClient, nonNegativeNumber, positiveInteger, withCommonArgs, type CommonArgs } from '../cli/cluster-args.js'
+import { ExitCode, UsageError } from '../cli/exit-codes.js'
+import { formatSeconds, note, render, toJsonRows, write, type Column } from '../cli/output.js'
+import { runCommand } from '../cli/run-command.js'
 
 export interface OffsetsArgs extends CommonArgs {
   'bootstrap-server'?: string

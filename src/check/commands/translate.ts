@@ -5,10 +5,10 @@ import { type GroupTranslationRow, translateGroupOffsets } from '../translate/tr
 import { type ReplicationPolicyKind, ReplicationPolicyKinds, targetTopicName } from '../../config/mirror-config.js'
 import { mm2CheckpointsTopicName, mm2OffsetSyncsTopicName } from '../../mirror-topics/mm2-records.js'
 import { createLogger, silentLogger } from '../../shared/logger.js'
-import { clusterPair, connectClient, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cluster-args.js'
-import { ExitCode, UsageError } from '../exit-codes.js'
-import { note, render, write, type Column } from '../output.js'
-import { runCommand } from '../run-command.js'
+import { clusterPair, connectClient, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cli/cluster-args.js'
+import { ExitCode, UsageError } from '../cli/exit-codes.js'
+import { note, render, write, type Column } from '../cli/output.js'
+import { runCommand } from '../cli/run-command.js'
 
 export interface TranslateArgs extends CommonArgs, ClusterPairArgs {
   group: string

@@ -1,5 +1,5 @@
-import type { ClusterPairArgs, CommonArgs } from '../cluster-args.js'
-import type { PolicyArgs } from '../policy-args.js'
+import type { ClusterPairArgs, CommonArgs } from '../cli/cluster-args.js'
+import type { PolicyArgs } from '../cli/policy-args.js'
 
 /** The flags of `mirror-check verify` (plain and `--digests`). */
 export interface VerifyArgs extends CommonArgs, PolicyArgs, ClusterPairArgs {

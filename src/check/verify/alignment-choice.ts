@@ -1,7 +1,7 @@
 import type { ClusterConnection } from '../../config/cluster-connection.js'
 import type { AuditClient } from '../../kafka/audit-client.js'
 import { createLogger, silentLogger } from '../../shared/logger.js'
-import { UsageError } from '../exit-codes.js'
+import { UsageError } from '../cli/exit-codes.js'
 import { loadOffsetSyncs, offsetSyncsTopicName } from '../translate/offset-sync-store.js'
 import { type Aligner, type AlignmentLookup, type AlignmentPoint, OrderAligner } from './aligner.js'
 import { OFFSET_SYNC_ALIGNMENT_METHOD, OffsetSyncAligner } from './offset-sync-aligner.js'

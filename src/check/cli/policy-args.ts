@@ -1,5 +1,5 @@
 import type { Argv } from 'yargs'
-import { ReplicationPolicyKinds, type ReplicationPolicy, type ReplicationPolicyKind } from '../config/mirror-config.js'
+import { ReplicationPolicyKinds, type ReplicationPolicy, type ReplicationPolicyKind } from '../../config/mirror-config.js'
 
 /** The flags naming the target topic of a source topic, as MirrorMaker 2's replication policy does. */
 export interface PolicyArgs {

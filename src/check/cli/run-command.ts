@@ -1,5 +1,5 @@
-import { assertKafkajsPatched } from '../kafka/kafkajs-internals.js'
-import { ConfigError, MirrorError } from '../shared/errors.js'
+import { assertKafkajsPatched } from '../../kafka/kafkajs-internals.js'
+import { ConfigError, MirrorError } from '../../shared/errors.js'
 import { ExitCode, UsageError } from './exit-codes.js'
 
 /**
