@@ -8,7 +8,7 @@ import { committedOffsets, endOffsets, readAll, sharedClusters, totalRecords } f
 import { commitAsAdmin, consumeAndCommit } from '../helpers/offsets.js'
 import { waitUntil } from '../helpers/wait.js'
 import {
-  assertMonotonicCheckpoints, BACKUP, byPartition, cleanUpScenarioTopics, createScenarioTopic, defaultRemoteTopic, NUM_PARTITIONS, NUM_RECORDS_PER_PARTITION,
+  assertMonotonicCheckpoints, byPartition, cleanUpScenarioTopics, createScenarioTopic, defaultRemoteTopic, NUM_PARTITIONS, NUM_RECORDS_PER_PARTITION,
   NUM_RECORDS_PRODUCED, plainWriter, PRIMARY, recordsFrom, scenarioMm2Properties, scenarioRecords, ScenarioNames, startSidecar, stopSidecar, waitForCheckpointOnAllPartitions,
   waitForTopicCreated, type ScenarioCluster,
 } from './mm2-scenario.js'
@@ -19,7 +19,6 @@ async function primaryAndBackup (): Promise<{ primary: ScenarioCluster, backup: 
   return { primary: { cluster: source, bootstrap: source.bootstrap }, backup: { cluster: target, bootstrap: target.bootstrap } }
 }
 
-const ONE_WAY = { [`${BACKUP}->${PRIMARY}.enabled`]: 'false' }
 const allPartitions = (offset: bigint, partitions = NUM_PARTITIONS): Map<number, bigint> => new Map(Array.from({ length: partitions }, (_, p) => [p, offset]))
 
 test('testReplication: both directions, topic configs synced, heartbeats and upstream clusters, checkpoints on every partition, failover and failback at exact offsets, monotonic checkpoints, new topics mirrored', { timeout: 240_000 }, async t => {
