@@ -1,6 +1,6 @@
 import { MM2_SOURCE_CONNECTOR, mm2OffsetsTopicDefault } from '../config/mm2-config.js'
 import type { AuditClient } from '../kafka/audit-client.js'
-import { readMm2SourcePositions } from '../offsets/mm2-source-positions.js'
+import { readMm2SourcePositions } from './mm2-source-positions.js'
 
 /** Connect's offsets topic of a MirrorMaker 2 flow from `sourceAlias`, on the target cluster (dedicated mode). */
 export function mm2OffsetsTopicName (sourceAlias: string): string {

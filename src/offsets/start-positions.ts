@@ -5,7 +5,7 @@ import { decodePosition } from '../kafka/position-record.js'
 import { partitionKey } from '../pipeline/partition-key.js'
 import { MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
-import { readDecided, readMm2SourcePositions } from './mm2-source-positions.js'
+import { readDecided, readMm2SourcePositions } from '../mirror-topics/mm2-source-positions.js'
 import { planStarts, type PartitionLog, type PartitionStart } from './start-plan.js'
 
 /** Where every partition of one flow starts, as read from the clusters. */

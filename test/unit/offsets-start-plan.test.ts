@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { decodeMm2SourcePosition } from '../../src/offsets/mm2-source-positions.js'
+import { decodeMm2SourcePosition } from '../../src/mirror-topics/mm2-source-positions.js'
 import { OffsetSyncIndex } from '../../src/mirror-topics/offset-sync-index.js'
 import { translateCommittedOffsets, withoutForeignPrefix } from '../../src/check/translate/translate-group.js'
 import { renderStartPlan } from '../../src/offsets/start-plan-text.js'
