@@ -13,7 +13,7 @@ const REPOSITORY = fileURLToPath(new URL('../../../', import.meta.url))
  * programs never import each other, and mirror-check reaches the pipeline only through kafka/.
  */
 const SHARED = ['src/shared/', 'src/config/', 'src/pipeline/', 'src/kafka/', 'src/mirror-topics/']
-const SIDECAR = ['src/tracing/', 'src/offsets/', 'src/audit/', 'src/metrics/', 'src/http/', 'src/mirror-sidecar.ts', 'src/index.ts', 'src/bin/']
+const SIDECAR = ['src/tracing/', 'src/offsets/', 'src/audit/', 'src/metrics/', 'src/http/', 'src/flow-runtime-factory.ts', 'src/mirror-sidecar.ts', 'src/index.ts', 'src/bin/']
 const CHECK = ['src/check/cli/', 'src/check/translate/', 'src/check/lag/', 'src/check/verify/', 'src/check/commands/', 'src/check/mirror-check.ts']
 /** Shared folders mirror-check does not import: the pipeline is the sidecar's copy engine. */
 const NOT_FOR_CHECK = new Set(['src/pipeline/'])
