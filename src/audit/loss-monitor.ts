@@ -42,7 +42,7 @@ const describe: Record<LossFinding['reason'], string> = {
 }
 
 /** One line naming the records, for the log and for the error that stops the flow. */
-export function lossLine (flow: string, finding: LossFinding): string {
+function lossLine (flow: string, finding: LossFinding): string {
   const range = finding.toOffset > finding.fromOffset ? `offsets ${finding.fromOffset}-${finding.toOffset - 1n}` : 'no offsets'
   const where = finding.reason === LossReasons.TARGET_TOPIC_RECREATED
     ? `target ${finding.targetTopic} partition ${finding.partition} ${range} (${finding.records} records, copies of source ${finding.topic})`

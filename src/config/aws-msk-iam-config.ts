@@ -5,9 +5,9 @@ import { parseBoolean, type ProblemList } from './values.js'
 
 export const AWS_MSK_IAM_LOGIN_MODULE = 'software.amazon.msk.auth.iam.IAMLoginModule'
 /** aws-msk-iam-auth's client callback handler: what the sidecar does itself. */
-export const AWS_MSK_IAM_CALLBACK_HANDLER = 'software.amazon.msk.auth.iam.IAMClientCallbackHandler'
+const AWS_MSK_IAM_CALLBACK_HANDLER = 'software.amazon.msk.auth.iam.IAMClientCallbackHandler'
 /** The JAAS options of `IAMLoginModule` the sidecar reads. */
-export const AWS_MSK_IAM_OPTIONS = ['awsProfileName', 'awsRoleArn', 'awsRoleSessionName', 'awsStsRegion', 'awsDebugCreds'] as const
+const AWS_MSK_IAM_OPTIONS = ['awsProfileName', 'awsRoleArn', 'awsRoleSessionName', 'awsStsRegion', 'awsDebugCreds'] as const
 
 /** An AWS region name: `us-east-1`, `eu-central-2`, `us-gov-west-1`, `cn-north-1`. */
 const REGION = /^[a-z]{2}(?:-[a-z]+)+-\d+$/

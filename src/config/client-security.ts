@@ -12,8 +12,6 @@ import type { ProblemList } from './values.js'
 export function isSecurityKey (key: string): boolean {
   return key === 'security.protocol' || key.startsWith('ssl.') || key.startsWith('sasl.')
 }
-/** Keys read by `securityFromProperties`, besides every `ssl.*` and `sasl.*` key. */
-export const SECURITY_KEYS = ['security.protocol'] as const
 
 export interface ClientSecurity {
   readonly tls?: ConnectionOptions

@@ -68,7 +68,7 @@ export type Mm1FlagName = keyof typeof MM1_FLAGS
 /** Raw values as given: flags already merged over `MIRROR_*` environment variables. */
 export type Mm1Values = Partial<Record<Mm1FlagName, string | string[] | boolean>>
 
-export function envName (flag: string): string {
+function envName (flag: string): string {
   return 'MIRROR_' + flag.toUpperCase().replace(/[.-]/g, '_')
 }
 

@@ -21,10 +21,10 @@ import { compileTopicPattern, createGroupFilter, createTopicFilter, DEFAULT_GROU
 import { parseBoolean, parseChoice, parseInteger, ProblemList } from './values.js'
 
 /** MirrorMaker 2's default `topics.exclude` (`topics.blacklist` before 3.0). */
-export const DEFAULT_TOPICS_EXCLUDE = '.*[\\-\\.]internal, .*\\.replica, __.*'
+const DEFAULT_TOPICS_EXCLUDE = '.*[\\-\\.]internal, .*\\.replica, __.*'
 
 /** The consumer group a flow uses on its source cluster unless `A->B.consumer.group.id` or `A.consumer.group.id` says otherwise. */
-export function defaultGroupId (source: string, target: string): string {
+function defaultGroupId (source: string, target: string): string {
   return `mirror-sidecar.${source}-to-${target}`
 }
 

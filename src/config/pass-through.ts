@@ -7,7 +7,7 @@ import { parseBoolean } from './values.js'
  * decodes the rest; `on` is the same but a flow that must decode every record (a message handler)
  * is a configuration error instead of a silent switch; `off` decodes every record.
  */
-export const PassThroughModes = ['auto', 'on', 'off'] as const
+const PassThroughModes = ['auto', 'on', 'off'] as const
 export type PassThroughMode = typeof PassThroughModes[number]
 
 export const DEFAULT_PASS_THROUGH: PassThroughMode = 'auto'

@@ -9,7 +9,7 @@ import { StrimziSecrets } from './strimzi-secrets.js'
 import { ProblemList } from './values.js'
 
 /** The `apiVersion`s of Strimzi's KafkaMirrorMaker2 custom resource this reads. */
-export const STRIMZI_API_VERSIONS = ['kafka.strimzi.io/v1beta2', 'kafka.strimzi.io/v1'] as const
+const STRIMZI_API_VERSIONS = ['kafka.strimzi.io/v1beta2', 'kafka.strimzi.io/v1'] as const
 
 export interface StrimziOptions extends Mm2Options {
   /** `--strimzi.secrets.dir`: a folder of `<secretName>/<key>` files; default Strimzi's mount paths (`StrimziSecrets`). */

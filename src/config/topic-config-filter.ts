@@ -6,17 +6,17 @@ import { parseChoice, ProblemList } from './values.js'
  * Kafka 4.x): throttles, timestamp type and bounds, unclean election and min.insync.replicas are
  * the target cluster's business. A LogAppendTime target topic would re-stamp every copied record.
  */
-export const DEFAULT_CONFIG_PROPERTIES_EXCLUDE = 'follower\\.replication\\.throttled\\.replicas, leader\\.replication\\.throttled\\.replicas, ' +
+const DEFAULT_CONFIG_PROPERTIES_EXCLUDE = 'follower\\.replication\\.throttled\\.replicas, leader\\.replication\\.throttled\\.replicas, ' +
   'message\\.timestamp\\.difference\\.max\\.ms, message\\.timestamp\\.type, unclean\\.leader\\.election\\.enable, min\\.insync\\.replicas'
 
 /** The only `config.property.filter.class` honoured: MirrorMaker 2's default, configured by `config.properties.exclude`. */
-export const DEFAULT_CONFIG_PROPERTY_FILTER_CLASS = 'org.apache.kafka.connect.mirror.DefaultConfigPropertyFilter'
+const DEFAULT_CONFIG_PROPERTY_FILTER_CLASS = 'org.apache.kafka.connect.mirror.DefaultConfigPropertyFilter'
 
 /**
  * Tiered-storage topic keys, never copied whatever `config.properties.exclude` says: they describe
  * the source cluster's remote storage, and a target without it refuses the topic.
  */
-export function isTieredStorageKey (key: string): boolean {
+function isTieredStorageKey (key: string): boolean {
   return key === 'remote.storage.enable' || key === 'local.retention.ms' || key === 'local.retention.bytes' || key.startsWith('remote.log.')
 }
 
@@ -36,7 +36,7 @@ export interface TopicConfigFilter {
   copies: (key: string) => boolean
 }
 
-export function createTopicConfigFilter (exclude: RegExp | undefined, excludeSource: string | undefined, useDefaultsFrom: 'target' | 'source' = 'target'): TopicConfigFilter {
+function createTopicConfigFilter (exclude: RegExp | undefined, excludeSource: string | undefined, useDefaultsFrom: 'target' | 'source' = 'target'): TopicConfigFilter {
   return { exclude: excludeSource, useDefaultsFrom, copies: key => !isTieredStorageKey(key) && !(exclude?.test(key) ?? false) }
 }
 

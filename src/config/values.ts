@@ -4,7 +4,7 @@ import type { ConfigProblem } from '../shared/errors.js'
 export const REDACTED = '[redacted]'
 
 /** Keys whose values are secrets: passwords, JAAS lines and private key material. */
-export function isSecretKey (key: string): boolean {
+function isSecretKey (key: string): boolean {
   return /(password|secret|jaas\.config|keystore\.key|ssl\.key|credentials?|token)$/i.test(key.trim())
 }
 

@@ -516,7 +516,7 @@ export class MirrorMetrics implements PipelineObserver {
 }
 
 /** High watermark minus the next offset to mirror; 0 before the first fetch or when caught up. */
-export function lagRecords (partition: PartitionSnapshot): bigint {
+function lagRecords (partition: PartitionSnapshot): bigint {
   if (partition.highWatermark < 0n) return 0n
   const lag = partition.highWatermark - partition.nextOffsetToMirror
   return lag > 0n ? lag : 0n

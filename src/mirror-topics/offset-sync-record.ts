@@ -5,7 +5,7 @@
  */
 
 /** Version written in every value; readers skip values with a higher major version. */
-export const OFFSET_SYNC_FORMAT_VERSION = 1
+const OFFSET_SYNC_FORMAT_VERSION = 1
 
 /**
  * Source records `sourceStart .. sourceStart + length - 1` of a partition are on the target at
@@ -121,7 +121,7 @@ export function decodeOffsetSync (key: string | null, value: string | null): Off
  * topic before the producer writes: the flow of the opposite direction, which reads this topic on
  * its source, skips the batches these producers wrote (active-active over same-named topics).
  */
-export function mirrorProducerKey (producerId: bigint): string {
+function mirrorProducerKey (producerId: bigint): string {
   return JSON.stringify(['producer', producerId.toString()])
 }
 

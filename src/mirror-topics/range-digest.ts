@@ -6,7 +6,7 @@
  */
 
 /** Version written in every value; readers skip values with a higher version. */
-export const DIGEST_FORMAT_VERSION = 1
+const DIGEST_FORMAT_VERSION = 1
 
 /** The digests topic of a flow whose source cluster has `alias`. */
 export function digestsTopicName (alias: string): string {

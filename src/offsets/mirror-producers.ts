@@ -8,7 +8,7 @@ import { decodeMirrorProducer, encodeMirrorProducer } from '../mirror-topics/off
 import { offsetSyncsReplication } from './offset-sync-writer.js'
 
 /** The compacted topic on cluster `cluster` where the mirror from `sourceAlias` into it publishes its producer ids. */
-export function mirrorProducersTopic (sourceAlias: string): string {
+function mirrorProducersTopic (sourceAlias: string): string {
   return `mirror-producers.${sourceAlias}.internal`
 }
 

@@ -9,7 +9,7 @@ import { ConfigError } from '../../shared/errors.js'
 import { createLogger } from '../../shared/logger.js'
 import { UsageError } from './exit-codes.js'
 
-export const OutputFormats = ['table', 'json', 'csv'] as const
+const OutputFormats = ['table', 'json', 'csv'] as const
 export type OutputFormat = typeof OutputFormats[number]
 
 /** Options every command takes. */

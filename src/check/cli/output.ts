@@ -9,7 +9,7 @@ export interface Column<T> {
   readonly json?: string
 }
 
-export const MISSING = '-'
+const MISSING = '-'
 
 function cell (value: string | number | undefined): string {
   return value === undefined ? MISSING : String(value)
@@ -24,7 +24,7 @@ function csvField (text: string): string {
 }
 
 /** Borderless aligned table, headers as Kafka's tools spell them. */
-export function renderTable<T> (columns: readonly Column<T>[], rows: readonly T[]): string {
+function renderTable<T> (columns: readonly Column<T>[], rows: readonly T[]): string {
   const table = new Table({
     head: columns.map(c => c.header),
     chars: { top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '', left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: ' ' },
@@ -34,7 +34,7 @@ export function renderTable<T> (columns: readonly Column<T>[], rows: readonly T[
   return table.toString().split('\n').map(line => line.trimEnd()).join('\n') + '\n'
 }
 
-export function renderCsv<T> (columns: readonly Column<T>[], rows: readonly T[]): string {
+function renderCsv<T> (columns: readonly Column<T>[], rows: readonly T[]): string {
   const lines = [columns.map(c => csvField(c.header)).join(',')]
   for (const row of rows) lines.push(columns.map(c => csvField(cell(c.value(row)))).join(','))
   return lines.join('\n') + '\n'

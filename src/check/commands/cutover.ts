@@ -28,7 +28,7 @@ export interface CutoverArgs extends CommonArgs, PolicyArgs, ClusterPairArgs {
 }
 
 /** The kinds of check, in the order they are listed. */
-export const CutoverChecks = ['lag', 'loss', 'verify', 'group'] as const
+const CutoverChecks = ['lag', 'loss', 'verify', 'group'] as const
 export type CutoverCheck = typeof CutoverChecks[number]
 
 /** One check of one partition (of one group for `group`): holds or not, and why. */
@@ -165,7 +165,7 @@ function summary (rows: readonly CutoverRow[]): { passed: boolean, failed: Recor
   return { passed: rows.length > 0 && rows.every(r => r.ok), failed, checks: rows.length }
 }
 
-export async function cutoverHandler (args: ArgumentsCamelCase<CutoverArgs>): Promise<void> {
+async function cutoverHandler (args: ArgumentsCamelCase<CutoverArgs>): Promise<void> {
   await runCommand(args, async () => {
     const connections = clusterPair(args)
     const source = await connectClient(connections.source, args)

@@ -42,7 +42,7 @@ export type FailoverDirection = 'failover' | 'failback'
 
 /** The sidecar's default `group.id`: `--groups` never selects it unless `--groups-exclude` is changed. */
 const MIRROR_GROUP = 'mirror-sidecar'
-export const DEFAULT_FAILOVER_GROUPS_EXCLUDE = `${DEFAULT_GROUPS_EXCLUDE}, ${MIRROR_GROUP}`
+const DEFAULT_FAILOVER_GROUPS_EXCLUDE = `${DEFAULT_GROUPS_EXCLUDE}, ${MIRROR_GROUP}`
 
 interface Side {
   /** `source` or `target`, as the flags name the clusters. */
@@ -67,7 +67,7 @@ function blockedText (plan: GroupFailoverPlan, to: Side): string {
   return 'not written: another partition cannot be translated'
 }
 
-export function actionText (row: PlanRow, to: Side): string {
+function actionText (row: PlanRow, to: Side): string {
   const { partition: p, plan, outcome } = row
   if (p.action === 'untranslatable') {
     if (p.toTopicMissing === true) return `cannot translate: ${p.toTopic} does not exist on the ${to.role}`
@@ -238,7 +238,7 @@ function validate (args: FailoverArgs): { groupPattern: RegExp | undefined, grou
 }
 
 /** Plans (and with --execute writes) the move of the selected groups; the exit code is 1 unless every group moved, or would move, exactly, and 2 when a commit failed (the plan is still printed). */
-export async function failoverOutput (direction: FailoverDirection, args: FailoverArgs): Promise<{ text: string, notes: string[], exitCode: ExitCode }> {
+async function failoverOutput (direction: FailoverDirection, args: FailoverArgs): Promise<{ text: string, notes: string[], exitCode: ExitCode }> {
   const { groupPattern, groupsExclude } = validate(args)
   const pair = clusterPair(args)
   const timeouts = { connectionTimeoutMs: args['timeout-ms'] }

@@ -23,7 +23,7 @@ const columns: Column<MirrorLagRow>[] = [
   { header: 'LAG-SECONDS', value: r => formatSeconds(r.lagSeconds) },
 ]
 
-export async function lagHandler (args: ArgumentsCamelCase<LagArgs>): Promise<void> {
+async function lagHandler (args: ArgumentsCamelCase<LagArgs>): Promise<void> {
   await runCommand(args, async () => {
     const { source: sourceConnection, target: targetConnection } = clusterPair(args)
     const source = await connectClient(sourceConnection, args)

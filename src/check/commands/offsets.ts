@@ -147,7 +147,7 @@ async function groupLosses (client: AuditClient, groups: readonly GroupOffsets[]
   return out
 }
 
-export async function offsetsHandler (args: ArgumentsCamelCase<OffsetsArgs>): Promise<void> {
+async function offsetsHandler (args: ArgumentsCamelCase<OffsetsArgs>): Promise<void> {
   await runCommand(args, async () => {
     if (!args['all-groups'] && (args.group === undefined || args.group.length === 0)) throw new UsageError('--group is required (or --all-groups); name the consumer group to describe')
     if (args['all-groups'] && args.group !== undefined) throw new UsageError('--group and --all-groups exclude each other; give one')
@@ -181,7 +181,7 @@ export async function offsetsHandler (args: ArgumentsCamelCase<OffsetsArgs>): Pr
   })
 }
 
-export function offsetsBuilder<T> (yargs: Argv<T>): Argv<OffsetsArgs> {
+function offsetsBuilder<T> (yargs: Argv<T>): Argv<OffsetsArgs> {
   return withCommonArgs(yargs)
     .option('bootstrap-server', { type: 'string', describe: 'Brokers of the cluster holding the group (host:port,...).' })
     .option('command-config', { type: 'string', describe: 'Java client .properties file (security, client.id, timeouts), as Kafka tools take it.' })

@@ -29,7 +29,7 @@ function statusText (row: GroupTranslationRow): string {
   return 'no offset syncs'
 }
 
-export const translationColumns: Column<GroupTranslationRow>[] = [
+const translationColumns: Column<GroupTranslationRow>[] = [
   { header: 'GROUP', value: r => r.group },
   { header: 'TOPIC', value: r => r.topic },
   { header: 'PARTITION', value: r => r.partition },
@@ -41,7 +41,7 @@ export const translationColumns: Column<GroupTranslationRow>[] = [
 
 const num = (value: bigint | undefined): number | undefined => value === undefined ? undefined : Number(value)
 
-export const mm2TranslationColumns: Column<Mm2TranslationRow>[] = [
+const mm2TranslationColumns: Column<Mm2TranslationRow>[] = [
   { header: 'GROUP', value: r => r.group },
   { header: 'TOPIC', value: r => r.topic },
   { header: 'PARTITION', value: r => r.partition },

@@ -18,7 +18,7 @@ const SOURCE_ONLY_FLAGS: ReadonlyArray<[keyof VerifyArgs, string]> = [
 ]
 
 /** Usage problems of a `verify --digests` command line, as one error. */
-export function checkDigestArgs (args: VerifyArgs): void {
+function checkDigestArgs (args: VerifyArgs): void {
   for (const [key, flag] of SOURCE_ONLY_FLAGS) {
     if (args[key] !== undefined) throw new UsageError(`${flag} and --digests exclude each other: --digests checks the target against the mirror's digests and reads nothing from the source; leave ${flag} out, or drop --digests to compare with the source`)
   }

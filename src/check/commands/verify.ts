@@ -112,7 +112,7 @@ function parseTime (text: string): number {
   return ms
 }
 
-export async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Promise<void> {
+async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Promise<void> {
   await runCommand(args, async () => {
     if (args.digests) return await verifyDigests(args)
     if (args['digests-topic'] !== undefined) throw new UsageError('--digests-topic needs --digests (check the target against the mirror\'s digests); add --digests or leave --digests-topic out')

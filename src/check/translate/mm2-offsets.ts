@@ -35,7 +35,7 @@ export async function mm2OffsetSyncsOf (client: AuditClient, syncsTopic: string,
 }
 
 /** The newest checkpoint of `group` per (target topic, partition) in a MirrorMaker 2 flow's checkpoints topic (`<source alias>.checkpoints.internal` on the target). */
-export async function mm2CheckpointsOf (client: AuditClient, checkpointsTopic: string, group: string, flag = '--mm2-checkpoints-topic'): Promise<Map<string, Mm2CheckpointRecord>> {
+async function mm2CheckpointsOf (client: AuditClient, checkpointsTopic: string, group: string, flag = '--mm2-checkpoints-topic'): Promise<Map<string, Mm2CheckpointRecord>> {
   const out = new Map<string, Mm2CheckpointRecord>()
   await readWhole(client, checkpointsTopic, flag, (k, v) => {
     const checkpoint = decodeMm2Checkpoint(k, v)

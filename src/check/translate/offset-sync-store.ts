@@ -23,17 +23,3 @@ export async function loadOffsetSyncs (target: ClusterConnection, topic: string,
   }, logger)
   return index
 }
-
-/**
- * The target offset of the copy of source record `sourceOffset` itself, or undefined when that
- * exact offset was not mirrored (no record there, or beyond the mirror). For record-by-record
- * alignment (mirror-check verify): when several copies exist, the newest.
- */
-export function copyOffset (index: OffsetSyncIndex, sourceTopic: string, partition: number, sourceOffset: bigint): { targetTopic: string, targetOffset: bigint } | undefined {
-  let best: { targetTopic: string, targetOffset: bigint, targetStart: bigint } | undefined
-  for (const range of index.ranges(sourceTopic, partition)) {
-    if (sourceOffset < range.sourceStart || sourceOffset >= range.sourceStart + range.length) continue
-    if (best === undefined || range.targetStart > best.targetStart) best = { targetTopic: range.targetTopic, targetOffset: range.targetStart + (sourceOffset - range.sourceStart), targetStart: range.targetStart }
-  }
-  return best === undefined ? undefined : { targetTopic: best.targetTopic, targetOffset: best.targetOffset }
-}
