@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { dirname, join, normalize, relative } from 'node:path'
+import { existsSync } from 'node:fs'
+import { join, relative } from 'node:path'
 import { test } from 'node:test'
-import { fileURLToPath } from 'node:url'
-
-const REPOSITORY = fileURLToPath(new URL('../../../', import.meta.url))
+import { importsOf, readSource, REPOSITORY, sourceFiles } from '../helpers/source-imports.js'
 
 /**
  * The layer diagram of docs/architecture.md, as data. Each column lists its folders (or top-level
@@ -32,24 +30,8 @@ function unitOf (file: string): string | undefined {
     .sort((a, b) => b.length - a.length)[0]
 }
 
-function sourceFiles (folder: string): string[] {
-  return readdirSync(join(REPOSITORY, folder), { withFileTypes: true }).flatMap(entry => {
-    const path = `${folder}/${entry.name}`
-    if (entry.isDirectory()) return sourceFiles(path)
-    return entry.name.endsWith('.ts') ? [path] : []
-  })
-}
-
-// Static imports and exports (`import x from`, `import type { x } from`, `export * from`), side-effect imports and `import('...')` of relative paths.
-const IMPORTS = [/^\s*(?:import|export)\s+(?:type\s+)?[\w\s{},*$]*?\bfrom\s*'(\.{1,2}\/[^']+)'/gm, /^\s*import\s+'(\.{1,2}\/[^']+)'/gm, /\bimport\(\s*'(\.{1,2}\/[^']+)'\s*\)/g]
-
-/** The src/ files a file of src/ imports, as repository paths of their sources. */
-function importsOf (file: string, text: string): string[] {
-  return IMPORTS.flatMap(pattern => [...text.matchAll(pattern)].map(match => normalize(join(dirname(file), match[1]!)).replace(/\.js$/, '.ts')))
-}
-
 function importGraph (): Map<string, string[]> {
-  return new Map(sourceFiles('src').map(file => [file, importsOf(file, readFileSync(join(REPOSITORY, file), 'utf8'))]))
+  return new Map(sourceFiles('src').map(file => [file, importsOf(file, readSource(file)).map(imported => imported.file)]))
 }
 
 /** Every import that breaks the diagram, as `from -> to (reason)`. */
@@ -142,5 +124,5 @@ test('imports are read in each form the code uses them', () => {
     "import yargs from 'yargs'",
     "// a comment that mentions from './not-an-import.js'",
   ].join('\n')
-  assert.deepEqual(importsOf('src/bin/x.ts', text).sort(), ['src/bin/multi-line.ts', 'src/bin/v8-settings.ts', 'src/config/late.ts', 'src/pipeline/mirror-flow.ts', 'src/shared/logger.ts'])
+  assert.deepEqual(importsOf('src/bin/x.ts', text).map(imported => imported.file).sort(), ['src/bin/multi-line.ts', 'src/bin/v8-settings.ts', 'src/config/late.ts', 'src/pipeline/mirror-flow.ts', 'src/shared/logger.ts'])
 })
