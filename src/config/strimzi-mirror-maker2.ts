@@ -24,7 +24,7 @@ const DEPLOYMENT_FIELDS = new Set(['version', 'replicas', 'image', 'resources', 
 /** Fields of the target cluster that configure Kafka Connect's own topics and group: ignored (`offsetStorageTopic` names where MirrorMaker 2's positions are: read). */
 const CONNECT_FIELDS = new Set(['groupId', 'configStorageTopic', 'statusStorageTopic'])
 /** Connect's offsets topic of a Strimzi KafkaMirrorMaker2 unless the resource names one (Strimzi's default). */
-export const STRIMZI_OFFSETS_TOPIC_DEFAULT = 'mirrormaker2-cluster-offsets'
+const STRIMZI_OFFSETS_TOPIC_DEFAULT = 'mirrormaker2-cluster-offsets'
 /** Connector fields that manage Connect's own state and do not change what is copied: ignored. */
 const CONNECTOR_IGNORED = new Set(['version', 'autoRestart', 'listOffsets', 'alterOffsets'])
 /** OAuth fields the sidecar's OIDC client-credentials login has no counterpart for that are harmless to leave out. */

@@ -1,7 +1,7 @@
 import type { Mm2OffsetSyncRecord } from './mm2-records.js'
 
 /** At most this many syncs wait per partition between two flushes; beyond, the newest replaces the last waiting one. */
-export const MAX_WAITING_SYNCS_PER_PARTITION = 1_000
+const MAX_WAITING_SYNCS_PER_PARTITION = 1_000
 
 /** MirrorMaker 2's per-partition state (`OffsetSyncWriter.PartitionState`); -1 is "none yet". */
 interface PartitionState {

@@ -27,7 +27,7 @@ const MEMBER_REFUSALS = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION'])
  * the flow's group for the partitions that start from them, before the flow's consumers join.
  * Short-lived: `start()`, one or two reads, `stop()`.
  */
-export class StartPositions {
+class StartPositions {
   readonly #flow: FlowConfig
   readonly #logger: Logger
   readonly #source: GroupAdmin
