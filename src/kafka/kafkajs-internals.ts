@@ -18,10 +18,10 @@ import { FetchSessions } from './fetch-session.js'
 const require = createRequire(import.meta.url)
 
 /** The kafkajs version the patch and the private shapes below were written for. */
-export const KAFKAJS_VERSION = '2.2.4'
+const KAFKAJS_VERSION = '2.2.4'
 
 /** The package name of the mirror's own (patched) kafkajs: an npm alias of kafkajs 2.2.4. */
-export const PATCHED_KAFKAJS = '@kafka-mirror-sidecar/kafkajs'
+const PATCHED_KAFKAJS = '@kafka-mirror-sidecar/kafkajs'
 
 /** The step that patches it (the package's postinstall), for the line that says to run it. */
 const PATCH_STEP = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'scripts', 'patch-kafkajs.mjs')

@@ -26,7 +26,7 @@ export const compressionTypes: Record<CompressionName, number> = {
  * Errors after which the broker will not take this producer's next batch (its id, epoch or
  * sequence is unknown or out of step): the sink replaces the producer before its next send.
  */
-export const PRODUCER_STATE_LOST: ReadonlySet<string> = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING', 'PRODUCER_FENCED'])
+const PRODUCER_STATE_LOST: ReadonlySet<string> = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING', 'PRODUCER_FENCED'])
 
 /** Answers to a request with a forwarded batch that no retry of the same bytes can change. */
 const FORWARD_REFUSED: ReadonlySet<string> = new Set(['CORRUPT_MESSAGE', 'INVALID_RECORD'])
