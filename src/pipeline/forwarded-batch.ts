@@ -52,5 +52,5 @@ export type BatchPath = 'pass_through' | 'deep'
  * `refused_by_target`: the target refused the batch as it was (too large, for example);
  * `message_handler` and `disabled`: the flow decodes every record.
  */
-export const DeepPathReasons = ['offset_gaps', 'log_append_time', 'delete_horizon', 'too_large', 'codec', 'not_v2', 'starts_before_position', 'refused_by_target', 'message_handler', 'disabled'] as const
+const DeepPathReasons = ['offset_gaps', 'log_append_time', 'delete_horizon', 'too_large', 'codec', 'not_v2', 'starts_before_position', 'refused_by_target', 'message_handler', 'disabled'] as const
 export type DeepPathReason = typeof DeepPathReasons[number]

@@ -102,7 +102,7 @@ function byteLength (value: Buffer | Uint8Array | string | null | undefined): nu
 }
 
 /** Bytes `record` takes in a v2 record batch, at most (uncompressed), as kafkajs' record encoder writes it. */
-export function encodedRecordBytes (record: KafkaRecord): number {
+function encodedRecordBytes (record: KafkaRecord): number {
   let headers = 0
   let headerBytes = 0
   const header = (name: string | Buffer | Uint8Array, value: Buffer | Uint8Array | string | null | undefined): void => {

@@ -7,7 +7,7 @@ import type { FlowLabels, PipelineObserver } from './pipeline-observer.js'
 import type { AckListener, RecordSource } from './ports.js'
 
 /** Consecutive failed commits after which each further failure is logged as an error (the first are warnings). */
-export const COMMIT_FAILURES_BEFORE_ERROR = 3
+const COMMIT_FAILURES_BEFORE_ERROR = 3
 
 export interface OffsetCommitterOptions {
   readonly labels: FlowLabels

@@ -65,7 +65,7 @@ export interface ProducerWorkerOptions {
 type SendSpan = ReturnType<NonNullable<MirrorBatch['span']>['sendSpan']>
 
 /** Kafka's default `max.message.bytes` (the broker's `message.max.bytes`). */
-export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_588
+const DEFAULT_MAX_MESSAGE_BYTES = 1_048_588
 /** What the broker counts against `max.message.bytes` beyond the batch itself (offset and size). */
 const LOG_OVERHEAD_BYTES = 12
 /** Answers saying a partition's batch (or the request) is larger than the target takes. */
@@ -427,7 +427,7 @@ function appendSegment (segments: AckSegment[], segment: AckSegment): void {
  * partition's `k`-th chunk, so a partition's records keep their order across requests; a batch
  * larger than a limit by itself has a request of its own.
  */
-export function requestsWithin (batches: readonly MirrorBatch[], maxRequestBytes: number, maxBatchBytes: (topic: string) => number): MirrorBatch[][] {
+function requestsWithin (batches: readonly MirrorBatch[], maxRequestBytes: number, maxBatchBytes: (topic: string) => number): MirrorBatch[][] {
   const chunks: MirrorBatch[][] = []
   const partitions = new Map<string, { chunk: number, bytes: number }>()
   // Each batch's encoded size once: for decoded records it is a walk over every record and header.

@@ -7,7 +7,7 @@ import type { Logger } from '../shared/logger.js'
  * ACLs, except those allowing WRITE (only the mirror writes a copy), with ALLOW ALL narrowed to
  * READ; the resource is the target topic's name. Undefined when the ACL is not copied.
  */
-export function targetAcl (acl: TopicAcl, targetTopic: string): TopicAcl | undefined {
+function targetAcl (acl: TopicAcl, targetTopic: string): TopicAcl | undefined {
   if (acl.permission === 'ALLOW' && acl.operation === 'WRITE') return undefined
   const operation = acl.permission === 'ALLOW' && acl.operation === 'ALL' ? 'READ' : acl.operation
   return { ...acl, topic: targetTopic, operation }
