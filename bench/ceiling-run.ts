@@ -31,7 +31,10 @@ async function runTool (distribution: KafkaDistribution, mainClass: string, args
   await mkdir(workDir, { recursive: true })
   const stdoutFile = join(workDir, `${name}.out`)
   const child = track(name, await spawnJavaMain({
-    distribution, mainClass, args, maxHeap: heap,
+    distribution,
+    mainClass,
+    args,
+    maxHeap: heap,
     loggingConfigFile: join(workDir, `${name}-log4j2.properties`),
     logFile: join(workDir, `${name}.log`),
     logLevel: 'WARN',

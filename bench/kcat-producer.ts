@@ -70,11 +70,13 @@ function collectStderr (producer: TrackedChild): () => string {
 async function write (producer: TrackedChild, text: string): Promise<void> {
   const stdin = producer.child.stdin
   if (stdin === null) throw new Error('kcat producer has no stdin')
-  if (!stdin.write(text)) await new Promise<void>((resolve, reject) => {
-    const onError = (error: Error): void => reject(error)
-    stdin.once('error', onError)
-    stdin.once('drain', () => { stdin.off('error', onError); resolve() })
-  })
+  if (!stdin.write(text)) {
+    await new Promise<void>((resolve, reject) => {
+      const onError = (error: Error): void => reject(error)
+      stdin.once('error', onError)
+      stdin.once('drain', () => { stdin.off('error', onError); resolve() })
+    })
+  }
 }
 
 /** Writes `records` records as fast as kcat takes them and waits for every acknowledgement. */

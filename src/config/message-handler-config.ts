@@ -37,7 +37,7 @@ function addOnce (problems: ProblemList, key: string, value: string, message: st
  */
 export function parseMessageHandler (
   keys: { readonly module: string, readonly args: string },
-  module: string | undefined, args: string | undefined, problems: ProblemList, cwd = process.cwd(),
+  module: string | undefined, args: string | undefined, problems: ProblemList, cwd = process.cwd()
 ): MessageHandlerConfig | undefined {
   if (module === undefined) {
     if (args !== undefined) addOnce(problems, keys.args, args, `has no effect without ${keys.module}; give the handler module too, or remove it`)

@@ -254,7 +254,7 @@ function clientView (top: Properties, alias: string, role: Role, flowOverrides: 
 function buildFlow (
   source: string, target: string, flowOverrides: ReadonlyMap<string, string>, path: string, top: Properties,
   flowEntry: (name: string) => { key: string, value: string } | undefined,
-  problems: ProblemList,
+  problems: ProblemList
 ): FlowConfig | undefined {
   const name = `${source}->${target}`
   const consumerView = clientView(top, source, 'consumer', flowOverrides)

@@ -20,6 +20,7 @@ export class ProblemList {
     const shown = value !== undefined && isSecretKey(key) && !/^\$\{[^}]*\}$/.test(value.trim()) ? REDACTED : value
     this.problems.push(shown === undefined ? { key, message } : { key, value: shown, message })
   }
+
   /** Records a key that is accepted but does nothing in the sidecar (a MirrorMaker or Java client internal). */
   ignore (key: string): void { this.#ignored.add(key) }
   get ignored (): string[] { return [...this.#ignored].sort() }

@@ -24,7 +24,7 @@ export class ComputedGauge {
     readonly name: string,
     readonly help: string,
     readonly labelNames: readonly string[],
-    readonly compute: (into: GaugeSample[]) => void,
+    readonly compute: (into: GaugeSample[]) => void
   ) {}
 
   async get (): Promise<{ name: string, help: string, type: 'gauge', aggregator: string, values: Array<{ labels: Readonly<Record<string, string>>, value: number }> }> {

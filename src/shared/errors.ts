@@ -90,4 +90,3 @@ export function errorLabel (error: unknown): string {
 export function isRetriable (error: unknown): boolean {
   return error instanceof MirrorError ? error.retriable : false
 }
-

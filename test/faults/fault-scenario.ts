@@ -121,7 +121,10 @@ export async function runFaultScenario (t: TestContext, scenario: FaultScenario)
   const writer = startTrafficWriter(source, topic)
   t.after(() => writer.stop())
   const sidecar = spawnSidecar(t, {
-    source, target, groupId: group, include: topic,
+    source,
+    target,
+    groupId: group,
+    include: topic,
     consumer: { 'session.timeout.ms': 10_000, 'heartbeat.interval.ms': 1_000 },
     args: ['--offset.commit.interval.ms', '300', ...(scenario.delivery === 'exactly-once' ? ['--exactly.once', 'true'] : []), ...(scenario.sidecarArgs ?? [])],
   })
@@ -180,7 +183,7 @@ export async function runFaultScenario (t: TestContext, scenario: FaultScenario)
   assert.deepEqual(
     { caughtUp: catchUp.ok, missing: comparison.missing, duplicates: comparison.duplicates, outOfOrderPartitions: comparison.outOfOrderPartitions, verifyExit: verify.code, sidecarExitedEarly: exitedEarly !== null },
     { caughtUp: true, missing: 0, duplicates: 0, outOfOrderPartitions: 0, verifyExit: 0, sidecarExitedEarly: false },
-    report,
+    report
   )
 }
 

@@ -108,6 +108,7 @@ export class FakeTopicCatalog implements TopicCatalog {
       return set === undefined && defaults === undefined ? [] : [[topic, { ...defaults, ...set }] as const]
     }))
   }
+
   async createTopics (topics: readonly NewTopic[]): Promise<void> {
     for (const topic of topics) { this.topics.set(topic.name, topic.partitions); this.created.push(topic) }
   }

@@ -151,7 +151,10 @@ async function waitCaughtUp (source: LocalCluster, group: string, topic: string,
 
 function exactlyOnceSidecar (t: TestContext, source: LocalCluster, target: LocalCluster, group: string, topic: string, extra: readonly string[] = []): SidecarProcess {
   const sidecar = spawnSidecar(t, {
-    source, target, groupId: group, include: topic,
+    source,
+    target,
+    groupId: group,
+    include: topic,
     consumer: { 'session.timeout.ms': 6000, 'heartbeat.interval.ms': 1000 },
     args: ['--exactly.once', 'true', '--offset.commit.interval.ms', '300', ...extra],
   })

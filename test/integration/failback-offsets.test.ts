@@ -20,11 +20,18 @@ async function activeActive (t: TestContext, prefix: string): Promise<Pair> {
   await createTopic(t, b, { name: topic, partitions: 2 })
   const flowGroups = { A: uniqueName('fb-from-a'), B: uniqueName('fb-from-b') }
   const lines: Record<string, string> = {
-    clusters: 'A, B', 'A.bootstrap.servers': a.bootstrap, 'B.bootstrap.servers': b.bootstrap,
-    'A->B.enabled': 'true', 'B->A.enabled': 'true', topics: topic,
+    clusters: 'A, B',
+    'A.bootstrap.servers': a.bootstrap,
+    'B.bootstrap.servers': b.bootstrap,
+    'A->B.enabled': 'true',
+    'B->A.enabled': 'true',
+    topics: topic,
     'replication.policy.class': 'org.apache.kafka.connect.mirror.IdentityReplicationPolicy',
-    'A->B.consumer.group.id': flowGroups.A, 'B->A.consumer.group.id': flowGroups.B,
-    'refresh.topics.interval.seconds': '1', 'offset.flush.interval.ms': '300', 'replication.factor': '1',
+    'A->B.consumer.group.id': flowGroups.A,
+    'B->A.consumer.group.id': flowGroups.B,
+    'refresh.topics.interval.seconds': '1',
+    'offset.flush.interval.ms': '300',
+    'replication.factor': '1',
   }
   const config = join(mkdtempSync(join(tmpdir(), 'mm2-')), 'mm2.properties')
   writeFileSync(config, Object.entries(lines).map(([k, v]) => `${k} = ${v}`).join('\n') + '\n')

@@ -14,7 +14,10 @@ test('one coordinator among the processes of a flow: only it writes checkpoints;
   const app = `${prefix}-app`
   for (const topic of topics) await commitAsAdmin(source, app, topic, new Map([[0, 10n], [1, 5n]]))
   const run = {
-    source, target, groupId: uniqueName('coord-mirror'), include: `${prefix}-.*`,
+    source,
+    target,
+    groupId: uniqueName('coord-mirror'),
+    include: `${prefix}-.*`,
     consumer: { 'session.timeout.ms': 6000, 'heartbeat.interval.ms': 1000 },
     args: ['--sync.group.offsets.enabled', 'true', '--groups', `${prefix}-.*`, '--sync.group.offsets.interval.seconds', '1'],
   }

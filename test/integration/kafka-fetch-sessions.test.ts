@@ -93,7 +93,13 @@ test('the broker answers an unknown session with FETCH_SESSION_ID_NOT_FOUND and 
   const broker = await cluster.findBroker({ nodeId: nodeId! })
   type Answer = { errorCode: number, sessionId: number }
   const fetch = async (sessionId: number, sessionEpoch: number): Promise<Answer> => await broker.fetch({
-    maxWaitTime: 10, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 1, sessionId, sessionEpoch, forgottenTopics: [],
+    maxWaitTime: 10,
+    minBytes: 1,
+    maxBytes: 1 << 20,
+    isolationLevel: 1,
+    sessionId,
+    sessionEpoch,
+    forgottenTopics: [],
     topics: [{ topic, partitions: [{ partition: 0, fetchOffset: '0', maxBytes: 1 << 20 }] }],
   }) as unknown as Answer
   const opened = await fetch(0, 0)

@@ -151,7 +151,7 @@ export default function (record) {
   assert.deepEqual(await kcatValues(target.bootstrap, topic), ['r0+', 'r1+', 'r2+', 'r3+', 'r4+', 'r5+'], 'nothing from the failing record on')
 
   // Fixed: the poison record is dropped; the mirror resumes at it.
-  const lenient = writeHandler(`export default record => record.value.toString() === 'poison' ? null : { value: record.value.toString() + '+' }\n`)
+  const lenient = writeHandler('export default record => record.value.toString() === \'poison\' ? null : { value: record.value.toString() + \'+\' }\n')
   const second = spawnSidecar(t, { source, target, groupId: mirrorGroup, include: topic, args: ['--message.handler', lenient] })
   await waitMirroring(second)
   await waitUntil(async () => (await committedOffsets(source, mirrorGroup, topic)).get(0) === 10n, { timeoutMs: 60_000, message: 'all ten records committed' })

@@ -28,11 +28,18 @@ test('mirror-check translate --mm2 and failover --mm2 on a running MirrorMaker 2
   })
   const flow = `${alias}->${targetAlias}`
   await startMirrorMaker2(t, {
-    source, target, sourceAlias: alias, targetAlias, topics: topic,
+    source,
+    target,
+    sourceAlias: alias,
+    targetAlias,
+    topics: topic,
     properties: {
-      groups: group, [`${flow}.groups`]: group,
-      'emit.checkpoints.interval.seconds': 1, [`${flow}.emit.checkpoints.interval.seconds`]: 1,
-      'refresh.groups.interval.seconds': 1, [`${flow}.refresh.groups.interval.seconds`]: 1,
+      groups: group,
+      [`${flow}.groups`]: group,
+      'emit.checkpoints.interval.seconds': 1,
+      [`${flow}.emit.checkpoints.interval.seconds`]: 1,
+      'refresh.groups.interval.seconds': 1,
+      [`${flow}.refresh.groups.interval.seconds`]: 1,
     },
   })
 

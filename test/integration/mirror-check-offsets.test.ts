@@ -58,7 +58,7 @@ test('the offset report equals kafka-consumer-groups --describe on a lagging gro
     partitionRows.map(r => ({ topic: r[1], partition: r[2], currentOffset: r[3], logEndOffset: r[4], lag: r[5], consumerId: r[6], host: r[7], clientId: r[8] })),
     // Kafka 4.1 lists a member's partitions in hash-set order; newer releases sort them by topic and partition, as we do.
     [...theirs].sort((a, b) => a.topic.localeCompare(b.topic) || Number(a.partition) - Number(b.partition)),
-    'same rows and values as kafka-consumer-groups',
+    'same rows and values as kafka-consumer-groups'
   )
   assert.deepEqual(partitionRows.map(r => r[5]), ['5', '10', '15'])
   for (const r of partitionRows) {

@@ -36,11 +36,19 @@ test('Kafka\'s own client library reads the mirror\'s checkpoints and heartbeats
   t.after(() => deleteTopicIfExists(target, 'source.heartbeats'))
 
   const config = mm2File({
-    clusters: 'source, target', 'source.bootstrap.servers': source.bootstrap, 'target.bootstrap.servers': target.bootstrap,
-    'source->target.enabled': 'true', 'source->target.topics': topic, 'source.consumer.group.id': uniqueName('mirror'),
+    clusters: 'source, target',
+    'source.bootstrap.servers': source.bootstrap,
+    'target.bootstrap.servers': target.bootstrap,
+    'source->target.enabled': 'true',
+    'source->target.topics': topic,
+    'source.consumer.group.id': uniqueName('mirror'),
     'source.consumer.auto.offset.reset': 'earliest',
-    'refresh.topics.interval.seconds': '1', 'offset.flush.interval.ms': '500', 'replication.factor': '1',
-    'emit.checkpoints.interval.seconds': '1', 'checkpoints.topic.replication.factor': '1', 'heartbeats.topic.replication.factor': '1',
+    'refresh.topics.interval.seconds': '1',
+    'offset.flush.interval.ms': '500',
+    'replication.factor': '1',
+    'emit.checkpoints.interval.seconds': '1',
+    'checkpoints.topic.replication.factor': '1',
+    'heartbeats.topic.replication.factor': '1',
   })
   const sidecar = spawnSidecarArgs(t, [config, '--metrics.port', '0', '--metrics.host', '127.0.0.1'])
   await waitMirroring(sidecar)

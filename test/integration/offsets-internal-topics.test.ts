@@ -9,7 +9,6 @@ import { sampleSum, scrape, sidecarHttpPort } from '../helpers/sidecar-http.js'
 import { waitUntil } from '../helpers/wait.js'
 import { mm2File } from '../helpers/mm2-file.js'
 
-
 /** kafkajs' `ConfigResourceTypes.TOPIC` (tests import kafkajs for types only). */
 const TOPIC_RESOURCE = 2
 const SIDECAR_FLAGS = ['--metrics.port', '0', '--metrics.host', '127.0.0.1']
@@ -30,9 +29,15 @@ test('offset syncs are split into requests the syncs topic accepts (max.message.
   await produce(source, topic, Array.from({ length: PARTITIONS * PER_PARTITION }, (_, i) => ({ partition: i % PARTITIONS, key: `k${i}`, value: `v${i}` })))
   const group = uniqueName('split-mirror')
   const config = mm2File({
-    clusters: `${alias}, B`, [`${alias}.bootstrap.servers`]: source.bootstrap, 'B.bootstrap.servers': target.bootstrap,
-    [`${alias}->B.enabled`]: 'true', topics: topic, [`${alias}.consumer.group.id`]: group,
-    'refresh.topics.interval.seconds': '1', 'offset.flush.interval.ms': '500', 'replication.factor': '1',
+    clusters: `${alias}, B`,
+    [`${alias}.bootstrap.servers`]: source.bootstrap,
+    'B.bootstrap.servers': target.bootstrap,
+    [`${alias}->B.enabled`]: 'true',
+    topics: topic,
+    [`${alias}.consumer.group.id`]: group,
+    'refresh.topics.interval.seconds': '1',
+    'offset.flush.interval.ms': '500',
+    'replication.factor': '1',
   })
   const ends = await endOffsets(source, topic)
   assert.equal([...ends.values()].filter(end => end > 0n).length, PARTITIONS, 'records on every source partition')
@@ -66,9 +71,15 @@ test('offset-syncs.topic.replication.factor and checkpoints.topic.replication.fa
   const topic = await createTopic(t, source)
   t.after(() => deleteTopicIfExists(target, `${alias}.${topic}`))
   const file = (extra: Record<string, string>): string => mm2File({
-    clusters: `${alias}, B`, [`${alias}.bootstrap.servers`]: source.bootstrap, 'B.bootstrap.servers': target.bootstrap,
-    [`${alias}->B.enabled`]: 'true', topics: topic, [`${alias}.consumer.group.id`]: uniqueName('rf-mirror'), 'replication.factor': '1',
-    'sync.group.offsets.enabled': 'true', ...extra,
+    clusters: `${alias}, B`,
+    [`${alias}.bootstrap.servers`]: source.bootstrap,
+    'B.bootstrap.servers': target.bootstrap,
+    [`${alias}->B.enabled`]: 'true',
+    topics: topic,
+    [`${alias}.consumer.group.id`]: uniqueName('rf-mirror'),
+    'replication.factor': '1',
+    'sync.group.offsets.enabled': 'true',
+    ...extra,
   })
 
   const refused = spawnSidecarArgs(t, [file({ 'offset-syncs.topic.replication.factor': '3' }), ...SIDECAR_FLAGS])
@@ -113,8 +124,14 @@ test('a syncs topic that cannot take even one record: every commit fails with an
   await produce(source, topic, [{ partition: 0, value: 'a' }, { partition: 1, value: 'b' }])
   const group = uniqueName('tiny-mirror')
   const config = mm2File({
-    clusters: `${alias}, B`, [`${alias}.bootstrap.servers`]: source.bootstrap, 'B.bootstrap.servers': target.bootstrap,
-    [`${alias}->B.enabled`]: 'true', topics: topic, [`${alias}.consumer.group.id`]: group, 'offset.flush.interval.ms': '500', 'replication.factor': '1',
+    clusters: `${alias}, B`,
+    [`${alias}.bootstrap.servers`]: source.bootstrap,
+    'B.bootstrap.servers': target.bootstrap,
+    [`${alias}->B.enabled`]: 'true',
+    topics: topic,
+    [`${alias}.consumer.group.id`]: group,
+    'offset.flush.interval.ms': '500',
+    'replication.factor': '1',
   })
   const sidecar = spawnSidecarArgs(t, [config, ...SIDECAR_FLAGS])
   const port = await sidecarHttpPort(sidecar)

@@ -62,7 +62,9 @@ test('include and exclude follow MirrorMaker: comma means or, the whole name mus
     await produce(source, name, [{ key: 'k', value: name }])
   }
   const sidecar = spawnSidecar(t, {
-    source, target, groupId: uniqueName('sel'),
+    source,
+    target,
+    groupId: uniqueName('sel'),
     include: `${p}orders.*, ${p}payments`,
     args: ['--exclude', '.*-internal'],
   })

@@ -25,9 +25,11 @@ test('ACLs of mirrored topics follow on the target with MirrorMaker 2\'s rule: A
   const topic = uniqueName('acl')
   await withAdmin(source, admin => admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1, replicationFactor: 1 }] }))
   const acl = (principal: string, operation: number, permissionType: number) => ({ resourceType: R.TOPIC, resourceName: topic, resourcePatternType: T.LITERAL, principal, host: '*', operation, permissionType })
-  await withAdmin(source, admin => admin.createAcls({ acl: [
-    acl('User:alice', O.READ, P.ALLOW), acl('User:alice', O.WRITE, P.ALLOW), acl('User:bob', O.ALL, P.ALLOW), acl('User:eve', O.READ, P.DENY),
-  ] }))
+  await withAdmin(source, admin => admin.createAcls({
+    acl: [
+      acl('User:alice', O.READ, P.ALLOW), acl('User:alice', O.WRITE, P.ALLOW), acl('User:bob', O.ALL, P.ALLOW), acl('User:eve', O.READ, P.DENY),
+    ]
+  }))
   const sidecar = spawnSidecar(t, { source, target, groupId: uniqueName('acl'), include: topic, args: ['--sync.topic.acls.interval.seconds', '1'] })
   await waitMirroring(sidecar)
   const port = await sidecarHttpPort(sidecar)

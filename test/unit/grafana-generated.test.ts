@@ -64,7 +64,16 @@ for (const partitionLabels of [true, false]) {
     // A flow with a throughput limit: its limit gauge and throttled counter exist only then.
     const configured = { name: 'a->b', source: { alias: 'a' }, target: { alias: 'b' }, offsetCommitIntervalMs: 60_000, throughputLimitBytes: 1_048_576 } as unknown as FlowConfig
     const metrics = new MirrorMetrics(() => [{
-      labels: flow, state: 'running', queueRecords: 0, queueBytes: 0, queueCapacityRecords: 10, queueCapacityBytes: 10, sourceConnected: true, targetConnected: true, assignedPartitions: 1, topicsMirrored: 1,
+      labels: flow,
+      state: 'running',
+      queueRecords: 0,
+      queueBytes: 0,
+      queueCapacityRecords: 10,
+      queueCapacityBytes: 10,
+      sourceConnected: true,
+      targetConnected: true,
+      assignedPartitions: 1,
+      topicsMirrored: 1,
       partitions: [{ topic: 't', partition: 0, highWatermark: 1n, nextOffsetToMirror: 1n, committedOffset: 1n, oldestUnackedTimestampMs: undefined, lastProgressMs: 0 }],
     }], { flows: [configured], partitionLabels })
     metrics.committed(flow, [], Date.now())

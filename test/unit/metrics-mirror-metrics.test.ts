@@ -18,8 +18,18 @@ function partition (overrides: Partial<PartitionSnapshot> = {}): PartitionSnapsh
 
 function snapshot (partitions: PartitionSnapshot[], overrides: Partial<FlowSnapshot> = {}): FlowSnapshot {
   return {
-    labels: flow, state: 'running', queueRecords: 7, queueBytes: 700, queueCapacityRecords: 1000, queueCapacityBytes: 1_048_576,
-    sourceConnected: true, targetConnected: true, assignedPartitions: partitions.length, topicsMirrored: 1, partitions, ...overrides,
+    labels: flow,
+    state: 'running',
+    queueRecords: 7,
+    queueBytes: 700,
+    queueCapacityRecords: 1000,
+    queueCapacityBytes: 1_048_576,
+    sourceConnected: true,
+    targetConnected: true,
+    assignedPartitions: partitions.length,
+    topicsMirrored: 1,
+    partitions,
+    ...overrides,
   }
 }
 

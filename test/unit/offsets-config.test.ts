@@ -42,9 +42,15 @@ test('bad group sync values are reported together, naming each flag', () => {
 
 test('mm2.properties internal-topic replication factors apply to the syncs, checkpoints and heartbeats topics instead of being ignored', () => {
   const file = writeProperties({
-    clusters: 'A, B', 'A.bootstrap.servers': '127.0.0.1:1', 'B.bootstrap.servers': '127.0.0.1:2', 'A->B.enabled': 'true',
-    'replication.factor': '2', 'offset-syncs.topic.replication.factor': '3', 'A->B.checkpoints.topic.replication.factor': '1',
-    'offset-syncs.topic.location': 'target', 'heartbeats.topic.replication.factor': '1',
+    clusters: 'A, B',
+    'A.bootstrap.servers': '127.0.0.1:1',
+    'B.bootstrap.servers': '127.0.0.1:2',
+    'A->B.enabled': 'true',
+    'replication.factor': '2',
+    'offset-syncs.topic.replication.factor': '3',
+    'A->B.checkpoints.topic.replication.factor': '1',
+    'offset-syncs.topic.location': 'target',
+    'heartbeats.topic.replication.factor': '1',
   }, 'mm2.properties')
   const config = configFromMm2(file, { settings })
   const flow = config.flows[0]

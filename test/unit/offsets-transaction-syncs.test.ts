@@ -45,8 +45,18 @@ test('exactly-once: a lane transaction carries the offset syncs of its own recor
   // As the flow's AckRecorder: acknowledgements of a committed transaction reach the offset-sync writer.
   const inner: WorkerListener = { acknowledged: (b, segments) => { progress.acknowledged(b, 0); writer.acknowledged(b, segments) }, skipped: () => {}, produceRequest: () => {}, retry: () => {} }
   const lanes = new ExactlyOnceLanes({
-    sinks, positions, progress, commitIntervalMs: 60_000, heartbeatIntervalMs: 50, labels: { flow: 'a->b', source: 'a', target: 'b' }, observer: {}, logger: silentLogger,
-    signal: new AbortController().signal, onFatal: error => { throw error }, seek: () => {}, describe: writer.transactionRecords.bind(writer),
+    sinks,
+    positions,
+    progress,
+    commitIntervalMs: 60_000,
+    heartbeatIntervalMs: 50,
+    labels: { flow: 'a->b', source: 'a', target: 'b' },
+    observer: {},
+    logger: silentLogger,
+    signal: new AbortController().signal,
+    onFatal: error => { throw error },
+    seek: () => {},
+    describe: writer.transactionRecords.bind(writer),
   })
   lanes.assign(new Set([partitionKey('t', 0)]))
   const ticket = await lanes.admit('t', 0, fetchControl()) as number

@@ -19,7 +19,14 @@ async function started (topics: Record<string, number>, lanes = 1, observer: Pip
 function batch (partition: number, forwarded: boolean, id: number): MirrorBatch {
   const recs = records(id * 10, 10)
   return {
-    sourceTopic: 't', targetTopic: 't', partition, records: forwarded ? [] : recs, firstOffset: BigInt(id * 10), nextOffset: BigInt(id * 10 + 10), bytes: 1000, pollTimeMs: 0,
+    sourceTopic: 't',
+    targetTopic: 't',
+    partition,
+    records: forwarded ? [] : recs,
+    firstOffset: BigInt(id * 10),
+    nextOffset: BigInt(id * 10 + 10),
+    bytes: 1000,
+    pollTimeMs: 0,
     ...(forwarded ? { forwarded: new FakeForwardedBatch(recs) } : {}),
   }
 }

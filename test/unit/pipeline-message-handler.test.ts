@@ -18,7 +18,10 @@ test('the handler sees each record with topic, partition, offset, timestamp, key
   const seen: HandlerRecord[] = []
   const contexts: unknown[] = []
   const source: KafkaRecord = {
-    offset: '7', timestamp: '1700000000007', key: Buffer.from('k'), value: null,
+    offset: '7',
+    timestamp: '1700000000007',
+    key: Buffer.from('k'),
+    value: null,
     headerList: [{ key: 'a', value: Buffer.from('1') }, { key: 'b', value: null }, { key: 'a', value: Buffer.from('2') }],
   }
   const out = await handler((record, context) => { seen.push(record); contexts.push(context); return record }, 'x=1').apply(fetched([source]))

@@ -56,8 +56,16 @@ test('batch spans reach an OTLP/HTTP receiver with messaging attributes, upstrea
   assert.equal(tracer.enabled, true)
 
   const batch = tracer.startBatchSpan({
-    flow: 'eu->us', sourceAlias: 'eu', targetAlias: 'us', topic: 'orders', targetTopic: 'eu.orders', partition: 3,
-    firstOffset: 120n, lastOffset: 123n, count: 4, consumerGroup: 'mirror-eu-us',
+    flow: 'eu->us',
+    sourceAlias: 'eu',
+    targetAlias: 'us',
+    topic: 'orders',
+    targetTopic: 'eu.orders',
+    partition: 3,
+    firstOffset: 120n,
+    lastOffset: 123n,
+    count: 4,
+    consumerGroup: 'mirror-eu-us',
     traceparents: [UPSTREAM_A, undefined, 'not-a-traceparent', UPSTREAM_B, UPSTREAM_A],
   })
   const send = batch.sendSpan()
@@ -173,7 +181,9 @@ test('with messaging/dup every renamed attribute carries its 1.45 and its 1.44 n
   assert.equal(sentAttributes['kafka_mirror.source.topic'], 'orders')
   assert.equal(sentAttributes['kafka.mirror.source.topic'], 'orders')
   assert.deepEqual(sent.events?.map(event => attributes(event.attributes)), [{
-    'kafka_mirror.retry.operation': 'produce', 'kafka_mirror.retry.error_code': 'NOT_LEADER_OR_FOLLOWER',
-    'kafka.mirror.retry.operation': 'produce', 'kafka.mirror.retry.error_code': 'NOT_LEADER_OR_FOLLOWER',
+    'kafka_mirror.retry.operation': 'produce',
+    'kafka_mirror.retry.error_code': 'NOT_LEADER_OR_FOLLOWER',
+    'kafka.mirror.retry.operation': 'produce',
+    'kafka.mirror.retry.error_code': 'NOT_LEADER_OR_FOLLOWER',
   }])
 })

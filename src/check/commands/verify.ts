@@ -42,7 +42,7 @@ function coverageLines (partitions: readonly PartitionVerification[], upTo: 'to-
     ? `checked: source offsets ${partitions.map(p => `${ranges(p)} of partition ${p.partition}`).join(', ')} (up to ${bound})`
     : `checked: source offsets of ${partitions.length} partitions from their start up to ${bound}, ${partitions.reduce((n, p) => n + Math.max(0, p.sourceUntilOffset - p.sourceFromOffset), 0)} offsets in all (per partition: SOURCE-RANGE above)`
   const beyond = beyondCommittedTotal(partitions)
-  if (beyond.records === 0) return [checked, `beyond the committed position: no records on the target`]
+  if (beyond.records === 0) return [checked, 'beyond the committed position: no records on the target']
   const where = partitions.filter(p => (p.beyondCommitted?.records ?? 0) > 0).slice(0, COVERAGE_PARTITIONS_LISTED)
     .map(p => `${p.alignment.targetPartition}@${p.beyondCommitted!.fromTargetOffset}..${p.beyondCommitted!.untilTargetOffset - 1}`).join(', ')
   const more = beyond.partitions > COVERAGE_PARTITIONS_LISTED ? ` and ${beyond.partitions - COVERAGE_PARTITIONS_LISTED} more partitions` : ''

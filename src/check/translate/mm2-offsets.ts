@@ -44,7 +44,6 @@ async function mm2CheckpointsOf (client: AuditClient, checkpointsTopic: string, 
   return out
 }
 
-
 /** MirrorMaker 2's translation of `offset` on `topic`-`partition` from syncs read by `mm2OffsetSyncsOf`; undefined without a sync at or below it. */
 export function mm2TranslateFrom (syncs: ReadonlyMap<string, readonly Mm2OffsetSync[]>, topic: string, partition: number, offset: bigint): bigint | undefined {
   return mm2Translate(syncs.get(key(topic, partition)) ?? [], offset)
