@@ -20,6 +20,8 @@ export default [
   {
     files: ['**/*.ts'],
     rules: {
+      // As the code writes type literals and interfaces: commas on one line, nothing at line ends.
+      '@stylistic/member-delimiter-style': ['error', { multiline: { delimiter: 'none' }, singleline: { delimiter: 'comma', requireLast: false } }],
       // TypeScript reports real redeclarations; a type named after its `as const` object is how this code writes an enum.
       '@typescript-eslint/no-redeclare': 'off',
     },
