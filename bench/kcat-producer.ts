@@ -94,15 +94,21 @@ export async function preload (options: KcatProducerOptions, shape: RecordShape,
  * Produces at `ratePerSecond` for `durationMs` (catching up if a tick was late, never bursting
  * ahead); returns how many records were sent and when production started (epoch ms).
  */
-export async function produceAtRate (options: KcatProducerOptions, shape: RecordShape, ratePerSecond: number, durationMs: number, firstRecord = 0): Promise<{ records: number, startedAtMs: number }> {
+export async function produceAtRate (
+  options: KcatProducerOptions,
+  shape: RecordShape,
+  ratePerSecond: number,
+  durationMs: number,
+  firstRecord = 0
+): Promise<{ records: number, startedAtMs: number }> {
   const producer = startKcat(options)
   const stderr = collectStderr(producer)
   const tickMs = 10
-  const total = Math.round(ratePerSecond * durationMs / 1000)
+  const total = Math.round((ratePerSecond * durationMs) / 1000)
   const startedAtMs = Date.now()
   let sent = 0
   while (sent < total) {
-    const due = Math.min(total, Math.floor((Date.now() - startedAtMs) * ratePerSecond / 1000))
+    const due = Math.min(total, Math.floor(((Date.now() - startedAtMs) * ratePerSecond) / 1000))
     if (due > sent) {
       await write(producer, recordLines(shape, firstRecord + sent, due - sent))
       sent = due

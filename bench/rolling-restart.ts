@@ -85,7 +85,9 @@ export async function restartNodesInTurn (cluster: NodeCluster, log: (line: stri
     await cluster.waitUntilIsrFull()
     const isrFullSeconds = since()
     nodes.push({ nodeId: node.nodeId, stopSeconds, stoppedSeconds, startedSeconds, isrFullSeconds })
-    log(`rolling restart: ${cluster.options.name} node ${node.nodeId} stopped in ${(stoppedSeconds - stopSeconds).toFixed(1)} s, started in ${(startedSeconds - stoppedSeconds).toFixed(1)} s, replicas in sync ${(isrFullSeconds - startedSeconds).toFixed(1)} s later`)
+    log(
+      `rolling restart: ${cluster.options.name} node ${node.nodeId} stopped in ${(stoppedSeconds - stopSeconds).toFixed(1)} s, started in ${(startedSeconds - stoppedSeconds).toFixed(1)} s, replicas in sync ${(isrFullSeconds - startedSeconds).toFixed(1)} s later`
+    )
   }
   return { startedAtMs, endedAtMs: performance.now(), nodes }
 }

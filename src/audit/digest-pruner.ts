@@ -50,7 +50,9 @@ export class DigestPruner {
       topic,
       scan: async () => {
         const { exists, digests } = await loadRangeDigests(flow.target, topic, logger)
-        return exists ? { entries: digests.length, targetTopics: digests.map(d => d.targetTopic), prunable: logStarts => prunableDigestKeys(digests, logStarts) } : undefined
+        return exists
+          ? { entries: digests.length, targetTopics: digests.map(d => d.targetTopic), prunable: logStarts => prunableDigestKeys(digests, logStarts) }
+          : undefined
       },
       ...(options.intervalMs === undefined ? {} : { intervalMs: options.intervalMs }),
       ...(options.isCoordinator === undefined ? {} : { isCoordinator: options.isCoordinator }),

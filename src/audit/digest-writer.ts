@@ -84,19 +84,19 @@ export class DigestWriter implements AckListener {
     const pending = this.#pending.get(key)
     const forwarded = batch.forwarded
     if (forwarded === undefined && pending === undefined) {
-      for (const segment of segments) this.#tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, segment.targetBaseOffset, digested(batch.records, batch, segment))
+      for (const segment of segments) { this.#tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, segment.targetBaseOffset, digested(batch.records, batch, segment)) }
       return
     }
     // Behind a forwarded batch still being hashed, in order: digests follow target offsets.
     const run = (pending ?? Promise.resolve()).then(async () => {
       if (forwarded === undefined) {
-        for (const segment of segments) this.#tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, segment.targetBaseOffset, digested(batch.records, batch, segment))
+        for (const segment of segments) { this.#tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, segment.targetBaseOffset, digested(batch.records, batch, segment)) }
         return
       }
       const hashes = await forwardedHashes(forwarded)
       for (const segment of segments) {
         const out: DigestedRecord[] = new Array(segment.count)
-        for (let i = 0; i < segment.count; i++) out[i] = { sourceOffset: forwarded.baseOffset + BigInt(segment.from + i), hash: hashes[segment.from + i] as number }
+        for (let i = 0; i < segment.count; i++) { out[i] = { sourceOffset: forwarded.baseOffset + BigInt(segment.from + i), hash: hashes[segment.from + i] as number } }
         this.#tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, segment.targetBaseOffset, out)
       }
     }).catch((error: unknown) => {

@@ -92,12 +92,17 @@ export class LossMonitor {
     this.#intervalMs = options.intervalMs
     this.#source = new GroupAdmin(flow.source, this.#logger)
     this.#target = new GroupAdmin(flow.target, this.#logger)
-    this.done = new Promise((resolve, reject) => { this.#resolveDone = resolve; this.#rejectDone = reject })
+    this.done = new Promise((resolve, reject) => {
+      this.#resolveDone = resolve
+      this.#rejectDone = reject
+    })
     this.done.catch(() => {})
   }
 
   /** The error that stopped the flow, once a fatal loss was found. */
-  get fatal (): MirrorError | undefined { return this.#fatal }
+  get fatal (): MirrorError | undefined {
+    return this.#fatal
+  }
 
   /** An ack listener that tells the detector about each batch, then `inner`; its `flush` refuses once a fatal loss was found. */
   ackListener (inner?: AckListener): AckListener {
@@ -131,7 +136,7 @@ export class LossMonitor {
     for (const o of stored) {
       if (o.offset < 0n) continue
       let ofTopic = this.#lastCommitted.get(o.topic)
-      if (ofTopic === undefined) this.#lastCommitted.set(o.topic, ofTopic = new Map())
+      if (ofTopic === undefined) this.#lastCommitted.set(o.topic, (ofTopic = new Map()))
       // Set only when it moved: the map lives long, a value replaced every check becomes old-generation garbage.
       if (ofTopic.get(o.partition) !== o.offset) ofTopic.set(o.partition, o.offset)
     }
@@ -144,18 +149,28 @@ export class LossMonitor {
     await this.#target.start()
     // Not worth failing the start for (a fresh cluster may not have its group coordinator yet): without it, a loss while the mirror was down goes uncounted when kafkajs resets the offsets.
     await this.#readCommitted().catch(error => {
-      this.#logger.warn('reading the mirror group\'s committed offsets failed; records deleted while the mirror was down may go uncounted', { code: errorLabel(error), error })
+      this.#logger.warn("reading the mirror group's committed offsets failed; records deleted while the mirror was down may go uncounted", {
+        code: errorLabel(error),
+        error,
+      })
     })
-    this.#timer = new RearmingTimer(() => this.#intervalMs ?? lossCheckIntervalMs(this.#partitions), () => this.check())
+    this.#timer = new RearmingTimer(
+      () => this.#intervalMs ?? lossCheckIntervalMs(this.#partitions),
+      () => this.check()
+    )
     this.#timer.start()
   }
 
   /** One check now (or the one running); resolves with what it found. */
   check (): Promise<LossFinding[]> {
-    this.#checking ??= this.#checkOnce().catch(error => {
-      this.#logger.warn('checking for lost records failed; trying again at the next interval', { code: errorLabel(error), error })
-      throw error
-    }).finally(() => { this.#checking = undefined })
+    this.#checking ??= this.#checkOnce()
+      .catch(error => {
+        this.#logger.warn('checking for lost records failed; trying again at the next interval', { code: errorLabel(error), error })
+        throw error
+      })
+      .finally(() => {
+        this.#checking = undefined
+      })
     return this.#checking
   }
 
@@ -174,13 +189,16 @@ export class LossMonitor {
   }
 
   /** The committed offsets of `needed` (the partitions seen for the first time; none once every partition was seen), by topic then partition; null: the group has none. */
-  #committedOf (needed: ReadonlyArray<{ readonly topic: string, readonly partition: number }>, stored: readonly GroupOffset[]): Map<string, Map<number, bigint | null>> | undefined {
+  #committedOf (
+    needed: ReadonlyArray<{ readonly topic: string, readonly partition: number }>,
+    stored: readonly GroupOffset[]
+  ): Map<string, Map<number, bigint | null>> | undefined {
     let committed: Map<string, Map<number, bigint | null>> | undefined
     if (needed.length > 0) {
       const storedOf = new Map<string, Map<number, bigint>>()
       for (const o of stored) {
         let ofTopic = storedOf.get(o.topic)
-        if (ofTopic === undefined) storedOf.set(o.topic, ofTopic = new Map())
+        if (ofTopic === undefined) storedOf.set(o.topic, (ofTopic = new Map()))
         ofTopic.set(o.partition, o.offset)
       }
       committed = new Map()
@@ -189,7 +207,7 @@ export class LossMonitor {
         // A negative offset is kafkajs' reset after OFFSET_OUT_OF_RANGE: the position before it is the last one seen.
         const known = offset === undefined ? undefined : offset >= 0n ? offset : this.#lastCommitted.get(topic)?.get(partition)
         let ofTopic = committed.get(topic)
-        if (ofTopic === undefined) committed.set(topic, ofTopic = new Map())
+        if (ofTopic === undefined) committed.set(topic, (ofTopic = new Map()))
         ofTopic.set(partition, known ?? null)
       }
     }
@@ -205,7 +223,7 @@ export class LossMonitor {
     const positions = new Map<string, Map<number, bigint>>()
     for (const p of this.#snapshot().partitions) {
       let ofTopic = positions.get(p.topic)
-      if (ofTopic === undefined) positions.set(p.topic, ofTopic = new Map())
+      if (ofTopic === undefined) positions.set(p.topic, (ofTopic = new Map()))
       ofTopic.set(p.partition, p.nextOffsetToMirror)
     }
     return positions
@@ -219,7 +237,10 @@ export class LossMonitor {
     // Log offsets first, the flow's position after: a record fetched in between is in flight, never counted.
     // All topics of a cluster at once: one ListOffsets pair per leader (per topic, 1,250 topics cost 5,000 requests a check);
     // a topic the cluster does not have is absent from the answer.
-    const [sourceOffsets, targetOffsets] = await Promise.all([this.#source.logOffsetsOf([...positionsBefore.keys()]), this.#target.logOffsetsOf([...new Set(targetTopics.values())])])
+    const [sourceOffsets, targetOffsets] = await Promise.all([
+      this.#source.logOffsetsOf([...positionsBefore.keys()]),
+      this.#target.logOffsetsOf([...new Set(targetTopics.values())]),
+    ])
     const snapshot = this.#snapshot()
     this.#partitions = snapshot.partitions.length
     this.#detector.retain(snapshot.partitions)
@@ -255,7 +276,15 @@ export class LossMonitor {
     const findings = this.#detector.check(observations, marks)
     for (const finding of findings) {
       const line = lossLine(this.#flow.name, finding)
-      this.#logger.error(line, { reason: finding.reason, topic: finding.topic, partition: finding.partition, targetTopic: finding.targetTopic, fromOffset: finding.fromOffset.toString(), toOffset: finding.toOffset.toString(), records: finding.records.toString() })
+      this.#logger.error(line, {
+        reason: finding.reason,
+        topic: finding.topic,
+        partition: finding.partition,
+        targetTopic: finding.targetTopic,
+        fromOffset: finding.fromOffset.toString(),
+        toOffset: finding.toOffset.toString(),
+        records: finding.records.toString(),
+      })
       this.#observer.lost?.(this.#labels, finding)
       if (FATAL_LOSS_REASONS.has(finding.reason) && this.#fatal === undefined) {
         this.#fatal = new MirrorError(ErrorCodes.DATA_LOSS, line)

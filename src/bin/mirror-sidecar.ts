@@ -48,7 +48,10 @@ function configFromFileArgs (mode: FileMode, values: Mm1Values, clusters: string
     if ((SIDECAR_FLAGS as readonly string[]).includes(flag) || flag === 'new.consumer') continue
     problems.add(`--${flag}`, String(values[flag]), `cannot be combined with ${what}; set clusters, flows and topics in the file, or drop the file and use MirrorMaker 1 flags`)
   }
-  const settings = sidecarSettingsFromFlags(mergeEnv(Object.fromEntries(SIDECAR_FLAGS.flatMap(f => values[f] === undefined ? [] : [[f, values[f]]])), process.env), problems)
+  const settings = sidecarSettingsFromFlags(
+    mergeEnv(Object.fromEntries(SIDECAR_FLAGS.flatMap(f => (values[f] === undefined ? [] : [[f, values[f]]]))), process.env),
+    problems
+  )
   const options = { settings, ...(clusters === undefined ? {} : { clusters }) }
   return mode.kind === 'mm2'
     ? configFromMm2(mode.path, options, problems)

@@ -72,8 +72,17 @@ export function parseMessageHandler (
  * A handler reads every record, so its flow never forwards batches undecoded: `auto` quietly takes
  * the deep path, but `on` (asked for explicitly) contradicts the handler and is a problem.
  */
-export function checkHandlerPassThrough (passThrough: PassThroughMode, passThroughKey: string, handler: MessageHandlerConfig | undefined, problems: ProblemList): void {
+export function checkHandlerPassThrough (
+  passThrough: PassThroughMode,
+  passThroughKey: string,
+  handler: MessageHandlerConfig | undefined,
+  problems: ProblemList
+): void {
   if (passThrough !== 'on' || handler === undefined) return
-  addOnce(problems, passThroughKey, passThroughKey.endsWith('shallowiterator.enable') ? 'true' : 'on',
-    `contradicts ${handler.key} "${handler.module}": a message handler reads every record, so no batch can be forwarded undecoded; use auto (the default) or off, or drop the handler`)
+  addOnce(
+    problems,
+    passThroughKey,
+    passThroughKey.endsWith('shallowiterator.enable') ? 'true' : 'on',
+    `contradicts ${handler.key} "${handler.module}": a message handler reads every record, so no batch can be forwarded undecoded; use auto (the default) or off, or drop the handler`
+  )
 }

@@ -226,7 +226,10 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
   const target = producerFile === undefined
     ? undefined
     : connectionFromProperties(producerFile.properties, { alias: 'target', where: producerFile.where, bootstrapHint: producerFile.bootstrapHint, defaultClientId: 'mirror-sidecar-producer' }, problems)
-  const producer = producerFile === undefined ? undefined : producerSettingsFromProperties(producerFile.properties, producerFile.where, problems, producerFile.reportUnused ?? true)
+  const producer =
+    producerFile === undefined
+      ? undefined
+      : producerSettingsFromProperties(producerFile.properties, producerFile.where, problems, producerFile.reportUnused ?? true)
   if (exactlyOnceFlag && producer !== undefined && producerFile !== undefined) checkExactlyOnceProducer(key('exactly.once'), producer, producerFile.where, problems)
 
   const flows: FlowConfig[] = []

@@ -318,7 +318,8 @@ function buildFlow (
   const corruptBatchesEntry = flowEntry('corrupt.batches')
   const corruptBatches = (corruptBatchesEntry === undefined ? undefined : parseCorruptBatches(corruptBatchesEntry.key, corruptBatchesEntry.value, problems)) ?? FLAG_DEFAULTS['corrupt.batches']
   const throughputLimitEntry = flowEntry('throughput.limit.bytes')
-  const throughputLimitBytes = throughputLimitEntry === undefined ? undefined : parseThroughputLimit(throughputLimitEntry.key, throughputLimitEntry.value, problems)
+  const throughputLimitBytes =
+    throughputLimitEntry === undefined ? undefined : parseThroughputLimit(throughputLimitEntry.key, throughputLimitEntry.value, problems)
   const refreshEnabled = bool('refresh.topics.enabled', true)
   // setInterval takes at most 2^31-1 ms; "disabled" becomes that (about 24.8 days).
   const refreshTopicsIntervalMs = refreshEnabled ? Math.min(int('refresh.topics.interval.seconds', 600, 1) * 1000, 2_147_483_647) : 2_147_483_647
@@ -375,7 +376,13 @@ function buildFlow (
   }
 
   const topicFilter = include === undefined ? undefined : createTopicFilter(include, exclude, includeEntry.value, excludeEntry.value.trim() === '' ? undefined : excludeEntry.value)
-  if (problems.problems.length !== before || sourceConnection === undefined || targetConnection === undefined || topicFilter === undefined || groupsInclude === undefined) return undefined
+  if (
+    problems.problems.length !== before ||
+    sourceConnection === undefined ||
+    targetConnection === undefined ||
+    topicFilter === undefined ||
+    groupsInclude === undefined
+  ) { return undefined }
   return {
     name,
     source: sourceConnection,

@@ -51,15 +51,25 @@ interface Entry { readonly key: string, readonly value: string }
  * The filter of `config.properties.exclude`, `config.property.filter.class` and `use.defaults.from`
  * (MirrorMaker 2's keys). Only the default filter class runs here.
  */
-export function parseTopicConfigFilter (exclude: Entry | undefined, filterClass: Entry | undefined, useDefaultsFrom: Entry | undefined, problems: ProblemList): TopicConfigFilter {
+export function parseTopicConfigFilter (
+  exclude: Entry | undefined,
+  filterClass: Entry | undefined,
+  useDefaultsFrom: Entry | undefined,
+  problems: ProblemList
+): TopicConfigFilter {
   if (filterClass !== undefined) {
     const name = filterClass.value.trim()
     if (name !== DEFAULT_CONFIG_PROPERTY_FILTER_CLASS && name !== 'DefaultConfigPropertyFilter') {
-      problems.add(filterClass.key, filterClass.value, `custom config filters (Java classes) cannot run here; remove the key or set ${DEFAULT_CONFIG_PROPERTY_FILTER_CLASS} and list keys in config.properties.exclude`)
+      problems.add(
+        filterClass.key,
+        filterClass.value,
+        `custom config filters (Java classes) cannot run here; remove the key or set ${DEFAULT_CONFIG_PROPERTY_FILTER_CLASS} and list keys in config.properties.exclude`
+      )
     }
   }
-  const from = useDefaultsFrom === undefined ? 'target' : parseChoice(useDefaultsFrom.key, useDefaultsFrom.value, ['target', 'source'] as const, problems) ?? 'target'
-  if (exclude === undefined) return from === 'target' ? DEFAULT_TOPIC_CONFIG_FILTER : createTopicConfigFilter(DEFAULT_EXCLUDE_PATTERN, DEFAULT_CONFIG_PROPERTIES_EXCLUDE, from)
+  const from =
+    useDefaultsFrom === undefined ? 'target' : (parseChoice(useDefaultsFrom.key, useDefaultsFrom.value, ['target', 'source'] as const, problems) ?? 'target')
+  if (exclude === undefined) { return from === 'target' ? DEFAULT_TOPIC_CONFIG_FILTER : createTopicConfigFilter(DEFAULT_EXCLUDE_PATTERN, DEFAULT_CONFIG_PROPERTIES_EXCLUDE, from) }
   if (exclude.value.trim() === '') return createTopicConfigFilter(undefined, undefined, from)
   return createTopicConfigFilter(compileTopicPattern(exclude.key, exclude.value, problems), exclude.value, from)
 }

@@ -30,7 +30,9 @@ export class ComputedGauge {
   async get (): Promise<{ name: string, help: string, type: 'gauge', aggregator: string, values: Array<{ labels: Readonly<Record<string, string>>, value: number }> }> {
     const values: GaugeSample[] = []
     this.compute(values)
-    const samples = values.map(sample => sample.extra === undefined ? sample : { labels: { ...sample.labels, [sample.extra.name]: sample.extra.value }, value: sample.value })
+    const samples = values.map(sample =>
+      sample.extra === undefined ? sample : { labels: { ...sample.labels, [sample.extra.name]: sample.extra.value }, value: sample.value }
+    )
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values: samples }
   }
 

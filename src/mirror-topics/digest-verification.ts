@@ -7,13 +7,24 @@ import { decodeDigest, type RangeDigest } from './range-digest.js'
 import { HashAccumulator, recordHash } from './record-digest.js'
 
 /** Every digest of the digests topic still standing (the newest version of each key), in no order. */
-export async function loadRangeDigests (connection: ClusterConnection, topic: string, logger: Logger, timeoutMs = 30_000): Promise<{ exists: boolean, digests: RangeDigest[] }> {
+export async function loadRangeDigests (
+  connection: ClusterConnection,
+  topic: string,
+  logger: Logger,
+  timeoutMs = 30_000
+): Promise<{ exists: boolean, digests: RangeDigest[] }> {
   const byKey = new Map<string, RangeDigest>()
-  const exists = await readInternalTopic(connection, topic, (key, value) => {
-    const entry = decodeDigest(key, value)
-    if (entry?.kind === 'digest') byKey.set(entry.key, entry.digest)
-    else if (entry?.kind === 'deleted') byKey.delete(entry.key)
-  }, logger, timeoutMs)
+  const exists = await readInternalTopic(
+    connection,
+    topic,
+    (key, value) => {
+      const entry = decodeDigest(key, value)
+      if (entry?.kind === 'digest') byKey.set(entry.key, entry.digest)
+      else if (entry?.kind === 'deleted') byKey.delete(entry.key)
+    },
+    logger,
+    timeoutMs
+  )
   return { exists, digests: [...byKey.values()] }
 }
 
@@ -197,7 +208,20 @@ export async function checkPartitionDigests (options: DigestCheckOptions): Promi
   const { target, targetTopic, partition } = options
   const lookahead = options.lookaheadRecords ?? 1000
   const maxFindings = options.maxFindings ?? 100
-  const result: DigestPartitionCheck = { partition, ranges: 0, checked: 0, matched: 0, missing: 0, duplicated: 0, extra: 0, changedRanges: 0, notChecked: 0, uncovered: 0, findings: [], notes: [] }
+  const result: DigestPartitionCheck = {
+    partition,
+    ranges: 0,
+    checked: 0,
+    matched: 0,
+    missing: 0,
+    duplicated: 0,
+    extra: 0,
+    changedRanges: 0,
+    notChecked: 0,
+    uncovered: 0,
+    findings: [],
+    notes: [],
+  }
   const digests = newestOverTargetOffsets(options.digests, result.notes, partition)
   if (digests.length === 0) return result
   const starts = await target.listOffsets(targetTopic, [partition], 'earliest')

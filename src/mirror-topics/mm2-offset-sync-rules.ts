@@ -60,7 +60,16 @@ export class Mm2OffsetSyncRules {
     const key = `${topic}\u0000${partition}`
     let state = this.#partitions.get(key)
     if (state === undefined) {
-      state = { topic, partition, previousUpstream: -1n, previousDownstream: -1n, lastSyncDownstream: -1n, waiting: [], delayed: undefined, lastHandedOut: undefined }
+      state = {
+        topic,
+        partition,
+        previousUpstream: -1n,
+        previousDownstream: -1n,
+        lastSyncDownstream: -1n,
+        waiting: [],
+        delayed: undefined,
+        lastHandedOut: undefined,
+      }
       this.#partitions.set(key, state)
     }
     return state
@@ -85,7 +94,15 @@ export class Mm2OffsetSyncRules {
    * transaction committed). With `fanOut` (a message handler), a first record carrying the
    * previous record's source offset is a further output of it and is passed over.
    */
-  acknowledgedRun (topic: string, partition: number, upstreamStart: bigint, downstreamStart: bigint, count: number, fanOut = false, out?: Mm2OffsetSyncRecord[]): void {
+  acknowledgedRun (
+    topic: string,
+    partition: number,
+    upstreamStart: bigint,
+    downstreamStart: bigint,
+    count: number,
+    fanOut = false,
+    out?: Mm2OffsetSyncRecord[]
+  ): void {
     const state = this.#state(topic, partition)
     if (fanOut && count > 0 && upstreamStart === state.previousUpstream) {
       state.previousDownstream = downstreamStart
@@ -96,7 +113,8 @@ export class Mm2OffsetSyncRules {
     if (count <= 0) return
     const sync = (i: bigint): Mm2OffsetSyncRecord => ({ topic, partition, upstreamOffset: upstreamStart + i, downstreamOffset: downstreamStart + i })
     const first = sync(0n)
-    const firstAskedFor = state.lastSyncDownstream === -1n ||
+    const firstAskedFor =
+      state.lastSyncDownstream === -1n ||
       first.downstreamOffset - (state.lastSyncDownstream + 1n) >= this.#maxOffsetLag ||
       first.upstreamOffset - state.previousUpstream !== 1n ||
       first.downstreamOffset < state.previousDownstream

@@ -14,7 +14,13 @@ export function mm2OffsetsTopicName (sourceAlias: string): string {
  * `connector` is Connect's name of that connector (`<source>-><target>.MirrorSourceConnector` under Strimzi).
  * MirrorMaker 2 writes them every `offset.flush.interval.ms` (default 60 s), as the sidecar commits.
  */
-export async function mm2Positions (target: AuditClient, offsetsTopic: string, sourceAlias: string, topic: string, connector = MM2_SOURCE_CONNECTOR): Promise<Map<number, number>> {
+export async function mm2Positions (
+  target: AuditClient,
+  offsetsTopic: string,
+  sourceAlias: string,
+  topic: string,
+  connector = MM2_SOURCE_CONNECTOR
+): Promise<Map<number, number>> {
   // A missing topic is an error naming the flag here (the sidecar's takeover reads it as no positions).
   await target.partitionsOf(offsetsTopic, '--mm2-offsets-topic')
   const positions = new Map<number, number>()

@@ -65,9 +65,14 @@ export async function readDecided (client: AuditClient, topic: string, onRecord:
  * topic on the target, by `partitionKey`: the newest record of each partition wins. Empty when the
  * topic does not exist (MirrorMaker 2 never ran into that target, or under another name).
  */
-export async function readMm2SourcePositions (target: AuditClient, offsetsTopic: string, connector: string, sourceAlias: string): Promise<Map<string, { readonly topic: string, readonly partition: number, readonly next: bigint }>> {
+export async function readMm2SourcePositions (
+  target: AuditClient,
+  offsetsTopic: string,
+  connector: string,
+  sourceAlias: string
+): Promise<Map<string, { readonly topic: string, readonly partition: number, readonly next: bigint }>> {
   const positions = new Map<string, { topic: string, partition: number, next: bigint }>()
-  if (!await target.hasTopic(offsetsTopic)) return positions
+  if (!(await target.hasTopic(offsetsTopic))) return positions
   await readDecided(target, offsetsTopic, (key, value) => {
     const position = decodeMm2SourcePosition(key, value, connector, sourceAlias)
     if (position === undefined) return

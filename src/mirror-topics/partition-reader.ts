@@ -120,9 +120,17 @@ export class PartitionReader {
 const LOOKUP_FETCH_BYTES = 256 * 1024
 
 /** The digests of one Fetch answer's records with `fromOffset <= offset < untilOffset`, the first `limit` of them. */
-async function digestBatches (fetched: FetchedBatches, fromOffset: number, untilOffset: number, cursor: WireRecord, limit = Number.POSITIVE_INFINITY): Promise<RecordDigest[]> {
+async function digestBatches (
+  fetched: FetchedBatches,
+  fromOffset: number,
+  untilOffset: number,
+  cursor: WireRecord,
+  limit = Number.POSITIVE_INFINITY
+): Promise<RecordDigest[]> {
   const digests: RecordDigest[] = []
-  const push = (record: WireRecord): void => { if (digests.length < limit) digests.push(digestWireRecord(record)) }
+  const push = (record: WireRecord): void => {
+    if (digests.length < limit) digests.push(digestWireRecord(record))
+  }
   for (const batch of fetched.batches) {
     if (digests.length >= limit) break
     if (batch instanceof RawRecordBatch) await batch.visit(fromOffset, untilOffset, cursor, push)

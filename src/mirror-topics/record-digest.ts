@@ -178,10 +178,20 @@ function asDecodedName (bytes: Uint8Array): Uint8Array {
  * `digestRecord(record).hash` from a record's fields as they are on the wire (a forwarded batch
  * read without decoding, `ForwardedBatch.visitRecords`): the same number kafkajs' decoded record gives.
  */
-export function wireRecordHash (key: Uint8Array | null, value: Uint8Array | null, headers: ReadonlyArray<{ readonly key: Uint8Array, readonly value: Uint8Array | null }>, timestampMs: number): number {
+export function wireRecordHash (
+  key: Uint8Array | null,
+  value: Uint8Array | null,
+  headers: ReadonlyArray<{ readonly key: Uint8Array, readonly value: Uint8Array | null }>,
+  timestampMs: number
+): number {
   const parts: number[] = []
   for (const header of headers) parts.push(hashBytes(asDecodedName(header.key)), header.value === null ? NULL_HASH : hashBytes(header.value))
-  return combineHashes([key === null ? NULL_HASH : hashBytes(key), value === null ? NULL_HASH - 1 : hashBytes(value), parts.length === 0 ? 0 : combineHashes(parts), timestampMs])
+  return combineHashes([
+    key === null ? NULL_HASH : hashBytes(key),
+    value === null ? NULL_HASH - 1 : hashBytes(value),
+    parts.length === 0 ? 0 : combineHashes(parts),
+    timestampMs,
+  ])
 }
 
 let laneA = 0
@@ -264,7 +274,12 @@ export function digestRecord (record: KafkaRecord): RecordDigest {
 
 /** `digestRecord(record).hash` alone: what range digests combine. */
 export function recordHash (record: KafkaRecord): number {
-  return combineHashes([record.key === null ? NULL_HASH : hashBytes(record.key), record.value === null ? NULL_HASH - 1 : hashBytes(record.value), hashHeaders(record), Number(record.timestamp)])
+  return combineHashes([
+    record.key === null ? NULL_HASH : hashBytes(record.key),
+    record.value === null ? NULL_HASH - 1 : hashBytes(record.value),
+    hashHeaders(record),
+    Number(record.timestamp),
+  ])
 }
 
 /** Fields in which two digests differ. */

@@ -45,7 +45,15 @@ export class RangeTracker {
    * With `durable` (exactly-once: the ranges were written in the records' own transaction) the
    * ranges move on and the position follows, but nothing becomes unwritten.
    */
-  record (sourceTopic: string, targetTopic: string, partition: number, sourceOffsets: readonly bigint[], targetBase: bigint, fanOut = false, durable = false): void {
+  record (
+    sourceTopic: string,
+    targetTopic: string,
+    partition: number,
+    sourceOffsets: readonly bigint[],
+    targetBase: bigint,
+    fanOut = false,
+    durable = false
+  ): void {
     if (sourceOffsets.length === 0) return
     const k = key(sourceTopic, partition)
     let state = this.#partitions.get(k)

@@ -329,7 +329,15 @@ export class FakeRecordSink implements RecordSink {
 }
 
 /** Ports for one flow over in-memory topics `{ name: partitions }` on both clusters. */
-export function fakePorts (topics: Record<string, number>, lanes = 2): FlowPorts & { readonly sources: FakeRecordSource[], readonly sinkFakes: FakeRecordSink[], readonly target: FakeTarget, readonly current: () => FakeRecordSource } {
+export function fakePorts (
+  topics: Record<string, number>,
+  lanes = 2
+): FlowPorts & {
+  readonly sources: FakeRecordSource[]
+  readonly sinkFakes: FakeRecordSink[]
+  readonly target: FakeTarget
+  readonly current: () => FakeRecordSource
+} {
   const sourceTopics = new FakeTopicCatalog('source', topics)
   const targetTopics = new FakeTopicCatalog('target', topics)
   const target = new FakeTarget()

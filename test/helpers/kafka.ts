@@ -100,10 +100,20 @@ export interface ReadRecord {
 export async function readAll (cluster: KafkaEndpoint, topic: string, options: { groupId?: string } = {}): Promise<ReadRecord[]> {
   const kafka = createKafkaClient(cluster.connection('test-reader'))
   const ends = await withAdmin(cluster, admin => admin.fetchTopicOffsets(topic))
-  const committed = options.groupId === undefined
-    ? new Map<number, bigint>()
-    : new Map(((await withAdmin(cluster, admin => admin.fetchOffsets({ groupId: options.groupId as string, topics: [topic] })))[0]?.partitions ?? []).map(p => [p.partition, BigInt(p.offset)]))
-  const remaining = new Map(ends.filter(p => BigInt(p.high) > ((committed.get(p.partition) ?? -1n) >= 0n ? committed.get(p.partition) as bigint : BigInt(p.low))).map(p => [p.partition, BigInt(p.high)]))
+  const committed =
+    options.groupId === undefined
+      ? new Map<number, bigint>()
+      : new Map(
+        ((await withAdmin(cluster, admin => admin.fetchOffsets({ groupId: options.groupId as string, topics: [topic] })))[0]?.partitions ?? []).map(p => [
+          p.partition,
+          BigInt(p.offset),
+        ])
+      )
+  const remaining = new Map(
+    ends
+      .filter(p => BigInt(p.high) > ((committed.get(p.partition) ?? -1n) >= 0n ? (committed.get(p.partition) as bigint) : BigInt(p.low)))
+      .map(p => [p.partition, BigInt(p.high)])
+  )
   const records: ReadRecord[] = []
   if (remaining.size === 0) return records
   const consumer = kafka.consumer({ groupId: options.groupId ?? uniqueName('reader'), allowAutoTopicCreation: false, maxWaitTimeInMs: 200 })

@@ -16,10 +16,15 @@ export interface CliResult {
 export function runMirrorCheck (args: readonly string[], { timeoutMs = 60_000, env = {} as NodeJS.ProcessEnv } = {}): Promise<CliResult> {
   const started = Date.now()
   return new Promise(resolve => {
-    execFile(process.execPath, [MIRROR_CHECK, ...args], { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, ...env } }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : -1
-      resolve({ code, stdout, stderr, ms: Date.now() - started })
-    })
+    execFile(
+      process.execPath,
+      [MIRROR_CHECK, ...args],
+      { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, ...env } },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : -1
+        resolve({ code, stdout, stderr, ms: Date.now() - started })
+      }
+    )
   })
 }
 

@@ -19,7 +19,13 @@ export function tagged (tag: string, partition: number, count: number, keyOf: (i
  * beginning and commits the offset after the last one it read, as an application would.
  * Returns the committed offsets; `onRecord` hears each record read.
  */
-export async function consumeAndCommit (cluster: LocalCluster, topic: string, groupId: string, counts: ReadonlyMap<number, number>, onRecord?: (partition: number, value: string) => void): Promise<Map<number, bigint>> {
+export async function consumeAndCommit (
+  cluster: LocalCluster,
+  topic: string,
+  groupId: string,
+  counts: ReadonlyMap<number, number>,
+  onRecord?: (partition: number, value: string) => void
+): Promise<Map<number, bigint>> {
   const consumer = createKafkaClient(cluster.connection('test-app')).consumer({ groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 200 })
   const read = new Map<number, number>()
   const committed = new Map<number, bigint>()
@@ -27,27 +33,29 @@ export async function consumeAndCommit (cluster: LocalCluster, topic: string, gr
   try {
     await consumer.subscribe({ topics: [topic], fromBeginning: true })
     await new Promise<void>((resolve, reject) => {
-      consumer.run({
-        autoCommit: false,
-        eachBatchAutoResolve: false,
-        eachBatch: async ({ batch, resolveOffset }) => {
-          const want = counts.get(batch.partition) ?? 0
-          for (const m of batch.messages) {
-            const n = read.get(batch.partition) ?? 0
-            if (n >= want) break
-            read.set(batch.partition, n + 1)
-            onRecord?.(batch.partition, m.value?.toString() ?? 'null')
-            resolveOffset(m.offset)
-            if (n + 1 === want) {
-              const offset = BigInt(m.offset) + 1n
-              await consumer.commitOffsets([{ topic, partition: batch.partition, offset: offset.toString() }])
-              committed.set(batch.partition, offset)
-              consumer.pause([{ topic, partitions: [batch.partition] }])
+      consumer
+        .run({
+          autoCommit: false,
+          eachBatchAutoResolve: false,
+          eachBatch: async ({ batch, resolveOffset }) => {
+            const want = counts.get(batch.partition) ?? 0
+            for (const m of batch.messages) {
+              const n = read.get(batch.partition) ?? 0
+              if (n >= want) break
+              read.set(batch.partition, n + 1)
+              onRecord?.(batch.partition, m.value?.toString() ?? 'null')
+              resolveOffset(m.offset)
+              if (n + 1 === want) {
+                const offset = BigInt(m.offset) + 1n
+                await consumer.commitOffsets([{ topic, partition: batch.partition, offset: offset.toString() }])
+                committed.set(batch.partition, offset)
+                consumer.pause([{ topic, partitions: [batch.partition] }])
+              }
             }
-          }
-          if ([...counts].every(([p, c]) => c === 0 || committed.has(p))) resolve()
-        },
-      }).catch(reject)
+            if ([...counts].every(([p, c]) => c === 0 || committed.has(p))) resolve()
+          },
+        })
+        .catch(reject)
     })
   } finally {
     await consumer.disconnect()

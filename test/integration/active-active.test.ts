@@ -44,7 +44,12 @@ test('active-active over the same topic name (Identity policy both ways): every 
   await waitUntil(async () => {
     const [onA, onB] = await Promise.all([totalRecords(a, topic), totalRecords(b, topic)])
     if (onA !== BigInt(expected) || onB !== BigInt(expected)) return false
-    const [endA, endB, doneA, doneB] = await Promise.all([endOffsets(a, topic), endOffsets(b, topic), committedOffsets(a, groups.A, topic), committedOffsets(b, groups.B, topic)])
+    const [endA, endB, doneA, doneB] = await Promise.all([
+      endOffsets(a, topic),
+      endOffsets(b, topic),
+      committedOffsets(a, groups.A, topic),
+      committedOffsets(b, groups.B, topic),
+    ])
     return [...endA].every(([partition, end]) => doneA.get(partition) === end) && [...endB].every(([partition, end]) => doneB.get(partition) === end)
   }, { timeoutMs: 90_000, intervalMs: 500, message: 'both clusters to hold every record once and both flows to be caught up' })
   for (const cluster of [a, b]) {

@@ -80,7 +80,11 @@ function byPartition (lines: readonly string[]): Map<string, string[]> {
 }
 
 /** Missing and duplicated source records on the target, and whether each partition's order is the source's. */
-async function audit (source: LocalCluster, target: LocalCluster, topic: string): Promise<{ missing: number, duplicates: number, orderKept: boolean, sourceRecords: number }> {
+async function audit (
+  source: LocalCluster,
+  target: LocalCluster,
+  topic: string
+): Promise<{ missing: number, duplicates: number, orderKept: boolean, sourceRecords: number }> {
   const [from, to] = await Promise.all([readCommitted(source, topic), readCommitted(target, topic)])
   const seen = new Map<string, number>()
   for (const line of to) seen.set(line, (seen.get(line) ?? 0) + 1)
@@ -149,7 +153,14 @@ async function waitCaughtUp (source: LocalCluster, group: string, topic: string,
   if (copier !== undefined && copier.child.exitCode !== null) throw new Error(`the sidecar left to copy exited (${copier.child.exitCode}) before the topic was copied:\n${copier.stderr().slice(-4000)}`)
 }
 
-function exactlyOnceSidecar (t: TestContext, source: LocalCluster, target: LocalCluster, group: string, topic: string, extra: readonly string[] = []): SidecarProcess {
+function exactlyOnceSidecar (
+  t: TestContext,
+  source: LocalCluster,
+  target: LocalCluster,
+  group: string,
+  topic: string,
+  extra: readonly string[] = []
+): SidecarProcess {
   const sidecar = spawnSidecar(t, {
     source,
     target,

@@ -10,7 +10,13 @@ import { consumeAndCommit, readAsGroup, tagged } from '../helpers/offsets.js'
 import { spawnSidecarArgs, waitMirroring, type SidecarProcess } from '../helpers/sidecar.js'
 import { waitUntil } from '../helpers/wait.js'
 
-interface Pair { readonly a: LocalCluster, readonly b: LocalCluster, readonly topic: string, readonly flowGroups: { readonly A: string, readonly B: string }, readonly config: string }
+interface Pair {
+  readonly a: LocalCluster
+  readonly b: LocalCluster
+  readonly topic: string
+  readonly flowGroups: { readonly A: string, readonly B: string }
+  readonly config: string
+}
 
 /** Two flows A -> B and B -> A over the same topic name (Identity policy), in one sidecar: aliases A and B. */
 async function activeActive (t: TestContext, prefix: string): Promise<Pair> {
@@ -53,7 +59,12 @@ async function stopMirror (sidecar: SidecarProcess): Promise<void> {
 async function settled (pair: Pair, records: number, sidecar: SidecarProcess): Promise<void> {
   const { a, b, topic, flowGroups } = pair
   await waitUntil(async () => {
-    const [endA, endB, doneA, doneB] = await Promise.all([endOffsets(a, topic), endOffsets(b, topic), committedOffsets(a, flowGroups.A, topic), committedOffsets(b, flowGroups.B, topic)])
+    const [endA, endB, doneA, doneB] = await Promise.all([
+      endOffsets(a, topic),
+      endOffsets(b, topic),
+      committedOffsets(a, flowGroups.A, topic),
+      committedOffsets(b, flowGroups.B, topic),
+    ])
     const total = (ends: Map<number, bigint>): number => Number([...ends.values()].reduce((s, e) => s + e, 0n))
     return total(endA) === records && total(endB) === records &&
       [...endA].every(([p, end]) => end === 0n || doneA.get(p) === end) && [...endB].every(([p, end]) => end === 0n || doneB.get(p) === end)
@@ -62,7 +73,15 @@ async function settled (pair: Pair, records: number, sidecar: SidecarProcess): P
   })
 }
 
-interface JsonPartition { topic: string, partition: number, currentOffset: number, translatedOffset: number | null, reReads: number | null, plannedOffset: number | null, action: string }
+interface JsonPartition {
+  topic: string
+  partition: number
+  currentOffset: number
+  translatedOffset: number | null
+  reReads: number | null
+  plannedOffset: number | null
+  action: string
+}
 interface JsonPlan { groups: Array<{ group: string, blocker: string | null, outcome: string, partitions: JsonPartition[] }> }
 
 /** Runs `mirror-check failover|failback --execute` for `group` with both flows' syncs (aliases A and B); returns the plan. */

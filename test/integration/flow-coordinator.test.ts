@@ -40,8 +40,10 @@ test('one coordinator among the processes of a flow: only it writes checkpoints;
   // The group notices after the session timeout (6 s) and gives the survivor every partition.
   await waitUntil(async () => (await gauge(other, 'kafka_mirror_coordinator')) === 1, { timeoutMs: 45_000, message: 'the survivor to take over' })
   await commitAsAdmin(source, app, topics[0] as string, new Map([[0, 15n]]))
-  await waitUntil(async () => (await loadCheckpoints(target)).some(c => c.group === app && c.topic === topics[0] && c.partition === 0 && c.upstreamOffset === 15n),
-    { timeoutMs: 30_000, intervalMs: 500, message: 'the new coordinator to checkpoint the group' })
+  await waitUntil(
+    async () => (await loadCheckpoints(target)).some(c => c.group === app && c.topic === topics[0] && c.partition === 0 && c.upstreamOffset === 15n),
+    { timeoutMs: 30_000, intervalMs: 500, message: 'the new coordinator to checkpoint the group' }
+  )
   assert.ok(await gauge(other, 'kafka_mirror_checkpoints_written_total') > 0)
   const survivor = sidecars[other] as SidecarProcess
   survivor.child.kill('SIGTERM')

@@ -11,7 +11,11 @@ import { waitUntil } from '../helpers/wait.js'
 const PARTITIONS = 4
 
 /** A kafkajs consumer of `topic` with fetch sessions (fetches held 50 ms, so idle fetches come quickly); every key it receives, and the counts of all its sessions. */
-async function sessionConsumer (t: TestContext, cluster: LocalCluster, topic: string): Promise<{ consumer: Consumer, keys: string[], counts: () => FetchSessionCounts }> {
+async function sessionConsumer (
+  t: TestContext,
+  cluster: LocalCluster,
+  topic: string
+): Promise<{ consumer: Consumer, keys: string[], counts: () => FetchSessionCounts }> {
   const sessions: FetchSessions[] = []
   const consumer = createKafkaClient(cluster.connection('test-fetch-sessions')).consumer({
     groupId: uniqueName('fetch-sessions'),
@@ -23,7 +27,11 @@ async function sessionConsumer (t: TestContext, cluster: LocalCluster, topic: st
   const keys: string[] = []
   await consumer.connect()
   await consumer.subscribe({ topics: [topic], fromBeginning: true })
-  await consumer.run({ eachMessage: async ({ message }) => { keys.push(message.key?.toString() ?? '') } })
+  await consumer.run({
+    eachMessage: async ({ message }) => {
+      keys.push(message.key?.toString() ?? '')
+    },
+  })
   const counts = (): FetchSessionCounts => {
     const sum: FetchSessionCounts = { full: 0, incremental: 0, resets: 0, sessionless: 0 }
     for (const { counts } of sessions) for (const name of Object.keys(sum) as Array<keyof FetchSessionCounts>) sum[name] += counts[name]

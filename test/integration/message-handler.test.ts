@@ -112,7 +112,13 @@ test('a message handler filters, rewrites, re-keys and fans out; kcat reads exac
   const cli = await runMirrorCheck(['translate', '--source', source.bootstrap, '--target', target.bootstrap, '--group', app, '--format', 'json'])
   assert.equal(cli.code, 0, cli.stdout + cli.stderr)
   const rows = JSON.parse(cli.stdout) as Array<{ partition: number, sourceOffset: number, targetOffset: number }>
-  assert.deepEqual(rows.map(r => [r.partition, r.sourceOffset, r.targetOffset]), [[0, 11, Number(expectedTranslation(11))], [1, 8, Number(expectedTranslation(8))]])
+  assert.deepEqual(
+    rows.map(r => [r.partition, r.sourceOffset, r.targetOffset]),
+    [
+      [0, 11, Number(expectedTranslation(11))],
+      [1, 8, Number(expectedTranslation(8))],
+    ]
+  )
   // Where the group resumes on the target is the next thing it had not read on the source.
   const resumeAt = async (partition: number, offset: number): Promise<string | undefined> => {
     const { stdout } = await execFileAsync('kcat', ['-C', '-b', target.bootstrap, '-t', topic, '-p', String(partition), '-o', String(offset), '-c', '1', '-e', '-q', '-f', '%s\n'])

@@ -22,7 +22,13 @@ async function heartbeatsSince (cluster: LocalCluster, sinceMs: number): Promise
   return found
 }
 
-interface TranslateJsonRow { readonly topic: string, readonly partition: number, readonly targetTopic: string | null, readonly targetOffset: number | null, readonly status: string }
+interface TranslateJsonRow {
+  readonly topic: string
+  readonly partition: number
+  readonly targetTopic: string | null
+  readonly targetOffset: number | null
+  readonly status: string
+}
 
 test('Kafka\'s own client library reads the mirror\'s checkpoints and heartbeats: RemoteClusterUtils.translateOffsets equals mirror-check translate on every partition; MirrorClient finds the source alias', { timeout: 240_000 }, async t => {
   const { source, target } = await sharedClusters()
@@ -65,7 +71,11 @@ test('Kafka\'s own client library reads the mirror\'s checkpoints and heartbeats
   const cli = await runMirrorCheck(['translate', '--source', source.bootstrap, '--target', target.bootstrap, '--group', group, '--source-alias', 'source', '--format', 'json'])
   assert.equal(cli.code, 0, cli.stderr)
   const exact = (JSON.parse(cli.stdout) as TranslateJsonRow[]).map(r => ({ topic: r.targetTopic, partition: r.partition, offset: r.targetOffset }))
-  assert.deepEqual(exact, [{ topic: targetTopic, partition: 0, offset: 38 }, { topic: targetTopic, partition: 1, offset: 28 }, { topic: targetTopic, partition: 2, offset: 9 }])
+  assert.deepEqual(exact, [
+    { topic: targetTopic, partition: 0, offset: 38 },
+    { topic: targetTopic, partition: 1, offset: 28 },
+    { topic: targetTopic, partition: 2, offset: 9 },
+  ])
 
   const java = await javaTranslateOffsets(target.bootstrap, 'source', group)
   assert.deepEqual(java.map(r => ({ topic: r.topic, partition: r.partition, offset: r.offset })), exact, 'RemoteClusterUtils.translateOffsets gives mirror-check\'s exact translation')

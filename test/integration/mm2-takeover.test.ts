@@ -88,14 +88,27 @@ async function storedPositions (target: LocalCluster, sourceAlias: string, topic
 }
 
 /** MirrorMaker 2 copying `topic`, checkpointing `group` (when given) every second. */
-async function startMm2 (t: TestContext, source: LocalCluster, target: LocalCluster, topic: string, names: { sourceAlias: string, targetAlias: string }, group?: string, properties: Record<string, string | number> = {}): Promise<Mm2Process> {
+async function startMm2 (
+  t: TestContext,
+  source: LocalCluster,
+  target: LocalCluster,
+  topic: string,
+  names: { sourceAlias: string, targetAlias: string },
+  group?: string,
+  properties: Record<string, string | number> = {}
+): Promise<Mm2Process> {
   const flow = `${names.sourceAlias}->${names.targetAlias}`
   return await startMirrorMaker2(t, {
-    source, target, ...names, topics: topic,
+    source,
+    target,
+    ...names,
+    topics: topic,
     properties: {
       ...(group === undefined ? { 'emit.checkpoints.enabled': 'false' } : { groups: group, [`${flow}.groups`]: group }),
-      'emit.checkpoints.interval.seconds': 1, [`${flow}.emit.checkpoints.interval.seconds`]: 1,
-      'refresh.groups.interval.seconds': 1, [`${flow}.refresh.groups.interval.seconds`]: 1,
+      'emit.checkpoints.interval.seconds': 1,
+      [`${flow}.emit.checkpoints.interval.seconds`]: 1,
+      'refresh.groups.interval.seconds': 1,
+      [`${flow}.refresh.groups.interval.seconds`]: 1,
       ...properties,
     },
   })

@@ -92,7 +92,13 @@ test('offset-syncs.topic.replication.factor and checkpoints.topic.replication.fa
   assert.doesNotMatch(sidecar.stderr(), /configuration keys ignored/)
   await waitUntil(() => sidecar.stderr().includes('"msg":"writing checkpoints and syncing consumer group offsets"'), { message: 'the group offset sync to start (after creating the checkpoints topic)' })
   const metadata = await withAdmin(target, admin => admin.fetchTopicMetadata({ topics: [syncsTopic, checkpointsTopic] }))
-  assert.deepEqual(metadata.topics.map(m => [m.name, m.partitions.length, m.partitions[0]?.replicas.length]).sort(), [[checkpointsTopic, 1, 1], [syncsTopic, 1, 1]].sort())
+  assert.deepEqual(
+    metadata.topics.map(m => [m.name, m.partitions.length, m.partitions[0]?.replicas.length]).sort(),
+    [
+      [checkpointsTopic, 1, 1],
+      [syncsTopic, 1, 1],
+    ].sort()
+  )
   sidecar.child.kill('SIGTERM')
   assert.equal(await sidecar.exited, 0, sidecar.stderr().slice(-2000))
 })

@@ -93,7 +93,9 @@ test('memory budget: under node --max-old-space-size=128 with the default queue,
   t.after(() => target.thaw())
   try {
     await Promise.all(CODECS.map(async (codec, i) => await kcatProduce(source.bootstrap, topics[i] as string, codec, half, half)))
-    const onSource = Number((await Promise.all(topics.map(async topic => [...(await endOffsets(source, topic)).values()].reduce((a, b) => a + b, 0n)))).reduce((a, b) => a + b, 0n))
+    const onSource = Number(
+      (await Promise.all(topics.map(async topic => [...(await endOffsets(source, topic)).values()].reduce((a, b) => a + b, 0n)))).reduce((a, b) => a + b, 0n)
+    )
     assert.equal(onSource, RECORDS * CODECS.length, 'the whole second half is on the source during the outage')
     await waitUntil(async () => {
       const exposition = await scrape(port)

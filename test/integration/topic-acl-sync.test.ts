@@ -13,7 +13,9 @@ const { AclOperationTypes: O, AclPermissionTypes: P, AclResourceTypes: R, Resour
 const AUTHORIZER = { 'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer', 'super.users': 'User:ANONYMOUS' }
 
 async function aclsOf (cluster: LocalCluster, topic: string): Promise<string[]> {
-  const described = await withAdmin(cluster, admin => admin.describeAcls({ resourceType: R.TOPIC, resourceName: topic, resourcePatternType: T.LITERAL, operation: O.ANY, permissionType: P.ANY }))
+  const described = await withAdmin(cluster, admin =>
+    admin.describeAcls({ resourceType: R.TOPIC, resourceName: topic, resourcePatternType: T.LITERAL, operation: O.ANY, permissionType: P.ANY })
+  )
   const name = (table: Record<string, number>, code: number): string => Object.entries(table).find(([, v]) => v === code)?.[0] ?? String(code)
   return described.resources.flatMap(r => r.acls.map(acl => `${name(P as unknown as Record<string, number>, acl.permissionType)} ${acl.principal} ${name(O as unknown as Record<string, number>, acl.operation)}`)).sort()
 }

@@ -7,7 +7,9 @@ import { sampleSum, scrape, sidecarHttpPort } from '../helpers/sidecar-http.js'
 import { waitUntil } from '../helpers/wait.js'
 
 async function topicConfig (cluster: Awaited<ReturnType<typeof sharedClusters>>['source'], topic: string, name: string): Promise<string | undefined> {
-  const described = await withAdmin(cluster, admin => admin.describeConfigs({ includeSynonyms: false, resources: [{ type: 2, name: topic, configNames: [name] }] }))
+  const described = await withAdmin(cluster, admin =>
+    admin.describeConfigs({ includeSynonyms: false, resources: [{ type: 2, name: topic, configNames: [name] }] })
+  )
   return described.resources[0]?.configEntries.find(entry => entry.configName === name)?.configValue ?? undefined
 }
 

@@ -64,10 +64,27 @@ const DEFAULT_IN_CONFIG: Record<string, (config: PrintedConfig, exactlyOnce: Pri
 }
 
 interface PrintedConfig {
-  metricsPort: number, metricsHost: string, metricsPartitionLabels: boolean, idleGc: boolean, logLevel: string, drainTimeoutMs: number
+  metricsPort: number
+  metricsHost: string
+  metricsPartitionLabels: boolean
+  idleGc: boolean
+  logLevel: string
+  drainTimeoutMs: number
   flows: Array<{
-    numStreams: number, numProducers: number, queueMaxRecords: number, queueMaxBytes: number, offsetCommitIntervalMs: number,
-    abortOnSendFailure: boolean, passThrough: string, corruptBatches: string, throughputLimitBytes?: number, exactlyOnce?: { commitIntervalMs: number }, syncTopicConfigsIntervalMs: number, syncTopicAcls: boolean, syncTopicAclsIntervalMs: number, refreshTopicsIntervalMs: number,
+    numStreams: number
+    numProducers: number
+    queueMaxRecords: number
+    queueMaxBytes: number
+    offsetCommitIntervalMs: number
+    abortOnSendFailure: boolean
+    passThrough: string
+    corruptBatches: string
+    throughputLimitBytes?: number
+    exactlyOnce?: { commitIntervalMs: number }
+    syncTopicConfigsIntervalMs: number
+    syncTopicAcls: boolean
+    syncTopicAclsIntervalMs: number
+    refreshTopicsIntervalMs: number
     groupSync: { enabled: boolean, intervalMs: number, groups: { include: string, exclude: string } }
     digests: { enabled: boolean, rangeRecords: number, auditIntervalMs: number, auditMaxRecords: number }
   }>
@@ -112,7 +129,7 @@ test('usageLine: yargs\' "Invalid values:" message becomes --flag "value": expec
   assert.equal(usageLine('Invalid values:\n  Argument: format, Given: "xml", Choices: "table", "json", "csv"'), '--format "xml": expected one of table, json, csv')
   assert.equal(
     usageLine('Invalid values:\n  Argument: format, Given: "xml", Choices: "table", "json"\n  Argument: replication-policy, Given: "x", Choices: "identity", "default"'),
-    '--format "xml": expected one of table, json; --replication-policy "x": expected one of identity, default',
+    '--format "xml": expected one of table, json; --replication-policy "x": expected one of identity, default'
   )
   assert.equal(usageLine('Unknown argument: bogus\nmore'), 'Unknown argument: bogus')
 })

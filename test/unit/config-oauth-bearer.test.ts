@@ -33,7 +33,17 @@ test('OAUTHBEARER from Java client keys: endpoint, client id, secret, scope, ext
   assert.equal(oauth.mechanism, 'oauthbearer')
   assert.deepEqual([oauth.tokenEndpointUrl, oauth.clientId, oauth.clientSecret, oauth.scope], ['https://idp.example.com/oauth2/token', 'mirror', SECRET, 'kafka api://x'])
   assert.deepEqual(oauth.extensions, { logicalCluster: 'lkc-1', identityPoolId: 'pool-2' })
-  assert.deepEqual([oauth.refreshWindowFactor, oauth.refreshWindowJitter, oauth.refreshMinPeriodSeconds, oauth.refreshBufferSeconds, oauth.retryBackoffMs, oauth.retryBackoffMaxMs], [0.9, 0.05, 60, 30, 100, 2000])
+  assert.deepEqual(
+    [
+      oauth.refreshWindowFactor,
+      oauth.refreshWindowJitter,
+      oauth.refreshMinPeriodSeconds,
+      oauth.refreshBufferSeconds,
+      oauth.retryBackoffMs,
+      oauth.retryBackoffMaxMs,
+    ],
+    [0.9, 0.05, 60, 30, 100, 2000]
+  )
   assert.doesNotMatch(JSON.stringify(sasl) + inspect(sasl, { depth: 5 }), new RegExp(SECRET))
   // The older class name (Kafka 3.1-3.3) is taken too; the KIP-1139 keys stand in for the JAAS options.
   const keys = read({

@@ -15,7 +15,12 @@ import { promtool } from '../helpers/prometheus.js'
 
 interface Target { expr: string, datasource?: { type: string, uid: string } }
 interface Panel { type: string, title: string, datasource?: { type: string, uid: string }, targets?: Target[] }
-interface Dashboard { uid: string, panels: Panel[], templating: { list: Array<{ name: string, type: string, query: unknown, datasource?: { uid: string } }> }, __inputs?: unknown }
+interface Dashboard {
+  uid: string
+  panels: Panel[]
+  templating: { list: Array<{ name: string, type: string, query: unknown, datasource?: { uid: string } }> }
+  __inputs?: unknown
+}
 
 const dashboard = buildDashboard() as Dashboard
 const expressions = (): string[] => [

@@ -4,7 +4,9 @@ import { test } from 'node:test'
 
 const require = createRequire(import.meta.url)
 
-interface OffsetManager { commitOffsets: (offsets: { topics: Array<{ topic: string, partitions: Array<{ partition: number, offset: string }> }> }) => Promise<void> }
+interface OffsetManager {
+  commitOffsets: (offsets: { topics: Array<{ topic: string, partitions: Array<{ partition: number, offset: string }> }> }) => Promise<void>
+}
 const OffsetManagerClass = require('@kafka-mirror-sidecar/kafkajs/src/consumer/offsetManager') as new (options: object) => OffsetManager
 const { KafkaJSProtocolError } = require('@kafka-mirror-sidecar/kafkajs/src/errors') as { KafkaJSProtocolError: new (error: object) => Error }
 const { createErrorFromCode } = require('@kafka-mirror-sidecar/kafkajs/src/protocol/error') as { createErrorFromCode: (code: number) => object }

@@ -21,7 +21,21 @@ async function batch (compression: number): Promise<Buffer> {
     timestampDelta: i === 9 ? -5000 : i * 1000 + 2 ** 33,
   }))
   const firstTimestamp = 1_700_000_000_000
-  return (await RecordBatch({ compression, firstOffset: Long.fromValue(500), firstTimestamp, maxTimestamp: firstTimestamp + 2 ** 34, partitionLeaderEpoch: 0, lastOffsetDelta: 39, producerId: Long.fromValue(-1), producerEpoch: 0, firstSequence: 0, transactional: false, records })).buffer
+  return (
+    await RecordBatch({
+      compression,
+      firstOffset: Long.fromValue(500),
+      firstTimestamp,
+      maxTimestamp: firstTimestamp + 2 ** 34,
+      partitionLeaderEpoch: 0,
+      lastOffsetDelta: 39,
+      producerId: Long.fromValue(-1),
+      producerEpoch: 0,
+      firstSequence: 0,
+      transactional: false,
+      records,
+    })
+  ).buffer
 }
 
 test('the records of a forwarded batch, read without decoding, hash as kafkajs\' decoded records do (every codec)', async () => {

@@ -10,7 +10,16 @@ const NOW_MS = 1_800_000_000_000
 const flow: FlowLabels = { flow: 'a"b\\c\nd', source: 'eu', target: 'us' }
 
 function partition (topic: string, p: number, overrides: Partial<PartitionSnapshot> = {}): PartitionSnapshot {
-  return { topic, partition: p, highWatermark: 100n, nextOffsetToMirror: 90n, committedOffset: 80n, oldestUnackedTimestampMs: NOW_MS - 1_500, lastProgressMs: NOW_MS, ...overrides }
+  return {
+    topic,
+    partition: p,
+    highWatermark: 100n,
+    nextOffsetToMirror: 90n,
+    committedOffset: 80n,
+    oldestUnackedTimestampMs: NOW_MS - 1_500,
+    lastProgressMs: NOW_MS,
+    ...overrides,
+  }
 }
 
 function metricsWithData (partitionLabels: boolean): MirrorMetrics {

@@ -29,7 +29,16 @@ class RecordingTransactionalSink implements TransactionalSink {
 }
 
 function batch (topic: string, partition: number, from: number, count: number): MirrorBatch {
-  return { sourceTopic: topic, targetTopic: topic, partition, records: records(from, count), firstOffset: BigInt(from), nextOffset: BigInt(from + count), bytes: count * 10, pollTimeMs: 0 }
+  return {
+    sourceTopic: topic,
+    targetTopic: topic,
+    partition,
+    records: records(from, count),
+    firstOffset: BigInt(from),
+    nextOffset: BigInt(from + count),
+    bytes: count * 10,
+    pollTimeMs: 0,
+  }
 }
 
 test('exactly-once: a lane transaction carries the offset syncs of its own records (ranges and position), so a crash after its commit leaves no hole in them', async () => {
@@ -43,7 +52,15 @@ test('exactly-once: a lane transaction carries the offset syncs of its own recor
   const positions: PositionStore = { start: async () => {}, stop: async () => {}, read: async () => new Map() }
   const progress = new PartitionProgress()
   // As the flow's AckRecorder: acknowledgements of a committed transaction reach the offset-sync writer.
-  const inner: WorkerListener = { acknowledged: (b, segments) => { progress.acknowledged(b, 0); writer.acknowledged(b, segments) }, skipped: () => {}, produceRequest: () => {}, retry: () => {} }
+  const inner: WorkerListener = {
+    acknowledged: (b, segments) => {
+      progress.acknowledged(b, 0)
+      writer.acknowledged(b, segments)
+    },
+    skipped: () => {},
+    produceRequest: () => {},
+    retry: () => {},
+  }
   const lanes = new ExactlyOnceLanes({
     sinks,
     positions,

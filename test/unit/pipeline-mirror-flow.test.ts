@@ -13,10 +13,22 @@ function nextToMirror (flow: MirrorFlow, topic: string, partition: number): bigi
   return flow.snapshot().partitions.find(p => p.topic === topic && p.partition === partition)?.nextOffsetToMirror
 }
 
-async function started (topics: Record<string, number>, overrides: Parameters<typeof fakeFlowConfig>[0] = {}, options: { lanes?: number, logs?: string[] } = {}) {
+async function started (
+  topics: Record<string, number>,
+  overrides: Parameters<typeof fakeFlowConfig>[0] = {},
+  options: { lanes?: number, logs?: string[] } = {}
+) {
   const config = fakeFlowConfig({ numProducers: options.lanes ?? 2, ...overrides })
   const ports = fakePorts(topics, options.lanes ?? 2)
-  const logger = options.logs === undefined ? silentLogger : createLogger({ level: 'debug', write: line => { options.logs?.push(line) } })
+  const logger =
+    options.logs === undefined
+      ? silentLogger
+      : createLogger({
+        level: 'debug',
+        write: line => {
+          options.logs?.push(line)
+        },
+      })
   const flow = new MirrorFlow(config, ports, { logger, drainTimeoutMs: 2_000 })
   await flow.start()
   return { flow, ports, source: ports.current() }

@@ -13,7 +13,12 @@ async function startReceiver (t: TestContext): Promise<OtlpReceiver & { endpoint
 }
 
 function attributes (keyValues: readonly OtlpKeyValue[] = []): Record<string, string | number | boolean | undefined> {
-  return Object.fromEntries(keyValues.map(({ key, value }) => [key, value.stringValue ?? (value.intValue === undefined ? undefined : Number(value.intValue)) ?? value.boolValue ?? value.doubleValue]))
+  return Object.fromEntries(
+    keyValues.map(({ key, value }) => [
+      key,
+      value.stringValue ?? (value.intValue === undefined ? undefined : Number(value.intValue)) ?? value.boolValue ?? value.doubleValue,
+    ])
+  )
 }
 
 const UPSTREAM_A = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'

@@ -50,19 +50,31 @@ export function nonNegativeNumber (flag: string) {
 }
 
 /** Builds a connection from a bootstrap flag plus an optional Java client properties file (`--command-config`), as Kafka's tools do. */
-export function clusterConnection (options: { alias: string, bootstrap: string | undefined, bootstrapFlag: string, configFile: string | undefined, configFlag: string }): ClusterConnection {
+export function clusterConnection (options: {
+  alias: string
+  bootstrap: string | undefined
+  bootstrapFlag: string
+  configFile: string | undefined
+  configFlag: string
+}): ClusterConnection {
   const properties = new Map<string, PropertyEntry>(options.configFile === undefined ? [] : readPropertiesFile(options.configFile, options.configFlag))
   if (options.bootstrap !== undefined) properties.set('bootstrap.servers', { value: options.bootstrap, file: options.bootstrapFlag, line: 0 })
   const problems = new ProblemList()
-  const connection = connectionFromProperties(properties, {
-    alias: options.alias,
-    where: options.configFile === undefined ? '' : `${options.configFile}: `,
-    bootstrapHint: `with ${options.bootstrapFlag}`,
-    defaultClientId: 'mirror-check',
-  }, problems)
+  const connection = connectionFromProperties(
+    properties,
+    {
+      alias: options.alias,
+      where: options.configFile === undefined ? '' : `${options.configFile}: `,
+      bootstrapHint: `with ${options.bootstrapFlag}`,
+      defaultClientId: 'mirror-check',
+    },
+    problems
+  )
   if (!problems.empty || connection === undefined) {
     // The bootstrap value came from the flag: name the flag, not the properties key.
-    throw new ConfigError(problems.problems.map(p => p.key.endsWith('bootstrap.servers') && options.bootstrap !== undefined ? { ...p, key: options.bootstrapFlag } : p))
+    throw new ConfigError(
+      problems.problems.map(p => (p.key.endsWith('bootstrap.servers') && options.bootstrap !== undefined ? { ...p, key: options.bootstrapFlag } : p))
+    )
   }
   return connection
 }

@@ -51,7 +51,12 @@ const columns: Column<CutoverRow>[] = [
 ]
 
 /** Lag within `--max-lag` and no loss, per partition of the mirrored topics. */
-async function lagAndLossRows (source: AuditClient, target: AuditClient, targetConnection: ClusterConnection, args: CutoverArgs): Promise<{ rows: CutoverRow[], mirrored: Map<string, Map<number, number>>, notes: string[] }> {
+async function lagAndLossRows (
+  source: AuditClient,
+  target: AuditClient,
+  targetConnection: ClusterConnection,
+  args: CutoverArgs
+): Promise<{ rows: CutoverRow[], mirrored: Map<string, Map<number, number>>, notes: string[] }> {
   const lagArgs = { ...args, group: args['mirror-group'], ...(args.topic === undefined ? {} : { topic: args.topic }) } as unknown as MirrorLagOptions
   const { rows: lagRows, losses, notes } = await collectMirrorLag(source, target, targetConnection, lagArgs, '--mirror-group')
   const rows: CutoverRow[] = []
@@ -69,21 +74,52 @@ async function lagAndLossRows (source: AuditClient, target: AuditClient, targetC
       topic: r.topic,
       partition: r.partition,
       ok,
-      detail: r.lag === undefined ? `group '${args['mirror-group']}' has no committed offset here` : `lag ${r.lag} records${ok ? '' : ` > --max-lag ${args['max-lag']}`} (source end ${r.sourceLogEndOffset}, mirror at ${r.mirrorOffset})`,
+      detail:
+        r.lag === undefined
+          ? `group '${args['mirror-group']}' has no committed offset here`
+          : `lag ${r.lag} records${ok ? '' : ` > --max-lag ${args['max-lag']}`} (source end ${r.sourceLogEndOffset}, mirror at ${r.mirrorOffset})`,
     })
     const lost = losses.filter(l => l.topic === r.topic && l.partition === r.partition)
-    rows.push({ check: 'loss', topic: r.topic, partition: r.partition, ok: lost.length === 0, detail: lost.length === 0 ? 'no loss recorded' : lost.map(l => l.text.startsWith(`${r.topic}-${r.partition}: `) ? l.text.slice(`${r.topic}-${r.partition}: `.length) : l.text).join('; ') })
+    rows.push({
+      check: 'loss',
+      topic: r.topic,
+      partition: r.partition,
+      ok: lost.length === 0,
+      detail:
+        lost.length === 0
+          ? 'no loss recorded'
+          : lost.map(l => (l.text.startsWith(`${r.topic}-${r.partition}: `) ? l.text.slice(`${r.topic}-${r.partition}: `.length) : l.text)).join('; '),
+    })
   }
   return { rows, mirrored, notes }
 }
 
 /** The last `--verify-records` records below the mirror's committed offset of each partition, record by record. */
-async function verifyRows (source: AuditClient, target: AuditClient, targetConnection: ClusterConnection, args: CutoverArgs, mirrored: Map<string, Map<number, number>>): Promise<CutoverRow[]> {
+async function verifyRows (
+  source: AuditClient,
+  target: AuditClient,
+  targetConnection: ClusterConnection,
+  args: CutoverArgs,
+  mirrored: Map<string, Map<number, number>>
+): Promise<CutoverRow[]> {
   const policy = policyFromArgs(args)
   const rows: CutoverRow[] = []
   for (const [topic, partitions] of mirrored) {
     const targetTopic = targetTopicName(policy, args['source-alias'], topic)
-    const choice = await chooseAlignment({ 'offset-syncs': true, 'offset-syncs-topic': args['offset-syncs-topic'], 'source-alias': args['source-alias'], topic, verbose: args.verbose, 'timeout-ms': args['timeout-ms'] }, target, targetConnection, targetTopic, [])
+    const choice = await chooseAlignment(
+      {
+        'offset-syncs': true,
+        'offset-syncs-topic': args['offset-syncs-topic'],
+        'source-alias': args['source-alias'],
+        topic,
+        verbose: args.verbose,
+        'timeout-ms': args['timeout-ms'],
+      },
+      target,
+      targetConnection,
+      targetTopic,
+      []
+    )
     for (const [partition, mirrorOffset] of [...partitions].sort((a, b) => a[0] - b[0])) {
       const result = await verifyCopy({
         source,
@@ -102,14 +138,16 @@ async function verifyRows (source: AuditClient, target: AuditClient, targetConne
       const ok = verificationPassed(counts, args['allow-duplicates'], beyond.duplicated)
       const p = result.partitions[0]
       const first = p?.findings[0]
-      const problems = (['missing', 'duplicated', 'extra', 'changed', 'outOfOrder'] as const).filter(k => counts[k] > 0).map(k => `${counts[k]} ${k === 'outOfOrder' ? 'out of order' : k}`)
+      const problems = (['missing', 'duplicated', 'extra', 'changed', 'outOfOrder'] as const)
+        .filter(k => counts[k] > 0)
+        .map(k => `${counts[k]} ${k === 'outOfOrder' ? 'out of order' : k}`)
       if (beyond.duplicated > 0) problems.push(`${beyond.duplicated} duplicated beyond the mirror's committed offset`)
       rows.push({
         check: 'verify',
         topic,
         partition,
         ok,
-        detail: `${counts.checked} records checked${p === undefined || p.sourceUntilOffset <= p.sourceFromOffset ? ' (the source holds none below the mirror\'s committed offset)' : ` (source ${p.sourceFromOffset}-${p.sourceUntilOffset - 1})`}${problems.length === 0 ? '' : `: ${problems.join(', ')}`}${first === undefined || p === undefined ? '' : `; first: ${describeFinding(first, p.partition, p.alignment.targetPartition)}`}`,
+        detail: `${counts.checked} records checked${p === undefined || p.sourceUntilOffset <= p.sourceFromOffset ? " (the source holds none below the mirror's committed offset)" : ` (source ${p.sourceFromOffset}-${p.sourceUntilOffset - 1})`}${problems.length === 0 ? '' : `: ${problems.join(', ')}`}${first === undefined || p === undefined ? '' : `; first: ${describeFinding(first, p.partition, p.alignment.targetPartition)}`}`,
       })
     }
   }
@@ -117,21 +155,35 @@ async function verifyRows (source: AuditClient, target: AuditClient, targetConne
 }
 
 /** Each named group: its committed source offsets translated exactly, and the same offsets committed in the group on the target. */
-async function groupRows (target: AuditClient, connections: { source: ClusterConnection, target: ClusterConnection }, args: CutoverArgs, syncs: OffsetSyncIndex): Promise<CutoverRow[]> {
+async function groupRows (
+  target: AuditClient,
+  connections: { source: ClusterConnection, target: ClusterConnection },
+  args: CutoverArgs,
+  syncs: OffsetSyncIndex
+): Promise<CutoverRow[]> {
   const rows: CutoverRow[] = []
   const topics = args.topic === undefined || args.topic.length === 0 ? undefined : new Set(args.topic)
   for (const group of args.group ?? []) {
     const timeouts = { connectionTimeoutMs: args['timeout-ms'] }
-    const translated = (await translateGroupOffsets({
-      source: { ...connections.source, ...timeouts },
-      target: { ...connections.target, ...timeouts },
-      group,
-      offsetSyncsTopic: args['offset-syncs-topic'] ?? offsetSyncsTopicName(args['source-alias']),
-      syncs,
-      logger: args.verbose ? createLogger({ level: 'debug' }) : silentLogger,
-    })).filter(r => topics === undefined || topics.has(r.topic))
+    const translated = (
+      await translateGroupOffsets({
+        source: { ...connections.source, ...timeouts },
+        target: { ...connections.target, ...timeouts },
+        group,
+        offsetSyncsTopic: args['offset-syncs-topic'] ?? offsetSyncsTopicName(args['source-alias']),
+        syncs,
+        logger: args.verbose ? createLogger({ level: 'debug' }) : silentLogger,
+      })
+    ).filter(r => topics === undefined || topics.has(r.topic))
     if (translated.length === 0) {
-      rows.push({ check: 'group', topic: '-', partition: -1, group, ok: false, detail: `group '${group}' has no committed offsets${topics === undefined ? '' : ` on ${[...topics].join(',')}`} on the source cluster` })
+      rows.push({
+        check: 'group',
+        topic: '-',
+        partition: -1,
+        group,
+        ok: false,
+        detail: `group '${group}' has no committed offsets${topics === undefined ? '' : ` on ${[...topics].join(',')}`} on the source cluster`,
+      })
       continue
     }
     const onTarget = new Map<string, Map<number, number>>()
@@ -142,7 +194,10 @@ async function groupRows (target: AuditClient, connections: { source: ClusterCon
     for (const r of translated) {
       const base = { check: 'group' as const, topic: r.topic, partition: r.partition, group }
       if (r.status !== 'translated' || r.targetOffset === undefined || r.targetTopic === undefined) {
-        const why = r.status === 'not-yet-mirrored' ? `not yet mirrored (the mirror copied up to source offset ${r.mirroredUpTo ?? '-'})` : 'no offset syncs for this partition'
+        const why =
+          r.status === 'not-yet-mirrored'
+            ? `not yet mirrored (the mirror copied up to source offset ${r.mirroredUpTo ?? '-'})`
+            : 'no offset syncs for this partition'
         rows.push({ ...base, ok: false, detail: `source offset ${r.sourceOffset} cannot be translated: ${why}` })
         continue
       }

@@ -106,75 +106,131 @@ function outcomeName (plan: GroupFailoverPlan, outcome: FailoverOutcome | undefi
   return outcome?.status ?? 'planned'
 }
 
-function toJson (direction: FailoverDirection, execute: boolean, from: Side, to: Side, syncsTopic: string, syncRecords: number, reverse: { topic: string | null, records: number }, plans: readonly GroupFailoverPlan[], outcomes: readonly FailoverOutcome[]): string {
+function toJson (
+  direction: FailoverDirection,
+  execute: boolean,
+  from: Side,
+  to: Side,
+  syncsTopic: string,
+  syncRecords: number,
+  reverse: { topic: string | null, records: number },
+  plans: readonly GroupFailoverPlan[],
+  outcomes: readonly FailoverOutcome[]
+): string {
   const outcomeOf = (group: string): FailoverOutcome | undefined => outcomes.find(o => o.group === group)
-  return JSON.stringify({
-    command: direction,
-    mode: execute ? 'execute' : 'dry-run',
-    from: { cluster: from.role, bootstrap: from.connection.brokers.join(','), reverseOffsetSyncsTopic: reverse.topic, reverseOffsetSyncRecords: reverse.records },
-    to: { cluster: to.role, bootstrap: to.connection.brokers.join(','), offsetSyncsTopic: syncsTopic, offsetSyncRecords: syncRecords },
-    groups: plans.map(plan => {
-      const outcome = outcomeOf(plan.group)
-      return {
-        group: plan.group,
-        from: plan.from,
-        to: plan.to,
-        blocker: plan.blocker ?? null,
-        outcome: outcomeName(plan, outcome, execute),
-        ...(outcome?.status === 'refused' ? { kafkaCode: outcome.kafkaCode } : {}),
-        ...(outcome?.status === 'failed' ? { error: outcome.error.message } : {}),
-        writes: plan.writes.map(w => ({ topic: w.topic, partition: w.partition, offset: Number(w.offset) })),
-        partitions: plan.partitions.map(p => ({
-          topic: p.topic,
-          partition: p.partition,
-          currentOffset: Number(p.currentOffset),
-          logEndOffset: num(p.logEndOffset) ?? null,
-          lag: num(p.lag) ?? null,
-          translation: p.translation,
-          mirroredUpTo: num(p.mirroredUpTo) ?? null,
-          toTopic: p.toTopic ?? null,
-          translatedOffset: num(p.translatedOffset) ?? null,
-          reReads: num(p.reReads) ?? null,
-          toCommittedOffset: num(p.toCommittedOffset) ?? null,
-          toLogEndOffset: num(p.toLogEndOffset) ?? null,
-          plannedOffset: num(p.plannedOffset) ?? null,
-          toLag: num(p.toLag) ?? null,
-          action: p.action,
-          toTopicMissing: p.toTopicMissing ?? false,
-          actionText: actionText({ plan, partition: p, outcome }, to),
-        })),
-      }
-    }),
-  }, null, 2) + '\n'
+  return (
+    JSON.stringify(
+      {
+        command: direction,
+        mode: execute ? 'execute' : 'dry-run',
+        from: {
+          cluster: from.role,
+          bootstrap: from.connection.brokers.join(','),
+          reverseOffsetSyncsTopic: reverse.topic,
+          reverseOffsetSyncRecords: reverse.records,
+        },
+        to: { cluster: to.role, bootstrap: to.connection.brokers.join(','), offsetSyncsTopic: syncsTopic, offsetSyncRecords: syncRecords },
+        groups: plans.map(plan => {
+          const outcome = outcomeOf(plan.group)
+          return {
+            group: plan.group,
+            from: plan.from,
+            to: plan.to,
+            blocker: plan.blocker ?? null,
+            outcome: outcomeName(plan, outcome, execute),
+            ...(outcome?.status === 'refused' ? { kafkaCode: outcome.kafkaCode } : {}),
+            ...(outcome?.status === 'failed' ? { error: outcome.error.message } : {}),
+            writes: plan.writes.map(w => ({ topic: w.topic, partition: w.partition, offset: Number(w.offset) })),
+            partitions: plan.partitions.map(p => ({
+              topic: p.topic,
+              partition: p.partition,
+              currentOffset: Number(p.currentOffset),
+              logEndOffset: num(p.logEndOffset) ?? null,
+              lag: num(p.lag) ?? null,
+              translation: p.translation,
+              mirroredUpTo: num(p.mirroredUpTo) ?? null,
+              toTopic: p.toTopic ?? null,
+              translatedOffset: num(p.translatedOffset) ?? null,
+              reReads: num(p.reReads) ?? null,
+              toCommittedOffset: num(p.toCommittedOffset) ?? null,
+              toLogEndOffset: num(p.toLogEndOffset) ?? null,
+              plannedOffset: num(p.plannedOffset) ?? null,
+              toLag: num(p.toLag) ?? null,
+              action: p.action,
+              toTopicMissing: p.toTopicMissing ?? false,
+              actionText: actionText({ plan, partition: p, outcome }, to),
+            })),
+          }
+        }),
+      },
+      null,
+      2
+    ) + '\n'
+  )
 }
 
-function groupNotes (direction: FailoverDirection, plan: GroupFailoverPlan, outcome: FailoverOutcome | undefined, execute: boolean, from: Side, to: Side, topics: readonly string[] | undefined): string[] {
+function groupNotes (
+  direction: FailoverDirection,
+  plan: GroupFailoverPlan,
+  outcome: FailoverOutcome | undefined,
+  execute: boolean,
+  from: Side,
+  to: Side,
+  topics: readonly string[] | undefined
+): string[] {
   const notes: string[] = []
-  if (plan.from.members > 0) notes.push(`mirror-check: warning: group '${plan.group}' still has ${plan.from.members} member(s) on ${where(from)}: they may commit past this plan; stop them before moving the group`)
-  if (plan.blocker === 'no-offsets') notes.push(`mirror-check: group '${plan.group}' has no committed offsets${topics === undefined ? '' : ` on ${topics.join(', ')}`} on ${where(from)}; check --group${topics === undefined ? '' : ' and --topic'}`)
+  if (plan.from.members > 0) {
+    notes.push(
+      `mirror-check: warning: group '${plan.group}' still has ${plan.from.members} member(s) on ${where(from)}: they may commit past this plan; stop them before moving the group`
+    )
+  }
+  if (plan.blocker === 'no-offsets') {
+    notes.push(
+      `mirror-check: group '${plan.group}' has no committed offsets${topics === undefined ? '' : ` on ${topics.join(', ')}`} on ${where(from)}; check --group${topics === undefined ? '' : ' and --topic'}`
+    )
+  }
   if (plan.blocker === 'untranslatable') {
-    const reason = (p: FailoverPartitionPlan): string => p.toTopicMissing === true ? `${p.toTopic} does not exist on the ${to.role}` : p.translation === 'no-syncs' ? 'no offset syncs' : `not yet mirrored, mirrored up to ${p.mirroredUpTo ?? '-'}`
+    const reason = (p: FailoverPartitionPlan): string =>
+      p.toTopicMissing === true
+        ? `${p.toTopic} does not exist on the ${to.role}`
+        : p.translation === 'no-syncs'
+          ? 'no offset syncs'
+          : `not yet mirrored, mirrored up to ${p.mirroredUpTo ?? '-'}`
     const bad = plan.partitions.filter(p => p.action === 'untranslatable').map(p => `${p.topic}-${p.partition} (${reason(p)})`)
     const advice: string[] = []
     if (plan.partitions.some(p => p.toTopicMissing === true)) advice.push(`check the topics on the ${to.role}`)
-    if (plan.partitions.some(p => p.translation === 'no-syncs')) advice.push(direction === 'failback' ? 'mirror those topics back with the target -> source flow' : 'check that the sidecar mirrors those topics')
+    if (plan.partitions.some(p => p.translation === 'no-syncs')) { advice.push(direction === 'failback' ? 'mirror those topics back with the target -> source flow' : 'check that the sidecar mirrors those topics') }
     if (plan.partitions.some(p => p.translation === 'not-yet-mirrored')) advice.push('wait until the mirror copied that far')
-    notes.push(`mirror-check: group '${plan.group}': ${bad.join(', ')} cannot be translated exactly; nothing of the group ${execute ? 'was' : 'would be'} written. ${advice.join(' and ').replace(/^./, c => c.toUpperCase())}, or limit the move with --topic`)
+    notes.push(
+      `mirror-check: group '${plan.group}': ${bad.join(', ')} cannot be translated exactly; nothing of the group ${execute ? 'was' : 'would be'} written. ${advice.join(' and ').replace(/^./, c => c.toUpperCase())}, or limit the move with --topic`
+    )
   }
   if (plan.blocker === 'active') {
-    notes.push(execute
-      ? `mirror-check: group '${plan.group}' has ${plan.to.members} active member(s) on ${where(to)}: refused, nothing written; stop its consumers there, then run again`
-      : `mirror-check: group '${plan.group}' has ${plan.to.members} active member(s) on ${where(to)}: --execute would refuse it; stop its consumers there first`)
+    notes.push(
+      execute
+        ? `mirror-check: group '${plan.group}' has ${plan.to.members} active member(s) on ${where(to)}: refused, nothing written; stop its consumers there, then run again`
+        : `mirror-check: group '${plan.group}' has ${plan.to.members} active member(s) on ${where(to)}: --execute would refuse it; stop its consumers there first`
+    )
   }
   const reRead = plan.partitions.filter(p => p.action === 'commit' && p.reReads !== undefined && p.reReads > 0n)
   if (reRead.length > 0) {
-    notes.push(`mirror-check: group '${plan.group}': ${reRead.map(p => `${p.toTopic}-${p.partition} (${p.reReads})`).join(', ')}: the two clusters hold those records in different orders (both took writes while the flows copied them), so no offset is exact; the plan starts at the first record the group has not read (nothing skipped) and the group reads that many records again`)
+    notes.push(
+      `mirror-check: group '${plan.group}': ${reRead.map(p => `${p.toTopic}-${p.partition} (${p.reReads})`).join(', ')}: the two clusters hold those records in different orders (both took writes while the flows copied them), so no offset is exact; the plan starts at the first record the group has not read (nothing skipped) and the group reads that many records again`
+    )
   }
   const kept = plan.partitions.filter(p => p.action === 'keep-ahead')
-  if (kept.length > 0) notes.push(`mirror-check: group '${plan.group}': ${kept.map(p => `${p.toTopic}-${p.partition}`).join(', ')} already committed past the translation on the ${to.role}; kept (offsets are never rewound)`)
+  if (kept.length > 0) {
+    notes.push(
+      `mirror-check: group '${plan.group}': ${kept.map(p => `${p.toTopic}-${p.partition}`).join(', ')} already committed past the translation on the ${to.role}; kept (offsets are never rewound)`
+    )
+  }
   if (outcome?.status === 'written') notes.push(`mirror-check: committed ${outcome.offsets} offset(s) of group '${plan.group}' on ${where(to)}`)
   if (outcome?.status === 'failed') notes.push(`mirror-check: group '${plan.group}': ${outcome.error.message}; nothing of the group written`)
-  if (outcome?.status === 'refused') notes.push(`mirror-check: group '${plan.group}': ${where(to)} refused the commit (${outcome.kafkaCode}): a member joined since the plan; nothing of the group written`)
+  if (outcome?.status === 'refused') {
+    notes.push(
+      `mirror-check: group '${plan.group}': ${where(to)} refused the commit (${outcome.kafkaCode}): a member joined since the plan; nothing of the group written`
+    )
+  }
   return notes
 }
 
@@ -216,11 +272,16 @@ async function mm2Translation (args: FailoverArgs, mm2: { topic: string, onTarge
   }
   if (syncs === undefined) throw new UsageError(`--mm2: no topic ${mm2.topic} on ${where(from)} nor ${mm2.onTarget} on ${where(to)}; give --target-alias and --source-alias as MirrorMaker 2's aliases, or --mm2-offset-syncs-topic`)
   const found = syncs
-  const translate = (group: string, committed: ReadonlyArray<{ topic: string, partition: number, offset: bigint }>): GroupTranslationRow[] => committed.map(({ topic, partition, offset }): GroupTranslationRow => {
-    const targetOffset = mm2TranslateFrom(found, topic, partition, offset)
-    const base = { group, topic, partition, sourceOffset: offset }
-    return targetOffset === undefined ? { ...base, status: 'no-syncs' } : { ...base, status: 'translated', targetTopic: targetTopicName(policy, sourceAlias, topic), targetOffset }
-  }).sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition)
+  const translate = (group: string, committed: ReadonlyArray<{ topic: string, partition: number, offset: bigint }>): GroupTranslationRow[] =>
+    committed
+      .map(({ topic, partition, offset }): GroupTranslationRow => {
+        const targetOffset = mm2TranslateFrom(found, topic, partition, offset)
+        const base = { group, topic, partition, sourceOffset: offset }
+        return targetOffset === undefined
+          ? { ...base, status: 'no-syncs' }
+          : { ...base, status: 'translated', targetTopic: targetTopicName(policy, sourceAlias, topic), targetOffset }
+      })
+      .sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition)
   return { topic, records: [...found.values()].reduce((n, list) => n + list.length, 0), translate }
 }
 
@@ -295,7 +356,14 @@ async function failoverOutput (direction: FailoverDirection, args: FailoverArgs)
     if (direction === 'failback' && reverseSyncs?.records === 0) notes.push(`mirror-check: warning: no offset syncs in ${reverseTopic} on ${where(from)} (the source -> target flow): records that came from the source are not told apart from the target's own; a group still reading them on the target would skip the rest of them. Name that flow's topic with --source-alias or --reverse-offset-syncs-topic`)
     translation = { syncs, ...(reverseSyncs === undefined || reverseSyncs.records === 0 ? {} : { reverseSyncs }) }
   }
-  const plans = await planGroupFailover({ from: from.connection, to: to.connection, groups, ...(args.topic === undefined ? {} : { topics: args.topic }), ...translation, logger })
+  const plans = await planGroupFailover({
+    from: from.connection,
+    to: to.connection,
+    groups,
+    ...(args.topic === undefined ? {} : { topics: args.topic }),
+    ...translation,
+    logger,
+  })
   const outcomes = args.execute ? await executeGroupFailover(to.connection, plans, logger) : []
 
   for (const plan of plans) notes.push(...groupNotes(direction, plan, outcomes.find(o => o.group === plan.group), args.execute, from, to, args.topic))
@@ -303,9 +371,24 @@ async function failoverOutput (direction: FailoverDirection, args: FailoverArgs)
   if (!args.execute) notes.push(writes === 0 ? 'mirror-check: dry run: nothing to write' : `mirror-check: dry run, nothing written; --execute would commit ${writes} offset(s) on ${where(to)}`)
 
   const ok = plans.every(p => p.blocker === undefined) && outcomes.every(o => o.status === 'written' || o.status === 'nothing-to-write')
-  const text = args.format === 'json'
-    ? toJson(direction, args.execute, from, to, mm2Topic ?? syncsTopic, syncRecords, { topic: mm2 === undefined ? reverseTopic : null, records: reverseRecords }, plans, outcomes)
-    : render(args.format, columns(to), plans.flatMap(plan => plan.partitions.map(partition => ({ plan, partition, outcome: outcomes.find(o => o.group === plan.group) }))))
+  const text =
+    args.format === 'json'
+      ? toJson(
+        direction,
+        args.execute,
+        from,
+        to,
+        mm2Topic ?? syncsTopic,
+        syncRecords,
+        { topic: mm2 === undefined ? reverseTopic : null, records: reverseRecords },
+        plans,
+        outcomes
+      )
+      : render(
+        args.format,
+        columns(to),
+        plans.flatMap(plan => plan.partitions.map(partition => ({ plan, partition, outcome: outcomes.find(o => o.group === plan.group) })))
+      )
   const failed = outcomes.some(o => o.status === 'failed')
   return { text, notes, exitCode: failed ? ExitCode.ERROR : ok ? ExitCode.OK : ExitCode.CHECK_FAILED }
 }

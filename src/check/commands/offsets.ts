@@ -140,7 +140,13 @@ async function groupLosses (client: AuditClient, groups: readonly GroupOffsets[]
         starts.set(r.topic, topicStarts)
       }
       const logStartOffset = topicStarts.get(r.partition)
-      rows.push({ topic: r.topic, partition: r.partition, committedOffset: r.currentOffset, ...(logStartOffset === undefined ? {} : { logStartOffset }), ...(r.logEndOffset === undefined ? {} : { logEndOffset: r.logEndOffset }) })
+      rows.push({
+        topic: r.topic,
+        partition: r.partition,
+        committedOffset: r.currentOffset,
+        ...(logStartOffset === undefined ? {} : { logStartOffset }),
+        ...(r.logEndOffset === undefined ? {} : { logEndOffset: r.logEndOffset }),
+      })
     }
     out.push(...lossEvidence(rows, group.group))
   }

@@ -67,7 +67,11 @@ async function mm2Output (args: TranslateArgs): Promise<{ text: string, notes: s
     try {
       // offset-syncs.topic.location: the source by default, named after the target alias; on the target, MirrorMaker 2 names it after the source alias.
       const targetSyncsTopic = args['mm2-offset-syncs-topic'] ?? mm2OffsetSyncsTopicName(args['source-alias'])
-      const syncs = await source.hasTopic(syncsTopic) ? { client: source, topic: syncsTopic } : await target.hasTopic(targetSyncsTopic) ? { client: target, topic: targetSyncsTopic } : undefined
+      const syncs = (await source.hasTopic(syncsTopic))
+        ? { client: source, topic: syncsTopic }
+        : (await target.hasTopic(targetSyncsTopic))
+            ? { client: target, topic: targetSyncsTopic }
+            : undefined
       if (syncs === undefined) throw new UsageError(`--mm2: no topic ${syncsTopic} on the source (${sourceConnection.brokers.join(',')}) nor ${targetSyncsTopic} on the target cluster (${targetConnection.brokers.join(',')}); give --target-alias and --source-alias as MirrorMaker 2's aliases, or --mm2-offset-syncs-topic`)
       const rows = await translateGroupThroughMm2(source, target, {
         group: args.group,

@@ -104,16 +104,38 @@ export async function verifyDigests (args: VerifyArgs): Promise<ExitCode> {
     const passed = !nothing && digestCheckPassed(results, args['allow-duplicates'])
     const findingLines = results.flatMap(p => p.findings.map(describeDigestFinding))
     if (args.format === 'json') {
-      await write(JSON.stringify({
-        topic: args.topic,
-        targetTopic,
-        digestsTopic,
-        passed,
-        seconds,
-        total: sum,
-        partitions: results.map(p => ({ ...p, findings: p.findings.map(f => ({ kind: f.kind, records: f.records, targetOffset: f.targetOffset ?? null, targetFrom: f.targetFrom, targetUntil: f.targetUntil, digest: { sourceFirst: String(f.digest.sourceFirst), sourceLast: String(f.digest.sourceLast), targetStart: String(f.digest.targetStart), count: f.digest.count }, text: describeDigestFinding(f) })) })),
-        notes,
-      }, null, 2) + '\n')
+      await write(
+        JSON.stringify(
+          {
+            topic: args.topic,
+            targetTopic,
+            digestsTopic,
+            passed,
+            seconds,
+            total: sum,
+            partitions: results.map(p => ({
+              ...p,
+              findings: p.findings.map(f => ({
+                kind: f.kind,
+                records: f.records,
+                targetOffset: f.targetOffset ?? null,
+                targetFrom: f.targetFrom,
+                targetUntil: f.targetUntil,
+                digest: {
+                  sourceFirst: String(f.digest.sourceFirst),
+                  sourceLast: String(f.digest.sourceLast),
+                  targetStart: String(f.digest.targetStart),
+                  count: f.digest.count,
+                },
+                text: describeDigestFinding(f),
+              })),
+            })),
+            notes,
+          },
+          null,
+          2
+        ) + '\n'
+      )
     } else {
       const rows: Row[] = results.map(p => ({ label: p.partition, p, ...(p.findings[0] === undefined ? {} : { first: describeDigestFinding(p.findings[0]) }) }))
       rows.push({ label: 'TOTAL', p: sum })

@@ -74,7 +74,10 @@ const columns: Column<Row>[] = [
   { header: 'FIRST-PROBLEM', value: r => r.first },
 ]
 
-function progressBar (): { update: (p: { partition: number, sourceOffset: number, fromOffset: number, untilOffset: number, bytes: number }) => void, done: () => void } {
+function progressBar (): {
+  update: (p: { partition: number, sourceOffset: number, fromOffset: number, untilOffset: number, bytes: number }) => void
+  done: () => void
+} {
   if (process.stderr.isTTY !== true) return { update: () => {}, done: () => {} }
   const started = Date.now()
   let last = 0
@@ -88,9 +91,13 @@ function progressBar (): { update: (p: { partition: number, sourceOffset: number
       const width = 30
       const filled = Math.round(ratio * width)
       const mbps = p.bytes / 1_048_576 / Math.max(0.001, (now - started) / 1000)
-      process.stderr.write(`\r\x1b[Kpartition ${p.partition} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(ratio * 100).toFixed(0)}% ${mbps.toFixed(1)} MB/s`)
+      process.stderr.write(
+        `\r\x1b[Kpartition ${p.partition} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(ratio * 100).toFixed(0)}% ${mbps.toFixed(1)} MB/s`
+      )
     },
-    done: () => { process.stderr.write('\r\x1b[K') },
+    done: () => {
+      process.stderr.write('\r\x1b[K')
+    },
   }
 }
 
@@ -166,27 +173,52 @@ async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Promise<voi
         const notes = [...alignmentNotes, ...result.notes, ...result.partitions.flatMap(p => p.notes)]
         const byPartition = result.partitions.map(p => [p.partition, alignedBy(p.alignment)] as [number, AlignedBy])
         if (args.format === 'json') {
-          await write(JSON.stringify({
-            topic: args.topic,
-            targetTopic,
-            passed,
-            waitTimedOut,
-            notVerified,
-            seconds,
-            checkedUpTo: result.checkedUpTo,
-            total,
-            beyondCommitted: beyond,
-            alignment: { offsetSyncsTopic: choice.offsetSyncsTopic ?? null, byPartition: Object.fromEntries(byPartition) },
-            partitions: result.partitions.map(p => ({ partition: p.partition, sourceFromOffset: p.sourceFromOffset, sourceUntilOffset: p.sourceUntilOffset, alignment: p.alignment, earlierCopies: p.earlierCopies ?? null, beyondCommitted: p.beyondCommitted ?? null, counts: p.counts, findings: p.findings.map(({ hash: _hash, ...f }) => f), findingsNotListed: findingsNotListed(p), notes: p.notes })),
-            misplaced,
-            notes: [...alignmentNotes, ...result.notes],
-          }, null, 2) + '\n')
+          await write(
+            JSON.stringify(
+              {
+                topic: args.topic,
+                targetTopic,
+                passed,
+                waitTimedOut,
+                notVerified,
+                seconds,
+                checkedUpTo: result.checkedUpTo,
+                total,
+                beyondCommitted: beyond,
+                alignment: { offsetSyncsTopic: choice.offsetSyncsTopic ?? null, byPartition: Object.fromEntries(byPartition) },
+                partitions: result.partitions.map(p => ({
+                  partition: p.partition,
+                  sourceFromOffset: p.sourceFromOffset,
+                  sourceUntilOffset: p.sourceUntilOffset,
+                  alignment: p.alignment,
+                  earlierCopies: p.earlierCopies ?? null,
+                  beyondCommitted: p.beyondCommitted ?? null,
+                  counts: p.counts,
+                  findings: p.findings.map(({ hash: _hash, ...f }) => f),
+                  findingsNotListed: findingsNotListed(p),
+                  notes: p.notes,
+                })),
+                misplaced,
+                notes: [...alignmentNotes, ...result.notes],
+              },
+              null,
+              2
+            ) + '\n'
+          )
         } else {
           const rows: Row[] = result.partitions.map(p => ({
             label: p.partition,
             v: p,
             counts: p.counts,
-            ...(p.findings[0] === undefined ? {} : { first: describeFinding([...p.findings].sort((a, b) => (a.sourceOffset ?? a.targetOffset ?? 0) - (b.sourceOffset ?? b.targetOffset ?? 0))[0]!, p.partition, p.alignment.targetPartition) }),
+            ...(p.findings[0] === undefined
+              ? {}
+              : {
+                  first: describeFinding(
+                    [...p.findings].sort((a, b) => (a.sourceOffset ?? a.targetOffset ?? 0) - (b.sourceOffset ?? b.targetOffset ?? 0))[0]!,
+                    p.partition,
+                    p.alignment.targetPartition
+                  ),
+                }),
           }))
           rows.push({ label: 'TOTAL', counts: total })
           let text = render(args.format, columns, rows)

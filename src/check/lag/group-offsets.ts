@@ -75,7 +75,10 @@ export async function describeGroupOffsets (client: AuditClient, group: string, 
   const slots: Slot[] = []
   const assigned = new Set<string>()
   // Kafka's tool lists members with the most partitions first (a stable sort), each member's partitions by topic then partition.
-  const ordered = members.filter(m => m.assignment.length > 0).map((m, i) => ({ m, i })).sort((a, b) => b.m.assignment.length - a.m.assignment.length || a.i - b.i)
+  const ordered = members
+    .filter(m => m.assignment.length > 0)
+    .map((m, i) => ({ m, i }))
+    .sort((a, b) => b.m.assignment.length - a.m.assignment.length || a.i - b.i)
   for (const { m } of ordered) {
     for (const tp of m.assignment) {
       assigned.add(`${tp.topic}\u0000${tp.partition}`)

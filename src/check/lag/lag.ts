@@ -56,11 +56,14 @@ export interface LagThresholds {
 }
 
 /** Partitions over a threshold, each with the reason, for the one-line summary of a failed check. */
-export function lagViolations (rows: ReadonlyArray<{ readonly topic: string, readonly partition: number, readonly lag?: number, readonly lagSeconds?: number }>, thresholds: LagThresholds): string[] {
+export function lagViolations (
+  rows: ReadonlyArray<{ readonly topic: string, readonly partition: number, readonly lag?: number, readonly lagSeconds?: number }>,
+  thresholds: LagThresholds
+): string[] {
   const out: string[] = []
   for (const row of rows) {
-    if (thresholds.maxLagRecords !== undefined && (row.lag ?? 0) > thresholds.maxLagRecords) out.push(`${row.topic}-${row.partition}: lag ${row.lag} records > ${thresholds.maxLagRecords}`)
-    if (thresholds.maxLagSeconds !== undefined && (row.lagSeconds ?? 0) > thresholds.maxLagSeconds) out.push(`${row.topic}-${row.partition}: lag ${row.lagSeconds} s > ${thresholds.maxLagSeconds} s`)
+    if (thresholds.maxLagRecords !== undefined && (row.lag ?? 0) > thresholds.maxLagRecords) { out.push(`${row.topic}-${row.partition}: lag ${row.lag} records > ${thresholds.maxLagRecords}`) }
+    if (thresholds.maxLagSeconds !== undefined && (row.lagSeconds ?? 0) > thresholds.maxLagSeconds) { out.push(`${row.topic}-${row.partition}: lag ${row.lagSeconds} s > ${thresholds.maxLagSeconds} s`) }
   }
   return out
 }

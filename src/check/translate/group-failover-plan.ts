@@ -154,13 +154,21 @@ export async function planGroupFailover (options: PlanGroupFailoverOptions): Pro
     const plans: GroupFailoverPlan[] = []
     for (const group of options.groups) {
       const committed = await from.committedOffsets(group, options.topics)
-      const rows = options.translate === undefined
-        ? await withoutForeignPrefix(translateCommittedOffsets(group, committed, options.syncs, options.reverseSyncs), options.syncs, topic => to.logOffsets(topic), options.reverseSyncs)
-        : options.translate(group, committed)
+      const rows =
+        options.translate === undefined
+          ? await withoutForeignPrefix(
+            translateCommittedOffsets(group, committed, options.syncs, options.reverseSyncs),
+            options.syncs,
+            topic => to.logOffsets(topic),
+            options.reverseSyncs
+          )
+          : options.translate(group, committed)
       const fromDescription = await from.describe(group)
       const toDescription = await to.describe(group)
       const targetTopics = [...new Set(rows.flatMap(r => r.targetTopic === undefined || !toTopics.has(r.targetTopic) ? [] : [r.targetTopic]))]
-      const toCommitted = new Map((targetTopics.length === 0 ? [] : await to.committedOffsets(group, targetTopics)).map(o => [key(o.topic, o.partition), o.offset]))
+      const toCommitted = new Map(
+        (targetTopics.length === 0 ? [] : await to.committedOffsets(group, targetTopics)).map(o => [key(o.topic, o.partition), o.offset])
+      )
       const fromEnds = await endOffsets(from, rows.map(r => r.topic), fromTopics)
       const toEnds = await endOffsets(to, targetTopics, toTopics)
       const partitions = rows.map((row): FailoverPartitionPlan => {
@@ -185,7 +193,9 @@ export async function planGroupFailover (options: PlanGroupFailoverOptions): Pro
           ...(toCommittedOffset === undefined ? {} : { toCommittedOffset }),
           ...(toLogEndOffset === undefined ? {} : { toLogEndOffset }),
           ...(plannedOffset === undefined ? {} : { plannedOffset }),
-          ...(plannedOffset === undefined || toLogEndOffset === undefined ? {} : { toLag: toLogEndOffset > plannedOffset ? toLogEndOffset - plannedOffset : 0n }),
+          ...(plannedOffset === undefined || toLogEndOffset === undefined
+            ? {}
+            : { toLag: toLogEndOffset > plannedOffset ? toLogEndOffset - plannedOffset : 0n }),
           action,
         }
       })
@@ -216,7 +226,11 @@ const GROUP_ACTIVE_CODES = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', '
  * with members is never written. Plans with a blocker are skipped; nothing else is written. A
  * failed commit is reported in its group's outcome and the other groups are still written.
  */
-export async function executeGroupFailover (to: ClusterConnection, plans: readonly GroupFailoverPlan[], logger: Logger = silentLogger): Promise<FailoverOutcome[]> {
+export async function executeGroupFailover (
+  to: ClusterConnection,
+  plans: readonly GroupFailoverPlan[],
+  logger: Logger = silentLogger
+): Promise<FailoverOutcome[]> {
   const admin = new GroupAdmin(to, logger)
   const outcomes: FailoverOutcome[] = []
   try {
@@ -235,9 +249,11 @@ export async function executeGroupFailover (to: ClusterConnection, plans: readon
         outcomes.push({ group: plan.group, status: 'written', offsets: plan.writes.length })
       } catch (error) {
         const code = errorLabel(error)
-        outcomes.push(GROUP_ACTIVE_CODES.has(code)
-          ? { group: plan.group, status: 'refused', kafkaCode: code }
-          : { group: plan.group, status: 'failed', error: error instanceof Error ? error : new Error(String(error)) })
+        outcomes.push(
+          GROUP_ACTIVE_CODES.has(code)
+            ? { group: plan.group, status: 'refused', kafkaCode: code }
+            : { group: plan.group, status: 'failed', error: error instanceof Error ? error : new Error(String(error)) }
+        )
       }
     }
     return outcomes

@@ -81,8 +81,12 @@ export interface Mm2TranslateOptions {
  * from its offset syncs with its rule (`mm2Translate`), next to the checkpoint it last wrote. Reads only.
  */
 export async function translateGroupThroughMm2 (source: AuditClient, target: AuditClient, options: Mm2TranslateOptions): Promise<Mm2TranslationRow[]> {
-  const committed = await source.call(() => source.admin.fetchOffsets({ groupId: options.group, ...(options.topic === undefined ? {} : { topics: [options.topic] }) }))
-  const checkpoints = await target.hasTopic(options.checkpointsTopic) ? await mm2CheckpointsOf(target, options.checkpointsTopic, options.group) : new Map<string, Mm2CheckpointRecord>()
+  const committed = await source.call(() =>
+    source.admin.fetchOffsets({ groupId: options.group, ...(options.topic === undefined ? {} : { topics: [options.topic] }) })
+  )
+  const checkpoints = (await target.hasTopic(options.checkpointsTopic))
+    ? await mm2CheckpointsOf(target, options.checkpointsTopic, options.group)
+    : new Map<string, Mm2CheckpointRecord>()
   const syncs = await mm2OffsetSyncsOf(options.offsetSyncs.client, options.offsetSyncs.topic, new Set(committed.map(c => c.topic)))
   const rows: Mm2TranslationRow[] = []
   for (const { topic, partitions } of committed) {

@@ -59,7 +59,12 @@ export async function translateGroupOffsets (options: TranslateGroupOptions): Pr
   const target = new GroupAdmin(options.target, logger)
   await target.start()
   try {
-    return await withoutForeignPrefix(translateCommittedOffsets(options.group, committed, syncs, options.reverseSyncs), syncs, topic => target.logOffsets(topic), options.reverseSyncs)
+    return await withoutForeignPrefix(
+      translateCommittedOffsets(options.group, committed, syncs, options.reverseSyncs),
+      syncs,
+      topic => target.logOffsets(topic),
+      options.reverseSyncs
+    )
   } finally {
     await target.stop()
   }
@@ -75,14 +80,19 @@ export async function translateGroupOffsets (options: TranslateGroupOptions): Pr
  * copied the other way, and `translateBothWays` already mapped the group through them).
  * `logOffsetsOf` reads a target topic's logs.
  */
-export async function withoutForeignPrefix (rows: readonly GroupTranslationRow[], syncs: OffsetSyncIndex, logOffsetsOf: (topic: string) => Promise<ReadonlyMap<number, PartitionLogOffsets>>, reverseSyncs?: OffsetSyncIndex): Promise<GroupTranslationRow[]> {
+export async function withoutForeignPrefix (
+  rows: readonly GroupTranslationRow[],
+  syncs: OffsetSyncIndex,
+  logOffsetsOf: (topic: string) => Promise<ReadonlyMap<number, PartitionLogOffsets>>,
+  reverseSyncs?: OffsetSyncIndex
+): Promise<GroupTranslationRow[]> {
   const logs = new Map<string, Promise<ReadonlyMap<number, PartitionLogOffsets>>>()
   const out: GroupTranslationRow[] = []
   for (const row of rows) {
     const first = row.status === 'translated' ? syncs.firstRange(row.topic, row.partition) : undefined
     if (first !== undefined && row.sourceOffset < first.sourceStart && reverseSyncs?.firstRange(first.targetTopic, row.partition) === undefined) {
       let log = logs.get(first.targetTopic)
-      if (log === undefined) logs.set(first.targetTopic, log = logOffsetsOf(first.targetTopic))
+      if (log === undefined) logs.set(first.targetTopic, (log = logOffsetsOf(first.targetTopic)))
       const logStart = (await log).get(row.partition)?.logStartOffset
       // A target partition it cannot read (no such topic) is left as it is: the caller reports that itself.
       if (logStart !== undefined && logStart < first.targetStart) {
@@ -100,7 +110,12 @@ export async function withoutForeignPrefix (rows: readonly GroupTranslationRow[]
  * target) and, when given, `reverseSyncs` (the flow target -> source, on the source: records
  * produced on the target and copied back); rows sorted by topic and partition.
  */
-export function translateCommittedOffsets (group: string, committed: readonly GroupOffset[], syncs: OffsetSyncIndex, reverseSyncs?: OffsetSyncIndex): GroupTranslationRow[] {
+export function translateCommittedOffsets (
+  group: string,
+  committed: readonly GroupOffset[],
+  syncs: OffsetSyncIndex,
+  reverseSyncs?: OffsetSyncIndex
+): GroupTranslationRow[] {
   const rows: GroupTranslationRow[] = committed.map(({ topic, partition, offset }) => {
     const base = { group, topic, partition, sourceOffset: offset }
     const t = translateBothWays(syncs, reverseSyncs, topic, partition, offset)

@@ -75,7 +75,13 @@ const clamp = (value: bigint, max: bigint): bigint => value < 0n ? 0n : value > 
  * forward translation, exact as before. A forward translation that is not `translated` is returned
  * as it is (not yet mirrored: nothing is guessed).
  */
-export function translateBothWays (forward: OffsetSyncIndex, reverse: OffsetSyncIndex | undefined, topic: string, partition: number, offset: bigint): TwoWayTranslation {
+export function translateBothWays (
+  forward: OffsetSyncIndex,
+  reverse: OffsetSyncIndex | undefined,
+  topic: string,
+  partition: number,
+  offset: bigint
+): TwoWayTranslation {
   const fwd = forward.translate(topic, partition, offset)
   if (fwd.status !== 'translated') return fwd
   const toTopic = fwd.targetTopic

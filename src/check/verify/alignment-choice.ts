@@ -36,11 +36,21 @@ export interface AlignmentChoice {
  * order aligner where they cannot answer; else the order aligner alone. The syncs are read at the
  * first alignment, after `--wait`, so they cover what was mirrored meanwhile.
  */
-export async function chooseAlignment (args: AlignmentOptions, target: AuditClient, targetConnection: ClusterConnection, targetTopic: string, notes: string[]): Promise<AlignmentChoice> {
+export async function chooseAlignment (
+  args: AlignmentOptions,
+  target: AuditClient,
+  targetConnection: ClusterConnection,
+  targetTopic: string,
+  notes: string[]
+): Promise<AlignmentChoice> {
   if (!args['offset-syncs']) return { orderReason: '--no-offset-syncs' }
   const topic = args['offset-syncs-topic'] ?? offsetSyncsTopicName(args['source-alias'])
   if (!(await target.hasTopic(topic))) {
-    if (args['offset-syncs-topic'] !== undefined) throw new UsageError(`--offset-syncs-topic "${topic}": no such topic on the target cluster (${targetConnection.brokers.join(',')}); check the name, or leave the flag out to align by order`)
+    if (args['offset-syncs-topic'] !== undefined) {
+      throw new UsageError(
+        `--offset-syncs-topic "${topic}": no such topic on the target cluster (${targetConnection.brokers.join(',')}); check the name, or leave the flag out to align by order`
+      )
+    }
     return { orderReason: `no offset-syncs topic ${topic} on the target` }
   }
   const logger = args.verbose ? createLogger({ level: 'debug' }) : silentLogger
@@ -48,7 +58,11 @@ export async function chooseAlignment (args: AlignmentOptions, target: AuditClie
   let loaded: ReturnType<typeof loadOffsetSyncs> | undefined
   const load = async (order: Aligner): Promise<Aligner> => {
     const index = await (loaded ??= loadOffsetSyncs({ ...targetConnection, connectionTimeoutMs: args['timeout-ms'] }, topic, logger))
-    const elsewhere = index.partitions().filter(p => p.sourceTopic === args.topic).flatMap(p => index.ranges(args.topic, p.partition)).find(r => r.targetTopic !== targetTopic)
+    const elsewhere = index
+      .partitions()
+      .filter(p => p.sourceTopic === args.topic)
+      .flatMap(p => index.ranges(args.topic, p.partition))
+      .find(r => r.targetTopic !== targetTopic)
     if (elsewhere === undefined) return new OffsetSyncAligner(index, args.topic, order)
     notes.push(`offset syncs in ${topic} map ${args.topic} to ${elsewhere.targetTopic}, not ${targetTopic}: aligned by order`)
     return order

@@ -80,5 +80,13 @@ export async function examineBeyondCommitted (options: BeyondCommittedOptions): 
       }
     }
   }
-  return { fromTargetOffset: options.fromTargetOffset, untilTargetOffset: options.untilTargetOffset, records, duplicated, unmatched, duplicateOffsets, examined }
+  return {
+    fromTargetOffset: options.fromTargetOffset,
+    untilTargetOffset: options.untilTargetOffset,
+    records,
+    duplicated,
+    unmatched,
+    duplicateOffsets,
+    examined,
+  }
 }

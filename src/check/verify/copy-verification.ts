@@ -45,7 +45,14 @@ export interface CopyVerification {
 }
 
 /** Waits until the copy caught up; false when `waitSeconds` passed first (and a note says why). */
-async function waitForCopy (options: CopyVerificationOptions, partitions: readonly number[], sourceStarts: Map<number, number>, sourceEnds: Map<number, number>, hasGroup: boolean, notes: string[]): Promise<boolean> {
+async function waitForCopy (
+  options: CopyVerificationOptions,
+  partitions: readonly number[],
+  sourceStarts: Map<number, number>,
+  sourceEnds: Map<number, number>,
+  hasGroup: boolean,
+  notes: string[]
+): Promise<boolean> {
   const deadline = Date.now() + (options.waitSeconds ?? 0) * 1000
   if (hasGroup) {
     for (;;) {
@@ -98,7 +105,8 @@ export async function verifyCopy (options: CopyVerificationOptions): Promise<Cop
   if (options.until === 'mirrored' && !hasGroup) {
     throw new MirrorError(ErrorCodes.CONFIG, `--until-mirrored: consumer group '${options.group}' does not exist on the source cluster; name the mirror's group with --group`)
   }
-  const waitTimedOut = options.waitSeconds !== undefined && options.waitSeconds > 0 && !await waitForCopy(options, partitions, sourceStarts, sourceEnds, hasGroup, notes)
+  const waitTimedOut =
+    options.waitSeconds !== undefined && options.waitSeconds > 0 && !(await waitForCopy(options, partitions, sourceStarts, sourceEnds, hasGroup, notes))
 
   const committed = hasGroup ? await committedOffsets(source, options.group, topic) : new Map<number, number>()
   const fromByTime = options.from !== undefined && 'timestampMs' in options.from ? await source.listOffsets(topic, partitions, { timestampMs: options.from.timestampMs }, 'read_committed') : undefined
@@ -155,7 +163,10 @@ export async function verifyCopy (options: CopyVerificationOptions): Promise<Cop
     const hasTarget = targetPartitions.includes(targetPartition)
     const targetEnd = targetEnds.get(targetPartition) ?? 0
     // Records below the target's log start are gone (retention): no earlier copy can be read there.
-    const earliestCopy = Math.min(alignment.targetOffset, Math.max(targetStarts.get(targetPartition) ?? 0, alignment.earliestCopyOffset ?? alignment.targetOffset))
+    const earliestCopy = Math.min(
+      alignment.targetOffset,
+      Math.max(targetStarts.get(targetPartition) ?? 0, alignment.earliestCopyOffset ?? alignment.targetOffset)
+    )
     const result = await compareWithEarlierCopies({
       source: at => digestStreamOfChunks(sourceReader(partition).digestChunks(at, end)),
       target: (at, upTo) => hasTarget ? digestStreamOfChunks(targetReader(targetPartition).digestChunks(at, upTo ?? targetEnd)) : digestStreamOf([]),

@@ -77,7 +77,13 @@ export async function compareWithEarlierCopies (options: EarlierCopiesComparison
     } finally {
       await closeAll(source, target)
     }
-    earlierCopies = { fromTargetOffset: targetFrom, untilTargetOffset: match, duplicated: earlier.counts.duplicated, extra: earlier.counts.extra, changed: earlier.counts.changed }
+    earlierCopies = {
+      fromTargetOffset: targetFrom,
+      untilTargetOffset: match,
+      duplicated: earlier.counts.duplicated,
+      extra: earlier.counts.extra,
+      changed: earlier.counts.changed,
+    }
   }
   const source = options.source(from)
   const target = options.target(match)
@@ -109,7 +115,13 @@ export async function compareWithEarlierCopies (options: EarlierCopiesComparison
 function addCounts (main: ComparisonCounts, earlier: ComparisonCounts): ComparisonCounts {
   const changedFields = { ...main.changedFields }
   for (const field of RecordFields) changedFields[field] += earlier.changedFields[field]
-  return { ...main, duplicated: main.duplicated + earlier.duplicated, extra: main.extra + earlier.extra, changed: main.changed + earlier.changed, changedFields }
+  return {
+    ...main,
+    duplicated: main.duplicated + earlier.duplicated,
+    extra: main.extra + earlier.extra,
+    changed: main.changed + earlier.changed,
+    changedFields,
+  }
 }
 
 /** Earlier copies' findings first (lower target offsets), at most `perKind` of each kind. */

@@ -192,7 +192,14 @@ export async function comparePartition (options: PartitionComparisonOptions): Pr
     progress()
   }
   const stop = comparator.targetStopOffset
-  return { counts: comparator.counts, findings: comparator.findings, rangesEqual, rangesDiffering, ...(stop === undefined ? {} : { targetStopOffset: stop }), matchedRecently: hash => comparator.matchedRecently(hash) }
+  return {
+    counts: comparator.counts,
+    findings: comparator.findings,
+    rangesEqual,
+    rangesDiffering,
+    ...(stop === undefined ? {} : { targetStopOffset: stop }),
+    matchedRecently: hash => comparator.matchedRecently(hash),
+  }
 }
 
 /** A digest stream over chunks of digests (`PartitionReader.digestChunks`). */

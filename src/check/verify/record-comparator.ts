@@ -440,7 +440,13 @@ export class RecordComparator {
       return true
     }
     const inSource = this.#source.indexOf(t.hash)
-    if (this.#earlier !== undefined && s.digest.offset < this.#earlier.sourceFromOffset && inSource < 0 && !this.#recent.has(t.hash) && !this.#recentOutside.has(t.hash)) {
+    if (
+      this.#earlier !== undefined &&
+      s.digest.offset < this.#earlier.sourceFromOffset &&
+      inSource < 0 &&
+      !this.#recent.has(t.hash) &&
+      !this.#recentOutside.has(t.hash)
+    ) {
       // Earlier copies: the source is read from before the checked range; catch up to the copies before judging a target record.
       this.#passed(this.#takeSource().digest)
       return true

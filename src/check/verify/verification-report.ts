@@ -82,7 +82,12 @@ export function totalCounts (partitions: readonly PartitionVerification[]): Comp
 }
 
 /** Records on the target beyond the mirror's committed position, and duplicates among them, over `partitions`. */
-export function beyondCommittedTotal (partitions: readonly PartitionVerification[]): { records: number, duplicated: number, unmatched: number, partitions: number } {
+export function beyondCommittedTotal (partitions: readonly PartitionVerification[]): {
+  records: number
+  duplicated: number
+  unmatched: number
+  partitions: number
+} {
   const total = { records: 0, duplicated: 0, unmatched: 0, partitions: 0 }
   for (const { beyondCommitted: b } of partitions) {
     if (b === undefined || b.records === 0) continue
@@ -101,7 +106,13 @@ export function beyondCommittedTotal (partitions: readonly PartitionVerification
  * fail it: they are the mirror's work in flight.
  */
 export function verificationPassed (total: ComparisonCounts, allowDuplicates: boolean, beyondDuplicated = 0): boolean {
-  return total.missing === 0 && total.extra === 0 && total.changed === 0 && total.outOfOrder === 0 && (allowDuplicates || (total.duplicated === 0 && beyondDuplicated === 0))
+  return (
+    total.missing === 0 &&
+    total.extra === 0 &&
+    total.changed === 0 &&
+    total.outOfOrder === 0 &&
+    (allowDuplicates || (total.duplicated === 0 && beyondDuplicated === 0))
+  )
 }
 
 /** One line per finding, e.g. `changed value: source 0@23 -> target 0@23`. */

@@ -27,7 +27,12 @@ function fakeTarget (records: readonly KafkaRecord[], logStart = 0): AuditClient
     listOffsets: async (_t: string, partitions: readonly number[], spec: unknown) => new Map(partitions.map(p => [p, spec === 'earliest' ? logStart : end])),
     fetch: async (_t: string, _p: number, offset: number) => {
       const records = stored.filter(r => Number(r.offset) >= offset).slice(0, 300)
-      return { records, nextOffset: records.length === 0 ? offset : Number(records[records.length - 1]!.offset) + 1, highWatermark: end, logStartOffset: logStart }
+      return {
+        records,
+        nextOffset: records.length === 0 ? offset : Number(records[records.length - 1]!.offset) + 1,
+        highWatermark: end,
+        logStartOffset: logStart,
+      }
     },
   } as unknown as AuditClient
 }
@@ -66,7 +71,10 @@ test('a digest survives its record format', () => {
 
 test('a clean copy passes', async () => {
   const result = await checkPartitionDigests({ target: fakeTarget(copied), targetTopic: 't', partition: 0, digests })
-  assert.deepEqual([result.ranges, result.checked, result.matched, result.missing, result.extra, result.duplicated, result.changedRanges], [3, 3000, 3000, 0, 0, 0, 0])
+  assert.deepEqual(
+    [result.ranges, result.checked, result.matched, result.missing, result.extra, result.duplicated, result.changedRanges],
+    [3, 3000, 3000, 0, 0, 0, 0]
+  )
   assert.ok(digestCheckPassed([result], false))
 })
 

@@ -63,7 +63,9 @@ async function byOrder (c: Case, targetFrom: number) {
   })
 }
 
-function summary (result: { counts: { checked: number, matched: number, missing: number, duplicated: number, extra: number, changed: number, outOfOrder: number } }) {
+function summary (result: {
+  counts: { checked: number, matched: number, missing: number, duplicated: number, extra: number, changed: number, outOfOrder: number }
+}) {
   const { checked, matched, missing, duplicated, extra, changed, outOfOrder } = result.counts
   return { checked, matched, missing, duplicated, extra, changed, outOfOrder }
 }
