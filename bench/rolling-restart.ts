@@ -71,7 +71,11 @@ export interface RollingRestart {
  * again on its data, wait until every partition has all its replicas in sync, then the next node.
  * Stops before the next node when `stopWaiting()` says so (the mirror exited).
  */
-export async function restartNodesInTurn (cluster: NodeCluster, log: (line: string) => void, stopWaiting: () => boolean = () => false): Promise<RollingRestart> {
+export async function restartNodesInTurn (
+  cluster: NodeCluster,
+  log: (line: string) => void,
+  stopWaiting: () => boolean = () => false
+): Promise<RollingRestart> {
   const startedAtMs = performance.now()
   const since = (): number => (performance.now() - startedAtMs) / 1000
   const nodes: NodeRestart[] = []

@@ -42,7 +42,10 @@ export interface ScaleFigures {
    * the first seconds after it still hold the commits and offset syncs of every partition.
    */
   readonly idleTailCpuPercent: number
-  /** Seconds after "all on target" until the source group had committed every partition's end; NaN when not within the idle window (or MM2: no source group). */
+  /**
+   * Seconds after "all on target" until the source group had committed every partition's end; NaN
+   * when not within the idle window (or MM2: no source group).
+   */
   readonly allCommittedAfterSeconds: number
   /** Successful source commits from start to the end of the idle window, from the sidecar's /metrics; NaN for others. */
   readonly commits: number

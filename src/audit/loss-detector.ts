@@ -85,7 +85,10 @@ interface PartitionState {
   gaps: Gap[]
   /** Past the highest target offset acknowledged; -1n before any. */
   targetNext: bigint
-  /** `targetNext` when the previous check's mark was taken: the target's high watermark must be past it by now (with acks=1 it trails fresh acknowledgements). */
+  /**
+   * `targetNext` when the previous check's mark was taken: the target's high watermark must be past
+   * it by now (with acks=1 it trails fresh acknowledgements).
+   */
   targetNextAtPreviousMark: bigint
   /** An acknowledgement got a target offset below one acknowledged before. */
   targetWentBack: boolean
@@ -307,7 +310,9 @@ export class LossDetector {
       // Gaps that may hold lost records (most checks of most partitions have none: no array then).
       let candidates: Gap[] | undefined = markGaps.length === 0 ? undefined : [...markGaps]
       if (state.firstOffset !== undefined && o.committedBeforeStart !== undefined) {
-        if (o.committedBeforeStart !== null && o.committedBeforeStart < state.firstOffset) { (candidates ??= []).push({ from: o.committedBeforeStart, to: state.firstOffset }) }
+        if (o.committedBeforeStart !== null && o.committedBeforeStart < state.firstOffset) {
+          (candidates ??= []).push({ from: o.committedBeforeStart, to: state.firstOffset })
+        }
         state.firstOffset = undefined
       }
       // In flight records were fetched before retention took them: only an idle position is a loss.

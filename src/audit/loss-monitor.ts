@@ -77,8 +77,8 @@ export class LossMonitor {
   readonly #lastCommitted = new Map<string, Map<number, bigint>>()
   #checking: Promise<LossFinding[]> | undefined
   #fatal: MirrorError | undefined
-  #rejectDone: (error: MirrorError) => void = () => {}
-  #resolveDone: () => void = () => {}
+  #rejectDone: (error: MirrorError) => void = () => { /* replaced in the constructor */ }
+  #resolveDone: () => void = () => { /* replaced in the constructor */ }
   #stopping: Promise<void> | undefined
   /** Settles when the monitor stopped: rejects when it found a loss that stops the flow. */
   readonly done: Promise<void>
@@ -96,7 +96,8 @@ export class LossMonitor {
       this.#resolveDone = resolve
       this.#rejectDone = reject
     })
-    this.done.catch(() => {})
+    // Marks the rejection handled here: whoever awaits `done` (the sidecar) still sees it.
+    this.done.catch(() => { /* seen by whoever awaits done */ })
   }
 
   /** The error that stopped the flow, once a fatal loss was found. */
@@ -113,7 +114,7 @@ export class LossMonitor {
       },
       flush: async (committing?: readonly CommitCandidate[]) => {
         // The commit would overwrite the committed offset a first batch is compared with: check first.
-        if (this.#detector.needsCheckBeforeCommit()) await this.check().catch(() => {})
+        if (this.#detector.needsCheckBeforeCommit()) await this.check().catch(() => { /* check() logged it; a fatal loss it found is in #fatal */ })
         // No commit after a fatal loss: the committed offsets would claim records the target does not hold.
         if (this.#fatal !== undefined) throw this.#fatal
         await inner?.flush(committing)
@@ -147,7 +148,8 @@ export class LossMonitor {
   async start (): Promise<void> {
     await this.#source.start()
     await this.#target.start()
-    // Not worth failing the start for (a fresh cluster may not have its group coordinator yet): without it, a loss while the mirror was down goes uncounted when kafkajs resets the offsets.
+    // Not worth failing the start for (a fresh cluster may not have its group coordinator yet):
+    // without it, a loss while the mirror was down goes uncounted when kafkajs resets the offsets.
     await this.#readCommitted().catch(error => {
       this.#logger.warn("reading the mirror group's committed offsets failed; records deleted while the mirror was down may go uncounted", {
         code: errorLabel(error),
@@ -188,7 +190,10 @@ export class LossMonitor {
     }
   }
 
-  /** The committed offsets of `needed` (the partitions seen for the first time; none once every partition was seen), by topic then partition; null: the group has none. */
+  /**
+   * The committed offsets of `needed` (the partitions seen for the first time; none once every
+   * partition was seen), by topic then partition; null: the group has none.
+   */
   #committedOf (
     needed: ReadonlyArray<{ readonly topic: string, readonly partition: number }>,
     stored: readonly GroupOffset[]
@@ -297,7 +302,7 @@ export class LossMonitor {
   stop (): Promise<void> {
     this.#stopping ??= (async () => {
       this.#timer?.stop()
-      await this.#checking?.catch(() => {})
+      await this.#checking?.catch(() => { /* check() logged it; stop only waits for it to end */ })
       await Promise.all([this.#source.stop(), this.#target.stop()])
       this.#resolveDone()
     })()

@@ -122,7 +122,9 @@ export class IdleGc {
     this.#keptBytes = this.#probes.heapBytes()
     // V8's own full collections set the baseline too: growth counts from the last one of either.
     this.#observer = new PerformanceObserver(list => {
-      if (list.getEntries().some(entry => (entry as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)) { this.#keptBytes = this.#probes.heapBytes() }
+      if (list.getEntries().some(entry => (entry as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)) {
+        this.#keptBytes = this.#probes.heapBytes()
+      }
     })
     this.#observer.observe({ entryTypes: ['gc'] })
     this.#cpu = process.cpuUsage()

@@ -181,7 +181,7 @@ async function main (): Promise<void> {
     process.exit(EXIT_OK)
   } catch (error) {
     idleGc?.stop()
-    await sidecar.stop().catch(() => {})
+    await sidecar.stop().catch(stopError => { logger.error('stopping after the failure failed too', { error: stopError }) })
     const message = error instanceof MirrorError ? error.message : String(error)
     logger.error('mirror stopped', { error })
     process.stderr.write(`mirror-sidecar: ${message}\n`)

@@ -21,7 +21,10 @@ type Node = Record<string, unknown>
 /** `spec` fields about the Kubernetes deployment or the Connect worker, not about what is mirrored: reported as ignored. */
 const DEPLOYMENT_FIELDS = new Set(['version', 'replicas', 'image', 'resources', 'livenessProbe', 'readinessProbe', 'jvmOptions', 'jmxOptions', 'logging',
   'clientRackInitImage', 'rack', 'metricsConfig', 'tracing', 'template', 'externalConfiguration', 'plugins', 'build'])
-/** Fields of the target cluster that configure Kafka Connect's own topics and group: ignored (`offsetStorageTopic` names where MirrorMaker 2's positions are: read). */
+/**
+ * Fields of the target cluster that configure Kafka Connect's own topics and group: ignored
+ * (`offsetStorageTopic` names where MirrorMaker 2's positions are: read).
+ */
 const CONNECT_FIELDS = new Set(['groupId', 'configStorageTopic', 'statusStorageTopic'])
 /** Connect's offsets topic of a Strimzi KafkaMirrorMaker2 unless the resource names one (Strimzi's default). */
 const STRIMZI_OFFSETS_TOPIC_DEFAULT = 'mirrormaker2-cluster-offsets'

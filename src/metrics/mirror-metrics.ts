@@ -222,10 +222,14 @@ export class MirrorMetrics implements PipelineObserver {
     flowGauge(Metrics.flowRunning, flow => flow.state === 'running' && flow.sourceConnected && flow.targetConnected ? 1 : 0)
     flowGauge(Metrics.commitAge, flow => this.#commitAgeSeconds(flow))
     snapshotGauge(Metrics.commitInterval, into => {
-      for (const instruments of this.#flows.values()) { if (instruments.commitIntervalMs !== undefined) into.push({ labels: instruments.labels, value: instruments.commitIntervalMs / 1000 }) }
+      for (const instruments of this.#flows.values()) {
+        if (instruments.commitIntervalMs !== undefined) into.push({ labels: instruments.labels, value: instruments.commitIntervalMs / 1000 })
+      }
     })
     snapshotGauge(Metrics.throughputLimit, into => {
-      for (const instruments of this.#flows.values()) { if (instruments.throughputLimitBytes !== undefined) into.push({ labels: instruments.labels, value: instruments.throughputLimitBytes }) }
+      for (const instruments of this.#flows.values()) {
+        if (instruments.throughputLimitBytes !== undefined) into.push({ labels: instruments.labels, value: instruments.throughputLimitBytes })
+      }
     })
     snapshotGauge(Metrics.lagRecords, (into, flows) => this.#fillPerPartition(into, flows, 'sum', partition => Number(lagRecords(partition))))
     snapshotGauge(Metrics.lagSeconds, (into, flows) => this.#fillLagSeconds(into, flows))

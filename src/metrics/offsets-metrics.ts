@@ -44,7 +44,9 @@ export class OffsetsMetrics implements OffsetsObserver {
       new ComputedGauge(Metrics.checkpointAge.name, Metrics.checkpointAge.help, Metrics.checkpointAge.labelNames, (into: GaugeSample[]) => {
         const now = nowMs()
         for (const { flow, groups } of checkpointTimes()) {
-          for (const { group, lastCheckpointMs } of groups) { into.push({ labels: { ...labels(flow), [L.GROUP]: group }, value: Math.max(0, (now - lastCheckpointMs) / 1000) }) }
+          for (const { group, lastCheckpointMs } of groups) {
+            into.push({ labels: { ...labels(flow), [L.GROUP]: group }, value: Math.max(0, (now - lastCheckpointMs) / 1000) })
+          }
         }
       }) as unknown as Metric
     )

@@ -79,8 +79,7 @@ export class PartitionReader {
         }
       }
     } finally {
-      // A reader stopped early leaves one prefetch in flight: its outcome no longer matters.
-      pending?.catch(() => {})
+      pending?.catch(() => { /* a reader stopped early leaves one prefetch in flight: its outcome no longer matters */ })
     }
   }
 

@@ -101,7 +101,9 @@ export class GroupOffsetSync {
     const { groupSync } = this.#flow
     // Re-armed after each cycle: a slow one never overlaps the next.
     // Only the flow's coordinator writes checkpoints and group offsets: several processes would write the same twice.
-    if (groupSync.emitCheckpoints) { this.#timers.push(new RearmingTimer(groupSync.checkpointIntervalMs, () => (this.#isCoordinator() ? this.#enqueue(false) : Promise.resolve()))) }
+    if (groupSync.emitCheckpoints) {
+      this.#timers.push(new RearmingTimer(groupSync.checkpointIntervalMs, () => (this.#isCoordinator() ? this.#enqueue(false) : Promise.resolve())))
+    }
     if (groupSync.enabled) this.#timers.push(new RearmingTimer(groupSync.intervalMs, () => this.#isCoordinator() ? this.#enqueue(true) : Promise.resolve()))
     for (const timer of this.#timers) timer.start()
     this.#logger.info(groupSync.enabled ? 'writing checkpoints and syncing consumer group offsets' : 'writing checkpoints', {

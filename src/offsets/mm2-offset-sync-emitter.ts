@@ -154,7 +154,7 @@ export class Mm2OffsetSyncEmitter implements AckListener {
   flush (): Promise<void> {
     // Taken now, synchronously: acknowledgements arriving during the write go to the next flush.
     const toWrite = this.#rules.toWrite()
-    const run = this.#flushing.catch(() => {}).then(async () => {
+    const run = this.#flushing.catch(() => { /* the flush before failed to its own caller; this one only runs after it */ }).then(async () => {
       if (toWrite.syncs.length === 0) return
       try {
         await this.#writer.write(

@@ -117,7 +117,7 @@ export class OffsetSyncWriter implements AckListener {
       records.push(encodePosition(position))
       positions.push([key, value])
     }
-    const run = this.#flushing.catch(() => {}).then(async () => {
+    const run = this.#flushing.catch(() => { /* the flush before failed to its own caller; this one only runs after it */ }).then(async () => {
       if (records.length === 0) return
       try {
         // Split into requests the topic accepts, sent in order: ranges before the positions that rely on them.

@@ -67,14 +67,18 @@ class StartPositions {
       for (const [partition, log] of [...(logs.get(topic) ?? new Map())].sort((a, b) => a[0] - b[0])) partitions.push({ topic, partition, ...log })
     }
     const committed = new Map<string, bigint>()
-    if (topics.length > 0) { for (const offset of await this.#source.committedOffsets(groupId, topics)) committed.set(partitionKey(offset.topic, offset.partition), offset.offset) }
+    if (topics.length > 0) {
+      for (const offset of await this.#source.committedOffsets(groupId, topics)) committed.set(partitionKey(offset.topic, offset.partition), offset.offset)
+    }
     const positions = flow.exactlyOnce === undefined ? undefined : await this.#exactlyOncePositions(flow.exactlyOnce.positionsTopic, groupId)
     const own = (key: string): boolean => committed.has(key) || (positions?.has(key) ?? false)
     const mm2 = new Map<string, bigint>()
     const where = flow.mm2Positions
     const read = where !== undefined && (readMm2 === 'always' || partitions.some(p => !own(partitionKey(p.topic, p.partition))))
     if (where !== undefined && read) {
-      for (const [key, position] of await readMm2SourcePositions(await this.#targetClient(), where.offsetsTopic, where.connector, flow.source.alias)) { mm2.set(key, position.next) }
+      for (const [key, position] of await readMm2SourcePositions(await this.#targetClient(), where.offsetsTopic, where.connector, flow.source.alias)) {
+        mm2.set(key, position.next)
+      }
     }
     const starts = planStarts({ partitions, committed, mm2, autoOffsetReset: flow.consumer.autoOffsetReset, ...(positions === undefined ? {} : { positions }) })
     return {

@@ -71,7 +71,10 @@ export async function deleteTopicIfExists (cluster: KafkaEndpoint, topic: string
   })
 }
 
-/** Sends `messages` to `topic` with acks=all and the idempotent producer (a retry after a just-created topic's NOT_LEADER writes nothing twice), and waits for the acknowledgement. */
+/**
+ * Sends `messages` to `topic` with acks=all and the idempotent producer (a retry after a
+ * just-created topic's NOT_LEADER writes nothing twice), and waits for the acknowledgement.
+ */
 export async function produce (cluster: KafkaEndpoint, topic: string, messages: Message[]): Promise<void> {
   const producer = createKafkaClient(cluster.connection('test-producer')).producer({ allowAutoTopicCreation: false, idempotent: true, maxInFlightRequests: 1 })
   await producer.connect()

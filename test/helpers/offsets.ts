@@ -112,7 +112,12 @@ export async function copyPairs (source: LocalCluster, target: LocalCluster, top
  * What failing over with MirrorMaker 2's rule would re-read: target records between MM2's
  * translation of `groupOffset` and the exact one (`exactTarget`).
  */
-export function mm2ReReads (pairs: ReadonlyArray<readonly [bigint, bigint]>, groupOffset: bigint, exactTarget: bigint, maxOffsetLag = 100n): bigint | undefined {
+export function mm2ReReads (
+  pairs: ReadonlyArray<readonly [bigint, bigint]>,
+  groupOffset: bigint,
+  exactTarget: bigint,
+  maxOffsetLag = 100n
+): bigint | undefined {
   const translated = mm2Translate(mm2OffsetSyncs(pairs, maxOffsetLag), groupOffset)
   return translated === undefined ? undefined : exactTarget - translated
 }

@@ -55,7 +55,10 @@ async function stopMirror (sidecar: SidecarProcess): Promise<void> {
   assert.equal(await sidecar.exited, 0, sidecar.stderr().slice(-2000))
 }
 
-/** Both flows committed their source's end offsets (their offset syncs are written before each commit; an empty partition has nothing to commit) and both clusters hold `records`. */
+/**
+ * Both flows committed their source's end offsets (their offset syncs are written before each
+ * commit; an empty partition has nothing to commit) and both clusters hold `records`.
+ */
 async function settled (pair: Pair, records: number, sidecar: SidecarProcess): Promise<void> {
   const { a, b, topic, flowGroups } = pair
   await waitUntil(async () => {

@@ -10,7 +10,10 @@ import { waitUntil } from '../helpers/wait.js'
 
 const PARTITIONS = 4
 
-/** A kafkajs consumer of `topic` with fetch sessions (fetches held 50 ms, so idle fetches come quickly); every key it receives, and the counts of all its sessions. */
+/**
+ * A kafkajs consumer of `topic` with fetch sessions (fetches held 50 ms, so idle fetches come
+ * quickly); every key it receives, and the counts of all its sessions.
+ */
 async function sessionConsumer (
   t: TestContext,
   cluster: LocalCluster,
@@ -140,6 +143,7 @@ test('a broker restart loses the sessions: the consumer goes back to a full fetc
   assert.ok(final.full > beforeRestart.full, 'a full fetch after the restart (a new session)')
   // The group coordinator restarted too, so kafkajs may hand over again what it had not committed yet: every record at least once.
   assert.deepEqual([...new Set(keys)].sort(), [...messages('a', 8), ...messages('b', 8)].map(m => m.key).sort(), 'every record')
-  // Here, not in an after hook: those run in registration order, so the extra cluster (registered first) would be gone, and leaving the group would hang the file.
+  // Here, not in an after hook: those run in registration order, so the extra cluster (registered
+  // first) would be gone, and leaving the group would hang the file.
   await consumer.disconnect()
 })

@@ -55,7 +55,10 @@ async function stopTraffic (t: TestContext, traffic: { stop: () => Promise<numbe
   await traffic.stop().catch((error: unknown) => { t.diagnostic(`the traffic producer stopped with: ${String(error)}`) })
 }
 
-/** Aliases of one test's MirrorMaker 2 run (unique, so no stored position of another test is read) and cleanup of what MirrorMaker 2 and the sidecar created. */
+/**
+ * Aliases of one test's MirrorMaker 2 run (unique, so no stored position of another test is read)
+ * and cleanup of what MirrorMaker 2 and the sidecar created.
+ */
 function aliases (t: TestContext, source: LocalCluster, target: LocalCluster): { sourceAlias: string, targetAlias: string } {
   const id = uniqueName('').replace(/-/g, '')
   t.after(async () => {

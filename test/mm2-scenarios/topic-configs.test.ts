@@ -21,7 +21,11 @@ async function setTopicConfigs (cluster: LocalCluster, topic: string, configs: R
   )
 }
 
-/** One-way primary->backup with the scenario's mm2.properties (config sync every second, `delete.retention.*` excluded); the topic `test-topic-with-config` created on primary and mirrored. */
+/**
+ * One-way primary->backup with the scenario's mm2.properties (config sync every second,
+ * `delete.retention.*` excluded); the topic `test-topic-with-config` created on primary and
+ * mirrored.
+ */
 async function startWithTopic (
   t: TestContext,
   configs: Readonly<Record<string, string>>,

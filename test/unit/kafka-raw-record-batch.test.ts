@@ -49,7 +49,9 @@ async function wireDigests (bytes: Buffer, from = 0, until = Number.MAX_SAFE_INT
 
 test('hashRange of a part of a buffer is hashBytes of that part', () => {
   const bytes = Buffer.from('0123456789abcdefghij')
-  for (let start = 0; start < 6; start++) { for (let end = start; end <= bytes.length; end += 3) assert.equal(hashRange(bytes, start, end), hashBytes(bytes.subarray(start, end))) }
+  for (let start = 0; start < 6; start++) {
+    for (let end = start; end <= bytes.length; end += 3) assert.equal(hashRange(bytes, start, end), hashBytes(bytes.subarray(start, end)))
+  }
 })
 
 test('records read from a raw batch digest exactly as kafkajs\' decoded records (every codec, every field, sizes)', async () => {

@@ -13,7 +13,10 @@ const { KafkaJSNumberOfRetriesExceeded, KafkaJSNonRetriableError } = require('@k
 const target = { alias: 'target', brokers: ['127.0.0.1:9092'], clientId: 'test' }
 const writes: PartitionWrite[] = [0, 1, 2].map(partition => ({ topic: 't', partition, records: records(0, 2) }))
 
-/** A failed kafkajs send as the patched sendMessages throws it: the retrier's error (its cause the last error), with the written partitions and per-partition errors. */
+/**
+ * A failed kafkajs send as the patched sendMessages throws it: the retrier's error (its cause the
+ * last error), with the written partitions and per-partition errors.
+ */
 function kafkajsFailure (error: Error, written: number[], failed: Array<[number, Error]>): Error {
   return Object.assign(error, {
     writtenPartitions: written.map(partition => ({ topicName: 't', partition, errorCode: 0, baseOffset: String(100 + partition) })),

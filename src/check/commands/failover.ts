@@ -298,7 +298,11 @@ function validate (args: FailoverArgs): { groupPattern: RegExp | undefined, grou
   return { groupPattern, groupsExclude }
 }
 
-/** Plans (and with --execute writes) the move of the selected groups; the exit code is 1 unless every group moved, or would move, exactly, and 2 when a commit failed (the plan is still printed). */
+/**
+ * Plans (and with --execute writes) the move of the selected groups; the exit code is 1 unless
+ * every group moved, or would move, exactly, and 2 when a commit failed (the plan is still
+ * printed).
+ */
 async function failoverOutput (direction: FailoverDirection, args: FailoverArgs): Promise<{ text: string, notes: string[], exitCode: ExitCode }> {
   const { groupPattern, groupsExclude } = validate(args)
   const pair = clusterPair(args)

@@ -74,11 +74,17 @@ const columns: Column<Row>[] = [
   { header: 'FIRST-PROBLEM', value: r => r.first },
 ]
 
+/** Where stderr is not a terminal: nothing drawn. */
+const NO_PROGRESS_BAR = {
+  update () { /* no terminal to draw on */ },
+  done () { /* nothing drawn */ },
+}
+
 function progressBar (): {
   update: (p: { partition: number, sourceOffset: number, fromOffset: number, untilOffset: number, bytes: number }) => void
   done: () => void
 } {
-  if (process.stderr.isTTY !== true) return { update: () => {}, done: () => {} }
+  if (process.stderr.isTTY !== true) return NO_PROGRESS_BAR
   const started = Date.now()
   let last = 0
   return {

@@ -34,7 +34,10 @@ export async function mm2OffsetSyncsOf (client: AuditClient, syncsTopic: string,
   return out
 }
 
-/** The newest checkpoint of `group` per (target topic, partition) in a MirrorMaker 2 flow's checkpoints topic (`<source alias>.checkpoints.internal` on the target). */
+/**
+ * The newest checkpoint of `group` per (target topic, partition) in a MirrorMaker 2 flow's
+ * checkpoints topic (`<source alias>.checkpoints.internal` on the target).
+ */
 async function mm2CheckpointsOf (client: AuditClient, checkpointsTopic: string, group: string, flag = '--mm2-checkpoints-topic'): Promise<Map<string, Mm2CheckpointRecord>> {
   const out = new Map<string, Mm2CheckpointRecord>()
   await readWhole(client, checkpointsTopic, flag, (k, v) => {

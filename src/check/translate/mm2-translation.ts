@@ -14,7 +14,10 @@ export interface Mm2OffsetSync {
   readonly downstream: bigint
 }
 
-/** The syncs MirrorMaker 2's rules (`Mm2OffsetSyncRules`) ask for at once for records copied as (upstream offset, downstream offset), in order; without the delayed sync of the last record. */
+/**
+ * The syncs MirrorMaker 2's rules (`Mm2OffsetSyncRules`) ask for at once for records copied as
+ * (upstream offset, downstream offset), in order; without the delayed sync of the last record.
+ */
 export function mm2OffsetSyncs (copies: Iterable<readonly [bigint, bigint]>, maxOffsetLag = 100n): Mm2OffsetSync[] {
   const rules = new Mm2OffsetSyncRules(Number(maxOffsetLag))
   const asked: Mm2OffsetSyncRecord[] = []

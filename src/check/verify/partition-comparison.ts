@@ -186,7 +186,7 @@ export async function comparePartition (options: PartitionComparisonOptions): Pr
     }
     const { source: bufferedSource, target: bufferedTarget } = comparator.buffered
     const wants = comparator.wants
-    if (!sourceEnded && (bufferedSource <= bufferedTarget || targetEnded || wants.source > 0 && wants.target === 0)) await pullSource()
+    if (!sourceEnded && (bufferedSource <= bufferedTarget || targetEnded || (wants.source > 0 && wants.target === 0))) await pullSource()
     else if (!targetEnded) await pullTarget()
     else break
     progress()

@@ -51,7 +51,10 @@ export interface RecordComparatorOptions {
   readonly earlierCopies?: { readonly sourceFromOffset: number, readonly sourceUntilOffset: number }
 }
 
-/** A digest pushed on the source side; `inFlight` marks records past the compared range, used only to recognise the end of the copy (never set with `earlierCopies`). */
+/**
+ * A digest pushed on the source side; `inFlight` marks records past the compared range, used only
+ * to recognise the end of the copy (never set with `earlierCopies`).
+ */
 interface SourceEntry { readonly digest: RecordDigest, readonly inFlight: boolean }
 
 /** FIFO of digests with an index by hash, for constant-time "is it in the window" questions. */
