@@ -88,7 +88,8 @@ async function settledComparison (source: NodeCluster, target: NodeCluster, topi
   let result = await compare()
   if (result.missing > 0) {
     // Reading again until nothing is missing; a timeout leaves the last comparison, which the test reports.
-    await waitUntil(async () => { result = await compare(); return result.missing === 0 }, { timeoutMs: 20_000, intervalMs: 2_000, message: 'missing records to show' }).catch(() => {})
+    await waitUntil(async () => { result = await compare(); return result.missing === 0 }, { timeoutMs: 20_000, intervalMs: 2_000, message: 'missing records to show' })
+      .catch(() => { /* the last comparison stays in result, which the test reports */ })
   }
   return { comparison: result, sourceKeys: new Set(sourceRecords.map(r => r.key)) }
 }
@@ -129,7 +130,8 @@ export async function runFaultScenario (t: TestContext, scenario: FaultScenario)
   t.after(async () => {
     for (const cluster of [source, target]) {
       // Clean-up only: a cluster left broken by a failed fault must not hide the test's own failure.
-      await cluster.withAdmin(async admin => { if ((await admin.listTopics()).includes(topic)) await admin.deleteTopics({ topics: [topic] }) }).catch(() => {})
+      await cluster.withAdmin(async admin => { if ((await admin.listTopics()).includes(topic)) await admin.deleteTopics({ topics: [topic] }) })
+        .catch(() => { /* clean-up only */ })
     }
   })
   const group = uniqueName(`fault-${scenario.name}`)
