@@ -65,7 +65,11 @@ function groupLanes (members: ReadonlyArray<{ readonly memberId: string, readonl
   let first: { memberId: string, announcement: LaneAnnouncement } | undefined
   for (const { memberId, announcement } of members) {
     if (announcement === undefined) continue
-    if (first === undefined || announcement.startedAtMs < first.announcement.startedAtMs || (announcement.startedAtMs === first.announcement.startedAtMs && memberId < first.memberId)) first = { memberId, announcement }
+    if (
+      first === undefined ||
+      announcement.startedAtMs < first.announcement.startedAtMs ||
+      (announcement.startedAtMs === first.announcement.startedAtMs && memberId < first.memberId)
+    ) { first = { memberId, announcement } }
   }
   return first?.announcement.lanes
 }
@@ -88,7 +92,10 @@ export function bucketAssigner (buckets: number, startedAtMs = Date.now()): Part
     name: BUCKET_ASSIGNER_NAME,
     version: 1,
     async assign ({ members, topics }) {
-      const announced = members.map((member: GroupMember) => ({ memberId: member.memberId, announcement: decodeLaneAnnouncement(AssignerProtocol.MemberMetadata.decode(member.memberMetadata)?.userData) }))
+      const announced = members.map((member: GroupMember) => ({
+        memberId: member.memberId,
+        announcement: decodeLaneAnnouncement(AssignerProtocol.MemberMetadata.decode(member.memberMetadata)?.userData),
+      }))
       const lanes = groupLanes(announced) ?? buckets
       const refused = new Map<string, LaneRefusal>()
       for (const { memberId, announcement } of announced) {
@@ -108,12 +115,19 @@ export function bucketAssigner (buckets: number, startedAtMs = Date.now()): Part
         const refusal = refused.get(memberId)
         return {
           memberId,
-          memberAssignment: AssignerProtocol.MemberAssignment.encode({ version: 1, assignment: assignment.get(memberId) ?? {}, userData: refusal === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(refusal)) }),
+          memberAssignment: AssignerProtocol.MemberAssignment.encode({
+            version: 1,
+            assignment: assignment.get(memberId) ?? {},
+            userData: refusal === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(refusal)),
+          }),
         }
       })
     },
     protocol ({ topics }) {
-      return { name: BUCKET_ASSIGNER_NAME, metadata: AssignerProtocol.MemberMetadata.encode({ version: 1, topics, userData: encodeLaneAnnouncement({ lanes: buckets, startedAtMs }) }) }
+      return {
+        name: BUCKET_ASSIGNER_NAME,
+        metadata: AssignerProtocol.MemberMetadata.encode({ version: 1, topics, userData: encodeLaneAnnouncement({ lanes: buckets, startedAtMs }) }),
+      }
     },
   })
 }

@@ -56,12 +56,19 @@ export interface InternalFetchPartition {
 /** kafkajs' broker object: the requests sent as they are, with our own isolation level. */
 export interface InternalBroker {
   fetch: (request: unknown) => Promise<{ responses: Array<{ topicName: string, partitions: InternalFetchPartition[] }> }>
-  listOffsets: (request: unknown) => Promise<{ responses: Array<{ topic: string, partitions: Array<{ partition: number, offset: string, errorCode: number }> }> }>
+  listOffsets: (
+    request: unknown,
+  ) => Promise<{ responses: Array<{ topic: string, partitions: Array<{ partition: number, offset: string, errorCode: number }> }> }>
 }
 
 /** kafkajs' group coordinator as a broker: the OffsetCommit request without joining the group. */
 export interface InternalCoordinator {
-  offsetCommit: (request: { groupId: string, groupGenerationId: number, memberId: string, topics: Array<{ topic: string, partitions: Array<{ partition: number, offset: string }> }> }) => Promise<unknown>
+  offsetCommit: (request: {
+    groupId: string
+    groupGenerationId: number
+    memberId: string
+    topics: Array<{ topic: string, partitions: Array<{ partition: number, offset: string }> }>
+  }) => Promise<unknown>
 }
 
 /** kafkajs' cluster object (metadata, brokers by node id, coordinators), the part used here. */

@@ -17,7 +17,10 @@ export interface AuthenticationArgs {
   readonly host: string
   readonly port: number
   readonly logger: { debug: (message: string, extra?: object) => void }
-  readonly saslAuthenticate: (exchange: { request: { encode: () => Promise<Buffer> }, response: { decode: (bytes: Buffer) => Promise<Buffer>, parse: (bytes: Buffer) => Buffer } }) => Promise<Buffer | undefined>
+  readonly saslAuthenticate: (exchange: {
+    request: { encode: () => Promise<Buffer> }
+    response: { decode: (bytes: Buffer) => Promise<Buffer>, parse: (bytes: Buffer) => Buffer }
+  }) => Promise<Buffer | undefined>
 }
 
 /** One SaslAuthenticate round trip: `token` to the broker, its answer's bytes back (empty when it sent none). */
