@@ -86,4 +86,3 @@ export class ExactlyOnceLanes implements IntakeGate {
     await Promise.all(this.#lanes.map(lane => lane.assign(undefined)))
   }
 }
-

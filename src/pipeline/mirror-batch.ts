@@ -3,7 +3,11 @@ import type { ForwardedBatch } from './forwarded-batch.js'
 
 /** Tracing of a batch (see `tracing/mirror-tracer.ts`); absent when tracing is off. */
 export interface BatchSpan {
-  sendSpan: () => { retry: (event: { operation: string, errorCode: string, attempt?: number, backoffMs?: number }) => void, setTargetOffset: (offset: bigint) => void, end: (error?: unknown) => void }
+  sendSpan: () => {
+    retry: (event: { operation: string, errorCode: string, attempt?: number, backoffMs?: number }) => void
+    setTargetOffset: (offset: bigint) => void
+    end: (error?: unknown) => void
+  }
   end: (error?: unknown) => void
 }
 
@@ -118,7 +122,14 @@ function encodedRecordBytes (record: KafkaRecord): number {
       else header(name, value as Buffer | string | null | undefined)
     }
   }
-  const body = 1 + TIMESTAMP_DELTA_BYTES + OFFSET_DELTA_BYTES + fieldBytes(byteLength(record.key)) + fieldBytes(byteLength(record.value)) + varintBytes(headers) + headerBytes
+  const body =
+    1 +
+    TIMESTAMP_DELTA_BYTES +
+    OFFSET_DELTA_BYTES +
+    fieldBytes(byteLength(record.key)) +
+    fieldBytes(byteLength(record.value)) +
+    varintBytes(headers) +
+    headerBytes
   return varintBytes(body) + body
 }
 

@@ -72,7 +72,11 @@ export class OffsetCommitter {
     } catch (error) {
       this.#failuresInRow++
       observer.commitFailed?.(labels, errorLabel(error))
-      const fields = { error, failuresInRow: this.#failuresInRow, lastCommitAgeSeconds: this.#lastCommitMs === undefined ? null : Math.round((Date.now() - this.#lastCommitMs) / 1000) }
+      const fields = {
+        error,
+        failuresInRow: this.#failuresInRow,
+        lastCommitAgeSeconds: this.#lastCommitMs === undefined ? null : Math.round((Date.now() - this.#lastCommitMs) / 1000),
+      }
       if (this.#failuresInRow >= COMMIT_FAILURES_BEFORE_ERROR) logger.error('commits keep failing: source offsets do not move, and a restart would copy again what was mirrored since the last commit', fields)
       else logger.warn('commit failed; the next commit retries', fields)
       return false

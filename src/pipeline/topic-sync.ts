@@ -161,7 +161,9 @@ export class TopicSync {
       if (flow.syncTopicConfigs) {
         for (const [topic, set] of await this.#source.topicConfigs(missing.map(t => t.source), this.#withSourceDefaults)) configs.set(topic, this.#copied(set))
       }
-      await this.#target.createTopics(missing.map(t => ({ name: t.target, partitions: t.partitions, replicationFactor: flow.replicationFactor, configs: configs.get(t.source) ?? {} })))
+      await this.#target.createTopics(
+        missing.map(t => ({ name: t.target, partitions: t.partitions, replicationFactor: flow.replicationFactor, configs: configs.get(t.source) ?? {} }))
+      )
       for (const t of missing) {
         this.#noteMaxMessageBytes(t.target, configs.get(t.source) ?? {})
         this.#logger.info('created target topic', { topic: t.target, partitions: t.partitions, configs: configs.get(t.source) ?? {} })
