@@ -35,7 +35,7 @@ export interface Aligner {
 /** `AlignmentPoint.method` of a point the order aligner found by content (a copy of one of the first source records). */
 export const FIRST_COMMON_RECORD_METHOD = 'first common record'
 
-/** What the order aligner needs to read; implemented over Kafka by `src/audit/partition-reader.ts`. */
+/** What the order aligner needs to read; implemented over Kafka by `src/mirror-topics/partition-reader.ts`. */
 export interface AlignmentLookup {
   /** Up to `count` source records of `partition` at or after `fromOffset`. */
   readonly sourceRecords: (partition: number, fromOffset: number, count: number) => Promise<RecordDigest[]>
