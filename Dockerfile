@@ -18,7 +18,6 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
 COPY patches ./patches
 COPY src ./src
-COPY cli ./cli
 COPY scripts ./scripts
 RUN node scripts/patch-kafkajs.mjs \
  && npm run build \
@@ -38,7 +37,6 @@ WORKDIR /app
 COPY --from=build /src/package.json ./package.json
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist/src ./dist/src
-COPY --from=build /src/dist/cli ./dist/cli
 # The image's `node` user by number: Kubernetes' runAsNonRoot can only verify a numeric user.
 USER 1000:1000
 EXPOSE 9464

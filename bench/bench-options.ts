@@ -42,7 +42,10 @@ export interface BenchOptions {
   readonly verify: boolean
   /** Run the sidecar under `node --cpu-prof` and summarise the profile. */
   readonly profile: boolean
-  /** Where latest.md / latest.json go; default `bench/results` (with `--profile`: the run's work folder, so profiled figures never replace the committed ones). */
+  /**
+   * Where latest.md / latest.json go; default `bench/results` (with `--profile`: the run's work
+   * folder, so profiled figures never replace the committed ones).
+   */
   readonly resultsDir: string | undefined
   /** Node entry of the sidecar; default `dist/src/bin/mirror-sidecar.js`. */
   readonly sidecarEntry: string

@@ -27,19 +27,35 @@ export const CEILING_PRODUCER_PROPS = { acks: 'all', 'batch.size': '262144', 'li
 
 interface ToolRun { output: string, cpuSeconds: number, peakRssBytes: number }
 
-async function runTool (distribution: KafkaDistribution, mainClass: string, args: string[], heap: string, workDir: string, name: string, timeoutMs: number): Promise<ToolRun> {
+async function runTool (
+  distribution: KafkaDistribution,
+  mainClass: string,
+  args: string[],
+  heap: string,
+  workDir: string,
+  name: string,
+  timeoutMs: number
+): Promise<ToolRun> {
   await mkdir(workDir, { recursive: true })
   const stdoutFile = join(workDir, `${name}.out`)
-  const child = track(name, await spawnJavaMain({
-    distribution, mainClass, args, maxHeap: heap,
-    loggingConfigFile: join(workDir, `${name}-log4j2.properties`),
-    logFile: join(workDir, `${name}.log`),
-    logLevel: 'WARN',
-    stdoutFile,
-  }))
+  const child = track(
+    name,
+    await spawnJavaMain({
+      distribution,
+      mainClass,
+      args,
+      maxHeap: heap,
+      loggingConfigFile: join(workDir, `${name}-log4j2.properties`),
+      logFile: join(workDir, `${name}.log`),
+      logLevel: 'WARN',
+      stdoutFile,
+    })
+  )
   const sampler = new UsageSampler(child.pid, 100)
   sampler.start()
-  const timer = setTimeout(() => { void stopChild(child, 1_000) }, timeoutMs)
+  const timer = setTimeout(() => {
+    void stopChild(child, 1_000)
+  }, timeoutMs)
   try {
     const { code } = await child.exited
     const output = await readFile(stdoutFile, 'utf8')

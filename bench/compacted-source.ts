@@ -37,7 +37,11 @@ export function compactionState (offsetSpans: ReadonlyMap<number, number>, reada
 }
 
 /** True once every partition has gaps and two reads in a row found the same records per partition (the cleaner is done with them). */
-export function compactionSettled (offsetSpans: ReadonlyMap<number, number>, previous: ReadonlyMap<number, number> | undefined, current: ReadonlyMap<number, number>): boolean {
+export function compactionSettled (
+  offsetSpans: ReadonlyMap<number, number>,
+  previous: ReadonlyMap<number, number> | undefined,
+  current: ReadonlyMap<number, number>
+): boolean {
   const state = compactionState(offsetSpans, current)
   if (state.partitions === 0 || state.partitionsWithGaps < state.partitions || previous === undefined) return false
   for (const [partition, records] of current) if (previous.get(partition) !== records) return false
@@ -49,7 +53,13 @@ export function compactionSettled (offsetSpans: ReadonlyMap<number, number>, pre
  * changing it (the broker's cleaner looks for work every `log.cleaner.backoff.ms`, 15 s by
  * default), reading the topic with kcat each time; returns what is left: what a mirror must copy.
  */
-export async function waitForCompaction (bootstrap: string, topic: string, admin: TopicAdmin<AdminCluster>, timeoutMs: number, log: (line: string) => void): Promise<TargetCount & CompactionState> {
+export async function waitForCompaction (
+  bootstrap: string,
+  topic: string,
+  admin: TopicAdmin<AdminCluster>,
+  timeoutMs: number,
+  log: (line: string) => void
+): Promise<TargetCount & CompactionState> {
   const started = performance.now()
   let previous: TargetCount | undefined
   for (;;) {
@@ -57,11 +67,15 @@ export async function waitForCompaction (bootstrap: string, topic: string, admin
     const current = await countTargetRecords(bootstrap, topic)
     const state = compactionState(spans, current.partitionRecords)
     if (compactionSettled(spans, previous?.partitionRecords, current.partitionRecords)) {
-      log(`compaction of ${topic}: ${current.records} records left of ${current.records + state.removedRecords} offsets (${current.distinctKeys} distinct keys), gaps in all ${state.partitions} partitions, after ${((performance.now() - started) / 1000).toFixed(1)} s`)
+      log(
+        `compaction of ${topic}: ${current.records} records left of ${current.records + state.removedRecords} offsets (${current.distinctKeys} distinct keys), gaps in all ${state.partitions} partitions, after ${((performance.now() - started) / 1000).toFixed(1)} s`
+      )
       return { ...current, ...state }
     }
     if (performance.now() - started > timeoutMs) {
-      throw new Error(`the log cleaner left gaps in ${state.partitionsWithGaps} of ${state.partitions} partitions of ${topic} within ${Math.round(timeoutMs / 1000)} s (${state.removedRecords} records removed); see the source broker's log (log.cleaner.enable must be true)`)
+      throw new Error(
+        `the log cleaner left gaps in ${state.partitionsWithGaps} of ${state.partitions} partitions of ${topic} within ${Math.round(timeoutMs / 1000)} s (${state.removedRecords} records removed); see the source broker's log (log.cleaner.enable must be true)`
+      )
     }
     previous = current
     await sleep(2_000)

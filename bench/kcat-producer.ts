@@ -70,11 +70,13 @@ function collectStderr (producer: TrackedChild): () => string {
 async function write (producer: TrackedChild, text: string): Promise<void> {
   const stdin = producer.child.stdin
   if (stdin === null) throw new Error('kcat producer has no stdin')
-  if (!stdin.write(text)) await new Promise<void>((resolve, reject) => {
-    const onError = (error: Error): void => reject(error)
-    stdin.once('error', onError)
-    stdin.once('drain', () => { stdin.off('error', onError); resolve() })
-  })
+  if (!stdin.write(text)) {
+    await new Promise<void>((resolve, reject) => {
+      const onError = (error: Error): void => reject(error)
+      stdin.once('error', onError)
+      stdin.once('drain', () => { stdin.off('error', onError); resolve() })
+    })
+  }
 }
 
 /** Writes `records` records as fast as kcat takes them and waits for every acknowledgement. */
@@ -92,15 +94,21 @@ export async function preload (options: KcatProducerOptions, shape: RecordShape,
  * Produces at `ratePerSecond` for `durationMs` (catching up if a tick was late, never bursting
  * ahead); returns how many records were sent and when production started (epoch ms).
  */
-export async function produceAtRate (options: KcatProducerOptions, shape: RecordShape, ratePerSecond: number, durationMs: number, firstRecord = 0): Promise<{ records: number, startedAtMs: number }> {
+export async function produceAtRate (
+  options: KcatProducerOptions,
+  shape: RecordShape,
+  ratePerSecond: number,
+  durationMs: number,
+  firstRecord = 0
+): Promise<{ records: number, startedAtMs: number }> {
   const producer = startKcat(options)
   const stderr = collectStderr(producer)
   const tickMs = 10
-  const total = Math.round(ratePerSecond * durationMs / 1000)
+  const total = Math.round((ratePerSecond * durationMs) / 1000)
   const startedAtMs = Date.now()
   let sent = 0
   while (sent < total) {
-    const due = Math.min(total, Math.floor((Date.now() - startedAtMs) * ratePerSecond / 1000))
+    const due = Math.min(total, Math.floor(((Date.now() - startedAtMs) * ratePerSecond) / 1000))
     if (due > sent) {
       await write(producer, recordLines(shape, firstRecord + sent, due - sent))
       sent = due

@@ -61,7 +61,9 @@ export interface ProxyTraffic {
 }
 
 /** Starts the proxy; resolves once it listens. `close()` stops accepting and cuts every connection. */
-export async function startLatencyProxy (options: LatencyProxyOptions): Promise<{ server: Server, traffic: Readonly<ProxyTraffic>, close: () => Promise<void> }> {
+export async function startLatencyProxy (
+  options: LatencyProxyOptions
+): Promise<{ server: Server, traffic: Readonly<ProxyTraffic>, close: () => Promise<void> }> {
   const maxQueuedBytes = options.maxQueuedBytes ?? 64 * 2 ** 20
   const sockets = new Set<Socket>()
   const traffic: ProxyTraffic = { connections: 0, bytesToUpstream: 0, bytesToClients: 0 }
@@ -76,17 +78,31 @@ export async function startLatencyProxy (options: LatencyProxyOptions): Promise<
       socket.once('close', () => sockets.delete(socket))
     }
     // A reset or error on either side cuts both; a clean end travels through the delay like data.
-    const cut = (): void => { client.destroy(); upstream.destroy() }
+    const cut = (): void => {
+      client.destroy()
+      upstream.destroy()
+    }
     client.on('error', cut)
     upstream.on('error', cut)
-    client.once('close', hadError => { if (hadError) cut() })
-    upstream.once('close', hadError => { if (hadError) cut() })
-    pipeDelayed(client, upstream, options.delayMs, maxQueuedBytes, bytes => { traffic.bytesToUpstream += bytes })
-    pipeDelayed(upstream, client, options.delayMs, maxQueuedBytes, bytes => { traffic.bytesToClients += bytes })
+    client.once('close', hadError => {
+      if (hadError) cut()
+    })
+    upstream.once('close', hadError => {
+      if (hadError) cut()
+    })
+    pipeDelayed(client, upstream, options.delayMs, maxQueuedBytes, bytes => {
+      traffic.bytesToUpstream += bytes
+    })
+    pipeDelayed(upstream, client, options.delayMs, maxQueuedBytes, bytes => {
+      traffic.bytesToClients += bytes
+    })
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(options.listenPort, '127.0.0.1', () => { server.off('error', reject); resolve() })
+    server.listen(options.listenPort, '127.0.0.1', () => {
+      server.off('error', reject)
+      resolve()
+    })
   })
   return {
     server,

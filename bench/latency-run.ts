@@ -130,7 +130,13 @@ export async function runLatency (contender: Contender | undefined, job: MirrorJ
     const cpuBefore = sampler?.sample()?.cpuSeconds ?? 0
     consumer.measureFromMs = Date.now()
     context.log(`    producing ${context.ratePerSecond} records/s for ${context.durationMs / 1000} s`)
-    const { records } = await produceAtRate({ ...context.producer, bootstrap: produceTo, topic: job.topic, lingerMs: 5 }, context.shape, context.ratePerSecond, context.durationMs, WARM_UP_RECORDS)
+    const { records } = await produceAtRate(
+      { ...context.producer, bootstrap: produceTo, topic: job.topic, lingerMs: 5 },
+      context.shape,
+      context.ratePerSecond,
+      context.durationMs,
+      WARM_UP_RECORDS
+    )
     await waitFor(() => consumer.latenciesMs.length >= records, 120_000, `${name}: ${records} records at the target consumer (has ${consumer.latenciesMs.length})`, mirror).catch((error: unknown) => {
       context.log(`    ${(error as Error).message}; reporting what arrived`)
     })

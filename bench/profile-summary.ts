@@ -46,7 +46,11 @@ export function originOf (functionName: string, location: string): string {
  * Top `limit` functions by self time, and self time per origin; with `lastSeconds`, of the samples
  * in the last that many seconds of the profile only (say, the caught-up window after a copy).
  */
-export function summariseProfile (profile: CpuProfile, limit = 25, lastSeconds?: number): { totalMs: number, top: SelfTime[], byOriginMs: Record<string, number> } {
+export function summariseProfile (
+  profile: CpuProfile,
+  limit = 25,
+  lastSeconds?: number
+): { totalMs: number, top: SelfTime[], byOriginMs: Record<string, number> } {
   const byNode = new Map<number, number>()
   let first = 0
   if (lastSeconds !== undefined) {
@@ -80,7 +84,12 @@ export function summariseProfile (profile: CpuProfile, limit = 25, lastSeconds?:
   const top = [...byFunction.values()]
     .sort((a, b) => b.selfUs - a.selfUs)
     .slice(0, limit)
-    .map(entry => ({ functionName: entry.functionName, location: entry.location, selfMs: entry.selfUs / 1000, percent: totalUs === 0 ? 0 : entry.selfUs / totalUs * 100 }))
+    .map(entry => ({
+      functionName: entry.functionName,
+      location: entry.location,
+      selfMs: entry.selfUs / 1000,
+      percent: totalUs === 0 ? 0 : (entry.selfUs / totalUs) * 100,
+    }))
   return { totalMs: totalUs / 1000, top, byOriginMs }
 }
 
@@ -113,7 +122,10 @@ interface HeapProfileNode {
 }
 
 /** Live bytes by allocating function, and by the first frame of this project on the allocation's stack (who made kafkajs or Node allocate it). */
-export function summariseHeapProfile (profile: HeapProfile, limit = 25): { totalBytes: number, top: Array<{ site: string, bytes: number }>, byProjectFrame: Array<{ site: string, bytes: number }> } {
+export function summariseHeapProfile (
+  profile: HeapProfile,
+  limit = 25
+): { totalBytes: number, top: Array<{ site: string, bytes: number }>, byProjectFrame: Array<{ site: string, bytes: number }> } {
   const bySite = new Map<string, number>()
   const byProject = new Map<string, number>()
   const siteOf = (node: HeapProfileNode): string => {
@@ -134,7 +146,11 @@ export function summariseHeapProfile (profile: HeapProfile, limit = 25): { total
     for (const child of node.children) walk(child, frame)
   }
   walk(profile.head, undefined)
-  const sorted = (map: Map<string, number>): Array<{ site: string, bytes: number }> => [...map].sort((a, b) => b[1] - a[1]).slice(0, limit).map(([site, bytes]) => ({ site, bytes }))
+  const sorted = (map: Map<string, number>): Array<{ site: string, bytes: number }> =>
+    [...map]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, limit)
+      .map(([site, bytes]) => ({ site, bytes }))
   return { totalBytes, top: sorted(bySite), byProjectFrame: sorted(byProject) }
 }
 

@@ -48,7 +48,13 @@ export function reassignmentPlan (topic: string, partitions: number, replicas: r
  * Whether the reassignment adding `follower` is over: no reassignment of `topic` is in progress
  * and every partition's in-sync replicas include the follower.
  */
-export function replicaCaughtUp (topic: string, ongoing: ListPartitionReassignmentsResponse, isr: ReadonlyMap<number, readonly number[]>, partitions: number, follower: number): boolean {
+export function replicaCaughtUp (
+  topic: string,
+  ongoing: ListPartitionReassignmentsResponse,
+  isr: ReadonlyMap<number, readonly number[]>,
+  partitions: number,
+  follower: number
+): boolean {
   if (ongoing.topics.some(t => t.topic === topic && t.partitions.length > 0)) return false
   for (let partition = 0; partition < partitions; partition++) {
     if (!(isr.get(partition) ?? []).includes(follower)) return false
@@ -107,7 +113,12 @@ export async function runReplicationCeiling (job: ReplicationCeilingJob): Promis
   if (leader === undefined || follower === undefined) throw new Error(`the replication ceiling needs a cluster of two nodes or more; ${cluster.options.name} has ${cluster.nodes.length}`)
   const recordBytes = job.shape.keyBytes + job.shape.valueBytes
   const figures: ReplicationCeilingFigures[] = []
-  await cluster.withAdmin(admin => admin.createTopics({ waitForLeaders: true, topics: [{ topic, replicaAssignment: Array.from({ length: partitions }, (_, partition) => ({ partition, replicas: [leader] })) }] }))
+  await cluster.withAdmin(admin =>
+    admin.createTopics({
+      waitForLeaders: true,
+      topics: [{ topic, replicaAssignment: Array.from({ length: partitions }, (_, partition) => ({ partition, replicas: [leader] })) }],
+    })
+  )
   try {
     await preload({ bootstrap: cluster.bootstrap, topic, compression: job.compression, lingerMs: 50 }, job.shape, job.records)
     log(`replication ceiling: preloaded ${job.records} records into ${topic} on ${cluster.options.name} node ${leader} only`)
@@ -119,7 +130,13 @@ export async function runReplicationCeiling (job: ReplicationCeilingJob): Promis
         let lastPoll = startedAt
         let longestGapMs = 0
         for (;;) {
-          const done = replicaCaughtUp(topic, await admin.listPartitionReassignments({ topics: [{ topic, partitions: Array.from({ length: partitions }, (_, i) => i) }] }), await isrByPartition(admin, topic), partitions, follower)
+          const done = replicaCaughtUp(
+            topic,
+            await admin.listPartitionReassignments({ topics: [{ topic, partitions: Array.from({ length: partitions }, (_, i) => i) }] }),
+            await isrByPartition(admin, topic),
+            partitions,
+            follower
+          )
           const now = performance.now()
           longestGapMs = Math.max(longestGapMs, now - lastPoll)
           lastPoll = now

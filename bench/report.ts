@@ -169,18 +169,67 @@ export interface ThroughputExtras {
   readonly replication?: readonly ReplicationCeilingFigures[]
 }
 
-export function throughputMarkdown (env: Environment, options: BenchOptions, contenders: readonly ThroughputMedians[], ceiling: CeilingMedians | undefined, extras: ThroughputExtras = {}): string {
+export function throughputMarkdown (
+  env: Environment,
+  options: BenchOptions,
+  contenders: readonly ThroughputMedians[],
+  ceiling: CeilingMedians | undefined,
+  extras: ThroughputExtras = {}
+): string {
   const mm2 = contenders.find(c => c.contender === 'mm2' && c.runs > 0)
   const failures = extras.failures ?? []
-  const valueRows = contenders.map(c => c.runs === 0 ? [c.label, c.heap, ...Array<string>(13).fill('failed')] : [
-    c.label, c.heap, fixed(c.totalSeconds, 1), fixed(c.startupSeconds, 1), fixed(c.copySeconds, 1), thousands(c.recordsPerSecond), thousands(c.steadyRecordsPerSecond), fixed(c.mbPerSecond, 1),
-    fixed(c.cpuSeconds, 1), fixed(c.copyCpuSeconds, 1), mib(c.peakRssBytes), fixed(c.brokerCpuSeconds, 1), fixed(c.cpuSecondsPerGb, 1), fixed(c.brokerCpuSecondsPerGb, 1), `${thousands(c.maxDuplicates)} / ${thousands(c.maxMissing)}`,
-  ])
+  const valueRows = contenders.map(c =>
+    c.runs === 0
+      ? [c.label, c.heap, ...Array<string>(13).fill('failed')]
+      : [
+          c.label,
+          c.heap,
+          fixed(c.totalSeconds, 1),
+          fixed(c.startupSeconds, 1),
+          fixed(c.copySeconds, 1),
+          thousands(c.recordsPerSecond),
+          thousands(c.steadyRecordsPerSecond),
+          fixed(c.mbPerSecond, 1),
+          fixed(c.cpuSeconds, 1),
+          fixed(c.copyCpuSeconds, 1),
+          mib(c.peakRssBytes),
+          fixed(c.brokerCpuSeconds, 1),
+          fixed(c.cpuSecondsPerGb, 1),
+          fixed(c.brokerCpuSecondsPerGb, 1),
+          `${thousands(c.maxDuplicates)} / ${thousands(c.maxMissing)}`,
+        ]
+  )
   if (ceiling !== undefined) {
-    valueRows.push(['ceiling (slower of the two tools)', `-Xmx${options.javaHeap}`, 'n/a', 'n/a', fixed(ceiling.copySeconds, 1), thousands(ceiling.recordsPerSecond), 'n/a', fixed(ceiling.mbPerSecond, 1), fixed(ceiling.cpuSeconds, 1), 'n/a', mib(ceiling.peakRssBytes), 'n/a', 'n/a', 'n/a', 'n/a'])
+    valueRows.push([
+      'ceiling (slower of the two tools)',
+      `-Xmx${options.javaHeap}`,
+      'n/a',
+      'n/a',
+      fixed(ceiling.copySeconds, 1),
+      thousands(ceiling.recordsPerSecond),
+      'n/a',
+      fixed(ceiling.mbPerSecond, 1),
+      fixed(ceiling.cpuSeconds, 1),
+      'n/a',
+      mib(ceiling.peakRssBytes),
+      'n/a',
+      'n/a',
+      'n/a',
+      'n/a',
+    ])
   }
-  const ratioRows = (base: { copySeconds: number, recordsPerSecond: number, mbPerSecond: number, cpuSeconds: number, copyCpuSeconds?: number, peakRssBytes: number } | undefined): string[][] =>
-    contenders.map(c => [c.label, ratio(c.copySeconds, base?.copySeconds), ratio(c.recordsPerSecond, base?.recordsPerSecond), ratio(c.mbPerSecond, base?.mbPerSecond), ratio(c.cpuSeconds, base?.cpuSeconds), ratio(c.copyCpuSeconds, base?.copyCpuSeconds), ratio(c.peakRssBytes, base?.peakRssBytes)])
+  const ratioRows = (
+    base: { copySeconds: number, recordsPerSecond: number, mbPerSecond: number, cpuSeconds: number, copyCpuSeconds?: number, peakRssBytes: number } | undefined
+  ): string[][] =>
+    contenders.map(c => [
+      c.label,
+      ratio(c.copySeconds, base?.copySeconds),
+      ratio(c.recordsPerSecond, base?.recordsPerSecond),
+      ratio(c.mbPerSecond, base?.mbPerSecond),
+      ratio(c.cpuSeconds, base?.cpuSeconds),
+      ratio(c.copyCpuSeconds, base?.copyCpuSeconds),
+      ratio(c.peakRssBytes, base?.peakRssBytes),
+    ])
   const ratioHeader = ['contender', 'copy time', 'records/s', 'MB/s', 'CPU s', 'CPU s (copy phase)', 'peak RSS']
   const sections = [
     extras.title === undefined ? '# Mirror benchmark: throughput' : `# Mirror benchmark: throughput, ${extras.title}`,
@@ -190,7 +239,26 @@ export function throughputMarkdown (env: Environment, options: BenchOptions, con
     '',
     '## Medians',
     '',
-    table(['contender', 'heap', 'start → all on target (s)', 'startup (s)', 'copy (s)', 'records/s', 'records/s 10–90%', 'MB/s', 'CPU s (mirror)', 'CPU s (copy phase)', 'peak RSS (MiB)', 'CPU s (brokers)', 'CPU s / GB (mirror)', 'CPU s / GB (brokers)', 'duplicates / missing (worst run)'], valueRows),
+    table(
+      [
+        'contender',
+        'heap',
+        'start → all on target (s)',
+        'startup (s)',
+        'copy (s)',
+        'records/s',
+        'records/s 10–90%',
+        'MB/s',
+        'CPU s (mirror)',
+        'CPU s (copy phase)',
+        'peak RSS (MiB)',
+        'CPU s (brokers)',
+        'CPU s / GB (mirror)',
+        'CPU s / GB (brokers)',
+        'duplicates / missing (worst run)',
+      ],
+      valueRows
+    ),
     '',
     '## Ratio against MirrorMaker 2',
     '',
@@ -204,22 +272,68 @@ export function throughputMarkdown (env: Environment, options: BenchOptions, con
   const outages = (extras.runs ?? []).filter(run => run.outage !== undefined)
   if (outages.length > 0) {
     const label = (name: string): string => contenders.find(c => c.contender === name)?.label ?? name
-    sections.push('', '## Target outage', '', table(
-      ['contender', 'run', 'target frozen at (records on it)', 'frozen (s)', 'frozen after start (s)', 'all on target after the thaw (s)', 'start → all on target (s)', 'peak RSS (MiB)', 'duplicates / missing'],
-      outages.map(run => {
-        const o = run.outage!
-        return [label(run.contender), String(run.run), `${thousands(o.atRecords)} (${(o.atRecords / run.records * 100).toFixed(0)}%)`, fixed(o.seconds, 1), fixed(o.frozenAtSeconds, 1), fixed(o.resumedToDoneSeconds, 1), fixed(run.totalSeconds, 1), mib(run.peakRssBytes), `${thousands(run.duplicates)} / ${thousands(run.missing)}`]
-      }),
-    ), '', 'Every run listed here completed: every record on the target after the outage. A run that did not is under *Runs that did not complete*.')
+    sections.push(
+      '',
+      '## Target outage',
+      '',
+      table(
+        [
+          'contender',
+          'run',
+          'target frozen at (records on it)',
+          'frozen (s)',
+          'frozen after start (s)',
+          'all on target after the thaw (s)',
+          'start → all on target (s)',
+          'peak RSS (MiB)',
+          'duplicates / missing',
+        ],
+        outages.map(run => {
+          const o = run.outage!
+          return [
+            label(run.contender),
+            String(run.run),
+            `${thousands(o.atRecords)} (${((o.atRecords / run.records) * 100).toFixed(0)}%)`,
+            fixed(o.seconds, 1),
+            fixed(o.frozenAtSeconds, 1),
+            fixed(o.resumedToDoneSeconds, 1),
+            fixed(run.totalSeconds, 1),
+            mib(run.peakRssBytes),
+            `${thousands(run.duplicates)} / ${thousands(run.missing)}`,
+          ]
+        })
+      ),
+      '',
+      'Every run listed here completed: every record on the target after the outage. A run that did not is under *Runs that did not complete*.'
+    )
   }
   sections.push(...rollingRestartSection(extras.runs ?? [], name => contenders.find(c => c.contender === name)?.label ?? name))
   sections.push(...replicationCeilingSection(extras.replication ?? [], contenders))
   sections.push(...throughputLimitSection(extras.runs ?? [], name => contenders.find(c => c.contender === name)?.label ?? name))
   if (failures.length > 0) {
-    sections.push('', '## Runs that did not complete', '', table(['contender', 'run', 'reason'], failures.map(f => [f.contender, String(f.run), f.reason])), '', 'Medians above are over the runs that completed; the whole error with the mirror\'s log tail is in the JSON file.')
+    sections.push(
+      '',
+      '## Runs that did not complete',
+      '',
+      table(
+        ['contender', 'run', 'reason'],
+        failures.map(f => [f.contender, String(f.run), f.reason])
+      ),
+      '',
+      "Medians above are over the runs that completed; the whole error with the mirror's log tail is in the JSON file."
+    )
   }
   if (ceiling !== undefined) {
-    sections.push('', `Ceiling: ConsumerPerformance on the source ${thousands(ceiling.consumer.recordsPerSecond)} records/s (${fixed(ceiling.consumer.mbPerSecond, 1)} MB/s, ${fixed(ceiling.consumer.cpuSeconds, 1)} CPU s, ${mib(ceiling.consumer.peakRssBytes)} MiB); ProducerPerformance (${Object.entries({ ...CEILING_PRODUCER_PROPS, 'compression.type': options.compression, ...options.producerProps }).map(([k, v]) => `${k}=${v}`).join(', ')}) into the target ${thousands(ceiling.producer.recordsPerSecond)} records/s (${fixed(ceiling.producer.mbPerSecond, 1)} MB/s, ${fixed(ceiling.producer.cpuSeconds, 1)} CPU s, ${mib(ceiling.producer.peakRssBytes)} MiB): limited by the ${ceiling.limitedBy}. Its CPU and RSS are the two tools added.`)
+    sections.push(
+      '',
+      `Ceiling: ConsumerPerformance on the source ${thousands(ceiling.consumer.recordsPerSecond)} records/s (${fixed(ceiling.consumer.mbPerSecond, 1)} MB/s, ${fixed(ceiling.consumer.cpuSeconds, 1)} CPU s, ${mib(ceiling.consumer.peakRssBytes)} MiB); ProducerPerformance (${Object.entries(
+        { ...CEILING_PRODUCER_PROPS, 'compression.type': options.compression, ...options.producerProps }
+      )
+        .map(([k, v]) => `${k}=${v}`)
+        .join(
+          ', '
+        )}) into the target ${thousands(ceiling.producer.recordsPerSecond)} records/s (${fixed(ceiling.producer.mbPerSecond, 1)} MB/s, ${fixed(ceiling.producer.cpuSeconds, 1)} CPU s, ${mib(ceiling.producer.peakRssBytes)} MiB): limited by the ${ceiling.limitedBy}. Its CPU and RSS are the two tools added.`
+    )
   }
   sections.push('', READING_THROUGHPUT)
   return sections.join('\n') + '\n'
@@ -235,7 +349,7 @@ export function rollingRestartSection (runs: readonly ThroughputFigures[], label
       const r = run.rollingRestart!
       return [label(run.contender), String(run.run), `${thousands(r.atRecords)} (${(r.atRecords / run.records * 100).toFixed(0)}%)`, fixed(r.windowSeconds, 1), fixed(r.restartStallSeconds, 2), fixed(r.longestStallSeconds, 2), fixed(r.longestStallFromRestartSeconds, 1), fixed(r.longestPollGapSeconds, 2),
         r.lastBackToDoneSeconds < 0 ? `done ${fixed(-r.lastBackToDoneSeconds, 1)} s before` : fixed(r.lastBackToDoneSeconds, 1), thousands(run.recordsPerSecond), `${thousands(run.duplicates)} / ${thousands(run.missing)}`]
-    }),
+    })
   ), '', '*Restart window*: from the SIGTERM to the first node until the last node was back with every replica of the cluster in sync. *Longest stall*: the longest time between two polls of the target\'s end offsets that saw the count grow, from the poll that started the restart on, and over the whole copy phase (with when it began: negative, before the first stop); each is accurate to the *longest poll gap* of the run (a stall of S seconds lasted between S minus that gap and S). Every run listed here completed; one that did not is under *Runs that did not complete*.']
 }
 
@@ -243,13 +357,38 @@ export function rollingRestartSection (runs: readonly ThroughputFigures[], label
 export function replicationCeilingSection (runs: readonly ReplicationCeilingFigures[], contenders: readonly ThroughputMedians[]): string[] {
   const medians = replicationMedians(runs)
   if (medians === undefined) return []
-  return ['', '## Replication ceiling', '', table(
-    ['run', 'records', 'new replica in sync after (s)', 'records/s', 'MB/s', 'CPU s / GB (leader + new follower)', 'longest poll gap (s)'],
-    runs.map(run => [String(run.run), thousands(run.records), fixed(run.seconds, 2), thousands(run.recordsPerSecond), fixed(run.mbPerSecond, 1), fixed(run.brokerCpuSecondsPerGb, 1), fixed(run.longestPollGapSeconds, 2)]),
-  ), '', table(
-    ['contender', 'records/s', 'MB/s', 'records/s / replication', 'MB/s / replication'],
-    contenders.filter(c => c.runs > 0).map(c => [c.label, thousands(c.recordsPerSecond), fixed(c.mbPerSecond, 1), ratio(c.recordsPerSecond, medians.recordsPerSecond), ratio(c.mbPerSecond, medians.mbPerSecond)]),
-  ), '', `Median of ${medians.runs} run(s): ${thousands(medians.recordsPerSecond)} records/s, ${fixed(medians.mbPerSecond, 1)} MB/s. A ratio of 1× copies as fast as the broker's own follower fetching from its leader.`]
+  return [
+    '',
+    '## Replication ceiling',
+    '',
+    table(
+      ['run', 'records', 'new replica in sync after (s)', 'records/s', 'MB/s', 'CPU s / GB (leader + new follower)', 'longest poll gap (s)'],
+      runs.map(run => [
+        String(run.run),
+        thousands(run.records),
+        fixed(run.seconds, 2),
+        thousands(run.recordsPerSecond),
+        fixed(run.mbPerSecond, 1),
+        fixed(run.brokerCpuSecondsPerGb, 1),
+        fixed(run.longestPollGapSeconds, 2),
+      ])
+    ),
+    '',
+    table(
+      ['contender', 'records/s', 'MB/s', 'records/s / replication', 'MB/s / replication'],
+      contenders
+        .filter(c => c.runs > 0)
+        .map(c => [
+          c.label,
+          thousands(c.recordsPerSecond),
+          fixed(c.mbPerSecond, 1),
+          ratio(c.recordsPerSecond, medians.recordsPerSecond),
+          ratio(c.mbPerSecond, medians.mbPerSecond),
+        ])
+    ),
+    '',
+    `Median of ${medians.runs} run(s): ${thousands(medians.recordsPerSecond)} records/s, ${fixed(medians.mbPerSecond, 1)} MB/s. A ratio of 1× copies as fast as the broker's own follower fetching from its leader.`,
+  ]
 }
 
 /** The runs with `--throughput.limit.bytes`: the limit, the fetched rate it held, and how long fetching waited. */
@@ -260,8 +399,17 @@ export function throughputLimitSection (runs: readonly ThroughputFigures[], labe
     ['contender', 'run', 'limit (bytes/s)', 'fetched bytes/s, 10–90%', 'fetched / limit', 'throttled (s)', 'copy (s)', 'records/s'],
     limited.map(run => {
       const l = run.throughputLimit!
-      return [label(run.contender), String(run.run), thousands(l.limitBytesPerSecond), thousands(l.fetchedBytesPerSecond), ratio(l.fetchedBytesPerSecond, l.limitBytesPerSecond), fixed(l.throttledSeconds, 1), fixed(run.copySeconds, 1), thousands(run.recordsPerSecond)]
-    }),
+      return [
+        label(run.contender),
+        String(run.run),
+        thousands(l.limitBytesPerSecond),
+        thousands(l.fetchedBytesPerSecond),
+        ratio(l.fetchedBytesPerSecond, l.limitBytesPerSecond),
+        fixed(l.throttledSeconds, 1),
+        fixed(run.copySeconds, 1),
+        thousands(run.recordsPerSecond),
+      ]
+    })
   ), '', '*Fetched bytes/s*: the sidecar\'s `kafka_mirror_consumed_bytes_total` (what the limit counts: record batches as fetched in pass-through, keys, values and headers on the deep path) read from its /metrics at the polls that saw 10 % and 90 % of the records on the target, over the time between them; the one-second burst at the start is outside that window. *Throttled*: `kafka_mirror_throttled_seconds_total` when every record was there.']
 }
 
@@ -269,9 +417,18 @@ export function throughputLimitSection (runs: readonly ThroughputFigures[], labe
 function exactlyOnceSection (contenders: readonly ThroughputMedians[], header: readonly string[]): string[] {
   const eos = contenders.find(c => c.contender === 'sidecar-eos' && c.runs > 0)
   if (eos === undefined) return []
-  const row = (label: string, base: ThroughputMedians | undefined): string[] => base === undefined || base.runs === 0
-    ? [label, ...Array<string>(header.length - 1).fill('not run')]
-    : [label, ratio(eos.copySeconds, base.copySeconds), ratio(eos.recordsPerSecond, base.recordsPerSecond), ratio(eos.mbPerSecond, base.mbPerSecond), ratio(eos.cpuSeconds, base.cpuSeconds), ratio(eos.copyCpuSeconds, base.copyCpuSeconds), ratio(eos.peakRssBytes, base.peakRssBytes)]
+  const row = (label: string, base: ThroughputMedians | undefined): string[] =>
+    base === undefined || base.runs === 0
+      ? [label, ...Array<string>(header.length - 1).fill('not run')]
+      : [
+          label,
+          ratio(eos.copySeconds, base.copySeconds),
+          ratio(eos.recordsPerSecond, base.recordsPerSecond),
+          ratio(eos.mbPerSecond, base.mbPerSecond),
+          ratio(eos.cpuSeconds, base.cpuSeconds),
+          ratio(eos.copyCpuSeconds, base.copyCpuSeconds),
+          ratio(eos.peakRssBytes, base.peakRssBytes),
+        ]
   return [
     '',
     '## Exactly-once',
@@ -295,7 +452,18 @@ const READING_THROUGHPUT = `## How to read this
 export function latencyMarkdown (env: Environment, options: BenchOptions, contenders: readonly LatencyMedians[]): string {
   const mm2 = contenders.find(c => c.contender === 'mm2')
   const direct = contenders.find(c => c.contender === 'direct')
-  const rows = contenders.map(c => [c.label, c.heap, thousands(c.produced), thousands(c.received), thousands(c.duplicates), fixed(c.p50Ms, 0), fixed(c.p99Ms, 0), fixed(c.maxMs, 0), fixed(c.cpuSeconds, 1), mib(c.peakRssBytes)])
+  const rows = contenders.map(c => [
+    c.label,
+    c.heap,
+    thousands(c.produced),
+    thousands(c.received),
+    thousands(c.duplicates),
+    fixed(c.p50Ms, 0),
+    fixed(c.p99Ms, 0),
+    fixed(c.maxMs, 0),
+    fixed(c.cpuSeconds, 1),
+    mib(c.peakRssBytes),
+  ])
   const ratioRows = (base: LatencyMedians | undefined): string[][] =>
     contenders.filter(c => c.contender !== 'direct').map(c => [c.label, ratio(c.p50Ms, base?.p50Ms), ratio(c.p99Ms, base?.p99Ms), ratio(c.maxMs, base?.maxMs), ratio(c.cpuSeconds, base?.cpuSeconds), ratio(c.peakRssBytes, base?.peakRssBytes)])
   return [
@@ -318,8 +486,10 @@ export function latencyMarkdown (env: Environment, options: BenchOptions, conten
     `## How to read this
 
 - A \`kcat\` producer writes ${options.rateRecordsPerSecond.toLocaleString('en-US')} keyed records/s into a fresh source topic (linger.ms=5, acks=all) after a warm-up batch has gone through the mirror; one \`kcat\` consumer on the target topic (the same for every contender) reports each record's timestamp, and latency = time the record reached the benchmark minus the record's source CreateTime (same clock). p50/p99/max over every record of the fixed-rate phase.
-- *no mirror*: the producer writes straight into the target topic: the latency of producer + broker + consumer alone, the floor any mirror adds to.${options.wideAreaDelayMs > 0 ? `
-- Wide area: the target is a third single-node cluster behind the latency proxy (\`bench/latency-proxy.ts\`), which holds every chunk ${options.wideAreaDelayMs} ms in each direction (${2 * options.wideAreaDelayMs} ms per round trip, bandwidth not limited); every mirror and the no-mirror producer write through it, the mirrors read the source directly, and the measuring consumer reads the target broker directly. So the floor pays the delay on the producer's acks=all round trips as a mirror does on its produce requests.` : ''}
+- *no mirror*: the producer writes straight into the target topic: the latency of producer + broker + consumer alone, the floor any mirror adds to.${options.wideAreaDelayMs > 0
+? `
+- Wide area: the target is a third single-node cluster behind the latency proxy (\`bench/latency-proxy.ts\`), which holds every chunk ${options.wideAreaDelayMs} ms in each direction (${2 * options.wideAreaDelayMs} ms per round trip, bandwidth not limited); every mirror and the no-mirror producer write through it, the mirrors read the source directly, and the measuring consumer reads the target broker directly. So the floor pays the delay on the producer's acks=all round trips as a mirror does on its produce requests.`
+: ''}
 - *CPU s*: the mirror process during the fixed-rate phase; *peak RSS*: VmHWM over the whole run.`,
   ].join('\n') + '\n'
 }

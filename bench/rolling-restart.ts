@@ -71,7 +71,11 @@ export interface RollingRestart {
  * again on its data, wait until every partition has all its replicas in sync, then the next node.
  * Stops before the next node when `stopWaiting()` says so (the mirror exited).
  */
-export async function restartNodesInTurn (cluster: NodeCluster, log: (line: string) => void, stopWaiting: () => boolean = () => false): Promise<RollingRestart> {
+export async function restartNodesInTurn (
+  cluster: NodeCluster,
+  log: (line: string) => void,
+  stopWaiting: () => boolean = () => false
+): Promise<RollingRestart> {
   const startedAtMs = performance.now()
   const since = (): number => (performance.now() - startedAtMs) / 1000
   const nodes: NodeRestart[] = []
@@ -85,7 +89,9 @@ export async function restartNodesInTurn (cluster: NodeCluster, log: (line: stri
     await cluster.waitUntilIsrFull()
     const isrFullSeconds = since()
     nodes.push({ nodeId: node.nodeId, stopSeconds, stoppedSeconds, startedSeconds, isrFullSeconds })
-    log(`rolling restart: ${cluster.options.name} node ${node.nodeId} stopped in ${(stoppedSeconds - stopSeconds).toFixed(1)} s, started in ${(startedSeconds - stoppedSeconds).toFixed(1)} s, replicas in sync ${(isrFullSeconds - startedSeconds).toFixed(1)} s later`)
+    log(
+      `rolling restart: ${cluster.options.name} node ${node.nodeId} stopped in ${(stoppedSeconds - stopSeconds).toFixed(1)} s, started in ${(startedSeconds - stoppedSeconds).toFixed(1)} s, replicas in sync ${(isrFullSeconds - startedSeconds).toFixed(1)} s later`
+    )
   }
   return { startedAtMs, endedAtMs: performance.now(), nodes }
 }

@@ -45,19 +45,29 @@ async function cleanUp (): Promise<void> {
   }
 }
 
-function contendersFor (options: BenchOptions, versions: { clusters: Awaited<ReturnType<typeof ensureKafkaDistribution>>, mm1?: Awaited<ReturnType<typeof ensureKafkaDistribution>> }): Contender[] {
+function contendersFor (
+  options: BenchOptions,
+  versions: { clusters: Awaited<ReturnType<typeof ensureKafkaDistribution>>, mm1?: Awaited<ReturnType<typeof ensureKafkaDistribution>> }
+): Contender[] {
   const make = (name: ContenderName): Contender => {
     switch (name) {
-      case 'sidecar': return sidecarContender({
-        entry: options.sidecarEntry, args: options.sidecarArgs,
-        ...(options.profile ? { profileDir: 'bench/profiles' } : {}),
-        ...(options.sidecarMaxOldSpaceMib === undefined ? {} : { maxOldSpaceMib: options.sidecarMaxOldSpaceMib }),
-      })
-      case 'baseline': return sidecarContender({ entry: options.baselineEntry ?? '', args: options.sidecarArgs }, 'baseline')
-      case 'mm2': return mirrorMaker2Contender(versions.clusters, options.javaHeap)
-      case 'mm1': return mirrorMaker1Contender(versions.mm1!, options.javaHeap)
-      case 'sidecar-eos': return sidecarContender({ entry: options.sidecarEntry, args: options.sidecarArgs }, 'sidecar-eos')
-      case 'mm2-eos': return mirrorMaker2Contender(versions.clusters, options.javaHeap, true)
+      case 'sidecar':
+        return sidecarContender({
+          entry: options.sidecarEntry,
+          args: options.sidecarArgs,
+          ...(options.profile ? { profileDir: 'bench/profiles' } : {}),
+          ...(options.sidecarMaxOldSpaceMib === undefined ? {} : { maxOldSpaceMib: options.sidecarMaxOldSpaceMib }),
+        })
+      case 'baseline':
+        return sidecarContender({ entry: options.baselineEntry ?? '', args: options.sidecarArgs }, 'baseline')
+      case 'mm2':
+        return mirrorMaker2Contender(versions.clusters, options.javaHeap)
+      case 'mm1':
+        return mirrorMaker1Contender(versions.mm1!, options.javaHeap)
+      case 'sidecar-eos':
+        return sidecarContender({ entry: options.sidecarEntry, args: options.sidecarArgs }, 'sidecar-eos')
+      case 'mm2-eos':
+        return mirrorMaker2Contender(versions.clusters, options.javaHeap, true)
     }
   }
   return options.contenders.map(make)
@@ -116,8 +126,14 @@ async function main (options: BenchOptions): Promise<void> {
   const shape = { keyBytes: options.keyBytes, valueBytes: options.valueBytes }
   const env = describeEnvironment(clusterVersion, mm1Distribution?.version ?? MIRROR_MAKER_1_VERSION)
   const job = (topic: string, tag: string, contender: string): MirrorJob => ({
-    sourceBootstrap: source.bootstrap, targetBootstrap: target.bootstrap, topic, streams: options.streams,
-    compression: options.compression, producerProps: options.producerProps, tag, workDir: join(workDir, tag + '-' + contender),
+    sourceBootstrap: source.bootstrap,
+    targetBootstrap: target.bootstrap,
+    topic,
+    streams: options.streams,
+    compression: options.compression,
+    producerProps: options.producerProps,
+    tag,
+    workDir: join(workDir, tag + '-' + contender),
     ...(options.commitIntervalMs === undefined ? {} : { commitIntervalMs: options.commitIntervalMs }),
   })
   const resultsDir = options.resultsDir ?? workDir
@@ -127,14 +143,25 @@ async function main (options: BenchOptions): Promise<void> {
     // Topic names without dots: MM2's topic list escapes dots, so the pattern stays a pattern.
     const shape = { prefix: `bench-scale-${id}`, topics: options.topics, partitions: options.partitions, recordsPerPartition: options.recordsPerPartition, valueBytes: options.valueBytes }
     // Registered first: a preload that fails half-way must not leave 10,000 partitions behind (the next run's would exceed the broker's open files).
-    cleanups.push(async () => { for (const admin of [sourceAdmin, targetAdmin]) for (let i = 0; i < shape.topics; i += 25) await admin.deleteTopics(scaleTopics(shape).slice(i, i + 25)) })
+    cleanups.push(async () => {
+      for (const admin of [sourceAdmin, targetAdmin]) for (let i = 0; i < shape.topics; i += 25) await admin.deleteTopics(scaleTopics(shape).slice(i, i + 25))
+    })
     const sourceEnds = await preloadScale(source, sourceAdmin, shape, log)
     const figures: ScaleFigures[] = []
     for (let run = 1; run <= options.runs; run++) {
       for (const contender of contenders) {
         const result = await runScale(contender, job(`${shape.prefix}-[0-9]+`, `${id}r${run}${contender.name}`, contender.name), run, {
-          source, target, sourceAdmin, targetAdmin, shape, sourceEnds, commitIntervalMs: options.commitIntervalMs ?? 5_000,
-          idleSeconds: options.idleSeconds, precreateTarget: options.precreateTarget, timeoutMs: options.timeoutSeconds * 1000, log,
+          source,
+          target,
+          sourceAdmin,
+          targetAdmin,
+          shape,
+          sourceEnds,
+          commitIntervalMs: options.commitIntervalMs ?? 5_000,
+          idleSeconds: options.idleSeconds,
+          precreateTarget: options.precreateTarget,
+          timeoutMs: options.timeoutSeconds * 1000,
+          log,
         })
         figures.push(result)
         log(`run ${run} ${contender.name}: ${result.totalSeconds.toFixed(1)} s, peak RSS ${(result.peakRssBytes / 2 ** 20).toFixed(0)} MiB, caught up ${result.idleCpuPercent.toFixed(1)} % CPU (last half ${result.idleTailCpuPercent.toFixed(1)} %), duplicates ${result.duplicates}, missing ${result.missing}`)
@@ -153,7 +180,15 @@ async function main (options: BenchOptions): Promise<void> {
     log(`wrote ${join(resultsDir, 'latest-scale.md')} and latest-scale.json`)
   } else if (options.mode === 'throughput') {
     const scenarioContext: ScenarioContext = {
-      id, workDir, source, target, sourceAdmin, targetAdmin, contenders, distribution: clustersDistribution, log,
+      id,
+      workDir,
+      source,
+      target,
+      sourceAdmin,
+      targetAdmin,
+      contenders,
+      distribution: clustersDistribution,
+      log,
       defer: cleanup => { cleanups.push(cleanup) },
     }
     const files = (result: ScenarioResult): string => result.scenario === undefined ? 'latest' : `scenario-${result.scenario.name}`
@@ -162,12 +197,25 @@ async function main (options: BenchOptions): Promise<void> {
       const extras = {
         ...(result.scenario === undefined ? {} : { title: result.scenario.title }),
         ...(result.scenario?.rollingRestart === true ? { clusters: `two ${ROLLING_RESTART_NODES}-node KRaft clusters, -Xmx${process.env.KAFKA_NODE_HEAP ?? '384m'} per node` } : {}),
-        notes: result.notes, failures: result.failures, runs: result.figures, replication: result.replication }
+        notes: result.notes,
+        failures: result.failures,
+        runs: result.figures,
+        replication: result.replication
+      }
       const markdown = throughputMarkdown(env, result.options, result.medians, result.ceiling, extras)
       const json = {
-        kind: 'throughput', ...(result.scenario === undefined ? {} : { scenario: result.scenario }), environment: env, options: result.options, ceilingProducerProps: CEILING_PRODUCER_PROPS,
-        preloadedRecords: result.preloadedRecords, sourceRecords: result.sourceRecords, sourceDistinctKeys: result.sourceDistinctKeys,
-        medians: result.medians, ceiling: result.ceiling, failures: result.failures, runs: { contenders: result.figures, ceiling: result.ceilings, replication: result.replication },
+        kind: 'throughput',
+        ...(result.scenario === undefined ? {} : { scenario: result.scenario }),
+        environment: env,
+        options: result.options,
+        ceilingProducerProps: CEILING_PRODUCER_PROPS,
+        preloadedRecords: result.preloadedRecords,
+        sourceRecords: result.sourceRecords,
+        sourceDistinctKeys: result.sourceDistinctKeys,
+        medians: result.medians,
+        ceiling: result.ceiling,
+        failures: result.failures,
+        runs: { contenders: result.figures, ceiling: result.ceilings, replication: result.replication },
       }
       await writeFile(join(resultsDir, `${files(result)}.md`), markdown)
       await writeFile(join(resultsDir, `${files(result)}.json`), JSON.stringify(json, null, 2) + '\n')
@@ -214,8 +262,14 @@ async function main (options: BenchOptions): Promise<void> {
         const topic = `bench-lat-${tag}`
         log(`run ${run} ${name}: latency`)
         const result = await runLatency(contender, { ...job(topic, tag, name), targetBootstrap: latencyTargetBootstrap }, run, {
-          sourceAdmin, targetAdmin: latencyTargetAdmin, partitions: options.partitions, shape, ratePerSecond: options.rateRecordsPerSecond,
-          durationMs: options.durationSeconds * 1000, producer: { bootstrap: '', compression: options.compression }, log,
+          sourceAdmin,
+          targetAdmin: latencyTargetAdmin,
+          partitions: options.partitions,
+          shape,
+          ratePerSecond: options.rateRecordsPerSecond,
+          durationMs: options.durationSeconds * 1000,
+          producer: { bootstrap: '', compression: options.compression },
+          log,
           ...(readBootstrap === undefined ? {} : { readBootstrap }),
         })
         figures.push(result)
@@ -277,4 +331,3 @@ main(options).then(async () => {
   await cleanUp()
   process.exitCode = 2
 })
-

@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises'
+import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { LocalCluster } from '../scripts/local-kafka/clusters.js'
@@ -42,7 +42,10 @@ export interface ScaleFigures {
    * the first seconds after it still hold the commits and offset syncs of every partition.
    */
   readonly idleTailCpuPercent: number
-  /** Seconds after "all on target" until the source group had committed every partition's end; NaN when not within the idle window (or MM2: no source group). */
+  /**
+   * Seconds after "all on target" until the source group had committed every partition's end; NaN
+   * when not within the idle window (or MM2: no source group).
+   */
   readonly allCommittedAfterSeconds: number
   /** Successful source commits from start to the end of the idle window, from the sidecar's /metrics; NaN for others. */
   readonly commits: number
@@ -70,7 +73,12 @@ export function scaleTopics (shape: ScaleShape): string[] {
 }
 
 /** Creates the source topics and preloads them (idempotent producer: a retry never duplicates); returns the end offset of each partition. */
-export async function preloadScale (source: LocalCluster, sourceAdmin: TopicAdmin, shape: ScaleShape, log: (line: string) => void): Promise<Map<string, number[]>> {
+export async function preloadScale (
+  source: LocalCluster,
+  sourceAdmin: TopicAdmin,
+  shape: ScaleShape,
+  log: (line: string) => void
+): Promise<Map<string, number[]>> {
   const topics = scaleTopics(shape)
   await createAndAwait(sourceAdmin, topics, shape.partitions)
   const kafka = createKafkaClient(source.connection('bench-scale-preload'))
@@ -80,13 +88,21 @@ export async function preloadScale (source: LocalCluster, sourceAdmin: TopicAdmi
     const value = 'v'.repeat(shape.valueBytes)
     for (let i = 0; i < topics.length; i += 20) {
       // A refused request (metadata not yet everywhere) wrote nothing: the idempotent producer's retry is safe; the total is checked below.
-      await retry(async () => await producer.sendBatch({
-        acks: -1,
-        topicMessages: topics.slice(i, i + 20).map(topic => ({
-          topic,
-          messages: Array.from({ length: shape.partitions * shape.recordsPerPartition }, (_, n) => ({ partition: n % shape.partitions, key: `${topic}:${n}`, value })),
-        })),
-      }), { maxAttempts: 10, initialBackoffMs: 500, shouldRetry: () => true })
+      await retry(
+        async () =>
+          await producer.sendBatch({
+            acks: -1,
+            topicMessages: topics.slice(i, i + 20).map(topic => ({
+              topic,
+              messages: Array.from({ length: shape.partitions * shape.recordsPerPartition }, (_, n) => ({
+                partition: n % shape.partitions,
+                key: `${topic}:${n}`,
+                value,
+              })),
+            })),
+          }),
+        { maxAttempts: 10, initialBackoffMs: 500, shouldRetry: () => true }
+      )
     }
   } finally {
     await producer.disconnect()
@@ -270,12 +286,14 @@ export async function runScale (contender: Contender, job: MirrorJob, run: numbe
       totalSeconds,
       cpuSeconds: atDone?.cpuSeconds ?? Number.NaN,
       peakRssBytes: usage?.peakRssBytes ?? Number.NaN,
-      idleCpuPercent: atDone === undefined || atIdleEnd === undefined ? Number.NaN : (atIdleEnd.cpuSeconds - atDone.cpuSeconds) / idleSeconds * 100,
-      idleTailCpuPercent: atTail === undefined || atIdleEnd === undefined ? Number.NaN : (atIdleEnd.cpuSeconds - atTail.cpuSeconds) / tailSeconds * 100,
+      idleCpuPercent: atDone === undefined || atIdleEnd === undefined ? Number.NaN : ((atIdleEnd.cpuSeconds - atDone.cpuSeconds) / idleSeconds) * 100,
+      idleTailCpuPercent: atTail === undefined || atIdleEnd === undefined ? Number.NaN : ((atIdleEnd.cpuSeconds - atTail.cpuSeconds) / tailSeconds) * 100,
       allCommittedAfterSeconds,
       commits: commitsAtEnd,
-      commitIntervals: Math.floor((totalSeconds + idleSeconds) * 1000 / context.commitIntervalMs),
-      commitIntervalsUntilAllCommitted: Number.isNaN(allCommittedAfterSeconds) ? Number.NaN : Math.floor((totalSeconds + allCommittedAfterSeconds) * 1000 / context.commitIntervalMs),
+      commitIntervals: Math.floor(((totalSeconds + idleSeconds) * 1000) / context.commitIntervalMs),
+      commitIntervalsUntilAllCommitted: Number.isNaN(allCommittedAfterSeconds)
+        ? Number.NaN
+        : Math.floor(((totalSeconds + allCommittedAfterSeconds) * 1000) / context.commitIntervalMs),
       failedCommits: commitCount(exposition, 'error'),
       metricSeries: exposition === undefined ? Number.NaN : exposition.split('\n').filter(line => line !== '' && !line.startsWith('#')).length,
       duplicates,

@@ -76,7 +76,15 @@ export function scenarioOptions (options: BenchOptions, scenario: Scenario | und
  * Starts the rolling-restart scenario's two 3-node clusters (stopped, data removed, by `stop()`,
  * also on Ctrl-C) with an admin on each creating topics of replication factor 3.
  */
-async function startNodeClusters (context: ScenarioContext): Promise<{ source: NodeCluster, target: NodeCluster, sourceAdmin: TopicAdmin<NodeCluster>, targetAdmin: TopicAdmin<NodeCluster>, stop: () => Promise<void> }> {
+async function startNodeClusters (
+  context: ScenarioContext
+): Promise<{
+  source: NodeCluster
+  target: NodeCluster
+  sourceAdmin: TopicAdmin<NodeCluster>
+  targetAdmin: TopicAdmin<NodeCluster>
+  stop: () => Promise<void>
+}> {
   const clusters = benchNodeClusters()
   const sourceAdmin = new TopicAdmin(clusters.source, ROLLING_RESTART_NODES)
   const targetAdmin = new TopicAdmin(clusters.target, ROLLING_RESTART_NODES)
@@ -91,7 +99,9 @@ async function startNodeClusters (context: ScenarioContext): Promise<{ source: N
     context.log(`stopped the ${ROLLING_RESTART_NODES}-node clusters ${clusters.source.options.name} and ${clusters.target.options.name}`)
   }
   context.defer(stop)
-  context.log(`starting ${ROLLING_RESTART_NODES}-node clusters ${clusters.source.options.name} (${clusters.source.bootstrap}) and ${clusters.target.options.name} (${clusters.target.bootstrap})`)
+  context.log(
+    `starting ${ROLLING_RESTART_NODES}-node clusters ${clusters.source.options.name} (${clusters.source.bootstrap}) and ${clusters.target.options.name} (${clusters.target.bootstrap})`
+  )
   await clusters.source.start()
   await clusters.target.start()
   await sourceAdmin.start()
@@ -112,7 +122,12 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
   const topic = scenario === undefined ? `bench-${id}` : `bench-${id}-${scenario.name}`
   const notes: string[] = []
   const distinctKeys = scenario?.compactedSource === true ? Math.max(1, Math.floor(options.records / COMPACTED_KEY_REPEATS)) : undefined
-  const shape: RecordShape = { keyBytes: options.keyBytes, valueBytes: options.valueBytes, ...(distinctKeys === undefined ? {} : { distinctKeys }), ...(scenario?.compressibleValues === true ? { compressibleValues: true } : {}) }
+  const shape: RecordShape = {
+    keyBytes: options.keyBytes,
+    valueBytes: options.valueBytes,
+    ...(distinctKeys === undefined ? {} : { distinctKeys }),
+    ...(scenario?.compressibleValues === true ? { compressibleValues: true } : {}),
+  }
   const recordBytes = options.keyBytes + options.valueBytes
   if (scenario !== undefined) log(`scenario ${scenario.name}: ${scenario.title}`)
   let nodes: Awaited<ReturnType<typeof startNodeClusters>> | undefined
@@ -175,8 +190,14 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
   const ceilings: CeilingFigures[] = []
   const failures: ContenderFailure[] = []
   const job = (tag: string, contender: string): MirrorJob => ({
-    sourceBootstrap: source.bootstrap, targetBootstrap: mirrorTargetBootstrap, topic, streams: options.streams,
-    compression: options.compression, producerProps: options.producerProps, tag, workDir: join(context.workDir, tag + '-' + contender),
+    sourceBootstrap: source.bootstrap,
+    targetBootstrap: mirrorTargetBootstrap,
+    topic,
+    streams: options.streams,
+    compression: options.compression,
+    producerProps: options.producerProps,
+    tag,
+    workDir: join(context.workDir, tag + '-' + contender),
     ...(options.commitIntervalMs === undefined ? {} : { commitIntervalMs: options.commitIntervalMs }),
     ...(nodes === undefined ? {} : { replicationFactor: ROLLING_RESTART_NODES }),
     ...(scenario?.messageHandler === true ? { sidecarArgs: ['--message.handler', IDENTITY_HANDLER] } : {}),
@@ -187,9 +208,19 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
       if (options.ceiling) {
         await targetAdmin.recreateTopic(`${topic}-ceiling`, options.partitions)
         const ceiling = await runCeiling({
-          distribution: context.distribution, sourceBootstrap: source.bootstrap, targetBootstrap: mirrorTargetBootstrap,
-          sourceTopic: topic, targetTopic: `${topic}-ceiling`, records: sourceRecords, recordBytes,
-          compression: options.compression, producerProps: options.producerProps, heap: options.javaHeap, tag, workDir: join(context.workDir, `${tag}-ceiling`), timeoutMs: options.timeoutSeconds * 1000,
+          distribution: context.distribution,
+          sourceBootstrap: source.bootstrap,
+          targetBootstrap: mirrorTargetBootstrap,
+          sourceTopic: topic,
+          targetTopic: `${topic}-ceiling`,
+          records: sourceRecords,
+          recordBytes,
+          compression: options.compression,
+          producerProps: options.producerProps,
+          heap: options.javaHeap,
+          tag,
+          workDir: join(context.workDir, `${tag}-ceiling`),
+          timeoutMs: options.timeoutSeconds * 1000,
         }, run)
         await targetAdmin.deleteTopics([`${topic}-ceiling`])
         ceilings.push(ceiling)
@@ -198,8 +229,19 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
       for (const contender of runOrder(context.contenders, run)) {
         try {
           const result = await runThroughput(contender, job(`${tag}${contender.name}`, contender.name), run, {
-            source, target, sourceAdmin, targetAdmin, records: sourceRecords, distinctKeys: sourceDistinctKeys, recordBytes, partitions: options.partitions,
-            timeoutMs: options.timeoutSeconds * 1000, verify: options.verify, targetOutageSeconds: options.targetOutageSeconds, rollingRestart: nodes !== undefined, log,
+            source,
+            target,
+            sourceAdmin,
+            targetAdmin,
+            records: sourceRecords,
+            distinctKeys: sourceDistinctKeys,
+            recordBytes,
+            partitions: options.partitions,
+            timeoutMs: options.timeoutSeconds * 1000,
+            verify: options.verify,
+            targetOutageSeconds: options.targetOutageSeconds,
+            rollingRestart: nodes !== undefined,
+            log,
             ...(limitBytes === undefined || !SIDECAR_CONTENDERS.has(contender.name) ? {} : { throughputLimitBytes: limitBytes }),
           })
           figures.push(result)

@@ -19,7 +19,18 @@ const snapshot: FlowSnapshot = { labels: flow, state: 'running', queueRecords: 0
 const metrics = new MirrorMetrics(() => [snapshot])
 for (const p of parts) {
   metrics.consumed(flow, { topic: p.topic, partition: p.partition, records: 10, bytes: 1160, timestampsMs: [Date.now()], pollTimeMs: Date.now() })
-  metrics.produced(flow, { sourceTopic: p.topic, targetTopic: p.topic, partition: p.partition, records: 10, bytes: 1160, timestampsMs: [Date.now()], ackTimeMs: Date.now(), firstSourceOffset: 0n, lastSourceOffset: 9n, targetBaseOffset: 0n })
+  metrics.produced(flow, {
+    sourceTopic: p.topic,
+    targetTopic: p.topic,
+    partition: p.partition,
+    records: 10,
+    bytes: 1160,
+    timestampsMs: [Date.now()],
+    ackTimeMs: Date.now(),
+    firstSourceOffset: 0n,
+    lastSourceOffset: 9n,
+    targetBaseOffset: 0n,
+  })
 }
 metrics.committed(flow, parts.map(p => ({ topic: p.topic, partition: p.partition, offset: 10n, lagRecords: 0n })), Date.now())
 const gc = (globalThis as { gc?: () => void }).gc

@@ -109,7 +109,9 @@ export interface ThroughputContext {
 /** CPU seconds of every broker process of `clusters`, each since its process started. */
 async function brokerCpu (clusters: readonly BenchCluster[]): Promise<number> {
   let total = 0
-  for (const broker of clusters.flatMap<{ pid: () => Promise<number | undefined> }>(cluster => cluster instanceof LocalCluster ? [cluster] : [...cluster.nodes])) {
+  for (const broker of clusters.flatMap<{ pid: () => Promise<number | undefined> }>(cluster =>
+    cluster instanceof LocalCluster ? [cluster] : [...cluster.nodes]
+  )) {
     const pid = await broker.pid()
     if (pid !== undefined) total += readProcessUsage(pid)?.cpuSeconds ?? 0
   }
@@ -167,7 +169,8 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
   const polls: ProgressPoll[] = []
   let restart: PendingRestart | undefined
   /** With a throughput limit: the sidecar's fetched bytes at the 10 % and 90 % polls. */
-  const limit: { atTen?: { atMs: number, bytes: number }, atNinety?: { atMs: number, bytes: number } } | undefined = context.throughputLimitBytes === undefined ? undefined : {}
+  const limit: { atTen?: { atMs: number, bytes: number }, atNinety?: { atMs: number, bytes: number } } | undefined =
+    context.throughputLimitBytes === undefined ? undefined : {}
   try {
     for (;;) {
       let copied: number
@@ -246,7 +249,9 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
     const copySeconds = Math.max((doneAt - first) / 1000, 0.001)
     await stopChild(mirror)
     // Read back directly, not through a wide-area proxy the mirror may have been given.
-    const onTarget = context.verify ? await countTargetRecords(context.target.bootstrap, job.topic, contender.exactlyOnce === true) : { records: Number.NaN, distinctKeys: Number.NaN }
+    const onTarget = context.verify
+      ? await countTargetRecords(context.target.bootstrap, job.topic, contender.exactlyOnce === true)
+      : { records: Number.NaN, distinctKeys: Number.NaN }
     return {
       contender: contender.name,
       run,
@@ -255,10 +260,11 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
       copySeconds,
       totalSeconds: (doneAt - startedAt) / 1000,
       recordsPerSecond: context.records / copySeconds,
-      steadyRecordsPerSecond: tenPercent !== undefined && ninetyPercent !== undefined && ninetyPercent.at > tenPercent.at
-        ? (ninetyPercent.copied - tenPercent.copied) / ((ninetyPercent.at - tenPercent.at) / 1000)
-        : Number.NaN,
-      mbPerSecond: context.records * context.recordBytes / 2 ** 20 / copySeconds,
+      steadyRecordsPerSecond:
+        tenPercent !== undefined && ninetyPercent !== undefined && ninetyPercent.at > tenPercent.at
+          ? (ninetyPercent.copied - tenPercent.copied) / ((ninetyPercent.at - tenPercent.at) / 1000)
+          : Number.NaN,
+      mbPerSecond: (context.records * context.recordBytes) / 2 ** 20 / copySeconds,
       cpuSeconds: usage?.cpuSeconds ?? Number.NaN,
       copyCpuSeconds: (usage?.cpuSeconds ?? Number.NaN) - cpuAtFirst,
       peakRssBytes: usage?.peakRssBytes ?? Number.NaN,
@@ -266,13 +272,38 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
       cpuSecondsPerGb: cpuSecondsPerGb(usage?.cpuSeconds ?? Number.NaN, context.records, context.recordBytes),
       brokerCpuSecondsPerGb: cpuSecondsPerGb(brokerCpuSeconds, context.records, context.recordBytes),
       // Extra copies beyond the source's own repeats of a key, and source keys absent from the target.
-      duplicates: (onTarget.records - onTarget.distinctKeys) - (context.records - context.distinctKeys),
+      duplicates: onTarget.records - onTarget.distinctKeys - (context.records - context.distinctKeys),
       missing: context.distinctKeys - onTarget.distinctKeys,
-      ...(limit === undefined || context.throughputLimitBytes === undefined ? {} : { throughputLimit: { limitBytesPerSecond: context.throughputLimitBytes, fetchedBytesPerSecond: byteRate(limit.atTen, limit.atNinety), throttledSeconds } }),
-      ...(restart === undefined || restarted === undefined ? {} : { rollingRestart: restartFigures(restart.atRecords, restarted, polls.filter(poll => poll.atMs <= doneAt!), startedAt, doneAt) }),
+      ...(limit === undefined || context.throughputLimitBytes === undefined
+        ? {}
+        : {
+            throughputLimit: {
+              limitBytesPerSecond: context.throughputLimitBytes,
+              fetchedBytesPerSecond: byteRate(limit.atTen, limit.atNinety),
+              throttledSeconds,
+            },
+          }),
+      ...(restart === undefined || restarted === undefined
+        ? {}
+        : {
+            rollingRestart: restartFigures(
+              restart.atRecords,
+              restarted,
+              polls.filter(poll => poll.atMs <= doneAt!),
+              startedAt,
+              doneAt
+            ),
+          }),
       ...(outage === undefined
         ? {}
-        : { outage: { seconds: (outage.resumedAt - outage.frozenAt) / 1000, atRecords: outage.atRecords, frozenAtSeconds: (outage.frozenAt - startedAt) / 1000, resumedToDoneSeconds: (doneAt - outage.resumedAt) / 1000 } }),
+        : {
+            outage: {
+              seconds: (outage.resumedAt - outage.frozenAt) / 1000,
+              atRecords: outage.atRecords,
+              frozenAtSeconds: (outage.frozenAt - startedAt) / 1000,
+              resumedToDoneSeconds: (doneAt - outage.resumedAt) / 1000,
+            },
+          }),
     }
   } finally {
     sampler.stop()
@@ -296,7 +327,13 @@ function singleNode (cluster: BenchCluster): LocalCluster {
 }
 
 /** The restart's figures of one run from its timeline and the polls up to the last record on the target. */
-export function restartFigures (atRecords: number, restart: RollingRestart, polls: readonly ProgressPoll[], startedAtMs: number, doneAtMs: number): RollingRestartFigures {
+export function restartFigures (
+  atRecords: number,
+  restart: RollingRestart,
+  polls: readonly ProgressPoll[],
+  startedAtMs: number,
+  doneAtMs: number
+): RollingRestartFigures {
   const stall = longestStall(polls)
   // From the last poll before the first stop (the one that started the restart): a stall the restart caused counts from there.
   const before = polls.filter(poll => poll.atMs < restart.startedAtMs).at(-1)

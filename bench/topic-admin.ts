@@ -45,7 +45,10 @@ export class TopicAdmin<C extends AdminCluster = LocalCluster> {
    */
   async createTopics (topics: readonly string[], partitions: number, configs: Readonly<Record<string, string>> = {}): Promise<void> {
     const configEntries = Object.entries(configs).map(([name, value]) => ({ name, value }))
-    await this.#admin.createTopics({ waitForLeaders: false, topics: topics.map(topic => ({ topic, numPartitions: partitions, replicationFactor: this.replicationFactor, configEntries })) })
+    await this.#admin.createTopics({
+      waitForLeaders: false,
+      topics: topics.map(topic => ({ topic, numPartitions: partitions, replicationFactor: this.replicationFactor, configEntries })),
+    })
   }
 
   async listTopics (): Promise<string[]> {
@@ -77,7 +80,10 @@ export class TopicAdmin<C extends AdminCluster = LocalCluster> {
     const deadline = Date.now() + 60_000
     for (;;) {
       try {
-        await this.#admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: partitions, replicationFactor: this.replicationFactor, configEntries }] })
+        await this.#admin.createTopics({
+          waitForLeaders: true,
+          topics: [{ topic, numPartitions: partitions, replicationFactor: this.replicationFactor, configEntries }],
+        })
         if ((await this.endOffsetTotal(topic)) === 0) return
       } catch (error) {
         if (Date.now() > deadline) throw error

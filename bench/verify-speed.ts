@@ -4,8 +4,8 @@ import kafkajs from '@kafka-mirror-sidecar/kafkajs'
 import { clustersUp, type LocalCluster } from '../scripts/local-kafka/clusters.js'
 import { createKafkaClient } from '../src/kafka/client.js'
 import { AuditClient } from '../src/kafka/audit-client.js'
-import { verifyCopy } from '../src/audit/copy-verification.js'
-import { totalCounts } from '../src/audit/verification-report.js'
+import { verifyCopy } from '../src/check/verify/copy-verification.js'
+import { totalCounts } from '../src/check/verify/verification-report.js'
 import { Compressions, type Compression } from './compression.js'
 
 /**
@@ -18,7 +18,13 @@ const valueBytes = Number(process.argv[3] ?? 512)
 const partitions = Number(process.argv[4] ?? 4)
 const compression = (process.argv[5] ?? 'none') as Compression
 if (!Compressions.includes(compression)) throw new Error(`compression "${compression}": expected one of ${Compressions.join(', ')}`)
-const CODEC = { none: kafkajs.CompressionTypes.None, gzip: kafkajs.CompressionTypes.GZIP, snappy: kafkajs.CompressionTypes.Snappy, lz4: kafkajs.CompressionTypes.LZ4, zstd: kafkajs.CompressionTypes.ZSTD } as const
+const CODEC = {
+  none: kafkajs.CompressionTypes.None,
+  gzip: kafkajs.CompressionTypes.GZIP,
+  snappy: kafkajs.CompressionTypes.Snappy,
+  lz4: kafkajs.CompressionTypes.LZ4,
+  zstd: kafkajs.CompressionTypes.ZSTD,
+} as const
 // Timestamps of the last few minutes: older ones fall to the broker's 7-day retention during the run.
 const baseTimestampMs = Date.now() - records
 
@@ -63,7 +69,8 @@ async function plainConsumer (cluster: LocalCluster, topic: string): Promise<{ s
       eachBatch: async ({ batch }) => {
         for (const m of batch.messages) {
           seen++
-          bytes += (m.key?.length ?? 0) + (m.value?.length ?? 0) + Object.values(m.headers ?? {}).reduce((n, v) => n + (v === undefined ? 0 : (v as Buffer).length), 0)
+          bytes +=
+            (m.key?.length ?? 0) + (m.value?.length ?? 0) + Object.values(m.headers ?? {}).reduce((n, v) => n + (v === undefined ? 0 : (v as Buffer).length), 0)
         }
         if (seen >= records) resolve()
       },
@@ -74,12 +81,25 @@ async function plainConsumer (cluster: LocalCluster, topic: string): Promise<{ s
   return { seconds, bytes }
 }
 
-async function verify (source: LocalCluster, target: LocalCluster, topic: string, digest: boolean): Promise<{ seconds: number, bytes: number, checked: number, missing: number }> {
+async function verify (
+  source: LocalCluster,
+  target: LocalCluster,
+  topic: string,
+  digest: boolean
+): Promise<{ seconds: number, bytes: number, checked: number, missing: number }> {
   const sourceClient = new AuditClient(source.connection('bench-verify'))
   const targetClient = new AuditClient(target.connection('bench-verify'))
   await Promise.all([sourceClient.connect(), targetClient.connect()])
   const started = performance.now()
-  const result = await verifyCopy({ source: sourceClient, target: targetClient, topic, targetTopic: topic, until: 'default', group: 'bench-no-mirror', ...(digest ? { digestRangeRecords: 1000 } : {}) })
+  const result = await verifyCopy({
+    source: sourceClient,
+    target: targetClient,
+    topic,
+    targetTopic: topic,
+    until: 'default',
+    group: 'bench-no-mirror',
+    ...(digest ? { digestRangeRecords: 1000 } : {}),
+  })
   const seconds = (performance.now() - started) / 1000
   await Promise.all([sourceClient.close(), targetClient.close()])
   const total = totalCounts(result.partitions)

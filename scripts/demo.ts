@@ -52,9 +52,9 @@ async function main (): Promise<void> {
   console.log('Where to look:')
   console.log(`  metrics    http://127.0.0.1:${METRICS_PORT}/metrics`)
   console.log(`  health     http://127.0.0.1:${METRICS_PORT}/healthz   ready: http://127.0.0.1:${METRICS_PORT}/readyz`)
-  console.log(`  lag        node dist/cli/mirror-check.js --bootstrap-server ${source.bootstrap} --group demo-mirror`)
-  console.log(`  verify     node dist/cli/mirror-check.js verify --source ${source.bootstrap} --target ${target.bootstrap} --topic demo.orders`)
-  console.log(`  dashboard  grafana/kafka-mirror-sidecar.json (import into Grafana with a Prometheus datasource)`)
+  console.log(`  lag        node dist/src/check/mirror-check.js --bootstrap-server ${source.bootstrap} --group demo-mirror`)
+  console.log(`  verify     node dist/src/check/mirror-check.js verify --source ${source.bootstrap} --target ${target.bootstrap} --topic demo.orders`)
+  console.log('  dashboard  grafana/kafka-mirror-sidecar.json (import into Grafana with a Prometheus datasource)')
   console.log(`producing ${RECORDS_PER_SECOND} records/s into ${TOPICS.map(t => t.topic).join(', ')}; Ctrl-C stops the demo\n`)
 
   // Own process group: Ctrl-C reaches the demo only, which asks the sidecar to drain exactly once.

@@ -62,6 +62,7 @@ export function createFlowRuntime (config: FlowConfig, context: FlowRuntimeConte
   const { logger, observability, offsetsObserver: observer } = context
   const offsets = { logger, observer }
   // Set below: the coordinator-only jobs ask the flow whether this process coordinates it (see pipeline/flow-coordinator.ts).
+  // eslint-disable-next-line prefer-const -- read by isCoordinator before the assignment below
   let flow: MirrorFlow | undefined
   const coordinated = { ...offsets, isCoordinator: () => flow?.coordinates() ?? false }
   const offsetSyncWriter = config.offsetSyncs.enabled ? new OffsetSyncWriter(config, offsets) : undefined
@@ -96,7 +97,7 @@ export function createFlowRuntime (config: FlowConfig, context: FlowRuntimeConte
   ])
   const runtime = new FlowRuntime({ ...runtimeOptions, name: config.name }, [
     // Started on demand by the producer lanes that publish their ids (they share one start).
-    ...(mirrorProducers === undefined ? [] : [{ name: 'mirror producers', start: async () => {}, stop: () => mirrorProducers.stop() }]),
+    ...(mirrorProducers === undefined ? [] : [{ name: 'mirror producers', start: async () => { /* the lanes start it */ }, stop: () => mirrorProducers.stop() }]),
     ...(config.mm2Positions === undefined
       ? []
       : [{ name: 'MirrorMaker 2 takeover', start: async () => { await withStartPositions(config, logger, positions => positions.takeOverFromMm2()) }, stop: async () => { /* nothing kept running: the start reads, commits and disconnects */ } }]),

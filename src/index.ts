@@ -1,6 +1,7 @@
 /**
  * The public entry point of kafka-mirror-sidecar (`import ... from 'kafka-mirror-sidecar'`): what
- * a program embedding the mirror needs, and what the `mirror-check` CLI uses. Everything else
+ * a program embedding the mirror needs. The `mirror-check` CLI is a program of its own
+ * (`src/check/mirror-check.ts`) and does not import this file. Everything else
  * under `src/` is internal and may change without notice; `package.json` `exports` allows no
  * deeper import.
  */
@@ -46,35 +47,6 @@ export { createLogger, LogLevels, silentLogger, type LogFields, type Logger, typ
 export type { RecordHeader } from './shared/record-header.js'
 export type { HeaderValue, KafkaRecord } from './shared/kafka-record.js'
 
-// The Kafka client's installation: both commands check it at start-up.
+// The Kafka client's installation: both programs check it at start-up.
 export { assertKafkajsPatched } from './kafka/kafkajs-internals.js'
 export { packageVersion } from './shared/package-version.js'
-
-// Audits (mirror-check): group offsets and lag, cross-cluster lag, record-by-record verification.
-export { AuditClient, type AuditClientOptions, type FetchedBatches, type FetchedRecords, type FetchOptions, type Isolation, type OffsetSpec } from './kafka/audit-client.js'
-export { committedOffsets, describeGroupOffsets, groupExists, listConsumerGroups, type GroupMember, type GroupOffsets, type GroupOffsetsOptions } from './audit/group-offsets.js'
-export { ageSeconds, lagViolations, offsetLag, topicTotals, type LagThresholds, type PartitionLagRow, type TopicLagTotal } from './audit/lag.js'
-export { PartitionReader, type PartitionReaderOptions } from './audit/partition-reader.js'
-export { lossEvidence, type LossKind, type PartitionOffsets, type RecordedLoss } from './audit/loss-evidence.js'
-export { mm2OffsetsTopicName, mm2Positions } from './audit/mm2-positions.js'
-export { translateGroupThroughMm2, mm2CheckpointsOf, mm2OffsetSyncsOf, mm2TranslateFrom, type Mm2TranslateOptions, type Mm2TranslationRow } from './audit/mm2-offsets.js'
-export { decodeMm2Checkpoint, decodeMm2OffsetSync, mm2CheckpointsTopicName, mm2OffsetSyncsTopicName, type Mm2CheckpointRecord, type Mm2OffsetSyncRecord } from './offsets/mm2-records.js'
-export { verifyCopy, type CopyVerification, type CopyVerificationOptions, type VerifyUntil } from './audit/copy-verification.js'
-export { FIRST_COMMON_RECORD_METHOD, OrderAligner, type Aligner, type AlignmentLookup, type AlignmentPoint, type AlignmentRequest, type OrderAlignerOptions } from './audit/aligner.js'
-export type { EarlierCopies } from './audit/earlier-copies-comparison.js'
-export { OFFSET_SYNC_ALIGNMENT_METHOD, OffsetSyncAligner } from './audit/offset-sync-aligner.js'
-export { FindingKinds, type ComparisonCounts, type Finding, type FindingKind } from './audit/record-comparator.js'
-export { checkPartitionDigests, describeDigestFinding, digestCheckPassed, loadRangeDigests, type DigestCheckOptions, type DigestFinding, type DigestFindingKind, type DigestPartitionCheck } from './audit/digest-verification.js'
-export { describeDigestRange, digestsTopicName, type RangeDigest } from './audit/range-digest.js'
-export type { BeyondCommitted } from './audit/beyond-committed.js'
-export { beyondCommittedTotal, describeFinding, findMisplaced, totalCounts, unverifiable, verificationPassed, type MisplacedRecord, type PartitionVerification } from './audit/verification-report.js'
-
-// Offset translation: exact offset syncs, and a group's committed offsets translated to the target.
-export { loadOffsetSyncs, offsetSyncsTopicName } from './offsets/offset-sync-store.js'
-export { OffsetSyncIndex, translateOffset, type Translation } from './offsets/offset-sync-index.js'
-export { translateGroupOffsets, type GroupTranslationRow, type TranslateGroupOptions } from './offsets/translate-group.js'
-export { translateBothWays, type TwoWayTranslation } from './offsets/two-way-translation.js'
-export {
-  decidePartition, executeGroupFailover, planBlocker, planGroupFailover,
-  type FailoverAction, type FailoverBlocker, type FailoverOutcome, type FailoverPartitionPlan, type GroupFailoverPlan, type GroupPresence, type PlanGroupFailoverOptions,
-} from './offsets/group-failover-plan.js'

@@ -49,7 +49,10 @@ export class MirrorSidecar {
     this.config = config
     this.#logger = options.logger
     this.observability = new Observability({
-      snapshots: () => this.snapshot(), host: config.metricsHost, port: config.metricsPort, logger: options.logger,
+      snapshots: () => this.snapshot(),
+      host: config.metricsHost,
+      port: config.metricsPort,
+      logger: options.logger,
       metrics: { flows: config.flows, partitionLabels: config.metricsPartitionLabels ?? true },
     })
     const registry = this.observability.metrics.registry
@@ -75,7 +78,7 @@ export class MirrorSidecar {
     for (const { runtime } of this.built) runtime.onFailure(() => { void this.stop() })
     this.done = Promise.all(this.built.map(built => built.runtime.done)).then(() => undefined)
     // Observed by whoever awaits it; without this an unawaited rejection would end the process.
-    this.done.catch(() => {})
+    this.done.catch(() => { /* seen by whoever awaits done */ })
   }
 
   /** The pipeline of each flow, in configuration order. */

@@ -93,10 +93,12 @@ test('heap profile summary adds live bytes per allocating function and per inner
   const frame = (functionName: string, url: string): { functionName: string, url: string, lineNumber: number } => ({ functionName, url, lineNumber: 0 })
   const profile = {
     head: {
-      callFrame: frame('(root)', ''), selfSize: 0,
+      callFrame: frame('(root)', ''),
+      selfSize: 0,
       children: [
         {
-          callFrame: frame('track', 'file:///x/dist/src/offsets/tracker.js'), selfSize: 100,
+          callFrame: frame('track', 'file:///x/dist/src/offsets/tracker.js'),
+          selfSize: 100,
           children: [{ callFrame: frame('decode', 'file:///x/node_modules/kafkajs/src/d.js'), selfSize: 300, children: [] }],
         },
         { callFrame: frame('decode', 'file:///x/node_modules/kafkajs/src/d.js'), selfSize: 50, children: [] },

@@ -36,8 +36,23 @@ test('metric sums over every label set of one name, not of names it prefixes', (
 
 test('the throughput-limit table: the fetched rate against the limit per run, absent without a limited run', () => {
   const run = {
-    contender: 'sidecar', run: 1, records: 20_000, startupSeconds: 1, copySeconds: 5, totalSeconds: 6, recordsPerSecond: 4000, steadyRecordsPerSecond: 4000, mbPerSecond: 2,
-    cpuSeconds: 1, copyCpuSeconds: 1, peakRssBytes: 1, brokerCpuSeconds: 1, cpuSecondsPerGb: 1, brokerCpuSecondsPerGb: 1, duplicates: 0, missing: 0,
+    contender: 'sidecar',
+    run: 1,
+    records: 20_000,
+    startupSeconds: 1,
+    copySeconds: 5,
+    totalSeconds: 6,
+    recordsPerSecond: 4000,
+    steadyRecordsPerSecond: 4000,
+    mbPerSecond: 2,
+    cpuSeconds: 1,
+    copyCpuSeconds: 1,
+    peakRssBytes: 1,
+    brokerCpuSeconds: 1,
+    cpuSecondsPerGb: 1,
+    brokerCpuSecondsPerGb: 1,
+    duplicates: 0,
+    missing: 0,
     throughputLimit: { limitBytesPerSecond: 2_000_000, fetchedBytesPerSecond: 1_960_000, throttledSeconds: 4.25 },
   } satisfies ThroughputFigures
   const lines = throughputLimitSection([run], () => 'mirror-sidecar')
@@ -62,7 +77,14 @@ test('replication ceiling: done once no reassignment of the topic is left and ev
 
 test('replication ceiling: medians over runs, a section with each run and every contender as a ratio of it', () => {
   const row = (run: number, seconds: number): ReplicationCeilingFigures => ({
-    run, records: 1_000_000, seconds, recordsPerSecond: 1_000_000 / seconds, mbPerSecond: 528 / seconds, brokerCpuSeconds: 1, brokerCpuSecondsPerGb: 1.9, longestPollGapSeconds: 0.06,
+    run,
+    records: 1_000_000,
+    seconds,
+    recordsPerSecond: 1_000_000 / seconds,
+    mbPerSecond: 528 / seconds,
+    brokerCpuSeconds: 1,
+    brokerCpuSecondsPerGb: 1.9,
+    longestPollGapSeconds: 0.06,
   })
   const runs = [row(1, 2), row(2, 4), row(3, 2.5)]
   const medians = replicationMedians(runs)
@@ -70,8 +92,27 @@ test('replication ceiling: medians over runs, a section with each run and every 
   assert.equal(medians?.runs, 3)
   assert.equal(replicationMedians([]), undefined)
   const sidecar = {
-    contender: 'sidecar', label: 'mirror-sidecar', heap: 'h', runs: 3, records: 1_000_000, startupSeconds: 1, copySeconds: 3.125, totalSeconds: 4, recordsPerSecond: 320_000, steadyRecordsPerSecond: 1, mbPerSecond: 161.1,
-    cpuSeconds: 1, copyCpuSeconds: 1, peakRssBytes: 1, brokerCpuSeconds: 1, cpuSecondsPerGb: 1, brokerCpuSecondsPerGb: 1, duplicates: 0, missing: 0, maxDuplicates: 0, maxMissing: 0,
+    contender: 'sidecar',
+    label: 'mirror-sidecar',
+    heap: 'h',
+    runs: 3,
+    records: 1_000_000,
+    startupSeconds: 1,
+    copySeconds: 3.125,
+    totalSeconds: 4,
+    recordsPerSecond: 320_000,
+    steadyRecordsPerSecond: 1,
+    mbPerSecond: 161.1,
+    cpuSeconds: 1,
+    copyCpuSeconds: 1,
+    peakRssBytes: 1,
+    brokerCpuSeconds: 1,
+    cpuSecondsPerGb: 1,
+    brokerCpuSecondsPerGb: 1,
+    duplicates: 0,
+    missing: 0,
+    maxDuplicates: 0,
+    maxMissing: 0,
   } satisfies ThroughputMedians
   const text = replicationCeilingSection(runs, [sidecar, { ...sidecar, contender: 'mm2', label: 'MirrorMaker 2', runs: 0 }]).join('\n')
   assert.match(text, /## Replication ceiling/)

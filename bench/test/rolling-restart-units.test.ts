@@ -45,9 +45,21 @@ test('restart figures: window, catch-up after the last node, stall measured from
   assert.equal(figures.longestStallSeconds, 31.1)
   assert.equal(Math.round(figures.longestStallFromRestartSeconds * 10) / 10, 3.9)
   assert.equal(figures.longestPollGapSeconds, 31.1)
-  const stallBefore = restartFigures(3_400, restart, polls([1_000, 100], [8_000, 200], [9_900, 3_400], [10_500, 3_500], [12_500, 3_600], [13_000, 4_000], [45_000, 10_000]), 500, 45_000)
+  const stallBefore = restartFigures(
+    3_400,
+    restart,
+    polls([1_000, 100], [8_000, 200], [9_900, 3_400], [10_500, 3_500], [12_500, 3_600], [13_000, 4_000], [45_000, 10_000]),
+    500,
+    45_000
+  )
   assert.equal(stallBefore.longestStallSeconds, 32, 'the copy\'s longest stall: the 13.0 s -> 45.0 s gap')
-  const startUpStall = restartFigures(3_400, restart, polls([1_000, 100], [8_000, 200], [9_900, 3_400], [10_500, 3_500], [12_500, 3_600], [13_000, 10_000]), 500, 13_000)
+  const startUpStall = restartFigures(
+    3_400,
+    restart,
+    polls([1_000, 100], [8_000, 200], [9_900, 3_400], [10_500, 3_500], [12_500, 3_600], [13_000, 10_000]),
+    500,
+    13_000
+  )
   assert.deepEqual([startUpStall.longestStallSeconds, startUpStall.longestStallFromRestartSeconds], [7, -9], 'a stall before the restart is the copy\'s longest, 9 s before the first stop')
   assert.equal(startUpStall.restartStallSeconds, 2, 'from the first stop on: counted from the poll that started the restart (9.9 s)')
   const early = restartFigures(3_400, restart, polls([9_000, 3_000], [20_000, 10_000]), 1_000, 20_000)
@@ -82,9 +94,34 @@ test('the 3-node clusters\' base ports come from KAFKA_BENCH_NODES_SOURCE_PORT /
 
 test('the results table lists each restarted run, and a copy done within the restart window says so', () => {
   const run = (contender: string, lastBackToDoneSeconds: number): ThroughputFigures => ({
-    contender, run: 1, records: 100_000, startupSeconds: 1, copySeconds: 10, totalSeconds: 11, recordsPerSecond: 10_000, steadyRecordsPerSecond: 10_000, mbPerSecond: 5,
-    cpuSeconds: 1, copyCpuSeconds: 1, peakRssBytes: 2 ** 27, brokerCpuSeconds: 1, cpuSecondsPerGb: 4, brokerCpuSecondsPerGb: 2, duplicates: 12, missing: 0,
-    rollingRestart: { atRecords: 34_000, startedAfterSeconds: 3, windowSeconds: 41.5, lastBackToDoneSeconds, restartStallSeconds: 3.5, longestStallSeconds: 3.75, longestStallFromRestartSeconds: 0.2, longestPollGapSeconds: 0.31, nodes: [] },
+    contender,
+    run: 1,
+    records: 100_000,
+    startupSeconds: 1,
+    copySeconds: 10,
+    totalSeconds: 11,
+    recordsPerSecond: 10_000,
+    steadyRecordsPerSecond: 10_000,
+    mbPerSecond: 5,
+    cpuSeconds: 1,
+    copyCpuSeconds: 1,
+    peakRssBytes: 2 ** 27,
+    brokerCpuSeconds: 1,
+    cpuSecondsPerGb: 4,
+    brokerCpuSecondsPerGb: 2,
+    duplicates: 12,
+    missing: 0,
+    rollingRestart: {
+      atRecords: 34_000,
+      startedAfterSeconds: 3,
+      windowSeconds: 41.5,
+      lastBackToDoneSeconds,
+      restartStallSeconds: 3.5,
+      longestStallSeconds: 3.75,
+      longestStallFromRestartSeconds: 0.2,
+      longestPollGapSeconds: 0.31,
+      nodes: [],
+    },
   })
   const lines = rollingRestartSection([run('sidecar', 2.5), run('mm2', -30), { ...run('mm1', 1), rollingRestart: undefined }], name => name.toUpperCase()).join('\n')
   assert.match(lines, /## Rolling restart of the target/)

@@ -142,15 +142,42 @@ test('a failed run shows its cause in one line; the summary puts every scenario\
   assert.equal(failureReason('MirrorMaker exited after copying 5 of 10 records; log x:\nFATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory'), 'JavaScript heap out of memory')
   assert.equal(failureReason('copied 1 of 2 records in 600 s; giving up\nmore'), 'copied 1 of 2 records in 600 s; giving up')
   const medians = (contender: string, recordsPerSecond: number, runs = 1): ThroughputMedians => ({
-    contender, label: contender, heap: contender === 'sidecar' ? 'node --max-old-space-size=128' : '-Xmx1g', runs, records: 10, startupSeconds: 1, copySeconds: 1, totalSeconds: 2,
-    recordsPerSecond, steadyRecordsPerSecond: recordsPerSecond, mbPerSecond: 1, cpuSeconds: contender === 'sidecar' ? 2 : 4, copyCpuSeconds: 1,
-    peakRssBytes: (contender === 'sidecar' ? 100 : 400) * 2 ** 20, brokerCpuSeconds: 1, cpuSecondsPerGb: 4, brokerCpuSecondsPerGb: 2, duplicates: 0, missing: 0, maxDuplicates: 0, maxMissing: 0,
+    contender,
+    label: contender,
+    heap: contender === 'sidecar' ? 'node --max-old-space-size=128' : '-Xmx1g',
+    runs,
+    records: 10,
+    startupSeconds: 1,
+    copySeconds: 1,
+    totalSeconds: 2,
+    recordsPerSecond,
+    steadyRecordsPerSecond: recordsPerSecond,
+    mbPerSecond: 1,
+    cpuSeconds: contender === 'sidecar' ? 2 : 4,
+    copyCpuSeconds: 1,
+    peakRssBytes: (contender === 'sidecar' ? 100 : 400) * 2 ** 20,
+    brokerCpuSeconds: 1,
+    cpuSecondsPerGb: 4,
+    brokerCpuSecondsPerGb: 2,
+    duplicates: 0,
+    missing: 0,
+    maxDuplicates: 0,
+    maxMissing: 0,
   })
   const ceiling = { recordsPerSecond: 400, mbPerSecond: 1, copySeconds: 1, cpuSeconds: 1, peakRssBytes: 1, limitedBy: 'producer' as const, producer: { recordsPerSecond: 400, mbPerSecond: 1, cpuSeconds: 1, peakRssBytes: 1 }, consumer: { recordsPerSecond: 500, mbPerSecond: 1, cpuSeconds: 1, peakRssBytes: 1 } }
   const result = {
-    scenario: SCENARIOS.tuned, options: parseBenchArgs(['--scenario', 'tuned']), preloadedRecords: 10, sourceRecords: 10, sourceDistinctKeys: 10, notes: [],
-    medians: [medians('sidecar', 300), medians('mm2', 150), medians('mm1', 0, 0)], ceiling, figures: [], ceilings: [],
-    failures: [{ contender: 'mm1', run: 1, reason: 'Java OutOfMemoryError', message: '' }], replication: [],
+    scenario: SCENARIOS.tuned,
+    options: parseBenchArgs(['--scenario', 'tuned']),
+    preloadedRecords: 10,
+    sourceRecords: 10,
+    sourceDistinctKeys: 10,
+    notes: [],
+    medians: [medians('sidecar', 300), medians('mm2', 150), medians('mm1', 0, 0)],
+    ceiling,
+    figures: [],
+    ceilings: [],
+    failures: [{ contender: 'mm1', run: 1, reason: 'Java OutOfMemoryError', message: '' }],
+    replication: [],
   } satisfies ScenarioResult
   const env = { date: 'd', cpuModel: 'cpu', cores: 2, memoryGiB: 1, node: 'v20', java: 'j', kafkaClusters: '4.1.1', kafkaMirrorMaker1: '3.9.1', gitCommit: 'abc', loadAverageAtStart: 1 } satisfies Environment
   const markdown = scenarioSummaryMarkdown(env, [result], () => 'tuned.md')
@@ -180,8 +207,23 @@ test('--target-outage-seconds: 0 by default, a positive number of seconds, throu
 
 test('a run with a target outage is tabled with when it came and the catch-up; the summary shows the sidecar\'s', () => {
   const run = {
-    contender: 'sidecar', run: 1, records: 1000, startupSeconds: 1, copySeconds: 21, totalSeconds: 22, recordsPerSecond: 47, steadyRecordsPerSecond: Number.NaN, mbPerSecond: 1,
-    cpuSeconds: 2, copyCpuSeconds: 1, peakRssBytes: 120 * 2 ** 20, brokerCpuSeconds: 1, cpuSecondsPerGb: 4, brokerCpuSecondsPerGb: 2, duplicates: 0, missing: 0,
+    contender: 'sidecar',
+    run: 1,
+    records: 1000,
+    startupSeconds: 1,
+    copySeconds: 21,
+    totalSeconds: 22,
+    recordsPerSecond: 47,
+    steadyRecordsPerSecond: Number.NaN,
+    mbPerSecond: 1,
+    cpuSeconds: 2,
+    copyCpuSeconds: 1,
+    peakRssBytes: 120 * 2 ** 20,
+    brokerCpuSeconds: 1,
+    cpuSecondsPerGb: 4,
+    brokerCpuSecondsPerGb: 2,
+    duplicates: 0,
+    missing: 0,
     outage: { seconds: 20.01, atRecords: 520, frozenAtSeconds: 1.5, resumedToDoneSeconds: 0.6 },
   }
   const medians = { ...run, label: 'mirror-sidecar', heap: 'node --max-old-space-size=128', runs: 1, maxDuplicates: 0, maxMissing: 0 }
@@ -191,8 +233,18 @@ test('a run with a target outage is tabled with when it came and the catch-up; t
   assert.match(markdown, /## Target outage/)
   assert.match(markdown, /\| mirror-sidecar \| 1 \| 520 \(52%\) \| 20\.0 \| 1\.5 \| 0\.6 \| 22\.0 \| 120 \| 0 \/ 0 \|/)
   const result = {
-    scenario: SCENARIOS['gzip-compressible'], options, preloadedRecords: 1000, sourceRecords: 1000, sourceDistinctKeys: 1000, notes: [],
-    medians: [medians], ceiling: undefined, figures: [run], ceilings: [], failures: [], replication: [],
+    scenario: SCENARIOS['gzip-compressible'],
+    options,
+    preloadedRecords: 1000,
+    sourceRecords: 1000,
+    sourceDistinctKeys: 1000,
+    notes: [],
+    medians: [medians],
+    ceiling: undefined,
+    figures: [run],
+    ceilings: [],
+    failures: [],
+    replication: [],
   } satisfies ScenarioResult
   assert.match(scenarioSummaryMarkdown(env, [result], () => 'x.md'), /\| 52%, 20\.0 s; 0\.6 s \| x\.md \|/)
   assert.doesNotMatch(throughputMarkdown(env, options, [medians], undefined, { runs: [{ ...run, outage: undefined }] }), /## Target outage/)
@@ -221,8 +273,27 @@ test('CPU seconds per GB copied: over 10^9 bytes of keys and values; n/a without
   assert.ok(Number.isNaN(cpuSecondsPerGb(Number.NaN, 10, 10)))
   assert.ok(Number.isNaN(cpuSecondsPerGb(1, 0, 528)))
   const medians = (contender: string, cpuSecondsPerGb: number): ThroughputMedians => ({
-    contender, label: contender, heap: 'h', runs: 1, records: 10, startupSeconds: 1, copySeconds: 1, totalSeconds: 2, recordsPerSecond: 1, steadyRecordsPerSecond: 1, mbPerSecond: 1,
-    cpuSeconds: 1, copyCpuSeconds: 1, peakRssBytes: 1, brokerCpuSeconds: 1, cpuSecondsPerGb, brokerCpuSecondsPerGb: 6.789, duplicates: 0, missing: 0, maxDuplicates: 0, maxMissing: 0,
+    contender,
+    label: contender,
+    heap: 'h',
+    runs: 1,
+    records: 10,
+    startupSeconds: 1,
+    copySeconds: 1,
+    totalSeconds: 2,
+    recordsPerSecond: 1,
+    steadyRecordsPerSecond: 1,
+    mbPerSecond: 1,
+    cpuSeconds: 1,
+    copyCpuSeconds: 1,
+    peakRssBytes: 1,
+    brokerCpuSeconds: 1,
+    cpuSecondsPerGb,
+    brokerCpuSecondsPerGb: 6.789,
+    duplicates: 0,
+    missing: 0,
+    maxDuplicates: 0,
+    maxMissing: 0,
   })
   assert.equal(cpuPerGbCell(medians('sidecar', 9.84), medians('mm2', 60.5), undefined), '9.8, 60.5, n/a (6.8)')
   const env = { date: 'd', cpuModel: 'cpu', cores: 2, memoryGiB: 1, node: 'v20', java: 'j', kafkaClusters: '4.1.1', kafkaMirrorMaker1: '3.9.1', gitCommit: 'abc', loadAverageAtStart: 1 } satisfies Environment

@@ -67,7 +67,7 @@ export const alertRules: readonly AlertRule[] = [
         `Dashboard "Kafka mirror sidecar": is ${M.producedRecords.name} still rising for the topic? If not, see KafkaMirrorStalled.`,
         `Compare consumed and produced rates: consumed far above produced means the target is slow (${M.produceRequestDuration.name}, ${M.retries.name}).`,
         `Queue at capacity (${M.queueRecords.name} vs ${M.queueCapacityRecords.name}) means the producers are the bottleneck: raise producers or target throughput.`,
-        'A burst on the source drains by itself when produced rate exceeds the source write rate; check the trend before acting.',
+        'A burst on the source drains by itself when produced rate exceeds the source write rate; check the trend before acting.'
       ),
     },
   },
@@ -82,7 +82,7 @@ export const alertRules: readonly AlertRule[] = [
       runbook: steps(
         'Check the source write rate against the produced rate on the dashboard (Throughput).',
         `Look for retries (${M.retries.name}) and slow produce requests (${M.produceRequestDuration.name}) to the target.`,
-        'Scale out: more instances in the same group (up to the partition count) or more producers per instance.',
+        'Scale out: more instances in the same group (up to the partition count) or more producers per instance.'
       ),
     },
   },
@@ -98,7 +98,7 @@ export const alertRules: readonly AlertRule[] = [
         'GET /readyz on the instance: the JSON reasons name the flow, the cluster or the partition that blocks.',
         'Check target cluster availability and the sidecar logs (JSON on stderr) for send errors and retries.',
         `Check ${M.partitionStatus.name} for stall/stop and ${M.rebalances.name} for a rebalance loop.`,
-        'If the target is healthy and the sidecar is stuck, restart it: offsets are committed only after the target acknowledged, so nothing is lost.',
+        'If the target is healthy and the sidecar is stuck, restart it: offsets are committed only after the target acknowledged, so nothing is lost.'
       ),
     },
   },
@@ -114,7 +114,7 @@ export const alertRules: readonly AlertRule[] = [
         'Find the commit error in the sidecar logs (JSON on stderr): the Kafka error code names the cause.',
         `${M.offsetSyncFailures.name} rising: the offset-sync write before each commit fails (authorization on the offset-syncs topic, target unreachable); the commit waits for it.`,
         `${M.commits.name}{result="error"} rising without sync failures: the source group coordinator refuses the commit (rebalance loop: ${M.rebalances.name}; authorization on the group).`,
-        'Fix the cause; the next commit covers everything acknowledged since the last one.',
+        'Fix the cause; the next commit covers everything acknowledged since the last one.'
       ),
     },
   },
@@ -129,7 +129,7 @@ export const alertRules: readonly AlertRule[] = [
       runbook: steps(
         'Check the process or pod: running, restarting, out of memory?',
         'GET /healthz on the instance: 500 means a fatal error; the reason is in the response and the logs.',
-        'Check that the metrics port (default 9464) is reachable from Prometheus.',
+        'Check that the metrics port (default 9464) is reachable from Prometheus.'
       ),
     },
   },
@@ -144,7 +144,7 @@ export const alertRules: readonly AlertRule[] = [
       runbook: steps(
         'Check that the sidecar is deployed and running.',
         `Check the Prometheus scrape configuration: job name "${MIRROR_JOB}" and the sidecar's metrics port.`,
-        'Check Prometheus Status > Targets for scrape errors.',
+        'Check Prometheus Status > Targets for scrape errors.'
       ),
     },
   },
@@ -159,7 +159,7 @@ export const alertRules: readonly AlertRule[] = [
         'Find the error in the sidecar logs (JSON on stderr): the Kafka error code names the cause.',
         'MESSAGE_TOO_LARGE: raise max.message.bytes on the target topic (or message.max.bytes on the broker) to the source value.',
         'Authorization errors: grant the mirror WRITE on the target topic.',
-        'The sidecar does not commit past a failed batch: after fixing, restart it and it resumes from the last commit.',
+        'The sidecar does not commit past a failed batch: after fixing, restart it and it resumes from the last commit.'
       ),
     },
   },
@@ -175,7 +175,7 @@ export const alertRules: readonly AlertRule[] = [
         'Find the `lost records` error lines in the sidecar logs: topic, partition and offset range.',
         'source_retention: the mirror lagged behind source retention (or someone ran deleteRecords). Those records are gone from the source; recover them from elsewhere if needed. Raise source retention.ms/retention.bytes or fix the lag (KafkaMirrorLagHigh) so it does not happen again.',
         'source_topic_recreated: the sidecar stopped without committing; restarting it copies the new topic from its start (the target still holds the old topic\'s copies before them).',
-        'target_topic_recreated: the sidecar stopped without committing; re-copy from the source (kafka-consumer-groups --reset-offsets --to-earliest on the mirror group) before restarting, then run mirror-check verify.',
+        'target_topic_recreated: the sidecar stopped without committing; re-copy from the source (kafka-consumer-groups --reset-offsets --to-earliest on the mirror group) before restarting, then run mirror-check verify.'
       ),
     },
   },
@@ -191,7 +191,7 @@ export const alertRules: readonly AlertRule[] = [
         'Find the `is corrupt on the source cluster` line in the sidecar logs: topic, partition, offset range, CRCs.',
         'Check the partition on the source brokers (kafka-dump-log --deep-iteration on the leader\'s segment): a disk or filesystem fault there. Another replica may hold an intact copy: move leadership to it, or reassign the partition away from the broker.',
         'corrupt.batches=fail: once the source is repaired restart the sidecar; it resumes at the batch. To go on without the batch, restart it with --corrupt.batches skip (those records are then missing on the target).',
-        'corrupt.batches=skip: the records of the batch are not on the target; recover them from another copy if needed.',
+        'corrupt.batches=skip: the records of the batch are not on the target; recover them from another copy if needed.'
       ),
     },
   },
@@ -207,7 +207,7 @@ export const alertRules: readonly AlertRule[] = [
         'Find the `digest mismatch` error lines in the sidecar logs: target topic, partition, target and source offsets.',
         'Run `mirror-check verify --digests --target <target> --topic <topic> --partition <p>`: it says which digests differ and whether records are changed, missing or added (it needs no source).',
         'If the source still holds those records, `mirror-check verify` (with the source) names each changed record.',
-        'Consumers of the target may have read wrong data: re-copy the range from the source (or restore the target topic) and find who wrote to it (target ACLs: only the mirror should have WRITE).',
+        'Consumers of the target may have read wrong data: re-copy the range from the source (or restore the target topic) and find who wrote to it (target ACLs: only the mirror should have WRITE).'
       ),
     },
   },
@@ -221,7 +221,7 @@ export const alertRules: readonly AlertRule[] = [
       description: `The queue between consumer and producers on ${where} is above ${QUEUE_SATURATION_RATIO * 100}% of its capacity for 10 minutes: the target side is the bottleneck and the consumer is throttled.`,
       runbook: steps(
         `Check produce latency (${M.produceRequestDuration.name}) and retries (${M.retries.name}) to the target.`,
-        'Raise the number of producers or the target throughput; a larger queue only buys time.',
+        'Raise the number of producers or the target throughput; a larger queue only buys time.'
       ),
     },
   },
@@ -235,7 +235,7 @@ export const alertRules: readonly AlertRule[] = [
       description: `Over its recent commits, ${partitionAt} on ${where} is {{ $labels.status }} (Burrow's terms: stall = offset not moving while lagging, stop = no commits, rewind = offset went back; with per-topic metrics, at least one partition of the topic).`,
       runbook: steps(
         'stall or stop: see KafkaMirrorStalled; check /readyz and the logs for this partition.',
-        'rewind: someone reset the group offsets or the source topic was recreated; check the audit trail before assuming data loss.',
+        'rewind: someone reset the group offsets or the source topic was recreated; check the audit trail before assuming data loss.'
       ),
     },
   },
@@ -245,11 +245,11 @@ export const alertRules: readonly AlertRule[] = [
     for: '5m',
     labels: { severity: 'warning' },
     annotations: {
-      summary: `Mirror flow {{ $labels.flow }} not running on {{ $labels.instance }}`,
+      summary: 'Mirror flow {{ $labels.flow }} not running on {{ $labels.instance }}',
       description: 'Flow {{ $labels.flow }} ({{ $labels.source }} -> {{ $labels.target }}) is not running with both clusters connected for 5 minutes.',
       runbook: steps(
         'GET /readyz on the instance for the reason.',
-        'Check connectivity and credentials for the source and target clusters.',
+        'Check connectivity and credentials for the source and target clusters.'
       ),
     },
   },
@@ -263,7 +263,7 @@ export const alertRules: readonly AlertRule[] = [
       description: 'No instance of flow {{ $labels.flow }} ({{ $labels.source }} -> {{ $labels.target }}) has coordinated it for 5 minutes: group offset sync, checkpoints, offset-sync pruning and topic config sync are not running.',
       runbook: steps(
         'The coordinator is the owner of partition 0 of the first mirrored topic (by name); check that every instance mirrors the same topics (same --whitelist / topics) and that the source group is stable.',
-        'kafka_mirror_assigned_partitions per instance shows who owns partitions; a rebalance in progress resolves itself within session.timeout.ms.',
+        'kafka_mirror_assigned_partitions per instance shows who owns partitions; a rebalance in progress resolves itself within session.timeout.ms.'
       ),
     },
   },
@@ -372,7 +372,7 @@ export const alertCases: readonly AlertCase[] = [
   {
     name: 'no build info under the mirror job fires after 5 minutes',
     input: [
-      { series: `up{job="something-else",instance="x:9100"}`, values: '1x15' },
+      { series: 'up{job="something-else",instance="x:9100"}', values: '1x15' },
     ],
     checks: [
       { at: '3m', alert: 'KafkaMirrorAbsent', firing: [] },

@@ -38,7 +38,9 @@ export function repositoryDir (): string {
     try {
       const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string }
       if (manifest.name === 'kafka-mirror-sidecar') return dir
-    } catch {}
+    } catch {
+      // No readable package.json in this folder: look in the one above.
+    }
     const parent = dirname(dir)
     if (parent === dir) throw new Error('package.json of kafka-mirror-sidecar not found above ' + fileURLToPath(import.meta.url))
     dir = parent

@@ -17,7 +17,13 @@ export const CONSOLE_FILE = 'kafka-mirror-main-view.html'
 const RATE_INTERVAL = '1m'
 const RANGE = '1h'
 
-interface Panel { type: string, title: string, description?: string, fieldConfig?: { defaults?: { unit?: string } }, targets?: Array<{ expr: string, legendFormat?: string }> }
+interface Panel {
+  type: string
+  title: string
+  description?: string
+  fieldConfig?: { defaults?: { unit?: string } }
+  targets?: Array<{ expr: string, legendFormat?: string }>
+}
 
 /** A Grafana query with every template variable on "All" and the time macros fixed. */
 export function consoleExpression (expr: string): string {

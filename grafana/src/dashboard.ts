@@ -37,13 +37,25 @@ function timeseries (title: string, description: string, unit: string, queries: 
   return panel
 }
 
-function stat (title: string, description: string, unit: string, queries: DataqueryBuilder[], steps: Array<{ value: number | null, color: string }>, width = 6): StatPanelBuilder {
+function stat (
+  title: string,
+  description: string,
+  unit: string,
+  queries: DataqueryBuilder[],
+  steps: Array<{ value: number | null, color: string }>,
+  width = 6
+): StatPanelBuilder {
   const panel = new StatPanelBuilder()
-    .title(title).description(description).datasource(DATASOURCE).unit(unit)
-    .colorMode(BigValueColorMode.Background).graphMode(BigValueGraphMode.Area)
+    .title(title)
+    .description(description)
+    .datasource(DATASOURCE)
+    .unit(unit)
+    .colorMode(BigValueColorMode.Background)
+    .graphMode(BigValueGraphMode.Area)
     .reduceOptions(new ReduceDataOptionsBuilder().calcs(['lastNotNull']).values(false))
     .thresholds(new ThresholdsConfigBuilder().mode(ThresholdsMode.Absolute).steps(steps))
-    .height(5).span(width)
+    .height(5)
+    .span(width)
   queries.forEach((target, i) => panel.withTarget(target.refId(String.fromCharCode(65 + i))))
   return panel
 }

@@ -61,15 +61,36 @@ export async function leaderCounts (admin: Admin, topic: string): Promise<Map<nu
  * distribution's jars) for partitions 0..partitions-1 of `topic`. A partition whose preferred
  * replica already leads is no error.
  */
-export async function electPreferredLeaders (distribution: KafkaDistribution, bootstrap: string, topic: string, partitions: number, workDir: string): Promise<void> {
+export async function electPreferredLeaders (
+  distribution: KafkaDistribution,
+  bootstrap: string,
+  topic: string,
+  partitions: number,
+  workDir: string
+): Promise<void> {
   await mkdir(workDir, { recursive: true })
   const file = join(workDir, `${topic}.json`)
   await writeFile(file, JSON.stringify({ partitions: Array.from({ length: partitions }, (_, partition) => ({ topic, partition })) }))
   const logging = join(workDir, 'log4j.properties')
   await writeFile(logging, javaLoggingConfig(distribution, '/dev/null', 'WARN'))
   try {
-    await execFileAsync('java', ['-Xmx128m', javaLoggingArg(distribution, logging), '-cp', distribution.classpath, 'org.apache.kafka.tools.LeaderElectionCommand',
-      '--bootstrap-server', bootstrap, '--election-type', 'PREFERRED', '--path-to-json-file', file], { timeout: 120_000 })
+    await execFileAsync(
+      'java',
+      [
+        '-Xmx128m',
+        javaLoggingArg(distribution, logging),
+        '-cp',
+        distribution.classpath,
+        'org.apache.kafka.tools.LeaderElectionCommand',
+        '--bootstrap-server',
+        bootstrap,
+        '--election-type',
+        'PREFERRED',
+        '--path-to-json-file',
+        file,
+      ],
+      { timeout: 120_000 }
+    )
   } catch (error) {
     const output = String((error as { stdout?: string }).stdout ?? '') + String((error as { stderr?: string }).stderr ?? '')
     // Partitions already led by their preferred replica are reported as failed elections with ElectionNotNeeded.

@@ -11,12 +11,28 @@ const execFileAsync = promisify(execFile)
  * `server.properties` (its `controller.quorum.voters` name the static quorum). `what` names the
  * node in the error.
  */
-export async function formatStorage (distribution: KafkaDistribution, propertiesFile: string, clusterId: string, loggingConfigFile: string, what: string, extraArgs: readonly string[] = []): Promise<void> {
+export async function formatStorage (
+  distribution: KafkaDistribution,
+  propertiesFile: string,
+  clusterId: string,
+  loggingConfigFile: string,
+  what: string,
+  extraArgs: readonly string[] = []
+): Promise<void> {
   await writeFile(loggingConfigFile, javaLoggingConfig(distribution, '/dev/null', 'WARN'))
   try {
     await execFileAsync('java', [
-      '-Xmx256m', javaLoggingArg(distribution, loggingConfigFile), '-cp', distribution.classpath, 'kafka.tools.StorageTool',
-      'format', '-t', clusterId, '-c', propertiesFile, ...extraArgs,
+      '-Xmx256m',
+      javaLoggingArg(distribution, loggingConfigFile),
+      '-cp',
+      distribution.classpath,
+      'kafka.tools.StorageTool',
+      'format',
+      '-t',
+      clusterId,
+      '-c',
+      propertiesFile,
+      ...extraArgs,
     ])
   } catch (error) {
     const output = String((error as { stderr?: string }).stderr ?? '') + String((error as { stdout?: string }).stdout ?? '')

@@ -4,12 +4,12 @@ import { flowLabels, type FlowLabels } from '../pipeline/pipeline-observer.js'
 import { settleWithin } from '../shared/deadline.js'
 import type { Logger } from '../shared/logger.js'
 import { RearmingTimer } from '../shared/rearming-timer.js'
-import { PartitionReader } from './partition-reader.js'
-import { describeDigestRange, type RangeDigest } from './range-digest.js'
-import { combineHashes, recordHash } from './record-digest.js'
+import { PartitionReader } from '../mirror-topics/partition-reader.js'
+import { describeDigestRange, type RangeDigest } from '../mirror-topics/range-digest.js'
+import { combineHashes, recordHash } from '../mirror-topics/record-digest.js'
 
 /** Digests the audit keeps to re-read, newest first out when full: about 10 million records at 1000 per digest. */
-export const DIGEST_AUDIT_SAMPLE = 10_000
+const DIGEST_AUDIT_SAMPLE = 10_000
 
 /** Hears what the digest writer and the continuous audit do (metrics). */
 export interface DigestObserver {
@@ -17,8 +17,6 @@ export interface DigestObserver {
   audited?: (flow: FlowLabels, topic: string, records: number) => void
   mismatch?: (flow: FlowLabels, digest: RangeDigest) => void
 }
-
-export const DigestObserverEvents = { written: true, audited: true, mismatch: true } as const satisfies Record<keyof DigestObserver, true>
 
 export interface DigestAuditOptions {
   readonly logger: Logger

@@ -1,7 +1,7 @@
 import type { DigestConfig, FlowConfig } from '../config/mirror-config.js'
 import type { Logger } from '../shared/logger.js'
-import { loadRangeDigests } from './digest-verification.js'
-import { digestKey, type RangeDigest } from './range-digest.js'
+import { loadRangeDigests } from '../mirror-topics/digest-verification.js'
+import { digestKey, type RangeDigest } from '../mirror-topics/range-digest.js'
 import { TombstonePruner } from '../offsets/tombstone-pruner.js'
 
 /**
@@ -50,7 +50,9 @@ export class DigestPruner {
       topic,
       scan: async () => {
         const { exists, digests } = await loadRangeDigests(flow.target, topic, logger)
-        return exists ? { entries: digests.length, targetTopics: digests.map(d => d.targetTopic), prunable: logStarts => prunableDigestKeys(digests, logStarts) } : undefined
+        return exists
+          ? { entries: digests.length, targetTopics: digests.map(d => d.targetTopic), prunable: logStarts => prunableDigestKeys(digests, logStarts) }
+          : undefined
       },
       ...(options.intervalMs === undefined ? {} : { intervalMs: options.intervalMs }),
       ...(options.isCoordinator === undefined ? {} : { isCoordinator: options.isCoordinator }),

@@ -1,5 +1,5 @@
-import { HashAccumulator } from './record-digest.js'
-import type { RangeDigest } from './range-digest.js'
+import { HashAccumulator } from '../mirror-topics/record-digest.js'
+import type { RangeDigest } from '../mirror-topics/range-digest.js'
 
 interface OpenDigest {
   readonly sourceTopic: string
@@ -62,9 +62,21 @@ export class DigestTracker {
     for (let i = 0; i < records.length; i++) {
       const { sourceOffset, hash } = records[i] as DigestedRecord
       const target = targetBase + BigInt(i)
-      const follows = open !== undefined && open.targetTopic === targetTopic && target === open.targetStart + BigInt(open.accumulator.count) && open.accumulator.count < this.maxRecords
+      const follows =
+        open !== undefined &&
+        open.targetTopic === targetTopic &&
+        target === open.targetStart + BigInt(open.accumulator.count) &&
+        open.accumulator.count < this.maxRecords
       if (!follows) {
-        open = { sourceTopic, targetTopic, partition, sourceFirst: sourceOffset, sourceLast: sourceOffset, targetStart: target, accumulator: new HashAccumulator() }
+        open = {
+          sourceTopic,
+          targetTopic,
+          partition,
+          sourceFirst: sourceOffset,
+          sourceLast: sourceOffset,
+          targetStart: target,
+          accumulator: new HashAccumulator(),
+        }
       }
       const current = open as OpenDigest
       current.accumulator.add(hash)

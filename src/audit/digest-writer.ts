@@ -7,8 +7,8 @@ import { settleWithin } from '../shared/deadline.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import type { Logger } from '../shared/logger.js'
 import { DigestTracker, type DigestedRecord } from './digest-tracker.js'
-import { encodeDigest, type RangeDigest } from './range-digest.js'
-import { recordHash, wireRecordHash } from './record-digest.js'
+import { encodeDigest, type RangeDigest } from '../mirror-topics/range-digest.js'
+import { recordHash, wireRecordHash } from '../mirror-topics/record-digest.js'
 
 /** How long `stop()` waits for a write in flight, and then for the client to disconnect. */
 const STOP_BOUND_MS = 2_000
@@ -67,7 +67,7 @@ export class DigestWriter implements AckListener {
   constructor (flow: FlowConfig & { readonly digests: DigestConfig }, options: DigestWriterOptions) {
     this.#config = flow.digests
     this.#logger = options.logger.child({ flow: flow.name, component: 'digests' })
-    this.#onWritten = options.onWritten ?? (() => {})
+    this.#onWritten = options.onWritten ?? (() => { /* nobody listens */ })
     this.#tracker = new DigestTracker(flow.digests.rangeRecords)
     this.#writer = new InternalTopicWriter(flow.target, this.#logger, { maxRequestSizeBytes: flow.producer.maxRequestSizeBytes })
   }
@@ -84,19 +84,25 @@ export class DigestWriter implements AckListener {
     const pending = this.#pending.get(key)
     const forwarded = batch.forwarded
     if (forwarded === undefined && pending === undefined) {
-      for (const segment of segments) this.#tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, segment.targetBaseOffset, digested(batch.records, batch, segment))
+      for (const segment of segments) {
+        this.#tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, segment.targetBaseOffset, digested(batch.records, batch, segment))
+      }
       return
     }
     // Behind a forwarded batch still being hashed, in order: digests follow target offsets.
     const run = (pending ?? Promise.resolve()).then(async () => {
       if (forwarded === undefined) {
-        for (const segment of segments) this.#tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, segment.targetBaseOffset, digested(batch.records, batch, segment))
+        for (const segment of segments) {
+          this.#tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, segment.targetBaseOffset, digested(batch.records, batch, segment))
+        }
         return
       }
       const hashes = await forwardedHashes(forwarded)
       for (const segment of segments) {
         const out: DigestedRecord[] = new Array(segment.count)
-        for (let i = 0; i < segment.count; i++) out[i] = { sourceOffset: forwarded.baseOffset + BigInt(segment.from + i), hash: hashes[segment.from + i] as number }
+        for (let i = 0; i < segment.count; i++) {
+          out[i] = { sourceOffset: forwarded.baseOffset + BigInt(segment.from + i), hash: hashes[segment.from + i] as number }
+        }
         this.#tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, segment.targetBaseOffset, out)
       }
     }).catch((error: unknown) => {
@@ -110,7 +116,7 @@ export class DigestWriter implements AckListener {
   /** Writes the digests not yet durable (after the decoding of forwarded batches acknowledged before the call); calls run one after the other. */
   flush (): Promise<void> {
     const decoding = [...this.#pending.values()]
-    const run = this.#flushing.catch(() => {}).then(async () => {
+    const run = this.#flushing.catch(() => { /* the flush before failed to its own caller; this one only runs after it */ }).then(async () => {
       await Promise.all(decoding)
       const digests = this.#tracker.unwritten()
       if (digests.length === 0) return

@@ -85,7 +85,10 @@ interface PartitionState {
   gaps: Gap[]
   /** Past the highest target offset acknowledged; -1n before any. */
   targetNext: bigint
-  /** `targetNext` when the previous check's mark was taken: the target's high watermark must be past it by now (with acks=1 it trails fresh acknowledgements). */
+  /**
+   * `targetNext` when the previous check's mark was taken: the target's high watermark must be past
+   * it by now (with acks=1 it trails fresh acknowledgements).
+   */
   targetNextAtPreviousMark: bigint
   /** An acknowledgement got a target offset below one acknowledged before. */
   targetWentBack: boolean
@@ -138,12 +141,36 @@ export class LossDetector {
   }
 
   /** An acknowledged batch: source offsets `firstOffset ..< nextOffset`, written at target offsets (`targetRuns`). */
-  acknowledged (topic: string, partition: number, targetTopic: string, firstOffset: bigint, nextOffset: bigint, targetRuns: ReadonlyArray<{ readonly targetBaseOffset: bigint, readonly count: number }>): void {
+  acknowledged (
+    topic: string,
+    partition: number,
+    targetTopic: string,
+    firstOffset: bigint,
+    nextOffset: bigint,
+    targetRuns: ReadonlyArray<{ readonly targetBaseOffset: bigint, readonly count: number }>
+  ): void {
     let ofTopic = this.#states.get(topic)
-    if (ofTopic === undefined) this.#states.set(topic, ofTopic = new Map())
+    if (ofTopic === undefined) this.#states.set(topic, (ofTopic = new Map()))
     let state = ofTopic.get(partition)
     if (state === undefined) {
-      state = { targetTopic, sourceNext: -1n, firstOffset, gaps: [], targetNext: -1n, targetNextAtPreviousMark: -1n, targetWentBack: false, targetLogStart: 0n, maxSourceHighWatermark: -1n, countedUpTo: -1n, fatal: false, markEpoch: 0, markSourceNext: -1n, markTargetNext: -1n, markGaps: NO_GAPS, retainedAt: this.#retains }
+      state = {
+        targetTopic,
+        sourceNext: -1n,
+        firstOffset,
+        gaps: [],
+        targetNext: -1n,
+        targetNextAtPreviousMark: -1n,
+        targetWentBack: false,
+        targetLogStart: 0n,
+        maxSourceHighWatermark: -1n,
+        countedUpTo: -1n,
+        fatal: false,
+        markEpoch: 0,
+        markSourceNext: -1n,
+        markTargetNext: -1n,
+        markGaps: NO_GAPS,
+        retainedAt: this.#retains,
+      }
       ofTopic.set(partition, state)
     } else if (state.sourceNext >= 0n && firstOffset > state.sourceNext) {
       state.gaps.push({ from: state.sourceNext, to: firstOffset })
@@ -247,7 +274,15 @@ export class LossDetector {
         state.fatal = true
         const from = state.targetLogStart
         const to = max(state.markTargetNext, from)
-        findings.push({ reason: LossReasons.TARGET_TOPIC_RECREATED, topic: o.topic, partition: o.partition, targetTopic: state.targetTopic, fromOffset: from, toOffset: to, records: to > from ? to - from : 0n })
+        findings.push({
+          reason: LossReasons.TARGET_TOPIC_RECREATED,
+          topic: o.topic,
+          partition: o.partition,
+          targetTopic: state.targetTopic,
+          fromOffset: from,
+          toOffset: to,
+          records: to > from ? to - from : 0n,
+        })
         continue
       }
       // Kept unless changed: a value replaced every check outlives young collections and becomes old-generation garbage.
@@ -257,7 +292,15 @@ export class LossDetector {
         state.fatal = true
         // Records of the old topic past the mirror's position that the consumer had seen: never copied.
         const to = max(state.maxSourceHighWatermark, positionBefore)
-        findings.push({ reason: LossReasons.SOURCE_TOPIC_RECREATED, topic: o.topic, partition: o.partition, targetTopic: state.targetTopic, fromOffset: positionBefore, toOffset: to, records: to - positionBefore })
+        findings.push({
+          reason: LossReasons.SOURCE_TOPIC_RECREATED,
+          topic: o.topic,
+          partition: o.partition,
+          targetTopic: state.targetTopic,
+          fromOffset: positionBefore,
+          toOffset: to,
+          records: to - positionBefore,
+        })
         continue
       }
       const seenHighWatermark = max(o.source.highWatermark, o.consumerHighWatermark)
@@ -267,7 +310,9 @@ export class LossDetector {
       // Gaps that may hold lost records (most checks of most partitions have none: no array then).
       let candidates: Gap[] | undefined = markGaps.length === 0 ? undefined : [...markGaps]
       if (state.firstOffset !== undefined && o.committedBeforeStart !== undefined) {
-        if (o.committedBeforeStart !== null && o.committedBeforeStart < state.firstOffset) (candidates ??= []).push({ from: o.committedBeforeStart, to: state.firstOffset })
+        if (o.committedBeforeStart !== null && o.committedBeforeStart < state.firstOffset) {
+          (candidates ??= []).push({ from: o.committedBeforeStart, to: state.firstOffset })
+        }
         state.firstOffset = undefined
       }
       // In flight records were fetched before retention took them: only an idle position is a loss.
@@ -277,7 +322,15 @@ export class LossDetector {
         const from = max(gap.from, state.countedUpTo)
         const to = min(gap.to, logStart)
         if (to > from) {
-          findings.push({ reason: LossReasons.SOURCE_RETENTION, topic: o.topic, partition: o.partition, targetTopic: state.targetTopic, fromOffset: from, toOffset: to, records: to - from })
+          findings.push({
+            reason: LossReasons.SOURCE_RETENTION,
+            topic: o.topic,
+            partition: o.partition,
+            targetTopic: state.targetTopic,
+            fromOffset: from,
+            toOffset: to,
+            records: to - from,
+          })
           state.countedUpTo = to
         }
       }

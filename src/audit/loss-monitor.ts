@@ -7,7 +7,7 @@ import { errorLabel, ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import type { Logger } from '../shared/logger.js'
 import { RearmingTimer } from '../shared/rearming-timer.js'
-import { FATAL_LOSS_REASONS, LossDetector, LossReasons, type LogOffsets, type LossFinding, type Marks, type LossObserver, type PartitionObservation } from './loss-detector.js'
+import { FATAL_LOSS_REASONS, LossDetector, LossReasons, type LossFinding, type Marks, type LossObserver, type PartitionObservation } from './loss-detector.js'
 
 export interface LossMonitorOptions {
   readonly logger: Logger
@@ -42,7 +42,7 @@ const describe: Record<LossFinding['reason'], string> = {
 }
 
 /** One line naming the records, for the log and for the error that stops the flow. */
-export function lossLine (flow: string, finding: LossFinding): string {
+function lossLine (flow: string, finding: LossFinding): string {
   const range = finding.toOffset > finding.fromOffset ? `offsets ${finding.fromOffset}-${finding.toOffset - 1n}` : 'no offsets'
   const where = finding.reason === LossReasons.TARGET_TOPIC_RECREATED
     ? `target ${finding.targetTopic} partition ${finding.partition} ${range} (${finding.records} records, copies of source ${finding.topic})`
@@ -77,8 +77,8 @@ export class LossMonitor {
   readonly #lastCommitted = new Map<string, Map<number, bigint>>()
   #checking: Promise<LossFinding[]> | undefined
   #fatal: MirrorError | undefined
-  #rejectDone: (error: MirrorError) => void = () => {}
-  #resolveDone: () => void = () => {}
+  #rejectDone: (error: MirrorError) => void = () => { /* replaced in the constructor */ }
+  #resolveDone: () => void = () => { /* replaced in the constructor */ }
   #stopping: Promise<void> | undefined
   /** Settles when the monitor stopped: rejects when it found a loss that stops the flow. */
   readonly done: Promise<void>
@@ -92,12 +92,18 @@ export class LossMonitor {
     this.#intervalMs = options.intervalMs
     this.#source = new GroupAdmin(flow.source, this.#logger)
     this.#target = new GroupAdmin(flow.target, this.#logger)
-    this.done = new Promise((resolve, reject) => { this.#resolveDone = resolve; this.#rejectDone = reject })
-    this.done.catch(() => {})
+    this.done = new Promise((resolve, reject) => {
+      this.#resolveDone = resolve
+      this.#rejectDone = reject
+    })
+    // Marks the rejection handled here: whoever awaits `done` (the sidecar) still sees it.
+    this.done.catch(() => { /* seen by whoever awaits done */ })
   }
 
   /** The error that stopped the flow, once a fatal loss was found. */
-  get fatal (): MirrorError | undefined { return this.#fatal }
+  get fatal (): MirrorError | undefined {
+    return this.#fatal
+  }
 
   /** An ack listener that tells the detector about each batch, then `inner`; its `flush` refuses once a fatal loss was found. */
   ackListener (inner?: AckListener): AckListener {
@@ -108,7 +114,7 @@ export class LossMonitor {
       },
       flush: async (committing?: readonly CommitCandidate[]) => {
         // The commit would overwrite the committed offset a first batch is compared with: check first.
-        if (this.#detector.needsCheckBeforeCommit()) await this.check().catch(() => {})
+        if (this.#detector.needsCheckBeforeCommit()) await this.check().catch(() => { /* check() logged it; a fatal loss it found is in #fatal */ })
         // No commit after a fatal loss: the committed offsets would claim records the target does not hold.
         if (this.#fatal !== undefined) throw this.#fatal
         await inner?.flush(committing)
@@ -131,7 +137,7 @@ export class LossMonitor {
     for (const o of stored) {
       if (o.offset < 0n) continue
       let ofTopic = this.#lastCommitted.get(o.topic)
-      if (ofTopic === undefined) this.#lastCommitted.set(o.topic, ofTopic = new Map())
+      if (ofTopic === undefined) this.#lastCommitted.set(o.topic, (ofTopic = new Map()))
       // Set only when it moved: the map lives long, a value replaced every check becomes old-generation garbage.
       if (ofTopic.get(o.partition) !== o.offset) ofTopic.set(o.partition, o.offset)
     }
@@ -142,20 +148,31 @@ export class LossMonitor {
   async start (): Promise<void> {
     await this.#source.start()
     await this.#target.start()
-    // Not worth failing the start for (a fresh cluster may not have its group coordinator yet): without it, a loss while the mirror was down goes uncounted when kafkajs resets the offsets.
+    // Not worth failing the start for (a fresh cluster may not have its group coordinator yet):
+    // without it, a loss while the mirror was down goes uncounted when kafkajs resets the offsets.
     await this.#readCommitted().catch(error => {
-      this.#logger.warn('reading the mirror group\'s committed offsets failed; records deleted while the mirror was down may go uncounted', { code: errorLabel(error), error })
+      this.#logger.warn("reading the mirror group's committed offsets failed; records deleted while the mirror was down may go uncounted", {
+        code: errorLabel(error),
+        error,
+      })
     })
-    this.#timer = new RearmingTimer(() => this.#intervalMs ?? lossCheckIntervalMs(this.#partitions), () => this.check())
+    this.#timer = new RearmingTimer(
+      () => this.#intervalMs ?? lossCheckIntervalMs(this.#partitions),
+      () => this.check()
+    )
     this.#timer.start()
   }
 
   /** One check now (or the one running); resolves with what it found. */
   check (): Promise<LossFinding[]> {
-    this.#checking ??= this.#checkOnce().catch(error => {
-      this.#logger.warn('checking for lost records failed; trying again at the next interval', { code: errorLabel(error), error })
-      throw error
-    }).finally(() => { this.#checking = undefined })
+    this.#checking ??= this.#checkOnce()
+      .catch(error => {
+        this.#logger.warn('checking for lost records failed; trying again at the next interval', { code: errorLabel(error), error })
+        throw error
+      })
+      .finally(() => {
+        this.#checking = undefined
+      })
     return this.#checking
   }
 
@@ -173,14 +190,20 @@ export class LossMonitor {
     }
   }
 
-  /** The committed offsets of `needed` (the partitions seen for the first time; none once every partition was seen), by topic then partition; null: the group has none. */
-  #committedOf (needed: ReadonlyArray<{ readonly topic: string, readonly partition: number }>, stored: readonly GroupOffset[]): Map<string, Map<number, bigint | null>> | undefined {
+  /**
+   * The committed offsets of `needed` (the partitions seen for the first time; none once every
+   * partition was seen), by topic then partition; null: the group has none.
+   */
+  #committedOf (
+    needed: ReadonlyArray<{ readonly topic: string, readonly partition: number }>,
+    stored: readonly GroupOffset[]
+  ): Map<string, Map<number, bigint | null>> | undefined {
     let committed: Map<string, Map<number, bigint | null>> | undefined
     if (needed.length > 0) {
       const storedOf = new Map<string, Map<number, bigint>>()
       for (const o of stored) {
         let ofTopic = storedOf.get(o.topic)
-        if (ofTopic === undefined) storedOf.set(o.topic, ofTopic = new Map())
+        if (ofTopic === undefined) storedOf.set(o.topic, (ofTopic = new Map()))
         ofTopic.set(o.partition, o.offset)
       }
       committed = new Map()
@@ -189,7 +212,7 @@ export class LossMonitor {
         // A negative offset is kafkajs' reset after OFFSET_OUT_OF_RANGE: the position before it is the last one seen.
         const known = offset === undefined ? undefined : offset >= 0n ? offset : this.#lastCommitted.get(topic)?.get(partition)
         let ofTopic = committed.get(topic)
-        if (ofTopic === undefined) committed.set(topic, ofTopic = new Map())
+        if (ofTopic === undefined) committed.set(topic, (ofTopic = new Map()))
         ofTopic.set(partition, known ?? null)
       }
     }
@@ -205,7 +228,7 @@ export class LossMonitor {
     const positions = new Map<string, Map<number, bigint>>()
     for (const p of this.#snapshot().partitions) {
       let ofTopic = positions.get(p.topic)
-      if (ofTopic === undefined) positions.set(p.topic, ofTopic = new Map())
+      if (ofTopic === undefined) positions.set(p.topic, (ofTopic = new Map()))
       ofTopic.set(p.partition, p.nextOffsetToMirror)
     }
     return positions
@@ -219,7 +242,10 @@ export class LossMonitor {
     // Log offsets first, the flow's position after: a record fetched in between is in flight, never counted.
     // All topics of a cluster at once: one ListOffsets pair per leader (per topic, 1,250 topics cost 5,000 requests a check);
     // a topic the cluster does not have is absent from the answer.
-    const [sourceOffsets, targetOffsets] = await Promise.all([this.#source.logOffsetsOf([...positionsBefore.keys()]), this.#target.logOffsetsOf([...new Set(targetTopics.values())])])
+    const [sourceOffsets, targetOffsets] = await Promise.all([
+      this.#source.logOffsetsOf([...positionsBefore.keys()]),
+      this.#target.logOffsetsOf([...new Set(targetTopics.values())]),
+    ])
     const snapshot = this.#snapshot()
     this.#partitions = snapshot.partitions.length
     this.#detector.retain(snapshot.partitions)
@@ -255,7 +281,15 @@ export class LossMonitor {
     const findings = this.#detector.check(observations, marks)
     for (const finding of findings) {
       const line = lossLine(this.#flow.name, finding)
-      this.#logger.error(line, { reason: finding.reason, topic: finding.topic, partition: finding.partition, targetTopic: finding.targetTopic, fromOffset: finding.fromOffset.toString(), toOffset: finding.toOffset.toString(), records: finding.records.toString() })
+      this.#logger.error(line, {
+        reason: finding.reason,
+        topic: finding.topic,
+        partition: finding.partition,
+        targetTopic: finding.targetTopic,
+        fromOffset: finding.fromOffset.toString(),
+        toOffset: finding.toOffset.toString(),
+        records: finding.records.toString(),
+      })
       this.#observer.lost?.(this.#labels, finding)
       if (FATAL_LOSS_REASONS.has(finding.reason) && this.#fatal === undefined) {
         this.#fatal = new MirrorError(ErrorCodes.DATA_LOSS, line)
@@ -268,7 +302,7 @@ export class LossMonitor {
   stop (): Promise<void> {
     this.#stopping ??= (async () => {
       this.#timer?.stop()
-      await this.#checking?.catch(() => {})
+      await this.#checking?.catch(() => { /* check() logged it; stop only waits for it to end */ })
       await Promise.all([this.#source.stop(), this.#target.stop()])
       this.#resolveDone()
     })()

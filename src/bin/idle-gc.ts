@@ -122,7 +122,9 @@ export class IdleGc {
     this.#keptBytes = this.#probes.heapBytes()
     // V8's own full collections set the baseline too: growth counts from the last one of either.
     this.#observer = new PerformanceObserver(list => {
-      if (list.getEntries().some(entry => (entry as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)) this.#keptBytes = this.#probes.heapBytes()
+      if (list.getEntries().some(entry => (entry as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)) {
+        this.#keptBytes = this.#probes.heapBytes()
+      }
     })
     this.#observer.observe({ entryTypes: ['gc'] })
     this.#cpu = process.cpuUsage()
@@ -149,7 +151,14 @@ export class IdleGc {
     this.#idleChecksInRow = cpuFraction < this.#policy.idleCpuFraction ? this.#idleChecksInRow + 1 : 0
     if (this.#collecting || this.#collect === undefined) return
     const before = this.#probes.heapBytes()
-    if (!shouldCollect(this.#policy, { idleChecksInRow: this.#idleChecksInRow, heapBytes: before, keptBytes: this.#keptBytes, msSinceLastCollection: nowMs - this.#lastCollectionMs })) return
+    if (
+      !shouldCollect(this.#policy, {
+        idleChecksInRow: this.#idleChecksInRow,
+        heapBytes: before,
+        keptBytes: this.#keptBytes,
+        msSinceLastCollection: nowMs - this.#lastCollectionMs,
+      })
+    ) { return }
     this.#collecting = true
     this.#lastCollectionMs = nowMs
     const collected = Promise.resolve(this.#collect({ type: 'major', execution: 'async' }))

@@ -14,7 +14,7 @@ import { renderStartPlan } from '../offsets/start-plan-text.js'
 import { withStartPositions } from '../offsets/start-positions.js'
 import { sidecarSettingsFromFlags, SIDECAR_FLAGS } from '../config/sidecar-settings.js'
 import { ProblemList } from '../config/values.js'
-import { assertKafkajsPatched } from '../index.js'
+import { assertKafkajsPatched } from '../kafka/kafkajs-internals.js'
 import { packageVersion } from '../shared/package-version.js'
 import { MirrorSidecar } from '../mirror-sidecar.js'
 import { ConfigError, MirrorError } from '../shared/errors.js'
@@ -48,7 +48,10 @@ function configFromFileArgs (mode: FileMode, values: Mm1Values, clusters: string
     if ((SIDECAR_FLAGS as readonly string[]).includes(flag) || flag === 'new.consumer') continue
     problems.add(`--${flag}`, String(values[flag]), `cannot be combined with ${what}; set clusters, flows and topics in the file, or drop the file and use MirrorMaker 1 flags`)
   }
-  const settings = sidecarSettingsFromFlags(mergeEnv(Object.fromEntries(SIDECAR_FLAGS.flatMap(f => values[f] === undefined ? [] : [[f, values[f]]])), process.env), problems)
+  const settings = sidecarSettingsFromFlags(
+    mergeEnv(Object.fromEntries(SIDECAR_FLAGS.flatMap(f => (values[f] === undefined ? [] : [[f, values[f]]]))), process.env),
+    problems
+  )
   const options = { settings, ...(clusters === undefined ? {} : { clusters }) }
   return mode.kind === 'mm2'
     ? configFromMm2(mode.path, options, problems)
@@ -178,7 +181,7 @@ async function main (): Promise<void> {
     process.exit(EXIT_OK)
   } catch (error) {
     idleGc?.stop()
-    await sidecar.stop().catch(() => {})
+    await sidecar.stop().catch(stopError => { logger.error('stopping after the failure failed too', { error: stopError }) })
     const message = error instanceof MirrorError ? error.message : String(error)
     logger.error('mirror stopped', { error })
     process.stderr.write(`mirror-sidecar: ${message}\n`)

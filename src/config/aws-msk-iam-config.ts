@@ -5,9 +5,9 @@ import { parseBoolean, type ProblemList } from './values.js'
 
 export const AWS_MSK_IAM_LOGIN_MODULE = 'software.amazon.msk.auth.iam.IAMLoginModule'
 /** aws-msk-iam-auth's client callback handler: what the sidecar does itself. */
-export const AWS_MSK_IAM_CALLBACK_HANDLER = 'software.amazon.msk.auth.iam.IAMClientCallbackHandler'
+const AWS_MSK_IAM_CALLBACK_HANDLER = 'software.amazon.msk.auth.iam.IAMClientCallbackHandler'
 /** The JAAS options of `IAMLoginModule` the sidecar reads. */
-export const AWS_MSK_IAM_OPTIONS = ['awsProfileName', 'awsRoleArn', 'awsRoleSessionName', 'awsStsRegion', 'awsDebugCreds'] as const
+const AWS_MSK_IAM_OPTIONS = ['awsProfileName', 'awsRoleArn', 'awsRoleSessionName', 'awsStsRegion', 'awsDebugCreds'] as const
 
 /** An AWS region name: `us-east-1`, `eu-central-2`, `us-gov-west-1`, `cn-north-1`. */
 const REGION = /^[a-z]{2}(?:-[a-z]+)+-\d+$/
@@ -32,7 +32,13 @@ export function signingRegion (settings: Pick<AwsMskIamSettings, 'fallbackRegion
  * `awsRoleArn`, `awsRoleSessionName`, `awsStsRegion`, `awsDebugCreds`; any other option is a
  * problem (it would change which identity signs). `env` gives `AWS_REGION`/`AWS_DEFAULT_REGION`.
  */
-export function awsMskIamFromProperties (properties: Properties, entry: JaasEntry, where: string, problems: ProblemList, env: NodeJS.ProcessEnv = process.env): AwsMskIamSettings | undefined {
+export function awsMskIamFromProperties (
+  properties: Properties,
+  entry: JaasEntry,
+  where: string,
+  problems: ProblemList,
+  env: NodeJS.ProcessEnv = process.env
+): AwsMskIamSettings | undefined {
   const jaasKey = `${where}sasl.jaas.config`
   const handlerKey = `${where}sasl.client.callback.handler.class`
   const before = problems.problems.length
@@ -50,7 +56,7 @@ export function awsMskIamFromProperties (properties: Properties, entry: JaasEntr
       problems.add(jaasKey, undefined, `has the option ${name}, which the sidecar does not support; use only ${AWS_MSK_IAM_OPTIONS.join(', ')}`)
     }
   }
-  const option = (name: typeof AWS_MSK_IAM_OPTIONS[number]): string | undefined => {
+  const option = (name: (typeof AWS_MSK_IAM_OPTIONS)[number]): string | undefined => {
     const value = entry.options.get(name)?.trim()
     if (value === '') problems.add(jaasKey, undefined, `option ${name} is empty; give a value or remove it`)
     return value === '' ? undefined : value
@@ -62,10 +68,10 @@ export function awsMskIamFromProperties (properties: Properties, entry: JaasEntr
   if (roleArn !== undefined && !/^arn:aws[a-z-]*:iam::\d{12}:role\/.+$/.test(roleArn)) {
     problems.add(jaasKey, undefined, `option awsRoleArn "${roleArn}" is not a role ARN; write awsRoleArn="arn:aws:iam::123456789012:role/NAME"`)
   }
-  if (roleSessionName !== undefined && roleArn === undefined) problems.add(jaasKey, undefined, 'option awsRoleSessionName has no awsRoleArn to go with; add awsRoleArn="arn:aws:iam::ACCOUNT:role/NAME" or remove it')
-  if (stsRegion !== undefined && !REGION.test(stsRegion)) problems.add(jaasKey, undefined, `option awsStsRegion "${stsRegion}" is not an AWS region; write e.g. awsStsRegion="us-east-1"`)
+  if (roleSessionName !== undefined && roleArn === undefined) { problems.add(jaasKey, undefined, 'option awsRoleSessionName has no awsRoleArn to go with; add awsRoleArn="arn:aws:iam::ACCOUNT:role/NAME" or remove it') }
+  if (stsRegion !== undefined && !REGION.test(stsRegion)) { problems.add(jaasKey, undefined, `option awsStsRegion "${stsRegion}" is not an AWS region; write e.g. awsStsRegion="us-east-1"`) }
   const debugRaw = entry.options.get('awsDebugCreds')
-  const debugCreds = debugRaw === undefined ? false : parseBoolean(`${jaasKey} option awsDebugCreds`, debugRaw, problems) ?? false
+  const debugCreds = debugRaw === undefined ? false : (parseBoolean(`${jaasKey} option awsDebugCreds`, debugRaw, problems) ?? false)
   const envRegion = [env.AWS_REGION, env.AWS_DEFAULT_REGION].map(value => value?.trim().toLowerCase()).find(value => value !== undefined && value !== '')
   if (envRegion !== undefined && !REGION.test(envRegion)) problems.add('AWS_REGION', envRegion, 'is not an AWS region; set it to e.g. us-east-1')
   if (problems.problems.length > before) return undefined

@@ -28,7 +28,7 @@ export const PRODUCER_KEYS = ['acks', 'compression.type', 'batch.size', 'linger.
  * Records, as ignored, every key of a client file that neither the connection nor `roleKeys`
  * read (Java-only settings such as `key.deserializer` or `retries`): one warning lists them.
  */
-export function noteUnusedKeys (properties: Properties, where: string, roleKeys: readonly string[], problems: ProblemList): void {
+function noteUnusedKeys (properties: Properties, where: string, roleKeys: readonly string[], problems: ProblemList): void {
   for (const name of properties.keys()) {
     if (isSecurityKey(name) || isProviderKey(name) || (CONNECTION_KEYS as readonly string[]).includes(name) || roleKeys.includes(name)) continue
     problems.ignore(`${where}${name}`)

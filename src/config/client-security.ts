@@ -12,8 +12,6 @@ import type { ProblemList } from './values.js'
 export function isSecurityKey (key: string): boolean {
   return key === 'security.protocol' || key.startsWith('ssl.') || key.startsWith('sasl.')
 }
-/** Keys read by `securityFromProperties`, besides every `ssl.*` and `sasl.*` key. */
-export const SECURITY_KEYS = ['security.protocol'] as const
 
 export interface ClientSecurity {
   readonly tls?: ConnectionOptions
@@ -76,7 +74,8 @@ export function securityFromProperties (properties: Properties, where: string, p
   const usesGssapi = usesSasl && (get('sasl.mechanism') ?? 'GSSAPI').trim().toUpperCase() === 'GSSAPI'
   // With OAUTHBEARER the login callback handler names the client credentials grant, with AWS_MSK_IAM the client
   // callback handler names aws-msk-iam-auth's: oauthBearerFromProperties and awsMskIamFromProperties check them.
-  const classKeys = usesOAuth ? JAVA_CLASS_KEYS.filter(name => name !== 'sasl.login.callback.handler.class')
+  const classKeys = usesOAuth
+    ? JAVA_CLASS_KEYS.filter(name => name !== 'sasl.login.callback.handler.class')
     : usesAwsIam ? JAVA_CLASS_KEYS.filter(name => name !== 'sasl.client.callback.handler.class') : JAVA_CLASS_KEYS
   for (const name of classKeys) {
     const value = get(name)

@@ -6,7 +6,7 @@ import { parseProperties } from './java-properties.js'
 import type { ProblemList } from './values.js'
 
 /** Kafka's built-in config providers, by class name; the sidecar implements these three. */
-export const PROVIDER_CLASSES = {
+const PROVIDER_CLASSES = {
   'org.apache.kafka.common.config.provider.EnvVarConfigProvider': 'env',
   'org.apache.kafka.common.config.provider.FileConfigProvider': 'file',
   'org.apache.kafka.common.config.provider.DirectoryConfigProvider': 'dir',

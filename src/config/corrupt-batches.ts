@@ -8,7 +8,7 @@ import { parseChoice } from './values.js'
  * counts it (`kafka_mirror_corrupt_batches_total`), logs a warning naming its offsets and commits
  * past it. A corrupt batch is never written to the target either way.
  */
-export const CorruptBatchesModes = ['fail', 'skip'] as const
+const CorruptBatchesModes = ['fail', 'skip'] as const
 export type CorruptBatchesMode = typeof CorruptBatchesModes[number]
 
 export const DEFAULT_CORRUPT_BATCHES: CorruptBatchesMode = 'fail'

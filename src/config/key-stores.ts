@@ -37,7 +37,14 @@ function readStore (key: string, path: string, problems: ProblemList): Buffer | 
  * dual-format keystores do. Content of no known format is read as the configured type, if one is
  * given, so the message says what that type lacks.
  */
-function storeType (typeKey: string, configured: string | undefined, locationKey: string, path: string | undefined, content: Buffer | undefined, problems: ProblemList): StoreFormat | undefined {
+function storeType (
+  typeKey: string,
+  configured: string | undefined,
+  locationKey: string,
+  path: string | undefined,
+  content: Buffer | undefined,
+  problems: ProblemList
+): StoreFormat | undefined {
   const upper = (configured ?? 'JKS').trim().toUpperCase()
   const type = STORE_TYPES.find(t => t === upper)
   if (type === undefined) {
@@ -116,7 +123,12 @@ function checkCertificates (key: string, shown: string, pem: string, problems: P
 }
 
 /** `ca` from `ssl.truststore.*`; undefined means the system's default CAs. */
-export function trustedCertificates (properties: Properties, get: (name: string) => string | undefined, key: (name: string) => string, problems: ProblemList): string | undefined {
+export function trustedCertificates (
+  properties: Properties,
+  get: (name: string) => string | undefined,
+  key: (name: string) => string,
+  problems: ProblemList
+): string | undefined {
   const location = get('ssl.truststore.location')
   const inline = get('ssl.truststore.certificates')
   if (location !== undefined && inline !== undefined) {
@@ -125,20 +137,29 @@ export function trustedCertificates (properties: Properties, get: (name: string)
   }
   if (inline !== undefined) {
     const type = storeType(key('ssl.truststore.type'), get('ssl.truststore.type') ?? 'PEM', key('ssl.truststore.certificates'), undefined, undefined, problems)
-    if (type !== undefined && type !== 'PEM') problems.add(key('ssl.truststore.type'), get('ssl.truststore.type'), 'must be PEM with ssl.truststore.certificates')
+    if (type !== undefined && type !== 'PEM') { problems.add(key('ssl.truststore.type'), get('ssl.truststore.type'), 'must be PEM with ssl.truststore.certificates') }
     return checkCertificates(key('ssl.truststore.certificates'), '(inline PEM)', inline, problems)
   }
   if (location === undefined) return undefined
   const content = readStore(key('ssl.truststore.location'), location, problems)
   const type = storeType(key('ssl.truststore.type'), get('ssl.truststore.type'), key('ssl.truststore.location'), location, content, problems)
   if (content === undefined || type === undefined) return undefined
-  if (type === 'JCEKS') { refuseJceks(key('ssl.truststore.location'), location, problems); return undefined }
+  if (type === 'JCEKS') {
+    refuseJceks(key('ssl.truststore.location'), location, problems)
+    return undefined
+  }
   if (type === 'JKS') {
     const jks = jksContent('truststore', key, properties, content, problems)
     if (jks === undefined) return undefined
     // Java trusts the certificate entries and the first certificate of each key entry (KeyStores.getTrustedCerts).
     const trusted = [...jks.trustedCertificates, ...jks.keys.map(k => pemBlocks(k.chainPem, 'certificate')[0] ?? '')].filter(c => c !== '')
-    if (trusted.length === 0) problems.add(key('ssl.truststore.location'), location, 'is a JKS store with no certificate; import the CA: keytool -importcert -file ca.pem -keystore ' + location)
+    if (trusted.length === 0) {
+      problems.add(
+        key('ssl.truststore.location'),
+        location,
+        'is a JKS store with no certificate; import the CA: keytool -importcert -file ca.pem -keystore ' + location
+      )
+    }
     return trusted.length === 0 ? undefined : trusted.join('')
   }
   if (type === 'PKCS12') return pkcs12Certificates(key('ssl.truststore.location'), location, get('ssl.truststore.password'), problems)
@@ -146,23 +167,36 @@ export function trustedCertificates (properties: Properties, get: (name: string)
 }
 
 /** `key`/`cert`/`passphrase` or `pfx`/`passphrase` from `ssl.keystore.*` and `ssl.key.password`, for mutual TLS. */
-export function clientCertificate (properties: Properties, get: (name: string) => string | undefined, key: (name: string) => string, problems: ProblemList): ConnectionOptions {
+export function clientCertificate (
+  properties: Properties,
+  get: (name: string) => string | undefined,
+  key: (name: string) => string,
+  problems: ProblemList
+): ConnectionOptions {
   const location = get('ssl.keystore.location')
   const inlineKey = get('ssl.keystore.key')
   const inlineChain = get('ssl.keystore.certificate.chain')
   const keyPassword = get('ssl.key.password')
   if (location !== undefined && (inlineKey !== undefined || inlineChain !== undefined)) {
-    problems.add(key('ssl.keystore.location'), location, 'conflicts with ssl.keystore.key / ssl.keystore.certificate.chain; give the store file or the inline PEM, not both')
+    problems.add(
+      key('ssl.keystore.location'),
+      location,
+      'conflicts with ssl.keystore.key / ssl.keystore.certificate.chain; give the store file or the inline PEM, not both'
+    )
     return {}
   }
   if (inlineKey !== undefined || inlineChain !== undefined) {
     if (inlineKey === undefined || inlineChain === undefined) {
-      problems.add(key(inlineKey === undefined ? 'ssl.keystore.key' : 'ssl.keystore.certificate.chain'), undefined, 'missing; inline PEM client certificates need both ssl.keystore.key and ssl.keystore.certificate.chain')
+      problems.add(
+        key(inlineKey === undefined ? 'ssl.keystore.key' : 'ssl.keystore.certificate.chain'),
+        undefined,
+        'missing; inline PEM client certificates need both ssl.keystore.key and ssl.keystore.certificate.chain'
+      )
       return {}
     }
     const keys = pemBlocks(inlineKey, 'key')
     const chain = pemBlocks(inlineChain, 'certificate')
-    if (keys.length !== 1) problems.add(key('ssl.keystore.key'), undefined, 'expected one PEM private key (-----BEGIN PRIVATE KEY----- or ENCRYPTED PRIVATE KEY)')
+    if (keys.length !== 1) { problems.add(key('ssl.keystore.key'), undefined, 'expected one PEM private key (-----BEGIN PRIVATE KEY----- or ENCRYPTED PRIVATE KEY)') }
     if (chain.length === 0) problems.add(key('ssl.keystore.certificate.chain'), '(inline PEM)', 'expected the client certificate chain in PEM')
     return { key: keys[0], cert: chain.join('\n'), ...(keyPassword === undefined ? {} : { passphrase: keyPassword }) }
   }
@@ -170,14 +204,21 @@ export function clientCertificate (properties: Properties, get: (name: string) =
   const content = readStore(key('ssl.keystore.location'), location, problems)
   const type = storeType(key('ssl.keystore.type'), get('ssl.keystore.type'), key('ssl.keystore.location'), location, content, problems)
   if (content === undefined || type === undefined) return {}
-  if (type === 'JCEKS') { refuseJceks(key('ssl.keystore.location'), location, problems); return {} }
+  if (type === 'JCEKS') {
+    refuseJceks(key('ssl.keystore.location'), location, problems)
+    return {}
+  }
   if (type === 'JKS') {
     const jks = jksContent('keystore', key, properties, content, problems)
     if (jks === undefined) return {}
     // Kafka names no alias: Java's key manager offers the server a key it accepts; the first key entry is used here.
     const entry = jks.keys[0]
     if (entry === undefined) {
-      problems.add(key('ssl.keystore.location'), location, 'is a JKS store with no private key entry; a keystore holds the client key and its certificate chain (keytool -genkeypair or -importkeystore)')
+      problems.add(
+        key('ssl.keystore.location'),
+        location,
+        'is a JKS store with no private key entry; a keystore holds the client key and its certificate chain (keytool -genkeypair or -importkeystore)'
+      )
       return {}
     }
     return { key: entry.keyPem, cert: entry.chainPem }
@@ -185,10 +226,14 @@ export function clientCertificate (properties: Properties, get: (name: string) =
   if (type === 'PKCS12') {
     const storePassword = get('ssl.keystore.password')
     if (keyPassword !== undefined && storePassword !== undefined && keyPassword !== storePassword) {
-      problems.add(key('ssl.key.password'), keyPassword, 'differs from ssl.keystore.password, which Node cannot honour for PKCS12 stores; re-export the store with one password')
+      problems.add(
+        key('ssl.key.password'),
+        keyPassword,
+        'differs from ssl.keystore.password, which Node cannot honour for PKCS12 stores; re-export the store with one password'
+      )
       return {}
     }
-    return { pfx: content, ...(storePassword ?? keyPassword) === undefined ? {} : { passphrase: storePassword ?? keyPassword } }
+    return { pfx: content, ...((storePassword ?? keyPassword) === undefined ? {} : { passphrase: storePassword ?? keyPassword }) }
   }
   const text = content.toString('utf8')
   const keys = pemBlocks(text, 'key')

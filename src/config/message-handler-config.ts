@@ -37,7 +37,7 @@ function addOnce (problems: ProblemList, key: string, value: string, message: st
  */
 export function parseMessageHandler (
   keys: { readonly module: string, readonly args: string },
-  module: string | undefined, args: string | undefined, problems: ProblemList, cwd = process.cwd(),
+  module: string | undefined, args: string | undefined, problems: ProblemList, cwd = process.cwd()
 ): MessageHandlerConfig | undefined {
   if (module === undefined) {
     if (args !== undefined) addOnce(problems, keys.args, args, `has no effect without ${keys.module}; give the handler module too, or remove it`)
@@ -72,8 +72,17 @@ export function parseMessageHandler (
  * A handler reads every record, so its flow never forwards batches undecoded: `auto` quietly takes
  * the deep path, but `on` (asked for explicitly) contradicts the handler and is a problem.
  */
-export function checkHandlerPassThrough (passThrough: PassThroughMode, passThroughKey: string, handler: MessageHandlerConfig | undefined, problems: ProblemList): void {
+export function checkHandlerPassThrough (
+  passThrough: PassThroughMode,
+  passThroughKey: string,
+  handler: MessageHandlerConfig | undefined,
+  problems: ProblemList
+): void {
   if (passThrough !== 'on' || handler === undefined) return
-  addOnce(problems, passThroughKey, passThroughKey.endsWith('shallowiterator.enable') ? 'true' : 'on',
-    `contradicts ${handler.key} "${handler.module}": a message handler reads every record, so no batch can be forwarded undecoded; use auto (the default) or off, or drop the handler`)
+  addOnce(
+    problems,
+    passThroughKey,
+    passThroughKey.endsWith('shallowiterator.enable') ? 'true' : 'on',
+    `contradicts ${handler.key} "${handler.module}": a message handler reads every record, so no batch can be forwarded undecoded; use auto (the default) or off, or drop the handler`
+  )
 }

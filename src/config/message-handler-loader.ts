@@ -12,7 +12,10 @@ export interface LoadedMessageHandler {
   readonly handle: MessageHandlerFunction
 }
 
-/** The module's handler function: `handle`, else the default export when it is a function, else the default export's `handle` (CommonJS `module.exports = { handle }`). */
+/**
+ * The module's handler function: `handle`, else the default export when it is a function, else the
+ * default export's `handle` (CommonJS `module.exports = { handle }`).
+ */
 function pickFunction (namespace: Record<string, unknown>): MessageHandlerFunction | undefined {
   const fallback = namespace.default as { handle?: unknown } | undefined
   const candidate = namespace.handle ?? (typeof fallback === 'function' ? fallback : fallback?.handle)

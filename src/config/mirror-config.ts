@@ -209,7 +209,11 @@ export interface ExactlyOnceConfig {
  * partition its own group has no committed offset for at that offset + 1.
  */
 export interface Mm2PositionsConfig {
-  /** Connect's offsets topic: `offset.storage.topic`, else `<target>.offset.storage.topic`, else `mm2-offsets.<source>.internal` (dedicated mode); Strimzi: `spec.target.offsetStorageTopic`, default `mirrormaker2-cluster-offsets`. */
+  /**
+   * Connect's offsets topic: `offset.storage.topic`, else `<target>.offset.storage.topic`, else
+   * `mm2-offsets.<source>.internal` (dedicated mode); Strimzi: `spec.target.offsetStorageTopic`,
+   * default `mirrormaker2-cluster-offsets`.
+   */
   readonly offsetsTopic: string
   /** The key or resource field the topic name came from, for messages. */
   readonly key: string
@@ -247,7 +251,10 @@ export interface FlowConfig {
    * fetching waits, nothing is dropped); absent (no limit) by default.
    */
   readonly throughputLimitBytes?: number
-  /** `--corrupt.batches` / mm2.properties `corrupt.batches`: a source batch whose CRC-32C does not match stops the flow (`fail`) or is left out (`skip`); default `fail`. */
+  /**
+   * `--corrupt.batches` / mm2.properties `corrupt.batches`: a source batch whose CRC-32C does not
+   * match stops the flow (`fail`) or is left out (`skip`); default `fail`.
+   */
   readonly corruptBatches?: CorruptBatchesMode
   /** `--exactly.once` / `<target>.exactly.once.source.support=enabled`: transactions on the target; absent (at-least-once) by default. */
   readonly exactlyOnce?: ExactlyOnceConfig

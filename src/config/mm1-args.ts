@@ -68,7 +68,7 @@ export type Mm1FlagName = keyof typeof MM1_FLAGS
 /** Raw values as given: flags already merged over `MIRROR_*` environment variables. */
 export type Mm1Values = Partial<Record<Mm1FlagName, string | string[] | boolean>>
 
-export function envName (flag: string): string {
+function envName (flag: string): string {
   return 'MIRROR_' + flag.toUpperCase().replace(/[.-]/g, '_')
 }
 
@@ -142,7 +142,7 @@ export function configFromMm1 (values: Mm1Values): MirrorConfig {
         const properties = readFile(file, '--consumer.config', problems)
         return properties === undefined ? undefined : { properties, where: `${file}: `, bootstrapHint: 'in the --consumer.config file' }
       })
-      const oneFile = consumerFiles.find((file, index) => consumers[index]?.properties.has('target.bootstrap.servers') === true)
+      const oneFile = consumerFiles.find((_file, index) => consumers[index]?.properties.has('target.bootstrap.servers') === true)
       if (oneFile !== undefined) {
         // Source and target in one file: that line says how to run it; "--producer.config: missing" would mislead.
         if (producerFile === undefined) problems.problems.splice(problems.problems.indexOf(producerMissing as ConfigProblem), 1)
@@ -226,7 +226,10 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
   const target = producerFile === undefined
     ? undefined
     : connectionFromProperties(producerFile.properties, { alias: 'target', where: producerFile.where, bootstrapHint: producerFile.bootstrapHint, defaultClientId: 'mirror-sidecar-producer' }, problems)
-  const producer = producerFile === undefined ? undefined : producerSettingsFromProperties(producerFile.properties, producerFile.where, problems, producerFile.reportUnused ?? true)
+  const producer =
+    producerFile === undefined
+      ? undefined
+      : producerSettingsFromProperties(producerFile.properties, producerFile.where, problems, producerFile.reportUnused ?? true)
   if (exactlyOnceFlag && producer !== undefined && producerFile !== undefined) checkExactlyOnceProducer(key('exactly.once'), producer, producerFile.where, problems)
 
   const flows: FlowConfig[] = []

@@ -21,10 +21,10 @@ import { compileTopicPattern, createGroupFilter, createTopicFilter, DEFAULT_GROU
 import { parseBoolean, parseChoice, parseInteger, ProblemList } from './values.js'
 
 /** MirrorMaker 2's default `topics.exclude` (`topics.blacklist` before 3.0). */
-export const DEFAULT_TOPICS_EXCLUDE = '.*[\\-\\.]internal, .*\\.replica, __.*'
+const DEFAULT_TOPICS_EXCLUDE = '.*[\\-\\.]internal, .*\\.replica, __.*'
 
 /** The consumer group a flow uses on its source cluster unless `A->B.consumer.group.id` or `A.consumer.group.id` says otherwise. */
-export function defaultGroupId (source: string, target: string): string {
+function defaultGroupId (source: string, target: string): string {
   return `mirror-sidecar.${source}-to-${target}`
 }
 
@@ -191,7 +191,7 @@ export function configFromMm2Properties (top: Properties, path: string, options:
     const enabled = enabledEntry === undefined ? false : parseBoolean(enabledEntry.key, enabledEntry.value, problems)
     if (enabled !== true) continue
     if (options.clusters !== undefined && !options.clusters.includes(pair.target)) continue
-    const flow = buildFlow(pair.source, pair.target, pair.keys, path, top, flowEntry, problems, sidecarSettings)
+    const flow = buildFlow(pair.source, pair.target, pair.keys, path, top, flowEntry, problems)
     if (flow === undefined) continue
     const groupKey = `${pair.source}|${flow.consumer.groupId}`
     const clash = groupsBySource.get(groupKey)
@@ -254,7 +254,7 @@ function clientView (top: Properties, alias: string, role: Role, flowOverrides: 
 function buildFlow (
   source: string, target: string, flowOverrides: ReadonlyMap<string, string>, path: string, top: Properties,
   flowEntry: (name: string) => { key: string, value: string } | undefined,
-  problems: ProblemList, settings: SidecarSettings,
+  problems: ProblemList
 ): FlowConfig | undefined {
   const name = `${source}->${target}`
   const consumerView = clientView(top, source, 'consumer', flowOverrides)
@@ -318,7 +318,8 @@ function buildFlow (
   const corruptBatchesEntry = flowEntry('corrupt.batches')
   const corruptBatches = (corruptBatchesEntry === undefined ? undefined : parseCorruptBatches(corruptBatchesEntry.key, corruptBatchesEntry.value, problems)) ?? FLAG_DEFAULTS['corrupt.batches']
   const throughputLimitEntry = flowEntry('throughput.limit.bytes')
-  const throughputLimitBytes = throughputLimitEntry === undefined ? undefined : parseThroughputLimit(throughputLimitEntry.key, throughputLimitEntry.value, problems)
+  const throughputLimitBytes =
+    throughputLimitEntry === undefined ? undefined : parseThroughputLimit(throughputLimitEntry.key, throughputLimitEntry.value, problems)
   const refreshEnabled = bool('refresh.topics.enabled', true)
   // setInterval takes at most 2^31-1 ms; "disabled" becomes that (about 24.8 days).
   const refreshTopicsIntervalMs = refreshEnabled ? Math.min(int('refresh.topics.interval.seconds', 600, 1) * 1000, 2_147_483_647) : 2_147_483_647
@@ -375,7 +376,13 @@ function buildFlow (
   }
 
   const topicFilter = include === undefined ? undefined : createTopicFilter(include, exclude, includeEntry.value, excludeEntry.value.trim() === '' ? undefined : excludeEntry.value)
-  if (problems.problems.length !== before || sourceConnection === undefined || targetConnection === undefined || topicFilter === undefined || groupsInclude === undefined) return undefined
+  if (
+    problems.problems.length !== before ||
+    sourceConnection === undefined ||
+    targetConnection === undefined ||
+    topicFilter === undefined ||
+    groupsInclude === undefined
+  ) { return undefined }
   return {
     name,
     source: sourceConnection,

@@ -6,7 +6,7 @@ import { parseBoolean, parseInteger, type ProblemList } from './values.js'
 export const OAUTH_LOGIN_MODULE = 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule'
 
 /** Kafka's login callback handlers for the client credentials grant (3.1-3.x in `secured`, 3.4+ in `oauthbearer`): what the sidecar does itself. */
-export const OAUTH_LOGIN_CALLBACK_HANDLERS = [
+const OAUTH_LOGIN_CALLBACK_HANDLERS = [
   'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler',
   'org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler',
 ] as const

@@ -42,20 +42,40 @@ function isClientKey (name: string, roleKeys: readonly string[]): boolean {
  * as the source's, offset syncs in `mirror-offset-syncs.source.internal`. Precedence:
  * `consumer.<key>` over `<key>` for the source, `producer.<key>` over `target.<key>` for the target.
  */
-export function configFromOneFile (path: string, top: Properties, settings: SidecarSettings, clusters: readonly string[] | undefined, problems: ProblemList): MirrorConfig {
-  if (clusters !== undefined) problems.add('--clusters', clusters.join(','), `${path} names no clusters (it is the one-file form: source at top level, target as target.*); drop --clusters`)
+export function configFromOneFile (
+  path: string,
+  top: Properties,
+  settings: SidecarSettings,
+  clusters: readonly string[] | undefined,
+  problems: ProblemList
+): MirrorConfig {
+  if (clusters !== undefined) {
+    problems.add(
+      '--clusters',
+      clusters.join(','),
+      `${path} names no clusters (it is the one-file form: source at top level, target as target.*); drop --clusters`
+    )
+  }
   const source = new Map<string, PropertyEntry>()
   const target = new Map<string, PropertyEntry>()
   const values: Mm1Values = {}
   for (const [key, entry] of top) {
-    if ((FILE_FLAGS as string[]).includes(key)) { values[key as Mm1FlagName] = entry.value; continue }
+    if ((FILE_FLAGS as string[]).includes(key)) {
+      values[key as Mm1FlagName] = entry.value
+      continue
+    }
     if (isProviderKey(key)) continue
     const [view, name, roleKeys] = key.startsWith('consumer.')
       ? [source, key.slice('consumer.'.length), CONSUMER_KEYS]
       : key.startsWith('producer.')
         ? [target, key.slice('producer.'.length), PRODUCER_KEYS]
-        : key.startsWith('target.') ? [target, key.slice('target.'.length), PRODUCER_KEYS] : [source, key, CONSUMER_KEYS]
-    if (!isClientKey(name, roleKeys) && name.toLowerCase() !== 'groupid' && !/^(zk|zookeeper)\.connect$/i.test(name)) { problems.ignore(key); continue }
+        : key.startsWith('target.')
+          ? [target, key.slice('target.'.length), PRODUCER_KEYS]
+          : [source, key, CONSUMER_KEYS]
+    if (!isClientKey(name, roleKeys) && name.toLowerCase() !== 'groupid' && !/^(zk|zookeeper)\.connect$/i.test(name)) {
+      problems.ignore(key)
+      continue
+    }
     // consumer.<key> and producer.<key> win over the plain and target. keys.
     if (key.startsWith('consumer.') || key.startsWith('producer.') || !view.has(name)) view.set(name, entry)
   }

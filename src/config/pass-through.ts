@@ -7,7 +7,7 @@ import { parseBoolean } from './values.js'
  * decodes the rest; `on` is the same but a flow that must decode every record (a message handler)
  * is a configuration error instead of a silent switch; `off` decodes every record.
  */
-export const PassThroughModes = ['auto', 'on', 'off'] as const
+const PassThroughModes = ['auto', 'on', 'off'] as const
 export type PassThroughMode = typeof PassThroughModes[number]
 
 export const DEFAULT_PASS_THROUGH: PassThroughMode = 'auto'
@@ -33,9 +33,13 @@ export function parseShallowIterator (key: string, raw: string | undefined, prob
  * The mode of a flow from the flag (or mm2.properties key) and the consumer file's
  * `shallowiterator.enable`: either alone decides; both must agree.
  */
-export function resolvePassThrough (flag: { key: string, value: PassThroughMode | undefined }, shallow: { key: string, value: PassThroughMode | undefined }, problems: ProblemList): PassThroughMode {
+export function resolvePassThrough (
+  flag: { key: string, value: PassThroughMode | undefined },
+  shallow: { key: string, value: PassThroughMode | undefined },
+  problems: ProblemList
+): PassThroughMode {
   if (flag.value !== undefined && shallow.value !== undefined && flag.value !== shallow.value && !(flag.value === 'auto')) {
     problems.add(shallow.key, shallow.value === 'on' ? 'true' : 'false', `contradicts ${flag.key}=${flag.value}; remove one of them`)
   }
-  return flag.value === undefined || flag.value === 'auto' ? shallow.value ?? flag.value ?? DEFAULT_PASS_THROUGH : flag.value
+  return flag.value === undefined || flag.value === 'auto' ? (shallow.value ?? flag.value ?? DEFAULT_PASS_THROUGH) : flag.value
 }

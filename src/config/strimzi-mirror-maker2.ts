@@ -17,7 +17,7 @@ function parseAllDocuments (text: string): ReturnType<Yaml['parseAllDocuments']>
 }
 
 /** The `apiVersion`s of Strimzi's KafkaMirrorMaker2 custom resource this reads. */
-export const STRIMZI_API_VERSIONS = ['kafka.strimzi.io/v1beta2', 'kafka.strimzi.io/v1'] as const
+const STRIMZI_API_VERSIONS = ['kafka.strimzi.io/v1beta2', 'kafka.strimzi.io/v1'] as const
 
 export interface StrimziOptions extends Mm2Options {
   /** `--strimzi.secrets.dir`: a folder of `<secretName>/<key>` files; default Strimzi's mount paths (`StrimziSecrets`). */
@@ -29,10 +29,13 @@ type Node = Record<string, unknown>
 /** `spec` fields about the Kubernetes deployment or the Connect worker, not about what is mirrored: reported as ignored. */
 const DEPLOYMENT_FIELDS = new Set(['version', 'replicas', 'image', 'resources', 'livenessProbe', 'readinessProbe', 'jvmOptions', 'jmxOptions', 'logging',
   'clientRackInitImage', 'rack', 'metricsConfig', 'tracing', 'template', 'externalConfiguration', 'plugins', 'build'])
-/** Fields of the target cluster that configure Kafka Connect's own topics and group: ignored (`offsetStorageTopic` names where MirrorMaker 2's positions are: read). */
+/**
+ * Fields of the target cluster that configure Kafka Connect's own topics and group: ignored
+ * (`offsetStorageTopic` names where MirrorMaker 2's positions are: read).
+ */
 const CONNECT_FIELDS = new Set(['groupId', 'configStorageTopic', 'statusStorageTopic'])
 /** Connect's offsets topic of a Strimzi KafkaMirrorMaker2 unless the resource names one (Strimzi's default). */
-export const STRIMZI_OFFSETS_TOPIC_DEFAULT = 'mirrormaker2-cluster-offsets'
+const STRIMZI_OFFSETS_TOPIC_DEFAULT = 'mirrormaker2-cluster-offsets'
 /** Connector fields that manage Connect's own state and do not change what is copied: ignored. */
 const CONNECTOR_IGNORED = new Set(['version', 'autoRestart', 'listOffsets', 'alterOffsets'])
 /** OAuth fields the sidecar's OIDC client-credentials login has no counterpart for that are harmless to leave out. */

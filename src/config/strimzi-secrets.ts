@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import type { ProblemList } from './values.js'
 
 /** Where Strimzi mounts a KafkaMirrorMaker2's Secrets in its pods, per cluster alias (`KafkaMirrorMaker2Cluster`). */
-export const STRIMZI_MOUNTS = {
+const STRIMZI_MOUNTS = {
   certs: '/opt/kafka/mm2-certs',
   password: '/opt/kafka/mm2-password',
   oauth: '/opt/kafka/mm2-oauth',

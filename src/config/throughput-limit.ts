@@ -1,7 +1,7 @@
 import type { ProblemList } from './values.js'
 
 /** The smallest throughput limit accepted, in bytes per second: below it one fetched batch would wait minutes. */
-export const MIN_THROUGHPUT_LIMIT_BYTES = 1024
+const MIN_THROUGHPUT_LIMIT_BYTES = 1024
 
 /**
  * `--throughput.limit.bytes` / mm2.properties `throughput.limit.bytes` (`A->B.throughput.limit.bytes`

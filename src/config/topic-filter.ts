@@ -66,6 +66,11 @@ export function createTopicFilter (include: RegExp, exclude: RegExp | undefined,
 export const DEFAULT_GROUPS_EXCLUDE = 'console-consumer-.*, connect-.*, __.*'
 
 /** A group filter from compiled patterns (see `compileTopicPattern`; the syntax is the same). */
-export function createGroupFilter (include: RegExp, exclude: RegExp | undefined, includeSource: string, excludeSource: string | undefined): { include: string, exclude: string | undefined, matches: (groupId: string) => boolean } {
+export function createGroupFilter (
+  include: RegExp,
+  exclude: RegExp | undefined,
+  includeSource: string,
+  excludeSource: string | undefined
+): { include: string, exclude: string | undefined, matches: (groupId: string) => boolean } {
   return { include: includeSource, exclude: excludeSource, matches: id => include.test(id) && !(exclude?.test(id) ?? false) }
 }

@@ -4,7 +4,7 @@ import type { ConfigProblem } from '../shared/errors.js'
 export const REDACTED = '[redacted]'
 
 /** Keys whose values are secrets: passwords, JAAS lines and private key material. */
-export function isSecretKey (key: string): boolean {
+function isSecretKey (key: string): boolean {
   return /(password|secret|jaas\.config|keystore\.key|ssl\.key|credentials?|token)$/i.test(key.trim())
 }
 
@@ -20,6 +20,7 @@ export class ProblemList {
     const shown = value !== undefined && isSecretKey(key) && !/^\$\{[^}]*\}$/.test(value.trim()) ? REDACTED : value
     this.problems.push(shown === undefined ? { key, message } : { key, value: shown, message })
   }
+
   /** Records a key that is accepted but does nothing in the sidecar (a MirrorMaker or Java client internal). */
   ignore (key: string): void { this.#ignored.add(key) }
   get ignored (): string[] { return [...this.#ignored].sort() }

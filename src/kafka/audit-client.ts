@@ -143,7 +143,12 @@ export class AuditClient {
     return {
       state: description?.state ?? 'Dead',
       protocol: description?.protocol ?? '',
-      members: (description?.members ?? []).map(m => ({ memberId: m.memberId, clientHost: m.clientHost, clientId: m.clientId, assignment: decodeAssignment(m.memberAssignment) })),
+      members: (description?.members ?? []).map(m => ({
+        memberId: m.memberId,
+        clientHost: m.clientHost,
+        clientId: m.clientId,
+        assignment: decodeAssignment(m.memberAssignment),
+      })),
     }
   }
 
@@ -186,7 +191,9 @@ export class AuditClient {
   async #leaders (topic: string, partitions: readonly number[]): Promise<Array<[InternalBroker, number[]]>> {
     await this.#ensureTopic(topic)
     const byLeader = this.#cluster.findLeaderForPartitions(topic, [...partitions])
-    return await Promise.all(Object.entries(byLeader).map(async ([nodeId, list]) => [await this.#cluster.findBroker({ nodeId }), list] as [InternalBroker, number[]]))
+    return await Promise.all(
+      Object.entries(byLeader).map(async ([nodeId, list]) => [await this.#cluster.findBroker({ nodeId }), list] as [InternalBroker, number[]])
+    )
   }
 
   /**

@@ -24,7 +24,7 @@ const REFRESH_BEFORE_EXPIRY_MS = 5 * 60_000
  * (`AWS_SHARED_CREDENTIALS_FILE`, `AWS_CONFIG_FILE`); else the default chain (environment,
  * shared files, SSO, web identity, process, container and instance metadata).
  */
-export function awsCredentialsProvider (settings: AwsMskIamSettings, nowMs: () => number = Date.now): AwsCredentialsProvider {
+function awsCredentialsProvider (settings: AwsMskIamSettings, nowMs: () => number = Date.now): AwsCredentialsProvider {
   const { fromIni, fromNodeProviderChain, fromTemporaryCredentials } = providers()
   const base = settings.profileName === undefined ? fromNodeProviderChain() : fromIni({ profile: settings.profileName })
   if (settings.roleArn === undefined) return base

@@ -24,10 +24,10 @@ export interface AwsCredentials {
 
 /** The payload version of aws-msk-iam-auth's AWS_MSK_IAM mechanism, the only one MSK brokers know. */
 export const AWS_MSK_IAM_VERSION = '2020_10_22'
-export const AWS_MSK_IAM_SERVICE = 'kafka-cluster'
-export const AWS_MSK_IAM_ACTION = 'kafka-cluster:Connect'
+const AWS_MSK_IAM_SERVICE = 'kafka-cluster'
+const AWS_MSK_IAM_ACTION = 'kafka-cluster:Connect'
 /** How long a signed payload is valid, as aws-msk-iam-auth signs it (15 minutes). */
-export const AWS_MSK_IAM_EXPIRES_SECONDS = 900
+const AWS_MSK_IAM_EXPIRES_SECONDS = 900
 
 export interface AwsMskIamPayloadInput {
   /** The broker host name the connection was opened to (the `host` header that is signed). */

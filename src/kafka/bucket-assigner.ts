@@ -6,7 +6,7 @@ import { ErrorCodes, MirrorError } from '../shared/errors.js'
 const { AssignerProtocol } = kafkajs
 
 /** The protocol name every member of an exactly-once flow's source group announces. */
-export const BUCKET_ASSIGNER_NAME = 'MirrorBucketAssigner'
+const BUCKET_ASSIGNER_NAME = 'MirrorBucketAssigner'
 
 /**
  * What a member announces in its metadata's userData (JSON): its lane count and when its process
@@ -22,11 +22,11 @@ export interface LaneRefusal {
   readonly refused: { readonly lanes: number, readonly groupLanes: number }
 }
 
-export function encodeLaneAnnouncement (announcement: LaneAnnouncement): Buffer {
+function encodeLaneAnnouncement (announcement: LaneAnnouncement): Buffer {
   return Buffer.from(JSON.stringify({ lanes: announcement.lanes, startedAtMs: announcement.startedAtMs }))
 }
 
-export function decodeLaneAnnouncement (userData: Buffer | null | undefined): LaneAnnouncement | undefined {
+function decodeLaneAnnouncement (userData: Buffer | null | undefined): LaneAnnouncement | undefined {
   const parsed = parseJson(userData) as Partial<LaneAnnouncement> | undefined
   if (parsed === undefined || !Number.isSafeInteger(parsed.lanes) || typeof parsed.startedAtMs !== 'number') return undefined
   return { lanes: parsed.lanes as number, startedAtMs: parsed.startedAtMs }
@@ -61,11 +61,15 @@ export function laneRefusalError (groupId: string, refusal: LaneRefusal): Mirror
  * The lane count the group runs with: that of the member whose process started first among those
  * that announce one (ties: the lowest member id); undefined when none announces one.
  */
-export function groupLanes (members: ReadonlyArray<{ readonly memberId: string, readonly announcement: LaneAnnouncement | undefined }>): number | undefined {
+function groupLanes (members: ReadonlyArray<{ readonly memberId: string, readonly announcement: LaneAnnouncement | undefined }>): number | undefined {
   let first: { memberId: string, announcement: LaneAnnouncement } | undefined
   for (const { memberId, announcement } of members) {
     if (announcement === undefined) continue
-    if (first === undefined || announcement.startedAtMs < first.announcement.startedAtMs || (announcement.startedAtMs === first.announcement.startedAtMs && memberId < first.memberId)) first = { memberId, announcement }
+    if (
+      first === undefined ||
+      announcement.startedAtMs < first.announcement.startedAtMs ||
+      (announcement.startedAtMs === first.announcement.startedAtMs && memberId < first.memberId)
+    ) { first = { memberId, announcement } }
   }
   return first?.announcement.lanes
 }
@@ -88,7 +92,10 @@ export function bucketAssigner (buckets: number, startedAtMs = Date.now()): Part
     name: BUCKET_ASSIGNER_NAME,
     version: 1,
     async assign ({ members, topics }) {
-      const announced = members.map((member: GroupMember) => ({ memberId: member.memberId, announcement: decodeLaneAnnouncement(AssignerProtocol.MemberMetadata.decode(member.memberMetadata)?.userData) }))
+      const announced = members.map((member: GroupMember) => ({
+        memberId: member.memberId,
+        announcement: decodeLaneAnnouncement(AssignerProtocol.MemberMetadata.decode(member.memberMetadata)?.userData),
+      }))
       const lanes = groupLanes(announced) ?? buckets
       const refused = new Map<string, LaneRefusal>()
       for (const { memberId, announcement } of announced) {
@@ -108,12 +115,19 @@ export function bucketAssigner (buckets: number, startedAtMs = Date.now()): Part
         const refusal = refused.get(memberId)
         return {
           memberId,
-          memberAssignment: AssignerProtocol.MemberAssignment.encode({ version: 1, assignment: assignment.get(memberId) ?? {}, userData: refusal === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(refusal)) }),
+          memberAssignment: AssignerProtocol.MemberAssignment.encode({
+            version: 1,
+            assignment: assignment.get(memberId) ?? {},
+            userData: refusal === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(refusal)),
+          }),
         }
       })
     },
     protocol ({ topics }) {
-      return { name: BUCKET_ASSIGNER_NAME, metadata: AssignerProtocol.MemberMetadata.encode({ version: 1, topics, userData: encodeLaneAnnouncement({ lanes: buckets, startedAtMs }) }) }
+      return {
+        name: BUCKET_ASSIGNER_NAME,
+        metadata: AssignerProtocol.MemberMetadata.encode({ version: 1, topics, userData: encodeLaneAnnouncement({ lanes: buckets, startedAtMs }) }),
+      }
     },
   })
 }

@@ -40,4 +40,3 @@ export function corruptBatchOf (bytes: Buffer): CorruptRecordBatch | undefined {
   const computed = crc32c(bytes.subarray(BATCH_OFFSETS.attributes)) >>> 0
   return stored === computed ? undefined : new CorruptRecordBatch(bytes, stored, computed)
 }
-

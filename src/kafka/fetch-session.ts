@@ -125,7 +125,7 @@ export class FetchSession {
         fields: { sessionId: NO_SESSION_ID, sessionEpoch: SESSIONLESS_EPOCH, topics: wanted, forgottenTopics: [] },
         full: true,
         completed: () => true,
-        failed: () => {},
+        failed: () => { /* no session to reset */ },
       }
     }
     this.#inFlight = true

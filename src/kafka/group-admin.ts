@@ -5,9 +5,8 @@ import type { Logger } from '../shared/logger.js'
 import { retry } from '../shared/retry.js'
 import { createKafkaClient } from './client.js'
 import { toMirrorError } from './errors.js'
-import { createInternalCluster, type InternalBroker, type InternalCluster } from './kafkajs-internals.js'
+import { createInternalCluster, type InternalCluster } from './kafkajs-internals.js'
 
-type ListOffsetsResponse = Awaited<ReturnType<InternalBroker['listOffsets']>>
 /** One topic of a ListOffsets request: its partitions, each with the timestamp asked for. */
 interface ListOffsetsTopic { readonly topic: string, readonly partitions: Array<{ partition: number, timestamp: number }> }
 
@@ -72,14 +71,22 @@ export class GroupAdmin {
    * request entries of 10,000 partitions are made once (and kafkajs' patched encoder keeps the
    * bytes of a topics array it encoded before). Never changed once built.
    */
-  #requests: { readonly leaders: ReadonlyMap<string, unknown>, readonly wanted: readonly string[], readonly byLeader: ReadonlyMap<number, { readonly earliest: ListOffsetsTopic[], readonly latest: ListOffsetsTopic[] }> } | undefined
+  #requests:
+    | {
+      readonly leaders: ReadonlyMap<string, unknown>
+      readonly wanted: readonly string[]
+      readonly byLeader: ReadonlyMap<number, { readonly earliest: ListOffsetsTopic[], readonly latest: ListOffsetsTopic[] }>
+    }
+    | undefined
 
   constructor (connection: ClusterConnection, logger: Logger) {
     this.#connection = connection
     this.#logger = logger
   }
 
-  get alias (): string { return this.#connection.alias }
+  get alias (): string {
+    return this.#connection.alias
+  }
 
   async start (): Promise<void> {
     const kafka = createKafkaClient(this.#connection, this.#logger)
@@ -87,7 +94,12 @@ export class GroupAdmin {
     try {
       await admin.connect()
     } catch (error) {
-      throw toMirrorError(error, `cannot connect to the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`, ErrorCodes.CONNECTION, this.#connection)
+      throw toMirrorError(
+        error,
+        `cannot connect to the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`,
+        ErrorCodes.CONNECTION,
+        this.#connection
+      )
     }
     this.#kafka = kafka
     this.#admin = admin
@@ -126,7 +138,12 @@ export class GroupAdmin {
       }
       return offsets
     } catch (error) {
-      throw toMirrorError(error, `reading committed offsets of group "${groupId}" on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
+      throw toMirrorError(
+        error,
+        `reading committed offsets of group "${groupId}" on the ${this.#connection.alias} cluster failed`,
+        ErrorCodes.KAFKA,
+        this.#connection
+      )
     }
   }
 
@@ -139,7 +156,12 @@ export class GroupAdmin {
       const result = await this.#client().fetchOffsets({ groupId })
       return result.flatMap(({ topic, partitions }) => partitions.map(p => ({ topic, partition: p.partition, offset: BigInt(p.offset) })))
     } catch (error) {
-      throw toMirrorError(error, `reading committed offsets of group "${groupId}" on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
+      throw toMirrorError(
+        error,
+        `reading committed offsets of group "${groupId}" on the ${this.#connection.alias} cluster failed`,
+        ErrorCodes.KAFKA,
+        this.#connection
+      )
     }
   }
 
@@ -194,48 +216,64 @@ export class GroupAdmin {
     if (topics.length === 0) return new Map()
     const cluster = this.#internalCluster()
     const wanted = [...new Set(topics)]
-    return await retry(async attempt => {
-      try {
-        await cluster.connect()
-        const leaders = await this.#partitionLeaders(cluster, wanted, attempt > 1)
-        const byLeader = this.#listOffsetsRequests(leaders, wanted)
-        const result = new Map<string, Map<number, PartitionLogOffsets>>()
-        for (const topic of wanted) if (leaders.has(topic)) result.set(topic, new Map())
-        await Promise.all([...byLeader].map(async ([leader, { earliest, latest }]) => {
-          const broker = await cluster.findBroker({ nodeId: String(leader) })
-          const [starts, ends] = await Promise.all([broker.listOffsets({ isolationLevel: READ_UNCOMMITTED, topics: earliest }), broker.listOffsets({ isolationLevel: READ_UNCOMMITTED, topics: latest })])
-          // This leader's log start offsets by topic, then partition, as kafkajs decodes them (decimal strings); then each
-          // partition's pair straight into the result (nothing per partition kept across leaders but the result).
-          const startOf = new Map<string, Map<number, string>>()
-          for (const { topic, partitions } of starts.responses) {
-            let ofTopic = startOf.get(topic)
-            if (ofTopic === undefined) startOf.set(topic, ofTopic = new Map())
-            for (const { partition, offset } of partitions) ofTopic.set(partition, offset)
-          }
-          for (const { topic, partitions } of ends.responses) {
-            const offsets = result.get(topic)
-            const startsOfTopic = startOf.get(topic)
-            if (offsets === undefined || startsOfTopic === undefined) continue
-            for (const { partition, offset } of partitions) {
-              const start = startsOfTopic.get(partition)
-              if (start !== undefined) offsets.set(partition, { logStartOffset: BigInt(start), highWatermark: BigInt(offset) })
-            }
-          }
-        }))
-        return result
-      } catch (error) {
-        this.#leaders = undefined
-        this.#requests = undefined
-        const names = wanted.length === 1 ? wanted[0] : `${wanted.length} topics`
-        throw toMirrorError(error, `reading log offsets of ${names} on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
-      }
-    }, { maxAttempts: 2, initialBackoffMs: 100, shouldRetry: error => STALE_METADATA_CODES.has(errorLabel(error)) })
+    return await retry(
+      async attempt => {
+        try {
+          await cluster.connect()
+          const leaders = await this.#partitionLeaders(cluster, wanted, attempt > 1)
+          const byLeader = this.#listOffsetsRequests(leaders, wanted)
+          const result = new Map<string, Map<number, PartitionLogOffsets>>()
+          for (const topic of wanted) if (leaders.has(topic)) result.set(topic, new Map())
+          await Promise.all(
+            [...byLeader].map(async ([leader, { earliest, latest }]) => {
+              const broker = await cluster.findBroker({ nodeId: String(leader) })
+              const [starts, ends] = await Promise.all([
+                broker.listOffsets({ isolationLevel: READ_UNCOMMITTED, topics: earliest }),
+                broker.listOffsets({ isolationLevel: READ_UNCOMMITTED, topics: latest }),
+              ])
+              // This leader's log start offsets by topic, then partition, as kafkajs decodes them (decimal strings); then each
+              // partition's pair straight into the result (nothing per partition kept across leaders but the result).
+              const startOf = new Map<string, Map<number, string>>()
+              for (const { topic, partitions } of starts.responses) {
+                let ofTopic = startOf.get(topic)
+                if (ofTopic === undefined) startOf.set(topic, (ofTopic = new Map()))
+                for (const { partition, offset } of partitions) ofTopic.set(partition, offset)
+              }
+              for (const { topic, partitions } of ends.responses) {
+                const offsets = result.get(topic)
+                const startsOfTopic = startOf.get(topic)
+                if (offsets === undefined || startsOfTopic === undefined) continue
+                for (const { partition, offset } of partitions) {
+                  const start = startsOfTopic.get(partition)
+                  if (start !== undefined) offsets.set(partition, { logStartOffset: BigInt(start), highWatermark: BigInt(offset) })
+                }
+              }
+            })
+          )
+          return result
+        } catch (error) {
+          this.#leaders = undefined
+          this.#requests = undefined
+          const names = wanted.length === 1 ? wanted[0] : `${wanted.length} topics`
+          throw toMirrorError(error, `reading log offsets of ${names} on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
+        }
+      },
+      { maxAttempts: 2, initialBackoffMs: 100, shouldRetry: error => STALE_METADATA_CODES.has(errorLabel(error)) }
+    )
   }
 
-  /** Per leader: the ListOffsets topics of its partitions among `wanted`, one array per timestamp (the last ones again when built from the same leaders for the same topics). */
-  #listOffsetsRequests (leaders: ReadonlyMap<string, ReadonlyArray<{ partitionId: number, leader: number }>>, wanted: readonly string[]): ReadonlyMap<number, { readonly earliest: ListOffsetsTopic[], readonly latest: ListOffsetsTopic[] }> {
+  /**
+   * Per leader: the ListOffsets topics of its partitions among `wanted`, one array per timestamp
+   * (the last ones again when built from the same leaders for the same topics).
+   */
+  #listOffsetsRequests (
+    leaders: ReadonlyMap<string, ReadonlyArray<{ partitionId: number, leader: number }>>,
+    wanted: readonly string[]
+  ): ReadonlyMap<number, { readonly earliest: ListOffsetsTopic[], readonly latest: ListOffsetsTopic[] }> {
     const last = this.#requests
-    if (last !== undefined && last.leaders === leaders && last.wanted.length === wanted.length && last.wanted.every((topic, i) => topic === wanted[i])) return last.byLeader
+    if (last !== undefined && last.leaders === leaders && last.wanted.length === wanted.length && last.wanted.every((topic, i) => topic === wanted[i])) {
+      return last.byLeader
+    }
     const byLeader = new Map<number, { earliest: ListOffsetsTopic[], latest: ListOffsetsTopic[] }>()
     for (const topic of wanted) {
       const partitions = leaders.get(topic)
@@ -247,7 +285,7 @@ export class GroupAdmin {
           request = { earliest: { topic, partitions: [] }, latest: { topic, partitions: [] } }
           ofLeader.set(leader, request)
           let all = byLeader.get(leader)
-          if (all === undefined) byLeader.set(leader, all = { earliest: [], latest: [] })
+          if (all === undefined) byLeader.set(leader, (all = { earliest: [], latest: [] }))
           all.earliest.push(request.earliest)
           all.latest.push(request.latest)
         }
@@ -259,10 +297,19 @@ export class GroupAdmin {
     return byLeader
   }
 
-  /** Partitions and their leaders by topic, from the cached Metadata answer of all topics (asked again when `refresh`, too old, or a topic of `topics` is not in it). */
-  async #partitionLeaders (cluster: InternalCluster, topics: readonly string[], refresh: boolean): Promise<ReadonlyMap<string, ReadonlyArray<{ partitionId: number, leader: number }>>> {
+  /**
+   * Partitions and their leaders by topic, from the cached Metadata answer of all topics (asked
+   * again when `refresh`, too old, or a topic of `topics` is not in it).
+   */
+  async #partitionLeaders (
+    cluster: InternalCluster,
+    topics: readonly string[],
+    refresh: boolean
+  ): Promise<ReadonlyMap<string, ReadonlyArray<{ partitionId: number, leader: number }>>> {
     const cached = this.#leaders
-    if (!refresh && cached !== undefined && Date.now() - cached.atMs <= METADATA_MAX_AGE_MS && topics.every(topic => cached.byTopic.has(topic))) return cached.byTopic
+    if (!refresh && cached !== undefined && Date.now() - cached.atMs <= METADATA_MAX_AGE_MS && topics.every(topic => cached.byTopic.has(topic))) {
+      return cached.byTopic
+    }
     const { topicMetadata } = await cluster.metadata()
     const byTopic = new Map(topicMetadata.map(t => [t.topic, t.partitionMetadata.map(p => ({ partitionId: p.partitionId, leader: p.leader }))]))
     this.#leaders = { atMs: Date.now(), byTopic }
@@ -302,15 +349,23 @@ export class GroupAdmin {
     const topics = [...byTopic].map(([topic, partitions]) => ({ topic, partitions }))
     // The same commit again is harmless; only a moving or loading coordinator is retried (a cluster's
     // first group creates __consumer_offsets), never a refusal because the group has members.
-    await retry(async () => {
-      try {
-        await cluster.connect()
-        const coordinator = await cluster.findGroupCoordinator({ groupId })
-        await coordinator.offsetCommit({ groupId, groupGenerationId: -1, memberId: '', topics })
-      } catch (error) {
-        throw toMirrorError(error, `committing offsets of group "${groupId}" on the ${this.#connection.alias} cluster failed`, ErrorCodes.COMMIT_FAILED, this.#connection)
-      }
-    }, { maxAttempts: COMMIT_ATTEMPTS, initialBackoffMs: 200, shouldRetry: error => COORDINATOR_CODES.has(errorLabel(error)) })
+    await retry(
+      async () => {
+        try {
+          await cluster.connect()
+          const coordinator = await cluster.findGroupCoordinator({ groupId })
+          await coordinator.offsetCommit({ groupId, groupGenerationId: -1, memberId: '', topics })
+        } catch (error) {
+          throw toMirrorError(
+            error,
+            `committing offsets of group "${groupId}" on the ${this.#connection.alias} cluster failed`,
+            ErrorCodes.COMMIT_FAILED,
+            this.#connection
+          )
+        }
+      },
+      { maxAttempts: COMMIT_ATTEMPTS, initialBackoffMs: 200, shouldRetry: error => COORDINATOR_CODES.has(errorLabel(error)) }
+    )
   }
 
   async stop (): Promise<void> {

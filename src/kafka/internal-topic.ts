@@ -48,14 +48,18 @@ export class InternalTopicWriter {
 
   async start (): Promise<void> {
     const kafka = createKafkaClient(this.#connection, this.#logger)
-    const producer = kafka.producer({ allowAutoTopicCreation: false, idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner })
+    const producer = kafka.producer({
+      allowAutoTopicCreation: false,
+      idempotent: true,
+      maxInFlightRequests: 1,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    })
     const admin = kafka.admin({ retry: { retries: 3, initialRetryTime: 300 } })
     try {
       await producer.connect()
       await admin.connect()
     } catch (error) {
-      // Cleanup on a failed start: the error thrown below is what the caller gets; a failed disconnect adds nothing to it.
-      await producer.disconnect().catch(() => {})
+      await producer.disconnect().catch(() => { /* cleanup on a failed start: the error thrown below is what the caller gets */ })
       throw toMirrorError(error, `cannot connect to the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`, ErrorCodes.CONNECTION, this.#connection)
     }
     this.#producer = producer
@@ -153,7 +157,10 @@ export class InternalTopicWriter {
     }
   }
 
-  /** The earliest offset of each partition of `topic` (the log start: below it, retention or deleteRecords removed the records). Undefined when the topic does not exist. */
+  /**
+   * The earliest offset of each partition of `topic` (the log start: below it, retention or
+   * deleteRecords removed the records). Undefined when the topic does not exist.
+   */
   async logStartOffsets (topic: string): Promise<Map<number, bigint> | undefined> {
     const admin = this.#admin
     if (admin === undefined) throw new MirrorError(ErrorCodes.STOPPED, 'internal topic writer is not started', { retriable: true })
@@ -204,7 +211,7 @@ export class InternalTopicReader {
 
   /** A reader handing over the records' bytes as they are. */
   static ofBytes (connection: ClusterConnection, topic: string, onRecord: InternalBytesHandler, logger: Logger): InternalTopicReader {
-    const reader = new InternalTopicReader(connection, topic, () => {}, logger)
+    const reader = new InternalTopicReader(connection, topic, () => { /* replaced by onRecord below */ }, logger)
     reader.#onRecord = onRecord
     return reader
   }
@@ -275,12 +282,24 @@ export class InternalTopicReader {
 }
 
 /** Reads `topic` from the beginning to its current end, then disconnects. A missing topic reads as empty. */
-export async function readInternalTopic (connection: ClusterConnection, topic: string, onRecord: InternalRecordHandler, logger: Logger, timeoutMs = 30_000): Promise<boolean> {
+export async function readInternalTopic (
+  connection: ClusterConnection,
+  topic: string,
+  onRecord: InternalRecordHandler,
+  logger: Logger,
+  timeoutMs = 30_000
+): Promise<boolean> {
   return readWhole(connection, topic, new InternalTopicReader(connection, topic, onRecord, logger), logger, timeoutMs)
 }
 
 /** As `readInternalTopic`, handing over the records' bytes. */
-export async function readInternalTopicBytes (connection: ClusterConnection, topic: string, onRecord: InternalBytesHandler, logger: Logger, timeoutMs = 30_000): Promise<boolean> {
+export async function readInternalTopicBytes (
+  connection: ClusterConnection,
+  topic: string,
+  onRecord: InternalBytesHandler,
+  logger: Logger,
+  timeoutMs = 30_000
+): Promise<boolean> {
   return readWhole(connection, topic, InternalTopicReader.ofBytes(connection, topic, onRecord, logger), logger, timeoutMs)
 }
 

@@ -18,10 +18,10 @@ import { FetchSessions } from './fetch-session.js'
 const require = createRequire(import.meta.url)
 
 /** The kafkajs version the patch and the private shapes below were written for. */
-export const KAFKAJS_VERSION = '2.2.4'
+const KAFKAJS_VERSION = '2.2.4'
 
 /** The package name of the mirror's own (patched) kafkajs: an npm alias of kafkajs 2.2.4. */
-export const PATCHED_KAFKAJS = '@kafka-mirror-sidecar/kafkajs'
+const PATCHED_KAFKAJS = '@kafka-mirror-sidecar/kafkajs'
 
 /** The step that patches it (the package's postinstall), for the line that says to run it. */
 const PATCH_STEP = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'scripts', 'patch-kafkajs.mjs')
@@ -56,12 +56,19 @@ export interface InternalFetchPartition {
 /** kafkajs' broker object: the requests sent as they are, with our own isolation level. */
 export interface InternalBroker {
   fetch: (request: unknown) => Promise<{ responses: Array<{ topicName: string, partitions: InternalFetchPartition[] }> }>
-  listOffsets: (request: unknown) => Promise<{ responses: Array<{ topic: string, partitions: Array<{ partition: number, offset: string, errorCode: number }> }> }>
+  listOffsets: (
+    request: unknown,
+  ) => Promise<{ responses: Array<{ topic: string, partitions: Array<{ partition: number, offset: string, errorCode: number }> }> }>
 }
 
 /** kafkajs' group coordinator as a broker: the OffsetCommit request without joining the group. */
 export interface InternalCoordinator {
-  offsetCommit: (request: { groupId: string, groupGenerationId: number, memberId: string, topics: Array<{ topic: string, partitions: Array<{ partition: number, offset: string }> }> }) => Promise<unknown>
+  offsetCommit: (request: {
+    groupId: string
+    groupGenerationId: number
+    memberId: string
+    topics: Array<{ topic: string, partitions: Array<{ partition: number, offset: string }> }>
+  }) => Promise<unknown>
 }
 
 /** kafkajs' cluster object (metadata, brokers by node id, coordinators), the part used here. */

@@ -3,7 +3,7 @@ import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import { type NativeLoader, requireNative } from './native-loader.js'
 
 /** The npm package that binds the system's GSS-API library (MIT Kerberos on Linux): an optional dependency. */
-export const KERBEROS_PACKAGE = 'kerberos'
+const KERBEROS_PACKAGE = 'kerberos'
 
 /** One GSS-API security context of the `kerberos` package (`KerberosClient`); tokens are base64 strings. */
 export interface GssClientContext {

@@ -25,7 +25,7 @@ export interface OAuthBearerToken {
 const KAFKAJS_REAUTHENTICATION_MS = 10_000 + 1_000
 
 /** The claims of a JWT (not verified: the broker verifies the signature); undefined when `token` is not a JWT. */
-export function jwtClaims (token: string): Record<string, unknown> | undefined {
+function jwtClaims (token: string): Record<string, unknown> | undefined {
   const parts = token.split('.')
   if (parts.length !== 3) return undefined
   try {

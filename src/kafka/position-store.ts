@@ -72,8 +72,7 @@ export class KafkaPositionStore implements PositionStore {
   async read (partitions: readonly string[]): Promise<Map<string, bigint>> {
     // One read at a time (lanes are taken in parallel): each goes on from where the one before ended, in log order.
     const run = this.#reading.then(() => this.#read(partitions))
-    // The chain only orders reads: this read's failure reaches its caller through `run`.
-    this.#reading = run.catch(() => {})
+    this.#reading = run.catch(() => { /* the chain only orders reads: this read's failure reaches its caller through `run` */ })
     return await run
   }
 

@@ -53,7 +53,8 @@ export class RawRecordBatch {
     const baseTimestamp = Number(batch.readBigInt64BE(BATCH_OFFSETS.firstTimestamp))
     const logAppendTime = (attributes & Attributes.LOG_APPEND_TIME) !== 0 ? Number(batch.readBigInt64BE(BATCH_OFFSETS.maxTimestamp)) : undefined
     const count = batch.readInt32BE(BATCH_OFFSETS.recordCount)
-    const section = (attributes & Attributes.CODEC_MASK) === 0 ? batch.subarray(BATCH_HEADER_BYTES) : await decompressRecords(attributes, batch.subarray(BATCH_HEADER_BYTES))
+    const section =
+      (attributes & Attributes.CODEC_MASK) === 0 ? batch.subarray(BATCH_HEADER_BYTES) : await decompressRecords(attributes, batch.subarray(BATCH_HEADER_BYTES))
     return visitSection(section, count, this.baseOffset, baseTimestamp, logAppendTime, fromOffset, untilOffset, cursor, visit)
   }
 }
@@ -69,7 +70,17 @@ function truncated (): never {
   throw new RangeError('record batch ends inside a record')
 }
 
-function visitSection (bytes: Buffer, count: number, baseOffset: number, baseTimestamp: number, logAppendTime: number | undefined, fromOffset: number, untilOffset: number, cursor: WireRecord, visit: WireRecordVisitor): number {
+function visitSection (
+  bytes: Buffer,
+  count: number,
+  baseOffset: number,
+  baseTimestamp: number,
+  logAppendTime: number | undefined,
+  fromOffset: number,
+  untilOffset: number,
+  cursor: WireRecord,
+  visit: WireRecordVisitor
+): number {
   const n = bytes.length
   let at = 0
   let visited = 0
@@ -94,7 +105,10 @@ function visitSection (bytes: Buffer, count: number, baseOffset: number, baseTim
     at++ // record attributes (unused)
     const timestampDelta = varlong()
     const offset = baseOffset + varlong()
-    if (offset < fromOffset || offset >= untilOffset) { at = end; continue }
+    if (offset < fromOffset || offset >= untilOffset) {
+      at = end
+      continue
+    }
     cursor.offset = offset
     cursor.timestampMs = logAppendTime ?? baseTimestamp + timestampDelta
     let fieldLength = varlong()

@@ -16,7 +16,10 @@ export async function visitBatchRecords (batch: Buffer, visit: RecordFieldsVisit
     const positions = record.headers
     for (let h = 0; h < record.headerCount; h++) {
       const at = 4 * h
-      headers.push({ key: bytes.subarray(positions[at] as number, (positions[at] as number) + (positions[at + 1] as number)), value: field(positions[at + 2] as number, positions[at + 3] as number) })
+      headers.push({
+        key: bytes.subarray(positions[at] as number, (positions[at] as number) + (positions[at + 1] as number)),
+        value: field(positions[at + 2] as number, positions[at + 3] as number),
+      })
     }
     visit(field(record.keyStart, record.keyLength), field(record.valueStart, record.valueLength), headers, record.timestampMs)
   })

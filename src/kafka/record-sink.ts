@@ -26,7 +26,7 @@ export const compressionTypes: Record<CompressionName, number> = {
  * Errors after which the broker will not take this producer's next batch (its id, epoch or
  * sequence is unknown or out of step): the sink replaces the producer before its next send.
  */
-export const PRODUCER_STATE_LOST: ReadonlySet<string> = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING', 'PRODUCER_FENCED'])
+const PRODUCER_STATE_LOST: ReadonlySet<string> = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING', 'PRODUCER_FENCED'])
 
 /** Answers to a request with a forwarded batch that no retry of the same bytes can change. */
 const FORWARD_REFUSED: ReadonlySet<string> = new Set(['CORRUPT_MESSAGE', 'INVALID_RECORD'])
@@ -83,8 +83,7 @@ export class KafkaRecordSink implements RecordSink {
       try {
         await this.#onProducerStarted(producerId)
       } catch (error) {
-        // Cleanup on a failed start: the error thrown below is what the caller gets; a failed disconnect adds nothing to it.
-        await producer.disconnect().catch(() => {})
+        await producer.disconnect().catch(() => { /* cleanup on a failed start: the error thrown below is what the caller gets */ })
         throw toMirrorError(error, `cannot publish the producer id of the mirror on the ${this.#connection.alias} cluster`, ErrorCodes.KAFKA, this.#connection)
       }
     }
@@ -103,7 +102,12 @@ export class KafkaRecordSink implements RecordSink {
     if (producer === undefined) throw new MirrorError(ErrorCodes.STOPPED, 'producer is not started', { retriable: true })
     const topicMessages = topicMessagesOf(writes)
     try {
-      const metadata = await producer.sendBatch({ topicMessages, acks: this.#settings.acks, compression: compressionTypes[this.#settings.compression], timeout: timeoutMs })
+      const metadata = await producer.sendBatch({
+        topicMessages,
+        acks: this.#settings.acks,
+        compression: compressionTypes[this.#settings.compression],
+        timeout: timeoutMs,
+      })
       this.#connected = true
       return acksOf(metadata, writes, this.#connection)
     } catch (error) {
@@ -160,7 +164,11 @@ export function topicMessagesOf (writes: readonly PartitionWrite[]): TopicMessag
  * retriable `PartialSendError` carries the acknowledgements that did arrive, so a retry sends only
  * the partitions left out (through the same producer, with their same sequence numbers).
  */
-export function acksOf (metadata: ReadonlyArray<{ topicName: string, partition: number, baseOffset?: string }>, writes: readonly PartitionWrite[], connection: ClusterConnection): PartitionAck[] {
+export function acksOf (
+  metadata: ReadonlyArray<{ topicName: string, partition: number, baseOffset?: string }>,
+  writes: readonly PartitionWrite[],
+  connection: ClusterConnection
+): PartitionAck[] {
   const acks = metadata.map(m => ({ topic: m.topicName, partition: m.partition, baseOffset: BigInt(m.baseOffset ?? '-1') }))
   const seen = new Set(acks.map(a => partitionKey(a.topic, a.partition)))
   const missing: PartitionWrite[] = []
@@ -171,8 +179,16 @@ export function acksOf (metadata: ReadonlyArray<{ topicName: string, partition: 
     missing.push(write)
   }
   if (missing.length === 0) return acks
-  const error = new MirrorError(ErrorCodes.SEND_FAILED, `the ${connection.alias} cluster did not acknowledge ${missing.map(w => `${w.topic}-${w.partition}`).join(', ')}`, { retriable: true, kafkaCode: 'UNKNOWN_TOPIC_OR_PARTITION' })
-  throw new PartialSendError(error, acks, missing.map(w => ({ topic: w.topic, partition: w.partition, error })))
+  const error = new MirrorError(
+    ErrorCodes.SEND_FAILED,
+    `the ${connection.alias} cluster did not acknowledge ${missing.map(w => `${w.topic}-${w.partition}`).join(', ')}`,
+    { retriable: true, kafkaCode: 'UNKNOWN_TOPIC_OR_PARTITION' }
+  )
+  throw new PartialSendError(
+    error,
+    acks,
+    missing.map(w => ({ topic: w.topic, partition: w.partition, error }))
+  )
 }
 
 /**
@@ -183,7 +199,11 @@ export function acksOf (metadata: ReadonlyArray<{ topicName: string, partition: 
  * these bytes, so its records go decoded). `kafkaCodes` holds the Kafka error of the send and of
  * each failed partition.
  */
-export function sendFailureOf (error: unknown, writes: readonly PartitionWrite[], connection: ClusterConnection): { error: MirrorError, retriable: boolean, producerStateLost: boolean, kafkaCodes: ReadonlySet<string> } {
+export function sendFailureOf (
+  error: unknown,
+  writes: readonly PartitionWrite[],
+  connection: ClusterConnection
+): { error: MirrorError, retriable: boolean, producerStateLost: boolean, kafkaCodes: ReadonlySet<string> } {
   if (error instanceof PartialSendError) {
     // From `acksOf`: already the pipeline's error, with what was written.
     return { error, retriable: error.retriable, producerStateLost: false, kafkaCodes: new Set(error.kafkaCode === undefined ? [] : [error.kafkaCode]) }
@@ -194,18 +214,33 @@ export function sendFailureOf (error: unknown, writes: readonly PartitionWrite[]
     converted.retriable && forwarded && FORWARD_REFUSED.has(converted.kafkaCode ?? '')
       ? new MirrorError(converted.code, converted.message, { cause, retriable: false, kafkaCode: converted.kafkaCode })
       : converted
-  let converted = refusedForwarded(toMirrorError(error, context, ErrorCodes.SEND_FAILED, connection), forwardedTo.size > 0 && partitionErrorsOf(error).length === 0, error)
+  let converted = refusedForwarded(
+    toMirrorError(error, context, ErrorCodes.SEND_FAILED, connection),
+    forwardedTo.size > 0 && partitionErrorsOf(error).length === 0,
+    error
+  )
   const inWrites = (ack: { topic: string, partition: number }): boolean => writes.some(w => w.topic === ack.topic && w.partition === ack.partition)
-  const failed: PartitionFailure[] = partitionErrorsOf(error).filter(inWrites).map(failure => ({
-    topic: failure.topic,
-    partition: failure.partition,
-    error: refusedForwarded(toMirrorError(failure.error, `writing ${failure.topic}-${failure.partition} to the ${connection.alias} cluster failed`, ErrorCodes.SEND_FAILED, connection), forwardedTo.has(partitionKey(failure.topic, failure.partition)), failure.error),
-  }))
+  const failed: PartitionFailure[] = partitionErrorsOf(error)
+    .filter(inWrites)
+    .map(failure => ({
+      topic: failure.topic,
+      partition: failure.partition,
+      error: refusedForwarded(
+        toMirrorError(
+          failure.error,
+          `writing ${failure.topic}-${failure.partition} to the ${connection.alias} cluster failed`,
+          ErrorCodes.SEND_FAILED,
+          connection
+        ),
+        forwardedTo.has(partitionKey(failure.topic, failure.partition)),
+        failure.error
+      ),
+    }))
   // A partition refused for good decides: retrying the whole send cannot write it.
   const refused = failed.find(failure => !failure.error.retriable)
   if (refused !== undefined && converted.retriable) converted = refused.error
   const written = writtenBeforeFailure(error).filter(inWrites)
-  const kafkaCodes = new Set([converted, ...failed.map(f => f.error)].flatMap(e => e.kafkaCode === undefined ? [] : [e.kafkaCode]))
+  const kafkaCodes = new Set([converted, ...failed.map(f => f.error)].flatMap(e => (e.kafkaCode === undefined ? [] : [e.kafkaCode])))
   return {
     error: written.length === 0 && failed.length === 0 ? converted : new PartialSendError(converted, written, failed),
     retriable: converted.retriable,

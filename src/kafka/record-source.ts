@@ -52,7 +52,15 @@ export class KafkaRecordSource implements RecordSource {
   /** The group's assignors: kafkajs' default unless given (exactly-once: the bucket assignor). */
   readonly #assigners: PartitionAssigner[] | undefined
 
-  constructor (connection: ClusterConnection, settings: ConsumerSettings, streams: number, logger: Logger, forwarding: ForwardingPolicy, producers?: MirrorProducerFilter, assigners?: PartitionAssigner[]) {
+  constructor (
+    connection: ClusterConnection,
+    settings: ConsumerSettings,
+    streams: number,
+    logger: Logger,
+    forwarding: ForwardingPolicy,
+    producers?: MirrorProducerFilter,
+    assigners?: PartitionAssigner[]
+  ) {
     this.#assigners = assigners
     this.#producers = producers
     this.#connection = connection
@@ -62,7 +70,9 @@ export class KafkaRecordSource implements RecordSource {
     this.#forwarding = forwarding
   }
 
-  get connected (): boolean { return this.#connected }
+  get connected (): boolean {
+    return this.#connected
+  }
 
   /** Partitions owned by this process across its consumers. */
   owned (): ReadonlySet<string> {
@@ -103,18 +113,24 @@ export class KafkaRecordSource implements RecordSource {
         await consumer.connect()
         if (topics.length > 0) await consumer.subscribe({ topics: [...topics], fromBeginning: this.#settings.autoOffsetReset === 'earliest' })
       } catch (error) {
-        throw toMirrorError(error, `cannot join group "${this.#settings.groupId}" on the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`, ErrorCodes.KAFKA, this.#connection)
+        throw toMirrorError(
+          error,
+          `cannot join group "${this.#settings.groupId}" on the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`,
+          ErrorCodes.KAFKA,
+          this.#connection
+        )
       }
       this.#connected = true
     }
     if (topics.length === 0) return
     // All streams join together, so the group settles in one rebalance instead of one per stream.
-    const run = (consumer: Consumer): Promise<void> => consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: 16,
-      eachBatch: payload => this.#eachBatch(payload, handlers),
-    })
+    const run = (consumer: Consumer): Promise<void> =>
+      consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: 16,
+        eachBatch: payload => this.#eachBatch(payload, handlers),
+      })
     await Promise.all(this.#consumers.map(run))
   }
 
@@ -140,15 +156,21 @@ export class KafkaRecordSource implements RecordSource {
         handlers.onSkipped(event.payload.topic, event.payload.partition, BigInt(event.payload.lastOffset) + 1n, BigInt(event.payload.fetchedOffset))
       }
     })
-    consumer.on(CONNECT, () => { this.#connected = true })
-    consumer.on(DISCONNECT, () => { if (this.#stopped) this.#connected = false })
+    consumer.on(CONNECT, () => {
+      this.#connected = true
+    })
+    consumer.on(DISCONNECT, () => {
+      if (this.#stopped) this.#connected = false
+    })
     consumer.on(CRASH, event => {
       const error = event.payload.error
       this.#connected = false
       // A crash caused by our own disconnect (during a group join) makes kafkajs schedule a restart
       // after the disconnect already ran; disconnect once more when that one settles.
       if (this.#stopped) {
-        void this.#disconnecting.then(() => consumer.disconnect()).catch(error => this.#logger.debug('source consumer did not disconnect cleanly after a crash during stop', { error }))
+        void this.#disconnecting
+          .then(() => consumer.disconnect())
+          .catch(error => this.#logger.debug('source consumer did not disconnect cleanly after a crash during stop', { error }))
         return
       }
       if (event.payload.restart) {
@@ -165,7 +187,16 @@ export class KafkaRecordSource implements RecordSource {
     const control = { heartbeat, isActive: () => isRunning() && !isStale() }
     const highWatermark = BigInt(batch.highWatermark)
     const nextOffset = BigInt(batch.lastOffset()) + 1n
-    await this.#handOver(batch.topic, batch.partition, highWatermark, batch.messages as FetchedMessage[], BigInt(batch.fetchedOffset), nextOffset, handlers, control)
+    await this.#handOver(
+      batch.topic,
+      batch.partition,
+      highWatermark,
+      batch.messages as FetchedMessage[],
+      BigInt(batch.fetchedOffset),
+      nextOffset,
+      handlers,
+      control
+    )
     // Moves kafkajs' fetch position only; what is committed is decided by the mirror.
     if (isRunning() && !isStale()) resolveOffset(batch.lastOffset())
   }
@@ -177,12 +208,21 @@ export class KafkaRecordSource implements RecordSource {
    * after the queue took what came before, so at most one run of decoded records waits outside
    * the queue.
    */
-  async #handOver (topic: string, partition: number, highWatermark: bigint, messages: readonly FetchedMessage[], fetchedOffset: bigint, nextOffset: bigint, handlers: SourceListener, control: { heartbeat: () => Promise<void>, isActive: () => boolean }): Promise<void> {
+  async #handOver (
+    topic: string,
+    partition: number,
+    highWatermark: bigint,
+    messages: readonly FetchedMessage[],
+    fetchedOffset: bigint,
+    nextOffset: bigint,
+    handlers: SourceListener,
+    control: { heartbeat: () => Promise<void>, isActive: () => boolean }
+  ): Promise<void> {
     let run: KafkaRecord[] = []
     /** The offset up to which what was handed over reaches (past skipped batches of the opposite mirror too). */
     let covered = fetchedOffset
     // A record, or the batch (forwarded or corrupt) a kafkajs message stands for.
-    const itemOf = (message: FetchedMessage): KafkaRecord | KafkaForwardedBatch | CorruptRecordBatch => forwardedBatchOf(message) ?? message as KafkaRecord
+    const itemOf = (message: FetchedMessage): KafkaRecord | KafkaForwardedBatch | CorruptRecordBatch => forwardedBatchOf(message) ?? (message as KafkaRecord)
     const firstOffsetOf = (message: FetchedMessage): bigint => {
       const item = itemOf(message)
       return item instanceof KafkaForwardedBatch || item instanceof CorruptRecordBatch ? item.baseOffset : BigInt(item.offset)
@@ -195,7 +235,15 @@ export class KafkaRecordSource implements RecordSource {
       covered = next
       await handlers.onBatch({ topic, partition, highWatermark, records, nextOffset: next, from }, control)
     }
-    const mirrored = this.#producers === undefined ? undefined : await this.#producers.classify(messages.flatMap(m => { const item = itemOf(m); return item instanceof KafkaForwardedBatch ? [item.producerId] : [] }))
+    const mirrored =
+      this.#producers === undefined
+        ? undefined
+        : await this.#producers.classify(
+          messages.flatMap(m => {
+            const item = itemOf(m)
+            return item instanceof KafkaForwardedBatch ? [item.producerId] : []
+          })
+        )
     for (const [index, fetched] of messages.entries()) {
       if (!control.isActive()) return
       const message = itemOf(fetched)
@@ -206,9 +254,12 @@ export class KafkaRecordSource implements RecordSource {
         if (!control.isActive()) return
         // kafkajs moves its fetch position past the batch's last offset: only as good as the header.
         const bound = following === undefined ? highWatermark : next
-        const rangeProblem = message.endOffset <= covered
-          ? `its header says it ends at offset ${message.endOffset - 1n}, before offset ${covered} where the fetch stood`
-          : message.endOffset > bound ? `its header says it ends at offset ${message.endOffset - 1n}, past ${bound - 1n} where ${following === undefined ? 'the partition ends (high watermark)' : 'the next batch begins'}` : undefined
+        const rangeProblem =
+          message.endOffset <= covered
+            ? `its header says it ends at offset ${message.endOffset - 1n}, before offset ${covered} where the fetch stood`
+            : message.endOffset > bound
+              ? `its header says it ends at offset ${message.endOffset - 1n}, past ${bound - 1n} where ${following === undefined ? 'the partition ends (high watermark)' : 'the next batch begins'}`
+              : undefined
         if (!handlers.onCorrupt(topic, partition, message, rangeProblem)) return
         handlers.onSkipped(topic, partition, message.endOffset, covered)
         covered = message.endOffset
@@ -258,7 +309,12 @@ export class KafkaRecordSource implements RecordSource {
     try {
       await Promise.all([...byConsumer].map(([consumer, list]) => consumer.commitOffsets(list)))
     } catch (error) {
-      throw toMirrorError(error, `committing offsets of group "${this.#settings.groupId}" on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
+      throw toMirrorError(
+        error,
+        `committing offsets of group "${this.#settings.groupId}" on the ${this.#connection.alias} cluster failed`,
+        ErrorCodes.KAFKA,
+        this.#connection
+      )
     }
   }
 
@@ -299,13 +355,15 @@ export class KafkaRecordSource implements RecordSource {
     this.#stopped = true
     const consumers = this.#consumers
     this.#consumers = []
-    this.#disconnecting = Promise.all(consumers.map(async consumer => {
-      try {
-        await consumer.disconnect()
-      } catch (error) {
-        this.#logger.warn('source consumer did not disconnect cleanly', { error })
-      }
-    })).then(() => undefined)
+    this.#disconnecting = Promise.all(
+      consumers.map(async consumer => {
+        try {
+          await consumer.disconnect()
+        } catch (error) {
+          this.#logger.warn('source consumer did not disconnect cleanly', { error })
+        }
+      })
+    ).then(() => undefined)
     await this.#disconnecting
     this.#assignments.clear()
     this.#owned = undefined

@@ -1,12 +1,12 @@
 /** kafkajs frames SASL bytes as Kafka BYTES: a 32-bit big-endian length, then the bytes. */
-export function sizePrefixed (bytes: Buffer): Buffer {
+function sizePrefixed (bytes: Buffer): Buffer {
   const length = Buffer.alloc(4)
   length.writeInt32BE(bytes.length)
   return Buffer.concat([length, bytes])
 }
 
 /** The bytes of a Kafka BYTES field as kafkajs hands over a SaslAuthenticate answer; empty for a null or short field. */
-export function withoutSizePrefix (bytes: Buffer): Buffer {
+function withoutSizePrefix (bytes: Buffer): Buffer {
   if (bytes.length < 4) return Buffer.alloc(0)
   const length = bytes.readInt32BE(0)
   return length < 0 ? Buffer.alloc(0) : bytes.subarray(4, 4 + length)
@@ -17,7 +17,10 @@ export interface AuthenticationArgs {
   readonly host: string
   readonly port: number
   readonly logger: { debug: (message: string, extra?: object) => void }
-  readonly saslAuthenticate: (exchange: { request: { encode: () => Promise<Buffer> }, response: { decode: (bytes: Buffer) => Promise<Buffer>, parse: (bytes: Buffer) => Buffer } }) => Promise<Buffer | undefined>
+  readonly saslAuthenticate: (exchange: {
+    request: { encode: () => Promise<Buffer> }
+    response: { decode: (bytes: Buffer) => Promise<Buffer>, parse: (bytes: Buffer) => Buffer }
+  }) => Promise<Buffer | undefined>
 }
 
 /** One SaslAuthenticate round trip: `token` to the broker, its answer's bytes back (empty when it sent none). */

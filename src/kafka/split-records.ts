@@ -12,7 +12,7 @@ export interface InternalRecord {
  * length (varint, 5), attributes (1), timestamp delta (varlong, 10), offset delta (5), key and
  * value lengths (5 each), header count (1).
  */
-export const RECORD_OVERHEAD_BYTES = 32
+const RECORD_OVERHEAD_BYTES = 32
 /**
  * What the broker counts against `max.message.bytes` beyond the records: the v2 batch header
  * (61 bytes) and the log entry overhead (offset and size, 12 bytes).

@@ -124,8 +124,10 @@ export class TopicAdmin implements TopicCatalog {
     const wanted = new Set(topics)
     try {
       const described = await this.#client().describeAcls({
-        resourceType: AclResourceTypes.TOPIC, resourcePatternType: ResourcePatternTypes.LITERAL,
-        operation: AclOperationTypes.ANY, permissionType: AclPermissionTypes.ANY,
+        resourceType: AclResourceTypes.TOPIC,
+        resourcePatternType: ResourcePatternTypes.LITERAL,
+        operation: AclOperationTypes.ANY,
+        permissionType: AclPermissionTypes.ANY,
       })
       const acls: TopicAcl[] = []
       for (const resource of described.resources) {
@@ -149,8 +151,11 @@ export class TopicAdmin implements TopicCatalog {
     try {
       await this.#client().createAcls({
         acl: acls.map(acl => ({
-          resourceType: AclResourceTypes.TOPIC, resourceName: acl.topic, resourcePatternType: ResourcePatternTypes.LITERAL,
-          principal: acl.principal, host: acl.host,
+          resourceType: AclResourceTypes.TOPIC,
+          resourceName: acl.topic,
+          resourcePatternType: ResourcePatternTypes.LITERAL,
+          principal: acl.principal,
+          host: acl.host,
           operation: (AclOperationTypes as unknown as Record<string, number>)[acl.operation] ?? AclOperationTypes.UNKNOWN,
           permissionType: acl.permission === 'DENY' ? AclPermissionTypes.DENY : AclPermissionTypes.ALLOW,
         })),
@@ -171,11 +176,16 @@ export class TopicAdmin implements TopicCatalog {
       const merged: Record<string, string> = {}
       for (const entry of described.resources[0]?.configEntries ?? []) {
         const source = (entry as { configSource?: number }).configSource
-        if (source === DYNAMIC_TOPIC_CONFIG && entry.configValue !== null && entry.configValue !== undefined && !entry.isSensitive) merged[entry.configName] = entry.configValue
+        if (source === DYNAMIC_TOPIC_CONFIG && entry.configValue !== null && entry.configValue !== undefined && !entry.isSensitive) {
+          merged[entry.configName] = entry.configValue
+        }
       }
       for (const key of removedKeys) delete merged[key]
       Object.assign(merged, configs)
-      await this.#client().alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configEntries: Object.entries(merged).map(([name, value]) => ({ name, value })) }] })
+      await this.#client().alterConfigs({
+        validateOnly: false,
+        resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configEntries: Object.entries(merged).map(([name, value]) => ({ name, value })) }],
+      })
     } catch (error) {
       throw toMirrorError(error, `setting configs of topic ${topic} on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
     }

@@ -84,7 +84,7 @@ export class KafkaTransactionalSink implements TransactionalSink {
   get connected (): boolean { return this.#connected || this.#slots.length === 0 }
 
   /** Nothing to do: a lane's producers start when its bucket is assigned here (`acquire`), never before, or they would fence the owner. */
-  async start (): Promise<void> {}
+  async start (): Promise<void> { /* the producers start in acquire() */ }
 
   async acquire (): Promise<void> {
     await this.release()
@@ -92,8 +92,9 @@ export class KafkaTransactionalSink implements TransactionalSink {
     try {
       for (const transactionalId of this.#options.transactionalIds) slots.push(await this.#startProducer(transactionalId))
     } catch (error) {
-      // Cleanup on a failed start: the error thrown below is what the caller gets; a failed disconnect adds nothing to it.
-      await Promise.all(slots.map(slot => slot.producer?.disconnect().catch(() => {})))
+      const disconnect = (slot: Slot): Promise<void> | undefined => slot.producer?.disconnect()
+        .catch(() => { /* cleanup on a failed start: the error thrown below is what the caller gets */ })
+      await Promise.all(slots.map(disconnect))
       throw error
     }
     this.#slots = slots
@@ -118,8 +119,7 @@ export class KafkaTransactionalSink implements TransactionalSink {
       // The first transaction initialises the transactional id: previous holders are fenced here.
       transaction = await producer.transaction()
     } catch (error) {
-      // Cleanup on a failed start: the error thrown below is what the caller gets; a failed disconnect adds nothing to it.
-      await producer.disconnect().catch(() => {})
+      await producer.disconnect().catch(() => { /* cleanup on a failed start: the error thrown below is what the caller gets */ })
       throw toMirrorError(error, `cannot start the transactional producer ${transactionalId} on the ${this.#connection.alias} cluster`, ErrorCodes.KAFKA, this.#connection)
     }
     const producerId = producerIdOf(producer)
@@ -127,8 +127,7 @@ export class KafkaTransactionalSink implements TransactionalSink {
       try {
         await this.#options.onProducerStarted(producerId)
       } catch (error) {
-        // Cleanup on a failed start: the error thrown below is what the caller gets; a failed disconnect adds nothing to it.
-        await producer.disconnect().catch(() => {})
+        await producer.disconnect().catch(() => { /* cleanup on a failed start: the error thrown below is what the caller gets */ })
         throw toMirrorError(error, `cannot publish the producer id of the mirror on the ${this.#connection.alias} cluster`, ErrorCodes.KAFKA, this.#connection)
       }
     }
@@ -193,7 +192,9 @@ export class KafkaTransactionalSink implements TransactionalSink {
       if (list === undefined) byTopic.set(topic, list = [])
       list.push({ key, value })
     }
-    if (missing.length > 0) byTopic.set(this.#options.positionsTopic, [...(byTopic.get(this.#options.positionsTopic) ?? []), ...this.#positionMessages(missing)])
+    if (missing.length > 0) {
+      byTopic.set(this.#options.positionsTopic, [...(byTopic.get(this.#options.positionsTopic) ?? []), ...this.#positionMessages(missing)])
+    }
     const maxRecordBytes = recordBytesPerRequest({ maxRequestSizeBytes: this.#settings.maxRequestSizeBytes, maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES })
     const requests: Array<{ topics: TopicMessages[], bytes: number }> = []
     for (const [topic, list] of byTopic) {
@@ -244,8 +245,7 @@ export class KafkaTransactionalSink implements TransactionalSink {
     }
     const previous = (this.#slots[(this.#current + this.#slots.length - 1) % this.#slots.length] as Slot).committed
     const committed = this.#commitAfter(previous, slot, transaction)
-    // Settled by whoever waits for it; never an unhandled rejection when nobody does.
-    committed.catch(() => {})
+    committed.catch(() => { /* settled by whoever waits for it; never an unhandled rejection when nobody does */ })
     slot.committed = committed
     this.#current = (this.#current + 1) % this.#slots.length
     return { committed }
@@ -256,7 +256,9 @@ export class KafkaTransactionalSink implements TransactionalSink {
       await previous
     } catch (error) {
       // The transaction before did not commit: this one's records come after those, so it must not commit either.
-      await transaction.abort().catch(() => {})
+      await transaction.abort().catch(abortError => {
+        this.#logger.warn('aborting the transaction after the one before it failed also failed; the coordinator aborts it when it times out', { transactionalId: slot.transactionalId, error: abortError })
+      })
       if (transaction.isActive() !== true) slot.transaction = undefined
       throw new TransactionFailedError(`the transaction of ${slot.transactionalId} was aborted: the one before it on the lane did not commit (${(error as Error).message})`, { cause: error, ...(error instanceof MirrorError && error.kafkaCode !== undefined ? { kafkaCode: error.kafkaCode } : {}) })
     }

@@ -13,7 +13,7 @@ export class BatchHistogram<L extends string> {
     readonly name: string,
     readonly help: string,
     readonly labelNames: readonly L[],
-    readonly upperBounds: readonly number[],
+    readonly upperBounds: readonly number[]
   ) {}
 
   /** The child for these label values, created on first use; keep it to skip the lookup. */

@@ -24,13 +24,15 @@ export class ComputedGauge {
     readonly name: string,
     readonly help: string,
     readonly labelNames: readonly string[],
-    readonly compute: (into: GaugeSample[]) => void,
+    readonly compute: (into: GaugeSample[]) => void
   ) {}
 
   async get (): Promise<{ name: string, help: string, type: 'gauge', aggregator: string, values: Array<{ labels: Readonly<Record<string, string>>, value: number }> }> {
     const values: GaugeSample[] = []
     this.compute(values)
-    const samples = values.map(sample => sample.extra === undefined ? sample : { labels: { ...sample.labels, [sample.extra.name]: sample.extra.value }, value: sample.value })
+    const samples = values.map(sample =>
+      sample.extra === undefined ? sample : { labels: { ...sample.labels, [sample.extra.name]: sample.extra.value }, value: sample.value }
+    )
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values: samples }
   }
 

@@ -1,6 +1,6 @@
 import { Counter, type Registry } from 'prom-client'
 import type { DigestObserver } from '../audit/digest-audit.js'
-import type { RangeDigest } from '../audit/range-digest.js'
+import type { RangeDigest } from '../mirror-topics/range-digest.js'
 import type { FlowLabels } from '../pipeline/pipeline-observer.js'
 import { LabelNames as L, Metrics } from './metric-names.js'
 

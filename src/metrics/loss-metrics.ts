@@ -13,6 +13,9 @@ export class LossMetrics implements LossObserver {
   }
 
   lost (flow: FlowLabels, finding: LossFinding): void {
-    this.#lost.inc({ [L.FLOW]: flow.flow, [L.SOURCE]: flow.source, [L.TARGET]: flow.target, [L.TOPIC]: finding.topic, [L.REASON]: finding.reason }, Number(finding.records))
+    this.#lost.inc(
+      { [L.FLOW]: flow.flow, [L.SOURCE]: flow.source, [L.TARGET]: flow.target, [L.TOPIC]: finding.topic, [L.REASON]: finding.reason },
+      Number(finding.records)
+    )
   }
 }

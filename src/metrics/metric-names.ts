@@ -30,7 +30,7 @@ export type LabelName = typeof LabelNames[keyof typeof LabelNames]
 
 const L = LabelNames
 /** Labels every flow-scoped metric carries. */
-export const FLOW_LABELS = [L.FLOW, L.SOURCE, L.TARGET] as const
+const FLOW_LABELS = [L.FLOW, L.SOURCE, L.TARGET] as const
 const TOPIC_LABELS = [...FLOW_LABELS, L.TOPIC] as const
 const PARTITION_LABELS = [...TOPIC_LABELS, L.PARTITION] as const
 
@@ -112,10 +112,8 @@ export const Metrics = {
   buildInfo: metric('kafka_mirror_build_info', 'gauge', 'Always 1; labels carry the sidecar and Node.js versions.', [L.VERSION, L.NODE_VERSION]),
 } as const satisfies Record<string, MetricDefinition>
 
-export type MetricKey = keyof typeof Metrics
-
 /** Name of every series a metric exports (histograms add `_bucket`, `_sum` and `_count`). */
-export function seriesNames (definition: MetricDefinition): string[] {
+function seriesNames (definition: MetricDefinition): string[] {
   return definition.type === 'histogram'
     ? [`${definition.name}_bucket`, `${definition.name}_sum`, `${definition.name}_count`]
     : [definition.name]

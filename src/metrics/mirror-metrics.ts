@@ -184,11 +184,21 @@ export class MirrorMetrics implements PipelineObserver {
     this.#statusWindowCommits = options.statusWindowCommits ?? 10
     this.#partitionLabels = options.partitionLabels ?? true
     const registers = [this.registry]
-    const snapshotGauge = (definition: typeof Metrics[keyof typeof Metrics], fill: (into: GaugeSample[], flows: readonly FlowSnapshot[]) => void): ComputedGauge =>
-      this.#register(new ComputedGauge(definition.name, definition.help, definition.labelNames, into => { fill(into, this.#flowsForScrape()) }))
-    const counter = (definition: typeof Metrics[keyof typeof Metrics]): Counter => new Counter({ name: definition.name, help: definition.help, labelNames: definition.labelNames, registers })
-    const family = (definition: typeof Metrics[keyof typeof Metrics]): CounterFamily<string> => this.#register(new CounterFamily(definition.name, definition.help, definition.labelNames))
-    const histogram = (definition: typeof Metrics[keyof typeof Metrics], bounds: readonly number[]): BatchHistogram<string> => this.#register(new BatchHistogram(definition.name, definition.help, definition.labelNames, bounds))
+    const snapshotGauge = (
+      definition: (typeof Metrics)[keyof typeof Metrics],
+      fill: (into: GaugeSample[], flows: readonly FlowSnapshot[]) => void
+    ): ComputedGauge =>
+      this.#register(
+        new ComputedGauge(definition.name, definition.help, definition.labelNames, into => {
+          fill(into, this.#flowsForScrape())
+        })
+      )
+    const counter = (definition: (typeof Metrics)[keyof typeof Metrics]): Counter =>
+      new Counter({ name: definition.name, help: definition.help, labelNames: definition.labelNames, registers })
+    const family = (definition: (typeof Metrics)[keyof typeof Metrics]): CounterFamily<string> =>
+      this.#register(new CounterFamily(definition.name, definition.help, definition.labelNames))
+    const histogram = (definition: (typeof Metrics)[keyof typeof Metrics], bounds: readonly number[]): BatchHistogram<string> =>
+      this.#register(new BatchHistogram(definition.name, definition.help, definition.labelNames, bounds))
 
     this.instruments = {
       consumedRecords: family(Metrics.consumedRecords),
@@ -210,7 +220,12 @@ export class MirrorMetrics implements PipelineObserver {
       sendFailures: counter(Metrics.sendFailures),
       commits: counter(Metrics.commits),
       rebalances: counter(Metrics.rebalances),
-      lastCommitTimestamp: new Gauge({ name: Metrics.lastCommitTimestamp.name, help: Metrics.lastCommitTimestamp.help, labelNames: Metrics.lastCommitTimestamp.labelNames, registers }),
+      lastCommitTimestamp: new Gauge({
+        name: Metrics.lastCommitTimestamp.name,
+        help: Metrics.lastCommitTimestamp.help,
+        labelNames: Metrics.lastCommitTimestamp.labelNames,
+        registers,
+      }),
     }
 
     const flowGauge = (definition: typeof Metrics[keyof typeof Metrics], value: (flow: FlowSnapshot) => number): ComputedGauge =>
@@ -225,10 +240,14 @@ export class MirrorMetrics implements PipelineObserver {
     flowGauge(Metrics.flowRunning, flow => flow.state === 'running' && flow.sourceConnected && flow.targetConnected ? 1 : 0)
     flowGauge(Metrics.commitAge, flow => this.#commitAgeSeconds(flow))
     snapshotGauge(Metrics.commitInterval, into => {
-      for (const instruments of this.#flows.values()) if (instruments.commitIntervalMs !== undefined) into.push({ labels: instruments.labels, value: instruments.commitIntervalMs / 1000 })
+      for (const instruments of this.#flows.values()) {
+        if (instruments.commitIntervalMs !== undefined) into.push({ labels: instruments.labels, value: instruments.commitIntervalMs / 1000 })
+      }
     })
     snapshotGauge(Metrics.throughputLimit, into => {
-      for (const instruments of this.#flows.values()) if (instruments.throughputLimitBytes !== undefined) into.push({ labels: instruments.labels, value: instruments.throughputLimitBytes })
+      for (const instruments of this.#flows.values()) {
+        if (instruments.throughputLimitBytes !== undefined) into.push({ labels: instruments.labels, value: instruments.throughputLimitBytes })
+      }
     })
     snapshotGauge(Metrics.lagRecords, (into, flows) => this.#fillPerPartition(into, flows, 'sum', partition => Number(lagRecords(partition))))
     snapshotGauge(Metrics.lagSeconds, (into, flows) => this.#fillLagSeconds(into, flows))
@@ -524,7 +543,7 @@ export class MirrorMetrics implements PipelineObserver {
 }
 
 /** High watermark minus the next offset to mirror; 0 before the first fetch or when caught up. */
-export function lagRecords (partition: PartitionSnapshot): bigint {
+function lagRecords (partition: PartitionSnapshot): bigint {
   if (partition.highWatermark < 0n) return 0n
   const lag = partition.highWatermark - partition.nextOffsetToMirror
   return lag > 0n ? lag : 0n

@@ -30,7 +30,8 @@ export class OffsetsMetrics implements OffsetsObserver {
   readonly #translationFailures: Counter
 
   constructor (registry: Registry, checkpointTimes: () => readonly CheckpointTimes[], nowMs: () => number = Date.now) {
-    const counter = (definition: MetricDefinition): Counter => new Counter({ name: definition.name, help: definition.help, labelNames: definition.labelNames, registers: [registry] })
+    const counter = (definition: MetricDefinition): Counter =>
+      new Counter({ name: definition.name, help: definition.help, labelNames: definition.labelNames, registers: [registry] })
     this.#syncsWritten = counter(Metrics.offsetSyncsWritten)
     this.#syncsPruned = counter(Metrics.offsetSyncsPruned)
     this.#oppositeMirrorSkipped = counter(Metrics.oppositeMirrorSkipped)
@@ -39,20 +40,47 @@ export class OffsetsMetrics implements OffsetsObserver {
     this.#groupsSynced = counter(Metrics.groupOffsetsSynced)
     this.#groupsSkipped = counter(Metrics.groupSyncSkipped)
     this.#translationFailures = counter(Metrics.translationFailures)
-    registry.registerMetric(new ComputedGauge(Metrics.checkpointAge.name, Metrics.checkpointAge.help, Metrics.checkpointAge.labelNames, (into: GaugeSample[]) => {
-      const now = nowMs()
-      for (const { flow, groups } of checkpointTimes()) {
-        for (const { group, lastCheckpointMs } of groups) into.push({ labels: { ...labels(flow), [L.GROUP]: group }, value: Math.max(0, (now - lastCheckpointMs) / 1000) })
-      }
-    }) as unknown as Metric)
+    registry.registerMetric(
+      new ComputedGauge(Metrics.checkpointAge.name, Metrics.checkpointAge.help, Metrics.checkpointAge.labelNames, (into: GaugeSample[]) => {
+        const now = nowMs()
+        for (const { flow, groups } of checkpointTimes()) {
+          for (const { group, lastCheckpointMs } of groups) {
+            into.push({ labels: { ...labels(flow), [L.GROUP]: group }, value: Math.max(0, (now - lastCheckpointMs) / 1000) })
+          }
+        }
+      }) as unknown as Metric
+    )
   }
 
-  syncsWritten (flow: FlowLabels, ranges: number, positions: number): void { this.#syncsWritten.inc(labels(flow), ranges + positions) }
-  syncsPruned (flow: FlowLabels, ranges: number): void { this.#syncsPruned.inc(labels(flow), ranges) }
-  oppositeMirrorSkipped (flow: FlowLabels, records: number): void { this.#oppositeMirrorSkipped.inc(labels(flow), records) }
-  syncWriteFailed (flow: FlowLabels): void { this.#syncFailures.inc(labels(flow)) }
-  checkpointsWritten (flow: FlowLabels, group: string, count: number): void { this.#checkpoints.inc({ ...labels(flow), [L.GROUP]: group }, count) }
-  groupOffsetsSynced (flow: FlowLabels, group: string, partitions: number): void { this.#groupsSynced.inc({ ...labels(flow), [L.GROUP]: group }, partitions) }
-  groupSkipped (flow: FlowLabels, group: string, reason: 'active' | 'error'): void { this.#groupsSkipped.inc({ ...labels(flow), [L.GROUP]: group, [L.REASON]: reason }) }
-  translationFailed (flow: FlowLabels, group: string, reason: TranslationFailure): void { this.#translationFailures.inc({ ...labels(flow), [L.GROUP]: group, [L.REASON]: reason }) }
+  syncsWritten (flow: FlowLabels, ranges: number, positions: number): void {
+    this.#syncsWritten.inc(labels(flow), ranges + positions)
+  }
+
+  syncsPruned (flow: FlowLabels, ranges: number): void {
+    this.#syncsPruned.inc(labels(flow), ranges)
+  }
+
+  oppositeMirrorSkipped (flow: FlowLabels, records: number): void {
+    this.#oppositeMirrorSkipped.inc(labels(flow), records)
+  }
+
+  syncWriteFailed (flow: FlowLabels): void {
+    this.#syncFailures.inc(labels(flow))
+  }
+
+  checkpointsWritten (flow: FlowLabels, group: string, count: number): void {
+    this.#checkpoints.inc({ ...labels(flow), [L.GROUP]: group }, count)
+  }
+
+  groupOffsetsSynced (flow: FlowLabels, group: string, partitions: number): void {
+    this.#groupsSynced.inc({ ...labels(flow), [L.GROUP]: group }, partitions)
+  }
+
+  groupSkipped (flow: FlowLabels, group: string, reason: 'active' | 'error'): void {
+    this.#groupsSkipped.inc({ ...labels(flow), [L.GROUP]: group, [L.REASON]: reason })
+  }
+
+  translationFailed (flow: FlowLabels, group: string, reason: TranslationFailure): void {
+    this.#translationFailures.inc({ ...labels(flow), [L.GROUP]: group, [L.REASON]: reason })
+  }
 }

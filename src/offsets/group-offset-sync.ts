@@ -7,10 +7,10 @@ import { isCycle } from '../pipeline/topic-sync.js'
 import { settleWithin } from '../shared/deadline.js'
 import type { Logger } from '../shared/logger.js'
 import { RearmingTimer } from '../shared/rearming-timer.js'
-import { decodeMm2Checkpoint, encodeMm2Checkpoint, type Mm2CheckpointRecord } from './mm2-records.js'
-import { OffsetSyncIndex } from './offset-sync-index.js'
+import { decodeMm2Checkpoint, encodeMm2Checkpoint, type Mm2CheckpointRecord } from '../mirror-topics/mm2-records.js'
+import { OffsetSyncIndex } from '../mirror-topics/offset-sync-index.js'
 import { offsetSyncsReplication } from './offset-sync-writer.js'
-import { decodeOffsetSync } from './offset-sync-record.js'
+import { decodeOffsetSync } from '../mirror-topics/offset-sync-record.js'
 import type { OffsetsObserver } from './offsets-observer.js'
 
 /** How long `stop()` waits for a running cycle, then for each client to disconnect. */
@@ -101,11 +101,17 @@ export class GroupOffsetSync {
     const { groupSync } = this.#flow
     // Re-armed after each cycle: a slow one never overlaps the next.
     // Only the flow's coordinator writes checkpoints and group offsets: several processes would write the same twice.
-    if (groupSync.emitCheckpoints) this.#timers.push(new RearmingTimer(groupSync.checkpointIntervalMs, () => this.#isCoordinator() ? this.#enqueue(false) : Promise.resolve()))
+    if (groupSync.emitCheckpoints) {
+      this.#timers.push(new RearmingTimer(groupSync.checkpointIntervalMs, () => (this.#isCoordinator() ? this.#enqueue(false) : Promise.resolve())))
+    }
     if (groupSync.enabled) this.#timers.push(new RearmingTimer(groupSync.intervalMs, () => this.#isCoordinator() ? this.#enqueue(true) : Promise.resolve()))
     for (const timer of this.#timers) timer.start()
     this.#logger.info(groupSync.enabled ? 'writing checkpoints and syncing consumer group offsets' : 'writing checkpoints', {
-      groups: groupSync.groups.include, exclude: groupSync.groups.exclude, topic: groupSync.checkpointsTopic, checkpointIntervalMs: groupSync.checkpointIntervalMs, ...(groupSync.enabled ? { intervalMs: groupSync.intervalMs } : {}),
+      groups: groupSync.groups.include,
+      exclude: groupSync.groups.exclude,
+      topic: groupSync.checkpointsTopic,
+      checkpointIntervalMs: groupSync.checkpointIntervalMs,
+      ...(groupSync.enabled ? { intervalMs: groupSync.intervalMs } : {}),
     })
   }
 

@@ -5,7 +5,7 @@ import { settleWithin } from '../shared/deadline.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { RearmingTimer } from '../shared/rearming-timer.js'
-import { encodeMm2Heartbeat } from './mm2-records.js'
+import { encodeMm2Heartbeat } from '../mirror-topics/mm2-records.js'
 
 /** How long `stop()` waits for a running emission, then for each client to disconnect. */
 const STOP_BOUND_MS = 5_000
@@ -57,8 +57,16 @@ export class HeartbeatEmitter {
     this.#flow = flow
     this.#logger = options.logger.child({ flow: flow.name, component: 'heartbeats' })
     this.#isCoordinator = options.isCoordinator ?? (() => true)
-    const side = (role: HeartbeatSide['role'], connection: ClusterConnection, sourceClusterAlias: string, targetClusterAlias: string): HeartbeatSide =>
-      ({ role, connection, sourceClusterAlias, targetClusterAlias, writer: new InternalTopicWriter(connection, this.#logger), started: false, ready: false, failing: false })
+    const side = (role: HeartbeatSide['role'], connection: ClusterConnection, sourceClusterAlias: string, targetClusterAlias: string): HeartbeatSide => ({
+      role,
+      connection,
+      sourceClusterAlias,
+      targetClusterAlias,
+      writer: new InternalTopicWriter(connection, this.#logger),
+      started: false,
+      ready: false,
+      failing: false,
+    })
     this.#sides = [
       side('target', flow.target, flow.source.alias, flow.target.alias),
       side('source', flow.source, flow.target.alias, flow.source.alias),
@@ -94,7 +102,9 @@ export class HeartbeatEmitter {
         if (this.#stopping !== undefined) return
         try {
           if (!side.ready) await this.#ensureTopic(side)
-          await side.writer.write(this.#flow.heartbeats.topic, [encodeMm2Heartbeat({ sourceClusterAlias: side.sourceClusterAlias, targetClusterAlias: side.targetClusterAlias, timestampMs: nowMs })])
+          await side.writer.write(this.#flow.heartbeats.topic, [
+            encodeMm2Heartbeat({ sourceClusterAlias: side.sourceClusterAlias, targetClusterAlias: side.targetClusterAlias, timestampMs: nowMs }),
+          ])
           if (side.failing) this.#logger.info('heartbeats reach the cluster again', { cluster: side.connection.alias })
           side.failing = false
         } catch (error) {

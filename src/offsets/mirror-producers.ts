@@ -4,11 +4,11 @@ import type { MirrorProducerFilter } from '../kafka/record-source.js'
 import type { Logger } from '../shared/logger.js'
 import { flowLabels, type FlowLabels } from '../pipeline/pipeline-observer.js'
 import type { OffsetsObserver } from './offsets-observer.js'
-import { decodeMirrorProducer, encodeMirrorProducer } from './offset-sync-record.js'
+import { decodeMirrorProducer, encodeMirrorProducer } from '../mirror-topics/offset-sync-record.js'
 import { offsetSyncsReplication } from './offset-sync-writer.js'
 
 /** The compacted topic on cluster `cluster` where the mirror from `sourceAlias` into it publishes its producer ids. */
-export function mirrorProducersTopic (sourceAlias: string): string {
+function mirrorProducersTopic (sourceAlias: string): string {
   return `mirror-producers.${sourceAlias}.internal`
 }
 
@@ -95,7 +95,8 @@ export class MirrorProducers implements MirrorProducerFilter {
    */
   #read (): Promise<void> {
     if (this.#queued !== undefined) return this.#queued
-    const queued = (this.#running ?? Promise.resolve()).catch(() => {}).then(() => {
+    const previous = (this.#running ?? Promise.resolve()).catch(() => { /* the read before failed to its own callers; this one only waits for it */ })
+    const queued = previous.then(() => {
       this.#queued = undefined
       const running = readInternalTopic(this.#flow.source, this.oppositeTopic, (key, value) => {
         const id = decodeMirrorProducer(key, value)
@@ -109,7 +110,7 @@ export class MirrorProducers implements MirrorProducerFilter {
   }
 
   async stop (): Promise<void> {
-    await this.#starting?.catch(() => {})
+    await this.#starting?.catch(() => { /* a failed start failed to the caller of start(); stop only waits for it to end */ })
     await this.#writer.stop()
   }
 }

@@ -8,8 +8,8 @@ import { flowLabels, type FlowLabels } from '../pipeline/pipeline-observer.js'
 import { settleWithin } from '../shared/deadline.js'
 import { errorLabel, ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
-import { Mm2OffsetSyncRules } from './mm2-offset-sync-rules.js'
-import { encodeMm2OffsetSync, type Mm2OffsetSyncRecord } from './mm2-records.js'
+import { Mm2OffsetSyncRules } from '../mirror-topics/mm2-offset-sync-rules.js'
+import { encodeMm2OffsetSync, type Mm2OffsetSyncRecord } from '../mirror-topics/mm2-records.js'
 import type { OffsetsObserver } from './offsets-observer.js'
 
 /** How long `stop()` waits for a write in flight, and then for the client to disconnect. */
@@ -25,7 +25,12 @@ export interface Mm2OffsetSyncEmitterOptions {
  * target offsets both follow on. With a message handler (`fanOut`) only a source record's first
  * output counts (as in the exact ranges): its further outputs carry the same source offset.
  */
-function forEachRun (batch: MirrorBatch, segments: readonly AckSegment[], fanOut: boolean, run: (upstream: bigint, downstream: bigint, count: number) => void): void {
+function forEachRun (
+  batch: MirrorBatch,
+  segments: readonly AckSegment[],
+  fanOut: boolean,
+  run: (upstream: bigint, downstream: bigint, count: number) => void
+): void {
   for (const segment of segments) {
     if (batch.forwarded !== undefined) {
       run(batch.forwarded.baseOffset + BigInt(segment.from), segment.targetBaseOffset, segment.count)
@@ -127,7 +132,9 @@ export class Mm2OffsetSyncEmitter implements AckListener {
       if (last !== undefined) this.#rules.delayedAfterCommit(batch.sourceTopic, batch.partition, last[0], last[1])
       return
     }
-    forEachRun(batch, segments, this.#fanOut, (up, down, count) => this.#rules.acknowledgedRun(batch.sourceTopic, batch.partition, up, down, count, this.#fanOut))
+    forEachRun(batch, segments, this.#fanOut, (up, down, count) =>
+      this.#rules.acknowledgedRun(batch.sourceTopic, batch.partition, up, down, count, this.#fanOut)
+    )
   }
 
   /** Exactly-once with the topic on the target: the syncs the rules ask for in a lane's transaction, written in it. */
@@ -135,7 +142,9 @@ export class Mm2OffsetSyncEmitter implements AckListener {
     if (!this.#inTransactions) return []
     const syncs: Mm2OffsetSyncRecord[] = []
     for (const { batch, segments } of acks) {
-      forEachRun(batch, segments, this.#fanOut, (up, down, count) => this.#rules.acknowledgedRun(batch.sourceTopic, batch.partition, up, down, count, this.#fanOut, syncs))
+      forEachRun(batch, segments, this.#fanOut, (up, down, count) =>
+        this.#rules.acknowledgedRun(batch.sourceTopic, batch.partition, up, down, count, this.#fanOut, syncs)
+      )
     }
     this.#rules.handedOut(syncs)
     return syncs.map(sync => ({ topic: this.topic, ...encodeMm2OffsetSync(sync) }))
@@ -145,10 +154,14 @@ export class Mm2OffsetSyncEmitter implements AckListener {
   flush (): Promise<void> {
     // Taken now, synchronously: acknowledgements arriving during the write go to the next flush.
     const toWrite = this.#rules.toWrite()
-    const run = this.#flushing.catch(() => {}).then(async () => {
+    const run = this.#flushing.catch(() => { /* the flush before failed to its own caller; this one only runs after it */ }).then(async () => {
       if (toWrite.syncs.length === 0) return
       try {
-        await this.#writer.write(this.topic, toWrite.syncs.map(sync => encodeMm2OffsetSync(sync)), { maxAttempts: 3, initialBackoffMs: 200, signal: this.#abort.signal })
+        await this.#writer.write(
+          this.topic,
+          toWrite.syncs.map(sync => encodeMm2OffsetSync(sync)),
+          { maxAttempts: 3, initialBackoffMs: 200, signal: this.#abort.signal }
+        )
       } catch (error) {
         this.#observer.syncWriteFailed?.(this.#labels, errorLabel(error))
         throw error

@@ -1,4 +1,4 @@
-import { rangeKey, type OffsetRange, type OffsetSyncEntry } from './offset-sync-record.js'
+import { rangeKey, type OffsetRange, type OffsetSyncEntry } from '../mirror-topics/offset-sync-record.js'
 
 /**
  * The ranges of the offset-syncs topic as they stand now (a rewrite of a key replaces it, a

@@ -7,7 +7,7 @@ import type { AckListener, AckSegment, CommitCandidate, SourcePosition, Transact
 import { flowLabels, type FlowLabels } from '../pipeline/pipeline-observer.js'
 import { settleWithin } from '../shared/deadline.js'
 import type { Logger } from '../shared/logger.js'
-import { encodePosition, encodeRange, positionKey } from './offset-sync-record.js'
+import { encodePosition, encodeRange, positionKey } from '../mirror-topics/offset-sync-record.js'
 import type { OffsetsObserver } from './offsets-observer.js'
 import { RangeTracker } from './range-tracker.js'
 
@@ -122,7 +122,7 @@ export class OffsetSyncWriter implements AckListener {
       records.push(encodePosition(position))
       positions.push([key, value])
     }
-    const run = this.#flushing.catch(() => {}).then(async () => {
+    const run = this.#flushing.catch(() => { /* the flush before failed to its own caller; this one only runs after it */ }).then(async () => {
       if (records.length === 0) return
       try {
         // Split into requests the topic accepts, sent in order: ranges before the positions that rely on them.

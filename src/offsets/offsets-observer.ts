@@ -37,5 +37,12 @@ export interface OffsetsObserver {
 
 /** Every event of `OffsetsObserver`, for fanning one event out to several observers (`fanOut`). */
 export const OffsetsObserverEvents = {
-  syncsWritten: true, syncsPruned: true, syncWriteFailed: true, checkpointsWritten: true, groupOffsetsSynced: true, groupSkipped: true, translationFailed: true, oppositeMirrorSkipped: true,
+  syncsWritten: true,
+  syncsPruned: true,
+  syncWriteFailed: true,
+  checkpointsWritten: true,
+  groupOffsetsSynced: true,
+  groupSkipped: true,
+  translationFailed: true,
+  oppositeMirrorSkipped: true,
 } as const satisfies Record<keyof OffsetsObserver, true>

@@ -1,4 +1,4 @@
-import type { MirrorPosition, OffsetRange } from './offset-sync-record.js'
+import type { MirrorPosition, OffsetRange } from '../mirror-topics/offset-sync-record.js'
 
 interface OpenRange {
   readonly sourceTopic: string
@@ -45,7 +45,15 @@ export class RangeTracker {
    * With `durable` (exactly-once: the ranges were written in the records' own transaction) the
    * ranges move on and the position follows, but nothing becomes unwritten.
    */
-  record (sourceTopic: string, targetTopic: string, partition: number, sourceOffsets: readonly bigint[], targetBase: bigint, fanOut = false, durable = false): void {
+  record (
+    sourceTopic: string,
+    targetTopic: string,
+    partition: number,
+    sourceOffsets: readonly bigint[],
+    targetBase: bigint,
+    fanOut = false,
+    durable = false
+  ): void {
     if (sourceOffsets.length === 0) return
     const state = this.#state(sourceTopic, targetTopic, partition)
     let open = state.open

@@ -5,7 +5,7 @@ import { decodePosition } from '../kafka/position-record.js'
 import { partitionKey } from '../pipeline/partition-key.js'
 import { MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
-import { readDecided, readMm2SourcePositions } from './mm2-source-positions.js'
+import { readDecided, readMm2SourcePositions } from '../mirror-topics/mm2-source-positions.js'
 import { planStarts, type PartitionLog, type PartitionStart } from './start-plan.js'
 
 /** Where every partition of one flow starts, as read from the clusters. */
@@ -27,7 +27,7 @@ const MEMBER_REFUSALS = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION'])
  * the flow's group for the partitions that start from them, before the flow's consumers join.
  * Short-lived: `start()`, one or two reads, `stop()`.
  */
-export class StartPositions {
+class StartPositions {
   readonly #flow: FlowConfig
   readonly #logger: Logger
   readonly #source: GroupAdmin
@@ -67,20 +67,34 @@ export class StartPositions {
       for (const [partition, log] of [...(logs.get(topic) ?? new Map())].sort((a, b) => a[0] - b[0])) partitions.push({ topic, partition, ...log })
     }
     const committed = new Map<string, bigint>()
-    if (topics.length > 0) for (const offset of await this.#source.committedOffsets(groupId, topics)) committed.set(partitionKey(offset.topic, offset.partition), offset.offset)
+    if (topics.length > 0) {
+      for (const offset of await this.#source.committedOffsets(groupId, topics)) committed.set(partitionKey(offset.topic, offset.partition), offset.offset)
+    }
     const positions = flow.exactlyOnce === undefined ? undefined : await this.#exactlyOncePositions(flow.exactlyOnce.positionsTopic, groupId)
     const own = (key: string): boolean => committed.has(key) || (positions?.has(key) ?? false)
     const mm2 = new Map<string, bigint>()
     const where = flow.mm2Positions
     const read = where !== undefined && (readMm2 === 'always' || partitions.some(p => !own(partitionKey(p.topic, p.partition))))
     if (where !== undefined && read) {
-      for (const [key, position] of await readMm2SourcePositions(await this.#targetClient(), where.offsetsTopic, where.connector, flow.source.alias)) mm2.set(key, position.next)
+      for (const [key, position] of await readMm2SourcePositions(await this.#targetClient(), where.offsetsTopic, where.connector, flow.source.alias)) {
+        mm2.set(key, position.next)
+      }
     }
     const starts = planStarts({ partitions, committed, mm2, autoOffsetReset: flow.consumer.autoOffsetReset, ...(positions === undefined ? {} : { positions }) })
     return {
       flow: flow.name,
       groupId,
-      ...(where === undefined ? {} : { mm2: { offsetsTopic: where.offsetsTopic, cluster: flow.target.alias, connector: where.connector, read, found: starts.filter(s => s.mm2Next !== undefined).length } }),
+      ...(where === undefined
+        ? {}
+        : {
+            mm2: {
+              offsetsTopic: where.offsetsTopic,
+              cluster: flow.target.alias,
+              connector: where.connector,
+              read,
+              found: starts.filter(s => s.mm2Next !== undefined).length,
+            },
+          }),
       partitions: starts,
     }
   }

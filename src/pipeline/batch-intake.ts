@@ -34,7 +34,16 @@ export class BatchIntake {
   /** The flow's throughput limit over fetched bytes, shared by all its consumers; undefined without one. */
   readonly #throttle: FetchThrottle | undefined
 
-  constructor (flow: FlowConfig, labels: FlowLabels, queue: BoundedQueue<MirrorBatch>, progress: PartitionProgress, observer: PipelineObserver, tracer: BatchTracer | undefined, topicOf: (topic: string) => MirroredTopic | undefined, gate: IntakeGate) {
+  constructor (
+    flow: FlowConfig,
+    labels: FlowLabels,
+    queue: BoundedQueue<MirrorBatch>,
+    progress: PartitionProgress,
+    observer: PipelineObserver,
+    tracer: BatchTracer | undefined,
+    topicOf: (topic: string) => MirroredTopic | undefined,
+    gate: IntakeGate
+  ) {
     this.#gate = gate
     this.#throttle = flow.throughputLimitBytes === undefined ? undefined : new FetchThrottle(flow.throughputLimitBytes)
     this.#flow = flow
@@ -48,7 +57,7 @@ export class BatchIntake {
 
   /** Hands the new records of `fetched` to the producers; resolves once all are queued, or the batch went stale. */
   async accept (fetched: FetchedBatch, control: FetchControl): Promise<void> {
-    if (this.#throttle !== undefined && !await this.#waitForLimit(this.#throttle, fetched, control)) return
+    if (this.#throttle !== undefined && !(await this.#waitForLimit(this.#throttle, fetched, control))) return
     const admitting = this.#gate.admit(fetched.topic, fetched.partition, control)
     const admission = admitting instanceof Promise ? await admitting : admitting
     // Not owned here (any more): the owner of its lane copies it.
@@ -120,10 +129,26 @@ export class BatchIntake {
       const chunk = records.slice(from, to)
       // The last chunk ends where the fetch ended: past trailing control records (transaction markers) too.
       const last = BigInt((records[to - 1] as KafkaRecord).offset) + 1n
-      const next = to < records.length ? BigInt((records[to] as KafkaRecord).offset) : fetched.nextOffset !== undefined && fetched.nextOffset > last ? fetched.nextOffset : last
-      let batch: MirrorBatch = { sourceTopic: topic, targetTopic: mirrored.target, partition, records: chunk, firstOffset: BigInt((chunk[0] as KafkaRecord).offset), nextOffset: next, bytes, pollTimeMs }
-      if (this.#tracer?.enabled === true) batch = { ...batch, span: this.#tracer.startBatchSpan(batchSpanInput(this.#labels, batch, true, this.#flow.consumer.groupId)) }
-      if (!await this.#push(batch, lane, control, admission)) return
+      const next =
+        to < records.length
+          ? BigInt((records[to] as KafkaRecord).offset)
+          : fetched.nextOffset !== undefined && fetched.nextOffset > last
+            ? fetched.nextOffset
+            : last
+      let batch: MirrorBatch = {
+        sourceTopic: topic,
+        targetTopic: mirrored.target,
+        partition,
+        records: chunk,
+        firstOffset: BigInt((chunk[0] as KafkaRecord).offset),
+        nextOffset: next,
+        bytes,
+        pollTimeMs,
+      }
+      if (this.#tracer?.enabled === true) {
+        batch = { ...batch, span: this.#tracer.startBatchSpan(batchSpanInput(this.#labels, batch, true, this.#flow.consumer.groupId)) }
+      }
+      if (!(await this.#push(batch, lane, control, admission))) return
       totalBytes += bytes
       from = to
     }
@@ -151,7 +176,17 @@ export class BatchIntake {
     }
     const pollTimeMs = Date.now()
     const nextOffset = fetched.nextOffset !== undefined && fetched.nextOffset > lastOffset + 1n ? fetched.nextOffset : lastOffset + 1n
-    let batch: MirrorBatch = { sourceTopic: topic, targetTopic: mirrored.target, partition, records: [], forwarded, firstOffset, nextOffset, bytes: forwarded.sizeBytes, pollTimeMs }
+    let batch: MirrorBatch = {
+      sourceTopic: topic,
+      targetTopic: mirrored.target,
+      partition,
+      records: [],
+      forwarded,
+      firstOffset,
+      nextOffset,
+      bytes: forwarded.sizeBytes,
+      pollTimeMs,
+    }
     if (this.#tracer?.enabled === true) {
       // Links to the producers' traces need the records' traceparent headers: with tracing on, a
       // forwarded batch is decoded once to read them (it is still written as it was fetched).
@@ -159,8 +194,15 @@ export class BatchIntake {
       batch = { ...batch, span: this.#tracer.startBatchSpan(input) }
     }
     this.#observer.batchRouted?.(this.#labels, 'pass_through', undefined, forwarded.sizeBytes)
-    if (!await this.#push(batch, this.#gate.laneOf(topic, partition), control, admission)) return
-    this.#observer.consumed?.(this.#labels, { topic, partition, records: forwarded.recordCount, bytes: forwarded.sizeBytes, timestampsMs: recordTimestampsMs(batch), pollTimeMs })
+    if (!(await this.#push(batch, this.#gate.laneOf(topic, partition), control, admission))) return
+    this.#observer.consumed?.(this.#labels, {
+      topic,
+      partition,
+      records: forwarded.recordCount,
+      bytes: forwarded.sizeBytes,
+      timestampsMs: recordTimestampsMs(batch),
+      pollTimeMs,
+    })
   }
 
   /** Queues `batch`, heartbeating while the queue is full; false when the batch went stale or the queue closed. */
@@ -168,7 +210,7 @@ export class BatchIntake {
     this.#gate.stamp(batch, admission)
     this.#progress.admitted(batch)
     try {
-      while (!await this.#queue.pushWithin(batch, lane, this.#flow.consumer.heartbeatIntervalMs)) {
+      while (!(await this.#queue.pushWithin(batch, lane, this.#flow.consumer.heartbeatIntervalMs))) {
         if (!control.isActive()) {
           this.#abandon(batch)
           return false

@@ -19,6 +19,7 @@ export class ExactlyOnceDelivery implements DeliveryMode {
   readonly gate: ExactlyOnceLanes
   readonly uncommittedConsequence = 'the group\'s offsets stay behind what was copied ' +
     '(exactly-once resumes from the positions on the target: nothing is copied twice)'
+
   readonly #positions: PositionStore
 
   constructor (config: Pick<FlowConfig, 'queueMaxRecords' | 'queueMaxBytes'>, options: ExactlyOnceLanesOptions) {

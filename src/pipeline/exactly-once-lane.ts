@@ -118,7 +118,7 @@ export class Lane implements LaneTransaction {
     this.idleCommitMs = options.commitIntervalMs
   }
 
-  #exclusive<T> (step: () => Promise<T>): Promise<T> {
+  #exclusive<T>(step: () => Promise<T>): Promise<T> {
     const run = this.#chain.then(step, step)
     // The chain only orders the steps: a step's failure reaches its caller through `run`.
     this.#chain = run.catch(() => undefined)
@@ -155,35 +155,50 @@ export class Lane implements LaneTransaction {
    * the group offset, or with `rewindTo` (the lane is taken again, `#retake`) from its offset
    * there: what this process acknowledged.
    */
-  async #acquire (ticket: number, partitions: ReadonlyMap<string, { topic: string, partition: number }>, rewindTo?: ReadonlyMap<string, bigint>): Promise<boolean> {
+  async #acquire (
+    ticket: number,
+    partitions: ReadonlyMap<string, { topic: string, partition: number }>,
+    rewindTo?: ReadonlyMap<string, bigint>
+  ): Promise<boolean> {
     const { progress, positions, logger, signal } = this.#options
     try {
-      await retry(async () => {
-        if (ticket !== this.#ticket) return
-        if (!this.#sinkHeld) {
-          await this.#sink.acquire()
-          this.#sinkHeld = true
+      await retry(
+        async () => {
+          if (ticket !== this.#ticket) return
+          if (!this.#sinkHeld) {
+            await this.#sink.acquire()
+            this.#sinkHeld = true
+          }
+          const read = await positions.read([...partitions.keys()])
+          if (ticket !== this.#ticket) return
+          const seeks: CommitOffset[] = []
+          for (const [key, { topic, partition }] of partitions) {
+            const position = read.get(key) ?? rewindTo?.get(key)
+            progress.resume(topic, partition, position)
+            if (position !== undefined) seeks.push({ topic, partition, offset: position })
+            this.#partitions.set(key, { topic, partition })
+          }
+          if (seeks.length > 0) this.#options.seek(seeks)
+        },
+        {
+          signal,
+          initialBackoffMs: this.#options.takeBackoffMs?.initial ?? 200,
+          maxBackoffMs: this.#options.takeBackoffMs?.max ?? 5_000,
+          onRetry: (error, attempt) => {
+            if (attempt === 1 || attempt % 10 === 0) logger.warn('taking a producer lane failed; retrying', { lane: this.index, attempt, error })
+          },
         }
-        const read = await positions.read([...partitions.keys()])
-        if (ticket !== this.#ticket) return
-        const seeks: CommitOffset[] = []
-        for (const [key, { topic, partition }] of partitions) {
-          const position = read.get(key) ?? rewindTo?.get(key)
-          progress.resume(topic, partition, position)
-          if (position !== undefined) seeks.push({ topic, partition, offset: position })
-          this.#partitions.set(key, { topic, partition })
-        }
-        if (seeks.length > 0) this.#options.seek(seeks)
-      }, {
-        signal,
-        initialBackoffMs: this.#options.takeBackoffMs?.initial ?? 200,
-        maxBackoffMs: this.#options.takeBackoffMs?.max ?? 5_000,
-        onRetry: (error, attempt) => { if (attempt === 1 || attempt % 10 === 0) logger.warn('taking a producer lane failed; retrying', { lane: this.index, attempt, error }) },
-      })
+      )
     } catch (error) {
       if (ticket === this.#ticket && !signal.aborted) {
         const cause = error as Error
-        this.#options.onFatal(new MirrorError(ErrorCodes.TRANSACTION_FAILED, `cannot take producer lane ${this.index} (its transactional id, or the positions on the target): ${cause.message}`, { cause, ...(error instanceof MirrorError && error.kafkaCode !== undefined ? { kafkaCode: error.kafkaCode } : {}) }))
+        this.#options.onFatal(
+          new MirrorError(
+            ErrorCodes.TRANSACTION_FAILED,
+            `cannot take producer lane ${this.index} (its transactional id, or the positions on the target): ${cause.message}`,
+            { cause, ...(error instanceof MirrorError && error.kafkaCode !== undefined ? { kafkaCode: error.kafkaCode } : {}) }
+          )
+        )
       }
       logger.debug('taking a producer lane ended without it', { lane: this.index, error })
       return false
@@ -215,12 +230,12 @@ export class Lane implements LaneTransaction {
       if (!this.owned || !control.isActive()) return undefined
       const ticket = this.#ticket
       const ready = this.#ready
-      if (!await settleWithin(ready, this.#options.heartbeatIntervalMs)) {
+      if (!(await settleWithin(ready, this.#options.heartbeatIntervalMs))) {
         await control.heartbeat()
         continue
       }
       if (ticket !== this.#ticket) continue
-      if (!await ready) return undefined
+      if (!(await ready)) return undefined
       // Fetched before the lane was taken again and its partitions sent back (a seek): fetched again.
       if (!control.isActive()) return undefined
       if (this.#partitions.has(key)) return ticket
@@ -242,7 +257,13 @@ export class Lane implements LaneTransaction {
     // A skip of a batch fetched before a seek back is expected (kafkajs reports those without
     // asking whether the partition was sought): only a batch of records past the gap is news.
     const log = skip ? this.#options.logger.debug : this.#options.logger.warn
-    log.call(this.#options.logger, skip ? 'a skip from past what was handed over was ignored; fetching the partition again from there' : 'the source fetched a partition from past what was handed over; fetching it again from there', { lane: this.index, topic, partition, fetchedFrom: from.toString(), handedOver: next.toString() })
+    log.call(
+      this.#options.logger,
+      skip
+        ? 'a skip from past what was handed over was ignored; fetching the partition again from there'
+        : 'the source fetched a partition from past what was handed over; fetching it again from there',
+      { lane: this.index, topic, partition, fetchedFrom: from.toString(), handedOver: next.toString() }
+    )
     this.#options.seek([{ topic, partition, offset: next }])
     return false
   }
@@ -291,7 +312,9 @@ export class Lane implements LaneTransaction {
         for (const batch of current) {
           const key = partitionKey(batch.sourceTopic, batch.partition)
           const known = reached.get(key)
-          if (known === undefined || batch.nextOffset > known.offset) reached.set(key, { topic: batch.sourceTopic, partition: batch.partition, offset: batch.nextOffset })
+          if (known === undefined || batch.nextOffset > known.offset) {
+            reached.set(key, { topic: batch.sourceTopic, partition: batch.partition, offset: batch.nextOffset })
+          }
         }
         this.#sink.stagePositions([...reached.values()])
       }
@@ -342,11 +365,15 @@ export class Lane implements LaneTransaction {
     this.#writtenBytes = 0
     this.#positions.clear()
     this.#openedAtMs = undefined
-    const giveBack = (): void => { for (const batch of written) this.held?.releaseBytes(batch) }
+    const giveBack = (): void => {
+      for (const batch of written) this.held?.releaseBytes(batch)
+    }
     const aborted = (error: unknown): TransactionFailedError => {
       giveBack()
       observer.transactionEnded?.(labels, 'aborted', (performance.now() - started) / 1000)
-      return error instanceof TransactionFailedError ? error : new TransactionFailedError(`committing the transaction of lane ${this.index} failed: ${(error as Error).message}`, { cause: error })
+      return error instanceof TransactionFailedError
+        ? error
+        : new TransactionFailedError(`committing the transaction of lane ${this.index} failed: ${(error as Error).message}`, { cause: error })
     }
     let committed: Promise<void>
     try {
@@ -366,7 +393,12 @@ export class Lane implements LaneTransaction {
       } catch (error) {
         const failure = aborted(error)
         if (failOnError && this.owned) this.#commitFailure ??= failure
-        else logger.info('the transaction of a producer lane given up was aborted; its new owner copies those records', { lane: this.index, code: failure.kafkaCode })
+        else {
+          logger.info('the transaction of a producer lane given up was aborted; its new owner copies those records', {
+            lane: this.index,
+            code: failure.kafkaCode,
+          })
+        }
         return
       }
       observer.transactionEnded?.(labels, 'committed', (performance.now() - started) / 1000)
@@ -417,9 +449,17 @@ export class Lane implements LaneTransaction {
     const { progress, logger, signal, heartbeatIntervalMs } = this.#options
     const code = error.kafkaCode === undefined ? {} : { kafkaCode: error.kafkaCode }
     if (++this.#retakes > MAX_RETAKES) {
-      throw new TransactionFailedError(`producer lane ${this.index} lost ${MAX_RETAKES} transactions in a row, none committed in between; the last: ${error.message}`, { cause: error, ...code })
+      throw new TransactionFailedError(
+        `producer lane ${this.index} lost ${MAX_RETAKES} transactions in a row, none committed in between; the last: ${error.message}`,
+        { cause: error, ...code }
+      )
     }
-    logger.warn('a transaction of a producer lane held here was aborted; taking the lane again from the positions on the target', { lane: this.index, code: error.kafkaCode, attempt: this.#retakes, error: error.message })
+    logger.warn('a transaction of a producer lane held here was aborted; taking the lane again from the positions on the target', {
+      lane: this.index,
+      code: error.kafkaCode,
+      attempt: this.#retakes,
+      error: error.message,
+    })
     const ticket = ++this.#ticket
     const partitions = this.#partitions
     this.#partitions = new Map()

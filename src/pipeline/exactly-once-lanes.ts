@@ -25,12 +25,10 @@ export interface ExactlyOnceLanesOptions extends LaneOptions {
  * records again, in its own transaction.
  */
 export class ExactlyOnceLanes implements IntakeGate {
-  readonly #options: ExactlyOnceLanesOptions
   readonly #lanes: Lane[]
   readonly #tickets = new WeakMap<MirrorBatch, number>()
 
   constructor (options: ExactlyOnceLanesOptions) {
-    this.#options = options
     this.#lanes = options.sinks.map((sink, index) => new Lane(index, sink, options, this.#tickets))
   }
 
@@ -88,4 +86,3 @@ export class ExactlyOnceLanes implements IntakeGate {
     await Promise.all(this.#lanes.map(lane => lane.assign(undefined)))
   }
 }
-

@@ -50,7 +50,7 @@ export class FlowRuntime implements Component {
     this.components = components
     this.done = Promise.all(components.map(component => component.done)).then(() => undefined)
     // Observed by whoever awaits `done`; without this an unawaited rejection would end the process.
-    this.done.catch(() => {})
+    this.done.catch(() => { /* seen by whoever awaits done */ })
   }
 
   /** Calls `onFailure` (once, at the first) when a component's `done` rejects. */

@@ -47,10 +47,12 @@ export type BatchPath = 'pass_through' | 'deep'
 /**
  * Why a fetched batch took the deep path. `offset_gaps`: a compacted source (the broker refuses a
  * renumbered count); `log_append_time` and `delete_horizon`: header bits the target must set
- * itself; `too_large`: more than one produce request (`max.request.size`) may carry; `codec`: the target's `compression.type` differs from the batch's; `not_v2`: an old
- * message format; `starts_before_position`: the batch begins before the next offset to mirror;
+ * itself; `too_large`: more than one produce request (`max.request.size`) may carry; `codec`: the
+ * target's `compression.type` differs from the batch's; `not_v2`: an old message format;
+ * `starts_before_position`: the batch begins before the next offset to mirror;
  * `refused_by_target`: the target refused the batch as it was (too large, for example);
  * `message_handler` and `disabled`: the flow decodes every record.
  */
-export const DeepPathReasons = ['offset_gaps', 'log_append_time', 'delete_horizon', 'too_large', 'codec', 'not_v2', 'starts_before_position', 'refused_by_target', 'message_handler', 'disabled'] as const
-export type DeepPathReason = typeof DeepPathReasons[number]
+export type DeepPathReason =
+  | 'offset_gaps' | 'log_append_time' | 'delete_horizon' | 'too_large' | 'codec' | 'not_v2'
+  | 'starts_before_position' | 'refused_by_target' | 'message_handler' | 'disabled'

@@ -3,7 +3,11 @@ import type { ForwardedBatch } from './forwarded-batch.js'
 
 /** Tracing of a batch (see `tracing/mirror-tracer.ts`); absent when tracing is off. */
 export interface BatchSpan {
-  sendSpan: () => { retry: (event: { operation: string, errorCode: string, attempt?: number, backoffMs?: number }) => void, setTargetOffset: (offset: bigint) => void, end: (error?: unknown) => void }
+  sendSpan: () => {
+    retry: (event: { operation: string, errorCode: string, attempt?: number, backoffMs?: number }) => void
+    setTargetOffset: (offset: bigint) => void
+    end: (error?: unknown) => void
+  }
   end: (error?: unknown) => void
 }
 
@@ -102,7 +106,7 @@ function byteLength (value: Buffer | Uint8Array | string | null | undefined): nu
 }
 
 /** Bytes `record` takes in a v2 record batch, at most (uncompressed), as kafkajs' record encoder writes it. */
-export function encodedRecordBytes (record: KafkaRecord): number {
+function encodedRecordBytes (record: KafkaRecord): number {
   let headers = 0
   let headerBytes = 0
   const header = (name: string | Buffer | Uint8Array, value: Buffer | Uint8Array | string | null | undefined): void => {
@@ -118,7 +122,14 @@ export function encodedRecordBytes (record: KafkaRecord): number {
       else header(name, value as Buffer | string | null | undefined)
     }
   }
-  const body = 1 + TIMESTAMP_DELTA_BYTES + OFFSET_DELTA_BYTES + fieldBytes(byteLength(record.key)) + fieldBytes(byteLength(record.value)) + varintBytes(headers) + headerBytes
+  const body =
+    1 +
+    TIMESTAMP_DELTA_BYTES +
+    OFFSET_DELTA_BYTES +
+    fieldBytes(byteLength(record.key)) +
+    fieldBytes(byteLength(record.value)) +
+    varintBytes(headers) +
+    headerBytes
   return varintBytes(body) + body
 }
 

@@ -118,19 +118,38 @@ export class MirrorFlow {
     const intake = new BatchIntake(config, this.labels, this.#delivery.queue, this.#progress, observer, options.tracer, topicOf, this.#delivery.gate)
     const flow = this
     const dispatch = new FetchDispatch(config, {
-      intake, handler, progress: this.#progress, delivery: this.#delivery, coordinator: this.#coordinator, topics,
-      labels: this.labels, observer, logger: this.#logger,
+      intake,
+      handler,
+      progress: this.#progress,
+      delivery: this.#delivery,
+      coordinator: this.#coordinator,
+      topics,
+      labels: this.labels,
+      observer,
+      logger: this.#logger,
       failure: { get failed () { return flow.#failure !== undefined }, fail: error => this.#fail(error) },
       commit: () => this.commit(),
     })
     this.#subscription = new SourceSubscription({
-      sources: ports.source, topicSync: this.#topicSync, listener: dispatch, refreshIntervalMs: config.refreshTopicsIntervalMs,
-      drain: () => this.#waitIdle(this.#drainTimeoutMs), commit: () => this.commit(), running: () => this.#state === 'running',
-      labels: this.labels, observer, logger: this.#logger,
+      sources: ports.source,
+      topicSync: this.#topicSync,
+      listener: dispatch,
+      refreshIntervalMs: config.refreshTopicsIntervalMs,
+      drain: () => this.#waitIdle(this.#drainTimeoutMs),
+      commit: () => this.commit(),
+      running: () => this.#state === 'running',
+      labels: this.labels,
+      observer,
+      logger: this.#logger,
     })
     this.#committer = new OffsetCommitter({
-      labels: this.labels, progress: this.#progress, source: () => this.#subscription.current, ackListener: options.ackListener,
-      observer, logger: this.#logger, intervalMs: config.offsetCommitIntervalMs,
+      labels: this.labels,
+      progress: this.#progress,
+      source: () => this.#subscription.current,
+      ackListener: options.ackListener,
+      observer,
+      logger: this.#logger,
+      intervalMs: config.offsetCommitIntervalMs,
     })
     this.topicSettings = new TopicSettingsSync(config, {
       topicSync: this.#topicSync, topics, isCoordinator: () => this.coordinates(), labels: this.labels, observer, logger: this.#logger,
@@ -138,7 +157,7 @@ export class MirrorFlow {
     this.#failed = new Promise(resolve => { this.#resolveFailed = resolve })
     this.done = new Promise((resolve, reject) => { this.#resolveDone = resolve; this.#rejectDone = reject })
     // Observed by whoever awaits it; without this an unawaited rejection would end the process.
-    this.done.catch(() => {})
+    this.done.catch(() => { /* seen by whoever awaits done */ })
   }
 
   #messageHandler (loaded: MessageHandlerFunction | undefined): MessageHandler | undefined {
@@ -182,7 +201,9 @@ export class MirrorFlow {
     this.#committer.start()
     this.#subscription.startRefresh()
     this.#logger.info('mirroring', {
-      topics: [...this.#subscription.topics.keys()], source: this.config.source.brokers, target: this.config.target.brokers,
+      topics: [...this.#subscription.topics.keys()],
+      source: this.config.source.brokers,
+      target: this.config.target.brokers,
       ...(this.config.messageHandler === undefined ? {} : { messageHandler: this.config.messageHandler.module }),
     })
   }

@@ -7,7 +7,7 @@ import type { FlowLabels, PipelineObserver } from './pipeline-observer.js'
 import type { AckListener, RecordSource } from './ports.js'
 
 /** Consecutive failed commits after which each further failure is logged as an error (the first are warnings). */
-export const COMMIT_FAILURES_BEFORE_ERROR = 3
+const COMMIT_FAILURES_BEFORE_ERROR = 3
 
 export interface OffsetCommitterOptions {
   readonly labels: FlowLabels
@@ -72,7 +72,11 @@ export class OffsetCommitter {
     } catch (error) {
       this.#failuresInRow++
       observer.commitFailed?.(labels, errorLabel(error))
-      const fields = { error, failuresInRow: this.#failuresInRow, lastCommitAgeSeconds: this.#lastCommitMs === undefined ? null : Math.round((Date.now() - this.#lastCommitMs) / 1000) }
+      const fields = {
+        error,
+        failuresInRow: this.#failuresInRow,
+        lastCommitAgeSeconds: this.#lastCommitMs === undefined ? null : Math.round((Date.now() - this.#lastCommitMs) / 1000),
+      }
       if (this.#failuresInRow >= COMMIT_FAILURES_BEFORE_ERROR) logger.error('commits keep failing: source offsets do not move, and a restart would copy again what was mirrored since the last commit', fields)
       else logger.warn('commit failed; the next commit retries', fields)
       return false

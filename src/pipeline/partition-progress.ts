@@ -53,7 +53,17 @@ export class PartitionProgress {
     const key = partitionKey(topic, partition)
     let state = this.#states.get(key)
     if (state === undefined) {
-      state = { topic, partition, highWatermark: -1n, inFlight: [], ackedNext: startOffset, admittedNext: startOffset, committed: -1n, lastProgressMs: 0, owned: this.#owned?.has(key) ?? true }
+      state = {
+        topic,
+        partition,
+        highWatermark: -1n,
+        inFlight: [],
+        ackedNext: startOffset,
+        admittedNext: startOffset,
+        committed: -1n,
+        lastProgressMs: 0,
+        owned: this.#owned?.has(key) ?? true,
+      }
       this.#states.set(key, state)
     }
     return state
@@ -156,7 +166,19 @@ export class PartitionProgress {
     const previous = this.#states.get(key)
     const committed = previous?.committed ?? -1n
     if (position === undefined) this.#states.delete(key)
-    else this.#states.set(key, { topic, partition, highWatermark: -1n, inFlight: [], ackedNext: position, admittedNext: position, committed, lastProgressMs: 0, owned: true })
+    else {
+      this.#states.set(key, {
+        topic,
+        partition,
+        highWatermark: -1n,
+        inFlight: [],
+        ackedNext: position,
+        admittedNext: position,
+        committed,
+        lastProgressMs: 0,
+        owned: true,
+      })
+    }
     this.#landed(previous?.inFlight.length ?? 0)
   }
 

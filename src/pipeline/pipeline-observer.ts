@@ -112,5 +112,19 @@ export interface PipelineObserver {
 
 /** Every event of `PipelineObserver`, for fanning one event out to several observers (`fanOut`). */
 export const PipelineObserverEvents = {
-  consumed: true, produced: true, produceRequest: true, retry: true, batchRouted: true, throttled: true, corruptBatch: true, topicConfigsSynced: true, topicAclsSynced: true, sendFailed: true, committed: true, commitFailed: true, rebalanced: true, transactionEnded: true, fatal: true,
+  consumed: true,
+  produced: true,
+  produceRequest: true,
+  retry: true,
+  batchRouted: true,
+  throttled: true,
+  corruptBatch: true,
+  topicConfigsSynced: true,
+  topicAclsSynced: true,
+  sendFailed: true,
+  committed: true,
+  commitFailed: true,
+  rebalanced: true,
+  transactionEnded: true,
+  fatal: true,
 } as const satisfies Record<keyof PipelineObserver, true>

@@ -65,7 +65,7 @@ export interface ProducerWorkerOptions {
 type SendSpan = ReturnType<NonNullable<MirrorBatch['span']>['sendSpan']>
 
 /** Kafka's default `max.message.bytes` (the broker's `message.max.bytes`). */
-export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_588
+const DEFAULT_MAX_MESSAGE_BYTES = 1_048_588
 /** What the broker counts against `max.message.bytes` beyond the batch itself (offset and size). */
 const LOG_OVERHEAD_BYTES = 12
 /** Answers saying a partition's batch (or the request) is larger than the target takes. */
@@ -150,7 +150,11 @@ export class ProducerWorker {
     // Target partitions the target wrote, with the offset their first record got: filled as answers come.
     const written = new Map<string, bigint>()
     try {
-      await this.#sendWithRetry(batches.map(b => partitionWrite(b)), written, sends)
+      await this.#sendWithRetry(
+        batches.map(b => partitionWrite(b)),
+        written,
+        sends
+      )
       this.#acknowledgeWritten(batches, written, sends)
     } catch (error) {
       for (const send of sends ?? []) send?.end(error)
@@ -306,7 +310,11 @@ export class ProducerWorker {
   }
 
   /** Reports every batch whose target partition is in `written`; returns the others, in order. */
-  #acknowledgeWritten (batches: readonly MirrorBatch[], written: ReadonlyMap<string, bigint>, sends: ReadonlyArray<SendSpan | undefined> | undefined): MirrorBatch[] {
+  #acknowledgeWritten (
+    batches: readonly MirrorBatch[],
+    written: ReadonlyMap<string, bigint>,
+    sends: ReadonlyArray<SendSpan | undefined> | undefined
+  ): MirrorBatch[] {
     const now = Date.now()
     const next = new Map<string, bigint>()
     const unwritten: MirrorBatch[] = []
@@ -343,9 +351,11 @@ export class ProducerWorker {
 
   #fail (batch: MirrorBatch, index: number, error: MirrorError): void {
     const offset = batch.records[index]?.offset ?? '?'
-    const failure = new MirrorError(ErrorCodes.SEND_FAILED,
+    const failure = new MirrorError(
+      ErrorCodes.SEND_FAILED,
       `cannot write ${batch.sourceTopic} partition ${batch.partition} offset ${offset} to ${batch.targetTopic}: ${error.kafkaCode ?? error.code} (${error.message})`,
-      { cause: error, ...(error.kafkaCode === undefined ? {} : { kafkaCode: error.kafkaCode }) })
+      { cause: error, ...(error.kafkaCode === undefined ? {} : { kafkaCode: error.kafkaCode }) }
+    )
     this.#listener.skipped(this.#original(batch), index, failure)
     if (this.#options.abortOnSendFailure) throw failure
   }
@@ -357,31 +367,35 @@ export class ProducerWorker {
    * after the broker wrote it).
    */
   async #sendWithRetry (writes: readonly PartitionWrite[], written: Map<string, bigint>, sends?: ReadonlyArray<SendSpan | undefined>): Promise<void> {
-    const record = (acks: readonly PartitionAck[]): void => { for (const ack of acks) written.set(partitionKey(ack.topic, ack.partition), ack.baseOffset) }
-    await retry(async () => {
-      const pending = writes.filter(write => !written.has(partitionKey(write.topic, write.partition)))
-      if (pending.length === 0) return
-      const started = performance.now()
-      try {
-        record(await this.#sink.send(pending, this.#options.requestTimeoutMs))
-        this.#listener.produceRequest((performance.now() - started) / 1000, true)
-      } catch (error) {
-        this.#listener.produceRequest((performance.now() - started) / 1000, false)
-        if (error instanceof PartialSendError) record(error.written)
-        throw error
-      }
-    }, {
-      signal: this.#options.signal,
-      initialBackoffMs: 200,
-      maxBackoffMs: 5_000,
-      onRetry: (error, attempt, waitMs) => {
-        this.#listener.retry('produce', error)
-        if (sends !== undefined) for (const send of sends) send?.retry({ operation: 'produce', errorCode: errorLabel(error), attempt, backoffMs: waitMs })
-        if (attempt === 1 || attempt % 10 === 0) this.#logger.warn('writing to the target failed; retrying', { attempt, backoffMs: waitMs, code: errorLabel(error), error })
+    const record = (acks: readonly PartitionAck[]): void => {
+      for (const ack of acks) written.set(partitionKey(ack.topic, ack.partition), ack.baseOffset)
+    }
+    await retry(
+      async () => {
+        const pending = writes.filter(write => !written.has(partitionKey(write.topic, write.partition)))
+        if (pending.length === 0) return
+        const started = performance.now()
+        try {
+          record(await this.#sink.send(pending, this.#options.requestTimeoutMs))
+          this.#listener.produceRequest((performance.now() - started) / 1000, true)
+        } catch (error) {
+          this.#listener.produceRequest((performance.now() - started) / 1000, false)
+          if (error instanceof PartialSendError) record(error.written)
+          throw error
+        }
       },
-    })
+      {
+        signal: this.#options.signal,
+        initialBackoffMs: 200,
+        maxBackoffMs: 5_000,
+        onRetry: (error, attempt, waitMs) => {
+          this.#listener.retry('produce', error)
+          if (sends !== undefined) for (const send of sends) send?.retry({ operation: 'produce', errorCode: errorLabel(error), attempt, backoffMs: waitMs })
+          if (attempt === 1 || attempt % 10 === 0) { this.#logger.warn('writing to the target failed; retrying', { attempt, backoffMs: waitMs, code: errorLabel(error), error }) }
+        },
+      }
+    )
   }
-
 }
 
 /** What `batch` asks of the target partition it goes to. */
@@ -427,7 +441,7 @@ function appendSegment (segments: AckSegment[], segment: AckSegment): void {
  * partition's `k`-th chunk, so a partition's records keep their order across requests; a batch
  * larger than a limit by itself has a request of its own.
  */
-export function requestsWithin (batches: readonly MirrorBatch[], maxRequestBytes: number, maxBatchBytes: (topic: string) => number): MirrorBatch[][] {
+function requestsWithin (batches: readonly MirrorBatch[], maxRequestBytes: number, maxBatchBytes: (topic: string) => number): MirrorBatch[][] {
   const chunks: MirrorBatch[][] = []
   const partitions = new Map<string, { chunk: number, bytes: number }>()
   // Each batch's encoded size once: for decoded records it is a walk over every record and header.
@@ -438,7 +452,12 @@ export function requestsWithin (batches: readonly MirrorBatch[], maxRequestBytes
     sizes.set(batch, size)
     const previous = partitions.get(key)
     const fits = previous !== undefined && previous.bytes + size <= maxBatchBytes(batch.targetTopic)
-    const placed = previous === undefined ? { chunk: 0, bytes: BATCH_HEADER_BYTES + size } : fits ? { chunk: previous.chunk, bytes: previous.bytes + size } : { chunk: previous.chunk + 1, bytes: BATCH_HEADER_BYTES + size }
+    const placed =
+      previous === undefined
+        ? { chunk: 0, bytes: BATCH_HEADER_BYTES + size }
+        : fits
+          ? { chunk: previous.chunk, bytes: previous.bytes + size }
+          : { chunk: previous.chunk + 1, bytes: BATCH_HEADER_BYTES + size }
     partitions.set(key, placed)
     ;(chunks[placed.chunk] ??= []).push(batch)
   }

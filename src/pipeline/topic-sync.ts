@@ -7,7 +7,7 @@ import type { Logger } from '../shared/logger.js'
  * ACLs, except those allowing WRITE (only the mirror writes a copy), with ALLOW ALL narrowed to
  * READ; the resource is the target topic's name. Undefined when the ACL is not copied.
  */
-export function targetAcl (acl: TopicAcl, targetTopic: string): TopicAcl | undefined {
+function targetAcl (acl: TopicAcl, targetTopic: string): TopicAcl | undefined {
   if (acl.permission === 'ALLOW' && acl.operation === 'WRITE') return undefined
   const operation = acl.permission === 'ALLOW' && acl.operation === 'ALL' ? 'READ' : acl.operation
   return { ...acl, topic: targetTopic, operation }
@@ -161,7 +161,9 @@ export class TopicSync {
       if (flow.syncTopicConfigs) {
         for (const [topic, set] of await this.#source.topicConfigs(missing.map(t => t.source), this.#withSourceDefaults)) configs.set(topic, this.#copied(set))
       }
-      await this.#target.createTopics(missing.map(t => ({ name: t.target, partitions: t.partitions, replicationFactor: flow.replicationFactor, configs: configs.get(t.source) ?? {} })))
+      await this.#target.createTopics(
+        missing.map(t => ({ name: t.target, partitions: t.partitions, replicationFactor: flow.replicationFactor, configs: configs.get(t.source) ?? {} }))
+      )
       for (const t of missing) {
         this.#noteMaxMessageBytes(t.target, configs.get(t.source) ?? {})
         this.#logger.info('created target topic', { topic: t.target, partitions: t.partitions, configs: configs.get(t.source) ?? {} })

@@ -47,7 +47,7 @@ export interface ConfigProblem {
   readonly message: string
 }
 
-export function formatProblem (problem: ConfigProblem): string {
+function formatProblem (problem: ConfigProblem): string {
   return problem.value === undefined
     ? `${problem.key}: ${problem.message}`
     : `${problem.key} "${problem.value}": ${problem.message}`
@@ -90,4 +90,3 @@ export function errorLabel (error: unknown): string {
 export function isRetriable (error: unknown): boolean {
   return error instanceof MirrorError ? error.retriable : false
 }
-

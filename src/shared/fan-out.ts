@@ -10,7 +10,9 @@ type Callbacks<T> = { [K in keyof T]?: (...args: never[]) => void }
 export function fanOut<T extends Callbacks<T>> (events: Readonly<Record<keyof T, true>>, ...observers: readonly T[]): T {
   const combined: Partial<Record<keyof T, unknown>> = {}
   for (const key of Object.keys(events) as Array<keyof T>) {
-    const callbacks = observers.map(observer => (observer[key] as ((...a: unknown[]) => void) | undefined)?.bind(observer)).filter(callback => callback !== undefined)
+    const callbacks = observers
+      .map(observer => (observer[key] as ((...a: unknown[]) => void) | undefined)?.bind(observer))
+      .filter(callback => callback !== undefined)
     if (callbacks.length === 0) continue
     combined[key] = callbacks.length === 1 ? callbacks[0] : (...args: unknown[]) => { for (const callback of callbacks) callback(...args) }
   }

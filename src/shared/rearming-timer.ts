@@ -24,8 +24,9 @@ export class RearmingTimer {
   #arm (): void {
     if (this.#stopped) return
     this.#timer = setTimeout(() => {
-      // Swallowed on purpose: the task reports its own failures (log, metric); the next run retries.
-      void this.#task().catch(() => {}).finally(() => this.#arm())
+      void this.#task()
+        .catch(() => { /* the task reports its own failures (log, metric); the next run retries */ })
+        .finally(() => this.#arm())
     }, typeof this.#intervalMs === 'function' ? this.#intervalMs() : this.#intervalMs)
     this.#timer.unref()
   }

@@ -38,11 +38,23 @@ export interface BatchSpanHandle {
   end: (error?: unknown) => void
 }
 
-const NOOP_SEND: SendSpanHandle = { retry () {}, setTargetOffset () {}, end () {} }
-const NOOP_BATCH: BatchSpanHandle = { sendSpan: () => NOOP_SEND, retry () {}, end () {} }
+// Tracing off: handles that record nothing.
+const NOOP_SEND: SendSpanHandle = {
+  retry () { /* tracing off */ },
+  setTargetOffset () { /* tracing off */ },
+  end () { /* tracing off */ },
+}
+const NOOP_BATCH: BatchSpanHandle = {
+  sendSpan: () => NOOP_SEND,
+  retry () { /* tracing off */ },
+  end () { /* tracing off */ },
+}
 
 export interface MirrorTracerOptions {
-  /** Where the OTEL_* variables are read to decide on/off and which attribute names to emit; default `process.env` (the SDK itself always reads `process.env`). */
+  /**
+   * Where the OTEL_* variables are read to decide on/off and which attribute names to emit; default
+   * `process.env` (the SDK itself always reads `process.env`).
+   */
   readonly env?: NodeJS.ProcessEnv
   /** Most links per batch span; default `OTEL_SPAN_LINK_COUNT_LIMIT` or 128 (the SDK's limit: more would be dropped anyway). */
   readonly maxLinksPerSpan?: number

@@ -33,7 +33,7 @@ export const TraceAttributes = {
  * The name each renamed attribute had under messaging semantic conventions 1.44 (and the mirror's
  * own `kafka.mirror.*` names of that time). Attributes not listed kept their names.
  */
-export const NamesBefore1_45: Readonly<Record<string, string>> = {
+const NAMES_BEFORE_1_45: Readonly<Record<string, string>> = {
   [TraceAttributes.MESSAGING_SYSTEM_NAME]: 'messaging.system',
   [TraceAttributes.KAFKA_OFFSET]: 'messaging.kafka.offset',
   [TraceAttributes.MIRROR_FLOW]: 'kafka.mirror.flow',
@@ -72,7 +72,7 @@ export function conventionAttributes (attributes: Attributes, emission: SemconvE
   if (emission === 'current') return attributes
   const both: Attributes = { ...attributes }
   for (const [name, value] of Object.entries(attributes)) {
-    const before = NamesBefore1_45[name]
+    const before = NAMES_BEFORE_1_45[name]
     if (before !== undefined) both[before] = value
   }
   return both

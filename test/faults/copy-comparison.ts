@@ -101,7 +101,14 @@ export function compareCopies (source: readonly KeyedRecord[], target: readonly 
     duplicates += partitionDuplicates
     if (firstOutOfOrder !== undefined) outOfOrderPartitions++
     if (partitionMissing > 0 || partitionDuplicates > 0 || firstOutOfOrder !== undefined) {
-      partitions.push({ partition, missing: partitionMissing, duplicates: partitionDuplicates, firstMissingKeys: missingKeys, firstDuplicateKeys: duplicateKeys, ...(firstOutOfOrder === undefined ? {} : { firstOutOfOrder }) })
+      partitions.push({
+        partition,
+        missing: partitionMissing,
+        duplicates: partitionDuplicates,
+        firstMissingKeys: missingKeys,
+        firstDuplicateKeys: duplicateKeys,
+        ...(firstOutOfOrder === undefined ? {} : { firstOutOfOrder }),
+      })
     }
   }
   return { sourceRecords: source.length, targetRecords: target.length, missing, duplicates, outOfOrderPartitions, partitions }

@@ -50,15 +50,30 @@ export interface FaultScenario {
 /** Sidecar logs of the suite, kept for diagnosis. */
 const LOG_DIR = mkdtempSync(join(tmpdir(), 'fault-logs-'))
 
-async function caughtUp (source: NodeCluster, group: string, topic: string, sidecar: SidecarProcess, timeoutMs: number): Promise<{ ok: boolean, lagging: string }> {
+async function caughtUp (
+  source: NodeCluster,
+  group: string,
+  topic: string,
+  sidecar: SidecarProcess,
+  timeoutMs: number
+): Promise<{ ok: boolean, lagging: string }> {
   let lagging = ''
-  const ok = await waitUntil(async () => {
-    if (sidecar.child.exitCode !== null) return true
-    const [ends, committed] = await Promise.all([endOffsets(source, topic), committedOffsets(source, group, topic)])
-    const behind = [...ends].filter(([p, end]) => committed.get(p) !== end)
-    lagging = behind.slice(0, 24).map(([p, end]) => `${p}: committed ${committed.get(p) ?? 'none'} of ${end}`).join(', ')
-    return behind.length === 0
-  }, { timeoutMs, intervalMs: 500, message: 'the copy to catch up' }).then(() => sidecar.child.exitCode === null, () => false)
+  const ok = await waitUntil(
+    async () => {
+      if (sidecar.child.exitCode !== null) return true
+      const [ends, committed] = await Promise.all([endOffsets(source, topic), committedOffsets(source, group, topic)])
+      const behind = [...ends].filter(([p, end]) => committed.get(p) !== end)
+      lagging = behind
+        .slice(0, 24)
+        .map(([p, end]) => `${p}: committed ${committed.get(p) ?? 'none'} of ${end}`)
+        .join(', ')
+      return behind.length === 0
+    },
+    { timeoutMs, intervalMs: 500, message: 'the copy to catch up' }
+  ).then(
+    () => sidecar.child.exitCode === null,
+    () => false
+  )
   return { ok, lagging }
 }
 
@@ -73,7 +88,8 @@ async function settledComparison (source: NodeCluster, target: NodeCluster, topi
   let result = await compare()
   if (result.missing > 0) {
     // Reading again until nothing is missing; a timeout leaves the last comparison, which the test reports.
-    await waitUntil(async () => { result = await compare(); return result.missing === 0 }, { timeoutMs: 20_000, intervalMs: 2_000, message: 'missing records to show' }).catch(() => {})
+    await waitUntil(async () => { result = await compare(); return result.missing === 0 }, { timeoutMs: 20_000, intervalMs: 2_000, message: 'missing records to show' })
+      .catch(() => { /* the last comparison stays in result, which the test reports */ })
   }
   return { comparison: result, sourceKeys: new Set(sourceRecords.map(r => r.key)) }
 }
@@ -114,14 +130,18 @@ export async function runFaultScenario (t: TestContext, scenario: FaultScenario)
   t.after(async () => {
     for (const cluster of [source, target]) {
       // Clean-up only: a cluster left broken by a failed fault must not hide the test's own failure.
-      await cluster.withAdmin(async admin => { if ((await admin.listTopics()).includes(topic)) await admin.deleteTopics({ topics: [topic] }) }).catch(() => {})
+      await cluster.withAdmin(async admin => { if ((await admin.listTopics()).includes(topic)) await admin.deleteTopics({ topics: [topic] }) })
+        .catch(() => { /* clean-up only */ })
     }
   })
   const group = uniqueName(`fault-${scenario.name}`)
   const writer = startTrafficWriter(source, topic)
   t.after(() => writer.stop())
   const sidecar = spawnSidecar(t, {
-    source, target, groupId: group, include: topic,
+    source,
+    target,
+    groupId: group,
+    include: topic,
     consumer: { 'session.timeout.ms': 10_000, 'heartbeat.interval.ms': 1_000 },
     args: ['--offset.commit.interval.ms', '300', ...(scenario.delivery === 'exactly-once' ? ['--exactly.once', 'true'] : []), ...(scenario.sidecarArgs ?? [])],
   })
@@ -172,15 +192,23 @@ export async function runFaultScenario (t: TestContext, scenario: FaultScenario)
   ].join('\n')
   // One diagnostic per line: the runner escapes the line breaks of a multi-line one.
   for (const line of report.split('\n')) t.diagnostic(line)
-  const failed = !catchUp.ok || comparison.missing > 0 || comparison.duplicates > 0 || comparison.outOfOrderPartitions > 0 || verify.code !== 0 || exitedEarly !== null
+  const failed =
+    !catchUp.ok || comparison.missing > 0 || comparison.duplicates > 0 || comparison.outOfOrderPartitions > 0 || verify.code !== 0 || exitedEarly !== null
   if (failed) {
     t.diagnostic('last lines of the sidecar\'s log:')
     for (const line of sidecar.stderr().trimEnd().split('\n').slice(-15)) t.diagnostic(line)
   }
   assert.deepEqual(
-    { caughtUp: catchUp.ok, missing: comparison.missing, duplicates: comparison.duplicates, outOfOrderPartitions: comparison.outOfOrderPartitions, verifyExit: verify.code, sidecarExitedEarly: exitedEarly !== null },
+    {
+      caughtUp: catchUp.ok,
+      missing: comparison.missing,
+      duplicates: comparison.duplicates,
+      outOfOrderPartitions: comparison.outOfOrderPartitions,
+      verifyExit: verify.code,
+      sidecarExitedEarly: exitedEarly !== null,
+    },
     { caughtUp: true, missing: 0, duplicates: 0, outOfOrderPartitions: 0, verifyExit: 0, sidecarExitedEarly: false },
-    report,
+    report
   )
 }
 

@@ -42,12 +42,22 @@ export interface KubeconformResource { readonly filename: string, readonly kind:
  * schemas, Kubernetes' own by version and the CRDs' by group; a kind without a schema is an error.
  * Reads the YAML from `stdin`, or the files given.
  */
-export async function kubeconform (kubernetesVersion: string, input: { stdin: string } | { files: readonly string[] }): Promise<{ result: CommandResult, resources: KubeconformResource[] }> {
+export async function kubeconform (
+  kubernetesVersion: string,
+  input: { stdin: string } | { files: readonly string[] }
+): Promise<{ result: CommandResult, resources: KubeconformResource[] }> {
   const args = [
-    '-strict', '-summary', '-output', 'json', '-verbose',
-    '-kubernetes-version', kubernetesVersion,
-    '-schema-location', join(SCHEMAS_DIR, '{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}', '{{ .ResourceKind }}{{ .KindSuffix }}.json'),
-    '-schema-location', join(SCHEMAS_DIR, 'crds', '{{ .Group }}', '{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json'),
+    '-strict',
+    '-summary',
+    '-output',
+    'json',
+    '-verbose',
+    '-kubernetes-version',
+    kubernetesVersion,
+    '-schema-location',
+    join(SCHEMAS_DIR, '{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}', '{{ .ResourceKind }}{{ .KindSuffix }}.json'),
+    '-schema-location',
+    join(SCHEMAS_DIR, 'crds', '{{ .Group }}', '{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json'),
     ...('stdin' in input ? ['-'] : input.files),
   ]
   const result = await run(deployTool('kubeconform'), args, 'stdin' in input ? input.stdin : undefined)

@@ -108,6 +108,7 @@ export class FakeTopicCatalog implements TopicCatalog {
       return set === undefined && defaults === undefined ? [] : [[topic, { ...defaults, ...set }] as const]
     }))
   }
+
   async createTopics (topics: readonly NewTopic[]): Promise<void> {
     for (const topic of topics) { this.topics.set(topic.name, topic.partitions); this.created.push(topic) }
   }
@@ -328,7 +329,15 @@ export class FakeRecordSink implements RecordSink {
 }
 
 /** Ports for one flow over in-memory topics `{ name: partitions }` on both clusters. */
-export function fakePorts (topics: Record<string, number>, lanes = 2): FlowPorts & { readonly sources: FakeRecordSource[], readonly sinkFakes: FakeRecordSink[], readonly target: FakeTarget, readonly current: () => FakeRecordSource } {
+export function fakePorts (
+  topics: Record<string, number>,
+  lanes = 2
+): FlowPorts & {
+  readonly sources: FakeRecordSource[]
+  readonly sinkFakes: FakeRecordSink[]
+  readonly target: FakeTarget
+  readonly current: () => FakeRecordSource
+} {
   const sourceTopics = new FakeTopicCatalog('source', topics)
   const targetTopics = new FakeTopicCatalog('target', topics)
   const target = new FakeTarget()

@@ -5,7 +5,14 @@ const { parse: parseProduceResponse } = require('@kafka-mirror-sidecar/kafkajs/s
 const { KafkaJSBrokerNotFound } = require('@kafka-mirror-sidecar/kafkajs/src/errors') as { KafkaJSBrokerNotFound: new (message: string) => Error }
 
 /** Kafka's error codes the fake answers with. */
-export const ErrorCode = { NONE: 0, UNKNOWN_TOPIC_OR_PARTITION: 3, NOT_LEADER_OR_FOLLOWER: 6, MESSAGE_TOO_LARGE: 10, NOT_ENOUGH_REPLICAS: 19, OUT_OF_ORDER_SEQUENCE_NUMBER: 45 } as const
+export const ErrorCode = {
+  NONE: 0,
+  UNKNOWN_TOPIC_OR_PARTITION: 3,
+  NOT_LEADER_OR_FOLLOWER: 6,
+  MESSAGE_TOO_LARGE: 10,
+  NOT_ENOUGH_REPLICAS: 19,
+  OUT_OF_ORDER_SEQUENCE_NUMBER: 45,
+} as const
 
 export interface ProduceEntry { partition: number, firstSequence?: number, messages: Array<{ value: string | Buffer }> }
 export interface ProduceRequest { producerId: number, producerEpoch: number, topicData: Array<{ topic: string, partitions: ProduceEntry[] }> }

@@ -72,14 +72,21 @@ export async function javaMirrorClusters (bootstrap: string, sourceAlias: string
   return await runProbe(['clusters', bootstrap, sourceAlias]) as JavaMirrorClusters
 }
 
-/** One upstream offset as MirrorMaker 2's checkpoint task translates it from the offset-syncs topic (`OffsetSyncStore.translateDownstream`); null: no translation. */
+/**
+ * One upstream offset as MirrorMaker 2's checkpoint task translates it from the offset-syncs topic
+ * (`OffsetSyncStore.translateDownstream`); null: no translation.
+ */
 export interface JavaSyncStoreTranslation {
   readonly partition: number
   readonly upstreamOffset: number
   readonly downstreamOffset: number | null
 }
 
-/** Connect-mirror's `OffsetSyncStore` (what MirrorMaker 2's checkpoint task reads its offset syncs with), built for the flow `sourceAlias` -> `targetAlias` with `offset-syncs.topic.location` = `location`. */
+/**
+ * Connect-mirror's `OffsetSyncStore` (what MirrorMaker 2's checkpoint task reads its offset syncs
+ * with), built for the flow `sourceAlias` -> `targetAlias` with `offset-syncs.topic.location` =
+ * `location`.
+ */
 export async function javaSyncStoreTranslate (flow: { readonly sourceBootstrap: string, readonly targetBootstrap: string, readonly sourceAlias: string, readonly targetAlias: string, readonly location: 'source' | 'target' }, topic: string, offsets: ReadonlyArray<readonly [number, bigint]>): Promise<JavaSyncStoreTranslation[]> {
   const specs = offsets.map(([partition, offset]) => `${partition}:${offset}`).join(',')
   return await runProbe(['sync-store', flow.sourceBootstrap, flow.targetBootstrap, flow.sourceAlias, flow.targetAlias, flow.location, topic, specs]) as JavaSyncStoreTranslation[]

@@ -71,7 +71,10 @@ export async function deleteTopicIfExists (cluster: KafkaEndpoint, topic: string
   })
 }
 
-/** Sends `messages` to `topic` with acks=all and the idempotent producer (a retry after a just-created topic's NOT_LEADER writes nothing twice), and waits for the acknowledgement. */
+/**
+ * Sends `messages` to `topic` with acks=all and the idempotent producer (a retry after a
+ * just-created topic's NOT_LEADER writes nothing twice), and waits for the acknowledgement.
+ */
 export async function produce (cluster: KafkaEndpoint, topic: string, messages: Message[]): Promise<void> {
   const producer = createKafkaClient(cluster.connection('test-producer')).producer({ allowAutoTopicCreation: false, idempotent: true, maxInFlightRequests: 1 })
   await producer.connect()
@@ -100,10 +103,20 @@ export interface ReadRecord {
 export async function readAll (cluster: KafkaEndpoint, topic: string, options: { groupId?: string } = {}): Promise<ReadRecord[]> {
   const kafka = createKafkaClient(cluster.connection('test-reader'))
   const ends = await withAdmin(cluster, admin => admin.fetchTopicOffsets(topic))
-  const committed = options.groupId === undefined
-    ? new Map<number, bigint>()
-    : new Map(((await withAdmin(cluster, admin => admin.fetchOffsets({ groupId: options.groupId as string, topics: [topic] })))[0]?.partitions ?? []).map(p => [p.partition, BigInt(p.offset)]))
-  const remaining = new Map(ends.filter(p => BigInt(p.high) > ((committed.get(p.partition) ?? -1n) >= 0n ? committed.get(p.partition) as bigint : BigInt(p.low))).map(p => [p.partition, BigInt(p.high)]))
+  const committed =
+    options.groupId === undefined
+      ? new Map<number, bigint>()
+      : new Map(
+        ((await withAdmin(cluster, admin => admin.fetchOffsets({ groupId: options.groupId as string, topics: [topic] })))[0]?.partitions ?? []).map(p => [
+          p.partition,
+          BigInt(p.offset),
+        ])
+      )
+  const remaining = new Map(
+    ends
+      .filter(p => BigInt(p.high) > ((committed.get(p.partition) ?? -1n) >= 0n ? (committed.get(p.partition) as bigint) : BigInt(p.low)))
+      .map(p => [p.partition, BigInt(p.high)])
+  )
   const records: ReadRecord[] = []
   if (remaining.size === 0) return records
   const consumer = kafka.consumer({ groupId: options.groupId ?? uniqueName('reader'), allowAutoTopicCreation: false, maxWaitTimeInMs: 200 })

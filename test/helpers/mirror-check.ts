@@ -3,7 +3,7 @@ import type { TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
 /** The compiled CLI, run as users run it. */
-export const MIRROR_CHECK = fileURLToPath(new URL('../../cli/mirror-check.js', import.meta.url))
+export const MIRROR_CHECK = fileURLToPath(new URL('../../src/check/mirror-check.js', import.meta.url))
 
 export interface CliResult {
   readonly code: number
@@ -16,10 +16,15 @@ export interface CliResult {
 export function runMirrorCheck (args: readonly string[], { timeoutMs = 60_000, env = {} as NodeJS.ProcessEnv } = {}): Promise<CliResult> {
   const started = Date.now()
   return new Promise(resolve => {
-    execFile(process.execPath, [MIRROR_CHECK, ...args], { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, ...env } }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : -1
-      resolve({ code, stdout, stderr, ms: Date.now() - started })
-    })
+    execFile(
+      process.execPath,
+      [MIRROR_CHECK, ...args],
+      { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, ...env } },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : -1
+        resolve({ code, stdout, stderr, ms: Date.now() - started })
+      }
+    )
   })
 }
 

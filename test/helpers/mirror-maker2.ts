@@ -28,7 +28,10 @@ export interface Mm2Process {
   readonly terminate: (signal: NodeJS.Signals) => Promise<void>
 }
 
-/** The real MirrorMaker 2 (dedicated mode, `org.apache.kafka.connect.mirror.MirrorMaker`) from the Maven jars; killed, and its folder removed, when the test ends. */
+/**
+ * The real MirrorMaker 2 (dedicated mode, `org.apache.kafka.connect.mirror.MirrorMaker`) from the
+ * Maven jars; killed, and its folder removed, when the test ends.
+ */
 export async function startMirrorMaker2 (t: TestContext, run: Mm2Run): Promise<Mm2Process> {
   const distribution = await ensureKafkaDistribution()
   const dir = mkdtempSync(join(tmpdir(), 'mm2-'))

@@ -2,11 +2,11 @@ import type { Message } from '@kafka-mirror-sidecar/kafkajs'
 import type { LocalCluster } from '../../scripts/local-kafka/clusters.js'
 import { createKafkaClient } from '../../src/kafka/client.js'
 import { GroupAdmin } from '../../src/kafka/group-admin.js'
-import { readInternalTopic, readInternalTopicBytes } from '../../src/kafka/internal-topic.js'
-import { decodeMm2Checkpoint, type Mm2CheckpointRecord } from '../../src/offsets/mm2-records.js'
+import { readInternalTopicBytes } from '../../src/kafka/internal-topic.js'
+import { decodeMm2Checkpoint, type Mm2CheckpointRecord } from '../../src/mirror-topics/mm2-records.js'
 import { silentLogger } from '../../src/shared/logger.js'
-import { mm2OffsetSyncs, mm2Translate } from '../../src/offsets/mm2-translation.js'
-import { readAll, uniqueName, withAdmin, type ReadRecord } from './kafka.js'
+import { mm2OffsetSyncs, mm2Translate } from '../../src/check/translate/mm2-translation.js'
+import { readAll, uniqueName, type ReadRecord } from './kafka.js'
 
 /** Messages with unique values `<tag>-<partition>-<i>`, timestamps now (time retention keeps them). */
 export function tagged (tag: string, partition: number, count: number, keyOf: (i: number) => string | null = i => `k-${i}`): Message[] {
@@ -19,7 +19,13 @@ export function tagged (tag: string, partition: number, count: number, keyOf: (i
  * beginning and commits the offset after the last one it read, as an application would.
  * Returns the committed offsets; `onRecord` hears each record read.
  */
-export async function consumeAndCommit (cluster: LocalCluster, topic: string, groupId: string, counts: ReadonlyMap<number, number>, onRecord?: (partition: number, value: string) => void): Promise<Map<number, bigint>> {
+export async function consumeAndCommit (
+  cluster: LocalCluster,
+  topic: string,
+  groupId: string,
+  counts: ReadonlyMap<number, number>,
+  onRecord?: (partition: number, value: string) => void
+): Promise<Map<number, bigint>> {
   const consumer = createKafkaClient(cluster.connection('test-app')).consumer({ groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 200 })
   const read = new Map<number, number>()
   const committed = new Map<number, bigint>()
@@ -27,27 +33,29 @@ export async function consumeAndCommit (cluster: LocalCluster, topic: string, gr
   try {
     await consumer.subscribe({ topics: [topic], fromBeginning: true })
     await new Promise<void>((resolve, reject) => {
-      consumer.run({
-        autoCommit: false,
-        eachBatchAutoResolve: false,
-        eachBatch: async ({ batch, resolveOffset }) => {
-          const want = counts.get(batch.partition) ?? 0
-          for (const m of batch.messages) {
-            const n = read.get(batch.partition) ?? 0
-            if (n >= want) break
-            read.set(batch.partition, n + 1)
-            onRecord?.(batch.partition, m.value?.toString() ?? 'null')
-            resolveOffset(m.offset)
-            if (n + 1 === want) {
-              const offset = BigInt(m.offset) + 1n
-              await consumer.commitOffsets([{ topic, partition: batch.partition, offset: offset.toString() }])
-              committed.set(batch.partition, offset)
-              consumer.pause([{ topic, partitions: [batch.partition] }])
+      consumer
+        .run({
+          autoCommit: false,
+          eachBatchAutoResolve: false,
+          eachBatch: async ({ batch, resolveOffset }) => {
+            const want = counts.get(batch.partition) ?? 0
+            for (const m of batch.messages) {
+              const n = read.get(batch.partition) ?? 0
+              if (n >= want) break
+              read.set(batch.partition, n + 1)
+              onRecord?.(batch.partition, m.value?.toString() ?? 'null')
+              resolveOffset(m.offset)
+              if (n + 1 === want) {
+                const offset = BigInt(m.offset) + 1n
+                await consumer.commitOffsets([{ topic, partition: batch.partition, offset: offset.toString() }])
+                committed.set(batch.partition, offset)
+                consumer.pause([{ topic, partitions: [batch.partition] }])
+              }
             }
-          }
-          if ([...counts].every(([p, c]) => c === 0 || committed.has(p))) resolve()
-        },
-      }).catch(reject)
+            if ([...counts].every(([p, c]) => c === 0 || committed.has(p))) resolve()
+          },
+        })
+        .catch(reject)
     })
   } finally {
     await consumer.disconnect()
@@ -104,7 +112,12 @@ export async function copyPairs (source: LocalCluster, target: LocalCluster, top
  * What failing over with MirrorMaker 2's rule would re-read: target records between MM2's
  * translation of `groupOffset` and the exact one (`exactTarget`).
  */
-export function mm2ReReads (pairs: ReadonlyArray<readonly [bigint, bigint]>, groupOffset: bigint, exactTarget: bigint, maxOffsetLag = 100n): bigint | undefined {
+export function mm2ReReads (
+  pairs: ReadonlyArray<readonly [bigint, bigint]>,
+  groupOffset: bigint,
+  exactTarget: bigint,
+  maxOffsetLag = 100n
+): bigint | undefined {
   const translated = mm2Translate(mm2OffsetSyncs(pairs, maxOffsetLag), groupOffset)
   return translated === undefined ? undefined : exactTarget - translated
 }

@@ -91,7 +91,15 @@ export class OidcServer {
     if (client === undefined) return { status: 401, body: { error: 'invalid_client', error_description: 'client authentication failed' } }
     const lifetime = this.#options.tokenLifetimeSeconds ?? 3600
     const iat = Math.floor(Date.now() / 1000)
-    const token = this.#jwt({ sub: client.id, aud: this.#options.audience, iss: this.url, iat, exp: iat + lifetime, ...(scope === undefined ? {} : { scope }), jti: randomUUID() })
+    const token = this.#jwt({
+      sub: client.id,
+      aud: this.#options.audience,
+      iss: this.url,
+      iat,
+      exp: iat + lifetime,
+      ...(scope === undefined ? {} : { scope }),
+      jti: randomUUID(),
+    })
     this.tokens.push(token)
     return { status: 200, body: { access_token: token, token_type: 'Bearer', expires_in: lifetime } }
   }

@@ -30,7 +30,12 @@ export interface OtlpReceiver {
 
 /** OTLP attributes as a plain object (int values as numbers). */
 export function otlpAttributes (keyValues: readonly OtlpKeyValue[] = []): Record<string, string | number | boolean | undefined> {
-  return Object.fromEntries(keyValues.map(({ key, value }) => [key, value.stringValue ?? (value.intValue === undefined ? undefined : Number(value.intValue)) ?? value.boolValue ?? value.doubleValue]))
+  return Object.fromEntries(
+    keyValues.map(({ key, value }) => [
+      key,
+      value.stringValue ?? (value.intValue === undefined ? undefined : Number(value.intValue)) ?? value.boolValue ?? value.doubleValue,
+    ])
+  )
 }
 
 /**

@@ -133,7 +133,9 @@ export class PrometheusServer {
   /** Loaded rules with their evaluation health (`ok`, `err`, `unknown`) and last error. */
   async rules (): Promise<Array<{ name: string, health: string, lastError?: string, lastEvaluation: string }>> {
     const response = await fetch(`${this.url}/api/v1/rules`)
-    const body = await response.json() as { data: { groups: Array<{ rules: Array<{ name: string, health: string, lastError?: string, lastEvaluation: string }> }> } }
+    const body = (await response.json()) as {
+      data: { groups: Array<{ rules: Array<{ name: string, health: string, lastError?: string, lastEvaluation: string }> }> }
+    }
     return body.data.groups.flatMap(group => group.rules)
   }
 

@@ -18,13 +18,25 @@ export function signingKey (secretAccessKey: string, dateStamp: string, region: 
 }
 
 /** The hex signature of a presigned GET of `https://host/` with `query` (X-Amz-Signature excluded), signed header `host`, empty body. */
-export function presignedGetSignature (input: { host: string, query: Record<string, string>, secretAccessKey: string, region: string, service: string, amzDate: string }): string {
-  const canonicalQuery = Object.keys(input.query).sort().map(name => `${uriEncode(name)}=${uriEncode(input.query[name] as string)}`).join('&')
+export function presignedGetSignature (input: {
+  host: string
+  query: Record<string, string>
+  secretAccessKey: string
+  region: string
+  service: string
+  amzDate: string
+}): string {
+  const canonicalQuery = Object.keys(input.query)
+    .sort()
+    .map(name => `${uriEncode(name)}=${uriEncode(input.query[name] as string)}`)
+    .join('&')
   const canonicalRequest = ['GET', '/', canonicalQuery, `host:${input.host}`, '', 'host', sha256Hex('')].join('\n')
   const dateStamp = input.amzDate.slice(0, 8)
   const scope = `${dateStamp}/${input.region}/${input.service}/aws4_request`
   const stringToSign = ['AWS4-HMAC-SHA256', input.amzDate, scope, sha256Hex(canonicalRequest)].join('\n')
-  return createHmac('sha256', signingKey(input.secretAccessKey, dateStamp, input.region, input.service)).update(stringToSign, 'utf8').digest('hex')
+  return createHmac('sha256', signingKey(input.secretAccessKey, dateStamp, input.region, input.service))
+    .update(stringToSign, 'utf8')
+    .digest('hex')
 }
 
 /** Checks an AWS_MSK_IAM JSON payload's signature with `secretAccessKey`; returns the problem, or undefined when it is right. */

@@ -7,7 +7,6 @@ import { sampleSum, scrape, sidecarHttpPort } from '../helpers/sidecar-http.js'
 import { waitUntil } from '../helpers/wait.js'
 import { mm2File } from '../helpers/mm2-file.js'
 
-
 test('active-active over the same topic name (Identity policy both ways): every record reaches the other cluster once and nothing loops, forwarded and decoded alike', { timeout: 240_000 }, async t => {
   const { source: a, target: b } = await sharedClusters()
   const p = uniqueName('aa').replace(/-/g, '')
@@ -19,11 +18,18 @@ test('active-active over the same topic name (Identity policy both ways): every 
   await produce(b, topic, Array.from({ length: 40 }, (_, i) => ({ partition: i % 2, key: `b${i}`, value: `from-b-${i}` })))
   const groups = { A: uniqueName('aa-from-a'), B: uniqueName('aa-from-b') }
   const config = mm2File({
-    clusters: 'A, B', 'A.bootstrap.servers': a.bootstrap, 'B.bootstrap.servers': b.bootstrap,
-    'A->B.enabled': 'true', 'B->A.enabled': 'true', topics: topic,
+    clusters: 'A, B',
+    'A.bootstrap.servers': a.bootstrap,
+    'B.bootstrap.servers': b.bootstrap,
+    'A->B.enabled': 'true',
+    'B->A.enabled': 'true',
+    topics: topic,
     'replication.policy.class': 'org.apache.kafka.connect.mirror.IdentityReplicationPolicy',
-    'A->B.consumer.group.id': groups.A, 'B->A.consumer.group.id': groups.B,
-    'refresh.topics.interval.seconds': '1', 'offset.flush.interval.ms': '300', 'replication.factor': '1',
+    'A->B.consumer.group.id': groups.A,
+    'B->A.consumer.group.id': groups.B,
+    'refresh.topics.interval.seconds': '1',
+    'offset.flush.interval.ms': '300',
+    'replication.factor': '1',
   })
   const sidecar = spawnSidecarArgs(t, [config, '--metrics.port', '0', '--metrics.host', '127.0.0.1'])
   await waitMirroring(sidecar)
@@ -38,7 +44,12 @@ test('active-active over the same topic name (Identity policy both ways): every 
   await waitUntil(async () => {
     const [onA, onB] = await Promise.all([totalRecords(a, topic), totalRecords(b, topic)])
     if (onA !== BigInt(expected) || onB !== BigInt(expected)) return false
-    const [endA, endB, doneA, doneB] = await Promise.all([endOffsets(a, topic), endOffsets(b, topic), committedOffsets(a, groups.A, topic), committedOffsets(b, groups.B, topic)])
+    const [endA, endB, doneA, doneB] = await Promise.all([
+      endOffsets(a, topic),
+      endOffsets(b, topic),
+      committedOffsets(a, groups.A, topic),
+      committedOffsets(b, groups.B, topic),
+    ])
     return [...endA].every(([partition, end]) => doneA.get(partition) === end) && [...endB].every(([partition, end]) => doneB.get(partition) === end)
   }, { timeoutMs: 90_000, intervalMs: 500, message: 'both clusters to hold every record once and both flows to be caught up' })
   for (const cluster of [a, b]) {

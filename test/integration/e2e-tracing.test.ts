@@ -39,7 +39,10 @@ test('the binary exports process/send spans over OTLP/HTTP JSON, linked to each 
   await produce(source, topic, messages())
 
   const sidecar = spawnSidecar(t, {
-    source, target, groupId, include: topic,
+    source,
+    target,
+    groupId,
+    include: topic,
     env: withoutOtel({
       OTEL_TRACES_EXPORTER: 'otlp',
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',

@@ -34,13 +34,21 @@ test('exactly-once active-active over the same topic name (Identity policy both 
   await produce(b, topic, Array.from({ length: 60 }, (_, i) => ({ partition: i % 3, key: `b${i}`, value: `from-b-${i}` })))
   const groups = { A: uniqueName('eosaa-from-a'), B: uniqueName('eosaa-from-b') }
   const path = mm2File({
-    clusters: 'A, B', 'A.bootstrap.servers': a.bootstrap, 'B.bootstrap.servers': b.bootstrap,
-    'A->B.enabled': 'true', 'B->A.enabled': 'true', topics: topic,
+    clusters: 'A, B',
+    'A.bootstrap.servers': a.bootstrap,
+    'B.bootstrap.servers': b.bootstrap,
+    'A->B.enabled': 'true',
+    'B->A.enabled': 'true',
+    topics: topic,
     'replication.policy.class': 'org.apache.kafka.connect.mirror.IdentityReplicationPolicy',
-    'A->B.consumer.group.id': groups.A, 'B->A.consumer.group.id': groups.B,
+    'A->B.consumer.group.id': groups.A,
+    'B->A.consumer.group.id': groups.B,
     // MirrorMaker 2's own key, per target cluster: both flows exactly once.
-    'A.exactly.once.source.support': 'enabled', 'B.exactly.once.source.support': 'enabled',
-    'refresh.topics.interval.seconds': '1', 'offset.flush.interval.ms': '300', 'replication.factor': '1',
+    'A.exactly.once.source.support': 'enabled',
+    'B.exactly.once.source.support': 'enabled',
+    'refresh.topics.interval.seconds': '1',
+    'offset.flush.interval.ms': '300',
+    'replication.factor': '1',
   })
   const sidecar = spawnSidecarArgs(t, [path, '--metrics.port', '0', '--metrics.host', '127.0.0.1'])
   await waitMirroring(sidecar)

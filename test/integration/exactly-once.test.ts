@@ -80,7 +80,11 @@ function byPartition (lines: readonly string[]): Map<string, string[]> {
 }
 
 /** Missing and duplicated source records on the target, and whether each partition's order is the source's. */
-async function audit (source: LocalCluster, target: LocalCluster, topic: string): Promise<{ missing: number, duplicates: number, orderKept: boolean, sourceRecords: number }> {
+async function audit (
+  source: LocalCluster,
+  target: LocalCluster,
+  topic: string
+): Promise<{ missing: number, duplicates: number, orderKept: boolean, sourceRecords: number }> {
   const [from, to] = await Promise.all([readCommitted(source, topic), readCommitted(target, topic)])
   const seen = new Map<string, number>()
   for (const line of to) seen.set(line, (seen.get(line) ?? 0) + 1)
@@ -102,7 +106,8 @@ async function settledAudit (source: LocalCluster, target: LocalCluster, topic: 
   let result = await audit(source, target, topic)
   if (result.missing === 0) return { ...result, lateMs: 0 }
   const started = Date.now()
-  await waitUntil(async () => { result = await audit(source, target, topic); return result.missing === 0 }, { timeoutMs: 20_000, intervalMs: 1_000, message: 'missing records to show' }).catch(() => {})
+  await waitUntil(async () => { result = await audit(source, target, topic); return result.missing === 0 }, { timeoutMs: 20_000, intervalMs: 1_000, message: 'missing records to show' })
+    .catch(() => { /* the last audit stays in result, which the caller asserts on */ })
   return { ...result, lateMs: Date.now() - started }
 }
 
@@ -149,9 +154,19 @@ async function waitCaughtUp (source: LocalCluster, group: string, topic: string,
   if (copier !== undefined && copier.child.exitCode !== null) throw new Error(`the sidecar left to copy exited (${copier.child.exitCode}) before the topic was copied:\n${copier.stderr().slice(-4000)}`)
 }
 
-function exactlyOnceSidecar (t: TestContext, source: LocalCluster, target: LocalCluster, group: string, topic: string, extra: readonly string[] = []): SidecarProcess {
+function exactlyOnceSidecar (
+  t: TestContext,
+  source: LocalCluster,
+  target: LocalCluster,
+  group: string,
+  topic: string,
+  extra: readonly string[] = []
+): SidecarProcess {
   const sidecar = spawnSidecar(t, {
-    source, target, groupId: group, include: topic,
+    source,
+    target,
+    groupId: group,
+    include: topic,
     consumer: { 'session.timeout.ms': 6000, 'heartbeat.interval.ms': 1000 },
     args: ['--exactly.once', 'true', '--offset.commit.interval.ms', '300', ...extra],
   })
@@ -216,7 +231,8 @@ test('exactly-once: kill -9s (8; EOS_KILLS=N for more) at moments spread over a 
     // open show up once the coordinator aborts it (transaction.timeout.ms, 60 s); lost ones never do.
     const since = Date.now()
     let later: Awaited<ReturnType<typeof audit>> | undefined
-    await waitUntil(async () => { later = await audit(source, target, topic); return later.missing === 0 }, { timeoutMs: 90_000, intervalMs: 5_000, message: 'the missing records to show' }).catch(() => {})
+    await waitUntil(async () => { later = await audit(source, target, topic); return later.missing === 0 }, { timeoutMs: 90_000, intervalMs: 5_000, message: 'the missing records to show' })
+      .catch(() => { /* the last audit stays in later, reported below */ })
     t.diagnostic(later === undefined || later.missing > 0 ? `still missing 90 s later (${later?.missing ?? '?'}): lost` : `all visible ${((Date.now() - since) / 1000).toFixed(0)} s later: held back by an open transaction (duplicates then ${later.duplicates})`)
     t.diagnostic(`missing ranges:\n${await explainMissing(source, target, topic)}`)
     t.diagnostic(`last sidecar's log:\n${sidecar.stderr().slice(-6000)}`)

@@ -10,7 +10,13 @@ import { consumeAndCommit, readAsGroup, tagged } from '../helpers/offsets.js'
 import { spawnSidecarArgs, waitMirroring, type SidecarProcess } from '../helpers/sidecar.js'
 import { waitUntil } from '../helpers/wait.js'
 
-interface Pair { readonly a: LocalCluster, readonly b: LocalCluster, readonly topic: string, readonly flowGroups: { readonly A: string, readonly B: string }, readonly config: string }
+interface Pair {
+  readonly a: LocalCluster
+  readonly b: LocalCluster
+  readonly topic: string
+  readonly flowGroups: { readonly A: string, readonly B: string }
+  readonly config: string
+}
 
 /** Two flows A -> B and B -> A over the same topic name (Identity policy), in one sidecar: aliases A and B. */
 async function activeActive (t: TestContext, prefix: string): Promise<Pair> {
@@ -20,11 +26,18 @@ async function activeActive (t: TestContext, prefix: string): Promise<Pair> {
   await createTopic(t, b, { name: topic, partitions: 2 })
   const flowGroups = { A: uniqueName('fb-from-a'), B: uniqueName('fb-from-b') }
   const lines: Record<string, string> = {
-    clusters: 'A, B', 'A.bootstrap.servers': a.bootstrap, 'B.bootstrap.servers': b.bootstrap,
-    'A->B.enabled': 'true', 'B->A.enabled': 'true', topics: topic,
+    clusters: 'A, B',
+    'A.bootstrap.servers': a.bootstrap,
+    'B.bootstrap.servers': b.bootstrap,
+    'A->B.enabled': 'true',
+    'B->A.enabled': 'true',
+    topics: topic,
     'replication.policy.class': 'org.apache.kafka.connect.mirror.IdentityReplicationPolicy',
-    'A->B.consumer.group.id': flowGroups.A, 'B->A.consumer.group.id': flowGroups.B,
-    'refresh.topics.interval.seconds': '1', 'offset.flush.interval.ms': '300', 'replication.factor': '1',
+    'A->B.consumer.group.id': flowGroups.A,
+    'B->A.consumer.group.id': flowGroups.B,
+    'refresh.topics.interval.seconds': '1',
+    'offset.flush.interval.ms': '300',
+    'replication.factor': '1',
   }
   const config = join(mkdtempSync(join(tmpdir(), 'mm2-')), 'mm2.properties')
   writeFileSync(config, Object.entries(lines).map(([k, v]) => `${k} = ${v}`).join('\n') + '\n')
@@ -42,11 +55,19 @@ async function stopMirror (sidecar: SidecarProcess): Promise<void> {
   assert.equal(await sidecar.exited, 0, sidecar.stderr().slice(-2000))
 }
 
-/** Both flows committed their source's end offsets (their offset syncs are written before each commit; an empty partition has nothing to commit) and both clusters hold `records`. */
+/**
+ * Both flows committed their source's end offsets (their offset syncs are written before each
+ * commit; an empty partition has nothing to commit) and both clusters hold `records`.
+ */
 async function settled (pair: Pair, records: number, sidecar: SidecarProcess): Promise<void> {
   const { a, b, topic, flowGroups } = pair
   await waitUntil(async () => {
-    const [endA, endB, doneA, doneB] = await Promise.all([endOffsets(a, topic), endOffsets(b, topic), committedOffsets(a, flowGroups.A, topic), committedOffsets(b, flowGroups.B, topic)])
+    const [endA, endB, doneA, doneB] = await Promise.all([
+      endOffsets(a, topic),
+      endOffsets(b, topic),
+      committedOffsets(a, flowGroups.A, topic),
+      committedOffsets(b, flowGroups.B, topic),
+    ])
     const total = (ends: Map<number, bigint>): number => Number([...ends.values()].reduce((s, e) => s + e, 0n))
     return total(endA) === records && total(endB) === records &&
       [...endA].every(([p, end]) => end === 0n || doneA.get(p) === end) && [...endB].every(([p, end]) => end === 0n || doneB.get(p) === end)
@@ -55,7 +76,15 @@ async function settled (pair: Pair, records: number, sidecar: SidecarProcess): P
   })
 }
 
-interface JsonPartition { topic: string, partition: number, currentOffset: number, translatedOffset: number | null, reReads: number | null, plannedOffset: number | null, action: string }
+interface JsonPartition {
+  topic: string
+  partition: number
+  currentOffset: number
+  translatedOffset: number | null
+  reReads: number | null
+  plannedOffset: number | null
+  action: string
+}
 interface JsonPlan { groups: Array<{ group: string, blocker: string | null, outcome: string, partitions: JsonPartition[] }> }
 
 /** Runs `mirror-check failover|failback --execute` for `group` with both flows' syncs (aliases A and B); returns the plan. */

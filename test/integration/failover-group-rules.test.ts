@@ -27,7 +27,10 @@ test('an active target group is never overwritten; a target group moves backward
     { timeoutMs: 30_000, message: 'the target member to join' })
 
   const sidecar = spawnSidecar(t, {
-    source, target, groupId: uniqueName('mirror'), include: topic,
+    source,
+    target,
+    groupId: uniqueName('mirror'),
+    include: topic,
     args: ['--sync.group.offsets.enabled', 'true', '--groups', `${prefix}-.*`, '--sync.group.offsets.interval.seconds', '1'],
   })
   await waitMirroring(sidecar)

@@ -23,7 +23,10 @@ async function failOverAndCheck (t: TestContext, source: LocalCluster, target: L
   const mirrorGroup = uniqueName('mirror')
   t.after(() => deleteTopicIfExists(target, topic))
   const sidecar = spawnSidecar(t, {
-    source, target, groupId: mirrorGroup, include: topic,
+    source,
+    target,
+    groupId: mirrorGroup,
+    include: topic,
     args: ['--sync.group.offsets.enabled', 'true', '--groups', groupIds.join(','), '--sync.group.offsets.interval.seconds', '1'],
   })
   await waitMirroring(sidecar)

@@ -14,7 +14,10 @@ test('one coordinator among the processes of a flow: only it writes checkpoints;
   const app = `${prefix}-app`
   for (const topic of topics) await commitAsAdmin(source, app, topic, new Map([[0, 10n], [1, 5n]]))
   const run = {
-    source, target, groupId: uniqueName('coord-mirror'), include: `${prefix}-.*`,
+    source,
+    target,
+    groupId: uniqueName('coord-mirror'),
+    include: `${prefix}-.*`,
     consumer: { 'session.timeout.ms': 6000, 'heartbeat.interval.ms': 1000 },
     args: ['--sync.group.offsets.enabled', 'true', '--groups', `${prefix}-.*`, '--sync.group.offsets.interval.seconds', '1'],
   }
@@ -37,8 +40,10 @@ test('one coordinator among the processes of a flow: only it writes checkpoints;
   // The group notices after the session timeout (6 s) and gives the survivor every partition.
   await waitUntil(async () => (await gauge(other, 'kafka_mirror_coordinator')) === 1, { timeoutMs: 45_000, message: 'the survivor to take over' })
   await commitAsAdmin(source, app, topics[0] as string, new Map([[0, 15n]]))
-  await waitUntil(async () => (await loadCheckpoints(target)).some(c => c.group === app && c.topic === topics[0] && c.partition === 0 && c.upstreamOffset === 15n),
-    { timeoutMs: 30_000, intervalMs: 500, message: 'the new coordinator to checkpoint the group' })
+  await waitUntil(
+    async () => (await loadCheckpoints(target)).some(c => c.group === app && c.topic === topics[0] && c.partition === 0 && c.upstreamOffset === 15n),
+    { timeoutMs: 30_000, intervalMs: 500, message: 'the new coordinator to checkpoint the group' }
+  )
   assert.ok(await gauge(other, 'kafka_mirror_checkpoints_written_total') > 0)
   const survivor = sidecars[other] as SidecarProcess
   survivor.child.kill('SIGTERM')

@@ -38,7 +38,10 @@ test('every dashboard query parses in a real Prometheus scraping a running sidec
   await commitAsAdmin(source, appGroup, topic, new Map([[0, 10n], [1, 10n]]))
 
   const sidecar = spawnSidecar(t, {
-    source, target, groupId: uniqueName('mirror'), include: topic,
+    source,
+    target,
+    groupId: uniqueName('mirror'),
+    include: topic,
     args: [
       '--sync.group.offsets.enabled', 'true', '--groups', appGroup, '--sync.group.offsets.interval.seconds', '1',
       '--digests.enabled', 'true', '--digests.audit.interval.ms', '1000',

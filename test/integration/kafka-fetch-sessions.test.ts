@@ -10,8 +10,15 @@ import { waitUntil } from '../helpers/wait.js'
 
 const PARTITIONS = 4
 
-/** A kafkajs consumer of `topic` with fetch sessions (fetches held 50 ms, so idle fetches come quickly); every key it receives, and the counts of all its sessions. */
-async function sessionConsumer (t: TestContext, cluster: LocalCluster, topic: string): Promise<{ consumer: Consumer, keys: string[], counts: () => FetchSessionCounts }> {
+/**
+ * A kafkajs consumer of `topic` with fetch sessions (fetches held 50 ms, so idle fetches come
+ * quickly); every key it receives, and the counts of all its sessions.
+ */
+async function sessionConsumer (
+  t: TestContext,
+  cluster: LocalCluster,
+  topic: string
+): Promise<{ consumer: Consumer, keys: string[], counts: () => FetchSessionCounts }> {
   const sessions: FetchSessions[] = []
   const consumer = createKafkaClient(cluster.connection('test-fetch-sessions')).consumer({
     groupId: uniqueName('fetch-sessions'),
@@ -23,7 +30,11 @@ async function sessionConsumer (t: TestContext, cluster: LocalCluster, topic: st
   const keys: string[] = []
   await consumer.connect()
   await consumer.subscribe({ topics: [topic], fromBeginning: true })
-  await consumer.run({ eachMessage: async ({ message }) => { keys.push(message.key?.toString() ?? '') } })
+  await consumer.run({
+    eachMessage: async ({ message }) => {
+      keys.push(message.key?.toString() ?? '')
+    },
+  })
   const counts = (): FetchSessionCounts => {
     const sum: FetchSessionCounts = { full: 0, incremental: 0, resets: 0, sessionless: 0 }
     for (const { counts } of sessions) for (const name of Object.keys(sum) as Array<keyof FetchSessionCounts>) sum[name] += counts[name]
@@ -93,7 +104,13 @@ test('the broker answers an unknown session with FETCH_SESSION_ID_NOT_FOUND and 
   const broker = await cluster.findBroker({ nodeId: nodeId! })
   type Answer = { errorCode: number, sessionId: number }
   const fetch = async (sessionId: number, sessionEpoch: number): Promise<Answer> => await broker.fetch({
-    maxWaitTime: 10, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 1, sessionId, sessionEpoch, forgottenTopics: [],
+    maxWaitTime: 10,
+    minBytes: 1,
+    maxBytes: 1 << 20,
+    isolationLevel: 1,
+    sessionId,
+    sessionEpoch,
+    forgottenTopics: [],
     topics: [{ topic, partitions: [{ partition: 0, fetchOffset: '0', maxBytes: 1 << 20 }] }],
   }) as unknown as Answer
   const opened = await fetch(0, 0)
@@ -126,6 +143,7 @@ test('a broker restart loses the sessions: the consumer goes back to a full fetc
   assert.ok(final.full > beforeRestart.full, 'a full fetch after the restart (a new session)')
   // The group coordinator restarted too, so kafkajs may hand over again what it had not committed yet: every record at least once.
   assert.deepEqual([...new Set(keys)].sort(), [...messages('a', 8), ...messages('b', 8)].map(m => m.key).sort(), 'every record')
-  // Here, not in an after hook: those run in registration order, so the extra cluster (registered first) would be gone, and leaving the group would hang the file.
+  // Here, not in an after hook: those run in registration order, so the extra cluster (registered
+  // first) would be gone, and leaving the group would hang the file.
   await consumer.disconnect()
 })

@@ -5,7 +5,12 @@ import { silentLogger } from '../../src/shared/logger.js'
 import { createTopic, produce, sharedClusters, withAdmin } from '../helpers/kafka.js'
 
 const plain = (offsets: Map<string, Map<number, { logStartOffset: bigint, highWatermark: bigint }>>): Record<string, Array<[number, string, string]>> =>
-  Object.fromEntries([...offsets].map(([topic, partitions]) => [topic, [...partitions].sort((a, b) => a[0] - b[0]).map(([p, o]) => [p, String(o.logStartOffset), String(o.highWatermark)])]))
+  Object.fromEntries(
+    [...offsets].map(([topic, partitions]) => [
+      topic,
+      [...partitions].sort((a, b) => a[0] - b[0]).map(([p, o]) => [p, String(o.logStartOffset), String(o.highWatermark)]),
+    ])
+  )
 
 test('log offsets of many topics in one read: log start and high watermark per partition, a topic created later and records written later are seen, also when the same topics are asked for again', { timeout: 60_000 }, async t => {
   const { source } = await sharedClusters()

@@ -77,8 +77,10 @@ test('source retention past the mirror\'s committed offset while it was down: th
   await second.sidecar.start()
   await waitUntil(() => second.findings.length > 0, { timeoutMs: 60_000, message: 'a loss found' })
   await waitUntil(async () => (await endOffsets(target, topic)).get(0) === 150n, { timeoutMs: 60_000, message: 'target holds 100 + 50' })
-  assert.deepEqual(second.findings.map(f => ({ reason: f.reason, topic: f.topic, partition: f.partition, from: f.fromOffset, to: f.toOffset, records: f.records })),
-    [{ reason: 'source_retention', topic, partition: 0, from: 100n, to: 150n, records: 50n }])
+  assert.deepEqual(
+    second.findings.map(f => ({ reason: f.reason, topic: f.topic, partition: f.partition, from: f.fromOffset, to: f.toOffset, records: f.records })),
+    [{ reason: 'source_retention', topic, partition: 0, from: 100n, to: 150n, records: 50n }]
+  )
   assert.equal(second.errorLines.length, 1)
   const line = JSON.parse(second.errorLines[0]!) as { level: string, msg: string }
   assert.equal(line.level, 'error')

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
-import { loadOffsetSyncs } from '../../src/offsets/offset-sync-store.js'
+import { loadOffsetSyncs } from '../../src/check/translate/offset-sync-store.js'
 import { committedOffsets, createTopic, deleteTopicIfExists, endOffsets, produce, sharedClusters, uniqueName } from '../helpers/kafka.js'
 import { runMirrorCheck } from '../helpers/mirror-check.js'
 import { consumeAndCommit } from '../helpers/offsets.js'
@@ -92,7 +92,7 @@ test('a message handler filters, rewrites, re-keys and fans out; kcat reads exac
     // read again until it has seen as many lines as the partition holds, then compare them exactly.
     let lines: string[] = []
     await waitUntil(async () => (lines = await kcatPartition(target.bootstrap, topic, partition)).length >= expectedTarget(partition).length,
-      { timeoutMs: 30_000, message: `kcat to read partition ${partition} of the target to its end` }).catch(() => {})
+      { timeoutMs: 30_000, message: `kcat to read partition ${partition} of the target to its end` }).catch(() => { /* the comparison below shows what kcat read */ })
     assert.deepEqual(lines, expectedTarget(partition), `partition ${partition} on the target`)
   }
 
@@ -112,7 +112,13 @@ test('a message handler filters, rewrites, re-keys and fans out; kcat reads exac
   const cli = await runMirrorCheck(['translate', '--source', source.bootstrap, '--target', target.bootstrap, '--group', app, '--format', 'json'])
   assert.equal(cli.code, 0, cli.stdout + cli.stderr)
   const rows = JSON.parse(cli.stdout) as Array<{ partition: number, sourceOffset: number, targetOffset: number }>
-  assert.deepEqual(rows.map(r => [r.partition, r.sourceOffset, r.targetOffset]), [[0, 11, Number(expectedTranslation(11))], [1, 8, Number(expectedTranslation(8))]])
+  assert.deepEqual(
+    rows.map(r => [r.partition, r.sourceOffset, r.targetOffset]),
+    [
+      [0, 11, Number(expectedTranslation(11))],
+      [1, 8, Number(expectedTranslation(8))],
+    ]
+  )
   // Where the group resumes on the target is the next thing it had not read on the source.
   const resumeAt = async (partition: number, offset: number): Promise<string | undefined> => {
     const { stdout } = await execFileAsync('kcat', ['-C', '-b', target.bootstrap, '-t', topic, '-p', String(partition), '-o', String(offset), '-c', '1', '-e', '-q', '-f', '%s\n'])
@@ -151,7 +157,7 @@ export default function (record) {
   assert.deepEqual(await kcatValues(target.bootstrap, topic), ['r0+', 'r1+', 'r2+', 'r3+', 'r4+', 'r5+'], 'nothing from the failing record on')
 
   // Fixed: the poison record is dropped; the mirror resumes at it.
-  const lenient = writeHandler(`export default record => record.value.toString() === 'poison' ? null : { value: record.value.toString() + '+' }\n`)
+  const lenient = writeHandler('export default record => record.value.toString() === \'poison\' ? null : { value: record.value.toString() + \'+\' }\n')
   const second = spawnSidecar(t, { source, target, groupId: mirrorGroup, include: topic, args: ['--message.handler', lenient] })
   await waitMirroring(second)
   await waitUntil(async () => (await committedOffsets(source, mirrorGroup, topic)).get(0) === 10n, { timeoutMs: 60_000, message: 'all ten records committed' })

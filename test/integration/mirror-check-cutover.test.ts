@@ -19,7 +19,11 @@ async function committed (cluster: LocalCluster, group: string, topic: string): 
   }
 }
 
-interface CutoverJson { passed: boolean, failed: Record<string, number>, checks: Array<{ check: string, topic: string, partition: number, group: string | null, ok: boolean, detail: string }> }
+interface CutoverJson {
+  passed: boolean
+  failed: Record<string, number>
+  checks: Array<{ check: string, topic: string, partition: number, group: string | null, ok: boolean, detail: string }>
+}
 
 test('mirror-check cutover: passes on a caught-up mirror with a synced group; fails (exit 1) naming the cause for lag, an unsynced group and lost records; lag reports the loss too', { timeout: 240_000 }, async t => {
   const { source, target } = await sharedClusters()

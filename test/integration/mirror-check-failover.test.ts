@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
 import type { LocalCluster } from '../../scripts/local-kafka/clusters.js'
 import { createKafkaClient } from '../../src/kafka/client.js'
-import { executeGroupFailover, planGroupFailover, type GroupFailoverPlan } from '../../src/offsets/group-failover-plan.js'
-import { loadOffsetSyncs } from '../../src/offsets/offset-sync-store.js'
+import { executeGroupFailover, planGroupFailover, type GroupFailoverPlan } from '../../src/check/translate/group-failover-plan.js'
+import { loadOffsetSyncs } from '../../src/check/translate/offset-sync-store.js'
 import { committedOffsets, createTopic, deleteTopicIfExists, produce, sharedClusters, uniqueName, withAdmin } from '../helpers/kafka.js'
 import { runMirrorCheck, type CliResult } from '../helpers/mirror-check.js'
 import { commitAsAdmin, consumeAndCommit, readAsGroup, readToEnd, tagged, values } from '../helpers/offsets.js'
@@ -83,10 +83,13 @@ test('mirror-check failover: dry run writes nothing; --execute writes exactly th
   assert.equal(plan.mode, 'dry-run')
   assert.deepEqual(plan.groups.map(g => [g.group, g.blocker, g.outcome, g.to.members]), [[ahead, null, 'planned', 0], [app, null, 'planned', 0]])
   const appPlan = plan.groups.find(g => g.group === app) as JsonGroup
-  assert.deepEqual(appPlan.partitions.map(p => [p.partition, p.currentOffset, p.lag, p.translatedOffset, p.toCommittedOffset, p.plannedOffset, p.toLag, p.action]), [
-    [0, 30, 90, 47, null, 47, 90, 'commit'],
-    [1, 70, 50, 75, null, 75, 50, 'commit'],
-  ])
+  assert.deepEqual(
+    appPlan.partitions.map(p => [p.partition, p.currentOffset, p.lag, p.translatedOffset, p.toCommittedOffset, p.plannedOffset, p.toLag, p.action]),
+    [
+      [0, 30, 90, 47, null, 47, 90, 'commit'],
+      [1, 70, 50, 75, null, 75, 50, 'commit'],
+    ]
+  )
   const aheadPlan = plan.groups.find(g => g.group === ahead) as JsonGroup
   assert.deepEqual(aheadPlan.partitions.map(p => [p.partition, p.translatedOffset, p.toCommittedOffset, p.plannedOffset, p.action]), [
     [0, 27, 100, 100, 'keep-ahead'],

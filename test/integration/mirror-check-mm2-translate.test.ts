@@ -6,7 +6,17 @@ import { startMirrorMaker2 } from '../helpers/mirror-maker2.js'
 import { consumeAndCommit, readAsGroup, tagged } from '../helpers/offsets.js'
 import { waitUntil } from '../helpers/wait.js'
 
-interface Row { group: string, topic: string, partition: number, sourceOffset: number, targetTopic: string, targetOffset: number | null, checkpointSourceOffset: number | null, checkpointTargetOffset: number | null, status: string }
+interface Row {
+  group: string
+  topic: string
+  partition: number
+  sourceOffset: number
+  targetTopic: string
+  targetOffset: number | null
+  checkpointSourceOffset: number | null
+  checkpointTargetOffset: number | null
+  status: string
+}
 
 test('mirror-check translate --mm2 and failover --mm2 on a running MirrorMaker 2 flow: its offset syncs with its rule, next to the checkpoints it writes; the group moved re-reads, never skips', { timeout: 300_000 }, async t => {
   const { source, target } = await sharedClusters()
@@ -28,11 +38,18 @@ test('mirror-check translate --mm2 and failover --mm2 on a running MirrorMaker 2
   })
   const flow = `${alias}->${targetAlias}`
   await startMirrorMaker2(t, {
-    source, target, sourceAlias: alias, targetAlias, topics: topic,
+    source,
+    target,
+    sourceAlias: alias,
+    targetAlias,
+    topics: topic,
     properties: {
-      groups: group, [`${flow}.groups`]: group,
-      'emit.checkpoints.interval.seconds': 1, [`${flow}.emit.checkpoints.interval.seconds`]: 1,
-      'refresh.groups.interval.seconds': 1, [`${flow}.refresh.groups.interval.seconds`]: 1,
+      groups: group,
+      [`${flow}.groups`]: group,
+      'emit.checkpoints.interval.seconds': 1,
+      [`${flow}.emit.checkpoints.interval.seconds`]: 1,
+      'refresh.groups.interval.seconds': 1,
+      [`${flow}.refresh.groups.interval.seconds`]: 1,
     },
   })
 
@@ -68,7 +85,12 @@ test('mirror-check translate --mm2 and failover --mm2 on a running MirrorMaker 2
   const failover = ['failover', '--source', source.bootstrap, '--target', target.bootstrap, '--group', group, '--mm2', '--source-alias', alias, '--target-alias', targetAlias, '--format', 'json']
   const over = await runMirrorCheck([...failover, '--execute'])
   assert.equal(over.code, 0, over.stdout + over.stderr)
-  const plan = JSON.parse(over.stdout) as { groups: Array<{ outcome: string, partitions: Array<{ partition: number, toTopic: string, translatedOffset: number, plannedOffset: number, action: string }> }> }
+  const plan = JSON.parse(over.stdout) as {
+    groups: Array<{
+      outcome: string
+      partitions: Array<{ partition: number, toTopic: string, translatedOffset: number, plannedOffset: number, action: string }>
+    }>
+  }
   assert.equal(plan.groups[0]?.outcome, 'written')
   assert.deepEqual(plan.groups[0]?.partitions.map(p => [p.partition, p.toTopic, p.action]), rows.map(r => [r.partition, mirrored, 'commit']))
   // MirrorMaker 2 may emit a newer sync between the translate run and this one: its translation only moves forward, never past the exact offset.

@@ -35,8 +35,14 @@ test('mirror-check lag --mm2 and verify on a running MirrorMaker 2 flow: positio
   await waitUntil(async () => JSON.stringify(await positions()) === '[50,50,null]', { timeoutMs: 150_000, intervalMs: 1000, message: 'MirrorMaker 2 copied and stored its position' })
   const caughtUp = await runMirrorCheck([...lagArgs, '--format', 'json'])
   assert.equal(caughtUp.code, 0, caughtUp.stderr)
-  assert.deepEqual((JSON.parse(caughtUp.stdout) as Array<Record<string, unknown>>).map(r => [r.partition, r.sourceLogEndOffset, r.targetLogEndOffset, r.mirrorOffset, r.lag]),
-    [[0, 50, 50, 50, 0], [1, 50, 50, 50, 0], ['TOTAL', 100, 100, null, 0]])
+  assert.deepEqual(
+    (JSON.parse(caughtUp.stdout) as Array<Record<string, unknown>>).map(r => [r.partition, r.sourceLogEndOffset, r.targetLogEndOffset, r.mirrorOffset, r.lag]),
+    [
+      [0, 50, 50, 50, 0],
+      [1, 50, 50, 50, 0],
+      ['TOTAL', 100, 100, null, 0],
+    ]
+  )
 
   const verifyArgs = ['verify', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', topic, '--replication-policy', 'default', '--source-alias', alias]
   const clean = await runMirrorCheck(verifyArgs)

@@ -10,7 +10,16 @@ import { waitUntil } from '../helpers/wait.js'
 
 const execFileAsync = promisify(execFile)
 
-interface DescribeRow { topic: string, partition: string, currentOffset: string, logEndOffset: string, lag: string, consumerId: string, host: string, clientId: string }
+interface DescribeRow {
+  topic: string
+  partition: string
+  currentOffset: string
+  logEndOffset: string
+  lag: string
+  consumerId: string
+  host: string
+  clientId: string
+}
 
 /** Runs Kafka's own `kafka-consumer-groups --describe` from the same jars and parses its rows. */
 async function kafkaDescribe (bootstrap: string, group: string): Promise<DescribeRow[]> {
@@ -18,7 +27,16 @@ async function kafkaDescribe (bootstrap: string, group: string): Promise<Describ
   const { stdout } = await execFileAsync('java', ['-Xmx256m', '-cp', classpath, 'org.apache.kafka.tools.consumer.group.ConsumerGroupCommand', '--bootstrap-server', bootstrap, '--describe', '--group', group])
   return stdout.split('\n').map(l => l.trim().split(/\s+/)).filter(cols => cols[0] === group).map(cols => {
     const [, topic, partition, currentOffset, logEndOffset, lag, consumerId, host, clientId] = cols as string[]
-    return { topic: topic!, partition: partition!, currentOffset: currentOffset!, logEndOffset: logEndOffset!, lag: lag!, consumerId: consumerId!, host: host!, clientId: clientId! }
+    return {
+      topic: topic!,
+      partition: partition!,
+      currentOffset: currentOffset!,
+      logEndOffset: logEndOffset!,
+      lag: lag!,
+      consumerId: consumerId!,
+      host: host!,
+      clientId: clientId!,
+    }
   })
 }
 
@@ -37,7 +55,8 @@ test('the offset report equals kafka-consumer-groups --describe on a lagging gro
   const admin = createKafkaClient(source.connection('offsets-test-admin')).admin()
   await admin.connect()
   t.after(() => admin.disconnect())
-  const committedTotal = async (): Promise<number> => (await admin.fetchOffsets({ groupId: group, topics: [topic] }))[0]!.partitions.reduce((sum, p) => sum + Math.max(0, Number(p.offset)), 0)
+  const committedTotal = async (): Promise<number> =>
+    (await admin.fetchOffsets({ groupId: group, topics: [topic] }))[0]!.partitions.reduce((sum, p) => sum + Math.max(0, Number(p.offset)), 0)
   await waitUntil(async () => consumed === 90 && await committedTotal() === 90, { message: 'the member consumed and committed 90 records' })
   // The member stays in the group (heartbeats go on) but stops fetching: lag builds up on every partition.
   consumer.pause([{ topic }])
@@ -55,10 +74,19 @@ test('the offset report equals kafka-consumer-groups --describe on a lagging gro
   const partitionRows = rows.filter(r => r[2] !== 'TOTAL')
   assert.equal(theirs.length, 3, 'Kafka lists three partitions')
   assert.deepEqual(
-    partitionRows.map(r => ({ topic: r[1], partition: r[2], currentOffset: r[3], logEndOffset: r[4], lag: r[5], consumerId: r[6], host: r[7], clientId: r[8] })),
+    partitionRows.map(r => ({
+      topic: r[1],
+      partition: r[2],
+      currentOffset: r[3],
+      logEndOffset: r[4],
+      lag: r[5],
+      consumerId: r[6],
+      host: r[7],
+      clientId: r[8],
+    })),
     // Kafka 4.1 lists a member's partitions in hash-set order; newer releases sort them by topic and partition, as we do.
     [...theirs].sort((a, b) => a.topic.localeCompare(b.topic) || Number(a.partition) - Number(b.partition)),
-    'same rows and values as kafka-consumer-groups',
+    'same rows and values as kafka-consumer-groups'
   )
   assert.deepEqual(partitionRows.map(r => r[5]), ['5', '10', '15'])
   for (const r of partitionRows) {
@@ -95,7 +123,11 @@ test('an empty group, a topic without committed offsets and --all-groups are sai
   const idle = await runMirrorCheck(['--bootstrap-server', source.bootstrap, '--group', group, '--format', 'json'])
   assert.equal(idle.code, 0, idle.stderr)
   assert.match(idle.stderr, new RegExp(`Consumer group '${group}' has no active members.`))
-  const [described] = JSON.parse(idle.stdout) as Array<{ state: string, partitions: Array<{ lag: number, consumerId: null, lagSeconds: number }>, totals: Array<{ lag: number }> }>
+  const [described] = JSON.parse(idle.stdout) as Array<{
+    state: string
+    partitions: Array<{ lag: number, consumerId: null, lagSeconds: number }>
+    totals: Array<{ lag: number }>
+  }>
   assert.equal(described!.state, 'Empty')
   assert.deepEqual(described!.partitions.map(p => [p.lag, p.consumerId]), [[0, null], [1, null]])
   assert.equal(described!.partitions[0]!.lagSeconds, 0)

@@ -16,7 +16,12 @@ interface VerifyJson {
   checkedUpTo: string
   total: { checked: number, duplicated: number, missing: number, extra: number }
   beyondCommitted: BeyondJson
-  partitions: Array<{ partition: number, sourceFromOffset: number, sourceUntilOffset: number, beyondCommitted: (BeyondJson & { fromTargetOffset: number, untilTargetOffset: number, duplicateOffsets: number[] }) | null }>
+  partitions: Array<{
+    partition: number
+    sourceFromOffset: number
+    sourceUntilOffset: number
+    beyondCommitted: (BeyondJson & { fromTargetOffset: number, untilTargetOffset: number, duplicateOffsets: number[] }) | null
+  }>
 }
 
 /**

@@ -36,8 +36,17 @@ async function kcatDuplicates (bootstrap: string, topic: string): Promise<{ reco
   return { records: keys.length, keys: seen.size, duplicates }
 }
 
-async function verify (source: LocalCluster, target: LocalCluster, topic: string, group: string, extra: string[] = []): Promise<{ code: number, json: VerifyJson, stderr: string }> {
-  const result = await runMirrorCheck(['verify', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', topic, '--group', group, '--format', 'json', ...extra], { timeoutMs: 120_000 })
+async function verify (
+  source: LocalCluster,
+  target: LocalCluster,
+  topic: string,
+  group: string,
+  extra: string[] = []
+): Promise<{ code: number, json: VerifyJson, stderr: string }> {
+  const result = await runMirrorCheck(
+    ['verify', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', topic, '--group', group, '--format', 'json', ...extra],
+    { timeoutMs: 120_000 }
+  )
   assert.ok(result.stdout.startsWith('{'), `JSON on stdout, got: ${result.stdout}\nstderr: ${result.stderr}`)
   return { code: result.code, json: JSON.parse(result.stdout) as VerifyJson, stderr: result.stderr }
 }
@@ -94,7 +103,16 @@ test('a sidecar killed before its first commit copies everything again: verify c
   const bySyncs = await verify(source, target, topic, group)
   t.diagnostic(`verify (offset syncs): ${JSON.stringify(bySyncs.json.total)}`)
   assert.deepEqual(bySyncs.json.alignment.byPartition, { 0: 'offset-syncs', 1: 'offset-syncs', 2: 'offset-syncs' })
-  assert.deepEqual(bySyncs.json.total, { ...bySyncs.json.total, checked: total, matched: total, missing: 0, duplicated: independent.duplicates, extra: 0, changed: 0, outOfOrder: 0 })
+  assert.deepEqual(bySyncs.json.total, {
+    ...bySyncs.json.total,
+    checked: total,
+    matched: total,
+    missing: 0,
+    duplicated: independent.duplicates,
+    extra: 0,
+    changed: 0,
+    outOfOrder: 0,
+  })
   assert.equal(bySyncs.code, 1, `duplicates fail the check: ${bySyncs.stderr}`)
   assert.equal(bySyncs.json.passed, false)
   // The syncs point at the second copy; the first copies before it are what was not looked at before.
@@ -158,8 +176,10 @@ test('kill -9 twice while a producer writes (before the first commit, then after
 
   const second = spawnSidecar(t, run)
   await waitMirroring(second)
-  await waitUntil(async () => await committedOnEvery(source, group, topic) > committedAtRestart && await totalRecords(target, topic) >= onTargetAtRestart + 1_000n,
-    { timeoutMs: 60_000, message: 'the restarted mirror under way, committed' })
+  await waitUntil(
+    async () => (await committedOnEvery(source, group, topic)) > committedAtRestart && (await totalRecords(target, topic)) >= onTargetAtRestart + 1_000n,
+    { timeoutMs: 60_000, message: 'the restarted mirror under way, committed' }
+  )
   await kill9(second)
   t.diagnostic(`second kill: committed at least ${await committedOnEvery(source, group, topic)} on every partition, ${await totalRecords(target, topic)} records on the target, source end offsets ${[...(await endOffsets(source, topic)).values()].join(',')}`)
   await producing

@@ -19,7 +19,10 @@ interface Pair { readonly sourceTopic: string, readonly targetTopic: string, rea
  * A source topic with `count` records per partition and a target topic holding `copy(partition)`
  * of them (written in list order), both deleted when the test ends. `base` are the common flags.
  */
-async function pair (t: TestContext, options: { partitions?: number, count: number, copy?: (source: Message[], partition: number) => Message[] }): Promise<Pair> {
+async function pair (
+  t: TestContext,
+  options: { partitions?: number, count: number, copy?: (source: Message[], partition: number) => Message[] }
+): Promise<Pair> {
   const { source, target } = await sharedClusters()
   const partitions = options.partitions ?? 1
   // The records carry fixed 2025 timestamps: without retention.ms=-1 the broker's retention check (every 5 min, 7 days) may delete them mid-test.
@@ -31,7 +34,11 @@ async function pair (t: TestContext, options: { partitions?: number, count: numb
     const copied = options.copy?.(messages, p) ?? messages
     if (copied.length > 0) await produce(target, targetTopic, copied)
   }
-  return { sourceTopic, targetTopic, base: ['verify', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', sourceTopic, '--target-topic', targetTopic] }
+  return {
+    sourceTopic,
+    targetTopic,
+    base: ['verify', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', sourceTopic, '--target-topic', targetTopic],
+  }
 }
 
 const tamper = (m: Message): Message => ({ ...m, value: `tampered ${String(m.value)}` })
@@ -48,7 +55,8 @@ async function verifyJson (args: string[]): Promise<{ code: number, json: Verify
   return { code: result.code, json: JSON.parse(result.stdout) as VerifyJson, stderr: result.stderr, ms: result.ms }
 }
 
-const kinds = (json: VerifyJson): Array<[string, number | undefined]> => json.partitions.flatMap(p => p.findings.map(f => [f.kind, f.sourceOffset ?? f.targetOffset] as [string, number | undefined]))
+const kinds = (json: VerifyJson): Array<[string, number | undefined]> =>
+  json.partitions.flatMap(p => p.findings.map(f => [f.kind, f.sourceOffset ?? f.targetOffset] as [string, number | undefined]))
 
 test('verify --from-offset/--from-time/--to-offset compare only that range: a difference inside is found, one outside is not', { timeout: 30_000 }, async t => {
   // Source offsets 20 and 80 were changed in the copy.

@@ -11,7 +11,11 @@ interface VerifyJson {
   passed: boolean
   total: { checked: number, missing: number, duplicated: number, extra: number, changed: number, outOfOrder: number }
   alignment: { offsetSyncsTopic: string | null, byPartition: Record<string, string> }
-  partitions: Array<{ partition: number, alignment: { targetOffset: number, method: string }, findings: Array<{ kind: string, sourceOffset?: number, targetOffset?: number }> }>
+  partitions: Array<{
+    partition: number
+    alignment: { targetOffset: number, method: string }
+    findings: Array<{ kind: string, sourceOffset?: number, targetOffset?: number }>
+  }>
 }
 
 async function waitMirrored (source: LocalCluster, sidecar: SidecarProcess, group: string, topic: string): Promise<void> {

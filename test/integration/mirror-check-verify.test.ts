@@ -26,7 +26,9 @@ function asMessages (records: readonly ReadRecord[]): Message[] {
 
 interface Copy { readonly 0: Message[], readonly 1: Message[] }
 
-async function setup (t: TestContext): Promise<{ sourceTopic: string, bootstrap: { source: string, target: string }, copy: Copy, writeTarget: (copy: Copy) => Promise<string> }> {
+async function setup (
+  t: TestContext
+): Promise<{ sourceTopic: string, bootstrap: { source: string, target: string }, copy: Copy, writeTarget: (copy: Copy) => Promise<string> }> {
   const { source, target } = await sharedClusters()
   const sourceTopic = await createTopic(t, source, { partitions: 2, configs: KEEP })
   await produce(source, sourceTopic, [...sourceMessages(0), ...sourceMessages(1)])
@@ -48,8 +50,27 @@ interface VerifyJson {
   misplaced: Array<{ sourcePartition: number, sourceOffset: number, targetPartition: number, targetOffset: number }>
 }
 
-async function verify (env: Awaited<ReturnType<typeof setup>>, targetTopic: string, extra: string[] = []): Promise<{ code: number, json: VerifyJson, stderr: string }> {
-  const result = await runMirrorCheck(['verify', '--source', env.bootstrap.source, '--target', env.bootstrap.target, '--topic', env.sourceTopic, '--target-topic', targetTopic, '--group', uniqueName('no-mirror'), '--format', 'json', ...extra])
+async function verify (
+  env: Awaited<ReturnType<typeof setup>>,
+  targetTopic: string,
+  extra: string[] = []
+): Promise<{ code: number, json: VerifyJson, stderr: string }> {
+  const result = await runMirrorCheck([
+    'verify',
+    '--source',
+    env.bootstrap.source,
+    '--target',
+    env.bootstrap.target,
+    '--topic',
+    env.sourceTopic,
+    '--target-topic',
+    targetTopic,
+    '--group',
+    uniqueName('no-mirror'),
+    '--format',
+    'json',
+    ...extra,
+  ])
   assert.ok(result.stdout.startsWith('{'), `JSON on stdout, got: ${result.stdout}\nstderr: ${result.stderr}`)
   return { code: result.code, json: JSON.parse(result.stdout) as VerifyJson, stderr: result.stderr }
 }

@@ -5,7 +5,11 @@ import { spawnMirrorCheck, type MirrorCheckProcess } from '../helpers/mirror-che
 import { commitAsAdmin } from '../helpers/offsets.js'
 import { waitUntil } from '../helpers/wait.js'
 
-interface GroupReport { group: string, partitions: Array<{ partition: number, currentOffset: number, logEndOffset: number, lag: number }>, totals: Array<{ lag: number }> }
+interface GroupReport {
+  group: string
+  partitions: Array<{ partition: number, currentOffset: number, logEndOffset: number, lag: number }>
+  totals: Array<{ lag: number }>
+}
 
 /** The complete reports printed so far: to a pipe, `--watch` prints each refresh followed by a blank line. */
 function reports (watch: MirrorCheckProcess): GroupReport[][] {

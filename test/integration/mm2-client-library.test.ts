@@ -9,7 +9,7 @@ import { spawnSidecarArgs, waitMirroring } from '../helpers/sidecar.js'
 import { waitUntil } from '../helpers/wait.js'
 import { readInternalTopicBytes } from '../../src/kafka/internal-topic.js'
 import { silentLogger } from '../../src/shared/logger.js'
-import { decodeMm2Heartbeat, type Mm2HeartbeatRecord } from '../../src/offsets/mm2-records.js'
+import { decodeMm2Heartbeat, type Mm2HeartbeatRecord } from '../../src/mirror-topics/mm2-records.js'
 import type { LocalCluster } from '../../scripts/local-kafka/clusters.js'
 
 /** The heartbeats on `cluster`'s `heartbeats` topic emitted at or after `sinceMs`. */
@@ -22,7 +22,13 @@ async function heartbeatsSince (cluster: LocalCluster, sinceMs: number): Promise
   return found
 }
 
-interface TranslateJsonRow { readonly topic: string, readonly partition: number, readonly targetTopic: string | null, readonly targetOffset: number | null, readonly status: string }
+interface TranslateJsonRow {
+  readonly topic: string
+  readonly partition: number
+  readonly targetTopic: string | null
+  readonly targetOffset: number | null
+  readonly status: string
+}
 
 test('Kafka\'s own client library reads the mirror\'s checkpoints and heartbeats: RemoteClusterUtils.translateOffsets equals mirror-check translate on every partition; MirrorClient finds the source alias', { timeout: 240_000 }, async t => {
   const { source, target } = await sharedClusters()
@@ -36,11 +42,19 @@ test('Kafka\'s own client library reads the mirror\'s checkpoints and heartbeats
   t.after(() => deleteTopicIfExists(target, 'source.heartbeats'))
 
   const config = mm2File({
-    clusters: 'source, target', 'source.bootstrap.servers': source.bootstrap, 'target.bootstrap.servers': target.bootstrap,
-    'source->target.enabled': 'true', 'source->target.topics': topic, 'source.consumer.group.id': uniqueName('mirror'),
+    clusters: 'source, target',
+    'source.bootstrap.servers': source.bootstrap,
+    'target.bootstrap.servers': target.bootstrap,
+    'source->target.enabled': 'true',
+    'source->target.topics': topic,
+    'source.consumer.group.id': uniqueName('mirror'),
     'source.consumer.auto.offset.reset': 'earliest',
-    'refresh.topics.interval.seconds': '1', 'offset.flush.interval.ms': '500', 'replication.factor': '1',
-    'emit.checkpoints.interval.seconds': '1', 'checkpoints.topic.replication.factor': '1', 'heartbeats.topic.replication.factor': '1',
+    'refresh.topics.interval.seconds': '1',
+    'offset.flush.interval.ms': '500',
+    'replication.factor': '1',
+    'emit.checkpoints.interval.seconds': '1',
+    'checkpoints.topic.replication.factor': '1',
+    'heartbeats.topic.replication.factor': '1',
   })
   const sidecar = spawnSidecarArgs(t, [config, '--metrics.port', '0', '--metrics.host', '127.0.0.1'])
   await waitMirroring(sidecar)
@@ -57,7 +71,11 @@ test('Kafka\'s own client library reads the mirror\'s checkpoints and heartbeats
   const cli = await runMirrorCheck(['translate', '--source', source.bootstrap, '--target', target.bootstrap, '--group', group, '--source-alias', 'source', '--format', 'json'])
   assert.equal(cli.code, 0, cli.stderr)
   const exact = (JSON.parse(cli.stdout) as TranslateJsonRow[]).map(r => ({ topic: r.targetTopic, partition: r.partition, offset: r.targetOffset }))
-  assert.deepEqual(exact, [{ topic: targetTopic, partition: 0, offset: 38 }, { topic: targetTopic, partition: 1, offset: 28 }, { topic: targetTopic, partition: 2, offset: 9 }])
+  assert.deepEqual(exact, [
+    { topic: targetTopic, partition: 0, offset: 38 },
+    { topic: targetTopic, partition: 1, offset: 28 },
+    { topic: targetTopic, partition: 2, offset: 9 },
+  ])
 
   const java = await javaTranslateOffsets(target.bootstrap, 'source', group)
   assert.deepEqual(java.map(r => ({ topic: r.topic, partition: r.partition, offset: r.offset })), exact, 'RemoteClusterUtils.translateOffsets gives mirror-check\'s exact translation')

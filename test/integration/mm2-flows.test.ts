@@ -5,7 +5,6 @@ import { spawnSidecarArgs, waitMirroring } from '../helpers/sidecar.js'
 import { waitUntil } from '../helpers/wait.js'
 import { mm2File } from '../helpers/mm2-file.js'
 
-
 const FAST = { 'refresh.topics.interval.seconds': '1', 'offset.flush.interval.ms': '500', 'replication.factor': '1' }
 const SIDECAR_FLAGS = ['--metrics.port', '0', '--metrics.host', '127.0.0.1']
 
@@ -18,9 +17,15 @@ test('mm2.properties with A->B and B->A (Default policy) copies each topic once 
   await produce(a, onA, Array.from({ length: 30 }, (_, i) => ({ partition: i % 2, value: `a${i}` })))
   await produce(b, onB, Array.from({ length: 10 }, (_, i) => ({ value: `b${i}` })))
   const config = mm2File({
-    clusters: 'A, B', 'A.bootstrap.servers': a.bootstrap, 'B.bootstrap.servers': b.bootstrap,
-    'A->B.enabled': 'true', 'B->A.enabled': 'true', topics: `.*${p}.*`,
-    'A.consumer.group.id': uniqueName('mm2-from-a'), 'B.consumer.group.id': uniqueName('mm2-from-b'), ...FAST,
+    clusters: 'A, B',
+    'A.bootstrap.servers': a.bootstrap,
+    'B.bootstrap.servers': b.bootstrap,
+    'A->B.enabled': 'true',
+    'B->A.enabled': 'true',
+    topics: `.*${p}.*`,
+    'A.consumer.group.id': uniqueName('mm2-from-a'),
+    'B.consumer.group.id': uniqueName('mm2-from-b'),
+    ...FAST,
   })
   const sidecar = spawnSidecarArgs(t, [config, ...SIDECAR_FLAGS])
   await waitMirroring(sidecar)
@@ -48,10 +53,16 @@ test('the Identity policy keeps names; --clusters B runs only the flows into B',
   await produce(a, onA, [{ value: 'x' }, { value: 'y' }])
   await produce(b, onB, [{ value: 'z' }])
   const config = mm2File({
-    clusters: 'A, B', 'A.bootstrap.servers': a.bootstrap, 'B.bootstrap.servers': b.bootstrap,
-    'A->B.enabled': 'true', 'B->A.enabled': 'true', 'A->B.topics': `${p}-a`, 'B->A.topics': `${p}-b`,
+    clusters: 'A, B',
+    'A.bootstrap.servers': a.bootstrap,
+    'B.bootstrap.servers': b.bootstrap,
+    'A->B.enabled': 'true',
+    'B->A.enabled': 'true',
+    'A->B.topics': `${p}-a`,
+    'B->A.topics': `${p}-b`,
     'replication.policy.class': 'org.apache.kafka.connect.mirror.IdentityReplicationPolicy',
-    'A->B.consumer.group.id': uniqueName('ident'), ...FAST,
+    'A->B.consumer.group.id': uniqueName('ident'),
+    ...FAST,
   })
   const sidecar = spawnSidecarArgs(t, [config, '--clusters', 'B', ...SIDECAR_FLAGS])
   await waitMirroring(sidecar)

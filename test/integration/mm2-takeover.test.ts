@@ -5,7 +5,7 @@ import { setTimeout as pause } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import { createKafkaClient } from '../../src/kafka/client.js'
 import { AuditClient } from '../../src/kafka/audit-client.js'
-import { readMm2SourcePositions } from '../../src/offsets/mm2-source-positions.js'
+import { readMm2SourcePositions } from '../../src/mirror-topics/mm2-source-positions.js'
 import type { LocalCluster } from '../../scripts/local-kafka/clusters.js'
 import { javaTranslateOffsets } from '../helpers/java-client.js'
 import { auditKeys, committedOffsets, createTopic, endOffsets, sharedClusters, totalRecords, uniqueName, withAdmin } from '../helpers/kafka.js'
@@ -55,7 +55,10 @@ async function stopTraffic (t: TestContext, traffic: { stop: () => Promise<numbe
   await traffic.stop().catch((error: unknown) => { t.diagnostic(`the traffic producer stopped with: ${String(error)}`) })
 }
 
-/** Aliases of one test's MirrorMaker 2 run (unique, so no stored position of another test is read) and cleanup of what MirrorMaker 2 and the sidecar created. */
+/**
+ * Aliases of one test's MirrorMaker 2 run (unique, so no stored position of another test is read)
+ * and cleanup of what MirrorMaker 2 and the sidecar created.
+ */
 function aliases (t: TestContext, source: LocalCluster, target: LocalCluster): { sourceAlias: string, targetAlias: string } {
   const id = uniqueName('').replace(/-/g, '')
   t.after(async () => {
@@ -88,14 +91,27 @@ async function storedPositions (target: LocalCluster, sourceAlias: string, topic
 }
 
 /** MirrorMaker 2 copying `topic`, checkpointing `group` (when given) every second. */
-async function startMm2 (t: TestContext, source: LocalCluster, target: LocalCluster, topic: string, names: { sourceAlias: string, targetAlias: string }, group?: string, properties: Record<string, string | number> = {}): Promise<Mm2Process> {
+async function startMm2 (
+  t: TestContext,
+  source: LocalCluster,
+  target: LocalCluster,
+  topic: string,
+  names: { sourceAlias: string, targetAlias: string },
+  group?: string,
+  properties: Record<string, string | number> = {}
+): Promise<Mm2Process> {
   const flow = `${names.sourceAlias}->${names.targetAlias}`
   return await startMirrorMaker2(t, {
-    source, target, ...names, topics: topic,
+    source,
+    target,
+    ...names,
+    topics: topic,
     properties: {
       ...(group === undefined ? { 'emit.checkpoints.enabled': 'false' } : { groups: group, [`${flow}.groups`]: group }),
-      'emit.checkpoints.interval.seconds': 1, [`${flow}.emit.checkpoints.interval.seconds`]: 1,
-      'refresh.groups.interval.seconds': 1, [`${flow}.refresh.groups.interval.seconds`]: 1,
+      'emit.checkpoints.interval.seconds': 1,
+      [`${flow}.emit.checkpoints.interval.seconds`]: 1,
+      'refresh.groups.interval.seconds': 1,
+      [`${flow}.refresh.groups.interval.seconds`]: 1,
       ...properties,
     },
   })

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { loadOffsetSyncs, offsetSyncsTopicName } from '../../src/offsets/offset-sync-store.js'
+import { loadOffsetSyncs, offsetSyncsTopicName } from '../../src/check/translate/offset-sync-store.js'
 import { committedOffsets, createTopic, deleteTopicIfExists, endOffsets, produce, sharedClusters, uniqueName } from '../helpers/kafka.js'
 import { commitAsAdmin, readToEnd, tagged } from '../helpers/offsets.js'
 import { spawnSidecar, waitMirroring } from '../helpers/sidecar.js'

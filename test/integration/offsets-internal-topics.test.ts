@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { InternalTopicWriter, readInternalTopic } from '../../src/kafka/internal-topic.js'
-import { loadOffsetSyncs, offsetSyncsTopicName } from '../../src/offsets/offset-sync-store.js'
+import { loadOffsetSyncs, offsetSyncsTopicName } from '../../src/check/translate/offset-sync-store.js'
 import { silentLogger } from '../../src/shared/logger.js'
 import { committedOffsets, createTopic, deleteTopicIfExists, endOffsets, produce, sharedClusters, uniqueName, withAdmin } from '../helpers/kafka.js'
 import { spawnSidecarArgs, waitMirroring } from '../helpers/sidecar.js'
 import { sampleSum, scrape, sidecarHttpPort } from '../helpers/sidecar-http.js'
 import { waitUntil } from '../helpers/wait.js'
 import { mm2File } from '../helpers/mm2-file.js'
-
 
 /** kafkajs' `ConfigResourceTypes.TOPIC` (tests import kafkajs for types only). */
 const TOPIC_RESOURCE = 2
@@ -30,9 +29,15 @@ test('offset syncs are split into requests the syncs topic accepts (max.message.
   await produce(source, topic, Array.from({ length: PARTITIONS * PER_PARTITION }, (_, i) => ({ partition: i % PARTITIONS, key: `k${i}`, value: `v${i}` })))
   const group = uniqueName('split-mirror')
   const config = mm2File({
-    clusters: `${alias}, B`, [`${alias}.bootstrap.servers`]: source.bootstrap, 'B.bootstrap.servers': target.bootstrap,
-    [`${alias}->B.enabled`]: 'true', topics: topic, [`${alias}.consumer.group.id`]: group,
-    'refresh.topics.interval.seconds': '1', 'offset.flush.interval.ms': '500', 'replication.factor': '1',
+    clusters: `${alias}, B`,
+    [`${alias}.bootstrap.servers`]: source.bootstrap,
+    'B.bootstrap.servers': target.bootstrap,
+    [`${alias}->B.enabled`]: 'true',
+    topics: topic,
+    [`${alias}.consumer.group.id`]: group,
+    'refresh.topics.interval.seconds': '1',
+    'offset.flush.interval.ms': '500',
+    'replication.factor': '1',
   })
   const ends = await endOffsets(source, topic)
   assert.equal([...ends.values()].filter(end => end > 0n).length, PARTITIONS, 'records on every source partition')
@@ -66,9 +71,15 @@ test('offset-syncs.topic.replication.factor and checkpoints.topic.replication.fa
   const topic = await createTopic(t, source)
   t.after(() => deleteTopicIfExists(target, `${alias}.${topic}`))
   const file = (extra: Record<string, string>): string => mm2File({
-    clusters: `${alias}, B`, [`${alias}.bootstrap.servers`]: source.bootstrap, 'B.bootstrap.servers': target.bootstrap,
-    [`${alias}->B.enabled`]: 'true', topics: topic, [`${alias}.consumer.group.id`]: uniqueName('rf-mirror'), 'replication.factor': '1',
-    'sync.group.offsets.enabled': 'true', ...extra,
+    clusters: `${alias}, B`,
+    [`${alias}.bootstrap.servers`]: source.bootstrap,
+    'B.bootstrap.servers': target.bootstrap,
+    [`${alias}->B.enabled`]: 'true',
+    topics: topic,
+    [`${alias}.consumer.group.id`]: uniqueName('rf-mirror'),
+    'replication.factor': '1',
+    'sync.group.offsets.enabled': 'true',
+    ...extra,
   })
 
   const refused = spawnSidecarArgs(t, [file({ 'offset-syncs.topic.replication.factor': '3' }), ...SIDECAR_FLAGS])
@@ -81,7 +92,13 @@ test('offset-syncs.topic.replication.factor and checkpoints.topic.replication.fa
   assert.doesNotMatch(sidecar.stderr(), /configuration keys ignored/)
   await waitUntil(() => sidecar.stderr().includes('"msg":"writing checkpoints and syncing consumer group offsets"'), { message: 'the group offset sync to start (after creating the checkpoints topic)' })
   const metadata = await withAdmin(target, admin => admin.fetchTopicMetadata({ topics: [syncsTopic, checkpointsTopic] }))
-  assert.deepEqual(metadata.topics.map(m => [m.name, m.partitions.length, m.partitions[0]?.replicas.length]).sort(), [[checkpointsTopic, 1, 1], [syncsTopic, 1, 1]].sort())
+  assert.deepEqual(
+    metadata.topics.map(m => [m.name, m.partitions.length, m.partitions[0]?.replicas.length]).sort(),
+    [
+      [checkpointsTopic, 1, 1],
+      [syncsTopic, 1, 1],
+    ].sort()
+  )
   sidecar.child.kill('SIGTERM')
   assert.equal(await sidecar.exited, 0, sidecar.stderr().slice(-2000))
 })
@@ -113,8 +130,14 @@ test('a syncs topic that cannot take even one record: every commit fails with an
   await produce(source, topic, [{ partition: 0, value: 'a' }, { partition: 1, value: 'b' }])
   const group = uniqueName('tiny-mirror')
   const config = mm2File({
-    clusters: `${alias}, B`, [`${alias}.bootstrap.servers`]: source.bootstrap, 'B.bootstrap.servers': target.bootstrap,
-    [`${alias}->B.enabled`]: 'true', topics: topic, [`${alias}.consumer.group.id`]: group, 'offset.flush.interval.ms': '500', 'replication.factor': '1',
+    clusters: `${alias}, B`,
+    [`${alias}.bootstrap.servers`]: source.bootstrap,
+    'B.bootstrap.servers': target.bootstrap,
+    [`${alias}->B.enabled`]: 'true',
+    topics: topic,
+    [`${alias}.consumer.group.id`]: group,
+    'offset.flush.interval.ms': '500',
+    'replication.factor': '1',
   })
   const sidecar = spawnSidecarArgs(t, [config, ...SIDECAR_FLAGS])
   const port = await sidecarHttpPort(sidecar)

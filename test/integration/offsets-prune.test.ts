@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { configFromMm1 } from '../../src/config/mm1-args.js'
 import { OffsetSyncPruner } from '../../src/offsets/offset-sync-pruner.js'
-import { encodeRange, type OffsetRange } from '../../src/offsets/offset-sync-record.js'
-import { loadOffsetSyncs } from '../../src/offsets/offset-sync-store.js'
+import { encodeRange, type OffsetRange } from '../../src/mirror-topics/offset-sync-record.js'
+import { loadOffsetSyncs } from '../../src/check/translate/offset-sync-store.js'
 import { createLogger } from '../../src/shared/logger.js'
 import { createTopic, produce, sharedClusters, uniqueName, withAdmin } from '../helpers/kafka.js'
 import { writeProperties } from '../helpers/sidecar.js'
@@ -15,7 +15,14 @@ test('the pruner tombstones ranges whose target records are gone; translation th
   const syncsTopic = await createTopic(t, target, { name: uniqueName('prune-syncs'), partitions: 1 })
 
   // Source 0..39 copied to target 0..39, a crash re-copied 10..39 to 40..69, then 40..69 went to 70..99.
-  const range = (sourceStart: bigint, targetStart: bigint, length: bigint, mirrored = topic): OffsetRange => ({ sourceTopic: mirrored, targetTopic: mirrored, partition: 0, sourceStart, targetStart, length })
+  const range = (sourceStart: bigint, targetStart: bigint, length: bigint, mirrored = topic): OffsetRange => ({
+    sourceTopic: mirrored,
+    targetTopic: mirrored,
+    partition: 0,
+    sourceStart,
+    targetStart,
+    length,
+  })
   const gone = uniqueName('deleted-topic')
   const ranges = [range(0n, 0n, 40n), range(10n, 40n, 30n), range(40n, 70n, 30n), range(0n, 0n, 10n, gone), range(10n, 10n, 10n, gone)]
   await produce(target, syncsTopic, ranges.map(r => ({ partition: 0, ...encodeRange(r) })))

@@ -43,8 +43,14 @@ test('an mm2.properties with JKS truststores and keystores (no type key) mirrors
   await produce(a.cluster, topic, Array.from({ length: RECORDS }, (_, i) => ({ partition: i % 2, key: `k${i}`, value: `v${i}` })))
   const group = uniqueName('jks-mm2')
   const mm2 = (overrides: Record<string, string> = {}): string => mm2File({
-    clusters: 'A, B', ...prefixed('A', clientA), ...prefixed('B', clientB),
-    'A->B.enabled': 'true', 'A->B.topics': topic, 'A.consumer.group.id': group, ...FAST, ...overrides,
+    clusters: 'A, B',
+    ...prefixed('A', clientA),
+    ...prefixed('B', clientB),
+    'A->B.enabled': 'true',
+    'A->B.topics': topic,
+    'A.consumer.group.id': group,
+    ...FAST,
+    ...overrides,
   })
   const runs: SidecarProcess[] = []
   const run = (args: readonly string[]): SidecarProcess => {

@@ -35,8 +35,13 @@ test('GSSAPI (Kerberos) with a real MIT KDC and a broker\'s GSSAPI listener: an 
   await withAdmin(cluster, admin => admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 2, replicationFactor: 1 }] }))
   const group = uniqueName('kerberos-mm2')
   const mm2 = (source: Record<string, string>, target: Record<string, string>): string => mm2File({
-    clusters: 'A, B', ...prefixed('A', source), ...prefixed('B', target),
-    'A->B.enabled': 'true', 'A->B.topics': topic, 'A.consumer.group.id': group, ...FAST,
+    clusters: 'A, B',
+    ...prefixed('A', source),
+    ...prefixed('B', target),
+    'A->B.enabled': 'true',
+    'A->B.topics': topic,
+    'A.consumer.group.id': group,
+    ...FAST,
   })
   const batch = (from: number): Array<{ partition: number, key: string, value: string }> => Array.from({ length: 40 }, (_, i) => ({ partition: (from + i) % 2, key: `k${from + i}`, value: `v${from + i}` }))
   await produce(cluster, topic, batch(0))

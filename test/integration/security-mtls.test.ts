@@ -62,7 +62,10 @@ test('mirrors into an SSL cluster requiring client certificates (PEM and PKCS12 
       '--topic', topic, '--group', uniqueName('no-mirror'), '--format', 'json'])
     assert.equal(result.code, 0, result.stderr)
     const json = JSON.parse(result.stdout) as { total: { checked: number, missing: number, extra: number, changed: number } }
-    assert.deepEqual({ checked: json.total.checked, missing: json.total.missing, extra: json.total.extra, changed: json.total.changed }, { checked: RECORDS, missing: 0, extra: 0, changed: 0 })
+    assert.deepEqual(
+      { checked: json.total.checked, missing: json.total.missing, extra: json.total.extra, changed: json.total.changed },
+      { checked: RECORDS, missing: 0, extra: 0, changed: 0 }
+    )
     const refused = await runMirrorCheck(['offsets', '--bootstrap-server', secured.mtlsBootstrap, '--command-config', writeProperties(mtlsClient(noCertificate)), '--group', 'any'])
     assert.equal(refused.code, 2, refused.stderr)
     assert.match(refused.stderr.trim(), /^mirror-check: the source cluster .*refused the TLS handshake .*none is configured; set ssl\.keystore\.location/)

@@ -36,8 +36,13 @@ test('OAUTHBEARER with client credentials: an mm2.properties reads and writes th
   await withAdmin(cluster, admin => admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 2, replicationFactor: 1 }] }))
   const group = uniqueName('oauth-mm2')
   const mm2 = (secretB: string): string => mm2File({
-    clusters: 'A, B', ...prefixed('A', client(SECRET)), ...prefixed('B', client(secretB)),
-    'A->B.enabled': 'true', 'A->B.topics': topic, 'A.consumer.group.id': group, ...FAST,
+    clusters: 'A, B',
+    ...prefixed('A', client(SECRET)),
+    ...prefixed('B', client(secretB)),
+    'A->B.enabled': 'true',
+    'A->B.topics': topic,
+    'A.consumer.group.id': group,
+    ...FAST,
   })
   const runs: SidecarProcess[] = []
   const outputs: string[] = []

@@ -56,8 +56,13 @@ test('mirrors into and out of a SASL_SSL (SCRAM-SHA-512) cluster; bad credential
 
   // --print-config of a run with secrets (SASL password and a client key) shows them redacted.
   const mtls = writeProperties({
-    'bootstrap.servers': secured.mtlsBootstrap, 'security.protocol': 'SSL', 'ssl.truststore.type': 'PEM', 'ssl.truststore.location': secured.certificates.caPem,
-    'ssl.keystore.type': 'PEM', 'ssl.keystore.key': readFileSync(secured.certificates.clientKeyPem, 'utf8').replace(/\n/g, '\\n'), 'ssl.keystore.certificate.chain': readFileSync(secured.certificates.clientCertPem, 'utf8').replace(/\n/g, '\\n'),
+    'bootstrap.servers': secured.mtlsBootstrap,
+    'security.protocol': 'SSL',
+    'ssl.truststore.type': 'PEM',
+    'ssl.truststore.location': secured.certificates.caPem,
+    'ssl.keystore.type': 'PEM',
+    'ssl.keystore.key': readFileSync(secured.certificates.clientKeyPem, 'utf8').replace(/\n/g, '\\n'),
+    'ssl.keystore.certificate.chain': readFileSync(secured.certificates.clientCertPem, 'utf8').replace(/\n/g, '\\n'),
   }, 'mtls.properties')
   const printed = keep(spawnSidecarArgs(t, ['--consumer.config', securedConsumer, '--consumer.config', mtls, '--producer.config', producerConfig, '--whitelist', 'x', '--print-config'], env))
   assert.equal(await printed.exited, 0, printed.stderr())

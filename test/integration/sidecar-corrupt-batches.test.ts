@@ -36,7 +36,9 @@ test('a source batch corrupted on disk: the mirror stops with exit code 2 and a 
   const failTopic = uniqueName('corrupt-fail')
   const skipTopic = uniqueName('corrupt-skip')
   // Not createTopic: its clean-up would run after the cluster's own (which removes the cluster).
-  await withAdmin(source, admin => admin.createTopics({ waitForLeaders: true, topics: [failTopic, skipTopic].map(topic => ({ topic, numPartitions: 1, replicationFactor: 1 })) }))
+  await withAdmin(source, admin =>
+    admin.createTopics({ waitForLeaders: true, topics: [failTopic, skipTopic].map(topic => ({ topic, numPartitions: 1, replicationFactor: 1 })) })
+  )
   t.after(() => deleteTopicIfExists(target, failTopic))
   t.after(() => deleteTopicIfExists(target, skipTopic))
   await writeThreeBatches(source, failTopic)

@@ -22,7 +22,10 @@ const HEAP_MIB = 128
 /** What the README tells users to give the container with the default queue settings. */
 const RSS_LIMIT_MIB = 256
 
-/** Key: the record number in hex, 16 characters; value: the record number zero-padded to 500 bytes (compresses about 100x), as the benchmark's compressible scenarios. */
+/**
+ * Key: the record number in hex, 16 characters; value: the record number zero-padded to 500 bytes
+ * (compresses about 100x), as the benchmark's compressible scenarios.
+ */
 function lines (from: number, count: number): string {
   let text = ''
   for (let i = from; i < from + count; i++) text += i.toString(16).padStart(16, '0') + '\t' + String(i).padStart(VALUE_BYTES, '0') + '\n'
@@ -93,7 +96,9 @@ test('memory budget: under node --max-old-space-size=128 with the default queue,
   t.after(() => target.thaw())
   try {
     await Promise.all(CODECS.map(async (codec, i) => await kcatProduce(source.bootstrap, topics[i] as string, codec, half, half)))
-    const onSource = Number((await Promise.all(topics.map(async topic => [...(await endOffsets(source, topic)).values()].reduce((a, b) => a + b, 0n)))).reduce((a, b) => a + b, 0n))
+    const onSource = Number(
+      (await Promise.all(topics.map(async topic => [...(await endOffsets(source, topic)).values()].reduce((a, b) => a + b, 0n)))).reduce((a, b) => a + b, 0n)
+    )
     assert.equal(onSource, RECORDS * CODECS.length, 'the whole second half is on the source during the outage')
     await waitUntil(async () => {
       const exposition = await scrape(port)

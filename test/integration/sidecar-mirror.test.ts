@@ -62,13 +62,20 @@ test('include and exclude follow MirrorMaker: comma means or, the whole name mus
     await produce(source, name, [{ key: 'k', value: name }])
   }
   const sidecar = spawnSidecar(t, {
-    source, target, groupId: uniqueName('sel'),
+    source,
+    target,
+    groupId: uniqueName('sel'),
     include: `${p}orders.*, ${p}payments`,
     args: ['--exclude', '.*-internal'],
   })
   await waitMirroring(sidecar)
-  await waitUntil(async () => await totalRecords(target, names.orders).catch(() => 0n) === 1n && await totalRecords(target, names.payments).catch(() => 0n) === 1n &&
-    await totalRecords(target, names.ordersEu).catch(() => 0n) === 1n, { timeoutMs: 60_000, message: 'selected topics copied' })
+  await waitUntil(
+    async () =>
+      (await totalRecords(target, names.orders).catch(() => 0n)) === 1n &&
+      (await totalRecords(target, names.payments).catch(() => 0n)) === 1n &&
+      (await totalRecords(target, names.ordersEu).catch(() => 0n)) === 1n,
+    { timeoutMs: 60_000, message: 'selected topics copied' }
+  )
   const targetTopics = new Set(await (await import('../helpers/kafka.js')).withAdmin(target, admin => admin.listTopics()))
   assert.equal(targetTopics.has(names.paymentsV2), false, 'payments must match the whole name, not a prefix')
   assert.equal(targetTopics.has(names.ordersInternal), false, 'excluded topic')

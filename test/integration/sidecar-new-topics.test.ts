@@ -22,7 +22,9 @@ test('many target topics created at start and written at once: every record once
   const { source, target } = await sharedClusters()
   const prefix = uniqueName('fresh')
   const topics = Array.from({ length: TOPICS }, (_, i) => `${prefix}-${i}`)
-  await withAdmin(source, admin => admin.createTopics({ waitForLeaders: true, topics: topics.map(topic => ({ topic, numPartitions: PARTITIONS, replicationFactor: 1 })) }))
+  await withAdmin(source, admin =>
+    admin.createTopics({ waitForLeaders: true, topics: topics.map(topic => ({ topic, numPartitions: PARTITIONS, replicationFactor: 1 })) })
+  )
   t.after(async () => {
     for (const topic of topics) {
       await deleteTopicIfExists(source, topic)

@@ -13,7 +13,9 @@ const { AclOperationTypes: O, AclPermissionTypes: P, AclResourceTypes: R, Resour
 const AUTHORIZER = { 'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer', 'super.users': 'User:ANONYMOUS' }
 
 async function aclsOf (cluster: LocalCluster, topic: string): Promise<string[]> {
-  const described = await withAdmin(cluster, admin => admin.describeAcls({ resourceType: R.TOPIC, resourceName: topic, resourcePatternType: T.LITERAL, operation: O.ANY, permissionType: P.ANY }))
+  const described = await withAdmin(cluster, admin =>
+    admin.describeAcls({ resourceType: R.TOPIC, resourceName: topic, resourcePatternType: T.LITERAL, operation: O.ANY, permissionType: P.ANY })
+  )
   const name = (table: Record<string, number>, code: number): string => Object.entries(table).find(([, v]) => v === code)?.[0] ?? String(code)
   return described.resources.flatMap(r => r.acls.map(acl => `${name(P as unknown as Record<string, number>, acl.permissionType)} ${acl.principal} ${name(O as unknown as Record<string, number>, acl.operation)}`)).sort()
 }
@@ -25,9 +27,11 @@ test('ACLs of mirrored topics follow on the target with MirrorMaker 2\'s rule: A
   const topic = uniqueName('acl')
   await withAdmin(source, admin => admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1, replicationFactor: 1 }] }))
   const acl = (principal: string, operation: number, permissionType: number) => ({ resourceType: R.TOPIC, resourceName: topic, resourcePatternType: T.LITERAL, principal, host: '*', operation, permissionType })
-  await withAdmin(source, admin => admin.createAcls({ acl: [
-    acl('User:alice', O.READ, P.ALLOW), acl('User:alice', O.WRITE, P.ALLOW), acl('User:bob', O.ALL, P.ALLOW), acl('User:eve', O.READ, P.DENY),
-  ] }))
+  await withAdmin(source, admin => admin.createAcls({
+    acl: [
+      acl('User:alice', O.READ, P.ALLOW), acl('User:alice', O.WRITE, P.ALLOW), acl('User:bob', O.ALL, P.ALLOW), acl('User:eve', O.READ, P.DENY),
+    ]
+  }))
   const sidecar = spawnSidecar(t, { source, target, groupId: uniqueName('acl'), include: topic, args: ['--sync.topic.acls.interval.seconds', '1'] })
   await waitMirroring(sidecar)
   const port = await sidecarHttpPort(sidecar)

@@ -7,7 +7,9 @@ import { sampleSum, scrape, sidecarHttpPort } from '../helpers/sidecar-http.js'
 import { waitUntil } from '../helpers/wait.js'
 
 async function topicConfig (cluster: Awaited<ReturnType<typeof sharedClusters>>['source'], topic: string, name: string): Promise<string | undefined> {
-  const described = await withAdmin(cluster, admin => admin.describeConfigs({ includeSynonyms: false, resources: [{ type: 2, name: topic, configNames: [name] }] }))
+  const described = await withAdmin(cluster, admin =>
+    admin.describeConfigs({ includeSynonyms: false, resources: [{ type: 2, name: topic, configNames: [name] }] })
+  )
   return described.resources[0]?.configEntries.find(entry => entry.configName === name)?.configValue ?? undefined
 }
 
@@ -48,9 +50,15 @@ test('MirrorMaker 2\'s excluded keys and tiered-storage keys are not copied to a
   await produce(source, topic, [{ key: 'k1', value: 'v1', timestamp: '1000' }, { key: 'k2', value: 'v2', timestamp: '2000' }])
   const sourceRecords = await readAll(source, topic)
   const file = mm2File({
-    clusters: 'src, tgt', 'src.bootstrap.servers': source.bootstrap, 'tgt.bootstrap.servers': target.bootstrap,
-    'src->tgt.enabled': 'true', 'src->tgt.topics': topic, 'replication.policy.class': 'org.apache.kafka.connect.mirror.IdentityReplicationPolicy',
-    'offset.flush.interval.ms': '500', 'refresh.topics.interval.seconds': '1', 'src->tgt.consumer.group.id': uniqueName('cfgx'),
+    clusters: 'src, tgt',
+    'src.bootstrap.servers': source.bootstrap,
+    'tgt.bootstrap.servers': target.bootstrap,
+    'src->tgt.enabled': 'true',
+    'src->tgt.topics': topic,
+    'replication.policy.class': 'org.apache.kafka.connect.mirror.IdentityReplicationPolicy',
+    'offset.flush.interval.ms': '500',
+    'refresh.topics.interval.seconds': '1',
+    'src->tgt.consumer.group.id': uniqueName('cfgx'),
   })
   const sidecar = spawnSidecarArgs(t, [file, '--metrics.port', '0', '--metrics.host', '127.0.0.1'])
   await waitMirroring(sidecar)
@@ -68,9 +76,16 @@ test('use.defaults.from = source: a created target topic holds the source topic\
   t.after(() => deleteTopicIfExists(target, topic))
   await produce(source, topic, [{ value: 'v' }])
   const file = mm2File({
-    clusters: 'src, tgt', 'src.bootstrap.servers': source.bootstrap, 'tgt.bootstrap.servers': target.bootstrap,
-    'src->tgt.enabled': 'true', 'src->tgt.topics': topic, 'replication.policy.class': 'org.apache.kafka.connect.mirror.IdentityReplicationPolicy',
-    'use.defaults.from': 'source', 'offset.flush.interval.ms': '500', 'refresh.topics.interval.seconds': '1', 'src->tgt.consumer.group.id': uniqueName('cfgd'),
+    clusters: 'src, tgt',
+    'src.bootstrap.servers': source.bootstrap,
+    'tgt.bootstrap.servers': target.bootstrap,
+    'src->tgt.enabled': 'true',
+    'src->tgt.topics': topic,
+    'replication.policy.class': 'org.apache.kafka.connect.mirror.IdentityReplicationPolicy',
+    'use.defaults.from': 'source',
+    'offset.flush.interval.ms': '500',
+    'refresh.topics.interval.seconds': '1',
+    'src->tgt.consumer.group.id': uniqueName('cfgd'),
   })
   const sidecar = spawnSidecarArgs(t, [file, '--metrics.port', '0', '--metrics.host', '127.0.0.1'])
   await waitMirroring(sidecar)

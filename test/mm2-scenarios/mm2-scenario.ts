@@ -74,7 +74,12 @@ export const identityRemoteTopic: RemoteTopicName = topic => topic
  * replication factor 1, `config.properties.exclude = delete\.retention\..*`. Each flow gets a
  * consumer group of its own on its source (the sidecar's position), so every scenario starts fresh.
  */
-export function scenarioMm2Properties (names: ScenarioNames, primary: ScenarioCluster, backup: ScenarioCluster, options: { twoWay: boolean, extra?: Readonly<Record<string, string>> }): Record<string, string> {
+export function scenarioMm2Properties (
+  names: ScenarioNames,
+  primary: ScenarioCluster,
+  backup: ScenarioCluster,
+  options: { twoWay: boolean, extra?: Readonly<Record<string, string>> }
+): Record<string, string> {
   return {
     clusters: `${PRIMARY}, ${BACKUP}`,
     [`${PRIMARY}.bootstrap.servers`]: primary.bootstrap,
@@ -133,7 +138,12 @@ export function cleanUpScenarioTopics (t: TestContext, names: ScenarioNames, clu
 }
 
 /** Creates `topic` on `cluster` (replication factor 1) and waits for its leaders. */
-export async function createScenarioTopic (cluster: LocalCluster, topic: string, partitions: number, configs: Readonly<Record<string, string>> = {}): Promise<void> {
+export async function createScenarioTopic (
+  cluster: LocalCluster,
+  topic: string,
+  partitions: number,
+  configs: Readonly<Record<string, string>> = {}
+): Promise<void> {
   await withAdmin(cluster, async admin => {
     try {
       await admin.createTopics({
@@ -145,11 +155,14 @@ export async function createScenarioTopic (cluster: LocalCluster, topic: string,
       if ((error as { type?: string }).type !== 'UNKNOWN_TOPIC_OR_PARTITION') throw error
     }
   })
-  await waitUntil(async () => {
-    const { topics } = await withAdmin(cluster, admin => admin.fetchTopicMetadata({ topics: [topic] }))
-    const found = topics[0]?.partitions ?? []
-    return found.length === partitions && found.every(p => p.leader >= 0)
-  }, { timeoutMs: 30_000, message: `the leaders of ${topic}` })
+  await waitUntil(
+    async () => {
+      const { topics } = await withAdmin(cluster, admin => admin.fetchTopicMetadata({ topics: [topic] }))
+      const found = topics[0]?.partitions ?? []
+      return found.length === partitions && found.every(p => p.leader >= 0)
+    },
+    { timeoutMs: 30_000, message: `the leaders of ${topic}` }
+  )
 }
 
 /** `numPerPartition` records in each of partitions `0..partitions-1`, keys `k<i>` unique over the call (for `auditKeys`), values `<tag>-<i>`. */
@@ -170,7 +183,9 @@ export async function waitForTopicCreated (cluster: LocalCluster, topic: string,
 
 /** The value of one config of `topic` (its default when not set on the topic). */
 export async function topicConfig (cluster: LocalCluster, topic: string, name: string): Promise<string | undefined> {
-  const described = await withAdmin(cluster, admin => admin.describeConfigs({ includeSynonyms: false, resources: [{ type: 2, name: topic, configNames: [name] }] }))
+  const described = await withAdmin(cluster, admin =>
+    admin.describeConfigs({ includeSynonyms: false, resources: [{ type: 2, name: topic, configNames: [name] }] })
+  )
   return described.resources[0]?.configEntries.find(entry => entry.configName === name)?.configValue ?? undefined
 }
 
@@ -178,13 +193,23 @@ export async function topicConfig (cluster: LocalCluster, topic: string, name: s
  * `waitForNewCheckpointOnAllPartitions`: Kafka's `MirrorClient.remoteConsumerOffsets` on `cluster`
  * until it answers for every partition of `topic`, each different from `last` when given.
  */
-export async function waitForCheckpointOnAllPartitions (cluster: LocalCluster, group: string, remoteAlias: string, topic: string, last?: ReadonlyMap<number, number>, partitions = NUM_PARTITIONS): Promise<Map<number, number>> {
+export async function waitForCheckpointOnAllPartitions (
+  cluster: LocalCluster,
+  group: string,
+  remoteAlias: string,
+  topic: string,
+  last?: ReadonlyMap<number, number>,
+  partitions = NUM_PARTITIONS
+): Promise<Map<number, number>> {
   let found = new Map<number, number>()
-  await waitUntil(async () => {
-    const offsets = (await javaRemoteConsumerOffsets(cluster.bootstrap, remoteAlias, group, 3000)).filter(row => row.topic === topic)
-    found = new Map(offsets.map(row => [row.partition, row.offset]))
-    return Array.from({ length: partitions }, (_, p) => p).every(p => found.has(p) && (last === undefined || last.get(p) !== found.get(p)))
-  }, { timeoutMs: 60_000, intervalMs: 500, message: `checkpoints of ${group} on every partition of ${topic} from ${remoteAlias}` })
+  await waitUntil(
+    async () => {
+      const offsets = (await javaRemoteConsumerOffsets(cluster.bootstrap, remoteAlias, group, 3000)).filter(row => row.topic === topic)
+      found = new Map(offsets.map(row => [row.partition, row.offset]))
+      return Array.from({ length: partitions }, (_, p) => p).every(p => found.has(p) && (last === undefined || last.get(p) !== found.get(p)))
+    },
+    { timeoutMs: 60_000, intervalMs: 500, message: `checkpoints of ${group} on every partition of ${topic} from ${remoteAlias}` }
+  )
   return found
 }
 
@@ -210,12 +235,19 @@ export async function assertMonotonicCheckpoints (cluster: LocalCluster, checkpo
  * partition of `targetTopic`, one past the last record copied, whatever transaction markers the
  * source or the target hold after it (MirrorMaker 2 gives at most that, often less: it re-reads).
  */
-export async function assertTranslatedToEnd (target: LocalCluster, targetTopic: string, translated: ReadonlyMap<number, number>, lastRecordOffsets: ReadonlyMap<number, bigint>): Promise<void> {
+export async function assertTranslatedToEnd (
+  target: LocalCluster,
+  targetTopic: string,
+  translated: ReadonlyMap<number, number>,
+  lastRecordOffsets: ReadonlyMap<number, bigint>
+): Promise<void> {
   const ends = await endOffsets(target, targetTopic)
   for (const [partition, lastOffset] of lastRecordOffsets) {
     const offset = BigInt(translated.get(partition) ?? -1)
-    assert.ok(offset >= lastOffset + 1n && offset <= (ends.get(partition) ?? -1n),
-      `${targetTopic} partition ${partition}: translated to ${offset}, expected one past the last copied record (${lastOffset + 1n}) up to the end offset ${ends.get(partition)}`)
+    assert.ok(
+      offset >= lastOffset + 1n && offset <= (ends.get(partition) ?? -1n),
+      `${targetTopic} partition ${partition}: translated to ${offset}, expected one past the last copied record (${lastOffset + 1n}) up to the end offset ${ends.get(partition)}`
+    )
   }
 }
 

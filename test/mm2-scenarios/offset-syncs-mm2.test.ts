@@ -20,8 +20,8 @@ import { spawnSidecarArgs, waitMirroring, type SidecarProcess } from '../helpers
 import { waitUntil } from '../helpers/wait.js'
 import { readInternalTopicBytes } from '../../src/kafka/internal-topic.js'
 import { silentLogger } from '../../src/shared/logger.js'
-import { decodeMm2Checkpoint, decodeMm2OffsetSync, type Mm2OffsetSyncRecord } from '../../src/offsets/mm2-records.js'
-import { mm2OffsetSyncs } from '../../src/offsets/mm2-translation.js'
+import { decodeMm2Checkpoint, decodeMm2OffsetSync, type Mm2OffsetSyncRecord } from '../../src/mirror-topics/mm2-records.js'
+import { mm2OffsetSyncs } from '../../src/check/translate/mm2-translation.js'
 import type { LocalCluster } from '../../scripts/local-kafka/clusters.js'
 
 const { ConfigResourceTypes } = kafkajs
@@ -57,11 +57,22 @@ async function newFlow (t: TestContext): Promise<Flow> {
 function startSidecar (t: TestContext, flow: Flow, topics: string, extra: Record<string, string>): SidecarProcess {
   const { primaryAlias: p, backupAlias: b } = flow
   const config = mm2File({
-    clusters: `${p}, ${b}`, [`${p}.bootstrap.servers`]: flow.primary.bootstrap, [`${b}.bootstrap.servers`]: flow.backup.bootstrap,
-    [`${p}->${b}.enabled`]: 'true', [`${b}->${p}.enabled`]: 'false', [`${p}->${b}.topics`]: topics, groups: 'consumer-group-.*',
-    [`${p}.consumer.auto.offset.reset`]: 'earliest', 'emit.heartbeats.enabled': 'false', 'sync.topic.acls.enabled': 'false',
-    'emit.checkpoints.interval.seconds': '1', 'refresh.topics.interval.seconds': '1', 'offset.flush.interval.ms': '500',
-    'replication.factor': '1', 'checkpoints.topic.replication.factor': '1', 'offset-syncs.topic.replication.factor': '1',
+    clusters: `${p}, ${b}`,
+    [`${p}.bootstrap.servers`]: flow.primary.bootstrap,
+    [`${b}.bootstrap.servers`]: flow.backup.bootstrap,
+    [`${p}->${b}.enabled`]: 'true',
+    [`${b}->${p}.enabled`]: 'false',
+    [`${p}->${b}.topics`]: topics,
+    groups: 'consumer-group-.*',
+    [`${p}.consumer.auto.offset.reset`]: 'earliest',
+    'emit.heartbeats.enabled': 'false',
+    'sync.topic.acls.enabled': 'false',
+    'emit.checkpoints.interval.seconds': '1',
+    'refresh.topics.interval.seconds': '1',
+    'offset.flush.interval.ms': '500',
+    'replication.factor': '1',
+    'checkpoints.topic.replication.factor': '1',
+    'offset-syncs.topic.replication.factor': '1',
     ...extra,
   })
   return spawnSidecarArgs(t, [config, '--metrics.port', '0', '--metrics.host', '127.0.0.1'])
@@ -212,8 +223,12 @@ async function oneWayReplicationWithOffsetSyncs (t: TestContext, offsetLagMax: n
   await waitUntil(async () => (await topicNames(flow.backup)).includes(remote2), { timeoutMs: 30_000, message: `${remote2} created on the backup cluster` })
   await produceAndConsume(flow, topic2, 'two')
   await waitForConsumerGroupFullSync(flow, [remote1, remote2])
-  await waitUntil(async () => [...(await offsetSyncsOf(flow.primary, syncsTopic, topic2)).values()].filter(list => list[0]?.upstreamOffset === 0n && list[0].downstreamOffset === 0n).length === PARTITIONS,
-    { timeoutMs: 30_000, message: `the first syncs of ${topic2}` })
+  await waitUntil(
+    async () =>
+      [...(await offsetSyncsOf(flow.primary, syncsTopic, topic2)).values()].filter(list => list[0]?.upstreamOffset === 0n && list[0].downstreamOffset === 0n)
+        .length === PARTITIONS,
+    { timeoutMs: 30_000, message: `the first syncs of ${topic2}` }
+  )
   assert.ok(await assertMonotonicCheckpoints(flow.backup, `${flow.primaryAlias}.checkpoints.internal`) > 0, 'checkpoints were written')
   await stopSidecar(sidecar)
 }
@@ -255,7 +270,8 @@ for (const exactlyOnce of [false, true]) {
     const remote = `${flow.primaryAlias}.${topic}`
     t.after(() => deleteTopicIfExists(flow.backup, remote))
     const sidecar = startSidecar(t, flow, topic, {
-      [`${flow.primaryAlias}->${flow.backupAlias}.offset-syncs.topic.location`]: 'target', 'offset.lag.max': '10',
+      [`${flow.primaryAlias}->${flow.backupAlias}.offset-syncs.topic.location`]: 'target',
+      'offset.lag.max': '10',
       ...(exactlyOnce ? { [`${flow.backupAlias}.exactly.once.source.support`]: 'enabled' } : {}),
     })
     await waitMirroring(sidecar)
@@ -287,7 +303,10 @@ for (const exactlyOnce of [false, true]) {
     assert.deepEqual(store.map(r => r.downstreamOffset), Array(PARTITIONS).fill(RECORDS_PER_PARTITION), JSON.stringify(store))
     // mirror-check failover --mm2 finds MirrorMaker 2's topic on the target under its name there, and plans the same offsets.
     const cli = await runMirrorCheck(['failover', '--mm2', '--source', flow.primary.bootstrap, '--target', flow.backup.bootstrap, '--group', flow.group, '--source-alias', flow.primaryAlias, '--target-alias', flow.backupAlias, '--format', 'json'])
-    const plan = JSON.parse(cli.stdout) as { to: { offsetSyncsTopic: string }, groups: Array<{ partitions: Array<{ partition: number, translatedOffset: number | null }> }> }
+    const plan = JSON.parse(cli.stdout) as {
+      to: { offsetSyncsTopic: string }
+      groups: Array<{ partitions: Array<{ partition: number, translatedOffset: number | null }> }>
+    }
     assert.equal(plan.to.offsetSyncsTopic, syncsTopic, cli.stderr)
     assert.deepEqual(plan.groups[0]?.partitions.map(p => p.translatedOffset), Array(PARTITIONS).fill(RECORDS_PER_PARTITION), cli.stdout)
     await stopSidecar(sidecar)

@@ -6,9 +6,27 @@ import { auditKeys, committedOffsets, readAll, totalRecords, withAdmin } from '.
 import { commitAsAdmin } from '../helpers/offsets.js'
 import { waitUntil } from '../helpers/wait.js'
 import {
-  assertMonotonicCheckpoints, assertTranslatedToEnd, BACKUP, cleanUpScenarioTopics, createScenarioTopic, NUM_PARTITIONS, NUM_RECORDS_PER_PARTITION,
-  NUM_RECORDS_PRODUCED, PRIMARY, recordsFrom, scenarioMm2Properties, scenarioRecords, ScenarioNames, startSidecar, stopSidecar, topicConfig, waitForCheckpointOnAllPartitions,
-  waitForTopicCreated, type RecordWriter, type RemoteTopicName, type ScenarioCluster,
+  assertMonotonicCheckpoints,
+  assertTranslatedToEnd,
+  BACKUP,
+  cleanUpScenarioTopics,
+  createScenarioTopic,
+  NUM_PARTITIONS,
+  NUM_RECORDS_PER_PARTITION,
+  NUM_RECORDS_PRODUCED,
+  PRIMARY,
+  recordsFrom,
+  scenarioMm2Properties,
+  scenarioRecords,
+  ScenarioNames,
+  startSidecar,
+  stopSidecar,
+  topicConfig,
+  waitForCheckpointOnAllPartitions,
+  waitForTopicCreated,
+  type RecordWriter,
+  type RemoteTopicName,
+  type ScenarioCluster,
 } from './mm2-scenario.js'
 
 export interface ReplicationScenario {
@@ -159,12 +177,20 @@ export async function testReplication (t: TestContext, scenario: ReplicationScen
  * (excluded by `config.properties.exclude`) and `retention.bytes` set reaches backup with the
  * second only.
  */
-export async function createAndTestNewTopicWithConfigFilter (names: ScenarioNames, primary: LocalCluster, backup: LocalCluster, remoteTopicName: RemoteTopicName): Promise<void> {
+export async function createAndTestNewTopicWithConfigFilter (
+  names: ScenarioNames,
+  primary: LocalCluster,
+  backup: LocalCluster,
+  remoteTopicName: RemoteTopicName
+): Promise<void> {
   const topic = names.topic('test-topic-with-config')
   const backupTopic = remoteTopicName(topic, PRIMARY)
   await createScenarioTopic(primary, topic, NUM_PARTITIONS, { 'delete.retention.ms': '1000', 'retention.bytes': '1000' })
   await waitForTopicCreated(backup, backupTopic)
-  assert.notEqual(await topicConfig(backup, backupTopic, 'delete.retention.ms'), await topicConfig(primary, topic, 'delete.retention.ms'),
-    '`delete.retention.ms` should be different, because it\'s in exclude filter!')
-  assert.equal(await topicConfig(backup, backupTopic, 'retention.bytes'), '1000', '`retention.bytes` should be the same, because it isn\'t in exclude filter!')
+  assert.notEqual(
+    await topicConfig(backup, backupTopic, 'delete.retention.ms'),
+    await topicConfig(primary, topic, 'delete.retention.ms'),
+    "`delete.retention.ms` should be different, because it's in exclude filter!"
+  )
+  assert.equal(await topicConfig(backup, backupTopic, 'retention.bytes'), '1000', "`retention.bytes` should be the same, because it isn't in exclude filter!")
 }

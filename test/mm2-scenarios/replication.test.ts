@@ -8,9 +8,25 @@ import { committedOffsets, endOffsets, readAll, sharedClusters, totalRecords } f
 import { commitAsAdmin, consumeAndCommit } from '../helpers/offsets.js'
 import { waitUntil } from '../helpers/wait.js'
 import {
-  assertMonotonicCheckpoints, BACKUP, byPartition, cleanUpScenarioTopics, createScenarioTopic, defaultRemoteTopic, NUM_PARTITIONS, NUM_RECORDS_PER_PARTITION,
-  NUM_RECORDS_PRODUCED, plainWriter, PRIMARY, recordsFrom, scenarioMm2Properties, scenarioRecords, ScenarioNames, startSidecar, stopSidecar, waitForCheckpointOnAllPartitions,
-  waitForTopicCreated, type ScenarioCluster,
+  assertMonotonicCheckpoints,
+  byPartition,
+  cleanUpScenarioTopics,
+  createScenarioTopic,
+  defaultRemoteTopic,
+  NUM_PARTITIONS,
+  NUM_RECORDS_PER_PARTITION,
+  NUM_RECORDS_PRODUCED,
+  plainWriter,
+  PRIMARY,
+  recordsFrom,
+  scenarioMm2Properties,
+  scenarioRecords,
+  ScenarioNames,
+  startSidecar,
+  stopSidecar,
+  waitForCheckpointOnAllPartitions,
+  waitForTopicCreated,
+  type ScenarioCluster,
 } from './mm2-scenario.js'
 import { testReplication } from './replication-scenario.js'
 
@@ -19,7 +35,6 @@ async function primaryAndBackup (): Promise<{ primary: ScenarioCluster, backup: 
   return { primary: { cluster: source, bootstrap: source.bootstrap }, backup: { cluster: target, bootstrap: target.bootstrap } }
 }
 
-const ONE_WAY = { [`${BACKUP}->${PRIMARY}.enabled`]: 'false' }
 const allPartitions = (offset: bigint, partitions = NUM_PARTITIONS): Map<number, bigint> => new Map(Array.from({ length: partitions }, (_, p) => [p, offset]))
 
 test('testReplication: both directions, topic configs synced, heartbeats and upstream clusters, checkpoints on every partition, failover and failback at exact offsets, monotonic checkpoints, new topics mirrored', { timeout: 240_000 }, async t => {
@@ -51,8 +66,10 @@ test('testReplicationWithEmptyPartition: the empty partition is mirrored empty; 
     { timeoutMs: 60_000, message: 'the records on backup' })
   assert.equal((await endOffsets(backup.cluster, backupTopic)).size, NUM_PARTITIONS, 'every partition on backup, the empty one too')
   const expected = [...allPartitions(BigInt(NUM_RECORDS_PER_PARTITION), last).values(), -1n].map(String)
-  await waitUntil(async () => JSON.stringify([...(await committedOffsets(backup.cluster, group, backupTopic)).values()].map(String)) === JSON.stringify(expected),
-    { timeoutMs: 60_000, intervalMs: 500, message: `the group's offsets ${expected.join(',')} on backup` })
+  await waitUntil(
+    async () => JSON.stringify([...(await committedOffsets(backup.cluster, group, backupTopic)).values()].map(String)) === JSON.stringify(expected),
+    { timeoutMs: 60_000, intervalMs: 500, message: `the group's offsets ${expected.join(',')} on backup` }
+  )
   const translated = byPartition(await javaRemoteConsumerOffsets(backup.cluster.bootstrap, PRIMARY, group), backupTopic)
   assert.deepEqual([...translated.keys()].sort((a, b) => a - b), Array.from({ length: last }, (_, p) => p), 'checkpoints for the nine partitions with records, none for the empty one')
   assert.deepEqual(await recordsFrom(backup.cluster, backupTopic, await committedOffsets(backup.cluster, group, backupTopic)), [], 'the group on backup reads nothing again')

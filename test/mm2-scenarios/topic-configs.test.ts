@@ -13,15 +13,36 @@ import {
 
 /** Sets the topic-level configs of `topic` to exactly `configs` (AlterConfigs replaces the topic's whole set: `{}` deletes every one). */
 async function setTopicConfigs (cluster: LocalCluster, topic: string, configs: Readonly<Record<string, string>>): Promise<void> {
-  await withAdmin(cluster, admin => admin.alterConfigs({ validateOnly: false, resources: [{ type: 2, name: topic, configEntries: Object.entries(configs).map(([name, value]) => ({ name, value })) }] }))
+  await withAdmin(cluster, admin =>
+    admin.alterConfigs({
+      validateOnly: false,
+      resources: [{ type: 2, name: topic, configEntries: Object.entries(configs).map(([name, value]) => ({ name, value })) }],
+    })
+  )
 }
 
-/** One-way primary->backup with the scenario's mm2.properties (config sync every second, `delete.retention.*` excluded); the topic `test-topic-with-config` created on primary and mirrored. */
-async function startWithTopic (t: TestContext, configs: Readonly<Record<string, string>>, extra: Readonly<Record<string, string>> = {}): Promise<{ primary: LocalCluster, backup: LocalCluster, topic: string, backupTopic: string, stop: () => Promise<void> }> {
+/**
+ * One-way primary->backup with the scenario's mm2.properties (config sync every second,
+ * `delete.retention.*` excluded); the topic `test-topic-with-config` created on primary and
+ * mirrored.
+ */
+async function startWithTopic (
+  t: TestContext,
+  configs: Readonly<Record<string, string>>,
+  extra: Readonly<Record<string, string>> = {}
+): Promise<{ primary: LocalCluster, backup: LocalCluster, topic: string, backupTopic: string, stop: () => Promise<void> }> {
   const { source: primary, target: backup } = await sharedClusters()
   const names = new ScenarioNames()
   cleanUpScenarioTopics(t, names, [primary, backup])
-  const { sidecar } = startSidecar(t, scenarioMm2Properties(names, { cluster: primary, bootstrap: primary.bootstrap }, { cluster: backup, bootstrap: backup.bootstrap }, { twoWay: false, extra }))
+  const { sidecar } = startSidecar(
+    t,
+    scenarioMm2Properties(
+      names,
+      { cluster: primary, bootstrap: primary.bootstrap },
+      { cluster: backup, bootstrap: backup.bootstrap },
+      { twoWay: false, extra }
+    )
+  )
   const topic = names.topic('test-topic-with-config')
   const backupTopic = defaultRemoteTopic(topic, PRIMARY)
   await createScenarioTopic(primary, topic, NUM_PARTITIONS, configs)

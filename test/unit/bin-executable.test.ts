@@ -10,7 +10,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
 
 test('after the build every bin of package.json is executable and starts with #!/usr/bin/env node', () => {
   const bins = binPaths(root)
-  assert.deepEqual(bins.sort(), ['dist/cli/mirror-check.js', 'dist/src/bin/mirror-sidecar.js'])
+  assert.deepEqual(bins.sort(), ['dist/src/bin/mirror-sidecar.js', 'dist/src/check/mirror-check.js'])
   for (const bin of bins) {
     const file = join(root, bin)
     assert.doesNotThrow(() => accessSync(file, constants.X_OK), `${bin} must be executable`)

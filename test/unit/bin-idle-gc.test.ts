@@ -32,7 +32,11 @@ test('idle gc: the component collects once idle and grown, takes what the collec
   let heap = 70 * MiB
   let collections = 0
   const collect = async (): Promise<void> => { collections++; heap = 75 * MiB }
-  const gc = new IdleGc(silentLogger, { ...IDLE_GC_POLICY, checkIntervalMs: 20, idleChecks: 1, minIntervalMs: 0 }, { heapBytes: () => heap, collector: () => collect })
+  const gc = new IdleGc(
+    silentLogger,
+    { ...IDLE_GC_POLICY, checkIntervalMs: 20, idleChecks: 1, minIntervalMs: 0 },
+    { heapBytes: () => heap, collector: () => collect }
+  )
   gc.start()
   try {
     await waitFor(() => gc.checks >= 3)

@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { usageLine } from '../../cli/run-command.js'
+import { usageLine } from '../../src/check/cli/run-command.js'
 import { MM1_FLAGS } from '../../src/config/mm1-args.js'
 
 const SIDECAR_BIN = fileURLToPath(new URL('../../src/bin/mirror-sidecar.js', import.meta.url))
-const CHECK_BIN = fileURLToPath(new URL('../../cli/mirror-check.js', import.meta.url))
+const CHECK_BIN = fileURLToPath(new URL('../../src/check/mirror-check.js', import.meta.url))
 const PACKAGE_VERSION = (JSON.parse(readFileSync(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8')) as { version: string }).version
 
 /** The environment without `MIRROR_*` variables: they set flags (the test runner's MIRROR_METRICS_PORT would be the port). */
@@ -64,10 +64,27 @@ const DEFAULT_IN_CONFIG: Record<string, (config: PrintedConfig, exactlyOnce: Pri
 }
 
 interface PrintedConfig {
-  metricsPort: number, metricsHost: string, metricsPartitionLabels: boolean, idleGc: boolean, logLevel: string, drainTimeoutMs: number
+  metricsPort: number
+  metricsHost: string
+  metricsPartitionLabels: boolean
+  idleGc: boolean
+  logLevel: string
+  drainTimeoutMs: number
   flows: Array<{
-    numStreams: number, numProducers: number, queueMaxRecords: number, queueMaxBytes: number, offsetCommitIntervalMs: number,
-    abortOnSendFailure: boolean, passThrough: string, corruptBatches: string, throughputLimitBytes?: number, exactlyOnce?: { commitIntervalMs: number }, syncTopicConfigsIntervalMs: number, syncTopicAcls: boolean, syncTopicAclsIntervalMs: number, refreshTopicsIntervalMs: number,
+    numStreams: number
+    numProducers: number
+    queueMaxRecords: number
+    queueMaxBytes: number
+    offsetCommitIntervalMs: number
+    abortOnSendFailure: boolean
+    passThrough: string
+    corruptBatches: string
+    throughputLimitBytes?: number
+    exactlyOnce?: { commitIntervalMs: number }
+    syncTopicConfigsIntervalMs: number
+    syncTopicAcls: boolean
+    syncTopicAclsIntervalMs: number
+    refreshTopicsIntervalMs: number
     groupSync: { enabled: boolean, intervalMs: number, groups: { include: string, exclude: string } }
     digests: { enabled: boolean, rangeRecords: number, auditIntervalMs: number, auditMaxRecords: number }
   }>
@@ -112,7 +129,7 @@ test('usageLine: yargs\' "Invalid values:" message becomes --flag "value": expec
   assert.equal(usageLine('Invalid values:\n  Argument: format, Given: "xml", Choices: "table", "json", "csv"'), '--format "xml": expected one of table, json, csv')
   assert.equal(
     usageLine('Invalid values:\n  Argument: format, Given: "xml", Choices: "table", "json"\n  Argument: replication-policy, Given: "x", Choices: "identity", "default"'),
-    '--format "xml": expected one of table, json; --replication-policy "x": expected one of identity, default',
+    '--format "xml": expected one of table, json; --replication-policy "x": expected one of identity, default'
   )
   assert.equal(usageLine('Unknown argument: bogus\nmore'), 'Unknown argument: bogus')
 })

@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { usageLine } from '../../cli/run-command.js'
-import { unknownCommandLine } from '../../cli/command-suggestion.js'
+import { usageLine } from '../../src/check/cli/run-command.js'
+import { unknownCommandLine } from '../../src/check/cli/command-suggestion.js'
 
 const SIDECAR_BIN = fileURLToPath(new URL('../../src/bin/mirror-sidecar.js', import.meta.url))
-const CHECK_BIN = fileURLToPath(new URL('../../cli/mirror-check.js', import.meta.url))
+const CHECK_BIN = fileURLToPath(new URL('../../src/check/mirror-check.js', import.meta.url))
 const WITHOUT_MIRROR_VARIABLES = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('MIRROR_')))
 /** Ports nothing listens on: connections are refused at once. */
 const REFUSED = ['--source', '127.0.0.1:1', '--target', '127.0.0.1:2']

@@ -107,8 +107,14 @@ test('mirror-sidecar: an unknown IAMLoginModule option and a missing region exit
 
 test('mm2.properties: AWS_MSK_IAM under a cluster alias (B.sasl.*), the other cluster untouched', () => {
   const file = writeProperties({
-    clusters: 'A, B', 'A.bootstrap.servers': '127.0.0.1:1', 'B.bootstrap.servers': MSK_HOST, 'A->B.enabled': 'true',
-    'B.security.protocol': 'SASL_SSL', 'B.sasl.mechanism': 'AWS_MSK_IAM', 'B.sasl.jaas.config': `${MODULE} required awsProfileName="msk";`, 'B.sasl.client.callback.handler.class': HANDLER,
+    clusters: 'A, B',
+    'A.bootstrap.servers': '127.0.0.1:1',
+    'B.bootstrap.servers': MSK_HOST,
+    'A->B.enabled': 'true',
+    'B.security.protocol': 'SASL_SSL',
+    'B.sasl.mechanism': 'AWS_MSK_IAM',
+    'B.sasl.jaas.config': `${MODULE} required awsProfileName="msk";`,
+    'B.sasl.client.callback.handler.class': HANDLER,
   }, 'mm2.properties')
   const flow = configFromMm2(file, { settings: sidecarSettingsFromFlags({}, new ProblemList()) }).flows[0]
   assert.equal(flow?.source.sasl, undefined)

@@ -18,12 +18,21 @@ const KEY = Buffer.from('00112233445566778899aabbccddeeff', 'hex')
 
 /** A keytab in MIT's 0x0502 format holding one key per principal (what kadmin ktadd writes), built byte by byte. */
 function keytab (principals: string[]): Buffer {
-  const counted = (text: string): Buffer => { const b = Buffer.alloc(2); b.writeUInt16BE(Buffer.byteLength(text)); return Buffer.concat([b, Buffer.from(text)]) }
+  const counted = (text: string): Buffer => {
+    const b = Buffer.alloc(2)
+    b.writeUInt16BE(Buffer.byteLength(text))
+    return Buffer.concat([b, Buffer.from(text)])
+  }
   const entries = principals.map(principal => {
     const [name = '', realm = ''] = principal.split('@')
     const parts = name.split('/')
     const head = Buffer.alloc(2); head.writeUInt16BE(parts.length)
-    const tail = Buffer.alloc(4 + 4 + 1 + 2 + 2); tail.writeUInt32BE(1, 0); tail.writeUInt32BE(1_700_000_000, 4); tail.writeUInt8(3, 8); tail.writeUInt16BE(18, 9); tail.writeUInt16BE(KEY.length, 11)
+    const tail = Buffer.alloc(4 + 4 + 1 + 2 + 2)
+    tail.writeUInt32BE(1, 0)
+    tail.writeUInt32BE(1_700_000_000, 4)
+    tail.writeUInt8(3, 8)
+    tail.writeUInt16BE(18, 9)
+    tail.writeUInt16BE(KEY.length, 11)
     const vno = Buffer.alloc(4); vno.writeUInt32BE(3)
     const body = Buffer.concat([head, counted(realm), ...parts.map(counted), tail, KEY, vno])
     const size = Buffer.alloc(4); size.writeInt32BE(body.length)
@@ -72,8 +81,13 @@ test('GSSAPI from Java client keys: keytab and principal, service name; print-co
   assert.deepEqual(lines(cache.problems), [])
   assert.deepEqual({ ...cache.sasl }, { mechanism: 'gssapi', serviceName: 'kafka', credentials: 'ticket-cache', jaasKey: 'c.properties: sasl.jaas.config' })
   const file = writeProperties({
-    clusters: 'A, B', 'A.bootstrap.servers': '127.0.0.1:1', 'B.bootstrap.servers': '127.0.0.1:2', 'A->B.enabled': 'true',
-    'A.security.protocol': 'SASL_PLAINTEXT', 'A.sasl.mechanism': 'GSSAPI', 'A.sasl.kerberos.service.name': 'kafka',
+    clusters: 'A, B',
+    'A.bootstrap.servers': '127.0.0.1:1',
+    'B.bootstrap.servers': '127.0.0.1:2',
+    'A->B.enabled': 'true',
+    'A.security.protocol': 'SASL_PLAINTEXT',
+    'A.sasl.mechanism': 'GSSAPI',
+    'A.sasl.kerberos.service.name': 'kafka',
     'A.sasl.jaas.config': `${MODULE} required useKeyTab=true storeKey=true keyTab="${path}" principal="mirror@EXAMPLE.COM";`,
   }, 'mm2.properties')
   const config = configFromMm2(file, { settings: sidecarSettingsFromFlags({}, new ProblemList()) })
@@ -108,7 +122,7 @@ test('GSSAPI mistakes: one line each naming the key and what to do, before anyth
     [jaas(`useKeyTab=true keyTab="${dir}" principal="mirror@EXAMPLE.COM"`), 'c.properties: sasl.jaas.config', /^option keyTab ".*" is a folder/],
     [jaas(`useKeyTab=true keyTab="${notKeytab}" principal="mirror@EXAMPLE.COM"`), 'c.properties: sasl.jaas.config', /^option keyTab ".*krb5\.conf" is not a Kerberos keytab/],
     [jaas(`useKeyTab=true keyTab="${path}" principal="mirror@EXAMPLE.COM"`), 'c.properties: sasl.jaas.config', /^the keytab ".*other\.keytab" has no key of principal "mirror@EXAMPLE\.COM" \(it holds keys of other@EXAMPLE\.COM, kafka\/b1@EXAMPLE\.COM only\); set principal to one of them, or export/],
-    [jaas(`useKeyTab=true principal="mirror@EXAMPLE.COM"`), 'c.properties: sasl.jaas.config', /^has useKeyTab=true but no keyTab option/],
+    [jaas('useKeyTab=true principal="mirror@EXAMPLE.COM"'), 'c.properties: sasl.jaas.config', /^has useKeyTab=true but no keyTab option/],
     [jaas(`useKeyTab=true keyTab="${path}"`), 'c.properties: sasl.jaas.config', /^has useKeyTab=true but no principal option/],
     [jaas('storeKey=true'), 'c.properties: sasl.jaas.config', /^has neither useKeyTab=true nor useTicketCache=true, so Java would prompt for a password/],
     [jaas('useTicketCache=true useFirstPass=true'), 'c.properties: sasl.jaas.config', /^has the option useFirstPass, which takes a password/],

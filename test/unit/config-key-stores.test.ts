@@ -55,8 +55,11 @@ test('store formats are told apart by content: JKS, JCEKS and PKCS12 from keytoo
 
 test('JKS keystore (own key password) and JKS truststore without a type key open with their passwords and complete a mutual TLS handshake', async () => {
   const { problems, tls } = read({
-    'ssl.truststore.location': stores.truststoreJks, 'ssl.truststore.password': PW.truststore,
-    'ssl.keystore.location': stores.clientKeystoreJks, 'ssl.keystore.password': PW.keystore, 'ssl.key.password': PW.key,
+    'ssl.truststore.location': stores.truststoreJks,
+    'ssl.truststore.password': PW.truststore,
+    'ssl.keystore.location': stores.clientKeystoreJks,
+    'ssl.keystore.password': PW.keystore,
+    'ssl.key.password': PW.key,
   })
   assert.deepEqual(problems.problems, [])
   assert.match(String(tls?.key), /^-----BEGIN PRIVATE KEY-----/)
@@ -97,8 +100,13 @@ test('a wrong store or key password names the password key and the file, never t
 
 test('content wins over a type that disagrees: JKS named PKCS12 and PKCS12 named JKS are read; JCEKS, an unknown type and a non-store are refused', async () => {
   const swapped = read({
-    'ssl.truststore.type': 'JKS', 'ssl.truststore.location': certificates.truststoreP12, 'ssl.truststore.password': STORE_PASSWORDS.truststore,
-    'ssl.keystore.type': 'PKCS12', 'ssl.keystore.location': stores.clientKeystoreJks, 'ssl.keystore.password': PW.keystore, 'ssl.key.password': PW.key,
+    'ssl.truststore.type': 'JKS',
+    'ssl.truststore.location': certificates.truststoreP12,
+    'ssl.truststore.password': STORE_PASSWORDS.truststore,
+    'ssl.keystore.type': 'PKCS12',
+    'ssl.keystore.location': stores.clientKeystoreJks,
+    'ssl.keystore.password': PW.keystore,
+    'ssl.key.password': PW.key,
   })
   assert.deepEqual(swapped.problems.problems, [])
   assert.equal(await handshake(swapped.tls as ConnectionOptions), 'mirror-client')

@@ -33,11 +33,26 @@ test('OAUTHBEARER from Java client keys: endpoint, client id, secret, scope, ext
   assert.equal(oauth.mechanism, 'oauthbearer')
   assert.deepEqual([oauth.tokenEndpointUrl, oauth.clientId, oauth.clientSecret, oauth.scope], ['https://idp.example.com/oauth2/token', 'mirror', SECRET, 'kafka api://x'])
   assert.deepEqual(oauth.extensions, { logicalCluster: 'lkc-1', identityPoolId: 'pool-2' })
-  assert.deepEqual([oauth.refreshWindowFactor, oauth.refreshWindowJitter, oauth.refreshMinPeriodSeconds, oauth.refreshBufferSeconds, oauth.retryBackoffMs, oauth.retryBackoffMaxMs], [0.9, 0.05, 60, 30, 100, 2000])
+  assert.deepEqual(
+    [
+      oauth.refreshWindowFactor,
+      oauth.refreshWindowJitter,
+      oauth.refreshMinPeriodSeconds,
+      oauth.refreshBufferSeconds,
+      oauth.retryBackoffMs,
+      oauth.retryBackoffMaxMs,
+    ],
+    [0.9, 0.05, 60, 30, 100, 2000]
+  )
   assert.doesNotMatch(JSON.stringify(sasl) + inspect(sasl, { depth: 5 }), new RegExp(SECRET))
   // The older class name (Kafka 3.1-3.3) is taken too; the KIP-1139 keys stand in for the JAAS options.
-  const keys = read({ 'sasl.login.callback.handler.class': 'org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler', 'sasl.oauthbearer.token.endpoint.url': 'https://idp/t',
-    'sasl.oauthbearer.client.credentials.client.id': 'c', 'sasl.oauthbearer.client.credentials.client.secret': 's', 'sasl.jaas.config': `${MODULE} required ;` })
+  const keys = read({
+    'sasl.login.callback.handler.class': 'org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler',
+    'sasl.oauthbearer.token.endpoint.url': 'https://idp/t',
+    'sasl.oauthbearer.client.credentials.client.id': 'c',
+    'sasl.oauthbearer.client.credentials.client.secret': 's',
+    'sasl.jaas.config': `${MODULE} required ;`
+  })
   assert.deepEqual(keys.problems.problems, [])
   assert.deepEqual([(keys.sasl as OAuthBearerCredentials).clientId, (keys.sasl as OAuthBearerCredentials).clientSecret], ['c', 's'])
 })
@@ -76,8 +91,13 @@ test('refresh time follows Kafka: factor + jitter of the lifetime, within the mi
 
 test('the token source fetches with client credentials, reuses the token, refreshes it at the refresh time, retries an outage and refuses a wrong secret with one line', async t => {
   const oidc = await OidcServer.start(t, { clients: [{ id: 'mirror', secret: SECRET }], tokenLifetimeSeconds: 60, audience: 'kafka' })
-  const settings = (secret: string): OAuthBearerCredentials => read({ ...JAVA_KEYS, 'sasl.oauthbearer.token.endpoint.url': oidc.tokenUrl,
-    'sasl.jaas.config': `${MODULE} required clientId="mirror" clientSecret="${secret}" scope="kafka" extension_tag="a";`, 'sasl.login.retry.backoff.ms': '10', 'sasl.login.retry.backoff.max.ms': '200' }).sasl as OAuthBearerCredentials
+  const settings = (secret: string): OAuthBearerCredentials => read({
+    ...JAVA_KEYS,
+    'sasl.oauthbearer.token.endpoint.url': oidc.tokenUrl,
+    'sasl.jaas.config': `${MODULE} required clientId="mirror" clientSecret="${secret}" scope="kafka" extension_tag="a";`,
+    'sasl.login.retry.backoff.ms': '10',
+    'sasl.login.retry.backoff.max.ms': '200'
+  }).sasl as OAuthBearerCredentials
   let now = Date.now()
   const source = new OAuthTokenSource(settings(SECRET), silentLogger, { now: () => now, random: () => 0 })
   const first = await source.token()

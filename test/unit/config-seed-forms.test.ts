@@ -158,7 +158,7 @@ test('flags pasted with an en dash, em dash or one hyphen: did you mean --flag',
   const flags = ['consumer.config', 'producer.config', 'num.streams', 'whitelist']
   const lines = pastedFlagProblems(
     ['–num.streams', '2', '—whitelist=.*', 'mirrormaker–consumer.config', 'a.config', '-num.streams', '−unknown.flag', '--whitelist', 'a–b', '-5'],
-    flags,
+    flags
   ).map(p => `${p.key}: ${p.message}`)
   assert.deepEqual(lines, [
     '–num.streams: "–" is not "--" (U+2013, as pasted from a web page); did you mean --num.streams',

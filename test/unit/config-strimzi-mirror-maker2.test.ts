@@ -204,7 +204,7 @@ test('what cannot be honoured is refused, each problem naming the resource field
     /spec\.target\.authentication\.accessToken .*cannot be honoured with authentication type oauth/, secretsDir({ s: { k: 'x' } }))
   refused(`apiVersion: kafka.strimzi.io/v1\nkind: KafkaMirrorMaker2\nspec:\n${target}  mirrors: [ { source: { alias: A, bootstrapServers: "a:9092" }, sourceConnector: { tasksMax: none } } ]\n`, /spec\.mirrors\[0\]\.sourceConnector\.tasksMax "none": expected/)
   assert.throws(() => configFromStrimzi(resourceFile(`apiVersion: kafka.strimzi.io/v1\nkind: KafkaMirrorMaker2\nspec:\n${target}${mirror}`), { settings, clusters: ['A'] }), /--clusters "A": is not the target cluster of .* \(B\); give that alias or drop --clusters/)
-  refused(`apiVersion: kafka.strimzi.io/v1beta2\nkind: KafkaMirrorMaker2\nspec:\n  connectCluster: B\n  clusters: [ { alias: A, bootstrapServers: "a:9092" }, { alias: B, bootstrapServers: "b:9092" }, { alias: C, bootstrapServers: "c:9092" } ]\n  mirrors: [ { sourceCluster: A, targetCluster: C } ]\n`, /spec\.mirrors\[0\]\.targetCluster "C": is not the target cluster B/)
+  refused('apiVersion: kafka.strimzi.io/v1beta2\nkind: KafkaMirrorMaker2\nspec:\n  connectCluster: B\n  clusters: [ { alias: A, bootstrapServers: "a:9092" }, { alias: B, bootstrapServers: "b:9092" }, { alias: C, bootstrapServers: "c:9092" } ]\n  mirrors: [ { sourceCluster: A, targetCluster: C } ]\n', /spec\.mirrors\[0\]\.targetCluster "C": is not the target cluster B/)
 })
 
 test('OAuth client credentials from a Secret become OAUTHBEARER settings', () => {

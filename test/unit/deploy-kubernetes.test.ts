@@ -111,7 +111,10 @@ for (const variant of Object.keys(VARIANTS) as Variant[]) {
     // Non-root as the image's USER, which the Dockerfile sets by number.
     const user = /^USER (\d+):(\d+)$/m.exec(readFileSync(join(REPOSITORY, 'Dockerfile'), 'utf8'))
     assert.ok(user !== null && user[1] !== '0', 'Dockerfile USER is a numeric non-root user')
-    assert.deepEqual([pod.spec.securityContext.runAsNonRoot, String(pod.spec.securityContext.runAsUser), String(pod.spec.securityContext.runAsGroup)], [true, user[1], user[2]])
+    assert.deepEqual(
+      [pod.spec.securityContext.runAsNonRoot, String(pod.spec.securityContext.runAsUser), String(pod.spec.securityContext.runAsGroup)],
+      [true, user[1], user[2]]
+    )
     assert.equal(mirror.securityContext.readOnlyRootFilesystem, true)
 
     // Probes on the port the sidecar serves /healthz and /readyz on.
@@ -184,7 +187,10 @@ for (const variant of Object.keys(VARIANTS) as Variant[]) {
     const result = spawnSync(process.execPath, [bin, ...(mirror.args as string[]).map(place), '--print-config'], { encoding: 'utf8', env: { ...process.env, ...env(mirror) }, timeout: 30_000 })
     assert.equal(result.status, 0, result.stderr)
     const config = JSON.parse(result.stdout) as { flows: Array<{ name: string }>, drainTimeoutMs: number, metricsPort: number }
-    assert.deepEqual([config.flows.length, config.drainTimeoutMs, config.metricsPort], [1, Number(env(mirror).MIRROR_DRAIN_TIMEOUT_MS), Number(env(mirror).MIRROR_METRICS_PORT)])
+    assert.deepEqual(
+      [config.flows.length, config.drainTimeoutMs, config.metricsPort],
+      [1, Number(env(mirror).MIRROR_DRAIN_TIMEOUT_MS), Number(env(mirror).MIRROR_METRICS_PORT)]
+    )
     assert.doesNotMatch(result.stdout, /change-me/)
     assert.match(result.stdout, /"password": "\[redacted\]"/)
   })

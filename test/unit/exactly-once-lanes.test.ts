@@ -52,22 +52,74 @@ function heldBytes (capacityBytes = 1_000_000_000): HeldBytes & { released: Mirr
   return { capacityBytes, released, releaseBytes: batch => { released.push(batch) } }
 }
 
-function setup (stored: Map<string, bigint> = new Map(), lanes = 4, positionsOverride?: PositionStore): { lanes: ExactlyOnceLanes, sinks: FakeTransactionalSink[], progress: PartitionProgress, acked: MirrorBatch[], inner: WorkerListener, seeks: CommitOffset[], stored: Map<string, bigint>, hooks: { onSeek: () => void } } {
+function setup (
+  stored: Map<string, bigint> = new Map(),
+  lanes = 4,
+  positionsOverride?: PositionStore
+): {
+    lanes: ExactlyOnceLanes
+    sinks: FakeTransactionalSink[]
+    progress: PartitionProgress
+    acked: MirrorBatch[]
+    inner: WorkerListener
+    seeks: CommitOffset[]
+    stored: Map<string, bigint>
+    hooks: { onSeek: () => void }
+  } {
   const sinks = Array.from({ length: lanes }, () => new FakeTransactionalSink())
-  const positions: PositionStore = positionsOverride ?? { start: async () => {}, stop: async () => {}, read: async keys => new Map([...stored].filter(([key]) => keys.includes(key))) }
+  const positions: PositionStore = positionsOverride ?? {
+    start: async () => {},
+    stop: async () => {},
+    read: async keys => new Map([...stored].filter(([key]) => keys.includes(key))),
+  }
   const progress = new PartitionProgress()
   const acked: MirrorBatch[] = []
   // As the flow's AckRecorder: an acknowledgement moves the partition's committable offset.
-  const inner: WorkerListener = { acknowledged: batch => { acked.push(batch); progress.acknowledged(batch, 0) }, skipped: () => {}, produceRequest: () => {}, retry: () => {} }
+  const inner: WorkerListener = {
+    acknowledged: batch => {
+      acked.push(batch)
+      progress.acknowledged(batch, 0)
+    },
+    skipped: () => {},
+    produceRequest: () => {},
+    retry: () => {},
+  }
   const labels = { flow: 'a->b', source: 'a', target: 'b' }
   const seeks: CommitOffset[] = []
   const hooks = { onSeek: () => {} }
-  const exactlyOnce = new ExactlyOnceLanes({ sinks, positions, progress, commitIntervalMs: 60_000, heartbeatIntervalMs: 50, takeBackoffMs: { initial: 1, max: 2 }, labels, observer: {}, logger: silentLogger, signal: new AbortController().signal, onFatal: error => { throw error }, seek: offsets => { seeks.push(...offsets); hooks.onSeek() } })
+  const exactlyOnce = new ExactlyOnceLanes({
+    sinks,
+    positions,
+    progress,
+    commitIntervalMs: 60_000,
+    heartbeatIntervalMs: 50,
+    takeBackoffMs: { initial: 1, max: 2 },
+    labels,
+    observer: {},
+    logger: silentLogger,
+    signal: new AbortController().signal,
+    onFatal: error => {
+      throw error
+    },
+    seek: offsets => {
+      seeks.push(...offsets)
+      hooks.onSeek()
+    },
+  })
   return { lanes: exactlyOnce, sinks, progress, acked, inner, seeks, stored, hooks }
 }
 
 function batch (topic: string, partition: number, from: number, count: number): MirrorBatch {
-  return { sourceTopic: topic, targetTopic: topic, partition, records: records(from, count), firstOffset: BigInt(from), nextOffset: BigInt(from + count), bytes: count * 10, pollTimeMs: 0 }
+  return {
+    sourceTopic: topic,
+    targetTopic: topic,
+    partition,
+    records: records(from, count),
+    firstOffset: BigInt(from),
+    nextOffset: BigInt(from + count),
+    bytes: count * 10,
+    pollTimeMs: 0,
+  }
 }
 
 test('bucketOf: the same bucket for a partition everywhere, partitions of a topic spread over the buckets', () => {

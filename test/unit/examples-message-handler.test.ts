@@ -12,7 +12,10 @@ const EXAMPLE = fileURLToPath(new URL('../../../examples/message-handler/orders-
 const CONFIGURATION_DOC = fileURLToPath(new URL('../../../docs/configuration.md', import.meta.url))
 
 const record = (offset: number, value: string | null, headers: Array<[string, string]> = []): KafkaRecord => ({
-  offset: String(offset), timestamp: '1700000000000', key: Buffer.from('k'), value: value === null ? null : Buffer.from(value),
+  offset: String(offset),
+  timestamp: '1700000000000',
+  key: Buffer.from('k'),
+  value: value === null ? null : Buffer.from(value),
   headerList: headers.map(([key, v]) => ({ key, value: Buffer.from(v) })),
 })
 
@@ -51,7 +54,9 @@ test('the configuration reference\'s handler does what its comments say', async 
   const loaded = await loadMessageHandler({ module: './handler.mjs', path, args: '!', key: '--message.handler' })
   assert.ok('handle' in loaded, JSON.stringify(loaded))
   const out = await new MessageHandler(loaded.handle, { module: './handler.mjs', args: '!', flow: 'source->target' }).apply({
-    topic: 'orders', partition: 0, highWatermark: 10n,
+    topic: 'orders',
+    partition: 0,
+    highWatermark: 10n,
     records: [record(0, 'test-1'), record(1, 'batch:a,b'), record(2, 'hello', [['h', '1']]), { ...record(3, null), key: null }],
   })
   assert.deepEqual(out.records.map(r => [r.offset, r.key?.toString() ?? null, r.value?.toString() ?? null, (r.headerList ?? []).map(h => `${h.key}=${h.value?.toString()}`).join(',')]), [

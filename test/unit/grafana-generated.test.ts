@@ -15,7 +15,12 @@ import { promtool } from '../helpers/prometheus.js'
 
 interface Target { expr: string, datasource?: { type: string, uid: string } }
 interface Panel { type: string, title: string, datasource?: { type: string, uid: string }, targets?: Target[] }
-interface Dashboard { uid: string, panels: Panel[], templating: { list: Array<{ name: string, type: string, query: unknown, datasource?: { uid: string } }> }, __inputs?: unknown }
+interface Dashboard {
+  uid: string
+  panels: Panel[]
+  templating: { list: Array<{ name: string, type: string, query: unknown, datasource?: { uid: string } }> }
+  __inputs?: unknown
+}
 
 const dashboard = buildDashboard() as Dashboard
 const expressions = (): string[] => [
@@ -64,7 +69,16 @@ for (const partitionLabels of [true, false]) {
     // A flow with a throughput limit: its limit gauge and throttled counter exist only then.
     const configured = { name: 'a->b', source: { alias: 'a' }, target: { alias: 'b' }, offsetCommitIntervalMs: 60_000, throughputLimitBytes: 1_048_576 } as unknown as FlowConfig
     const metrics = new MirrorMetrics(() => [{
-      labels: flow, state: 'running', queueRecords: 0, queueBytes: 0, queueCapacityRecords: 10, queueCapacityBytes: 10, sourceConnected: true, targetConnected: true, assignedPartitions: 1, topicsMirrored: 1,
+      labels: flow,
+      state: 'running',
+      queueRecords: 0,
+      queueBytes: 0,
+      queueCapacityRecords: 10,
+      queueCapacityBytes: 10,
+      sourceConnected: true,
+      targetConnected: true,
+      assignedPartitions: 1,
+      topicsMirrored: 1,
       partitions: [{ topic: 't', partition: 0, highWatermark: 1n, nextOffsetToMirror: 1n, committedOffset: 1n, oldestUnackedTimestampMs: undefined, lastProgressMs: 0 }],
     }], { flows: [configured], partitionLabels })
     metrics.committed(flow, [], Date.now())

@@ -14,8 +14,18 @@ function partition (overrides: Partial<PartitionSnapshot> = {}): PartitionSnapsh
 
 function snapshot (overrides: Partial<FlowSnapshot> = {}): FlowSnapshot {
   return {
-    labels: flow, state: 'running', queueRecords: 0, queueBytes: 0, queueCapacityRecords: 1000, queueCapacityBytes: 1_048_576,
-    sourceConnected: true, targetConnected: true, assignedPartitions: 1, topicsMirrored: 1, partitions: [partition()], ...overrides,
+    labels: flow,
+    state: 'running',
+    queueRecords: 0,
+    queueBytes: 0,
+    queueCapacityRecords: 1000,
+    queueCapacityBytes: 1_048_576,
+    sourceConnected: true,
+    targetConnected: true,
+    assignedPartitions: 1,
+    topicsMirrored: 1,
+    partitions: [partition()],
+    ...overrides,
   }
 }
 

@@ -19,7 +19,11 @@ function member (memberId: string, lanes: number, startedAtMs: number, partition
   return { memberId, memberMetadata: assigner.protocol({ topics: ['t'] }).metadata }
 }
 
-async function assign (leaderLanes: number, members: GroupMember[], partitions: number): Promise<Map<string, { partitions: number[], refusal: ReturnType<typeof decodeLaneRefusal> }>> {
+async function assign (
+  leaderLanes: number,
+  members: GroupMember[],
+  partitions: number
+): Promise<Map<string, { partitions: number[], refusal: ReturnType<typeof decodeLaneRefusal> }>> {
   const assigner = bucketAssigner(leaderLanes, 0)({ cluster: cluster(partitions), groupId: 'g', logger: undefined as never })
   const out = new Map<string, { partitions: number[], refusal: ReturnType<typeof decodeLaneRefusal> }>()
   for (const { memberId, memberAssignment } of await assigner.assign({ members, topics: ['t'] })) {

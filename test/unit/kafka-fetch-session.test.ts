@@ -3,7 +3,10 @@ import { test } from 'node:test'
 import { FETCH_SESSION_ID_NOT_FOUND, FetchSession, FetchSessions, INVALID_FETCH_SESSION_EPOCH, type FetchSessionResponse, type FetchTopicRequest } from '../../src/kafka/fetch-session.js'
 
 const wanted = (offsets: Record<string, number[]>): FetchTopicRequest[] =>
-  Object.entries(offsets).map(([topic, list]) => ({ topic, partitions: list.map((offset, partition) => ({ partition, fetchOffset: String(offset), maxBytes: 100 })) }))
+  Object.entries(offsets).map(([topic, list]) => ({
+    topic,
+    partitions: list.map((offset, partition) => ({ partition, fetchOffset: String(offset), maxBytes: 100 })),
+  }))
 
 const answer = (sessionId: number, partitions: Record<string, number[]> = {}, errorCode = 0): FetchSessionResponse => ({
   errorCode,
@@ -125,7 +128,10 @@ test('the same request array again is an incremental request naming nothing; aft
   assert.equal(session.next(request).completed(answer(9, { a: [0, 1], b: [0] })), true)
   const again = session.next(request)
   assert.equal(again.full, false)
-  assert.deepEqual({ epoch: again.fields.sessionEpoch, topics: again.fields.topics, forgotten: again.fields.forgottenTopics }, { epoch: 1, topics: [], forgotten: [] })
+  assert.deepEqual(
+    { epoch: again.fields.sessionEpoch, topics: again.fields.topics, forgotten: again.fields.forgottenTopics },
+    { epoch: 1, topics: [], forgotten: [] }
+  )
   assert.equal(again.completed(answer(9, { b: [0] })), true)
   // A new array is looked into: what moved is sent, what is gone is forgotten.
   const movedRequest = wanted({ a: [3, 8] })

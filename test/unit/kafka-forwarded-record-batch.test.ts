@@ -21,9 +21,25 @@ function recordSet (...batches: Buffer[]): Buffer {
 }
 
 /** A v2 batch as a producer writes it (kafkajs' encoder), with `count` records from offset `baseOffset`. */
-async function batchBytes (options: { count: number, baseOffset?: number, compression?: number, lastOffsetDelta?: number, transactional?: boolean, firstTimestamp?: number, tag?: string }): Promise<Buffer> {
+async function batchBytes (options: {
+  count: number
+  baseOffset?: number
+  compression?: number
+  lastOffsetDelta?: number
+  transactional?: boolean
+  firstTimestamp?: number
+  tag?: string
+}): Promise<Buffer> {
   const tag = options.tag ?? ''
-  const records = Array.from({ length: options.count }, (_, i) => Record({ key: Buffer.from(`k${tag}${i}`), value: i === 1 ? null : Buffer.from(`value-${tag}${i}`), headers: [{ key: 'h', value: Buffer.from(String(i)) }], offsetDelta: i, timestampDelta: i * 1000 }))
+  const records = Array.from({ length: options.count }, (_, i) =>
+    Record({
+      key: Buffer.from(`k${tag}${i}`),
+      value: i === 1 ? null : Buffer.from(`value-${tag}${i}`),
+      headers: [{ key: 'h', value: Buffer.from(String(i)) }],
+      offsetDelta: i,
+      timestampDelta: i * 1000,
+    })
+  )
   const firstTimestamp = options.firstTimestamp ?? 1_700_000_000_000
   const encoded = await RecordBatch({
     compression: options.compression ?? 0,

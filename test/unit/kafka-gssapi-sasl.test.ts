@@ -50,7 +50,7 @@ async function gssapiBroker (t: TestContext, offerLayers: number): Promise<{ bro
     rounds.push(bytes.toString('latin1'))
     if (bytes.toString() === 'AP-REQ') return { bytes: Buffer.from('AP-REP') }
     if (bytes.length === 0) return { bytes: Buffer.concat([Buffer.from('W'), Buffer.from([offerLayers, 0x01, 0x00, 0x00])]) }
-    if (bytes.toString('latin1') === `W\x01\x01\x00\x00mirror@EXAMPLE.COM`) return { bytes: Buffer.alloc(0) }
+    if (bytes.toString('latin1') === 'W\x01\x01\x00\x00mirror@EXAMPLE.COM') return { bytes: Buffer.alloc(0) }
     return { error: 'unexpected token' }
   })
   await broker.start()

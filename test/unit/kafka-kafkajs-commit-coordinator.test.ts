@@ -4,11 +4,13 @@ import { test } from 'node:test'
 
 const require = createRequire(import.meta.url)
 
-interface OffsetManager { commitOffsets: (offsets: { topics: Array<{ topic: string, partitions: Array<{ partition: number, offset: string }> }> }) => Promise<void> }
+interface OffsetManager {
+  commitOffsets: (offsets: { topics: Array<{ topic: string, partitions: Array<{ partition: number, offset: string }> }> }) => Promise<void>
+}
 const OffsetManagerClass = require('@kafka-mirror-sidecar/kafkajs/src/consumer/offsetManager') as new (options: object) => OffsetManager
 const { KafkaJSProtocolError } = require('@kafka-mirror-sidecar/kafkajs/src/errors') as { KafkaJSProtocolError: new (error: object) => Error }
 const { createErrorFromCode } = require('@kafka-mirror-sidecar/kafkajs/src/protocol/error') as { createErrorFromCode: (code: number) => object }
-const emitter = require('@kafka-mirror-sidecar/kafkajs/src/instrumentation/emitter') as new () => object
+const InstrumentationEmitter = require('@kafka-mirror-sidecar/kafkajs/src/instrumentation/emitter') as new () => object
 
 /** A group coordinator as kafkajs holds it: connected, and answering OffsetCommit (or refusing it with NOT_COORDINATOR, code 16). */
 function broker (name: string, commits: string[], notCoordinator: boolean): object {
@@ -27,7 +29,7 @@ test('a commit answered NOT_COORDINATOR (the group coordinator moved) sends the 
   const current = broker('current', commits, false)
   const committed = {}
   const cluster = { refreshMetadata: async () => {}, findGroupCoordinator: async () => current, committedOffsets: () => committed }
-  const manager = new OffsetManagerClass({ cluster, coordinator: old, memberAssignment: { t: [0] }, topicConfigurations: {}, instrumentationEmitter: new emitter(), groupId: 'g', generationId: 1, memberId: 'm' })
+  const manager = new OffsetManagerClass({ cluster, coordinator: old, memberAssignment: { t: [0] }, topicConfigurations: {}, instrumentationEmitter: new InstrumentationEmitter(), groupId: 'g', generationId: 1, memberId: 'm' })
   const offsets = { topics: [{ topic: 't', partitions: [{ partition: 0, offset: '10' }] }] }
   await assert.rejects(manager.commitOffsets(offsets), /not the correct coordinator/)
   await manager.commitOffsets(offsets)

@@ -14,4 +14,3 @@ test('kafkajs\' groupBy (patched to append in place) groups in order, with async
   assert.notEqual(grouped.get('a'), items)
   assert.equal((await groupBy([], () => 'x')).size, 0)
 })
-

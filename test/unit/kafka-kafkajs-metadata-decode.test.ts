@@ -4,11 +4,23 @@ import { test } from 'node:test'
 
 const require = createRequire(import.meta.url)
 
-interface Writer { writeInt16: (v: number) => Writer, writeInt32: (v: number) => Writer, writeString: (v: string | null) => Writer, writeBoolean: (v: boolean) => Writer, buffer: Buffer }
+interface Writer {
+  writeInt16: (v: number) => Writer
+  writeInt32: (v: number) => Writer
+  writeString: (v: string | null) => Writer
+  writeBoolean: (v: boolean) => Writer
+  buffer: Buffer
+}
 const Encoder = require('@kafka-mirror-sidecar/kafkajs/src/protocol/encoder') as new () => Writer
 
 interface Partition { partitionErrorCode: number, partitionId: number, leader: number, replicas: number[], isr: number[], offlineReplicas: number[] }
-interface Answer { throttleTime: number, clusterId: string, controllerId: number, brokers: Array<{ nodeId: number, host: string, port: number, rack: string | null }>, topicMetadata: Array<{ topicErrorCode: number, topic: string, isInternal: boolean, partitionMetadata: Partition[] }> }
+interface Answer {
+  throttleTime: number
+  clusterId: string
+  controllerId: number
+  brokers: Array<{ nodeId: number, host: string, port: number, rack: string | null }>
+  topicMetadata: Array<{ topicErrorCode: number, topic: string, isInternal: boolean, partitionMetadata: Partition[] }>
+}
 
 /** A Metadata v5/v6 answer as a broker writes it (throttle, brokers, cluster id, controller, topics). */
 function answerBytes (topics: Array<{ name: string, partitions: Array<{ leader: number, replicas: number[], isr: number[], offline: number[] }> }>): Buffer {
@@ -44,7 +56,10 @@ for (const version of [5, 6]) {
     assert.equal(answer.clusterId, 'cluster')
     assert.deepEqual(answer.brokers.map(b => b.nodeId), [1, 2])
     for (const topic of answer.topicMetadata) {
-      assert.deepEqual(topic.partitionMetadata, partitions.map((p, id) => ({ partitionErrorCode: 0, partitionId: id, leader: p.leader, replicas: p.replicas, isr: p.isr, offlineReplicas: p.offline })))
+      assert.deepEqual(
+        topic.partitionMetadata,
+        partitions.map((p, id) => ({ partitionErrorCode: 0, partitionId: id, leader: p.leader, replicas: p.replicas, isr: p.isr, offlineReplicas: p.offline }))
+      )
     }
     const [orders, payments] = answer.topicMetadata.map(t => t.partitionMetadata) as [Partition[], Partition[]]
     assert.equal(orders[0]?.replicas, orders[0]?.isr, '[1, 2] once')

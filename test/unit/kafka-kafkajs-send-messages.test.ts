@@ -5,7 +5,12 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { ErrorCode, IdempotentBrokers } from '../helpers/idempotent-brokers.js'
 
 const require = createRequire(import.meta.url)
-type Send = (request: { acks: number, timeout: number, compression: number, topicMessages: Array<{ topic: string, messages: Array<{ partition: number, value: string }> }> }) => Promise<Answer[]>
+type Send = (request: {
+  acks: number
+  timeout: number
+  compression: number
+  topicMessages: Array<{ topic: string, messages: Array<{ partition: number, value: string }> }>
+}) => Promise<Answer[]>
 const createSendMessages = require('@kafka-mirror-sidecar/kafkajs/src/producer/sendMessages') as (options: object) => Send
 const createEosManager = require('@kafka-mirror-sidecar/kafkajs/src/producer/eosManager') as (options: object) => { initProducerId: () => Promise<void>, getSequence: (topic: string, partition: number) => number }
 const createRetry = require('@kafka-mirror-sidecar/kafkajs/src/retry') as (options: object) => unknown
@@ -22,7 +27,13 @@ async function producerOn (brokers: IdempotentBrokers, retries: number) {
   const cluster = brokers.cluster()
   const eosManager = createEosManager({ logger: silent, cluster })
   await eosManager.initProducerId()
-  const sendMessages = createSendMessages({ logger: silent, cluster, partitioner: createPartitioner(), eosManager, retrier: createRetry({ retries, initialRetryTime: 5, maxRetryTime: 20 }) })
+  const sendMessages = createSendMessages({
+    logger: silent,
+    cluster,
+    partitioner: createPartitioner(),
+    eosManager,
+    retrier: createRetry({ retries, initialRetryTime: 5, maxRetryTime: 20 }),
+  })
   const send = async (topic: string, perPartition: Record<number, string[]>): Promise<Answer[]> => {
     const messages = Object.entries(perPartition).flatMap(([partition, values]) => values.map(value => ({ partition: Number(partition), value })))
     return await sendMessages({ acks: -1, timeout: 1000, compression: 0, topicMessages: [{ topic, messages }] })

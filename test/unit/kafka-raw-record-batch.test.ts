@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
 import { test } from 'node:test'
-import { digestRecord, digestWireRecord, hashBytes, hashRange, type RecordDigest } from '../../src/audit/record-digest.js'
+import { digestRecord, digestWireRecord, hashBytes, hashRange, type RecordDigest } from '../../src/mirror-topics/record-digest.js'
 import { registerCodecs } from '../../src/kafka/codecs.js'
 import { decodeRecordBatch } from '../../src/kafka/kafkajs-internals.js'
 import { rawBatchHook, RawRecordBatch, WireRecord } from '../../src/kafka/raw-record-batch.js'
@@ -23,7 +23,21 @@ async function batch (compression: number): Promise<Buffer> {
     timestampDelta: i === 9 ? -5000 : i * 1000 + 2 ** 33,
   }))
   const firstTimestamp = 1_700_000_000_000
-  return (await RecordBatch({ compression, firstOffset: Long.fromValue(500), firstTimestamp, maxTimestamp: firstTimestamp + 2 ** 34, partitionLeaderEpoch: 0, lastOffsetDelta: 39, producerId: Long.fromValue(-1), producerEpoch: 0, firstSequence: 0, transactional: false, records })).buffer
+  return (
+    await RecordBatch({
+      compression,
+      firstOffset: Long.fromValue(500),
+      firstTimestamp,
+      maxTimestamp: firstTimestamp + 2 ** 34,
+      partitionLeaderEpoch: 0,
+      lastOffsetDelta: 39,
+      producerId: Long.fromValue(-1),
+      producerEpoch: 0,
+      firstSequence: 0,
+      transactional: false,
+      records,
+    })
+  ).buffer
 }
 
 async function wireDigests (bytes: Buffer, from = 0, until = Number.MAX_SAFE_INTEGER): Promise<RecordDigest[]> {
@@ -35,7 +49,9 @@ async function wireDigests (bytes: Buffer, from = 0, until = Number.MAX_SAFE_INT
 
 test('hashRange of a part of a buffer is hashBytes of that part', () => {
   const bytes = Buffer.from('0123456789abcdefghij')
-  for (let start = 0; start < 6; start++) for (let end = start; end <= bytes.length; end += 3) assert.equal(hashRange(bytes, start, end), hashBytes(bytes.subarray(start, end)))
+  for (let start = 0; start < 6; start++) {
+    for (let end = start; end <= bytes.length; end += 3) assert.equal(hashRange(bytes, start, end), hashBytes(bytes.subarray(start, end)))
+  }
 })
 
 test('records read from a raw batch digest exactly as kafkajs\' decoded records (every codec, every field, sizes)', async () => {
@@ -86,7 +102,24 @@ test('a truncated batch is a RangeError, not a wrong digest', async () => {
 
 test('hashBytes gives the values digests were recorded with (whatever loop computes them)', () => {
   // Computed by the byte-at-a-time loop of 977cb9c: digests on a target's digests topic depend on these.
-  const expected = [[0, 8293445568090165], [1, 6955317834892018], [2, 1488310106809950], [3, 838822340599079], [4, 1293985735913768], [5, 2902044482973102], [7, 413902152425939], [8, 311072678871309], [31, 3283976931653832], [32, 8921677163001656], [33, 5771338553883900], [64, 1925451905240410], [100, 6601733457520545], [515, 7813029903875019], [4096, 1174866383258164], [70000, 7787415035725305]] as const
+  const expected = [
+    [0, 8293445568090165],
+    [1, 6955317834892018],
+    [2, 1488310106809950],
+    [3, 838822340599079],
+    [4, 1293985735913768],
+    [5, 2902044482973102],
+    [7, 413902152425939],
+    [8, 311072678871309],
+    [31, 3283976931653832],
+    [32, 8921677163001656],
+    [33, 5771338553883900],
+    [64, 1925451905240410],
+    [100, 6601733457520545],
+    [515, 7813029903875019],
+    [4096, 1174866383258164],
+    [70000, 7787415035725305],
+  ] as const
   for (const [length, hash] of expected) {
     const bytes = Buffer.from(Array.from({ length }, (_, i) => (i * 131 + length) & 255))
     assert.equal(hashBytes(bytes), hash, `${length} bytes`)

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
 import { test } from 'node:test'
-import { digestRecord, wireRecordHash } from '../../src/audit/record-digest.js'
+import { digestRecord, wireRecordHash } from '../../src/mirror-topics/record-digest.js'
 import { registerCodecs } from '../../src/kafka/codecs.js'
 import { KafkaForwardedBatch } from '../../src/kafka/forwarded-record-batch.js'
 
@@ -21,7 +21,21 @@ async function batch (compression: number): Promise<Buffer> {
     timestampDelta: i === 9 ? -5000 : i * 1000 + 2 ** 33,
   }))
   const firstTimestamp = 1_700_000_000_000
-  return (await RecordBatch({ compression, firstOffset: Long.fromValue(500), firstTimestamp, maxTimestamp: firstTimestamp + 2 ** 34, partitionLeaderEpoch: 0, lastOffsetDelta: 39, producerId: Long.fromValue(-1), producerEpoch: 0, firstSequence: 0, transactional: false, records })).buffer
+  return (
+    await RecordBatch({
+      compression,
+      firstOffset: Long.fromValue(500),
+      firstTimestamp,
+      maxTimestamp: firstTimestamp + 2 ** 34,
+      partitionLeaderEpoch: 0,
+      lastOffsetDelta: 39,
+      producerId: Long.fromValue(-1),
+      producerEpoch: 0,
+      firstSequence: 0,
+      transactional: false,
+      records,
+    })
+  ).buffer
 }
 
 test('the records of a forwarded batch, read without decoding, hash as kafkajs\' decoded records do (every codec)', async () => {

@@ -13,7 +13,10 @@ const { KafkaJSNumberOfRetriesExceeded, KafkaJSNonRetriableError } = require('@k
 const target = { alias: 'target', brokers: ['127.0.0.1:9092'], clientId: 'test' }
 const writes: PartitionWrite[] = [0, 1, 2].map(partition => ({ topic: 't', partition, records: records(0, 2) }))
 
-/** A failed kafkajs send as the patched sendMessages throws it: the retrier's error (its cause the last error), with the written partitions and per-partition errors. */
+/**
+ * A failed kafkajs send as the patched sendMessages throws it: the retrier's error (its cause the
+ * last error), with the written partitions and per-partition errors.
+ */
 function kafkajsFailure (error: Error, written: number[], failed: Array<[number, Error]>): Error {
   return Object.assign(error, {
     writtenPartitions: written.map(partition => ({ topicName: 't', partition, errorCode: 0, baseOffset: String(100 + partition) })),
@@ -44,7 +47,18 @@ test('sendFailureOf passes a PartialSendError from acksOf through with its ackno
 test('sendFailureOf keeps each partition\'s error apart; a partition refused for good makes the send permanent, the written ones stay written', () => {
   const notLeader = createErrorFromCode(6)
   const tooLarge = createErrorFromCode(10)
-  const failure = sendFailureOf(kafkajsFailure(new KafkaJSNonRetriableError(tooLarge, { cause: tooLarge }), [0], [[1, notLeader], [2, tooLarge]]), writes, target)
+  const failure = sendFailureOf(
+    kafkajsFailure(
+      new KafkaJSNonRetriableError(tooLarge, { cause: tooLarge }),
+      [0],
+      [
+        [1, notLeader],
+        [2, tooLarge],
+      ]
+    ),
+    writes,
+    target
+  )
   assert.ok(failure.error instanceof PartialSendError)
   assert.equal(failure.retriable, false)
   assert.equal(failure.error.kafkaCode, 'MESSAGE_TOO_LARGE')
@@ -56,7 +70,18 @@ test('sendFailureOf keeps each partition\'s error apart; a partition refused for
 test('sendFailureOf: a forwarded batch answered CORRUPT_MESSAGE is refused for good, a decoded one beside it stays retriable', () => {
   const forwardedWrites: PartitionWrite[] = [{ ...(writes[0] as PartitionWrite), records: [], forwarded: {} as PartitionWrite['forwarded'] }, writes[1] as PartitionWrite]
   const corrupt = createErrorFromCode(2)
-  const failure = sendFailureOf(kafkajsFailure(new KafkaJSNumberOfRetriesExceeded(corrupt, { retryCount: 0, retryTime: 0, cause: corrupt }), [], [[0, corrupt], [1, createErrorFromCode(2)]]), forwardedWrites, target)
+  const failure = sendFailureOf(
+    kafkajsFailure(
+      new KafkaJSNumberOfRetriesExceeded(corrupt, { retryCount: 0, retryTime: 0, cause: corrupt }),
+      [],
+      [
+        [0, corrupt],
+        [1, createErrorFromCode(2)],
+      ]
+    ),
+    forwardedWrites,
+    target
+  )
   assert.ok(failure.error instanceof PartialSendError)
   assert.equal(failure.retriable, false)
   assert.deepEqual(failure.error.failed.map(f => [f.partition, f.error.retriable]), [[0, false], [1, true]])
@@ -70,7 +95,18 @@ test('sendFailureOf: an error without per-partition detail stays one error (ever
 
 test('sendFailureOf: a lost producer state in any partition\'s answer is seen, whichever error the send carries', () => {
   const tooLarge = createErrorFromCode(10)
-  const failure = sendFailureOf(kafkajsFailure(new KafkaJSNonRetriableError(tooLarge, { cause: tooLarge }), [0], [[1, createErrorFromCode(47)], [2, tooLarge]]), writes, target)
+  const failure = sendFailureOf(
+    kafkajsFailure(
+      new KafkaJSNonRetriableError(tooLarge, { cause: tooLarge }),
+      [0],
+      [
+        [1, createErrorFromCode(47)],
+        [2, tooLarge],
+      ]
+    ),
+    writes,
+    target
+  )
   assert.equal(failure.error.kafkaCode, 'MESSAGE_TOO_LARGE')
   assert.deepEqual([...failure.kafkaCodes].sort(), ['INVALID_PRODUCER_EPOCH', 'MESSAGE_TOO_LARGE'])
   assert.equal(failure.producerStateLost, true)

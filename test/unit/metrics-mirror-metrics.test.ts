@@ -18,8 +18,18 @@ function partition (overrides: Partial<PartitionSnapshot> = {}): PartitionSnapsh
 
 function snapshot (partitions: PartitionSnapshot[], overrides: Partial<FlowSnapshot> = {}): FlowSnapshot {
   return {
-    labels: flow, state: 'running', queueRecords: 7, queueBytes: 700, queueCapacityRecords: 1000, queueCapacityBytes: 1_048_576,
-    sourceConnected: true, targetConnected: true, assignedPartitions: partitions.length, topicsMirrored: 1, partitions, ...overrides,
+    labels: flow,
+    state: 'running',
+    queueRecords: 7,
+    queueBytes: 700,
+    queueCapacityRecords: 1000,
+    queueCapacityBytes: 1_048_576,
+    sourceConnected: true,
+    targetConnected: true,
+    assignedPartitions: partitions.length,
+    topicsMirrored: 1,
+    partitions,
+    ...overrides,
   }
 }
 
@@ -111,7 +121,10 @@ test('observer calls and the snapshot become the documented series', async () =>
 
 test('partition status follows the commits: stall when the offset does not move while lagging', async () => {
   let nowMs = NOW_MS
-  const metrics = new MirrorMetrics(() => [snapshot([partition({ highWatermark: 500n, nextOffsetToMirror: 100n, committedOffset: 100n })])], { nowMs: () => nowMs, defaultMetrics: false })
+  const metrics = new MirrorMetrics(() => [snapshot([partition({ highWatermark: 500n, nextOffsetToMirror: 100n, committedOffset: 100n })])], {
+    nowMs: () => nowMs,
+    defaultMetrics: false,
+  })
   for (let i = 0; i < 3; i++) metrics.committed(flow, [{ topic: 'orders', partition: 0, offset: 100n, lagRecords: 400n }], NOW_MS + i * 5_000)
   nowMs = NOW_MS + 11_000
   const values = samples((await metrics.exposition()).body)
@@ -167,7 +180,9 @@ test('each instance has its own registry', async () => {
 })
 
 test('promtool check metrics accepts the exposition (only prom-client\'s nodejs_active_*_total are allow-listed)', async () => {
-  const metrics = new MirrorMetrics(() => [snapshot([partition({ highWatermark: 100n, nextOffsetToMirror: 42n, oldestUnackedTimestampMs: NOW_MS - 1_000 })])], { nowMs: () => NOW_MS })
+  const metrics = new MirrorMetrics(() => [snapshot([partition({ highWatermark: 100n, nextOffsetToMirror: 42n, oldestUnackedTimestampMs: NOW_MS - 1_000 })])], {
+    nowMs: () => NOW_MS,
+  })
   feed(metrics)
   const { body } = await metrics.exposition()
   const result = await promtool(['check', 'metrics'], body)
@@ -178,7 +193,10 @@ test('promtool check metrics accepts the exposition (only prom-client\'s nodejs_
 })
 
 test('every metric in metric-names.ts is exported (offset-sync metrics through OffsetsMetrics, lost records through LossMetrics, digests through DigestMetrics, in the same registry)', async () => {
-  const metrics = new MirrorMetrics(() => [snapshot([partition({ committedOffset: 5n })])], { defaultMetrics: false, flows: [{ ...configured, throughputLimitBytes: 1_048_576 }] })
+  const metrics = new MirrorMetrics(() => [snapshot([partition({ committedOffset: 5n })])], {
+    defaultMetrics: false,
+    flows: [{ ...configured, throughputLimitBytes: 1_048_576 }],
+  })
   feed(metrics)
   const flow = { flow: 'a->b', source: 'a', target: 'b' }
   const offsets = new OffsetsMetrics(metrics.registry, () => [{ flow, groups: [{ group: 'g', lastCheckpointMs: 0 }] }])
@@ -253,7 +271,9 @@ test('with partitionLabels false the per-partition gauges become per topic: lag 
     partition({ topic: 'payments', highWatermark: 7n, nextOffsetToMirror: 2n, committedOffset: 2n, oldestUnackedTimestampMs: NOW_MS - 1_000 }),
   ]
   const perPartition = samples((await new MirrorMetrics(() => [snapshot(partitions)], { nowMs: () => NOW_MS, defaultMetrics: false }).exposition()).body)
-  const perTopic = samples((await new MirrorMetrics(() => [snapshot(partitions)], { nowMs: () => NOW_MS, defaultMetrics: false, partitionLabels: false }).exposition()).body)
+  const perTopic = samples(
+    (await new MirrorMetrics(() => [snapshot(partitions)], { nowMs: () => NOW_MS, defaultMetrics: false, partitionLabels: false }).exposition()).body
+  )
   const orders = `${L},topic="orders"`
   assert.equal(perTopic.get(`kafka_mirror_lag_records{${orders}}`), 80)
   assert.equal(perTopic.get(`kafka_mirror_lag_seconds{${orders}}`), 90)

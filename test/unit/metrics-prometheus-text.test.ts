@@ -10,14 +10,32 @@ const NOW_MS = 1_800_000_000_000
 const flow: FlowLabels = { flow: 'a"b\\c\nd', source: 'eu', target: 'us' }
 
 function partition (topic: string, p: number, overrides: Partial<PartitionSnapshot> = {}): PartitionSnapshot {
-  return { topic, partition: p, highWatermark: 100n, nextOffsetToMirror: 90n, committedOffset: 80n, oldestUnackedTimestampMs: NOW_MS - 1_500, lastProgressMs: NOW_MS, ...overrides }
+  return {
+    topic,
+    partition: p,
+    highWatermark: 100n,
+    nextOffsetToMirror: 90n,
+    committedOffset: 80n,
+    oldestUnackedTimestampMs: NOW_MS - 1_500,
+    lastProgressMs: NOW_MS,
+    ...overrides,
+  }
 }
 
 function metricsWithData (partitionLabels: boolean): MirrorMetrics {
   const partitions = [partition('orders', 0), partition('orders', 1, { highWatermark: -1n }), partition('pay.ments', 0, { committedOffset: -1n, oldestUnackedTimestampMs: undefined })]
   const snapshot: FlowSnapshot = {
-    labels: flow, state: 'running', queueRecords: 7, queueBytes: 700, queueCapacityRecords: 1000, queueCapacityBytes: 1_048_576,
-    sourceConnected: true, targetConnected: true, assignedPartitions: partitions.length, topicsMirrored: 2, partitions,
+    labels: flow,
+    state: 'running',
+    queueRecords: 7,
+    queueBytes: 700,
+    queueCapacityRecords: 1000,
+    queueCapacityBytes: 1_048_576,
+    sourceConnected: true,
+    targetConnected: true,
+    assignedPartitions: partitions.length,
+    topicsMirrored: 2,
+    partitions,
   }
   const metrics = new MirrorMetrics(() => [snapshot], { nowMs: () => NOW_MS, partitionLabels, defaultMetrics: true })
   metrics.consumed(flow, { topic: 'orders', partition: 0, records: 3, bytes: 300, timestampsMs: [NOW_MS - 2_000, NOW_MS - 1_000, -1], pollTimeMs: NOW_MS })
@@ -75,8 +93,17 @@ test('metricText writes NaN, infinities, numeric label values and samples withou
 test('the exposition written out in pieces is the same text, each piece at most CHUNK_SAMPLES lines, the content type first', async () => {
   const partitions = Array.from({ length: 1_200 }, (_, i) => partition(`t${i % 7}`, i))
   const snapshot: FlowSnapshot = {
-    labels: flow, state: 'running', queueRecords: 0, queueBytes: 0, queueCapacityRecords: 1000, queueCapacityBytes: 1_048_576,
-    sourceConnected: true, targetConnected: true, assignedPartitions: partitions.length, topicsMirrored: 7, partitions,
+    labels: flow,
+    state: 'running',
+    queueRecords: 0,
+    queueBytes: 0,
+    queueCapacityRecords: 1000,
+    queueCapacityBytes: 1_048_576,
+    sourceConnected: true,
+    targetConnected: true,
+    assignedPartitions: partitions.length,
+    topicsMirrored: 7,
+    partitions,
   }
   for (const openMetrics of [false, true]) {
     const metrics = new MirrorMetrics(() => [snapshot], { nowMs: () => NOW_MS, defaultMetrics: false })

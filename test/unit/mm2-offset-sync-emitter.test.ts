@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { Mm2OffsetSyncEmitter, withMm2OffsetSyncs } from '../../src/offsets/mm2-offset-sync-emitter.js'
-import { decodeMm2OffsetSync } from '../../src/offsets/mm2-records.js'
+import { decodeMm2OffsetSync } from '../../src/mirror-topics/mm2-records.js'
 import type { MirrorBatch } from '../../src/pipeline/mirror-batch.js'
 import type { AckListener, TransactionRecord } from '../../src/pipeline/ports.js'
 import { silentLogger } from '../../src/shared/logger.js'

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { Mm2OffsetSyncRules } from '../../src/offsets/mm2-offset-sync-rules.js'
-import type { Mm2OffsetSyncRecord } from '../../src/offsets/mm2-records.js'
+import { Mm2OffsetSyncRules } from '../../src/mirror-topics/mm2-offset-sync-rules.js'
+import type { Mm2OffsetSyncRecord } from '../../src/mirror-topics/mm2-records.js'
 
 type Pair = [number, number]
 

@@ -42,14 +42,23 @@ test('bad group sync values are reported together, naming each flag', () => {
 
 test('mm2.properties internal-topic replication factors apply to the syncs, checkpoints and heartbeats topics instead of being ignored', () => {
   const file = writeProperties({
-    clusters: 'A, B', 'A.bootstrap.servers': '127.0.0.1:1', 'B.bootstrap.servers': '127.0.0.1:2', 'A->B.enabled': 'true',
-    'replication.factor': '2', 'offset-syncs.topic.replication.factor': '3', 'A->B.checkpoints.topic.replication.factor': '1',
-    'offset-syncs.topic.location': 'target', 'heartbeats.topic.replication.factor': '1',
+    clusters: 'A, B',
+    'A.bootstrap.servers': '127.0.0.1:1',
+    'B.bootstrap.servers': '127.0.0.1:2',
+    'A->B.enabled': 'true',
+    'replication.factor': '2',
+    'offset-syncs.topic.replication.factor': '3',
+    'A->B.checkpoints.topic.replication.factor': '1',
+    'offset-syncs.topic.location': 'target',
+    'heartbeats.topic.replication.factor': '1',
   }, 'mm2.properties')
   const config = configFromMm2(file, { settings })
   const flow = config.flows[0]
   assert.ok(flow)
-  assert.deepEqual([flow.replicationFactor, flow.offsetSyncs.replicationFactor, flow.groupSync.checkpointsReplicationFactor, flow.heartbeats.replicationFactor], [2, 3, 1, 1])
+  assert.deepEqual(
+    [flow.replicationFactor, flow.offsetSyncs.replicationFactor, flow.groupSync.checkpointsReplicationFactor, flow.heartbeats.replicationFactor],
+    [2, 3, 1, 1]
+  )
   assert.deepEqual(config.ignoredKeys, [])
 })
 
@@ -95,7 +104,10 @@ test('mm2.properties: checkpoints and heartbeats by MirrorMaker 2\'s defaults (c
 
 test('mm2.properties: emit.checkpoints.*, sync.group.offsets.* and emit.heartbeats.* are read per flow, each interval on its own', () => {
   const flow = mm2Flow({ 'emit.checkpoints.interval.seconds': '5', 'A->B.sync.group.offsets.enabled': 'true', 'sync.group.offsets.interval.seconds': '30', 'emit.heartbeats.interval.seconds': '3', 'A->B.emit.heartbeats.enabled': 'false' })
-  assert.deepEqual([flow.groupSync.emitCheckpoints, flow.groupSync.enabled, flow.groupSync.checkpointIntervalMs, flow.groupSync.intervalMs], [true, true, 5_000, 30_000])
+  assert.deepEqual(
+    [flow.groupSync.emitCheckpoints, flow.groupSync.enabled, flow.groupSync.checkpointIntervalMs, flow.groupSync.intervalMs],
+    [true, true, 5_000, 30_000]
+  )
   assert.deepEqual([flow.heartbeats.enabled, flow.heartbeats.intervalMs], [false, 3_000])
   const noCheckpoints = mm2Flow({ 'emit.checkpoints.enabled': 'false', 'sync.group.offsets.enabled': 'true' })
   assert.deepEqual([noCheckpoints.groupSync.emitCheckpoints, noCheckpoints.groupSync.enabled], [false, false], 'MirrorMaker 2 syncs group offsets from its checkpoints')

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { decidePartition, planBlocker, type FailoverPartitionPlan } from '../../src/offsets/group-failover-plan.js'
+import { decidePartition, planBlocker, type FailoverPartitionPlan } from '../../src/check/translate/group-failover-plan.js'
 
 test('a partition is committed at its exact translation unless the group is already there or past it (never rewound)', () => {
   assert.deepEqual(decidePartition(47n, undefined), { action: 'commit', plannedOffset: 47n })

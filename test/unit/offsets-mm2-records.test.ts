@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { decodeMm2Checkpoint, decodeMm2Heartbeat, decodeMm2OffsetSync, encodeMm2Checkpoint, encodeMm2Heartbeat, encodeMm2OffsetSync, MM2_HEARTBEATS_TOPIC, mm2CheckpointsTopicName, mm2OffsetSyncsTopicName } from '../../src/offsets/mm2-records.js'
+import { decodeMm2Checkpoint, decodeMm2Heartbeat, decodeMm2OffsetSync, encodeMm2Checkpoint, encodeMm2Heartbeat, encodeMm2OffsetSync, MM2_HEARTBEATS_TOPIC, mm2CheckpointsTopicName, mm2OffsetSyncsTopicName } from '../../src/mirror-topics/mm2-records.js'
 
 // Kafka's protocol types, as MirrorMaker 2's Struct.write lays them out.
 const str = (s: string): Buffer => { const b = Buffer.from(s, 'utf8'); const len = Buffer.alloc(2); len.writeInt16BE(b.length); return Buffer.concat([len, b]) }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { OffsetSyncIndex } from '../../src/offsets/offset-sync-index.js'
-import { decodeOffsetSync } from '../../src/offsets/offset-sync-record.js'
+import { OffsetSyncIndex } from '../../src/mirror-topics/offset-sync-index.js'
+import { decodeOffsetSync } from '../../src/mirror-topics/offset-sync-record.js'
 import { OffsetSyncWriter } from '../../src/offsets/offset-sync-writer.js'
 import { ExactlyOnceLanes } from '../../src/pipeline/exactly-once-lanes.js'
 import type { MirrorBatch } from '../../src/pipeline/mirror-batch.js'
@@ -29,7 +29,16 @@ class RecordingTransactionalSink implements TransactionalSink {
 }
 
 function batch (topic: string, partition: number, from: number, count: number): MirrorBatch {
-  return { sourceTopic: topic, targetTopic: topic, partition, records: records(from, count), firstOffset: BigInt(from), nextOffset: BigInt(from + count), bytes: count * 10, pollTimeMs: 0 }
+  return {
+    sourceTopic: topic,
+    targetTopic: topic,
+    partition,
+    records: records(from, count),
+    firstOffset: BigInt(from),
+    nextOffset: BigInt(from + count),
+    bytes: count * 10,
+    pollTimeMs: 0,
+  }
 }
 
 test('exactly-once: a lane transaction carries the offset syncs of its own records (ranges and position), so a crash after its commit leaves no hole in them', async () => {
@@ -43,10 +52,28 @@ test('exactly-once: a lane transaction carries the offset syncs of its own recor
   const positions: PositionStore = { start: async () => {}, stop: async () => {}, read: async () => new Map() }
   const progress = new PartitionProgress()
   // As the flow's AckRecorder: acknowledgements of a committed transaction reach the offset-sync writer.
-  const inner: WorkerListener = { acknowledged: (b, segments) => { progress.acknowledged(b, 0); writer.acknowledged(b, segments) }, skipped: () => {}, produceRequest: () => {}, retry: () => {} }
+  const inner: WorkerListener = {
+    acknowledged: (b, segments) => {
+      progress.acknowledged(b, 0)
+      writer.acknowledged(b, segments)
+    },
+    skipped: () => {},
+    produceRequest: () => {},
+    retry: () => {},
+  }
   const lanes = new ExactlyOnceLanes({
-    sinks, positions, progress, commitIntervalMs: 60_000, heartbeatIntervalMs: 50, labels: { flow: 'a->b', source: 'a', target: 'b' }, observer: {}, logger: silentLogger,
-    signal: new AbortController().signal, onFatal: error => { throw error }, seek: () => {}, describe: writer.transactionRecords.bind(writer),
+    sinks,
+    positions,
+    progress,
+    commitIntervalMs: 60_000,
+    heartbeatIntervalMs: 50,
+    labels: { flow: 'a->b', source: 'a', target: 'b' },
+    observer: {},
+    logger: silentLogger,
+    signal: new AbortController().signal,
+    onFatal: error => { throw error },
+    seek: () => {},
+    describe: writer.transactionRecords.bind(writer),
   })
   lanes.assign(new Set([partitionKey('t', 0)]))
   const ticket = await lanes.admit('t', 0, fetchControl()) as number

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { OffsetSyncIndex } from '../../src/offsets/offset-sync-index.js'
+import { OffsetSyncIndex } from '../../src/mirror-topics/offset-sync-index.js'
 import { RangeTracker } from '../../src/offsets/range-tracker.js'
-import { translateBothWays } from '../../src/offsets/two-way-translation.js'
+import { translateBothWays } from '../../src/check/translate/two-way-translation.js'
 
 const topic = 'orders'
 

@@ -20,7 +20,13 @@ test('traceparentOf: a null header value is no traceparent', () => {
 
 test('batchSpanInput describes a MirrorBatch and reads headers only when asked', () => {
   const batch: MirrorBatch = {
-    sourceTopic: 'orders', targetTopic: 'eu.orders', partition: 2, firstOffset: 10n, nextOffset: 13n, bytes: 30, pollTimeMs: 0,
+    sourceTopic: 'orders',
+    targetTopic: 'eu.orders',
+    partition: 2,
+    firstOffset: 10n,
+    nextOffset: 13n,
+    bytes: 30,
+    pollTimeMs: 0,
     records: [
       { offset: '10', key: null, value: null, timestamp: '1', headers: { traceparent: Buffer.from(TP) } },
       { offset: '11', key: null, value: null, timestamp: '2' },
@@ -29,8 +35,17 @@ test('batchSpanInput describes a MirrorBatch and reads headers only when asked',
   }
   const flow = { flow: 'eu->us', source: 'eu', target: 'us' }
   assert.deepEqual(batchSpanInput(flow, batch, true, 'mirror-group'), {
-    flow: 'eu->us', sourceAlias: 'eu', targetAlias: 'us', topic: 'orders', targetTopic: 'eu.orders', partition: 2,
-    firstOffset: 10n, lastOffset: 12n, count: 3, traceparents: [TP, undefined, TP], consumerGroup: 'mirror-group',
+    flow: 'eu->us',
+    sourceAlias: 'eu',
+    targetAlias: 'us',
+    topic: 'orders',
+    targetTopic: 'eu.orders',
+    partition: 2,
+    firstOffset: 10n,
+    lastOffset: 12n,
+    count: 3,
+    traceparents: [TP, undefined, TP],
+    consumerGroup: 'mirror-group',
   })
   assert.deepEqual(batchSpanInput(flow, batch, false).traceparents, [])
 })

@@ -53,7 +53,12 @@ test('close fails waiting pushes, lets lanes drain, then take returns []', async
   await assert.rejects(queue.push(item(1, 1), 0), QueueClosedError)
 })
 
-const keyed = (key: string, tag: string, bytes = 10): { records: { length: number }, bytes: number, tag: string, key: string } => ({ records: { length: 1 }, bytes, tag, key })
+const keyed = (key: string, tag: string, bytes = 10): { records: { length: number }, bytes: number, tag: string, key: string } => ({
+  records: { length: 1 },
+  bytes,
+  tag,
+  key,
+})
 type Keyed = ReturnType<typeof keyed>
 
 test('shared lanes: the batches pushed in one turn go to one taker together, partitions in arrival order', async () => {

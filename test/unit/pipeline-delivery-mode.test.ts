@@ -59,7 +59,10 @@ test('at-least-once is chosen without exactly.once: every partition is admitted 
 
 test('exactly-once is chosen with exactly.once, and refused when the ports have no transactional sink per lane', () => {
   const config = fakeFlowConfig({ exactlyOnce })
-  assert.throws(() => deliveryModeFor(config, fakePorts({ t: 1 }), context()), (error: unknown) => error instanceof MirrorError && error.code === ErrorCodes.INTERNAL)
+  assert.throws(
+    () => deliveryModeFor(config, fakePorts({ t: 1 }), context()),
+    (error: unknown) => error instanceof MirrorError && error.code === ErrorCodes.INTERNAL
+  )
   const sinks = [new HeldCommitSink(), new HeldCommitSink()]
   const positions: PositionStore = { start: async () => {}, stop: async () => {}, read: async () => new Map() }
   const mode = deliveryModeFor(config, { ...fakePorts({ t: 1 }), sinks, exactlyOnce: { sinks, positions } }, context())
@@ -77,9 +80,23 @@ test('exactly-once through a worker: acknowledgements and the queue\'s bytes are
   const admission = await mode.gate.admit('t', 0, fetchControl())
   assert.equal(admission, 1, 'the lane\'s first acquisition')
   const acked: MirrorBatch[] = []
-  const acks: WorkerListener = { acknowledged: b => { acked.push(b); progress.acknowledged(b, 0) }, skipped: () => {}, produceRequest: () => {}, retry: () => {} }
+  const acks: WorkerListener = {
+    acknowledged: b => {
+      acked.push(b)
+      progress.acknowledged(b, 0)
+    },
+    skipped: () => {},
+    produceRequest: () => {},
+    retry: () => {},
+  }
   const { delivery, listener } = mode.lane(0, acks)
-  const worker = new ProducerWorker(delivery, sink, { maxRequestBytes: 1 << 20, requestTimeoutMs: 1_000, abortOnSendFailure: true, signal: new AbortController().signal }, listener, silentLogger).run()
+  const worker = new ProducerWorker(
+    delivery,
+    sink,
+    { maxRequestBytes: 1 << 20, requestTimeoutMs: 1_000, abortOnSendFailure: true, signal: new AbortController().signal },
+    listener,
+    silentLogger
+  ).run()
   const written = batch(0, 5)
   mode.gate.stamp(written, admission as number)
   progress.admitted(written)

@@ -4,7 +4,11 @@ import { FlowRuntime, type Component } from '../../src/pipeline/flow-runtime.js'
 import { createLogger } from '../../src/shared/logger.js'
 
 /** A component that records its start and stop in `calls`; `stop` may be told to fail or to hang. */
-function part (name: string, calls: string[], behaviour: { stopFails?: boolean, stopHangs?: boolean, startGate?: Promise<void>, done?: Promise<void> } = {}): Component {
+function part (
+  name: string,
+  calls: string[],
+  behaviour: { stopFails?: boolean, stopHangs?: boolean, startGate?: Promise<void>, done?: Promise<void> } = {}
+): Component {
   return {
     name,
     start: async () => {

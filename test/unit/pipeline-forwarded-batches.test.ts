@@ -19,7 +19,14 @@ async function started (topics: Record<string, number>, lanes = 1, observer: Pip
 function batch (partition: number, forwarded: boolean, id: number): MirrorBatch {
   const recs = records(id * 10, 10)
   return {
-    sourceTopic: 't', targetTopic: 't', partition, records: forwarded ? [] : recs, firstOffset: BigInt(id * 10), nextOffset: BigInt(id * 10 + 10), bytes: 1000, pollTimeMs: 0,
+    sourceTopic: 't',
+    targetTopic: 't',
+    partition,
+    records: forwarded ? [] : recs,
+    firstOffset: BigInt(id * 10),
+    nextOffset: BigInt(id * 10 + 10),
+    bytes: 1000,
+    pollTimeMs: 0,
     ...(forwarded ? { forwarded: new FakeForwardedBatch(recs) } : {}),
   }
 }
@@ -38,7 +45,7 @@ test('requests hold per partition either decoded batches or one forwarded batch,
 test('forwarded and decoded batches of one partition reach the target in offset order, each once, and are committed', { timeout: 15_000 }, async t => {
   const routed: string[] = []
   const { flow, ports, source } = await started({ orders: 2 }, 1, { batchRouted: (_flow, path) => { routed.push(path) } })
-  t.after(() => flow.stop().catch(() => {}))
+  t.after(() => flow.stop().catch(() => { /* clean-up: a flow the test made fail rejects its stop */ }))
   const [sink] = ports.sinkFakes
   assert.ok(sink !== undefined)
   sink.gate.close()
@@ -62,7 +69,7 @@ test('forwarded and decoded batches of one partition reach the target in offset 
 test('a forwarded batch the target refuses as it is goes decoded, counted with its reason', { timeout: 15_000 }, async t => {
   const reasons: Array<string | undefined> = []
   const { flow, ports, source } = await started({ orders: 1 }, 1, { batchRouted: (_flow, path, reason) => { if (path === 'deep') reasons.push(reason) } })
-  t.after(() => flow.stop().catch(() => {}))
+  t.after(() => flow.stop().catch(() => { /* clean-up: a flow the test made fail rejects its stop */ }))
   const [sink] = ports.sinkFakes
   assert.ok(sink !== undefined)
   sink.refuseForwarded = true
@@ -80,7 +87,7 @@ test('a forwarded batch the target refuses as it is goes decoded, counted with i
 test('a forwarded batch refetched after part of it was handed over is decoded and only its new records go', { timeout: 15_000 }, async t => {
   const reasons: Array<string | undefined> = []
   const { flow, ports, source } = await started({ orders: 1 }, 1, { batchRouted: (_flow, path, reason) => { if (path === 'deep') reasons.push(reason) } })
-  t.after(() => flow.stop().catch(() => {}))
+  t.after(() => flow.stop().catch(() => { /* clean-up: a flow the test made fail rejects its stop */ }))
   await source.deliver('orders', 0, records(0, 5))
   // A refetch returns the whole batch 0..9 although 0..4 were handed over already.
   await source.deliverForwarded('orders', 0, new FakeForwardedBatch(records(0, 10)))

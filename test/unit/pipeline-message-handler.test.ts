@@ -18,7 +18,10 @@ test('the handler sees each record with topic, partition, offset, timestamp, key
   const seen: HandlerRecord[] = []
   const contexts: unknown[] = []
   const source: KafkaRecord = {
-    offset: '7', timestamp: '1700000000007', key: Buffer.from('k'), value: null,
+    offset: '7',
+    timestamp: '1700000000007',
+    key: Buffer.from('k'),
+    value: null,
     headerList: [{ key: 'a', value: Buffer.from('1') }, { key: 'b', value: null }, { key: 'a', value: Buffer.from('2') }],
   }
   const out = await handler((record, context) => { seen.push(record); contexts.push(context); return record }, 'x=1').apply(fetched([source]))
@@ -91,7 +94,7 @@ test('a flow with a handler writes what it returns, commits past dropped records
       return [{ value: `${n}a` }, { value: `${n}b` }]
     },
   })
-  t.after(() => flow.stop().catch(() => {}))
+  t.after(() => flow.stop().catch(() => { /* clean-up: a flow the test made fail rejects its stop */ }))
   await flow.start()
   const source = ports.current()
   await source.deliver('orders', 0, records(0, 4))
@@ -118,7 +121,7 @@ test('a flow configured with a handler refuses to start without the loaded funct
 test('a flow with a handler decodes a batch handed over undecoded and handles its records: nothing is forwarded past the handler', { timeout: 15_000 }, async t => {
   const ports = fakePorts({ orders: 1 }, 1)
   const flow = new MirrorFlow(fakeFlowConfig({ numProducers: 1 }), ports, { logger: silentLogger, messageHandler: record => ({ value: `h${record.offset}` }) })
-  t.after(() => flow.stop().catch(() => {}))
+  t.after(() => flow.stop().catch(() => { /* clean-up: a flow the test made fail rejects its stop */ }))
   await flow.start()
   const forwarded = new FakeForwardedBatch(records(0, 3))
   await ports.current().deliverForwarded('orders', 0, forwarded)

@@ -13,10 +13,22 @@ function nextToMirror (flow: MirrorFlow, topic: string, partition: number): bigi
   return flow.snapshot().partitions.find(p => p.topic === topic && p.partition === partition)?.nextOffsetToMirror
 }
 
-async function started (topics: Record<string, number>, overrides: Parameters<typeof fakeFlowConfig>[0] = {}, options: { lanes?: number, logs?: string[] } = {}) {
+async function started (
+  topics: Record<string, number>,
+  overrides: Parameters<typeof fakeFlowConfig>[0] = {},
+  options: { lanes?: number, logs?: string[] } = {}
+) {
   const config = fakeFlowConfig({ numProducers: options.lanes ?? 2, ...overrides })
   const ports = fakePorts(topics, options.lanes ?? 2)
-  const logger = options.logs === undefined ? silentLogger : createLogger({ level: 'debug', write: line => { options.logs?.push(line) } })
+  const logger =
+    options.logs === undefined
+      ? silentLogger
+      : createLogger({
+        level: 'debug',
+        write: line => {
+          options.logs?.push(line)
+        },
+      })
   const flow = new MirrorFlow(config, ports, { logger, drainTimeoutMs: 2_000 })
   await flow.start()
   return { flow, ports, source: ports.current() }
@@ -24,7 +36,7 @@ async function started (topics: Record<string, number>, overrides: Parameters<ty
 
 test('keeps each partition in offset order, in one request at a time, across lanes and retried requests', { timeout: 15_000 }, async t => {
   const { flow, ports, source } = await started({ orders: 4 })
-  t.after(() => flow.stop().catch(() => {}))
+  t.after(() => flow.stop().catch(() => { /* clean-up: a flow the test made fail rejects its stop */ }))
   // Both lanes fail their first requests: the retries must not reorder or skip anything.
   for (const sink of ports.sinkFakes) sink.failNext(2)
   const deliveries: Array<Promise<void>> = []
@@ -43,7 +55,7 @@ test('keeps each partition in offset order, in one request at a time, across lan
 
 test('a request that fails after the target wrote some of its partitions is sent again for the others only', { timeout: 15_000 }, async t => {
   const { flow, ports, source } = await started({ orders: 3 }, {}, { lanes: 1 })
-  t.after(() => flow.stop().catch(() => {}))
+  t.after(() => flow.stop().catch(() => { /* clean-up: a flow the test made fail rejects its stop */ }))
   const [sink] = ports.sinkFakes
   assert.ok(sink !== undefined)
   sink.gate.close()
@@ -57,7 +69,7 @@ test('a request that fails after the target wrote some of its partitions is sent
 
 test('commits only what the target acknowledged, never past an unacknowledged batch', { timeout: 15_000 }, async t => {
   const { flow, ports, source } = await started({ orders: 2 })
-  t.after(() => flow.stop().catch(() => {}))
+  t.after(() => flow.stop().catch(() => { /* clean-up: a flow the test made fail rejects its stop */ }))
   const [lane0] = ports.sinkFakes
   assert.ok(lane0 !== undefined)
   lane0.gate.close()
@@ -81,7 +93,7 @@ test('commits only what the target acknowledged, never past an unacknowledged ba
 
 test('holds intake while the queue is full, heartbeating, and resumes without dropping when the target acknowledges', { timeout: 15_000 }, async t => {
   const { flow, ports, source } = await started({ orders: 1 }, { queueMaxRecords: 10 }, { lanes: 1 })
-  t.after(() => flow.stop().catch(() => {}))
+  t.after(() => flow.stop().catch(() => { /* clean-up: a flow the test made fail rejects its stop */ }))
   const [sink] = ports.sinkFakes
   assert.ok(sink !== undefined)
   sink.gate.close()
@@ -109,7 +121,7 @@ test('a record the target refuses for good stops the flow, and nothing past it i
 
 test('a rebalance with records in flight: no commit for a partition given away; when it comes back, no commit below the group\'s offset', { timeout: 15_000 }, async t => {
   const { flow, ports, source } = await started({ orders: 1 }, {}, { lanes: 1 })
-  t.after(() => flow.stop().catch(() => {}))
+  t.after(() => flow.stop().catch(() => { /* clean-up: a flow the test made fail rejects its stop */ }))
   const [sink] = ports.sinkFakes
   assert.ok(sink !== undefined)
   sink.gate.close()
@@ -140,7 +152,7 @@ test('a partition given away and back while a commit waits for the offset syncs:
   const ackListener = { acknowledged: () => {}, flush: async () => { flushing(); await new Promise<void>(resolve => { release = resolve }) } }
   const flow = new MirrorFlow(config, ports, { logger: silentLogger, drainTimeoutMs: 2_000, ackListener })
   await flow.start()
-  t.after(() => { release(); return flow.stop().catch(() => {}) })
+  t.after(() => { release(); return flow.stop().catch(() => { /* clean-up: a flow the test made fail rejects its stop */ }) })
   const source = ports.current()
   await source.deliver('orders', 0, records(0, 10))
   await until(() => nextToMirror(flow, 'orders', 0) === 10n, 'acknowledged')
@@ -176,7 +188,7 @@ test('stop gives up on records in flight at the drain deadline and leaves them u
 
 test('a consumer that restarts and fetches again from an earlier offset causes no second copy', { timeout: 15_000 }, async t => {
   const { flow, ports, source } = await started({ orders: 1 }, {}, { lanes: 1 })
-  t.after(() => flow.stop().catch(() => {}))
+  t.after(() => flow.stop().catch(() => { /* clean-up: a flow the test made fail rejects its stop */ }))
   await source.deliver('orders', 0, records(0, 10))
   await until(() => ports.target.values('orders', 0).length === 10, 'first fetch written')
   // kafkajs restarts a crashed consumer, which fetches again from the committed offset (none yet).
@@ -186,7 +198,7 @@ test('a consumer that restarts and fetches again from an earlier offset causes n
 })
 
 test('a source crash it will not recover from fails the flow after committing what was acknowledged', { timeout: 15_000 }, async () => {
-  const { flow, ports, source } = await started({ orders: 1 }, {}, { lanes: 1 })
+  const { flow, source } = await started({ orders: 1 }, {}, { lanes: 1 })
   await source.deliver('orders', 0, records(0, 10))
   await until(() => nextToMirror(flow, 'orders', 0) === 10n, 'records acknowledged')
   source.listener?.onCrash(new MirrorError(ErrorCodes.KAFKA, 'source consumer of group "mirror" stopped'))
@@ -213,10 +225,11 @@ test('a stop whose final commit fails rejects with MIRROR_COMMIT_FAILED; failing
 test('the coordination log line names the coordinator partition by topic and partition, with no internal key in it', { timeout: 15_000 }, async t => {
   const logs: string[] = []
   const { flow, source } = await started({ orders: 2 }, {}, { logs })
-  t.after(() => flow.stop().catch(() => {}))
+  t.after(() => flow.stop().catch(() => { /* clean-up: a flow the test made fail rejects its stop */ }))
   await source.deliver('orders', 0, records(0, 1))
   await until(() => logs.some(line => line.includes('coordinates the flow')), 'the coordination line')
   const line = logs.find(entry => entry.includes('coordinates the flow')) as string
+  // eslint-disable-next-line no-control-regex -- the NUL character is what the line must not hold
   assert.doesNotMatch(line, /\\u0000|\u0000/, line)
   assert.match(line, /"topic":"orders"/)
   assert.match(line, /"partition":\d/)

@@ -6,9 +6,14 @@ import { PartitionProgress } from '../../src/pipeline/partition-progress.js'
 
 function batch (offsets: number[], next = (offsets[offsets.length - 1] ?? 0) + 1, timestamp = 1_000): MirrorBatch {
   return {
-    sourceTopic: 't', targetTopic: 't', partition: 0, bytes: 1, pollTimeMs: 0,
+    sourceTopic: 't',
+    targetTopic: 't',
+    partition: 0,
+    bytes: 1,
+    pollTimeMs: 0,
     records: offsets.map(o => ({ offset: String(o), key: null, value: null, timestamp: String(timestamp + o) })),
-    firstOffset: BigInt(offsets[0] ?? 0), nextOffset: BigInt(next),
+    firstOffset: BigInt(offsets[0] ?? 0),
+    nextOffset: BigInt(next),
   }
 }
 const offsetsOf = (p: PartitionProgress): bigint[] => p.commitCandidates().map(c => c.offset)

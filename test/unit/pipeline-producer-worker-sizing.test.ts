@@ -21,13 +21,20 @@ const Record = require('@kafka-mirror-sidecar/kafkajs/src/protocol/recordBatch/r
 /** The size of `records` as one v2 record batch, encoded by kafkajs' own encoder (what the broker checks against max.message.bytes). */
 async function batchSizeBytes (records: readonly KafkaRecord[]): Promise<number> {
   const first = Math.min(...records.map(r => Number(r.timestamp)))
-  const encoded = records.map((r, i) => Record({ key: r.key, value: r.value, headers: r.headerList ?? r.headers, offsetDelta: i, timestampDelta: Number(r.timestamp) - first }))
+  const encoded = records.map((r, i) =>
+    Record({ key: r.key, value: r.value, headers: r.headerList ?? r.headers, offsetDelta: i, timestampDelta: Number(r.timestamp) - first })
+  )
   return (await RecordBatch({ firstTimestamp: first, maxTimestamp: first, lastOffsetDelta: records.length - 1, records: encoded })).size()
 }
 
 /** Records of `valueBytes`-byte values with source offsets `from ..`. */
 function records (from: number, count: number, valueBytes: number): KafkaRecord[] {
-  return Array.from({ length: count }, (_, i) => ({ offset: String(from + i), key: null, value: Buffer.alloc(valueBytes, 97 + ((from + i) % 26)), timestamp: String(1_700_000_000_000 + from + i) }))
+  return Array.from({ length: count }, (_, i) => ({
+    offset: String(from + i),
+    key: null,
+    value: Buffer.alloc(valueBytes, 97 + ((from + i) % 26)),
+    timestamp: String(1_700_000_000_000 + from + i),
+  }))
 }
 
 function batch (partition: number, from: number, count: number, valueBytes: number): MirrorBatch {

@@ -96,7 +96,11 @@ test('topic configs and ACLs follow the source in the coordinating process only,
   let coordinating = false
   const synced: string[] = []
   const settings = new TopicSettingsSync(flow, {
-    topicSync, topics: () => topics, isCoordinator: () => coordinating, labels: { flow: 'a->b', source: 'a', target: 'b' }, logger: silentLogger,
+    topicSync,
+    topics: () => topics,
+    isCoordinator: () => coordinating,
+    labels: { flow: 'a->b', source: 'a', target: 'b' },
+    logger: silentLogger,
     observer: { topicConfigsSynced: (_labels, changed) => synced.push(`configs ${changed}`), topicAclsSynced: (_labels, created) => synced.push(`acls ${created}`) },
   })
   await settings.sync()

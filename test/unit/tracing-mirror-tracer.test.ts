@@ -4,7 +4,7 @@ import { MirrorTracer, TraceAttributes as A } from '../../src/tracing/mirror-tra
 import { tracingEnabled } from '../../src/tracing/tracing-enabled.js'
 import { semconvEmission } from '../../src/tracing/semantic-conventions.js'
 import { MirrorError, ErrorCodes } from '../../src/shared/errors.js'
-import { startOtlpReceiver, type OtlpKeyValue, type OtlpReceiver, type OtlpSpan } from '../helpers/otlp-receiver.js'
+import { startOtlpReceiver, type OtlpKeyValue, type OtlpReceiver } from '../helpers/otlp-receiver.js'
 
 /** The shared OTLP/HTTP JSON receiver, with the base endpoint the SDK appends `/v1/traces` to. */
 async function startReceiver (t: TestContext): Promise<OtlpReceiver & { endpoint: string }> {
@@ -13,7 +13,12 @@ async function startReceiver (t: TestContext): Promise<OtlpReceiver & { endpoint
 }
 
 function attributes (keyValues: readonly OtlpKeyValue[] = []): Record<string, string | number | boolean | undefined> {
-  return Object.fromEntries(keyValues.map(({ key, value }) => [key, value.stringValue ?? (value.intValue === undefined ? undefined : Number(value.intValue)) ?? value.boolValue ?? value.doubleValue]))
+  return Object.fromEntries(
+    keyValues.map(({ key, value }) => [
+      key,
+      value.stringValue ?? (value.intValue === undefined ? undefined : Number(value.intValue)) ?? value.boolValue ?? value.doubleValue,
+    ])
+  )
 }
 
 const UPSTREAM_A = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
@@ -56,8 +61,16 @@ test('batch spans reach an OTLP/HTTP receiver with messaging attributes, upstrea
   assert.equal(tracer.enabled, true)
 
   const batch = tracer.startBatchSpan({
-    flow: 'eu->us', sourceAlias: 'eu', targetAlias: 'us', topic: 'orders', targetTopic: 'eu.orders', partition: 3,
-    firstOffset: 120n, lastOffset: 123n, count: 4, consumerGroup: 'mirror-eu-us',
+    flow: 'eu->us',
+    sourceAlias: 'eu',
+    targetAlias: 'us',
+    topic: 'orders',
+    targetTopic: 'eu.orders',
+    partition: 3,
+    firstOffset: 120n,
+    lastOffset: 123n,
+    count: 4,
+    consumerGroup: 'mirror-eu-us',
     traceparents: [UPSTREAM_A, undefined, 'not-a-traceparent', UPSTREAM_B, UPSTREAM_A],
   })
   const send = batch.sendSpan()
@@ -173,7 +186,9 @@ test('with messaging/dup every renamed attribute carries its 1.45 and its 1.44 n
   assert.equal(sentAttributes['kafka_mirror.source.topic'], 'orders')
   assert.equal(sentAttributes['kafka.mirror.source.topic'], 'orders')
   assert.deepEqual(sent.events?.map(event => attributes(event.attributes)), [{
-    'kafka_mirror.retry.operation': 'produce', 'kafka_mirror.retry.error_code': 'NOT_LEADER_OR_FOLLOWER',
-    'kafka.mirror.retry.operation': 'produce', 'kafka.mirror.retry.error_code': 'NOT_LEADER_OR_FOLLOWER',
+    'kafka_mirror.retry.operation': 'produce',
+    'kafka_mirror.retry.error_code': 'NOT_LEADER_OR_FOLLOWER',
+    'kafka.mirror.retry.operation': 'produce',
+    'kafka.mirror.retry.error_code': 'NOT_LEADER_OR_FOLLOWER',
   }])
 })

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { checkPartitionDigests, digestCheckPassed } from '../../../src/audit/digest-verification.js'
+import { checkPartitionDigests, digestCheckPassed } from '../../../src/mirror-topics/digest-verification.js'
 import { DigestTracker } from '../../../src/audit/digest-tracker.js'
-import { decodeDigest, encodeDigest, type RangeDigest } from '../../../src/audit/range-digest.js'
-import { combineHashes, digestRecord, HashAccumulator } from '../../../src/audit/record-digest.js'
+import { decodeDigest, encodeDigest, type RangeDigest } from '../../../src/mirror-topics/range-digest.js'
+import { combineHashes, digestRecord, HashAccumulator } from '../../../src/mirror-topics/record-digest.js'
 import type { AuditClient } from '../../../src/kafka/audit-client.js'
 import type { KafkaRecord } from '../../../src/shared/kafka-record.js'
 
@@ -27,7 +27,12 @@ function fakeTarget (records: readonly KafkaRecord[], logStart = 0): AuditClient
     listOffsets: async (_t: string, partitions: readonly number[], spec: unknown) => new Map(partitions.map(p => [p, spec === 'earliest' ? logStart : end])),
     fetch: async (_t: string, _p: number, offset: number) => {
       const records = stored.filter(r => Number(r.offset) >= offset).slice(0, 300)
-      return { records, nextOffset: records.length === 0 ? offset : Number(records[records.length - 1]!.offset) + 1, highWatermark: end, logStartOffset: logStart }
+      return {
+        records,
+        nextOffset: records.length === 0 ? offset : Number(records[records.length - 1]!.offset) + 1,
+        highWatermark: end,
+        logStartOffset: logStart,
+      }
     },
   } as unknown as AuditClient
 }
@@ -66,7 +71,10 @@ test('a digest survives its record format', () => {
 
 test('a clean copy passes', async () => {
   const result = await checkPartitionDigests({ target: fakeTarget(copied), targetTopic: 't', partition: 0, digests })
-  assert.deepEqual([result.ranges, result.checked, result.matched, result.missing, result.extra, result.duplicated, result.changedRanges], [3, 3000, 3000, 0, 0, 0, 0])
+  assert.deepEqual(
+    [result.ranges, result.checked, result.matched, result.missing, result.extra, result.duplicated, result.changedRanges],
+    [3, 3000, 3000, 0, 0, 0, 0]
+  )
   assert.ok(digestCheckPassed([result], false))
 })
 

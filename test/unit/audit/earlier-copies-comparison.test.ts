@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { FIRST_COMMON_RECORD_METHOD, type Aligner } from '../../../src/audit/aligner.js'
-import { compareWithEarlierCopies } from '../../../src/audit/earlier-copies-comparison.js'
-import { OFFSET_SYNC_ALIGNMENT_METHOD, OffsetSyncAligner } from '../../../src/audit/offset-sync-aligner.js'
-import { comparePartition, digestStreamOf } from '../../../src/audit/partition-comparison.js'
-import { digestRecord, type RecordDigest } from '../../../src/audit/record-digest.js'
-import { verificationPassed } from '../../../src/audit/verification-report.js'
-import { OffsetSyncIndex } from '../../../src/offsets/offset-sync-index.js'
+import { FIRST_COMMON_RECORD_METHOD, type Aligner } from '../../../src/check/verify/aligner.js'
+import { compareWithEarlierCopies } from '../../../src/check/verify/earlier-copies-comparison.js'
+import { OFFSET_SYNC_ALIGNMENT_METHOD, OffsetSyncAligner } from '../../../src/check/verify/offset-sync-aligner.js'
+import { comparePartition, digestStreamOf } from '../../../src/check/verify/partition-comparison.js'
+import { digestRecord, type RecordDigest } from '../../../src/mirror-topics/record-digest.js'
+import { verificationPassed } from '../../../src/check/verify/verification-report.js'
+import { OffsetSyncIndex } from '../../../src/mirror-topics/offset-sync-index.js'
 
 interface Rec { key: string, value: string, ts: number }
 
@@ -63,7 +63,9 @@ async function byOrder (c: Case, targetFrom: number) {
   })
 }
 
-function summary (result: { counts: { checked: number, matched: number, missing: number, duplicated: number, extra: number, changed: number, outOfOrder: number } }) {
+function summary (result: {
+  counts: { checked: number, matched: number, missing: number, duplicated: number, extra: number, changed: number, outOfOrder: number }
+}) {
   const { checked, matched, missing, duplicated, extra, changed, outOfOrder } = result.counts
   return { checked, matched, missing, duplicated, extra, changed, outOfOrder }
 }

@@ -62,7 +62,9 @@ test('the first batch of a partition is compared with the group\'s committed off
 test('a source high watermark below the mirror\'s position is a recreated topic, reported once with the records the consumer had seen', () => {
   const detector = new LossDetector()
   ack(detector, 0n, 100n, 0n)
-  check(detector, [observe({ nextOffsetToMirror: 100n, committedBeforeStart: null, consumerHighWatermark: 120n, source: { logStartOffset: 0n, highWatermark: 120n } })])
+  check(detector, [
+    observe({ nextOffsetToMirror: 100n, committedBeforeStart: null, consumerHighWatermark: 120n, source: { logStartOffset: 0n, highWatermark: 120n } }),
+  ])
   assert.deepEqual(summary(check(detector, [observe({ nextOffsetToMirror: 100n, source: { logStartOffset: 0n, highWatermark: 10n } })])), ['source_topic_recreated 100-120 20'])
   assert.deepEqual(summary(check(detector, [observe({ nextOffsetToMirror: 100n, source: undefined })])), [])
 })
@@ -88,17 +90,32 @@ test('a partition this process no longer handles is forgotten: a later assignmen
   check(detector, [observe({ nextOffsetToMirror: 100n, committedBeforeStart: null })])
   detector.retain([])
   ack(detector, 500n, 600n, 100n)
-  assert.deepEqual(summary(check(detector, [observe({ source: { logStartOffset: 400n, highWatermark: 1000n }, nextOffsetToMirror: 600n, committedBeforeStart: 500n })])), [])
+  assert.deepEqual(
+    summary(check(detector, [observe({ source: { logStartOffset: 400n, highWatermark: 1000n }, nextOffsetToMirror: 600n, committedBeforeStart: 500n })])),
+    []
+  )
 })
 
 test('what the mirror acknowledges while the log offsets are read is not compared with them: a busy mirror is not a recreated topic', () => {
   const detector = new LossDetector()
   ack(detector, 0n, 100n, 0n)
-  check(detector, [observe({ nextOffsetToMirror: 100n, committedBeforeStart: null, source: { logStartOffset: 0n, highWatermark: 100n }, target: { logStartOffset: 0n, highWatermark: 100n } })])
+  check(detector, [
+    observe({
+      nextOffsetToMirror: 100n,
+      committedBeforeStart: null,
+      source: { logStartOffset: 0n, highWatermark: 100n },
+      target: { logStartOffset: 0n, highWatermark: 100n },
+    }),
+  ])
   const marks = detector.mark()
   ack(detector, 100n, 110n, 100n) // while the high watermarks (both 100) are read
   ack(detector, 150n, 160n, 110n) // a reset past 110..149, also while they are read
-  const during = observe({ nextOffsetToMirrorBefore: 100n, nextOffsetToMirror: 160n, source: { logStartOffset: 0n, highWatermark: 100n }, target: { logStartOffset: 0n, highWatermark: 100n } })
+  const during = observe({
+    nextOffsetToMirrorBefore: 100n,
+    nextOffsetToMirror: 160n,
+    source: { logStartOffset: 0n, highWatermark: 100n },
+    target: { logStartOffset: 0n, highWatermark: 100n },
+  })
   assert.deepEqual(summary(detector.check([during], marks)), [])
   assert.deepEqual(summary(check(detector, [observe({ nextOffsetToMirror: 160n, source: { logStartOffset: 150n, highWatermark: 160n }, target: { logStartOffset: 0n, highWatermark: 120n } })])), ['source_retention 110-150 40'],
     'the gap that appeared during the last check is judged at this one, against a log start read after it')

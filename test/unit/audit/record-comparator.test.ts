@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { comparePartition, digestStreamOf } from '../../../src/audit/partition-comparison.js'
-import { digestRecord, type RecordDigest } from '../../../src/audit/record-digest.js'
+import { comparePartition, digestStreamOf } from '../../../src/check/verify/partition-comparison.js'
+import { digestRecord, type RecordDigest } from '../../../src/mirror-topics/record-digest.js'
 
 interface Rec { key: string, value: string, ts: number, headers?: Record<string, string> }
 
@@ -11,7 +11,9 @@ function records (count: number, from = 0): Rec[] {
 
 /** Digests with offsets `base, base+1, ...` (or the given offsets). */
 function digests (list: Rec[], base = 0): RecordDigest[] {
-  return list.map((r, i) => digestRecord({ offset: String(base + i), timestamp: String(r.ts), key: Buffer.from(r.key), value: Buffer.from(r.value), headers: r.headers ?? {} }))
+  return list.map((r, i) =>
+    digestRecord({ offset: String(base + i), timestamp: String(r.ts), key: Buffer.from(r.key), value: Buffer.from(r.value), headers: r.headers ?? {} })
+  )
 }
 
 async function compare (source: Rec[], target: Rec[], options: { until?: number, range?: number, chunk?: number, targetBase?: number } = {}) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { digestRecord, hashHeaders } from '../../../src/audit/record-digest.js'
+import { digestRecord, hashHeaders } from '../../../src/mirror-topics/record-digest.js'
 import type { KafkaRecord } from '../../../src/shared/kafka-record.js'
 
 const base: KafkaRecord = { offset: '0', timestamp: '1764450000000', key: Buffer.from('k'), value: Buffer.from('v'), headers: {} }

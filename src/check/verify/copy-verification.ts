@@ -1,0 +1,225 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { AuditClient } from '../../kafka/audit-client.js'
+import { ErrorCodes, MirrorError } from '../../shared/errors.js'
+import { OrderAligner, type Aligner, type AlignmentLookup } from './aligner.js'
+import { committedOffsets, groupExists } from '../lag/group-offsets.js'
+import { compareWithEarlierCopies } from './earlier-copies-comparison.js'
+import { examineBeyondCommitted, type BeyondCommitted } from './beyond-committed.js'
+import { digestStreamOf, digestStreamOfChunks } from './partition-comparison.js'
+import { PartitionReader } from '../../mirror-topics/partition-reader.js'
+import type { PartitionVerification } from './verification-report.js'
+
+/** Where the comparison of each partition stops on the source side. */
+export type VerifyUntil = { readonly offset: number } | 'mirrored' | 'default'
+
+export interface CopyVerificationOptions {
+  readonly source: AuditClient
+  readonly target: AuditClient
+  readonly topic: string
+  readonly targetTopic: string
+  /** Source partitions to verify; default all. */
+  readonly partitions?: readonly number[]
+  readonly from?: { readonly offset: number } | { readonly timestampMs: number }
+  /** `mirrored`: up to the mirror group's committed offsets (the group must exist); `default`: the same when the group exists, else the end offsets. */
+  readonly until: VerifyUntil
+  /** The mirror's consumer group on the source cluster. */
+  readonly group: string
+  /** Wait up to this long for the copy to catch up with the source end offsets seen at start. */
+  readonly waitSeconds?: number
+  readonly digestRangeRecords?: number
+  readonly lookaheadRecords?: number
+  readonly maxFindingsPerKind?: number
+  readonly fetchMaxBytes?: number
+  /** Makes the aligner; default the order aligner (first common record). */
+  readonly aligner?: (lookup: AlignmentLookup) => Aligner
+  readonly onProgress?: (progress: { partition: number, sourceOffset: number, fromOffset: number, untilOffset: number, bytes: number }) => void
+}
+
+export interface CopyVerification {
+  readonly partitions: PartitionVerification[]
+  readonly notes: string[]
+  /** `waitSeconds` passed before the copy caught up (a note says how far it got). */
+  readonly waitTimedOut: boolean
+  /** Where each partition's compared range ends: `until.offset`, the mirror group's committed position, or (no such group) the source end offsets. */
+  readonly checkedUpTo: 'to-offset' | 'committed' | 'end'
+}
+
+/** Waits until the copy caught up; false when `waitSeconds` passed first (and a note says why). */
+async function waitForCopy (
+  options: CopyVerificationOptions,
+  partitions: readonly number[],
+  sourceStarts: Map<number, number>,
+  sourceEnds: Map<number, number>,
+  hasGroup: boolean,
+  notes: string[]
+): Promise<boolean> {
+  const deadline = Date.now() + (options.waitSeconds ?? 0) * 1000
+  if (hasGroup) {
+    for (;;) {
+      const committed = await committedOffsets(options.source, options.group, options.topic)
+      // A partition without a committed offset is behind only when it holds records.
+      const behind = partitions.filter(p => (committed.get(p) ?? sourceStarts.get(p)!) < sourceEnds.get(p)!)
+      if (behind.length === 0) return true
+      if (Date.now() >= deadline) {
+        notes.push(`--wait: group '${options.group}' still behind the source end offsets on partition(s) ${behind.join(',')} after ${options.waitSeconds} s`)
+        return false
+      }
+      await sleep(500)
+    }
+  }
+  let previous = ''
+  for (;;) {
+    const ends = await options.target.listOffsets(options.targetTopic, partitions, 'latest', 'read_committed')
+    const now = JSON.stringify([...ends])
+    if (now === previous) return true
+    if (Date.now() >= deadline) {
+      notes.push(`--wait: the target was still growing after ${options.waitSeconds} s`)
+      return false
+    }
+    previous = now
+    await sleep(1000)
+  }
+}
+
+/**
+ * Verifies the copy of `topic` partition by partition, streaming both clusters in fetch-sized
+ * chunks (memory bounded by the comparator windows, not by topic size). Bounds: from the source's
+ * earliest offset (or `from`), until the mirror's committed position or the end offsets; the
+ * target from the earliest copy of the compared range (`AlignmentPoint.earliestCopyOffset`, at
+ * or above the target's log start) up to its end: records before where the aligner places the
+ * first compared record are earlier copies (duplicated) or extra, those after are compared record
+ * by record (`compareWithEarlierCopies`).
+ */
+export async function verifyCopy (options: CopyVerificationOptions): Promise<CopyVerification> {
+  const { source, target, topic, targetTopic } = options
+  const notes: string[] = []
+  const all = await source.partitionsOf(topic)
+  const partitions = options.partitions ?? all
+  const unknown = partitions.filter(p => !all.includes(p))
+  if (unknown.length > 0) throw new MirrorError(ErrorCodes.CONFIG, `--partition "${unknown[0]}": topic ${topic} has partitions 0..${all.length - 1}`)
+  const targetPartitions = await target.partitionsOf(targetTopic, '--target-topic')
+
+  const sourceEnds = await source.listOffsets(topic, partitions, 'latest', 'read_committed')
+  const sourceStarts = await source.listOffsets(topic, partitions, 'earliest')
+  const hasGroup = await groupExists(source, options.group)
+  if (options.until === 'mirrored' && !hasGroup) {
+    throw new MirrorError(ErrorCodes.CONFIG, `--until-mirrored: consumer group '${options.group}' does not exist on the source cluster; name the mirror's group with --group`)
+  }
+  const waitTimedOut =
+    options.waitSeconds !== undefined && options.waitSeconds > 0 && !(await waitForCopy(options, partitions, sourceStarts, sourceEnds, hasGroup, notes))
+
+  const committed = hasGroup ? await committedOffsets(source, options.group, topic) : new Map<number, number>()
+  const fromByTime = options.from !== undefined && 'timestampMs' in options.from ? await source.listOffsets(topic, partitions, { timestampMs: options.from.timestampMs }, 'read_committed') : undefined
+  const targetEnds = await target.listOffsets(targetTopic, partitions.filter(p => targetPartitions.includes(p)), 'latest', 'read_committed')
+  const targetStarts = await target.listOffsets(targetTopic, partitions.filter(p => targetPartitions.includes(p)), 'earliest')
+
+  const sourceReader = (p: number) => new PartitionReader(source, topic, p, { fetchMaxBytes: options.fetchMaxBytes })
+  const targetReader = (p: number) => new PartitionReader(target, targetTopic, p, { fetchMaxBytes: options.fetchMaxBytes })
+  const lookup: AlignmentLookup = {
+    sourceRecords: async (p, from, count) => await sourceReader(p).digests(from, sourceEnds.get(p)!, count),
+    targetRecords: async (p, from, count) => await targetReader(p).digests(from, targetEnds.get(p) ?? 0, count),
+    targetOffsetForTimestamp: async (p, timestampMs) => (await target.listOffsets(targetTopic, [p], { timestampMs }, 'read_committed')).get(p) ?? targetEnds.get(p) ?? 0,
+    targetEarliestOffset: async p => targetStarts.get(p) ?? 0,
+  }
+  const aligner = options.aligner?.(lookup) ?? new OrderAligner(lookup)
+
+  const results: PartitionVerification[] = []
+  for (const partition of partitions) {
+    const partitionNotes: string[] = []
+    const earliest = sourceStarts.get(partition)!
+    const end = sourceEnds.get(partition)!
+    let from = earliest
+    if (options.from !== undefined && 'offset' in options.from) {
+      from = Math.max(earliest, options.from.offset)
+      if (options.from.offset < earliest) partitionNotes.push(`source partition ${partition} starts at offset ${earliest} (retention); compared from there`)
+    } else if (fromByTime !== undefined) {
+      from = Math.max(earliest, fromByTime.get(partition) ?? end)
+    }
+    let until = end
+    if (typeof options.until === 'object') {
+      until = Math.min(end, options.until.offset)
+    } else if (hasGroup) {
+      const position = committed.get(partition)
+      if (position !== undefined) until = Math.min(end, position)
+      else if (options.until === 'mirrored') {
+        until = from
+        partitionNotes.push(`group '${options.group}' has no committed offset on partition ${partition}: nothing mirrored to compare`)
+      }
+    }
+    until = Math.max(from, until)
+    if (until < end) {
+      partitionNotes.push(typeof options.until === 'object' && until >= options.until.offset
+        ? `source offsets ${until}..${end - 1} are past --to-offset and not checked`
+        : `source offsets ${until}..${end - 1} are in flight (past the mirror's committed position) and not checked`)
+    }
+
+    if (!targetPartitions.includes(partition)) {
+      partitionNotes.push(`target topic ${targetTopic} has no partition ${partition}`)
+    }
+    const alignment = targetPartitions.includes(partition)
+      ? await aligner.align({ sourcePartition: partition, sourceOffset: from, sourceUntilOffset: until })
+      : { sourceOffset: from, targetPartition: partition, targetOffset: 0, method: 'no target partition' }
+    const targetPartition = alignment.targetPartition
+    const hasTarget = targetPartitions.includes(targetPartition)
+    const targetEnd = targetEnds.get(targetPartition) ?? 0
+    // Records below the target's log start are gone (retention): no earlier copy can be read there.
+    const earliestCopy = Math.min(
+      alignment.targetOffset,
+      Math.max(targetStarts.get(targetPartition) ?? 0, alignment.earliestCopyOffset ?? alignment.targetOffset)
+    )
+    const result = await compareWithEarlierCopies({
+      source: at => digestStreamOfChunks(sourceReader(partition).digestChunks(at, end)),
+      target: (at, upTo) => hasTarget ? digestStreamOfChunks(targetReader(targetPartition).digestChunks(at, upTo ?? targetEnd)) : digestStreamOf([]),
+      sourceFromOffset: from,
+      sourceUntilOffset: until,
+      sourceEarliestOffset: earliest,
+      matchTargetOffset: alignment.targetOffset,
+      earliestCopyTargetOffset: hasTarget ? earliestCopy : alignment.targetOffset,
+      ...(options.digestRangeRecords === undefined ? {} : { digestRangeRecords: options.digestRangeRecords }),
+      ...(options.lookaheadRecords === undefined ? {} : { lookaheadRecords: options.lookaheadRecords }),
+      ...(options.maxFindingsPerKind === undefined ? {} : { maxFindingsPerKind: options.maxFindingsPerKind }),
+      onProgress: (sourceOffset, bytes) => options.onProgress?.({ partition, sourceOffset, fromOffset: from, untilOffset: until, bytes }),
+    })
+    if (result.earlierCopies !== undefined) {
+      const e = result.earlierCopies
+      partitionNotes.push(`target offsets ${e.fromTargetOffset}..${e.untilTargetOffset - 1} of partition ${targetPartition} lie before the copy the alignment points at (${targetPartition}@${alignment.targetOffset}): read as earlier copies, ${e.duplicated} duplicated, ${e.extra} extra, ${e.changed} changed`)
+    }
+    // The target's records past the copy of the compared range: counted, and duplicates among them found.
+    let beyondCommitted: BeyondCommitted | undefined
+    if (hasTarget && result.targetStopOffset !== undefined && result.targetStopOffset < targetEnd) {
+      const sourceBeyond = digestStreamOfChunks(sourceReader(partition).digestChunks(until, end))
+      const targetBeyond = digestStreamOfChunks(targetReader(targetPartition).digestChunks(result.targetStopOffset, targetEnd))
+      try {
+        beyondCommitted = await examineBeyondCommitted({
+          source: sourceBeyond,
+          target: targetBeyond,
+          fromTargetOffset: result.targetStopOffset,
+          untilTargetOffset: targetEnd,
+          matchedRecently: result.matchedRecently ?? (() => false),
+          ...(options.maxFindingsPerKind === undefined ? {} : { maxFindings: options.maxFindingsPerKind }),
+        })
+      } finally {
+        await Promise.allSettled([sourceBeyond.close?.(), targetBeyond.close?.()])
+      }
+      if (beyondCommitted.examined < beyondCommitted.records) partitionNotes.push(`target partition ${targetPartition}: only the first ${beyondCommitted.examined} of ${beyondCommitted.records} records beyond the compared range were examined for duplicates`)
+    }
+    // Nothing left on the source (deleted or expired) while the target holds records: nothing to compare them with.
+    const targetRecords = hasTarget ? targetEnd - (targetStarts.get(targetPartition) ?? 0) : 0
+    const sourceGone = earliest === end && earliest > 0 && targetRecords > 0 ? { sourceLogStart: earliest, targetRecords } : undefined
+    if (sourceGone !== undefined) partitionNotes.push(`source partition ${partition} holds no records (everything below offset ${earliest} was deleted or expired) while target partition ${targetPartition} holds offsets ${targetEnd - targetRecords}..${targetEnd - 1}: nothing could be compared; mirror-check verify --digests checks the copy from the target alone`)
+    results.push({
+      partition,
+      sourceFromOffset: from,
+      sourceUntilOffset: until,
+      alignment,
+      counts: result.counts,
+      findings: result.findings,
+      notes: partitionNotes,
+      ...(result.earlierCopies === undefined ? {} : { earlierCopies: result.earlierCopies }),
+      ...(beyondCommitted === undefined ? {} : { beyondCommitted }),
+      ...(sourceGone === undefined ? {} : { sourceGone }),
+    })
+  }
+  const checkedUpTo = typeof options.until === 'object' ? 'to-offset' : hasGroup ? 'committed' : 'end'
+  return { partitions: results, notes, waitTimedOut, checkedUpTo }
+}
