@@ -6,7 +6,8 @@ type JksJs = typeof import('jks-js')
 let jksJs: JksJs | undefined
 /** jks-js, loaded when a JKS store is first read: most runs read none, and loading it costs every start some 40 ms of CPU. */
 function jks (): JksJs {
-  return jksJs ??= createRequire(import.meta.url)('jks-js') as JksJs
+  jksJs ??= createRequire(import.meta.url)('jks-js') as JksJs
+  return jksJs
 }
 
 /** The formats a store file can hold, told apart by content. */

@@ -8,7 +8,8 @@ type CredentialProviders = typeof import('@aws-sdk/credential-providers')
 let credentialProviders: CredentialProviders | undefined
 /** The AWS SDK's providers, loaded for the first AWS_MSK_IAM connection: loading them costs every start some 30 ms of CPU. */
 function providers (): CredentialProviders {
-  return credentialProviders ??= createRequire(import.meta.url)('@aws-sdk/credential-providers') as CredentialProviders
+  credentialProviders ??= createRequire(import.meta.url)('@aws-sdk/credential-providers') as CredentialProviders
+  return credentialProviders
 }
 
 /** Something that gives AWS credentials (the AWS SDK's providers have this shape). */

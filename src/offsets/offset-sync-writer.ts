@@ -18,7 +18,8 @@ function recordSegments (tracker: RangeTracker, batch: MirrorBatch, segments: re
   for (const segment of segments) {
     if (batch.forwarded !== undefined && !fanOut) {
       // A forwarded batch's records have consecutive source offsets: one run, not one offset per record.
-      tracker.recordRun(batch.sourceTopic, batch.targetTopic, batch.partition, batch.forwarded.baseOffset + BigInt(segment.from), segment.count, segment.targetBaseOffset, durable)
+      const firstSourceOffset = batch.forwarded.baseOffset + BigInt(segment.from)
+      tracker.recordRun(batch.sourceTopic, batch.targetTopic, batch.partition, firstSourceOffset, segment.count, segment.targetBaseOffset, durable)
       continue
     }
     const offsets: bigint[] = new Array(segment.count)
