@@ -23,14 +23,22 @@ export class KafkaForwardedBatch implements ForwardedBatch {
   readonly mergeable: boolean
   /** Why the batch must be decoded after all (the deep path), or undefined when it is forwarded as it is. */
   readonly deepReason: DeepPathReason | undefined
+  /** True for a batch recompressed into the target's codec (`recompressed`), its records untouched. */
+  readonly transcoded: boolean
   /** The batch; its header is rewritten for each produce request (see `message`). */
   readonly #bytes: Buffer
 
-  constructor (view: Buffer, deepReason?: DeepPathReason) {
+  /** `view` is copied, unless `owned` (bytes no one else holds, such as a transcoded batch's). */
+  constructor (view: Buffer, deepReason?: DeepPathReason, owned = false) {
     this.deepReason = deepReason
+    this.transcoded = owned
     const header = readBatchHeader(view)
-    this.#bytes = Buffer.allocUnsafe(view.length)
-    view.copy(this.#bytes)
+    if (owned) {
+      this.#bytes = view
+    } else {
+      this.#bytes = Buffer.allocUnsafe(view.length)
+      view.copy(this.#bytes)
+    }
     this.baseOffset = header.baseOffset
     this.recordCount = header.recordCount
     this.producerId = header.producerId.toString()
@@ -52,6 +60,15 @@ export class KafkaForwardedBatch implements ForwardedBatch {
     if (!parts.every(part => part.mergeable)) throw new RangeError(`compressed forwarded batches of partition ${partition} cannot share a request`)
     const bytes = concatUncompressedBatches(parts.map(part => part.#bytes))
     return encodedMessage(partition, bytes, parts.reduce((sum, part) => sum + part.recordCount, 0))
+  }
+
+  /**
+   * This batch in another codec (`transcode`: the bytes it gives, or undefined), forwarded as it
+   * is; undefined when `transcode` gives none (the batch is decoded instead).
+   */
+  async recompressed (transcode: (bytes: Buffer) => Promise<Buffer | undefined>): Promise<KafkaForwardedBatch | undefined> {
+    const bytes = await transcode(this.#bytes)
+    return bytes === undefined ? undefined : new KafkaForwardedBatch(bytes, undefined, true)
   }
 
   /** The records, decoded from the source's bytes (source offsets and all). */

@@ -12,6 +12,7 @@ import { forwardingHook, KafkaForwardedBatch, type ForwardingPolicy } from './fo
 import { decodeLaneRefusal, laneRefusalError } from './bucket-assigner.js'
 import { CorruptRecordBatch } from './corrupt-record-batch.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
+import { BatchTranscoder, codecId } from './batch-transcoder.js'
 
 /**
  * Tells the producers of the mirror of the opposite direction (which wrote into this source
@@ -51,6 +52,8 @@ export class KafkaRecordSource implements RecordSource {
 
   /** The group's assignors: kafkajs' default unless given (exactly-once: the bucket assignor). */
   readonly #assigners: PartitionAssigner[] | undefined
+  /** Recompresses batches declined only for their codec into the target's (`forwarding.targetCodec`); undefined without a codec to change to. */
+  readonly #transcoder: BatchTranscoder | undefined
 
   constructor (connection: ClusterConnection, settings: ConsumerSettings, streams: number, logger: Logger, forwarding: ForwardingPolicy, producers?: MirrorProducerFilter, assigners?: PartitionAssigner[]) {
     this.#assigners = assigners
@@ -60,6 +63,8 @@ export class KafkaRecordSource implements RecordSource {
     this.#streams = streams
     this.#logger = logger
     this.#forwarding = forwarding
+    const target = forwarding.targetCodec === undefined ? undefined : codecId(forwarding.targetCodec)
+    this.#transcoder = target === undefined ? undefined : new BatchTranscoder(target, forwarding.maxBatchBytes)
   }
 
   get connected (): boolean { return this.#connected }
@@ -77,9 +82,13 @@ export class KafkaRecordSource implements RecordSource {
   async start (topics: readonly string[], handlers: SourceListener): Promise<void> {
     this.#stopped = false
     this.#topics = topics
+    this.#transcoder?.start()
     const kafka = createKafkaClient({ ...this.#connection, clientId: this.#connection.clientId }, this.#logger)
     // Every fetch of these consumers offers its v2 batches to the hook (CRC check, then forwarded or decoded).
-    const forwardRecordBatch = forwardingHook(this.#forwarding, (reason, bytes) => handlers.onDecoded?.(reason, bytes))
+    // A batch declined for its codec alone is counted when its turn comes: transcoded, or decoded when that fails.
+    const forwardRecordBatch = forwardingHook(this.#forwarding, (reason, bytes) => {
+      if (reason !== 'codec' || this.#transcoder === undefined) handlers.onDecoded?.(reason, bytes)
+    })
     for (let i = 0; i < this.#streams; i++) {
       const consumer = kafka.consumer({
         groupId: this.#settings.groupId,
@@ -196,6 +205,9 @@ export class KafkaRecordSource implements RecordSource {
       await handlers.onBatch({ topic, partition, highWatermark, records, nextOffset: next, from }, control)
     }
     const mirrored = this.#producers === undefined ? undefined : await this.#producers.classify(messages.flatMap(m => { const item = itemOf(m); return item instanceof KafkaForwardedBatch ? [item.producerId] : [] }))
+    // Every batch of the fetch that only needs another codec starts recompressing at once (the
+    // transcoder runs a few at a time); each is awaited when its turn comes, so order holds.
+    const transcoding = this.#transcodeAll(messages, fetchedOffset, mirrored)
     for (const [index, fetched] of messages.entries()) {
       if (!control.isActive()) return
       const message = itemOf(fetched)
@@ -220,23 +232,44 @@ export class KafkaRecordSource implements RecordSource {
         if (run.length > 0 && following === undefined) await flush(next)
         continue
       }
+      const pending = message instanceof KafkaForwardedBatch ? transcoding?.get(message) : undefined
+      const transcoded = pending === undefined ? undefined : await pending
+      if (pending !== undefined && transcoded === undefined && message instanceof KafkaForwardedBatch) handlers.onDecoded?.('codec', message.sizeBytes)
       if (!(message instanceof KafkaForwardedBatch)) {
         run.push(message)
-      } else if (message.deepReason === undefined && message.baseOffset >= fetchedOffset) {
+      } else if ((message.deepReason === undefined || transcoded !== undefined) && message.baseOffset >= fetchedOffset) {
         await flush(message.baseOffset)
         if (!control.isActive()) return
         const from = covered
         covered = next
-        await handlers.onBatch({ topic, partition, highWatermark, records: [], forwarded: message, nextOffset: next, from }, control)
+        await handlers.onBatch({ topic, partition, highWatermark, records: [], forwarded: transcoded ?? message, nextOffset: next, from }, control)
         continue
       } else {
         if (message.deepReason === undefined) handlers.onDecoded?.('starts_before_position', message.sizeBytes)
+        else if (message.deepReason === 'codec' && this.#transcoder !== undefined && pending === undefined) handlers.onDecoded?.('codec', message.sizeBytes)
         for (const record of await message.decode()) if (BigInt(record.offset) >= fetchedOffset) run.push(record)
       }
       if (run.length >= this.#settings.maxPollRecords || following === undefined) await flush(next)
     }
     await flush(nextOffset)
     if (covered < nextOffset && control.isActive()) handlers.onSkipped(topic, partition, nextOffset, covered)
+  }
+
+  /**
+   * Starts recompressing each batch of `messages` declined only for its codec (and not before the
+   * fetch offset, nor the opposite mirror's): the promise of each, by batch; undefined without a
+   * transcoder. A promise resolves undefined when the batch is to be decoded after all.
+   */
+  #transcodeAll (messages: readonly FetchedMessage[], fetchedOffset: bigint, mirrored: ReadonlySet<string> | undefined): Map<KafkaForwardedBatch, Promise<KafkaForwardedBatch | undefined>> | undefined {
+    const transcoder = this.#transcoder
+    if (transcoder === undefined) return undefined
+    const started = new Map<KafkaForwardedBatch, Promise<KafkaForwardedBatch | undefined>>()
+    for (const message of messages) {
+      const batch = forwardedBatchOf(message)
+      if (!(batch instanceof KafkaForwardedBatch) || batch.deepReason !== 'codec' || batch.baseOffset < fetchedOffset || mirrored?.has(batch.producerId) === true) continue
+      started.set(batch, batch.recompressed(async bytes => await transcoder.transcode(bytes)))
+    }
+    return started
   }
 
   /** The consumer (stream) the partition is assigned to here, if any. */
@@ -307,6 +340,7 @@ export class KafkaRecordSource implements RecordSource {
       }
     })).then(() => undefined)
     await this.#disconnecting
+    await this.#transcoder?.stop()
     this.#assignments.clear()
     this.#owned = undefined
     this.#connected = false

@@ -158,7 +158,7 @@ export class BatchIntake {
       const input = batchSpanInput(this.#labels, { ...batch, records: await forwarded.decode() }, true, this.#flow.consumer.groupId)
       batch = { ...batch, span: this.#tracer.startBatchSpan(input) }
     }
-    this.#observer.batchRouted?.(this.#labels, 'pass_through', undefined, forwarded.sizeBytes)
+    this.#observer.batchRouted?.(this.#labels, forwarded.transcoded === true ? 'transcoded' : 'pass_through', forwarded.transcoded === true ? 'codec' : undefined, forwarded.sizeBytes)
     if (!await this.#push(batch, this.#gate.laneOf(topic, partition), control, admission)) return
     this.#observer.consumed?.(this.#labels, { topic, partition, records: forwarded.recordCount, bytes: forwarded.sizeBytes, timestampsMs: recordTimestampsMs(batch), pollTimeMs })
   }
