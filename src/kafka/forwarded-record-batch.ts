@@ -73,6 +73,8 @@ export class KafkaForwardedBatch implements ForwardedBatch {
 
   /** The records, decoded from the source's bytes (source offsets and all). */
   async decode (): Promise<readonly KafkaRecord[]> {
+    // A batch on the deep path is never rewritten for the target: its bytes still hold the source's base offset.
+    if (this.deepReason !== undefined) return decodeRecordBatch(this.#bytes)
     const copy = Buffer.allocUnsafe(this.#bytes.length)
     this.#bytes.copy(copy)
     copy.writeBigInt64BE(this.baseOffset, BATCH_OFFSETS.baseOffset)
