@@ -3,6 +3,7 @@ import type { KafkaRecord } from '../shared/kafka-record.js'
 import type { BatchForwardingHook, EncodedBatchMessage } from './kafkajs-internals.js'
 import { decodeRecordBatch } from './kafkajs-internals.js'
 import { visitBatchRecords } from './record-batch-records.js'
+import { decodeBatchRecords } from './record-batch-decoder.js'
 import { Attributes, BATCH_HEADER_BYTES, BATCH_OFFSETS, CODEC_NAMES, concatUncompressedBatches, readBatchHeader, rewriteForTarget } from './record-batch-header.js'
 import { corruptBatchOf } from './corrupt-record-batch.js'
 
@@ -73,8 +74,9 @@ export class KafkaForwardedBatch implements ForwardedBatch {
 
   /** The records, decoded from the source's bytes (source offsets and all). */
   async decode (): Promise<readonly KafkaRecord[]> {
-    // A batch on the deep path is never rewritten for the target: its bytes still hold the source's base offset.
-    if (this.deepReason !== undefined) return decodeRecordBatch(this.#bytes)
+    // Reads no header field the rewrite for the target changes but the base offset, which it is given.
+    const records = await decodeBatchRecords(this.#bytes, this.baseOffset)
+    if (records !== undefined) return records
     const copy = Buffer.allocUnsafe(this.#bytes.length)
     this.#bytes.copy(copy)
     copy.writeBigInt64BE(this.baseOffset, BATCH_OFFSETS.baseOffset)
