@@ -119,3 +119,47 @@ export class BatchTranscoder {
     this.#idle = undefined
   }
 }
+
+/**
+ * The batches of one fetch to transcode, in fetch order, started at most `ahead` at a time: the
+ * one awaited now and those after it. What waits to be handed on is bounded (each result is at
+ * most a request's batch size), whatever the fetch holds and however well its batches compress.
+ */
+export class TranscodeWindow<T, R> {
+  readonly #pending: readonly T[]
+  readonly #start: (item: T) => Promise<R>
+  readonly #ahead: number
+  readonly #started = new Map<T, Promise<R>>()
+  #next = 0
+
+  constructor (pending: readonly T[], start: (item: T) => Promise<R>, ahead: number) {
+    this.#pending = pending
+    this.#start = start
+    this.#ahead = Math.max(1, ahead)
+    this.#fill()
+  }
+
+  /** The result for `item`, started now if not yet (with those after it); undefined for an item not in the window's list, or taken already. */
+  take (item: T): Promise<R> | undefined {
+    if (!this.#started.has(item)) {
+      const at = this.#pending.indexOf(item, this.#next)
+      if (at < 0) return undefined
+      // Every item started so far comes before `item`: the caller passed them by, their results are
+      // not wanted (a transcode never rejects, so nothing is left unhandled).
+      this.#started.clear()
+      this.#next = at
+      this.#fill()
+    }
+    const result = this.#started.get(item)
+    this.#started.delete(item)
+    this.#fill()
+    return result
+  }
+
+  #fill (): void {
+    while (this.#started.size < this.#ahead && this.#next < this.#pending.length) {
+      const item = this.#pending[this.#next++] as T
+      this.#started.set(item, this.#start(item))
+    }
+  }
+}

@@ -12,7 +12,7 @@ import { forwardingHook, KafkaForwardedBatch, type ForwardingPolicy } from './fo
 import { decodeLaneRefusal, laneRefusalError } from './bucket-assigner.js'
 import { CorruptRecordBatch } from './corrupt-record-batch.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
-import { BatchTranscoder, codecId } from './batch-transcoder.js'
+import { BatchTranscoder, codecId, TranscodeWindow } from './batch-transcoder.js'
 
 /**
  * Tells the producers of the mirror of the opposite direction (which wrote into this source
@@ -24,6 +24,13 @@ export interface MirrorProducerFilter {
   /** Counts records skipped that way. */
   skipped: (records: number) => void
 }
+
+/**
+ * Batches of one partition's fetch recompressed at once (the one handed on next and those after
+ * it): with 16 partitions handed over concurrently, enough to keep the codecs' threads busy, while
+ * what waits per partition stays within a few batches.
+ */
+const TRANSCODE_AHEAD = 3
 
 /** What kafkajs hands `eachBatch` with `forwardRecordBatch` set: decoded records, and messages standing for whole batches. */
 type FetchedMessage = KafkaRecord | ForwardedBatchMessage<KafkaForwardedBatch | CorruptRecordBatch>
@@ -205,9 +212,9 @@ export class KafkaRecordSource implements RecordSource {
       await handlers.onBatch({ topic, partition, highWatermark, records, nextOffset: next, from }, control)
     }
     const mirrored = this.#producers === undefined ? undefined : await this.#producers.classify(messages.flatMap(m => { const item = itemOf(m); return item instanceof KafkaForwardedBatch ? [item.producerId] : [] }))
-    // Every batch of the fetch that only needs another codec starts recompressing at once (the
-    // transcoder runs a few at a time); each is awaited when its turn comes, so order holds.
-    const transcoding = this.#transcodeAll(messages, fetchedOffset, mirrored)
+    // The batches of the fetch that only need another codec are recompressed ahead of their turn
+    // (TRANSCODE_AHEAD at a time) and each is awaited when its turn comes, so order holds.
+    const transcoding = this.#transcodeWindow(messages, fetchedOffset, mirrored)
     for (const [index, fetched] of messages.entries()) {
       if (!control.isActive()) return
       const message = itemOf(fetched)
@@ -232,7 +239,7 @@ export class KafkaRecordSource implements RecordSource {
         if (run.length > 0 && following === undefined) await flush(next)
         continue
       }
-      const pending = message instanceof KafkaForwardedBatch ? transcoding?.get(message) : undefined
+      const pending = message instanceof KafkaForwardedBatch ? transcoding?.take(message) : undefined
       const transcoded = pending === undefined ? undefined : await pending
       if (pending !== undefined && transcoded === undefined && message instanceof KafkaForwardedBatch) handlers.onDecoded?.('codec', message.sizeBytes)
       if (!(message instanceof KafkaForwardedBatch)) {
@@ -256,20 +263,19 @@ export class KafkaRecordSource implements RecordSource {
   }
 
   /**
-   * Starts recompressing each batch of `messages` declined only for its codec (and not before the
-   * fetch offset, nor the opposite mirror's): the promise of each, by batch; undefined without a
-   * transcoder. A promise resolves undefined when the batch is to be decoded after all.
+   * The batches of `messages` declined only for their codec (and not before the fetch offset, nor
+   * the opposite mirror's), recompressed `TRANSCODE_AHEAD` at a time in fetch order; undefined
+   * without a transcoder. A result is undefined when the batch is to be decoded after all.
    */
-  #transcodeAll (messages: readonly FetchedMessage[], fetchedOffset: bigint, mirrored: ReadonlySet<string> | undefined): Map<KafkaForwardedBatch, Promise<KafkaForwardedBatch | undefined>> | undefined {
+  #transcodeWindow (messages: readonly FetchedMessage[], fetchedOffset: bigint, mirrored: ReadonlySet<string> | undefined): TranscodeWindow<KafkaForwardedBatch, KafkaForwardedBatch | undefined> | undefined {
     const transcoder = this.#transcoder
     if (transcoder === undefined) return undefined
-    const started = new Map<KafkaForwardedBatch, Promise<KafkaForwardedBatch | undefined>>()
+    const eligible: KafkaForwardedBatch[] = []
     for (const message of messages) {
       const batch = forwardedBatchOf(message)
-      if (!(batch instanceof KafkaForwardedBatch) || batch.deepReason !== 'codec' || batch.baseOffset < fetchedOffset || mirrored?.has(batch.producerId) === true) continue
-      started.set(batch, batch.recompressed(async bytes => await transcoder.transcode(bytes)))
+      if (batch instanceof KafkaForwardedBatch && batch.deepReason === 'codec' && batch.baseOffset >= fetchedOffset && mirrored?.has(batch.producerId) !== true) eligible.push(batch)
     }
-    return started
+    return new TranscodeWindow(eligible, async batch => await batch.recompressed(async bytes => await transcoder.transcode(bytes)), TRANSCODE_AHEAD)
   }
 
   /** The consumer (stream) the partition is assigned to here, if any. */

@@ -104,3 +104,46 @@ test('exactly-once, every record decoded (pass.through off) and written in lz4: 
   sidecar.child.kill('SIGTERM')
   assert.equal(await sidecar.exited, 0)
 })
+
+test('a compacted source (offset gaps), written in zstd: every record left after compaction, with its key, value, tombstone, headers and timestamp, in order per partition; the cleaned batches are counted as the deep path', { timeout: 300_000 }, async t => {
+  const { source, target } = await sharedClusters()
+  const topic = await createTopic(t, source, {
+    name: uniqueName('transcode-compacted'),
+    partitions: PARTITIONS,
+    // Small segments that roll as the records arrive (only closed segments are cleaned), cleaned at once.
+    configs: { 'cleanup.policy': 'compact', 'segment.ms': '100', 'min.cleanable.dirty.ratio': '0.01', 'min.compaction.lag.ms': '0' },
+  })
+  t.after(() => deleteTopicIfExists(target, topic))
+  // Every key written four times, in rounds that each land in a segment of their own; a last record per partition closes the fourth.
+  const keys = 300
+  for (let round = 0; round <= 4; round++) {
+    const lines = round === 4
+      ? Array.from({ length: PARTITIONS }, (_, p) => `${p}|closing-${p}|last`)
+      : Array.from({ length: keys }, (_, i) => `${i % PARTITIONS}|key-${i}|${round === 3 && i % 10 === 0 ? '~' : `round-${round}-${'v'.repeat(i % 50)}`}`)
+    await kcatProduce(source.bootstrap, topic, 'gzip', lines)
+    const rolled = Date.now() + 200
+    await waitUntil(() => Date.now() > rolled, { timeoutMs: 1_000, message: 'the segment to age past segment.ms' })
+  }
+  // The log cleaner looks for work every 15 s (log.cleaner.backoff.ms): wait until one record per key is left,
+  // so the target (created compacted too) has nothing left to remove from what it gets.
+  let read: string[] = []
+  await waitUntil(async () => {
+    read = await kcatRead(source.bootstrap, topic)
+    return read.length === keys + PARTITIONS
+  }, { timeoutMs: 180_000, intervalMs: 2_000, message: 'the log cleaner to leave one record per key on the source' })
+  const sidecar = spawnSidecar(t, { source, target, groupId: uniqueName('transcode'), include: topic, producer: { 'compression.type': 'zstd' } })
+  await waitMirroring(sidecar)
+  let written: string[] = []
+  await waitUntil(async () => {
+    written = await kcatRead(target.bootstrap, topic)
+    return written.length >= read.length
+  }, { timeoutMs: 90_000, message: `${topic} copied` })
+  assert.ok(read.some(line => line.includes('|NULL|')), 'tombstones are among the records left')
+  assert.ok(read.every(line => !line.includes('round-0')), 'the first round was compacted away')
+  assert.deepEqual(written, read, 'every record left, identical, in order per partition')
+  const paths = batchesByPath(await scrape(await sidecarHttpPort(sidecar)))
+  // The cleaner leaves offset gaps, and marks the batches it rewrote around tombstones with a delete horizon.
+  assert.ok((paths.get('deep:offset_gaps') ?? 0) + (paths.get('deep:delete_horizon') ?? 0) > 0, `cleaned batches decoded: ${JSON.stringify([...paths])}`)
+  sidecar.child.kill('SIGTERM')
+  assert.equal(await sidecar.exited, 0)
+})

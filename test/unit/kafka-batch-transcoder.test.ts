@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
 import { test } from 'node:test'
 import { registerCodecs } from '../../src/kafka/codecs.js'
-import { BatchTranscoder, codecId, defaultTranscodeConcurrency, transcodeBatch } from '../../src/kafka/batch-transcoder.js'
+import { BatchTranscoder, codecId, defaultTranscodeConcurrency, transcodeBatch, TranscodeWindow } from '../../src/kafka/batch-transcoder.js'
 import { KafkaForwardedBatch } from '../../src/kafka/forwarded-record-batch.js'
 import { Attributes, BATCH_OFFSETS, batchCrc, readBatchHeader } from '../../src/kafka/record-batch-header.js'
 import type { KafkaRecord } from '../../src/shared/kafka-record.js'
@@ -122,4 +122,19 @@ test('the default concurrency is the size of libuv\'s thread pool', () => {
   assert.equal(defaultTranscodeConcurrency({ UV_THREADPOOL_SIZE: '8' }), 8)
   assert.equal(defaultTranscodeConcurrency({ UV_THREADPOOL_SIZE: 'x' }), 4)
   assert.throws(() => new BatchTranscoder(3, 100, 0), /positive integer/)
+})
+
+test('a transcode window starts at most `ahead` items, in order, one more as each is taken; an item skipped by the caller is never started', async () => {
+  const started: number[] = []
+  const window = new TranscodeWindow([1, 2, 3, 4, 5, 6], async item => { started.push(item); return item * 10 }, 2)
+  assert.deepEqual(started, [1, 2])
+  assert.equal(await window.take(1), 10)
+  assert.deepEqual(started, [1, 2, 3])
+  assert.equal(await window.take(2), 20)
+  // 3 and 4 are passed by (the caller had no use for them): 5 is taken next.
+  assert.equal(await window.take(5), 50)
+  assert.deepEqual(started, [1, 2, 3, 4, 5, 6])
+  assert.equal(window.take(5), undefined, 'taken already')
+  assert.equal(window.take(9), undefined, 'not in the list')
+  assert.equal(await window.take(6), 60)
 })
