@@ -24,7 +24,7 @@ export class KafkaForwardedBatch implements ForwardedBatch {
   readonly mergeable: boolean
   /** Why the batch must be decoded after all (the deep path), or undefined when it is forwarded as it is. */
   readonly deepReason: DeepPathReason | undefined
-  /** True for a batch recompressed into the target's codec (`recompressed`), its records untouched. */
+  /** True for bytes the mirror made: a batch recompressed into the target's codec (`recompressed`), its records untouched, or decoded records encoded (`withEncodedBatches`). */
   readonly transcoded: boolean
   /** The batch; its header is rewritten for each produce request (see `message`). */
   readonly #bytes: Buffer
