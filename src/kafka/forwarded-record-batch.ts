@@ -3,6 +3,7 @@ import type { KafkaRecord } from '../shared/kafka-record.js'
 import type { BatchForwardingHook, EncodedBatchMessage } from './kafkajs-internals.js'
 import { decodeRecordBatch } from './kafkajs-internals.js'
 import { visitBatchRecords } from './record-batch-records.js'
+import { decodeBatchRecords } from './record-batch-decoder.js'
 import { Attributes, BATCH_HEADER_BYTES, BATCH_OFFSETS, CODEC_NAMES, concatUncompressedBatches, readBatchHeader, batchForTarget } from './record-batch-header.js'
 import { corruptBatchOf } from './corrupt-record-batch.js'
 
@@ -26,11 +27,21 @@ export class KafkaForwardedBatch implements ForwardedBatch {
   readonly mergeable: boolean
   /** Why the batch must be decoded after all (the deep path), or undefined when it is forwarded as it is. */
   readonly deepReason: DeepPathReason | undefined
-  /** The batch as fetched (a view of the response); each produce request sends a header of its own before its records (see `message`). */
+  /**
+   * True for bytes the mirror made: a batch recompressed into the target's codec (`recompressed`),
+   * its records untouched, or decoded records encoded (`withEncodedBatches`).
+   */
+  readonly transcoded: boolean
+  /**
+   * The batch as fetched (a view of the response) or as the mirror made it; each produce request
+   * sends a header of its own before its records (see `message`).
+   */
   readonly #bytes: Buffer
 
-  constructor (view: Buffer, deepReason?: DeepPathReason) {
+  /** `view` is kept, not copied; `owned`: bytes the mirror made (a transcoded batch's), not a view of a fetch response. */
+  constructor (view: Buffer, deepReason?: DeepPathReason, owned = false) {
     this.deepReason = deepReason
+    this.transcoded = owned
     const header = readBatchHeader(view)
     this.#bytes = view
     this.baseOffset = header.baseOffset
@@ -56,8 +67,20 @@ export class KafkaForwardedBatch implements ForwardedBatch {
     return encodedMessage(partition, bytes, parts.reduce((sum, part) => sum + part.recordCount, 0))
   }
 
+  /**
+   * This batch in another codec (`transcode`: the bytes it gives, or undefined), forwarded as it
+   * is; undefined when `transcode` gives none (the batch is decoded instead).
+   */
+  async recompressed (transcode: (bytes: Buffer) => Promise<Buffer | undefined>): Promise<KafkaForwardedBatch | undefined> {
+    const bytes = await transcode(this.#bytes)
+    return bytes === undefined ? undefined : new KafkaForwardedBatch(bytes, undefined, true)
+  }
+
   /** The records, decoded from the source's bytes (source offsets and all). */
   async decode (): Promise<readonly KafkaRecord[]> {
+    // Reads no header field the rewrite for the target changes but the base offset, which it is given.
+    const records = await decodeBatchRecords(this.#bytes, this.baseOffset)
+    if (records !== undefined) return records
     const copy = Buffer.allocUnsafe(this.#bytes.length)
     this.#bytes.copy(copy)
     copy.writeBigInt64BE(this.baseOffset, BATCH_OFFSETS.baseOffset)

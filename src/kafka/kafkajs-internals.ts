@@ -253,6 +253,19 @@ export async function decompressRecords (attributes: number, section: Buffer): P
   return codec === null ? section : await codec.decompress(section)
 }
 
+/**
+ * `section` (the uncompressed records section of a v2 batch) compressed by the codec kafkajs has
+ * registered for codec id `codec` (ours, `registerCodecs`; gzip is kafkajs' own, node:zlib); the
+ * section as it is for codec 0 (none).
+ */
+export async function compressRecords (codec: number, section: Buffer): Promise<Buffer> {
+  const { lookupCodec } = require(`${PATCHED_KAFKAJS}/src/protocol/message/compression`) as { lookupCodec: (type: number) => { compress: (encoder: { buffer: Buffer }) => Promise<Buffer> } | null }
+  if (codec === 0) return section
+  const found = lookupCodec(codec)
+  if (found === null) throw new MirrorError(ErrorCodes.INTERNAL, `no compression codec ${codec} is registered with kafkajs`)
+  return await found.compress({ buffer: section })
+}
+
 /** The producer id of an idempotent kafkajs producer after `connect` (the patch's `producerIdentity`); undefined before or when not idempotent. */
 export function producerIdOf (producer: Producer): bigint | undefined {
   const id = BigInt(producer.producerIdentity().producerId)

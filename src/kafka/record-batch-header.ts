@@ -24,7 +24,7 @@ export const BATCH_OFFSETS = {
 /** Bytes before the records: the whole header, the record count included. */
 export const BATCH_HEADER_BYTES = 61
 /** Base offset and length: the part of a batch its length field does not count. */
-const BATCH_PREFIX_BYTES = 12
+export const BATCH_PREFIX_BYTES = 12
 
 export const Attributes = {
   CODEC_MASK: 0x07,

@@ -11,6 +11,7 @@ import { createKafkaClient } from './client.js'
 import { toMirrorError } from './errors.js'
 import { partitionErrorsOf, producerHeaders, producerIdOf, writtenBeforeFailure } from './kafkajs-internals.js'
 import { KafkaForwardedBatch } from './forwarded-record-batch.js'
+import { withEncodedBatches } from './decoded-record-batch.js'
 
 const { CompressionTypes, Partitioners } = kafkajs
 
@@ -100,7 +101,8 @@ export class KafkaRecordSink implements RecordSink {
     }
     const producer = this.#producer
     if (producer === undefined) throw new MirrorError(ErrorCodes.STOPPED, 'producer is not started', { retriable: true })
-    const topicMessages = topicMessagesOf(writes)
+    // Decoded records go as one batch per partition encoded here (`withEncodedBatches`), not kafkajs' record by record.
+    const topicMessages = topicMessagesOf(await withEncodedBatches(writes, compressionTypes[this.#settings.compression]))
     try {
       const metadata = await producer.sendBatch({
         topicMessages,

@@ -12,6 +12,7 @@ import { forwardingHook, KafkaForwardedBatch, type ForwardingPolicy } from './fo
 import { decodeLaneRefusal, laneRefusalError } from './bucket-assigner.js'
 import { CorruptRecordBatch } from './corrupt-record-batch.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
+import { BatchTranscoder, codecId, TranscodeWindow } from './batch-transcoder.js'
 
 /**
  * Tells the producers of the mirror of the opposite direction (which wrote into this source
@@ -23,6 +24,13 @@ export interface MirrorProducerFilter {
   /** Counts records skipped that way. */
   skipped: (records: number) => void
 }
+
+/**
+ * Batches of one partition's fetch recompressed at once (the one handed on next and those after
+ * it): with 16 partitions handed over concurrently, enough to keep the codecs' threads busy, while
+ * what waits per partition stays within a few batches.
+ */
+const TRANSCODE_AHEAD = 3
 
 /** What kafkajs hands `eachBatch` with `forwardRecordBatch` set: decoded records, and messages standing for whole batches. */
 type FetchedMessage = KafkaRecord | ForwardedBatchMessage<KafkaForwardedBatch | CorruptRecordBatch>
@@ -51,6 +59,8 @@ export class KafkaRecordSource implements RecordSource {
 
   /** The group's assignors: kafkajs' default unless given (exactly-once: the bucket assignor). */
   readonly #assigners: PartitionAssigner[] | undefined
+  /** Recompresses batches declined only for their codec into the target's (`forwarding.targetCodec`); undefined without a codec to change to. */
+  readonly #transcoder: BatchTranscoder | undefined
 
   constructor (
     connection: ClusterConnection,
@@ -68,6 +78,8 @@ export class KafkaRecordSource implements RecordSource {
     this.#streams = streams
     this.#logger = logger
     this.#forwarding = forwarding
+    const target = forwarding.targetCodec === undefined ? undefined : codecId(forwarding.targetCodec)
+    this.#transcoder = target === undefined ? undefined : new BatchTranscoder(target, forwarding.maxBatchBytes)
   }
 
   get connected (): boolean {
@@ -87,9 +99,13 @@ export class KafkaRecordSource implements RecordSource {
   async start (topics: readonly string[], handlers: SourceListener): Promise<void> {
     this.#stopped = false
     this.#topics = topics
+    this.#transcoder?.start()
     const kafka = createKafkaClient({ ...this.#connection, clientId: this.#connection.clientId }, this.#logger)
     // Every fetch of these consumers offers its v2 batches to the hook (CRC check, then forwarded or decoded).
-    const forwardRecordBatch = forwardingHook(this.#forwarding, (reason, bytes) => handlers.onDecoded?.(reason, bytes))
+    // A batch declined for its codec alone is counted when its turn comes: transcoded, or decoded when that fails.
+    const forwardRecordBatch = forwardingHook(this.#forwarding, (reason, bytes) => {
+      if (reason !== 'codec' || this.#transcoder === undefined) handlers.onDecoded?.(reason, bytes)
+    })
     for (let i = 0; i < this.#streams; i++) {
       const consumer = kafka.consumer({
         groupId: this.#settings.groupId,
@@ -244,6 +260,9 @@ export class KafkaRecordSource implements RecordSource {
             return item instanceof KafkaForwardedBatch ? [item.producerId] : []
           })
         )
+    // The batches of the fetch that only need another codec are recompressed ahead of their turn
+    // (TRANSCODE_AHEAD at a time) and each is awaited when its turn comes, so order holds.
+    const transcoding = this.#transcodeWindow(messages, fetchedOffset, mirrored)
     for (const [index, fetched] of messages.entries()) {
       if (!control.isActive()) return
       const message = itemOf(fetched)
@@ -271,23 +290,47 @@ export class KafkaRecordSource implements RecordSource {
         if (run.length > 0 && following === undefined) await flush(next)
         continue
       }
+      const pending = message instanceof KafkaForwardedBatch ? transcoding?.take(message) : undefined
+      const transcoded = pending === undefined ? undefined : await pending
+      if (pending !== undefined && transcoded === undefined && message instanceof KafkaForwardedBatch) handlers.onDecoded?.('codec', message.sizeBytes)
       if (!(message instanceof KafkaForwardedBatch)) {
         run.push(message)
-      } else if (message.deepReason === undefined && message.baseOffset >= fetchedOffset) {
+      } else if ((message.deepReason === undefined || transcoded !== undefined) && message.baseOffset >= fetchedOffset) {
         await flush(message.baseOffset)
         if (!control.isActive()) return
         const from = covered
         covered = next
-        await handlers.onBatch({ topic, partition, highWatermark, records: [], forwarded: message, nextOffset: next, from }, control)
+        await handlers.onBatch({ topic, partition, highWatermark, records: [], forwarded: transcoded ?? message, nextOffset: next, from }, control)
         continue
       } else {
         if (message.deepReason === undefined) handlers.onDecoded?.('starts_before_position', message.sizeBytes)
+        else if (message.deepReason === 'codec' && this.#transcoder !== undefined && pending === undefined) handlers.onDecoded?.('codec', message.sizeBytes)
         for (const record of await message.decode()) if (BigInt(record.offset) >= fetchedOffset) run.push(record)
       }
       if (run.length >= this.#settings.maxPollRecords || following === undefined) await flush(next)
     }
     await flush(nextOffset)
     if (covered < nextOffset && control.isActive()) handlers.onSkipped(topic, partition, nextOffset, covered)
+  }
+
+  /**
+   * The batches of `messages` declined only for their codec (and not before the fetch offset, nor
+   * the opposite mirror's), recompressed `TRANSCODE_AHEAD` at a time in fetch order; undefined
+   * without a transcoder. A result is undefined when the batch is to be decoded after all.
+   */
+  #transcodeWindow (
+    messages: readonly FetchedMessage[],
+    fetchedOffset: bigint,
+    mirrored: ReadonlySet<string> | undefined
+  ): TranscodeWindow<KafkaForwardedBatch, KafkaForwardedBatch | undefined> | undefined {
+    const transcoder = this.#transcoder
+    if (transcoder === undefined) return undefined
+    const eligible: KafkaForwardedBatch[] = []
+    for (const message of messages) {
+      const batch = forwardedBatchOf(message)
+      if (batch instanceof KafkaForwardedBatch && batch.deepReason === 'codec' && batch.baseOffset >= fetchedOffset && mirrored?.has(batch.producerId) !== true) eligible.push(batch)
+    }
+    return new TranscodeWindow(eligible, async batch => await batch.recompressed(async bytes => await transcoder.transcode(bytes)), TRANSCODE_AHEAD)
   }
 
   /** The consumer (stream) the partition is assigned to here, if any. */
@@ -365,6 +408,7 @@ export class KafkaRecordSource implements RecordSource {
       })
     ).then(() => undefined)
     await this.#disconnecting
+    await this.#transcoder?.stop()
     this.#assignments.clear()
     this.#owned = undefined
     this.#connected = false

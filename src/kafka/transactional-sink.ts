@@ -12,6 +12,7 @@ import { toMirrorError } from './errors.js'
 import { producerIdOf } from './kafkajs-internals.js'
 import { encodePosition } from './position-record.js'
 import { acksOf, compressionTypes, sendFailureOf, topicMessagesOf } from './record-sink.js'
+import { withEncodedBatches } from './decoded-record-batch.js'
 import { DEFAULT_MAX_MESSAGE_BYTES, recordBytesPerRequest, recordSizeBytes, splitRecords } from './split-records.js'
 
 const { Partitioners } = kafkajs
@@ -162,11 +163,13 @@ export class KafkaTransactionalSink implements TransactionalSink {
   }
 
   async send (writes: readonly PartitionWrite[], timeoutMs = 30_000): Promise<PartitionAck[]> {
+    // Decoded records go as one batch per partition encoded here (`withEncodedBatches`), not kafkajs' record by record.
+    const prepared = await withEncodedBatches(writes, compressionTypes[this.#settings.compression])
     const slot = await this.#slot()
     const transaction = await this.#open(slot)
     // Staged positions ride along (their partition joins the transaction with the records' partitions: no request of their own).
     const positions = [...this.#staged.values()]
-    const topicMessages = topicMessagesOf(writes)
+    const topicMessages = topicMessagesOf(prepared)
     if (positions.length > 0) topicMessages.push({ topic: this.#options.positionsTopic, messages: this.#positionMessages(positions) })
     try {
       const metadata = await transaction.sendBatch({ topicMessages, acks: -1, compression: compressionTypes[this.#settings.compression], timeout: timeoutMs })

@@ -193,7 +193,8 @@ export class BatchIntake {
       const input = batchSpanInput(this.#labels, { ...batch, records: await forwarded.decode() }, true, this.#flow.consumer.groupId)
       batch = { ...batch, span: this.#tracer.startBatchSpan(input) }
     }
-    this.#observer.batchRouted?.(this.#labels, 'pass_through', undefined, forwarded.sizeBytes)
+    const path = forwarded.transcoded === true ? 'transcoded' : 'pass_through'
+    this.#observer.batchRouted?.(this.#labels, path, forwarded.transcoded === true ? 'codec' : undefined, forwarded.sizeBytes)
     if (!(await this.#push(batch, this.#gate.laneOf(topic, partition), control, admission))) return
     this.#observer.consumed?.(this.#labels, {
       topic,

@@ -22,6 +22,11 @@ export interface ForwardedBatch {
    * several small batches fit one produce request.
    */
   readonly mergeable: boolean
+  /**
+   * True when the source's batch was recompressed into the target's codec on its way (a codec
+   * change: its records' bytes are the source's, only their compression differs).
+   */
+  readonly transcoded?: boolean
   /** The records, decoded (for the deep path: a batch that must be split, trimmed or changed). */
   decode: () => Promise<readonly KafkaRecord[]>
   /**
@@ -42,7 +47,7 @@ export interface WireHeader {
 export type RecordFieldsVisitor = (key: Uint8Array | null, value: Uint8Array | null, headers: readonly WireHeader[], timestampMs: number) => void
 
 /** Which way a batch went, for the metrics. */
-export type BatchPath = 'pass_through' | 'deep'
+export type BatchPath = 'pass_through' | 'transcoded' | 'deep'
 
 /**
  * Why a fetched batch took the deep path. `offset_gaps`: a compacted source (the broker refuses a
