@@ -8,6 +8,7 @@ import { byteRate, type ThroughputLimitFigures } from './throughput-limit.js'
 import { stopChild } from './child-registry.js'
 import type { Contender, MirrorJob } from './contenders.js'
 import { readProcessUsage, UsageSampler } from './process-usage.js'
+import { requireSettings, type SettingsCheck } from './settings-check.js'
 import { longestPollGapSeconds, longestStall, type ProgressPoll } from './progress-stall.js'
 import { restartNodesInTurn, type RollingRestart } from './rolling-restart.js'
 import { countTargetRecords } from './target-count.js'
@@ -81,6 +82,8 @@ export interface ThroughputFigures {
   readonly rollingRestart?: RollingRestartFigures
   /** A sidecar run with `--throughput.limit.bytes`: the fetched rate against the limit. */
   readonly throughputLimit?: ThroughputLimitFigures
+  /** Every setting the bench passed, against what the contender printed as resolved (none differed: a run with a mismatch fails). */
+  readonly settings?: SettingsCheck
 }
 
 export interface ThroughputContext {
@@ -245,6 +248,8 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
     const first = firstAt ?? doneAt
     const copySeconds = Math.max((doneAt - first) / 1000, 0.001)
     await stopChild(mirror)
+    // A setting that did not take effect makes the comparison unfair: the run fails naming it.
+    const settings = requireSettings(await contender.checkSettings(job))
     // Read back directly, not through a wide-area proxy the mirror may have been given.
     const onTarget = context.verify ? await countTargetRecords(context.target.bootstrap, job.topic, contender.exactlyOnce === true) : { records: Number.NaN, distinctKeys: Number.NaN }
     return {
@@ -268,6 +273,7 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
       // Extra copies beyond the source's own repeats of a key, and source keys absent from the target.
       duplicates: (onTarget.records - onTarget.distinctKeys) - (context.records - context.distinctKeys),
       missing: context.distinctKeys - onTarget.distinctKeys,
+      settings,
       ...(limit === undefined || context.throughputLimitBytes === undefined ? {} : { throughputLimit: { limitBytesPerSecond: context.throughputLimitBytes, fetchedBytesPerSecond: byteRate(limit.atTen, limit.atNinety), throttledSeconds } }),
       ...(restart === undefined || restarted === undefined ? {} : { rollingRestart: restartFigures(restart.atRecords, restarted, polls.filter(poll => poll.atMs <= doneAt!), startedAt, doneAt) }),
       ...(outage === undefined
