@@ -44,7 +44,7 @@ export function mirrorMaker1Expectations (consumer: WrittenProperties, producer:
 const MM2_TASK_PRODUCER = /^connector-producer-MirrorSourceConnector-\d+$/
 /** client.id of MirrorMaker 2's task consumers, `<source>-><target>|MirrorSourceConnector-<task>|replication-consumer`. */
 const MM2_TASK_CONSUMER = /\|MirrorSourceConnector-\d+\|replication-consumer$/
-const CHECKPOINTS_NOT_STARTED = 'MirrorCheckpointConnector is not configured (no groups, no checkpoints), so its config is never printed'
+const CHECKPOINTS_NOT_STARTED = 'MirrorCheckpointConnector is not configured without groups or checkpoints: its config is never printed'
 
 /** Unescapes a `.properties` value as Java's `Properties.load` does (`\\.` is `\.`). */
 export function javaPropertiesValue (written: string): string {
@@ -65,7 +65,7 @@ export function mirrorMaker2Expectations (mm2Properties: WrittenProperties, alia
     [`${s}.bootstrap.servers`]: { block: 'ConsumerConfig', key: 'bootstrap.servers', clientId: MM2_TASK_CONSUMER },
     [`${t}.bootstrap.servers`]: { block: 'ProducerConfig', key: 'bootstrap.servers', clientId: MM2_TASK_PRODUCER },
     [`${s}->${t}.enabled`]: source('enabled'),
-    [`${t}->${s}.enabled`]: { unchecked: `a disabled flow starts no connector (and --clusters ${t} runs only the flows into ${t})` },
+    [`${t}->${s}.enabled`]: { unchecked: `a disabled flow starts no connector; --clusters ${t} runs only the flows into ${t}` },
     [`${s}->${t}.topics`]: source('topics'),
     'replication.policy.class': source('replication.policy.class'),
     'tasks.max': source('tasks.max'),
