@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import { getHeapStatistics } from 'node:v8'
 import { closeSync, existsSync, openSync } from 'node:fs'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
-import { join, resolve } from 'node:path'
+import { join, relative, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { KafkaDistribution } from '../scripts/local-kafka/kafka-distribution.js'
 import { spawnJavaMain } from '../scripts/local-kafka/java-main.js'
@@ -48,6 +48,8 @@ export interface Contender {
   readonly label: string
   /** Heap setting stated in the results. */
   readonly heap: string
+  /** The mirror's log in the run's work folder (`sidecar.log`, `mm1.log`, `mm2.log`). */
+  readonly logFile: string
   readonly start: (job: MirrorJob) => Promise<TrackedChild>
   /** Writes in transactions on the target: what it copied counts once committed (read_committed). */
   readonly exactlyOnce?: boolean
@@ -122,6 +124,7 @@ export function sidecarContender (settings: SidecarSettings, name: 'sidecar' | '
     heap: settings.maxOldSpaceMib === undefined
       ? `node default (${Math.round(getHeapStatistics().heap_size_limit / 2 ** 20)} MiB limit)`
       : `node --max-old-space-size=${settings.maxOldSpaceMib}`,
+    logFile: 'sidecar.log',
     ownTopics: noOwnTopics,
     start: async job => {
       const entry = resolve(settings.entry)
@@ -151,9 +154,10 @@ export function sidecarContender (settings: SidecarSettings, name: 'sidecar' | '
       const printed = spawnSync(process.execPath, [resolve(settings.entry), ...argv, '--print-config'], { encoding: 'utf8', env: process.env })
       const file = join(job.workDir, 'sidecar.print-config.json')
       await writeFile(file, printed.stdout ?? '')
+      const shown = relative(process.cwd(), file)
       if (printed.status !== 0) throw new Error(`${name}: --print-config exited ${printed.status ?? printed.signal}: ${(printed.stderr ?? '').trim().split('\n')[0] ?? ''}`)
       const written = mm1StyleProperties(job)
-      return checkSettings(name, file, sidecarExpectations(written.consumer, written.producer, argv), [printConfigBlock(printed.stdout)])
+      return checkSettings(name, shown, sidecarExpectations(written.consumer, written.producer, argv), [printConfigBlock(printed.stdout)])
     },
   }
 }
@@ -164,12 +168,13 @@ export function mirrorMaker1Contender (distribution: KafkaDistribution, heap: st
     name: 'mm1',
     label: `MirrorMaker 1 (${distribution.version})`,
     heap: `-Xmx${heap}`,
+    logFile: 'mm1.log',
     ownTopics: noOwnTopics,
     checkSettings: async job => {
       const file = join(job.workDir, 'mm1.log')
       const written = mm1StyleProperties(job)
       const commandLine = { include: job.topic, streams: job.streams, ...(job.commitIntervalMs === undefined ? {} : { commitIntervalMs: job.commitIntervalMs }) }
-      return checkSettings('mm1', file, mirrorMaker1Expectations(written.consumer, written.producer, commandLine), await logBlocks(file))
+      return checkSettings('mm1', relative(process.cwd(), file), mirrorMaker1Expectations(written.consumer, written.producer, commandLine), await logBlocks(file))
     },
     start: async job => {
       const { consumer, producer } = await mm1StyleConfigs(job)
@@ -239,6 +244,7 @@ export function mirrorMaker2Contender (distribution: KafkaDistribution, heap: st
     exactlyOnce,
     label: `MirrorMaker 2 (${distribution.version}, dedicated${exactlyOnce ? ', exactly.once.source.support=enabled' : ''})`,
     heap: `-Xmx${heap}`,
+    logFile: 'mm2.log',
     ownTopics: (job, listed) => {
       const aliases = mm2Aliases(job)
       const own = (topic: string): boolean => topic.includes(aliases.source) || topic.includes(aliases.target) || topic === 'heartbeats'
@@ -246,7 +252,7 @@ export function mirrorMaker2Contender (distribution: KafkaDistribution, heap: st
     },
     checkSettings: async job => {
       const file = join(job.workDir, 'mm2.log')
-      return checkSettings(exactlyOnce ? 'mm2-eos' : 'mm2', file, mirrorMaker2Expectations(mm2Properties(job, exactlyOnce), mm2Aliases(job)), await logBlocks(file))
+      return checkSettings(exactlyOnce ? 'mm2-eos' : 'mm2', relative(process.cwd(), file), mirrorMaker2Expectations(mm2Properties(job, exactlyOnce), mm2Aliases(job)), await logBlocks(file))
     },
     start: async job => {
       await mkdir(job.workDir, { recursive: true })

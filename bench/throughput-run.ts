@@ -228,7 +228,7 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
       }
       if (copied >= context.records && contender.exactlyOnce !== true) break
       if (mirror.hasExited()) {
-        throw new Error(`${contender.label} exited after copying ${copied} of ${context.records} records; log ${job.workDir}:\n${await logTail(join(job.workDir, `${contender.name}.log`))}`)
+        throw new Error(`${contender.label} exited after copying ${copied} of ${context.records} records; log ${job.workDir}:\n${await logTail(join(job.workDir, contender.logFile))}`)
       }
       if (now - startedAt > context.timeoutMs) throw new Error(`${contender.label} copied ${copied} of ${context.records} records in ${Math.round(context.timeoutMs / 1000)} s; giving up (see ${job.workDir})`)
       // Close to half (to a third for the restart), poll often: a fast copy must not pass it between two polls.

@@ -95,7 +95,7 @@ test('MirrorMaker 1: a producer setting it overrides, a thread count and an unkn
   const check = checkSettings('mm1', 'w/mm1.log', mirrorMaker1Expectations(MM1_CONSUMER, producer, { include: 't', streams: 4 }), parseConfigBlocks(MM1_LOG))
   assert.deepEqual(mismatchLines(check), [
     'mm1: linger.ms passed 50, resolved 10 (ProducerConfig in w/mm1.log)',
-    // MirrorMaker 1 forces one request in flight (no reordering on retries).
+    // Not given, MirrorMaker 1 sets one request in flight itself: the log of that run shows 1.
     'mm1: max.in.flight.requests.per.connection passed 5, resolved 1 (ProducerConfig in w/mm1.log)',
     'mm1: buffer.memroy passed 1, resolved (absent) (ProducerConfig in w/mm1.log)',
     'mm1: --num.streams passed 4, resolved 2 (ConsumerConfig of client.id ^bench-118c9blz4tunedr1mm1-\\d+$ blocks in w/mm1.log)',
