@@ -47,10 +47,6 @@ if [ -z "$out" ]; then
   if [ "$quick" = true ]; then out='bench/work/figures-quick'; else out='bench/results/performance'; fi
 fi
 
-if [ -n "$baseline" ] && [ ! -f "$baseline" ]; then
-  echo "bench/figures.sh: --baseline-entry \"$baseline\": no such file; build that version first (npm ci && npm run build in its checkout)" >&2
-  exit 2
-fi
 
 # Step name, then the arguments of `npm run bench --` as docs/performance.md gives them.
 steps=(
@@ -98,6 +94,10 @@ if [ "$list" = true ]; then
   exit 0
 fi
 
+if [ -n "$baseline" ] && [ ! -f "$baseline" ]; then
+  echo "bench/figures.sh: --baseline-entry \"$baseline\": no such file; build that version first (npm ci && npm run build in its checkout)" >&2
+  exit 2
+fi
 if [ -z "$baseline" ] && { [ -z "$only" ] || [[ ",$only," == *",pass-through,"* ]]; }; then
   echo "bench/figures.sh: no --baseline-entry: the pass-through scenarios run without the before/after column" >&2
 fi
