@@ -14,8 +14,8 @@ import { checkSettings, mismatchLines, requireSettings, SettingsMismatchError, t
  * 2 4.1.1's config blocks as printed, and the sidecar's --print-config for the same files.
  */
 const fixture = (name: string): string => readFileSync(join(projectRoot(), 'bench', 'test', 'fixtures', name), 'utf8')
-const MM1_LOG = fixture('mm1-lz4-tuned.log')
-const MM2_LOG = fixture('mm2-lz4-tuned.log')
+const MM1_LOG = fixture('mm1-lz4-tuned.log.txt')
+const MM2_LOG = fixture('mm2-lz4-tuned.log.txt')
 const SIDECAR_PRINT_CONFIG = fixture('sidecar-lz4-tuned.print-config.json')
 
 const TUNED_LZ4 = { acks: 'all', 'compression.type': 'lz4', 'batch.size': '262144', 'linger.ms': '10' }
