@@ -22,13 +22,18 @@ function expectation (key: string, passed: string | number, printed: Printed, ex
 }
 
 function javaClientSettings (file: WrittenProperties, block: string, clientId?: RegExp): ExpectedSetting[] {
-  return Object.entries(file).map(([key, value]) => expectation(key, value, { block, key, ...(clientId === undefined ? {} : { clientId }) }, printedForm(key, String(value))))
+  return Object.entries(file).map(([key, value]) =>
+    expectation(key, value, { block, key, ...(clientId === undefined ? {} : { clientId }) }, printedForm(key, String(value))))
 }
 
 const MM1_COMMAND_LINE = 'MirrorMaker 1 does not print its command-line options'
 
 /** MirrorMaker 1: its consumer and producer files, and the command line (threads counted by their consumers). */
-export function mirrorMaker1Expectations (consumer: WrittenProperties, producer: WrittenProperties, commandLine: { include: string, streams: number, commitIntervalMs?: number }): ExpectedSetting[] {
+export function mirrorMaker1Expectations (
+  consumer: WrittenProperties,
+  producer: WrittenProperties,
+  commandLine: { include: string, streams: number, commitIntervalMs?: number }
+): ExpectedSetting[] {
   // One consumer per --num.streams thread, client.id <group.id>-<thread>.
   const consumers = new RegExp(`^${escapeRegExp(String(consumer['group.id'] ?? ''))}-\\d+$`)
   return [

@@ -173,7 +173,8 @@ export function mirrorMaker1Contender (distribution: KafkaDistribution, heap: st
     checkSettings: async job => {
       const file = join(job.workDir, 'mm1.log')
       const written = mm1StyleProperties(job)
-      const commandLine = { include: job.topic, streams: job.streams, ...(job.commitIntervalMs === undefined ? {} : { commitIntervalMs: job.commitIntervalMs }) }
+      const commitInterval = job.commitIntervalMs === undefined ? {} : { commitIntervalMs: job.commitIntervalMs }
+      const commandLine = { include: job.topic, streams: job.streams, ...commitInterval }
       return checkSettings('mm1', relative(process.cwd(), file), mirrorMaker1Expectations(written.consumer, written.producer, commandLine), await logBlocks(file))
     },
     start: async job => {

@@ -232,7 +232,10 @@ export function throughputMarkdown (env: Environment, options: BenchOptions, con
  * does not print (unchecked, with why). From each contender's first run that has a check; a
  * setting that did not take effect failed its run (under *Runs that did not complete*).
  */
-export function settingsSection (runs: ReadonlyArray<{ readonly contender: string, readonly settings?: SettingsCheck }>, label: (contender: string) => string): string[] {
+export function settingsSection (
+  runs: ReadonlyArray<{ readonly contender: string, readonly settings?: SettingsCheck }>,
+  label: (contender: string) => string
+): string[] {
   const firsts = [...new Map(runs.filter(run => run.settings !== undefined).reverse().map(run => [run.contender, run.settings!])).entries()].reverse()
   if (firsts.length === 0) return []
   const rows = firsts.map(([contender, check]) => {
