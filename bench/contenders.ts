@@ -1,13 +1,16 @@
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { getHeapStatistics } from 'node:v8'
 import { closeSync, existsSync, openSync } from 'node:fs'
-import { mkdir, writeFile } from 'node:fs/promises'
-import { join, resolve } from 'node:path'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { join, relative, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { KafkaDistribution } from '../scripts/local-kafka/kafka-distribution.js'
 import { spawnJavaMain } from '../scripts/local-kafka/java-main.js'
 import type { Compression, ContenderName } from './bench-options.js'
 import { track, type TrackedChild } from './child-registry.js'
+import { mirrorMaker1Expectations, mirrorMaker2Expectations, sidecarExpectations, type WrittenProperties } from './contender-settings.js'
+import { parseConfigBlocks, printConfigBlock } from './resolved-config.js'
+import { checkSettings, type SettingsCheck } from './settings-check.js'
 
 /** What one contender is told to do: copy `topic` from source to the same-named target topic. */
 export interface MirrorJob {
@@ -45,24 +48,51 @@ export interface Contender {
   readonly label: string
   /** Heap setting stated in the results. */
   readonly heap: string
+  /** The mirror's log in the run's work folder (`sidecar.log`, `mm1.log`, `mm2.log`). */
+  readonly logFile: string
   readonly start: (job: MirrorJob) => Promise<TrackedChild>
   /** Writes in transactions on the target: what it copied counts once committed (read_committed). */
   readonly exactlyOnce?: boolean
+  /**
+   * After a run (the mirror stopped): every setting the bench passed it against what it printed
+   * as resolved (its log's config blocks, or the sidecar's `--print-config` with the same arguments).
+   */
+  readonly checkSettings: (job: MirrorJob) => Promise<SettingsCheck>
   /** Topics the contender created for itself, to delete after the run: [source topics, target topics]. */
   readonly ownTopics: (job: MirrorJob, listed: { source: readonly string[], target: readonly string[] }) => { source: string[], target: string[] }
 }
 
-function properties (entries: Record<string, string | number>): string {
+function properties (entries: WrittenProperties): string {
   return Object.entries(entries).map(([key, value]) => `${key}=${value}`).join('\n') + '\n'
+}
+
+/** The consumer and producer files of the MirrorMaker 1 command line (MirrorMaker 1 and the sidecar), as written. */
+function mm1StyleProperties (job: MirrorJob): { consumer: WrittenProperties, producer: WrittenProperties } {
+  return {
+    consumer: { 'bootstrap.servers': job.sourceBootstrap, 'group.id': mirrorGroupId(job), 'auto.offset.reset': 'earliest' },
+    producer: { 'bootstrap.servers': job.targetBootstrap, acks: 'all', 'compression.type': job.compression, ...job.producerProps },
+  }
 }
 
 async function mm1StyleConfigs (job: MirrorJob): Promise<{ consumer: string, producer: string }> {
   await mkdir(job.workDir, { recursive: true })
   const consumer = join(job.workDir, 'source.properties')
   const producer = join(job.workDir, 'target.properties')
-  await writeFile(consumer, properties({ 'bootstrap.servers': job.sourceBootstrap, 'group.id': mirrorGroupId(job), 'auto.offset.reset': 'earliest' }))
-  await writeFile(producer, properties({ 'bootstrap.servers': job.targetBootstrap, acks: 'all', 'compression.type': job.compression, ...job.producerProps }))
+  const written = mm1StyleProperties(job)
+  await writeFile(consumer, properties(written.consumer))
+  await writeFile(producer, properties(written.producer))
   return { consumer, producer }
+}
+
+/** Every `<Name>Config values:` block of a contender's log in its work folder. */
+async function logBlocks (file: string): Promise<ReturnType<typeof parseConfigBlocks>> {
+  try {
+    return parseConfigBlocks(await readFile(file, 'utf8'))
+  } catch (error) {
+    // A missing log leaves no block: every setting read from it is then a mismatch naming the file.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw error
+  }
 }
 
 const noOwnTopics = (): { source: string[], target: string[] } => ({ source: [], target: [] })
@@ -84,6 +114,8 @@ export interface SidecarSettings {
  */
 export function sidecarContender (settings: SidecarSettings, name: 'sidecar' | 'baseline' | 'sidecar-eos' = 'sidecar'): Contender {
   const exactlyOnce = name === 'sidecar-eos'
+  /** The arguments each run was started with (after the entry script), by work folder. */
+  const argvByWorkDir = new Map<string, string[]>()
   return {
     name,
     exactlyOnce,
@@ -92,6 +124,7 @@ export function sidecarContender (settings: SidecarSettings, name: 'sidecar' | '
     heap: settings.maxOldSpaceMib === undefined
       ? `node default (${Math.round(getHeapStatistics().heap_size_limit / 2 ** 20)} MiB limit)`
       : `node --max-old-space-size=${settings.maxOldSpaceMib}`,
+    logFile: 'sidecar.log',
     ownTopics: noOwnTopics,
     start: async job => {
       const entry = resolve(settings.entry)
@@ -103,15 +136,28 @@ export function sidecarContender (settings: SidecarSettings, name: 'sidecar' | '
       const out = openSync(join(job.workDir, 'sidecar.log'), 'a')
       try {
         const heap = settings.maxOldSpaceMib === undefined ? [] : [`--max-old-space-size=${settings.maxOldSpaceMib}`]
-        const child = spawn(process.execPath, [
-          ...heap, ...profiling, entry,
+        const argv = [
           '--consumer.config', consumer, '--producer.config', producer,
           '--whitelist', job.topic, '--num.streams', String(job.streams), '--metrics.port', '0', '--metrics.host', '127.0.0.1', ...commitIntervalArgs(job), ...(exactlyOnce ? ['--exactly.once', 'true'] : []), ...(settings.args ?? []), ...(job.sidecarArgs ?? []),
-        ], { stdio: ['ignore', out, out] })
+        ]
+        argvByWorkDir.set(job.workDir, argv)
+        const child = spawn(process.execPath, [...heap, ...profiling, entry, ...argv], { stdio: ['ignore', out, out] })
         return track(name === 'sidecar-eos' ? 'sidecar' : name, child, settings.profileDir === undefined ? 'SIGTERM' : 'SIGUSR2')
       } finally {
         closeSync(out)
       }
+    },
+    checkSettings: async job => {
+      const argv = argvByWorkDir.get(job.workDir)
+      if (argv === undefined) throw new Error(`${name}: no run started in ${job.workDir}`)
+      // The same parser on the same arguments, files and environment as the run: what it resolved, then exit (nothing connects).
+      const printed = spawnSync(process.execPath, [resolve(settings.entry), ...argv, '--print-config'], { encoding: 'utf8', env: process.env })
+      const file = join(job.workDir, 'sidecar.print-config.json')
+      await writeFile(file, printed.stdout ?? '')
+      const shown = relative(process.cwd(), file)
+      if (printed.status !== 0) throw new Error(`${name}: --print-config exited ${printed.status ?? printed.signal}: ${(printed.stderr ?? '').trim().split('\n')[0] ?? ''}`)
+      const written = mm1StyleProperties(job)
+      return checkSettings(name, shown, sidecarExpectations(written.consumer, written.producer, argv), [printConfigBlock(printed.stdout)])
     },
   }
 }
@@ -122,7 +168,15 @@ export function mirrorMaker1Contender (distribution: KafkaDistribution, heap: st
     name: 'mm1',
     label: `MirrorMaker 1 (${distribution.version})`,
     heap: `-Xmx${heap}`,
+    logFile: 'mm1.log',
     ownTopics: noOwnTopics,
+    checkSettings: async job => {
+      const file = join(job.workDir, 'mm1.log')
+      const written = mm1StyleProperties(job)
+      const commitInterval = job.commitIntervalMs === undefined ? {} : { commitIntervalMs: job.commitIntervalMs }
+      const commandLine = { include: job.topic, streams: job.streams, ...commitInterval }
+      return checkSettings('mm1', relative(process.cwd(), file), mirrorMaker1Expectations(written.consumer, written.producer, commandLine), await logBlocks(file))
+    },
     start: async job => {
       const { consumer, producer } = await mm1StyleConfigs(job)
       const child = await spawnJavaMain({
@@ -143,6 +197,42 @@ function mm2Aliases (job: MirrorJob): { source: string, target: string } {
   return { source: `bsrc${job.tag}`, target: `btgt${job.tag}` }
 }
 
+/** MirrorMaker 2's mm2.properties for one run: dedicated mode, data only, into the job's target alias. */
+export function mm2Properties (job: MirrorJob, exactlyOnce: boolean): WrittenProperties {
+  const { source: s, target: t } = mm2Aliases(job)
+  return {
+    clusters: `${s}, ${t}`,
+    [`${s}.bootstrap.servers`]: job.sourceBootstrap,
+    [`${t}.bootstrap.servers`]: job.targetBootstrap,
+    [`${s}->${t}.enabled`]: 'true',
+    [`${t}->${s}.enabled`]: 'false',
+    [`${s}->${t}.topics`]: job.topic.replace(/[.]/g, '\\\\.'),
+    'replication.policy.class': 'org.apache.kafka.connect.mirror.IdentityReplicationPolicy',
+    'tasks.max': job.streams,
+    'replication.factor': job.replicationFactor ?? 1,
+    'checkpoints.topic.replication.factor': job.replicationFactor ?? 1,
+    'heartbeats.topic.replication.factor': job.replicationFactor ?? 1,
+    'offset-syncs.topic.replication.factor': job.replicationFactor ?? 1,
+    'offset.storage.replication.factor': job.replicationFactor ?? 1,
+    'status.storage.replication.factor': job.replicationFactor ?? 1,
+    'config.storage.replication.factor': job.replicationFactor ?? 1,
+    'emit.heartbeats.enabled': 'false',
+    'emit.checkpoints.enabled': 'false',
+    'sync.group.offsets.enabled': 'false',
+    'sync.topic.configs.enabled': 'false',
+    'sync.topic.acls.enabled': 'false',
+    'refresh.groups.enabled': 'false',
+    // Dedicated mode builds each worker's config from the target cluster's keys (MirrorMakerConfig.workerConfig): a top-level key is not applied.
+    ...(job.commitIntervalMs === undefined ? {} : { [`${t}.offset.flush.interval.ms`]: job.commitIntervalMs }),
+    [`${s}.consumer.auto.offset.reset`]: 'earliest',
+    [`${t}.producer.acks`]: 'all',
+    // KIP-618: read per target cluster in dedicated mode (a top-level key is not applied).
+    ...(exactlyOnce ? { [`${t}.exactly.once.source.support`]: 'enabled' } : {}),
+    [`${t}.producer.compression.type`]: job.compression,
+    ...Object.fromEntries(Object.entries(job.producerProps).map(([key, value]) => [`${t}.producer.${key}`, value])),
+  }
+}
+
 /**
  * MirrorMaker 2 in dedicated mode, data only: identity topic names, `tasks.max` = streams,
  * heartbeats, checkpoints, group and config sync off (offset syncs stay on: MM2 refuses to
@@ -155,46 +245,21 @@ export function mirrorMaker2Contender (distribution: KafkaDistribution, heap: st
     exactlyOnce,
     label: `MirrorMaker 2 (${distribution.version}, dedicated${exactlyOnce ? ', exactly.once.source.support=enabled' : ''})`,
     heap: `-Xmx${heap}`,
+    logFile: 'mm2.log',
     ownTopics: (job, listed) => {
       const aliases = mm2Aliases(job)
       const own = (topic: string): boolean => topic.includes(aliases.source) || topic.includes(aliases.target) || topic === 'heartbeats'
       return { source: listed.source.filter(own), target: listed.target.filter(own) }
     },
+    checkSettings: async job => {
+      const file = join(job.workDir, 'mm2.log')
+      return checkSettings(exactlyOnce ? 'mm2-eos' : 'mm2', relative(process.cwd(), file), mirrorMaker2Expectations(mm2Properties(job, exactlyOnce), mm2Aliases(job)), await logBlocks(file))
+    },
     start: async job => {
       await mkdir(job.workDir, { recursive: true })
-      const { source: s, target: t } = mm2Aliases(job)
+      const { target: t } = mm2Aliases(job)
       const config = join(job.workDir, 'mm2.properties')
-      await writeFile(config, properties({
-        clusters: `${s}, ${t}`,
-        [`${s}.bootstrap.servers`]: job.sourceBootstrap,
-        [`${t}.bootstrap.servers`]: job.targetBootstrap,
-        [`${s}->${t}.enabled`]: 'true',
-        [`${t}->${s}.enabled`]: 'false',
-        [`${s}->${t}.topics`]: job.topic.replace(/[.]/g, '\\\\.'),
-        'replication.policy.class': 'org.apache.kafka.connect.mirror.IdentityReplicationPolicy',
-        'tasks.max': job.streams,
-        'replication.factor': job.replicationFactor ?? 1,
-        'checkpoints.topic.replication.factor': job.replicationFactor ?? 1,
-        'heartbeats.topic.replication.factor': job.replicationFactor ?? 1,
-        'offset-syncs.topic.replication.factor': job.replicationFactor ?? 1,
-        'offset.storage.replication.factor': job.replicationFactor ?? 1,
-        'status.storage.replication.factor': job.replicationFactor ?? 1,
-        'config.storage.replication.factor': job.replicationFactor ?? 1,
-        'emit.heartbeats.enabled': 'false',
-        'emit.checkpoints.enabled': 'false',
-        'sync.group.offsets.enabled': 'false',
-        'sync.topic.configs.enabled': 'false',
-        'sync.topic.acls.enabled': 'false',
-        'refresh.groups.enabled': 'false',
-        // Dedicated mode builds each worker's config from the target cluster's keys (MirrorMakerConfig.workerConfig): a top-level key is not applied.
-        ...(job.commitIntervalMs === undefined ? {} : { [`${t}.offset.flush.interval.ms`]: job.commitIntervalMs }),
-        [`${s}.consumer.auto.offset.reset`]: 'earliest',
-        [`${t}.producer.acks`]: 'all',
-        // KIP-618: read per target cluster in dedicated mode (a top-level key is not applied).
-        ...(exactlyOnce ? { [`${t}.exactly.once.source.support`]: 'enabled' } : {}),
-        [`${t}.producer.compression.type`]: job.compression,
-        ...Object.fromEntries(Object.entries(job.producerProps).map(([key, value]) => [`${t}.producer.${key}`, value])),
-      }))
+      await writeFile(config, properties(mm2Properties(job, exactlyOnce)))
       const child = await spawnJavaMain({
         distribution,
         mainClass: 'org.apache.kafka.connect.mirror.MirrorMaker',

@@ -4,6 +4,7 @@ import { stopChild, track, type TrackedChild } from './child-registry.js'
 import type { Contender, MirrorJob } from './contenders.js'
 import { preload, produceAtRate, type KcatProducerOptions, type RecordShape } from './kcat-producer.js'
 import { UsageSampler } from './process-usage.js'
+import { requireSettings, type SettingsCheck } from './settings-check.js'
 import { deleteOwnTopics } from './throughput-run.js'
 import type { TopicAdmin } from './topic-admin.js'
 
@@ -23,6 +24,8 @@ export interface LatencyFigures {
   /** Mirror process CPU during the fixed-rate phase, and its peak RSS over the whole run. */
   readonly cpuSeconds: number
   readonly peakRssBytes: number
+  /** A mirror's settings against what it printed as resolved (none for the direct producer). */
+  readonly settings?: SettingsCheck
 }
 
 /**
@@ -141,6 +144,9 @@ export async function runLatency (contender: Contender | undefined, job: MirrorJ
       context.log(`    ${(error as Error).message}; reporting what arrived`)
     })
     const usage = sampler?.stop()
+    if (mirror !== undefined) await stopChild(mirror)
+    // A setting that did not take effect makes the comparison unfair: the run fails naming it.
+    const settings = contender === undefined ? undefined : requireSettings(await contender.checkSettings(job))
     const sorted = Float64Array.from(consumer.latenciesMs).sort()
     const values = Array.from(sorted)
     return {
@@ -154,6 +160,7 @@ export async function runLatency (contender: Contender | undefined, job: MirrorJ
       maxMs: values.at(-1) ?? Number.NaN,
       cpuSeconds: usage === undefined ? Number.NaN : usage.cpuSeconds - cpuBefore,
       peakRssBytes: usage?.peakRssBytes ?? Number.NaN,
+      ...(settings === undefined ? {} : { settings }),
     }
   } finally {
     sampler?.stop()

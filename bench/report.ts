@@ -6,6 +6,7 @@ import type { LatencyFigures } from './latency-run.js'
 import type { ContenderFailure, ThroughputFigures } from './throughput-run.js'
 import { median } from './median.js'
 import { replicationMedians, type ReplicationCeilingFigures } from './replication-ceiling.js'
+import type { SettingsCheck } from './settings-check.js'
 
 /** Machine and software the figures were taken on. */
 export interface Environment {
@@ -310,6 +311,7 @@ export function throughputMarkdown (
   sections.push(...rollingRestartSection(extras.runs ?? [], name => contenders.find(c => c.contender === name)?.label ?? name))
   sections.push(...replicationCeilingSection(extras.replication ?? [], contenders))
   sections.push(...throughputLimitSection(extras.runs ?? [], name => contenders.find(c => c.contender === name)?.label ?? name))
+  sections.push(...settingsSection(extras.runs ?? [], name => contenders.find(c => c.contender === name)?.label ?? name))
   if (failures.length > 0) {
     sections.push(
       '',
@@ -337,6 +339,26 @@ export function throughputMarkdown (
   }
   sections.push('', READING_THROUGHPUT)
   return sections.join('\n') + '\n'
+}
+
+/**
+ * Per contender, the settings the bench passed that its printout showed in effect, and those it
+ * does not print (unchecked, with why). From each contender's first run that has a check; a
+ * setting that did not take effect failed its run (under *Runs that did not complete*).
+ */
+export function settingsSection (
+  runs: ReadonlyArray<{ readonly contender: string, readonly settings?: SettingsCheck }>,
+  label: (contender: string) => string
+): string[] {
+  const firsts = [...new Map(runs.filter(run => run.settings !== undefined).reverse().map(run => [run.contender, run.settings!])).entries()].reverse()
+  if (firsts.length === 0) return []
+  const rows = firsts.map(([contender, check]) => {
+    const checked = check.outcomes.filter(o => o.status === 'ok').map(o => `${o.key}=${o.passed}`)
+    const unchecked = check.outcomes.filter(o => o.status === 'unchecked').map(o => `${o.key}=${o.passed} (${o.resolved})`)
+    return [label(contender), String(checked.length), checked.join(', ') || 'none', unchecked.join('; ') || 'none']
+  })
+  return ['', '## Settings checked', '', table(['contender', 'checked', 'passed and shown in effect', 'unchecked (not printed by the tool)'], rows), '',
+    'After every contender run the benchmark compares each setting it passed with the value the contender printed as resolved: the config blocks of MirrorMaker 1\'s and 2\'s logs (`ProducerConfig`, `ConsumerConfig`, `DistributedConfig`, `MirrorSourceConfig`, ... `values:`), the sidecar\'s `--print-config` with the same arguments. A setting that did not take effect fails the run with one line naming contender, key, passed and resolved value.']
 }
 
 /** The runs with a rolling restart of the target: when, how long, the longest stall and the catch-up. */
@@ -449,7 +471,7 @@ const READING_THROUGHPUT = `## How to read this
 - The ceiling is the slower of Kafka's ConsumerPerformance reading the source topic and ProducerPerformance writing the same number of records of the same size (key + value bytes) into an empty target topic; each figure is as the tool reports it (excluding JVM start and group join). No mirror can beat it on this machine.
 - Ratios: time, CPU and RSS below 1× are better; records/s and MB/s above 1× are better.`
 
-export function latencyMarkdown (env: Environment, options: BenchOptions, contenders: readonly LatencyMedians[]): string {
+export function latencyMarkdown (env: Environment, options: BenchOptions, contenders: readonly LatencyMedians[], runs: readonly LatencyFigures[] = []): string {
   const mm2 = contenders.find(c => c.contender === 'mm2')
   const direct = contenders.find(c => c.contender === 'direct')
   const rows = contenders.map(c => [
@@ -482,6 +504,7 @@ export function latencyMarkdown (env: Environment, options: BenchOptions, conten
     '## Ratio against the floor (no mirror)',
     '',
     direct === undefined ? 'The no-mirror floor was not measured.' : table(['contender', 'p50', 'p99', 'max', 'CPU s', 'peak RSS'], ratioRows(direct).map(row => [...row.slice(0, 4), 'n/a', 'n/a'])),
+    ...settingsSection(runs, name => contenders.find(c => c.contender === name)?.label ?? name),
     '',
     `## How to read this
 

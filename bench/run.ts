@@ -278,7 +278,7 @@ async function main (options: BenchOptions): Promise<void> {
     }
     const medians = everyone.map(contender => latencyMedians(figures, contender ?? { name: 'direct', label: 'no mirror (producer → target)', heap: 'n/a' }))
     env.loadAverageAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100
-    const markdown = latencyMarkdown(env, options, medians)
+    const markdown = latencyMarkdown(env, options, medians, figures)
     const json = { kind: 'latency', environment: env, options, medians, runs: figures }
     await writeFile(join(resultsDir, 'latest-latency.md'), markdown)
     await writeFile(join(resultsDir, 'latest-latency.json'), JSON.stringify(json, null, 2) + '\n')

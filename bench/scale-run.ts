@@ -8,6 +8,7 @@ import { stopChild } from './child-registry.js'
 import { highWatermarks } from './partition-offsets.js'
 import { mirrorGroupId, type Contender, type MirrorJob } from './contenders.js'
 import { readProcessUsage, UsageSampler } from './process-usage.js'
+import { requireSettings, type SettingsCheck } from './settings-check.js'
 import { sidecarMetrics } from './sidecar-metrics.js'
 import type { TopicAdmin } from './topic-admin.js'
 
@@ -66,6 +67,8 @@ export interface ScaleFigures {
   readonly duplicates: number
   /** Source records not on the target, summed over partitions. */
   readonly missing: number
+  /** Every setting the bench passed, against what the contender printed as resolved. */
+  readonly settings?: SettingsCheck
 }
 
 export function scaleTopics (shape: ScaleShape): string[] {
@@ -265,6 +268,8 @@ export async function runScale (contender: Contender, job: MirrorJob, run: numbe
     const commitsAtEnd = commitCount(exposition, 'ok')
     const usage = sampler.stop()
     await stopChild(mirror)
+    // A setting that did not take effect makes the comparison unfair: the run fails naming it.
+    const settings = requireSettings(await contender.checkSettings(job))
 
     const targetEnds = await endOffsets(context.targetAdmin, topics, context.shape.partitions)
     let duplicates = 0
@@ -298,6 +303,7 @@ export async function runScale (contender: Contender, job: MirrorJob, run: numbe
       metricSeries: exposition === undefined ? Number.NaN : exposition.split('\n').filter(line => line !== '' && !line.startsWith('#')).length,
       duplicates,
       missing,
+      settings,
     }
   } finally {
     sampler.stop()

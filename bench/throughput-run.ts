@@ -8,6 +8,7 @@ import { byteRate, type ThroughputLimitFigures } from './throughput-limit.js'
 import { stopChild } from './child-registry.js'
 import type { Contender, MirrorJob } from './contenders.js'
 import { readProcessUsage, UsageSampler } from './process-usage.js'
+import { requireSettings, type SettingsCheck } from './settings-check.js'
 import { longestPollGapSeconds, longestStall, type ProgressPoll } from './progress-stall.js'
 import { restartNodesInTurn, type RollingRestart } from './rolling-restart.js'
 import { countTargetRecords } from './target-count.js'
@@ -81,6 +82,8 @@ export interface ThroughputFigures {
   readonly rollingRestart?: RollingRestartFigures
   /** A sidecar run with `--throughput.limit.bytes`: the fetched rate against the limit. */
   readonly throughputLimit?: ThroughputLimitFigures
+  /** Every setting the bench passed, against what the contender printed as resolved (none differed: a run with a mismatch fails). */
+  readonly settings?: SettingsCheck
 }
 
 export interface ThroughputContext {
@@ -228,7 +231,7 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
       }
       if (copied >= context.records && contender.exactlyOnce !== true) break
       if (mirror.hasExited()) {
-        throw new Error(`${contender.label} exited after copying ${copied} of ${context.records} records; log ${job.workDir}:\n${await logTail(join(job.workDir, `${contender.name}.log`))}`)
+        throw new Error(`${contender.label} exited after copying ${copied} of ${context.records} records; log ${job.workDir}:\n${await logTail(join(job.workDir, contender.logFile))}`)
       }
       if (now - startedAt > context.timeoutMs) throw new Error(`${contender.label} copied ${copied} of ${context.records} records in ${Math.round(context.timeoutMs / 1000)} s; giving up (see ${job.workDir})`)
       // Close to half (to a third for the restart), poll often: a fast copy must not pass it between two polls.
@@ -248,6 +251,8 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
     const first = firstAt ?? doneAt
     const copySeconds = Math.max((doneAt - first) / 1000, 0.001)
     await stopChild(mirror)
+    // A setting that did not take effect makes the comparison unfair: the run fails naming it.
+    const settings = requireSettings(await contender.checkSettings(job))
     // Read back directly, not through a wide-area proxy the mirror may have been given.
     const onTarget = context.verify
       ? await countTargetRecords(context.target.bootstrap, job.topic, contender.exactlyOnce === true)
@@ -294,6 +299,7 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
               doneAt
             ),
           }),
+      settings,
       ...(outage === undefined
         ? {}
         : {
