@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks'
-import { MirrorMetrics } from '../src/metrics/mirror-metrics.js'
-import type { FlowLabels, FlowSnapshot, PartitionSnapshot } from '../src/pipeline/pipeline-observer.js'
+import { MirrorMetrics } from '../src/sidecar/metrics/mirror-metrics.js'
+import type { FlowLabels, FlowSnapshot, PartitionSnapshot } from '../src/ports/pipeline-observer.js'
 
 /**
  * What one /metrics scrape costs at scale, without brokers: a `MirrorMetrics` of one flow with

@@ -7,17 +7,17 @@
  */
 
 // Running the mirror: build a MirrorConfig (below), then start() / done / stop().
-export { MirrorSidecar, type MirrorSidecarOptions } from './mirror-sidecar.js'
+export { MirrorSidecar, type MirrorSidecarOptions } from './sidecar/mirror-sidecar.js'
 
 // One flow over adapters of your choice: the pipeline, its ports, and the kafkajs adapters behind them.
-export { MirrorFlow, type MirrorFlowOptions } from './pipeline/mirror-flow.js'
+export { MirrorFlow, type MirrorFlowOptions } from './sidecar/pipeline/mirror-flow.js'
 export { kafkaFlowPorts } from './kafka/flow-ports.js'
 export type {
   AckListener, AckSegment, BatchTracer, CommitCandidate, CommitOffset, FetchControl, FetchedBatch, FlowPorts, NewTopic,
   PartitionAck, PartitionWrite, RecordSink, RecordSource, RecordSourceFactory, SourceListener, TopicCatalog, TopicDescription,
-} from './pipeline/ports.js'
-export type { MirrorBatch } from './pipeline/mirror-batch.js'
-export type { FlowLabels, FlowSnapshot, LifecycleState, PartitionSnapshot, PipelineObserver } from './pipeline/pipeline-observer.js'
+} from './ports/ports.js'
+export type { MirrorBatch } from './ports/mirror-batch.js'
+export type { FlowLabels, FlowSnapshot, LifecycleState, PartitionSnapshot, PipelineObserver } from './ports/pipeline-observer.js'
 
 // Configuration: every source is parsed and validated into one frozen MirrorConfig; problems throw one ConfigError.
 export { configFromMm1, mergeEnv, MM1_FLAGS, type Mm1FlagName, type Mm1Values } from './config/mm1-args.js'

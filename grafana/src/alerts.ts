@@ -1,4 +1,4 @@
-import { Metrics } from '../../src/metrics/metric-names.js'
+import { Metrics } from '../../src/sidecar/metrics/metric-names.js'
 
 /**
  * Prometheus alert rules for the sidecar, and the `promtool test rules` cases that show each one

@@ -3,7 +3,7 @@ import { DashboardBuilder, DatasourceVariableBuilder, QueryVariableBuilder, RowB
 import { DataqueryBuilder } from '@grafana/grafana-foundation-sdk/prometheus'
 import { PanelBuilder as StatPanelBuilder } from '@grafana/grafana-foundation-sdk/stat'
 import { PanelBuilder as TimeseriesPanelBuilder } from '@grafana/grafana-foundation-sdk/timeseries'
-import { Metrics } from '../../src/metrics/metric-names.js'
+import { Metrics } from '../../src/sidecar/metrics/metric-names.js'
 
 /**
  * The sidecar's Grafana dashboard, built with the Grafana Foundation SDK from the metric names in

@@ -1,6 +1,6 @@
 import kafkajs from '@kafka-mirror-sidecar/kafkajs'
 import type { GroupMember, PartitionAssigner } from '@kafka-mirror-sidecar/kafkajs'
-import { bucketOf } from '../pipeline/partition-bucket.js'
+import { bucketOf } from '../ports/partition-bucket.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 
 const { AssignerProtocol } = kafkajs

@@ -1,4 +1,4 @@
-import type { CorruptBatch } from '../pipeline/ports.js'
+import type { CorruptBatch } from '../ports/ports.js'
 import { Attributes, BATCH_OFFSETS } from './record-batch-header.js'
 import { crc32c } from './crc32c.js'
 

@@ -1,5 +1,5 @@
-import type { PartitionWrite } from '../pipeline/ports.js'
-import { partitionKey } from '../pipeline/partition-key.js'
+import type { PartitionWrite } from '../ports/ports.js'
+import { partitionKey } from '../shared/partition-key.js'
 import type { HeaderValue, KafkaRecord } from '../shared/kafka-record.js'
 import { KafkaForwardedBatch } from './forwarded-record-batch.js'
 import { compressRecords } from './kafkajs-internals.js'

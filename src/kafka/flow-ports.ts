@@ -1,6 +1,6 @@
 import { hasMessageHandler } from '../config/message-handler-config.js'
 import type { FlowConfig } from '../config/mirror-config.js'
-import type { FlowPorts } from '../pipeline/ports.js'
+import type { FlowPorts } from '../ports/ports.js'
 import type { Logger } from '../shared/logger.js'
 import { KafkaRecordSink } from './record-sink.js'
 import { KafkaTransactionalSink } from './transactional-sink.js'

@@ -1,4 +1,4 @@
-import type { DeepPathReason, ForwardedBatch, RecordFieldsVisitor } from '../pipeline/forwarded-batch.js'
+import type { DeepPathReason, ForwardedBatch, RecordFieldsVisitor } from '../ports/forwarded-batch.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import type { BatchForwardingHook, EncodedBatchMessage } from './kafkajs-internals.js'
 import { decodeRecordBatch } from './kafkajs-internals.js'

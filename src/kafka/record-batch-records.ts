@@ -1,4 +1,4 @@
-import type { RecordFieldsVisitor, WireHeader } from '../pipeline/forwarded-batch.js'
+import type { RecordFieldsVisitor, WireHeader } from '../ports/forwarded-batch.js'
 import { RawRecordBatch, WireRecord } from './raw-record-batch.js'
 
 /**

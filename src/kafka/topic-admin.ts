@@ -1,6 +1,6 @@
 import kafkajs from '@kafka-mirror-sidecar/kafkajs'
 import type { Admin } from '@kafka-mirror-sidecar/kafkajs'
-import type { NewTopic, TopicAcl, TopicCatalog, TopicDescription } from '../pipeline/ports.js'
+import type { NewTopic, TopicAcl, TopicCatalog, TopicDescription } from '../ports/ports.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { retry } from '../shared/retry.js'

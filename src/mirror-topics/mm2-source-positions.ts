@@ -1,5 +1,5 @@
 import type { AuditClient } from '../kafka/audit-client.js'
-import { partitionKey } from '../pipeline/partition-key.js'
+import { partitionKey } from '../shared/partition-key.js'
 
 /** One source partition's position as MirrorMaker 2 stored it: the next source offset it would copy. */
 export interface Mm2SourcePosition {

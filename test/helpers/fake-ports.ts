@@ -2,10 +2,10 @@ import { DEFAULT_TOPIC_CONFIG_FILTER } from '../../src/config/topic-config-filte
 import type { FlowConfig } from '../../src/config/mirror-config.js'
 import { createTopicFilter } from '../../src/config/topic-filter.js'
 import type { KafkaRecord } from '../../src/shared/kafka-record.js'
-import { partitionKey } from '../../src/pipeline/partition-key.js'
-import type { CommitOffset, FetchControl, FlowPorts, NewTopic, TopicAcl, PartitionAck, PartitionWrite, RecordSink, RecordSource, SourceListener, TopicCatalog, TopicDescription } from '../../src/pipeline/ports.js'
-import { PartialSendError } from '../../src/pipeline/partial-send-error.js'
-import type { ForwardedBatch } from '../../src/pipeline/forwarded-batch.js'
+import { partitionKey } from '../../src/shared/partition-key.js'
+import type { CommitOffset, FetchControl, FlowPorts, NewTopic, TopicAcl, PartitionAck, PartitionWrite, RecordSink, RecordSource, SourceListener, TopicCatalog, TopicDescription } from '../../src/ports/ports.js'
+import { PartialSendError } from '../../src/ports/partial-send-error.js'
+import type { ForwardedBatch } from '../../src/ports/forwarded-batch.js'
 import { ErrorCodes, MirrorError } from '../../src/shared/errors.js'
 
 /**

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { configFromMm1 } from '../../src/config/mm1-args.js'
-import { MirrorSidecar } from '../../src/mirror-sidecar.js'
+import { MirrorSidecar } from '../../src/sidecar/mirror-sidecar.js'
 import { silentLogger } from '../../src/shared/logger.js'
 import { committedOffsets, createTopic, deleteTopicIfExists, produce, sharedClusters, uniqueName, withAdmin } from '../helpers/kafka.js'
 import { runMirrorCheck } from '../helpers/mirror-check.js'

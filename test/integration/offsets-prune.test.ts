@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { configFromMm1 } from '../../src/config/mm1-args.js'
-import { OffsetSyncPruner } from '../../src/offsets/offset-sync-pruner.js'
+import { OffsetSyncPruner } from '../../src/sidecar/offsets/offset-sync-pruner.js'
 import { encodeRange, type OffsetRange } from '../../src/mirror-topics/offset-sync-record.js'
 import { loadOffsetSyncs } from '../../src/check/translate/offset-sync-store.js'
 import { createLogger } from '../../src/shared/logger.js'

@@ -5,7 +5,7 @@ import { once } from 'node:events'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { HealthServer } from '../../src/http/health-server.js'
+import { HealthServer } from '../../src/sidecar/http/health-server.js'
 import { deployTool, REPOSITORY } from '../helpers/deploy-tools.js'
 import { run } from '../helpers/prometheus.js'
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { Metrics } from '../../src/metrics/metric-names.js'
+import { Metrics } from '../../src/sidecar/metrics/metric-names.js'
 
 const migration = readFileSync(fileURLToPath(new URL('../../../docs/migration.md', import.meta.url)), 'utf8')
 const section = migration.slice(migration.indexOf('## MirrorMaker 2 metrics and ours'))

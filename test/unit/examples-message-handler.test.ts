@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { loadMessageHandler } from '../../src/config/message-handler-loader.js'
-import { MessageHandler } from '../../src/pipeline/message-handler.js'
+import { MessageHandler } from '../../src/sidecar/pipeline/message-handler.js'
 import type { KafkaRecord } from '../../src/shared/kafka-record.js'
 
 const EXAMPLE = fileURLToPath(new URL('../../../examples/message-handler/orders-handler.mjs', import.meta.url))

@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { MAIN_VIEW_ROWS } from '../../grafana/src/dashboard.js'
-import { Metrics } from '../../src/metrics/metric-names.js'
+import { Metrics } from '../../src/sidecar/metrics/metric-names.js'
 import { dashboardQueries } from '../helpers/dashboard-queries.js'
 
 /** The signals only this mirror has: each needs a panel a person sees without scrolling. */

@@ -1,9 +1,9 @@
 import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
-import { HealthServer, type HealthServerOptions } from '../../src/http/health-server.js'
-import { evaluateReadiness } from '../../src/http/readiness.js'
-import { MirrorMetrics } from '../../src/metrics/mirror-metrics.js'
-import type { FlowLabels, FlowSnapshot, PartitionSnapshot } from '../../src/pipeline/pipeline-observer.js'
+import { HealthServer, type HealthServerOptions } from '../../src/sidecar/http/health-server.js'
+import { evaluateReadiness } from '../../src/sidecar/http/readiness.js'
+import { MirrorMetrics } from '../../src/sidecar/metrics/mirror-metrics.js'
+import type { FlowLabels, FlowSnapshot, PartitionSnapshot } from '../../src/ports/pipeline-observer.js'
 
 const NOW_MS = 1_800_000_000_000
 const flow: FlowLabels = { flow: 'eu->us', source: 'eu', target: 'us' }

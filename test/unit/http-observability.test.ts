@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { combineObservers, Observability } from '../../src/http/observability.js'
-import type { FlowLabels, PipelineObserver } from '../../src/pipeline/pipeline-observer.js'
+import { combineObservers, Observability } from '../../src/sidecar/http/observability.js'
+import type { FlowLabels, PipelineObserver } from '../../src/ports/pipeline-observer.js'
 
 const flow: FlowLabels = { flow: 'eu->us', source: 'eu', target: 'us' }
 

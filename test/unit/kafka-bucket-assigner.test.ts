@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import kafkajs from '@kafka-mirror-sidecar/kafkajs'
 import type { Cluster, GroupMember } from '@kafka-mirror-sidecar/kafkajs'
 import { bucketAssigner, decodeLaneRefusal, laneRefusalError } from '../../src/kafka/bucket-assigner.js'
-import { bucketOf } from '../../src/pipeline/partition-bucket.js'
+import { bucketOf } from '../../src/ports/partition-bucket.js'
 import { ErrorCodes } from '../../src/shared/errors.js'
 
 const { AssignerProtocol } = kafkajs

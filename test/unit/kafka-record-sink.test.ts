@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
 import { test } from 'node:test'
 import { acksOf, sendFailureOf } from '../../src/kafka/record-sink.js'
-import { PartialSendError } from '../../src/pipeline/partial-send-error.js'
-import type { PartitionWrite } from '../../src/pipeline/ports.js'
+import { PartialSendError } from '../../src/ports/partial-send-error.js'
+import type { PartitionWrite } from '../../src/ports/ports.js'
 import { records } from '../helpers/fake-ports.js'
 
 const require = createRequire(import.meta.url)

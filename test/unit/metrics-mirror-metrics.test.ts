@@ -1,12 +1,12 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { OffsetsMetrics } from '../../src/metrics/offsets-metrics.js'
-import { DigestMetrics } from '../../src/metrics/digest-metrics.js'
-import { LossMetrics } from '../../src/metrics/loss-metrics.js'
-import { MirrorMetrics } from '../../src/metrics/mirror-metrics.js'
-import { allSeriesNames, Metrics } from '../../src/metrics/metric-names.js'
+import { OffsetsMetrics } from '../../src/sidecar/metrics/offsets-metrics.js'
+import { DigestMetrics } from '../../src/sidecar/metrics/digest-metrics.js'
+import { LossMetrics } from '../../src/sidecar/metrics/loss-metrics.js'
+import { MirrorMetrics } from '../../src/sidecar/metrics/mirror-metrics.js'
+import { allSeriesNames, Metrics } from '../../src/sidecar/metrics/metric-names.js'
 import type { FlowConfig } from '../../src/config/mirror-config.js'
-import type { FlowLabels, FlowSnapshot, PartitionSnapshot } from '../../src/pipeline/pipeline-observer.js'
+import type { FlowLabels, FlowSnapshot, PartitionSnapshot } from '../../src/ports/pipeline-observer.js'
 import { promtool } from '../helpers/prometheus.js'
 
 const NOW_MS = 1_800_000_000_000

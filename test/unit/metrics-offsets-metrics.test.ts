@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { Registry } from 'prom-client'
-import { OffsetsMetrics } from '../../src/metrics/offsets-metrics.js'
+import { OffsetsMetrics } from '../../src/sidecar/metrics/offsets-metrics.js'
 
 test('offset-sync and group-sync metrics count what the observer reports and age checkpoints at scrape time', async () => {
   const registry = new Registry()

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { CommitWindow, evaluatePartitionStatus, type CommitPoint } from '../../src/metrics/partition-status.js'
+import { CommitWindow, evaluatePartitionStatus, type CommitPoint } from '../../src/sidecar/metrics/partition-status.js'
 
 /** Commits every 10 s starting at t=0, from [offset, lag] pairs. */
 function commits (...pairs: Array<[number, number]>): CommitPoint[] {

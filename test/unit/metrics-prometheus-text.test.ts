@@ -1,9 +1,9 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Registry, type Metric } from 'prom-client'
-import { MirrorMetrics } from '../../src/metrics/mirror-metrics.js'
-import { CHUNK_SAMPLES, metricText, type TextMetric } from '../../src/metrics/prometheus-text.js'
-import type { FlowLabels, FlowSnapshot, PartitionSnapshot } from '../../src/pipeline/pipeline-observer.js'
+import { MirrorMetrics } from '../../src/sidecar/metrics/mirror-metrics.js'
+import { CHUNK_SAMPLES, metricText, type TextMetric } from '../../src/sidecar/metrics/prometheus-text.js'
+import type { FlowLabels, FlowSnapshot, PartitionSnapshot } from '../../src/ports/pipeline-observer.js'
 
 const NOW_MS = 1_800_000_000_000
 // Label values that need every escape of the text formats.

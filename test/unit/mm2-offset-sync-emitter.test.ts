@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { Mm2OffsetSyncEmitter, withMm2OffsetSyncs } from '../../src/offsets/mm2-offset-sync-emitter.js'
+import { Mm2OffsetSyncEmitter, withMm2OffsetSyncs } from '../../src/sidecar/offsets/mm2-offset-sync-emitter.js'
 import { decodeMm2OffsetSync } from '../../src/mirror-topics/mm2-records.js'
-import type { MirrorBatch } from '../../src/pipeline/mirror-batch.js'
-import type { AckListener, TransactionRecord } from '../../src/pipeline/ports.js'
+import type { MirrorBatch } from '../../src/ports/mirror-batch.js'
+import type { AckListener, TransactionRecord } from '../../src/ports/ports.js'
 import { silentLogger } from '../../src/shared/logger.js'
 import { fakeFlowConfig, records } from '../helpers/fake-ports.js'
 

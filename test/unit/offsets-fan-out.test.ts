@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { translateOffset } from '../../src/mirror-topics/offset-sync-index.js'
 import type { OffsetRange } from '../../src/mirror-topics/offset-sync-record.js'
-import { RangeTracker } from '../../src/offsets/range-tracker.js'
+import { RangeTracker } from '../../src/sidecar/offsets/range-tracker.js'
 
 const short = (r: OffsetRange): [number, number, number] => [Number(r.sourceStart), Number(r.targetStart), Number(r.length)]
 

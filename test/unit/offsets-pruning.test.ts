@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { rangeKey, type OffsetRange } from '../../src/mirror-topics/offset-sync-record.js'
-import { LiveRanges, prunableRangeKeys } from '../../src/offsets/offset-sync-pruning.js'
+import { LiveRanges, prunableRangeKeys } from '../../src/sidecar/offsets/offset-sync-pruning.js'
 
 function range (targetStart: bigint, length: bigint, sourceStart: bigint, targetTopic = 'orders', partition = 0): OffsetRange {
   return { sourceTopic: 'orders', targetTopic, partition, sourceStart, targetStart, length }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { OffsetSyncIndex, translateOffset } from '../../src/mirror-topics/offset-sync-index.js'
 import { decodeOffsetSync, encodePosition, encodeRange, type MirrorPosition, type OffsetRange } from '../../src/mirror-topics/offset-sync-record.js'
-import { RangeTracker } from '../../src/offsets/range-tracker.js'
+import { RangeTracker } from '../../src/sidecar/offsets/range-tracker.js'
 import { mm2OffsetSyncs, mm2Translate } from '../../src/check/translate/mm2-translation.js'
 import { OffsetSyncAligner } from '../../src/check/verify/offset-sync-aligner.js'
 

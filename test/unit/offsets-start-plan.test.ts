@@ -3,9 +3,9 @@ import { test } from 'node:test'
 import { decodeMm2SourcePosition } from '../../src/mirror-topics/mm2-source-positions.js'
 import { OffsetSyncIndex } from '../../src/mirror-topics/offset-sync-index.js'
 import { translateCommittedOffsets, withoutForeignPrefix } from '../../src/check/translate/translate-group.js'
-import { renderStartPlan } from '../../src/offsets/start-plan-text.js'
-import { planStarts, type PartitionLog } from '../../src/offsets/start-plan.js'
-import { partitionKey } from '../../src/pipeline/partition-key.js'
+import { renderStartPlan } from '../../src/sidecar/offsets/start-plan-text.js'
+import { planStarts, type PartitionLog } from '../../src/sidecar/offsets/start-plan.js'
+import { partitionKey } from '../../src/shared/partition-key.js'
 
 const key = (connector: string, where: unknown): Buffer => Buffer.from(JSON.stringify([connector, where]))
 const value = (offset: unknown): Buffer => Buffer.from(JSON.stringify({ offset }))

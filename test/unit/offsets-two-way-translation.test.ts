@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { OffsetSyncIndex } from '../../src/mirror-topics/offset-sync-index.js'
-import { RangeTracker } from '../../src/offsets/range-tracker.js'
+import { RangeTracker } from '../../src/sidecar/offsets/range-tracker.js'
 import { translateBothWays } from '../../src/check/translate/two-way-translation.js'
 
 const topic = 'orders'

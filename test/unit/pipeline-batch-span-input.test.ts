@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { batchSpanInput, traceparentOf } from '../../src/pipeline/batch-span-input.js'
-import type { MirrorBatch } from '../../src/pipeline/mirror-batch.js'
+import { batchSpanInput, traceparentOf } from '../../src/ports/batch-span-input.js'
+import type { MirrorBatch } from '../../src/ports/mirror-batch.js'
 
 const TP = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
 

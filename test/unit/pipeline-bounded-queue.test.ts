@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { BoundedQueue, QueueClosedError } from '../../src/pipeline/bounded-queue.js'
+import { BoundedQueue, QueueClosedError } from '../../src/sidecar/pipeline/bounded-queue.js'
 
 const item = (records: number, bytes: number, tag = ''): { records: { length: number }, bytes: number, tag: string } => ({ records: { length: records }, bytes, tag })
 

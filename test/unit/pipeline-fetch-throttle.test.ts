@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { FetchThrottle } from '../../src/pipeline/fetch-throttle.js'
+import { FetchThrottle } from '../../src/sidecar/pipeline/fetch-throttle.js'
 
 /** A clock the test moves by hand. */
 function fakeClock (): { nowMs: () => number, advance: (ms: number) => void } {

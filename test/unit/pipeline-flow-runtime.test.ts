@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { FlowRuntime, type Component } from '../../src/pipeline/flow-runtime.js'
+import { FlowRuntime, type Component } from '../../src/sidecar/pipeline/flow-runtime.js'
 import { createLogger } from '../../src/shared/logger.js'
 
 /** A component that records its start and stop in `calls`; `stop` may be told to fail or to hang. */

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { MirrorBatch } from '../../src/pipeline/mirror-batch.js'
-import { MirrorFlow } from '../../src/pipeline/mirror-flow.js'
-import type { PipelineObserver } from '../../src/pipeline/pipeline-observer.js'
-import { requestRounds } from '../../src/pipeline/producer-worker.js'
+import type { MirrorBatch } from '../../src/ports/mirror-batch.js'
+import { MirrorFlow } from '../../src/sidecar/pipeline/mirror-flow.js'
+import type { PipelineObserver } from '../../src/ports/pipeline-observer.js'
+import { requestRounds } from '../../src/sidecar/pipeline/producer-worker.js'
 import { silentLogger } from '../../src/shared/logger.js'
 import { FakeForwardedBatch, fakeFlowConfig, fakePorts, records, until } from '../helpers/fake-ports.js'
 

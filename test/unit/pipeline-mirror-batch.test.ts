@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { recordBytes } from '../../src/pipeline/mirror-batch.js'
+import { recordBytes } from '../../src/ports/mirror-batch.js'
 import type { KafkaRecord } from '../../src/shared/kafka-record.js'
 
 const record = (overrides: Partial<KafkaRecord>): KafkaRecord => ({ offset: '0', key: Buffer.from('key'), value: Buffer.from('value'), timestamp: '1764450000000', ...overrides })

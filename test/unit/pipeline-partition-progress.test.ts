@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { MirrorBatch } from '../../src/pipeline/mirror-batch.js'
-import { partitionKey } from '../../src/pipeline/partition-key.js'
-import { PartitionProgress } from '../../src/pipeline/partition-progress.js'
+import type { MirrorBatch } from '../../src/ports/mirror-batch.js'
+import { partitionKey } from '../../src/shared/partition-key.js'
+import { PartitionProgress } from '../../src/sidecar/pipeline/partition-progress.js'
 
 function batch (offsets: number[], next = (offsets[offsets.length - 1] ?? 0) + 1, timestamp = 1_000): MirrorBatch {
   return {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { createTopicFilter } from '../../src/config/topic-filter.js'
-import { TopicSettingsSync } from '../../src/pipeline/topic-settings-sync.js'
-import { TopicSync } from '../../src/pipeline/topic-sync.js'
+import { TopicSettingsSync } from '../../src/sidecar/pipeline/topic-settings-sync.js'
+import { TopicSync } from '../../src/sidecar/pipeline/topic-sync.js'
 import { silentLogger } from '../../src/shared/logger.js'
 import { FakeTopicCatalog, fakeFlowConfig } from '../helpers/fake-ports.js'
 

@@ -1,8 +1,8 @@
 import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
-import { MirrorTracer, TraceAttributes as A } from '../../src/tracing/mirror-tracer.js'
-import { tracingEnabled } from '../../src/tracing/tracing-enabled.js'
-import { semconvEmission } from '../../src/tracing/semantic-conventions.js'
+import { MirrorTracer, TraceAttributes as A } from '../../src/sidecar/tracing/mirror-tracer.js'
+import { tracingEnabled } from '../../src/sidecar/tracing/tracing-enabled.js'
+import { semconvEmission } from '../../src/sidecar/tracing/semantic-conventions.js'
 import { MirrorError, ErrorCodes } from '../../src/shared/errors.js'
 import { startOtlpReceiver, type OtlpKeyValue, type OtlpReceiver } from '../helpers/otlp-receiver.js'
 

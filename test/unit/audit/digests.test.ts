@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { checkPartitionDigests, digestCheckPassed } from '../../../src/mirror-topics/digest-verification.js'
-import { DigestTracker } from '../../../src/audit/digest-tracker.js'
+import { DigestTracker } from '../../../src/sidecar/integrity/digest-tracker.js'
 import { decodeDigest, encodeDigest, type RangeDigest } from '../../../src/mirror-topics/range-digest.js'
 import { combineHashes, digestRecord, HashAccumulator } from '../../../src/mirror-topics/record-digest.js'
 import type { AuditClient } from '../../../src/kafka/audit-client.js'
@@ -140,7 +140,7 @@ test('of two digests over the same target offsets the newer is checked', async (
 })
 
 test('digests whose records are all below the log start are prunable, except the newest of a partition', async () => {
-  const { prunableDigestKeys } = await import('../../../src/audit/digest-pruner.js')
+  const { prunableDigestKeys } = await import('../../../src/sidecar/integrity/digest-pruner.js')
   const keys = prunableDigestKeys(digests, new Map([['t', new Map([[0, 2000n]])]]))
   assert.deepEqual(keys, [JSON.stringify(['digest', 't', 0, '0']), JSON.stringify(['digest', 't', 0, '1000'])])
   assert.deepEqual(prunableDigestKeys(digests, new Map([['t', new Map([[0, 5000n]])]])).length, 2)

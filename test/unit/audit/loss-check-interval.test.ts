@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { LOSS_CHECK_MAX_INTERVAL_MS, LOSS_CHECK_MIN_INTERVAL_MS, lossCheckIntervalMs } from '../../../src/audit/loss-monitor.js'
+import { LOSS_CHECK_MAX_INTERVAL_MS, LOSS_CHECK_MIN_INTERVAL_MS, lossCheckIntervalMs } from '../../../src/sidecar/integrity/loss-monitor.js'
 
 test('loss check interval: 5 s up to 3,333 partitions, then 1.5 ms per partition, at most 30 s', () => {
   assert.equal(lossCheckIntervalMs(0), LOSS_CHECK_MIN_INTERVAL_MS)

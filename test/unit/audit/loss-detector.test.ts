@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { LossDetector, type PartitionObservation } from '../../../src/audit/loss-detector.js'
+import { LossDetector, type PartitionObservation } from '../../../src/sidecar/integrity/loss-detector.js'
 
 function observe (over: Partial<PartitionObservation> = {}): PartitionObservation {
   return {

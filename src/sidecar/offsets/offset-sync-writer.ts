@@ -1,0 +1,157 @@
+import { hasMessageHandler } from '../../config/message-handler-config.js'
+import type { FlowConfig } from '../../config/mirror-config.js'
+import { errorLabel } from '../../shared/errors.js'
+import { InternalTopicWriter, type InternalRecord, type ReplicationFactorSetting } from '../../kafka/internal-topic.js'
+import { sourceOffsetAt, type MirrorBatch } from '../../ports/mirror-batch.js'
+import type { AckListener, AckSegment, CommitCandidate, SourcePosition, TransactionAck, TransactionRecord } from '../../ports/ports.js'
+import { flowLabels, type FlowLabels } from '../../ports/pipeline-observer.js'
+import { settleWithin } from '../../shared/deadline.js'
+import type { Logger } from '../../shared/logger.js'
+import { encodePosition, encodeRange, positionKey } from '../../mirror-topics/offset-sync-record.js'
+import type { OffsetsObserver } from './offsets-observer.js'
+import { RangeTracker } from './range-tracker.js'
+
+/** How long `stop()` waits for a write in flight, and then for the client to disconnect. */
+const STOP_BOUND_MS = 2_000
+
+function recordSegments (tracker: RangeTracker, batch: MirrorBatch, segments: readonly AckSegment[], fanOut: boolean, durable: boolean): void {
+  for (const segment of segments) {
+    if (batch.forwarded !== undefined && !fanOut) {
+      // A forwarded batch's records have consecutive source offsets: one run, not one offset per record.
+      const firstSourceOffset = batch.forwarded.baseOffset + BigInt(segment.from)
+      tracker.recordRun(batch.sourceTopic, batch.targetTopic, batch.partition, firstSourceOffset, segment.count, segment.targetBaseOffset, durable)
+      continue
+    }
+    const offsets: bigint[] = new Array(segment.count)
+    for (let i = 0; i < segment.count; i++) offsets[i] = sourceOffsetAt(batch, segment.from + i)
+    tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, offsets, segment.targetBaseOffset, fanOut, durable)
+  }
+}
+
+/** The replication factor the offset-syncs topic is created with, and the key that sets it. */
+export function offsetSyncsReplication (flow: FlowConfig): ReplicationFactorSetting {
+  return { replicationFactor: flow.offsetSyncs.replicationFactor, key: 'offset-syncs.topic.replication.factor' }
+}
+
+export interface OffsetSyncWriterOptions {
+  readonly logger: Logger
+  readonly observer?: OffsetsObserver
+}
+
+/**
+ * Records where every acknowledged record went and writes it to the offset-syncs topic on the
+ * target (`flow.offsetSyncs.topic`, created compacted with one partition if missing).
+ * Each flush is written in as many requests as the target's limits need (`max.request.size`, the
+ * topic's `max.message.bytes`), in order, so it fits at any partition count.
+ * Guarantee: when `flush(committing)` resolves, the ranges of every record acknowledged before the
+ * call and the mirror's position for each offset in `committing` are durable (acks=all); the flow
+ * awaits it before each source commit, so a committed source offset is always translatable.
+ * Exactly-once, the ranges (and a position per partition) of each lane transaction are written in
+ * that transaction (`transactionRecords`): they are on the target whenever its records are, even
+ * when the process dies before the next source commit; `flush` then writes only positions.
+ * `start()` before the flow starts, `stop()` after it stopped; `stop()` is once-only.
+ */
+export class OffsetSyncWriter implements AckListener {
+  readonly #flow: FlowConfig
+  readonly #labels: FlowLabels
+  readonly #logger: Logger
+  readonly #observer: OffsetsObserver
+  readonly #writer: InternalTopicWriter
+  readonly #tracker = new RangeTracker()
+  /** A message handler may turn one source record into several target records (`RangeTracker.record`). */
+  readonly #fanOut: boolean
+  /** Exactly-once: ranges are written in the transactions (`transactionRecords`), not by `flush`. */
+  readonly #inTransactions: boolean
+  /** Last position written per partition key, to write a position only when it moved. */
+  readonly #positions = new Map<string, string>()
+  #flushing: Promise<void> = Promise.resolve()
+  #stopping: Promise<void> | undefined
+  /** Ends the retries of a write still running at stop (the target may be unreachable). */
+  readonly #abort = new AbortController()
+
+  constructor (flow: FlowConfig, options: OffsetSyncWriterOptions) {
+    this.#flow = flow
+    this.#fanOut = hasMessageHandler(flow)
+    this.#inTransactions = flow.exactlyOnce !== undefined
+    this.#labels = flowLabels(flow)
+    this.#logger = options.logger.child({ flow: flow.name, component: 'offset-syncs' })
+    this.#observer = options.observer ?? {}
+    this.#writer = new InternalTopicWriter(flow.target, this.#logger, { maxRequestSizeBytes: flow.producer.maxRequestSizeBytes })
+  }
+
+  get topic (): string { return this.#flow.offsetSyncs.topic }
+
+  async start (): Promise<void> {
+    await this.#writer.start()
+    await this.#writer.ensureCompactedTopic(this.topic, offsetSyncsReplication(this.#flow))
+  }
+
+  acknowledged (batch: MirrorBatch, segments: readonly AckSegment[]): void {
+    // Exactly-once: the ranges of a committed transaction were written in it (`transactionRecords`).
+    recordSegments(this.#tracker, batch, segments, this.#fanOut, this.#inTransactions)
+  }
+
+  /**
+   * Exactly-once: the ranges of `acks` (a lane's transaction about to commit) and the mirror's
+   * position in each partition of `positions`, as records of the syncs topic, to be written in that
+   * transaction. Worked out from the transaction's own acknowledgements (a range per run of
+   * consecutive source and target offsets in it), so an aborted transaction leaves nothing here.
+   */
+  transactionRecords (acks: readonly TransactionAck[], positions: readonly SourcePosition[]): TransactionRecord[] {
+    const tracker = new RangeTracker()
+    for (const { batch, segments } of acks) recordSegments(tracker, batch, segments, this.#fanOut, false)
+    const records = tracker.unwritten().map(range => encodeRange(range))
+    for (const { topic, partition, offset } of positions) {
+      const position = tracker.position(topic, partition, offset)
+      if (position !== undefined) records.push(encodePosition(position))
+    }
+    return records.map(({ key, value }) => ({ topic: this.topic, key, value: value as string }))
+  }
+
+  /** Writes what is not yet durable; concurrent calls run one after the other. */
+  flush (committing: readonly CommitCandidate[] = []): Promise<void> {
+    // Ranges and positions are taken now, synchronously: acknowledgements arriving during the write go to the next flush.
+    const ranges = this.#tracker.unwritten()
+    const records: InternalRecord[] = ranges.map(range => encodeRange(range))
+    const positions: Array<[string, string]> = []
+    for (const { topic, partition, offset } of committing) {
+      const position = this.#tracker.position(topic, partition, offset)
+      if (position === undefined) continue
+      const key = positionKey(topic, partition)
+      const value = `${position.sourceNext}:${position.targetNext}`
+      if (this.#positions.get(key) === value) continue
+      records.push(encodePosition(position))
+      positions.push([key, value])
+    }
+    const run = this.#flushing.catch(() => { /* the flush before failed to its own caller; this one only runs after it */ }).then(async () => {
+      if (records.length === 0) return
+      try {
+        // Split into requests the topic accepts, sent in order: ranges before the positions that rely on them.
+        await this.#writer.write(this.topic, records, { maxAttempts: 3, initialBackoffMs: 200, signal: this.#abort.signal })
+      } catch (error) {
+        this.#observer.syncWriteFailed?.(this.#labels, errorLabel(error))
+        throw error
+      }
+      this.#tracker.markWritten(ranges)
+      for (const [key, value] of positions) this.#positions.set(key, value)
+      this.#observer.syncsWritten?.(this.#labels, ranges.length, positions.length)
+      this.#logger.debug('offset syncs written', { ranges: ranges.length, positions: positions.length })
+    })
+    this.#flushing = run
+    return run
+  }
+
+  /**
+   * Lets a running write finish within `boundMs`, then disconnects. The flow's final commit has
+   * already waited for the last flush; a write still running here is one the target does not
+   * take (unreachable), and what it held is only needed for offsets that stay uncommitted.
+   */
+  stop (boundMs = STOP_BOUND_MS): Promise<void> {
+    this.#stopping ??= (async () => {
+      this.#abort.abort()
+      if (!await settleWithin(this.#flushing, boundMs)) this.#logger.warn('offset syncs still being written at stop; giving up on them (their records stay uncommitted)', { boundMs })
+      await settleWithin(this.#writer.stop(), boundMs)
+    })()
+    return this.#stopping
+  }
+}

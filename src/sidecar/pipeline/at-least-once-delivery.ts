@@ -1,0 +1,51 @@
+import type { FlowConfig } from '../../config/mirror-config.js'
+import { BoundedQueue } from './bounded-queue.js'
+import type { DeliveryMode, IntakeGate, LaneDeliveryParts } from './delivery-mode.js'
+import type { MirrorBatch } from '../../ports/mirror-batch.js'
+import { partitionKey } from '../../shared/partition-key.js'
+import type { LaneDelivery, WorkerListener } from './producer-worker.js'
+
+/** Every partition's records are queued at once, into no fixed lane. */
+const OPEN_GATE: IntakeGate = {
+  laneOf: () => undefined,
+  admit: () => 0,
+  contiguous: () => true,
+  stamp: () => { /* no tickets: any lane takes any partition */ },
+}
+
+/** A lane that writes what it takes as it is and gives its queue room back once the target acknowledged it. */
+export function plainLane (queue: BoundedQueue<MirrorBatch>, lane: number): LaneDelivery {
+  return {
+    take: maxBytes => queue.take(lane, maxBytes),
+    write: (batches, write) => write(batches),
+    settled: batches => { for (const batch of batches) queue.release(batch) },
+    idle: async () => { /* nothing held between requests */ },
+  }
+}
+
+/**
+ * At-least-once (the default): any lane takes any partition not in flight, so the batches fetched
+ * together share a request; a batch is acknowledged as soon as the target acknowledged it, and its
+ * queue room goes back then. A record may be written twice (a restart copies again from the last
+ * commit), never lost.
+ */
+export class AtLeastOnceDelivery implements DeliveryMode {
+  readonly name = 'at-least-once'
+  readonly queue: BoundedQueue<MirrorBatch>
+  readonly gate = OPEN_GATE
+  readonly uncommittedConsequence = 'records acknowledged since the last commit will be copied again at the next start'
+
+  constructor (config: Pick<FlowConfig, 'queueMaxRecords' | 'queueMaxBytes'>) {
+    const keyOf = (batch: MirrorBatch): string => partitionKey(batch.targetTopic, batch.partition)
+    this.queue = new BoundedQueue<MirrorBatch>(config.queueMaxRecords, config.queueMaxBytes, { keyOf })
+  }
+
+  lane (index: number, acks: WorkerListener): LaneDeliveryParts {
+    return { delivery: plainLane(this.queue, index), listener: acks }
+  }
+
+  // Nothing to set up or take down: the lanes write plainly, with no transaction or fencing.
+  assigned (): void { /* no lanes to fence */ }
+  async start (): Promise<void> { /* nothing to start */ }
+  async stop (): Promise<void> { /* nothing to stop */ }
+}

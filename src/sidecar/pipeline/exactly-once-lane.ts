@@ -1,0 +1,492 @@
+import { ErrorCodes, MirrorError } from '../../shared/errors.js'
+import { retry } from '../../shared/retry.js'
+import { settleWithin } from '../../shared/deadline.js'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Logger } from '../../shared/logger.js'
+import type { MirrorBatch } from '../../ports/mirror-batch.js'
+import { parsePartitionKey, partitionKey } from '../../shared/partition-key.js'
+import type { PartitionProgress } from './partition-progress.js'
+import type { FlowLabels, PipelineObserver } from '../../ports/pipeline-observer.js'
+import type { AckSegment, CommitOffset, FetchControl, PositionStore, SourcePosition, TransactionAck, TransactionalSink, TransactionRecord } from '../../ports/ports.js'
+import type { WorkerListener } from './producer-worker.js'
+import { TransactionFailedError } from '../../ports/transaction-failed-error.js'
+import type { DeepPathReason } from '../../ports/forwarded-batch.js'
+
+export interface LaneOptions {
+  readonly positions: PositionStore
+  readonly progress: PartitionProgress
+  /** Longest a lane's transaction stays open. */
+  readonly commitIntervalMs: number
+  /** How often a fetch waiting for its lane heartbeats the group. */
+  readonly heartbeatIntervalMs: number
+  readonly labels: FlowLabels
+  readonly observer: PipelineObserver
+  readonly logger: Logger
+  /** Ends retries of acquisitions (the flow stops). */
+  readonly signal: AbortSignal
+  /**
+   * Backoff between attempts to take a lane, in ms; default 200 doubling to 5000. A retriable
+   * failure (the target unreachable, a leader moving) is retried for as long as it lasts, as a
+   * write is: only a permanent one stops the flow.
+   */
+  readonly takeBackoffMs?: { readonly initial: number, readonly max: number }
+  /** A lane that cannot be taken stops the flow: its partitions would not be mirrored at all. */
+  readonly onFatal: (error: Error) => void
+  /** Moves the source's fetch position of owned partitions (`RecordSource.seek`): a lane taken again goes back to its positions. */
+  readonly seek: (offsets: readonly CommitOffset[]) => void
+  /** The records describing a transaction's acknowledgements (its offset syncs), written in it: `AckListener.transactionRecords`. */
+  readonly describe?: (acks: readonly TransactionAck[], positions: readonly SourcePosition[]) => TransactionRecord[]
+}
+
+/**
+ * Transactions a lane may lose in a row, each followed by taking the lane again, before the flow
+ * stops: a lane whose every transaction is aborted (a transaction timeout shorter than a commit
+ * takes, say) would otherwise copy the same records for ever.
+ */
+export const MAX_RETAKES = 10
+
+/** What a producer lane's worker runs its writes through (exactly-once). */
+export interface LaneTransaction {
+  /** Longest the worker waits for batches before it commits what it wrote. */
+  readonly idleCommitMs: number
+  /**
+   * Writes the batches taken under the lane's current acquisition (`write`), then commits when the
+   * transaction is old enough or holds its share of the queue's bytes. The queue's bytes of every
+   * batch passed in are given back by the lane (`releaseBytes`): at once for a batch it does not
+   * write, after the transaction ended for the others; the worker gives back their record counts.
+   */
+  write: (batches: readonly MirrorBatch[], write: (batches: readonly MirrorBatch[]) => Promise<void>) => Promise<void>
+  /** The lane has nothing to write now: commits what is open. */
+  idle: () => Promise<void>
+}
+
+/** The queue's bytes a lane keeps for the batches of its open transaction (`BoundedQueue`). */
+export interface HeldBytes {
+  readonly capacityBytes: number
+  releaseBytes: (batch: MirrorBatch) => void
+}
+
+interface Acknowledgement {
+  readonly batch: MirrorBatch
+  readonly segments: readonly AckSegment[]
+  readonly ackTimeMs: number
+  readonly recordsAcked: number
+}
+
+/**
+ * One producer lane of an exactly-once flow (see `ExactlyOnceLanes`): takes and gives up the lane's
+ * transactional ids, holds acknowledgements until the transaction holding them committed, and
+ * commits by interval, by size, or when idle.
+ */
+export class Lane implements LaneTransaction {
+  readonly index: number
+  readonly #sink: TransactionalSink
+  readonly #options: LaneOptions
+  readonly #tickets: WeakMap<MirrorBatch, number>
+  readonly idleCommitMs: number
+  /** Acquisition count: batches stamped with an older one belong to a transaction that is gone. */
+  #ticket = 0
+  owned = false
+  /** Partitions of the bucket with their positions read under the current ticket. */
+  #partitions = new Map<string, { topic: string, partition: number }>()
+  /** Settles when the lane's last acquisition step ended: true when the lane is usable. */
+  #ready: Promise<boolean> = Promise.resolve(false)
+  /** Acquisition, writes, commits and release of this lane, one after the other. */
+  #chain: Promise<unknown> = Promise.resolve()
+  #pending: Acknowledgement[] = []
+  /** Batches the open transaction wrote (or tried to), whose queue bytes the lane gives back when it ends. */
+  #written: MirrorBatch[] = []
+  #writtenBytes = 0
+  held: HeldBytes | undefined
+  commitAtBytes = Number.POSITIVE_INFINITY
+  /** Commits asked for and not settled yet, chained: acknowledgements go on in transaction order. */
+  #committing: Promise<void> = Promise.resolve()
+  /** A commit that failed while the lane went on writing: the next write or idle reports it. */
+  #commitFailure: TransactionFailedError | undefined
+  /** A write of the open transaction failed (the flow stops): it is left to be aborted, never committed. */
+  #incomplete = false
+  readonly #positions = new Map<string, SourcePosition>()
+  #openedAtMs: number | undefined
+  /** Times the lane was taken again since its last committed transaction (`#retake`). */
+  #retakes = 0
+
+  constructor (index: number, sink: TransactionalSink, options: LaneOptions, tickets: WeakMap<MirrorBatch, number>) {
+    this.index = index
+    this.#sink = sink
+    this.#options = options
+    this.#tickets = tickets
+    this.idleCommitMs = options.commitIntervalMs
+  }
+
+  #exclusive<T>(step: () => Promise<T>): Promise<T> {
+    const run = this.#chain.then(step, step)
+    // The chain only orders the steps: a step's failure reaches its caller through `run`.
+    this.#chain = run.catch(() => undefined)
+    return run
+  }
+
+  assign (partitions: ReadonlyMap<string, { topic: string, partition: number }> | undefined): Promise<unknown> {
+    if (partitions === undefined || partitions.size === 0) {
+      if (!this.owned) return this.#chain
+      this.owned = false
+      this.#ticket++
+      this.#ready = Promise.resolve(false)
+      return this.#exclusive(() => this.#release())
+    }
+    const added = [...partitions].filter(([key]) => !this.#partitions.has(key))
+    if (this.owned && added.length === 0) return this.#chain
+    if (!this.owned) {
+      this.owned = true
+      this.#ticket++
+      this.#partitions = new Map()
+    }
+    const ticket = this.#ticket
+    this.#ready = this.#exclusive(() => this.#acquire(ticket, new Map(added)))
+    return this.#ready
+  }
+
+  /** True while the sink holds the lane's transactional id. */
+  #sinkHeld = false
+
+  /**
+   * Takes the lane's transactional ids (unless held) and reads the positions of `partitions`; the
+   * source fetches each partition from its position (a seek: the group offset may be behind it, or,
+   * past offsets with nothing to copy, ahead of it). A partition with no position is fetched from
+   * the group offset, or with `rewindTo` (the lane is taken again, `#retake`) from its offset
+   * there: what this process acknowledged.
+   */
+  async #acquire (
+    ticket: number,
+    partitions: ReadonlyMap<string, { topic: string, partition: number }>,
+    rewindTo?: ReadonlyMap<string, bigint>
+  ): Promise<boolean> {
+    const { progress, positions, logger, signal } = this.#options
+    try {
+      await retry(
+        async () => {
+          if (ticket !== this.#ticket) return
+          if (!this.#sinkHeld) {
+            await this.#sink.acquire()
+            this.#sinkHeld = true
+          }
+          const read = await positions.read([...partitions.keys()])
+          if (ticket !== this.#ticket) return
+          const seeks: CommitOffset[] = []
+          for (const [key, { topic, partition }] of partitions) {
+            const position = read.get(key) ?? rewindTo?.get(key)
+            progress.resume(topic, partition, position)
+            if (position !== undefined) seeks.push({ topic, partition, offset: position })
+            this.#partitions.set(key, { topic, partition })
+          }
+          if (seeks.length > 0) this.#options.seek(seeks)
+        },
+        {
+          signal,
+          initialBackoffMs: this.#options.takeBackoffMs?.initial ?? 200,
+          maxBackoffMs: this.#options.takeBackoffMs?.max ?? 5_000,
+          onRetry: (error, attempt) => {
+            if (attempt === 1 || attempt % 10 === 0) logger.warn('taking a producer lane failed; retrying', { lane: this.index, attempt, error })
+          },
+        }
+      )
+    } catch (error) {
+      if (ticket === this.#ticket && !signal.aborted) {
+        const cause = error as Error
+        this.#options.onFatal(
+          new MirrorError(
+            ErrorCodes.TRANSACTION_FAILED,
+            `cannot take producer lane ${this.index} (its transactional id, or the positions on the target): ${cause.message}`,
+            { cause, ...(error instanceof MirrorError && error.kafkaCode !== undefined ? { kafkaCode: error.kafkaCode } : {}) }
+          )
+        )
+      }
+      logger.debug('taking a producer lane ended without it', { lane: this.index, error })
+      return false
+    }
+    if (ticket === this.#ticket) logger.info('producer lane taken (exactly-once)', { lane: this.index, partitions: this.#partitions.size })
+    return ticket === this.#ticket
+  }
+
+  async #release (): Promise<void> {
+    // Still ours until someone fences us: commit what was written, else it is aborted by the next owner.
+    if (this.#pending.length > 0 || this.#written.length > 0) {
+      await this.#commit(false).catch(error => {
+        this.#options.logger.warn('committing the open transaction of a producer lane given up failed; its next owner aborts it', { lane: this.index, error })
+      })
+    }
+    await this.#committing
+    this.#commitFailure = undefined
+    this.#dropOpen()
+    for (const { topic, partition } of this.#partitions.values()) this.#options.progress.resume(topic, partition, undefined)
+    this.#partitions = new Map()
+    if (this.#sinkHeld) {
+      this.#sinkHeld = false
+      await this.#sink.release().catch(error => this.#options.logger.warn('giving up a producer lane did not end cleanly', { lane: this.index, error }))
+    }
+  }
+
+  async admit (key: string, control: FetchControl): Promise<number | undefined> {
+    for (;;) {
+      if (!this.owned || !control.isActive()) return undefined
+      const ticket = this.#ticket
+      const ready = this.#ready
+      if (!(await settleWithin(ready, this.#options.heartbeatIntervalMs))) {
+        await control.heartbeat()
+        continue
+      }
+      if (ticket !== this.#ticket) continue
+      if (!(await ready)) return undefined
+      // Fetched before the lane was taken again and its partitions sent back (a seek): fetched again.
+      if (!control.isActive()) return undefined
+      if (this.#partitions.has(key)) return ticket
+      // A partition of this bucket fetched before its assignment was seen: read its position too.
+      this.#ready = this.#exclusive(() => this.#acquire(ticket, new Map([[key, parsePartitionKey(key)]])))
+    }
+  }
+
+  /**
+   * True unless the batch continues `from` past what this process handed over for the partition:
+   * records in between would never be copied, yet the next position would pass them. A guard: it
+   * takes a fetch position that neither a seek nor a new assignment brought back to the position.
+   * The partition is then fetched again from what was handed over, and the batch refused.
+   */
+  contiguous (topic: string, partition: number, from: bigint | undefined, skip = false): boolean {
+    if (from === undefined) return true
+    const next = this.#options.progress.admittedNext(topic, partition)
+    if (next === undefined || from <= next) return true
+    // A skip of a batch fetched before a seek back is expected (kafkajs reports those without
+    // asking whether the partition was sought): only a batch of records past the gap is news.
+    const log = skip ? this.#options.logger.debug : this.#options.logger.warn
+    log.call(
+      this.#options.logger,
+      skip
+        ? 'a skip from past what was handed over was ignored; fetching the partition again from there'
+        : 'the source fetched a partition from past what was handed over; fetching it again from there',
+      { lane: this.index, topic, partition, fetchedFrom: from.toString(), handedOver: next.toString() }
+    )
+    this.#options.seek([{ topic, partition, offset: next }])
+    return false
+  }
+
+  /** Where acknowledgements go once their transaction committed (the flow's `AckRecorder`). */
+  inner: WorkerListener | undefined
+
+  /** The worker's listener: acknowledgements are held (with the position they reach) until the transaction commits. */
+  listener (): WorkerListener {
+    return {
+      acknowledged: (batch, segments, ackTimeMs, recordsAcked) => {
+        this.#pending.push({ batch, segments, ackTimeMs, recordsAcked })
+        const key = partitionKey(batch.sourceTopic, batch.partition)
+        const offset = positionAfter(batch, recordsAcked)
+        const known = this.#positions.get(key)
+        if (known === undefined || offset > known.offset) this.#positions.set(key, { topic: batch.sourceTopic, partition: batch.partition, offset })
+      },
+      skipped: (batch: MirrorBatch, index: number, error: MirrorError) => this.inner?.skipped(batch, index, error),
+      produceRequest: (seconds, ok) => this.inner?.produceRequest(seconds, ok),
+      retry: (operation, error) => this.inner?.retry(operation, error),
+      routed: (batch: MirrorBatch, reason: DeepPathReason) => this.inner?.routed?.(batch, reason),
+    }
+  }
+
+  async write (batches: readonly MirrorBatch[], write: (batches: readonly MirrorBatch[]) => Promise<void>): Promise<void> {
+    await this.#exclusive(async () => {
+      // The lane is taken again: these batches belong to the transaction that is gone (their bytes go back below).
+      if (this.#commitFailure !== undefined) this.#failed(this.#takeCommitFailure())
+      const current: MirrorBatch[] = []
+      for (const batch of batches) {
+        if (this.owned && this.#tickets.get(batch) === this.#ticket) current.push(batch)
+        else this.held?.releaseBytes(batch)
+      }
+      if (current.length === 0) return
+      this.#openedAtMs ??= Date.now()
+      for (const batch of current) {
+        this.#written.push(batch)
+        this.#writtenBytes += batch.bytes
+      }
+      // The write that closes the transaction carries its positions (where these batches take their
+      // partitions, and any the transaction reached before) in its own requests: the commit then needs
+      // no request of its own before EndTxn.
+      const closing = Date.now() - this.#openedAtMs >= this.#options.commitIntervalMs || this.#writtenBytes >= this.commitAtBytes
+      if (closing) {
+        const reached = new Map(this.#positions)
+        for (const batch of current) {
+          const key = partitionKey(batch.sourceTopic, batch.partition)
+          const known = reached.get(key)
+          if (known === undefined || batch.nextOffset > known.offset) {
+            reached.set(key, { topic: batch.sourceTopic, partition: batch.partition, offset: batch.nextOffset })
+          }
+        }
+        this.#sink.stagePositions([...reached.values()])
+      }
+      try {
+        await write(current)
+      } catch (error) {
+        if (error instanceof TransactionFailedError) return this.#failed(error)
+        // Not all of it was written, but its positions may have been: this transaction must never commit.
+        this.#incomplete = true
+        throw error
+      }
+      if (closing) await this.#commit(true)
+    })
+  }
+
+  /** Nothing to write now: commits what is open, and waits until every commit asked for settled. */
+  async idle (): Promise<void> {
+    await this.#exclusive(async () => {
+      if (this.#pending.length > 0 || this.#written.length > 0) await this.#commit(true)
+      await this.#committing
+      if (this.#commitFailure !== undefined) this.#failed(this.#takeCommitFailure())
+    })
+  }
+
+  /**
+   * Asks for the commit of the open transaction with its positions, and goes on: the sink writes
+   * the next transaction meanwhile. The held acknowledgements (and the queue bytes) are passed on
+   * once it committed, after those of the transactions before it.
+   */
+  async #commit (failOnError: boolean): Promise<void> {
+    const { observer, labels, logger } = this.#options
+    if (this.#incomplete) {
+      // Left open: the next holder of the lane (this process after a restart, or another) aborts it.
+      if (this.#pending.length > 0 || this.#written.length > 0) observer.transactionEnded?.(labels, 'aborted', 0)
+      this.#dropOpen()
+      return
+    }
+    if (this.#pending.length === 0) {
+      this.#dropOpen()
+      return
+    }
+    const started = performance.now()
+    const acks = this.#pending
+    const written = this.#written
+    const positions = [...this.#positions.values()]
+    this.#pending = []
+    this.#written = []
+    this.#writtenBytes = 0
+    this.#positions.clear()
+    this.#openedAtMs = undefined
+    const giveBack = (): void => {
+      for (const batch of written) this.held?.releaseBytes(batch)
+    }
+    const aborted = (error: unknown): TransactionFailedError => {
+      giveBack()
+      observer.transactionEnded?.(labels, 'aborted', (performance.now() - started) / 1000)
+      return error instanceof TransactionFailedError
+        ? error
+        : new TransactionFailedError(`committing the transaction of lane ${this.index} failed: ${(error as Error).message}`, { cause: error })
+    }
+    let committed: Promise<void>
+    try {
+      // The offset syncs of what the transaction holds go in it: durable exactly when its records are.
+      const records = this.#options.describe?.(acks, positions) ?? []
+      ;({ committed } = await this.#sink.commitTransaction(positions, records))
+    } catch (error) {
+      const failure = aborted(error)
+      if (failOnError) this.#failed(failure)
+      return
+    }
+    const previous = this.#committing
+    this.#committing = (async () => {
+      await previous
+      try {
+        await committed
+      } catch (error) {
+        const failure = aborted(error)
+        if (failOnError && this.owned) this.#commitFailure ??= failure
+        else {
+          logger.info('the transaction of a producer lane given up was aborted; its new owner copies those records', {
+            lane: this.index,
+            code: failure.kafkaCode,
+          })
+        }
+        return
+      }
+      observer.transactionEnded?.(labels, 'committed', (performance.now() - started) / 1000)
+      this.#retakes = 0
+      giveBack()
+      for (const ack of acks) this.inner?.acknowledged(ack.batch, ack.segments, ack.ackTimeMs, ack.recordsAcked)
+    })()
+  }
+
+  #takeCommitFailure (): TransactionFailedError {
+    const failure = this.#commitFailure as TransactionFailedError
+    this.#commitFailure = undefined
+    return failure
+  }
+
+  #dropOpen (): void {
+    this.#incomplete = false
+    this.#pending = []
+    this.#positions.clear()
+    this.#openedAtMs = undefined
+    const written = this.#written
+    this.#written = []
+    this.#writtenBytes = 0
+    for (const batch of written) this.held?.releaseBytes(batch)
+  }
+
+  /** The open transaction cannot commit: dropped when the lane was given up meanwhile, else the lane is taken again. */
+  #failed (error: TransactionFailedError): void {
+    const { observer, labels, logger } = this.#options
+    if (this.#pending.length > 0 || this.#written.length > 0) observer.transactionEnded?.(labels, 'aborted', 0)
+    this.#dropOpen()
+    if (!this.owned) {
+      logger.info('the transaction of a producer lane given up was aborted; its new owner copies those records', { lane: this.index, code: error.kafkaCode })
+      return
+    }
+    this.#retake(error)
+  }
+
+  /**
+   * The open transaction of a lane this process still owns was aborted: another process took the
+   * lane's transactional id in a rebalance this one has not heard of yet, or the transaction timed
+   * out. The lane is taken again after a heartbeat interval (time for a stale owner to hear of the
+   * rebalance and give the lane up; if this process is the stale one, its next assignment ends the
+   * attempt), and its partitions go back to the positions the target holds. Nothing the aborted
+   * transaction held was acknowledged: its records are written again, once, in a new transaction.
+   */
+  #retake (error: TransactionFailedError): void {
+    const { progress, logger, signal, heartbeatIntervalMs } = this.#options
+    const code = error.kafkaCode === undefined ? {} : { kafkaCode: error.kafkaCode }
+    if (++this.#retakes > MAX_RETAKES) {
+      throw new TransactionFailedError(
+        `producer lane ${this.index} lost ${MAX_RETAKES} transactions in a row, none committed in between; the last: ${error.message}`,
+        { cause: error, ...code }
+      )
+    }
+    logger.warn('a transaction of a producer lane held here was aborted; taking the lane again from the positions on the target', {
+      lane: this.index,
+      code: error.kafkaCode,
+      attempt: this.#retakes,
+      error: error.message,
+    })
+    const ticket = ++this.#ticket
+    const partitions = this.#partitions
+    this.#partitions = new Map()
+    const acknowledged = new Map<string, bigint>()
+    for (const [key, { topic, partition }] of partitions) {
+      const next = progress.acknowledgedNext(topic, partition)
+      if (next !== undefined) acknowledged.set(key, next)
+      progress.resume(topic, partition, undefined)
+    }
+    this.#ready = this.#exclusive(async () => {
+      // Commits asked for before this one settle first: the positions read below include theirs.
+      await this.#committing
+      // Failures of transactions that came after the aborted one: they are part of what is taken again.
+      this.#commitFailure = undefined
+      // Rejects only when the flow stops (the signal): the check below ends the retake then.
+      await sleep(heartbeatIntervalMs, undefined, { signal }).catch(() => undefined)
+      if (ticket !== this.#ticket || signal.aborted) return false
+      // acquire() replaces the producers the other process fenced.
+      this.#sinkHeld = false
+      return await this.#acquire(ticket, partitions, acknowledged)
+    })
+  }
+}
+
+/** The source offset after the first `recordsAcked` records of `batch` (its `nextOffset` when all). */
+function positionAfter (batch: MirrorBatch, recordsAcked: number): bigint {
+  if (batch.forwarded !== undefined) return batch.nextOffset
+  const record = batch.records[recordsAcked]
+  return record === undefined ? batch.nextOffset : BigInt(record.offset)
+}

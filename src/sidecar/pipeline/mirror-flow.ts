@@ -1,0 +1,375 @@
+import type { FlowConfig } from '../../config/mirror-config.js'
+import { settleWithin } from '../../shared/deadline.js'
+import { ErrorCodes, MirrorError } from '../../shared/errors.js'
+import type { Logger } from '../../shared/logger.js'
+import type { MessageHandlerFunction } from '../../shared/message-handler-api.js'
+import { AckRecorder } from './ack-recorder.js'
+import { BatchIntake } from './batch-intake.js'
+import type { DeliveryMode } from './delivery-mode.js'
+import { deliveryModeFor } from './delivery-modes.js'
+import { FetchDispatch } from './fetch-dispatch.js'
+import { FlowCoordinator } from './flow-coordinator.js'
+import { MessageHandler } from './message-handler.js'
+import { OffsetCommitter } from './offset-committer.js'
+import { PartitionProgress } from './partition-progress.js'
+import { flowLabels, type FlowLabels, type FlowSnapshot, type LifecycleState, type PipelineObserver } from '../../ports/pipeline-observer.js'
+import type { AckListener, BatchTracer, FlowPorts, RecordSink } from '../../ports/ports.js'
+import { ProducerWorker } from './producer-worker.js'
+import { SourceSubscription } from './source-subscription.js'
+import { TopicSettingsSync } from './topic-settings-sync.js'
+import { TopicSync, type MirroredTopic } from './topic-sync.js'
+
+/** How long each client's stop may take at shutdown before the flow goes on without it. */
+const STOP_STEP_BOUND_MS = 5_000
+
+/** How long the final commit may take when the drain did not finish (the target is likely unreachable). */
+const FINAL_COMMIT_BOUND_MS = 5_000
+
+/** The steps of the shutdown after the final commit, in `STOP_STEP_BOUND_MS` (`#stopClients`). */
+const CLIENT_STOP_STEPS = 7
+
+export interface MirrorFlowOptions {
+  readonly observer?: PipelineObserver
+  readonly tracer?: BatchTracer
+  readonly ackListener?: AckListener
+  readonly logger: Logger
+  /** How long `stop()` waits for in-flight records to be acknowledged; default 30000. */
+  readonly drainTimeoutMs?: number
+  /**
+   * The loaded function of `config.messageHandler` (`loadMessageHandlers`): required when the
+   * config names a handler; without one, records are copied as they are.
+   */
+  readonly messageHandler?: MessageHandlerFunction
+}
+
+/**
+ * One copy from a source cluster to a target cluster, through the ports it is given. Its parts
+ * have names: the source subscription (`SourceSubscription`, topic discovery and re-subscription),
+ * what the source tells the flow (`FetchDispatch`, with the message handler), the intake of
+ * fetched batches with backpressure (`BatchIntake`), the delivery mode (`DeliveryMode`: the queue,
+ * the intake's gate and each lane's writes), one producer lane per sink (`ProducerWorker`),
+ * acknowledgements (`AckRecorder`), the committer (`OffsetCommitter`) and who coordinates the flow
+ * (`FlowCoordinator`). This class holds the lifecycle only.
+ *
+ * States: starting -> running -> stopping -> stopped, or failed after a send failure with
+ * abort.on.send.failure or a source crash (then `done` rejects with an error naming the cause).
+ * `stop()` is once-only: pause fetching, let the producers drain the queue within the deadline,
+ * commit what the target acknowledged, then disconnect. When that final commit fails, `done`
+ * rejects (`MIRROR_COMMIT_FAILED`): what was acknowledged since the last commit is copied again.
+ */
+export class MirrorFlow {
+  readonly name = 'pipeline'
+  readonly config: FlowConfig
+  readonly labels: FlowLabels
+  /** The coordinator-only sync of target topic configs and ACLs; started and stopped by the flow's runtime. */
+  readonly topicSettings: TopicSettingsSync
+  readonly #logger: Logger
+  readonly #observer: PipelineObserver
+  readonly #drainTimeoutMs: number
+  readonly #ports: FlowPorts
+  readonly #topicSync: TopicSync
+  readonly #progress = new PartitionProgress()
+  readonly #delivery: DeliveryMode
+  readonly #acks: AckRecorder
+  readonly #committer: OffsetCommitter
+  readonly #subscription: SourceSubscription
+  readonly #coordinator: FlowCoordinator
+  /** Aborting it ends the producers' retries (drain deadline passed, forced stop). */
+  readonly #abort = new AbortController()
+  #workers: Array<Promise<void>> = []
+  #state: LifecycleState = 'starting'
+  #stopping: Promise<boolean> | undefined
+  #starting: Promise<void> | undefined
+  #stopRequested = false
+  /** Set once start completed; a stop before that does not drain. */
+  #running = false
+  #failure: MirrorError | undefined
+  readonly #failed: Promise<void>
+  #resolveFailed!: () => void
+  #resolveDone!: () => void
+  #rejectDone!: (error: Error) => void
+  /** Settles when the flow has stopped: resolves after `stop()`, rejects when the flow failed. */
+  readonly done: Promise<void>
+
+  constructor (config: FlowConfig, ports: FlowPorts, options: MirrorFlowOptions) {
+    this.config = config
+    this.labels = flowLabels(config)
+    this.#logger = options.logger.child({ flow: config.name })
+    const observer = options.observer ?? {}
+    this.#observer = observer
+    this.#drainTimeoutMs = options.drainTimeoutMs ?? 30_000
+    this.#ports = ports
+    this.#topicSync = new TopicSync(ports.sourceTopics, ports.targetTopics, config, this.#logger)
+    const handler = this.#messageHandler(options.messageHandler)
+    this.#delivery = deliveryModeFor(config, ports, {
+      progress: this.#progress,
+      labels: this.labels,
+      observer,
+      logger: this.#logger,
+      signal: this.#abort.signal,
+      onFatal: error => this.#fail(error),
+      seek: offsets => this.#subscription.current.seek(offsets),
+      ackListener: options.ackListener,
+    })
+    this.#acks = new AckRecorder(config, this.labels, this.#progress, observer, options.ackListener, this.#logger)
+    const topics = (): ReadonlyMap<string, MirroredTopic> => this.#subscription.topics
+    this.#coordinator = new FlowCoordinator(() => topics().keys(), () => this.#subscription.current.owned(), this.#logger)
+    const topicOf = (topic: string): MirroredTopic | undefined => this.#subscription.topics.get(topic)
+    const intake = new BatchIntake(config, this.labels, this.#delivery.queue, this.#progress, observer, options.tracer, topicOf, this.#delivery.gate)
+    const flow = this
+    const dispatch = new FetchDispatch(config, {
+      intake,
+      handler,
+      progress: this.#progress,
+      delivery: this.#delivery,
+      coordinator: this.#coordinator,
+      topics,
+      labels: this.labels,
+      observer,
+      logger: this.#logger,
+      failure: { get failed () { return flow.#failure !== undefined }, fail: error => this.#fail(error) },
+      commit: () => this.commit(),
+    })
+    this.#subscription = new SourceSubscription({
+      sources: ports.source,
+      topicSync: this.#topicSync,
+      listener: dispatch,
+      refreshIntervalMs: config.refreshTopicsIntervalMs,
+      drain: () => this.#waitIdle(this.#drainTimeoutMs),
+      commit: () => this.commit(),
+      running: () => this.#state === 'running',
+      labels: this.labels,
+      observer,
+      logger: this.#logger,
+    })
+    this.#committer = new OffsetCommitter({
+      labels: this.labels,
+      progress: this.#progress,
+      source: () => this.#subscription.current,
+      ackListener: options.ackListener,
+      observer,
+      logger: this.#logger,
+      intervalMs: config.offsetCommitIntervalMs,
+    })
+    this.topicSettings = new TopicSettingsSync(config, {
+      topicSync: this.#topicSync, topics, isCoordinator: () => this.coordinates(), labels: this.labels, observer, logger: this.#logger,
+    })
+    this.#failed = new Promise(resolve => { this.#resolveFailed = resolve })
+    this.done = new Promise((resolve, reject) => { this.#resolveDone = resolve; this.#rejectDone = reject })
+    // Observed by whoever awaits it; without this an unawaited rejection would end the process.
+    this.done.catch(() => { /* seen by whoever awaits done */ })
+  }
+
+  #messageHandler (loaded: MessageHandlerFunction | undefined): MessageHandler | undefined {
+    const named = this.config.messageHandler
+    if (named !== undefined && loaded === undefined) {
+      throw new MirrorError(ErrorCodes.CONFIG, `flow ${this.config.name}: ${named.key} "${named.module}" is not loaded; ` +
+        'load it with loadMessageHandlers(config) and pass it as messageHandler')
+    }
+    if (loaded === undefined) return undefined
+    return new MessageHandler(loaded, { module: named?.module ?? 'messageHandler', args: named?.args, flow: this.config.name })
+  }
+
+  get state (): LifecycleState { return this.#state }
+
+  /** The longest `stop()` takes: the drain deadline, the final commit's bound, then each client's stop. */
+  get stopBoundMs (): number {
+    return this.#drainTimeoutMs + Math.max(this.#drainTimeoutMs, FINAL_COMMIT_BOUND_MS) + CLIENT_STOP_STEPS * STOP_STEP_BOUND_MS
+  }
+
+  /** Connects, creates missing target topics, joins the source group and starts copying. */
+  start (): Promise<void> {
+    this.#starting ??= this.#startOnce()
+    return this.#starting
+  }
+
+  async #startOnce (): Promise<void> {
+    if (this.#stopRequested) return
+    const { sourceTopics, targetTopics, sinks } = this.#ports
+    await sourceTopics.start()
+    await targetTopics.start()
+    // The delivery mode is ready before anything is copied (`DeliveryMode.start`).
+    await this.#delivery.start()
+    await Promise.all(sinks.map(sink => sink.start()))
+    await this.#subscription.discover()
+    this.#workers = sinks.map((sink, lane) => this.#runWorker(sink, lane))
+    if (this.#stopRequested) return
+    await this.#subscription.subscribe()
+    if (this.#stopRequested) return
+    this.#state = 'running'
+    this.#running = true
+    this.#committer.start()
+    this.#subscription.startRefresh()
+    this.#logger.info('mirroring', {
+      topics: [...this.#subscription.topics.keys()],
+      source: this.config.source.brokers,
+      target: this.config.target.brokers,
+      ...(this.config.messageHandler === undefined ? {} : { messageHandler: this.config.messageHandler.module }),
+    })
+  }
+
+  #runWorker (sink: RecordSink, lane: number): Promise<void> {
+    const { delivery, listener } = this.#delivery.lane(lane, this.#acks)
+    return new ProducerWorker(delivery, sink, {
+      maxRequestBytes: Math.max(this.config.producer.maxRequestSizeBytes, this.config.producer.batchSizeBytes),
+      maxMessageBytes: topic => this.#topicSync.maxMessageBytes(topic),
+      requestTimeoutMs: this.config.target.requestTimeoutMs ?? 30_000,
+      abortOnSendFailure: this.config.abortOnSendFailure,
+      signal: this.#abort.signal,
+    }, listener, this.#logger.child({ lane })).run().catch(error => {
+      // A stop that gave up waiting (drain deadline, forced stop) ends the retries: what is unwritten stays uncommitted, not a failure.
+      // A record refused for good (a non-retriable SEND_FAILED) still fails the flow.
+      if (this.#abort.signal.aborted && !(error instanceof MirrorError && error.code === ErrorCodes.SEND_FAILED && !error.retriable)) return
+      this.#fail(error as Error)
+    })
+  }
+
+  /** Commits what the target acknowledged (see `OffsetCommitter`); resolves false when the commit failed. */
+  commit (): Promise<boolean> {
+    return this.#committer.commit()
+  }
+
+  /** Picks up topics created (or partitions added) on the source since the last look. */
+  refreshTopics (): Promise<void> {
+    return this.#subscription.refresh()
+  }
+
+  /**
+   * Resolves true once nothing handed over is unacknowledged and the queue holds nothing (events
+   * of `PartitionProgress` and `BoundedQueue`, no polling); false when `timeoutMs` passed first or
+   * the flow failed.
+   */
+  async #waitIdle (timeoutMs: number): Promise<boolean> {
+    const queue = this.#delivery.queue
+    const isIdle = (): boolean => this.#progress.idle && queue.records === 0 && queue.bytes === 0
+    if (isIdle()) return true
+    if (this.#failure !== undefined || timeoutMs <= 0) return false
+    let gaveUp = false
+    const idle = (async () => {
+      // Each wait is for a change: progress to go idle when it is not, else the queue to empty.
+      while (!isIdle() && !gaveUp) await (this.#progress.idle ? queue.whenEmpty() : this.#progress.whenIdle())
+    })()
+    const settled = await settleWithin(Promise.race([idle, this.#failed]), timeoutMs)
+    gaveUp = true
+    return settled && this.#failure === undefined && isIdle()
+  }
+
+  #fail (error: Error): void {
+    if (this.#failure !== undefined) return
+    this.#failure = error instanceof MirrorError ? error : new MirrorError(ErrorCodes.INTERNAL, error.message, { cause: error })
+    this.#state = 'failed'
+    this.#resolveFailed()
+    const failure = this.#failure
+    this.#observer.fatal?.(this.labels, failure)
+    void this.#shutdown().then(() => this.#rejectDone(failure), () => this.#rejectDone(failure))
+  }
+
+  /** Drains and stops; resolves when done. Once-only: later calls return the same promise. */
+  stop (): Promise<void> {
+    this.#stopRequested = true
+    if (this.#state !== 'failed') this.#state = 'stopping'
+    void this.#shutdown().then(committed => {
+      if (this.#failure !== undefined) return
+      this.#state = 'stopped'
+      const what = `flow ${this.config.name}: the final commit on the ${this.config.source.alias} cluster failed`
+      if (committed) this.#resolveDone()
+      else this.#rejectDone(new MirrorError(ErrorCodes.COMMIT_FAILED, `${what}; ${this.#delivery.uncommittedConsequence}`))
+    })
+    return this.done
+  }
+
+  /** Stops waiting for the target at once: retries end, in-flight records are left uncommitted. */
+  abort (): void {
+    this.#abort.abort()
+    this.#delivery.queue.close()
+    this.#delivery.queue.drainQueued()
+  }
+
+  /** Resolves with whether the final commit succeeded (true when nothing was due). */
+  #shutdown (): Promise<boolean> {
+    this.#stopping ??= this.#shutdownOnce()
+    return this.#stopping
+  }
+
+  async #shutdownOnce (): Promise<boolean> {
+    const source = this.#subscription.current
+    // A stop during start cuts the group join short (it can wait a whole session timeout for a
+    // dead member): nothing was handed over yet, so leaving at once loses nothing.
+    if (this.#state === 'stopping' && !this.#running) await source.stop()
+    // A start that failed was reported to whoever called start(); here only its end matters.
+    await this.#starting?.catch(() => undefined)
+    const drained = await this.#drain()
+    const committed = await this.#finalCommit(drained)
+    await this.#stopClients()
+    return committed
+  }
+
+  /** Stops intake, lets the producers write what is queued within the drain deadline (none after a failure), then ends their retries. */
+  async #drain (): Promise<boolean> {
+    const queue = this.#delivery.queue
+    this.#committer.stop()
+    const refreshEnded = this.#subscription.stopRefresh()
+    this.#subscription.current.pause()
+    queue.close()
+    const drained = await this.#waitIdle(this.#failure === undefined ? this.#drainTimeoutMs : 0)
+    if (!drained && this.#failure === undefined) {
+      this.#logger.warn('drain deadline passed; records in flight stay uncommitted and will be mirrored again', { records: queue.records })
+    }
+    this.#abort.abort()
+    // What is still queued was never written: leave it uncommitted, to be mirrored again.
+    queue.drainQueued()
+    await refreshEnded
+    return drained
+  }
+
+  /** Commits what the target acknowledged, within a bound; true when it succeeded (or nothing was due). */
+  async #finalCommit (drained: boolean): Promise<boolean> {
+    // With the target unreachable the offset syncs cannot be written, so the commit that waits
+    // for them could wait for the client's retries: give it a bound.
+    const commitBoundMs = drained ? Math.max(this.#drainTimeoutMs, FINAL_COMMIT_BOUND_MS) : FINAL_COMMIT_BOUND_MS
+    let committed = false
+    const settled = await settleWithin(this.commit().then(ok => { committed = ok }), commitBoundMs)
+    if (settled && committed) return true
+    this.#logger.error(`final commit failed; ${this.#delivery.uncommittedConsequence}`, { boundMs: commitBoundMs, timedOut: !settled })
+    return false
+  }
+
+  async #stopClients (): Promise<void> {
+    await this.#stopStep('source consumer', this.#subscription.current.stop())
+    await this.#stopStep('producer workers', Promise.allSettled(this.#workers))
+    await this.#stopStep('delivery', this.#delivery.stop(), 2 * STOP_STEP_BOUND_MS)
+    await this.#stopStep('target producers', Promise.all(this.#ports.sinks.map(sink => sink.stop())))
+    await this.#stopStep('source admin', this.#ports.sourceTopics.stop())
+    await this.#stopStep('target admin', this.#ports.targetTopics.stop())
+  }
+
+  /** One step of the shutdown, bounded: a client retrying against an unreachable cluster must not hold the process. */
+  async #stopStep (step: string, work: Promise<unknown>, boundMs = STOP_STEP_BOUND_MS): Promise<void> {
+    const logged = work.catch(error => this.#logger.warn('shutdown step failed; going on', { step, error }))
+    if (!await settleWithin(logged, boundMs)) this.#logger.warn('shutdown step did not finish in time; going on', { step, boundMs })
+  }
+
+  /** True while this process coordinates the flow (owns its `coordinatorPartition`): group offset sync, checkpoints and pruning run here only. */
+  coordinates (): boolean {
+    return this.#coordinator.coordinates()
+  }
+
+  snapshot (): FlowSnapshot {
+    const queue = this.#delivery.queue
+    const source = this.#subscription.current
+    return {
+      labels: this.labels,
+      state: this.#state,
+      queueRecords: queue.records,
+      queueBytes: queue.bytes,
+      queueCapacityRecords: queue.capacityRecords,
+      queueCapacityBytes: queue.capacityBytes,
+      sourceConnected: source.connected,
+      targetConnected: this.#ports.sinks.every(sink => sink.connected),
+      assignedPartitions: source.owned().size,
+      topicsMirrored: this.#subscription.topics.size,
+      coordinator: this.coordinates(),
+      partitions: this.#progress.snapshot(),
+    }
+  }
+}

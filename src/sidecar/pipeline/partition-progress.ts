@@ -1,0 +1,275 @@
+import type { MirrorBatch } from '../../ports/mirror-batch.js'
+import { partitionKey } from '../../shared/partition-key.js'
+import type { CommitCandidate } from '../../ports/ports.js'
+import type { PartitionSnapshot } from '../../ports/pipeline-observer.js'
+
+interface InFlight {
+  readonly batch: MirrorBatch
+  acked: boolean
+}
+
+interface PartitionState {
+  readonly topic: string
+  readonly partition: number
+  highWatermark: bigint
+  /** Batches handed to the queue and not yet acknowledged, in offset order. */
+  readonly inFlight: InFlight[]
+  /** Everything below this offset is on the target (acknowledged) or never existed. */
+  ackedNext: bigint
+  /** Offset after the last batch admitted: records below it were already handed over. */
+  admittedNext: bigint
+  committed: bigint
+  lastProgressMs: number
+  /**
+   * False when the state was made while the partition was not owned here (a batch fetched before
+   * it was revoked, handed over after): dropped when the partition is assigned here again.
+   */
+  owned: boolean
+}
+
+/**
+ * Per source partition: what was handed to the producers, what the target acknowledged, and what
+ * may be committed. The committable offset only moves over acknowledged batches, in offset order,
+ * so a commit never covers a record the target has not acknowledged.
+ */
+export class PartitionProgress {
+  readonly #states = new Map<string, PartitionState>()
+  /** The partitions owned here as of the last `retain`; undefined before the first assignment. */
+  #owned: ReadonlySet<string> | undefined
+  /** The state each commit candidate was taken from (`stillCommittable`). */
+  readonly #candidateStates = new WeakMap<CommitCandidate, PartitionState>()
+  /** Batches in flight over every partition (the sum of the states' `inFlight`). */
+  #inFlight = 0
+  readonly #idleWaiters: Array<() => void> = []
+
+  /** `count` batches left flight; wakes who waits for `whenIdle` when none is left. */
+  #landed (count: number): void {
+    if (count === 0) return
+    this.#inFlight -= count
+    if (this.#inFlight === 0 && this.#idleWaiters.length > 0) for (const wake of this.#idleWaiters.splice(0)) wake()
+  }
+
+  #state (topic: string, partition: number, startOffset: bigint): PartitionState {
+    const key = partitionKey(topic, partition)
+    let state = this.#states.get(key)
+    if (state === undefined) {
+      state = {
+        topic,
+        partition,
+        highWatermark: -1n,
+        inFlight: [],
+        ackedNext: startOffset,
+        admittedNext: startOffset,
+        committed: -1n,
+        lastProgressMs: 0,
+        owned: this.#owned?.has(key) ?? true,
+      }
+      this.#states.set(key, state)
+    }
+    return state
+  }
+
+  /**
+   * Decides which part of a fetched batch is new. After a rebalance the consumer fetches again from
+   * the committed offset; records this process already handed over are dropped here, so they are
+   * not written twice. Returns the index of the first record to keep (records.length: none).
+   */
+  admitFrom (topic: string, partition: number, records: ReadonlyArray<{ readonly offset: string }>): number {
+    const first = records[0]
+    if (first === undefined) return 0
+    const firstOffset = BigInt(first.offset)
+    const state = this.#state(topic, partition, firstOffset)
+    if (firstOffset >= state.admittedNext) return 0
+    let index = 0
+    while (index < records.length && BigInt((records[index] as { offset: string }).offset) < state.admittedNext) index++
+    return index
+  }
+
+  /** Records that `batch` was pushed to the queue. Batches of a partition must arrive in offset order. */
+  admitted (batch: MirrorBatch): void {
+    const state = this.#state(batch.sourceTopic, batch.partition, batch.firstOffset)
+    if (state.inFlight.length === 0 && batch.firstOffset > state.ackedNext) state.ackedNext = batch.firstOffset
+    state.inFlight.push({ batch, acked: false })
+    this.#inFlight++
+    if (batch.nextOffset > state.admittedNext) state.admittedNext = batch.nextOffset
+  }
+
+  /** Takes back a batch that was admitted but never reached the queue (the queue closed). */
+  abandoned (batch: MirrorBatch): void {
+    const state = this.#states.get(partitionKey(batch.sourceTopic, batch.partition))
+    if (state === undefined) return
+    const index = state.inFlight.findIndex(item => item.batch === batch)
+    if (index >= 0) {
+      state.inFlight.splice(index, 1)
+      this.#landed(1)
+    }
+    if (batch.firstOffset < state.admittedNext) state.admittedNext = batch.firstOffset
+  }
+
+  /** Marks that the consumer moved past offsets without records (control records, compaction). */
+  skipped (topic: string, partition: number, nextOffset: bigint): void {
+    const state = this.#state(topic, partition, nextOffset)
+    if (nextOffset > state.admittedNext) state.admittedNext = nextOffset
+    if (state.inFlight.length === 0 && nextOffset > state.ackedNext) state.ackedNext = nextOffset
+  }
+
+  /** Records that the target acknowledged every record of `batch`. */
+  acknowledged (batch: MirrorBatch, nowMs: number): void {
+    const state = this.#states.get(partitionKey(batch.sourceTopic, batch.partition))
+    if (state === undefined) return
+    const entry = state.inFlight.find(item => item.batch === batch)
+    if (entry === undefined) return
+    entry.acked = true
+    state.lastProgressMs = nowMs
+    let landed = 0
+    while (state.inFlight[0]?.acked === true) {
+      const done = state.inFlight.shift() as InFlight
+      landed++
+      if (done.batch.nextOffset > state.ackedNext) state.ackedNext = done.batch.nextOffset
+    }
+    // A skip recorded while batches were in flight is applied once they are all acknowledged.
+    if (state.inFlight.length === 0 && state.admittedNext > state.ackedNext) state.ackedNext = state.admittedNext
+    this.#landed(landed)
+  }
+
+  /**
+   * Records that the records of `batch` before `nextOffset` are on the target but the rest is not
+   * (the mirror stops on a failed record): commits may reach `nextOffset`, never beyond.
+   */
+  acknowledgedPrefix (batch: MirrorBatch, nextOffset: bigint, nowMs: number): void {
+    const state = this.#states.get(partitionKey(batch.sourceTopic, batch.partition))
+    if (state === undefined || state.inFlight[0]?.batch !== batch) return
+    state.lastProgressMs = nowMs
+    if (nextOffset > state.ackedNext) state.ackedNext = nextOffset
+  }
+
+  /**
+   * The offset below which every record of the partition is acknowledged (exactly-once: written in
+   * a committed transaction) or never needed copying; undefined for a partition not seen yet.
+   */
+  acknowledgedNext (topic: string, partition: number): bigint | undefined {
+    return this.#states.get(partitionKey(topic, partition))?.ackedNext
+  }
+
+  /** The offset after what was handed to the producers (or skipped); undefined for a partition not seen yet. */
+  admittedNext (topic: string, partition: number): bigint | undefined {
+    return this.#states.get(partitionKey(topic, partition))?.admittedNext
+  }
+
+  /**
+   * Exactly-once: the partition starts over from `position`, the next offset committed on the
+   * target (records below it are dropped at intake), or, with no position, from whatever the
+   * source fetches next. What was in flight here belonged to a transaction that will not commit.
+   */
+  resume (topic: string, partition: number, position: bigint | undefined): void {
+    const key = partitionKey(topic, partition)
+    const previous = this.#states.get(key)
+    const committed = previous?.committed ?? -1n
+    if (position === undefined) this.#states.delete(key)
+    else {
+      this.#states.set(key, {
+        topic,
+        partition,
+        highWatermark: -1n,
+        inFlight: [],
+        ackedNext: position,
+        admittedNext: position,
+        committed,
+        lastProgressMs: 0,
+        owned: true,
+      })
+    }
+    this.#landed(previous?.inFlight.length ?? 0)
+  }
+
+  observeHighWatermark (topic: string, partition: number, highWatermark: bigint, fetchOffset: bigint): void {
+    const state = this.#state(topic, partition, fetchOffset)
+    state.highWatermark = highWatermark
+  }
+
+  /** Offsets that moved since the last commit, for `partitions` this member owns (all when undefined). */
+  commitCandidates (owned?: ReadonlySet<string>): CommitCandidate[] {
+    const candidates: CommitCandidate[] = []
+    for (const [key, state] of this.#states) {
+      if (!state.owned || (owned !== undefined && !owned.has(key))) continue
+      if (state.ackedNext <= state.committed) continue
+      const lag = state.highWatermark >= state.ackedNext ? state.highWatermark - state.ackedNext : 0n
+      const candidate = { topic: state.topic, partition: state.partition, offset: state.ackedNext, lagRecords: lag }
+      this.#candidateStates.set(candidate, state)
+      candidates.push(candidate)
+    }
+    return candidates
+  }
+
+  /**
+   * The `candidates` (from `commitCandidates`) whose partition is still owned here, with the same
+   * progress: a partition revoked while the commit waited (for the offset syncs) belongs to another
+   * member, and one that came back meanwhile starts over from the group's offset; neither may get
+   * the old offset.
+   */
+  stillCommittable (candidates: readonly CommitCandidate[], owned: ReadonlySet<string>): CommitCandidate[] {
+    return candidates.filter(candidate => {
+      const key = partitionKey(candidate.topic, candidate.partition)
+      const state = this.#candidateStates.get(candidate)
+      return state !== undefined && state === this.#states.get(key) && state.owned && owned.has(key)
+    })
+  }
+
+  committed (offsets: readonly CommitCandidate[]): void {
+    for (const { topic, partition, offset } of offsets) {
+      const state = this.#states.get(partitionKey(topic, partition))
+      if (state !== undefined && offset > state.committed) state.committed = offset
+    }
+  }
+
+  /**
+   * Marks which partitions this process owns after a rebalance. The progress of a partition it
+   * lost is dropped: its new owner commits it from then on and moves the group's offset past what
+   * this process acknowledged, so if the partition comes back, that old offset would move the
+   * group backwards. A partition assigned here starts over from where the source fetches it (the
+   * group's committed offset), so no commit of it is ever below that offset. What is still in
+   * flight of a lost partition is written, and its acknowledgement no longer moves anything here
+   * (the new owner may copy those records again: at least once). State made while a partition
+   * was not owned here (a batch fetched before it was revoked, handed over after) is dropped too.
+   */
+  retain (owned: ReadonlySet<string>): void {
+    this.#owned = owned
+    let landed = 0
+    for (const [key, state] of this.#states) {
+      if (owned.has(key) && state.owned) continue
+      this.#states.delete(key)
+      landed += state.inFlight.length
+    }
+    this.#landed(landed)
+  }
+
+  /** True when nothing is in flight on any partition. */
+  get idle (): boolean {
+    return this.#inFlight === 0
+  }
+
+  /** Resolves once nothing is in flight (at once when so now). */
+  whenIdle (): Promise<void> {
+    if (this.#inFlight === 0) return Promise.resolve()
+    return new Promise(resolve => this.#idleWaiters.push(resolve))
+  }
+
+  snapshot (): PartitionSnapshot[] {
+    const out: PartitionSnapshot[] = []
+    for (const state of this.#states.values()) {
+      if (!state.owned && state.inFlight.length === 0) continue
+      const headBatch = state.inFlight[0]?.batch
+      const head = headBatch?.forwarded !== undefined ? { timestamp: String(headBatch.forwarded.firstTimestampMs) } : headBatch?.records[0]
+      out.push({
+        topic: state.topic,
+        partition: state.partition,
+        highWatermark: state.highWatermark,
+        nextOffsetToMirror: state.ackedNext,
+        committedOffset: state.committed,
+        oldestUnackedTimestampMs: head === undefined ? undefined : Number(head.timestamp),
+        lastProgressMs: state.lastProgressMs,
+      })
+    }
+    return out
+  }
+}
