@@ -5,19 +5,26 @@ import { test } from 'node:test'
 import { importsOf, readSource, REPOSITORY, sourceFiles } from '../helpers/source-imports.js'
 
 /**
- * The layer diagram of docs/architecture.md, as data. Each column lists its folders (or top-level
- * files) from the bottom up. A folder imports its own files, the folders below it in its column,
- * and the shared column; a shared folder imports only the shared folders below it. The two
- * programs never import each other, and mirror-check reaches the pipeline only through kafka/.
+ * The layer diagram of docs/architecture.md, as data. Each column lists its folders (or files)
+ * from the bottom up: the shared column, the sidecar's (src/sidecar/ with its two entry points,
+ * src/index.ts and src/bin/) and mirror-check's (src/check/). A folder imports its own files, the
+ * folders below it in its column, and the shared column; a shared folder imports only the shared
+ * folders below it. The two programs never import each other.
  */
-const SHARED = ['src/shared/', 'src/config/', 'src/pipeline/', 'src/kafka/', 'src/mirror-topics/']
-const SIDECAR = ['src/tracing/', 'src/offsets/', 'src/audit/', 'src/metrics/', 'src/http/', 'src/flow-runtime-factory.ts', 'src/mirror-sidecar.ts', 'src/index.ts', 'src/bin/']
+const SHARED = ['src/shared/', 'src/config/', 'src/ports/', 'src/kafka/', 'src/mirror-topics/']
+const SIDECAR = [
+  'src/sidecar/pipeline/', 'src/sidecar/tracing/', 'src/sidecar/offsets/', 'src/sidecar/integrity/', 'src/sidecar/metrics/', 'src/sidecar/http/',
+  'src/sidecar/flow-runtime-factory.ts', 'src/sidecar/mirror-sidecar.ts', 'src/index.ts', 'src/bin/',
+]
 const CHECK = ['src/check/cli/', 'src/check/translate/', 'src/check/lag/', 'src/check/verify/', 'src/check/commands/', 'src/check/mirror-check.ts']
-/** Shared folders mirror-check does not import: the pipeline is the sidecar's copy engine. */
-const NOT_FOR_CHECK = new Set(['src/pipeline/'])
+/** Shared folders mirror-check does not import: the ports are the sidecar pipeline's, implemented by kafka/. */
+const NOT_FOR_CHECK = new Set(['src/ports/'])
+/** The pipeline runs on its ports: of the shared column it sees only these, never kafka/. */
+const PIPELINE_SEES = new Set(['src/shared/', 'src/config/', 'src/ports/'])
 
 function mayImport (from: string, to: string): boolean {
   if (from === to) return true
+  if (from === 'src/sidecar/pipeline/' && SHARED.includes(to)) return PIPELINE_SEES.has(to)
   const column = [SHARED, SIDECAR, CHECK].find(units => units.includes(from))!
   if (column.includes(to)) return column.indexOf(to) < column.indexOf(from)
   if (!SHARED.includes(to)) return false
@@ -90,23 +97,34 @@ test('no import circle among the files of src/', () => {
   assert.deepEqual(circles(importGraph()), [])
 })
 
-test('the layer check finds an arrow pointing up, one across the wall between the programs, and a command importing another', () => {
+test('the layer check finds an arrow pointing up, one across the wall between the programs, the pipeline past its ports, and a command importing another', () => {
   const graph = new Map([
     ['src/config/values.ts', ['src/kafka/client.ts']],
-    ['src/kafka/client.ts', ['src/config/values.ts', 'src/offsets/offset-sync-writer.ts']],
-    ['src/check/verify/aligner.ts', ['src/pipeline/ports.ts', 'src/mirror-topics/partition-reader.ts']],
-    ['src/metrics/mirror-metrics.ts', ['src/check/lag/lag.ts', 'src/audit/loss-detector.ts']],
+    ['src/kafka/client.ts', ['src/config/values.ts', 'src/sidecar/offsets/offset-sync-writer.ts']],
+    ['src/mirror-topics/partition-reader.ts', ['src/kafka/audit-client.ts', 'src/sidecar/pipeline/mirror-flow.ts']],
+    ['src/check/verify/aligner.ts', ['src/ports/ports.ts', 'src/mirror-topics/partition-reader.ts', 'src/sidecar/integrity/digest-tracker.ts']],
+    ['src/sidecar/metrics/mirror-metrics.ts', ['src/check/lag/lag.ts', 'src/sidecar/integrity/loss-detector.ts', 'src/sidecar/http/health-server.ts']],
+    ['src/sidecar/pipeline/mirror-flow.ts', ['src/ports/ports.ts', 'src/kafka/record-sink.ts', 'src/sidecar/offsets/start-plan.ts']],
+    ['src/sidecar/mirror-sidecar.ts', ['src/sidecar/flow-runtime-factory.ts', 'src/bin/mirror-sidecar.ts']],
     ['src/check/commands/cutover.ts', ['src/check/commands/lag.ts', 'src/check/cli/output.ts']],
     ['src/check/commands/verify.ts', ['src/check/commands/verify-args.ts']],
     ['src/elsewhere.ts', []],
+    ['src/sidecar/elsewhere.ts', []],
   ])
   assert.deepEqual(layerViolations(graph), [
     'src/config/values.ts -> src/kafka/client.ts: src/config/ may not import src/kafka/',
-    'src/kafka/client.ts -> src/offsets/offset-sync-writer.ts: src/kafka/ may not import src/offsets/',
-    'src/check/verify/aligner.ts -> src/pipeline/ports.ts: src/check/verify/ may not import src/pipeline/',
-    'src/metrics/mirror-metrics.ts -> src/check/lag/lag.ts: src/metrics/ may not import src/check/lag/',
+    'src/kafka/client.ts -> src/sidecar/offsets/offset-sync-writer.ts: src/kafka/ may not import src/sidecar/offsets/',
+    'src/mirror-topics/partition-reader.ts -> src/sidecar/pipeline/mirror-flow.ts: src/mirror-topics/ may not import src/sidecar/pipeline/',
+    'src/check/verify/aligner.ts -> src/ports/ports.ts: src/check/verify/ may not import src/ports/',
+    'src/check/verify/aligner.ts -> src/sidecar/integrity/digest-tracker.ts: src/check/verify/ may not import src/sidecar/integrity/',
+    'src/sidecar/metrics/mirror-metrics.ts -> src/check/lag/lag.ts: src/sidecar/metrics/ may not import src/check/lag/',
+    'src/sidecar/metrics/mirror-metrics.ts -> src/sidecar/http/health-server.ts: src/sidecar/metrics/ may not import src/sidecar/http/',
+    'src/sidecar/pipeline/mirror-flow.ts -> src/kafka/record-sink.ts: src/sidecar/pipeline/ may not import src/kafka/',
+    'src/sidecar/pipeline/mirror-flow.ts -> src/sidecar/offsets/start-plan.ts: src/sidecar/pipeline/ may not import src/sidecar/offsets/',
+    'src/sidecar/mirror-sidecar.ts -> src/bin/mirror-sidecar.ts: src/sidecar/mirror-sidecar.ts may not import src/bin/',
     'src/check/commands/cutover.ts -> src/check/commands/lag.ts: a command imports no other command; move what both need out of commands/',
     'src/elsewhere.ts: in no folder of the diagram; add its folder to test/unit/layers.test.ts and docs/architecture.md',
+    'src/sidecar/elsewhere.ts: in no folder of the diagram; add its folder to test/unit/layers.test.ts and docs/architecture.md',
   ])
   assert.deepEqual(circles(new Map([['a.ts', ['b.ts']], ['b.ts', ['c.ts']], ['c.ts', ['a.ts']]])), [['a.ts', 'b.ts', 'c.ts', 'a.ts']])
 })
@@ -119,10 +137,10 @@ test('imports are read in each form the code uses them', () => {
     '  a,',
     '  type B,',
     "} from './multi-line.js'",
-    "export { MirrorFlow } from '../pipeline/mirror-flow.js'",
+    "export { MirrorFlow } from '../sidecar/pipeline/mirror-flow.js'",
     "const late = await import('../config/late.js')",
     "import yargs from 'yargs'",
     "// a comment that mentions from './not-an-import.js'",
   ].join('\n')
-  assert.deepEqual(importsOf('src/bin/x.ts', text).map(imported => imported.file).sort(), ['src/bin/multi-line.ts', 'src/bin/v8-settings.ts', 'src/config/late.ts', 'src/pipeline/mirror-flow.ts', 'src/shared/logger.ts'])
+  assert.deepEqual(importsOf('src/bin/x.ts', text).map(imported => imported.file).sort(), ['src/bin/multi-line.ts', 'src/bin/v8-settings.ts', 'src/config/late.ts', 'src/shared/logger.ts', 'src/sidecar/pipeline/mirror-flow.ts'])
 })
