@@ -71,7 +71,7 @@ test('profile summary adds self time per function and sorts by it', () => {
       { id: 1, callFrame: { functionName: '(root)', url: '', lineNumber: -1 } },
       { id: 2, callFrame: { functionName: 'encode', url: 'file:///x/node_modules/kafkajs/src/a.js', lineNumber: 9 } },
       { id: 3, callFrame: { functionName: 'encode', url: 'file:///x/node_modules/kafkajs/src/a.js', lineNumber: 9 } },
-      { id: 4, callFrame: { functionName: 'flow', url: 'file:///x/dist/src/pipeline/flow.js', lineNumber: 0 } },
+      { id: 4, callFrame: { functionName: 'flow', url: 'file:///x/dist/src/sidecar/pipeline/flow.js', lineNumber: 0 } },
     ],
     samples: [2, 3, 4, 2],
     timeDeltas: [1000, 1000, 500, 2000],
@@ -81,7 +81,7 @@ test('profile summary adds self time per function and sorts by it', () => {
   assert.deepEqual(byOriginMs, { kafkajs: 4, 'this project': 0.5 })
   assert.deepEqual(top.map(entry => [entry.functionName, entry.location, entry.selfMs]), [
     ['encode', 'kafkajs/src/a.js:10', 4],
-    ['flow', 'dist/src/pipeline/flow.js:1', 0.5],
+    ['flow', 'dist/src/sidecar/pipeline/flow.js:1', 0.5],
   ])
   // The last 2.5 ms only: the last two samples (0.5 ms of flow, 2 ms of encode).
   const tail = summariseProfile(profile, 25, 0.0025)
@@ -97,7 +97,7 @@ test('heap profile summary adds live bytes per allocating function and per inner
       selfSize: 0,
       children: [
         {
-          callFrame: frame('track', 'file:///x/dist/src/offsets/tracker.js'),
+          callFrame: frame('track', 'file:///x/dist/src/sidecar/offsets/tracker.js'),
           selfSize: 100,
           children: [{ callFrame: frame('decode', 'file:///x/node_modules/kafkajs/src/d.js'), selfSize: 300, children: [] }],
         },
@@ -107,8 +107,8 @@ test('heap profile summary adds live bytes per allocating function and per inner
   }
   const { totalBytes, top, byProjectFrame } = summariseHeapProfile(profile)
   assert.equal(totalBytes, 450)
-  assert.deepEqual(top.map(({ site, bytes }) => [site, bytes]), [['decode  (kafkajs/src/d.js:1)', 350], ['track  (dist/src/offsets/tracker.js:1)', 100]])
-  assert.deepEqual(byProjectFrame.map(({ site, bytes }) => [site, bytes]), [['track  (dist/src/offsets/tracker.js:1)', 400], ['(no frame of this project)', 50]])
+  assert.deepEqual(top.map(({ site, bytes }) => [site, bytes]), [['decode  (kafkajs/src/d.js:1)', 350], ['track  (dist/src/sidecar/offsets/tracker.js:1)', 100]])
+  assert.deepEqual(byProjectFrame.map(({ site, bytes }) => [site, bytes]), [['track  (dist/src/sidecar/offsets/tracker.js:1)', 400], ['(no frame of this project)', 50]])
 })
 
 test('--baseline-entry adds the baseline contender; asking for it without an entry is a usage error; sidecar and baseline alternate first', () => {

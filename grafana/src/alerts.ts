@@ -2,7 +2,7 @@ import { Metrics } from '../../src/sidecar/metrics/metric-names.js'
 
 /**
  * Prometheus alert rules for the sidecar, and the `promtool test rules` cases that show each one
- * firing and staying quiet. Expressions take metric names from `src/metrics/metric-names.ts` only.
+ * firing and staying quiet. Expressions take metric names from `src/sidecar/metrics/metric-names.ts` only.
  * Annotation templates may use `{{ $labels.<name> }}` and `{{ if $labels.<name> }}...{{ end }}`
  * and nothing else, so the expected annotations of the test cases can be rendered here. Every rule
  * works with per-partition and per-topic metrics (`metrics.partition.labels` false): expressions

@@ -7,7 +7,7 @@ import { Metrics } from '../../src/sidecar/metrics/metric-names.js'
 
 /**
  * The sidecar's Grafana dashboard, built with the Grafana Foundation SDK from the metric names in
- * `src/metrics/metric-names.ts`. The output is classic dashboard JSON that works both for UI import
+ * `src/sidecar/metrics/metric-names.ts`. The output is classic dashboard JSON that works both for UI import
  * and for file provisioning: every query uses the `${datasource}` template variable (type
  * prometheus) instead of an `__inputs` placeholder, which file provisioning does not substitute.
  */

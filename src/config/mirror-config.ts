@@ -160,7 +160,7 @@ export interface GroupSyncConfig {
   readonly intervalMs: number
   /** `emit.checkpoints.interval.seconds` in ms; default 60000 in mm2.properties, the sync interval with MirrorMaker 1 flags. */
   readonly checkpointIntervalMs: number
-  /** MirrorMaker 2's checkpoints topic on the target, `<source alias>.checkpoints.internal` (records `Checkpoint`, see offsets/mm2-records.ts). */
+  /** MirrorMaker 2's checkpoints topic on the target, `<source alias>.checkpoints.internal` (records `Checkpoint`, see mirror-topics/mm2-records.ts). */
   readonly checkpointsTopic: string
   /** `checkpoints.topic.replication.factor` when the mirror creates the checkpoints topic; default the flow's `replicationFactor`. */
   readonly checkpointsReplicationFactor: number

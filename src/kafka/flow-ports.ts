@@ -19,7 +19,7 @@ function batchForwarding (flow: FlowConfig): ForwardingPolicy {
   return forwardingPolicy(decodeAll, flow.producer.compressionSet ? flow.producer.compression : undefined, flow.producer.maxRequestSizeBytes)
 }
 
-/** Active-active support: publishes this flow's producer ids, and recognises the opposite mirror's (see `offsets/mirror-producers.ts`). */
+/** Active-active support: publishes this flow's producer ids, and recognises the opposite mirror's (see `sidecar/offsets/mirror-producers.ts`). */
 export interface MirrorProducerLinks extends MirrorProducerFilter {
   publish: (producerId: bigint) => Promise<void>
 }

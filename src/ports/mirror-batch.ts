@@ -1,7 +1,7 @@
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import type { ForwardedBatch } from './forwarded-batch.js'
 
-/** Tracing of a batch (see `tracing/mirror-tracer.ts`); absent when tracing is off. */
+/** Tracing of a batch (see `sidecar/tracing/mirror-tracer.ts`); absent when tracing is off. */
 export interface BatchSpan {
   sendSpan: () => {
     retry: (event: { operation: string, errorCode: string, attempt?: number, backoffMs?: number }) => void

@@ -61,7 +61,7 @@ function component (name: string, part: { start: () => Promise<void>, stop: () =
 export function createFlowRuntime (config: FlowConfig, context: FlowRuntimeContext): BuiltFlow {
   const { logger, observability, offsetsObserver: observer } = context
   const offsets = { logger, observer }
-  // Set below: the coordinator-only jobs ask the flow whether this process coordinates it (see pipeline/flow-coordinator.ts).
+  // Set below: the coordinator-only jobs ask the flow whether this process coordinates it (see sidecar/pipeline/flow-coordinator.ts).
   // eslint-disable-next-line prefer-const -- read by isCoordinator before the assignment below
   let flow: MirrorFlow | undefined
   const coordinated = { ...offsets, isCoordinator: () => flow?.coordinates() ?? false }

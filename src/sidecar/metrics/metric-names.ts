@@ -1,6 +1,6 @@
 /**
  * Every metric the sidecar exports: name, type, help text and label names, in one place.
- * `src/metrics/` registers exactly these; `grafana/` builds the dashboard and alert rules from them.
+ * `src/sidecar/metrics/` registers exactly these; `grafana/` builds the dashboard and alert rules from them.
  * Names carry their base unit (`_seconds`, `_bytes`, `_records`) and counters end in `_total`.
  * Labels stay low-cardinality: flow and cluster aliases, topic, partition only where per-partition
  * state is the point (lag, status), never offsets, client ids or error messages. With
