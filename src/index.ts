@@ -35,7 +35,17 @@ export {
   type OffsetSyncConfig, type ProducerSettings, type ReplicationPolicy, type ReplicationPolicyKind,
 } from './config/mirror-config.js'
 export { compileTopicPattern, DEFAULT_GROUPS_EXCLUDE, type TopicFilter } from './config/topic-filter.js'
-export { oauthBearerCredentials, saslCredentials, tlsOptions, type AwsMskIamSettings, type ClusterConnection, type GssapiSettings, type OAuthBearerCredentials, type SaslCredentials, type SaslMechanism } from './config/cluster-connection.js'
+export {
+  oauthBearerCredentials,
+  saslCredentials,
+  tlsOptions,
+  type AwsMskIamSettings,
+  type ClusterConnection,
+  type GssapiSettings,
+  type OAuthBearerCredentials,
+  type SaslCredentials,
+  type SaslMechanism,
+} from './config/cluster-connection.js'
 export { connectionFromProperties } from './config/client-properties.js'
 export { parseProperties, type Properties, type PropertyEntry } from './config/java-properties.js'
 export { readPropertiesFile } from './config/properties-file.js'

@@ -30,11 +30,23 @@ function fail (message: string): never {
 }
 
 const MODE_FLAGS = {
-  clusters: { type: 'string', array: true, describe: 'With an mm2.properties file: run only the flows into these cluster aliases (as MirrorMaker 2\'s --clusters)' },
+  clusters: {
+    type: 'string',
+    array: true,
+    describe: "With an mm2.properties file: run only the flows into these cluster aliases (as MirrorMaker 2's --clusters)",
+  },
   'print-config': { type: 'boolean', describe: 'Print the resolved configuration of every flow as JSON (secrets redacted) and exit' },
-  'dry-run': { type: 'boolean', describe: 'Print where each partition of every flow would start and why (its own group, the exactly-once position, MirrorMaker 2\'s Connect offsets, auto.offset.reset), then exit without copying; connects to both clusters to read them, writes nothing' },
+  'dry-run': {
+    type: 'boolean',
+    describe:
+      "Print where each partition of every flow would start and why (its own group, the exactly-once position, MirrorMaker 2's Connect offsets, auto.offset.reset), then exit without copying; connects to both clusters to read them, writes nothing",
+  },
   strimzi: { type: 'string', describe: 'A Strimzi KafkaMirrorMaker2 resource (YAML, kafka.strimzi.io/v1 or v1beta2) instead of an mm2.properties file' },
-  'strimzi.secrets.dir': { type: 'string', describe: 'With --strimzi: a folder of <secretName>/<key> files holding the Secrets the resource names (default: where Strimzi mounts them, /opt/kafka/mm2-certs/<alias>/... and /opt/kafka/mm2-password/<alias>/...)' },
+  'strimzi.secrets.dir': {
+    type: 'string',
+    describe:
+      'With --strimzi: a folder of <secretName>/<key> files holding the Secrets the resource names (default: where Strimzi mounts them, /opt/kafka/mm2-certs/<alias>/... and /opt/kafka/mm2-password/<alias>/...)',
+  },
 } as const
 
 /** The file modes (mm2.properties, --strimzi): where the configuration comes from. */
@@ -46,7 +58,11 @@ function configFromFileArgs (mode: FileMode, values: Mm1Values, clusters: string
   const what = mode.kind === 'mm2' ? `an mm2.properties file (${mode.path})` : `--strimzi ${mode.path}`
   for (const flag of Object.keys(values) as Mm1FlagName[]) {
     if ((SIDECAR_FLAGS as readonly string[]).includes(flag) || flag === 'new.consumer') continue
-    problems.add(`--${flag}`, String(values[flag]), `cannot be combined with ${what}; set clusters, flows and topics in the file, or drop the file and use MirrorMaker 1 flags`)
+    problems.add(
+      `--${flag}`,
+      String(values[flag]),
+      `cannot be combined with ${what}; set clusters, flows and topics in the file, or drop the file and use MirrorMaker 1 flags`
+    )
   }
   const settings = sidecarSettingsFromFlags(
     mergeEnv(Object.fromEntries(SIDECAR_FLAGS.flatMap(f => (values[f] === undefined ? [] : [[f, values[f]]]))), process.env),
@@ -71,8 +87,12 @@ async function main (): Promise<void> {
   if (pasted.length > 0) fail(problemsText(new ConfigError(pasted), 'command line'))
   const parser = yargs(args)
     .scriptName('mirror-sidecar')
-    .command('$0 [mm2]', 'Copies topics between Kafka clusters.', y => y.positional('mm2', { type: 'string', describe: 'A MirrorMaker 2 mm2.properties file (instead of MirrorMaker 1 flags)' }))
-    .usage('$0 --consumer.config source.properties --producer.config target.properties --whitelist "orders.*,payments"\n$0 mm2.properties [--clusters B] [--dry-run]\n$0 --strimzi kmm2.yaml [--strimzi.secrets.dir /etc/secrets]\n\nCopies topics from a source Kafka cluster to a target cluster, partition by partition, committing\non the source only what the target acknowledged. Takes MirrorMaker 1 flags, a MirrorMaker 2\nmm2.properties file or a Strimzi KafkaMirrorMaker2 resource; every MirrorMaker 1 flag can also be set as MIRROR_<FLAG> in the environment\n(dots as underscores), flags win.')
+    .command('$0 [mm2]', 'Copies topics between Kafka clusters.', y =>
+      y.positional('mm2', { type: 'string', describe: 'A MirrorMaker 2 mm2.properties file (instead of MirrorMaker 1 flags)' })
+    )
+    .usage(
+      '$0 --consumer.config source.properties --producer.config target.properties --whitelist "orders.*,payments"\n$0 mm2.properties [--clusters B] [--dry-run]\n$0 --strimzi kmm2.yaml [--strimzi.secrets.dir /etc/secrets]\n\nCopies topics from a source Kafka cluster to a target cluster, partition by partition, committing\non the source only what the target acknowledged. Takes MirrorMaker 1 flags, a MirrorMaker 2\nmm2.properties file or a Strimzi KafkaMirrorMaker2 resource; every MirrorMaker 1 flag can also be set as MIRROR_<FLAG> in the environment\n(dots as underscores), flags win.'
+    )
     .parserConfiguration({ 'dot-notation': false, 'camel-case-expansion': false, 'duplicate-arguments-array': true, 'boolean-negation': false })
     .options({ ...MM1_FLAGS, ...MODE_FLAGS } as never)
     .completion('completion', 'Print a bash completion script (mirror-sidecar completion >> ~/.bashrc)')
@@ -80,7 +100,10 @@ async function main (): Promise<void> {
     .version('version', 'Print the version and exit', packageVersion())
     .help('help')
     .alias('help', 'h')
-    .example('$0 --consumer.config source.properties --producer.config target.properties --whitelist ".*" --num.streams 2', 'mirror every topic with two consumers')
+    .example(
+      '$0 --consumer.config source.properties --producer.config target.properties --whitelist ".*" --num.streams 2',
+      'mirror every topic with two consumers'
+    )
     .example('$0 mm2.properties --clusters B', 'run the flows into cluster B of a MirrorMaker 2 configuration')
     .example('$0 mm2.properties --dry-run', 'where each partition would start: after MirrorMaker 2 stopped, from its positions')
     .wrap(Math.min(110, process.stdout.columns ?? 110))
@@ -104,13 +127,27 @@ async function main (): Promise<void> {
     if (strimzi !== undefined && mm2 !== undefined) {
       throw new ConfigError([{ key: '--strimzi', value: strimzi, message: `cannot be combined with the mm2.properties file ${mm2}; give one of them` }])
     } else if (secretsDir !== undefined && strimzi === undefined) {
-      throw new ConfigError([{ key: '--strimzi.secrets.dir', value: secretsDir, message: 'only applies with --strimzi; give the KafkaMirrorMaker2 file: mirror-sidecar --strimzi kmm2.yaml --strimzi.secrets.dir DIR' }])
+      throw new ConfigError([
+        {
+          key: '--strimzi.secrets.dir',
+          value: secretsDir,
+          message: 'only applies with --strimzi; give the KafkaMirrorMaker2 file: mirror-sidecar --strimzi kmm2.yaml --strimzi.secrets.dir DIR',
+        },
+      ])
     } else if (strimzi !== undefined) {
       config = configFromFileArgs({ kind: 'strimzi', path: strimzi, secretsDir }, values, clusters)
     } else if (mm2 !== undefined) {
       config = configFromFileArgs({ kind: 'mm2', path: mm2 }, values, clusters)
     } else {
-      if (clusters !== undefined) throw new ConfigError([{ key: '--clusters', value: clusters.join(','), message: 'only applies to an mm2.properties file or --strimzi; give the file first: mirror-sidecar mm2.properties --clusters B' }])
+      if (clusters !== undefined) {
+        throw new ConfigError([
+          {
+            key: '--clusters',
+            value: clusters.join(','),
+            message: 'only applies to an mm2.properties file or --strimzi; give the file first: mirror-sidecar mm2.properties --clusters B',
+          },
+        ])
+      }
       config = configFromMm1(mergeEnv(values, process.env))
     }
   } catch (error) {

@@ -68,8 +68,12 @@ export function awsMskIamFromProperties (
   if (roleArn !== undefined && !/^arn:aws[a-z-]*:iam::\d{12}:role\/.+$/.test(roleArn)) {
     problems.add(jaasKey, undefined, `option awsRoleArn "${roleArn}" is not a role ARN; write awsRoleArn="arn:aws:iam::123456789012:role/NAME"`)
   }
-  if (roleSessionName !== undefined && roleArn === undefined) { problems.add(jaasKey, undefined, 'option awsRoleSessionName has no awsRoleArn to go with; add awsRoleArn="arn:aws:iam::ACCOUNT:role/NAME" or remove it') }
-  if (stsRegion !== undefined && !REGION.test(stsRegion)) { problems.add(jaasKey, undefined, `option awsStsRegion "${stsRegion}" is not an AWS region; write e.g. awsStsRegion="us-east-1"`) }
+  if (roleSessionName !== undefined && roleArn === undefined) {
+    problems.add(jaasKey, undefined, 'option awsRoleSessionName has no awsRoleArn to go with; add awsRoleArn="arn:aws:iam::ACCOUNT:role/NAME" or remove it')
+  }
+  if (stsRegion !== undefined && !REGION.test(stsRegion)) {
+    problems.add(jaasKey, undefined, `option awsStsRegion "${stsRegion}" is not an AWS region; write e.g. awsStsRegion="us-east-1"`)
+  }
   const debugRaw = entry.options.get('awsDebugCreds')
   const debugCreds = debugRaw === undefined ? false : (parseBoolean(`${jaasKey} option awsDebugCreds`, debugRaw, problems) ?? false)
   const envRegion = [env.AWS_REGION, env.AWS_DEFAULT_REGION].map(value => value?.trim().toLowerCase()).find(value => value !== undefined && value !== '')
@@ -93,7 +97,11 @@ export function checkSigningRegions (settings: AwsMskIamSettings, brokers: reado
   for (const broker of brokers) {
     const host = broker.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1')
     if (signingRegion(settings, host) === undefined) {
-      problems.add(bootstrapKey, broker, `the host name names no AWS region (MSK brokers are b-N.CLUSTER.ID.kafka.REGION.amazonaws.com), so AWS_MSK_IAM cannot sign for it; set AWS_REGION or awsStsRegion="REGION" in ${settings.jaasKey}`)
+      problems.add(
+        bootstrapKey,
+        broker,
+        `the host name names no AWS region (MSK brokers are b-N.CLUSTER.ID.kafka.REGION.amazonaws.com), so AWS_MSK_IAM cannot sign for it; set AWS_REGION or awsStsRegion="REGION" in ${settings.jaasKey}`
+      )
     }
   }
 }

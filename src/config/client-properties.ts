@@ -20,7 +20,20 @@ export interface PropertiesOrigin {
 /** Keys `connectionFromProperties` reads, besides the security keys. */
 export const CONNECTION_KEYS = ['bootstrap.servers', 'client.id', 'request.timeout.ms', 'socket.connection.setup.timeout.ms'] as const
 /** Keys `consumerSettingsFromProperties` reads. */
-export const CONSUMER_KEYS = ['group.id', 'auto.offset.reset', 'enable.auto.commit', 'max.poll.records', 'shallowiterator.enable', 'fetch.max.bytes', 'max.partition.fetch.bytes', 'session.timeout.ms', 'heartbeat.interval.ms', 'fetch.max.wait.ms', 'fetch.min.bytes', 'fetch.sessions.enable'] as const
+export const CONSUMER_KEYS = [
+  'group.id',
+  'auto.offset.reset',
+  'enable.auto.commit',
+  'max.poll.records',
+  'shallowiterator.enable',
+  'fetch.max.bytes',
+  'max.partition.fetch.bytes',
+  'session.timeout.ms',
+  'heartbeat.interval.ms',
+  'fetch.max.wait.ms',
+  'fetch.min.bytes',
+  'fetch.sessions.enable',
+] as const
 /** Keys `producerSettingsFromProperties` reads. */
 export const PRODUCER_KEYS = ['acks', 'compression.type', 'batch.size', 'linger.ms', 'enable.idempotence', 'max.request.size'] as const
 
@@ -47,7 +60,12 @@ export function connectionFromProperties (properties: Properties, origin: Proper
     problems.add(key('bootstrap.servers'), undefined, `missing; set it to the ${origin.alias} cluster's brokers (host:port,...) ${origin.bootstrapHint}`)
   }
   const requestTimeoutMs = parseInteger(key('request.timeout.ms'), value(properties, 'request.timeout.ms'), { min: 1 }, problems)
-  const connectionTimeoutMs = parseInteger(key('socket.connection.setup.timeout.ms'), value(properties, 'socket.connection.setup.timeout.ms'), { min: 1 }, problems)
+  const connectionTimeoutMs = parseInteger(
+    key('socket.connection.setup.timeout.ms'),
+    value(properties, 'socket.connection.setup.timeout.ms'),
+    { min: 1 },
+    problems
+  )
   const security = securityFromProperties(properties, origin.where, problems)
   if (brokers === undefined) return undefined
   if (security.sasl?.mechanism === 'aws_msk_iam') checkSigningRegions(security.sasl, brokers, key('bootstrap.servers'), problems)
@@ -67,13 +85,23 @@ export function consumerSettingsFromProperties (properties: Properties, where: s
   const int = (name: string, fallback: number, min = 1): number =>
     parseInteger(key(name), value(properties, name), { min }, problems) ?? fallback
   const reset = parseChoice(key('auto.offset.reset'), value(properties, 'auto.offset.reset'), ['earliest', 'latest', 'none'] as const, problems)
-  if (reset === 'none') problems.add(key('auto.offset.reset'), 'none', 'a mirror must start somewhere on partitions without a committed offset; use earliest or latest')
+  if (reset === 'none') {
+    problems.add(key('auto.offset.reset'), 'none', 'a mirror must start somewhere on partitions without a committed offset; use earliest or latest')
+  }
   const autoCommit = parseBoolean(key('enable.auto.commit'), value(properties, 'enable.auto.commit'), problems)
-  if (autoCommit === true) problems.add(key('enable.auto.commit'), 'true', 'the mirror commits only what the target acknowledged; remove the key or set it to false')
+  if (autoCommit === true) {
+    problems.add(key('enable.auto.commit'), 'true', 'the mirror commits only what the target acknowledged; remove the key or set it to false')
+  }
   const sessionTimeoutMs = int('session.timeout.ms', 45_000)
   const fetchMaxWaitMs = int('fetch.max.wait.ms', 500, 0)
   // kafkajs heartbeats between fetches, so a fetch held longer than the session would lose the group.
-  if (fetchMaxWaitMs >= sessionTimeoutMs) problems.add(key('fetch.max.wait.ms'), String(fetchMaxWaitMs), `must be below session.timeout.ms (${sessionTimeoutMs}): the consumer heartbeats between fetches; lower it or raise session.timeout.ms`)
+  if (fetchMaxWaitMs >= sessionTimeoutMs) {
+    problems.add(
+      key('fetch.max.wait.ms'),
+      String(fetchMaxWaitMs),
+      `must be below session.timeout.ms (${sessionTimeoutMs}): the consumer heartbeats between fetches; lower it or raise session.timeout.ms`
+    )
+  }
   return {
     groupId: value(properties, 'group.id') ?? 'mirror-sidecar',
     autoOffsetReset: reset === 'latest' ? 'latest' : 'earliest',
@@ -98,8 +126,9 @@ export function producerSettingsFromProperties (properties: Properties, where: s
   if (acksRaw !== undefined) {
     const normalised = acksRaw.trim().toLowerCase()
     if (normalised === '1') acks = 1
-    else if (normalised === '0') problems.add(key('acks'), acksRaw, 'acks=0 gives no acknowledgement, so the mirror could neither avoid loss nor record offsets; use all')
-    else if (normalised !== 'all' && normalised !== '-1') problems.add(key('acks'), acksRaw, 'expected all, -1 or 1')
+    else if (normalised === '0') {
+      problems.add(key('acks'), acksRaw, 'acks=0 gives no acknowledgement, so the mirror could neither avoid loss nor record offsets; use all')
+    } else if (normalised !== 'all' && normalised !== '-1') problems.add(key('acks'), acksRaw, 'expected all, -1 or 1')
   }
   const compression = parseChoice(key('compression.type'), value(properties, 'compression.type'), CompressionNames, problems) ?? 'none'
   return {

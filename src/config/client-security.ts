@@ -1,6 +1,14 @@
 import { createSecureContext, type ConnectionOptions } from 'node:tls'
 import { AWS_MSK_IAM_LOGIN_MODULE, awsMskIamFromProperties } from './aws-msk-iam-config.js'
-import { saslCredentials, tlsOptions, type AwsMskIamSettings, type GssapiSettings, type OAuthBearerCredentials, type SaslCredentials, type SaslMechanism } from './cluster-connection.js'
+import {
+  saslCredentials,
+  tlsOptions,
+  type AwsMskIamSettings,
+  type GssapiSettings,
+  type OAuthBearerCredentials,
+  type SaslCredentials,
+  type SaslMechanism,
+} from './cluster-connection.js'
 import type { Properties } from './java-properties.js'
 import { parseJaasConfig } from './jaas.js'
 import { KERBEROS_KEYS, KRB5_LOGIN_MODULE, kerberosFromProperties } from './kerberos-config.js'
@@ -32,11 +40,18 @@ const APPLIED_SSL_KEYS = new Set(['ssl.truststore.location', 'ssl.truststore.typ
   'ssl.endpoint.identification.algorithm', 'ssl.enabled.protocols', 'ssl.protocol'])
 const APPLIED_SASL_KEYS = new Set(['sasl.mechanism', 'sasl.jaas.config'])
 
-function tlsProtocols (get: (name: string) => string | undefined, key: (name: string) => string, problems: ProblemList): Pick<ConnectionOptions, 'minVersion' | 'maxVersion'> {
+function tlsProtocols (
+  get: (name: string) => string | undefined,
+  key: (name: string) => string,
+  problems: ProblemList
+): Pick<ConnectionOptions, 'minVersion' | 'maxVersion'> {
   const raw = get('ssl.enabled.protocols')
   if (raw === undefined) return {}
   const known = ['TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'] as const
-  const wanted = raw.split(',').map(s => s.trim()).filter(s => s !== '')
+  const wanted = raw
+    .split(',')
+    .map(s => s.trim())
+    .filter(s => s !== '')
   const bad = wanted.filter(p => !(known as readonly string[]).includes(p))
   if (bad.length > 0 || wanted.length === 0) {
     problems.add(key('ssl.enabled.protocols'), raw, `expected a list of ${known.join(', ')}`)
@@ -79,14 +94,25 @@ export function securityFromProperties (properties: Properties, where: string, p
     : usesAwsIam ? JAVA_CLASS_KEYS.filter(name => name !== 'sasl.client.callback.handler.class') : JAVA_CLASS_KEYS
   for (const name of classKeys) {
     const value = get(name)
-    if (value !== undefined) problems.add(key(name), value, 'Java classes cannot be loaded here; remove the key (supported: PLAIN, SCRAM, OAUTHBEARER, AWS_MSK_IAM and GSSAPI with sasl.jaas.config, JKS/PKCS12/PEM stores)')
+    if (value !== undefined) {
+      problems.add(
+        key(name),
+        value,
+        'Java classes cannot be loaded here; remove the key (supported: PLAIN, SCRAM, OAUTHBEARER, AWS_MSK_IAM and GSSAPI with sasl.jaas.config, JKS/PKCS12/PEM stores)'
+      )
+    }
   }
   const appliedSasl = (name: string): boolean => APPLIED_SASL_KEYS.has(name) || (usesOAuth && (OAUTH_KEYS as readonly string[]).includes(name)) ||
     (usesAwsIam && name === 'sasl.client.callback.handler.class') || (usesGssapi && (KERBEROS_KEYS as readonly string[]).includes(name))
   for (const name of properties.keys()) {
     if (name.startsWith('sasl.') && !classKeys.includes(name) && !(usesSasl && appliedSasl(name))) {
-      if (!usesSasl && APPLIED_SASL_KEYS.has(name)) problems.add(key(name), get(name), `is set but security.protocol is ${protocol}, so it would have no effect; set security.protocol=SASL_SSL (or SASL_PLAINTEXT) or remove it`)
-      else problems.ignore(key(name))
+      if (!usesSasl && APPLIED_SASL_KEYS.has(name)) {
+        problems.add(
+          key(name),
+          get(name),
+          `is set but security.protocol is ${protocol}, so it would have no effect; set security.protocol=SASL_SSL (or SASL_PLAINTEXT) or remove it`
+        )
+      } else problems.ignore(key(name))
     }
     if (name.startsWith('ssl.') && !JAVA_CLASS_KEYS.includes(name) && !(usesTls && APPLIED_SSL_KEYS.has(name))) problems.ignore(key(name))
   }
@@ -95,12 +121,23 @@ export function securityFromProperties (properties: Properties, where: string, p
   if (usesGssapi) {
     const jaas = get('sasl.jaas.config')
     if (jaas === undefined) {
-      const why = get('sasl.mechanism') === undefined ? 'missing while sasl.mechanism is not set either, so Java\'s default GSSAPI (Kerberos) applies; set sasl.mechanism to the broker\'s mechanism (PLAIN, SCRAM-SHA-512, ...) with its login module, or for Kerberos set it' : 'missing for GSSAPI; set it'
-      problems.add(key('sasl.jaas.config'), undefined, `${why} to ${KRB5_LOGIN_MODULE} required useKeyTab=true storeKey=true keyTab="/path/to/client.keytab" principal="user@REALM";`)
+      const why =
+        get('sasl.mechanism') === undefined
+          ? "missing while sasl.mechanism is not set either, so Java's default GSSAPI (Kerberos) applies; set sasl.mechanism to the broker's mechanism (PLAIN, SCRAM-SHA-512, ...) with its login module, or for Kerberos set it"
+          : 'missing for GSSAPI; set it'
+      problems.add(
+        key('sasl.jaas.config'),
+        undefined,
+        `${why} to ${KRB5_LOGIN_MODULE} required useKeyTab=true storeKey=true keyTab="/path/to/client.keytab" principal="user@REALM";`
+      )
     } else {
       const entry = parseJaasConfig(key('sasl.jaas.config'), jaas, problems)
       if (entry !== undefined && get('sasl.mechanism') === undefined && entry.loginModule !== KRB5_LOGIN_MODULE) {
-        problems.add(key('sasl.mechanism'), undefined, `missing, so Java's default GSSAPI (Kerberos) applies, which does not fit ${entry.loginModule} in sasl.jaas.config; set sasl.mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, AWS_MSK_IAM or GSSAPI)`)
+        problems.add(
+          key('sasl.mechanism'),
+          undefined,
+          `missing, so Java's default GSSAPI (Kerberos) applies, which does not fit ${entry.loginModule} in sasl.jaas.config; set sasl.mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, AWS_MSK_IAM or GSSAPI)`
+        )
       } else if (entry !== undefined) {
         sasl = kerberosFromProperties(properties, entry, where, problems)
       }
@@ -108,7 +145,11 @@ export function securityFromProperties (properties: Properties, where: string, p
   } else if (usesAwsIam) {
     const jaas = get('sasl.jaas.config')
     if (jaas === undefined) {
-      problems.add(key('sasl.jaas.config'), undefined, `missing for AWS_MSK_IAM; set it to ${AWS_MSK_IAM_LOGIN_MODULE} required; (optionally with awsProfileName="..." or awsRoleArn="...")`)
+      problems.add(
+        key('sasl.jaas.config'),
+        undefined,
+        `missing for AWS_MSK_IAM; set it to ${AWS_MSK_IAM_LOGIN_MODULE} required; (optionally with awsProfileName="..." or awsRoleArn="...")`
+      )
     } else {
       const entry = parseJaasConfig(key('sasl.jaas.config'), jaas, problems)
       if (entry !== undefined) sasl = awsMskIamFromProperties(properties, entry, where, problems)
@@ -116,7 +157,11 @@ export function securityFromProperties (properties: Properties, where: string, p
   } else if (usesOAuth) {
     const jaas = get('sasl.jaas.config')
     if (jaas === undefined) {
-      problems.add(key('sasl.jaas.config'), undefined, `missing for OAUTHBEARER; set it to ${OAUTH_LOGIN_MODULE} required clientId="..." clientSecret="..." scope="...";`)
+      problems.add(
+        key('sasl.jaas.config'),
+        undefined,
+        `missing for OAUTHBEARER; set it to ${OAUTH_LOGIN_MODULE} required clientId="..." clientSecret="..." scope="...";`
+      )
     } else {
       const entry = parseJaasConfig(key('sasl.jaas.config'), jaas, problems)
       if (entry !== undefined) sasl = oauthBearerFromProperties(properties, entry, where, problems)
@@ -127,7 +172,11 @@ export function securityFromProperties (properties: Properties, where: string, p
     const mechanism = MECHANISMS[mechanismName]
     const jaas = get('sasl.jaas.config')
     if (mechanism === undefined) {
-      problems.add(key('sasl.mechanism'), rawMechanism, 'is not a SASL mechanism the sidecar speaks; use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, AWS_MSK_IAM or GSSAPI with sasl.jaas.config')
+      problems.add(
+        key('sasl.mechanism'),
+        rawMechanism,
+        'is not a SASL mechanism the sidecar speaks; use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, AWS_MSK_IAM or GSSAPI with sasl.jaas.config'
+      )
     } else if (jaas === undefined) {
       problems.add(key('sasl.jaas.config'), undefined, `missing for ${mechanismName}; set it to ${mechanism.module} required username="..." password="...";`)
     } else {
@@ -136,11 +185,19 @@ export function securityFromProperties (properties: Properties, where: string, p
         const username = entry.options.get('username')
         const password = entry.options.get('password')
         if (entry.loginModule !== mechanism.module) {
-          problems.add(key('sasl.jaas.config'), undefined, `uses ${entry.loginModule}, which does not fit sasl.mechanism=${mechanismName}; use ${mechanism.module}`)
+          problems.add(
+            key('sasl.jaas.config'),
+            undefined,
+            `uses ${entry.loginModule}, which does not fit sasl.mechanism=${mechanismName}; use ${mechanism.module}`
+          )
         } else if (entry.controlFlag !== 'required') {
           problems.add(key('sasl.jaas.config'), undefined, `control flag "${entry.controlFlag}": write "required" after the login module`)
         } else if (username === undefined || password === undefined) {
-          problems.add(key('sasl.jaas.config'), undefined, `has no ${username === undefined ? 'username' : 'password'} option; write ${mechanism.module} required username="..." password="...";`)
+          problems.add(
+            key('sasl.jaas.config'),
+            undefined,
+            `has no ${username === undefined ? 'username' : 'password'} option; write ${mechanism.module} required username="..." password="...";`
+          )
         } else {
           sasl = saslCredentials(mechanism.mechanism, username, password)
         }
@@ -155,7 +212,9 @@ export function securityFromProperties (properties: Properties, where: string, p
     const client = clientCertificate(properties, get, key, problems)
     const algorithm = get('ssl.endpoint.identification.algorithm')
     const checkHost = algorithm === undefined || algorithm.trim().toLowerCase() === 'https'
-    if (!checkHost && algorithm?.trim() !== '') problems.add(key('ssl.endpoint.identification.algorithm'), algorithm, 'expected https (check the broker host name) or empty (do not)')
+    if (!checkHost && algorithm?.trim() !== '') {
+      problems.add(key('ssl.endpoint.identification.algorithm'), algorithm, 'expected https (check the broker host name) or empty (do not)')
+    }
     const options: ConnectionOptions = {
       rejectUnauthorized: true,
       ...(ca === undefined ? {} : { ca }),
@@ -172,15 +231,41 @@ export function securityFromProperties (properties: Properties, where: string, p
         if (client.pfx !== undefined && /mac verify failure/i.test(reason)) {
           // Node reports a wrong PKCS12 password as an integrity (MAC) failure of the store.
           const password = properties.get('ssl.keystore.password') ?? properties.get('ssl.key.password')
-          if (password === undefined) problems.add(key('ssl.keystore.password'), undefined, `missing; the PKCS12 keystore ${get('ssl.keystore.location')} is protected by a password: set ssl.keystore.password to it`)
-          else problems.add(key(properties.has('ssl.keystore.password') ? 'ssl.keystore.password' : 'ssl.key.password'), password.reference, `does not open the PKCS12 keystore ${get('ssl.keystore.location')} (wrong password); give the password the store was exported with`)
+          if (password === undefined) {
+            problems.add(
+              key('ssl.keystore.password'),
+              undefined,
+              `missing; the PKCS12 keystore ${get('ssl.keystore.location')} is protected by a password: set ssl.keystore.password to it`
+            )
+          } else {
+            problems.add(
+              key(properties.has('ssl.keystore.password') ? 'ssl.keystore.password' : 'ssl.key.password'),
+              password.reference,
+              `does not open the PKCS12 keystore ${get('ssl.keystore.location')} (wrong password); give the password the store was exported with`
+            )
+          }
         } else if (client.pfx !== undefined && /unsupported/i.test(reason)) {
           // OpenSSL 3 refuses PKCS12 stores encrypted with RC2/3DES (OpenSSL 1.x and older keytool) even with the right password.
           const location = get('ssl.keystore.location') as string
-          problems.add(key('ssl.keystore.location'), location, `is a PKCS12 store with legacy encryption (RC2/3DES), which Node cannot read; re-export it: openssl pkcs12 -legacy -in ${location} -nodes | openssl pkcs12 -export -out ${location.replace(/\.(p12|pfx)$/i, '')}-aes.p12, then point ssl.keystore.location at the new file`)
+          problems.add(
+            key('ssl.keystore.location'),
+            location,
+            `is a PKCS12 store with legacy encryption (RC2/3DES), which Node cannot read; re-export it: openssl pkcs12 -legacy -in ${location} -nodes | openssl pkcs12 -export -out ${location.replace(/\.(p12|pfx)$/i, '')}-aes.p12, then point ssl.keystore.location at the new file`
+          )
         } else {
-          const which = client.pfx !== undefined ? 'ssl.keystore.location' : client.key !== undefined ? (get('ssl.keystore.location') === undefined ? 'ssl.keystore.key' : 'ssl.keystore.location') : 'ssl.truststore.location'
-          problems.add(key(which), get(which) ?? '(inline PEM)', `cannot be used for TLS (${reason}); check the file and ssl.keystore.password / ssl.key.password`)
+          const which =
+            client.pfx !== undefined
+              ? 'ssl.keystore.location'
+              : client.key !== undefined
+                ? get('ssl.keystore.location') === undefined
+                  ? 'ssl.keystore.key'
+                  : 'ssl.keystore.location'
+                : 'ssl.truststore.location'
+          problems.add(
+            key(which),
+            get(which) ?? '(inline PEM)',
+            `cannot be used for TLS (${reason}); check the file and ssl.keystore.password / ssl.key.password`
+          )
         }
       }
     }

@@ -35,7 +35,11 @@ function providerNames (entries: ReadonlyMap<string, PropertyEntry>, where: stri
     const classKey = `config.providers.${name}.class`
     const className = entries.get(classKey)?.value.trim()
     if (className === undefined) {
-      problems.add(`${where}${classKey}`, undefined, `missing for provider "${name}" named in config.providers; set it to ${Object.keys(PROVIDER_CLASSES).join(' or ')}`)
+      problems.add(
+        `${where}${classKey}`,
+        undefined,
+        `missing for provider "${name}" named in config.providers; set it to ${Object.keys(PROVIDER_CLASSES).join(' or ')}`
+      )
       continue
     }
     const kind = PROVIDER_CLASSES[className as keyof typeof PROVIDER_CLASSES]
@@ -60,7 +64,9 @@ function lookUp (kind: ProviderKind, path: string | undefined, key: string): { v
     return value === undefined ? { error: `key ${key} is not in ${path}; add it there or fix the reference` } : { value }
   } catch (error) {
     if (error instanceof ConfigError) return { error: error.message }
-    return { error: `cannot read ${kind === 'dir' ? join(path, key) : path} (${(error as NodeJS.ErrnoException).code ?? 'error'}); check the path and its permissions` }
+    return {
+      error: `cannot read ${kind === 'dir' ? join(path, key) : path} (${(error as NodeJS.ErrnoException).code ?? 'error'}); check the path and its permissions`,
+    }
   }
 }
 

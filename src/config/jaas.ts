@@ -91,7 +91,9 @@ function parseEntries (text: string): JaasEntry[] {
     if (module?.kind !== 'word') throw new JaasSyntaxError(`expected a login module class name, found "${module?.text ?? ''}"`)
     const flagToken = tokens[at++]
     const flag = CONTROL_FLAGS.find(f => f === flagToken?.text.toLowerCase())
-    if (flagToken === undefined || flagToken.kind !== 'word' || flag === undefined) throw new JaasSyntaxError(`expected a control flag (required) after ${module.text}`)
+    if (flagToken === undefined || flagToken.kind !== 'word' || flag === undefined) {
+      throw new JaasSyntaxError(`expected a control flag (required) after ${module.text}`)
+    }
     const options = new Map<string, string>()
     for (;;) {
       const key = tokens[at++]
@@ -120,11 +122,19 @@ export function parseJaasConfig (key: string, text: string, problems: ProblemLis
     entries = parseEntries(text)
   } catch (error) {
     if (!(error instanceof JaasSyntaxError)) throw error
-    problems.add(key, undefined, `not a valid JAAS line: ${error.message}; expect e.g. org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="...";`)
+    problems.add(
+      key,
+      undefined,
+      `not a valid JAAS line: ${error.message}; expect e.g. org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="...";`
+    )
     return undefined
   }
   if (entries.length !== 1) {
-    problems.add(key, undefined, `holds ${entries.length} login modules; a client takes exactly one, e.g. org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="...";`)
+    problems.add(
+      key,
+      undefined,
+      `holds ${entries.length} login modules; a client takes exactly one, e.g. org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="...";`
+    )
     return undefined
   }
   return entries[0]

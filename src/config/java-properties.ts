@@ -81,7 +81,11 @@ export function parseProperties (text: string, file = '<text>'): Map<string, Pro
     const malformed = malformedInKey ?? malformedUnicodeEscape(logical.slice(valueStart))
     if (malformed !== undefined) {
       const key = malformedInKey === undefined ? unescape(rawKey) : rawKey
-      problems.add(`${file}:${startLine}: ${key}`, malformed, `malformed \\uxxxx escape${malformedInKey === undefined ? '' : ' in the key'} (Java refuses the file too); write four hex digits after \\u, or \\\\u for a backslash followed by u`)
+      problems.add(
+        `${file}:${startLine}: ${key}`,
+        malformed,
+        `malformed \\uxxxx escape${malformedInKey === undefined ? '' : ' in the key'} (Java refuses the file too); write four hex digits after \\u, or \\\\u for a backslash followed by u`
+      )
       continue
     }
     result.set(unescape(rawKey), { value: unescape(logical.slice(valueStart)), file, line: startLine })

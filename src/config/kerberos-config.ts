@@ -39,8 +39,19 @@ function checkKeytab (jaasKey: string, path: string, principal: string | undefin
     bytes = readFileSync(path)
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    const why = code === 'ENOENT' ? 'does not exist' : code === 'EACCES' ? 'cannot be read by this user' : code === 'EISDIR' ? 'is a folder' : `cannot be read (${code ?? (error as Error).message})`
-    problems.add(jaasKey, undefined, `option keyTab "${path}" ${why}; give the path of the client's keytab file (kadmin ktadd -k FILE ${principal ?? 'PRINCIPAL'})`)
+    const why =
+      code === 'ENOENT'
+        ? 'does not exist'
+        : code === 'EACCES'
+          ? 'cannot be read by this user'
+          : code === 'EISDIR'
+            ? 'is a folder'
+            : `cannot be read (${code ?? (error as Error).message})`
+    problems.add(
+      jaasKey,
+      undefined,
+      `option keyTab "${path}" ${why}; give the path of the client's keytab file (kadmin ktadd -k FILE ${principal ?? 'PRINCIPAL'})`
+    )
     return
   }
   let principals: string[]
@@ -48,12 +59,21 @@ function checkKeytab (jaasKey: string, path: string, principal: string | undefin
     principals = [...new Set(keytabEntries(bytes).map(entry => entry.principal))]
   } catch (error) {
     if (!(error instanceof KeytabFormatError)) throw error
-    problems.add(jaasKey, undefined, `option keyTab "${path}" is not a Kerberos keytab (the file ${error.message}); give the keytab exported for the client principal`)
+    problems.add(
+      jaasKey,
+      undefined,
+      `option keyTab "${path}" is not a Kerberos keytab (the file ${error.message}); give the keytab exported for the client principal`
+    )
     return
   }
   if (principal === undefined || principals.some(entry => samePrincipal(principal, entry))) return
-  const held = principals.length === 0 ? 'holds no key at all' : `holds keys of ${principals.slice(0, 5).join(', ')}${principals.length > 5 ? ', ...' : ''} only`
-  problems.add(jaasKey, undefined, `the keytab "${path}" has no key of principal "${principal}" (it ${held}); set principal to one of them, or export the principal's key into the keytab (kadmin ktadd -k ${path} ${principal})`)
+  const held =
+    principals.length === 0 ? 'holds no key at all' : `holds keys of ${principals.slice(0, 5).join(', ')}${principals.length > 5 ? ', ...' : ''} only`
+  problems.add(
+    jaasKey,
+    undefined,
+    `the keytab "${path}" has no key of principal "${principal}" (it ${held}); set principal to one of them, or export the principal's key into the keytab (kadmin ktadd -k ${path} ${principal})`
+  )
 }
 
 /**
@@ -74,9 +94,17 @@ export function kerberosFromProperties (properties: Properties, entry: JaasEntry
   if (entry.controlFlag !== 'required') problems.add(jaasKey, undefined, `control flag "${entry.controlFlag}": write "required" after the login module`)
   for (const name of entry.options.keys()) {
     if ((PASSWORD_OPTIONS as readonly string[]).includes(name)) {
-      problems.add(jaasKey, undefined, `has the option ${name}, which takes a password from a prompt or another login module; a mirror has neither: use useKeyTab=true with keyTab and principal`)
+      problems.add(
+        jaasKey,
+        undefined,
+        `has the option ${name}, which takes a password from a prompt or another login module; a mirror has neither: use useKeyTab=true with keyTab and principal`
+      )
     } else if (!(ACCEPTED_OPTIONS as readonly string[]).includes(name) && !(READ_OPTIONS as readonly string[]).includes(name)) {
-      problems.add(jaasKey, undefined, `has the option ${name}, which Krb5LoginModule does not know; use useKeyTab, keyTab, principal, useTicketCache, ticketCache (and storeKey, doNotPrompt)`)
+      problems.add(
+        jaasKey,
+        undefined,
+        `has the option ${name}, which Krb5LoginModule does not know; use useKeyTab, keyTab, principal, useTicketCache, ticketCache (and storeKey, doNotPrompt)`
+      )
     }
   }
   /** The option as a boolean (default false); undefined when it is neither true nor false (a problem then). */
@@ -94,32 +122,52 @@ export function kerberosFromProperties (properties: Properties, entry: JaasEntry
   const keyTab = text('keyTab')
   const principal = text('principal')
   const ticketCache = text('ticketCache')
-  if (entry.options.has('isInitiator') && flag('isInitiator') === false) problems.add(jaasKey, undefined, 'option isInitiator is false, which is for servers; a client initiates: remove it')
+  if (entry.options.has('isInitiator') && flag('isInitiator') === false) {
+    problems.add(jaasKey, undefined, 'option isInitiator is false, which is for servers; a client initiates: remove it')
+  }
 
   const fromKey = properties.get('sasl.kerberos.service.name')?.value
   // Kafka takes the JAAS option serviceName when the key is not set.
   const serviceRaw = fromKey !== undefined && fromKey.trim() !== '' ? fromKey : entry.options.get('serviceName') ?? fromKey
   const serviceName = serviceRaw?.trim()
   if (serviceName === undefined || serviceName === '') {
-    problems.add(serviceKey, serviceRaw, 'missing for GSSAPI; set it to the primary of the brokers\' Kerberos principals (kafka for kafka/broker1.example.com@EXAMPLE.COM)')
+    problems.add(
+      serviceKey,
+      serviceRaw,
+      "missing for GSSAPI; set it to the primary of the brokers' Kerberos principals (kafka for kafka/broker1.example.com@EXAMPLE.COM)"
+    )
   } else if (/[/@\s]/.test(serviceName)) {
-    problems.add(serviceKey, serviceRaw, 'is the primary of the brokers\' principals only (kafka, not kafka/host@REALM); the broker\'s host name and realm are added per connection')
+    problems.add(
+      serviceKey,
+      serviceRaw,
+      "is the primary of the brokers' principals only (kafka, not kafka/host@REALM); the broker's host name and realm are added per connection"
+    )
   }
 
   if (useKeyTab) {
     if (keyTab === undefined) problems.add(jaasKey, undefined, `has useKeyTab=true but no keyTab option; write ${EXAMPLE}`)
-    if (principal === undefined) problems.add(jaasKey, undefined, `has useKeyTab=true but no principal option: which key of the keytab to use; write ${EXAMPLE}`)
+    if (principal === undefined) {
+      problems.add(jaasKey, undefined, `has useKeyTab=true but no principal option: which key of the keytab to use; write ${EXAMPLE}`)
+    }
     if (keyTab !== undefined && principal !== undefined) checkKeytab(jaasKey, keyTab, principal, problems)
   } else if (useKeyTab === undefined || useTicketCache === undefined) {
     // An option that is neither true nor false was reported: which credentials were meant is unknown.
   } else if (!useTicketCache) {
-    problems.add(jaasKey, undefined, `has neither useKeyTab=true nor useTicketCache=true, so Java would prompt for a password, which a mirror cannot; write ${EXAMPLE}`)
+    problems.add(
+      jaasKey,
+      undefined,
+      `has neither useKeyTab=true nor useTicketCache=true, so Java would prompt for a password, which a mirror cannot; write ${EXAMPLE}`
+    )
   } else if (ticketCache !== undefined && !/^[A-Z]+:/.test(ticketCache)) {
     try {
       readFileSync(ticketCache)
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
-      problems.add(jaasKey, undefined, `option ticketCache "${ticketCache}" ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${code ?? 'error'})`}; run kinit -c ${ticketCache} ${principal ?? 'PRINCIPAL'} first, or use useKeyTab=true with keyTab and principal`)
+      problems.add(
+        jaasKey,
+        undefined,
+        `option ticketCache "${ticketCache}" ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${code ?? 'error'})`}; run kinit -c ${ticketCache} ${principal ?? 'PRINCIPAL'} first, or use useKeyTab=true with keyTab and principal`
+      )
     }
   }
   if (problems.problems.length > before || serviceName === undefined) return undefined

@@ -63,11 +63,21 @@ function storeType (
 }
 
 function refuseJceks (key: string, path: string, problems: ProblemList): void {
-  problems.add(key, path, `is a JCEKS store, which cannot be read here; convert it: keytool -importkeystore -srcstoretype JCEKS -srckeystore ${path} -deststoretype PKCS12 -destkeystore ${path.replace(/\.(jceks|jks|ks)$/i, '')}.p12, then point ${key.replace(/^.*?(ssl\.)/, '$1')} at the .p12 file`)
+  problems.add(
+    key,
+    path,
+    `is a JCEKS store, which cannot be read here; convert it: keytool -importkeystore -srcstoretype JCEKS -srckeystore ${path} -deststoretype PKCS12 -destkeystore ${path.replace(/\.(jceks|jks|ks)$/i, '')}.p12, then point ${key.replace(/^.*?(ssl\.)/, '$1')} at the .p12 file`
+  )
 }
 
 /** A JKS store read with its passwords; `undefined` after recording one problem naming the key to fix. */
-function jksContent (role: 'truststore' | 'keystore', key: (name: string) => string, properties: Properties, content: Buffer, problems: ProblemList): JksContent | undefined {
+function jksContent (
+  role: 'truststore' | 'keystore',
+  key: (name: string) => string,
+  properties: Properties,
+  content: Buffer,
+  problems: ProblemList
+): JksContent | undefined {
   const location = properties.get(`ssl.${role}.location`)?.value as string
   const storePasswordKey = `ssl.${role}.password`
   const storePassword = properties.get(storePasswordKey)
@@ -80,28 +90,48 @@ function jksContent (role: 'truststore' | 'keystore', key: (name: string) => str
   const result = readJks(content, storePassword?.value, keyPassword?.value)
   if (result.ok) return result.content
   if (result.failure === 'store-password') {
-    problems.add(key(storePasswordKey), storePassword?.reference, `does not open the JKS ${role} ${location} (wrong password); give the password the store was made with`)
+    problems.add(
+      key(storePasswordKey),
+      storePassword?.reference,
+      `does not open the JKS ${role} ${location} (wrong password); give the password the store was made with`
+    )
   } else if (result.failure === 'key-password') {
     const which = keyPassword === undefined ? storePasswordKey : 'ssl.key.password'
-    problems.add(key(which), (keyPassword ?? storePassword)?.reference, `does not decrypt the private key in the JKS keystore ${location} (wrong password)${keyPassword === undefined ? '; the key has its own password: set ssl.key.password to it' : '; give the key\'s password (keytool -keypass)'}`)
+    problems.add(
+      key(which),
+      (keyPassword ?? storePassword)?.reference,
+      `does not decrypt the private key in the JKS keystore ${location} (wrong password)${keyPassword === undefined ? '; the key has its own password: set ssl.key.password to it' : "; give the key's password (keytool -keypass)"}`
+    )
   } else {
-    problems.add(key(`ssl.${role}.location`), location, `cannot be read as a JKS store (damaged or not a keystore); check the file with keytool -list -keystore ${location}`)
+    problems.add(
+      key(`ssl.${role}.location`),
+      location,
+      `cannot be read as a JKS store (damaged or not a keystore); check the file with keytool -list -keystore ${location}`
+    )
   }
   return undefined
 }
 
 /** The certificates of a PKCS#12 truststore, through the openssl command (Node's tls cannot read PKCS#12 trust stores). */
 function pkcs12Certificates (key: string, path: string, password: string | undefined, problems: ProblemList): string | undefined {
-  const attempt = (legacy: boolean): string => execFileSync('openssl', ['pkcs12', '-in', path, '-nokeys', '-passin', 'env:MIRROR_TRUSTSTORE_PASSWORD', ...(legacy ? ['-legacy'] : [])], {
-    env: { ...process.env, MIRROR_TRUSTSTORE_PASSWORD: password ?? '' }, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: 10_000,
-  })
+  const attempt = (legacy: boolean): string =>
+    execFileSync('openssl', ['pkcs12', '-in', path, '-nokeys', '-passin', 'env:MIRROR_TRUSTSTORE_PASSWORD', ...(legacy ? ['-legacy'] : [])], {
+      env: { ...process.env, MIRROR_TRUSTSTORE_PASSWORD: password ?? '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      encoding: 'utf8',
+      timeout: 10_000,
+    })
   for (const legacy of [false, true]) {
     try {
       const certificates = pemBlocks(attempt(legacy), 'certificate')
       if (certificates.length > 0) return certificates.join('\n')
     } catch { /* try the legacy algorithms next, then report below */ }
   }
-  problems.add(key, path, `cannot read this PKCS12 truststore${password === undefined ? ' (no ssl.truststore.password given)' : ' (wrong ssl.truststore.password?)'}; convert it to PEM: openssl pkcs12 -in ${path} -nokeys -out ca.pem, then set ssl.truststore.type=PEM and ssl.truststore.location=ca.pem`)
+  problems.add(
+    key,
+    path,
+    `cannot read this PKCS12 truststore${password === undefined ? ' (no ssl.truststore.password given)' : ' (wrong ssl.truststore.password?)'}; convert it to PEM: openssl pkcs12 -in ${path} -nokeys -out ca.pem, then set ssl.truststore.type=PEM and ssl.truststore.location=ca.pem`
+  )
   return undefined
 }
 
@@ -137,7 +167,9 @@ export function trustedCertificates (
   }
   if (inline !== undefined) {
     const type = storeType(key('ssl.truststore.type'), get('ssl.truststore.type') ?? 'PEM', key('ssl.truststore.certificates'), undefined, undefined, problems)
-    if (type !== undefined && type !== 'PEM') { problems.add(key('ssl.truststore.type'), get('ssl.truststore.type'), 'must be PEM with ssl.truststore.certificates') }
+    if (type !== undefined && type !== 'PEM') {
+      problems.add(key('ssl.truststore.type'), get('ssl.truststore.type'), 'must be PEM with ssl.truststore.certificates')
+    }
     return checkCertificates(key('ssl.truststore.certificates'), '(inline PEM)', inline, problems)
   }
   if (location === undefined) return undefined
@@ -196,7 +228,9 @@ export function clientCertificate (
     }
     const keys = pemBlocks(inlineKey, 'key')
     const chain = pemBlocks(inlineChain, 'certificate')
-    if (keys.length !== 1) { problems.add(key('ssl.keystore.key'), undefined, 'expected one PEM private key (-----BEGIN PRIVATE KEY----- or ENCRYPTED PRIVATE KEY)') }
+    if (keys.length !== 1) {
+      problems.add(key('ssl.keystore.key'), undefined, 'expected one PEM private key (-----BEGIN PRIVATE KEY----- or ENCRYPTED PRIVATE KEY)')
+    }
     if (chain.length === 0) problems.add(key('ssl.keystore.certificate.chain'), '(inline PEM)', 'expected the client certificate chain in PEM')
     return { key: keys[0], cert: chain.join('\n'), ...(keyPassword === undefined ? {} : { passphrase: keyPassword }) }
   }

@@ -20,7 +20,9 @@ export class KeytabFormatError extends Error {}
  * only), timestamp, 8-bit key version, key type, key, and a 32-bit key version when room is left.
  */
 export function keytabEntries (bytes: Buffer): KeytabEntry[] {
-  if (bytes.length < 2 || bytes[0] !== 0x05 || (bytes[1] !== 0x01 && bytes[1] !== 0x02)) throw new KeytabFormatError('does not start with a keytab version (0x0502)')
+  if (bytes.length < 2 || bytes[0] !== 0x05 || (bytes[1] !== 0x01 && bytes[1] !== 0x02)) {
+    throw new KeytabFormatError('does not start with a keytab version (0x0502)')
+  }
   const bigEndian = bytes[1] === 0x02
   const u16 = (at: number): number => bigEndian ? bytes.readUInt16BE(at) : bytes.readUInt16LE(at)
   const i32 = (at: number): number => bigEndian ? bytes.readInt32BE(at) : bytes.readInt32LE(at)

@@ -27,9 +27,17 @@ export function checkLegacyClientKeys (properties: Properties, where: string, al
     const zookeeper = find(properties, ZOOKEEPER_KEYS)
     const brokerList = find(properties, OLD_BROKER_LIST_KEYS)
     if (brokerList !== undefined) {
-      problems.add(`${where}bootstrap.servers`, undefined, `missing; ${brokerList.key} is the MirrorMaker 0.8 name: write bootstrap.servers=${brokerList.value}`)
+      problems.add(
+        `${where}bootstrap.servers`,
+        undefined,
+        `missing; ${brokerList.key} is the MirrorMaker 0.8 name: write bootstrap.servers=${brokerList.value}`
+      )
     } else if (zookeeper !== undefined) {
-      problems.add(`${where}bootstrap.servers`, undefined, `missing; ${zookeeper.key}=${zookeeper.value} is a ZooKeeper address (MirrorMaker 0.7/0.8) and Kafka 4 has no ZooKeeper: replace it with bootstrap.servers=<the ${alias} cluster's brokers, host:port,...>`)
+      problems.add(
+        `${where}bootstrap.servers`,
+        undefined,
+        `missing; ${zookeeper.key}=${zookeeper.value} is a ZooKeeper address (MirrorMaker 0.7/0.8) and Kafka 4 has no ZooKeeper: replace it with bootstrap.servers=<the ${alias} cluster's brokers, host:port,...>`
+      )
     }
   }
   const groupid = find(properties, ['groupid'])

@@ -55,7 +55,12 @@ export function parseMessageHandler (
     const code = (error as NodeJS.ErrnoException).code
     // MirrorMaker 1 named a Java class here: say why that cannot work rather than "file not found".
     if (code === 'ENOENT' && /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)+$/.test(module) && !/\.[cm]?js$/.test(module)) {
-      addOnce(problems, keys.module, module, `looks like a Java class (MirrorMaker 1's handlers): Java cannot run here; write the handler as a JavaScript module and ${MODULE_HINT}`)
+      addOnce(
+        problems,
+        keys.module,
+        module,
+        `looks like a Java class (MirrorMaker 1's handlers): Java cannot run here; write the handler as a JavaScript module and ${MODULE_HINT}`
+      )
     } else {
       addOnce(problems, keys.module, module, `${code === 'ENOENT' ? 'file not found' : `cannot read it (${code ?? 'error'})`}; ${MODULE_HINT}`)
     }

@@ -54,7 +54,11 @@ export async function loadMessageHandler (config: MessageHandlerConfig): Promise
   }
   const handle = pickFunction(namespace)
   if (handle === undefined) {
-    return { key: config.key, value: config.module, message: `exports no handler function (${exportsList(namespace)}); export function handle (record, context) { ... } or make the function the default export (module.exports = function ...)` }
+    return {
+      key: config.key,
+      value: config.module,
+      message: `exports no handler function (${exportsList(namespace)}); export function handle (record, context) { ... } or make the function the default export (module.exports = function ...)`,
+    }
   }
   return { config, handle }
 }

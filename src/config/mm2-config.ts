@@ -6,7 +6,14 @@ import { checkExactlyOnceProducer, DEFAULT_EXACTLY_ONCE_COMMIT_INTERVAL_MS, DEFA
 
 /** MirrorMaker 2's per-target-cluster key for exactly-once (`<target alias>.exactly.once.source.support`). */
 const EXACTLY_ONCE_SUPPORT = 'exactly.once.source.support'
-import { CONNECTION_KEYS, CONSUMER_KEYS, PRODUCER_KEYS, connectionFromProperties, consumerSettingsFromProperties, producerSettingsFromProperties } from './client-properties.js'
+import {
+  CONNECTION_KEYS,
+  CONSUMER_KEYS,
+  PRODUCER_KEYS,
+  connectionFromProperties,
+  consumerSettingsFromProperties,
+  producerSettingsFromProperties,
+} from './client-properties.js'
 import { isSecurityKey } from './client-security.js'
 import { isProviderKey } from './config-providers.js'
 import type { Properties, PropertyEntry } from './java-properties.js'
@@ -14,7 +21,15 @@ import { readPropertiesFile } from './properties-file.js'
 import { FLAG_DEFAULTS } from './flag-defaults.js'
 import { configFromOneFile, isOneFileForm } from './one-file-config.js'
 import { checkHandlerPassThrough, parseMessageHandler } from './message-handler-config.js'
-import { freezeConfig, HEARTBEATS_TOPIC, Mm2OffsetSyncLocations, type FlowConfig, type MirrorConfig, type Mm2PositionsConfig, type ReplicationPolicy } from './mirror-config.js'
+import {
+  freezeConfig,
+  HEARTBEATS_TOPIC,
+  Mm2OffsetSyncLocations,
+  type FlowConfig,
+  type MirrorConfig,
+  type Mm2PositionsConfig,
+  type ReplicationPolicy,
+} from './mirror-config.js'
 import type { SidecarSettings } from './sidecar-settings.js'
 import { parseTopicConfigFilter } from './topic-config-filter.js'
 import { compileTopicPattern, createGroupFilter, createTopicFilter, DEFAULT_GROUPS_EXCLUDE, withHeartbeatsTopic } from './topic-filter.js'
@@ -29,12 +44,52 @@ function defaultGroupId (source: string, target: string): string {
 }
 
 /** Flow keys: read at top level and overridden per flow by `A->B.<key>`. */
-const FLOW_KEYS = new Set(['enabled', 'topics', 'topics.exclude', 'topics.blacklist', 'groups', 'groups.exclude', 'groups.blacklist',
-  'replication.policy.class', 'replication.policy.separator', 'tasks.max', 'refresh.topics.enabled', 'refresh.topics.interval.seconds',
-  'sync.topic.configs.enabled', 'sync.topic.configs.interval.seconds', 'config.properties.exclude', 'config.properties.blacklist', 'config.property.filter.class', 'use.defaults.from', 'sync.topic.acls.enabled', 'sync.topic.acls.interval.seconds', 'replication.factor', 'emit.offset-syncs.enabled', 'sync.group.offsets.enabled',
-  'sync.group.offsets.interval.seconds', 'emit.checkpoints.enabled', 'emit.checkpoints.interval.seconds', 'offset.flush.interval.ms',
-  'offset-syncs.topic.replication.factor', 'checkpoints.topic.replication.factor', 'emit.heartbeats.enabled', 'emit.heartbeats.interval.seconds', 'heartbeats.topic.replication.factor', 'offset-syncs.topic.location', 'offset.lag.max', 'pass.through', 'corrupt.batches', 'throughput.limit.bytes', 'exactly.once.commit.interval.ms',
-  'message.handler', 'message.handler.args', 'digests.enabled', 'digests.range.records', 'digests.audit.interval.ms', 'digests.audit.max.records'])
+const FLOW_KEYS = new Set([
+  'enabled',
+  'topics',
+  'topics.exclude',
+  'topics.blacklist',
+  'groups',
+  'groups.exclude',
+  'groups.blacklist',
+  'replication.policy.class',
+  'replication.policy.separator',
+  'tasks.max',
+  'refresh.topics.enabled',
+  'refresh.topics.interval.seconds',
+  'sync.topic.configs.enabled',
+  'sync.topic.configs.interval.seconds',
+  'config.properties.exclude',
+  'config.properties.blacklist',
+  'config.property.filter.class',
+  'use.defaults.from',
+  'sync.topic.acls.enabled',
+  'sync.topic.acls.interval.seconds',
+  'replication.factor',
+  'emit.offset-syncs.enabled',
+  'sync.group.offsets.enabled',
+  'sync.group.offsets.interval.seconds',
+  'emit.checkpoints.enabled',
+  'emit.checkpoints.interval.seconds',
+  'offset.flush.interval.ms',
+  'offset-syncs.topic.replication.factor',
+  'checkpoints.topic.replication.factor',
+  'emit.heartbeats.enabled',
+  'emit.heartbeats.interval.seconds',
+  'heartbeats.topic.replication.factor',
+  'offset-syncs.topic.location',
+  'offset.lag.max',
+  'pass.through',
+  'corrupt.batches',
+  'throughput.limit.bytes',
+  'exactly.once.commit.interval.ms',
+  'message.handler',
+  'message.handler.args',
+  'digests.enabled',
+  'digests.range.records',
+  'digests.audit.interval.ms',
+  'digests.audit.max.records',
+])
 
 /** Keys that would run Java code or change what is copied, and cannot be honoured: refused. */
 const REFUSED_KEYS: Record<string, string> = {
@@ -57,9 +112,24 @@ type Role = typeof ROLES[number]
 
 /** A client key MM2 passes from `A.<key>` and top-level `<key>` to every client of a cluster. */
 function isCommonClientKey (key: string): boolean {
-  return (CONNECTION_KEYS as readonly string[]).includes(key) || isSecurityKey(key) || ['retry.backoff.ms', 'reconnect.backoff.ms', 'reconnect.backoff.max.ms',
-    'metadata.max.age.ms', 'send.buffer.bytes', 'receive.buffer.bytes', 'connections.max.idle.ms', 'client.dns.lookup', 'metric.reporters', 'metrics.num.samples',
-    'metrics.recording.level', 'metrics.sample.window.ms'].includes(key)
+  return (
+    (CONNECTION_KEYS as readonly string[]).includes(key) ||
+    isSecurityKey(key) ||
+    [
+      'retry.backoff.ms',
+      'reconnect.backoff.ms',
+      'reconnect.backoff.max.ms',
+      'metadata.max.age.ms',
+      'send.buffer.bytes',
+      'receive.buffer.bytes',
+      'connections.max.idle.ms',
+      'client.dns.lookup',
+      'metric.reporters',
+      'metrics.num.samples',
+      'metrics.recording.level',
+      'metrics.sample.window.ms',
+    ].includes(key)
+  )
 }
 
 /** A client view with the full key each value came from, for messages and the ignored-keys warning. */
@@ -100,7 +170,13 @@ function dedicatedModePositions (source: string, target: string, get: (key: stri
     const entry = get(key)
     if (entry === undefined) continue
     const topic = entry.value.trim()
-    if (!isTopicName(topic)) problems.add(key, entry.value, 'expected a topic name (letters, digits, ".", "_", "-"); it names Connect\'s offsets topic, where MirrorMaker 2 keeps its source positions')
+    if (!isTopicName(topic)) {
+      problems.add(
+        key,
+        entry.value,
+        'expected a topic name (letters, digits, ".", "_", "-"); it names Connect\'s offsets topic, where MirrorMaker 2 keeps its source positions'
+      )
+    }
     return { offsetsTopic: topic, key, connector: MM2_SOURCE_CONNECTOR }
   }
   return { offsetsTopic: mm2OffsetsTopicDefault(source), key: 'offset.storage.topic', connector: MM2_SOURCE_CONNECTOR }
@@ -136,8 +212,14 @@ export function configFromMm2Properties (top: Properties, path: string, options:
   const clustersRaw = get('clusters')?.value
   const clusters = (clustersRaw ?? '').split(',').map(s => s.trim()).filter(s => s !== '')
   if (clustersRaw === undefined && top.has('bootstrap.servers')) {
-    problems.add('clusters', clustersRaw, `missing in ${path}, which has bootstrap.servers but no target: for one source and one target add target.bootstrap.servers=<target brokers>; for the MirrorMaker 2 form write clusters = A, B with A.bootstrap.servers and B.bootstrap.servers`)
-  } else if (clustersRaw === undefined || clusters.length === 0) problems.add('clusters', clustersRaw, `missing in ${path}; list the cluster aliases, e.g. clusters = A, B`)
+    problems.add(
+      'clusters',
+      clustersRaw,
+      `missing in ${path}, which has bootstrap.servers but no target: for one source and one target add target.bootstrap.servers=<target brokers>; for the MirrorMaker 2 form write clusters = A, B with A.bootstrap.servers and B.bootstrap.servers`
+    )
+  } else if (clustersRaw === undefined || clusters.length === 0) {
+    problems.add('clusters', clustersRaw, `missing in ${path}; list the cluster aliases, e.g. clusters = A, B`)
+  }
   for (const alias of clusters) {
     if (!/^[A-Za-z0-9_-]+$/.test(alias)) problems.add('clusters', clustersRaw, `alias "${alias}" may only hold letters, digits, _ and -; rename it`)
   }
@@ -196,14 +278,22 @@ export function configFromMm2Properties (top: Properties, path: string, options:
     const groupKey = `${pair.source}|${flow.consumer.groupId}`
     const clash = groupsBySource.get(groupKey)
     if (clash !== undefined) {
-      problems.add(`${pair.source}->${pair.target}.consumer.group.id`, flow.consumer.groupId, `is also the group of flow ${clash} on cluster ${pair.source}; two flows in one group would take each other's partitions: give each flow its own group.id`)
+      problems.add(
+        `${pair.source}->${pair.target}.consumer.group.id`,
+        flow.consumer.groupId,
+        `is also the group of flow ${clash} on cluster ${pair.source}; two flows in one group would take each other's partitions: give each flow its own group.id`
+      )
     }
     groupsBySource.set(groupKey, flow.name)
     const mm2Positions = options.mm2Positions?.(pair.source, pair.target) ?? dedicatedModePositions(pair.source, pair.target, get, problems)
     flows.push({ ...flow, mm2Positions })
   }
   if (problems.empty && flows.length === 0) {
-    problems.add('clusters', clustersRaw, `no flow is enabled${options.clusters === undefined ? '' : ` into ${options.clusters.join(', ')}`}; set e.g. ${clusters[0] ?? 'A'}->${clusters[1] ?? 'B'}.enabled = true`)
+    problems.add(
+      'clusters',
+      clustersRaw,
+      `no flow is enabled${options.clusters === undefined ? '' : ` into ${options.clusters.join(', ')}`}; set e.g. ${clusters[0] ?? 'A'}->${clusters[1] ?? 'B'}.enabled = true`
+    )
   }
 
   // The flag (or MIRROR_METRICS_PARTITION_LABELS) wins over the file.
@@ -264,14 +354,26 @@ function buildFlow (
     for (const [key, entry] of admin.properties) {
       const isConnection = isCommonClientKey(key) && key !== 'client.id'
       if (isConnection && view.properties.get(key)?.value !== entry.value) {
-        problems.add(admin.origin.get(key) ?? key, entry.value, `differs from the ${role} setting; the sidecar uses one connection per cluster for admin and ${role} requests: set it once as ${alias}.${key}`)
+        problems.add(
+          admin.origin.get(key) ?? key,
+          entry.value,
+          `differs from the ${role} setting; the sidecar uses one connection per cluster for admin and ${role} requests: set it once as ${alias}.${key}`
+        )
       }
     }
   }
   const before = problems.problems.length
   const bootstrapHint = (alias: string): string => `(set ${alias}.bootstrap.servers in ${path})`
-  const sourceConnection = connectionFromProperties(consumerView.properties, { alias: source, where: `${source}.`, bootstrapHint: bootstrapHint(source), defaultClientId: `mirror-sidecar.${source}-to-${target}` }, problems)
-  const targetConnection = connectionFromProperties(producerView.properties, { alias: target, where: `${target}.`, bootstrapHint: bootstrapHint(target), defaultClientId: `mirror-sidecar.${source}-to-${target}` }, problems)
+  const sourceConnection = connectionFromProperties(
+    consumerView.properties,
+    { alias: source, where: `${source}.`, bootstrapHint: bootstrapHint(source), defaultClientId: `mirror-sidecar.${source}-to-${target}` },
+    problems
+  )
+  const targetConnection = connectionFromProperties(
+    producerView.properties,
+    { alias: target, where: `${target}.`, bootstrapHint: bootstrapHint(target), defaultClientId: `mirror-sidecar.${source}-to-${target}` },
+    problems
+  )
   const consumerSettings = consumerSettingsFromProperties(consumerView.properties, `${source}.consumer.`, problems, false)
   const producer = producerSettingsFromProperties(producerView.properties, `${target}.producer.`, problems, false)
   for (const [view, roleKeys] of [[consumerView, CONSUMER_KEYS], [producerView, PRODUCER_KEYS]] as const) {
@@ -294,7 +396,11 @@ function buildFlow (
   const policyEntry = flowEntry('replication.policy.class')
   const policyKind = policyEntry === undefined ? 'default' : POLICIES[policyEntry.value.trim().toLowerCase()]
   if (policyEntry !== undefined && policyKind === undefined) {
-    problems.add(policyEntry.key, policyEntry.value, 'custom replication policies (Java classes) cannot run here; use org.apache.kafka.connect.mirror.DefaultReplicationPolicy or IdentityReplicationPolicy')
+    problems.add(
+      policyEntry.key,
+      policyEntry.value,
+      'custom replication policies (Java classes) cannot run here; use org.apache.kafka.connect.mirror.DefaultReplicationPolicy or IdentityReplicationPolicy'
+    )
   }
   const separatorEntry = flowEntry('replication.policy.separator')
   const separator = separatorEntry?.value ?? '.'
@@ -314,9 +420,16 @@ function buildFlow (
   const shallowEntry = consumerView.properties.get('shallowiterator.enable')
   const passThrough = resolvePassThrough(
     { key: passThroughEntry?.key ?? 'pass.through', value: parsePassThrough(passThroughEntry?.key ?? 'pass.through', passThroughEntry?.value, problems) },
-    { key: `${source}.consumer.shallowiterator.enable`, value: parseShallowIterator(`${source}.consumer.shallowiterator.enable`, shallowEntry?.value, problems) }, problems)
+    {
+      key: `${source}.consumer.shallowiterator.enable`,
+      value: parseShallowIterator(`${source}.consumer.shallowiterator.enable`, shallowEntry?.value, problems),
+    },
+    problems
+  )
   const corruptBatchesEntry = flowEntry('corrupt.batches')
-  const corruptBatches = (corruptBatchesEntry === undefined ? undefined : parseCorruptBatches(corruptBatchesEntry.key, corruptBatchesEntry.value, problems)) ?? FLAG_DEFAULTS['corrupt.batches']
+  const corruptBatches =
+    (corruptBatchesEntry === undefined ? undefined : parseCorruptBatches(corruptBatchesEntry.key, corruptBatchesEntry.value, problems)) ??
+    FLAG_DEFAULTS['corrupt.batches']
   const throughputLimitEntry = flowEntry('throughput.limit.bytes')
   const throughputLimitBytes =
     throughputLimitEntry === undefined ? undefined : parseThroughputLimit(throughputLimitEntry.key, throughputLimitEntry.value, problems)
@@ -343,7 +456,12 @@ function buildFlow (
   const location = (locationEntry === undefined ? undefined : parseChoice(locationEntry.key, locationEntry.value, Mm2OffsetSyncLocations, problems)) ?? 'source'
   const offsetSyncsEnabled = bool('emit.offset-syncs.enabled', true)
   // MirrorMaker 2 names the topic after the other cluster than the one holding it (MirrorSourceConfig.offsetSyncsTopic).
-  const mm2OffsetSyncs = { location, topic: `mm2-offset-syncs.${location === 'source' ? target : source}.internal`, maxOffsetLagRecords: int('offset.lag.max', 100, 0), replicationFactor: offsetSyncsReplicationFactor }
+  const mm2OffsetSyncs = {
+    location,
+    topic: `mm2-offset-syncs.${location === 'source' ? target : source}.internal`,
+    maxOffsetLagRecords: int('offset.lag.max', 100, 0),
+    replicationFactor: offsetSyncsReplicationFactor,
+  }
   const syncGroupOffsets = bool('sync.group.offsets.enabled', false)
   const emitCheckpoints = bool('emit.checkpoints.enabled', true)
   // MirrorMaker 2's defaults: each every 60 s, independently.
@@ -361,21 +479,46 @@ function buildFlow (
   const handlerArgsEntry = flowEntry('message.handler.args')
   const messageHandler = parseMessageHandler({ module: handlerEntry?.key ?? 'message.handler', args: handlerArgsEntry?.key ?? 'message.handler.args' },
     handlerEntry?.value, handlerArgsEntry?.value, problems)
-  checkHandlerPassThrough(passThrough, passThroughEntry?.value.trim().toLowerCase() === 'on' || passThroughEntry?.value.trim().toLowerCase() === 'true' ? passThroughEntry.key : `${source}.consumer.shallowiterator.enable`, messageHandler, problems)
+  checkHandlerPassThrough(
+    passThrough,
+    passThroughEntry?.value.trim().toLowerCase() === 'on' || passThroughEntry?.value.trim().toLowerCase() === 'true'
+      ? passThroughEntry.key
+      : `${source}.consumer.shallowiterator.enable`,
+    messageHandler,
+    problems
+  )
 
   const digestsEnabled = bool('digests.enabled', FLAG_DEFAULTS['digests.enabled'])
   const digestAuditIntervalMs = int('digests.audit.interval.ms', FLAG_DEFAULTS['digests.audit.interval.ms'], 0)
-  const digests = { enabled: digestsEnabled, topic: `mirror-digests.${source}.internal`, rangeRecords: int('digests.range.records', FLAG_DEFAULTS['digests.range.records'], 1), replicationFactor: offsetSyncsReplicationFactor, auditIntervalMs: digestAuditIntervalMs, auditMaxRecords: int('digests.audit.max.records', FLAG_DEFAULTS['digests.audit.max.records'], 1) }
+  const digests = {
+    enabled: digestsEnabled,
+    topic: `mirror-digests.${source}.internal`,
+    rangeRecords: int('digests.range.records', FLAG_DEFAULTS['digests.range.records'], 1),
+    replicationFactor: offsetSyncsReplicationFactor,
+    auditIntervalMs: digestAuditIntervalMs,
+    auditMaxRecords: int('digests.audit.max.records', FLAG_DEFAULTS['digests.audit.max.records'], 1),
+  }
   if (digestsEnabled && digests.auditMaxRecords < digests.rangeRecords) {
     const entry = flowEntry('digests.audit.max.records')
-    problems.add(entry?.key ?? 'digests.audit.max.records', String(digests.auditMaxRecords), `below digests.range.records ${digests.rangeRecords}: a pass could not re-read one digest; give at least ${digests.rangeRecords}`)
+    problems.add(
+      entry?.key ?? 'digests.audit.max.records',
+      String(digests.auditMaxRecords),
+      `below digests.range.records ${digests.rangeRecords}: a pass could not re-read one digest; give at least ${digests.rangeRecords}`
+    )
   }
   if (digestAuditIntervalMs > 0 && !digestsEnabled) {
     const entry = flowEntry('digests.audit.interval.ms')
-    problems.add(entry?.key ?? 'digests.audit.interval.ms', entry?.value, 'the audit compares the target with the digests the mirror writes; add digests.enabled = true, or leave the interval at 0')
+    problems.add(
+      entry?.key ?? 'digests.audit.interval.ms',
+      entry?.value,
+      'the audit compares the target with the digests the mirror writes; add digests.enabled = true, or leave the interval at 0'
+    )
   }
 
-  const topicFilter = include === undefined ? undefined : createTopicFilter(include, exclude, includeEntry.value, excludeEntry.value.trim() === '' ? undefined : excludeEntry.value)
+  const topicFilter =
+    include === undefined
+      ? undefined
+      : createTopicFilter(include, exclude, includeEntry.value, excludeEntry.value.trim() === '' ? undefined : excludeEntry.value)
   if (
     problems.problems.length !== before ||
     sourceConnection === undefined ||
@@ -400,7 +543,17 @@ function buildFlow (
     passThrough,
     corruptBatches,
     ...(throughputLimitBytes === undefined ? {} : { throughputLimitBytes }),
-    ...(exactlyOnce ? { exactlyOnce: { key: supportKey, commitIntervalMs: exactlyOnceIntervalMs, transactionTimeoutMs: DEFAULT_TRANSACTION_TIMEOUT_MS, positionsTopic: `mirror-positions.${source}.internal`, positionsReplicationFactor: offsetSyncsReplicationFactor } } : {}),
+    ...(exactlyOnce
+      ? {
+          exactlyOnce: {
+            key: supportKey,
+            commitIntervalMs: exactlyOnceIntervalMs,
+            transactionTimeoutMs: DEFAULT_TRANSACTION_TIMEOUT_MS,
+            positionsTopic: `mirror-positions.${source}.internal`,
+            positionsReplicationFactor: offsetSyncsReplicationFactor,
+          },
+        }
+      : {}),
     refreshTopicsIntervalMs,
     syncTopicConfigs,
     topicConfigFilter,
@@ -408,7 +561,12 @@ function buildFlow (
     syncTopicAcls: bool('sync.topic.acls.enabled', FLAG_DEFAULTS['sync.topic.acls.enabled']),
     syncTopicAclsIntervalMs: int('sync.topic.acls.interval.seconds', FLAG_DEFAULTS['sync.topic.acls.interval.seconds'], 1) * 1000,
     replicationFactor,
-    offsetSyncs: { enabled: offsetSyncsEnabled, topic: `mirror-offset-syncs.${source}.internal`, replicationFactor: offsetSyncsReplicationFactor, ...(offsetSyncsEnabled ? { mm2: mm2OffsetSyncs } : {}) },
+    offsetSyncs: {
+      enabled: offsetSyncsEnabled,
+      topic: `mirror-offset-syncs.${source}.internal`,
+      replicationFactor: offsetSyncsReplicationFactor,
+      ...(offsetSyncsEnabled ? { mm2: mm2OffsetSyncs } : {}),
+    },
     groupSync: {
       // MM2 syncs group offsets from checkpoints: without checkpoints there is nothing to sync.
       enabled: syncGroupOffsets && emitCheckpoints,

@@ -61,31 +61,48 @@ export function oauthBearerFromProperties (properties: Properties, entry: JaasEn
   const jaasKey = key('sasl.jaas.config')
   const before = problems.problems.length
   if (entry.loginModule !== OAUTH_LOGIN_MODULE) {
-    problems.add(jaasKey, undefined, `uses ${entry.loginModule}, which does not fit sasl.mechanism=OAUTHBEARER; use ${OAUTH_LOGIN_MODULE} required clientId="..." clientSecret="...";`)
+    problems.add(
+      jaasKey,
+      undefined,
+      `uses ${entry.loginModule}, which does not fit sasl.mechanism=OAUTHBEARER; use ${OAUTH_LOGIN_MODULE} required clientId="..." clientSecret="...";`
+    )
     return undefined
   }
   if (entry.controlFlag !== 'required') problems.add(jaasKey, undefined, `control flag "${entry.controlFlag}": write "required" after the login module`)
   const handler = get('sasl.login.callback.handler.class')
   if (handler !== undefined && !(OAUTH_LOGIN_CALLBACK_HANDLERS as readonly string[]).includes(handler.trim())) {
-    problems.add(key('sasl.login.callback.handler.class'), handler, `Java classes cannot be loaded here; use ${OAUTH_LOGIN_CALLBACK_HANDLERS[0]} (the client credentials grant) or remove the key`)
+    problems.add(
+      key('sasl.login.callback.handler.class'),
+      handler,
+      `Java classes cannot be loaded here; use ${OAUTH_LOGIN_CALLBACK_HANDLERS[0]} (the client credentials grant) or remove the key`
+    )
   }
   if ([...entry.options.keys()].some(name => name.startsWith('unsecuredLogin'))) {
-    problems.add(jaasKey, undefined, 'has unsecuredLogin* options (unsigned test tokens), which are not supported; use clientId and clientSecret with sasl.oauthbearer.token.endpoint.url')
+    problems.add(
+      jaasKey,
+      undefined,
+      'has unsecuredLogin* options (unsigned test tokens), which are not supported; use clientId and clientSecret with sasl.oauthbearer.token.endpoint.url'
+    )
   }
   const tokenEndpointUrl = checkEndpointUrl(key('sasl.oauthbearer.token.endpoint.url'), get('sasl.oauthbearer.token.endpoint.url'), problems)
   const isFile = tokenEndpointUrl?.startsWith('file:') === true
   const clientId = entry.options.get('clientId') ?? get('sasl.oauthbearer.client.credentials.client.id')
   const clientSecret = entry.options.get('clientSecret') ?? get('sasl.oauthbearer.client.credentials.client.secret')
   if (!isFile && (clientId === undefined || clientSecret === undefined)) {
-    problems.add(jaasKey, undefined, `has no ${clientId === undefined ? 'clientId' : 'clientSecret'} option; write ${OAUTH_LOGIN_MODULE} required clientId="..." clientSecret="..." scope="...";`)
+    problems.add(
+      jaasKey,
+      undefined,
+      `has no ${clientId === undefined ? 'clientId' : 'clientSecret'} option; write ${OAUTH_LOGIN_MODULE} required clientId="..." clientSecret="..." scope="...";`
+    )
   }
   const extensions: Record<string, string> = {}
   for (const [name, value] of entry.options) {
     if (!name.startsWith('extension_')) continue
     const extension = name.slice('extension_'.length)
     // RFC 7628 3.1: key = 1*(ALPHA); Kafka also refuses the reserved name "auth".
-    if (!/^[A-Za-z]+$/.test(extension) || extension === 'auth') problems.add(jaasKey, undefined, `option ${name}: an extension name is letters only and not "auth"`)
-    else extensions[extension] = value
+    if (!/^[A-Za-z]+$/.test(extension) || extension === 'auth') {
+      problems.add(jaasKey, undefined, `option ${name}: an extension name is letters only and not "auth"`)
+    } else extensions[extension] = value
   }
   const int = (name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number =>
     parseInteger(key(name), get(name), { min, max }, problems) ?? fallback
@@ -94,7 +111,9 @@ export function oauthBearerFromProperties (properties: Properties, entry: JaasEn
   const settings = {
     tokenEndpointUrl: tokenEndpointUrl ?? '',
     clientId: clientId ?? '',
-    ...(entry.options.get('scope') ?? get('sasl.oauthbearer.scope')) === undefined ? {} : { scope: entry.options.get('scope') ?? get('sasl.oauthbearer.scope') },
+    ...((entry.options.get('scope') ?? get('sasl.oauthbearer.scope')) === undefined
+      ? {}
+      : { scope: entry.options.get('scope') ?? get('sasl.oauthbearer.scope') }),
     extensions,
     headerUrlencode: parseBoolean(key('sasl.oauthbearer.header.urlencode'), get('sasl.oauthbearer.header.urlencode'), problems) ?? false,
     subClaimName: get('sasl.oauthbearer.sub.claim.name')?.trim() || 'sub',

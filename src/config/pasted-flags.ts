@@ -28,7 +28,10 @@ export function pastedFlagProblems (args: readonly string[], knownFlags: readonl
       const rest = flag === undefined ? '' : after.slice(flag.length)
       if (flag === undefined && before !== '') continue
       const suggestion = `${before === '' ? '' : `${before} `}--${flag ?? after}${rest}`
-      problems.push({ key: arg, message: `"${dash[0]}" is not "--" (U+${dash[0].codePointAt(0)?.toString(16).toUpperCase().padStart(4, '0')}, as pasted from a web page); did you mean ${suggestion}` })
+      problems.push({
+        key: arg,
+        message: `"${dash[0]}" is not "--" (U+${dash[0].codePointAt(0)?.toString(16).toUpperCase().padStart(4, '0')}, as pasted from a web page); did you mean ${suggestion}`,
+      })
       continue
     }
     const single = /^-([^-].+)$/.exec(arg)?.[1]

@@ -13,7 +13,8 @@ export function readPropertiesFile (path: string, flag: string): Map<string, Pro
   try {
     text = readFileSync(path, 'utf8')
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : `cannot read it (${(error as NodeJS.ErrnoException).code ?? 'error'})`
+    const reason =
+      (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : `cannot read it (${(error as NodeJS.ErrnoException).code ?? 'error'})`
     throw new ConfigError([{ key: flag, value: path, message: `${reason}; give the path of a readable Java .properties file` }])
   }
   const problems = new ProblemList()

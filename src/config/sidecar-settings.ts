@@ -21,11 +21,30 @@ function single (flag: SidecarFlag, raw: unknown, problems: ProblemList): string
 
 /** Parses the sidecar flags with the same rules and defaults as the MirrorMaker 1 command line. */
 export function sidecarSettingsFromFlags (values: Partial<Record<SidecarFlag, unknown>>, problems: ProblemList): SidecarSettings {
-  const metricsPort = parseInteger('--metrics.port', single('metrics.port', values['metrics.port'], problems), { min: 0, max: 65535, expected: 'a port number from 0 to 65535' }, problems) ?? FLAG_DEFAULTS['metrics.port']
-  const drainTimeoutMs = parseInteger('--drain.timeout.ms', single('drain.timeout.ms', values['drain.timeout.ms'], problems), { min: 0 }, problems) ?? FLAG_DEFAULTS['drain.timeout.ms']
+  const metricsPort =
+    parseInteger(
+      '--metrics.port',
+      single('metrics.port', values['metrics.port'], problems),
+      { min: 0, max: 65535, expected: 'a port number from 0 to 65535' },
+      problems
+    ) ?? FLAG_DEFAULTS['metrics.port']
+  const drainTimeoutMs =
+    parseInteger('--drain.timeout.ms', single('drain.timeout.ms', values['drain.timeout.ms'], problems), { min: 0 }, problems) ??
+    FLAG_DEFAULTS['drain.timeout.ms']
   const logLevel: LogLevel = parseChoice('--log.level', single('log.level', values['log.level'], problems), LogLevels, problems) ?? FLAG_DEFAULTS['log.level']
   // Left undefined when not given, so an mm2.properties file can set it.
-  const metricsPartitionLabels = parseBoolean('--metrics.partition.labels', single('metrics.partition.labels', values['metrics.partition.labels'], problems), problems)
+  const metricsPartitionLabels = parseBoolean(
+    '--metrics.partition.labels',
+    single('metrics.partition.labels', values['metrics.partition.labels'], problems),
+    problems
+  )
   const idleGc = parseBoolean('--idle.gc', single('idle.gc', values['idle.gc'], problems), problems)
-  return { metricsPort, metricsHost: single('metrics.host', values['metrics.host'], problems) ?? FLAG_DEFAULTS['metrics.host'], logLevel, drainTimeoutMs, ...(metricsPartitionLabels === undefined ? {} : { metricsPartitionLabels }), ...(idleGc === undefined ? {} : { idleGc }) }
+  return {
+    metricsPort,
+    metricsHost: single('metrics.host', values['metrics.host'], problems) ?? FLAG_DEFAULTS['metrics.host'],
+    logLevel,
+    drainTimeoutMs,
+    ...(metricsPartitionLabels === undefined ? {} : { metricsPartitionLabels }),
+    ...(idleGc === undefined ? {} : { idleGc }),
+  }
 }

@@ -39,14 +39,36 @@ const STRIMZI_OFFSETS_TOPIC_DEFAULT = 'mirrormaker2-cluster-offsets'
 /** Connector fields that manage Connect's own state and do not change what is copied: ignored. */
 const CONNECTOR_IGNORED = new Set(['version', 'autoRestart', 'listOffsets', 'alterOffsets'])
 /** OAuth fields the sidecar's OIDC client-credentials login has no counterpart for that are harmless to leave out. */
-const OAUTH_IGNORED = new Set(['connectTimeoutSeconds', 'readTimeoutSeconds', 'httpRetries', 'httpRetryPauseMs', 'enableMetrics', 'includeAcceptHeader', 'accessTokenIsJwt', 'maxTokenExpirySeconds'])
+const OAUTH_IGNORED = new Set([
+  'connectTimeoutSeconds',
+  'readTimeoutSeconds',
+  'httpRetries',
+  'httpRetryPauseMs',
+  'enableMetrics',
+  'includeAcceptHeader',
+  'accessTokenIsJwt',
+  'maxTokenExpirySeconds',
+])
 
 /**
  * Cluster `config` keys Strimzi drops with a warning (`KafkaMirrorMaker2ClusterSpec.FORBIDDEN_PREFIXES`
  * and its exceptions): connection and security come from the resource's own fields. Reported as ignored.
  */
-const FORBIDDEN_CONFIG_PREFIXES = ['group.id', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic', 'ssl.', 'sasl.', 'security.', 'listeners',
-  'plugin.path', 'rest.', 'bootstrap.servers', 'consumer.interceptor.classes', 'producer.interceptor.classes']
+const FORBIDDEN_CONFIG_PREFIXES = [
+  'group.id',
+  'config.storage.topic',
+  'offset.storage.topic',
+  'status.storage.topic',
+  'ssl.',
+  'sasl.',
+  'security.',
+  'listeners',
+  'plugin.path',
+  'rest.',
+  'bootstrap.servers',
+  'consumer.interceptor.classes',
+  'producer.interceptor.classes',
+]
 const FORBIDDEN_CONFIG_EXCEPTIONS = ['ssl.endpoint.identification.algorithm', 'ssl.cipher.suites', 'ssl.protocol', 'ssl.enabled.protocols']
 
 function isForbiddenClusterConfig (key: string): boolean {
@@ -115,13 +137,16 @@ class Translation {
       else if (name === 'offsetStorageTopic') {
         const topic = this.string(node, name, field)
         if (topic !== undefined) this.offsetsTopicOf.set(alias, { topic, field: `${field}.${name}` })
-      } else if (!['alias', 'bootstrapServers', 'tls', 'authentication', 'config'].includes(name)) this.#problems.add(`${field}.${name}`, undefined, 'is not a field of a KafkaMirrorMaker2 cluster; remove it or fix its name')
+      } else if (!['alias', 'bootstrapServers', 'tls', 'authentication', 'config'].includes(name)) {
+        this.#problems.add(`${field}.${name}`, undefined, 'is not a field of a KafkaMirrorMaker2 cluster; remove it or fix its name')
+      }
     }
     const config = node.config
     if (isNode(config)) {
       for (const [key, value] of Object.entries(config)) {
-        if (key === 'offset.storage.topic' && typeof value === 'string' && !this.offsetsTopicOf.has(alias)) this.offsetsTopicOf.set(alias, { topic: value, field: `${field}.config.${key}` })
-        else if (isForbiddenClusterConfig(key)) this.#problems.ignore(`${field}.config.${key}`)
+        if (key === 'offset.storage.topic' && typeof value === 'string' && !this.offsetsTopicOf.has(alias)) {
+          this.offsetsTopicOf.set(alias, { topic: value, field: `${field}.config.${key}` })
+        } else if (isForbiddenClusterConfig(key)) this.#problems.ignore(`${field}.config.${key}`)
         else this.set(`${alias}.${key}`, value, `${field}.config.${key}`)
       }
     }
@@ -138,7 +163,10 @@ class Translation {
   #trustedCertificates (alias: string, tls: Node, field: string): void {
     const certificates = tls.trustedCertificates
     if (certificates === undefined) return
-    if (!Array.isArray(certificates)) { this.#problems.add(`${field}.trustedCertificates`, undefined, 'expected a list of { secretName, certificate | pattern }'); return }
+    if (!Array.isArray(certificates)) {
+      this.#problems.add(`${field}.trustedCertificates`, undefined, 'expected a list of { secretName, certificate | pattern }')
+      return
+    }
     const pems: string[] = []
     certificates.forEach((source: unknown, i) => {
       const at = `${field}.trustedCertificates[${i}]`
@@ -147,8 +175,14 @@ class Translation {
       const certificate = this.string(source, 'certificate', at)
       const pattern = this.string(source, 'pattern', at)
       if (secretName === undefined) return
-      if ((certificate === undefined) === (pattern === undefined)) { this.#problems.add(at, secretName, 'give exactly one of certificate (a key of the Secret) or pattern (e.g. *.crt)'); return }
-      const texts = certificate !== undefined ? [this.#secrets.read(`${at}.certificate`, 'certs', alias, secretName, certificate)] : this.#secrets.readMatching(`${at}.pattern`, 'certs', alias, secretName, pattern as string)
+      if ((certificate === undefined) === (pattern === undefined)) {
+        this.#problems.add(at, secretName, 'give exactly one of certificate (a key of the Secret) or pattern (e.g. *.crt)')
+        return
+      }
+      const texts =
+        certificate !== undefined
+          ? [this.#secrets.read(`${at}.certificate`, 'certs', alias, secretName, certificate)]
+          : this.#secrets.readMatching(`${at}.pattern`, 'certs', alias, secretName, pattern as string)
       for (const text of texts ?? []) if (text !== undefined) pems.push(text.trim())
     })
     if (pems.length > 0) {
@@ -163,12 +197,16 @@ class Translation {
     const refuseOthers = (known: readonly string[], ignored: ReadonlySet<string> = new Set()): void => {
       for (const name of Object.keys(auth)) {
         if (ignored.has(name)) this.#problems.ignore(`${field}.${name}`)
-        else if (!known.includes(name)) this.#problems.add(`${field}.${name}`, JSON.stringify(auth[name]), `cannot be honoured with authentication type ${type ?? '?'}; remove it`)
+        else if (!known.includes(name)) {
+          this.#problems.add(`${field}.${name}`, JSON.stringify(auth[name]), `cannot be honoured with authentication type ${type ?? '?'}; remove it`)
+        }
       }
     }
     if (type === 'tls') {
       refuseOthers(['type', 'certificateAndKey'])
-      if (!usesTls) this.#problems.add(`${field}.type`, type, `TLS client authentication needs a TLS connection; add ${field.replace(/authentication$/, 'tls')}: {}`)
+      if (!usesTls) {
+        this.#problems.add(`${field}.type`, type, `TLS client authentication needs a TLS connection; add ${field.replace(/authentication$/, 'tls')}: {}`)
+      }
       const source = auth.certificateAndKey
       if (!isNode(source)) { this.#problems.add(`${field}.certificateAndKey`, undefined, 'missing; give { secretName, certificate, key }'); return false }
       const at = `${field}.certificateAndKey`
@@ -197,7 +235,11 @@ class Translation {
       this.set(`${alias}.sasl.mechanism`, sasl[0], `${field}.type`)
       if (username !== undefined && password !== undefined) {
         // A secret volume file often ends in a newline the password does not have (Strimzi reads the Secret's value as is).
-        this.set(`${alias}.sasl.jaas.config`, `${sasl[1]} required username=${jaasQuoted(username)} password=${jaasQuoted(password.replace(/\r?\n$/, ''))};`, at)
+        this.set(
+          `${alias}.sasl.jaas.config`,
+          `${sasl[1]} required username=${jaasQuoted(username)} password=${jaasQuoted(password.replace(/\r?\n$/, ''))};`,
+          at
+        )
       }
       return true
     }
@@ -208,20 +250,29 @@ class Translation {
       const scope = this.string(auth, 'scope', field)
       const secret = auth.clientSecret
       let clientSecret: string | undefined
-      if (!isNode(secret)) this.#problems.add(`${field}.clientSecret`, undefined, 'missing; the sidecar logs in with the client credentials grant: give { secretName, key }')
-      else {
+      if (!isNode(secret)) {
+        this.#problems.add(`${field}.clientSecret`, undefined, 'missing; the sidecar logs in with the client credentials grant: give { secretName, key }')
+      } else {
         const secretName = this.string(secret, 'secretName', `${field}.clientSecret`, true)
         const key = this.string(secret, 'key', `${field}.clientSecret`, true)
-        if (secretName !== undefined && key !== undefined) clientSecret = this.#secrets.read(`${field}.clientSecret`, 'oauth', alias, secretName, key)?.replace(/\r?\n$/, '')
+        if (secretName !== undefined && key !== undefined) {
+          clientSecret = this.#secrets.read(`${field}.clientSecret`, 'oauth', alias, secretName, key)?.replace(/\r?\n$/, '')
+        }
       }
       this.set(`${alias}.sasl.mechanism`, 'OAUTHBEARER', `${field}.type`)
       if (endpoint !== undefined) this.set(`${alias}.sasl.oauthbearer.token.endpoint.url`, endpoint, `${field}.tokenEndpointUri`)
       if (clientId !== undefined && clientSecret !== undefined) {
-        this.set(`${alias}.sasl.jaas.config`, `${OAUTH_LOGIN_MODULE} required clientId=${jaasQuoted(clientId)} clientSecret=${jaasQuoted(clientSecret)}${scope === undefined ? '' : ` scope=${jaasQuoted(scope)}`};`, `${field}.clientSecret`)
+        this.set(
+          `${alias}.sasl.jaas.config`,
+          `${OAUTH_LOGIN_MODULE} required clientId=${jaasQuoted(clientId)} clientSecret=${jaasQuoted(clientSecret)}${scope === undefined ? '' : ` scope=${jaasQuoted(scope)}`};`,
+          `${field}.clientSecret`
+        )
       }
       return true
     }
-    if (type !== undefined) this.#problems.add(`${field}.type`, type, 'cannot be honoured here; use tls, scram-sha-512, scram-sha-256, plain or oauth (client credentials)')
+    if (type !== undefined) {
+      this.#problems.add(`${field}.type`, type, 'cannot be honoured here; use tls, scram-sha-512, scram-sha-256, plain or oauth (client credentials)')
+    }
     return false
   }
 
@@ -229,12 +280,21 @@ class Translation {
   mirror (node: Node, field: string, source: string, target: string): void {
     const flow = `${source}->${target}`
     this.set(`${flow}.enabled`, 'true', field)
-    const patterns: Array<[string, string]> = [['topicsPattern', 'topics'], ['topicsExcludePattern', 'topics.exclude'], ['topicsBlacklistPattern', 'topics.exclude'],
-      ['groupsPattern', 'groups'], ['groupsExcludePattern', 'groups.exclude'], ['groupsBlacklistPattern', 'groups.exclude']]
+    const patterns: Array<[string, string]> = [
+      ['topicsPattern', 'topics'],
+      ['topicsExcludePattern', 'topics.exclude'],
+      ['topicsBlacklistPattern', 'topics.exclude'],
+      ['groupsPattern', 'groups'],
+      ['groupsExcludePattern', 'groups.exclude'],
+      ['groupsBlacklistPattern', 'groups.exclude'],
+    ]
     for (const [name, key] of patterns) {
       const value = this.string(node, name, field)
       if (value === undefined) continue
-      if (this.properties.has(`${flow}.${key}`)) { this.#problems.add(`${field}.${name}`, value, `repeats ${this.fieldOf.get(`${flow}.${key}`) ?? key}; keep one of them`); continue }
+      if (this.properties.has(`${flow}.${key}`)) {
+        this.#problems.add(`${field}.${name}`, value, `repeats ${this.fieldOf.get(`${flow}.${key}`) ?? key}; keep one of them`)
+        continue
+      }
       this.set(`${flow}.${key}`, value, `${field}.${name}`)
     }
     for (const connector of ['sourceConnector', 'checkpointConnector'] as const) {
@@ -244,9 +304,21 @@ class Translation {
       if (!isNode(spec)) { this.#problems.add(at, undefined, 'expected an object with config and tasksMax'); continue }
       for (const name of Object.keys(spec)) {
         if (CONNECTOR_IGNORED.has(name)) this.#problems.ignore(`${at}.${name}`)
-        else if (name === 'pause' && spec.pause === true) this.#problems.add(`${at}.pause`, 'true', 'a paused connector cannot be honoured: the sidecar mirrors every flow it is given; remove the mirror or set pause: false')
-        else if (name === 'state' && spec.state !== 'running') this.#problems.add(`${at}.state`, String(spec.state), 'only running can be honoured: the sidecar mirrors every flow it is given; remove the mirror or set state: running')
-        else if (!['config', 'tasksMax', 'pause', 'state'].includes(name)) this.#problems.add(`${at}.${name}`, undefined, 'is not a field of a KafkaMirrorMaker2 connector; remove it or fix its name')
+        else if (name === 'pause' && spec.pause === true) {
+          this.#problems.add(
+            `${at}.pause`,
+            'true',
+            'a paused connector cannot be honoured: the sidecar mirrors every flow it is given; remove the mirror or set pause: false'
+          )
+        } else if (name === 'state' && spec.state !== 'running') {
+          this.#problems.add(
+            `${at}.state`,
+            String(spec.state),
+            'only running can be honoured: the sidecar mirrors every flow it is given; remove the mirror or set state: running'
+          )
+        } else if (!['config', 'tasksMax', 'pause', 'state'].includes(name)) {
+          this.#problems.add(`${at}.${name}`, undefined, 'is not a field of a KafkaMirrorMaker2 connector; remove it or fix its name')
+        }
       }
       if (connector === 'sourceConnector' && spec.tasksMax !== undefined) this.set(`${flow}.tasks.max`, spec.tasksMax, `${at}.tasksMax`)
       const config = spec.config
@@ -255,7 +327,11 @@ class Translation {
         const full = `${flow}.${key}`
         const earlier = this.properties.get(full)
         if (earlier !== undefined && earlier.value !== (typeof value === 'string' ? value : JSON.stringify(value))) {
-          this.#problems.add(`${at}.config.${key}`, String(value), `differs from ${this.fieldOf.get(full) ?? key} (${earlier.value}); the sidecar runs one flow with one value: give both the same`)
+          this.#problems.add(
+            `${at}.config.${key}`,
+            String(value),
+            `differs from ${this.fieldOf.get(full) ?? key} (${earlier.value}); the sidecar runs one flow with one value: give both the same`
+          )
           continue
         }
         this.set(full, value, `${at}.config.${key}`)
@@ -272,7 +348,11 @@ function readResource (path: string, problems: ProblemList): Node | undefined {
     text = readFileSync(path, 'utf8')
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    problems.add('--strimzi', path, `${code === 'ENOENT' ? 'file not found' : `cannot read it (${code ?? 'error'})`}; give the path of a KafkaMirrorMaker2 YAML file`)
+    problems.add(
+      '--strimzi',
+      path,
+      `${code === 'ENOENT' ? 'file not found' : `cannot read it (${code ?? 'error'})`}; give the path of a KafkaMirrorMaker2 YAML file`
+    )
     return undefined
   }
   const documents = parseAllDocuments(text)
@@ -285,7 +365,11 @@ function readResource (path: string, problems: ProblemList): Node | undefined {
   }
   const resources = list.map(d => d.toJS() as unknown).filter((r): r is Node => isNode(r) && r.kind === 'KafkaMirrorMaker2')
   if (resources.length !== 1) {
-    problems.add('--strimzi', path, `holds ${resources.length} KafkaMirrorMaker2 resources; give a file with exactly one (kubectl get kafkamirrormaker2 NAME -o yaml)`)
+    problems.add(
+      '--strimzi',
+      path,
+      `holds ${resources.length} KafkaMirrorMaker2 resources; give a file with exactly one (kubectl get kafkamirrormaker2 NAME -o yaml)`
+    )
     return undefined
   }
   return resources[0]
@@ -311,17 +395,25 @@ export function configFromStrimzi (path: string, options: StrimziOptions, proble
   if (isNode(spec)) translateSpec(spec, apiVersion === 'kafka.strimzi.io/v1', translation, problems)
   const targets = new Set([...translation.properties.keys()].flatMap(key => /^[^.]+->([^.]+)\.enabled$/.exec(key)?.[1] ?? []))
   for (const wanted of options.clusters ?? []) {
-    if (!targets.has(wanted)) problems.add('--clusters', wanted, `is not the target cluster of ${path} (${[...targets].join(', ')}); give that alias or drop --clusters`)
+    if (!targets.has(wanted)) {
+      problems.add('--clusters', wanted, `is not the target cluster of ${path} (${[...targets].join(', ')}); give that alias or drop --clusters`)
+    }
   }
   if (!problems.empty) throw new ConfigError(problems.problems)
-  const clusters = [...new Set([...translation.properties.keys()].filter(k => k.endsWith('.bootstrap.servers')).map(k => k.slice(0, -'.bootstrap.servers'.length)))]
+  const clusters = [
+    ...new Set([...translation.properties.keys()].filter(k => k.endsWith('.bootstrap.servers')).map(k => k.slice(0, -'.bootstrap.servers'.length))),
+  ]
   translation.set('clusters', clusters.join(', '), 'spec')
   const fieldOf = (key: string): string => translation.fieldOf.get(key) ?? key
   try {
     // Strimzi runs MirrorMaker 2's connectors in a Connect cluster, named `<source>-><target>.<connector class>`.
     const mm2Positions = (source: string, target: string): Mm2PositionsConfig => {
       const named = translation.offsetsTopicOf.get(target)
-      return { offsetsTopic: named?.topic ?? STRIMZI_OFFSETS_TOPIC_DEFAULT, key: named?.field ?? 'spec.target.offsetStorageTopic', connector: `${source}->${target}.${MM2_SOURCE_CONNECTOR}` }
+      return {
+        offsetsTopic: named?.topic ?? STRIMZI_OFFSETS_TOPIC_DEFAULT,
+        key: named?.field ?? 'spec.target.offsetStorageTopic',
+        connector: `${source}->${target}.${MM2_SOURCE_CONNECTOR}`,
+      }
     }
     const config = configFromMm2Properties(translation.properties, path, { ...options, mm2Positions }, problems)
     return freezeConfig({ ...config, ignoredKeys: [...new Set((config.ignoredKeys ?? []).map(fieldOf))].sort() })
@@ -334,11 +426,19 @@ export function configFromStrimzi (path: string, options: StrimziOptions, proble
 function translateSpec (spec: Node, v1: boolean, translation: Translation, problems: ProblemList): void {
   for (const name of Object.keys(spec)) {
     if (DEPLOYMENT_FIELDS.has(name)) problems.ignore(`spec.${name}`)
-    else if (!['target', 'mirrors', 'clusters', 'connectCluster'].includes(name)) problems.add(`spec.${name}`, undefined, 'is not a field of a KafkaMirrorMaker2 spec; remove it or fix its name')
+    else if (!['target', 'mirrors', 'clusters', 'connectCluster'].includes(name)) {
+      problems.add(`spec.${name}`, undefined, 'is not a field of a KafkaMirrorMaker2 spec; remove it or fix its name')
+    }
   }
   if (v1) {
     for (const name of ['clusters', 'connectCluster']) {
-      if (spec[name] !== undefined) problems.add(`spec.${name}`, undefined, 'is not in kafka.strimzi.io/v1; use spec.target and spec.mirrors[].source (or apiVersion kafka.strimzi.io/v1beta2)')
+      if (spec[name] !== undefined) {
+        problems.add(
+          `spec.${name}`,
+          undefined,
+          'is not in kafka.strimzi.io/v1; use spec.target and spec.mirrors[].source (or apiVersion kafka.strimzi.io/v1beta2)'
+        )
+      }
     }
   }
   // v1beta2's older form: clusters by alias, the target named by connectCluster.
@@ -358,7 +458,9 @@ function translateSpec (spec: Node, v1: boolean, translation: Translation, probl
     if (!byAlias.has(connectCluster)) problems.add('spec.connectCluster', connectCluster, 'names no alias of spec.clusters; name the target cluster')
     target = connectCluster
   }
-  if (target === undefined && (v1 || connectCluster === undefined)) problems.add('spec.target', undefined, 'missing; give the target cluster { alias, bootstrapServers }')
+  if (target === undefined && (v1 || connectCluster === undefined)) {
+    problems.add('spec.target', undefined, 'missing; give the target cluster { alias, bootstrapServers }')
+  }
   if (!Array.isArray(spec.mirrors) || spec.mirrors.length === 0) {
     problems.add('spec.mirrors', undefined, 'missing; give at least one mirror with its source cluster')
     return
@@ -367,7 +469,22 @@ function translateSpec (spec: Node, v1: boolean, translation: Translation, probl
     const field = `spec.mirrors[${i}]`
     if (!isNode(mirror)) { problems.add(field, undefined, 'expected { source, topicsPattern, ... }'); return }
     for (const name of Object.keys(mirror)) {
-      if (!['source', 'sourceCluster', 'targetCluster', 'sourceConnector', 'checkpointConnector', 'heartbeatConnector', 'topicsPattern', 'topicsExcludePattern', 'topicsBlacklistPattern', 'groupsPattern', 'groupsExcludePattern', 'groupsBlacklistPattern'].includes(name)) {
+      if (
+        ![
+          'source',
+          'sourceCluster',
+          'targetCluster',
+          'sourceConnector',
+          'checkpointConnector',
+          'heartbeatConnector',
+          'topicsPattern',
+          'topicsExcludePattern',
+          'topicsBlacklistPattern',
+          'groupsPattern',
+          'groupsExcludePattern',
+          'groupsBlacklistPattern',
+        ].includes(name)
+      ) {
         problems.add(`${field}.${name}`, undefined, 'is not a field of a KafkaMirrorMaker2 mirror; remove it or fix its name')
       } else if (v1 && ['sourceCluster', 'targetCluster', 'heartbeatConnector', 'topicsBlacklistPattern', 'groupsBlacklistPattern'].includes(name)) {
         problems.add(`${field}.${name}`, undefined, 'is not in kafka.strimzi.io/v1; use source (a cluster), topicsExcludePattern and groupsExcludePattern')
@@ -380,7 +497,13 @@ function translateSpec (spec: Node, v1: boolean, translation: Translation, probl
       if (!byAlias.has(source)) problems.add(`${field}.sourceCluster`, source, 'names no alias of spec.clusters; add the cluster or fix the alias')
     } else problems.add(`${field}.source`, undefined, 'missing; give the source cluster { alias, bootstrapServers }')
     const targetCluster = typeof mirror.targetCluster === 'string' ? mirror.targetCluster : undefined
-    if (targetCluster !== undefined && targetCluster !== target) problems.add(`${field}.targetCluster`, targetCluster, `is not the target cluster ${target ?? '(none)'}; MirrorMaker 2 (and the sidecar) mirror into the Connect cluster's target only`)
+    if (targetCluster !== undefined && targetCluster !== target) {
+      problems.add(
+        `${field}.targetCluster`,
+        targetCluster,
+        `is not the target cluster ${target ?? '(none)'}; MirrorMaker 2 (and the sidecar) mirror into the Connect cluster's target only`
+      )
+    }
     if (source !== undefined && target !== undefined) translation.mirror(mirror, field, source, target)
   })
 }

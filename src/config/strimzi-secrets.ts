@@ -30,7 +30,9 @@ export class StrimziSecrets {
   }
 
   #hint (): string {
-    return this.#secretsDir === undefined ? 'mount the Secret there (as Strimzi does) or give --strimzi.secrets.dir' : 'put the Secret\'s keys there as files, as a Kubernetes secret volume does'
+    return this.#secretsDir === undefined
+      ? 'mount the Secret there (as Strimzi does) or give --strimzi.secrets.dir'
+      : "put the Secret's keys there as files, as a Kubernetes secret volume does"
   }
 
   /** The text of key `key` of Secret `secretName`; undefined (and a problem on `field`) when missing. */
@@ -40,7 +42,11 @@ export class StrimziSecrets {
       return readFileSync(path, 'utf8')
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
-      this.#problems.add(field, undefined, `key ${key} of Secret ${secretName}: ${path}: ${code === 'ENOENT' ? 'no such file' : `cannot read it (${code ?? 'error'})`}; ${this.#hint()}`)
+      this.#problems.add(
+        field,
+        undefined,
+        `key ${key} of Secret ${secretName}: ${path}: ${code === 'ENOENT' ? 'no such file' : `cannot read it (${code ?? 'error'})`}; ${this.#hint()}`
+      )
       return undefined
     }
   }

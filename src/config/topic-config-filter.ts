@@ -36,7 +36,11 @@ export interface TopicConfigFilter {
   copies: (key: string) => boolean
 }
 
-function createTopicConfigFilter (exclude: RegExp | undefined, excludeSource: string | undefined, useDefaultsFrom: 'target' | 'source' = 'target'): TopicConfigFilter {
+function createTopicConfigFilter (
+  exclude: RegExp | undefined,
+  excludeSource: string | undefined,
+  useDefaultsFrom: 'target' | 'source' = 'target'
+): TopicConfigFilter {
   return { exclude: excludeSource, useDefaultsFrom, copies: key => !isTieredStorageKey(key) && !(exclude?.test(key) ?? false) }
 }
 
@@ -69,7 +73,9 @@ export function parseTopicConfigFilter (
   }
   const from =
     useDefaultsFrom === undefined ? 'target' : (parseChoice(useDefaultsFrom.key, useDefaultsFrom.value, ['target', 'source'] as const, problems) ?? 'target')
-  if (exclude === undefined) { return from === 'target' ? DEFAULT_TOPIC_CONFIG_FILTER : createTopicConfigFilter(DEFAULT_EXCLUDE_PATTERN, DEFAULT_CONFIG_PROPERTIES_EXCLUDE, from) }
+  if (exclude === undefined) {
+    return from === 'target' ? DEFAULT_TOPIC_CONFIG_FILTER : createTopicConfigFilter(DEFAULT_EXCLUDE_PATTERN, DEFAULT_CONFIG_PROPERTIES_EXCLUDE, from)
+  }
   if (exclude.value.trim() === '') return createTopicConfigFilter(undefined, undefined, from)
   return createTopicConfigFilter(compileTopicPattern(exclude.key, exclude.value, problems), exclude.value, from)
 }

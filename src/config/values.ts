@@ -40,7 +40,13 @@ export function parseInteger (key: string, raw: string | undefined, rule: Intege
   const trimmed = raw.trim()
   const min = rule.min ?? Number.MIN_SAFE_INTEGER
   const max = rule.max ?? Number.MAX_SAFE_INTEGER
-  const expected = rule.expected ?? (min === 1 && max === Number.MAX_SAFE_INTEGER ? 'a positive integer' : min === 0 && max === Number.MAX_SAFE_INTEGER ? 'a non-negative integer' : `an integer from ${min} to ${max}`)
+  const expected =
+    rule.expected ??
+    (min === 1 && max === Number.MAX_SAFE_INTEGER
+      ? 'a positive integer'
+      : min === 0 && max === Number.MAX_SAFE_INTEGER
+        ? 'a non-negative integer'
+        : `an integer from ${min} to ${max}`)
   if (!/^-?\d+$/.test(trimmed)) {
     problems.add(key, raw, `expected ${expected}`)
     return undefined

@@ -7,7 +7,14 @@ import { silentLogger } from '../shared/logger.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import { createKafkaClient } from './client.js'
 import { toClusterError } from './errors.js'
-import { createInternalCluster, filterAbortedMessages, forwardedBatchOf, type BatchForwardingHook, type InternalBroker, type InternalCluster } from './kafkajs-internals.js'
+import {
+  createInternalCluster,
+  filterAbortedMessages,
+  forwardedBatchOf,
+  type BatchForwardingHook,
+  type InternalBroker,
+  type InternalCluster,
+} from './kafkajs-internals.js'
 import { rawBatchHook, RawRecordBatch } from './raw-record-batch.js'
 
 const { AssignerProtocol } = kafkajs
@@ -92,19 +99,26 @@ export class AuditClient {
   #closed = false
   readonly #knownTopics = new Map<string, Promise<void>>()
 
-  constructor (readonly connection: ClusterConnection, options: AuditClientOptions = {}) {
-    const logger = (options.logger ?? silentLogger)
-    this.kafka = createKafkaClient({
-      ...connection,
-      connectionTimeoutMs: connection.connectionTimeoutMs ?? options.connectionTimeoutMs ?? 3_000,
-      requestTimeoutMs: connection.requestTimeoutMs ?? options.requestTimeoutMs ?? 15_000,
-    }, logger, { retries: options.retries ?? 1, maxRetryTimeMs: 1_000 })
+  constructor (
+    readonly connection: ClusterConnection,
+    options: AuditClientOptions = {}
+  ) {
+    const logger = options.logger ?? silentLogger
+    this.kafka = createKafkaClient(
+      {
+        ...connection,
+        connectionTimeoutMs: connection.connectionTimeoutMs ?? options.connectionTimeoutMs ?? 3_000,
+        requestTimeoutMs: connection.requestTimeoutMs ?? options.requestTimeoutMs ?? 15_000,
+      },
+      logger,
+      { retries: options.retries ?? 1, maxRetryTimeMs: 1_000 }
+    )
     this.admin = this.kafka.admin()
     this.#cluster = createInternalCluster(this.kafka, { metadataMaxAge: 300_000 })
   }
 
   /** Runs a Kafka call, converting its errors. */
-  async call<T> (operation: () => Promise<T>): Promise<T> {
+  async call<T>(operation: () => Promise<T>): Promise<T> {
     try {
       return await operation()
     } catch (error) {
@@ -129,11 +143,13 @@ export class AuditClient {
 
   /** The broker coordinating `groupId`. */
   async groupCoordinator (groupId: string): Promise<{ nodeId: number, host: string, port: number }> {
-    return await this.call(() => this.#serial(async () => {
-      // The coordinator lookup picks any known broker: the pool is empty until metadata was read once.
-      await this.#cluster.refreshMetadata()
-      return (await this.#cluster.findGroupCoordinatorMetadata({ groupId })).coordinator
-    }))
+    return await this.call(() =>
+      this.#serial(async () => {
+        // The coordinator lookup picks any known broker: the pool is empty until metadata was read once.
+        await this.#cluster.refreshMetadata()
+        return (await this.#cluster.findGroupCoordinatorMetadata({ groupId })).coordinator
+      })
+    )
   }
 
   /** `groupId` as its coordinator describes it, with each member's assignment decoded. */
@@ -161,7 +177,10 @@ export class AuditClient {
   async partitionsOf (topic: string, flag = '--topic'): Promise<number[]> {
     const topics = await this.call(() => this.admin.listTopics())
     if (!topics.includes(topic)) {
-      throw new MirrorError(ErrorCodes.CONFIG, `${flag} "${topic}": no such topic on the ${this.connection.alias} cluster (${this.connection.brokers.join(',')}); check the name`)
+      throw new MirrorError(
+        ErrorCodes.CONFIG,
+        `${flag} "${topic}": no such topic on the ${this.connection.alias} cluster (${this.connection.brokers.join(',')}); check the name`
+      )
     }
     const metadata = await this.call(() => this.admin.fetchTopicMetadata({ topics: [topic] }))
     return (metadata.topics[0]?.partitions ?? []).map(p => p.partitionId).sort((a, b) => a - b)
@@ -182,7 +201,7 @@ export class AuditClient {
   #queue: Promise<unknown> = Promise.resolve()
 
   /** Runs broker requests one at a time: concurrent requests through kafkajs' internal cluster leave sockets open after disconnect. */
-  #serial<T> (operation: () => Promise<T>): Promise<T> {
+  #serial<T>(operation: () => Promise<T>): Promise<T> {
     const run = this.#queue.then(operation, operation)
     this.#queue = run.catch(() => undefined)
     return run
@@ -203,26 +222,31 @@ export class AuditClient {
    */
   async listOffsets (topic: string, partitions: readonly number[], spec: OffsetSpec, isolation: Isolation = 'read_uncommitted'): Promise<Map<number, number>> {
     const timestamp = spec === 'earliest' ? -2 : spec === 'latest' ? -1 : spec.timestampMs
-    return await this.call(() => this.#serial(async () => {
-      const result = new Map<number, number>()
-      for (const [broker, list] of await this.#leaders(topic, partitions)) {
-        const { responses } = await broker.listOffsets({
-          isolationLevel: ISOLATION[isolation],
-          topics: [{ topic, partitions: list.map(partition => ({ partition, timestamp: String(timestamp) })) }],
-        })
-        for (const response of responses) for (const p of response.partitions) result.set(p.partition, Number(p.offset))
-      }
-      if (typeof spec === 'object') {
-        const missing = [...result].filter(([, offset]) => offset < 0).map(([p]) => p)
-        if (missing.length > 0) {
-          for (const [broker, list] of await this.#leaders(topic, missing)) {
-            const { responses } = await broker.listOffsets({ isolationLevel: ISOLATION[isolation], topics: [{ topic, partitions: list.map(partition => ({ partition, timestamp: '-1' })) }] })
-            for (const response of responses) for (const p of response.partitions) result.set(p.partition, Number(p.offset))
+    return await this.call(() =>
+      this.#serial(async () => {
+        const result = new Map<number, number>()
+        for (const [broker, list] of await this.#leaders(topic, partitions)) {
+          const { responses } = await broker.listOffsets({
+            isolationLevel: ISOLATION[isolation],
+            topics: [{ topic, partitions: list.map(partition => ({ partition, timestamp: String(timestamp) })) }],
+          })
+          for (const response of responses) for (const p of response.partitions) result.set(p.partition, Number(p.offset))
+        }
+        if (typeof spec === 'object') {
+          const missing = [...result].filter(([, offset]) => offset < 0).map(([p]) => p)
+          if (missing.length > 0) {
+            for (const [broker, list] of await this.#leaders(topic, missing)) {
+              const { responses } = await broker.listOffsets({
+                isolationLevel: ISOLATION[isolation],
+                topics: [{ topic, partitions: list.map(partition => ({ partition, timestamp: '-1' })) }],
+              })
+              for (const response of responses) for (const p of response.partitions) result.set(p.partition, Number(p.offset))
+            }
           }
         }
-      }
-      return result
-    }))
+        return result
+      })
+    )
   }
 
   /**
@@ -246,38 +270,49 @@ export class AuditClient {
     return { ...fetched, batches: fetched.items as Array<RawRecordBatch | KafkaRecord> }
   }
 
-  async #fetchOnce (topic: string, partition: number, offset: number, { maxBytes = 4 * 1024 * 1024, isolation = 'read_committed', maxWaitMs = 100 }: FetchOptions, hook: BatchForwardingHook | undefined): Promise<Omit<FetchedRecords, 'records'> & { items: unknown[] }> {
-    return await this.call(() => this.#serial(async () => {
-      const [leader] = await this.#leaders(topic, [partition])
-      if (leader === undefined) throw new MirrorError(ErrorCodes.KAFKA, `${topic}-${partition}: no leader on the ${this.connection.alias} cluster`, { retriable: true })
-      // With a hook, the patched Fetch decoder offers it every v2 batch (RawRecordBatch views).
-      const response = await leader[0].fetch({
-        replicaId: -1,
-        isolationLevel: ISOLATION[isolation],
-        maxWaitTime: maxWaitMs,
-        minBytes: 1,
-        maxBytes,
-        topics: [{ topic, partitions: [{ partition, fetchOffset: String(offset), maxBytes }] }],
-        ...(hook === undefined ? {} : { forwardRecordBatch: hook }),
+  async #fetchOnce (
+    topic: string,
+    partition: number,
+    offset: number,
+    { maxBytes = 4 * 1024 * 1024, isolation = 'read_committed', maxWaitMs = 100 }: FetchOptions,
+    hook: BatchForwardingHook | undefined
+  ): Promise<Omit<FetchedRecords, 'records'> & { items: unknown[] }> {
+    return await this.call(() =>
+      this.#serial(async () => {
+        const [leader] = await this.#leaders(topic, [partition])
+        if (leader === undefined) {
+          throw new MirrorError(ErrorCodes.KAFKA, `${topic}-${partition}: no leader on the ${this.connection.alias} cluster`, { retriable: true })
+        }
+        // With a hook, the patched Fetch decoder offers it every v2 batch (RawRecordBatch views).
+        const response = await leader[0].fetch({
+          replicaId: -1,
+          isolationLevel: ISOLATION[isolation],
+          maxWaitTime: maxWaitMs,
+          minBytes: 1,
+          maxBytes,
+          topics: [{ topic, partitions: [{ partition, fetchOffset: String(offset), maxBytes }] }],
+          ...(hook === undefined ? {} : { forwardRecordBatch: hook }),
+        })
+        const data = response.responses[0]?.partitions[0]
+        if (data === undefined) return { items: [], nextOffset: offset, highWatermark: offset, logStartOffset: offset, lastStableOffset: offset }
+        let nextOffset = offset
+        for (const m of data.messages) {
+          const raw = forwardedBatchOf<RawRecordBatch>(m)
+          const batchEnd = raw !== undefined ? raw.endOffset : Number(m.batchContext.firstOffset) + m.batchContext.lastOffsetDelta + 1
+          nextOffset = Math.max(nextOffset, Number(m.offset) + 1, batchEnd)
+        }
+        const kept = (
+          isolation === 'read_committed' ? filterAbortedMessages({ messages: data.messages, abortedTransactions: data.abortedTransactions }) : data.messages
+        ).filter(m => !m.isControlRecord && Number(m.offset) >= offset)
+        return {
+          // A batch the hook took is handed over as itself, not as the kafkajs message standing for it.
+          items: kept.map(m => forwardedBatchOf<RawRecordBatch>(m) ?? m),
+          nextOffset,
+          highWatermark: Number(data.highWatermark),
+          logStartOffset: Number(data.lastStartOffset),
+          lastStableOffset: Number((data as { lastStableOffset?: string }).lastStableOffset ?? data.highWatermark),
+        }
       })
-      const data = response.responses[0]?.partitions[0]
-      if (data === undefined) return { items: [], nextOffset: offset, highWatermark: offset, logStartOffset: offset, lastStableOffset: offset }
-      let nextOffset = offset
-      for (const m of data.messages) {
-        const raw = forwardedBatchOf<RawRecordBatch>(m)
-        const batchEnd = raw !== undefined ? raw.endOffset : Number(m.batchContext.firstOffset) + m.batchContext.lastOffsetDelta + 1
-        nextOffset = Math.max(nextOffset, Number(m.offset) + 1, batchEnd)
-      }
-      const kept = (isolation === 'read_committed' ? filterAbortedMessages({ messages: data.messages, abortedTransactions: data.abortedTransactions }) : data.messages)
-        .filter(m => !m.isControlRecord && Number(m.offset) >= offset)
-      return {
-        // A batch the hook took is handed over as itself, not as the kafkajs message standing for it.
-        items: kept.map(m => forwardedBatchOf<RawRecordBatch>(m) ?? m),
-        nextOffset,
-        highWatermark: Number(data.highWatermark),
-        logStartOffset: Number(data.lastStartOffset),
-        lastStableOffset: Number((data as { lastStableOffset?: string }).lastStableOffset ?? data.highWatermark),
-      }
-    }))
+    )
   }
 }

@@ -72,7 +72,11 @@ export class AwsCredentialsSource {
       credentials = await this.#provider()
     } catch (error) {
       // The SDK's messages name the provider that failed and never hold a secret.
-      throw new MirrorError(ErrorCodes.AUTHENTICATION, `${this.#settings.jaasKey}: no AWS credentials for AWS_MSK_IAM (${this.#source()}): ${(error as Error).message}`, { cause: error })
+      throw new MirrorError(
+        ErrorCodes.AUTHENTICATION,
+        `${this.#settings.jaasKey}: no AWS credentials for AWS_MSK_IAM (${this.#source()}): ${(error as Error).message}`,
+        { cause: error }
+      )
     }
     this.#current = credentials
     this.fetched++

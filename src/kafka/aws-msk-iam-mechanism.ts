@@ -31,10 +31,17 @@ export function awsMskIamAuthenticationProvider (settings: AwsMskIamSettings, cr
       try {
         version = (JSON.parse(answer.toString('utf8')) as { version?: unknown }).version
       } catch (error) {
-        throw new MirrorError(ErrorCodes.AUTHENTICATION, `${host}:${port} answered AWS_MSK_IAM with no JSON (${answer.length} bytes): is this an MSK broker with IAM access control?`, { cause: error })
+        throw new MirrorError(
+          ErrorCodes.AUTHENTICATION,
+          `${host}:${port} answered AWS_MSK_IAM with no JSON (${answer.length} bytes): is this an MSK broker with IAM access control?`,
+          { cause: error }
+        )
       }
       if (version !== AWS_MSK_IAM_VERSION) {
-        throw new MirrorError(ErrorCodes.AUTHENTICATION, `${host}:${port} answered AWS_MSK_IAM with version ${JSON.stringify(version)}, expected ${AWS_MSK_IAM_VERSION}`)
+        throw new MirrorError(
+          ErrorCodes.AUTHENTICATION,
+          `${host}:${port} answered AWS_MSK_IAM with version ${JSON.stringify(version)}, expected ${AWS_MSK_IAM_VERSION}`
+        )
       }
     },
   })

@@ -54,7 +54,10 @@ function parseJson (userData: Buffer | null | undefined): unknown {
 /** The one line a refused process stops with (exit 2). */
 export function laneRefusalError (groupId: string, refusal: LaneRefusal): MirrorError {
   const { lanes, groupLanes } = refusal.refused
-  return new MirrorError(ErrorCodes.CONFIG, `--num.producers ${lanes}: the other processes of exactly-once group "${groupId}" run ${groupLanes} producer lanes, and partitions map to transactional ids by that count (a process with another count would not fence them); start this process with --num.producers ${groupLanes}, or stop every process of the flow and start them all with the same count`)
+  return new MirrorError(
+    ErrorCodes.CONFIG,
+    `--num.producers ${lanes}: the other processes of exactly-once group "${groupId}" run ${groupLanes} producer lanes, and partitions map to transactional ids by that count (a process with another count would not fence them); start this process with --num.producers ${groupLanes}, or stop every process of the flow and start them all with the same count`
+  )
 }
 
 /**

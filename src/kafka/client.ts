@@ -1,7 +1,13 @@
 import type { ConnectionOptions } from 'node:tls'
 import kafkajs from '@kafka-mirror-sidecar/kafkajs'
 import type { Kafka as KafkaClient, logCreator as LogCreator } from '@kafka-mirror-sidecar/kafkajs'
-import { TLS_SECRET_FIELDS, type AwsMskIamSettings, type ClusterConnection, type GssapiSettings, type OAuthBearerCredentials } from '../config/cluster-connection.js'
+import {
+  TLS_SECRET_FIELDS,
+  type AwsMskIamSettings,
+  type ClusterConnection,
+  type GssapiSettings,
+  type OAuthBearerCredentials,
+} from '../config/cluster-connection.js'
 import type { Logger } from '../shared/logger.js'
 import { silentLogger } from '../shared/logger.js'
 import { type CodecImplementations, registerCodecs } from './codecs.js'
@@ -109,7 +115,14 @@ function errorLineLevel (message: string, extra: Record<string, unknown>): LineL
   if (EXPECTED_AT_START_UP.has(answer) || HANDLED_BY_THE_MIRROR.has(answer)) return 'debug'
   if (answer === REBALANCING && GROUP_PROTOCOL_REQUEST.test(message)) return 'debug'
   if (answer === UNKNOWN_TOPIC && METADATA_REQUEST.test(message)) return 'debug'
-  if (RETRIABLE_PROTOCOL_ERRORS.has(answer) || RECOVERED_BY_KAFKAJS.has(message) || extra.retryCount !== undefined || TRANSIENT_CONNECTION_ERROR.test(message)) return 'warn'
+  if (
+    RETRIABLE_PROTOCOL_ERRORS.has(answer) ||
+    RECOVERED_BY_KAFKAJS.has(message) ||
+    extra.retryCount !== undefined ||
+    TRANSIENT_CONNECTION_ERROR.test(message)
+  ) {
+    return 'warn'
+  }
   return 'error'
 }
 

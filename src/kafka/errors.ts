@@ -26,7 +26,14 @@ function kafkaRootCause (error: unknown): KafkaJsErrorShape {
   return (rootCause(error) ?? {}) as KafkaJsErrorShape
 }
 
-const AUTH_TYPES = new Set(['SASL_AUTHENTICATION_FAILED', 'ILLEGAL_SASL_STATE', 'UNSUPPORTED_SASL_MECHANISM', 'TOPIC_AUTHORIZATION_FAILED', 'GROUP_AUTHORIZATION_FAILED', 'CLUSTER_AUTHORIZATION_FAILED'])
+const AUTH_TYPES = new Set([
+  'SASL_AUTHENTICATION_FAILED',
+  'ILLEGAL_SASL_STATE',
+  'UNSUPPORTED_SASL_MECHANISM',
+  'TOPIC_AUTHORIZATION_FAILED',
+  'GROUP_AUTHORIZATION_FAILED',
+  'CLUSTER_AUTHORIZATION_FAILED',
+])
 
 /** Node's codes for a TLS peer certificate that does not verify (untrusted, expired, wrong host). */
 const TLS_CERT_CODES = new Set(['SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT',
@@ -37,7 +44,8 @@ const TLS_CERT_CODES = new Set(['SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SI
  * with `ssl.client.auth=required` (Java sends bad_certificate for none, certificate_unknown for an
  * untrusted one; other servers use the rest). Node names them `ERR_SSL_<reason>`.
  */
-const CLIENT_CERT_ALERT = /(?:sslv3|tlsv1|tlsv13|ssl\/tls) alert (bad certificate|certificate unknown|unknown ca|certificate required|certificate expired|certificate revoked|unsupported certificate|access denied)/i
+const CLIENT_CERT_ALERT =
+  /(?:sslv3|tlsv1|tlsv13|ssl\/tls) alert (bad certificate|certificate unknown|unknown ca|certificate required|certificate expired|certificate revoked|unsupported certificate|access denied)/i
 
 /** The alert name when the broker refused the client certificate, e.g. `bad certificate`. */
 function clientCertificateAlert (errors: readonly KafkaJsErrorShape[]): string | undefined {
@@ -52,8 +60,12 @@ function clientCertificateAlert (errors: readonly KafkaJsErrorShape[]): string |
 
 /** What to do when the broker refused the client certificate; `hasCertificate` undefined when the connection is not known. */
 function clientCertificateHint (hasCertificate: boolean | undefined): string {
-  if (hasCertificate === false) return 'the listener requires a TLS client certificate (ssl.client.auth=required) and none is configured; set ssl.keystore.location (or ssl.keystore.key and ssl.keystore.certificate.chain) to a client certificate signed by a CA the broker trusts'
-  if (hasCertificate === true) return 'the broker did not accept the client certificate of ssl.keystore.location (or ssl.keystore.key); it must be signed by a CA in the broker\'s ssl.truststore and be valid now'
+  if (hasCertificate === false) {
+    return 'the listener requires a TLS client certificate (ssl.client.auth=required) and none is configured; set ssl.keystore.location (or ssl.keystore.key and ssl.keystore.certificate.chain) to a client certificate signed by a CA the broker trusts'
+  }
+  if (hasCertificate === true) {
+    return "the broker did not accept the client certificate of ssl.keystore.location (or ssl.keystore.key); it must be signed by a CA in the broker's ssl.truststore and be valid now"
+  }
   return 'the listener requires a TLS client certificate it trusts; set ssl.keystore.location (or ssl.keystore.key and ssl.keystore.certificate.chain) to one signed by a CA in the broker\'s ssl.truststore'
 }
 
@@ -65,12 +77,24 @@ function presentsCertificate (connection: Pick<ClusterConnection, 'tls'>): boole
 /** What to do about an authentication or TLS failure, added to its message. */
 function securityHint (kafkaCode: string | undefined, name: string, tlsCode: string | undefined, reason: string, mechanism?: string): string | undefined {
   const oauth = mechanism === 'oauthbearer'
-  if (tlsCode === 'ERR_TLS_CERT_ALTNAME_INVALID') return 'the broker\'s TLS certificate does not name this host; connect by a name in the certificate, or set ssl.endpoint.identification.algorithm= (empty) to skip the host name check'
-  if (tlsCode !== undefined && TLS_CERT_CODES.has(tlsCode)) return 'the broker\'s TLS certificate is not trusted; set ssl.truststore.location (or ssl.truststore.certificates) to the CA that signed it'
-  if (kafkaCode === 'UNSUPPORTED_SASL_MECHANISM' || /does not support the requested SASL mechanism/i.test(reason)) return 'wrong SASL mechanism: set sasl.mechanism to one the broker\'s listener enables (sasl.enabled.mechanisms)'
-  if ((name === 'KafkaJSSASLAuthenticationError' || kafkaCode === 'SASL_AUTHENTICATION_FAILED') && oauth) return 'the broker refused the OAuth token: the broker\'s sasl.oauthbearer.expected.audience / expected.issuer and JWKS must match the tokens of sasl.oauthbearer.token.endpoint.url; check scope and audience with the identity provider'
-  if ((name === 'KafkaJSSASLAuthenticationError' || kafkaCode === 'SASL_AUTHENTICATION_FAILED') && mechanism === 'aws_msk_iam') return 'the broker refused the AWS_MSK_IAM signature: the identity (see awsDebugCreds) needs kafka-cluster:Connect on the cluster in its IAM policy, and this host\'s clock must be right'
-  if ((name === 'KafkaJSSASLAuthenticationError' || kafkaCode === 'SASL_AUTHENTICATION_FAILED') && mechanism === 'gssapi') return 'the broker refused the Kerberos authentication: its listener\'s principal and keytab must match the service principal sasl.kerberos.service.name/<broker host> the client asked the KDC for'
+  if (tlsCode === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+    return "the broker's TLS certificate does not name this host; connect by a name in the certificate, or set ssl.endpoint.identification.algorithm= (empty) to skip the host name check"
+  }
+  if (tlsCode !== undefined && TLS_CERT_CODES.has(tlsCode)) {
+    return "the broker's TLS certificate is not trusted; set ssl.truststore.location (or ssl.truststore.certificates) to the CA that signed it"
+  }
+  if (kafkaCode === 'UNSUPPORTED_SASL_MECHANISM' || /does not support the requested SASL mechanism/i.test(reason)) {
+    return "wrong SASL mechanism: set sasl.mechanism to one the broker's listener enables (sasl.enabled.mechanisms)"
+  }
+  if ((name === 'KafkaJSSASLAuthenticationError' || kafkaCode === 'SASL_AUTHENTICATION_FAILED') && oauth) {
+    return "the broker refused the OAuth token: the broker's sasl.oauthbearer.expected.audience / expected.issuer and JWKS must match the tokens of sasl.oauthbearer.token.endpoint.url; check scope and audience with the identity provider"
+  }
+  if ((name === 'KafkaJSSASLAuthenticationError' || kafkaCode === 'SASL_AUTHENTICATION_FAILED') && mechanism === 'aws_msk_iam') {
+    return "the broker refused the AWS_MSK_IAM signature: the identity (see awsDebugCreds) needs kafka-cluster:Connect on the cluster in its IAM policy, and this host's clock must be right"
+  }
+  if ((name === 'KafkaJSSASLAuthenticationError' || kafkaCode === 'SASL_AUTHENTICATION_FAILED') && mechanism === 'gssapi') {
+    return "the broker refused the Kerberos authentication: its listener's principal and keytab must match the service principal sasl.kerberos.service.name/<broker host> the client asked the KDC for"
+  }
   if (name === 'KafkaJSSASLAuthenticationError' || kafkaCode === 'SASL_AUTHENTICATION_FAILED') return 'check the username and password in sasl.jaas.config'
   return undefined
 }
@@ -81,7 +105,12 @@ function securityHint (kafkaCode: string | undefined, name: string, tlsCode: str
  * retrying later (the broker may come back), a `MESSAGE_TOO_LARGE` never is. `cluster`, the
  * connection that failed, lets a refused client certificate be told from a missing one.
  */
-export function toMirrorError (error: unknown, context: string, code: ErrorCode = ErrorCodes.KAFKA, cluster?: Pick<ClusterConnection, 'tls' | 'sasl'>): MirrorError {
+export function toMirrorError (
+  error: unknown,
+  context: string,
+  code: ErrorCode = ErrorCodes.KAFKA,
+  cluster?: Pick<ClusterConnection, 'tls' | 'sasl'>
+): MirrorError {
   if (error instanceof MirrorError) return error
   // Our own error thrown inside the client (the OAuth token source): kept as it is, with where it happened.
   const own = ownError(error)
@@ -91,24 +120,39 @@ export function toMirrorError (error: unknown, context: string, code: ErrorCode 
   const alert = clientCertificateAlert([root, top])
   if (alert !== undefined) {
     // Not retriable: the broker refuses the same certificate on every attempt.
-    return new MirrorError(ErrorCodes.AUTHENTICATION, `${context}: the broker refused the TLS handshake (alert "${alert}"): ${clientCertificateHint(cluster === undefined ? undefined : presentsCertificate(cluster))}`, { cause: error })
+    return new MirrorError(
+      ErrorCodes.AUTHENTICATION,
+      `${context}: the broker refused the TLS handshake (alert "${alert}"): ${clientCertificateHint(cluster === undefined ? undefined : presentsCertificate(cluster))}`,
+      { cause: error }
+    )
   }
   const kafkaCode = root.type ?? top.type
   const name = root.name ?? top.name ?? 'Error'
-  const tlsCode = [(root as { code?: unknown }).code, (top as { code?: unknown }).code].find(c => typeof c === 'string' && TLS_CERT_CODES.has(c)) as string | undefined
+  const tlsCode = [(root as { code?: unknown }).code, (top as { code?: unknown }).code].find(c => typeof c === 'string' && TLS_CERT_CODES.has(c)) as
+    string | undefined
   const authentication = (kafkaCode !== undefined && AUTH_TYPES.has(kafkaCode)) || name === 'KafkaJSSASLAuthenticationError' || tlsCode !== undefined
-  const connection = name === 'KafkaJSConnectionError' || name === 'KafkaJSRequestTimeoutError' || name === 'KafkaJSConnectionClosedError' ||
-    name === 'KafkaJSBrokerNotFound' || name === 'KafkaJSMetadataNotLoaded' || name === 'KafkaJSLockTimeout' || name === 'KafkaJSStaleTopicMetadataAssignment' ||
+  const connection =
+    name === 'KafkaJSConnectionError' ||
+    name === 'KafkaJSRequestTimeoutError' ||
+    name === 'KafkaJSConnectionClosedError' ||
+    name === 'KafkaJSBrokerNotFound' ||
+    name === 'KafkaJSMetadataNotLoaded' ||
+    name === 'KafkaJSLockTimeout' ||
+    name === 'KafkaJSStaleTopicMetadataAssignment' ||
     // No broker answered FindCoordinator: the cluster is unreachable, not a coordinator that is gone for good.
     name === 'KafkaJSGroupCoordinatorNotFound'
   const retriable = !authentication && (connection || root.retriable === true || top.retriable === true)
   const reason = root.message ?? top.message ?? String(error)
   const hint = securityHint(kafkaCode, name, tlsCode, reason, cluster?.sasl?.mechanism)
-  return new MirrorError(authentication ? ErrorCodes.AUTHENTICATION : connection ? ErrorCodes.CONNECTION : code, `${context}: ${reason}${hint === undefined ? '' : ` (${hint})`}`, {
-    retriable,
-    cause: error,
-    ...(kafkaCode === undefined ? {} : { kafkaCode }),
-  })
+  return new MirrorError(
+    authentication ? ErrorCodes.AUTHENTICATION : connection ? ErrorCodes.CONNECTION : code,
+    `${context}: ${reason}${hint === undefined ? '' : ` (${hint})`}`,
+    {
+      retriable,
+      cause: error,
+      ...(kafkaCode === undefined ? {} : { kafkaCode }),
+    }
+  )
 }
 
 /**
@@ -126,11 +170,20 @@ export function toClusterError (error: unknown, connection: ClusterConnection): 
   const name = String(root.name ?? '')
   const message = String(root.message ?? root)
   if (/Connection|BrokerNotFound|ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|timed? ?out/i.test(name + ' ' + message)) {
-    return new MirrorError(ErrorCodes.CONNECTION, `cannot reach ${where}: ${message}; check the bootstrap servers and that the brokers are up`, { cause: error, retriable: true })
+    return new MirrorError(ErrorCodes.CONNECTION, `cannot reach ${where}: ${message}; check the bootstrap servers and that the brokers are up`, {
+      cause: error,
+      retriable: true,
+    })
   }
   if (/SASL|Authentication/i.test(name + ' ' + message)) {
-    return new MirrorError(ErrorCodes.AUTHENTICATION, `authentication with ${where} failed: ${message}; check the credentials in the command config`, { cause: error })
+    return new MirrorError(ErrorCodes.AUTHENTICATION, `authentication with ${where} failed: ${message}; check the credentials in the command config`, {
+      cause: error,
+    })
   }
   // Retriable as the broker says (NOT_LEADER_OR_FOLLOWER while leadership moves, say): a caller that retries goes on.
-  return new MirrorError(ErrorCodes.KAFKA, `${where}: ${message}`, { cause: error, retriable: converted.retriable, ...(root.type === undefined ? {} : { kafkaCode: root.type }) })
+  return new MirrorError(ErrorCodes.KAFKA, `${where}: ${message}`, {
+    cause: error,
+    retriable: converted.retriable,
+    ...(root.type === undefined ? {} : { kafkaCode: root.type }),
+  })
 }

@@ -4,7 +4,15 @@ import type { BatchForwardingHook, EncodedBatchMessage } from './kafkajs-interna
 import { decodeRecordBatch } from './kafkajs-internals.js'
 import { visitBatchRecords } from './record-batch-records.js'
 import { decodeBatchRecords } from './record-batch-decoder.js'
-import { Attributes, BATCH_HEADER_BYTES, BATCH_OFFSETS, CODEC_NAMES, concatUncompressedBatches, readBatchHeader, batchForTarget } from './record-batch-header.js'
+import {
+  Attributes,
+  BATCH_HEADER_BYTES,
+  BATCH_OFFSETS,
+  CODEC_NAMES,
+  concatUncompressedBatches,
+  readBatchHeader,
+  batchForTarget,
+} from './record-batch-header.js'
 import { corruptBatchOf } from './corrupt-record-batch.js'
 
 /**

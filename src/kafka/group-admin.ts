@@ -11,7 +11,14 @@ import { createInternalCluster, type InternalCluster } from './kafkajs-internals
 interface ListOffsetsTopic { readonly topic: string, readonly partitions: Array<{ partition: number, timestamp: number }> }
 
 /** Kafka errors of a coordinator that moved or is still loading: an outside commit is tried again. */
-const COORDINATOR_CODES = new Set(['NOT_COORDINATOR', 'NOT_COORDINATOR_FOR_GROUP', 'COORDINATOR_NOT_AVAILABLE', 'GROUP_COORDINATOR_NOT_AVAILABLE', 'COORDINATOR_LOAD_IN_PROGRESS', 'GROUP_LOAD_IN_PROGRESS'])
+const COORDINATOR_CODES = new Set([
+  'NOT_COORDINATOR',
+  'NOT_COORDINATOR_FOR_GROUP',
+  'COORDINATOR_NOT_AVAILABLE',
+  'GROUP_COORDINATOR_NOT_AVAILABLE',
+  'COORDINATOR_LOAD_IN_PROGRESS',
+  'GROUP_LOAD_IN_PROGRESS',
+])
 /** Attempts of an outside commit in all (some 6 s of backoff at most). */
 const COMMIT_ATTEMPTS = 6
 
@@ -33,7 +40,14 @@ const LATEST_TIMESTAMP = -1
  */
 const READ_UNCOMMITTED = 0
 /** Answers of brokers to a client whose metadata is stale: refreshed and asked once more. */
-const STALE_METADATA_CODES = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'NOT_LEADER_FOR_PARTITION', 'NOT_LEADER_OR_FOLLOWER', 'LEADER_NOT_AVAILABLE', 'FENCED_LEADER_EPOCH', 'UNKNOWN_LEADER_EPOCH'])
+const STALE_METADATA_CODES = new Set([
+  'UNKNOWN_TOPIC_OR_PARTITION',
+  'NOT_LEADER_FOR_PARTITION',
+  'NOT_LEADER_OR_FOLLOWER',
+  'LEADER_NOT_AVAILABLE',
+  'FENCED_LEADER_EPOCH',
+  'UNKNOWN_LEADER_EPOCH',
+])
 
 /** Log start offset and high watermark of one partition. */
 export interface PartitionLogOffsets {

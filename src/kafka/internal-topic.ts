@@ -60,7 +60,12 @@ export class InternalTopicWriter {
       await admin.connect()
     } catch (error) {
       await producer.disconnect().catch(() => { /* cleanup on a failed start: the error thrown below is what the caller gets */ })
-      throw toMirrorError(error, `cannot connect to the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`, ErrorCodes.CONNECTION, this.#connection)
+      throw toMirrorError(
+        error,
+        `cannot connect to the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`,
+        ErrorCodes.CONNECTION,
+        this.#connection
+      )
     }
     this.#producer = producer
     this.#admin = admin
@@ -78,15 +83,32 @@ export class InternalTopicWriter {
       if (!(await admin.listTopics()).includes(topic)) {
         await admin.createTopics({
           waitForLeaders: true,
-          topics: [{ topic, numPartitions: 1, replicationFactor: setting.replicationFactor, configEntries: [{ name: 'cleanup.policy', value: 'compact' }, ...Object.entries(configs).map(([name, value]) => ({ name, value }))] }],
+          topics: [
+            {
+              topic,
+              numPartitions: 1,
+              replicationFactor: setting.replicationFactor,
+              configEntries: [{ name: 'cleanup.policy', value: 'compact' }, ...Object.entries(configs).map(([name, value]) => ({ name, value }))],
+            },
+          ],
         })
         this.#logger.info('created internal topic', { topic, cluster: this.#connection.alias, replicationFactor: setting.replicationFactor })
       }
     } catch (error) {
-      const converted = toMirrorError(error, `creating the internal topic ${topic} on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
+      const converted = toMirrorError(
+        error,
+        `creating the internal topic ${topic} on the ${this.#connection.alias} cluster failed`,
+        ErrorCodes.KAFKA,
+        this.#connection
+      )
       if (converted.kafkaCode === 'INVALID_REPLICATION_FACTOR' || /replication factor/i.test(converted.message)) {
-        const what = setting.replicationFactor === -1 ? `${setting.key} -1 (the broker's default.replication.factor)` : `${setting.key} ${setting.replicationFactor}`
-        throw new MirrorError(ErrorCodes.CONFIG, `${what}: the ${this.#connection.alias} cluster cannot create ${topic} with it (${converted.message}); set ${setting.key} to at most the number of brokers`, { cause: error })
+        const what =
+          setting.replicationFactor === -1 ? `${setting.key} -1 (the broker's default.replication.factor)` : `${setting.key} ${setting.replicationFactor}`
+        throw new MirrorError(
+          ErrorCodes.CONFIG,
+          `${what}: the ${this.#connection.alias} cluster cannot create ${topic} with it (${converted.message}); set ${setting.key} to at most the number of brokers`,
+          { cause: error }
+        )
       }
       if (converted.kafkaCode !== 'TOPIC_ALREADY_EXISTS') throw converted
     }
@@ -101,13 +123,22 @@ export class InternalTopicWriter {
     if (admin === undefined) throw new MirrorError(ErrorCodes.STOPPED, 'internal topic writer is not started', { retriable: true })
     let limit: number | undefined
     try {
-      const described = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['max.message.bytes'] }] })
+      const described = await admin.describeConfigs({
+        includeSynonyms: false,
+        resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['max.message.bytes'] }],
+      })
       limit = Number(described.resources[0]?.configEntries.find(e => e.configName === 'max.message.bytes')?.configValue)
     } catch (error) {
-      this.#logger.warn('cannot read max.message.bytes of an internal topic; using the broker\'s message.max.bytes', { topic, error: toMirrorError(error, 'describeConfigs').message })
+      this.#logger.warn("cannot read max.message.bytes of an internal topic; using the broker's message.max.bytes", {
+        topic,
+        error: toMirrorError(error, 'describeConfigs').message,
+      })
       try {
         const { brokers } = await admin.describeCluster()
-        const described = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.BROKER, name: String(brokers[0]?.nodeId ?? 0), configNames: ['message.max.bytes'] }] })
+        const described = await admin.describeConfigs({
+          includeSynonyms: false,
+          resources: [{ type: ConfigResourceTypes.BROKER, name: String(brokers[0]?.nodeId ?? 0), configNames: ['message.max.bytes'] }],
+        })
         limit = Number(described.resources[0]?.configEntries.find(e => e.configName === 'message.max.bytes')?.configValue)
       } catch {
         // Neither readable (no DescribeConfigs permission): Kafka's default below; a smaller limit halves it on refusal.
@@ -137,7 +168,9 @@ export class InternalTopicWriter {
         i++
       } catch (error) {
         // The topic's limit changed since it was read (or a broker counts differently): halve it and split the rest again.
-        if (!(error instanceof MirrorError) || (error.kafkaCode !== 'MESSAGE_TOO_LARGE' && error.kafkaCode !== 'RECORD_LIST_TOO_LARGE') || chunk.length === 1) throw error
+        if (!(error instanceof MirrorError) || (error.kafkaCode !== 'MESSAGE_TOO_LARGE' && error.kafkaCode !== 'RECORD_LIST_TOO_LARGE') || chunk.length === 1) {
+          throw error
+        }
         maxMessageBytes = Math.floor(maxMessageBytes / 2)
         this.#maxMessageBytes.set(topic, maxMessageBytes)
         this.#logger.warn('internal topic refused a request as too large; writing smaller requests', { topic, records: chunk.length, maxMessageBytes })
@@ -247,7 +280,12 @@ export class InternalTopicReader {
       })
     } catch (error) {
       await this.stop()
-      throw toMirrorError(error, `cannot read ${this.#topic} on the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`, ErrorCodes.KAFKA, this.#connection)
+      throw toMirrorError(
+        error,
+        `cannot read ${this.#topic} on the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`,
+        ErrorCodes.KAFKA,
+        this.#connection
+      )
     }
   }
 
@@ -265,7 +303,13 @@ export class InternalTopicReader {
     const deadline = Date.now() + timeoutMs
     while (this.#next < end) {
       if (this.#stopped) throw new MirrorError(ErrorCodes.STOPPED, `reader of ${this.#topic} stopped`)
-      if (Date.now() > deadline) throw new MirrorError(ErrorCodes.KAFKA, `reading ${this.#topic} on the ${this.#connection.alias} cluster did not reach offset ${end} within ${timeoutMs} ms (at ${this.#next})`, { retriable: true })
+      if (Date.now() > deadline) {
+        throw new MirrorError(
+          ErrorCodes.KAFKA,
+          `reading ${this.#topic} on the ${this.#connection.alias} cluster did not reach offset ${end} within ${timeoutMs} ms (at ${this.#next})`,
+          { retriable: true }
+        )
+      }
       await new Promise(resolve => setTimeout(resolve, 25))
     }
   }

@@ -1,7 +1,14 @@
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import kafkajs, { type ForwardedBatchMessage, type Kafka, type Message, type Producer, type RecordBatchMessage, type SendFailure } from '@kafka-mirror-sidecar/kafkajs'
+import kafkajs, {
+  type ForwardedBatchMessage,
+  type Kafka,
+  type Message,
+  type Producer,
+  type RecordBatchMessage,
+  type SendFailure,
+} from '@kafka-mirror-sidecar/kafkajs'
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { RecordHeader } from '../shared/record-header.js'
@@ -99,7 +106,9 @@ export interface InternalClusterOptions {
  */
 export function createInternalCluster (kafka: Kafka, options: InternalClusterOptions = {}): InternalCluster {
   const symbol = Object.getOwnPropertySymbols(kafka).find(s => s.description === 'private:Kafka:createCluster')
-  if (symbol === undefined) throw new MirrorError(ErrorCodes.INTERNAL, `kafkajs internals changed: no private cluster factory (expected kafkajs ${KAFKAJS_VERSION}); ${REINSTALL}`)
+  if (symbol === undefined) {
+    throw new MirrorError(ErrorCodes.INTERNAL, `kafkajs internals changed: no private cluster factory (expected kafkajs ${KAFKAJS_VERSION}); ${REINSTALL}`)
+  }
   const factory = (kafka as unknown as Record<symbol, (options: object) => InternalCluster>)[symbol]!
   return factory({ allowAutoTopicCreation: false, ...options })
 }
@@ -141,7 +150,10 @@ export function producerHeaders (record: KafkaRecord): Message['headers'] {
 }
 
 /** kafkajs' own filter of records of aborted transactions, as its read_committed consumer applies it. */
-export const filterAbortedMessages = require(`${PATCHED_KAFKAJS}/src/consumer/filterAbortedMessages`) as (options: { messages: InternalRecord[], abortedTransactions: unknown[] }) => InternalRecord[]
+export const filterAbortedMessages = require(`${PATCHED_KAFKAJS}/src/consumer/filterAbortedMessages`) as (options: {
+  messages: InternalRecord[]
+  abortedTransactions: unknown[]
+}) => InternalRecord[]
 
 /** The parts of one kafkajs installation that the patch changes: its version, and its record encoder and decoder. */
 export interface KafkajsRecordCodec {
@@ -159,7 +171,10 @@ export function kafkajsRecordCodec (packageJsonPath: string = require.resolve(`$
   type Encoded = { buffer: Buffer }
   type Decoder = { readVarIntBytes: () => Buffer }
   const encode = load(`${root}/src/protocol/recordBatch/record/v0`) as (record: object) => Encoded
-  const decode = load(`${root}/src/protocol/recordBatch/record/v0/decoder`) as (decoder: Decoder, context: object) => { headers?: unknown, headerList?: unknown }
+  const decode = load(`${root}/src/protocol/recordBatch/record/v0/decoder`) as (
+    decoder: Decoder,
+    context: object,
+  ) => { headers?: unknown, headerList?: unknown }
   const DecoderClass = load(`${root}/src/protocol/decoder`) as new (bytes: Buffer) => Decoder
   return {
     version: (load(packageJsonPath) as { version: string }).version,
@@ -204,7 +219,12 @@ export function assertKafkajsPatched (codec?: KafkajsRecordCodec): void {
   } catch (error) {
     problem = `its record codec cannot be loaded: ${(error as Error).message.split('\n')[0]}`
   }
-  if (problem !== undefined) throw new MirrorError(ErrorCodes.CONFIG, `kafkajs is not patched (${problem}; patches/kafkajs+${KAFKAJS_VERSION}.patch is applied to ${PATCHED_KAFKAJS} at install): ${REINSTALL}`)
+  if (problem !== undefined) {
+    throw new MirrorError(
+      ErrorCodes.CONFIG,
+      `kafkajs is not patched (${problem}; patches/kafkajs+${KAFKAJS_VERSION}.patch is applied to ${PATCHED_KAFKAJS} at install): ${REINSTALL}`
+    )
+  }
   if (codec === undefined) patched = true
 }
 
@@ -248,7 +268,9 @@ export async function decodeRecordBatch (bytes: Buffer): Promise<readonly KafkaR
  * registered for it (ours, `registerCodecs`); the section as it is when uncompressed.
  */
 export async function decompressRecords (attributes: number, section: Buffer): Promise<Buffer> {
-  const { lookupCodecByAttributes } = require(`${PATCHED_KAFKAJS}/src/protocol/message/compression`) as { lookupCodecByAttributes: (attributes: number) => { decompress: (buffer: Buffer) => Promise<Buffer> } | null }
+  const { lookupCodecByAttributes } = require(`${PATCHED_KAFKAJS}/src/protocol/message/compression`) as {
+    lookupCodecByAttributes: (attributes: number) => { decompress: (buffer: Buffer) => Promise<Buffer> } | null
+  }
   const codec = lookupCodecByAttributes(attributes)
   return codec === null ? section : await codec.decompress(section)
 }
@@ -259,7 +281,9 @@ export async function decompressRecords (attributes: number, section: Buffer): P
  * section as it is for codec 0 (none).
  */
 export async function compressRecords (codec: number, section: Buffer): Promise<Buffer> {
-  const { lookupCodec } = require(`${PATCHED_KAFKAJS}/src/protocol/message/compression`) as { lookupCodec: (type: number) => { compress: (encoder: { buffer: Buffer }) => Promise<Buffer> } | null }
+  const { lookupCodec } = require(`${PATCHED_KAFKAJS}/src/protocol/message/compression`) as {
+    lookupCodec: (type: number) => { compress: (encoder: { buffer: Buffer }) => Promise<Buffer> } | null
+  }
   if (codec === 0) return section
   const found = lookupCodec(codec)
   if (found === null) throw new MirrorError(ErrorCodes.INTERNAL, `no compression codec ${codec} is registered with kafkajs`)

@@ -40,8 +40,13 @@ export function loadKerberosLibrary (settings: Pick<GssapiSettings, 'jaasKey'>, 
     return library as KerberosLibrary
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    const why = code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND' ? 'is not installed' : `does not load (${String((error as Error).message).split('\n')[0]})`
-    throw new MirrorError(ErrorCodes.CONFIG, `${settings.jaasKey}: sasl.mechanism=GSSAPI needs the optional npm package ${KERBEROS_PACKAGE}, which ${why}; install it where the sidecar is installed: npm install ${KERBEROS_PACKAGE} (it downloads a prebuilt binary from GitHub, or builds with a C++ compiler, python3 and the Kerberos headers: apt-get install build-essential libkrb5-dev; see docs/security.md)`, { cause: error })
+    const why =
+      code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND' ? 'is not installed' : `does not load (${String((error as Error).message).split('\n')[0]})`
+    throw new MirrorError(
+      ErrorCodes.CONFIG,
+      `${settings.jaasKey}: sasl.mechanism=GSSAPI needs the optional npm package ${KERBEROS_PACKAGE}, which ${why}; install it where the sidecar is installed: npm install ${KERBEROS_PACKAGE} (it downloads a prebuilt binary from GitHub, or builds with a C++ compiler, python3 and the Kerberos headers: apt-get install build-essential libkrb5-dev; see docs/security.md)`,
+      { cause: error }
+    )
   }
 }
 

@@ -43,7 +43,12 @@ function jwtClaims (token: string): Record<string, unknown> | undefined {
  * and no later than the buffer before expiry; both limits are ignored when together they exceed
  * the lifetime left.
  */
-export function refreshAtMs (token: OAuthToken, nowMs: number, settings: Pick<OAuthBearerCredentials, 'refreshWindowFactor' | 'refreshWindowJitter' | 'refreshMinPeriodSeconds' | 'refreshBufferSeconds'>, random = Math.random): number {
+export function refreshAtMs (
+  token: OAuthToken,
+  nowMs: number,
+  settings: Pick<OAuthBearerCredentials, 'refreshWindowFactor' | 'refreshWindowJitter' | 'refreshMinPeriodSeconds' | 'refreshBufferSeconds'>,
+  random = Math.random
+): number {
   const lifetimeMs = token.expiresAtMs - token.issuedAtMs
   let at = token.issuedAtMs + lifetimeMs * (settings.refreshWindowFactor + settings.refreshWindowJitter * random())
   const minPeriodMs = settings.refreshMinPeriodSeconds * 1000
@@ -111,7 +116,11 @@ export class OAuthTokenSource {
       this.#failedRefreshes++
       const waitMs = Math.min(this.#settings.retryBackoffMaxMs, this.#settings.retryBackoffMs * 2 ** Math.min(this.#failedRefreshes, 20))
       this.#retryAtMs = now + waitMs
-      this.#logger.warn('OAuth token refresh failed; the current token stays in use', { error: (error as Error).message, expiresInMs: current.expiresAtMs - now, retryInMs: waitMs })
+      this.#logger.warn('OAuth token refresh failed; the current token stays in use', {
+        error: (error as Error).message,
+        expiresInMs: current.expiresAtMs - now,
+        retryInMs: waitMs,
+      })
       return current
     }
   }
@@ -124,7 +133,9 @@ export class OAuthTokenSource {
       maxAttempts,
       initialBackoffMs: retryBackoffMs,
       maxBackoffMs: retryBackoffMaxMs,
-      onRetry: (error, attempt, backoffMs) => { this.#logger.warn('OAuth token request failed; retrying', { error: (error as Error).message, attempt, backoffMs }) },
+      onRetry: (error, attempt, backoffMs) => {
+        this.#logger.warn('OAuth token request failed; retrying', { error: (error as Error).message, attempt, backoffMs })
+      },
     })
     const now = this.#now()
     this.#current = token
@@ -140,7 +151,11 @@ export class OAuthTokenSource {
     const settings = this.#settings
     if (settings.tokenEndpointUrl.startsWith('file:')) {
       const text = await readFile(new URL(settings.tokenEndpointUrl), 'utf8').catch((error: NodeJS.ErrnoException) => {
-        throw authenticationError(settings, `cannot read the token file ${settings.tokenEndpointUrl} (${error.code ?? error.message}); check sasl.oauthbearer.token.endpoint.url`, error)
+        throw authenticationError(
+          settings,
+          `cannot read the token file ${settings.tokenEndpointUrl} (${error.code ?? error.message}); check sasl.oauthbearer.token.endpoint.url`,
+          error
+        )
       })
       return this.#tokenFrom(text.trim(), undefined)
     }
@@ -156,8 +171,15 @@ export class OAuthTokenSource {
         signal: AbortSignal.timeout(settings.requestTimeoutMs),
       })
     } catch (error) {
-      const reason = (error as Error).name === 'TimeoutError' ? `no answer in ${settings.requestTimeoutMs} ms` : String((error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message)
-      throw new MirrorError(ErrorCodes.CONNECTION, `${settings.jaasKey}: cannot reach the token endpoint ${settings.tokenEndpointUrl} (${reason}); check sasl.oauthbearer.token.endpoint.url`, { retriable: true, cause: error })
+      const reason =
+        (error as Error).name === 'TimeoutError'
+          ? `no answer in ${settings.requestTimeoutMs} ms`
+          : String((error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message)
+      throw new MirrorError(
+        ErrorCodes.CONNECTION,
+        `${settings.jaasKey}: cannot reach the token endpoint ${settings.tokenEndpointUrl} (${reason}); check sasl.oauthbearer.token.endpoint.url`,
+        { retriable: true, cause: error }
+      )
     }
     const text = await response.text()
     if (!response.ok) {
@@ -171,18 +193,30 @@ export class OAuthTokenSource {
       const status = `HTTP ${response.status}${reason === '' ? '' : ` ${reason}`}`
       // 408, 429 and 5xx pass; any other answer refuses these credentials, and will again.
       if (response.status === 408 || response.status === 429 || response.status >= 500) {
-        throw new MirrorError(ErrorCodes.CONNECTION, `${settings.jaasKey}: the token endpoint ${settings.tokenEndpointUrl} answered ${status}`, { retriable: true })
+        throw new MirrorError(ErrorCodes.CONNECTION, `${settings.jaasKey}: the token endpoint ${settings.tokenEndpointUrl} answered ${status}`, {
+          retriable: true,
+        })
       }
-      throw authenticationError(settings, `the token endpoint ${settings.tokenEndpointUrl} refused the client credentials (${status}); check clientId and clientSecret (and scope)`)
+      throw authenticationError(
+        settings,
+        `the token endpoint ${settings.tokenEndpointUrl} refused the client credentials (${status}); check clientId and clientSecret (and scope)`
+      )
     }
     let answer: { access_token?: unknown, expires_in?: unknown }
     try {
       answer = JSON.parse(text) as typeof answer
     } catch (error) {
-      throw authenticationError(settings, `the token endpoint ${settings.tokenEndpointUrl} answered with no JSON token document; check sasl.oauthbearer.token.endpoint.url`, error)
+      throw authenticationError(
+        settings,
+        `the token endpoint ${settings.tokenEndpointUrl} answered with no JSON token document; check sasl.oauthbearer.token.endpoint.url`,
+        error
+      )
     }
     if (typeof answer.access_token !== 'string' || answer.access_token === '') {
-      throw authenticationError(settings, `the token endpoint ${settings.tokenEndpointUrl} answered without an access_token; check sasl.oauthbearer.token.endpoint.url`)
+      throw authenticationError(
+        settings,
+        `the token endpoint ${settings.tokenEndpointUrl} answered without an access_token; check sasl.oauthbearer.token.endpoint.url`
+      )
     }
     return this.#tokenFrom(answer.access_token, typeof answer.expires_in === 'number' ? answer.expires_in : undefined)
   }
@@ -193,12 +227,22 @@ export class OAuthTokenSource {
     const now = this.#now()
     const claims = jwtClaims(value)
     if (claims !== undefined && (typeof claims[settings.subClaimName] !== 'string' || claims[settings.subClaimName] === '')) {
-      throw authenticationError(settings, `the token from ${settings.tokenEndpointUrl} has no "${settings.subClaimName}" claim; set sasl.oauthbearer.sub.claim.name to the claim naming the client`)
+      throw authenticationError(
+        settings,
+        `the token from ${settings.tokenEndpointUrl} has no "${settings.subClaimName}" claim; set sasl.oauthbearer.sub.claim.name to the claim naming the client`
+      )
     }
     const expSeconds = typeof claims?.exp === 'number' ? claims.exp : undefined
     const expiresAtMs = expSeconds !== undefined ? expSeconds * 1000 : expiresInSeconds !== undefined ? now + expiresInSeconds * 1000 : undefined
-    if (expiresAtMs === undefined) throw authenticationError(settings, `the token from ${settings.tokenEndpointUrl} has no expiry (neither an exp claim nor expires_in)`)
-    if (expiresAtMs <= now) throw authenticationError(settings, `the token from ${settings.tokenEndpointUrl} has expired already (exp ${new Date(expiresAtMs).toISOString()}); check the clock of this host and of the identity provider`)
+    if (expiresAtMs === undefined) {
+      throw authenticationError(settings, `the token from ${settings.tokenEndpointUrl} has no expiry (neither an exp claim nor expires_in)`)
+    }
+    if (expiresAtMs <= now) {
+      throw authenticationError(
+        settings,
+        `the token from ${settings.tokenEndpointUrl} has expired already (exp ${new Date(expiresAtMs).toISOString()}); check the clock of this host and of the identity provider`
+      )
+    }
     const iatSeconds = typeof claims?.iat === 'number' ? claims.iat : undefined
     const issuedAtMs = iatSeconds !== undefined && iatSeconds * 1000 < expiresAtMs ? Math.min(iatSeconds * 1000, now) : now
     return { value, issuedAtMs, expiresAtMs }

@@ -23,7 +23,13 @@ export function decodePosition (key: Buffer | null, value: Buffer | null): Posit
   try {
     const k = JSON.parse(key.toString('utf8')) as { group?: unknown, topic?: unknown, partition?: unknown }
     const v = JSON.parse(value.toString('utf8')) as { offset?: unknown }
-    if (typeof k.group !== 'string' || typeof k.topic !== 'string' || typeof k.partition !== 'number' || typeof v.offset !== 'string' || !/^\d+$/.test(v.offset)) return undefined
+    if (
+      typeof k.group !== 'string' ||
+      typeof k.topic !== 'string' ||
+      typeof k.partition !== 'number' ||
+      typeof v.offset !== 'string' ||
+      !/^\d+$/.test(v.offset)
+    ) { return undefined }
     return { group: k.group, topic: k.topic, partition: k.partition, offset: BigInt(v.offset) }
   } catch {
     return undefined

@@ -46,7 +46,11 @@ export class KafkaPositionStore implements PositionStore {
       await writer.start()
       // Read whole each time a lane is taken: a segment rolled every 10 minutes lets compaction keep it small
       // (with Kafka's 7-day default the active segment would hold a week of positions).
-      await writer.ensureCompactedTopic(this.#config.positionsTopic, { replicationFactor: this.#config.positionsReplicationFactor, key: 'offset-syncs.topic.replication.factor' }, { 'segment.ms': '600000' })
+      await writer.ensureCompactedTopic(
+        this.#config.positionsTopic,
+        { replicationFactor: this.#config.positionsReplicationFactor, key: 'offset-syncs.topic.replication.factor' },
+        { 'segment.ms': '600000' }
+      )
     } finally {
       await writer.stop()
     }
@@ -57,14 +61,20 @@ export class KafkaPositionStore implements PositionStore {
     const { brokers } = await client.call(() => client.admin.describeCluster())
     let replicationFactor: number | undefined
     try {
-      const described = await client.admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.BROKER, name: String(brokers[0]?.nodeId ?? 0), configNames: ['transaction.state.log.replication.factor'] }] })
+      const described = await client.admin.describeConfigs({
+        includeSynonyms: false,
+        resources: [{ type: ConfigResourceTypes.BROKER, name: String(brokers[0]?.nodeId ?? 0), configNames: ['transaction.state.log.replication.factor'] }],
+      })
       replicationFactor = Number(described.resources[0]?.configEntries.find(e => e.configName === 'transaction.state.log.replication.factor')?.configValue)
     } catch (error) {
       this.#logger.warn('cannot read the target\'s transaction.state.log.replication.factor; going on', { error: (error as Error).message })
       return
     }
     if (Number.isSafeInteger(replicationFactor) && replicationFactor > brokers.length) {
-      throw new MirrorError(ErrorCodes.CONFIG, `${this.#config.key}: the ${this.#connection.alias} cluster cannot run transactions: its transaction.state.log.replication.factor is ${replicationFactor} but it has ${brokers.length} broker(s); set transaction.state.log.replication.factor to at most ${brokers.length} on its brokers, or turn exactly-once off`)
+      throw new MirrorError(
+        ErrorCodes.CONFIG,
+        `${this.#config.key}: the ${this.#connection.alias} cluster cannot run transactions: its transaction.state.log.replication.factor is ${replicationFactor} but it has ${brokers.length} broker(s); set transaction.state.log.replication.factor to at most ${brokers.length} on its brokers, or turn exactly-once off`
+      )
     }
   }
 
@@ -108,7 +118,13 @@ export class KafkaPositionStore implements PositionStore {
       // Nothing returned: what is left below the end is transaction markers (decided), unless the
       // last stable offset is below it (a transaction begun before the read is still open).
       if ((fetched.lastStableOffset ?? 0) >= end) break
-      if (Date.now() > deadline) throw new MirrorError(ErrorCodes.KAFKA, `reading ${topic} on the ${this.#connection.alias} cluster: offset ${offset} stayed undecided (an open transaction) past the transaction timeout`, { retriable: true })
+      if (Date.now() > deadline) {
+        throw new MirrorError(
+          ErrorCodes.KAFKA,
+          `reading ${topic} on the ${this.#connection.alias} cluster: offset ${offset} stayed undecided (an open transaction) past the transaction timeout`,
+          { retriable: true }
+        )
+      }
       await sleep(20)
     }
     // Everything below `end` is decided and read: the next read starts there.

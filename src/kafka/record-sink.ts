@@ -27,7 +27,13 @@ export const compressionTypes: Record<CompressionName, number> = {
  * Errors after which the broker will not take this producer's next batch (its id, epoch or
  * sequence is unknown or out of step): the sink replaces the producer before its next send.
  */
-const PRODUCER_STATE_LOST: ReadonlySet<string> = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING', 'PRODUCER_FENCED'])
+const PRODUCER_STATE_LOST: ReadonlySet<string> = new Set([
+  'OUT_OF_ORDER_SEQUENCE_NUMBER',
+  'UNKNOWN_PRODUCER_ID',
+  'INVALID_PRODUCER_EPOCH',
+  'INVALID_PRODUCER_ID_MAPPING',
+  'PRODUCER_FENCED',
+])
 
 /** Answers to a request with a forwarded batch that no retry of the same bytes can change. */
 const FORWARD_REFUSED: ReadonlySet<string> = new Set(['CORRUPT_MESSAGE', 'INVALID_RECORD'])
@@ -77,7 +83,12 @@ export class KafkaRecordSink implements RecordSink {
     try {
       await producer.connect()
     } catch (error) {
-      throw toMirrorError(error, `cannot connect to the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`, ErrorCodes.CONNECTION, this.#connection)
+      throw toMirrorError(
+        error,
+        `cannot connect to the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`,
+        ErrorCodes.CONNECTION,
+        this.#connection
+      )
     }
     const producerId = this.#settings.idempotent ? producerIdOf(producer) : undefined
     if (producerId !== undefined && this.#onProducerStarted !== undefined) {
@@ -142,7 +153,9 @@ export function topicMessagesOf (writes: readonly PartitionWrite[]): TopicMessag
     if (messages === undefined) byTopic.set(write.topic, messages = [])
     const partition = write.partition
     if (write.forwarded !== undefined) {
-      if (!(write.forwarded instanceof KafkaForwardedBatch)) throw new MirrorError(ErrorCodes.INTERNAL, `a forwarded batch for ${write.topic}-${partition} was not fetched by this project's record source`)
+      if (!(write.forwarded instanceof KafkaForwardedBatch)) {
+        throw new MirrorError(ErrorCodes.INTERNAL, `a forwarded batch for ${write.topic}-${partition} was not fetched by this project's record source`)
+      }
       const key = `${write.topic}\u0000${partition}`
       const entry = forwarded.get(key) ?? { topic: write.topic, partition, parts: [] }
       entry.parts.push(write.forwarded)

@@ -328,7 +328,14 @@ export class KafkaRecordSource implements RecordSource {
     const eligible: KafkaForwardedBatch[] = []
     for (const message of messages) {
       const batch = forwardedBatchOf(message)
-      if (batch instanceof KafkaForwardedBatch && batch.deepReason === 'codec' && batch.baseOffset >= fetchedOffset && mirrored?.has(batch.producerId) !== true) eligible.push(batch)
+      if (
+        batch instanceof KafkaForwardedBatch &&
+        batch.deepReason === 'codec' &&
+        batch.baseOffset >= fetchedOffset &&
+        mirrored?.has(batch.producerId) !== true
+      ) {
+        eligible.push(batch)
+      }
     }
     return new TranscodeWindow(eligible, async batch => await batch.recompressed(async bytes => await transcoder.transcode(bytes)), TRANSCODE_AHEAD)
   }

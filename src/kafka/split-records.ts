@@ -56,7 +56,10 @@ export function splitRecords<R extends InternalRecord> (records: readonly R[], m
   for (const record of records) {
     const size = recordSizeBytes(record)
     if (size > maxRecordBytes) {
-      throw new MirrorError(ErrorCodes.SEND_FAILED, `a record of ${size} bytes (key ${(typeof record.key === 'string' ? record.key : record.key.toString('hex')).slice(0, 200)}) does not fit in one produce request to ${topic}, which takes ${maxRecordBytes} bytes of records: raise max.message.bytes of ${topic} and the producer's max.request.size`)
+      throw new MirrorError(
+        ErrorCodes.SEND_FAILED,
+        `a record of ${size} bytes (key ${(typeof record.key === 'string' ? record.key : record.key.toString('hex')).slice(0, 200)}) does not fit in one produce request to ${topic}, which takes ${maxRecordBytes} bytes of records: raise max.message.bytes of ${topic} and the producer's max.request.size`
+      )
     }
     if (chunk.length > 0 && chunkBytes + size > maxRecordBytes) {
       chunks.push(chunk)

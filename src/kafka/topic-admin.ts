@@ -66,7 +66,12 @@ export class TopicAdmin implements TopicCatalog {
     try {
       await admin.connect()
     } catch (error) {
-      throw toMirrorError(error, `cannot connect to the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`, ErrorCodes.KAFKA, this.#connection)
+      throw toMirrorError(
+        error,
+        `cannot connect to the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`,
+        ErrorCodes.KAFKA,
+        this.#connection
+      )
     }
     this.#admin = admin
   }
@@ -228,10 +233,21 @@ export class TopicAdmin implements TopicCatalog {
       try {
         metadata = await this.#client().fetchTopicMetadata({ topics: [...topics] })
       } catch (error) {
-        throw toMirrorError(error, `waiting for the leaders of ${topics.length} new topics on the ${this.#connection.alias} cluster`, ErrorCodes.KAFKA, this.#connection)
+        throw toMirrorError(
+          error,
+          `waiting for the leaders of ${topics.length} new topics on the ${this.#connection.alias} cluster`,
+          ErrorCodes.KAFKA,
+          this.#connection
+        )
       }
       const leaderless = metadata.topics.filter(t => t.partitions.length === 0 || t.partitions.some(p => p.leader < 0)).length
-      if (leaderless > 0) throw new MirrorError(ErrorCodes.KAFKA, `${leaderless} of ${topics.length} new topics on the ${this.#connection.alias} cluster have partitions without a leader yet`, { retriable: true, kafkaCode: 'LEADER_NOT_AVAILABLE' })
+      if (leaderless > 0) {
+        throw new MirrorError(
+          ErrorCodes.KAFKA,
+          `${leaderless} of ${topics.length} new topics on the ${this.#connection.alias} cluster have partitions without a leader yet`,
+          { retriable: true, kafkaCode: 'LEADER_NOT_AVAILABLE' }
+        )
+      }
     }, { maxAttempts: LEADER_WAIT_ATTEMPTS, initialBackoffMs: 100, maxBackoffMs: 2_000, shouldRetry: () => true })
   }
 

@@ -18,7 +18,16 @@ import { DEFAULT_MAX_MESSAGE_BYTES, recordBytesPerRequest, recordSizeBytes, spli
 const { Partitioners } = kafkajs
 
 /** Answers after which this producer's transaction cannot go on (another process took the id, the coordinator aborted it). */
-const TRANSACTION_LOST: ReadonlySet<string> = new Set(['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH', 'INVALID_TXN_STATE', 'INVALID_PRODUCER_ID_MAPPING', 'UNKNOWN_PRODUCER_ID', 'OUT_OF_ORDER_SEQUENCE_NUMBER', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'INVALID_TRANSACTION_TIMEOUT'])
+const TRANSACTION_LOST: ReadonlySet<string> = new Set([
+  'PRODUCER_FENCED',
+  'INVALID_PRODUCER_EPOCH',
+  'INVALID_TXN_STATE',
+  'INVALID_PRODUCER_ID_MAPPING',
+  'UNKNOWN_PRODUCER_ID',
+  'OUT_OF_ORDER_SEQUENCE_NUMBER',
+  'TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
+  'INVALID_TRANSACTION_TIMEOUT',
+])
 
 export interface TransactionalSinkOptions {
   /**
@@ -121,7 +130,12 @@ export class KafkaTransactionalSink implements TransactionalSink {
       transaction = await producer.transaction()
     } catch (error) {
       await producer.disconnect().catch(() => { /* cleanup on a failed start: the error thrown below is what the caller gets */ })
-      throw toMirrorError(error, `cannot start the transactional producer ${transactionalId} on the ${this.#connection.alias} cluster`, ErrorCodes.KAFKA, this.#connection)
+      throw toMirrorError(
+        error,
+        `cannot start the transactional producer ${transactionalId} on the ${this.#connection.alias} cluster`,
+        ErrorCodes.KAFKA,
+        this.#connection
+      )
     }
     const producerId = producerIdOf(producer)
     if (producerId !== undefined && this.#options.onProducerStarted !== undefined) {
@@ -138,7 +152,9 @@ export class KafkaTransactionalSink implements TransactionalSink {
   /** The producer the open transaction is on, once its previous transaction's commit settled. */
   async #slot (): Promise<Slot> {
     const slot = this.#slots[this.#current]
-    if (slot?.producer === undefined) throw new TransactionFailedError(`the transactional producers ${this.#options.transactionalIds.join(', ')} are not started (their lane is not held here)`)
+    if (slot?.producer === undefined) {
+      throw new TransactionFailedError(`the transactional producers ${this.#options.transactionalIds.join(', ')} are not started (their lane is not held here)`)
+    }
     await slot.committed
     return slot
   }
@@ -178,7 +194,9 @@ export class KafkaTransactionalSink implements TransactionalSink {
       return acksOf(metadata.filter(m => m.topicName !== this.#options.positionsTopic), writes, this.#connection)
     } catch (error) {
       const failure = sendFailureOf(error, writes, this.#connection)
-      if (failure.producerStateLost || [...failure.kafkaCodes].some(code => TRANSACTION_LOST.has(code)) || transaction.isActive() !== true) throw this.#lost(slot, error, 'writing')
+      if (failure.producerStateLost || [...failure.kafkaCodes].some(code => TRANSACTION_LOST.has(code)) || transaction.isActive() !== true) {
+        throw this.#lost(slot, error, 'writing')
+      }
       if (failure.retriable) this.#connected = false
       throw failure.error
     }
@@ -239,9 +257,23 @@ export class KafkaTransactionalSink implements TransactionalSink {
     try {
       for (const topicMessages of this.#commitRequests(missing, records)) {
         // Retried while the target is unreachable; a resend inside the same transaction only repeats the same records.
-        await retry(() => transaction.sendBatch({ topicMessages, acks: -1, timeout: 30_000 }).catch(error => {
-          throw toMirrorError(error, `writing ${topicMessages.map(t => t.topic).join(' and ')} in the transaction of ${slot.transactionalId}`, ErrorCodes.KAFKA, this.#connection)
-        }), { maxAttempts: 20, initialBackoffMs: 200, maxBackoffMs: 3_000, shouldRetry: error => error instanceof MirrorError && error.retriable && !TRANSACTION_LOST.has(error.kafkaCode ?? '') && transaction.isActive() })
+        await retry(
+          () =>
+            transaction.sendBatch({ topicMessages, acks: -1, timeout: 30_000 }).catch(error => {
+              throw toMirrorError(
+                error,
+                `writing ${topicMessages.map(t => t.topic).join(' and ')} in the transaction of ${slot.transactionalId}`,
+                ErrorCodes.KAFKA,
+                this.#connection
+              )
+            }),
+          {
+            maxAttempts: 20,
+            initialBackoffMs: 200,
+            maxBackoffMs: 3_000,
+            shouldRetry: error => error instanceof MirrorError && error.retriable && !TRANSACTION_LOST.has(error.kafkaCode ?? '') && transaction.isActive(),
+          }
+        )
       }
     } catch (error) {
       throw this.#lost(slot, error, 'writing the positions and offset syncs')
@@ -260,10 +292,16 @@ export class KafkaTransactionalSink implements TransactionalSink {
     } catch (error) {
       // The transaction before did not commit: this one's records come after those, so it must not commit either.
       await transaction.abort().catch(abortError => {
-        this.#logger.warn('aborting the transaction after the one before it failed also failed; the coordinator aborts it when it times out', { transactionalId: slot.transactionalId, error: abortError })
+        this.#logger.warn('aborting the transaction after the one before it failed also failed; the coordinator aborts it when it times out', {
+          transactionalId: slot.transactionalId,
+          error: abortError,
+        })
       })
       if (transaction.isActive() !== true) slot.transaction = undefined
-      throw new TransactionFailedError(`the transaction of ${slot.transactionalId} was aborted: the one before it on the lane did not commit (${(error as Error).message})`, { cause: error, ...(error instanceof MirrorError && error.kafkaCode !== undefined ? { kafkaCode: error.kafkaCode } : {}) })
+      throw new TransactionFailedError(
+        `the transaction of ${slot.transactionalId} was aborted: the one before it on the lane did not commit (${(error as Error).message})`,
+        { cause: error, ...(error instanceof MirrorError && error.kafkaCode !== undefined ? { kafkaCode: error.kafkaCode } : {}) }
+      )
     }
     try {
       // EndTxn is retried inside kafkajs (patch) while the coordinator cannot be reached.
@@ -277,8 +315,14 @@ export class KafkaTransactionalSink implements TransactionalSink {
 
   #lost (slot: Slot, error: unknown, doing: string): TransactionFailedError {
     if (error instanceof TransactionFailedError) return error
-    const converted = error instanceof MirrorError ? error : toMirrorError(error, `${doing} in the transaction of ${slot.transactionalId} failed`, ErrorCodes.KAFKA, this.#connection)
-    return new TransactionFailedError(`${doing} in the transaction of ${slot.transactionalId} on the ${this.#connection.alias} cluster failed: ${converted.kafkaCode ?? converted.code} (${converted.message}); nothing of it is visible to read_committed consumers`, { cause: error, ...(converted.kafkaCode === undefined ? {} : { kafkaCode: converted.kafkaCode }) })
+    const converted =
+      error instanceof MirrorError
+        ? error
+        : toMirrorError(error, `${doing} in the transaction of ${slot.transactionalId} failed`, ErrorCodes.KAFKA, this.#connection)
+    return new TransactionFailedError(
+      `${doing} in the transaction of ${slot.transactionalId} on the ${this.#connection.alias} cluster failed: ${converted.kafkaCode ?? converted.code} (${converted.message}); nothing of it is visible to read_committed consumers`,
+      { cause: error, ...(converted.kafkaCode === undefined ? {} : { kafkaCode: converted.kafkaCode }) }
+    )
   }
 
   async release (): Promise<void> {

@@ -176,7 +176,11 @@ function newestOverTargetOffsets (digests: readonly RangeDigest[], notes: string
       kept.push(digest)
     }
   }
-  if (replaced > 0) notes.push(`target partition ${partition}: ${replaced} older digest(s) over the same target offsets as newer ones left out (the target topic was copied again)`)
+  if (replaced > 0) {
+    notes.push(
+      `target partition ${partition}: ${replaced} older digest(s) over the same target offsets as newer ones left out (the target topic was copied again)`
+    )
+  }
   return kept
 }
 
@@ -239,7 +243,11 @@ export async function checkPartitionDigests (options: DigestCheckOptions): Promi
     return false
   })
   const deleted = digests.length - checkable.length
-  if (deleted > 0) result.notes.push(`target partition ${partition}: ${deleted} digest(s) not compared: their records are (partly) below the log start offset ${logStart} (retention, deleteRecords)`)
+  if (deleted > 0) {
+    result.notes.push(
+      `target partition ${partition}: ${deleted} digest(s) not compared: their records are (partly) below the log start offset ${logStart} (retention, deleteRecords)`
+    )
+  }
   if (checkable.length === 0) return result
 
   const first = Number(checkable[0]!.targetStart)
@@ -276,7 +284,14 @@ export async function checkPartitionDigests (options: DigestCheckOptions): Promi
         return
       }
       const twin = stretch[j] === stretch[j - 1] || stretch[j] === stretch[j + 1]
-      add({ kind: twin ? 'duplicated' : 'extra', digest: p.digest, records: 1, targetOffset: window.offset(p.at + j) ?? targetFrom + j, targetFrom, targetUntil })
+      add({
+        kind: twin ? 'duplicated' : 'extra',
+        digest: p.digest,
+        records: 1,
+        targetOffset: window.offset(p.at + j) ?? targetFrom + j,
+        targetFrom,
+        targetUntil,
+      })
     }
     for (const digest of checkable) {
       result.ranges++
@@ -287,7 +302,15 @@ export async function checkPartitionDigests (options: DigestCheckOptions): Promi
         const overlap = Number(maxSourceLast - digest.sourceFirst + 1n)
         const records = Math.min(digest.count, overlap)
         result.duplicated += records
-        if (result.findings.length < maxFindings) result.findings.push({ kind: 'duplicated', digest, records, targetFrom: Number(digest.targetStart), targetUntil: Number(digest.targetStart) + records })
+        if (result.findings.length < maxFindings) {
+          result.findings.push({
+            kind: 'duplicated',
+            digest,
+            records,
+            targetFrom: Number(digest.targetStart),
+            targetUntil: Number(digest.targetStart) + records,
+          })
+        }
       }
       if (digest.sourceLast > maxSourceLast) maxSourceLast = digest.sourceLast
       const base = await window.indexOf(Number(digest.targetStart))
@@ -295,7 +318,11 @@ export async function checkPartitionDigests (options: DigestCheckOptions): Promi
       const between = previousAfterBase === undefined ? 0 : base - previousAfterBase
       if (between > 0 && previousEnd !== undefined) {
         result.uncovered += between
-        if (uncoveredNotes++ < 5) result.notes.push(`target partition ${partition}: ${between} record(s) at offsets ${previousEnd}-${digest.targetStart - 1n} lie between digests: written by someone else, or copies the mirror made before a crash without recording them; not judged`)
+        if (uncoveredNotes++ < 5) {
+          result.notes.push(
+            `target partition ${partition}: ${between} record(s) at offsets ${previousEnd}-${digest.targetStart - 1n} lie between digests: written by someone else, or copies the mirror made before a crash without recording them; not judged`
+          )
+        }
       }
       const gapBefore = pending === undefined ? 0 : base - pending.afterBase
       previousEnd = digest.targetStart + BigInt(digest.count)
@@ -343,7 +370,14 @@ export async function checkPartitionDigests (options: DigestCheckOptions): Promi
         const first = window.hash(matchedAt)
         for (const [k, h] of hashes.entries()) {
           const twin = h === before || h === first || h === hashes[k - 1] || h === hashes[k + 1]
-          add({ kind: twin ? 'duplicated' : 'extra', digest, records: 1, targetOffset: window.offset(at + k) ?? 0, targetFrom: window.offset(at) ?? 0, targetUntil: window.offset(matchedAt) ?? 0 })
+          add({
+            kind: twin ? 'duplicated' : 'extra',
+            digest,
+            records: 1,
+            targetOffset: window.offset(at + k) ?? 0,
+            targetFrom: window.offset(at) ?? 0,
+            targetUntil: window.offset(matchedAt) ?? 0,
+          })
         }
       } else if (shift < 0) {
         add({ kind: 'missing', digest, records: -shift, targetFrom: window.offset(matchedAt) ?? 0, targetUntil: window.offset(at) ?? 0 })
@@ -380,8 +414,10 @@ export function digestCheckPassed (partitions: readonly DigestPartitionCheck[], 
 export function describeDigestFinding (finding: DigestFinding): string {
   const d = finding.digest
   const digestLast = d.targetStart + BigInt(d.count) - 1n
-  const where = `digest of target ${d.targetTopic}-${d.partition} offsets ${d.targetStart}-${digestLast} (source ${d.sourceTopic}-${d.partition} offsets ${d.sourceFirst}-${d.sourceLast})`
-  const looked = finding.targetUntil > finding.targetFrom ? `target offsets ${finding.targetFrom}-${finding.targetUntil - 1}` : `target offset ${finding.targetFrom}`
+  const where =
+    `digest of target ${d.targetTopic}-${d.partition} offsets ${d.targetStart}-${digestLast} (source ${d.sourceTopic}-${d.partition} offsets ${d.sourceFirst}-${d.sourceLast})`
+  const looked =
+    finding.targetUntil > finding.targetFrom ? `target offsets ${finding.targetFrom}-${finding.targetUntil - 1}` : `target offset ${finding.targetFrom}`
   switch (finding.kind) {
     case 'changed': return `changed: ${looked} hold ${d.count} records that differ from the ${where} (at least one record's key, value, headers or timestamp)`
     case 'missing': return `missing: ${finding.records} record(s) of the ${where} are not on the target (${looked} hold the rest)`

@@ -27,7 +27,15 @@ export function decodeMm2SourcePosition (key: Buffer | null, value: Buffer | nul
   }
   if (!Array.isArray(parsedKey) || parsedKey.length !== 2 || parsedKey[0] !== connector) return undefined
   const where = parsedKey[1] as { cluster?: unknown, topic?: unknown, partition?: unknown } | null
-  if (where === null || typeof where !== 'object' || where.cluster !== sourceAlias || typeof where.topic !== 'string' || !Number.isSafeInteger(where.partition)) return undefined
+  if (
+    where === null ||
+    typeof where !== 'object' ||
+    where.cluster !== sourceAlias ||
+    typeof where.topic !== 'string' ||
+    !Number.isSafeInteger(where.partition)
+  ) {
+    return undefined
+  }
   const at = { topic: where.topic, partition: where.partition as number }
   if (value === null) return { ...at, next: undefined }
   let offset: unknown
@@ -47,7 +55,10 @@ export function decodeMm2SourcePosition (key: Buffer | null, value: Buffer | nul
  */
 export async function readDecided (client: AuditClient, topic: string, onRecord: (key: Buffer | null, value: Buffer | null) => void): Promise<void> {
   const partitions = await client.partitionsOf(topic, topic)
-  const [starts, ends] = await Promise.all([client.listOffsets(topic, partitions, 'earliest'), client.listOffsets(topic, partitions, 'latest', 'read_committed')])
+  const [starts, ends] = await Promise.all([
+    client.listOffsets(topic, partitions, 'earliest'),
+    client.listOffsets(topic, partitions, 'latest', 'read_committed'),
+  ])
   for (const partition of partitions) {
     let offset = starts.get(partition) ?? 0
     const end = ends.get(partition) ?? 0

@@ -102,7 +102,9 @@ export function decodeOffsetSync (key: string | null, value: string | null): Off
   try { v = JSON.parse(value) as Record<string, unknown> } catch { return undefined }
   if (typeof v !== 'object' || v === null || typeof v.v !== 'number' || v.v > OFFSET_SYNC_FORMAT_VERSION) return undefined
   const { sourceTopic, targetTopic, partition } = v
-  if (typeof sourceTopic !== 'string' || typeof targetTopic !== 'string' || typeof partition !== 'number' || !Number.isInteger(partition) || partition < 0) return undefined
+  if (typeof sourceTopic !== 'string' || typeof targetTopic !== 'string' || typeof partition !== 'number' || !Number.isInteger(partition) || partition < 0) {
+    return undefined
+  }
   if (parsedKey[0] === 'range') {
     const sourceStart = offset(v.sourceStart)
     const targetStart = offset(v.targetStart)

@@ -66,7 +66,12 @@ export class PartitionReader {
         let next = fetched.nextOffset
         if (next <= offset) {
           if (fetched.highWatermark > offset && fetched.empty) next = offset + 1
-          else throw new MirrorError(ErrorCodes.KAFKA, `${this.topic}-${this.partition} on the ${this.client.connection.alias} cluster: no records readable at offset ${offset} (end ${fetched.highWatermark}); an open transaction or retention may hold it`)
+          else {
+            throw new MirrorError(
+              ErrorCodes.KAFKA,
+              `${this.topic}-${this.partition} on the ${this.client.connection.alias} cluster: no records readable at offset ${offset} (end ${fetched.highWatermark}); an open transaction or retention may hold it`
+            )
+          }
         }
         offset = next
         if (ahead) {

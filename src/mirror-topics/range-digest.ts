@@ -79,11 +79,36 @@ export function decodeDigest (key: string | null, value: string | null): DigestE
   const sourceLast = offset(v.sourceLast)
   const targetStart = offset(v.targetStart)
   const hash = typeof v.hash === 'string' && /^\d{1,16}$/.test(v.hash) ? Number(v.hash) : undefined
-  if (typeof v.sourceTopic !== 'string' || typeof v.targetTopic !== 'string' || typeof v.partition !== 'number' || !Number.isInteger(v.partition) ||
-    sourceFirst === undefined || sourceLast === undefined || targetStart === undefined || typeof v.count !== 'number' || !Number.isInteger(v.count) || v.count <= 0 ||
-    hash === undefined || !Number.isSafeInteger(hash)) return undefined
+  if (
+    typeof v.sourceTopic !== 'string' ||
+    typeof v.targetTopic !== 'string' ||
+    typeof v.partition !== 'number' ||
+    !Number.isInteger(v.partition) ||
+    sourceFirst === undefined ||
+    sourceLast === undefined ||
+    targetStart === undefined ||
+    typeof v.count !== 'number' ||
+    !Number.isInteger(v.count) ||
+    v.count <= 0 ||
+    hash === undefined ||
+    !Number.isSafeInteger(hash)
+  ) { return undefined }
   const writtenAtMs = typeof v.writtenAtMs === 'number' && Number.isFinite(v.writtenAtMs) ? { writtenAtMs: v.writtenAtMs } : {}
-  return { kind: 'digest', key, digest: { sourceTopic: v.sourceTopic, targetTopic: v.targetTopic, partition: v.partition, sourceFirst, sourceLast, targetStart, count: v.count, hash, ...writtenAtMs } }
+  return {
+    kind: 'digest',
+    key,
+    digest: {
+      sourceTopic: v.sourceTopic,
+      targetTopic: v.targetTopic,
+      partition: v.partition,
+      sourceFirst,
+      sourceLast,
+      targetStart,
+      count: v.count,
+      hash,
+      ...writtenAtMs,
+    },
+  }
 }
 
 /** Where a digest lies, for log lines and findings: `orders partition 3 target offsets 1000-1999 (source 1000-1999)`. */

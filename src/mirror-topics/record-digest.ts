@@ -170,7 +170,9 @@ export function hashHeaders (record: Pick<KafkaRecord, 'headers' | 'headerList'>
 
 /** `Buffer.from(bytes.toString('utf8'))` as kafkajs' header names make it (invalid UTF-8 replaced), without the round trip for ASCII. */
 function asDecodedName (bytes: Uint8Array): Uint8Array {
-  for (let i = 0; i < bytes.length; i++) if ((bytes[i] as number) >= 0x80) return Buffer.from(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8'))
+  for (let i = 0; i < bytes.length; i++) {
+    if ((bytes[i] as number) >= 0x80) return Buffer.from(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8'))
+  }
   return bytes
 }
 

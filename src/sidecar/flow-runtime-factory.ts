@@ -97,10 +97,30 @@ export function createFlowRuntime (config: FlowConfig, context: FlowRuntimeConte
   ])
   const runtime = new FlowRuntime({ ...runtimeOptions, name: config.name }, [
     // Started on demand by the producer lanes that publish their ids (they share one start).
-    ...(mirrorProducers === undefined ? [] : [{ name: 'mirror producers', start: async () => { /* the lanes start it */ }, stop: () => mirrorProducers.stop() }]),
+    ...(mirrorProducers === undefined
+      ? []
+      : [
+          {
+            name: 'mirror producers',
+            start: async () => {
+              /* the lanes start it */
+            },
+            stop: () => mirrorProducers.stop(),
+          },
+        ]),
     ...(config.mm2Positions === undefined
       ? []
-      : [{ name: 'MirrorMaker 2 takeover', start: async () => { await withStartPositions(config, logger, positions => positions.takeOverFromMm2()) }, stop: async () => { /* nothing kept running: the start reads, commits and disconnects */ } }]),
+      : [
+          {
+            name: 'MirrorMaker 2 takeover',
+            start: async () => {
+              await withStartPositions(config, logger, positions => positions.takeOverFromMm2())
+            },
+            stop: async () => {
+              /* nothing kept running: the start reads, commits and disconnects */
+            },
+          },
+        ]),
     ...(offsetSyncWriter === undefined ? [] : [component('offset-sync writer', offsetSyncWriter)]),
     ...(mm2OffsetSyncs === undefined ? [] : [component('MirrorMaker 2 offset syncs', mm2OffsetSyncs)]),
     ...(digests === undefined ? [] : [component('digests', digests)]),

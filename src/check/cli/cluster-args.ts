@@ -23,7 +23,12 @@ export function withCommonArgs<T> (yargs: Argv<T>): Argv<T & CommonArgs> {
   return yargs
     .option('format', { choices: OutputFormats, default: 'table' as OutputFormat, describe: 'Output: an aligned table, JSON, or CSV.' })
     .option('verbose', { type: 'boolean', default: false, describe: 'Log client activity on stderr and show stack traces.' })
-    .option('timeout-ms', { type: 'string', default: '3000', coerce: positiveInteger('--timeout-ms'), describe: 'Connection timeout per broker; an unreachable cluster fails after about twice this.' }) as Argv<T & CommonArgs>
+    .option('timeout-ms', {
+      type: 'string',
+      default: '3000',
+      coerce: positiveInteger('--timeout-ms'),
+      describe: 'Connection timeout per broker; an unreachable cluster fails after about twice this.',
+    }) as Argv<T & CommonArgs>
 }
 
 /** A coercion that accepts only integers >= `min`, with a message naming the flag. */
@@ -98,8 +103,20 @@ export function withClusterPairArgs<T> (yargs: Argv<T>): Argv<T & ClusterPairArg
 /** Both connections of a `ClusterPairArgs` command; a bad flag or file throws before anything connects. */
 export function clusterPair (args: ClusterPairArgs): { source: ClusterConnection, target: ClusterConnection } {
   return {
-    source: clusterConnection({ alias: 'source', bootstrap: args.source, bootstrapFlag: '--source', configFile: args['source-command-config'], configFlag: '--source-command-config' }),
-    target: clusterConnection({ alias: 'target', bootstrap: args.target, bootstrapFlag: '--target', configFile: args['target-command-config'], configFlag: '--target-command-config' }),
+    source: clusterConnection({
+      alias: 'source',
+      bootstrap: args.source,
+      bootstrapFlag: '--source',
+      configFile: args['source-command-config'],
+      configFlag: '--source-command-config',
+    }),
+    target: clusterConnection({
+      alias: 'target',
+      bootstrap: args.target,
+      bootstrapFlag: '--target',
+      configFile: args['target-command-config'],
+      configFlag: '--target-command-config',
+    }),
   }
 }
 

@@ -27,7 +27,23 @@ function csvField (text: string): string {
 function renderTable<T> (columns: readonly Column<T>[], rows: readonly T[]): string {
   const table = new Table({
     head: columns.map(c => c.header),
-    chars: { top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '', left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: ' ' },
+    chars: {
+      top: '',
+      'top-mid': '',
+      'top-left': '',
+      'top-right': '',
+      bottom: '',
+      'bottom-mid': '',
+      'bottom-left': '',
+      'bottom-right': '',
+      left: '',
+      'left-mid': '',
+      mid: '',
+      'mid-mid': '',
+      right: '',
+      'right-mid': '',
+      middle: ' ',
+    },
     style: { head: [], border: [], 'padding-left': 0, 'padding-right': 1 },
   })
   for (const row of rows) table.push(columns.map(c => cell(c.value(row))))

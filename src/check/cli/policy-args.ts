@@ -10,7 +10,11 @@ export interface PolicyArgs {
 
 export function withPolicyArgs<T> (yargs: Argv<T>): Argv<T & PolicyArgs> {
   return yargs
-    .option('replication-policy', { choices: ReplicationPolicyKinds, default: 'identity' as ReplicationPolicyKind, describe: 'Target topic naming: identity (same name) or default (<source-alias><separator><topic>), as MirrorMaker 2.' })
+    .option('replication-policy', {
+      choices: ReplicationPolicyKinds,
+      default: 'identity' as ReplicationPolicyKind,
+      describe: 'Target topic naming: identity (same name) or default (<source-alias><separator><topic>), as MirrorMaker 2.',
+    })
     .option('source-alias', { type: 'string', default: 'source', describe: 'Source cluster alias for the default replication policy.' })
     .option('separator', { type: 'string', default: '.', describe: 'replication.policy.separator for the default policy.' }) as Argv<T & PolicyArgs>
 }

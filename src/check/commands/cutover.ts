@@ -233,19 +233,44 @@ async function cutoverHandler (args: ArgumentsCamelCase<CutoverArgs>): Promise<v
         }
         const { rows: lagLoss, mirrored, notes } = await lagAndLossRows(source, target, connections.target, args)
         const verified = await verifyRows(source, target, connections.target, args, mirrored)
-        const grouped = (args.group ?? []).length === 0 ? [] : await groupRows(target, connections, args, await loadOffsetSyncs({ ...connections.target, connectionTimeoutMs: args['timeout-ms'] }, syncsTopic, silentLogger))
+        const grouped =
+          (args.group ?? []).length === 0
+            ? []
+            : await groupRows(
+              target,
+              connections,
+              args,
+              await loadOffsetSyncs({ ...connections.target, connectionTimeoutMs: args['timeout-ms'] }, syncsTopic, silentLogger)
+            )
         const rows = [...lagLoss, ...verified, ...grouped].sort((a, b) => CutoverChecks.indexOf(a.check) - CutoverChecks.indexOf(b.check))
         const result = summary(rows)
         if (args.format === 'json') {
-          await write(JSON.stringify({ passed: result.passed, failed: result.failed, checks: rows.map(r => ({ check: r.check, topic: r.topic, partition: r.partition, group: r.group ?? null, ok: r.ok, detail: r.detail })) }, null, 2) + '\n')
+          await write(
+            JSON.stringify(
+              {
+                passed: result.passed,
+                failed: result.failed,
+                checks: rows.map(r => ({ check: r.check, topic: r.topic, partition: r.partition, group: r.group ?? null, ok: r.ok, detail: r.detail })),
+              },
+              null,
+              2
+            ) + '\n'
+          )
         } else {
           const failedKinds = CutoverChecks.filter(c => result.failed[c] > 0).map(c => `${c} ${result.failed[c]}`)
-          await write(render(args.format, columns, rows) + (args.format === 'table'
-            ? `\n${result.passed ? `PASSED: all ${result.checks} checks hold; safe to move consumers to the target` : `FAILED: ${result.checks - Object.values(result.failed).reduce((a, b) => a + b, 0)} of ${result.checks} checks hold; failed: ${failedKinds.join(', ')}`}\n`
-            : ''))
+          await write(
+            render(args.format, columns, rows) +
+              (args.format === 'table'
+                ? `\n${result.passed ? `PASSED: all ${result.checks} checks hold; safe to move consumers to the target` : `FAILED: ${result.checks - Object.values(result.failed).reduce((a, b) => a + b, 0)} of ${result.checks} checks hold; failed: ${failedKinds.join(', ')}`}\n`
+                : '')
+          )
         }
         for (const line of notes) note(line)
-        for (const row of rows.filter(r => !r.ok)) note(`mirror-check: cutover check failed: ${row.check} ${row.topic}-${row.partition}${row.group === undefined ? '' : ` group ${row.group}`}: ${row.detail}`)
+        for (const row of rows.filter(r => !r.ok)) {
+          note(
+            `mirror-check: cutover check failed: ${row.check} ${row.topic}-${row.partition}${row.group === undefined ? '' : ` group ${row.group}`}: ${row.detail}`
+          )
+        }
         return result.passed ? ExitCode.OK : ExitCode.CHECK_FAILED
       } finally {
         await target.close()
@@ -258,20 +283,38 @@ async function cutoverHandler (args: ArgumentsCamelCase<CutoverArgs>): Promise<v
 
 export const cutoverCommand: CommandModule<object, CutoverArgs> = {
   command: 'cutover',
-  describe: 'Before moving consumers to the target: per partition, lag within --max-lag, no loss recorded, the last records verified, and each --group\'s offsets translated exactly and synced. Exit 0 only when every check holds.',
-  builder: yargs => withClusterPairArgs(withPolicyArgs(withCommonArgs(yargs)))
-    .option('topic', { type: 'string', array: true, describe: 'Source topics (default: every topic the mirror group has committed offsets for).' })
-    .option('group', { type: 'string', array: true, describe: 'Consumer group to move (repeatable): its offsets must be translated exactly and committed on the target.' })
-    .option('mirror-group', { type: 'string', default: 'mirror-sidecar', describe: 'The mirror\'s consumer group on the source cluster.' })
-    .option('max-lag', { type: 'string', default: '0', coerce: positiveInteger('--max-lag', 0), describe: 'Largest lag in records a partition may have.' })
-    .option('verify-records', { type: 'string', default: '1000', coerce: positiveInteger('--verify-records'), describe: 'Records verified per partition, the last ones below the mirror\'s committed offset.' })
-    .option('allow-duplicates', { type: 'boolean', default: false, describe: 'Duplicates in the verified records do not fail the check (they are still counted).' })
-    .option('offset-syncs-topic', { type: 'string', describe: 'Offset-syncs topic on the target (default mirror-offset-syncs.<source-alias>.internal).' })
-    .check(argv => {
-      if (Array.isArray(argv['mirror-group'])) throw new UsageError('--mirror-group was given more than once; give it once')
-      return true
-    })
-    .example('$0 cutover --source src:9092 --target dst:9092 --topic orders --group orders-app', 'Safe to move orders-app to the target?')
-    .example('$0 cutover --source src:9092 --target dst:9092 --group a --group b --max-lag 10 --format json', 'Two groups, up to 10 records of lag, as JSON.') as unknown as Argv<CutoverArgs>,
+  describe:
+    "Before moving consumers to the target: per partition, lag within --max-lag, no loss recorded, the last records verified, and each --group's offsets translated exactly and synced. Exit 0 only when every check holds.",
+  builder: yargs =>
+    withClusterPairArgs(withPolicyArgs(withCommonArgs(yargs)))
+      .option('topic', { type: 'string', array: true, describe: 'Source topics (default: every topic the mirror group has committed offsets for).' })
+      .option('group', {
+        type: 'string',
+        array: true,
+        describe: 'Consumer group to move (repeatable): its offsets must be translated exactly and committed on the target.',
+      })
+      .option('mirror-group', { type: 'string', default: 'mirror-sidecar', describe: "The mirror's consumer group on the source cluster." })
+      .option('max-lag', { type: 'string', default: '0', coerce: positiveInteger('--max-lag', 0), describe: 'Largest lag in records a partition may have.' })
+      .option('verify-records', {
+        type: 'string',
+        default: '1000',
+        coerce: positiveInteger('--verify-records'),
+        describe: "Records verified per partition, the last ones below the mirror's committed offset.",
+      })
+      .option('allow-duplicates', {
+        type: 'boolean',
+        default: false,
+        describe: 'Duplicates in the verified records do not fail the check (they are still counted).',
+      })
+      .option('offset-syncs-topic', { type: 'string', describe: 'Offset-syncs topic on the target (default mirror-offset-syncs.<source-alias>.internal).' })
+      .check(argv => {
+        if (Array.isArray(argv['mirror-group'])) throw new UsageError('--mirror-group was given more than once; give it once')
+        return true
+      })
+      .example('$0 cutover --source src:9092 --target dst:9092 --topic orders --group orders-app', 'Safe to move orders-app to the target?')
+      .example(
+        '$0 cutover --source src:9092 --target dst:9092 --group a --group b --max-lag 10 --format json',
+        'Two groups, up to 10 records of lag, as JSON.'
+      ) as unknown as Argv<CutoverArgs>,
   handler: cutoverHandler,
 }

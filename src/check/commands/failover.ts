@@ -1,6 +1,13 @@
 import type { Argv, CommandModule } from 'yargs'
 import { listConsumerGroups } from '../lag/group-offsets.js'
-import { executeGroupFailover, type FailoverOutcome, type FailoverPartitionPlan, type GroupFailoverPlan, planGroupFailover, type PlanGroupFailoverOptions } from '../translate/group-failover-plan.js'
+import {
+  executeGroupFailover,
+  type FailoverOutcome,
+  type FailoverPartitionPlan,
+  type GroupFailoverPlan,
+  planGroupFailover,
+  type PlanGroupFailoverOptions,
+} from '../translate/group-failover-plan.js'
 import { mm2OffsetSyncsOf, mm2TranslateFrom } from '../translate/mm2-offsets.js'
 import { loadOffsetSyncs, offsetSyncsTopicName } from '../translate/offset-sync-store.js'
 import type { GroupTranslationRow } from '../translate/translate-group.js'
@@ -199,7 +206,9 @@ function groupNotes (
     const bad = plan.partitions.filter(p => p.action === 'untranslatable').map(p => `${p.topic}-${p.partition} (${reason(p)})`)
     const advice: string[] = []
     if (plan.partitions.some(p => p.toTopicMissing === true)) advice.push(`check the topics on the ${to.role}`)
-    if (plan.partitions.some(p => p.translation === 'no-syncs')) { advice.push(direction === 'failback' ? 'mirror those topics back with the target -> source flow' : 'check that the sidecar mirrors those topics') }
+    if (plan.partitions.some(p => p.translation === 'no-syncs')) {
+      advice.push(direction === 'failback' ? 'mirror those topics back with the target -> source flow' : 'check that the sidecar mirrors those topics')
+    }
     if (plan.partitions.some(p => p.translation === 'not-yet-mirrored')) advice.push('wait until the mirror copied that far')
     notes.push(
       `mirror-check: group '${plan.group}': ${bad.join(', ')} cannot be translated exactly; nothing of the group ${execute ? 'was' : 'would be'} written. ${advice.join(' and ').replace(/^./, c => c.toUpperCase())}, or limit the move with --topic`
@@ -244,21 +253,38 @@ function missingSyncsNote (direction: FailoverDirection, to: Side, topic: string
 /** With --mm2 (failover only): MirrorMaker 2's offset-syncs topic, checked before anything connects. */
 function mm2Flow (direction: FailoverDirection, args: FailoverArgs): { topic: string, onTarget: string } | undefined {
   if (args.mm2 !== true && args['mm2-offset-syncs-topic'] === undefined) return undefined
-  if (direction === 'failback') throw new UsageError('failback --mm2: MirrorMaker 2 records no translation back (its checkpoints map source offsets to the target only); failing back without re-reading needs a sidecar flow target -> source and its offset syncs')
+  if (direction === 'failback') {
+    throw new UsageError(
+      'failback --mm2: MirrorMaker 2 records no translation back (its checkpoints map source offsets to the target only); failing back without re-reading needs a sidecar flow target -> source and its offset syncs'
+    )
+  }
   const alias = args['target-alias']
-  if (args['mm2-offset-syncs-topic'] === undefined && alias === undefined) throw new UsageError('--mm2 needs --target-alias (MirrorMaker 2\'s alias of the target cluster; names its offset-syncs topic mm2-offset-syncs.<target-alias>.internal) or --mm2-offset-syncs-topic')
+  if (args['mm2-offset-syncs-topic'] === undefined && alias === undefined) {
+    throw new UsageError(
+      "--mm2 needs --target-alias (MirrorMaker 2's alias of the target cluster; names its offset-syncs topic mm2-offset-syncs.<target-alias>.internal) or --mm2-offset-syncs-topic"
+    )
+  }
   const explicit = args['mm2-offset-syncs-topic']
   // MirrorMaker 2 names the topic after the other cluster than the one holding it (offset-syncs.topic.location).
   return { topic: explicit ?? mm2OffsetSyncsTopicName(alias as string), onTarget: explicit ?? mm2OffsetSyncsTopicName(args['source-alias'] ?? 'source') }
 }
 
 /** MirrorMaker 2's offset syncs (on the source by default, `offset-syncs.topic.location`; else on the target) and a translator with its rule. */
-async function mm2Translation (args: FailoverArgs, mm2: { topic: string, onTarget: string }, from: Side, to: Side): Promise<{ topic: string, records: number, translate: NonNullable<PlanGroupFailoverOptions['translate']> }> {
-  const policy = (args['replication-policy'] ?? 'default') === 'identity' ? { kind: 'identity' as const } : { kind: 'default' as const, separator: args.separator ?? '.' }
+async function mm2Translation (
+  args: FailoverArgs,
+  mm2: { topic: string, onTarget: string },
+  from: Side,
+  to: Side
+): Promise<{ topic: string, records: number, translate: NonNullable<PlanGroupFailoverOptions['translate']> }> {
+  const policy =
+    (args['replication-policy'] ?? 'default') === 'identity' ? { kind: 'identity' as const } : { kind: 'default' as const, separator: args.separator ?? '.' }
   const sourceAlias = args['source-alias'] ?? 'source'
   let syncs: Map<string, ReadonlyArray<{ upstream: bigint, downstream: bigint }>> | undefined
   let topic = mm2.topic
-  for (const [side, name] of [[from, mm2.topic], [to, mm2.onTarget]] as const) {
+  for (const [side, name] of [
+    [from, mm2.topic],
+    [to, mm2.onTarget],
+  ] as const) {
     const client = await connectClient(side.connection, args)
     try {
       if (await client.hasTopic(name)) {
@@ -270,7 +296,11 @@ async function mm2Translation (args: FailoverArgs, mm2: { topic: string, onTarge
       await client.close()
     }
   }
-  if (syncs === undefined) throw new UsageError(`--mm2: no topic ${mm2.topic} on ${where(from)} nor ${mm2.onTarget} on ${where(to)}; give --target-alias and --source-alias as MirrorMaker 2's aliases, or --mm2-offset-syncs-topic`)
+  if (syncs === undefined) {
+    throw new UsageError(
+      `--mm2: no topic ${mm2.topic} on ${where(from)} nor ${mm2.onTarget} on ${where(to)}; give --target-alias and --source-alias as MirrorMaker 2's aliases, or --mm2-offset-syncs-topic`
+    )
+  }
   const found = syncs
   const translate = (group: string, committed: ReadonlyArray<{ topic: string, partition: number, offset: bigint }>): GroupTranslationRow[] =>
     committed
@@ -287,8 +317,12 @@ async function mm2Translation (args: FailoverArgs, mm2: { topic: string, onTarge
 
 /** Flags checked before anything connects: the group selection and the mode. */
 function validate (args: FailoverArgs): { groupPattern: RegExp | undefined, groupsExclude: RegExp | undefined } {
-  if ((args.group === undefined || args.group.length === 0) && args.groups === undefined) throw new UsageError('--group or --groups is required; name the consumer group(s) to move')
-  if (args.execute && args['dry-run'] === true) throw new UsageError('--dry-run and --execute exclude each other; give --execute to write, nothing for a dry run')
+  if ((args.group === undefined || args.group.length === 0) && args.groups === undefined) {
+    throw new UsageError('--group or --groups is required; name the consumer group(s) to move')
+  }
+  if (args.execute && args['dry-run'] === true) {
+    throw new UsageError('--dry-run and --execute exclude each other; give --execute to write, nothing for a dry run')
+  }
   if (args['dry-run'] === false && !args.execute) throw new UsageError('--no-dry-run writes nothing by itself; give --execute to write the offsets')
   for (const group of args.group ?? []) if (group.trim() === '') throw new UsageError('--group "": expected a consumer group name')
   const problems = new ProblemList()
@@ -327,14 +361,21 @@ async function failoverOutput (direction: FailoverDirection, args: FailoverArgs)
     const client = await connectClient(from.connection, args)
     try {
       const matched = (await listConsumerGroups(client)).filter(g => groupPattern.test(g) && !(groupsExclude?.test(g) ?? false) && !groups.includes(g))
-      if (matched.length === 0) notes.push(`mirror-check: no consumer group on ${where(from)} matches --groups "${args.groups}"${groupsExclude === undefined ? '' : ` (excluding "${args['groups-exclude']}")`}`)
+      if (matched.length === 0) {
+        notes.push(
+          `mirror-check: no consumer group on ${where(from)} matches --groups "${args.groups}"${groupsExclude === undefined ? '' : ` (excluding "${args['groups-exclude']}")`}`
+        )
+      }
       groups.push(...matched)
     } finally {
       await client.close()
     }
   }
   if (groups.length === 0) {
-    const text = args.format === 'json' ? toJson(direction, args.execute, from, to, syncsTopic, 0, { topic: reverseTopic, records: 0 }, [], []) : render(args.format, columns(to), [])
+    const text =
+      args.format === 'json'
+        ? toJson(direction, args.execute, from, to, syncsTopic, 0, { topic: reverseTopic, records: 0 }, [], [])
+        : render(args.format, columns(to), [])
     return { text, notes, exitCode: ExitCode.CHECK_FAILED }
   }
 
@@ -357,7 +398,11 @@ async function failoverOutput (direction: FailoverDirection, args: FailoverArgs)
     // group may have read some of them on `from`; without these syncs they are unknown.
     const reverseSyncs = syncs.records === 0 ? undefined : await loadOffsetSyncs(from.connection, reverseTopic, logger)
     reverseRecords = reverseSyncs?.records ?? 0
-    if (direction === 'failback' && reverseSyncs?.records === 0) notes.push(`mirror-check: warning: no offset syncs in ${reverseTopic} on ${where(from)} (the source -> target flow): records that came from the source are not told apart from the target's own; a group still reading them on the target would skip the rest of them. Name that flow's topic with --source-alias or --reverse-offset-syncs-topic`)
+    if (direction === 'failback' && reverseSyncs?.records === 0) {
+      notes.push(
+        `mirror-check: warning: no offset syncs in ${reverseTopic} on ${where(from)} (the source -> target flow): records that came from the source are not told apart from the target's own; a group still reading them on the target would skip the rest of them. Name that flow's topic with --source-alias or --reverse-offset-syncs-topic`
+      )
+    }
     translation = { syncs, ...(reverseSyncs === undefined || reverseSyncs.records === 0 ? {} : { reverseSyncs }) }
   }
   const plans = await planGroupFailover({
@@ -372,7 +417,13 @@ async function failoverOutput (direction: FailoverDirection, args: FailoverArgs)
 
   for (const plan of plans) notes.push(...groupNotes(direction, plan, outcomes.find(o => o.group === plan.group), args.execute, from, to, args.topic))
   const writes = plans.filter(p => p.blocker === undefined).reduce((n, p) => n + p.writes.length, 0)
-  if (!args.execute) notes.push(writes === 0 ? 'mirror-check: dry run: nothing to write' : `mirror-check: dry run, nothing written; --execute would commit ${writes} offset(s) on ${where(to)}`)
+  if (!args.execute) {
+    notes.push(
+      writes === 0
+        ? 'mirror-check: dry run: nothing to write'
+        : `mirror-check: dry run, nothing written; --execute would commit ${writes} offset(s) on ${where(to)}`
+    )
+  }
 
   const ok = plans.every(p => p.blocker === undefined) && outcomes.every(o => o.status === 'written' || o.status === 'nothing-to-write')
   const text =
@@ -403,23 +454,61 @@ function builder (direction: FailoverDirection) {
     const written = direction === 'failover' ? 'target' : 'source'
     const common: Argv<object> = withClusterPairArgs(withCommonArgs(yargs))
     const aliased: Argv<object> = common
-      .option('source-alias', { type: 'string', describe: 'Source cluster alias of the source -> target flow (default "source"); names its offset-syncs topic on the target (with --mm2: MirrorMaker 2\'s source alias, which names the target topics).' })
-      .option('target-alias', { type: 'string', describe: 'Alias of the target cluster as the source of the target -> source flow (default "source": a sidecar run with the MirrorMaker 1 command line); names its offset-syncs topic on the source (with --mm2: MirrorMaker 2\'s target alias, which names its offset-syncs topic).' })
+      .option('source-alias', {
+        type: 'string',
+        describe:
+          'Source cluster alias of the source -> target flow (default "source"); names its offset-syncs topic on the target (with --mm2: MirrorMaker 2\'s source alias, which names the target topics).',
+      })
+      .option('target-alias', {
+        type: 'string',
+        describe:
+          'Alias of the target cluster as the source of the target -> source flow (default "source": a sidecar run with the MirrorMaker 1 command line); names its offset-syncs topic on the source (with --mm2: MirrorMaker 2\'s target alias, which names its offset-syncs topic).',
+      })
     return aliased
       .option('group', { type: 'string', array: true, describe: `Consumer group to move (repeatable); its committed offsets are read on the ${leaving}.` })
-      .option('groups', { type: 'string', describe: `Every consumer group on the ${leaving} matching this regex (MirrorMaker list syntax: "orders-.*,billing", whole names).` })
-      .option('groups-exclude', { type: 'string', default: DEFAULT_FAILOVER_GROUPS_EXCLUDE, describe: 'Groups --groups leaves out (regex list); the default is MirrorMaker 2\'s groups.exclude plus the sidecar\'s own group.' })
+      .option('groups', {
+        type: 'string',
+        describe: `Every consumer group on the ${leaving} matching this regex (MirrorMaker list syntax: "orders-.*,billing", whole names).`,
+      })
+      .option('groups-exclude', {
+        type: 'string',
+        default: DEFAULT_FAILOVER_GROUPS_EXCLUDE,
+        describe: "Groups --groups leaves out (regex list); the default is MirrorMaker 2's groups.exclude plus the sidecar's own group.",
+      })
       .option('topic', { type: 'string', array: true, describe: `Only these topics (names on the ${leaving}).` })
       .option('dry-run', { type: 'boolean', describe: 'Print the plan and write nothing (the default).' })
-      .option('execute', { type: 'boolean', default: false, describe: `Write the translated offsets into the groups on the ${written}; refused for a group with members there.` })
-      .option('offset-syncs-topic', { type: 'string', describe: `Offset-syncs topic on the ${written} (default mirror-offset-syncs.<${direction === 'failover' ? 'source' : 'target'}-alias>.internal).` })
-      .option('mm2', { type: 'boolean', describe: 'failover only: the flow is MirrorMaker 2; translate with its offset syncs (mm2-offset-syncs.<target-alias>.internal on the source, or mm2-offset-syncs.<source-alias>.internal on the target) and its rule (the group re-reads up to offset.lag.max records, never skips).' })
-      .option('mm2-offset-syncs-topic', { type: 'string', describe: 'MirrorMaker 2\'s offset-syncs topic (default mm2-offset-syncs.<target-alias>.internal); implies --mm2.' })
-      .option('replication-policy', { choices: ReplicationPolicyKinds, describe: 'With --mm2: target topic naming, default (<source-alias><separator><topic>, the default with --mm2) or identity.' })
+      .option('execute', {
+        type: 'boolean',
+        default: false,
+        describe: `Write the translated offsets into the groups on the ${written}; refused for a group with members there.`,
+      })
+      .option('offset-syncs-topic', {
+        type: 'string',
+        describe: `Offset-syncs topic on the ${written} (default mirror-offset-syncs.<${direction === 'failover' ? 'source' : 'target'}-alias>.internal).`,
+      })
+      .option('mm2', {
+        type: 'boolean',
+        describe:
+          'failover only: the flow is MirrorMaker 2; translate with its offset syncs (mm2-offset-syncs.<target-alias>.internal on the source, or mm2-offset-syncs.<source-alias>.internal on the target) and its rule (the group re-reads up to offset.lag.max records, never skips).',
+      })
+      .option('mm2-offset-syncs-topic', {
+        type: 'string',
+        describe: "MirrorMaker 2's offset-syncs topic (default mm2-offset-syncs.<target-alias>.internal); implies --mm2.",
+      })
+      .option('replication-policy', {
+        choices: ReplicationPolicyKinds,
+        describe: 'With --mm2: target topic naming, default (<source-alias><separator><topic>, the default with --mm2) or identity.',
+      })
       .option('separator', { type: 'string', describe: 'replication.policy.separator for the default policy (default ".").' })
-      .option('reverse-offset-syncs-topic', { type: 'string', describe: `Offset-syncs topic of the flow back on the ${leaving}, read when present: records produced on the ${written} and copied to the ${leaving} (default mirror-offset-syncs.<${direction === 'failover' ? 'target' : 'source'}-alias>.internal).` })
+      .option('reverse-offset-syncs-topic', {
+        type: 'string',
+        describe: `Offset-syncs topic of the flow back on the ${leaving}, read when present: records produced on the ${written} and copied to the ${leaving} (default mirror-offset-syncs.<${direction === 'failover' ? 'target' : 'source'}-alias>.internal).`,
+      })
       .example(`$0 ${direction} --source 127.0.0.1:19092 --target 127.0.0.1:29092 --group orders-app`, 'The plan per partition; nothing is written.')
-      .example(`$0 ${direction} --source 127.0.0.1:19092 --target 127.0.0.1:29092 --groups 'orders-.*' --execute`, `Write the translated offsets into the groups on the ${written}.`) as unknown as Argv<FailoverArgs>
+      .example(
+        `$0 ${direction} --source 127.0.0.1:19092 --target 127.0.0.1:29092 --groups 'orders-.*' --execute`,
+        `Write the translated offsets into the groups on the ${written}.`
+      ) as unknown as Argv<FailoverArgs>
   }
 }
 

@@ -47,8 +47,12 @@ const memberColumns: Column<GroupMember & { group: string }>[] = [
 
 const stateColumns: Column<GroupOffsets>[] = [
   { header: 'GROUP', value: g => g.group },
-  { header: 'COORDINATOR (ID)', value: g => g.coordinator === undefined ? undefined : `${g.coordinator.host}:${g.coordinator.port}  (${g.coordinator.nodeId})`, json: 'coordinator' },
-  { header: 'ASSIGNMENT-STRATEGY', value: g => g.assignmentStrategy === '' ? undefined : g.assignmentStrategy },
+  {
+    header: 'COORDINATOR (ID)',
+    value: g => (g.coordinator === undefined ? undefined : `${g.coordinator.host}:${g.coordinator.port}  (${g.coordinator.nodeId})`),
+    json: 'coordinator',
+  },
+  { header: 'ASSIGNMENT-STRATEGY', value: g => (g.assignmentStrategy === '' ? undefined : g.assignmentStrategy) },
   { header: 'STATE', value: g => g.state },
   { header: '#MEMBERS', value: g => g.members.length, json: 'members' },
 ]
@@ -136,7 +140,9 @@ async function groupLosses (client: AuditClient, groups: readonly GroupOffsets[]
       let topicStarts = starts.get(r.topic)
       if (topicStarts === undefined) {
         // A group can keep offsets of a topic deleted since: nothing to compare them with.
-        topicStarts = await client.hasTopic(r.topic) ? await client.listOffsets(r.topic, await client.partitionsOf(r.topic), 'earliest') : new Map<number, number>()
+        topicStarts = (await client.hasTopic(r.topic))
+          ? await client.listOffsets(r.topic, await client.partitionsOf(r.topic), 'earliest')
+          : new Map<number, number>()
         starts.set(r.topic, topicStarts)
       }
       const logStartOffset = topicStarts.get(r.partition)
@@ -155,10 +161,18 @@ async function groupLosses (client: AuditClient, groups: readonly GroupOffsets[]
 
 async function offsetsHandler (args: ArgumentsCamelCase<OffsetsArgs>): Promise<void> {
   await runCommand(args, async () => {
-    if (!args['all-groups'] && (args.group === undefined || args.group.length === 0)) throw new UsageError('--group is required (or --all-groups); name the consumer group to describe')
+    if (!args['all-groups'] && (args.group === undefined || args.group.length === 0)) {
+      throw new UsageError('--group is required (or --all-groups); name the consumer group to describe')
+    }
     if (args['all-groups'] && args.group !== undefined) throw new UsageError('--group and --all-groups exclude each other; give one')
     if (args.members && args.state) throw new UsageError('--members and --state exclude each other; give one')
-    const connection = clusterConnection({ alias: 'source', bootstrap: args['bootstrap-server'], bootstrapFlag: '--bootstrap-server', configFile: args['command-config'], configFlag: '--command-config' })
+    const connection = clusterConnection({
+      alias: 'source',
+      bootstrap: args['bootstrap-server'],
+      bootstrapFlag: '--bootstrap-server',
+      configFile: args['command-config'],
+      configFlag: '--command-config',
+    })
     const client = await connectClient(connection, args)
     try {
       if (args.watch === undefined) return await runOnce(client, args, false)
@@ -197,8 +211,20 @@ function offsetsBuilder<T> (yargs: Argv<T>): Argv<OffsetsArgs> {
     .option('members', { type: 'boolean', default: false, describe: 'Show members: GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS.' })
     .option('state', { type: 'boolean', default: false, describe: 'Show group state: coordinator, assignment strategy, state, members.' })
     .option('max-lag', { type: 'string', coerce: positiveInteger('--max-lag', 0), describe: 'Check: exit 1 when any partition lags by more records.' })
-    .option('max-lag-seconds', { type: 'string', coerce: nonNegativeNumber('--max-lag-seconds'), describe: 'Check: exit 1 when any partition\'s LAG-SECONDS is larger.' })
-    .option('watch', { type: 'string', coerce: (v: unknown) => { const n = nonNegativeNumber('--watch')(v); if (n <= 0) throw new UsageError(`--watch "${String(v)}": expected a positive number of seconds`); return n }, describe: 'Refresh every SECONDS until SIGINT (Ctrl-C) or SIGTERM; then exit with the last refresh\'s code.' })
+    .option('max-lag-seconds', {
+      type: 'string',
+      coerce: nonNegativeNumber('--max-lag-seconds'),
+      describe: "Check: exit 1 when any partition's LAG-SECONDS is larger.",
+    })
+    .option('watch', {
+      type: 'string',
+      coerce: (v: unknown) => {
+        const n = nonNegativeNumber('--watch')(v)
+        if (n <= 0) throw new UsageError(`--watch "${String(v)}": expected a positive number of seconds`)
+        return n
+      },
+      describe: "Refresh every SECONDS until SIGINT (Ctrl-C) or SIGTERM; then exit with the last refresh's code.",
+    })
     .example('$0 --bootstrap-server localhost:9092 --group orders-app', 'Committed offset, log end offset, lag and lag in seconds per partition.')
     .example('$0 offsets --bootstrap-server localhost:9092 --all-groups --max-lag 1000', 'Exit 1 when any group lags by more than 1000 records.')
     .example('$0 --bootstrap-server localhost:9092 --group orders-app --watch 5', 'Refresh every 5 seconds.') as unknown as Argv<OffsetsArgs>

@@ -57,9 +57,14 @@ const mm2TranslationColumns: Column<Mm2TranslationRow>[] = [
 async function mm2Output (args: TranslateArgs): Promise<{ text: string, notes: string[], exitCode: ExitCode }> {
   const targetAlias = args['target-alias']
   const syncsTopic = args['mm2-offset-syncs-topic'] ?? (targetAlias === undefined ? undefined : mm2OffsetSyncsTopicName(targetAlias))
-  if (syncsTopic === undefined) throw new UsageError('--mm2 needs --target-alias (MirrorMaker 2\'s alias of the target cluster; names its offset-syncs topic mm2-offset-syncs.<target-alias>.internal) or --mm2-offset-syncs-topic')
+  if (syncsTopic === undefined) {
+    throw new UsageError(
+      "--mm2 needs --target-alias (MirrorMaker 2's alias of the target cluster; names its offset-syncs topic mm2-offset-syncs.<target-alias>.internal) or --mm2-offset-syncs-topic"
+    )
+  }
   const checkpointsTopic = args['mm2-checkpoints-topic'] ?? mm2CheckpointsTopicName(args['source-alias'])
-  const policy = (args['replication-policy'] ?? 'default') === 'identity' ? { kind: 'identity' as const } : { kind: 'default' as const, separator: args.separator ?? '.' }
+  const policy =
+    (args['replication-policy'] ?? 'default') === 'identity' ? { kind: 'identity' as const } : { kind: 'default' as const, separator: args.separator ?? '.' }
   const { source: sourceConnection, target: targetConnection } = clusterPair(args)
   const source = await connectClient(sourceConnection, args)
   try {
@@ -72,7 +77,11 @@ async function mm2Output (args: TranslateArgs): Promise<{ text: string, notes: s
         : (await target.hasTopic(targetSyncsTopic))
             ? { client: target, topic: targetSyncsTopic }
             : undefined
-      if (syncs === undefined) throw new UsageError(`--mm2: no topic ${syncsTopic} on the source (${sourceConnection.brokers.join(',')}) nor ${targetSyncsTopic} on the target cluster (${targetConnection.brokers.join(',')}); give --target-alias and --source-alias as MirrorMaker 2's aliases, or --mm2-offset-syncs-topic`)
+      if (syncs === undefined) {
+        throw new UsageError(
+          `--mm2: no topic ${syncsTopic} on the source (${sourceConnection.brokers.join(',')}) nor ${targetSyncsTopic} on the target cluster (${targetConnection.brokers.join(',')}); give --target-alias and --source-alias as MirrorMaker 2's aliases, or --mm2-offset-syncs-topic`
+        )
+      }
       const rows = await translateGroupThroughMm2(source, target, {
         group: args.group,
         ...(args.topic === undefined ? {} : { topic: args.topic }),
@@ -81,9 +90,21 @@ async function mm2Output (args: TranslateArgs): Promise<{ text: string, notes: s
         targetTopicOf: topic => targetTopicName(policy, args['source-alias'], topic),
       })
       const notes: string[] = []
-      if (rows.length === 0) notes.push(`mirror-check: group "${args.group}" has no committed offsets${args.topic === undefined ? '' : ` on ${args.topic}`} on the source cluster; check --group and --source`)
-      if (rows.length > 0 && !await target.hasTopic(checkpointsTopic)) notes.push(`mirror-check: no topic ${checkpointsTopic} on the target cluster: no checkpoints (MirrorMaker 2 writes them for the groups its "groups" setting selects; --mm2-checkpoints-topic names another)`)
-      if (rows.some(r => r.status === 'translated')) notes.push('mirror-check: TARGET-OFFSET is MirrorMaker 2\'s translation (the newest offset sync at or below, + 1): at or before the exact offset, so a group moved there re-reads up to offset.lag.max (default 100) records per partition')
+      if (rows.length === 0) {
+        notes.push(
+          `mirror-check: group "${args.group}" has no committed offsets${args.topic === undefined ? '' : ` on ${args.topic}`} on the source cluster; check --group and --source`
+        )
+      }
+      if (rows.length > 0 && !(await target.hasTopic(checkpointsTopic))) {
+        notes.push(
+          `mirror-check: no topic ${checkpointsTopic} on the target cluster: no checkpoints (MirrorMaker 2 writes them for the groups its "groups" setting selects; --mm2-checkpoints-topic names another)`
+        )
+      }
+      if (rows.some(r => r.status === 'translated')) {
+        notes.push(
+          "mirror-check: TARGET-OFFSET is MirrorMaker 2's translation (the newest offset sync at or below, + 1): at or before the exact offset, so a group moved there re-reads up to offset.lag.max (default 100) records per partition"
+        )
+      }
       const exitCode = rows.length > 0 && rows.every(r => r.status === 'translated') ? ExitCode.OK : ExitCode.CHECK_FAILED
       return { text: render(args.format, mm2TranslationColumns, rows), notes, exitCode }
     } finally {
@@ -108,25 +129,54 @@ export async function translateOutput (args: TranslateArgs): Promise<{ text: str
     logger: args.verbose ? createLogger({ level: 'debug' }) : silentLogger,
   })
   const notes: string[] = []
-  if (rows.length === 0) notes.push(`mirror-check: group "${args.group}" has no committed offsets${args.topic === undefined ? '' : ` on ${args.topic}`} on the source cluster; check --group and --source`)
+  if (rows.length === 0) {
+    notes.push(
+      `mirror-check: group "${args.group}" has no committed offsets${args.topic === undefined ? '' : ` on ${args.topic}`} on the source cluster; check --group and --source`
+    )
+  }
   const exitCode = rows.length > 0 && rows.every(r => r.status === 'translated') ? ExitCode.OK : ExitCode.CHECK_FAILED
   return { text: render(args.format, translationColumns, rows), notes, exitCode }
 }
 
 export const translateCommand: CommandModule<object, TranslateArgs> = {
   command: 'translate',
-  describe: 'Where each committed offset of a source consumer group is on the target, exactly, from the offset syncs (exit 1 when a partition is not yet mirrored); --mm2: through a MirrorMaker 2 flow\'s offset syncs and checkpoints.',
-  builder: (yargs: Argv<object>) => withClusterPairArgs(withCommonArgs(yargs))
-    .option('group', { type: 'string', demandOption: true, describe: 'Consumer group on the source.' })
-    .option('topic', { type: 'string', describe: 'Only this source topic.' })
-    .option('source-alias', { type: 'string', default: 'source', describe: 'Source cluster alias in the sidecar config (or MirrorMaker 2\'s); names the offset-syncs topic (the checkpoints topic with --mm2).' })
-    .option('offset-syncs-topic', { type: 'string', describe: 'Offset-syncs topic on the target (default mirror-offset-syncs.<source-alias>.internal).' })
-    .option('mm2', { type: 'boolean', default: false, describe: 'The mirror is MirrorMaker 2: translate with its offset syncs (mm2-offset-syncs.<target-alias>.internal on the source, or mm2-offset-syncs.<source-alias>.internal on the target) and its rule, and show its checkpoints (<source-alias>.checkpoints.internal on the target); needs --target-alias.' })
-    .option('target-alias', { type: 'string', describe: 'With --mm2: MirrorMaker 2\'s alias of the target cluster.' })
-    .option('mm2-offset-syncs-topic', { type: 'string', describe: 'MirrorMaker 2\'s offset-syncs topic, looked for on the source, then the target (default mm2-offset-syncs.<target-alias>.internal on the source, mm2-offset-syncs.<source-alias>.internal on the target); implies --mm2.' })
-    .option('mm2-checkpoints-topic', { type: 'string', describe: 'MirrorMaker 2\'s checkpoints topic on the target (default <source-alias>.checkpoints.internal).' })
-    .option('replication-policy', { choices: ReplicationPolicyKinds, describe: 'With --mm2: target topic naming, default (<source-alias><separator><topic>, the default with --mm2) or identity.' })
-    .option('separator', { type: 'string', default: '.', describe: 'replication.policy.separator for the default policy.' }) as unknown as Argv<TranslateArgs>,
+  describe:
+    "Where each committed offset of a source consumer group is on the target, exactly, from the offset syncs (exit 1 when a partition is not yet mirrored); --mm2: through a MirrorMaker 2 flow's offset syncs and checkpoints.",
+  builder: (yargs: Argv<object>) =>
+    withClusterPairArgs(withCommonArgs(yargs))
+      .option('group', { type: 'string', demandOption: true, describe: 'Consumer group on the source.' })
+      .option('topic', { type: 'string', describe: 'Only this source topic.' })
+      .option('source-alias', {
+        type: 'string',
+        default: 'source',
+        describe: "Source cluster alias in the sidecar config (or MirrorMaker 2's); names the offset-syncs topic (the checkpoints topic with --mm2).",
+      })
+      .option('offset-syncs-topic', { type: 'string', describe: 'Offset-syncs topic on the target (default mirror-offset-syncs.<source-alias>.internal).' })
+      .option('mm2', {
+        type: 'boolean',
+        default: false,
+        describe:
+          'The mirror is MirrorMaker 2: translate with its offset syncs (mm2-offset-syncs.<target-alias>.internal on the source, or mm2-offset-syncs.<source-alias>.internal on the target) and its rule, and show its checkpoints (<source-alias>.checkpoints.internal on the target); needs --target-alias.',
+      })
+      .option('target-alias', { type: 'string', describe: "With --mm2: MirrorMaker 2's alias of the target cluster." })
+      .option('mm2-offset-syncs-topic', {
+        type: 'string',
+        describe:
+          "MirrorMaker 2's offset-syncs topic, looked for on the source, then the target (default mm2-offset-syncs.<target-alias>.internal on the source, mm2-offset-syncs.<source-alias>.internal on the target); implies --mm2.",
+      })
+      .option('mm2-checkpoints-topic', {
+        type: 'string',
+        describe: "MirrorMaker 2's checkpoints topic on the target (default <source-alias>.checkpoints.internal).",
+      })
+      .option('replication-policy', {
+        choices: ReplicationPolicyKinds,
+        describe: 'With --mm2: target topic naming, default (<source-alias><separator><topic>, the default with --mm2) or identity.',
+      })
+      .option('separator', {
+        type: 'string',
+        default: '.',
+        describe: 'replication.policy.separator for the default policy.',
+      }) as unknown as Argv<TranslateArgs>,
   handler: async args => {
     await runCommand(args, async () => {
       const { text, notes, exitCode } = await translateOutput(args)

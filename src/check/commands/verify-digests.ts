@@ -1,5 +1,11 @@
 import { targetTopicName } from '../../config/mirror-config.js'
-import { checkPartitionDigests, describeDigestFinding, digestCheckPassed, type DigestPartitionCheck, loadRangeDigests } from '../../mirror-topics/digest-verification.js'
+import {
+  checkPartitionDigests,
+  describeDigestFinding,
+  digestCheckPassed,
+  type DigestPartitionCheck,
+  loadRangeDigests,
+} from '../../mirror-topics/digest-verification.js'
 import { digestsTopicName, type RangeDigest } from '../../mirror-topics/range-digest.js'
 import { createLogger, silentLogger } from '../../shared/logger.js'
 import { clusterConnection, connectClient } from '../cli/cluster-args.js'
@@ -20,11 +26,23 @@ const SOURCE_ONLY_FLAGS: ReadonlyArray<[keyof VerifyArgs, string]> = [
 /** Usage problems of a `verify --digests` command line, as one error. */
 function checkDigestArgs (args: VerifyArgs): void {
   for (const [key, flag] of SOURCE_ONLY_FLAGS) {
-    if (args[key] !== undefined) throw new UsageError(`${flag} and --digests exclude each other: --digests checks the target against the mirror's digests and reads nothing from the source; leave ${flag} out, or drop --digests to compare with the source`)
+    if (args[key] !== undefined) {
+      throw new UsageError(
+        `${flag} and --digests exclude each other: --digests checks the target against the mirror's digests and reads nothing from the source; leave ${flag} out, or drop --digests to compare with the source`
+      )
+    }
   }
-  if (args['until-mirrored']) throw new UsageError('--until-mirrored and --digests exclude each other: the digests cover what the mirror committed; leave --until-mirrored out')
-  if (args.digest) throw new UsageError('--digest and --digests exclude each other: --digest hashes source and target ranges, --digests checks the target against the mirror\'s recorded digests; give one')
-  if (args['digests-topic'] !== undefined && args['digests-topic'].trim() === '') throw new UsageError('--digests-topic "": expected a topic name such as mirror-digests.source.internal')
+  if (args['until-mirrored']) {
+    throw new UsageError('--until-mirrored and --digests exclude each other: the digests cover what the mirror committed; leave --until-mirrored out')
+  }
+  if (args.digest) {
+    throw new UsageError(
+      "--digest and --digests exclude each other: --digest hashes source and target ranges, --digests checks the target against the mirror's recorded digests; give one"
+    )
+  }
+  if (args['digests-topic'] !== undefined && args['digests-topic'].trim() === '') {
+    throw new UsageError('--digests-topic "": expected a topic name such as mirror-digests.source.internal')
+  }
   if (args['to-offset'] !== undefined && args['from-offset'] !== undefined && args['to-offset'] <= args['from-offset']) {
     throw new UsageError(`--to-offset "${args['to-offset']}" is not after --from-offset "${args['from-offset']}"; give an end after the start`)
   }
@@ -67,7 +85,13 @@ export async function verifyDigests (args: VerifyArgs): Promise<ExitCode> {
   checkDigestArgs(args)
   const targetTopic = args['target-topic'] ?? targetTopicName(policyFromArgs(args), args['source-alias'], args.topic)
   const digestsTopic = args['digests-topic'] ?? digestsTopicName(args['source-alias'])
-  const targetConnection = clusterConnection({ alias: 'target', bootstrap: args.target, bootstrapFlag: '--target', configFile: args['target-command-config'], configFlag: '--target-command-config' })
+  const targetConnection = clusterConnection({
+    alias: 'target',
+    bootstrap: args.target,
+    bootstrapFlag: '--target',
+    configFile: args['target-command-config'],
+    configFlag: '--target-command-config',
+  })
   const target = await connectClient(targetConnection, args)
   try {
     if (!(await target.hasTopic(digestsTopic))) {
@@ -82,12 +106,18 @@ export async function verifyDigests (args: VerifyArgs): Promise<ExitCode> {
     const notes: string[] = []
     const ofTopic = digests.filter(d => d.sourceTopic === args.topic)
     const elsewhere = ofTopic.find(d => d.targetTopic !== targetTopic)
-    if (elsewhere !== undefined) notes.push(`digests in ${digestsTopic} map ${args.topic} to ${elsewhere.targetTopic} too; only those of ${targetTopic} are checked`)
+    if (elsewhere !== undefined) {
+      notes.push(`digests in ${digestsTopic} map ${args.topic} to ${elsewhere.targetTopic} too; only those of ${targetTopic} are checked`)
+    }
     const selected = ofTopic.filter(d => d.targetTopic === targetTopic && inSourceRange(d, args))
     const partitions = args.partition ?? [...new Set(selected.map(d => d.partition))].sort((a, b) => a - b)
     const results: DigestPartitionCheck[] = []
     for (const partition of partitions) {
-      if (!selected.some(d => d.partition === partition)) notes.push(`partition ${partition}: no digests of ${args.topic} in ${digestsTopic}${args['from-offset'] !== undefined || args['to-offset'] !== undefined ? ' in the source offsets asked for' : ''}: nothing checked there`)
+      if (!selected.some(d => d.partition === partition)) {
+        notes.push(
+          `partition ${partition}: no digests of ${args.topic} in ${digestsTopic}${args['from-offset'] !== undefined || args['to-offset'] !== undefined ? ' in the source offsets asked for' : ''}: nothing checked there`
+        )
+      }
       results.push(await checkPartitionDigests({
         target,
         targetTopic,
@@ -100,7 +130,11 @@ export async function verifyDigests (args: VerifyArgs): Promise<ExitCode> {
     const seconds = (Date.now() - started) / 1000
     const sum = total(results)
     const nothing = sum.ranges === 0
-    if (nothing) notes.push(`no digests of ${args.topic} -> ${targetTopic} in ${digestsTopic}${args.partition === undefined ? '' : ` for partition(s) ${args.partition.join(',')}`} could be compared: nothing verified`)
+    if (nothing) {
+      notes.push(
+        `no digests of ${args.topic} -> ${targetTopic} in ${digestsTopic}${args.partition === undefined ? '' : ` for partition(s) ${args.partition.join(',')}`} could be compared: nothing verified`
+      )
+    }
     const passed = !nothing && digestCheckPassed(results, args['allow-duplicates'])
     const findingLines = results.flatMap(p => p.findings.map(describeDigestFinding))
     if (args.format === 'json') {
@@ -142,7 +176,8 @@ export async function verifyDigests (args: VerifyArgs): Promise<ExitCode> {
       let text = render(args.format, columns, rows)
       if (args.format === 'table') {
         if (findingLines.length > 0) text += '\n' + findingLines.join('\n') + '\n'
-        text += `\n${passed ? 'PASSED' : 'FAILED'}: ${sum.checked} records in ${sum.ranges} digests checked against ${targetTopic} in ${seconds.toFixed(1)} s, without the source (digests from ${digestsTopic})` +
+        text +=
+          `\n${passed ? 'PASSED' : 'FAILED'}: ${sum.checked} records in ${sum.ranges} digests checked against ${targetTopic} in ${seconds.toFixed(1)} s, without the source (digests from ${digestsTopic})` +
           `${sum.duplicated > 0 && args['allow-duplicates'] ? '; duplicates allowed' : ''}${sum.notChecked > 0 ? `; ${sum.notChecked} records not checked (gone from the target)` : ''}${sum.uncovered > 0 ? `; ${sum.uncovered} target records between digests not judged` : ''}\n`
       }
       await write(text)

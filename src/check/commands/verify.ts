@@ -1,7 +1,15 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import { verifyCopy, type VerifyUntil } from '../verify/copy-verification.js'
 import { type ComparisonCounts, type FindingKind, FindingKinds } from '../verify/record-comparator.js'
-import { beyondCommittedTotal, describeFinding, findMisplaced, type PartitionVerification, totalCounts, unverifiable, verificationPassed } from '../verify/verification-report.js'
+import {
+  beyondCommittedTotal,
+  describeFinding,
+  findMisplaced,
+  type PartitionVerification,
+  totalCounts,
+  unverifiable,
+  verificationPassed,
+} from '../verify/verification-report.js'
 import { targetTopicName } from '../../config/mirror-config.js'
 import { clusterPair, connectClient, nonNegativeNumber, positiveInteger, withClusterPairArgs, withCommonArgs } from '../cli/cluster-args.js'
 import { ExitCode, UsageError } from '../cli/exit-codes.js'
@@ -22,7 +30,9 @@ function alignmentLine (choice: AlignmentChoice, byPartition: ReadonlyArray<[num
   const ordered = byPartition.filter(([, by]) => by === 'order').map(([p]) => p)
   const parts = [
     ...(synced.length > 0 ? [`offset-syncs (${choice.offsetSyncsTopic}) on ${partitionList(synced)}`] : []),
-    ...(ordered.length > 0 ? [`order on ${partitionList(ordered)} (${choice.orderReason ?? `no offset sync in ${choice.offsetSyncsTopic} covers the start`})`] : []),
+    ...(ordered.length > 0
+      ? [`order on ${partitionList(ordered)} (${choice.orderReason ?? `no offset sync in ${choice.offsetSyncsTopic} covers the start`})`]
+      : []),
   ]
   return `alignment: ${parts.length > 0 ? parts.join('; ') : 'no partitions'}`
 }
@@ -35,20 +45,34 @@ const COVERAGE_PARTITIONS_LISTED = 8
  * and what bounds it, then the target's records beyond the mirror's committed position (copies
  * not committed yet, and duplicates among them), which are counted but not compared.
  */
-function coverageLines (partitions: readonly PartitionVerification[], upTo: 'to-offset' | 'committed' | 'end', args: Pick<VerifyArgs, 'group' | 'to-offset'>): string[] {
-  const bound = upTo === 'to-offset' ? `--to-offset ${args['to-offset']}` : upTo === 'committed' ? `the committed position of group '${args.group}'` : `the source end offsets (no group '${args.group}' on the source)`
-  const ranges = (p: PartitionVerification): string => p.sourceUntilOffset > p.sourceFromOffset ? `${p.sourceFromOffset}..${p.sourceUntilOffset - 1}` : 'none'
-  const checked = partitions.length <= COVERAGE_PARTITIONS_LISTED
-    ? `checked: source offsets ${partitions.map(p => `${ranges(p)} of partition ${p.partition}`).join(', ')} (up to ${bound})`
-    : `checked: source offsets of ${partitions.length} partitions from their start up to ${bound}, ${partitions.reduce((n, p) => n + Math.max(0, p.sourceUntilOffset - p.sourceFromOffset), 0)} offsets in all (per partition: SOURCE-RANGE above)`
+function coverageLines (
+  partitions: readonly PartitionVerification[],
+  upTo: 'to-offset' | 'committed' | 'end',
+  args: Pick<VerifyArgs, 'group' | 'to-offset'>
+): string[] {
+  const bound =
+    upTo === 'to-offset'
+      ? `--to-offset ${args['to-offset']}`
+      : upTo === 'committed'
+        ? `the committed position of group '${args.group}'`
+        : `the source end offsets (no group '${args.group}' on the source)`
+  const ranges = (p: PartitionVerification): string => (p.sourceUntilOffset > p.sourceFromOffset ? `${p.sourceFromOffset}..${p.sourceUntilOffset - 1}` : 'none')
+  const checked =
+    partitions.length <= COVERAGE_PARTITIONS_LISTED
+      ? `checked: source offsets ${partitions.map(p => `${ranges(p)} of partition ${p.partition}`).join(', ')} (up to ${bound})`
+      : `checked: source offsets of ${partitions.length} partitions from their start up to ${bound}, ${partitions.reduce((n, p) => n + Math.max(0, p.sourceUntilOffset - p.sourceFromOffset), 0)} offsets in all (per partition: SOURCE-RANGE above)`
   const beyond = beyondCommittedTotal(partitions)
   if (beyond.records === 0) return [checked, 'beyond the committed position: no records on the target']
-  const where = partitions.filter(p => (p.beyondCommitted?.records ?? 0) > 0).slice(0, COVERAGE_PARTITIONS_LISTED)
-    .map(p => `${p.alignment.targetPartition}@${p.beyondCommitted!.fromTargetOffset}..${p.beyondCommitted!.untilTargetOffset - 1}`).join(', ')
+  const where = partitions
+    .filter(p => (p.beyondCommitted?.records ?? 0) > 0)
+    .slice(0, COVERAGE_PARTITIONS_LISTED)
+    .map(p => `${p.alignment.targetPartition}@${p.beyondCommitted!.fromTargetOffset}..${p.beyondCommitted!.untilTargetOffset - 1}`)
+    .join(', ')
   const more = beyond.partitions > COVERAGE_PARTITIONS_LISTED ? ` and ${beyond.partitions - COVERAGE_PARTITIONS_LISTED} more partitions` : ''
-  const verdict = beyond.duplicated > 0
-    ? `${beyond.duplicated} of them duplicated (one more copy of a source record already on the target)`
-    : 'copies not committed yet, no duplicates among them'
+  const verdict =
+    beyond.duplicated > 0
+      ? `${beyond.duplicated} of them duplicated (one more copy of a source record already on the target)`
+      : 'copies not committed yet, no duplicates among them'
   const unmatched = beyond.unmatched > 0 ? `; ${beyond.unmatched} match no source record past the committed position` : ''
   return [checked, `beyond the committed position: ${beyond.records} records on the target (target ${where}${more}), not compared: ${verdict}${unmatched}`]
 }
@@ -56,15 +80,22 @@ function coverageLines (partitions: readonly PartitionVerification[], upTo: 'to-
 /** Where the target was read from: the aligned copy, or the earliest copy before it and then the aligned one (`0@0, match 0@2000`). */
 function targetFrom (v: PartitionVerification): string {
   const { targetPartition, targetOffset } = v.alignment
-  return v.earlierCopies === undefined ? `${targetPartition}@${targetOffset}` : `${targetPartition}@${v.earlierCopies.fromTargetOffset}, match ${targetPartition}@${targetOffset}`
+  return v.earlierCopies === undefined
+    ? `${targetPartition}@${targetOffset}`
+    : `${targetPartition}@${v.earlierCopies.fromTargetOffset}, match ${targetPartition}@${targetOffset}`
 }
 
 type Row = { label: string | number, v?: PartitionVerification, counts: PartitionVerification['counts'], first?: string }
 
 const columns: Column<Row>[] = [
   { header: 'PARTITION', value: r => r.label },
-  { header: 'SOURCE-RANGE', value: r => r.v === undefined ? undefined : r.v.sourceUntilOffset > r.v.sourceFromOffset ? `${r.v.sourceFromOffset}-${r.v.sourceUntilOffset - 1}` : 'none', json: 'sourceRange' },
-  { header: 'TARGET-FROM', value: r => r.v === undefined ? undefined : targetFrom(r.v), json: 'targetFrom' },
+  {
+    header: 'SOURCE-RANGE',
+    value: r =>
+      r.v === undefined ? undefined : r.v.sourceUntilOffset > r.v.sourceFromOffset ? `${r.v.sourceFromOffset}-${r.v.sourceUntilOffset - 1}` : 'none',
+    json: 'sourceRange',
+  },
+  { header: 'TARGET-FROM', value: r => (r.v === undefined ? undefined : targetFrom(r.v)), json: 'targetFrom' },
   { header: 'CHECKED', value: r => r.counts.checked },
   { header: 'MISSING', value: r => r.counts.missing },
   { header: 'DUPLICATED', value: r => r.counts.duplicated },
@@ -107,7 +138,13 @@ function progressBar (): {
   }
 }
 
-const countOf: Record<FindingKind, keyof ComparisonCounts> = { missing: 'missing', duplicated: 'duplicated', extra: 'extra', changed: 'changed', 'out-of-order': 'outOfOrder' }
+const countOf: Record<FindingKind, keyof ComparisonCounts> = {
+  missing: 'missing',
+  duplicated: 'duplicated',
+  extra: 'extra',
+  changed: 'changed',
+  'out-of-order': 'outOfOrder',
+}
 
 /** Findings counted but not listed because of `--max-findings`, per kind (kinds with none left out). */
 function findingsNotListed (p: PartitionVerification): Partial<Record<FindingKind, number>> {
@@ -128,13 +165,17 @@ function parseTime (text: string): number {
 async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Promise<void> {
   await runCommand(args, async () => {
     if (args.digests) return await verifyDigests(args)
-    if (args['digests-topic'] !== undefined) throw new UsageError('--digests-topic needs --digests (check the target against the mirror\'s digests); add --digests or leave --digests-topic out')
+    if (args['digests-topic'] !== undefined) {
+      throw new UsageError("--digests-topic needs --digests (check the target against the mirror's digests); add --digests or leave --digests-topic out")
+    }
     if (args['from-offset'] !== undefined && args['from-time'] !== undefined) throw new UsageError('--from-offset and --from-time exclude each other; give one')
     if (args['to-offset'] !== undefined && args['until-mirrored']) throw new UsageError('--to-offset and --until-mirrored exclude each other; give one')
     if (args['to-offset'] !== undefined && args['from-offset'] !== undefined && args['to-offset'] <= args['from-offset']) {
       throw new UsageError(`--to-offset "${args['to-offset']}" is not after --from-offset "${args['from-offset']}"; give an end after the start`)
     }
-    if (args['offset-syncs-topic'] !== undefined && !args['offset-syncs']) throw new UsageError('--offset-syncs-topic and --no-offset-syncs exclude each other; give one')
+    if (args['offset-syncs-topic'] !== undefined && !args['offset-syncs']) {
+      throw new UsageError('--offset-syncs-topic and --no-offset-syncs exclude each other; give one')
+    }
     const fromTime = args['from-time'] === undefined ? undefined : parseTime(args['from-time'])
     const targetTopic = args['target-topic'] ?? targetTopicName(policyFromArgs(args), args['source-alias'], args.topic)
     const { source: sourceConnection, target: targetConnection } = clusterPair(args)
@@ -153,7 +194,11 @@ async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Promise<voi
           topic: args.topic,
           targetTopic,
           ...(args.partition === undefined ? {} : { partitions: args.partition }),
-          ...(args['from-offset'] !== undefined ? { from: { offset: args['from-offset'] } } : fromTime !== undefined ? { from: { timestampMs: fromTime } } : {}),
+          ...(args['from-offset'] !== undefined
+            ? { from: { offset: args['from-offset'] } }
+            : fromTime !== undefined
+              ? { from: { timestampMs: fromTime } }
+              : {}),
           until,
           group: args.group,
           ...(args.wait === undefined ? {} : { waitSeconds: args.wait }),
@@ -175,7 +220,10 @@ async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Promise<voi
         const matched = verificationPassed(total, args['allow-duplicates'], beyond.duplicated) && !waitTimedOut
         const passed = matched && notVerified.length === 0
         const findingLines = result.partitions.flatMap(p => p.findings.map(f => describeFinding(f, p.partition, p.alignment.targetPartition)))
-        const misplacedLines = misplaced.map(m => `wrong partition: source ${m.sourcePartition}@${m.sourceOffset} is missing from target partition ${m.sourcePartition} and is extra in target partition ${m.targetPartition} at offset ${m.targetOffset}`)
+        const misplacedLines = misplaced.map(
+          m =>
+            `wrong partition: source ${m.sourcePartition}@${m.sourceOffset} is missing from target partition ${m.sourcePartition} and is extra in target partition ${m.targetPartition} at offset ${m.targetOffset}`
+        )
         const notes = [...alignmentNotes, ...result.notes, ...result.partitions.flatMap(p => p.notes)]
         const byPartition = result.partitions.map(p => [p.partition, alignedBy(p.alignment)] as [number, AlignedBy])
         if (args.format === 'json') {
@@ -233,14 +281,22 @@ async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Promise<voi
               const unlisted = Object.entries(findingsNotListed(p)).map(([kind, n]) => `${n} more ${kind}`)
               return unlisted.length === 0 ? [] : [`partition ${p.partition}: ${unlisted.join(', ')} not listed (--max-findings ${args['max-findings']})`]
             })
-            const beyondLines = result.partitions.flatMap(p => (p.beyondCommitted?.duplicateOffsets ?? []).map(offset => `duplicated beyond the committed position: target ${p.alignment.targetPartition}@${offset} is one more copy of a source record already on the target`))
+            const beyondLines = result.partitions.flatMap(p =>
+              (p.beyondCommitted?.duplicateOffsets ?? []).map(
+                offset =>
+                  `duplicated beyond the committed position: target ${p.alignment.targetPartition}@${offset} is one more copy of a source record already on the target`
+              )
+            )
             const lines = [...misplacedLines, ...findingLines, ...unlistedLines, ...beyondLines]
             if (lines.length > 0) text += '\n' + lines.join('\n') + '\n'
             const changed = Object.entries(total.changedFields).filter(([, n]) => n > 0).map(([field, n]) => `${field} ${n}`)
-            text += `\n${passed ? 'PASSED' : matched ? 'NOT VERIFIED' : 'FAILED'}: ${total.checked} records checked in ${seconds.toFixed(1)} s (${(total.bytes / 1_048_576 / Math.max(seconds, 0.001)).toFixed(1)} MB/s)` +
+            text +=
+              `\n${passed ? 'PASSED' : matched ? 'NOT VERIFIED' : 'FAILED'}: ${total.checked} records checked in ${seconds.toFixed(1)} s (${(total.bytes / 1_048_576 / Math.max(seconds, 0.001)).toFixed(1)} MB/s)` +
               `${changed.length > 0 ? `; changed fields: ${changed.join(', ')}` : ''}${total.duplicated > 0 && args['allow-duplicates'] ? '; duplicates allowed' : ''}${waitTimedOut ? `; the copy did not catch up within --wait ${args.wait} s` : ''}${notVerified.length > 0 ? `; partition(s) ${notVerified.join(', ')}: the source holds no records any more, nothing to compare the target with (--digests checks it from the target alone)` : ''}\n` +
-              coverageLines(result.partitions, result.checkedUpTo, args).join('\n') + '\n' +
-              alignmentLine(choice, byPartition) + '\n'
+              coverageLines(result.partitions, result.checkedUpTo, args).join('\n') +
+              '\n' +
+              alignmentLine(choice, byPartition) +
+              '\n'
           }
           await write(text)
         }
@@ -259,29 +315,79 @@ async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Promise<voi
 
 export const verifyCommand: CommandModule<object, VerifyArgs> = {
   command: 'verify',
-  describe: 'Compare the copy record by record (key, value, headers, timestamp) per partition, up to the mirror\'s committed position: missing, duplicated, extra, changed, out-of-order records. The summary names the range checked; the target\'s records beyond the committed position are counted, and duplicates among them fail the check too.',
-  builder: yargs => withClusterPairArgs(withPolicyArgs(withCommonArgs(yargs)))
-    .option('topic', { type: 'string', demandOption: true, describe: 'Source topic.' })
-    .option('target-topic', { type: 'string', describe: 'Target topic (default: from the replication policy).' })
-    .option('partition', { type: 'string', array: true, coerce: (values: unknown[]) => values.map(v => positiveInteger('--partition', 0)(v)), describe: 'Only these source partitions.' })
-    .option('from-offset', { type: 'string', coerce: positiveInteger('--from-offset', 0), describe: 'First source offset (clamped to the earliest offset).' })
-    .option('from-time', { type: 'string', describe: 'Start at the first source record at or after this ISO 8601 time.' })
-    .option('to-offset', { type: 'string', coerce: positiveInteger('--to-offset', 0), describe: 'Stop before this source offset.' })
-    .option('until-mirrored', { type: 'boolean', default: false, describe: 'Stop at the mirror group\'s committed offsets (the group must exist).' })
-    .option('group', { type: 'string', default: 'mirror-sidecar', describe: 'The mirror\'s consumer group: by default records past its committed offsets are in flight and not compared; their copies on the target are counted, and duplicates among them fail the check.' })
-    .option('wait', { type: 'string', coerce: nonNegativeNumber('--wait'), describe: 'Wait up to SECONDS for the copy to catch up with the source end offsets first.' })
-    .option('allow-duplicates', { type: 'boolean', default: false, describe: 'Pass with duplicates (at-least-once delivery), in the compared range and beyond the committed position; they are still reported.' })
-    .option('digest', { type: 'boolean', default: false, describe: 'Compare per-range hashes first; go record by record only in ranges that differ.' })
-    .option('digest-range-records', { type: 'string', default: '1000', coerce: positiveInteger('--digest-range-records'), describe: 'Records per range for --digest.' })
-    .option('lookahead-records', { type: 'string', default: '1000', coerce: positiveInteger('--lookahead-records'), describe: 'How far ahead a record\'s copy is looked for before it is called missing or extra.' })
-    .option('max-findings', { type: 'string', default: '20', coerce: positiveInteger('--max-findings'), describe: 'Findings listed per kind and partition (counts are always complete).' })
-    .option('offset-syncs', { type: 'boolean', default: true, describe: 'Align source and target by the sidecar\'s offset syncs when their topic is on the target (--no-offset-syncs: by order, first common record).' })
-    .option('offset-syncs-topic', { type: 'string', describe: 'Offset-syncs topic on the target (default mirror-offset-syncs.<source-alias>.internal).' })
-    .option('digests', { type: 'boolean', default: false, describe: 'Check the target alone against the digests the sidecar recorded of what it copied (--digests.enabled true); reads nothing from the source, so it works after source retention deleted the records.' })
-    .option('digests-topic', { type: 'string', describe: 'Digests topic on the target (default mirror-digests.<source-alias>.internal); with --digests.' })
-    .example('$0 verify --source src:9092 --target dst:9092 --topic orders', 'Verify everything the mirror-sidecar group has committed.')
-    .example('$0 verify --source src:9092 --target dst:9092 --topic orders --wait 30 --allow-duplicates --format json', 'Wait for the copy to catch up, then verify; duplicates do not fail.')
-    .example('$0 verify --digests --target dst:9092 --topic orders', 'Check the copy against the mirror\'s digests, without the source.')
-    .example('$0 verify --source src:9092 --target dst:9092 --topic orders --replication-policy default --source-alias east --digest', 'MirrorMaker 2 naming (east.orders), range hashes first.') as unknown as Argv<VerifyArgs>,
+  describe:
+    "Compare the copy record by record (key, value, headers, timestamp) per partition, up to the mirror's committed position: missing, duplicated, extra, changed, out-of-order records. The summary names the range checked; the target's records beyond the committed position are counted, and duplicates among them fail the check too.",
+  builder: yargs =>
+    withClusterPairArgs(withPolicyArgs(withCommonArgs(yargs)))
+      .option('topic', { type: 'string', demandOption: true, describe: 'Source topic.' })
+      .option('target-topic', { type: 'string', describe: 'Target topic (default: from the replication policy).' })
+      .option('partition', {
+        type: 'string',
+        array: true,
+        coerce: (values: unknown[]) => values.map(v => positiveInteger('--partition', 0)(v)),
+        describe: 'Only these source partitions.',
+      })
+      .option('from-offset', { type: 'string', coerce: positiveInteger('--from-offset', 0), describe: 'First source offset (clamped to the earliest offset).' })
+      .option('from-time', { type: 'string', describe: 'Start at the first source record at or after this ISO 8601 time.' })
+      .option('to-offset', { type: 'string', coerce: positiveInteger('--to-offset', 0), describe: 'Stop before this source offset.' })
+      .option('until-mirrored', { type: 'boolean', default: false, describe: "Stop at the mirror group's committed offsets (the group must exist)." })
+      .option('group', {
+        type: 'string',
+        default: 'mirror-sidecar',
+        describe:
+          "The mirror's consumer group: by default records past its committed offsets are in flight and not compared; their copies on the target are counted, and duplicates among them fail the check.",
+      })
+      .option('wait', {
+        type: 'string',
+        coerce: nonNegativeNumber('--wait'),
+        describe: 'Wait up to SECONDS for the copy to catch up with the source end offsets first.',
+      })
+      .option('allow-duplicates', {
+        type: 'boolean',
+        default: false,
+        describe: 'Pass with duplicates (at-least-once delivery), in the compared range and beyond the committed position; they are still reported.',
+      })
+      .option('digest', { type: 'boolean', default: false, describe: 'Compare per-range hashes first; go record by record only in ranges that differ.' })
+      .option('digest-range-records', {
+        type: 'string',
+        default: '1000',
+        coerce: positiveInteger('--digest-range-records'),
+        describe: 'Records per range for --digest.',
+      })
+      .option('lookahead-records', {
+        type: 'string',
+        default: '1000',
+        coerce: positiveInteger('--lookahead-records'),
+        describe: "How far ahead a record's copy is looked for before it is called missing or extra.",
+      })
+      .option('max-findings', {
+        type: 'string',
+        default: '20',
+        coerce: positiveInteger('--max-findings'),
+        describe: 'Findings listed per kind and partition (counts are always complete).',
+      })
+      .option('offset-syncs', {
+        type: 'boolean',
+        default: true,
+        describe: "Align source and target by the sidecar's offset syncs when their topic is on the target (--no-offset-syncs: by order, first common record).",
+      })
+      .option('offset-syncs-topic', { type: 'string', describe: 'Offset-syncs topic on the target (default mirror-offset-syncs.<source-alias>.internal).' })
+      .option('digests', {
+        type: 'boolean',
+        default: false,
+        describe:
+          'Check the target alone against the digests the sidecar recorded of what it copied (--digests.enabled true); reads nothing from the source, so it works after source retention deleted the records.',
+      })
+      .option('digests-topic', { type: 'string', describe: 'Digests topic on the target (default mirror-digests.<source-alias>.internal); with --digests.' })
+      .example('$0 verify --source src:9092 --target dst:9092 --topic orders', 'Verify everything the mirror-sidecar group has committed.')
+      .example(
+        '$0 verify --source src:9092 --target dst:9092 --topic orders --wait 30 --allow-duplicates --format json',
+        'Wait for the copy to catch up, then verify; duplicates do not fail.'
+      )
+      .example('$0 verify --digests --target dst:9092 --topic orders', "Check the copy against the mirror's digests, without the source.")
+      .example(
+        '$0 verify --source src:9092 --target dst:9092 --topic orders --replication-policy default --source-alias east --digest',
+        'MirrorMaker 2 naming (east.orders), range hashes first.'
+      ) as unknown as Argv<VerifyArgs>,
   handler: verifyHandler,
 }

@@ -62,8 +62,12 @@ export function lagViolations (
 ): string[] {
   const out: string[] = []
   for (const row of rows) {
-    if (thresholds.maxLagRecords !== undefined && (row.lag ?? 0) > thresholds.maxLagRecords) { out.push(`${row.topic}-${row.partition}: lag ${row.lag} records > ${thresholds.maxLagRecords}`) }
-    if (thresholds.maxLagSeconds !== undefined && (row.lagSeconds ?? 0) > thresholds.maxLagSeconds) { out.push(`${row.topic}-${row.partition}: lag ${row.lagSeconds} s > ${thresholds.maxLagSeconds} s`) }
+    if (thresholds.maxLagRecords !== undefined && (row.lag ?? 0) > thresholds.maxLagRecords) {
+      out.push(`${row.topic}-${row.partition}: lag ${row.lag} records > ${thresholds.maxLagRecords}`)
+    }
+    if (thresholds.maxLagSeconds !== undefined && (row.lagSeconds ?? 0) > thresholds.maxLagSeconds) {
+      out.push(`${row.topic}-${row.partition}: lag ${row.lagSeconds} s > ${thresholds.maxLagSeconds} s`)
+    }
   }
   return out
 }

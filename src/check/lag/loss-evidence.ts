@@ -38,14 +38,32 @@ export function lossEvidence (rows: readonly PartitionOffsets[], group: string):
     const at = `${r.topic}-${r.partition}`
     const c = r.committedOffset
     if (c !== undefined && r.logStartOffset !== undefined && c < r.logStartOffset) {
-      out.push({ kind: 'source-retention', topic: r.topic, partition: r.partition, records: r.logStartOffset - c, text: `${at}: offsets ${c}-${r.logStartOffset - 1} (${r.logStartOffset - c} records) were deleted on the source before group '${group}' read them (committed offset ${c} < log start offset ${r.logStartOffset})` })
+      out.push({
+        kind: 'source-retention',
+        topic: r.topic,
+        partition: r.partition,
+        records: r.logStartOffset - c,
+        text: `${at}: offsets ${c}-${r.logStartOffset - 1} (${r.logStartOffset - c} records) were deleted on the source before group '${group}' read them (committed offset ${c} < log start offset ${r.logStartOffset})`,
+      })
     }
     if (c !== undefined && r.logEndOffset !== undefined && c > r.logEndOffset) {
-      out.push({ kind: 'source-topic-recreated', topic: r.topic, partition: r.partition, records: 0, text: `${at}: committed offset ${c} of group '${group}' is past the log end offset ${r.logEndOffset}: the topic was recreated (or truncated) after the group committed; what it held past offset ${r.logEndOffset} before is unknown` })
+      out.push({
+        kind: 'source-topic-recreated',
+        topic: r.topic,
+        partition: r.partition,
+        records: 0,
+        text: `${at}: committed offset ${c} of group '${group}' is past the log end offset ${r.logEndOffset}: the topic was recreated (or truncated) after the group committed; what it held past offset ${r.logEndOffset} before is unknown`,
+      })
     }
     if (r.mirroredTargetNext !== undefined && r.targetLogEndOffset !== undefined && r.targetLogEndOffset < r.mirroredTargetNext) {
       const lost = r.mirroredTargetNext - r.targetLogEndOffset
-      out.push({ kind: 'target-lost', topic: r.topic, partition: r.partition, records: lost, text: `${r.targetTopic ?? r.topic}-${r.partition}: the target log end offset ${r.targetLogEndOffset} is below ${r.mirroredTargetNext}, where the mirror's offset syncs say it wrote up to: at least ${lost} copied records are gone from the target (topic deleted, recreated or truncated)` })
+      out.push({
+        kind: 'target-lost',
+        topic: r.topic,
+        partition: r.partition,
+        records: lost,
+        text: `${r.targetTopic ?? r.topic}-${r.partition}: the target log end offset ${r.targetLogEndOffset} is below ${r.mirroredTargetNext}, where the mirror's offset syncs say it wrote up to: at least ${lost} copied records are gone from the target (topic deleted, recreated or truncated)`,
+      })
     }
   }
   return out

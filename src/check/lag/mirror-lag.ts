@@ -42,24 +42,45 @@ export interface MirrorLag {
 }
 
 /** Lag of the mirror group `args.group` on `args.topic` (default: every topic it committed on), with the loss the offsets show. */
-export async function collectMirrorLag (source: AuditClient, target: AuditClient, targetConnection: ClusterConnection, args: MirrorLagOptions, groupFlag = '--group'): Promise<MirrorLag> {
+export async function collectMirrorLag (
+  source: AuditClient,
+  target: AuditClient,
+  targetConnection: ClusterConnection,
+  args: MirrorLagOptions,
+  groupFlag = '--group'
+): Promise<MirrorLag> {
   const policy = policyFromArgs(args)
   const notes: string[] = []
   const mm2OffsetsTopic = args['mm2-offsets-topic'] ?? (args.mm2 === true ? mm2OffsetsTopicName(args['source-alias']) : undefined)
   if (mm2OffsetsTopic !== undefined) {
     if (args.topic === undefined || args.topic.length === 0) throw new UsageError('--mm2 needs --topic: name the source topics MirrorMaker 2 copies')
-    if (!await target.hasTopic(mm2OffsetsTopic)) throw new UsageError(`--mm2: no topic ${mm2OffsetsTopic} on the target cluster (${targetConnection.brokers.join(',')}); give --source-alias as MirrorMaker 2's source cluster alias, or --mm2-offsets-topic`)
-  } else if (!await groupExists(source, args.group)) {
-    throw new UsageError(`${groupFlag} "${args.group}": no such consumer group on the source cluster (${source.connection.brokers.join(',')}); name the mirror's group`)
+    if (!(await target.hasTopic(mm2OffsetsTopic))) {
+      throw new UsageError(
+        `--mm2: no topic ${mm2OffsetsTopic} on the target cluster (${targetConnection.brokers.join(',')}); give --source-alias as MirrorMaker 2's source cluster alias, or --mm2-offsets-topic`
+      )
+    }
+  } else if (!(await groupExists(source, args.group))) {
+    throw new UsageError(
+      `${groupFlag} "${args.group}": no such consumer group on the source cluster (${source.connection.brokers.join(',')}); name the mirror's group`
+    )
   }
   let topics = args.topic
   if (topics === undefined || topics.length === 0) {
     const offsets = await source.call(() => source.admin.fetchOffsets({ groupId: args.group }))
-    topics = offsets.filter(t => t.partitions.some(p => Number(p.offset) >= 0)).map(t => t.topic).sort()
+    topics = offsets
+      .filter(t => t.partitions.some(p => Number(p.offset) >= 0))
+      .map(t => t.topic)
+      .sort()
     if (topics.length === 0) throw new UsageError(`${groupFlag} "${args.group}" has no committed offsets on the source cluster; give --topic`)
   }
   const syncsTopic = offsetSyncsTopicName(args['source-alias'])
-  const syncs = await target.hasTopic(syncsTopic) ? await loadOffsetSyncs({ ...targetConnection, connectionTimeoutMs: args['timeout-ms'] }, syncsTopic, args.verbose ? createLogger({ level: 'debug' }) : silentLogger) : undefined
+  const syncs = (await target.hasTopic(syncsTopic))
+    ? await loadOffsetSyncs(
+      { ...targetConnection, connectionTimeoutMs: args['timeout-ms'] },
+      syncsTopic,
+      args.verbose ? createLogger({ level: 'debug' }) : silentLogger
+    )
+    : undefined
   const rows: MirrorLagRow[] = []
   const evidence: PartitionOffsets[] = []
   const now = Date.now()
@@ -68,16 +89,26 @@ export async function collectMirrorLag (source: AuditClient, target: AuditClient
     const targetTopic = targetTopicName(policy, args['source-alias'], topic)
     const targetTopics = await target.call(() => target.admin.listTopics())
     if (!targetTopics.includes(targetTopic)) {
-      throw new UsageError(`target topic "${targetTopic}" (for --topic "${topic}" under --replication-policy ${policy.kind}) does not exist on the target cluster (${targetConnection.brokers.join(',')}); check --replication-policy, --source-alias and --separator`)
+      throw new UsageError(
+        `target topic "${targetTopic}" (for --topic "${topic}" under --replication-policy ${policy.kind}) does not exist on the target cluster (${targetConnection.brokers.join(',')}); check --replication-policy, --source-alias and --separator`
+      )
     }
     const targetPartitions = await target.partitionsOf(targetTopic)
     const [sourceEnds, sourceStarts, targetEnds, mirror] = await Promise.all([
       source.listOffsets(topic, partitions, 'latest'),
       source.listOffsets(topic, partitions, 'earliest'),
       target.listOffsets(targetTopic, targetPartitions, 'latest'),
-      mm2OffsetsTopic === undefined ? committedOffsets(source, args.group, topic) : mm2Positions(target, mm2OffsetsTopic, args['source-alias'], topic, args['mm2-connector']),
+      mm2OffsetsTopic === undefined
+        ? committedOffsets(source, args.group, topic)
+        : mm2Positions(target, mm2OffsetsTopic, args['source-alias'], topic, args['mm2-connector']),
     ])
-    if (mirror.size === 0) notes.push(mm2OffsetsTopic === undefined ? `Consumer group '${args.group}' has no committed offsets for topic '${topic}'.` : `MirrorMaker 2 has stored no position for topic '${topic}' in ${mm2OffsetsTopic} yet.`)
+    if (mirror.size === 0) {
+      notes.push(
+        mm2OffsetsTopic === undefined
+          ? `Consumer group '${args.group}' has no committed offsets for topic '${topic}'.`
+          : `MirrorMaker 2 has stored no position for topic '${topic}' in ${mm2OffsetsTopic} yet.`
+      )
+    }
     const topicRows: MirrorLagRow[] = []
     for (const partition of partitions) {
       const sourceEnd = sourceEnds.get(partition)!
@@ -87,7 +118,11 @@ export async function collectMirrorLag (source: AuditClient, target: AuditClient
       if (lag !== undefined && mirrorOffset !== undefined) {
         lagSeconds = 0
         if (lag > 0) {
-          const [record] = await new PartitionReader(source, topic, partition, { fetchMaxBytes: 65_536, isolation: 'read_uncommitted' }).records(Math.max(mirrorOffset, sourceStarts.get(partition) ?? 0), sourceEnd, 1)
+          const [record] = await new PartitionReader(source, topic, partition, { fetchMaxBytes: 65_536, isolation: 'read_uncommitted' }).records(
+            Math.max(mirrorOffset, sourceStarts.get(partition) ?? 0),
+            sourceEnd,
+            1
+          )
           if (record !== undefined) lagSeconds = ageSeconds(Number(record.timestamp), now)
         }
       }

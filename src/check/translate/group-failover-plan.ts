@@ -206,7 +206,9 @@ export async function planGroupFailover (options: PlanGroupFailoverOptions): Pro
         from: { state: fromDescription.state, members: fromDescription.members },
         to: toPresence,
         partitions,
-        writes: partitions.filter(p => p.action === 'commit').map(p => ({ topic: p.toTopic as string, partition: p.partition, offset: p.plannedOffset as bigint })),
+        writes: partitions
+          .filter(p => p.action === 'commit')
+          .map(p => ({ topic: p.toTopic as string, partition: p.partition, offset: p.plannedOffset as bigint })),
         ...(blocker === undefined ? {} : { blocker }),
       })
     }

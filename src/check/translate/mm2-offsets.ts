@@ -11,7 +11,10 @@ async function readWhole (client: AuditClient, topic: string, flag: string, onRe
   const ends = await client.listOffsets(topic, partitions, 'latest')
   const starts = await client.listOffsets(topic, partitions, 'earliest')
   for (const partition of partitions) {
-    for await (const chunk of new PartitionReader(client, topic, partition, { isolation: 'read_uncommitted' }).chunks(starts.get(partition) ?? 0, ends.get(partition) ?? 0)) {
+    for await (const chunk of new PartitionReader(client, topic, partition, { isolation: 'read_uncommitted' }).chunks(
+      starts.get(partition) ?? 0,
+      ends.get(partition) ?? 0
+    )) {
       for (const record of chunk) onRecord(record.key, record.value)
     }
   }
@@ -22,13 +25,18 @@ async function readWhole (client: AuditClient, topic: string, flag: string, onRe
  * `topics` (names on the source; default all), by (topic, partition) in the order written. The topic is
  * compacted on (topic, partition), so older syncs may be gone: the newest of each partition stays.
  */
-export async function mm2OffsetSyncsOf (client: AuditClient, syncsTopic: string, topics?: ReadonlySet<string>, flag = '--mm2-offset-syncs-topic'): Promise<Map<string, Mm2OffsetSync[]>> {
+export async function mm2OffsetSyncsOf (
+  client: AuditClient,
+  syncsTopic: string,
+  topics?: ReadonlySet<string>,
+  flag = '--mm2-offset-syncs-topic'
+): Promise<Map<string, Mm2OffsetSync[]>> {
   const out = new Map<string, Mm2OffsetSync[]>()
   await readWhole(client, syncsTopic, flag, (k, v) => {
     const sync = decodeMm2OffsetSync(k, v)
     if (sync === undefined || (topics !== undefined && !topics.has(sync.topic))) return
     let list = out.get(key(sync.topic, sync.partition))
-    if (list === undefined) out.set(key(sync.topic, sync.partition), list = [])
+    if (list === undefined) out.set(key(sync.topic, sync.partition), (list = []))
     list.push({ upstream: sync.upstreamOffset, downstream: sync.downstreamOffset })
   })
   return out
@@ -38,7 +46,12 @@ export async function mm2OffsetSyncsOf (client: AuditClient, syncsTopic: string,
  * The newest checkpoint of `group` per (target topic, partition) in a MirrorMaker 2 flow's
  * checkpoints topic (`<source alias>.checkpoints.internal` on the target).
  */
-async function mm2CheckpointsOf (client: AuditClient, checkpointsTopic: string, group: string, flag = '--mm2-checkpoints-topic'): Promise<Map<string, Mm2CheckpointRecord>> {
+async function mm2CheckpointsOf (
+  client: AuditClient,
+  checkpointsTopic: string,
+  group: string,
+  flag = '--mm2-checkpoints-topic'
+): Promise<Map<string, Mm2CheckpointRecord>> {
   const out = new Map<string, Mm2CheckpointRecord>()
   await readWhole(client, checkpointsTopic, flag, (k, v) => {
     const checkpoint = decodeMm2Checkpoint(k, v)

@@ -103,13 +103,19 @@ export async function verifyCopy (options: CopyVerificationOptions): Promise<Cop
   const sourceStarts = await source.listOffsets(topic, partitions, 'earliest')
   const hasGroup = await groupExists(source, options.group)
   if (options.until === 'mirrored' && !hasGroup) {
-    throw new MirrorError(ErrorCodes.CONFIG, `--until-mirrored: consumer group '${options.group}' does not exist on the source cluster; name the mirror's group with --group`)
+    throw new MirrorError(
+      ErrorCodes.CONFIG,
+      `--until-mirrored: consumer group '${options.group}' does not exist on the source cluster; name the mirror's group with --group`
+    )
   }
   const waitTimedOut =
     options.waitSeconds !== undefined && options.waitSeconds > 0 && !(await waitForCopy(options, partitions, sourceStarts, sourceEnds, hasGroup, notes))
 
   const committed = hasGroup ? await committedOffsets(source, options.group, topic) : new Map<number, number>()
-  const fromByTime = options.from !== undefined && 'timestampMs' in options.from ? await source.listOffsets(topic, partitions, { timestampMs: options.from.timestampMs }, 'read_committed') : undefined
+  const fromByTime =
+    options.from !== undefined && 'timestampMs' in options.from
+      ? await source.listOffsets(topic, partitions, { timestampMs: options.from.timestampMs }, 'read_committed')
+      : undefined
   const targetEnds = await target.listOffsets(targetTopic, partitions.filter(p => targetPartitions.includes(p)), 'latest', 'read_committed')
   const targetStarts = await target.listOffsets(targetTopic, partitions.filter(p => targetPartitions.includes(p)), 'earliest')
 
@@ -118,7 +124,8 @@ export async function verifyCopy (options: CopyVerificationOptions): Promise<Cop
   const lookup: AlignmentLookup = {
     sourceRecords: async (p, from, count) => await sourceReader(p).digests(from, sourceEnds.get(p)!, count),
     targetRecords: async (p, from, count) => await targetReader(p).digests(from, targetEnds.get(p) ?? 0, count),
-    targetOffsetForTimestamp: async (p, timestampMs) => (await target.listOffsets(targetTopic, [p], { timestampMs }, 'read_committed')).get(p) ?? targetEnds.get(p) ?? 0,
+    targetOffsetForTimestamp: async (p, timestampMs) =>
+      (await target.listOffsets(targetTopic, [p], { timestampMs }, 'read_committed')).get(p) ?? targetEnds.get(p) ?? 0,
     targetEarliestOffset: async p => targetStarts.get(p) ?? 0,
   }
   const aligner = options.aligner?.(lookup) ?? new OrderAligner(lookup)
@@ -201,12 +208,20 @@ export async function verifyCopy (options: CopyVerificationOptions): Promise<Cop
       } finally {
         await Promise.allSettled([sourceBeyond.close?.(), targetBeyond.close?.()])
       }
-      if (beyondCommitted.examined < beyondCommitted.records) partitionNotes.push(`target partition ${targetPartition}: only the first ${beyondCommitted.examined} of ${beyondCommitted.records} records beyond the compared range were examined for duplicates`)
+      if (beyondCommitted.examined < beyondCommitted.records) {
+        partitionNotes.push(
+          `target partition ${targetPartition}: only the first ${beyondCommitted.examined} of ${beyondCommitted.records} records beyond the compared range were examined for duplicates`
+        )
+      }
     }
     // Nothing left on the source (deleted or expired) while the target holds records: nothing to compare them with.
     const targetRecords = hasTarget ? targetEnd - (targetStarts.get(targetPartition) ?? 0) : 0
     const sourceGone = earliest === end && earliest > 0 && targetRecords > 0 ? { sourceLogStart: earliest, targetRecords } : undefined
-    if (sourceGone !== undefined) partitionNotes.push(`source partition ${partition} holds no records (everything below offset ${earliest} was deleted or expired) while target partition ${targetPartition} holds offsets ${targetEnd - targetRecords}..${targetEnd - 1}: nothing could be compared; mirror-check verify --digests checks the copy from the target alone`)
+    if (sourceGone !== undefined) {
+      partitionNotes.push(
+        `source partition ${partition} holds no records (everything below offset ${earliest} was deleted or expired) while target partition ${targetPartition} holds offsets ${targetEnd - targetRecords}..${targetEnd - 1}: nothing could be compared; mirror-check verify --digests checks the copy from the target alone`
+      )
+    }
     results.push({
       partition,
       sourceFromOffset: from,

@@ -44,7 +44,10 @@ export class OffsetSyncAligner implements Aligner {
       }
     }
     if (this.#fallback !== undefined) return await this.#fallback.align(request)
-    throw new MirrorError(ErrorCodes.INTERNAL, `${this.#sourceTopic} partition ${request.sourcePartition} offset ${request.sourceOffset}: ${translation.status === 'no-syncs' ? 'no offset syncs for this partition' : 'not yet mirrored'}`)
+    throw new MirrorError(
+      ErrorCodes.INTERNAL,
+      `${this.#sourceTopic} partition ${request.sourcePartition} offset ${request.sourceOffset}: ${translation.status === 'no-syncs' ? 'no offset syncs for this partition' : 'not yet mirrored'}`
+    )
   }
 
   /** The lowest target offset any range maps a source record of `sourceOffset..sourceUntilOffset-1` to. */

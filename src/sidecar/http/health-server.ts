@@ -83,9 +83,15 @@ export class HealthServer implements PipelineObserver {
     await new Promise<void>((resolve, reject) => {
       const failed = (error: NodeJS.ErrnoException): void => {
         this.#server = undefined
-        reject(error.code === 'EADDRINUSE' || error.code === 'EACCES' || error.code === 'EADDRNOTAVAIL'
-          ? new MirrorError(ErrorCodes.CONFIG, `HTTP port ${port} on ${host}: ${error.code === 'EADDRINUSE' ? 'already in use' : error.code === 'EACCES' ? 'permission denied' : 'address not available'}; choose another port and host for /metrics (0 picks a free port)`, { cause: error })
-          : error)
+        reject(
+          error.code === 'EADDRINUSE' || error.code === 'EACCES' || error.code === 'EADDRNOTAVAIL'
+            ? new MirrorError(
+              ErrorCodes.CONFIG,
+                `HTTP port ${port} on ${host}: ${error.code === 'EADDRINUSE' ? 'already in use' : error.code === 'EACCES' ? 'permission denied' : 'address not available'}; choose another port and host for /metrics (0 picks a free port)`,
+                { cause: error }
+            )
+            : error
+        )
       }
       server.once('error', failed)
       server.listen(port, this.#options.host, () => {

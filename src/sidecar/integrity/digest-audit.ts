@@ -133,9 +133,12 @@ export class DigestAudit {
     this.#observer.audited?.(this.#labels, digest.sourceTopic, records.length)
     const consecutive = records.length === digest.count && records.every((r, i) => Number(r.offset) === from + i)
     if (consecutive && combineHashes(records.map(recordHash)) === digest.hash) return 'matched'
-    const what = end < until
-      ? `the target partition ends at offset ${end}, before the digest's last record`
-      : records.length !== digest.count || !consecutive ? `${records.length} records are readable there where the mirror wrote ${digest.count} at consecutive offsets` : 'at least one record\'s key, value, headers or timestamp differs from what the mirror wrote'
+    const what =
+      end < until
+        ? `the target partition ends at offset ${end}, before the digest's last record`
+        : records.length !== digest.count || !consecutive
+          ? `${records.length} records are readable there where the mirror wrote ${digest.count} at consecutive offsets`
+          : "at least one record's key, value, headers or timestamp differs from what the mirror wrote"
     this.#logger.error(`digest mismatch: ${describeDigestRange(digest)}: ${what}; run mirror-check verify --digests on this topic for the details`, {
       topic: digest.targetTopic,
       sourceTopic: digest.sourceTopic,

@@ -107,7 +107,10 @@ export class DigestWriter implements AckListener {
       }
     }).catch((error: unknown) => {
       // The copy itself is fine (the target took the batch); its records stay without a digest, and the next digest starts after them.
-      this.#logger.error(`cannot read the records of a forwarded batch to digest them: ${batch.targetTopic} partition ${batch.partition} (source offsets ${batch.firstOffset}-${batch.nextOffset - 1n}) stays without digests (mirror-check verify --digests shows it as uncovered)`, { topic: batch.sourceTopic, partition: batch.partition, error: (error as Error).message })
+      this.#logger.error(
+        `cannot read the records of a forwarded batch to digest them: ${batch.targetTopic} partition ${batch.partition} (source offsets ${batch.firstOffset}-${batch.nextOffset - 1n}) stays without digests (mirror-check verify --digests shows it as uncovered)`,
+        { topic: batch.sourceTopic, partition: batch.partition, error: (error as Error).message }
+      )
     })
     this.#pending.set(key, run)
     void run.then(() => { if (this.#pending.get(key) === run) this.#pending.delete(key) })
@@ -133,7 +136,9 @@ export class DigestWriter implements AckListener {
   stop (boundMs = STOP_BOUND_MS): Promise<void> {
     this.#stopping ??= (async () => {
       this.#abort.abort()
-      if (!await settleWithin(this.#flushing, boundMs)) this.#logger.warn('digests still being written at stop; giving up on them (their records stay uncommitted)', { boundMs })
+      if (!(await settleWithin(this.#flushing, boundMs))) {
+        this.#logger.warn('digests still being written at stop; giving up on them (their records stay uncommitted)', { boundMs })
+      }
       await settleWithin(this.#writer.stop(), boundMs)
     })()
     return this.#stopping

@@ -36,9 +36,12 @@ export function lossCheckIntervalMs (partitions: number): number {
 }
 
 const describe: Record<LossFinding['reason'], string> = {
-  [LossReasons.SOURCE_RETENTION]: 'deleted on the source (retention or deleteRecords) before the mirror copied them; the mirror goes on from the log start offset',
-  [LossReasons.SOURCE_TOPIC_RECREATED]: 'the source topic was deleted, or deleted and created again (its high watermark is below the mirror\'s position); stopping without committing: restart the sidecar to copy the new topic from its start',
-  [LossReasons.TARGET_TOPIC_RECREATED]: 'the target topic was deleted or recreated (records the mirror wrote are gone); stopping without committing: re-copy from the source (reset the mirror group, e.g. kafka-consumer-groups --reset-offsets --to-earliest) before restarting',
+  [LossReasons.SOURCE_RETENTION]:
+    'deleted on the source (retention or deleteRecords) before the mirror copied them; the mirror goes on from the log start offset',
+  [LossReasons.SOURCE_TOPIC_RECREATED]:
+    "the source topic was deleted, or deleted and created again (its high watermark is below the mirror's position); stopping without committing: restart the sidecar to copy the new topic from its start",
+  [LossReasons.TARGET_TOPIC_RECREATED]:
+    'the target topic was deleted or recreated (records the mirror wrote are gone); stopping without committing: re-copy from the source (reset the mirror group, e.g. kafka-consumer-groups --reset-offsets --to-earliest) before restarting',
 }
 
 /** One line naming the records, for the log and for the error that stops the flow. */

@@ -27,7 +27,13 @@ export class ComputedGauge {
     readonly compute: (into: GaugeSample[]) => void
   ) {}
 
-  async get (): Promise<{ name: string, help: string, type: 'gauge', aggregator: string, values: Array<{ labels: Readonly<Record<string, string>>, value: number }> }> {
+  async get (): Promise<{
+    name: string
+    help: string
+    type: 'gauge'
+    aggregator: string
+    values: Array<{ labels: Readonly<Record<string, string>>, value: number }>
+  }> {
     const values: GaugeSample[] = []
     this.compute(values)
     const samples = values.map(sample =>

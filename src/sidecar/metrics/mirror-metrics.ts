@@ -1,6 +1,15 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client'
 import type { FlowConfig } from '../../config/mirror-config.js'
-import { flowLabels, type CommittedOffset, ConsumedBatch, FlowLabels, FlowSnapshot, PartitionSnapshot, PipelineObserver, ProducedBatch } from '../../ports/pipeline-observer.js'
+import {
+  flowLabels,
+  type CommittedOffset,
+  ConsumedBatch,
+  FlowLabels,
+  FlowSnapshot,
+  PartitionSnapshot,
+  PipelineObserver,
+  ProducedBatch,
+} from '../../ports/pipeline-observer.js'
 import type { BatchPath, DeepPathReason } from '../../ports/forwarded-batch.js'
 import { BatchHistogram, type HistogramChild } from './batch-histogram.js'
 import { ComputedGauge, type GaugeSample } from './computed-gauge.js'
@@ -228,16 +237,18 @@ export class MirrorMetrics implements PipelineObserver {
       }),
     }
 
-    const flowGauge = (definition: typeof Metrics[keyof typeof Metrics], value: (flow: FlowSnapshot) => number): ComputedGauge =>
-      snapshotGauge(definition, (into, flows) => { for (const flow of flows) into.push({ labels: this.#flow(flow.labels).labels, value: value(flow) }) })
+    const flowGauge = (definition: (typeof Metrics)[keyof typeof Metrics], value: (flow: FlowSnapshot) => number): ComputedGauge =>
+      snapshotGauge(definition, (into, flows) => {
+        for (const flow of flows) into.push({ labels: this.#flow(flow.labels).labels, value: value(flow) })
+      })
     flowGauge(Metrics.queueRecords, flow => flow.queueRecords)
     flowGauge(Metrics.queueBytes, flow => flow.queueBytes)
     flowGauge(Metrics.queueCapacityRecords, flow => flow.queueCapacityRecords)
     flowGauge(Metrics.queueCapacityBytes, flow => flow.queueCapacityBytes)
     flowGauge(Metrics.assignedPartitions, flow => flow.assignedPartitions)
-    flowGauge(Metrics.coordinator, flow => flow.coordinator === true ? 1 : 0)
+    flowGauge(Metrics.coordinator, flow => (flow.coordinator === true ? 1 : 0))
     flowGauge(Metrics.mirroredTopics, flow => flow.topicsMirrored)
-    flowGauge(Metrics.flowRunning, flow => flow.state === 'running' && flow.sourceConnected && flow.targetConnected ? 1 : 0)
+    flowGauge(Metrics.flowRunning, flow => (flow.state === 'running' && flow.sourceConnected && flow.targetConnected ? 1 : 0))
     flowGauge(Metrics.commitAge, flow => this.#commitAgeSeconds(flow))
     snapshotGauge(Metrics.commitInterval, into => {
       for (const instruments of this.#flows.values()) {
@@ -259,8 +270,10 @@ export class MirrorMetrics implements PipelineObserver {
       })
     })
     snapshotGauge(Metrics.partitionStatus, (into, flows) => this.#fillPartitionStatus(into, flows))
-    new Gauge({ name: Metrics.buildInfo.name, help: Metrics.buildInfo.help, labelNames: Metrics.buildInfo.labelNames, registers })
-      .set({ [L.VERSION]: options.version ?? packageVersion(), [L.NODE_VERSION]: process.version }, 1)
+    new Gauge({ name: Metrics.buildInfo.name, help: Metrics.buildInfo.help, labelNames: Metrics.buildInfo.labelNames, registers }).set(
+      { [L.VERSION]: options.version ?? packageVersion(), [L.NODE_VERSION]: process.version },
+      1
+    )
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry })
     for (const flow of options.flows ?? []) {
       const instruments = this.#flow(flowLabels(flow))
@@ -354,7 +367,9 @@ export class MirrorMetrics implements PipelineObserver {
   transactionEnded (flow: FlowLabels, result: 'committed' | 'aborted', durationSeconds: number): void {
     const instruments = this.#flow(flow)
     this.instruments.transactions.inc({ ...instruments.labels, [L.RESULT]: result })
-    if (result === 'committed') (instruments.transactionCommit ??= this.instruments.transactionCommitDuration.child(instruments.labels)).observe(durationSeconds)
+    if (result === 'committed') {
+      ;(instruments.transactionCommit ??= this.instruments.transactionCommitDuration.child(instruments.labels)).observe(durationSeconds)
+    }
   }
 
   /**
@@ -378,18 +393,25 @@ export class MirrorMetrics implements PipelineObserver {
       const labelTexts: LabelTexts = new WeakMap()
       // Every get() starts in this same turn, as in prom-client's `metrics()`; the computed gauges
       // (all the per-partition series) are formatted afterwards, each written out in pieces as it is.
-      const ready = await Promise.all(metrics.map(async metric => {
-        if (metric instanceof ComputedGauge) return undefined
-        if (metric instanceof CounterFamily || metric instanceof BatchHistogram) return metricText(await metric.get(), openMetrics, labelTexts)
-        if (view === undefined) return await this.registry.getSingleMetricAsString(metric.name)
-        const name = metric.type === 'counter' ? stripTotal(metric.name) : metric.name
-        const get = async (): Promise<object> => ({ ...await metric.get(), name })
-        view.registerMetric({ name, help: metric.help, type: metric.type, get } as unknown as Metric)
-        return await view.getSingleMetricAsString(name)
-      }))
+      const ready = await Promise.all(
+        metrics.map(async metric => {
+          if (metric instanceof ComputedGauge) return undefined
+          if (metric instanceof CounterFamily || metric instanceof BatchHistogram) return metricText(await metric.get(), openMetrics, labelTexts)
+          if (view === undefined) return await this.registry.getSingleMetricAsString(metric.name)
+          const name = metric.type === 'counter' ? stripTotal(metric.name) : metric.name
+          const get = async (): Promise<object> => ({ ...(await metric.get()), name })
+          view.registerMetric({ name, help: metric.help, type: metric.type, get } as unknown as Metric)
+          return await view.getSingleMetricAsString(name)
+        })
+      )
       const contentType = openMetrics ? Registry.OPENMETRICS_CONTENT_TYPE : Registry.PROMETHEUS_CONTENT_TYPE
       const chunks: string[] = []
-      const write = output === undefined ? (chunk: string) => { chunks.push(chunk) } : output.write
+      const write =
+        output === undefined
+          ? (chunk: string) => {
+              chunks.push(chunk)
+            }
+          : output.write
       output?.start(contentType)
       metrics.forEach((metric, i) => {
         if (i > 0) write(openMetrics ? '\n' : '\n\n')
@@ -404,7 +426,7 @@ export class MirrorMetrics implements PipelineObserver {
     }
   }
 
-  #register<M extends { name: string }> (metric: M): M {
+  #register<M extends { name: string }>(metric: M): M {
     this.registry.registerMetric(metric as unknown as Metric)
     return metric
   }
@@ -424,7 +446,11 @@ export class MirrorMetrics implements PipelineObserver {
       const flows = this.#snapshots()
       this.#scrapeSnapshots = flows
       // Outside `exposition` (prom-client's own `metrics()`): shared by the gauges of this turn.
-      if (this.#scrapesRunning === 0) setImmediate(() => { if (this.#scrapesRunning === 0) this.#scrapeSnapshots = undefined })
+      if (this.#scrapesRunning === 0) {
+        setImmediate(() => {
+          if (this.#scrapesRunning === 0) this.#scrapeSnapshots = undefined
+        })
+      }
       for (const flow of flows) {
         const instruments = this.#flow(flow.labels)
         for (const partition of flow.partitions) instruments.topic(partition.topic)
@@ -447,7 +473,9 @@ export class MirrorMetrics implements PipelineObserver {
         labelsOf = flow.partitions.map(partition => ({ ...flowLabels, [L.TOPIC]: partition.topic, [L.PARTITION]: String(partition.partition) }))
         this.#partitionLabelsOf.set(flow, labelsOf)
       }
-      flow.partitions.forEach((partition, i) => { visit(labelsOf[i] as Record<string, string>, partition, flow) })
+      flow.partitions.forEach((partition, i) => {
+        visit(labelsOf[i] as Record<string, string>, partition, flow)
+      })
     }
   }
 
@@ -455,7 +483,12 @@ export class MirrorMetrics implements PipelineObserver {
    * One sample per partition, or with `partitionLabels` false one per topic: the sum or the
    * largest of its partitions' values.
    */
-  #fillPerPartition (into: GaugeSample[], flows: readonly FlowSnapshot[], combine: 'sum' | 'max', value: (partition: PartitionSnapshot, flow: FlowSnapshot, labels: Record<string, string>) => number): void {
+  #fillPerPartition (
+    into: GaugeSample[],
+    flows: readonly FlowSnapshot[],
+    combine: 'sum' | 'max',
+    value: (partition: PartitionSnapshot, flow: FlowSnapshot, labels: Record<string, string>) => number
+  ): void {
     if (this.#partitionLabels) {
       this.#eachPartition(flows, (labels, partition, flow) => into.push({ labels, value: value(partition, flow, labels) }))
       return

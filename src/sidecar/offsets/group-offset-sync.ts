@@ -122,7 +122,10 @@ export class GroupOffsetSync {
     await this.#targetGroups.start()
     await this.#writer.start()
     await this.#writer.ensureCompactedTopic(offsetSyncs.topic, offsetSyncsReplication(this.#flow))
-    await this.#writer.ensureCompactedTopic(groupSync.checkpointsTopic, { replicationFactor: groupSync.checkpointsReplicationFactor, key: 'checkpoints.topic.replication.factor' })
+    await this.#writer.ensureCompactedTopic(groupSync.checkpointsTopic, {
+      replicationFactor: groupSync.checkpointsReplicationFactor,
+      key: 'checkpoints.topic.replication.factor',
+    })
     // What earlier runs acted on decides whether a target group may move backwards.
     await readInternalTopicBytes(this.#flow.target, groupSync.checkpointsTopic, (key, value) => {
       // Records that are no checkpoint (a tombstone, another version) are MirrorMaker 2's to skip too.
@@ -141,7 +144,10 @@ export class GroupOffsetSync {
   /** Cycles run one after the other (the two timers never overlap). */
   #enqueue (commitGroups: boolean): Promise<void> {
     const cycle = (this.#cycle ?? Promise.resolve()).then(() => this.#syncOnce(commitGroups)).catch(error => {
-      this.#logger.warn(commitGroups ? 'group offset sync failed; trying again at the next interval' : 'writing checkpoints failed; trying again at the next interval', { error })
+      this.#logger.warn(
+        commitGroups ? 'group offset sync failed; trying again at the next interval' : 'writing checkpoints failed; trying again at the next interval',
+        { error }
+      )
     })
     this.#cycle = cycle
     void cycle.finally(() => { if (this.#cycle === cycle) this.#cycle = undefined })
@@ -209,7 +215,14 @@ export class GroupOffsetSync {
     for (const d of this.#flow.groupSync.emitCheckpoints ? decisions : []) {
       const previous = this.#checkpoints.get(checkpointKey(group, d.targetTopic, d.source.partition))
       if (previous !== undefined && previous.upstreamOffset === d.source.offset && previous.downstreamOffset === d.targetOffset) continue
-      changed.push({ group, topic: d.targetTopic, partition: d.source.partition, upstreamOffset: d.source.offset, downstreamOffset: d.targetOffset, metadata: '' })
+      changed.push({
+        group,
+        topic: d.targetTopic,
+        partition: d.source.partition,
+        upstreamOffset: d.source.offset,
+        downstreamOffset: d.targetOffset,
+        metadata: '',
+      })
     }
     if (changed.length > 0) {
       // Split into requests the checkpoints topic accepts; a group with thousands of partitions needs several.
@@ -266,7 +279,9 @@ export class GroupOffsetSync {
     this.#stopping ??= (async () => {
       for (const timer of this.#timers) timer.stop()
       // A cycle talks to both clusters; with one unreachable its calls retry for long: bounded.
-      if (!await settleWithin(this.#cycle ?? Promise.resolve(), STOP_BOUND_MS)) this.#logger.warn('group offset sync cycle still running at stop; leaving it', { boundMs: STOP_BOUND_MS })
+      if (!(await settleWithin(this.#cycle ?? Promise.resolve(), STOP_BOUND_MS))) {
+        this.#logger.warn('group offset sync cycle still running at stop; leaving it', { boundMs: STOP_BOUND_MS })
+      }
       for (const client of [this.#reader, this.#writer, this.#sourceGroups, this.#targetGroups]) await settleWithin(client.stop(), STOP_BOUND_MS)
     })()
     return this.#stopping

@@ -129,7 +129,11 @@ export class HeartbeatEmitter {
   #failed (side: HeartbeatSide, error: unknown): void {
     if (side.failing || this.#stopping !== undefined) return
     side.failing = true
-    this.#logger.warn(`emitting heartbeats to the ${side.role} cluster failed; trying again at each interval`, { cluster: side.connection.alias, topic: this.#flow.heartbeats.topic, error })
+    this.#logger.warn(`emitting heartbeats to the ${side.role} cluster failed; trying again at each interval`, {
+      cluster: side.connection.alias,
+      topic: this.#flow.heartbeats.topic,
+      error,
+    })
   }
 
   /** Stops the timer, lets a running emission finish, disconnects. Once-only. */

@@ -119,9 +119,17 @@ export class Mm2OffsetSyncEmitter implements AckListener {
       await this.#writer.ensureCompactedTopic(this.topic, { replicationFactor: this.#config.replicationFactor, key: 'offset-syncs.topic.replication.factor' })
     } catch (error) {
       if (!(error instanceof MirrorError) || error.kafkaCode === undefined || !/AUTHORIZATION/.test(error.kafkaCode)) throw error
-      throw new MirrorError(ErrorCodes.CONFIG, `offset-syncs.topic.location ${this.#config.location}: the mirror may not create or describe ${this.topic} on the ${this.#connection.alias} cluster (${error.kafkaCode}); allow it, or set offset-syncs.topic.location = ${this.#config.location === 'source' ? 'target' : 'source'}, or emit.offset-syncs.enabled = false`, { cause: error })
+      throw new MirrorError(
+        ErrorCodes.CONFIG,
+        `offset-syncs.topic.location ${this.#config.location}: the mirror may not create or describe ${this.topic} on the ${this.#connection.alias} cluster (${error.kafkaCode}); allow it, or set offset-syncs.topic.location = ${this.#config.location === 'source' ? 'target' : 'source'}, or emit.offset-syncs.enabled = false`,
+        { cause: error }
+      )
     }
-    this.#logger.info('writing MirrorMaker 2 offset syncs', { topic: this.topic, cluster: this.#connection.alias, offsetLagMax: this.#config.maxOffsetLagRecords })
+    this.#logger.info('writing MirrorMaker 2 offset syncs', {
+      topic: this.topic,
+      cluster: this.#connection.alias,
+      offsetLagMax: this.#config.maxOffsetLagRecords,
+    })
   }
 
   acknowledged (batch: MirrorBatch, segments: readonly AckSegment[]): void {
@@ -177,7 +185,9 @@ export class Mm2OffsetSyncEmitter implements AckListener {
   stop (boundMs = STOP_BOUND_MS): Promise<void> {
     this.#stopping ??= (async () => {
       this.#abort.abort()
-      if (!await settleWithin(this.#flushing, boundMs)) this.#logger.warn('MirrorMaker 2 offset syncs still being written at stop; giving up on them (their records stay uncommitted)', { boundMs })
+      if (!(await settleWithin(this.#flushing, boundMs))) {
+        this.#logger.warn('MirrorMaker 2 offset syncs still being written at stop; giving up on them (their records stay uncommitted)', { boundMs })
+      }
       await settleWithin(this.#writer.stop(), boundMs)
     })()
     return this.#stopping

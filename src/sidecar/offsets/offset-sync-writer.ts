@@ -149,7 +149,9 @@ export class OffsetSyncWriter implements AckListener {
   stop (boundMs = STOP_BOUND_MS): Promise<void> {
     this.#stopping ??= (async () => {
       this.#abort.abort()
-      if (!await settleWithin(this.#flushing, boundMs)) this.#logger.warn('offset syncs still being written at stop; giving up on them (their records stay uncommitted)', { boundMs })
+      if (!(await settleWithin(this.#flushing, boundMs))) {
+        this.#logger.warn('offset syncs still being written at stop; giving up on them (their records stay uncommitted)', { boundMs })
+      }
       await settleWithin(this.#writer.stop(), boundMs)
     })()
     return this.#stopping

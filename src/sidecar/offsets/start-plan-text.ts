@@ -32,6 +32,15 @@ export function renderStartPlan (plan: FlowStartPlan, autoOffsetReset: string): 
     return lines.join('\n') + '\n'
   }
   const rows = [['TOPIC', 'PARTITION', 'START', 'FROM', 'MM2', 'NOTE']]
-  for (const p of plan.partitions) rows.push([p.topic, String(p.partition), String(p.offset), fromLabel(p.from, autoOffsetReset), p.mm2Next === undefined ? '-' : String(p.mm2Next), p.note ?? ''])
+  for (const p of plan.partitions) {
+    rows.push([
+      p.topic,
+      String(p.partition),
+      String(p.offset),
+      fromLabel(p.from, autoOffsetReset),
+      p.mm2Next === undefined ? '-' : String(p.mm2Next),
+      p.note ?? '',
+    ])
+  }
   return [...lines, ...columns(rows)].join('\n') + '\n'
 }

@@ -58,21 +58,45 @@ export function planStarts (input: StartPlanInput): PartitionStart[] {
       : {}
     const position = input.positions?.get(key)
     if (position !== undefined) {
-      starts.push({ ...at, offset: position, from: 'positions', ...ahead(position, 'the exactly-once position', 'the flow starts from its position (records in between are copied again)') })
+      starts.push({
+        ...at,
+        offset: position,
+        from: 'positions',
+        ...ahead(position, 'the exactly-once position', 'the flow starts from its position (records in between are copied again)'),
+      })
       continue
     }
     const committed = input.committed.get(key)
     if (committed !== undefined) {
-      starts.push({ ...at, offset: committed, from: 'group', ...ahead(committed, 'the group\'s committed offset', 'to start from MirrorMaker 2\'s position instead, delete the group\'s offsets of this topic with the sidecar stopped') })
+      starts.push({
+        ...at,
+        offset: committed,
+        from: 'group',
+        ...ahead(
+          committed,
+          "the group's committed offset",
+          "to start from MirrorMaker 2's position instead, delete the group's offsets of this topic with the sidecar stopped"
+        ),
+      })
       continue
     }
     const reset = input.autoOffsetReset === 'latest' ? log.highWatermark : log.logStartOffset
     if (mm2Next === undefined) {
       starts.push({ ...at, offset: reset, from: 'reset' })
     } else if (mm2Next > log.highWatermark) {
-      starts.push({ ...at, offset: reset, from: 'reset', note: `MirrorMaker 2's position ${mm2Next} is past the log end offset ${log.highWatermark} (the topic was recreated since): not used` })
+      starts.push({
+        ...at,
+        offset: reset,
+        from: 'reset',
+        note: `MirrorMaker 2's position ${mm2Next} is past the log end offset ${log.highWatermark} (the topic was recreated since): not used`,
+      })
     } else if (mm2Next < log.logStartOffset) {
-      starts.push({ ...at, offset: log.logStartOffset, from: 'mm2', note: `offsets ${mm2Next} to ${log.logStartOffset - 1n} were deleted by retention before MirrorMaker 2 copied them` })
+      starts.push({
+        ...at,
+        offset: log.logStartOffset,
+        from: 'mm2',
+        note: `offsets ${mm2Next} to ${log.logStartOffset - 1n} were deleted by retention before MirrorMaker 2 copied them`,
+      })
     } else {
       starts.push({ ...at, offset: mm2Next, from: 'mm2' })
     }

@@ -133,8 +133,24 @@ class StartPositions {
         throw error
       }
       const topics = new Set(taken.map(p => p.topic)).size
-      this.#logger.info('took over from MirrorMaker 2', { flow: flow.name, partitions: taken.length, topics, from: `${plan.mm2.offsetsTopic} on ${plan.mm2.cluster}`, connector: plan.mm2.connector, group: plan.groupId })
-      for (const start of taken) if (start.note !== undefined) this.#logger.warn('took over a partition from MirrorMaker 2 past a gap', { flow: flow.name, topic: start.topic, partition: start.partition, note: start.note })
+      this.#logger.info('took over from MirrorMaker 2', {
+        flow: flow.name,
+        partitions: taken.length,
+        topics,
+        from: `${plan.mm2.offsetsTopic} on ${plan.mm2.cluster}`,
+        connector: plan.mm2.connector,
+        group: plan.groupId,
+      })
+      for (const start of taken) {
+        if (start.note !== undefined) {
+          this.#logger.warn('took over a partition from MirrorMaker 2 past a gap', {
+            flow: flow.name,
+            topic: start.topic,
+            partition: start.partition,
+            note: start.note,
+          })
+        }
+      }
       return plan
     }
   }

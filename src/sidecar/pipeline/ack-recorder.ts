@@ -21,7 +21,14 @@ export class AckRecorder implements WorkerListener {
   readonly #logger: Logger
   readonly #abortOnSendFailure: boolean
 
-  constructor (flow: Pick<FlowConfig, 'abortOnSendFailure'>, labels: FlowLabels, progress: PartitionProgress, observer: PipelineObserver, ackListener: AckListener | undefined, logger: Logger) {
+  constructor (
+    flow: Pick<FlowConfig, 'abortOnSendFailure'>,
+    labels: FlowLabels,
+    progress: PartitionProgress,
+    observer: PipelineObserver,
+    ackListener: AckListener | undefined,
+    logger: Logger
+  ) {
     this.#labels = labels
     this.#progress = progress
     this.#observer = observer
@@ -53,7 +60,10 @@ export class AckRecorder implements WorkerListener {
 
   skipped (batch: MirrorBatch, index: number, error: MirrorError): void {
     this.#observer.sendFailed?.(this.#labels, batch.sourceTopic, batch.partition, error.kafkaCode ?? error.code)
-    this.#logger.error(this.#abortOnSendFailure ? 'send failed; stopping the mirror' : 'send failed; record skipped (abort.on.send.failure=false)', { error, offset: sourceOffsetAt(batch, index).toString() })
+    this.#logger.error(this.#abortOnSendFailure ? 'send failed; stopping the mirror' : 'send failed; record skipped (abort.on.send.failure=false)', {
+      error,
+      offset: sourceOffsetAt(batch, index).toString(),
+    })
   }
 
   routed (batch: MirrorBatch, reason: DeepPathReason): void {

@@ -7,7 +7,16 @@ import type { MirrorBatch } from '../../ports/mirror-batch.js'
 import { parsePartitionKey, partitionKey } from '../../shared/partition-key.js'
 import type { PartitionProgress } from './partition-progress.js'
 import type { FlowLabels, PipelineObserver } from '../../ports/pipeline-observer.js'
-import type { AckSegment, CommitOffset, FetchControl, PositionStore, SourcePosition, TransactionAck, TransactionalSink, TransactionRecord } from '../../ports/ports.js'
+import type {
+  AckSegment,
+  CommitOffset,
+  FetchControl,
+  PositionStore,
+  SourcePosition,
+  TransactionAck,
+  TransactionalSink,
+  TransactionRecord,
+} from '../../ports/ports.js'
 import type { WorkerListener } from './producer-worker.js'
 import { TransactionFailedError } from '../../ports/transaction-failed-error.js'
 import type { DeepPathReason } from '../../ports/forwarded-batch.js'

@@ -123,10 +123,16 @@ export class FetchDispatch implements SourceListener {
     const { failure, observer, labels, logger } = this.#options
     if (failure.failed) return false
     observer.corruptBatch?.(labels, topic, partition)
-    const where = `topic "${topic}" partition ${partition}: the record batch at offsets ${batch.baseOffset}..${batch.endOffset - 1n} (${batch.sizeBytes} bytes${batch.control ? ', a transaction marker' : ''}) is corrupt on the ${this.#config.source.alias} cluster (CRC-32C of its bytes ${crcText(batch.computedCrc)}, expected ${crcText(batch.storedCrc)} as its header says)`
+    const where =
+      `topic "${topic}" partition ${partition}: the record batch at offsets ${batch.baseOffset}..${batch.endOffset - 1n} (${batch.sizeBytes} bytes${batch.control ? ', a transaction marker' : ''}) is corrupt on the ${this.#config.source.alias} cluster (CRC-32C of its bytes ${crcText(batch.computedCrc)}, expected ${crcText(batch.storedCrc)} as its header says)`
     const skip = (this.#config.corruptBatches ?? 'fail') === 'skip'
     if (skip && rangeProblem === undefined && !batch.control) {
-      logger.warn(`${where}: skipped (corrupt.batches=skip); its offsets are committed past and its records are not on the target`, { topic, partition, fromOffset: batch.baseOffset.toString(), toOffset: (batch.endOffset - 1n).toString() })
+      logger.warn(`${where}: skipped (corrupt.batches=skip); its offsets are committed past and its records are not on the target`, {
+        topic,
+        partition,
+        fromOffset: batch.baseOffset.toString(),
+        toOffset: (batch.endOffset - 1n).toString(),
+      })
       return true
     }
     const why = !skip

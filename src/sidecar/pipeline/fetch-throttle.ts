@@ -20,7 +20,9 @@ export class FetchThrottle {
   #throttledUntilMs = Number.NEGATIVE_INFINITY
 
   constructor (limitBytesPerSecond: number, nowMs: () => number = Date.now) {
-    if (!Number.isFinite(limitBytesPerSecond) || limitBytesPerSecond <= 0) throw new RangeError(`throughput limit must be a positive number of bytes per second, got ${limitBytesPerSecond}`)
+    if (!Number.isFinite(limitBytesPerSecond) || limitBytesPerSecond <= 0) {
+      throw new RangeError(`throughput limit must be a positive number of bytes per second, got ${limitBytesPerSecond}`)
+    }
     this.limitBytesPerSecond = limitBytesPerSecond
     this.burstBytes = limitBytesPerSecond
     this.#nowMs = nowMs

@@ -73,7 +73,11 @@ function timestampOf (value: unknown): string {
   else if (typeof value === 'bigint') ms = value
   else if (typeof value === 'string' && /^\d+$/.test(value.trim())) ms = BigInt(value.trim())
   else if (value instanceof Date && !Number.isNaN(value.getTime())) ms = BigInt(value.getTime())
-  if (ms === undefined || ms < 0n) throw new MalformedResult(`timestamp is ${typeof value === 'number' || typeof value === 'string' ? JSON.stringify(value) : kind(value)}; give milliseconds since the epoch (a non-negative integer number, bigint or decimal string, or a Date)`)
+  if (ms === undefined || ms < 0n) {
+    throw new MalformedResult(
+      `timestamp is ${typeof value === 'number' || typeof value === 'string' ? JSON.stringify(value) : kind(value)}; give milliseconds since the epoch (a non-negative integer number, bigint or decimal string, or a Date)`
+    )
+  }
   return ms.toString()
 }
 
@@ -98,8 +102,16 @@ function toOutput (output: unknown, source: KafkaRecord, topic: string, partitio
   }
   const given = output as Record<string, unknown>
   try {
-    if (given.topic !== undefined && given.topic !== topic) throw new MalformedResult(`topic ${JSON.stringify(given.topic)} is not the source topic "${topic}"; a handler cannot send records to another topic (leave topic out)`)
-    if (given.partition !== undefined && given.partition !== partition) throw new MalformedResult(`partition ${JSON.stringify(given.partition)} is not the source partition ${partition}; records stay in their source partition (leave partition out)`)
+    if (given.topic !== undefined && given.topic !== topic) {
+      throw new MalformedResult(
+        `topic ${JSON.stringify(given.topic)} is not the source topic "${topic}"; a handler cannot send records to another topic (leave topic out)`
+      )
+    }
+    if (given.partition !== undefined && given.partition !== partition) {
+      throw new MalformedResult(
+        `partition ${JSON.stringify(given.partition)} is not the source partition ${partition}; records stay in their source partition (leave partition out)`
+      )
+    }
     const headerList = given.headers === undefined ? source.headerList ?? headerListOf(source) : headersOf(given.headers)
     return {
       offset: source.offset,
@@ -153,7 +165,9 @@ export class MessageHandler {
         throw this.#failure(`threw on ${topic} partition ${partition} offset ${source.offset}: ${describeThrown(error)}`, error)
       }
       try {
-        if (result === undefined) throw new MalformedResult('it returned undefined; return the record (changed or not), an array of records, or null or [] to drop it')
+        if (result === undefined) {
+          throw new MalformedResult('it returned undefined; return the record (changed or not), an array of records, or null or [] to drop it')
+        }
         if (Array.isArray(result)) {
           for (const [index, output] of result.entries()) records.push(toOutput(output, source, topic, partition, index))
         } else if (result !== null) {

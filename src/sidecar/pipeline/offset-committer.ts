@@ -77,8 +77,9 @@ export class OffsetCommitter {
         failuresInRow: this.#failuresInRow,
         lastCommitAgeSeconds: this.#lastCommitMs === undefined ? null : Math.round((Date.now() - this.#lastCommitMs) / 1000),
       }
-      if (this.#failuresInRow >= COMMIT_FAILURES_BEFORE_ERROR) logger.error('commits keep failing: source offsets do not move, and a restart would copy again what was mirrored since the last commit', fields)
-      else logger.warn('commit failed; the next commit retries', fields)
+      if (this.#failuresInRow >= COMMIT_FAILURES_BEFORE_ERROR) {
+        logger.error('commits keep failing: source offsets do not move, and a restart would copy again what was mirrored since the last commit', fields)
+      } else logger.warn('commit failed; the next commit retries', fields)
       return false
     }
     const now = Date.now()

@@ -391,7 +391,9 @@ export class ProducerWorker {
         onRetry: (error, attempt, waitMs) => {
           this.#listener.retry('produce', error)
           if (sends !== undefined) for (const send of sends) send?.retry({ operation: 'produce', errorCode: errorLabel(error), attempt, backoffMs: waitMs })
-          if (attempt === 1 || attempt % 10 === 0) { this.#logger.warn('writing to the target failed; retrying', { attempt, backoffMs: waitMs, code: errorLabel(error), error }) }
+          if (attempt === 1 || attempt % 10 === 0) {
+            this.#logger.warn('writing to the target failed; retrying', { attempt, backoffMs: waitMs, code: errorLabel(error), error })
+          }
         },
       }
     )

@@ -104,7 +104,9 @@ export class TopicSync {
       const current = targetConfigs.get(topic.target) ?? {}
       if (current['message.timestamp.type'] === 'LogAppendTime' && !this.#logAppendTimeWarned.has(topic.target)) {
         this.#logAppendTimeWarned.add(topic.target)
-        this.#logger.warn('target topic has message.timestamp.type=LogAppendTime: the target broker re-stamps every copied record with its own time', { topic: topic.target })
+        this.#logger.warn('target topic has message.timestamp.type=LogAppendTime: the target broker re-stamps every copied record with its own time', {
+          topic: topic.target,
+        })
       }
       const differing = Object.fromEntries(Object.entries(wanted).filter(([key, value]) => current[key] !== value))
       const removed = this.#withSourceDefaults ? [] : Object.keys(current).filter(key => !(key in wanted) && this.#flow.topicConfigFilter.copies(key))

@@ -1,4 +1,16 @@
-import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, propagation, type Attributes, type Link, type Span, type SpanContext, type Tracer } from '@opentelemetry/api'
+import {
+  context,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  propagation,
+  type Attributes,
+  type Link,
+  type Span,
+  type SpanContext,
+  type Tracer,
+} from '@opentelemetry/api'
 import { MirrorError } from '../../shared/errors.js'
 import { silentLogger, type Logger } from '../../shared/logger.js'
 import { packageVersion } from '../../shared/package-version.js'
@@ -106,7 +118,11 @@ export class MirrorTracer {
     this.#sdk = sdk
     this.#parseTraceParent = core.parseTraceParent
     this.#tracer = trace.getTracer(TRACER_NAME, packageVersion())
-    this.#logger.info('tracing on', { exporter: this.#env.OTEL_TRACES_EXPORTER ?? 'otlp', endpoint: this.#env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? this.#env.OTEL_EXPORTER_OTLP_ENDPOINT, semconv: this.#emission === 'duplicate' ? 'messaging 1.45 and 1.44' : 'messaging 1.45' })
+    this.#logger.info('tracing on', {
+      exporter: this.#env.OTEL_TRACES_EXPORTER ?? 'otlp',
+      endpoint: this.#env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? this.#env.OTEL_EXPORTER_OTLP_ENDPOINT,
+      semconv: this.#emission === 'duplicate' ? 'messaging 1.45 and 1.44' : 'messaging 1.45',
+    })
   }
 
   /** Flushes and shuts the SDK down, then unregisters its globals. Safe to call twice. */
@@ -135,7 +151,11 @@ export class MirrorTracer {
     }
     if (input.consumerGroup !== undefined) attributes[A.MESSAGING_CONSUMER_GROUP_NAME] = input.consumerGroup
     if (dropped > 0) attributes[A.MIRROR_LINKS_DROPPED] = dropped
-    const span = tracer.startSpan(`process ${input.topic}`, { kind: SpanKind.CONSUMER, attributes: conventionAttributes(attributes, this.#emission), links }, ROOT_CONTEXT)
+    const span = tracer.startSpan(
+      `process ${input.topic}`,
+      { kind: SpanKind.CONSUMER, attributes: conventionAttributes(attributes, this.#emission), links },
+      ROOT_CONTEXT
+    )
     return new BatchSpan(tracer, span, input, this.#emission)
   }
 
