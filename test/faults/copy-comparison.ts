@@ -116,12 +116,16 @@ export function compareCopies (source: readonly KeyedRecord[], target: readonly 
 
 /** The comparison as lines for a test's diagnostics: totals, then one line per partition with a finding. */
 export function describeComparison (c: CopyComparison): string {
-  const lines = [`source ${c.sourceRecords} records, target ${c.targetRecords}: ${c.missing} missing, ${c.duplicates} duplicates, ${c.outOfOrderPartitions} partitions out of order`]
+  const lines = [
+    `source ${c.sourceRecords} records, target ${c.targetRecords}: ${c.missing} missing, ${c.duplicates} duplicates, ${c.outOfOrderPartitions} partitions out of order`,
+  ]
   for (const p of c.partitions) {
     const parts = [`  partition ${p.partition}: ${p.missing} missing, ${p.duplicates} duplicates`]
     if (p.firstMissingKeys.length > 0) parts.push(`first missing ${p.firstMissingKeys.join(' ')}`)
     if (p.firstDuplicateKeys.length > 0) parts.push(`first duplicated ${p.firstDuplicateKeys.join(' ')}`)
-    if (p.firstOutOfOrder !== undefined) parts.push(`order differs at #${p.firstOutOfOrder.index} (source ${p.firstOutOfOrder.sourceKey}, target ${p.firstOutOfOrder.targetKey})`)
+    if (p.firstOutOfOrder !== undefined) {
+      parts.push(`order differs at #${p.firstOutOfOrder.index} (source ${p.firstOutOfOrder.sourceKey}, target ${p.firstOutOfOrder.targetKey})`)
+    }
     lines.push(parts.join('; '))
   }
   return lines.join('\n')

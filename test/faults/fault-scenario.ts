@@ -88,8 +88,15 @@ async function settledComparison (source: NodeCluster, target: NodeCluster, topi
   let result = await compare()
   if (result.missing > 0) {
     // Reading again until nothing is missing; a timeout leaves the last comparison, which the test reports.
-    await waitUntil(async () => { result = await compare(); return result.missing === 0 }, { timeoutMs: 20_000, intervalMs: 2_000, message: 'missing records to show' })
-      .catch(() => { /* the last comparison stays in result, which the test reports */ })
+    await waitUntil(
+      async () => {
+        result = await compare()
+        return result.missing === 0
+      },
+      { timeoutMs: 20_000, intervalMs: 2_000, message: 'missing records to show' }
+    ).catch(() => {
+      /* the last comparison stays in result, which the test reports */
+    })
   }
   return { comparison: result, sourceKeys: new Set(sourceRecords.map(r => r.key)) }
 }
@@ -150,7 +157,10 @@ export async function runFaultScenario (t: TestContext, scenario: FaultScenario)
   await waitMirroring(sidecar)
   const copiedMore = async (records: number, timeoutMs = 90_000): Promise<void> => {
     const before = await totalRecords(target, topic).catch(() => 0n)
-    await waitUntil(async () => sidecar.child.exitCode !== null || await totalRecords(target, topic) >= before + BigInt(records), { timeoutMs, message: `${records} more records on the target` })
+    await waitUntil(async () => sidecar.child.exitCode !== null || (await totalRecords(target, topic)) >= before + BigInt(records), {
+      timeoutMs,
+      message: `${records} more records on the target`,
+    })
   }
   await copiedMore(1_000)
 
@@ -176,7 +186,10 @@ export async function runFaultScenario (t: TestContext, scenario: FaultScenario)
     lostBySource = acknowledgedNotOnSource(writer, new Set((await readKeys(source, topic)).map(r => r.key)))
     note(`source read twice: ${firstRead}, then ${lostBySource.length} acknowledged records not found`)
   }
-  const verify = await runMirrorCheck(['verify', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', topic, '--group', group, '--format', 'json'], { timeoutMs: 120_000 })
+  const verify = await runMirrorCheck(
+    ['verify', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', topic, '--group', group, '--format', 'json'],
+    { timeoutMs: 120_000 }
+  )
   const verifySummary = verifyLine(verify.code, verify.stdout, verify.stderr)
   const exitedEarly = sidecar.child.exitCode
   if (exitedEarly === null) sidecar.child.kill('SIGTERM')

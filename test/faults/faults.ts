@@ -26,7 +26,10 @@ async function killLeader (context: FaultContext, cluster: NodeCluster): Promise
   const led = (await cluster.leaderCounts(context.topic)).get(node.nodeId) ?? 0
   await node.kill()
   context.note(`${cluster.options.name} node ${node.nodeId} (leading ${led} partitions) killed -9`)
-  await waitUntil(async () => ((await cluster.leaderCounts(context.topic)).get(node.nodeId) ?? 0) === 0, { timeoutMs: 60_000, message: `the leaderships of killed node ${node.nodeId} to move` })
+  await waitUntil(async () => ((await cluster.leaderCounts(context.topic)).get(node.nodeId) ?? 0) === 0, {
+    timeoutMs: 60_000,
+    message: `the leaderships of killed node ${node.nodeId} to move`,
+  })
   context.note('its leaderships moved')
   await context.copiedMore(1_000)
   await cluster.startNode(node.nodeId)
@@ -72,9 +75,18 @@ export async function isrBelowMinimum (context: FaultContext): Promise<void> {
   await node.stop()
   const since = Date.now()
   context.note(`target node 3 (leading ${led} partitions of the topic) stopped: ISR 2 < min.insync.replicas 3`)
-  await waitUntil(() => context.sidecar.stderr().split('NOT_ENOUGH_REPLICAS').length > loggedBefore || context.sidecar.child.exitCode !== null, { timeoutMs: 30_000, message: 'the sidecar to meet NOT_ENOUGH_REPLICAS' })
-    .then(() => context.note('the sidecar met NOT_ENOUGH_REPLICAS'), () => context.note('the sidecar logged no NOT_ENOUGH_REPLICAS within 30 s'))
-  await waitUntil(() => Date.now() - since >= 20_000 || context.sidecar.child.exitCode !== null, { timeoutMs: 30_000, intervalMs: 500, message: 'twenty seconds below min.insync.replicas' })
+  await waitUntil(() => context.sidecar.stderr().split('NOT_ENOUGH_REPLICAS').length > loggedBefore || context.sidecar.child.exitCode !== null, {
+    timeoutMs: 30_000,
+    message: 'the sidecar to meet NOT_ENOUGH_REPLICAS',
+  }).then(
+    () => context.note('the sidecar met NOT_ENOUGH_REPLICAS'),
+    () => context.note('the sidecar logged no NOT_ENOUGH_REPLICAS within 30 s')
+  )
+  await waitUntil(() => Date.now() - since >= 20_000 || context.sidecar.child.exitCode !== null, {
+    timeoutMs: 30_000,
+    intervalMs: 500,
+    message: 'twenty seconds below min.insync.replicas',
+  })
   await context.target.startNode(3)
   await context.target.waitUntilIsrFull()
   context.note('target node 3 back, replicas in sync')
@@ -85,6 +97,12 @@ export async function partitionsAdded (context: FaultContext): Promise<void> {
   const before = (await context.source.withAdmin(admin => admin.fetchTopicMetadata({ topics: [context.topic] }))).topics[0]?.partitions.length ?? 0
   await context.source.withAdmin(admin => admin.createPartitions({ topicPartitions: [{ topic: context.topic, count: before * 2 }] }))
   context.note(`source partitions ${before} -> ${before * 2}`)
-  await waitUntil(async () => ((await context.target.withAdmin(admin => admin.fetchTopicMetadata({ topics: [context.topic] }))).topics[0]?.partitions.length ?? 0) === before * 2, { timeoutMs: 120_000, message: 'the target topic to get the added partitions' })
-    .then(() => context.note('target topic has the added partitions'), () => context.note('target topic did NOT get the added partitions within 120 s'))
+  await waitUntil(
+    async () =>
+      ((await context.target.withAdmin(admin => admin.fetchTopicMetadata({ topics: [context.topic] }))).topics[0]?.partitions.length ?? 0) === before * 2,
+    { timeoutMs: 120_000, message: 'the target topic to get the added partitions' }
+  ).then(
+    () => context.note('target topic has the added partitions'),
+    () => context.note('target topic did NOT get the added partitions within 120 s')
+  )
 }

@@ -11,7 +11,11 @@ const execFileAsync = promisify(execFile)
  * seen. Each partition's records come in log order.
  */
 export async function readKeys (cluster: KafkaEndpoint, topic: string): Promise<KeyedRecord[]> {
-  const { stdout } = await execFileAsync('kcat', ['-C', '-b', cluster.bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-X', 'isolation.level=read_committed', '-f', '%p|%k\n'], { maxBuffer: 256 * 1024 * 1024, timeout: 120_000 })
+  const { stdout } = await execFileAsync(
+    'kcat',
+    ['-C', '-b', cluster.bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-X', 'isolation.level=read_committed', '-f', '%p|%k\n'],
+    { maxBuffer: 256 * 1024 * 1024, timeout: 120_000 }
+  )
   return stdout.split('\n').filter(line => line !== '').map(line => {
     const bar = line.indexOf('|')
     return { partition: Number(line.slice(0, bar)), key: line.slice(bar + 1) }

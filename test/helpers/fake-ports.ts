@@ -3,7 +3,20 @@ import type { FlowConfig } from '../../src/config/mirror-config.js'
 import { createTopicFilter } from '../../src/config/topic-filter.js'
 import type { KafkaRecord } from '../../src/shared/kafka-record.js'
 import { partitionKey } from '../../src/shared/partition-key.js'
-import type { CommitOffset, FetchControl, FlowPorts, NewTopic, TopicAcl, PartitionAck, PartitionWrite, RecordSink, RecordSource, SourceListener, TopicCatalog, TopicDescription } from '../../src/ports/ports.js'
+import type {
+  CommitOffset,
+  FetchControl,
+  FlowPorts,
+  NewTopic,
+  TopicAcl,
+  PartitionAck,
+  PartitionWrite,
+  RecordSink,
+  RecordSource,
+  SourceListener,
+  TopicCatalog,
+  TopicDescription,
+} from '../../src/ports/ports.js'
 import { PartialSendError } from '../../src/ports/partial-send-error.js'
 import type { ForwardedBatch } from '../../src/ports/forwarded-batch.js'
 import { ErrorCodes, MirrorError } from '../../src/shared/errors.js'
@@ -21,7 +34,18 @@ export function fakeFlowConfig (overrides: Partial<FlowConfig> = {}): FlowConfig
     name: 'source->target',
     source: connection('source'),
     target: connection('target'),
-    consumer: { groupId: 'mirror', autoOffsetReset: 'earliest', maxPollRecords: 500, fetchMaxBytes: 1 << 20, maxPartitionFetchBytes: 1 << 20, sessionTimeoutMs: 10_000, heartbeatIntervalMs: 20, fetchMaxWaitMs: 500, fetchMinBytes: 1, fetchSessions: true },
+    consumer: {
+      groupId: 'mirror',
+      autoOffsetReset: 'earliest',
+      maxPollRecords: 500,
+      fetchMaxBytes: 1 << 20,
+      maxPartitionFetchBytes: 1 << 20,
+      sessionTimeoutMs: 10_000,
+      heartbeatIntervalMs: 20,
+      fetchMaxWaitMs: 500,
+      fetchMinBytes: 1,
+      fetchSessions: true,
+    },
     producer: { acks: -1, compression: 'none', compressionSet: false, batchSizeBytes: 1 << 20, lingerMs: 0, idempotent: true, maxRequestSizeBytes: 1 << 20 },
     topics: createTopicFilter(/^.*$/u, undefined, '.*', undefined),
     replicationPolicy: { kind: 'identity' },
@@ -40,7 +64,15 @@ export function fakeFlowConfig (overrides: Partial<FlowConfig> = {}): FlowConfig
     syncTopicAclsIntervalMs: 600_000,
     replicationFactor: 1,
     offsetSyncs: { enabled: false, topic: 'offset-syncs', replicationFactor: 1 },
-    groupSync: { enabled: false, groups: { include: '.*', exclude: undefined, matches: () => true }, intervalMs: 10_000, emitCheckpoints: false, checkpointIntervalMs: 10_000, checkpointsTopic: 'checkpoints', checkpointsReplicationFactor: 1 },
+    groupSync: {
+      enabled: false,
+      groups: { include: '.*', exclude: undefined, matches: () => true },
+      intervalMs: 10_000,
+      emitCheckpoints: false,
+      checkpointIntervalMs: 10_000,
+      checkpointsTopic: 'checkpoints',
+      checkpointsReplicationFactor: 1,
+    },
     heartbeats: { enabled: false, intervalMs: 1000, topic: 'heartbeats', replicationFactor: 1 },
     ...overrides,
   }
@@ -48,7 +80,12 @@ export function fakeFlowConfig (overrides: Partial<FlowConfig> = {}): FlowConfig
 
 /** Records `from .. from + count - 1`, each with a value naming its offset. */
 export function records (from: number, count: number): KafkaRecord[] {
-  return Array.from({ length: count }, (_, i) => ({ offset: String(from + i), key: null, value: Buffer.from(`v${from + i}`), timestamp: String(1_700_000_000_000 + from + i) }))
+  return Array.from({ length: count }, (_, i) => ({
+    offset: String(from + i),
+    key: null,
+    value: Buffer.from(`v${from + i}`),
+    timestamp: String(1_700_000_000_000 + from + i),
+  }))
 }
 
 /** A forwarded batch over `records` (consecutive offsets): what a record source hands over undecoded. */
@@ -319,7 +356,9 @@ export class FakeRecordSink implements RecordSink {
         throw new MirrorError(ErrorCodes.SEND_FAILED, `two record batches for ${key} in one request`, { kafkaCode: 'INVALID_RECORD' })
       }
       partitions.add(key)
-      if (write.forwarded !== undefined && this.refuseForwarded) throw new MirrorError(ErrorCodes.SEND_FAILED, 'batch too large for the topic', { kafkaCode: 'MESSAGE_TOO_LARGE' })
+      if (write.forwarded !== undefined && this.refuseForwarded) {
+        throw new MirrorError(ErrorCodes.SEND_FAILED, 'batch too large for the topic', { kafkaCode: 'MESSAGE_TOO_LARGE' })
+      }
       for (const record of write.records) {
         if (this.#refused.has(record.offset)) throw new MirrorError(ErrorCodes.SEND_FAILED, 'record too large', { kafkaCode: 'MESSAGE_TOO_LARGE' })
       }

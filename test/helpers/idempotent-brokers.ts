@@ -1,7 +1,9 @@
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
-const { parse: parseProduceResponse } = require('@kafka-mirror-sidecar/kafkajs/src/protocol/requests/produce/v3/response') as { parse: (data: ProduceAnswer) => Promise<ProduceAnswer> }
+const { parse: parseProduceResponse } = require('@kafka-mirror-sidecar/kafkajs/src/protocol/requests/produce/v3/response') as {
+  parse: (data: ProduceAnswer) => Promise<ProduceAnswer>
+}
 const { KafkaJSBrokerNotFound } = require('@kafka-mirror-sidecar/kafkajs/src/errors') as { KafkaJSBrokerNotFound: new (message: string) => Error }
 
 /** Kafka's error codes the fake answers with. */
@@ -131,7 +133,13 @@ export class IdempotentBrokers {
   }
 
   #write (nodeId: number, topic: string, producerId: number, entry: ProduceEntry): PartitionAnswer {
-    const answer = (errorCode: number, baseOffset = -1): PartitionAnswer => ({ partition: entry.partition, errorCode, baseOffset: String(baseOffset), logAppendTime: '-1', logStartOffset: '0' })
+    const answer = (errorCode: number, baseOffset = -1): PartitionAnswer => ({
+      partition: entry.partition,
+      errorCode,
+      baseOffset: String(baseOffset),
+      logAppendTime: '-1',
+      logStartOffset: '0',
+    })
     const leaders = this.leaders.get(topic) ?? []
     if (entry.partition >= leaders.length) return answer(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     if (leaders[entry.partition] !== nodeId) return answer(ErrorCode.NOT_LEADER_OR_FOLLOWER)

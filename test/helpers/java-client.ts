@@ -87,9 +87,28 @@ export interface JavaSyncStoreTranslation {
  * with), built for the flow `sourceAlias` -> `targetAlias` with `offset-syncs.topic.location` =
  * `location`.
  */
-export async function javaSyncStoreTranslate (flow: { readonly sourceBootstrap: string, readonly targetBootstrap: string, readonly sourceAlias: string, readonly targetAlias: string, readonly location: 'source' | 'target' }, topic: string, offsets: ReadonlyArray<readonly [number, bigint]>): Promise<JavaSyncStoreTranslation[]> {
+export async function javaSyncStoreTranslate (
+  flow: {
+    readonly sourceBootstrap: string
+    readonly targetBootstrap: string
+    readonly sourceAlias: string
+    readonly targetAlias: string
+    readonly location: 'source' | 'target'
+  },
+  topic: string,
+  offsets: ReadonlyArray<readonly [number, bigint]>
+): Promise<JavaSyncStoreTranslation[]> {
   const specs = offsets.map(([partition, offset]) => `${partition}:${offset}`).join(',')
-  return await runProbe(['sync-store', flow.sourceBootstrap, flow.targetBootstrap, flow.sourceAlias, flow.targetAlias, flow.location, topic, specs]) as JavaSyncStoreTranslation[]
+  return (await runProbe([
+    'sync-store',
+    flow.sourceBootstrap,
+    flow.targetBootstrap,
+    flow.sourceAlias,
+    flow.targetAlias,
+    flow.location,
+    topic,
+    specs,
+  ])) as JavaSyncStoreTranslation[]
 }
 
 /** `MirrorClient.remoteConsumerOffsets(group, sourceAlias, timeout)` on the cluster at `bootstrap`, sorted by topic and partition. */

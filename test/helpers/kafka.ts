@@ -168,7 +168,10 @@ export function recordView (r: ReadRecord): Record<string, unknown> {
     key: r.key?.toString('base64') ?? null,
     value: r.value?.toString('base64') ?? null,
     timestamp: r.timestamp,
-    headers: Object.entries(r.headers).map(([k, v]) => [k, Array.isArray(v) ? v.map(x => Buffer.from(x).toString('base64')) : v === undefined ? null : Buffer.from(v).toString('base64')]),
+    headers: Object.entries(r.headers).map(([k, v]) => [
+      k,
+      Array.isArray(v) ? v.map(x => Buffer.from(x).toString('base64')) : v === undefined ? null : Buffer.from(v).toString('base64'),
+    ]),
   }
 }
 

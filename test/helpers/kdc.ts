@@ -76,7 +76,10 @@ export class MitKdc {
       `  kdc = FILE:${join(dir, 'kdc.log')}`,
       '',
     ].join('\n'))
-    execFileSync(program('kdb5_util'), ['create', '-s', '-r', REALM, '-P', randomBytes(12).toString('hex')], { env: kdc.#env, stdio: ['ignore', 'pipe', 'pipe'] })
+    execFileSync(program('kdb5_util'), ['create', '-s', '-r', REALM, '-P', randomBytes(12).toString('hex')], {
+      env: kdc.#env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     const child = spawn(program('krb5kdc'), ['-n', '-P', join(dir, 'kdc.pid')], { env: kdc.#env, stdio: ['ignore', 'pipe', 'pipe'] })
     let output = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => { output += chunk })
@@ -99,8 +102,9 @@ export class MitKdc {
     return await new Promise((resolve, reject) => {
       execFile(program('kadmin.local'), ['-q', query], { env: this.#env }, (error, stdout, stderr) => {
         // kadmin.local exits 0 even when the query failed: its error goes to stderr.
-        if (error !== null || /^kadmin\.local: |error|not found|exists/im.test(stderr)) reject(new Error(`kadmin.local -q "${query}": ${stderr || String(error)}`))
-        else resolve(stdout)
+        if (error !== null || /^kadmin\.local: |error|not found|exists/im.test(stderr)) {
+          reject(new Error(`kadmin.local -q "${query}": ${stderr || String(error)}`))
+        } else resolve(stdout)
       })
     })
   }

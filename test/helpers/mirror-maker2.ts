@@ -61,7 +61,15 @@ export async function startMirrorMaker2 (t: TestContext, run: Mm2Run): Promise<M
   const config = join(dir, 'mm2.properties')
   writeFileSync(config, Object.entries(entries).map(([key, value]) => `${key}=${value}`).join('\n') + '\n')
   const logFile = join(dir, 'mm2.log')
-  const child = await spawnJavaMain({ distribution, mainClass: 'org.apache.kafka.connect.mirror.MirrorMaker', args: [config, '--clusters', d], maxHeap: '384m', loggingConfigFile: join(dir, 'log4j2.properties'), logFile, stdoutFile: join(dir, 'mm2.stdout.log') })
+  const child = await spawnJavaMain({
+    distribution,
+    mainClass: 'org.apache.kafka.connect.mirror.MirrorMaker',
+    args: [config, '--clusters', d],
+    maxHeap: '384m',
+    loggingConfigFile: join(dir, 'log4j2.properties'),
+    logFile,
+    stdoutFile: join(dir, 'mm2.stdout.log'),
+  })
   const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
   const terminate = async (signal: NodeJS.Signals): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal)

@@ -49,9 +49,18 @@ export interface PrometheusOptions {
  * else the first of the places packages put them.
  */
 export function consoleLibrariesDir (): string {
-  const candidates = [process.env.PROMETHEUS_CONSOLE_LIBRARIES, '/usr/share/prometheus/console_libraries', '/usr/share/doc/prometheus/examples/console_libraries', '/etc/prometheus/console_libraries']
+  const candidates = [
+    process.env.PROMETHEUS_CONSOLE_LIBRARIES,
+    '/usr/share/prometheus/console_libraries',
+    '/usr/share/doc/prometheus/examples/console_libraries',
+    '/etc/prometheus/console_libraries',
+  ]
   const found = candidates.find(dir => dir !== undefined && existsSync(join(dir, 'prom.lib')))
-  if (found === undefined) throw new Error('no prom.lib in /usr/share/prometheus/console_libraries or /usr/share/doc/prometheus/examples/console_libraries: install Debian\'s prometheus (scripts/ensure-test-tools.sh) or set PROMETHEUS_CONSOLE_LIBRARIES')
+  if (found === undefined) {
+    throw new Error(
+      "no prom.lib in /usr/share/prometheus/console_libraries or /usr/share/doc/prometheus/examples/console_libraries: install Debian's prometheus (scripts/ensure-test-tools.sh) or set PROMETHEUS_CONSOLE_LIBRARIES"
+    )
+  }
   return found
 }
 
@@ -99,13 +108,19 @@ export class PrometheusServer {
     }
     // JSON is YAML: Prometheus reads it as is.
     await writeFile(join(dir, 'prometheus.yml'), JSON.stringify(config, null, 2))
-    const child = spawn(process.env.PROMETHEUS ?? 'prometheus', [
-      `--config.file=${join(dir, 'prometheus.yml')}`,
-      `--storage.tsdb.path=${join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${this.#port}`,
-      '--web.enable-lifecycle',
-      ...(this.#options.consoleTemplatesDir === undefined ? [] : [`--web.console.templates=${this.#options.consoleTemplatesDir}`, `--web.console.libraries=${consoleLibrariesDir()}`]),
-    ], { stdio: ['ignore', 'ignore', 'pipe'] })
+    const child = spawn(
+      process.env.PROMETHEUS ?? 'prometheus',
+      [
+        `--config.file=${join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${this.#port}`,
+        '--web.enable-lifecycle',
+        ...(this.#options.consoleTemplatesDir === undefined
+          ? []
+          : [`--web.console.templates=${this.#options.consoleTemplatesDir}`, `--web.console.libraries=${consoleLibrariesDir()}`]),
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] }
+    )
     this.#process = child
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { this.#log = (this.#log + chunk).slice(-20_000) })
     await waitUntil(async () => {

@@ -43,20 +43,83 @@ export function makeCertificates (): TestCertificates {
   const dir = mkdtempSync(join(tmpdir(), 'mirror-tls-'))
   const days = '2'
   openssl(dir, ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', days, '-subj', '/CN=mirror-test-ca'])
-  openssl(dir, ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'other-ca.key', '-out', 'other-ca.pem', '-days', days, '-subj', '/CN=mirror-other-ca'])
+  openssl(dir, [
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'other-ca.key',
+    '-out',
+    'other-ca.pem',
+    '-days',
+    days,
+    '-subj',
+    '/CN=mirror-other-ca',
+  ])
   writeFileSync(join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n')
   openssl(dir, ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost'])
-  openssl(dir, ['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', days, '-extfile', 'san.ext'])
+  openssl(dir, [
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'server.pem',
+    '-days',
+    days,
+    '-extfile',
+    'san.ext',
+  ])
   openssl(dir, ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'client.key', '-out', 'client.csr', '-subj', '/CN=mirror-client'])
   openssl(dir, ['x509', '-req', '-in', 'client.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'client.pem', '-days', days])
   openssl(dir, ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'foreign-client.key', '-out', 'foreign-client.csr', '-subj', '/CN=mirror-foreign-client'])
-  openssl(dir, ['x509', '-req', '-in', 'foreign-client.csr', '-CA', 'other-ca.pem', '-CAkey', 'other-ca.key', '-CAcreateserial', '-out', 'foreign-client.pem', '-days', days])
+  openssl(dir, [
+    'x509',
+    '-req',
+    '-in',
+    'foreign-client.csr',
+    '-CA',
+    'other-ca.pem',
+    '-CAkey',
+    'other-ca.key',
+    '-CAcreateserial',
+    '-out',
+    'foreign-client.pem',
+    '-days',
+    days,
+  ])
   const read = (name: string): string => readFileSync(join(dir, name), 'utf8')
   writeFileSync(join(dir, 'server-keystore.pem'), read('server.key') + read('server.pem') + read('ca.pem'))
   writeFileSync(join(dir, 'client-keystore.pem'), read('client.key') + read('client.pem') + read('ca.pem'))
   writeFileSync(join(dir, 'foreign-client-keystore.pem'), read('foreign-client.key') + read('foreign-client.pem') + read('other-ca.pem'))
   const passwords = { MIRROR_TEST_KEYSTORE_PW: STORE_PASSWORDS.keystore, MIRROR_TEST_TRUSTSTORE_PW: STORE_PASSWORDS.truststore }
-  openssl(dir, ['pkcs12', '-export', '-inkey', 'client.key', '-in', 'client.pem', '-certfile', 'ca.pem', '-name', 'mirror-client', '-out', 'client-keystore.p12', '-passout', 'env:MIRROR_TEST_KEYSTORE_PW'], passwords)
+  openssl(
+    dir,
+    [
+      'pkcs12',
+      '-export',
+      '-inkey',
+      'client.key',
+      '-in',
+      'client.pem',
+      '-certfile',
+      'ca.pem',
+      '-name',
+      'mirror-client',
+      '-out',
+      'client-keystore.p12',
+      '-passout',
+      'env:MIRROR_TEST_KEYSTORE_PW',
+    ],
+    passwords
+  )
   openssl(dir, ['pkcs12', '-export', '-nokeys', '-in', 'ca.pem', '-out', 'truststore.p12', '-passout', 'env:MIRROR_TEST_TRUSTSTORE_PW'], passwords)
   return {
     dir,
@@ -97,12 +160,44 @@ function keytool (dir: string, args: string[]): void {
 export function makeJavaStores (certificates: TestCertificates): JavaStores {
   const dir = certificates.dir
   const pw = JAVA_STORE_PASSWORDS
-  const fromP12 = (out: string, keyPassword: string): void => keytool(dir, ['-importkeystore', '-noprompt', '-srckeystore', certificates.clientKeystoreP12, '-srcstoretype', 'PKCS12',
-    '-srcstorepass', STORE_PASSWORDS.keystore, '-srcalias', 'mirror-client', '-destkeystore', out, '-deststoretype', 'JKS', '-deststorepass', pw.keystore, '-destkeypass', keyPassword])
+  const fromP12 = (out: string, keyPassword: string): void =>
+    keytool(dir, [
+      '-importkeystore',
+      '-noprompt',
+      '-srckeystore',
+      certificates.clientKeystoreP12,
+      '-srcstoretype',
+      'PKCS12',
+      '-srcstorepass',
+      STORE_PASSWORDS.keystore,
+      '-srcalias',
+      'mirror-client',
+      '-destkeystore',
+      out,
+      '-deststoretype',
+      'JKS',
+      '-deststorepass',
+      pw.keystore,
+      '-destkeypass',
+      keyPassword,
+    ])
   fromP12('client-keystore.jks', pw.key)
   fromP12('client-keystore-one-password.jks', pw.keystore)
   for (const [out, type] of [['truststore.jks', 'JKS'], ['truststore-keytool.p12', 'PKCS12'], ['truststore.jceks', 'JCEKS']] as const) {
-    keytool(dir, ['-importcert', '-noprompt', '-alias', 'mirror-ca', '-file', certificates.caPem, '-keystore', out, '-storetype', type, '-storepass', pw.truststore])
+    keytool(dir, [
+      '-importcert',
+      '-noprompt',
+      '-alias',
+      'mirror-ca',
+      '-file',
+      certificates.caPem,
+      '-keystore',
+      out,
+      '-storetype',
+      type,
+      '-storepass',
+      pw.truststore,
+    ])
   }
   return {
     clientKeystoreJks: join(dir, 'client-keystore.jks'),

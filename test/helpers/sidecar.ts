@@ -40,12 +40,20 @@ export interface SidecarRun {
 
 /** Runs the real `mirror-sidecar` binary with MirrorMaker 1 flags; killed (SIGKILL) when the test ends. */
 export function spawnSidecar (t: TestContext, run: SidecarRun, bin?: string): SidecarProcess {
-  const consumerConfig = writeProperties({ 'bootstrap.servers': run.source.bootstrap, 'group.id': run.groupId, 'auto.offset.reset': 'earliest', ...run.consumer }, 'source.properties')
+  const consumerConfig = writeProperties(
+    { 'bootstrap.servers': run.source.bootstrap, 'group.id': run.groupId, 'auto.offset.reset': 'earliest', ...run.consumer },
+    'source.properties'
+  )
   const producerConfig = writeProperties({ 'bootstrap.servers': run.target.bootstrap, acks: 'all', ...run.producer }, 'target.properties')
   const given = new Set((run.args ?? []).filter(arg => arg.startsWith('--')))
   const defaults = [['--offset.commit.interval.ms', '500'], ['--refresh.topics.interval.ms', '1000'], ['--metrics.port', '0'], ['--metrics.host', '127.0.0.1']]
     .filter(([flag]) => !given.has(flag as string)).flat() as string[]
-  return spawnSidecarArgs(t, ['--consumer.config', consumerConfig, '--producer.config', producerConfig, '--whitelist', run.include, ...defaults, ...(run.args ?? [])], run.env, bin)
+  return spawnSidecarArgs(
+    t,
+    ['--consumer.config', consumerConfig, '--producer.config', producerConfig, '--whitelist', run.include, ...defaults, ...(run.args ?? [])],
+    run.env,
+    bin
+  )
 }
 
 /** Runs `mirror-sidecar args...`: the compiled one of this checkout, or `bin` (an installed executable) when given. */

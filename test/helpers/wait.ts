@@ -1,7 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 
 /** Polls `condition` until it returns true; fails with `message` (and the last error) after `timeoutMs`. */
-export async function waitUntil (condition: () => boolean | Promise<boolean>, { timeoutMs = 30_000, intervalMs = 100, message = 'condition' } = {}): Promise<void> {
+export async function waitUntil (
+  condition: () => boolean | Promise<boolean>,
+  { timeoutMs = 30_000, intervalMs = 100, message = 'condition' } = {}
+): Promise<void> {
   const deadline = Date.now() + timeoutMs
   let lastError: unknown
   for (;;) {
@@ -11,7 +14,9 @@ export async function waitUntil (condition: () => boolean | Promise<boolean>, { 
       lastError = error
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${message}` + (lastError === undefined ? '' : `: ${String((lastError as Error).message ?? lastError)}`))
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${message}` + (lastError === undefined ? '' : `: ${String((lastError as Error).message ?? lastError)}`)
+      )
     }
     await sleep(intervalMs)
   }

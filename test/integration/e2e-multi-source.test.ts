@@ -1,6 +1,17 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { createTopic, deleteTopicIfExists, produce, readAll, sharedClusters, startExtraCluster, recordView, totalRecords, uniqueName, withAdmin } from '../helpers/kafka.js'
+import {
+  createTopic,
+  deleteTopicIfExists,
+  produce,
+  readAll,
+  sharedClusters,
+  startExtraCluster,
+  recordView,
+  totalRecords,
+  uniqueName,
+  withAdmin,
+} from '../helpers/kafka.js'
 import { spawnSidecarArgs, waitMirroring, writeProperties } from '../helpers/sidecar.js'
 import { sampleSum, scrape, sidecarHttpPort } from '../helpers/sidecar-http.js'
 import { waitUntil } from '../helpers/wait.js'
@@ -17,7 +28,8 @@ test('several --consumer.config (MirrorMaker 1 style): two source clusters into 
   await produce(source, fromFirst, Array.from({ length: 40 }, (_, i) => ({ partition: i % 2, key: `a${i}`, value: `first-${i}` })))
   await produce(second, fromSecond, Array.from({ length: 30 }, (_, i) => ({ partition: i % 3, key: `b${i}`, value: `second-${i}` })))
 
-  const consumerConfig = (bootstrap: string, name: string): string => writeProperties({ 'bootstrap.servers': bootstrap, 'group.id': uniqueName('e2e-multi'), 'auto.offset.reset': 'earliest' }, name)
+  const consumerConfig = (bootstrap: string, name: string): string =>
+    writeProperties({ 'bootstrap.servers': bootstrap, 'group.id': uniqueName('e2e-multi'), 'auto.offset.reset': 'earliest' }, name)
   const sidecar = spawnSidecarArgs(t, [
     '--consumer.config', consumerConfig(source.bootstrap, 'first.properties'),
     '--consumer.config', consumerConfig(second.bootstrap, 'second.properties'),
@@ -27,8 +39,10 @@ test('several --consumer.config (MirrorMaker 1 style): two source clusters into 
   ])
   const port = await sidecarHttpPort(sidecar)
   await waitMirroring(sidecar)
-  await waitUntil(() => sidecar.stderr().includes('"msg":"mirroring","flow":"source1->target"') && sidecar.stderr().includes('"msg":"mirroring","flow":"source2->target"'),
-    { timeoutMs: 30_000, message: 'both flows to start' })
+  await waitUntil(
+    () => sidecar.stderr().includes('"msg":"mirroring","flow":"source1->target"') && sidecar.stderr().includes('"msg":"mirroring","flow":"source2->target"'),
+    { timeoutMs: 30_000, message: 'both flows to start' }
+  )
   // Compared with what the sources hold: a producer retry on the fresh cluster may have written a record twice there.
   const expected = [await totalRecords(source, fromFirst), await totalRecords(second, fromSecond)]
   assert.ok(expected[0] as bigint >= 40n && expected[1] as bigint >= 30n)

@@ -89,7 +89,22 @@ interface JsonPlan { groups: Array<{ group: string, blocker: string | null, outc
 
 /** Runs `mirror-check failover|failback --execute` for `group` with both flows' syncs (aliases A and B); returns the plan. */
 async function move (direction: 'failover' | 'failback', pair: Pair, group: string): Promise<{ code: number, plan: JsonPlan, stderr: string }> {
-  const result = await runMirrorCheck([direction, '--source', pair.a.bootstrap, '--target', pair.b.bootstrap, '--source-alias', 'A', '--target-alias', 'B', '--group', group, '--execute', '--format', 'json'])
+  const result = await runMirrorCheck([
+    direction,
+    '--source',
+    pair.a.bootstrap,
+    '--target',
+    pair.b.bootstrap,
+    '--source-alias',
+    'A',
+    '--target-alias',
+    'B',
+    '--group',
+    group,
+    '--execute',
+    '--format',
+    'json',
+  ])
   let plan: JsonPlan
   try {
     plan = JSON.parse(result.stdout) as JsonPlan
@@ -120,92 +135,141 @@ async function consumeLeg (cluster: LocalCluster, topic: string, group: string, 
   return read
 }
 
-test('failover A -> B, consume and produce on B, failback B -> A: the group reads every record once, none again and none skipped, on both moves (offset syncs of both flows)', { timeout: 300_000 }, async t => {
-  const pair = await activeActive(t, 'fbk')
-  const { a, b, topic } = pair
-  const sidecar = await startMirror(t, pair)
-  const group = uniqueName('fb-app')
-  const reads = new Reads()
+test(
+  'failover A -> B, consume and produce on B, failback B -> A: the group reads every record once, none again and none skipped, on both moves (offset syncs of both flows)',
+  { timeout: 300_000 },
+  async t => {
+    const pair = await activeActive(t, 'fbk')
+    const { a, b, topic } = pair
+    const sidecar = await startMirror(t, pair)
+    const group = uniqueName('fb-app')
+    const reads = new Reads()
 
-  // On A: the producers write 100 records per partition, the application reads 40 of partition 0 and 70 of partition 1.
-  await produce(a, topic, [...tagged('a', 0, 100), ...tagged('a', 1, 100)])
-  await consumeLeg(a, topic, group, new Map([[0, 40], [1, 70]]), reads)
-  await settled(pair, 200, sidecar)
+    // On A: the producers write 100 records per partition, the application reads 40 of partition 0 and 70 of partition 1.
+    await produce(a, topic, [...tagged('a', 0, 100), ...tagged('a', 1, 100)])
+    await consumeLeg(
+      a,
+      topic,
+      group,
+      new Map([
+        [0, 40],
+        [1, 70],
+      ]),
+      reads
+    )
+    await settled(pair, 200, sidecar)
 
-  // Failover A -> B.
-  const over = await move('failover', pair, group)
-  assert.equal(over.code, 0, over.stderr)
-  assert.deepEqual(over.plan.groups[0]?.partitions.map(p => [p.partition, p.currentOffset, p.plannedOffset, p.reReads, p.action]), [[0, 40, 40, 0, 'commit'], [1, 70, 70, 0, 'commit']])
-  reads.move()
+    // Failover A -> B.
+    const over = await move('failover', pair, group)
+    assert.equal(over.code, 0, over.stderr)
+    assert.deepEqual(
+      over.plan.groups[0]?.partitions.map(p => [p.partition, p.currentOffset, p.plannedOffset, p.reReads, p.action]),
+      [
+        [0, 40, 40, 0, 'commit'],
+        [1, 70, 70, 0, 'commit'],
+      ]
+    )
+    reads.move()
 
-  // On B: the application reads the rest of A's records on partition 0 and 10 more on partition 1;
-  // its producers now write on B (50 per partition); it reads 20 of those on partition 0. The
-  // flow B -> A copies them back to A.
-  const onB = await consumeLeg(b, topic, group, new Map([[0, 60], [1, 10]]), reads)
-  await produce(b, topic, [...tagged('b', 0, 50), ...tagged('b', 1, 50)])
-  onB.push(...await consumeLeg(b, topic, group, new Map([[0, 20]]), reads))
-  assert.deepEqual([onB.find(v => v.startsWith('a-0-')), onB.find(v => v.startsWith('a-1-'))], ['a-0-40', 'a-1-70'], 'on B the group starts at the first record it had not read on A')
-  const reReadAtFailover = reads.reReadSinceMove(onB)
-  await settled(pair, 300, sidecar)
+    // On B: the application reads the rest of A's records on partition 0 and 10 more on partition 1;
+    // its producers now write on B (50 per partition); it reads 20 of those on partition 0. The
+    // flow B -> A copies them back to A.
+    const onB = await consumeLeg(
+      b,
+      topic,
+      group,
+      new Map([
+        [0, 60],
+        [1, 10],
+      ]),
+      reads
+    )
+    await produce(b, topic, [...tagged('b', 0, 50), ...tagged('b', 1, 50)])
+    onB.push(...(await consumeLeg(b, topic, group, new Map([[0, 20]]), reads)))
+    assert.deepEqual(
+      [onB.find(v => v.startsWith('a-0-')), onB.find(v => v.startsWith('a-1-'))],
+      ['a-0-40', 'a-1-70'],
+      'on B the group starts at the first record it had not read on A'
+    )
+    const reReadAtFailover = reads.reReadSinceMove(onB)
+    await settled(pair, 300, sidecar)
 
-  // Failback B -> A: partition 0 is past A's records (the B -> A syncs translate it), partition 1
-  // still inside them (the A -> B syncs translate it: through the B -> A syncs alone it would jump
-  // to B's first own record, skipping A's records 80..99).
-  const back = await move('failback', pair, group)
-  assert.equal(back.code, 0, back.stderr)
-  assert.deepEqual(back.plan.groups[0]?.partitions.map(p => [p.partition, p.currentOffset, p.plannedOffset, p.reReads, p.action]), [[0, 120, 120, 0, 'commit'], [1, 80, 80, 0, 'commit']])
-  reads.move()
-  await stopMirror(sidecar)
+    // Failback B -> A: partition 0 is past A's records (the B -> A syncs translate it), partition 1
+    // still inside them (the A -> B syncs translate it: through the B -> A syncs alone it would jump
+    // to B's first own record, skipping A's records 80..99).
+    const back = await move('failback', pair, group)
+    assert.equal(back.code, 0, back.stderr)
+    assert.deepEqual(
+      back.plan.groups[0]?.partitions.map(p => [p.partition, p.currentOffset, p.plannedOffset, p.reReads, p.action]),
+      [
+        [0, 120, 120, 0, 'commit'],
+        [1, 80, 80, 0, 'commit'],
+      ]
+    )
+    reads.move()
+    await stopMirror(sidecar)
 
-  // Back on A: the group reads to the end.
-  const onA = (await readAsGroup(a, topic, group)).map(r => r.value?.toString() ?? 'null')
-  for (const v of onA) reads.hear(v)
-  const reReadAtFailback = reads.reReadSinceMove(onA)
-  const all = (await readAll(a, topic)).map(r => r.value?.toString() ?? 'null')
-  const { reRead, skipped } = reads.audit(all)
-  t.diagnostic(`FAILBACK ${JSON.stringify({ records: all.length, readOnB: onB.length, readBackOnA: onA.length, reReadAtFailover, reReadAtFailback, reReadInAll: reRead, skipped: skipped.length })}`)
-  assert.equal(reReadAtFailover, 0, 'nothing read again after the failover')
-  assert.equal(reReadAtFailback, 0, 'nothing read again after the failback')
-  assert.deepEqual(skipped, [], 'nothing skipped')
-  assert.equal(reRead, 0)
-  assert.equal(all.length, 300)
-})
+    // Back on A: the group reads to the end.
+    const onA = (await readAsGroup(a, topic, group)).map(r => r.value?.toString() ?? 'null')
+    for (const v of onA) reads.hear(v)
+    const reReadAtFailback = reads.reReadSinceMove(onA)
+    const all = (await readAll(a, topic)).map(r => r.value?.toString() ?? 'null')
+    const { reRead, skipped } = reads.audit(all)
+    t.diagnostic(
+      `FAILBACK ${JSON.stringify({ records: all.length, readOnB: onB.length, readBackOnA: onA.length, reReadAtFailover, reReadAtFailback, reReadInAll: reRead, skipped: skipped.length })}`
+    )
+    assert.equal(reReadAtFailover, 0, 'nothing read again after the failover')
+    assert.equal(reReadAtFailback, 0, 'nothing read again after the failback')
+    assert.deepEqual(skipped, [], 'nothing skipped')
+    assert.equal(reRead, 0)
+    assert.equal(all.length, 300)
+  }
+)
 
-test('failback where the two clusters hold records in different orders: starts at the first record the group has not read, skips nothing, and says how many it reads again', { timeout: 300_000 }, async t => {
-  const pair = await activeActive(t, 'fbx')
-  const { a, b, topic } = pair
-  let sidecar = await startMirror(t, pair)
-  const group = uniqueName('fb-app')
-  const reads = new Reads()
-  await produce(a, topic, tagged('a', 0, 30))
-  await consumeLeg(a, topic, group, new Map([[0, 30]]), reads)
-  await settled(pair, 30, sidecar)
-  const over = await move('failover', pair, group)
-  assert.equal(over.code, 0, over.stderr)
-  reads.move()
+test(
+  'failback where the two clusters hold records in different orders: starts at the first record the group has not read, skips nothing, and says how many it reads again',
+  { timeout: 300_000 },
+  async t => {
+    const pair = await activeActive(t, 'fbx')
+    const { a, b, topic } = pair
+    let sidecar = await startMirror(t, pair)
+    const group = uniqueName('fb-app')
+    const reads = new Reads()
+    await produce(a, topic, tagged('a', 0, 30))
+    await consumeLeg(a, topic, group, new Map([[0, 30]]), reads)
+    await settled(pair, 30, sidecar)
+    const over = await move('failover', pair, group)
+    assert.equal(over.code, 0, over.stderr)
+    reads.move()
 
-  // Both clusters take writes while the mirror is down: A's 10 land on B after B's 5, and B's 5 on A after A's 10.
-  await stopMirror(sidecar)
-  await produce(a, topic, tagged('a-late', 0, 10))
-  await produce(b, topic, tagged('b', 0, 5))
-  sidecar = await startMirror(t, pair)
-  await settled(pair, 45, sidecar)
-  // On B: B's 5, then 3 of A's late ones.
-  const onB = await consumeLeg(b, topic, group, new Map([[0, 8]]), reads)
-  assert.deepEqual(onB.slice(0, 6), ['b-0-0', 'b-0-1', 'b-0-2', 'b-0-3', 'b-0-4', 'a-late-0-0'])
+    // Both clusters take writes while the mirror is down: A's 10 land on B after B's 5, and B's 5 on A after A's 10.
+    await stopMirror(sidecar)
+    await produce(a, topic, tagged('a-late', 0, 10))
+    await produce(b, topic, tagged('b', 0, 5))
+    sidecar = await startMirror(t, pair)
+    await settled(pair, 45, sidecar)
+    // On B: B's 5, then 3 of A's late ones.
+    const onB = await consumeLeg(b, topic, group, new Map([[0, 8]]), reads)
+    assert.deepEqual(onB.slice(0, 6), ['b-0-0', 'b-0-1', 'b-0-2', 'b-0-3', 'b-0-4', 'a-late-0-0'])
 
-  const back = await move('failback', pair, group)
-  assert.equal(back.code, 0, back.stderr)
-  // On A the order is A's 30, A's late 10, B's 5: the first record not read is a-late-0-3 (A offset 33); from there B's 5 come again.
-  assert.deepEqual(back.plan.groups[0]?.partitions.map(p => [p.currentOffset, p.plannedOffset, p.reReads]), [[38, 33, 5]])
-  assert.match(back.stderr, /orders-0 \(5\): the two clusters hold those records in different orders .*\(nothing skipped\)/)
-  reads.move()
-  await stopMirror(sidecar)
-  const onA = (await readAsGroup(a, topic, group)).map(r => r.value?.toString() ?? 'null')
-  for (const v of onA) reads.hear(v)
-  const { reRead, skipped } = reads.audit((await readAll(a, topic)).map(r => r.value?.toString() ?? 'null'))
-  t.diagnostic(`FAILBACK-INTERLEAVED ${JSON.stringify({ readBackOnA: onA.length, reReadAtFailback: reads.reReadSinceMove(onA), reported: back.plan.groups[0]?.partitions[0]?.reReads, skipped: skipped.length })}`)
-  assert.equal(reads.reReadSinceMove(onA), 5, 'exactly the records the plan said are read again')
-  assert.equal(reRead, 5)
-  assert.deepEqual(skipped, [], 'nothing skipped')
-})
+    const back = await move('failback', pair, group)
+    assert.equal(back.code, 0, back.stderr)
+    // On A the order is A's 30, A's late 10, B's 5: the first record not read is a-late-0-3 (A offset 33); from there B's 5 come again.
+    assert.deepEqual(
+      back.plan.groups[0]?.partitions.map(p => [p.currentOffset, p.plannedOffset, p.reReads]),
+      [[38, 33, 5]]
+    )
+    assert.match(back.stderr, /orders-0 \(5\): the two clusters hold those records in different orders .*\(nothing skipped\)/)
+    reads.move()
+    await stopMirror(sidecar)
+    const onA = (await readAsGroup(a, topic, group)).map(r => r.value?.toString() ?? 'null')
+    for (const v of onA) reads.hear(v)
+    const { reRead, skipped } = reads.audit((await readAll(a, topic)).map(r => r.value?.toString() ?? 'null'))
+    t.diagnostic(
+      `FAILBACK-INTERLEAVED ${JSON.stringify({ readBackOnA: onA.length, reReadAtFailback: reads.reReadSinceMove(onA), reported: back.plan.groups[0]?.partitions[0]?.reReads, skipped: skipped.length })}`
+    )
+    assert.equal(reads.reReadSinceMove(onA), 5, 'exactly the records the plan said are read again')
+    assert.equal(reRead, 5)
+    assert.deepEqual(skipped, [], 'nothing skipped')
+  }
+)

@@ -36,7 +36,11 @@ test('an active target group is never overwritten; a target group moves backward
   await waitMirroring(sidecar)
   const checkpointed = async (group: string, sourceOffset: bigint): Promise<boolean> =>
     (await loadCheckpoints(target)).some(c => c.group === group && c.topic === topic && c.upstreamOffset === sourceOffset)
-  await waitUntil(async () => await checkpointed(active, 40n) && await checkpointed(ahead, 60n), { timeoutMs: 30_000, intervalMs: 500, message: 'checkpoints of both groups' })
+  await waitUntil(async () => (await checkpointed(active, 40n)) && (await checkpointed(ahead, 60n)), {
+    timeoutMs: 30_000,
+    intervalMs: 500,
+    message: 'checkpoints of both groups',
+  })
 
   assert.equal((await committedOffsets(target, active, topic)).get(0), -1n, 'a group with members on the target is left alone')
   assert.equal((await committedOffsets(target, ahead, topic)).get(0), 90n, 'not moved backwards: the source group did not move back')
@@ -45,7 +49,10 @@ test('an active target group is never overwritten; a target group moves backward
   await waitUntil(async () => (await committedOffsets(target, active, topic)).get(0) === 40n, { timeoutMs: 30_000, message: 'the idle group to be synced' })
 
   await commitAsAdmin(source, ahead, topic, new Map([[0, 20n]])) // the application rewound on the source
-  await waitUntil(async () => (await committedOffsets(target, ahead, topic)).get(0) === 20n, { timeoutMs: 30_000, message: 'the rewind to follow on the target' })
+  await waitUntil(async () => (await committedOffsets(target, ahead, topic)).get(0) === 20n, {
+    timeoutMs: 30_000,
+    message: 'the rewind to follow on the target',
+  })
   const checkpoints = (await loadCheckpoints(target)).filter(c => c.group === ahead)
   assert.deepEqual(checkpoints.map(c => [c.upstreamOffset, c.downstreamOffset]), [[20n, 20n]])
   sidecar.child.kill('SIGTERM')

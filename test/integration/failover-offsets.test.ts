@@ -122,7 +122,13 @@ test('failover is exact on a compacted source topic whose offsets have gaps', { 
   const { source, target } = await sharedClusters()
   const topic = await createTopic(t, source, {
     name: uniqueName('fo-compact'),
-    configs: { 'cleanup.policy': 'compact', 'segment.ms': '100', 'min.cleanable.dirty.ratio': '0.01', 'delete.retention.ms': '100', 'min.compaction.lag.ms': '0' },
+    configs: {
+      'cleanup.policy': 'compact',
+      'segment.ms': '100',
+      'min.cleanable.dirty.ratio': '0.01',
+      'delete.retention.ms': '100',
+      'min.compaction.lag.ms': '0',
+    },
   })
   let round = 0
   // Each round rolls the segment (segment.ms passed); the cleaner compacts closed segments.
@@ -134,7 +140,9 @@ test('failover is exact on a compacted source topic whose offsets have gaps', { 
     return offsets.some((o, i) => i > 0 && o !== (offsets[i - 1] as bigint) + 1n)
   }, { timeoutMs: 90_000, intervalMs: 500, message: 'the log cleaner to leave gaps in the source offsets' })
   // Freeze the source from here on, so what is compared is what was mirrored.
-  await withAdmin(source, admin => admin.alterConfigs({ validateOnly: false, resources: [{ type: 2, name: topic, configEntries: [{ name: 'cleanup.policy', value: 'delete' }] }] }))
+  await withAdmin(source, admin =>
+    admin.alterConfigs({ validateOnly: false, resources: [{ type: 2, name: topic, configEntries: [{ name: 'cleanup.policy', value: 'delete' }] }] })
+  )
   await produce(source, topic, tagged('tail', 0, 30))
   const before = await readToEnd(source, topic)
   const gaps = before.filter((r, i) => i > 0 && BigInt(r.offset) !== BigInt((before[i - 1] as typeof r).offset) + 1n).length

@@ -15,17 +15,28 @@ test('both local clusters round-trip keys, headers, null values and timestamps',
       { partition: 1, key: Buffer.from([1, 2, 3]), value: '', timestamp: '1700000000002', headers: { h: ['a', 'b'] } },
     ])
     const records = await readAll(cluster, topic)
-    assert.deepEqual(records.map(r => ({
-      partition: r.partition,
-      offset: r.offset,
-      key: r.key?.toString('hex') ?? null,
-      value: r.value?.toString() ?? null,
-      timestamp: r.timestamp,
-      headers: Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k, Array.isArray(v) ? v.map(String) : v?.toString('hex')])),
-    })), [
-      { partition: 0, offset: '0', key: Buffer.from('k0').toString('hex'), value: 'v0', timestamp: '1700000000000', headers: { h: Buffer.from('one').toString('hex'), bin: '00ff' } },
-      { partition: 1, offset: '0', key: null, value: null, timestamp: '1700000000001', headers: {} },
-      { partition: 1, offset: '1', key: '010203', value: '', timestamp: '1700000000002', headers: { h: ['a', 'b'] } },
-    ], `records read back from ${cluster.options.name}`)
+    assert.deepEqual(
+      records.map(r => ({
+        partition: r.partition,
+        offset: r.offset,
+        key: r.key?.toString('hex') ?? null,
+        value: r.value?.toString() ?? null,
+        timestamp: r.timestamp,
+        headers: Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k, Array.isArray(v) ? v.map(String) : v?.toString('hex')])),
+      })),
+      [
+        {
+          partition: 0,
+          offset: '0',
+          key: Buffer.from('k0').toString('hex'),
+          value: 'v0',
+          timestamp: '1700000000000',
+          headers: { h: Buffer.from('one').toString('hex'), bin: '00ff' },
+        },
+        { partition: 1, offset: '0', key: null, value: null, timestamp: '1700000000001', headers: {} },
+        { partition: 1, offset: '1', key: '010203', value: '', timestamp: '1700000000002', headers: { h: ['a', 'b'] } },
+      ],
+      `records read back from ${cluster.options.name}`
+    )
   }
 })

@@ -19,20 +19,56 @@ test('bad input exits 2 with a clear one-line message and no stack trace', { tim
   const topic = await createTopic(t, source)
 
   const cases: Array<[string, string[], RegExp]> = [
-    ['unknown group', ['--bootstrap-server', source.bootstrap, '--group', uniqueName('nobody')], /^mirror-check: Consumer group 'nobody-[0-9a-f]+' does not exist\.$/],
+    [
+      'unknown group',
+      ['--bootstrap-server', source.bootstrap, '--group', uniqueName('nobody')],
+      /^mirror-check: Consumer group 'nobody-[0-9a-f]+' does not exist\.$/,
+    ],
     ['unknown topic', ['--bootstrap-server', source.bootstrap, '--group', 'g', '--topic', 'no-such-topic'], /--topic "no-such-topic": no such topic/],
     ['no group', ['--bootstrap-server', source.bootstrap], /--group is required/],
-    ['bad --max-lag', ['--bootstrap-server', source.bootstrap, '--group', 'g', '--max-lag', 'lots'], /^mirror-check: --max-lag "lots": expected a non-negative integer$/],
-    ['negative --max-lag-seconds', ['--bootstrap-server', source.bootstrap, '--group', 'g', '--max-lag-seconds', '-3'], /--max-lag-seconds "-3": expected a non-negative number of seconds/],
+    [
+      'bad --max-lag',
+      ['--bootstrap-server', source.bootstrap, '--group', 'g', '--max-lag', 'lots'],
+      /^mirror-check: --max-lag "lots": expected a non-negative integer$/,
+    ],
+    [
+      'negative --max-lag-seconds',
+      ['--bootstrap-server', source.bootstrap, '--group', 'g', '--max-lag-seconds', '-3'],
+      /--max-lag-seconds "-3": expected a non-negative number of seconds/,
+    ],
     ['bad --format', ['--bootstrap-server', source.bootstrap, '--group', 'g', '--format', 'xml'], /Invalid values:|--format/],
     ['unknown flag', ['--bootstrap-server', source.bootstrap, '--group', 'g', '--colour'], /Unknown argument: colour/],
     ['bad bootstrap', ['--bootstrap-server', 'localhost', '--group', 'g'], /^mirror-check: --bootstrap-server "localhost": expected host:port/],
-    ['missing command config', ['--bootstrap-server', source.bootstrap, '--group', 'g', '--command-config', '/nonexistent/client.properties'], /--command-config "\/nonexistent\/client.properties": file not found/],
-    ['bad --partition', ['verify', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', topic, '--partition', 'one'], /--partition "one": expected a non-negative integer/],
-    ['bad --from-time', ['verify', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', topic, '--from-time', 'yesterday'], /--from-time "yesterday": expected an ISO 8601 date-time/],
-    ['unknown source topic', ['verify', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', 'no-such-topic'], /--topic "no-such-topic": no such topic on the source cluster/],
-    ['missing target topic', ['verify', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', topic], /--target-topic "[^"]+": no such topic on the target cluster/],
-    ['lag without the mirror group', ['lag', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', topic, '--group', 'absent-mirror'], /--group "absent-mirror": no such consumer group on the source cluster/],
+    [
+      'missing command config',
+      ['--bootstrap-server', source.bootstrap, '--group', 'g', '--command-config', '/nonexistent/client.properties'],
+      /--command-config "\/nonexistent\/client.properties": file not found/,
+    ],
+    [
+      'bad --partition',
+      ['verify', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', topic, '--partition', 'one'],
+      /--partition "one": expected a non-negative integer/,
+    ],
+    [
+      'bad --from-time',
+      ['verify', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', topic, '--from-time', 'yesterday'],
+      /--from-time "yesterday": expected an ISO 8601 date-time/,
+    ],
+    [
+      'unknown source topic',
+      ['verify', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', 'no-such-topic'],
+      /--topic "no-such-topic": no such topic on the source cluster/,
+    ],
+    [
+      'missing target topic',
+      ['verify', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', topic],
+      /--target-topic "[^"]+": no such topic on the target cluster/,
+    ],
+    [
+      'lag without the mirror group',
+      ['lag', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', topic, '--group', 'absent-mirror'],
+      /--group "absent-mirror": no such consumer group on the source cluster/,
+    ],
   ]
   for (const [name, args, message] of cases) {
     await t.test(name, async () => assertCleanFailure(await runMirrorCheck(args), message))
@@ -71,7 +107,23 @@ test('lag reports both log ends and the mirror position under the default replic
   t.after(() => admin.disconnect())
   await admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '20' }, { partition: 1, offset: '12' }] })
 
-  const args = ['lag', '--source', source.bootstrap, '--target', target.bootstrap, '--group', group, '--replication-policy', 'default', '--source-alias', 'east', '--separator', '_', '--format', 'csv']
+  const args = [
+    'lag',
+    '--source',
+    source.bootstrap,
+    '--target',
+    target.bootstrap,
+    '--group',
+    group,
+    '--replication-policy',
+    'default',
+    '--source-alias',
+    'east',
+    '--separator',
+    '_',
+    '--format',
+    'csv',
+  ]
   const result = await runMirrorCheck(args)
   assert.equal(result.code, 0, result.stderr)
   const rows = result.stdout.trim().split('\n').map(l => l.split(','))

@@ -24,7 +24,17 @@ interface DescribeRow {
 /** Runs Kafka's own `kafka-consumer-groups --describe` from the same jars and parses its rows. */
 async function kafkaDescribe (bootstrap: string, group: string): Promise<DescribeRow[]> {
   const { classpath } = await ensureKafkaDistribution()
-  const { stdout } = await execFileAsync('java', ['-Xmx256m', '-cp', classpath, 'org.apache.kafka.tools.consumer.group.ConsumerGroupCommand', '--bootstrap-server', bootstrap, '--describe', '--group', group])
+  const { stdout } = await execFileAsync('java', [
+    '-Xmx256m',
+    '-cp',
+    classpath,
+    'org.apache.kafka.tools.consumer.group.ConsumerGroupCommand',
+    '--bootstrap-server',
+    bootstrap,
+    '--describe',
+    '--group',
+    group,
+  ])
   return stdout.split('\n').map(l => l.trim().split(/\s+/)).filter(cols => cols[0] === group).map(cols => {
     const [, topic, partition, currentOffset, logEndOffset, lag, consumerId, host, clientId] = cols as string[]
     return {
@@ -61,7 +71,13 @@ test('the offset report equals kafka-consumer-groups --describe on a lagging gro
   // The member stays in the group (heartbeats go on) but stops fetching: lag builds up on every partition.
   consumer.pause([{ topic }])
   const oldTimestamp = Date.now() - 120_000
-  await produce(source, topic, [0, 1, 2].flatMap(partition => Array.from({ length: 5 * (partition + 1) }, (_, i) => ({ partition, value: `late${i}`, timestamp: String(oldTimestamp + i) }))))
+  await produce(
+    source,
+    topic,
+    [0, 1, 2].flatMap(partition =>
+      Array.from({ length: 5 * (partition + 1) }, (_, i) => ({ partition, value: `late${i}`, timestamp: String(oldTimestamp + i) }))
+    )
+  )
 
   const [ours, theirs] = await Promise.all([
     runMirrorCheck(['--bootstrap-server', source.bootstrap, '--group', group, '--format', 'csv']),

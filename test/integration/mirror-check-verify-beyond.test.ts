@@ -32,68 +32,109 @@ interface VerifyJson {
 async function setup (t: TestContext) {
   const { source, target } = await sharedClusters()
   const topic = await createTopic(t, source, { configs: KEEP })
-  await produce(source, topic, Array.from({ length: RECORDS }, (_, i) => ({ partition: 0, key: `key-${i}`, value: `value-${i}`, timestamp: String(BASE_TS + i * 10), headers: { n: String(i) } })))
+  await produce(
+    source,
+    topic,
+    Array.from({ length: RECORDS }, (_, i) => ({
+      partition: 0,
+      key: `key-${i}`,
+      value: `value-${i}`,
+      timestamp: String(BASE_TS + i * 10),
+      headers: { n: String(i) },
+    }))
+  )
   const records = await readAll(source, topic)
   const group = uniqueName('mirror')
   await withAdmin(source, admin => admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: String(COMMITTED) }] }))
   const writeTarget = async (offsets: readonly number[]): Promise<string> => {
     const targetTopic = await createTopic(t, target, { configs: KEEP })
-    const messages: Message[] = offsets.map(o => records[o]!).map(r => ({ partition: 0, key: r.key, value: r.value, timestamp: r.timestamp, headers: { ...r.headers } as Message['headers'] }))
+    const messages: Message[] = offsets
+      .map(o => records[o]!)
+      .map(r => ({ partition: 0, key: r.key, value: r.value, timestamp: r.timestamp, headers: { ...r.headers } as Message['headers'] }))
     await produce(target, targetTopic, messages)
     return targetTopic
   }
   const verify = async (targetTopic: string, format: 'json' | 'table', extra: string[] = []) =>
-    await runMirrorCheck(['verify', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', topic, '--target-topic', targetTopic, '--group', group, '--format', format, ...extra])
+    await runMirrorCheck([
+      'verify',
+      '--source',
+      source.bootstrap,
+      '--target',
+      target.bootstrap,
+      '--topic',
+      topic,
+      '--target-topic',
+      targetTopic,
+      '--group',
+      group,
+      '--format',
+      format,
+      ...extra,
+    ])
   return { group, writeTarget, verify }
 }
 
 const range = (from: number, until: number): number[] => Array.from({ length: until - from }, (_, i) => from + i)
 
-test('verify names the range it checked and reports the target\'s copies beyond the mirror\'s committed position: uncommitted copies alone pass', { timeout: 120_000 }, async t => {
-  const env = await setup(t)
-  const targetTopic = await env.writeTarget(range(0, RECORDS))
-  const json = await env.verify(targetTopic, 'json')
-  assert.equal(json.code, 0, json.stdout + json.stderr)
-  const report = JSON.parse(json.stdout) as VerifyJson
-  assert.equal(report.passed, true)
-  assert.equal(report.checkedUpTo, 'committed')
-  assert.equal(report.total.checked, COMMITTED)
-  assert.deepEqual(report.beyondCommitted, { records: RECORDS - COMMITTED, duplicated: 0, unmatched: 0, partitions: 1 })
-  const [p0] = report.partitions
-  assert.equal(p0?.sourceFromOffset, 0)
-  assert.equal(p0?.sourceUntilOffset, COMMITTED)
-  assert.equal(p0?.beyondCommitted?.fromTargetOffset, COMMITTED)
-  assert.equal(p0?.beyondCommitted?.untilTargetOffset, RECORDS)
+test(
+  "verify names the range it checked and reports the target's copies beyond the mirror's committed position: uncommitted copies alone pass",
+  { timeout: 120_000 },
+  async t => {
+    const env = await setup(t)
+    const targetTopic = await env.writeTarget(range(0, RECORDS))
+    const json = await env.verify(targetTopic, 'json')
+    assert.equal(json.code, 0, json.stdout + json.stderr)
+    const report = JSON.parse(json.stdout) as VerifyJson
+    assert.equal(report.passed, true)
+    assert.equal(report.checkedUpTo, 'committed')
+    assert.equal(report.total.checked, COMMITTED)
+    assert.deepEqual(report.beyondCommitted, { records: RECORDS - COMMITTED, duplicated: 0, unmatched: 0, partitions: 1 })
+    const [p0] = report.partitions
+    assert.equal(p0?.sourceFromOffset, 0)
+    assert.equal(p0?.sourceUntilOffset, COMMITTED)
+    assert.equal(p0?.beyondCommitted?.fromTargetOffset, COMMITTED)
+    assert.equal(p0?.beyondCommitted?.untilTargetOffset, RECORDS)
 
-  const table = await env.verify(targetTopic, 'table')
-  assert.equal(table.code, 0, table.stdout + table.stderr)
-  assert.match(table.stdout, /^PASSED: 60 records checked/m)
-  assert.match(table.stdout, new RegExp(`^checked: source offsets 0\\.\\.59 of partition 0 \\(up to the committed position of group '${env.group}'\\)$`, 'm'))
-  assert.match(table.stdout, /^beyond the committed position: 40 records on the target \(target 0@60\.\.99\), not compared: copies not committed yet, no duplicates among them$/m)
-})
+    const table = await env.verify(targetTopic, 'table')
+    assert.equal(table.code, 0, table.stdout + table.stderr)
+    assert.match(table.stdout, /^PASSED: 60 records checked/m)
+    assert.match(table.stdout, new RegExp(`^checked: source offsets 0\\.\\.59 of partition 0 \\(up to the committed position of group '${env.group}'\\)$`, 'm'))
+    assert.match(
+      table.stdout,
+      /^beyond the committed position: 40 records on the target \(target 0@60\.\.99\), not compared: copies not committed yet, no duplicates among them$/m
+    )
+  }
+)
 
-test('verify fails on duplicates among the copies beyond the mirror\'s committed position (a mirror that copied records 60..69 twice before committing); --allow-duplicates lets them pass, still reported', { timeout: 120_000 }, async t => {
-  const env = await setup(t)
-  const targetTopic = await env.writeTarget([...range(0, 70), ...range(COMMITTED, RECORDS)])
-  const json = await env.verify(targetTopic, 'json')
-  assert.equal(json.code, 1, json.stdout + json.stderr)
-  const report = JSON.parse(json.stdout) as VerifyJson
-  assert.equal(report.passed, false)
-  assert.equal(report.total.checked, COMMITTED)
-  assert.equal(report.total.duplicated, 0, 'the compared range itself is clean')
-  assert.deepEqual(report.beyondCommitted, { records: 50, duplicated: 10, unmatched: 0, partitions: 1 })
-  assert.deepEqual(report.partitions[0]?.beyondCommitted?.duplicateOffsets, range(70, 80))
+test(
+  "verify fails on duplicates among the copies beyond the mirror's committed position (a mirror that copied records 60..69 twice before committing); --allow-duplicates lets them pass, still reported",
+  { timeout: 120_000 },
+  async t => {
+    const env = await setup(t)
+    const targetTopic = await env.writeTarget([...range(0, 70), ...range(COMMITTED, RECORDS)])
+    const json = await env.verify(targetTopic, 'json')
+    assert.equal(json.code, 1, json.stdout + json.stderr)
+    const report = JSON.parse(json.stdout) as VerifyJson
+    assert.equal(report.passed, false)
+    assert.equal(report.total.checked, COMMITTED)
+    assert.equal(report.total.duplicated, 0, 'the compared range itself is clean')
+    assert.deepEqual(report.beyondCommitted, { records: 50, duplicated: 10, unmatched: 0, partitions: 1 })
+    assert.deepEqual(report.partitions[0]?.beyondCommitted?.duplicateOffsets, range(70, 80))
 
-  const table = await env.verify(targetTopic, 'table')
-  assert.equal(table.code, 1, table.stdout + table.stderr)
-  assert.match(table.stdout, /^FAILED: 60 records checked/m)
-  assert.match(table.stdout, /^beyond the committed position: 50 records on the target \(target 0@60\.\.109\), not compared: 10 of them duplicated \(one more copy of a source record already on the target\)$/m)
-  assert.match(table.stdout, /^duplicated beyond the committed position: target 0@70 is one more copy of a source record already on the target$/m)
+    const table = await env.verify(targetTopic, 'table')
+    assert.equal(table.code, 1, table.stdout + table.stderr)
+    assert.match(table.stdout, /^FAILED: 60 records checked/m)
+    assert.match(
+      table.stdout,
+      /^beyond the committed position: 50 records on the target \(target 0@60\.\.109\), not compared: 10 of them duplicated \(one more copy of a source record already on the target\)$/m
+    )
+    assert.match(table.stdout, /^duplicated beyond the committed position: target 0@70 is one more copy of a source record already on the target$/m)
 
-  const allowed = await env.verify(targetTopic, 'json', ['--allow-duplicates'])
-  assert.equal(allowed.code, 0, allowed.stdout + allowed.stderr)
-  assert.equal((JSON.parse(allowed.stdout) as VerifyJson).beyondCommitted.duplicated, 10)
-})
+    const allowed = await env.verify(targetTopic, 'json', ['--allow-duplicates'])
+    assert.equal(allowed.code, 0, allowed.stdout + allowed.stderr)
+    assert.equal((JSON.parse(allowed.stdout) as VerifyJson).beyondCommitted.duplicated, 10)
+  }
+)
 
 test('a copy of a compared record repeated beyond the committed position is a duplicate too', { timeout: 120_000 }, async t => {
   const env = await setup(t)

@@ -10,7 +10,13 @@ const BASE_TS = 1_760_000_000_000
 const KEEP = { 'retention.ms': '-1' }
 
 function records (partition: number, count: number): Message[] {
-  return Array.from({ length: count }, (_, i) => ({ partition, key: `k-${partition}-${i}`, value: `v-${partition}-${i}`, timestamp: String(BASE_TS + i), headers: { n: String(i) } }))
+  return Array.from({ length: count }, (_, i) => ({
+    partition,
+    key: `k-${partition}-${i}`,
+    value: `v-${partition}-${i}`,
+    timestamp: String(BASE_TS + i),
+    headers: { n: String(i) },
+  }))
 }
 
 interface Pair { readonly sourceTopic: string, readonly targetTopic: string, readonly base: string[] }
@@ -46,7 +52,15 @@ const tamper = (m: Message): Message => ({ ...m, value: `tampered ${String(m.val
 interface VerifyJson {
   passed: boolean
   total: { checked: number, missing: number, duplicated: number, extra: number, changed: number, outOfOrder: number }
-  partitions: Array<{ partition: number, sourceFromOffset: number, sourceUntilOffset: number, counts: VerifyJson['total'], findings: Array<{ kind: string, sourceOffset?: number, targetOffset?: number }>, findingsNotListed: Record<string, number>, notes: string[] }>
+  partitions: Array<{
+    partition: number
+    sourceFromOffset: number
+    sourceUntilOffset: number
+    counts: VerifyJson['total']
+    findings: Array<{ kind: string, sourceOffset?: number, targetOffset?: number }>
+    findingsNotListed: Record<string, number>
+    notes: string[]
+  }>
 }
 
 async function verifyJson (args: string[]): Promise<{ code: number, json: VerifyJson, stderr: string, ms: number }> {
@@ -107,7 +121,11 @@ test('verify --max-findings lists that many findings per kind, counts them all a
   const table = await runMirrorCheck([...env.base, ...noGroup, '--max-findings', '3'])
   assert.equal(table.code, 1)
   const listed = table.stdout.split('\n').filter(l => l.startsWith('changed value: '))
-  assert.deepEqual(listed, ['changed value: source 0@5 -> target 0@5', 'changed value: source 0@15 -> target 0@15', 'changed value: source 0@25 -> target 0@25'])
+  assert.deepEqual(listed, [
+    'changed value: source 0@5 -> target 0@5',
+    'changed value: source 0@15 -> target 0@15',
+    'changed value: source 0@25 -> target 0@25',
+  ])
   assert.match(table.stdout, /^partition 0: 4 more changed not listed \(--max-findings 3\)$/m)
 
   const byDefault = await verifyJson([...env.base, ...noGroup])
@@ -150,7 +168,10 @@ test('verify --until-mirrored stops at the group\'s committed offsets and requir
 
   const noGroup = await runMirrorCheck([...env.base, '--group', 'absent-mirror', '--until-mirrored'])
   assert.equal(noGroup.code, 2)
-  assert.equal(noGroup.stderr, 'mirror-check: --until-mirrored: consumer group \'absent-mirror\' does not exist on the source cluster; name the mirror\'s group with --group\n')
+  assert.equal(
+    noGroup.stderr,
+    "mirror-check: --until-mirrored: consumer group 'absent-mirror' does not exist on the source cluster; name the mirror's group with --group\n"
+  )
   const both = await runMirrorCheck([...env.base, '--group', group, '--until-mirrored', '--to-offset', '10'])
   assert.equal(both.code, 2)
   assert.match(both.stderr, /^mirror-check: --to-offset and --until-mirrored exclude each other; give one\n$/)
@@ -164,7 +185,10 @@ test('verify --wait waits for the group to reach the source end, then verifies e
 
   // --verbose logs each request on stderr: two OffsetFetch requests mean the wait is polling the group.
   const waiting = spawnMirrorCheck(t, [...env.base, '--group', group, '--wait', '20', '--format', 'json', '--verbose'])
-  await waitUntil(() => (waiting.stderr().match(/Request OffsetFetch/g) ?? []).length >= 2 || waiting.child.exitCode !== null, { timeoutMs: 15_000, message: 'verify --wait polling the group' })
+  await waitUntil(() => (waiting.stderr().match(/Request OffsetFetch/g) ?? []).length >= 2 || waiting.child.exitCode !== null, {
+    timeoutMs: 15_000,
+    message: 'verify --wait polling the group',
+  })
   assert.equal(waiting.child.exitCode, null, `still waiting: ${waiting.stdout()}`)
   // The mirror catches up: the rest is copied, then committed.
   await produce(target, env.targetTopic, records(0, 50).slice(30))

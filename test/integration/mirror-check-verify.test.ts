@@ -46,7 +46,11 @@ async function setup (
 interface VerifyJson {
   passed: boolean
   total: { checked: number, missing: number, duplicated: number, extra: number, changed: number, outOfOrder: number, changedFields: Record<string, number> }
-  partitions: Array<{ partition: number, counts: VerifyJson['total'], findings: Array<{ kind: string, sourceOffset?: number, targetOffset?: number, fields?: string[] }> }>
+  partitions: Array<{
+    partition: number
+    counts: VerifyJson['total']
+    findings: Array<{ kind: string, sourceOffset?: number, targetOffset?: number, fields?: string[] }>
+  }>
   misplaced: Array<{ sourcePartition: number, sourceOffset: number, targetPartition: number, targetOffset: number }>
 }
 
@@ -89,7 +93,19 @@ test('verify passes on a faithful copy, record by record and with --digest', { t
     assert.equal(json.passed, true)
     assert.deepEqual(counts(json.total), { checked: 2 * PER_PARTITION, ...zero })
   }
-  const table = await runMirrorCheck(['verify', '--source', env.bootstrap.source, '--target', env.bootstrap.target, '--topic', env.sourceTopic, '--target-topic', target, '--group', uniqueName('no-mirror')])
+  const table = await runMirrorCheck([
+    'verify',
+    '--source',
+    env.bootstrap.source,
+    '--target',
+    env.bootstrap.target,
+    '--topic',
+    env.sourceTopic,
+    '--target-topic',
+    target,
+    '--group',
+    uniqueName('no-mirror'),
+  ])
   assert.equal(table.code, 0)
   assert.match(table.stdout, /PASSED: 400 records checked/)
 })

@@ -13,7 +13,12 @@ test('mm2.properties with A->B and B->A (Default policy) copies each topic once 
   const p = uniqueName('mm2').replace(/-/g, '')
   const onA = await createTopic(t, a, { name: `${p}-a`, partitions: 2 })
   const onB = await createTopic(t, b, { name: `${p}-b` })
-  for (const [cluster, topic] of [[b, `A.${onA}`], [a, `B.${onB}`], [a, `B.A.${onA}`], [b, `A.B.${onB}`]] as const) t.after(() => deleteTopicIfExists(cluster, topic))
+  for (const [cluster, topic] of [
+    [b, `A.${onA}`],
+    [a, `B.${onB}`],
+    [a, `B.A.${onA}`],
+    [b, `A.B.${onB}`],
+  ] as const) { t.after(() => deleteTopicIfExists(cluster, topic)) }
   await produce(a, onA, Array.from({ length: 30 }, (_, i) => ({ partition: i % 2, value: `a${i}` })))
   await produce(b, onB, Array.from({ length: 10 }, (_, i) => ({ value: `b${i}` })))
   const config = mm2File({

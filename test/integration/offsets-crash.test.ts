@@ -48,6 +48,10 @@ test('after kill -9 and a re-copy, every source offset still translates to its o
     if (translation.targetOffset >= 500n) secondCopies++
   }
   assert.equal(secondCopies, 350, 'records copied twice translate to their newest copy: no re-reads of the older copies')
-  assert.deepEqual(syncs.translate(topic, 0, 500n), { status: 'translated', targetTopic: topic, targetOffset: targetEnd, basis: 'position' }, 'a caught-up group lands at the end')
+  assert.deepEqual(
+    syncs.translate(topic, 0, 500n),
+    { status: 'translated', targetTopic: topic, targetOffset: targetEnd, basis: 'position' },
+    'a caught-up group lands at the end'
+  )
   assert.equal(syncs.translate(topic, 0, 501n).status, 'not-yet-mirrored')
 })

@@ -26,13 +26,26 @@ test('translate: exact where mirrored, "not yet mirrored" for a partition where 
   const group = uniqueName('app')
   await consumeAndCommit(source, topic, group, new Map([[0, 50], [1, 60]]))
 
-  const rows = await translateGroupOffsets({ source: source.connection('test'), target: target.connection('test'), group, offsetSyncsTopic: 'mirror-offset-syncs.source.internal' })
+  const rows = await translateGroupOffsets({
+    source: source.connection('test'),
+    target: target.connection('test'),
+    group,
+    offsetSyncsTopic: 'mirror-offset-syncs.source.internal',
+  })
   assert.deepEqual(rows.map(r => [r.partition, r.sourceOffset, r.status, r.targetOffset, r.mirroredUpTo]), [
     [0, 50n, 'translated', 50n, undefined],
     [1, 60n, 'not-yet-mirrored', undefined, 50n],
   ])
 
-  const args = { source: source.bootstrap, target: target.bootstrap, group, 'source-alias': 'source', format: 'table' as const, verbose: false, 'timeout-ms': 3000 }
+  const args = {
+    source: source.bootstrap,
+    target: target.bootstrap,
+    group,
+    'source-alias': 'source',
+    format: 'table' as const,
+    verbose: false,
+    'timeout-ms': 3000,
+  }
   const table = await translateOutput(args)
   assert.equal(table.exitCode, 1, 'exit 1: a partition is not translatable yet')
   const lines = table.text.trim().split('\n').map(line => line.trim().split(/\s+/))
@@ -41,7 +54,13 @@ test('translate: exact where mirrored, "not yet mirrored" for a partition where 
   assert.deepEqual(lines[2], [group, topic, '1', '60', '-', '-', 'not', 'yet', 'mirrored', '(mirrored', 'up', 'to', '50)'])
 
   const json = JSON.parse((await translateOutput({ ...args, topic, format: 'json' })).text) as Array<Record<string, unknown>>
-  assert.deepEqual(json.map(r => [r.partition, r.sourceOffset, r.targetOffset, r.status]), [[0, 50, 50, 'ok'], [1, 60, null, 'not yet mirrored (mirrored up to 50)']])
+  assert.deepEqual(
+    json.map(r => [r.partition, r.sourceOffset, r.targetOffset, r.status]),
+    [
+      [0, 50, 50, 'ok'],
+      [1, 60, null, 'not yet mirrored (mirrored up to 50)'],
+    ]
+  )
 
   const nobody = await translateOutput({ ...args, group: uniqueName('nobody') })
   assert.equal(nobody.exitCode, 1)

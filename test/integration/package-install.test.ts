@@ -14,10 +14,14 @@ import { waitUntil } from '../helpers/wait.js'
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string, version: string }
 /** `node` of this test first on PATH: the installed bins start with `#!/usr/bin/env node`. */
-const ENV = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('MIRROR_') && !name.startsWith('npm_'))), PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` }
+const ENV = {
+  ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('MIRROR_') && !name.startsWith('npm_'))),
+  PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
+}
 
 /** What a user's install holds: the compiled sidecar and CLI, the kafkajs patch and the step that applies it at install, README, LICENSE and docs. */
-const SHIPPED = /^package\/(package\.json|README\.md|cli\/README\.md|LICENSE|patches\/kafkajs\+2\.2\.4\.patch|scripts\/patch-kafkajs\.mjs|docs\/[a-z0-9-]+\.(md|png)|dist\/(src|cli)\/[a-z0-9/-]+\.(js|d\.ts))$/
+const SHIPPED =
+  /^package\/(package\.json|README\.md|cli\/README\.md|LICENSE|patches\/kafkajs\+2\.2\.4\.patch|scripts\/patch-kafkajs\.mjs|docs\/[a-z0-9-]+\.(md|png)|dist\/(src|cli)\/[a-z0-9/-]+\.(js|d\.ts))$/
 
 let dir: string
 let tarball: string
@@ -25,7 +29,9 @@ let tarball: string
 before(() => {
   dir = mkdtempSync(join(tmpdir(), 'mirror-package-'))
   // --ignore-scripts: `prepare` would rebuild dist/ under the running tests; `npm test` built it.
-  const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], { cwd: ROOT, encoding: 'utf8', env: ENV })) as Array<{ filename: string }>
+  const packed = JSON.parse(
+    execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], { cwd: ROOT, encoding: 'utf8', env: ENV })
+  ) as Array<{ filename: string }>
   tarball = join(dir, packed[0]?.filename ?? '')
 })
 after(() => rmSync(dir, { recursive: true, force: true }))
@@ -33,7 +39,16 @@ after(() => rmSync(dir, { recursive: true, force: true }))
 test('npm pack ships what runs and its docs: no test, bench result or development file', () => {
   const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n').filter(line => line !== '')
   assert.deepEqual(files.filter(file => !SHIPPED.test(file)), [], 'files outside what a user runs and reads')
-  for (const needed of ['package/dist/src/bin/mirror-sidecar.js', 'package/dist/src/check/mirror-check.js', 'package/dist/src/index.js', 'package/dist/src/index.d.ts', 'package/patches/kafkajs+2.2.4.patch', 'package/scripts/patch-kafkajs.mjs', 'package/README.md', 'package/LICENSE']) {
+  for (const needed of [
+    'package/dist/src/bin/mirror-sidecar.js',
+    'package/dist/src/check/mirror-check.js',
+    'package/dist/src/index.js',
+    'package/dist/src/index.d.ts',
+    'package/patches/kafkajs+2.2.4.patch',
+    'package/scripts/patch-kafkajs.mjs',
+    'package/README.md',
+    'package/LICENSE',
+  ]) {
     assert.ok(files.includes(needed), `${needed} is in the tarball`)
   }
   assert.ok(files.some(file => file.startsWith('package/docs/')), 'docs are in the tarball')
@@ -55,7 +70,11 @@ test('the tarball installs globally; its bins run on a patched kafkajs and copy 
 
   // The package's postinstall (scripts/patch-kafkajs.mjs) patched its own kafkajs: the check every bin runs first passes.
   const installed = join(prefix, 'lib', 'node_modules', PACKAGE.name, 'dist', 'src', 'index.js')
-  const patched = spawnSync(process.execPath, ['--input-type=module', '-e', `(await import(${JSON.stringify(installed)})).assertKafkajsPatched()`], { encoding: 'utf8', env: ENV })
+  const patched = spawnSync(
+    process.execPath,
+    ['--input-type=module', '-e', `(await import(${JSON.stringify(installed)})).assertKafkajsPatched()`],
+    { encoding: 'utf8', env: ENV }
+  )
   assert.equal(patched.status, 0, patched.stderr)
 
   const { source, target } = await sharedClusters()
@@ -64,7 +83,10 @@ test('the tarball installs globally; its bins run on a patched kafkajs and copy 
   await produce(source, topic, Array.from({ length: 20 }, (_, i) => ({ partition: i % 2, key: `k${i}`, value: `v${i}` })))
   const sidecar = spawnSidecar(t, { source, target, groupId: uniqueName('installed'), include: topic }, bin('mirror-sidecar'))
   await waitMirroring(sidecar)
-  await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) === 20n, { timeoutMs: 60_000, message: `${topic} copied by the installed sidecar` })
+  await waitUntil(async () => (await totalRecords(target, topic).catch(() => 0n)) === 20n, {
+    timeoutMs: 60_000,
+    message: `${topic} copied by the installed sidecar`,
+  })
   sidecar.child.kill('SIGTERM')
   assert.equal(await sidecar.exited, 0, sidecar.stderr().slice(-2000))
 })
@@ -84,7 +106,9 @@ function fileHashes (root: string): Record<string, string> {
 function publishedKafkajs (version: string): string {
   const into = join(dir, `kafkajs-${version}-published`)
   mkdirSync(into, { recursive: true })
-  const packed = JSON.parse(execFileSync('npm', ['pack', `kafkajs@${version}`, '--json', '--prefer-offline', '--pack-destination', into], { cwd: into, encoding: 'utf8', env: ENV })) as Array<{ filename: string }>
+  const packed = JSON.parse(
+    execFileSync('npm', ['pack', `kafkajs@${version}`, '--json', '--prefer-offline', '--pack-destination', into], { cwd: into, encoding: 'utf8', env: ENV })
+  ) as Array<{ filename: string }>
   execFileSync('tar', ['-xzf', join(into, packed[0]?.filename ?? ''), '-C', into])
   return join(into, 'package')
 }
@@ -105,7 +129,10 @@ const appKafkajs = createRequire(import.meta.url)('kafkajs/package.json').versio
 const client = servers => new kafkajs.Kafka({ clientId: 'embedding-app', brokers: servers.split(','), logLevel: kafkajs.logLevel.NOTHING })
 const producer = client(sourceServers).producer()
 await producer.connect()
-await producer.send({ topic, messages: Array.from({ length: 200 }, (_, i) => ({ partition: i % 2, key: 'k' + i, value: 'v' + i, headers: { app: 'embedding' } })) })
+await producer.send({
+  topic,
+  messages: Array.from({ length: 200 }, (_, i) => ({ partition: i % 2, key: 'k' + i, value: 'v' + i, headers: { app: 'embedding' } })),
+})
 await producer.disconnect()
 
 const config = configFromMm1({ 'consumer.config': [sourceProperties], 'producer.config': targetProperties, whitelist: topic,
@@ -143,17 +170,34 @@ process.stdout.write(JSON.stringify({ appKafkajs, records, forwardedBatches }) +
 async function embedInAppWithKafkajs (t: TestContext, appKafkajs: string): Promise<void> {
   const app = join(dir, `app-kafkajs-${appKafkajs}`)
   mkdirSync(app)
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'embedding-app', version: '1.0.0', private: true, type: 'module', dependencies: { kafkajs: appKafkajs, [PACKAGE.name]: `file:${tarball}` } }))
+  writeFileSync(
+    join(app, 'package.json'),
+    JSON.stringify({
+      name: 'embedding-app',
+      version: '1.0.0',
+      private: true,
+      type: 'module',
+      dependencies: { kafkajs: appKafkajs, [PACKAGE.name]: `file:${tarball}` },
+    })
+  )
   writeFileSync(join(app, 'app.mjs'), EMBEDDING_APP)
   const install = spawnSync('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, encoding: 'utf8', env: ENV, timeout: 240_000 })
   assert.equal(install.status, 0, install.stderr)
 
   // The application's kafkajs is the published one, untouched; the mirror's is its own, patched.
-  assert.deepEqual(fileHashes(join(app, 'node_modules', 'kafkajs')), fileHashes(publishedKafkajs(appKafkajs)), `the application's kafkajs ${appKafkajs} is left as published`)
+  assert.deepEqual(
+    fileHashes(join(app, 'node_modules', 'kafkajs')),
+    fileHashes(publishedKafkajs(appKafkajs)),
+    `the application's kafkajs ${appKafkajs} is left as published`
+  )
   const mirrorsKafkajs = createRequire(join(app, 'node_modules', PACKAGE.name, 'package.json')).resolve('@kafka-mirror-sidecar/kafkajs/package.json')
   assert.ok(!mirrorsKafkajs.startsWith(join(app, 'node_modules', 'kafkajs') + '/'), mirrorsKafkajs)
   const installed = join(app, 'node_modules', PACKAGE.name, 'dist', 'src', 'index.js')
-  const patched = spawnSync(process.execPath, ['--input-type=module', '-e', `(await import(${JSON.stringify(installed)})).assertKafkajsPatched()`], { encoding: 'utf8', env: ENV })
+  const patched = spawnSync(
+    process.execPath,
+    ['--input-type=module', '-e', `(await import(${JSON.stringify(installed)})).assertKafkajsPatched()`],
+    { encoding: 'utf8', env: ENV }
+  )
   assert.equal(patched.status, 0, patched.stderr)
 
   const { source, target } = await sharedClusters()
@@ -162,7 +206,12 @@ async function embedInAppWithKafkajs (t: TestContext, appKafkajs: string): Promi
   const groupId = uniqueName('embedded')
   const sourceProperties = writeProperties({ 'bootstrap.servers': source.bootstrap, 'group.id': groupId, 'auto.offset.reset': 'earliest' }, 'source.properties')
   const targetProperties = writeProperties({ 'bootstrap.servers': target.bootstrap, acks: 'all' }, 'target.properties')
-  const run = spawnSync(process.execPath, ['app.mjs', source.bootstrap, target.bootstrap, sourceProperties, targetProperties, topic], { cwd: app, encoding: 'utf8', env: ENV, timeout: 150_000 })
+  const run = spawnSync(process.execPath, ['app.mjs', source.bootstrap, target.bootstrap, sourceProperties, targetProperties, topic], {
+    cwd: app,
+    encoding: 'utf8',
+    env: ENV,
+    timeout: 150_000,
+  })
   assert.equal(run.status, 0, run.stderr)
   const seen = JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}') as { appKafkajs: string, records: number, forwardedBatches: number }
   assert.equal(seen.appKafkajs, appKafkajs, 'the application ran its own kafkajs')
@@ -171,9 +220,13 @@ async function embedInAppWithKafkajs (t: TestContext, appKafkajs: string): Promi
   assert.equal(await totalRecords(target, topic), 200n)
 }
 
-test('installed into an application with its own kafkajs 2.2.4: the application\'s copy stays as published, the embedded mirror runs its own patched one', { timeout: 400_000 }, async t => {
-  await embedInAppWithKafkajs(t, '2.2.4')
-})
+test(
+  "installed into an application with its own kafkajs 2.2.4: the application's copy stays as published, the embedded mirror runs its own patched one",
+  { timeout: 400_000 },
+  async t => {
+    await embedInAppWithKafkajs(t, '2.2.4')
+  }
+)
 
 test('installed into an application with kafkajs 1.16.0: both run side by side', { timeout: 400_000 }, async t => {
   await embedInAppWithKafkajs(t, '1.16.0')
@@ -182,8 +235,16 @@ test('installed into an application with kafkajs 1.16.0: both run side by side',
 test('installed with --ignore-scripts: the bins refuse in one line that names the install step; once it ran, they start', { timeout: 300_000 }, () => {
   const app = join(dir, 'app-ignore-scripts')
   mkdirSync(app)
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'ignore-scripts-app', version: '1.0.0', private: true, dependencies: { [PACKAGE.name]: `file:${tarball}` } }))
-  const install = spawnSync('npm', ['install', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, encoding: 'utf8', env: ENV, timeout: 240_000 })
+  writeFileSync(
+    join(app, 'package.json'),
+    JSON.stringify({ name: 'ignore-scripts-app', version: '1.0.0', private: true, dependencies: { [PACKAGE.name]: `file:${tarball}` } })
+  )
+  const install = spawnSync('npm', ['install', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], {
+    cwd: app,
+    encoding: 'utf8',
+    env: ENV,
+    timeout: 240_000,
+  })
   assert.equal(install.status, 0, install.stderr)
   const bin = join(app, 'node_modules', '.bin', 'mirror-sidecar')
   const refused = spawnSync(process.execPath, [bin, '--version'], { encoding: 'utf8', env: ENV })

@@ -32,75 +32,109 @@ function prefixed (alias: string, entries: Record<string, string>): Record<strin
   return Object.fromEntries(Object.entries(entries).map(([k, v]) => [`${alias}.${k}`, v]))
 }
 
-test('an mm2.properties with JKS truststores and keystores (no type key) mirrors between two clusters requiring client certificates; a wrong password exits 2 naming key and file; no password in any output', { timeout: 240_000 }, async t => {
-  // One after the other: started together, both probe the same free ports and race for them.
-  const a = await startSecuredCluster(t, 'jks-a')
-  const b = await startSecuredCluster(t, 'jks-b')
-  const clientA = jksClient(a)
-  const clientB = jksClient(b)
-  const topic = uniqueName('jks')
-  await withAdmin(a.cluster, admin => admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 2, replicationFactor: 1 }] }))
-  await produce(a.cluster, topic, Array.from({ length: RECORDS }, (_, i) => ({ partition: i % 2, key: `k${i}`, value: `v${i}` })))
-  const group = uniqueName('jks-mm2')
-  const mm2 = (overrides: Record<string, string> = {}): string => mm2File({
-    clusters: 'A, B',
-    ...prefixed('A', clientA),
-    ...prefixed('B', clientB),
-    'A->B.enabled': 'true',
-    'A->B.topics': topic,
-    'A.consumer.group.id': group,
-    ...FAST,
-    ...overrides,
-  })
-  const runs: SidecarProcess[] = []
-  const run = (args: readonly string[]): SidecarProcess => {
-    const sidecar = spawnSidecarArgs(t, args)
-    runs.push(sidecar)
-    return sidecar
+test(
+  'an mm2.properties with JKS truststores and keystores (no type key) mirrors between two clusters requiring client certificates; a wrong password exits 2 naming key and file; no password in any output',
+  { timeout: 240_000 },
+  async t => {
+    // One after the other: started together, both probe the same free ports and race for them.
+    const a = await startSecuredCluster(t, 'jks-a')
+    const b = await startSecuredCluster(t, 'jks-b')
+    const clientA = jksClient(a)
+    const clientB = jksClient(b)
+    const topic = uniqueName('jks')
+    await withAdmin(a.cluster, admin => admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 2, replicationFactor: 1 }] }))
+    await produce(
+      a.cluster,
+      topic,
+      Array.from({ length: RECORDS }, (_, i) => ({ partition: i % 2, key: `k${i}`, value: `v${i}` }))
+    )
+    const group = uniqueName('jks-mm2')
+    const mm2 = (overrides: Record<string, string> = {}): string =>
+      mm2File({
+        clusters: 'A, B',
+        ...prefixed('A', clientA),
+        ...prefixed('B', clientB),
+        'A->B.enabled': 'true',
+        'A->B.topics': topic,
+        'A.consumer.group.id': group,
+        ...FAST,
+        ...overrides,
+      })
+    const runs: SidecarProcess[] = []
+    const run = (args: readonly string[]): SidecarProcess => {
+      const sidecar = spawnSidecarArgs(t, args)
+      runs.push(sidecar)
+      return sidecar
+    }
+    const outputs: string[] = []
+
+    const sidecar = run([mm2(), '--clusters', 'B', ...SIDECAR_FLAGS])
+    await waitMirroring(sidecar)
+    await waitUntil(async () => (await totalRecords(b.cluster, `A.${topic}`).catch(() => 0n)) === BigInt(RECORDS), {
+      timeoutMs: 60_000,
+      message: `${RECORDS} records in A.${topic} on B`,
+    })
+    outputs.push(await scrape(await sidecarHttpPort(sidecar)))
+    sidecar.child.kill('SIGTERM')
+    assert.equal(await sidecar.exited, 0, sidecar.stderr().slice(-2000))
+    const copied = await readAll(b.cluster, `A.${topic}`)
+    assert.deepEqual(auditKeys(copied, RECORDS), { missing: 0, duplicates: 0 })
+
+    // mirror-check reads both clusters through the same JKS stores given as --*-command-config.
+    const verify = await runMirrorCheck([
+      'verify',
+      '--source-command-config',
+      writeProperties(clientA, 'a.properties'),
+      '--target-command-config',
+      writeProperties(clientB, 'b.properties'),
+      '--topic',
+      topic,
+      '--target-topic',
+      `A.${topic}`,
+      '--group',
+      group,
+      '--format',
+      'json',
+    ])
+    outputs.push(verify.stdout, verify.stderr)
+    assert.equal(verify.code, 0, verify.stderr.slice(-2000))
+    const verified = JSON.parse(verify.stdout) as { passed: boolean, total: { checked: number, missing: number } }
+    assert.deepEqual([verified.passed, verified.total.checked, verified.total.missing], [true, RECORDS, 0])
+
+    // --print-config shows the stores' paths but no password and no key.
+    const printed = run([mm2(), '--clusters', 'B', '--print-config'])
+    assert.equal(await printed.exited, 0, printed.stderr())
+    assert.match(printed.stdout(), /"flows"/)
+
+    // A wrong store password and a wrong key password: exit 2, one line naming the key and the file, before anything connects.
+    const failures: Array<[Record<string, string>, RegExp]> = [
+      [
+        { 'B.ssl.keystore.password': WRONG_PASSWORD },
+        /^mirror-sidecar: B\.ssl\.keystore\.password: does not open the JKS keystore \S+client-keystore\.jks \(wrong password\)/,
+      ],
+      [
+        { 'A.ssl.key.password': WRONG_PASSWORD },
+        /^mirror-sidecar: A\.ssl\.key\.password: does not decrypt the private key in the JKS keystore \S+client-keystore\.jks \(wrong password\)/,
+      ],
+      [
+        { 'A.ssl.truststore.password': WRONG_PASSWORD },
+        /^mirror-sidecar: A\.ssl\.truststore\.password: does not open the JKS truststore \S+truststore\.jks \(wrong password\)/,
+      ],
+    ]
+    for (const [overrides, expected] of failures) {
+      const failed = run([mm2(overrides), '--clusters', 'B', ...SIDECAR_FLAGS])
+      assert.equal(await failed.exited, 2, failed.stderr())
+      const lines = failed.stderr().trim().split('\n')
+      assert.match(lines.at(-1) ?? '', expected)
+      assert.doesNotMatch(failed.stderr(), /"msg":"(connected|mirroring)"/, 'nothing connected')
+    }
+
+    // No output of any run (stdout, stderr, /metrics, --print-config, mirror-check) holds a password or key material.
+    const everything = [...runs.map(r => r.stderr() + r.stdout()), ...outputs].join('\n')
+    assert.ok(everything.length > 1000)
+    const keyLine = readFileSync(a.certificates.clientKeyPem, 'utf8').split('\n')[1] as string
+    for (const secret of [...Object.values(JAVA_STORE_PASSWORDS), WRONG_PASSWORD, keyLine]) {
+      assert.equal(everything.includes(secret), false, `a secret appeared in the output: ${secret.slice(0, 4)}...`)
+    }
   }
-  const outputs: string[] = []
-
-  const sidecar = run([mm2(), '--clusters', 'B', ...SIDECAR_FLAGS])
-  await waitMirroring(sidecar)
-  await waitUntil(async () => await totalRecords(b.cluster, `A.${topic}`).catch(() => 0n) === BigInt(RECORDS), { timeoutMs: 60_000, message: `${RECORDS} records in A.${topic} on B` })
-  outputs.push(await scrape(await sidecarHttpPort(sidecar)))
-  sidecar.child.kill('SIGTERM')
-  assert.equal(await sidecar.exited, 0, sidecar.stderr().slice(-2000))
-  const copied = await readAll(b.cluster, `A.${topic}`)
-  assert.deepEqual(auditKeys(copied, RECORDS), { missing: 0, duplicates: 0 })
-
-  // mirror-check reads both clusters through the same JKS stores given as --*-command-config.
-  const verify = await runMirrorCheck(['verify', '--source-command-config', writeProperties(clientA, 'a.properties'), '--target-command-config', writeProperties(clientB, 'b.properties'),
-    '--topic', topic, '--target-topic', `A.${topic}`, '--group', group, '--format', 'json'])
-  outputs.push(verify.stdout, verify.stderr)
-  assert.equal(verify.code, 0, verify.stderr.slice(-2000))
-  const verified = JSON.parse(verify.stdout) as { passed: boolean, total: { checked: number, missing: number } }
-  assert.deepEqual([verified.passed, verified.total.checked, verified.total.missing], [true, RECORDS, 0])
-
-  // --print-config shows the stores' paths but no password and no key.
-  const printed = run([mm2(), '--clusters', 'B', '--print-config'])
-  assert.equal(await printed.exited, 0, printed.stderr())
-  assert.match(printed.stdout(), /"flows"/)
-
-  // A wrong store password and a wrong key password: exit 2, one line naming the key and the file, before anything connects.
-  const failures: Array<[Record<string, string>, RegExp]> = [
-    [{ 'B.ssl.keystore.password': WRONG_PASSWORD }, /^mirror-sidecar: B\.ssl\.keystore\.password: does not open the JKS keystore \S+client-keystore\.jks \(wrong password\)/],
-    [{ 'A.ssl.key.password': WRONG_PASSWORD }, /^mirror-sidecar: A\.ssl\.key\.password: does not decrypt the private key in the JKS keystore \S+client-keystore\.jks \(wrong password\)/],
-    [{ 'A.ssl.truststore.password': WRONG_PASSWORD }, /^mirror-sidecar: A\.ssl\.truststore\.password: does not open the JKS truststore \S+truststore\.jks \(wrong password\)/],
-  ]
-  for (const [overrides, expected] of failures) {
-    const failed = run([mm2(overrides), '--clusters', 'B', ...SIDECAR_FLAGS])
-    assert.equal(await failed.exited, 2, failed.stderr())
-    const lines = failed.stderr().trim().split('\n')
-    assert.match(lines.at(-1) ?? '', expected)
-    assert.doesNotMatch(failed.stderr(), /"msg":"(connected|mirroring)"/, 'nothing connected')
-  }
-
-  // No output of any run (stdout, stderr, /metrics, --print-config, mirror-check) holds a password or key material.
-  const everything = [...runs.map(r => r.stderr() + r.stdout()), ...outputs].join('\n')
-  assert.ok(everything.length > 1000)
-  const keyLine = readFileSync(a.certificates.clientKeyPem, 'utf8').split('\n')[1] as string
-  for (const secret of [...Object.values(JAVA_STORE_PASSWORDS), WRONG_PASSWORD, keyLine]) {
-    assert.equal(everything.includes(secret), false, `a secret appeared in the output: ${secret.slice(0, 4)}...`)
-  }
-})
+)

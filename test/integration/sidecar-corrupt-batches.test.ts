@@ -29,49 +29,70 @@ function flipValueByte (cluster: LocalCluster, topic: string): void {
   writeFileSync(file, bytes)
 }
 
-test('a source batch corrupted on disk: the mirror stops with exit code 2 and a line naming topic, partition and offsets, and nothing of it reaches the target; with --corrupt.batches skip (and the deep path) the rest is copied and the batch is counted once', { timeout: 300_000 }, async t => {
-  const { target } = await sharedClusters()
-  // A cluster of its own: its data is broken on purpose.
-  const source = await startExtraCluster(t, uniqueName('corrupt'))
-  const failTopic = uniqueName('corrupt-fail')
-  const skipTopic = uniqueName('corrupt-skip')
-  // Not createTopic: its clean-up would run after the cluster's own (which removes the cluster).
-  await withAdmin(source, admin =>
-    admin.createTopics({ waitForLeaders: true, topics: [failTopic, skipTopic].map(topic => ({ topic, numPartitions: 1, replicationFactor: 1 })) })
-  )
-  t.after(() => deleteTopicIfExists(target, failTopic))
-  t.after(() => deleteTopicIfExists(target, skipTopic))
-  await writeThreeBatches(source, failTopic)
-  await writeThreeBatches(source, skipTopic)
-  await source.pause()
-  flipValueByte(source, failTopic)
-  flipValueByte(source, skipTopic)
-  await source.resume()
+test(
+  'a source batch corrupted on disk: the mirror stops with exit code 2 and a line naming topic, partition and offsets, and nothing of it reaches the target; with --corrupt.batches skip (and the deep path) the rest is copied and the batch is counted once',
+  { timeout: 300_000 },
+  async t => {
+    const { target } = await sharedClusters()
+    // A cluster of its own: its data is broken on purpose.
+    const source = await startExtraCluster(t, uniqueName('corrupt'))
+    const failTopic = uniqueName('corrupt-fail')
+    const skipTopic = uniqueName('corrupt-skip')
+    // Not createTopic: its clean-up would run after the cluster's own (which removes the cluster).
+    await withAdmin(source, admin =>
+      admin.createTopics({ waitForLeaders: true, topics: [failTopic, skipTopic].map(topic => ({ topic, numPartitions: 1, replicationFactor: 1 })) })
+    )
+    t.after(() => deleteTopicIfExists(target, failTopic))
+    t.after(() => deleteTopicIfExists(target, skipTopic))
+    await writeThreeBatches(source, failTopic)
+    await writeThreeBatches(source, skipTopic)
+    await source.pause()
+    flipValueByte(source, failTopic)
+    flipValueByte(source, skipTopic)
+    await source.resume()
 
-  const failGroup = uniqueName('corrupt-fail')
-  const failing = spawnSidecar(t, { source, target, groupId: failGroup, include: failTopic })
-  const code = await failing.exited
-  const stderr = failing.stderr()
-  assert.equal(code, 2, stderr)
-  const line = stderr.split('\n').find(l => l.startsWith('mirror-sidecar: '))
-  assert.ok(line !== undefined, stderr)
-  assert.match(line, new RegExp(`^mirror-sidecar: topic "${failTopic}" partition 0: the record batch at offsets 10\\.\\.19 \\(\\d+ bytes\\) is corrupt on the source cluster \\(CRC-32C of its bytes 0x[0-9a-f]{8}, expected 0x[0-9a-f]{8} as its header says\\): the mirror stopped; .*--corrupt\\.batches skip`))
-  const copied = await readAll(target, failTopic).catch(() => [])
-  assert.ok(copied.every(r => String(r.value).startsWith('a-')), `only records before the corrupt batch on the target: ${copied.map(r => String(r.value)).join(',')}`)
-  const failCommitted = (await committedOffsets(source, failGroup, failTopic)).get(0) ?? -1n
-  assert.ok(failCommitted <= 10n, `committed ${failCommitted}, never past the corrupt batch`)
+    const failGroup = uniqueName('corrupt-fail')
+    const failing = spawnSidecar(t, { source, target, groupId: failGroup, include: failTopic })
+    const code = await failing.exited
+    const stderr = failing.stderr()
+    assert.equal(code, 2, stderr)
+    const line = stderr.split('\n').find(l => l.startsWith('mirror-sidecar: '))
+    assert.ok(line !== undefined, stderr)
+    assert.match(
+      line,
+      new RegExp(
+        `^mirror-sidecar: topic "${failTopic}" partition 0: the record batch at offsets 10\\.\\.19 \\(\\d+ bytes\\) is corrupt on the source cluster \\(CRC-32C of its bytes 0x[0-9a-f]{8}, expected 0x[0-9a-f]{8} as its header says\\): the mirror stopped; .*--corrupt\\.batches skip`
+      )
+    )
+    const copied = await readAll(target, failTopic).catch(() => [])
+    assert.ok(
+      copied.every(r => String(r.value).startsWith('a-')),
+      `only records before the corrupt batch on the target: ${copied.map(r => String(r.value)).join(',')}`
+    )
+    const failCommitted = (await committedOffsets(source, failGroup, failTopic)).get(0) ?? -1n
+    assert.ok(failCommitted <= 10n, `committed ${failCommitted}, never past the corrupt batch`)
 
-  const skipGroup = uniqueName('corrupt-skip')
-  const skipping = spawnSidecar(t, { source, target, groupId: skipGroup, include: skipTopic, args: ['--corrupt.batches', 'skip', '--pass.through', 'off'] })
-  await waitMirroring(skipping)
-  await waitUntil(async () => (await committedOffsets(source, skipGroup, skipTopic)).get(0) === 30n, { timeoutMs: 60_000, message: 'the skip run to commit past the whole partition' })
-  const skipped = await readAll(target, skipTopic)
-  assert.deepEqual(skipped.map(r => String(r.value)), [...Array.from({ length: 10 }, (_, i) => `a-${i}`), ...Array.from({ length: 10 }, (_, i) => `c-${20 + i}`)])
-  const exposition = await scrape(await sidecarHttpPort(skipping))
-  const counted = exposition.split('\n').filter(l => l.startsWith('kafka_mirror_corrupt_batches_total{'))
-  assert.equal(counted.length, 1, exposition)
-  assert.match(counted[0] ?? '', new RegExp(`topic="${skipTopic}",partition="0"\\} 1$`))
-  assert.match(skipping.stderr(), new RegExp(`topic \\\\"${skipTopic}\\\\" partition 0: the record batch at offsets 10\\.\\.19 .*skipped \\(corrupt\\.batches=skip\\)`))
-  skipping.child.kill('SIGTERM')
-  assert.equal(await skipping.exited, 0, skipping.stderr())
-})
+    const skipGroup = uniqueName('corrupt-skip')
+    const skipping = spawnSidecar(t, { source, target, groupId: skipGroup, include: skipTopic, args: ['--corrupt.batches', 'skip', '--pass.through', 'off'] })
+    await waitMirroring(skipping)
+    await waitUntil(async () => (await committedOffsets(source, skipGroup, skipTopic)).get(0) === 30n, {
+      timeoutMs: 60_000,
+      message: 'the skip run to commit past the whole partition',
+    })
+    const skipped = await readAll(target, skipTopic)
+    assert.deepEqual(
+      skipped.map(r => String(r.value)),
+      [...Array.from({ length: 10 }, (_, i) => `a-${i}`), ...Array.from({ length: 10 }, (_, i) => `c-${20 + i}`)]
+    )
+    const exposition = await scrape(await sidecarHttpPort(skipping))
+    const counted = exposition.split('\n').filter(l => l.startsWith('kafka_mirror_corrupt_batches_total{'))
+    assert.equal(counted.length, 1, exposition)
+    assert.match(counted[0] ?? '', new RegExp(`topic="${skipTopic}",partition="0"\\} 1$`))
+    assert.match(
+      skipping.stderr(),
+      new RegExp(`topic \\\\"${skipTopic}\\\\" partition 0: the record batch at offsets 10\\.\\.19 .*skipped \\(corrupt\\.batches=skip\\)`)
+    )
+    skipping.child.kill('SIGTERM')
+    assert.equal(await skipping.exited, 0, skipping.stderr())
+  }
+)

@@ -2,13 +2,31 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import type { Message } from '@kafka-mirror-sidecar/kafkajs'
-import { auditKeys, committedOffsets, createTopic, deleteTopicIfExists, endOffsets, produce, readAll, sharedClusters, startExtraCluster, totalRecords, uniqueName, withAdmin } from '../helpers/kafka.js'
+import {
+  auditKeys,
+  committedOffsets,
+  createTopic,
+  deleteTopicIfExists,
+  endOffsets,
+  produce,
+  readAll,
+  sharedClusters,
+  startExtraCluster,
+  totalRecords,
+  uniqueName,
+  withAdmin,
+} from '../helpers/kafka.js'
 import { spawnSidecar, waitMirroring } from '../helpers/sidecar.js'
 import { waitUntil } from '../helpers/wait.js'
 
 function keyed (from: number, count: number, partitions: number, valueBytes = 100): Message[] {
   const now = Date.now()
-  return Array.from({ length: count }, (_, i) => ({ partition: (from + i) % partitions, key: `k${from + i}`, value: `${from + i}:`.padEnd(valueBytes, 'v'), timestamp: String(now + i) }))
+  return Array.from({ length: count }, (_, i) => ({
+    partition: (from + i) % partitions,
+    key: `k${from + i}`,
+    value: `${from + i}:`.padEnd(valueBytes, 'v'),
+    timestamp: String(now + i),
+  }))
 }
 
 /** Peak resident memory of a process, from /proc (VmHWM), in MiB. */
@@ -57,7 +75,13 @@ test('a target broker down for 20 s: the sidecar retries within its queue bound,
   const topic = await createTopic(t, source, { partitions: 3 })
   const groupId = uniqueName('outage')
   const queueRecords = 2_000
-  const sidecar = spawnSidecar(t, { source, target, groupId, include: topic, args: ['--queue.size', String(queueRecords), '--queue.bytes', String(4 * 1024 * 1024)] })
+  const sidecar = spawnSidecar(t, {
+    source,
+    target,
+    groupId,
+    include: topic,
+    args: ['--queue.size', String(queueRecords), '--queue.bytes', String(4 * 1024 * 1024)],
+  })
   await waitMirroring(sidecar)
   await produce(source, topic, keyed(0, 3_000, 3, 1_000))
   await waitUntil(async () => await totalRecords(target, topic) === 3_000n, { timeoutMs: 60_000, message: 'first part copied' })
@@ -86,36 +110,50 @@ test('a target broker down for 20 s: the sidecar retries within its queue bound,
   assert.equal(await sidecar.exited, 0)
 })
 
-test('a source broker stopped for 20 s and started again: the sidecar keeps running, rejoins when the broker is back, loses nothing', { timeout: 240_000 }, async t => {
-  const { target } = await sharedClusters()
-  const source = await startExtraCluster(t, 'outage-source')
-  // The extra cluster stops in the test's after hooks: created here rather than with createTopic (whose delete hook would run after).
-  const topic = uniqueName('source-outage')
-  await withAdmin(source, admin => admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 3 }] }))
-  t.after(() => deleteTopicIfExists(target, topic))
-  const groupId = uniqueName('source-outage')
-  const sidecar = spawnSidecar(t, { source, target, groupId, include: topic, consumer: { 'session.timeout.ms': 6000, 'heartbeat.interval.ms': 200 } })
-  await waitMirroring(sidecar)
-  await produce(source, topic, keyed(0, 3_000, 3))
-  await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) === 3_000n, { timeoutMs: 60_000, message: 'first part copied' })
+test(
+  'a source broker stopped for 20 s and started again: the sidecar keeps running, rejoins when the broker is back, loses nothing',
+  { timeout: 240_000 },
+  async t => {
+    const { target } = await sharedClusters()
+    const source = await startExtraCluster(t, 'outage-source')
+    // The extra cluster stops in the test's after hooks: created here rather than with createTopic (whose delete hook would run after).
+    const topic = uniqueName('source-outage')
+    await withAdmin(source, admin => admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 3 }] }))
+    t.after(() => deleteTopicIfExists(target, topic))
+    const groupId = uniqueName('source-outage')
+    const sidecar = spawnSidecar(t, { source, target, groupId, include: topic, consumer: { 'session.timeout.ms': 6000, 'heartbeat.interval.ms': 200 } })
+    await waitMirroring(sidecar)
+    await produce(source, topic, keyed(0, 3_000, 3))
+    await waitUntil(async () => (await totalRecords(target, topic).catch(() => 0n)) === 3_000n, { timeoutMs: 60_000, message: 'first part copied' })
 
-  await source.pause()
-  const downSince = Date.now()
-  // Heartbeats every 200 ms make it likelier that one meets the stopping broker's NOT_COORDINATOR
-  // answer; kafkajs then looks for the coordinator while no broker answers, which used to stop the
-  // consumer for good ("Failed to find group coordinator", seen once in the exactly-once kill test).
-  await waitUntil(() => sidecar.stderr().includes('ECONNREFUSED') || sidecar.child.exitCode !== null, { timeoutMs: 30_000, message: 'the sidecar to notice the source is down' })
-  await waitUntil(() => Date.now() - downSince >= 20_000 || sidecar.child.exitCode !== null, { timeoutMs: 30_000, intervalMs: 500, message: 'twenty seconds of outage' })
-  assert.equal(sidecar.child.exitCode, null, `the sidecar keeps running while the source is down:\n${sidecar.stderr().slice(-3000)}`)
-  await source.resume()
-  await produce(source, topic, keyed(3_000, 3_000, 3))
-  await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) >= 6_000n || sidecar.child.exitCode !== null, { timeoutMs: 120_000, message: 'the rest copied after the outage' })
-  assert.equal(sidecar.child.exitCode, null, `the sidecar kept running after the outage:\n${sidecar.stderr().slice(-3000)}`)
-  const { missing } = auditKeys(await readAll(target, topic), 6_000)
-  assert.equal(missing, 0)
-  sidecar.child.kill('SIGTERM')
-  assert.equal(await sidecar.exited, 0)
-})
+    await source.pause()
+    const downSince = Date.now()
+    // Heartbeats every 200 ms make it likelier that one meets the stopping broker's NOT_COORDINATOR
+    // answer; kafkajs then looks for the coordinator while no broker answers, which used to stop the
+    // consumer for good ("Failed to find group coordinator", seen once in the exactly-once kill test).
+    await waitUntil(() => sidecar.stderr().includes('ECONNREFUSED') || sidecar.child.exitCode !== null, {
+      timeoutMs: 30_000,
+      message: 'the sidecar to notice the source is down',
+    })
+    await waitUntil(() => Date.now() - downSince >= 20_000 || sidecar.child.exitCode !== null, {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+      message: 'twenty seconds of outage',
+    })
+    assert.equal(sidecar.child.exitCode, null, `the sidecar keeps running while the source is down:\n${sidecar.stderr().slice(-3000)}`)
+    await source.resume()
+    await produce(source, topic, keyed(3_000, 3_000, 3))
+    await waitUntil(async () => (await totalRecords(target, topic).catch(() => 0n)) >= 6_000n || sidecar.child.exitCode !== null, {
+      timeoutMs: 120_000,
+      message: 'the rest copied after the outage',
+    })
+    assert.equal(sidecar.child.exitCode, null, `the sidecar kept running after the outage:\n${sidecar.stderr().slice(-3000)}`)
+    const { missing } = auditKeys(await readAll(target, topic), 6_000)
+    assert.equal(missing, 0)
+    sidecar.child.kill('SIGTERM')
+    assert.equal(await sidecar.exited, 0)
+  }
+)
 
 test('a record larger than the target accepts stops the mirror with a clear error and is not committed', { timeout: 180_000 }, async t => {
   const { source } = await sharedClusters()

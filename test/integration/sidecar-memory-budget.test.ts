@@ -48,7 +48,9 @@ async function kcatProduce (bootstrap: string, topic: string, codec: string, fro
 
 /** Every key on `topic`, read back with kcat: records and distinct keys. */
 async function kcatKeys (bootstrap: string, topic: string): Promise<{ records: number, keys: Set<string> }> {
-  const { stdout } = await execFileAsync('kcat', ['-C', '-b', bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-f', '%k\n'], { maxBuffer: 64 * 1024 * 1024 })
+  const { stdout } = await execFileAsync('kcat', ['-C', '-b', bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-f', '%k\n'], {
+    maxBuffer: 64 * 1024 * 1024,
+  })
   const keys = stdout.split('\n').filter(line => line !== '')
   return { records: keys.length, keys: new Set(keys) }
 }
@@ -69,77 +71,98 @@ async function onTarget (target: LocalCluster, topics: readonly string[]): Promi
   return Number(total)
 }
 
-test('memory budget: under node --max-old-space-size=128 with the default queue, kcat sources in all five codecs whose records compress 100x and a 20 s target outage in the middle are copied whole, and verify passes', { timeout: 300_000 }, async t => {
-  const { source } = await sharedClusters()
-  const target = await startExtraCluster(t, 'budget-target')
-  const prefix = uniqueName('budget')
-  const topics = CODECS.map(codec => `${prefix}-${codec}`)
-  // The target's topics go with its cluster when the test ends.
-  for (const topic of topics) await createTopic(t, source, { name: topic, partitions: PARTITIONS })
-  const half = RECORDS / 2
-  await Promise.all(CODECS.map(async (codec, i) => await kcatProduce(source.bootstrap, topics[i] as string, codec, 0, half)))
+test(
+  'memory budget: under node --max-old-space-size=128 with the default queue, kcat sources in all five codecs whose records compress 100x and a 20 s target outage in the middle are copied whole, and verify passes',
+  { timeout: 300_000 },
+  async t => {
+    const { source } = await sharedClusters()
+    const target = await startExtraCluster(t, 'budget-target')
+    const prefix = uniqueName('budget')
+    const topics = CODECS.map(codec => `${prefix}-${codec}`)
+    // The target's topics go with its cluster when the test ends.
+    for (const topic of topics) await createTopic(t, source, { name: topic, partitions: PARTITIONS })
+    const half = RECORDS / 2
+    await Promise.all(CODECS.map(async (codec, i) => await kcatProduce(source.bootstrap, topics[i] as string, codec, 0, half)))
 
-  const group = uniqueName('budget')
-  // The default queue (--queue.size 10000, --queue.bytes 64 MiB) and the default path (pass-through auto).
-  const sidecar = spawnSidecar(t, { source, target, groupId: group, include: `${prefix}-.*`, env: { NODE_OPTIONS: `--max-old-space-size=${HEAP_MIB}` } })
-  await waitMirroring(sidecar)
-  const pid = sidecar.child.pid as number
-  const port = await sidecarHttpPort(sidecar)
-  await waitUntil(async () => sidecar.child.exitCode !== null || await onTarget(target, topics) >= half * CODECS.length, { timeoutMs: 60_000, message: 'the first half of every codec on the target' })
-  assertRunning(sidecar, 'before the outage')
-  const beforeOutage = peakRssMiB(pid)
+    const group = uniqueName('budget')
+    // The default queue (--queue.size 10000, --queue.bytes 64 MiB) and the default path (pass-through auto).
+    const sidecar = spawnSidecar(t, { source, target, groupId: group, include: `${prefix}-.*`, env: { NODE_OPTIONS: `--max-old-space-size=${HEAP_MIB}` } })
+    await waitMirroring(sidecar)
+    const pid = sidecar.child.pid as number
+    const port = await sidecarHttpPort(sidecar)
+    await waitUntil(async () => sidecar.child.exitCode !== null || (await onTarget(target, topics)) >= half * CODECS.length, {
+      timeoutMs: 60_000,
+      message: 'the first half of every codec on the target',
+    })
+    assertRunning(sidecar, 'before the outage')
+    const beforeOutage = peakRssMiB(pid)
 
-  // The outage: the target broker frozen (SIGSTOP, as a hung broker) while the second half is written to the source.
-  const frozenAt = Date.now()
-  const queued = { records: 0, bytes: 0 }
-  await target.freeze()
-  t.after(() => target.thaw())
-  try {
-    await Promise.all(CODECS.map(async (codec, i) => await kcatProduce(source.bootstrap, topics[i] as string, codec, half, half)))
-    const onSource = Number(
-      (await Promise.all(topics.map(async topic => [...(await endOffsets(source, topic)).values()].reduce((a, b) => a + b, 0n)))).reduce((a, b) => a + b, 0n)
-    )
-    assert.equal(onSource, RECORDS * CODECS.length, 'the whole second half is on the source during the outage')
-    await waitUntil(async () => {
-      const exposition = await scrape(port)
-      queued.records = Math.max(queued.records, sampleSum(exposition, 'kafka_mirror_queue_records') ?? 0)
-      queued.bytes = Math.max(queued.bytes, sampleSum(exposition, 'kafka_mirror_queue_bytes') ?? 0)
-      return sidecar.child.exitCode !== null || Date.now() - frozenAt >= OUTAGE_MS
-    }, { timeoutMs: OUTAGE_MS + 10_000, intervalMs: 200, message: 'twenty seconds of outage' })
-    assertRunning(sidecar, 'while the target is frozen')
-  } finally {
-    await target.thaw()
-  }
-  const duringOutage = peakRssMiB(pid)
-  t.diagnostic(`outage: the queue held up to ${queued.records} records, ${(queued.bytes / 2 ** 20).toFixed(1)} MiB`)
-  assert.ok(queued.records > 0, 'the sidecar kept fetching into its queue while the target was frozen')
-
-  await waitUntil(async () => sidecar.child.exitCode !== null || await onTarget(target, topics) >= RECORDS * CODECS.length, { timeoutMs: 90_000, message: 'every record on the target after the outage' })
-  assertRunning(sidecar, 'after the outage')
-  const caughtUpMs = Date.now() - frozenAt - OUTAGE_MS
-  await waitUntil(async () => {
-    for (const topic of topics) {
-      const [ends, committed] = await Promise.all([endOffsets(source, topic), committedOffsets(source, group, topic)])
-      if (![...ends].every(([p, end]) => committed.get(p) === end)) return false
+    // The outage: the target broker frozen (SIGSTOP, as a hung broker) while the second half is written to the source.
+    const frozenAt = Date.now()
+    const queued = { records: 0, bytes: 0 }
+    await target.freeze()
+    t.after(() => target.thaw())
+    try {
+      await Promise.all(CODECS.map(async (codec, i) => await kcatProduce(source.bootstrap, topics[i] as string, codec, half, half)))
+      const onSource = Number(
+        (await Promise.all(topics.map(async topic => [...(await endOffsets(source, topic)).values()].reduce((a, b) => a + b, 0n)))).reduce((a, b) => a + b, 0n)
+      )
+      assert.equal(onSource, RECORDS * CODECS.length, 'the whole second half is on the source during the outage')
+      await waitUntil(
+        async () => {
+          const exposition = await scrape(port)
+          queued.records = Math.max(queued.records, sampleSum(exposition, 'kafka_mirror_queue_records') ?? 0)
+          queued.bytes = Math.max(queued.bytes, sampleSum(exposition, 'kafka_mirror_queue_bytes') ?? 0)
+          return sidecar.child.exitCode !== null || Date.now() - frozenAt >= OUTAGE_MS
+        },
+        { timeoutMs: OUTAGE_MS + 10_000, intervalMs: 200, message: 'twenty seconds of outage' }
+      )
+      assertRunning(sidecar, 'while the target is frozen')
+    } finally {
+      await target.thaw()
     }
-    return true
-  }, { timeoutMs: 30_000, message: 'the mirror to commit everything' })
-  const peak = peakRssMiB(pid)
-  t.diagnostic(`memory budget: peak RSS ${peak.toFixed(0)} MiB (${beforeOutage.toFixed(0)} MiB before the outage, ${duringOutage.toFixed(0)} MiB by its end) with a ${HEAP_MIB} MiB heap, ${RECORDS * CODECS.length} records of ${VALUE_BYTES} B (${(RECORDS * CODECS.length * (VALUE_BYTES + 16) / 2 ** 20).toFixed(0)} MiB decompressed); all on the target ${(caughtUpMs / 1000).toFixed(1)} s after the thaw`)
+    const duringOutage = peakRssMiB(pid)
+    t.diagnostic(`outage: the queue held up to ${queued.records} records, ${(queued.bytes / 2 ** 20).toFixed(1)} MiB`)
+    assert.ok(queued.records > 0, 'the sidecar kept fetching into its queue while the target was frozen')
 
-  for (const [i, codec] of CODECS.entries()) {
-    const topic = topics[i] as string
-    const copied = await kcatKeys(target.bootstrap, topic)
-    let missing = 0
-    for (let n = 0; n < RECORDS; n++) if (!copied.keys.has(n.toString(16).padStart(16, '0'))) missing++
-    t.diagnostic(`${codec}: ${copied.records} records on the target, ${copied.records - copied.keys.size} duplicates`)
-    assert.equal(missing, 0, `${codec}: no record missing`)
-    assert.equal(copied.keys.size, RECORDS, `${codec}: no key that was not written`)
-    const verify = await runMirrorCheck(['verify', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', topic, '--group', group, '--format', 'json'], { timeoutMs: 120_000 })
-    assert.equal(verify.code, 0, `verify of the ${codec} copy: ${verify.stdout.slice(0, 3000)}${verify.stderr}`)
+    await waitUntil(async () => sidecar.child.exitCode !== null || (await onTarget(target, topics)) >= RECORDS * CODECS.length, {
+      timeoutMs: 90_000,
+      message: 'every record on the target after the outage',
+    })
+    assertRunning(sidecar, 'after the outage')
+    const caughtUpMs = Date.now() - frozenAt - OUTAGE_MS
+    await waitUntil(
+      async () => {
+        for (const topic of topics) {
+          const [ends, committed] = await Promise.all([endOffsets(source, topic), committedOffsets(source, group, topic)])
+          if (![...ends].every(([p, end]) => committed.get(p) === end)) return false
+        }
+        return true
+      },
+      { timeoutMs: 30_000, message: 'the mirror to commit everything' }
+    )
+    const peak = peakRssMiB(pid)
+    t.diagnostic(
+      `memory budget: peak RSS ${peak.toFixed(0)} MiB (${beforeOutage.toFixed(0)} MiB before the outage, ${duringOutage.toFixed(0)} MiB by its end) with a ${HEAP_MIB} MiB heap, ${RECORDS * CODECS.length} records of ${VALUE_BYTES} B (${((RECORDS * CODECS.length * (VALUE_BYTES + 16)) / 2 ** 20).toFixed(0)} MiB decompressed); all on the target ${(caughtUpMs / 1000).toFixed(1)} s after the thaw`
+    )
+
+    for (const [i, codec] of CODECS.entries()) {
+      const topic = topics[i] as string
+      const copied = await kcatKeys(target.bootstrap, topic)
+      let missing = 0
+      for (let n = 0; n < RECORDS; n++) if (!copied.keys.has(n.toString(16).padStart(16, '0'))) missing++
+      t.diagnostic(`${codec}: ${copied.records} records on the target, ${copied.records - copied.keys.size} duplicates`)
+      assert.equal(missing, 0, `${codec}: no record missing`)
+      assert.equal(copied.keys.size, RECORDS, `${codec}: no key that was not written`)
+      const verify = await runMirrorCheck(
+        ['verify', '--source', source.bootstrap, '--target', target.bootstrap, '--topic', topic, '--group', group, '--format', 'json'],
+        { timeoutMs: 120_000 }
+      )
+      assert.equal(verify.code, 0, `verify of the ${codec} copy: ${verify.stdout.slice(0, 3000)}${verify.stderr}`)
+    }
+    assert.equal(sidecar.child.exitCode, null, 'the sidecar never exited')
+    assert.ok(peak < RSS_LIMIT_MIB, `peak RSS ${peak.toFixed(0)} MiB stays within the ${RSS_LIMIT_MIB} MiB the README gives for the default queue`)
+    sidecar.child.kill('SIGTERM')
+    assert.equal(await sidecar.exited, 0)
   }
-  assert.equal(sidecar.child.exitCode, null, 'the sidecar never exited')
-  assert.ok(peak < RSS_LIMIT_MIB, `peak RSS ${peak.toFixed(0)} MiB stays within the ${RSS_LIMIT_MIB} MiB the README gives for the default queue`)
-  sidecar.child.kill('SIGTERM')
-  assert.equal(await sidecar.exited, 0)
-})
+)

@@ -23,7 +23,12 @@ test('mirrors several topics partition by partition, field by field, and commits
   const { source, target } = await sharedClusters()
   const prefix = uniqueName('copy')
   const topics = [await createTopic(t, source, { name: `${prefix}-a`, partitions: 3 }), await createTopic(t, source, { name: `${prefix}-b`, partitions: 2 })]
-  for (const topic of topics) t.after(async () => { const { deleteTopicIfExists } = await import('../helpers/kafka.js'); await deleteTopicIfExists(target, topic) })
+  for (const topic of topics) {
+    t.after(async () => {
+      const { deleteTopicIfExists } = await import('../helpers/kafka.js')
+      await deleteTopicIfExists(target, topic)
+    })
+  }
   await produce(source, topics[0] as string, sampleMessages(900, 3))
   await produce(source, topics[1] as string, sampleMessages(400, 2))
   const groupId = uniqueName('mirror')
@@ -55,7 +60,14 @@ test('mirrors several topics partition by partition, field by field, and commits
 test('include and exclude follow MirrorMaker: comma means or, the whole name must match; new topics are picked up', { timeout: 180_000 }, async t => {
   const { source, target } = await sharedClusters()
   const p = uniqueName('sel').replace(/-/g, '')
-  const names = { orders: `${p}orders`, ordersEu: `${p}orders-eu`, payments: `${p}payments`, paymentsV2: `${p}payments-v2`, ordersInternal: `${p}orders-internal`, audit: `${p}audit` }
+  const names = {
+    orders: `${p}orders`,
+    ordersEu: `${p}orders-eu`,
+    payments: `${p}payments`,
+    paymentsV2: `${p}payments-v2`,
+    ordersInternal: `${p}orders-internal`,
+    audit: `${p}audit`,
+  }
   for (const name of Object.values(names)) {
     await createTopic(t, source, { name })
     t.after(async () => { const { deleteTopicIfExists } = await import('../helpers/kafka.js'); await deleteTopicIfExists(target, name) })
@@ -85,14 +97,20 @@ test('include and exclude follow MirrorMaker: comma means or, the whole name mus
   await createTopic(t, source, { name: late, partitions: 2 })
   t.after(async () => { const { deleteTopicIfExists } = await import('../helpers/kafka.js'); await deleteTopicIfExists(target, late) })
   await produce(source, late, [{ partition: 0, key: 'a', value: '1' }, { partition: 1, key: 'b', value: '2' }])
-  await waitUntil(async () => await totalRecords(target, late).catch(() => 0n) === 2n, { timeoutMs: 60_000, message: 'a topic created after start to be mirrored' })
+  await waitUntil(async () => (await totalRecords(target, late).catch(() => 0n)) === 2n, {
+    timeoutMs: 60_000,
+    message: 'a topic created after start to be mirrored',
+  })
   const copied = await readAll(target, late)
   assert.deepEqual(copied.map(r => [r.partition, r.value?.toString()]), [[0, '1'], [1, '2']])
 
   const { withAdmin } = await import('../helpers/kafka.js')
   await withAdmin(source, admin => admin.createPartitions({ topicPartitions: [{ topic: late, count: 3 }] }))
   await produce(source, late, [{ partition: 2, key: 'c', value: '3' }])
-  await waitUntil(async () => await totalRecords(target, late) === 3n, { timeoutMs: 60_000, message: 'a partition added on the source to be added and mirrored' })
+  await waitUntil(async () => (await totalRecords(target, late)) === 3n, {
+    timeoutMs: 60_000,
+    message: 'a partition added on the source to be added and mirrored',
+  })
   const grown = await readAll(target, late)
   assert.deepEqual(grown.map(r => [r.partition, r.value?.toString()]), [[0, '1'], [1, '2'], [2, '3']])
 })

@@ -14,7 +14,9 @@ const PER_PARTITION = 20
 
 /** Every key on `topic` of `cluster`, read with kcat (an independent client). */
 async function kcatKeys (bootstrap: string, topic: string): Promise<Array<{ key: string, at: string }>> {
-  const { stdout } = await execFileAsync('kcat', ['-C', '-b', bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-f', '%k %p:%o\n'], { maxBuffer: 16 * 1024 * 1024 })
+  const { stdout } = await execFileAsync('kcat', ['-C', '-b', bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-f', '%k %p:%o\n'], {
+    maxBuffer: 16 * 1024 * 1024,
+  })
   return stdout.split('\n').filter(line => line !== '').map(line => { const [key = '', at = ''] = line.split(' '); return { key, at } })
 }
 
@@ -32,7 +34,11 @@ test('many target topics created at start and written at once: every record once
     }
   })
   for (const topic of topics) {
-    await produce(source, topic, Array.from({ length: PARTITIONS * PER_PARTITION }, (_, i) => ({ partition: i % PARTITIONS, key: `${topic}/${i}`, value: `v${i}` })))
+    await produce(
+      source,
+      topic,
+      Array.from({ length: PARTITIONS * PER_PARTITION }, (_, i) => ({ partition: i % PARTITIONS, key: `${topic}/${i}`, value: `v${i}` }))
+    )
   }
   for (const topic of topics) assert.equal(await totalRecords(source, topic), BigInt(PARTITIONS * PER_PARTITION), `${topic} on the source: each record once`)
   // The target topics do not exist yet: the mirror creates all of them and writes to them at once,
@@ -59,7 +65,11 @@ test('many target topics created at start and written at once: every record once
     duplicates += read.length - seen.size
     for (let i = 0; i < PARTITIONS * PER_PARTITION; i++) if (!seen.has(`${topic}/${i}`)) missing++
   }
-  const retried = sidecar.stderr().split('\n').filter(line => line.includes('"msg":"writing to the target failed; retrying"')).map(line => (JSON.parse(line) as { code?: string }).code)
+  const retried = sidecar
+    .stderr()
+    .split('\n')
+    .filter(line => line.includes('"msg":"writing to the target failed; retrying"'))
+    .map(line => (JSON.parse(line) as { code?: string }).code)
   t.diagnostic(`${TOPICS * PARTITIONS} partitions: ${duplicates} duplicates, ${missing} missing; produce retries: ${retried.join(', ') || 'none'}; ${examples.join('; ')}`)
   assert.deepEqual({ duplicates, missing }, { duplicates: 0, missing: 0 })
 

@@ -49,11 +49,19 @@ spec:
   const sidecar = spawnSidecarArgs(t, ['--strimzi', path, '--metrics.port', '0', '--metrics.host', '127.0.0.1'])
   await waitMirroring(sidecar)
   await waitUntil(async () => (await readAll(target, topic).catch(() => [])).length === 20, { timeoutMs: 60_000, message: 'the 20 records on the target' })
-  const view = (records: Awaited<ReturnType<typeof readAll>>): string[] => records.map(r => `${r.partition}/${r.offset} ${String(r.key)}=${String(r.value)} h=${String(r.headers.h)} t=${r.timestamp}`)
+  const view = (records: Awaited<ReturnType<typeof readAll>>): string[] =>
+    records.map(r => `${r.partition}/${r.offset} ${String(r.key)}=${String(r.value)} h=${String(r.headers.h)} t=${r.timestamp}`)
   assert.deepEqual(view(await readAll(target, topic)), view(await readAll(source, topic)))
   sidecar.child.kill('SIGTERM')
   assert.equal(await sidecar.exited, 0, sidecar.stderr().slice(-2000))
-  assert.deepEqual(await committedOffsets(source, groupId, topic), new Map([[0, 10n], [1, 10n]]), 'the source group committed everything the target acknowledged')
+  assert.deepEqual(
+    await committedOffsets(source, groupId, topic),
+    new Map([
+      [0, 10n],
+      [1, 10n],
+    ]),
+    'the source group committed everything the target acknowledged'
+  )
   assert.match(sidecar.stderr(), /"msg":"mirroring","flow":"src->tgt"/)
   assert.match(sidecar.stderr(), /configuration keys ignored.*spec\.replicas/)
   assert.equal((await readAll(target, skipped).catch(() => [])).length, 0, 'topicsExcludePattern is honoured')

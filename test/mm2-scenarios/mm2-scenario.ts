@@ -225,7 +225,10 @@ export async function assertMonotonicCheckpoints (cluster: LocalCluster, checkpo
   for (const checkpoint of checkpoints) {
     const key = JSON.stringify([checkpoint.group, checkpoint.topic, checkpoint.partition])
     const before = last.get(key)
-    assert.ok(before === undefined || checkpoint.downstreamOffset >= before, `checkpoint was non-monotonic for ${key}: ${before} then ${checkpoint.downstreamOffset}`)
+    assert.ok(
+      before === undefined || checkpoint.downstreamOffset >= before,
+      `checkpoint was non-monotonic for ${key}: ${before} then ${checkpoint.downstreamOffset}`
+    )
     last.set(key, checkpoint.downstreamOffset)
   }
 }

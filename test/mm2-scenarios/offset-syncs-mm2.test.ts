@@ -97,8 +97,14 @@ async function offsetSyncsOf (cluster: LocalCluster, syncsTopic: string, topic: 
 async function topicShape (cluster: LocalCluster, topic: string): Promise<{ partitions: number, cleanupPolicy: string | undefined }> {
   return await withAdmin(cluster, async admin => {
     const { topics } = await admin.fetchTopicMetadata({ topics: [topic] })
-    const described = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['cleanup.policy'] }] })
-    return { partitions: topics[0]?.partitions.length ?? 0, cleanupPolicy: described.resources[0]?.configEntries.find(e => e.configName === 'cleanup.policy')?.configValue }
+    const described = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['cleanup.policy'] }],
+    })
+    return {
+      partitions: topics[0]?.partitions.length ?? 0,
+      cleanupPolicy: described.resources[0]?.configEntries.find(e => e.configName === 'cleanup.policy')?.configValue,
+    }
   })
 }
 
@@ -116,7 +122,10 @@ async function assertMonotonicCheckpoints (cluster: LocalCluster, checkpointsTop
     count++
     const k = JSON.stringify([checkpoint.group, checkpoint.topic, checkpoint.partition])
     const before = last.get(k)
-    assert.ok(before === undefined || checkpoint.downstreamOffset >= before, `checkpoint was non-monotonic for ${k}: ${checkpoint.downstreamOffset} after ${before}`)
+    assert.ok(
+      before === undefined || checkpoint.downstreamOffset >= before,
+      `checkpoint was non-monotonic for ${k}: ${checkpoint.downstreamOffset} after ${before}`
+    )
     last.set(k, checkpoint.downstreamOffset)
   }, silentLogger)
   return count
@@ -168,9 +177,16 @@ async function oneWayReplicationWithOffsetSyncs (t: TestContext, offsetLagMax: n
   await produceAndConsume(flow, topic1, 'one')
   t.after(() => deleteTopicIfExists(flow.backup, `${flow.primaryAlias}.${base}-2`))
 
-  const sidecar = startSidecar(t, flow, `${base}-.*`, { 'sync.group.offsets.enabled': 'true', 'sync.group.offsets.interval.seconds': '1', 'offset.lag.max': String(offsetLagMax) })
+  const sidecar = startSidecar(t, flow, `${base}-.*`, {
+    'sync.group.offsets.enabled': 'true',
+    'sync.group.offsets.interval.seconds': '1',
+    'offset.lag.max': String(offsetLagMax),
+  })
   await waitMirroring(sidecar)
-  await waitUntil(async () => await totalRecords(flow.backup, remote1) === BigInt(PARTITIONS * (OLD_RECORDS + RECORDS_PER_PARTITION)), { timeoutMs: 60_000, message: 'the records copied' })
+  await waitUntil(async () => (await totalRecords(flow.backup, remote1)) === BigInt(PARTITIONS * (OLD_RECORDS + RECORDS_PER_PARTITION)), {
+    timeoutMs: 60_000,
+    message: 'the records copied',
+  })
   // The sidecar commits its exact translation, where MirrorMaker 2's test accepts up to offset.lag.max behind.
   await waitForConsumerGroupFullSync(flow, [remote1])
 
@@ -180,7 +196,10 @@ async function oneWayReplicationWithOffsetSyncs (t: TestContext, offsetLagMax: n
   // This flow's names only: other scenarios on the same clusters run their own flows both ways.
   const flowSyncsTopics = [`mm2-offset-syncs.${flow.primaryAlias}.internal`, `mm2-offset-syncs.${flow.backupAlias}.internal`]
   assert.ok(!(await topicNames(flow.backup)).some(name => flowSyncsTopics.includes(name)), 'no MirrorMaker 2 syncs topic of this flow on the target')
-  await waitUntil(async () => (await offsetSyncsOf(flow.primary, syncsTopic, topic1)).size === PARTITIONS, { timeoutMs: 30_000, message: 'the syncs of every partition' })
+  await waitUntil(async () => (await offsetSyncsOf(flow.primary, syncsTopic, topic1)).size === PARTITIONS, {
+    timeoutMs: 30_000,
+    message: 'the syncs of every partition',
+  })
   const syncs = await offsetSyncsOf(flow.primary, syncsTopic, topic1)
   const copies = await copyPairs(flow, topic1, remote1)
   for (let p = 0; p < PARTITIONS; p++) {
@@ -190,7 +209,11 @@ async function oneWayReplicationWithOffsetSyncs (t: TestContext, offsetLagMax: n
     for (const [up, down] of written) assert.equal(down, copied.get(up), `partition ${p}: sync ${up} -> ${down} names where the record is`)
     // Every sync MirrorMaker 2's rules ask for is written, in order; the others are its delayed syncs (the last record at a flush).
     const asked = mm2OffsetSyncs(pairs, BigInt(offsetLagMax)).map((s): [number, number] => [Number(s.upstream), Number(s.downstream)])
-    assert.deepEqual(written.filter(([up]) => asked.some(([u]) => u === up)), asked, `partition ${p}: the syncs of MirrorMaker 2's rules (offset.lag.max ${offsetLagMax})`)
+    assert.deepEqual(
+      written.filter(([up]) => asked.some(([u]) => u === up)),
+      asked,
+      `partition ${p}: the syncs of MirrorMaker 2's rules (offset.lag.max ${offsetLagMax})`
+    )
     assert.deepEqual(written.at(-1), [RECORDS_PER_PARTITION - 1, OLD_RECORDS + RECORDS_PER_PARTITION - 1], `partition ${p}: the last record is synced`)
     if (offsetLagMax === 0) assert.equal(written.length, RECORDS_PER_PARTITION, `partition ${p}: offset.lag.max 0 syncs every record`)
   }
@@ -198,7 +221,17 @@ async function oneWayReplicationWithOffsetSyncs (t: TestContext, offsetLagMax: n
   // MirrorMaker 2's checkpoint task reads them with OffsetSyncStore (which, started on a written
   // topic, keeps each partition's newest sync: it translates from there on): the group's committed offsets translate exactly.
   const atEnd = [...Array(PARTITIONS).keys()].map(p => [p, BigInt(RECORDS_PER_PARTITION)] as [number, bigint])
-  const store = await javaSyncStoreTranslate({ sourceBootstrap: flow.primary.bootstrap, targetBootstrap: flow.backup.bootstrap, sourceAlias: flow.primaryAlias, targetAlias: flow.backupAlias, location: 'source' }, topic1, atEnd)
+  const store = await javaSyncStoreTranslate(
+    {
+      sourceBootstrap: flow.primary.bootstrap,
+      targetBootstrap: flow.backup.bootstrap,
+      sourceAlias: flow.primaryAlias,
+      targetAlias: flow.backupAlias,
+      location: 'source',
+    },
+    topic1,
+    atEnd
+  )
   assert.deepEqual(store.map(r => r.downstreamOffset), Array(PARTITIONS).fill(OLD_RECORDS + RECORDS_PER_PARTITION), JSON.stringify(store))
 
   // mirror-check translate --mm2 reads the same syncs with MirrorMaker 2's rule: the same answers as its own reader for the
@@ -206,14 +239,34 @@ async function oneWayReplicationWithOffsetSyncs (t: TestContext, offsetLagMax: n
   const behind = `behind-${flow.group}`
   await commitAsAdmin(flow.primary, behind, topic1, new Map([...Array(PARTITIONS).keys()].map(p => [p, 20n])))
   const translate = async (group: string): Promise<Array<[number, number | null]>> => {
-    const cli = await runMirrorCheck(['translate', '--mm2', '--source', flow.primary.bootstrap, '--target', flow.backup.bootstrap, '--group', group, '--topic', topic1, '--source-alias', flow.primaryAlias, '--target-alias', flow.backupAlias, '--format', 'json'])
+    const cli = await runMirrorCheck([
+      'translate',
+      '--mm2',
+      '--source',
+      flow.primary.bootstrap,
+      '--target',
+      flow.backup.bootstrap,
+      '--group',
+      group,
+      '--topic',
+      topic1,
+      '--source-alias',
+      flow.primaryAlias,
+      '--target-alias',
+      flow.backupAlias,
+      '--format',
+      'json',
+    ])
     assert.equal(cli.code, 0, cli.stderr)
     return (JSON.parse(cli.stdout) as Array<{ partition: number, targetOffset: number | null }>).map(r => [r.partition, r.targetOffset])
   }
   assert.deepEqual(await translate(flow.group), store.map(r => [r.partition, r.downstreamOffset]))
   for (const [partition, translated] of await translate(behind)) {
     const exact = OLD_RECORDS + 20
-    assert.ok(translated !== null && translated <= exact && translated >= exact - offsetLagMax, `partition ${partition}: ${translated} at most offset.lag.max ${offsetLagMax} before ${exact}`)
+    assert.ok(
+      translated !== null && translated <= exact && translated >= exact - offsetLagMax,
+      `partition ${partition}: ${translated} at most offset.lag.max ${offsetLagMax} before ${exact}`
+    )
     if (offsetLagMax === 0) assert.equal(translated, exact, 'a sync at every record: exact')
   }
 
@@ -233,82 +286,163 @@ async function oneWayReplicationWithOffsetSyncs (t: TestContext, offsetLagMax: n
   await stopSidecar(sidecar)
 }
 
-test('testOneWayReplicationWithAutoOffsetSync: offset.lag.max 10, syncs on the source by MirrorMaker 2\'s rules, read by its own OffsetSyncStore', { timeout: 180_000 }, async t => {
-  await oneWayReplicationWithOffsetSyncs(t, 10)
-})
-
-test('testOneWayReplicationWithFrequentOffsetSyncs: offset.lag.max 0 syncs every record; a group anywhere translates exactly by MirrorMaker 2\'s rule', { timeout: 180_000 }, async t => {
-  await oneWayReplicationWithOffsetSyncs(t, 0)
-})
-
-test('testReplicationWithoutOffsetSyncWillNotCreateOffsetSyncsTopic: emit.offset-syncs.enabled = false copies the records and creates no offset-syncs topic', { timeout: 120_000 }, async t => {
-  const flow = await newFlow(t)
-  const topic = await createTopic(t, flow.primary, { name: uniqueName('test-topic-1'), partitions: PARTITIONS })
-  const remote = `${flow.primaryAlias}.${topic}`
-  t.after(() => deleteTopicIfExists(flow.backup, remote))
-  await produceAndConsume(flow, topic, 'off')
-  const sidecar = startSidecar(t, flow, topic, { 'emit.offset-syncs.enabled': 'false' })
-  await waitMirroring(sidecar)
-  await waitUntil(async () => await totalRecords(flow.backup, remote).catch(() => 0n) === BigInt(PARTITIONS * RECORDS_PER_PARTITION), { timeoutMs: 60_000, message: 'the records copied' })
-  // The commit after the copy: by then a syncs topic would have been created and written.
-  await waitUntil(async () => {
-    const committed = await withAdmin(flow.primary, admin => admin.fetchOffsets({ groupId: `mirror-sidecar.${flow.primaryAlias}-to-${flow.backupAlias}`, topics: [topic] }))
-    return (committed[0]?.partitions ?? []).every(p => p.offset === String(RECORDS_PER_PARTITION))
-  }, { timeoutMs: 30_000, message: 'the mirror\'s commit' })
-  for (const [cluster, name] of [[flow.primary, 'primary'], [flow.backup, 'backup']] as const) {
-    const found = (await topicNames(cluster)).filter(n => n.includes(flow.primaryAlias) && n.includes('offset-syncs'))
-    assert.deepEqual(found.concat((await topicNames(cluster)).filter(n => n.includes(flow.backupAlias) && n.includes('offset-syncs'))), [], `no offset-syncs topic on the ${name} cluster (neither MirrorMaker 2's nor the sidecar's exact one)`)
+test(
+  "testOneWayReplicationWithAutoOffsetSync: offset.lag.max 10, syncs on the source by MirrorMaker 2's rules, read by its own OffsetSyncStore",
+  { timeout: 180_000 },
+  async t => {
+    await oneWayReplicationWithOffsetSyncs(t, 10)
   }
-  await stopSidecar(sidecar)
-})
+)
 
-for (const exactlyOnce of [false, true]) {
-  const mode = exactlyOnce ? ', exactly-once (as MirrorConnectorsIntegrationExactlyOnceTest runs it): the syncs in the lane transactions' : ''
-  test(`testOffsetSyncsTopicsOnTarget: offset-syncs.topic.location = target puts mm2-offset-syncs.<source>.internal on the target and none on the source; checkpoints follow${mode}`, { timeout: 150_000 }, async t => {
+test(
+  "testOneWayReplicationWithFrequentOffsetSyncs: offset.lag.max 0 syncs every record; a group anywhere translates exactly by MirrorMaker 2's rule",
+  { timeout: 180_000 },
+  async t => {
+    await oneWayReplicationWithOffsetSyncs(t, 0)
+  }
+)
+
+test(
+  'testReplicationWithoutOffsetSyncWillNotCreateOffsetSyncsTopic: emit.offset-syncs.enabled = false copies the records and creates no offset-syncs topic',
+  { timeout: 120_000 },
+  async t => {
     const flow = await newFlow(t)
     const topic = await createTopic(t, flow.primary, { name: uniqueName('test-topic-1'), partitions: PARTITIONS })
     const remote = `${flow.primaryAlias}.${topic}`
     t.after(() => deleteTopicIfExists(flow.backup, remote))
-    const sidecar = startSidecar(t, flow, topic, {
-      [`${flow.primaryAlias}->${flow.backupAlias}.offset-syncs.topic.location`]: 'target',
-      'offset.lag.max': '10',
-      ...(exactlyOnce ? { [`${flow.backupAlias}.exactly.once.source.support`]: 'enabled' } : {}),
-    })
+    await produceAndConsume(flow, topic, 'off')
+    const sidecar = startSidecar(t, flow, topic, { 'emit.offset-syncs.enabled': 'false' })
     await waitMirroring(sidecar)
-    const syncsTopic = `mm2-offset-syncs.${flow.primaryAlias}.internal`
-    assert.deepEqual(await topicShape(flow.backup, syncsTopic), { partitions: 1, cleanupPolicy: 'compact' }, 'created on the target before the flow copies')
-
-    await produceAndConsume(flow, topic, 'target')
-    await waitUntil(async () => {
-      let found = false
-      await readInternalTopicBytes(flow.backup.connection('test-checkpoints'), `${flow.primaryAlias}.checkpoints.internal`, (key, value) => {
-        if (decodeMm2Checkpoint(key, value)?.topic === remote) found = true
-      }, silentLogger).catch(() => undefined)
-      return found
-    }, { timeoutMs: 60_000, intervalMs: 1000, message: `checkpoints for ${remote}` })
-    assert.ok(await assertMonotonicCheckpoints(flow.backup, `${flow.primaryAlias}.checkpoints.internal`) > 0)
-    const onPrimary = await topicNames(flow.primary)
-    assert.ok(!onPrimary.includes(`mm2-offset-syncs.${flow.primaryAlias}.internal`) && !onPrimary.includes(`mm2-offset-syncs.${flow.backupAlias}.internal`), 'no offset-syncs topic on the source')
-
-    if (exactlyOnce) {
-      // Written in the lane transactions: the topic holds their commit markers besides its records.
-      let records = 0
-      await readInternalTopicBytes(flow.backup.connection('test-mm2-syncs'), syncsTopic, () => { records++ }, silentLogger)
-      const end = (await endOffsets(flow.backup, syncsTopic)).get(0) ?? 0n
-      assert.ok(records > 0 && end > BigInt(records), `${records} syncs below end offset ${end}: transaction markers among them`)
+    await waitUntil(async () => (await totalRecords(flow.backup, remote).catch(() => 0n)) === BigInt(PARTITIONS * RECORDS_PER_PARTITION), {
+      timeoutMs: 60_000,
+      message: 'the records copied',
+    })
+    // The commit after the copy: by then a syncs topic would have been created and written.
+    await waitUntil(
+      async () => {
+        const committed = await withAdmin(flow.primary, admin =>
+          admin.fetchOffsets({ groupId: `mirror-sidecar.${flow.primaryAlias}-to-${flow.backupAlias}`, topics: [topic] })
+        )
+        return (committed[0]?.partitions ?? []).every(p => p.offset === String(RECORDS_PER_PARTITION))
+      },
+      { timeoutMs: 30_000, message: "the mirror's commit" }
+    )
+    for (const [cluster, name] of [
+      [flow.primary, 'primary'],
+      [flow.backup, 'backup'],
+    ] as const) {
+      const found = (await topicNames(cluster)).filter(n => n.includes(flow.primaryAlias) && n.includes('offset-syncs'))
+      assert.deepEqual(
+        found.concat((await topicNames(cluster)).filter(n => n.includes(flow.backupAlias) && n.includes('offset-syncs'))),
+        [],
+        `no offset-syncs topic on the ${name} cluster (neither MirrorMaker 2's nor the sidecar's exact one)`
+      )
     }
-    // MirrorMaker 2's checkpoint task, told the syncs are on the target, finds them: the group's offsets translate exactly.
-    const store = await javaSyncStoreTranslate({ sourceBootstrap: flow.primary.bootstrap, targetBootstrap: flow.backup.bootstrap, sourceAlias: flow.primaryAlias, targetAlias: flow.backupAlias, location: 'target' }, topic,
-      [...Array(PARTITIONS).keys()].map(p => [p, BigInt(RECORDS_PER_PARTITION)] as [number, bigint]))
-    assert.deepEqual(store.map(r => r.downstreamOffset), Array(PARTITIONS).fill(RECORDS_PER_PARTITION), JSON.stringify(store))
-    // mirror-check failover --mm2 finds MirrorMaker 2's topic on the target under its name there, and plans the same offsets.
-    const cli = await runMirrorCheck(['failover', '--mm2', '--source', flow.primary.bootstrap, '--target', flow.backup.bootstrap, '--group', flow.group, '--source-alias', flow.primaryAlias, '--target-alias', flow.backupAlias, '--format', 'json'])
-    const plan = JSON.parse(cli.stdout) as {
-      to: { offsetSyncsTopic: string }
-      groups: Array<{ partitions: Array<{ partition: number, translatedOffset: number | null }> }>
-    }
-    assert.equal(plan.to.offsetSyncsTopic, syncsTopic, cli.stderr)
-    assert.deepEqual(plan.groups[0]?.partitions.map(p => p.translatedOffset), Array(PARTITIONS).fill(RECORDS_PER_PARTITION), cli.stdout)
     await stopSidecar(sidecar)
-  })
+  }
+)
+
+for (const exactlyOnce of [false, true]) {
+  const mode = exactlyOnce ? ', exactly-once (as MirrorConnectorsIntegrationExactlyOnceTest runs it): the syncs in the lane transactions' : ''
+  test(
+    `testOffsetSyncsTopicsOnTarget: offset-syncs.topic.location = target puts mm2-offset-syncs.<source>.internal on the target and none on the source; checkpoints follow${mode}`,
+    { timeout: 150_000 },
+    async t => {
+      const flow = await newFlow(t)
+      const topic = await createTopic(t, flow.primary, { name: uniqueName('test-topic-1'), partitions: PARTITIONS })
+      const remote = `${flow.primaryAlias}.${topic}`
+      t.after(() => deleteTopicIfExists(flow.backup, remote))
+      const sidecar = startSidecar(t, flow, topic, {
+        [`${flow.primaryAlias}->${flow.backupAlias}.offset-syncs.topic.location`]: 'target',
+        'offset.lag.max': '10',
+        ...(exactlyOnce ? { [`${flow.backupAlias}.exactly.once.source.support`]: 'enabled' } : {}),
+      })
+      await waitMirroring(sidecar)
+      const syncsTopic = `mm2-offset-syncs.${flow.primaryAlias}.internal`
+      assert.deepEqual(await topicShape(flow.backup, syncsTopic), { partitions: 1, cleanupPolicy: 'compact' }, 'created on the target before the flow copies')
+
+      await produceAndConsume(flow, topic, 'target')
+      await waitUntil(
+        async () => {
+          let found = false
+          await readInternalTopicBytes(
+            flow.backup.connection('test-checkpoints'),
+            `${flow.primaryAlias}.checkpoints.internal`,
+            (key, value) => {
+              if (decodeMm2Checkpoint(key, value)?.topic === remote) found = true
+            },
+            silentLogger
+          ).catch(() => undefined)
+          return found
+        },
+        { timeoutMs: 60_000, intervalMs: 1000, message: `checkpoints for ${remote}` }
+      )
+      assert.ok((await assertMonotonicCheckpoints(flow.backup, `${flow.primaryAlias}.checkpoints.internal`)) > 0)
+      const onPrimary = await topicNames(flow.primary)
+      assert.ok(
+        !onPrimary.includes(`mm2-offset-syncs.${flow.primaryAlias}.internal`) && !onPrimary.includes(`mm2-offset-syncs.${flow.backupAlias}.internal`),
+        'no offset-syncs topic on the source'
+      )
+
+      if (exactlyOnce) {
+        // Written in the lane transactions: the topic holds their commit markers besides its records.
+        let records = 0
+        await readInternalTopicBytes(
+          flow.backup.connection('test-mm2-syncs'),
+          syncsTopic,
+          () => {
+            records++
+          },
+          silentLogger
+        )
+        const end = (await endOffsets(flow.backup, syncsTopic)).get(0) ?? 0n
+        assert.ok(records > 0 && end > BigInt(records), `${records} syncs below end offset ${end}: transaction markers among them`)
+      }
+      // MirrorMaker 2's checkpoint task, told the syncs are on the target, finds them: the group's offsets translate exactly.
+      const store = await javaSyncStoreTranslate(
+        {
+          sourceBootstrap: flow.primary.bootstrap,
+          targetBootstrap: flow.backup.bootstrap,
+          sourceAlias: flow.primaryAlias,
+          targetAlias: flow.backupAlias,
+          location: 'target',
+        },
+        topic,
+        [...Array(PARTITIONS).keys()].map(p => [p, BigInt(RECORDS_PER_PARTITION)] as [number, bigint])
+      )
+      assert.deepEqual(
+        store.map(r => r.downstreamOffset),
+        Array(PARTITIONS).fill(RECORDS_PER_PARTITION),
+        JSON.stringify(store)
+      )
+      // mirror-check failover --mm2 finds MirrorMaker 2's topic on the target under its name there, and plans the same offsets.
+      const cli = await runMirrorCheck([
+        'failover',
+        '--mm2',
+        '--source',
+        flow.primary.bootstrap,
+        '--target',
+        flow.backup.bootstrap,
+        '--group',
+        flow.group,
+        '--source-alias',
+        flow.primaryAlias,
+        '--target-alias',
+        flow.backupAlias,
+        '--format',
+        'json',
+      ])
+      const plan = JSON.parse(cli.stdout) as {
+        to: { offsetSyncsTopic: string }
+        groups: Array<{ partitions: Array<{ partition: number, translatedOffset: number | null }> }>
+      }
+      assert.equal(plan.to.offsetSyncsTopic, syncsTopic, cli.stderr)
+      assert.deepEqual(
+        plan.groups[0]?.partitions.map(p => p.translatedOffset),
+        Array(PARTITIONS).fill(RECORDS_PER_PARTITION),
+        cli.stdout
+      )
+      await stopSidecar(sidecar)
+    }
+  )
 }

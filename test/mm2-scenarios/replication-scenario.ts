@@ -126,19 +126,29 @@ export async function testReplication (t: TestContext, scenario: ReplicationScen
   const backupClient = await javaMirrorClusters(backup.cluster.bootstrap, PRIMARY)
   assert.ok(backupClient.upstreamClusters.includes(PRIMARY), `Did not find upstream primary cluster: ${JSON.stringify(backupClient)}`)
   assert.equal(backupClient.replicationHops, 1, 'Did not calculate replication hops correctly.')
-  await waitUntil(() => hasRecords(backup.cluster, `${PRIMARY}.checkpoints.internal`), { timeoutMs: 30_000, message: 'Checkpoints were not emitted downstream to backup cluster.' })
+  await waitUntil(() => hasRecords(backup.cluster, `${PRIMARY}.checkpoints.internal`), {
+    timeoutMs: 30_000,
+    message: 'Checkpoints were not emitted downstream to backup cluster.',
+  })
   if (twoWay) {
     const primaryClient = await javaMirrorClusters(primary.cluster.bootstrap, BACKUP)
     assert.ok(primaryClient.upstreamClusters.includes(BACKUP), `Did not find upstream backup cluster: ${JSON.stringify(primaryClient)}`)
     assert.equal(primaryClient.replicationHops, 1, 'Did not calculate replication hops correctly.')
-    await waitUntil(() => hasRecords(primary.cluster, `${BACKUP}.checkpoints.internal`), { timeoutMs: 30_000, message: 'Checkpoints were not emitted upstream to primary cluster.' })
+    await waitUntil(() => hasRecords(primary.cluster, `${BACKUP}.checkpoints.internal`), {
+      timeoutMs: 30_000,
+      message: 'Checkpoints were not emitted upstream to primary cluster.',
+    })
   }
 
   // Failover of the group to backup at the translated offsets: exact, so nothing is read again.
   const backupOffsets = await waitForCheckpointOnAllPartitions(backup.cluster, group, PRIMARY, backupTopic1)
   await assertTranslatedToEnd(backup.cluster, backupTopic1, backupOffsets, lastOnBackup)
   await commitAsAdmin(backup.cluster, group, backupTopic1, new Map([...backupOffsets].map(([p, o]) => [p, BigInt(o)])))
-  assert.deepEqual(await recordsFrom(backup.cluster, backupTopic1, await committedOffsets(backup.cluster, group, backupTopic1)), [], 'the failed-over group reads no record again')
+  assert.deepEqual(
+    await recordsFrom(backup.cluster, backupTopic1, await committedOffsets(backup.cluster, group, backupTopic1)),
+    [],
+    'the failed-over group reads no record again'
+  )
 
   await assertMonotonicCheckpoints(backup.cluster, `${PRIMARY}.checkpoints.internal`, names)
 
@@ -147,7 +157,11 @@ export async function testReplication (t: TestContext, scenario: ReplicationScen
     const primaryOffsets = await waitForCheckpointOnAllPartitions(primary.cluster, group, BACKUP, reverseTopic1)
     await assertTranslatedToEnd(primary.cluster, reverseTopic1, primaryOffsets, lastOnPrimary)
     await commitAsAdmin(primary.cluster, group, reverseTopic1, new Map([...primaryOffsets].map(([p, o]) => [p, BigInt(o)])))
-    assert.deepEqual(await recordsFrom(primary.cluster, reverseTopic1, await committedOffsets(primary.cluster, group, reverseTopic1)), [], 'the failed-back group reads no record again')
+    assert.deepEqual(
+      await recordsFrom(primary.cluster, reverseTopic1, await committedOffsets(primary.cluster, group, reverseTopic1)),
+      [],
+      'the failed-back group reads no record again'
+    )
   }
 
   // More matching topics, created while the mirror runs; records in their first partition only.

@@ -50,34 +50,75 @@ async function startWithTopic (
   return { primary, backup, topic, backupTopic, stop: () => stopSidecar(sidecar) }
 }
 
-test('testSyncTopicConfigs: a config changed on the backup topic is put back to the source\'s; an excluded one keeps the backup\'s value', { timeout: 120_000 }, async t => {
-  const { primary, backup, topic, backupTopic, stop } = await startWithTopic(t, { 'delete.retention.ms': '1000', 'retention.bytes': '1000' })
-  await setTopicConfigs(backup, backupTopic, { 'delete.retention.ms': '2000', 'retention.bytes': '2000' })
-  await waitUntil(async () => await topicConfig(backup, backupTopic, 'retention.bytes') === await topicConfig(primary, topic, 'retention.bytes'),
-    { timeoutMs: 30_000, message: '`retention.bytes` should be the same, because it isn\'t in exclude filter!' })
-  assert.equal(await topicConfig(backup, backupTopic, 'retention.bytes'), '1000')
-  assert.notEqual(await topicConfig(backup, backupTopic, 'delete.retention.ms'), await topicConfig(primary, topic, 'delete.retention.ms'), '`delete.retention.ms` should be different, because it\'s in exclude filter!')
-  assert.equal(await topicConfig(backup, backupTopic, 'delete.retention.ms'), '2000', '`delete.retention.ms` should be 2000, because it\'s explicitly defined on the target topic!')
-  await stop()
-})
+test(
+  "testSyncTopicConfigs: a config changed on the backup topic is put back to the source's; an excluded one keeps the backup's value",
+  { timeout: 120_000 },
+  async t => {
+    const { primary, backup, topic, backupTopic, stop } = await startWithTopic(t, { 'delete.retention.ms': '1000', 'retention.bytes': '1000' })
+    await setTopicConfigs(backup, backupTopic, { 'delete.retention.ms': '2000', 'retention.bytes': '2000' })
+    await waitUntil(async () => (await topicConfig(backup, backupTopic, 'retention.bytes')) === (await topicConfig(primary, topic, 'retention.bytes')), {
+      timeoutMs: 30_000,
+      message: "`retention.bytes` should be the same, because it isn't in exclude filter!",
+    })
+    assert.equal(await topicConfig(backup, backupTopic, 'retention.bytes'), '1000')
+    assert.notEqual(
+      await topicConfig(backup, backupTopic, 'delete.retention.ms'),
+      await topicConfig(primary, topic, 'delete.retention.ms'),
+      "`delete.retention.ms` should be different, because it's in exclude filter!"
+    )
+    assert.equal(
+      await topicConfig(backup, backupTopic, 'delete.retention.ms'),
+      '2000',
+      "`delete.retention.ms` should be 2000, because it's explicitly defined on the target topic!"
+    )
+    await stop()
+  }
+)
 
-test('testReplicateSourceDefault: with use.defaults.from = source a config changed on the backup topic goes back to the source cluster\'s default; an excluded one is kept', { timeout: 120_000 }, async t => {
-  const { primary, backup, topic, backupTopic, stop } = await startWithTopic(t, {}, { 'use.defaults.from': 'source' })
-  await setTopicConfigs(backup, backupTopic, { 'delete.retention.ms': '2000', 'retention.bytes': '2000' })
-  await waitUntil(async () => await topicConfig(backup, backupTopic, 'retention.bytes') === '-1',
-    { timeoutMs: 30_000, message: '`retention.bytes` should be synced with default value!' })
-  assert.equal(await topicConfig(backup, backupTopic, 'retention.bytes'), await topicConfig(primary, topic, 'retention.bytes'), '`retention.bytes` should be the same, because the source cluster default is being used!')
-  assert.notEqual(await topicConfig(backup, backupTopic, 'delete.retention.ms'), await topicConfig(primary, topic, 'delete.retention.ms'), '`delete.retention.ms` should be different, because it\'s in exclude filter!')
-  assert.equal(await topicConfig(backup, backupTopic, 'delete.retention.ms'), '2000', '`delete.retention.ms` should be 2000, because it\'s explicitly defined on the target topic!')
-  await stop()
-})
+test(
+  "testReplicateSourceDefault: with use.defaults.from = source a config changed on the backup topic goes back to the source cluster's default; an excluded one is kept",
+  { timeout: 120_000 },
+  async t => {
+    const { primary, backup, topic, backupTopic, stop } = await startWithTopic(t, {}, { 'use.defaults.from': 'source' })
+    await setTopicConfigs(backup, backupTopic, { 'delete.retention.ms': '2000', 'retention.bytes': '2000' })
+    await waitUntil(async () => (await topicConfig(backup, backupTopic, 'retention.bytes')) === '-1', {
+      timeoutMs: 30_000,
+      message: '`retention.bytes` should be synced with default value!',
+    })
+    assert.equal(
+      await topicConfig(backup, backupTopic, 'retention.bytes'),
+      await topicConfig(primary, topic, 'retention.bytes'),
+      '`retention.bytes` should be the same, because the source cluster default is being used!'
+    )
+    assert.notEqual(
+      await topicConfig(backup, backupTopic, 'delete.retention.ms'),
+      await topicConfig(primary, topic, 'delete.retention.ms'),
+      "`delete.retention.ms` should be different, because it's in exclude filter!"
+    )
+    assert.equal(
+      await topicConfig(backup, backupTopic, 'delete.retention.ms'),
+      '2000',
+      "`delete.retention.ms` should be 2000, because it's explicitly defined on the target topic!"
+    )
+    await stop()
+  }
+)
 
-test('testReplicateTargetDefault: a config set on the source is copied; deleted on the source, the backup topic goes back to the target cluster\'s default', { timeout: 120_000 }, async t => {
-  const { primary, backup, topic, backupTopic, stop } = await startWithTopic(t, { 'retention.bytes': '1000' })
-  await waitUntil(async () => await topicConfig(backup, backupTopic, 'retention.bytes') === '1000', { timeoutMs: 30_000, message: '`retention.bytes` should be the same' })
-  assert.equal(await topicConfig(primary, topic, 'retention.bytes'), '1000')
-  await setTopicConfigs(primary, topic, {})
-  await waitUntil(async () => await topicConfig(backup, backupTopic, 'retention.bytes') === '-1',
-    { timeoutMs: 30_000, message: '`retention.bytes` should be synced with target\'s default value!' })
-  await stop()
-})
+test(
+  "testReplicateTargetDefault: a config set on the source is copied; deleted on the source, the backup topic goes back to the target cluster's default",
+  { timeout: 120_000 },
+  async t => {
+    const { primary, backup, topic, backupTopic, stop } = await startWithTopic(t, { 'retention.bytes': '1000' })
+    await waitUntil(async () => (await topicConfig(backup, backupTopic, 'retention.bytes')) === '1000', {
+      timeoutMs: 30_000,
+      message: '`retention.bytes` should be the same',
+    })
+    assert.equal(await topicConfig(primary, topic, 'retention.bytes'), '1000')
+    await setTopicConfigs(primary, topic, {})
+    await waitUntil(async () => (await topicConfig(backup, backupTopic, 'retention.bytes')) === '-1', {
+      timeoutMs: 30_000,
+      message: "`retention.bytes` should be synced with target's default value!",
+    })
+    await stop()
+  }
+)

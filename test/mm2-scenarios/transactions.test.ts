@@ -6,13 +6,17 @@ import { sharedClusters } from '../helpers/kafka.js'
 import { defaultRemoteTopic, transactionalWriter } from './mm2-scenario.js'
 import { testReplication } from './replication-scenario.js'
 
-test('testReplication: transactional sources, both directions: every committed record once, groups at the end offsets (after the markers) translated exactly', { timeout: 240_000 }, async t => {
-  const { source, target } = await sharedClusters()
-  await testReplication(t, {
-    primary: { cluster: source, bootstrap: source.bootstrap },
-    backup: { cluster: target, bootstrap: target.bootstrap },
-    twoWay: true,
-    remoteTopicName: defaultRemoteTopic,
-    write: transactionalWriter,
-  })
-})
+test(
+  'testReplication: transactional sources, both directions: every committed record once, groups at the end offsets (after the markers) translated exactly',
+  { timeout: 240_000 },
+  async t => {
+    const { source, target } = await sharedClusters()
+    await testReplication(t, {
+      primary: { cluster: source, bootstrap: source.bootstrap },
+      backup: { cluster: target, bootstrap: target.bootstrap },
+      twoWay: true,
+      remoteTopicName: defaultRemoteTopic,
+      write: transactionalWriter,
+    })
+  }
+)

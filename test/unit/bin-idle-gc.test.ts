@@ -78,5 +78,8 @@ test('idle gc: --idle.gc takes true or false, default true', () => {
   }
   assert.equal(configFromMm1(base).idleGc, true)
   assert.equal(configFromMm1({ ...base, 'idle.gc': 'false' }).idleGc, false)
-  assert.throws(() => configFromMm1({ ...base, 'idle.gc': 'sometimes' }), (error: unknown) => error instanceof ConfigError && error.message === '--idle.gc "sometimes": expected true or false')
+  assert.throws(
+    () => configFromMm1({ ...base, 'idle.gc': 'sometimes' }),
+    (error: unknown) => error instanceof ConfigError && error.message === '--idle.gc "sometimes": expected true or false'
+  )
 })

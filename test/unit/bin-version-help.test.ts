@@ -95,10 +95,28 @@ test('mirror-sidecar --help states the defaults the code uses', () => {
   try {
     writeFileSync(join(dir, 's.properties'), 'bootstrap.servers=127.0.0.1:1\n')
     writeFileSync(join(dir, 't.properties'), 'bootstrap.servers=127.0.0.1:2\n')
-    const printed = run(SIDECAR_BIN, ['--consumer.config', join(dir, 's.properties'), '--producer.config', join(dir, 't.properties'), '--whitelist', 'x', '--print-config'])
+    const printed = run(SIDECAR_BIN, [
+      '--consumer.config',
+      join(dir, 's.properties'),
+      '--producer.config',
+      join(dir, 't.properties'),
+      '--whitelist',
+      'x',
+      '--print-config',
+    ])
     assert.equal(printed.status, 0, printed.stderr)
     const config = JSON.parse(printed.stdout) as PrintedConfig
-    const printedExactlyOnce = run(SIDECAR_BIN, ['--consumer.config', join(dir, 's.properties'), '--producer.config', join(dir, 't.properties'), '--whitelist', 'x', '--exactly.once', 'true', '--print-config'])
+    const printedExactlyOnce = run(SIDECAR_BIN, [
+      '--consumer.config',
+      join(dir, 's.properties'),
+      '--producer.config',
+      join(dir, 't.properties'),
+      '--whitelist',
+      'x',
+      '--exactly.once',
+      'true',
+      '--print-config',
+    ])
     assert.equal(printedExactlyOnce.status, 0, printedExactlyOnce.stderr)
     const exactlyOnce = JSON.parse(printedExactlyOnce.stdout) as PrintedConfig
 
@@ -126,7 +144,10 @@ test('mirror-check --format xml names the bad value and the choices, also under 
 })
 
 test('usageLine: yargs\' "Invalid values:" message becomes --flag "value": expected one of ...; others keep their first line', () => {
-  assert.equal(usageLine('Invalid values:\n  Argument: format, Given: "xml", Choices: "table", "json", "csv"'), '--format "xml": expected one of table, json, csv')
+  assert.equal(
+    usageLine('Invalid values:\n  Argument: format, Given: "xml", Choices: "table", "json", "csv"'),
+    '--format "xml": expected one of table, json, csv'
+  )
   assert.equal(
     usageLine('Invalid values:\n  Argument: format, Given: "xml", Choices: "table", "json"\n  Argument: replication-policy, Given: "x", Choices: "identity", "default"'),
     '--format "xml": expected one of table, json; --replication-policy "x": expected one of identity, default'
@@ -137,16 +158,25 @@ test('usageLine: yargs\' "Invalid values:" message becomes --flag "value": expec
 test('--dry-run is in --help, says it connects, and a bad value in the mm2.properties file is one line and exit 2 before anything connects', () => {
   const help = run(SIDECAR_BIN, ['--help'])
   assert.equal(help.status, 0, help.stderr)
-  assert.match(help.stdout.replace(/\s+/g, ' '), /--dry-run Print where each partition of every flow would start and why .* connects to both clusters to read them, writes nothing/)
+  assert.match(
+    help.stdout.replace(/\s+/g, ' '),
+    /--dry-run Print where each partition of every flow would start and why .* connects to both clusters to read them, writes nothing/
+  )
   const dir = mkdtempSync(join(tmpdir(), 'dry-run-'))
   try {
     const file = join(dir, 'mm2.properties')
     // Nothing listens on port 1: a connection attempt would show as a connection error, not this line.
-    writeFileSync(file, 'clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:1\nA->B.enabled = true\nB.offset.storage.topic = two words\n')
+    writeFileSync(
+      file,
+      'clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:1\nA->B.enabled = true\nB.offset.storage.topic = two words\n'
+    )
     const bad = run(SIDECAR_BIN, [file, '--dry-run'])
     assert.equal(bad.status, 2)
     assert.equal(bad.stdout, '')
-    assert.match(bad.stderr, /^mirror-sidecar: B\.offset\.storage\.topic "two words": expected a topic name .*Connect's offsets topic, where MirrorMaker 2 keeps its source positions\n$/)
+    assert.match(
+      bad.stderr,
+      /^mirror-sidecar: B\.offset\.storage\.topic "two words": expected a topic name .*Connect's offsets topic, where MirrorMaker 2 keeps its source positions\n$/
+    )
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

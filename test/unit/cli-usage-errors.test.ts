@@ -30,7 +30,10 @@ function usageError (bin: string, args: string[]): string {
 test('mirror-check: a mistyped command is named with the nearest command', () => {
   assert.equal(usageError(CHECK_BIN, ['offset', '--group', 'g']), 'mirror-check: unknown command "offset"; did you mean offsets?')
   assert.equal(usageError(CHECK_BIN, ['failovr']), 'mirror-check: unknown command "failovr"; did you mean failover?')
-  assert.equal(usageError(CHECK_BIN, ['xyzzy']), 'mirror-check: unknown command "xyzzy"; the commands are offsets, lag, verify, translate, cutover, failover, failback, completion')
+  assert.equal(
+    usageError(CHECK_BIN, ['xyzzy']),
+    'mirror-check: unknown command "xyzzy"; the commands are offsets, lag, verify, translate, cutover, failover, failback, completion'
+  )
 })
 
 test('unknownCommandLine: flags and known commands pass; a prefix counts as near', () => {
@@ -46,7 +49,10 @@ test('mirror-check: an unknown flag is named once, as given', () => {
 })
 
 test('mirror-check: --timeout-ms that is not a number is refused naming the value as given', () => {
-  assert.equal(usageError(CHECK_BIN, ['--group', 'g', '--bootstrap-server', '127.0.0.1:1', '--timeout-ms', 'abc']), 'mirror-check: --timeout-ms "abc": expected a positive integer')
+  assert.equal(
+    usageError(CHECK_BIN, ['--group', 'g', '--bootstrap-server', '127.0.0.1:1', '--timeout-ms', 'abc']),
+    'mirror-check: --timeout-ms "abc": expected a positive integer'
+  )
   assert.equal(usageError(CHECK_BIN, ['lag', ...REFUSED, '--timeout-ms', '1.5']), 'mirror-check: --timeout-ms "1.5": expected a positive integer')
 })
 
@@ -66,7 +72,8 @@ test('a malformed \\u escape in a .properties file is refused with file, line an
   try {
     const file = join(dir, 'client.properties')
     writeFileSync(file, 'bootstrap.servers=127.0.0.1:1\nclient.id=app\\u00zz\n')
-    const expected = `${file}:2: client.id "\\u00zz": malformed \\uxxxx escape (Java refuses the file too); write four hex digits after \\u, or \\\\u for a backslash followed by u`
+    const expected =
+      `${file}:2: client.id "\\u00zz": malformed \\uxxxx escape (Java refuses the file too); write four hex digits after \\u, or \\\\u for a backslash followed by u`
     assert.equal(usageError(CHECK_BIN, ['--group', 'g', '--command-config', file]), `mirror-check: ${expected}`)
     const sidecar = run(SIDECAR_BIN, ['--consumer.config', file, '--producer.config', join(dir, 'missing.properties'), '--whitelist', 'x', '--print-config'])
     assert.ok(sidecar.stderr.includes(expected), sidecar.stderr)

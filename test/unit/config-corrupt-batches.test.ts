@@ -20,7 +20,11 @@ test('--corrupt.batches (and MIRROR_CORRUPT_BATCHES): fail by default, skip on r
 })
 
 test('mm2.properties corrupt.batches, top level and per flow', () => {
-  const file = (extra: Record<string, string>): string => writeProperties({ clusters: 'A, B', 'A.bootstrap.servers': '127.0.0.1:1', 'B.bootstrap.servers': '127.0.0.1:2', 'A->B.enabled': 'true', ...extra }, 'mm2.properties')
+  const file = (extra: Record<string, string>): string =>
+    writeProperties(
+      { clusters: 'A, B', 'A.bootstrap.servers': '127.0.0.1:1', 'B.bootstrap.servers': '127.0.0.1:2', 'A->B.enabled': 'true', ...extra },
+      'mm2.properties'
+    )
   const settings = sidecarSettingsFromFlags({}, new ProblemList())
   assert.equal(configFromMm2(file({}), { settings }).flows[0]?.corruptBatches, 'fail')
   assert.equal(configFromMm2(file({ 'corrupt.batches': 'skip' }), { settings }).flows[0]?.corruptBatches, 'skip')

@@ -49,8 +49,21 @@ function folder (t: TestContext): string {
 
 function read (entries: Record<string, string>): { problems: ProblemList, sasl: GssapiSettings | undefined } {
   const problems = new ProblemList()
-  const text = Object.entries({ 'bootstrap.servers': 'kafka1.example.com:9092', 'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanism': 'GSSAPI', 'sasl.kerberos.service.name': 'kafka', ...entries }).map(([k, v]) => `${k}=${v}`).join('\n') + '\n'
-  const connection = connectionFromProperties(parseProperties(text), { where: 'c.properties: ', alias: 'source', defaultClientId: 'x', bootstrapHint: '' }, problems)
+  const text =
+    Object.entries({
+      'bootstrap.servers': 'kafka1.example.com:9092',
+      'security.protocol': 'SASL_PLAINTEXT',
+      'sasl.mechanism': 'GSSAPI',
+      'sasl.kerberos.service.name': 'kafka',
+      ...entries,
+    })
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n') + '\n'
+  const connection = connectionFromProperties(
+    parseProperties(text),
+    { where: 'c.properties: ', alias: 'source', defaultClientId: 'x', bootstrapHint: '' },
+    problems
+  )
   return { problems, sasl: connection?.sasl as GssapiSettings | undefined }
 }
 
@@ -73,7 +86,17 @@ test('GSSAPI from Java client keys: keytab and principal, service name; print-co
   writeFileSync(path, keytab(['mirror@EXAMPLE.COM']))
   const { problems, sasl } = read({ 'sasl.jaas.config': `${MODULE} required useKeyTab=true storeKey=true keyTab="${path}" principal="mirror@EXAMPLE.COM";` })
   assert.deepEqual(lines(problems), [])
-  assert.deepEqual({ ...sasl }, { mechanism: 'gssapi', serviceName: 'kafka', principal: 'mirror@EXAMPLE.COM', credentials: 'keytab', keyTab: path, jaasKey: 'c.properties: sasl.jaas.config' })
+  assert.deepEqual(
+    { ...sasl },
+    {
+      mechanism: 'gssapi',
+      serviceName: 'kafka',
+      principal: 'mirror@EXAMPLE.COM',
+      credentials: 'keytab',
+      keyTab: path,
+      jaasKey: 'c.properties: sasl.jaas.config',
+    }
+  )
   // A principal without its realm matches the keytab's (Java adds the default realm).
   assert.deepEqual(lines(read({ 'sasl.jaas.config': `${MODULE} required useKeyTab=true keyTab="${path}" principal="mirror";` }).problems), [])
   // A ticket cache alone; serviceName from the JAAS options as Kafka also reads it.
@@ -93,7 +116,13 @@ test('GSSAPI from Java client keys: keytab and principal, service name; print-co
   const config = configFromMm2(file, { settings: sidecarSettingsFromFlags({}, new ProblemList()) })
   assert.equal(config.flows[0]?.target.sasl, undefined)
   const shown = printableConfig(config) as { flows: Array<{ source: { sasl: unknown } }> }
-  assert.deepEqual(shown.flows[0]?.source.sasl, { mechanism: 'GSSAPI', serviceName: 'kafka', principal: 'mirror@EXAMPLE.COM', credentials: 'keytab', keyTab: path })
+  assert.deepEqual(shown.flows[0]?.source.sasl, {
+    mechanism: 'GSSAPI',
+    serviceName: 'kafka',
+    principal: 'mirror@EXAMPLE.COM',
+    credentials: 'keytab',
+    keyTab: path,
+  })
   assert.equal((config.flows[0]?.source.sasl as GssapiSettings).jaasKey, 'A.sasl.jaas.config')
 })
 
@@ -101,13 +130,29 @@ test('GSSAPI is Java\'s default mechanism: no sasl.mechanism with Krb5LoginModul
   const path = join(folder(t), 'mirror.keytab')
   writeFileSync(path, keytab(['mirror@EXAMPLE.COM']))
   const problems = new ProblemList()
-  const text = ['bootstrap.servers=k:9092', 'security.protocol=SASL_PLAINTEXT', 'sasl.kerberos.service.name=kafka', `sasl.jaas.config=${MODULE} required useKeyTab=true keyTab="${path}" principal="mirror@EXAMPLE.COM";`].join('\n')
+  const text = [
+    'bootstrap.servers=k:9092',
+    'security.protocol=SASL_PLAINTEXT',
+    'sasl.kerberos.service.name=kafka',
+    `sasl.jaas.config=${MODULE} required useKeyTab=true keyTab="${path}" principal="mirror@EXAMPLE.COM";`,
+  ].join('\n')
   const connection = connectionFromProperties(parseProperties(text), { where: '', alias: 'source', defaultClientId: 'x', bootstrapHint: '' }, problems)
   assert.deepEqual([lines(problems), connection?.sasl?.mechanism], [[], 'gssapi'])
   const scram = new ProblemList()
-  connectionFromProperties(parseProperties(['bootstrap.servers=k:9092', 'security.protocol=SASL_PLAINTEXT', 'sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="p-secret-3";'].join('\n')),
-    { where: '', alias: 'source', defaultClientId: 'x', bootstrapHint: '' }, scram)
-  assert.deepEqual(lines(scram), ['sasl.mechanism: missing, so Java\'s default GSSAPI (Kerberos) applies, which does not fit org.apache.kafka.common.security.scram.ScramLoginModule in sasl.jaas.config; set sasl.mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, AWS_MSK_IAM or GSSAPI)'])
+  connectionFromProperties(
+    parseProperties(
+      [
+        'bootstrap.servers=k:9092',
+        'security.protocol=SASL_PLAINTEXT',
+        'sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="p-secret-3";',
+      ].join('\n')
+    ),
+    { where: '', alias: 'source', defaultClientId: 'x', bootstrapHint: '' },
+    scram
+  )
+  assert.deepEqual(lines(scram), [
+    "sasl.mechanism: missing, so Java's default GSSAPI (Kerberos) applies, which does not fit org.apache.kafka.common.security.scram.ScramLoginModule in sasl.jaas.config; set sasl.mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, AWS_MSK_IAM or GSSAPI)",
+  ])
 })
 
 test('GSSAPI mistakes: one line each naming the key and what to do, before anything connects; no JAAS value repeated', t => {
@@ -118,21 +163,49 @@ test('GSSAPI mistakes: one line each naming the key and what to do, before anyth
   writeFileSync(notKeytab, '[libdefaults]\n')
   const jaas = (options: string): Record<string, string> => ({ 'sasl.jaas.config': `${MODULE} required ${options};` })
   const cases: Array<[Record<string, string>, string, RegExp]> = [
-    [jaas(`useKeyTab=true keyTab="${join(dir, 'missing.keytab')}" principal="mirror@EXAMPLE.COM"`), 'c.properties: sasl.jaas.config', /^option keyTab ".*missing\.keytab" does not exist; give the path of the client's keytab file/],
+    [
+      jaas(`useKeyTab=true keyTab="${join(dir, 'missing.keytab')}" principal="mirror@EXAMPLE.COM"`),
+      'c.properties: sasl.jaas.config',
+      /^option keyTab ".*missing\.keytab" does not exist; give the path of the client's keytab file/,
+    ],
     [jaas(`useKeyTab=true keyTab="${dir}" principal="mirror@EXAMPLE.COM"`), 'c.properties: sasl.jaas.config', /^option keyTab ".*" is a folder/],
-    [jaas(`useKeyTab=true keyTab="${notKeytab}" principal="mirror@EXAMPLE.COM"`), 'c.properties: sasl.jaas.config', /^option keyTab ".*krb5\.conf" is not a Kerberos keytab/],
-    [jaas(`useKeyTab=true keyTab="${path}" principal="mirror@EXAMPLE.COM"`), 'c.properties: sasl.jaas.config', /^the keytab ".*other\.keytab" has no key of principal "mirror@EXAMPLE\.COM" \(it holds keys of other@EXAMPLE\.COM, kafka\/b1@EXAMPLE\.COM only\); set principal to one of them, or export/],
+    [
+      jaas(`useKeyTab=true keyTab="${notKeytab}" principal="mirror@EXAMPLE.COM"`),
+      'c.properties: sasl.jaas.config',
+      /^option keyTab ".*krb5\.conf" is not a Kerberos keytab/,
+    ],
+    [
+      jaas(`useKeyTab=true keyTab="${path}" principal="mirror@EXAMPLE.COM"`),
+      'c.properties: sasl.jaas.config',
+      /^the keytab ".*other\.keytab" has no key of principal "mirror@EXAMPLE\.COM" \(it holds keys of other@EXAMPLE\.COM, kafka\/b1@EXAMPLE\.COM only\); set principal to one of them, or export/,
+    ],
     [jaas('useKeyTab=true principal="mirror@EXAMPLE.COM"'), 'c.properties: sasl.jaas.config', /^has useKeyTab=true but no keyTab option/],
     [jaas(`useKeyTab=true keyTab="${path}"`), 'c.properties: sasl.jaas.config', /^has useKeyTab=true but no principal option/],
     [jaas('storeKey=true'), 'c.properties: sasl.jaas.config', /^has neither useKeyTab=true nor useTicketCache=true, so Java would prompt for a password/],
     [jaas('useTicketCache=true useFirstPass=true'), 'c.properties: sasl.jaas.config', /^has the option useFirstPass, which takes a password/],
     [jaas('useTicketCache=true keytab="x"'), 'c.properties: sasl.jaas.config', /^has the option keytab, which Krb5LoginModule does not know/],
     [jaas('useTicketCache=yes'), 'c.properties: sasl.jaas.config option useTicketCache', /^expected true or false/],
-    [jaas(`useTicketCache=true ticketCache="${join(dir, 'krb5cc_none')}"`), 'c.properties: sasl.jaas.config', /^option ticketCache ".*krb5cc_none" does not exist; run kinit -c/],
+    [
+      jaas(`useTicketCache=true ticketCache="${join(dir, 'krb5cc_none')}"`),
+      'c.properties: sasl.jaas.config',
+      /^option ticketCache ".*krb5cc_none" does not exist; run kinit -c/,
+    ],
     [jaas('useTicketCache=true isInitiator=false'), 'c.properties: sasl.jaas.config', /^option isInitiator is false/],
-    [{ 'sasl.kerberos.service.name': '', ...jaas('useTicketCache=true') }, 'c.properties: sasl.kerberos.service.name', /^missing for GSSAPI; set it to the primary of the brokers' Kerberos principals/],
-    [{ 'sasl.kerberos.service.name': 'kafka/b1@EXAMPLE.COM', ...jaas('useTicketCache=true') }, 'c.properties: sasl.kerberos.service.name', /^is the primary of the brokers' principals only/],
-    [{ 'sasl.jaas.config': 'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p-secret-1";' }, 'c.properties: sasl.jaas.config', /^uses org\.apache\.kafka\.common\.security\.plain\.PlainLoginModule, which does not fit sasl\.mechanism=GSSAPI/],
+    [
+      { 'sasl.kerberos.service.name': '', ...jaas('useTicketCache=true') },
+      'c.properties: sasl.kerberos.service.name',
+      /^missing for GSSAPI; set it to the primary of the brokers' Kerberos principals/,
+    ],
+    [
+      { 'sasl.kerberos.service.name': 'kafka/b1@EXAMPLE.COM', ...jaas('useTicketCache=true') },
+      'c.properties: sasl.kerberos.service.name',
+      /^is the primary of the brokers' principals only/,
+    ],
+    [
+      { 'sasl.jaas.config': 'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p-secret-1";' },
+      'c.properties: sasl.jaas.config',
+      /^uses org\.apache\.kafka\.common\.security\.plain\.PlainLoginModule, which does not fit sasl\.mechanism=GSSAPI/,
+    ],
     [{}, 'c.properties: sasl.jaas.config', /^missing for GSSAPI; set it to com\.sun\.security\.auth\.module\.Krb5LoginModule required useKeyTab=true/],
   ]
   for (const [entries, key, message] of cases) {

@@ -25,8 +25,18 @@ function read (entries: Record<string, string>): { problems: ProblemList, tls: C
 /** Opens a TLS connection to a server that requires a client certificate signed by the test CA; resolves with the peer's CN. */
 async function handshake (tls: ConnectionOptions): Promise<string> {
   const pem = readFileSync(certificates.serverKeystorePem, 'utf8')
-  const server = createServer({ key: pem, cert: pem.slice(pem.indexOf('-----BEGIN CERTIFICATE-----')), ca: readFileSync(certificates.caPem), requestCert: true, rejectUnauthorized: true },
-    socket => { socket.end(String(socket.getPeerCertificate().subject?.CN)) })
+  const server = createServer(
+    {
+      key: pem,
+      cert: pem.slice(pem.indexOf('-----BEGIN CERTIFICATE-----')),
+      ca: readFileSync(certificates.caPem),
+      requestCert: true,
+      rejectUnauthorized: true,
+    },
+    socket => {
+      socket.end(String(socket.getPeerCertificate().subject?.CN))
+    }
+  )
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
   const port = (server.address() as { port: number }).port
   try {
@@ -71,11 +81,20 @@ test('JKS keystore (own key password) and JKS truststore without a type key open
 })
 
 test('one password for store and key (keytool\'s default), a keytool PKCS12 truststore, a truststore without a password', async () => {
-  const onePassword = read({ 'ssl.truststore.location': stores.truststoreP12, 'ssl.truststore.password': PW.truststore, 'ssl.keystore.location': stores.clientKeystoreJksOnePassword, 'ssl.keystore.password': PW.keystore })
+  const onePassword = read({
+    'ssl.truststore.location': stores.truststoreP12,
+    'ssl.truststore.password': PW.truststore,
+    'ssl.keystore.location': stores.clientKeystoreJksOnePassword,
+    'ssl.keystore.password': PW.keystore,
+  })
   assert.deepEqual(onePassword.problems.problems, [])
   assert.equal(await handshake(onePassword.tls as ConnectionOptions), 'mirror-client')
   // Java reads a truststore's certificates without its password (no integrity check): so does the sidecar.
-  const noTrustPassword = read({ 'ssl.truststore.location': stores.truststoreJks, 'ssl.keystore.location': stores.clientKeystoreJksOnePassword, 'ssl.keystore.password': PW.keystore })
+  const noTrustPassword = read({
+    'ssl.truststore.location': stores.truststoreJks,
+    'ssl.keystore.location': stores.clientKeystoreJksOnePassword,
+    'ssl.keystore.password': PW.keystore,
+  })
   assert.deepEqual(noTrustPassword.problems.problems, [])
   assert.equal(await handshake(noTrustPassword.tls as ConnectionOptions), 'mirror-client')
 })
@@ -83,10 +102,30 @@ test('one password for store and key (keytool\'s default), a keytool PKCS12 trus
 test('a wrong store or key password names the password key and the file, never the password', () => {
   process.env.MIRROR_UNIT_JKS_PASSWORD = 'wrong-jks-pw-71'
   const cases: Array<[Record<string, string>, string, RegExp, string | undefined]> = [
-    [{ 'ssl.truststore.location': stores.truststoreJks, 'ssl.truststore.password': 'wrong-jks-pw-71' }, 'ssl.truststore.password', /^does not open the JKS truststore \S+truststore\.jks \(wrong password\)/, undefined],
-    [{ 'ssl.keystore.location': stores.clientKeystoreJks, 'ssl.keystore.password': '${env:MIRROR_UNIT_JKS_PASSWORD}', 'ssl.key.password': PW.key }, 'ssl.keystore.password', /^does not open the JKS keystore \S+client-keystore\.jks \(wrong password\)/, '${env:MIRROR_UNIT_JKS_PASSWORD}'],
-    [{ 'ssl.keystore.location': stores.clientKeystoreJks, 'ssl.keystore.password': PW.keystore, 'ssl.key.password': 'wrong-jks-pw-71' }, 'ssl.key.password', /^does not decrypt the private key in the JKS keystore \S+client-keystore\.jks \(wrong password\)/, undefined],
-    [{ 'ssl.keystore.location': stores.clientKeystoreJks, 'ssl.keystore.password': PW.keystore }, 'ssl.keystore.password', /the key has its own password: set ssl\.key\.password/, undefined],
+    [
+      { 'ssl.truststore.location': stores.truststoreJks, 'ssl.truststore.password': 'wrong-jks-pw-71' },
+      'ssl.truststore.password',
+      /^does not open the JKS truststore \S+truststore\.jks \(wrong password\)/,
+      undefined,
+    ],
+    [
+      { 'ssl.keystore.location': stores.clientKeystoreJks, 'ssl.keystore.password': '${env:MIRROR_UNIT_JKS_PASSWORD}', 'ssl.key.password': PW.key },
+      'ssl.keystore.password',
+      /^does not open the JKS keystore \S+client-keystore\.jks \(wrong password\)/,
+      '${env:MIRROR_UNIT_JKS_PASSWORD}',
+    ],
+    [
+      { 'ssl.keystore.location': stores.clientKeystoreJks, 'ssl.keystore.password': PW.keystore, 'ssl.key.password': 'wrong-jks-pw-71' },
+      'ssl.key.password',
+      /^does not decrypt the private key in the JKS keystore \S+client-keystore\.jks \(wrong password\)/,
+      undefined,
+    ],
+    [
+      { 'ssl.keystore.location': stores.clientKeystoreJks, 'ssl.keystore.password': PW.keystore },
+      'ssl.keystore.password',
+      /the key has its own password: set ssl\.key\.password/,
+      undefined,
+    ],
     [{ 'ssl.keystore.location': stores.clientKeystoreJks }, 'ssl.keystore.password', /^missing; the JKS keystore \S+ is protected by a password/, undefined],
   ]
   for (const [entries, key, message, value] of cases) {
@@ -98,34 +137,41 @@ test('a wrong store or key password names the password key and the file, never t
   delete process.env.MIRROR_UNIT_JKS_PASSWORD
 })
 
-test('content wins over a type that disagrees: JKS named PKCS12 and PKCS12 named JKS are read; JCEKS, an unknown type and a non-store are refused', async () => {
-  const swapped = read({
-    'ssl.truststore.type': 'JKS',
-    'ssl.truststore.location': certificates.truststoreP12,
-    'ssl.truststore.password': STORE_PASSWORDS.truststore,
-    'ssl.keystore.type': 'PKCS12',
-    'ssl.keystore.location': stores.clientKeystoreJks,
-    'ssl.keystore.password': PW.keystore,
-    'ssl.key.password': PW.key,
-  })
-  assert.deepEqual(swapped.problems.problems, [])
-  assert.equal(await handshake(swapped.tls as ConnectionOptions), 'mirror-client')
+test(
+  'content wins over a type that disagrees: JKS named PKCS12 and PKCS12 named JKS are read; JCEKS, an unknown type and a non-store are refused',
+  async () => {
+    const swapped = read({
+      'ssl.truststore.type': 'JKS',
+      'ssl.truststore.location': certificates.truststoreP12,
+      'ssl.truststore.password': STORE_PASSWORDS.truststore,
+      'ssl.keystore.type': 'PKCS12',
+      'ssl.keystore.location': stores.clientKeystoreJks,
+      'ssl.keystore.password': PW.keystore,
+      'ssl.key.password': PW.key,
+    })
+    assert.deepEqual(swapped.problems.problems, [])
+    assert.equal(await handshake(swapped.tls as ConnectionOptions), 'mirror-client')
 
-  const jceks = read({ 'ssl.truststore.location': stores.truststoreJceks, 'ssl.truststore.password': PW.truststore })
-  assert.deepEqual(jceks.problems.problems.map(p => p.key), ['client.properties: ssl.truststore.location'])
-  assert.match(jceks.problems.problems[0]?.message ?? '', /^is a JCEKS store, .*keytool -importkeystore -srcstoretype JCEKS/)
+    const jceks = read({ 'ssl.truststore.location': stores.truststoreJceks, 'ssl.truststore.password': PW.truststore })
+    assert.deepEqual(jceks.problems.problems.map(p => p.key), ['client.properties: ssl.truststore.location'])
+    assert.match(jceks.problems.problems[0]?.message ?? '', /^is a JCEKS store, .*keytool -importkeystore -srcstoretype JCEKS/)
 
-  const unknown = read({ 'ssl.truststore.type': 'BCFKS', 'ssl.truststore.location': stores.truststoreJks })
-  assert.deepEqual(unknown.problems.problems.map(p => [p.key, p.value]), [['client.properties: ssl.truststore.type', 'BCFKS']])
+    const unknown = read({ 'ssl.truststore.type': 'BCFKS', 'ssl.truststore.location': stores.truststoreJks })
+    assert.deepEqual(unknown.problems.problems.map(p => [p.key, p.value]), [['client.properties: ssl.truststore.type', 'BCFKS']])
 
-  const garbage = join(certificates.dir, 'garbage.jks')
-  writeFileSync(garbage, 'not a store')
-  const notAStore = read({ 'ssl.truststore.location': garbage })
-  assert.match(notAStore.problems.problems[0]?.message ?? '', /is not a key store/)
-})
+    const garbage = join(certificates.dir, 'garbage.jks')
+    writeFileSync(garbage, 'not a store')
+    const notAStore = read({ 'ssl.truststore.location': garbage })
+    assert.match(notAStore.problems.problems[0]?.message ?? '', /is not a key store/)
+  }
+)
 
 test('a missing store file names the location key and the path', () => {
-  const { problems } = read({ 'ssl.truststore.location': join(certificates.dir, 'nope.jks'), 'ssl.keystore.location': join(certificates.dir, 'nope-keystore.jks'), 'ssl.keystore.password': PW.keystore })
+  const { problems } = read({
+    'ssl.truststore.location': join(certificates.dir, 'nope.jks'),
+    'ssl.keystore.location': join(certificates.dir, 'nope-keystore.jks'),
+    'ssl.keystore.password': PW.keystore,
+  })
   assert.deepEqual(problems.problems.map(p => [p.key, p.message]), [
     ['client.properties: ssl.truststore.location', 'file not found; give the path of a readable store file'],
     ['client.properties: ssl.keystore.location', 'file not found; give the path of a readable store file'],

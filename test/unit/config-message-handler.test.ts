@@ -54,10 +54,21 @@ test('--message.handler and --message.handler.args (or MIRROR_MESSAGE_HANDLER*) 
 test('a missing module, a folder, a Java class name and args without a module are problems naming the flag', t => {
   const dir = tempDir(t)
   mkdirSync(join(dir, 'handlers'))
-  assert.deepEqual(problemsOf(() => mm1(dir, { 'message.handler': join(dir, 'nope.js') })), [`--message.handler ${join(dir, 'nope.js')}: file not found; give the path of a JavaScript module (.js, .mjs or .cjs) that exports handle(record), see docs/message-handler.md`])
+  assert.deepEqual(
+    problemsOf(() => mm1(dir, { 'message.handler': join(dir, 'nope.js') })),
+    [
+      `--message.handler ${join(dir, 'nope.js')}: file not found; give the path of a JavaScript module (.js, .mjs or .cjs) that exports handle(record), see docs/message-handler.md`,
+    ]
+  )
   assert.match(problemsOf(() => mm1(dir, { 'message.handler': join(dir, 'handlers') }))[0] ?? '', /handlers: is not a file/)
-  assert.match(problemsOf(() => mm1(dir, { 'message.handler': 'kafka.tools.MirrorMaker.defaultMirrorMakerMessageHandler' }))[0] ?? '', /looks like a Java class \(MirrorMaker 1's handlers\): Java cannot run here/)
-  assert.deepEqual(problemsOf(() => mm1(dir, { 'message.handler.args': 'x' })), ['--message.handler.args x: has no effect without --message.handler; give the handler module too, or remove it'])
+  assert.match(
+    problemsOf(() => mm1(dir, { 'message.handler': 'kafka.tools.MirrorMaker.defaultMirrorMakerMessageHandler' }))[0] ?? '',
+    /looks like a Java class \(MirrorMaker 1's handlers\): Java cannot run here/
+  )
+  assert.deepEqual(
+    problemsOf(() => mm1(dir, { 'message.handler.args': 'x' })),
+    ['--message.handler.args x: has no effect without --message.handler; give the handler module too, or remove it']
+  )
 })
 
 test('mm2.properties: message.handler at top level, overridden per flow by A->B.message.handler', t => {
@@ -129,10 +140,19 @@ test('mm2.properties: a missing top-level module is one problem however many flo
     'A->B.enabled = true', 'A->C.enabled = true', `message.handler = ${missing}`, '',
   ].join('\n'))
   const settings = { metricsPort: 0, metricsHost: '127.0.0.1', logLevel: 'info' as const, drainTimeoutMs: 1000 }
-  assert.deepEqual(problemsOf(() => configFromMm2(mm2, { settings })), [`message.handler ${missing}: file not found; give the path of a JavaScript module (.js, .mjs or .cjs) that exports handle(record), see docs/message-handler.md`])
+  assert.deepEqual(
+    problemsOf(() => configFromMm2(mm2, { settings })),
+    [
+      `message.handler ${missing}: file not found; give the path of a JavaScript module (.js, .mjs or .cjs) that exports handle(record), see docs/message-handler.md`,
+    ]
+  )
 
   const module = write(dir, 'h.cjs', 'module.exports = r => r\n')
-  const oneFile = write(dir, 'mirror.properties', `bootstrap.servers=127.0.0.1:1\ntarget.bootstrap.servers=127.0.0.1:2\nwhitelist=.*\nmessage.handler=${module}\nmessage.handler.args=x\n`)
+  const oneFile = write(
+    dir,
+    'mirror.properties',
+    `bootstrap.servers=127.0.0.1:1\ntarget.bootstrap.servers=127.0.0.1:2\nwhitelist=.*\nmessage.handler=${module}\nmessage.handler.args=x\n`
+  )
   const config = configFromMm2(oneFile, { settings })
   assert.deepEqual(config.flows[0]?.messageHandler, { module, path: module, args: 'x', key: `${oneFile}: message.handler` })
 })
@@ -141,12 +161,33 @@ test('a handler flow never forwards batches: pass.through=on (or shallowiterator
   const dir = tempDir(t)
   const module = write(dir, 'h.mjs', 'export const handle = r => r\n')
   assert.equal(mm1(dir, { 'message.handler': module }).flows[0]?.passThrough, 'auto')
-  assert.deepEqual(problemsOf(() => mm1(dir, { 'message.handler': module, 'pass.through': 'on' })),
-    [`--pass.through on: contradicts --message.handler "${module}": a message handler reads every record, so no batch can be forwarded undecoded; use auto (the default) or off, or drop the handler`])
+  assert.deepEqual(
+    problemsOf(() => mm1(dir, { 'message.handler': module, 'pass.through': 'on' })),
+    [
+      `--pass.through on: contradicts --message.handler "${module}": a message handler reads every record, so no batch can be forwarded undecoded; use auto (the default) or off, or drop the handler`,
+    ]
+  )
   const consumer = write(dir, 'shallow.properties', 'bootstrap.servers=127.0.0.1:1\nshallowiterator.enable=true\n')
   const producer = write(dir, 'target.properties', 'bootstrap.servers=127.0.0.1:2\n')
-  assert.match(problemsOf(() => configFromMm1({ 'consumer.config': [consumer], 'producer.config': producer, whitelist: '.*', 'message.handler': module }))[0] ?? '',
-    /shallow\.properties: shallowiterator\.enable true: contradicts --message\.handler/)
-  const mm2 = write(dir, 'mm2.properties', ['clusters = A, B', 'A.bootstrap.servers = 127.0.0.1:1', 'B.bootstrap.servers = 127.0.0.1:2', 'A->B.enabled = true', `message.handler = ${module}`, 'A->B.pass.through = on', ''].join('\n'))
-  assert.match(problemsOf(() => configFromMm2(mm2, { settings: { metricsPort: 0, metricsHost: '127.0.0.1', logLevel: 'info', drainTimeoutMs: 1000 } }))[0] ?? '', /^A->B\.pass\.through on: contradicts message\.handler/)
+  assert.match(
+    problemsOf(() => configFromMm1({ 'consumer.config': [consumer], 'producer.config': producer, whitelist: '.*', 'message.handler': module }))[0] ?? '',
+    /shallow\.properties: shallowiterator\.enable true: contradicts --message\.handler/
+  )
+  const mm2 = write(
+    dir,
+    'mm2.properties',
+    [
+      'clusters = A, B',
+      'A.bootstrap.servers = 127.0.0.1:1',
+      'B.bootstrap.servers = 127.0.0.1:2',
+      'A->B.enabled = true',
+      `message.handler = ${module}`,
+      'A->B.pass.through = on',
+      '',
+    ].join('\n')
+  )
+  assert.match(
+    problemsOf(() => configFromMm2(mm2, { settings: { metricsPort: 0, metricsHost: '127.0.0.1', logLevel: 'info', drainTimeoutMs: 1000 } }))[0] ?? '',
+    /^A->B\.pass\.through on: contradicts message\.handler/
+  )
 })

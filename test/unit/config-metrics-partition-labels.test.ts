@@ -13,13 +13,20 @@ const mm1 = () => ({
   whitelist: 'orders',
 })
 const mm2File = (extra: Record<string, string> = {}): string =>
-  writeProperties({ clusters: 'A, B', 'A.bootstrap.servers': '127.0.0.1:1', 'B.bootstrap.servers': '127.0.0.1:2', 'A->B.enabled': 'true', ...extra }, 'mm2.properties')
+  writeProperties(
+    { clusters: 'A, B', 'A.bootstrap.servers': '127.0.0.1:1', 'B.bootstrap.servers': '127.0.0.1:2', 'A->B.enabled': 'true', ...extra },
+    'mm2.properties'
+  )
 
 test('--metrics.partition.labels (and MIRROR_METRICS_PARTITION_LABELS) on the MirrorMaker 1 command line; default true', () => {
   assert.equal(configFromMm1(mm1()).metricsPartitionLabels, true)
   assert.equal(configFromMm1({ ...mm1(), 'metrics.partition.labels': 'false' }).metricsPartitionLabels, false)
   assert.equal(configFromMm1(mergeEnv(mm1(), { MIRROR_METRICS_PARTITION_LABELS: 'false' })).metricsPartitionLabels, false)
-  assert.equal(configFromMm1(mergeEnv({ ...mm1(), 'metrics.partition.labels': 'true' }, { MIRROR_METRICS_PARTITION_LABELS: 'false' })).metricsPartitionLabels, true, 'the flag wins')
+  assert.equal(
+    configFromMm1(mergeEnv({ ...mm1(), 'metrics.partition.labels': 'true' }, { MIRROR_METRICS_PARTITION_LABELS: 'false' })).metricsPartitionLabels,
+    true,
+    'the flag wins'
+  )
   assert.throws(() => configFromMm1({ ...mm1(), 'metrics.partition.labels': 'no' }), (error: unknown) => {
     assert.ok(error instanceof ConfigError)
     assert.equal(error.message, '--metrics.partition.labels "no": expected true or false')
@@ -33,6 +40,12 @@ test('mm2.properties metrics.partition.labels, overridden by the sidecar flag; n
   const fromFile = configFromMm2(mm2File({ 'metrics.partition.labels': 'false' }), { settings: settings({}) })
   assert.equal(fromFile.metricsPartitionLabels, false)
   assert.deepEqual(fromFile.ignoredKeys, [])
-  assert.equal(configFromMm2(mm2File({ 'metrics.partition.labels': 'false' }), { settings: settings({ 'metrics.partition.labels': 'true' }) }).metricsPartitionLabels, true)
-  assert.throws(() => configFromMm2(mm2File({ 'metrics.partition.labels': 'off' }), { settings: settings({}) }), /metrics\.partition\.labels "off": expected true or false/)
+  assert.equal(
+    configFromMm2(mm2File({ 'metrics.partition.labels': 'false' }), { settings: settings({ 'metrics.partition.labels': 'true' }) }).metricsPartitionLabels,
+    true
+  )
+  assert.throws(
+    () => configFromMm2(mm2File({ 'metrics.partition.labels': 'off' }), { settings: settings({}) }),
+    /metrics\.partition\.labels "off": expected true or false/
+  )
 })

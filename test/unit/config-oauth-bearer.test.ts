@@ -26,7 +26,13 @@ const JAVA_KEYS = {
 }
 
 test('OAUTHBEARER from Java client keys: endpoint, client id, secret, scope, extensions, refresh timing; the secret is hidden', () => {
-  const { problems, sasl } = read({ ...JAVA_KEYS, 'sasl.login.refresh.window.factor': '0.9', 'sasl.login.refresh.buffer.seconds': '30', 'sasl.login.retry.backoff.max.ms': '2000', 'sasl.oauthbearer.expected.audience': 'x' })
+  const { problems, sasl } = read({
+    ...JAVA_KEYS,
+    'sasl.login.refresh.window.factor': '0.9',
+    'sasl.login.refresh.buffer.seconds': '30',
+    'sasl.login.retry.backoff.max.ms': '2000',
+    'sasl.oauthbearer.expected.audience': 'x',
+  })
   assert.deepEqual(problems.problems, [])
   assert.deepEqual(problems.ignored, ['client.properties: sasl.oauthbearer.expected.audience'])
   const oauth = sasl as OAuthBearerCredentials
@@ -64,8 +70,16 @@ test('OAUTHBEARER mistakes: each names its key, none repeats the secret', () => 
     [{ ...JAVA_KEYS, 'sasl.jaas.config': `${MODULE} required clientId="mirror";` }, 'sasl.jaas.config', /has no clientSecret option/],
     [{ ...JAVA_KEYS, 'sasl.login.callback.handler.class': 'com.example.MyHandler' }, 'sasl.login.callback.handler.class', /Java classes cannot be loaded here/],
     [{ ...JAVA_KEYS, 'sasl.login.refresh.window.factor': '0.2' }, 'sasl.login.refresh.window.factor', /expected a number from 0\.5 to 1/],
-    [{ ...JAVA_KEYS, 'sasl.jaas.config': `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="${SECRET}";` }, 'sasl.jaas.config', /does not fit sasl\.mechanism=OAUTHBEARER/],
-    [{ ...JAVA_KEYS, 'sasl.jaas.config': `${MODULE} required clientId="m" clientSecret="${SECRET}" extension_auth="x";` }, 'sasl.jaas.config', /extension name is letters only and not "auth"/],
+    [
+      { ...JAVA_KEYS, 'sasl.jaas.config': `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="${SECRET}";` },
+      'sasl.jaas.config',
+      /does not fit sasl\.mechanism=OAUTHBEARER/,
+    ],
+    [
+      { ...JAVA_KEYS, 'sasl.jaas.config': `${MODULE} required clientId="m" clientSecret="${SECRET}" extension_auth="x";` },
+      'sasl.jaas.config',
+      /extension name is letters only and not "auth"/,
+    ],
     [{ ...JAVA_KEYS, 'sasl.jaas.config': `${MODULE} required unsecuredLoginStringClaim_sub="admin";` }, 'sasl.jaas.config', /unsecuredLogin\* options/],
   ]
   for (const [entries, key, message] of cases) {
@@ -86,51 +100,66 @@ test('refresh time follows Kafka: factor + jitter of the lifetime, within the mi
   assert.equal(refreshAtMs(hour, 0, { ...defaults, refreshWindowFactor: 1, refreshWindowJitter: 0 }, () => 0), 3_300_000, 'the buffer before expiry is kept')
   const fiveMinutes = { value: 't', issuedAtMs: 0, expiresAtMs: 400_000 }
   assert.equal(refreshAtMs(fiveMinutes, 0, { ...defaults, refreshWindowFactor: 0.5, refreshWindowJitter: 0, refreshBufferSeconds: 0 }, () => 0), 200_000)
-  assert.equal(refreshAtMs({ value: 't', issuedAtMs: 0, expiresAtMs: 100_000 }, 0, { ...defaults, refreshWindowFactor: 0.5, refreshWindowJitter: 0, refreshBufferSeconds: 0 }, () => 0), 60_000, 'no sooner than the minimum period')
+  assert.equal(
+    refreshAtMs(
+      { value: 't', issuedAtMs: 0, expiresAtMs: 100_000 },
+      0,
+      { ...defaults, refreshWindowFactor: 0.5, refreshWindowJitter: 0, refreshBufferSeconds: 0 },
+      () => 0
+    ),
+    60_000,
+    'no sooner than the minimum period'
+  )
 })
 
-test('the token source fetches with client credentials, reuses the token, refreshes it at the refresh time, retries an outage and refuses a wrong secret with one line', async t => {
-  const oidc = await OidcServer.start(t, { clients: [{ id: 'mirror', secret: SECRET }], tokenLifetimeSeconds: 60, audience: 'kafka' })
-  const settings = (secret: string): OAuthBearerCredentials => read({
-    ...JAVA_KEYS,
-    'sasl.oauthbearer.token.endpoint.url': oidc.tokenUrl,
-    'sasl.jaas.config': `${MODULE} required clientId="mirror" clientSecret="${secret}" scope="kafka" extension_tag="a";`,
-    'sasl.login.retry.backoff.ms': '10',
-    'sasl.login.retry.backoff.max.ms': '200'
-  }).sasl as OAuthBearerCredentials
-  let now = Date.now()
-  const source = new OAuthTokenSource(settings(SECRET), silentLogger, { now: () => now, random: () => 0 })
-  const first = await source.token()
-  assert.deepEqual(first.extensions, { tag: 'a' })
-  assert.equal(first.value, oidc.tokens[0])
-  now += 40_000
-  assert.equal((await source.token()).value, first.value, 'reused before the refresh time (48 s of 60)')
-  assert.equal(oidc.issued, 1)
-  now += 9_000
-  const second = await source.token()
-  assert.notEqual(second.value, first.value, 'refreshed after 80 % of the lifetime')
-  assert.equal(oidc.issued, 2)
-  assert.deepEqual(oidc.requests.map(r => r.scope), ['kafka', 'kafka'])
+test(
+  'the token source fetches with client credentials, reuses the token, refreshes it at the refresh time, retries an outage and refuses a wrong secret with one line',
+  async t => {
+    const oidc = await OidcServer.start(t, { clients: [{ id: 'mirror', secret: SECRET }], tokenLifetimeSeconds: 60, audience: 'kafka' })
+    const settings = (secret: string): OAuthBearerCredentials => read({
+      ...JAVA_KEYS,
+      'sasl.oauthbearer.token.endpoint.url': oidc.tokenUrl,
+      'sasl.jaas.config': `${MODULE} required clientId="mirror" clientSecret="${secret}" scope="kafka" extension_tag="a";`,
+      'sasl.login.retry.backoff.ms': '10',
+      'sasl.login.retry.backoff.max.ms': '200'
+    }).sasl as OAuthBearerCredentials
+    let now = Date.now()
+    const source = new OAuthTokenSource(settings(SECRET), silentLogger, { now: () => now, random: () => 0 })
+    const first = await source.token()
+    assert.deepEqual(first.extensions, { tag: 'a' })
+    assert.equal(first.value, oidc.tokens[0])
+    now += 40_000
+    assert.equal((await source.token()).value, first.value, 'reused before the refresh time (48 s of 60)')
+    assert.equal(oidc.issued, 1)
+    now += 9_000
+    const second = await source.token()
+    assert.notEqual(second.value, first.value, 'refreshed after 80 % of the lifetime')
+    assert.equal(oidc.issued, 2)
+    assert.deepEqual(oidc.requests.map(r => r.scope), ['kafka', 'kafka'])
 
-  // The token's lifetime counts from its iat (real time), so at 49 s its refresh time (48 s) passed already.
-  // An outage of the identity provider while the token is still valid: the current token stays in use.
-  oidc.failNext(100)
-  assert.equal((await source.token()).value, second.value)
-  // It passes: the next fetch after the backoff gets a new token.
-  oidc.failNext(0)
-  now += 1_000
-  assert.notEqual((await source.token()).value, second.value)
+    // The token's lifetime counts from its iat (real time), so at 49 s its refresh time (48 s) passed already.
+    // An outage of the identity provider while the token is still valid: the current token stays in use.
+    oidc.failNext(100)
+    assert.equal((await source.token()).value, second.value)
+    // It passes: the next fetch after the backoff gets a new token.
+    oidc.failNext(0)
+    now += 1_000
+    assert.notEqual((await source.token()).value, second.value)
 
-  // A first fetch retries 503 answers (sasl.login.retry.backoff.*) and succeeds.
-  oidc.failNext(2)
-  const fresh = new OAuthTokenSource(settings(SECRET), silentLogger)
-  assert.ok((await fresh.token()).value.length > 0)
+    // A first fetch retries 503 answers (sasl.login.retry.backoff.*) and succeeds.
+    oidc.failNext(2)
+    const fresh = new OAuthTokenSource(settings(SECRET), silentLogger)
+    assert.ok((await fresh.token()).value.length > 0)
 
-  const wrong = new OAuthTokenSource(settings('wrong-secret-9'), silentLogger)
-  const error = await wrong.token().then(() => undefined, (e: unknown) => e)
-  assert.ok(error instanceof MirrorError)
-  assert.equal(error.retriable, false)
-  assert.equal(error.code, 'MIRROR_AUTHENTICATION')
-  assert.match(error.message, /^client\.properties: sasl\.jaas\.config: the token endpoint http:\/\/127\.0\.0\.1:\d+\/token refused the client credentials \(HTTP 401 invalid_client: client authentication failed\); check clientId and clientSecret/)
-  assert.doesNotMatch(error.message, /wrong-secret-9|unit-oidc-secret/)
-})
+    const wrong = new OAuthTokenSource(settings('wrong-secret-9'), silentLogger)
+    const error = await wrong.token().then(() => undefined, (e: unknown) => e)
+    assert.ok(error instanceof MirrorError)
+    assert.equal(error.retriable, false)
+    assert.equal(error.code, 'MIRROR_AUTHENTICATION')
+    assert.match(
+      error.message,
+      /^client\.properties: sasl\.jaas\.config: the token endpoint http:\/\/127\.0\.0\.1:\d+\/token refused the client credentials \(HTTP 401 invalid_client: client authentication failed\); check clientId and clientSecret/
+    )
+    assert.doesNotMatch(error.message, /wrong-secret-9|unit-oidc-secret/)
+  }
+)

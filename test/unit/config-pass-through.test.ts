@@ -22,7 +22,10 @@ test('--pass.through (and MIRROR_PASS_THROUGH, shallowiterator.enable): auto by 
   assert.equal(flow(configFromMm1(mm1({ 'shallowiterator.enable': 'true' })))?.passThrough, 'on')
   assert.deepEqual(configFromMm1(mm1({ 'shallowiterator.enable': 'true' })).ignoredKeys, [], 'the key is read, not reported as ignored')
   assert.throws(() => configFromMm1({ ...mm1(), 'pass.through': 'sometimes' }), /--pass\.through "sometimes": expected auto, on or off/)
-  assert.throws(() => configFromMm1({ ...mm1({ 'shallowiterator.enable': 'true' }), 'pass.through': 'off' }), /shallowiterator\.enable "true": contradicts --pass\.through=off; remove one of them/)
+  assert.throws(
+    () => configFromMm1({ ...mm1({ 'shallowiterator.enable': 'true' }), 'pass.through': 'off' }),
+    /shallowiterator\.enable "true": contradicts --pass\.through=off; remove one of them/
+  )
 })
 
 test('compression.type set on the producer is what forwarded batches must be in; unset keeps each batch\'s codec', () => {
@@ -33,7 +36,11 @@ test('compression.type set on the producer is what forwarded batches must be in;
 })
 
 test('mm2.properties pass.through per flow, and the source consumer\'s shallowiterator.enable', () => {
-  const file = (extra: Record<string, string>): string => writeProperties({ clusters: 'A, B', 'A.bootstrap.servers': '127.0.0.1:1', 'B.bootstrap.servers': '127.0.0.1:2', 'A->B.enabled': 'true', ...extra }, 'mm2.properties')
+  const file = (extra: Record<string, string>): string =>
+    writeProperties(
+      { clusters: 'A, B', 'A.bootstrap.servers': '127.0.0.1:1', 'B.bootstrap.servers': '127.0.0.1:2', 'A->B.enabled': 'true', ...extra },
+      'mm2.properties'
+    )
   const settings = sidecarSettingsFromFlags({}, new ProblemList())
   assert.equal(configFromMm2(file({}), { settings }).flows[0]?.passThrough, 'auto')
   const off = configFromMm2(file({ 'A->B.pass.through': 'off' }), { settings })

@@ -118,7 +118,10 @@ test('a file with bootstrap.servers but neither target nor clusters says how to 
   const path = write(tempDir(t), 'mirror.properties', 'bootstrap.servers=127.0.0.1:19092\ngroup.id=g\nwhitelist=.*\n')
   const [line, ...more] = problemsOf(() => mm2(path))
   assert.deepEqual(more, [])
-  assert.match(line ?? '', /^clusters: missing in .*mirror\.properties, which has bootstrap\.servers but no target: for one source and one target add target\.bootstrap\.servers=<target brokers>; for the MirrorMaker 2 form write clusters = A, B/)
+  assert.match(
+    line ?? '',
+    /^clusters: missing in .*mirror\.properties, which has bootstrap\.servers but no target: for one source and one target add target\.bootstrap\.servers=<target brokers>; for the MirrorMaker 2 form write clusters = A, B/
+  )
 })
 
 test('the one-file form given as --consumer.config: one line saying to pass it as the file', t => {

@@ -33,7 +33,11 @@ function resourceFile (yaml: string): string {
 /** A self-signed certificate and its key (PEM), made by openssl. */
 function certificate (name: string): { cert: string, key: string } {
   const dir = mkdtempSync(join(tmpdir(), 'cert-'))
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '2', '-subj', `/CN=${name}`], { stdio: 'ignore' })
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '2', '-subj', `/CN=${name}`],
+    { stdio: 'ignore' }
+  )
   return { cert: execFileSync('cat', [join(dir, 'cert.pem')], { encoding: 'utf8' }), key: execFileSync('cat', [join(dir, 'key.pem')], { encoding: 'utf8' }) }
 }
 
@@ -83,7 +87,11 @@ spec:
 test('a v1 resource with TLS trusted certificates and SCRAM-SHA-512 from Secret files gives one flow with its patterns and connector configs', () => {
   const caA = certificate('a-ca')
   const caB = certificate('b-ca')
-  const dir = secretsDir({ 'a-cluster-ca-cert': { 'ca.crt': caA.cert, 'ca.password': 'not a cert' }, 'b-cluster-ca-cert': { 'ca.crt': caB.cert }, 'mirror-user': { password: 'p"w\\d\n' } })
+  const dir = secretsDir({
+    'a-cluster-ca-cert': { 'ca.crt': caA.cert, 'ca.password': 'not a cert' },
+    'b-cluster-ca-cert': { 'ca.crt': caB.cert },
+    'mirror-user': { password: 'p"w\\d\n' },
+  })
   const config = configFromStrimzi(resourceFile(V1), { settings, secretsDir: dir })
   assert.equal(config.flows.length, 1)
   const flow = config.flows[0]
@@ -95,7 +103,11 @@ test('a v1 resource with TLS trusted certificates and SCRAM-SHA-512 from Secret 
   assert.equal(flow.target.tls?.ca, caB.cert.trim())
   assert.equal(flow.target.sasl?.mechanism, 'scram-sha-512')
   assert.equal((flow.target.sasl as { username: string }).username, 'mirror')
-  assert.equal((flow.target.sasl as { password: string }).password, 'p"w\\d', 'the file\'s trailing newline is not part of the password; quotes and backslashes survive')
+  assert.equal(
+    (flow.target.sasl as { password: string }).password,
+    'p"w\\d',
+    "the file's trailing newline is not part of the password; quotes and backslashes survive"
+  )
   assert.equal(flow.topics.include, 'orders.*|payments')
   assert.equal(flow.topics.exclude, '.*-tmp')
   assert.ok(flow.topics.matches('orders-eu') && !flow.topics.matches('orders-tmp'))
@@ -144,7 +156,11 @@ spec:
   assert.equal(flow?.topics.exclude, 'skip.*')
   assert.deepEqual(flow?.topics.include, '.*')
   assert.equal(flow?.source.sasl, undefined)
-  assert.deepEqual(config.ignoredKeys, ['spec.clusters[0].config.sasl.jaas.config', 'spec.clusters[0].config.security.protocol', 'spec.mirrors[0].heartbeatConnector'], 'security keys in config are dropped, as Strimzi drops them')
+  assert.deepEqual(
+    config.ignoredKeys,
+    ['spec.clusters[0].config.sasl.jaas.config', 'spec.clusters[0].config.security.protocol', 'spec.mirrors[0].heartbeatConnector'],
+    'security keys in config are dropped, as Strimzi drops them'
+  )
 })
 
 test('a resource gives the same configuration as the mm2.properties file with the same keys', () => {
@@ -157,36 +173,80 @@ spec:
       topicsPattern: "orders.*, payments"
       sourceConnector: { config: { refresh.topics.interval.seconds: 60 } }
 `), { settings })
-  const viaFile = configFromMm2(writeProperties({ clusters: 'B, A', 'B.bootstrap.servers': 'b1:9092', 'A.bootstrap.servers': 'a1:9092', 'A.consumer.max.poll.records': '500', 'B.security.protocol': 'PLAINTEXT', 'A.security.protocol': 'PLAINTEXT', 'A->B.enabled': 'true', 'A->B.topics': 'orders.*, payments', 'A->B.refresh.topics.interval.seconds': '60' }, 'mm2.properties'), { settings })
+  const viaFile = configFromMm2(
+    writeProperties(
+      {
+        clusters: 'B, A',
+        'B.bootstrap.servers': 'b1:9092',
+        'A.bootstrap.servers': 'a1:9092',
+        'A.consumer.max.poll.records': '500',
+        'B.security.protocol': 'PLAINTEXT',
+        'A.security.protocol': 'PLAINTEXT',
+        'A->B.enabled': 'true',
+        'A->B.topics': 'orders.*, payments',
+        'A->B.refresh.topics.interval.seconds': '60',
+      },
+      'mm2.properties'
+    ),
+    { settings }
+  )
   const withoutPositions = (config: MirrorConfig): unknown => printableConfig({ ...config, flows: config.flows.map(({ mm2Positions: _, ...flow }) => flow) })
   assert.deepEqual(withoutPositions(viaStrimzi), withoutPositions(viaFile))
   // Where MirrorMaker 2 kept its positions differs: Strimzi runs Connect in distributed mode, with its own topic and connector names.
-  assert.deepEqual(viaStrimzi.flows[0]?.mm2Positions, { offsetsTopic: 'mirrormaker2-cluster-offsets', key: 'spec.target.offsetStorageTopic', connector: 'A->B.MirrorSourceConnector' })
+  assert.deepEqual(viaStrimzi.flows[0]?.mm2Positions, {
+    offsetsTopic: 'mirrormaker2-cluster-offsets',
+    key: 'spec.target.offsetStorageTopic',
+    connector: 'A->B.MirrorSourceConnector',
+  })
   assert.deepEqual(viaFile.flows[0]?.mm2Positions, { offsetsTopic: 'mm2-offsets.A.internal', key: 'offset.storage.topic', connector: 'MirrorSourceConnector' })
 })
 
-test('Connect\'s offsets topic of the takeover: spec.target.offsetStorageTopic (v1), the target\'s config offset.storage.topic (v1beta2); in mm2.properties the top-level offset.storage.topic over <target>.offset.storage.topic', () => {
-  const v1 = configFromStrimzi(resourceFile(`apiVersion: kafka.strimzi.io/v1
+test(
+  "Connect's offsets topic of the takeover: spec.target.offsetStorageTopic (v1), the target's config offset.storage.topic (v1beta2); in mm2.properties the top-level offset.storage.topic over <target>.offset.storage.topic",
+  () => {
+    const v1 = configFromStrimzi(
+      resourceFile(`apiVersion: kafka.strimzi.io/v1
 kind: KafkaMirrorMaker2
 spec:
   target: { alias: B, bootstrapServers: "b1:9092", groupId: g, offsetStorageTopic: my-offsets, configStorageTopic: c, statusStorageTopic: s }
   mirrors: [ { source: { alias: A, bootstrapServers: "a1:9092" } } ]
-`), { settings })
-  assert.deepEqual(v1.flows[0]?.mm2Positions, { offsetsTopic: 'my-offsets', key: 'spec.target.offsetStorageTopic', connector: 'A->B.MirrorSourceConnector' })
-  assert.ok(!(v1.ignoredKeys ?? []).includes('spec.target.offsetStorageTopic'), String(v1.ignoredKeys))
-  const v1beta2 = configFromStrimzi(resourceFile(`apiVersion: kafka.strimzi.io/v1beta2
+`),
+      { settings }
+    )
+    assert.deepEqual(v1.flows[0]?.mm2Positions, { offsetsTopic: 'my-offsets', key: 'spec.target.offsetStorageTopic', connector: 'A->B.MirrorSourceConnector' })
+    assert.ok(!(v1.ignoredKeys ?? []).includes('spec.target.offsetStorageTopic'), String(v1.ignoredKeys))
+    const v1beta2 = configFromStrimzi(
+      resourceFile(`apiVersion: kafka.strimzi.io/v1beta2
 kind: KafkaMirrorMaker2
 spec:
   connectCluster: B
   clusters: [ { alias: A, bootstrapServers: "a:9092" }, { alias: B, bootstrapServers: "b:9092", config: { offset.storage.topic: beta-offsets } } ]
   mirrors: [ { sourceCluster: A, targetCluster: B } ]
-`), { settings })
-  assert.deepEqual(v1beta2.flows[0]?.mm2Positions, { offsetsTopic: 'beta-offsets', key: 'spec.clusters[1].config.offset.storage.topic', connector: 'A->B.MirrorSourceConnector' })
-  const file = (extra: Record<string, string>): MirrorConfig => configFromMm2(writeProperties({ clusters: 'A, B', 'A.bootstrap.servers': 'a:9092', 'B.bootstrap.servers': 'b:9092', 'A->B.enabled': 'true', ...extra }, 'mm2.properties'), { settings })
-  assert.equal(file({ 'B.offset.storage.topic': 'per-target' }).flows[0]?.mm2Positions?.offsetsTopic, 'per-target')
-  assert.equal(file({ 'B.offset.storage.topic': 'per-target', 'offset.storage.topic': 'top' }).flows[0]?.mm2Positions?.offsetsTopic, 'top', 'MirrorMakerConfig.workerConfig applies the top-level key over the cluster\'s')
-  assert.throws(() => file({ 'offset.storage.topic': 'no spaces' }), /offset\.storage\.topic "no spaces": expected a topic name/)
-})
+`),
+      { settings }
+    )
+    assert.deepEqual(v1beta2.flows[0]?.mm2Positions, {
+      offsetsTopic: 'beta-offsets',
+      key: 'spec.clusters[1].config.offset.storage.topic',
+      connector: 'A->B.MirrorSourceConnector',
+    })
+    const file = (extra: Record<string, string>): MirrorConfig =>
+      configFromMm2(
+        writeProperties(
+          { clusters: 'A, B', 'A.bootstrap.servers': 'a:9092', 'B.bootstrap.servers': 'b:9092', 'A->B.enabled': 'true', ...extra },
+          'mm2.properties'
+        ),
+        { settings }
+      )
+    assert.equal(file({ 'B.offset.storage.topic': 'per-target' }).flows[0]?.mm2Positions?.offsetsTopic, 'per-target')
+    assert.equal(
+      file({ 'B.offset.storage.topic': 'per-target', 'offset.storage.topic': 'top' }).flows[0]?.mm2Positions?.offsetsTopic,
+      'top',
+      "MirrorMakerConfig.workerConfig applies the top-level key over the cluster's"
+    )
+    assert.throws(() => file({ 'offset.storage.topic': 'no spaces' }), /offset\.storage\.topic "no spaces": expected a topic name/)
+  }
+)
 
 test('what cannot be honoured is refused, each problem naming the resource field', () => {
   const refused = (yaml: string, pattern: RegExp, secrets?: string): void => {
@@ -194,17 +254,38 @@ test('what cannot be honoured is refused, each problem naming the resource field
   }
   const target = '  target: { alias: B, bootstrapServers: "b:9092" }\n'
   const mirror = '  mirrors: [ { source: { alias: A, bootstrapServers: "a:9092" } } ]\n'
-  refused(`apiVersion: kafka.strimzi.io/v1\nkind: KafkaMirrorMaker2\nspec:\n  connectCluster: B\n  clusters: []\n${target}${mirror}`, /spec\.clusters: is not in kafka\.strimzi\.io\/v1/)
-  refused(`apiVersion: kafka.strimzi.io/v1alpha1\nkind: KafkaMirrorMaker2\nspec:\n${target}${mirror}`, /apiVersion "kafka\.strimzi\.io\/v1alpha1": expected kafka\.strimzi\.io\/v1beta2 or kafka\.strimzi\.io\/v1/)
-  refused(`apiVersion: kafka.strimzi.io/v1\nkind: KafkaMirrorMaker2\nspec:\n  target: { alias: B, bootstrapServers: "b:9092", authentication: { type: custom, sasl: true } }\n${mirror}`, /spec\.target\.authentication\.(type "custom"|sasl)/)
-  refused(`apiVersion: kafka.strimzi.io/v1\nkind: KafkaMirrorMaker2\nspec:\n${target}  mirrors: [ { source: { alias: A, bootstrapServers: "a:9092" }, sourceConnector: { pause: true } } ]\n`, /spec\.mirrors\[0\]\.sourceConnector\.pause "true": a paused connector cannot be honoured/)
+  refused(
+    `apiVersion: kafka.strimzi.io/v1\nkind: KafkaMirrorMaker2\nspec:\n  connectCluster: B\n  clusters: []\n${target}${mirror}`,
+    /spec\.clusters: is not in kafka\.strimzi\.io\/v1/
+  )
+  refused(
+    `apiVersion: kafka.strimzi.io/v1alpha1\nkind: KafkaMirrorMaker2\nspec:\n${target}${mirror}`,
+    /apiVersion "kafka\.strimzi\.io\/v1alpha1": expected kafka\.strimzi\.io\/v1beta2 or kafka\.strimzi\.io\/v1/
+  )
+  refused(
+    `apiVersion: kafka.strimzi.io/v1\nkind: KafkaMirrorMaker2\nspec:\n  target: { alias: B, bootstrapServers: "b:9092", authentication: { type: custom, sasl: true } }\n${mirror}`,
+    /spec\.target\.authentication\.(type "custom"|sasl)/
+  )
+  refused(
+    `apiVersion: kafka.strimzi.io/v1\nkind: KafkaMirrorMaker2\nspec:\n${target}  mirrors: [ { source: { alias: A, bootstrapServers: "a:9092" }, sourceConnector: { pause: true } } ]\n`,
+    /spec\.mirrors\[0\]\.sourceConnector\.pause "true": a paused connector cannot be honoured/
+  )
   refused(`apiVersion: kafka.strimzi.io/v1\nkind: KafkaMirrorMaker2\nspec:\n  target: { alias: B, bootstrapServers: "b:9092", authentication: { type: scram-sha-512, username: u, passwordSecret: { secretName: gone, password: password } } }\n${mirror}`,
     /spec\.target\.authentication\.passwordSecret: key password of Secret gone: .*\/gone\/password: no such file/, secretsDir({}))
   refused(`apiVersion: kafka.strimzi.io/v1\nkind: KafkaMirrorMaker2\nspec:\n  target: { alias: B, bootstrapServers: "b:9092", authentication: { type: oauth, clientId: c, tokenEndpointUri: "https://idp/token", accessToken: { secretName: s, key: t }, clientSecret: { secretName: s, key: k } } }\n${mirror}`,
     /spec\.target\.authentication\.accessToken .*cannot be honoured with authentication type oauth/, secretsDir({ s: { k: 'x' } }))
-  refused(`apiVersion: kafka.strimzi.io/v1\nkind: KafkaMirrorMaker2\nspec:\n${target}  mirrors: [ { source: { alias: A, bootstrapServers: "a:9092" }, sourceConnector: { tasksMax: none } } ]\n`, /spec\.mirrors\[0\]\.sourceConnector\.tasksMax "none": expected/)
-  assert.throws(() => configFromStrimzi(resourceFile(`apiVersion: kafka.strimzi.io/v1\nkind: KafkaMirrorMaker2\nspec:\n${target}${mirror}`), { settings, clusters: ['A'] }), /--clusters "A": is not the target cluster of .* \(B\); give that alias or drop --clusters/)
-  refused('apiVersion: kafka.strimzi.io/v1beta2\nkind: KafkaMirrorMaker2\nspec:\n  connectCluster: B\n  clusters: [ { alias: A, bootstrapServers: "a:9092" }, { alias: B, bootstrapServers: "b:9092" }, { alias: C, bootstrapServers: "c:9092" } ]\n  mirrors: [ { sourceCluster: A, targetCluster: C } ]\n', /spec\.mirrors\[0\]\.targetCluster "C": is not the target cluster B/)
+  refused(
+    `apiVersion: kafka.strimzi.io/v1\nkind: KafkaMirrorMaker2\nspec:\n${target}  mirrors: [ { source: { alias: A, bootstrapServers: "a:9092" }, sourceConnector: { tasksMax: none } } ]\n`,
+    /spec\.mirrors\[0\]\.sourceConnector\.tasksMax "none": expected/
+  )
+  assert.throws(
+    () => configFromStrimzi(resourceFile(`apiVersion: kafka.strimzi.io/v1\nkind: KafkaMirrorMaker2\nspec:\n${target}${mirror}`), { settings, clusters: ['A'] }),
+    /--clusters "A": is not the target cluster of .* \(B\); give that alias or drop --clusters/
+  )
+  refused(
+    'apiVersion: kafka.strimzi.io/v1beta2\nkind: KafkaMirrorMaker2\nspec:\n  connectCluster: B\n  clusters: [ { alias: A, bootstrapServers: "a:9092" }, { alias: B, bootstrapServers: "b:9092" }, { alias: C, bootstrapServers: "c:9092" } ]\n  mirrors: [ { sourceCluster: A, targetCluster: C } ]\n',
+    /spec\.mirrors\[0\]\.targetCluster "C": is not the target cluster B/
+  )
 })
 
 test('OAuth client credentials from a Secret become OAUTHBEARER settings', () => {

@@ -28,15 +28,31 @@ test('--throughput.limit.bytes (and MIRROR_THROUGHPUT_LIMIT_BYTES): no limit by 
 
 test('--throughput.limit.bytes: a bad value is one line naming flag, value and what to give', () => {
   for (const bad of ['10MB', '-1', '1.5', '100', '']) {
-    assert.throws(() => configFromMm1({ ...mm1(), 'throughput.limit.bytes': bad }),
-      new RegExp(`--throughput\\.limit\\.bytes "${bad.replace('.', '\\.')}": expected bytes per second as an integer of at least 1024 \\(e\\.g\\. 10485760 for 10 MiB/s\\), or 0 for no limit$`, 'm'), bad)
+    assert.throws(
+      () => configFromMm1({ ...mm1(), 'throughput.limit.bytes': bad }),
+      new RegExp(
+        `--throughput\\.limit\\.bytes "${bad.replace('.', '\\.')}": expected bytes per second as an integer of at least 1024 \\(e\\.g\\. 10485760 for 10 MiB/s\\), or 0 for no limit$`,
+        'm'
+      ),
+      bad
+    )
   }
 })
 
 test('mm2.properties throughput.limit.bytes, top level for every flow and A->B.throughput.limit.bytes per flow', () => {
-  const file = (extra: Record<string, string>): string => writeProperties({
-    clusters: 'A, B, C', 'A.bootstrap.servers': '127.0.0.1:1', 'B.bootstrap.servers': '127.0.0.1:2', 'C.bootstrap.servers': '127.0.0.1:3', 'A->B.enabled': 'true', 'A->C.enabled': 'true', ...extra,
-  }, 'mm2.properties')
+  const file = (extra: Record<string, string>): string =>
+    writeProperties(
+      {
+        clusters: 'A, B, C',
+        'A.bootstrap.servers': '127.0.0.1:1',
+        'B.bootstrap.servers': '127.0.0.1:2',
+        'C.bootstrap.servers': '127.0.0.1:3',
+        'A->B.enabled': 'true',
+        'A->C.enabled': 'true',
+        ...extra,
+      },
+      'mm2.properties'
+    )
   const settings = sidecarSettingsFromFlags({}, new ProblemList())
   const limits = (extra: Record<string, string>): Record<string, number | undefined> =>
     Object.fromEntries(configFromMm2(file(extra), { settings }).flows.map(flow => [flow.name, flow.throughputLimitBytes]))
@@ -58,7 +74,10 @@ test('the built bin: a bad limit exits 2 with one line before connecting (one-fi
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('MIRROR_')))
   const run = spawnSync(process.execPath, [SIDECAR_BIN, path], { encoding: 'utf8', timeout: 20_000, env })
   assert.equal(run.status, 2, run.stderr)
-  assert.equal(run.stderr, `mirror-sidecar: ${path}: throughput.limit.bytes "fast": expected bytes per second as an integer of at least 1024 (e.g. 10485760 for 10 MiB/s), or 0 for no limit\n`)
+  assert.equal(
+    run.stderr,
+    `mirror-sidecar: ${path}: throughput.limit.bytes "fast": expected bytes per second as an integer of at least 1024 (e.g. 10485760 for 10 MiB/s), or 0 for no limit\n`
+  )
   writeFileSync(path, 'bootstrap.servers=127.0.0.1:1\ntarget.bootstrap.servers=127.0.0.1:1\nwhitelist=.*\nthroughput.limit.bytes=4096\n')
   const ok = spawnSync(process.execPath, [SIDECAR_BIN, path, '--print-config'], { encoding: 'utf8', timeout: 20_000, env })
   assert.equal(ok.status, 0, ok.stderr)

@@ -10,7 +10,11 @@ import { FakeTopicCatalog, fakeFlowConfig } from '../helpers/fake-ports.js'
 import { writeProperties } from '../helpers/sidecar.js'
 
 const settings = sidecarSettingsFromFlags({}, new ProblemList())
-const mm2 = (extra: Record<string, string>): string => writeProperties({ clusters: 'A, B', 'A.bootstrap.servers': '127.0.0.1:1', 'B.bootstrap.servers': '127.0.0.1:2', 'A->B.enabled': 'true', ...extra }, 'mm2.properties')
+const mm2 = (extra: Record<string, string>): string =>
+  writeProperties(
+    { clusters: 'A, B', 'A.bootstrap.servers': '127.0.0.1:1', 'B.bootstrap.servers': '127.0.0.1:2', 'A->B.enabled': 'true', ...extra },
+    'mm2.properties'
+  )
 
 const sourceTopicConfigs = {
   'retention.ms': '86400000',
@@ -41,9 +45,14 @@ test('a created target topic gets the copied configs only; a config sync sets on
   target.configs.set('events', { 'retention.ms': '1000', 'min.insync.replicas': '2' })
   const sync = new TopicSync(source, target, fakeFlowConfig({ syncTopicConfigs: true }), silentLogger)
   const topics = await sync.refresh()
-  assert.deepEqual(target.created.map(t => [t.name, t.configs]), [['orders', { 'retention.ms': '86400000', 'cleanup.policy': 'compact', 'max.message.bytes': '2000000' }]])
+  assert.deepEqual(
+    target.created.map(t => [t.name, t.configs]),
+    [['orders', { 'retention.ms': '86400000', 'cleanup.policy': 'compact', 'max.message.bytes': '2000000' }]]
+  )
   await sync.syncConfigs([...topics.values()].filter(t => t.source === 'events'))
-  assert.deepEqual(target.configsSet, [{ topic: 'events', configs: { 'retention.ms': '86400000', 'cleanup.policy': 'compact', 'max.message.bytes': '2000000' } }])
+  assert.deepEqual(target.configsSet, [
+    { topic: 'events', configs: { 'retention.ms': '86400000', 'cleanup.policy': 'compact', 'max.message.bytes': '2000000' } },
+  ])
 })
 
 test('mm2.properties config.properties.exclude replaces the default list; empty excludes nothing but tiered-storage keys', () => {
@@ -59,16 +68,25 @@ test('mm2.properties config.properties.exclude replaces the default list; empty 
 })
 
 test('config.property.filter.class takes only the default class; use.defaults.from takes target or source', () => {
-  const named = configFromMm2(mm2({ 'config.property.filter.class': 'org.apache.kafka.connect.mirror.DefaultConfigPropertyFilter', 'use.defaults.from': 'target' }), { settings })
+  const named = configFromMm2(
+    mm2({ 'config.property.filter.class': 'org.apache.kafka.connect.mirror.DefaultConfigPropertyFilter', 'use.defaults.from': 'target' }),
+    { settings }
+  )
   assert.deepEqual(named.ignoredKeys, [])
   assert.equal(named.flows[0]?.topicConfigFilter.copies('min.insync.replicas'), false)
-  assert.throws(() => configFromMm2(mm2({ 'config.property.filter.class': 'com.example.MyFilter' }), { settings }), /config\.property\.filter\.class "com\.example\.MyFilter": custom config filters \(Java classes\) cannot run here/)
+  assert.throws(
+    () => configFromMm2(mm2({ 'config.property.filter.class': 'com.example.MyFilter' }), { settings }),
+    /config\.property\.filter\.class "com\.example\.MyFilter": custom config filters \(Java classes\) cannot run here/
+  )
   assert.equal(named.flows[0]?.topicConfigFilter.useDefaultsFrom, 'target')
   const fromSource = configFromMm2(mm2({ 'A->B.use.defaults.from': 'source' }), { settings }).flows[0]?.topicConfigFilter
   assert.equal(fromSource?.useDefaultsFrom, 'source')
   assert.equal(fromSource?.copies('min.insync.replicas'), false, 'the default exclude list still applies')
   assert.throws(() => configFromMm2(mm2({ 'use.defaults.from': 'both' }), { settings }), /use\.defaults\.from "both": expected one of target, source/)
-  assert.throws(() => configFromMm2(mm2({ 'config.properties.exclude': 'retention\\.(ms' }), { settings }), /config\.properties\.exclude "retention\.\(ms": not a valid regex/)
+  assert.throws(
+    () => configFromMm2(mm2({ 'config.properties.exclude': 'retention\\.(ms' }), { settings }),
+    /config\.properties\.exclude "retention\.\(ms": not a valid regex/
+  )
 })
 
 test('a target topic with message.timestamp.type=LogAppendTime is warned about once: its broker re-stamps every copied record', async () => {

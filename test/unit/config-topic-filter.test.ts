@@ -24,14 +24,25 @@ test('exclude wins over include; internal and mirror topics are never matched', 
   const matches = filter('.*', '.*-internal')
   assert.equal(matches('orders'), true)
   assert.equal(matches('orders-internal'), false)
-  for (const topic of ['__consumer_offsets', '__transaction_state', 'mirror-offset-syncs.source.internal', 'mirror-checkpoints.a.internal', 'mm2-offset-syncs.b.internal']) {
+  for (const topic of [
+    '__consumer_offsets',
+    '__transaction_state',
+    'mirror-offset-syncs.source.internal',
+    'mirror-checkpoints.a.internal',
+    'mm2-offset-syncs.b.internal',
+  ]) {
     assert.equal(isInternalTopic(topic), true, topic)
     assert.equal(matches(topic), false, topic)
   }
 })
 
 test('invalid and Java-only patterns are reported with the flag and the value', () => {
-  for (const [pattern, message] of [['orders(', /not a valid regex/], ['(?i)orders', /Java-only regex syntax/], ['a*+', /Java-only/], [' ', /expected a topic regex/]] as const) {
+  for (const [pattern, message] of [
+    ['orders(', /not a valid regex/],
+    ['(?i)orders', /Java-only regex syntax/],
+    ['a*+', /Java-only/],
+    [' ', /expected a topic regex/],
+  ] as const) {
     const problems = new ProblemList()
     assert.equal(compileTopicPattern('--whitelist', pattern, problems), undefined)
     assert.equal(problems.problems.length, 1)

@@ -43,8 +43,14 @@ test('hadolint finds nothing in the Dockerfile, and does find a bad one', async 
 test('two stages: npm ci in the build stage, a runtime stage as a numeric non-root user with the bin as entrypoint', () => {
   const all = instructions()
   assert.deepEqual(all.filter(instruction => instruction.keyword === 'FROM').map(instruction => instruction.stage), ['build', 'runtime'])
-  assert.ok(all.some(instruction => instruction.stage === 'build' && instruction.keyword === 'RUN' && /^npm ci\b/.test(instruction.rest)), 'npm ci in the build stage')
-  assert.ok(all.some(instruction => instruction.stage === 'build' && instruction.keyword === 'RUN' && /patch-kafkajs\.mjs/.test(instruction.rest)), 'the kafkajs patch is applied')
+  assert.ok(
+    all.some(instruction => instruction.stage === 'build' && instruction.keyword === 'RUN' && /^npm ci\b/.test(instruction.rest)),
+    'npm ci in the build stage'
+  )
+  assert.ok(
+    all.some(instruction => instruction.stage === 'build' && instruction.keyword === 'RUN' && /patch-kafkajs\.mjs/.test(instruction.rest)),
+    'the kafkajs patch is applied'
+  )
   assert.ok(!all.some(instruction => instruction.stage === 'runtime' && instruction.keyword === 'RUN'), 'nothing runs in the runtime stage')
   assert.match(only('USER'), /^[1-9]\d*:[1-9]\d*$/)
 
@@ -61,14 +67,22 @@ test('a current Debian base (trixie) and OCI labels whose version is package.jso
   const base = /^ARG NODE_IMAGE=(\S+)$/m.exec(readFileSync(DOCKERFILE, 'utf8'))?.[1] ?? ''
   assert.match(base, /^node:\d+-trixie-slim$/)
   const version = (JSON.parse(readFileSync(join(REPOSITORY, 'package.json'), 'utf8')) as { version: string }).version
-  assert.ok(all.some(instruction => instruction.stage === 'runtime' && instruction.keyword === 'ARG' && instruction.rest === `VERSION=${version}`), `ARG VERSION=${version} in the runtime stage`)
+  assert.ok(
+    all.some(instruction => instruction.stage === 'runtime' && instruction.keyword === 'ARG' && instruction.rest === `VERSION=${version}`),
+    `ARG VERSION=${version} in the runtime stage`
+  )
   const labels = all.filter(instruction => instruction.stage === 'runtime' && instruction.keyword === 'LABEL').map(instruction => instruction.rest).join(' ')
-  for (const key of ['title', 'description', 'version', 'licenses', 'documentation']) assert.match(labels, new RegExp(`org\\.opencontainers\\.image\\.${key}="[^"]+"`), key)
+  for (const key of ['title', 'description', 'version', 'licenses', 'documentation']) {
+    assert.match(labels, new RegExp(`org\\.opencontainers\\.image\\.${key}="[^"]+"`), key)
+  }
   assert.match(labels, /org\.opencontainers\.image\.version="\$\{VERSION\}"/)
 })
 
 test('every file the Dockerfile copies is in the build context (.dockerignore) or made by the build stage', () => {
-  const allowed = readFileSync(join(REPOSITORY, '.dockerignore'), 'utf8').split('\n').filter(line => line.startsWith('!')).map(line => line.slice(1).replace(/\/$/, ''))
+  const allowed = readFileSync(join(REPOSITORY, '.dockerignore'), 'utf8')
+    .split('\n')
+    .filter(line => line.startsWith('!'))
+    .map(line => line.slice(1).replace(/\/$/, ''))
   assert.ok(readFileSync(join(REPOSITORY, '.dockerignore'), 'utf8').split('\n').includes('*'), '.dockerignore starts from nothing')
   for (const instruction of instructions().filter(entry => entry.keyword === 'COPY')) {
     const parts = instruction.rest.split(/\s+/).filter(part => !part.startsWith('--'))

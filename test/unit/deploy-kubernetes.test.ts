@@ -12,7 +12,10 @@ import { KUBERNETES_DIR, kubeconform, kubernetesVersions, kustomizeBuild, REPOSI
 type Manifest = Record<string, any>
 
 const VARIANTS = {
-  replicas: { workload: 'kafka-mirror', kinds: ['ConfigMap', 'Deployment', 'PodDisruptionBudget', 'PrometheusRule', 'Service', 'ServiceAccount', 'ServiceMonitor'] },
+  replicas: {
+    workload: 'kafka-mirror',
+    kinds: ['ConfigMap', 'Deployment', 'PodDisruptionBudget', 'PrometheusRule', 'Service', 'ServiceAccount', 'ServiceMonitor'],
+  },
   sidecar: { workload: 'orders-app', kinds: ['ConfigMap', 'Deployment', 'PrometheusRule', 'Service', 'ServiceMonitor'] },
 } as const
 type Variant = keyof typeof VARIANTS
@@ -128,7 +131,10 @@ for (const variant of Object.keys(VARIANTS) as Variant[]) {
     const backstop = /config\.drainTimeoutMs \+ ([\d_]+)/.exec(readFileSync(join(REPOSITORY, 'src', 'bin', 'mirror-sidecar.ts'), 'utf8'))
     assert.ok(backstop !== null, 'the stop backstop in src/bin/mirror-sidecar.ts')
     const stopBoundSeconds = (Number(vars.MIRROR_DRAIN_TIMEOUT_MS) + Number((backstop[1] as string).replaceAll('_', ''))) / 1000
-    assert.ok(pod.spec.terminationGracePeriodSeconds >= stopBoundSeconds, `terminationGracePeriodSeconds ${pod.spec.terminationGracePeriodSeconds} >= ${stopBoundSeconds}`)
+    assert.ok(
+      pod.spec.terminationGracePeriodSeconds >= stopBoundSeconds,
+      `terminationGracePeriodSeconds ${pod.spec.terminationGracePeriodSeconds} >= ${stopBoundSeconds}`
+    )
 
     // Service -> pods, ServiceMonitor -> Service, and the job label the down/absent alerts expect.
     const service = one(all, 'Service')
@@ -167,7 +173,10 @@ for (const variant of Object.keys(VARIANTS) as Variant[]) {
       assert.ok(Object.hasOwn(secretExample(variant).stringData, key as string), `secret key ${key}`)
     }
     for (const path of (mirror.args as string[]).filter(arg => arg.startsWith('/'))) {
-      assert.ok(path.startsWith(`${configMount?.mountPath}/`) && Object.hasOwn(configMap.data, path.slice(configMount?.mountPath.length + 1)), `${path} is in the ConfigMap`)
+      assert.ok(
+        path.startsWith(`${configMount?.mountPath}/`) && Object.hasOwn(configMap.data, path.slice(configMount?.mountPath.length + 1)),
+        `${path} is in the ConfigMap`
+      )
     }
   })
 
@@ -184,7 +193,11 @@ for (const variant of Object.keys(VARIANTS) as Variant[]) {
     for (const [file, value] of Object.entries(secrets)) writeFileSync(join(dir, 'secrets', file), value)
 
     const bin = join(REPOSITORY, 'dist', 'src', 'bin', 'mirror-sidecar.js')
-    const result = spawnSync(process.execPath, [bin, ...(mirror.args as string[]).map(place), '--print-config'], { encoding: 'utf8', env: { ...process.env, ...env(mirror) }, timeout: 30_000 })
+    const result = spawnSync(process.execPath, [bin, ...(mirror.args as string[]).map(place), '--print-config'], {
+      encoding: 'utf8',
+      env: { ...process.env, ...env(mirror) },
+      timeout: 30_000,
+    })
     assert.equal(result.status, 0, result.stderr)
     const config = JSON.parse(result.stdout) as { flows: Array<{ name: string }>, drainTimeoutMs: number, metricsPort: number }
     assert.deepEqual(

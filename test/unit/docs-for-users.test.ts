@@ -12,7 +12,15 @@ const USER_DOCS = ['README.md', ...readdirSync(join(root, 'docs')).filter(name =
 test('the README fits a first read: at most 250 lines, install, a run, mirror-check, and the test command CI calls', () => {
   const readme = read('README.md')
   assert.ok(readme.split('\n').length <= 250, `README.md has ${readme.split('\n').length} lines`)
-  for (const needed of ['npm install -g ./kafka-mirror-sidecar-', 'docker build', 'mirror-sidecar --consumer.config', 'mirror-sidecar mm2.properties', 'mirror-check lag', 'mirror-check verify', '`npm test`']) {
+  for (const needed of [
+    'npm install -g ./kafka-mirror-sidecar-',
+    'docker build',
+    'mirror-sidecar --consumer.config',
+    'mirror-sidecar mm2.properties',
+    'mirror-check lag',
+    'mirror-check verify',
+    '`npm test`',
+  ]) {
     assert.ok(readme.includes(needed), `README.md names ${needed}`)
   }
 })

@@ -167,18 +167,21 @@ test('a partition resumes from the position the target holds: the source is soug
   assert.equal(progress.admitFrom('t', 1, records(40, 20)), 10, 'offsets 40..49 are on the target already')
 })
 
-test('a batch continuing from past what was handed over is refused and the partition fetched again from there; from the position or before it is admitted', async () => {
-  const { lanes, seeks } = setup(new Map([[partitionKey('t', 1), 50n]]))
-  lanes.assign(new Set([partitionKey('t', 1)]))
-  assert.notEqual(await lanes.admit('t', 1, fetchControl()), undefined)
-  assert.equal(lanes.contiguous('t', 1, 40n), true, 'a fetch from the group offset, before the position')
-  assert.equal(lanes.contiguous('t', 1, 50n), true)
-  assert.equal(lanes.contiguous('t', 1, undefined), true, 'a batch that does not say where it continues from')
-  assert.deepEqual(seeks, [{ topic: 't', partition: 1, offset: 50n }], 'the source was sought to the position when the lane was taken')
-  assert.equal(lanes.contiguous('t', 1, 60n), false, 'offsets 50..59 would never be copied')
-  assert.deepEqual(seeks, [{ topic: 't', partition: 1, offset: 50n }, { topic: 't', partition: 1, offset: 50n }])
-  assert.equal(lanes.contiguous('t', 2, 60n), true, 'a partition not seen yet starts wherever the source fetches')
-})
+test(
+  'a batch continuing from past what was handed over is refused and the partition fetched again from there; from the position or before it is admitted',
+  async () => {
+    const { lanes, seeks } = setup(new Map([[partitionKey('t', 1), 50n]]))
+    lanes.assign(new Set([partitionKey('t', 1)]))
+    assert.notEqual(await lanes.admit('t', 1, fetchControl()), undefined)
+    assert.equal(lanes.contiguous('t', 1, 40n), true, 'a fetch from the group offset, before the position')
+    assert.equal(lanes.contiguous('t', 1, 50n), true)
+    assert.equal(lanes.contiguous('t', 1, undefined), true, 'a batch that does not say where it continues from')
+    assert.deepEqual(seeks, [{ topic: 't', partition: 1, offset: 50n }], 'the source was sought to the position when the lane was taken')
+    assert.equal(lanes.contiguous('t', 1, 60n), false, 'offsets 50..59 would never be copied')
+    assert.deepEqual(seeks, [{ topic: 't', partition: 1, offset: 50n }, { topic: 't', partition: 1, offset: 50n }])
+    assert.equal(lanes.contiguous('t', 2, 60n), true, 'a partition not seen yet starts wherever the source fetches')
+  }
+)
 
 test('batches admitted before the lane was taken again are not written; a lane given up is released and its failures dropped', async () => {
   const { lanes, sinks, inner } = setup()
@@ -210,55 +213,58 @@ test('batches admitted before the lane was taken again are not written; a lane g
   assert.deepEqual(held.released, [old, fresh], 'the dropped transaction gave its bytes back')
 })
 
-test('a transaction aborted on a lane still owned: the lane is taken again, its partitions fetched again from the positions on the target (or what was acknowledged), and nothing of the aborted transaction is acknowledged', async () => {
-  const { lanes, sinks, progress, acked, inner, seeks, stored, hooks } = setup()
-  const lane = lanes.laneOf('t', 0)
-  const sink = sinks[lane] as FakeTransactionalSink
-  lanes.assign(new Set([partitionKey('t', 0)]))
-  const first = await lanes.admit('t', 0, fetchControl()) as number
-  const held = heldBytes()
-  const { transaction, listener } = lanes.lane(lane, inner, held)
-  const write = async (ticket: number, from: number, count: number): Promise<MirrorBatch> => {
-    const b = batch('t', 0, from, count)
-    lanes.stamp(b, ticket)
-    progress.admitted(b)
-    await transaction.write([b], async written => { for (const w of written) listener.acknowledged(w, [], 0, count) })
-    return b
+test(
+  'a transaction aborted on a lane still owned: the lane is taken again, its partitions fetched again from the positions on the target (or what was acknowledged), and nothing of the aborted transaction is acknowledged',
+  async () => {
+    const { lanes, sinks, progress, acked, inner, seeks, stored, hooks } = setup()
+    const lane = lanes.laneOf('t', 0)
+    const sink = sinks[lane] as FakeTransactionalSink
+    lanes.assign(new Set([partitionKey('t', 0)]))
+    const first = await lanes.admit('t', 0, fetchControl()) as number
+    const held = heldBytes()
+    const { transaction, listener } = lanes.lane(lane, inner, held)
+    const write = async (ticket: number, from: number, count: number): Promise<MirrorBatch> => {
+      const b = batch('t', 0, from, count)
+      lanes.stamp(b, ticket)
+      progress.admitted(b)
+      await transaction.write([b], async written => { for (const w of written) listener.acknowledged(w, [], 0, count) })
+      return b
+    }
+    const committed = await write(first, 0, 2)
+    await transaction.idle()
+    assert.deepEqual(acked, [committed])
+    const aborted = await write(first, 2, 3)
+    sink.failCommit = new TransactionFailedError('fenced', { kafkaCode: 'INVALID_PRODUCER_EPOCH' })
+    await transaction.idle()
+    sink.failCommit = undefined
+    assert.deepEqual(acked, [committed], 'nothing of the aborted transaction is acknowledged')
+    assert.ok(held.released.includes(aborted), 'its queue bytes are given back')
+
+    // A batch fetched before the lane is taken again waits for it; the source's seek makes it stale (kafkajs: isStale).
+    const waiting = fetchControl()
+    hooks.onSeek = () => { waiting.active = false }
+    const second = await lanes.admit('t', 0, waiting)
+    assert.equal(second, undefined, 'a batch fetched before the seek (its control inactive once the source seeks) is not admitted')
+    assert.deepEqual(sink.calls, ['acquire', 'commit', 'acquire'], 'the lane\'s producers were started again')
+    assert.deepEqual(seeks, [{ topic: 't', partition: 0, offset: 2n }], 'no position on the target: back to what was acknowledged')
+    const retaken = await lanes.admit('t', 0, fetchControl()) as number
+    assert.notEqual(retaken, first)
+    assert.equal(progress.admitFrom('t', 0, records(2, 3)), 0, 'offsets 2..4 are admitted again')
+    let written = 0
+    await transaction.write([aborted], async () => { written++ })
+    assert.equal(written, 0, 'a batch of the aborted transaction is never written in the new one')
+
+    // With a position on the target, the partition goes back to it.
+    stored.set(partitionKey('t', 0), 2n)
+    await write(retaken, 2, 3)
+    sink.failCommit = new TransactionFailedError('fenced', { kafkaCode: 'PRODUCER_FENCED' })
+    await transaction.idle()
+    sink.failCommit = undefined
+    assert.ok(await lanes.admit('t', 0, fetchControl()) !== undefined)
+    assert.deepEqual(seeks.at(-1), { topic: 't', partition: 0, offset: 2n })
+    assert.deepEqual(progress.commitCandidates().map(c => c.offset), [2n], 'the source commit stays at the last committed transaction')
   }
-  const committed = await write(first, 0, 2)
-  await transaction.idle()
-  assert.deepEqual(acked, [committed])
-  const aborted = await write(first, 2, 3)
-  sink.failCommit = new TransactionFailedError('fenced', { kafkaCode: 'INVALID_PRODUCER_EPOCH' })
-  await transaction.idle()
-  sink.failCommit = undefined
-  assert.deepEqual(acked, [committed], 'nothing of the aborted transaction is acknowledged')
-  assert.ok(held.released.includes(aborted), 'its queue bytes are given back')
-
-  // A batch fetched before the lane is taken again waits for it; the source's seek makes it stale (kafkajs: isStale).
-  const waiting = fetchControl()
-  hooks.onSeek = () => { waiting.active = false }
-  const second = await lanes.admit('t', 0, waiting)
-  assert.equal(second, undefined, 'a batch fetched before the seek (its control inactive once the source seeks) is not admitted')
-  assert.deepEqual(sink.calls, ['acquire', 'commit', 'acquire'], 'the lane\'s producers were started again')
-  assert.deepEqual(seeks, [{ topic: 't', partition: 0, offset: 2n }], 'no position on the target: back to what was acknowledged')
-  const retaken = await lanes.admit('t', 0, fetchControl()) as number
-  assert.notEqual(retaken, first)
-  assert.equal(progress.admitFrom('t', 0, records(2, 3)), 0, 'offsets 2..4 are admitted again')
-  let written = 0
-  await transaction.write([aborted], async () => { written++ })
-  assert.equal(written, 0, 'a batch of the aborted transaction is never written in the new one')
-
-  // With a position on the target, the partition goes back to it.
-  stored.set(partitionKey('t', 0), 2n)
-  await write(retaken, 2, 3)
-  sink.failCommit = new TransactionFailedError('fenced', { kafkaCode: 'PRODUCER_FENCED' })
-  await transaction.idle()
-  sink.failCommit = undefined
-  assert.ok(await lanes.admit('t', 0, fetchControl()) !== undefined)
-  assert.deepEqual(seeks.at(-1), { topic: 't', partition: 0, offset: 2n })
-  assert.deepEqual(progress.commitCandidates().map(c => c.offset), [2n], 'the source commit stays at the last committed transaction')
-})
+)
 
 test(`a lane whose transactions are all aborted stops the flow after ${MAX_RETAKES} in a row; a commit in between starts the count again`, async () => {
   const { lanes, sinks, progress, inner } = setup()
@@ -278,36 +284,44 @@ test(`a lane whose transactions are all aborted stops the flow after ${MAX_RETAK
   for (let i = 0; i < MAX_RETAKES - 1; i++) await writeAndCommit(true)
   await writeAndCommit(false)
   for (let i = 0; i < MAX_RETAKES; i++) await writeAndCommit(true)
-  await assert.rejects(writeAndCommit(true), (error: Error) => error instanceof TransactionFailedError && error.message.includes(`lost ${MAX_RETAKES} transactions in a row`))
+  await assert.rejects(
+    writeAndCommit(true),
+    (error: Error) => error instanceof TransactionFailedError && error.message.includes(`lost ${MAX_RETAKES} transactions in a row`)
+  )
 })
 
-test('what a transaction wrote keeps its queue bytes until the commit, and a lane commits early once it holds its share (half of queue.bytes over the lanes)', async () => {
-  const { lanes, sinks, progress, acked, inner } = setup(new Map(), 2)
-  // 2 lanes, 400 bytes: a lane's share is 100 bytes, i.e. 10 records of the batches below.
-  const queue = new BoundedQueue<MirrorBatch>(1_000, 400, 2)
-  const lane = lanes.laneOf('t', 0)
-  lanes.assign(new Set([partitionKey('t', 0)]))
-  const ticket = await lanes.admit('t', 0, fetchControl()) as number
-  const { transaction, listener } = lanes.lane(lane, inner, { capacityBytes: queue.capacityBytes, releaseBytes: b => queue.release(b, 'bytes') })
-  const write = async (from: number, count: number): Promise<MirrorBatch> => {
-    const b = batch('t', 0, from, count)
-    lanes.stamp(b, ticket)
-    progress.admitted(b)
-    await queue.push(b, lane)
-    const taken = await queue.take(lane, 1_000_000)
-    await transaction.write(taken, async written => { for (const w of written) listener.acknowledged(w, [{ from: 0, count, targetBaseOffset: 0n }], 0, count) })
-    for (const t of taken) queue.release(t, 'records')
-    return b
+test(
+  'what a transaction wrote keeps its queue bytes until the commit, and a lane commits early once it holds its share (half of queue.bytes over the lanes)',
+  async () => {
+    const { lanes, sinks, progress, acked, inner } = setup(new Map(), 2)
+    // 2 lanes, 400 bytes: a lane's share is 100 bytes, i.e. 10 records of the batches below.
+    const queue = new BoundedQueue<MirrorBatch>(1_000, 400, 2)
+    const lane = lanes.laneOf('t', 0)
+    lanes.assign(new Set([partitionKey('t', 0)]))
+    const ticket = await lanes.admit('t', 0, fetchControl()) as number
+    const { transaction, listener } = lanes.lane(lane, inner, { capacityBytes: queue.capacityBytes, releaseBytes: b => queue.release(b, 'bytes') })
+    const write = async (from: number, count: number): Promise<MirrorBatch> => {
+      const b = batch('t', 0, from, count)
+      lanes.stamp(b, ticket)
+      progress.admitted(b)
+      await queue.push(b, lane)
+      const taken = await queue.take(lane, 1_000_000)
+      await transaction.write(taken, async written => {
+        for (const w of written) listener.acknowledged(w, [{ from: 0, count, targetBaseOffset: 0n }], 0, count)
+      })
+      for (const t of taken) queue.release(t, 'records')
+      return b
+    }
+    const first = await write(0, 6)
+    assert.equal(queue.records, 0, 'written: its records are no longer counted')
+    assert.equal(queue.bytes, 60, 'but its bytes are held by the open transaction')
+    assert.deepEqual(sinks[lane]?.commits, [], 'below the share (100 bytes): no commit yet (interval 60 s)')
+    const second = await write(6, 5)
+    assert.deepEqual(sinks[lane]?.commits, [[{ topic: 't', partition: 0, offset: 11n }]], '110 bytes held: committed at once')
+    assert.equal(queue.bytes, 0)
+    assert.deepEqual(acked, [first, second])
   }
-  const first = await write(0, 6)
-  assert.equal(queue.records, 0, 'written: its records are no longer counted')
-  assert.equal(queue.bytes, 60, 'but its bytes are held by the open transaction')
-  assert.deepEqual(sinks[lane]?.commits, [], 'below the share (100 bytes): no commit yet (interval 60 s)')
-  const second = await write(6, 5)
-  assert.deepEqual(sinks[lane]?.commits, [[{ topic: 't', partition: 0, offset: 11n }]], '110 bytes held: committed at once')
-  assert.equal(queue.bytes, 0)
-  assert.deepEqual(acked, [first, second])
-})
+)
 
 test('a queue whose bytes are all held for a commit admits nothing until the commit gives them back', async () => {
   const queue = new BoundedQueue<MirrorBatch>(1_000, 100, 1)
@@ -327,18 +341,30 @@ test('a queue whose bytes are all held for a commit admits nothing until the com
 })
 
 /** One lane of `setup` with partition t-0 taken, and a way to write and acknowledge a batch of it. */
-async function takenLane (capacityBytes?: number): Promise<ReturnType<typeof setup> & { lane: number, sink: FakeTransactionalSink, held: ReturnType<typeof heldBytes>, write: (from: number, count: number) => Promise<MirrorBatch>, transaction: ReturnType<ExactlyOnceLanes['lane']>['transaction'] }> {
+async function takenLane (
+  capacityBytes?: number
+): Promise<
+  ReturnType<typeof setup> & {
+    lane: number
+    sink: FakeTransactionalSink
+    held: ReturnType<typeof heldBytes>
+    write: (from: number, count: number) => Promise<MirrorBatch>
+    transaction: ReturnType<ExactlyOnceLanes['lane']>['transaction']
+  }
+> {
   const context = setup()
   const lane = context.lanes.laneOf('t', 0)
   context.lanes.assign(new Set([partitionKey('t', 0)]))
-  const ticket = await context.lanes.admit('t', 0, fetchControl()) as number
+  const ticket = (await context.lanes.admit('t', 0, fetchControl())) as number
   const held = heldBytes(capacityBytes)
   const { transaction, listener } = context.lanes.lane(lane, context.inner, held)
   const write = async (from: number, count: number): Promise<MirrorBatch> => {
     const b = batch('t', 0, from, count)
     context.lanes.stamp(b, ticket)
     context.progress.admitted(b)
-    await transaction.write([b], async written => { for (const w of written) listener.acknowledged(w, [{ from: 0, count, targetBaseOffset: 0n }], 0, count) })
+    await transaction.write([b], async written => {
+      for (const w of written) listener.acknowledged(w, [{ from: 0, count, targetBaseOffset: 0n }], 0, count)
+    })
     return b
   }
   return { ...context, lane, sink: context.sinks[lane] as FakeTransactionalSink, held, write, transaction }
@@ -371,66 +397,75 @@ test('the next transaction is written while the one before commits; acknowledgem
   assert.deepEqual(progress.commitCandidates().map(c => c.offset), [9n])
 })
 
-test('a commit that fails after the lane went on writing is found at the next write, or at idle: the lane is taken again, and nothing of that transaction, or after it, is acknowledged', async () => {
+test(
+  'a commit that fails after the lane went on writing is found at the next write, or at idle: the lane is taken again, and nothing of that transaction, or after it, is acknowledged',
+  async () => {
   // 4 lanes, 320 bytes: a lane's share is 40 bytes, so a 4-record batch (40 bytes) is committed by its write.
-  const { sink, acked, progress, write, transaction, held } = await takenLane(320)
-  sink.holdCommits = true
-  const first = await write(0, 4)
-  assert.equal(sink.commits.length, 1, 'the write asked for the commit, and returned without waiting for it')
-  sink.settle(new TransactionFailedError('fenced while committing', { kafkaCode: 'PRODUCER_FENCED' }))
-  await new Promise(resolve => setImmediate(resolve))
-  const next = await write(4, 1)
-  assert.deepEqual(acked, [])
-  assert.deepEqual(held.released, [first, next], 'the written batch and the one after it gave their queue bytes back')
-  await transaction.idle()
-  assert.deepEqual(progress.commitCandidates().map(c => c.offset), [0n], 'nothing of the failed transaction may be committed on the source')
-  assert.deepEqual(sink.calls, ['acquire', 'commit', 'acquire'], 'taken again')
-  assert.equal(sink.commits.length, 1, 'the batch after the failed commit is not written in the new transaction')
+    const { sink, acked, progress, write, transaction, held } = await takenLane(320)
+    sink.holdCommits = true
+    const first = await write(0, 4)
+    assert.equal(sink.commits.length, 1, 'the write asked for the commit, and returned without waiting for it')
+    sink.settle(new TransactionFailedError('fenced while committing', { kafkaCode: 'PRODUCER_FENCED' }))
+    await new Promise(resolve => setImmediate(resolve))
+    const next = await write(4, 1)
+    assert.deepEqual(acked, [])
+    assert.deepEqual(held.released, [first, next], 'the written batch and the one after it gave their queue bytes back')
+    await transaction.idle()
+    assert.deepEqual(progress.commitCandidates().map(c => c.offset), [0n], 'nothing of the failed transaction may be committed on the source')
+    assert.deepEqual(sink.calls, ['acquire', 'commit', 'acquire'], 'taken again')
+    assert.equal(sink.commits.length, 1, 'the batch after the failed commit is not written in the new transaction')
 
-  const other = await takenLane()
-  other.sink.holdCommits = true
-  await other.write(0, 2)
-  const idle = other.transaction.idle()
-  await new Promise(resolve => setImmediate(resolve))
-  other.sink.settle(new TransactionFailedError('timed out', { kafkaCode: 'INVALID_PRODUCER_EPOCH' }))
-  await idle
-  assert.deepEqual(other.acked, [])
-  assert.notEqual(await other.lanes.admit('t', 0, fetchControl()), undefined)
-  assert.deepEqual(other.sink.calls, ['acquire', 'commit', 'acquire'], 'idle waited for the commit, and the lane was taken again')
-  assert.deepEqual(other.seeks, [{ topic: 't', partition: 0, offset: 0n }])
-})
-
-test('the write that closes a transaction carries its positions; a transaction with a failed write is never committed, even when the lane is given up', async () => {
-  // 4 lanes, 320 bytes: a lane's share is 40 bytes (4 records of these batches).
-  const { lanes, sink, acked, write, transaction } = await takenLane(320)
-  await write(0, 2)
-  assert.deepEqual(sink.staged, [], 'an interval of 60 s and 20 bytes of 40: the transaction stays open, no positions yet')
-  await write(2, 2)
-  assert.deepEqual(sink.staged, [[{ topic: 't', partition: 0, offset: 4n }]], 'the closing write stages where the transaction takes the partition')
-  assert.deepEqual(sink.commits, [[{ topic: 't', partition: 0, offset: 4n }]])
-  // A write whose requests failed for good (the flow stops): what it wrote may be on the target.
-  const failing = batch('t', 0, 4, 2)
-  lanes.stamp(failing, await lanes.admit('t', 0, fetchControl()) as number)
-  await assert.rejects(transaction.write([failing], async () => { throw new Error('the target refused it for good') }), /refused it for good/)
-  lanes.assign(new Set())
-  await lanes.stop()
-  assert.equal(sink.commits.length, 1, 'nothing of the failed transaction was committed')
-  assert.equal(acked.length, 2, 'only the committed transaction\'s batches were acknowledged')
-})
-
-test('a lane whose positions cannot be read for a while (the target unreachable, its leaders moving) is taken once they can, however many attempts that takes', async () => {
-  let failures = 25
-  const positions: PositionStore = {
-    start: async () => {},
-    stop: async () => {},
-    read: async () => {
-      if (failures-- > 0) throw new MirrorError(ErrorCodes.CONNECTION, 'cannot reach the target cluster', { retriable: true })
-      return new Map([[partitionKey('t', 1), 70n]])
-    },
+    const other = await takenLane()
+    other.sink.holdCommits = true
+    await other.write(0, 2)
+    const idle = other.transaction.idle()
+    await new Promise(resolve => setImmediate(resolve))
+    other.sink.settle(new TransactionFailedError('timed out', { kafkaCode: 'INVALID_PRODUCER_EPOCH' }))
+    await idle
+    assert.deepEqual(other.acked, [])
+    assert.notEqual(await other.lanes.admit('t', 0, fetchControl()), undefined)
+    assert.deepEqual(other.sink.calls, ['acquire', 'commit', 'acquire'], 'idle waited for the commit, and the lane was taken again')
+    assert.deepEqual(other.seeks, [{ topic: 't', partition: 0, offset: 0n }])
   }
-  const { lanes, seeks } = setup(new Map(), 4, positions)
-  lanes.assign(new Set([partitionKey('t', 1)]))
-  assert.notEqual(await lanes.admit('t', 1, fetchControl()), undefined, 'admitted once the lane is taken')
-  assert.deepEqual(seeks, [{ topic: 't', partition: 1, offset: 70n }])
-  assert.equal(failures, -1, 'every failed read was retried')
-})
+)
+
+test(
+  'the write that closes a transaction carries its positions; a transaction with a failed write is never committed, even when the lane is given up',
+  async () => {
+  // 4 lanes, 320 bytes: a lane's share is 40 bytes (4 records of these batches).
+    const { lanes, sink, acked, write, transaction } = await takenLane(320)
+    await write(0, 2)
+    assert.deepEqual(sink.staged, [], 'an interval of 60 s and 20 bytes of 40: the transaction stays open, no positions yet')
+    await write(2, 2)
+    assert.deepEqual(sink.staged, [[{ topic: 't', partition: 0, offset: 4n }]], 'the closing write stages where the transaction takes the partition')
+    assert.deepEqual(sink.commits, [[{ topic: 't', partition: 0, offset: 4n }]])
+    // A write whose requests failed for good (the flow stops): what it wrote may be on the target.
+    const failing = batch('t', 0, 4, 2)
+    lanes.stamp(failing, await lanes.admit('t', 0, fetchControl()) as number)
+    await assert.rejects(transaction.write([failing], async () => { throw new Error('the target refused it for good') }), /refused it for good/)
+    lanes.assign(new Set())
+    await lanes.stop()
+    assert.equal(sink.commits.length, 1, 'nothing of the failed transaction was committed')
+    assert.equal(acked.length, 2, 'only the committed transaction\'s batches were acknowledged')
+  }
+)
+
+test(
+  'a lane whose positions cannot be read for a while (the target unreachable, its leaders moving) is taken once they can, however many attempts that takes',
+  async () => {
+    let failures = 25
+    const positions: PositionStore = {
+      start: async () => {},
+      stop: async () => {},
+      read: async () => {
+        if (failures-- > 0) throw new MirrorError(ErrorCodes.CONNECTION, 'cannot reach the target cluster', { retriable: true })
+        return new Map([[partitionKey('t', 1), 70n]])
+      },
+    }
+    const { lanes, seeks } = setup(new Map(), 4, positions)
+    lanes.assign(new Set([partitionKey('t', 1)]))
+    assert.notEqual(await lanes.admit('t', 1, fetchControl()), undefined, 'admitted once the lane is taken')
+    assert.deepEqual(seeks, [{ topic: 't', partition: 1, offset: 70n }])
+    assert.equal(failures, -1, 'every failed read was retried')
+  }
+)

@@ -20,7 +20,12 @@ const record = (offset: number, value: string | null, headers: Array<[string, st
 })
 
 test('the documented example handler filters, masks, re-keys and fans out as its comment says', async () => {
-  const loaded = await loadMessageHandler({ module: 'examples/message-handler/orders-handler.mjs', path: EXAMPLE, args: 'email,phone', key: '--message.handler' })
+  const loaded = await loadMessageHandler({
+    module: 'examples/message-handler/orders-handler.mjs',
+    path: EXAMPLE,
+    args: 'email,phone',
+    key: '--message.handler',
+  })
   assert.ok('handle' in loaded, JSON.stringify(loaded))
   const handler = new MessageHandler(loaded.handle, { module: 'orders-handler.mjs', args: 'email,phone', flow: 'source->target' })
   const out = await handler.apply({
@@ -35,7 +40,12 @@ test('the documented example handler filters, masks, re-keys and fans out as its
       record(4, null),
     ],
   })
-  assert.deepEqual(out.records.map(r => [r.offset, r.key?.toString() ?? null, r.value?.toString() ?? null, (r.headerList ?? []).map(h => `${h.key}=${h.value?.toString()}`).join(',')]), [
+  assert.deepEqual(out.records.map(r => [
+    r.offset,
+    r.key?.toString() ?? null,
+    r.value?.toString() ?? null,
+    (r.headerList ?? []).map(h => `${h.key}=${h.value?.toString()}`).join(','),
+  ]), [
     ['0', '7', '{"customerId":7,"email":"***","total":3}', 'trace=t0,x-mirrored-from=orders/2/0'],
     ['2', '9', '{"customerId":9,"phone":"***"}', 'x-mirrored-from=orders/2/2'],
     ['2', '10', '{"customerId":10}', 'x-mirrored-from=orders/2/2'],
@@ -59,7 +69,12 @@ test('the configuration reference\'s handler does what its comments say', async 
     highWatermark: 10n,
     records: [record(0, 'test-1'), record(1, 'batch:a,b'), record(2, 'hello', [['h', '1']]), { ...record(3, null), key: null }],
   })
-  assert.deepEqual(out.records.map(r => [r.offset, r.key?.toString() ?? null, r.value?.toString() ?? null, (r.headerList ?? []).map(h => `${h.key}=${h.value?.toString()}`).join(',')]), [
+  assert.deepEqual(out.records.map(r => [
+    r.offset,
+    r.key?.toString() ?? null,
+    r.value?.toString() ?? null,
+    (r.headerList ?? []).map(h => `${h.key}=${h.value?.toString()}`).join(','),
+  ]), [
     ['1', 'k', 'a', ''],
     ['1', 'k', 'b', ''],
     ['2', 'customer-k', 'HELLO!', 'h=1,mirrored-by=sidecar'],

@@ -44,7 +44,14 @@ function metricNames (expression: string): string[] {
 }
 
 test('the committed dashboard, alert and PrometheusRule files are what the generator produces (run npm run grafana:build)', async () => {
-  assert.deepEqual(Object.keys(generatedFiles()).sort(), ['deploy/kubernetes/monitoring/prometheusrule.yaml', 'docs/runbook.md', 'grafana/alerts.test.yml', 'grafana/alerts.yml', 'grafana/consoles/kafka-mirror-main-view.html', 'grafana/kafka-mirror-sidecar.json'])
+  assert.deepEqual(Object.keys(generatedFiles()).sort(), [
+    'deploy/kubernetes/monitoring/prometheusrule.yaml',
+    'docs/runbook.md',
+    'grafana/alerts.test.yml',
+    'grafana/alerts.yml',
+    'grafana/consoles/kafka-mirror-main-view.html',
+    'grafana/kafka-mirror-sidecar.json',
+  ])
   for (const [name, content] of Object.entries(generatedFiles())) {
     assert.equal(await readFile(join(repositoryDir(), name), 'utf8'), content, `${name} is stale`)
   }
@@ -67,20 +74,41 @@ for (const partitionLabels of [true, false]) {
   test(`every metric the dashboard or an alert references is in a real metrics exposition (partitionLabels ${partitionLabels})`, async () => {
     const flow: FlowLabels = { flow: 'a->b', source: 'a', target: 'b' }
     // A flow with a throughput limit: its limit gauge and throttled counter exist only then.
-    const configured = { name: 'a->b', source: { alias: 'a' }, target: { alias: 'b' }, offsetCommitIntervalMs: 60_000, throughputLimitBytes: 1_048_576 } as unknown as FlowConfig
-    const metrics = new MirrorMetrics(() => [{
-      labels: flow,
-      state: 'running',
-      queueRecords: 0,
-      queueBytes: 0,
-      queueCapacityRecords: 10,
-      queueCapacityBytes: 10,
-      sourceConnected: true,
-      targetConnected: true,
-      assignedPartitions: 1,
-      topicsMirrored: 1,
-      partitions: [{ topic: 't', partition: 0, highWatermark: 1n, nextOffsetToMirror: 1n, committedOffset: 1n, oldestUnackedTimestampMs: undefined, lastProgressMs: 0 }],
-    }], { flows: [configured], partitionLabels })
+    const configured = {
+      name: 'a->b',
+      source: { alias: 'a' },
+      target: { alias: 'b' },
+      offsetCommitIntervalMs: 60_000,
+      throughputLimitBytes: 1_048_576,
+    } as unknown as FlowConfig
+    const metrics = new MirrorMetrics(
+      () => [
+        {
+          labels: flow,
+          state: 'running',
+          queueRecords: 0,
+          queueBytes: 0,
+          queueCapacityRecords: 10,
+          queueCapacityBytes: 10,
+          sourceConnected: true,
+          targetConnected: true,
+          assignedPartitions: 1,
+          topicsMirrored: 1,
+          partitions: [
+            {
+              topic: 't',
+              partition: 0,
+              highWatermark: 1n,
+              nextOffsetToMirror: 1n,
+              committedOffset: 1n,
+              oldestUnackedTimestampMs: undefined,
+              lastProgressMs: 0,
+            },
+          ],
+        },
+      ],
+      { flows: [configured], partitionLabels }
+    )
     metrics.committed(flow, [], Date.now())
     metrics.retry(flow, 'produce', 'REQUEST_TIMED_OUT')
     metrics.batchRouted(flow, 'pass_through', undefined, 100)
@@ -95,14 +123,30 @@ for (const partitionLabels of [true, false]) {
     offsets.syncsPruned(flow, 1)
     offsets.syncWriteFailed(flow)
     // Registered by the sidecar next to MirrorMetrics; its series appear with the first loss.
-    new LossMetrics(metrics.registry).lost(flow, { reason: 'source_retention', topic: 't', partition: 0, targetTopic: 't', fromOffset: 0n, toOffset: 1n, records: 1n })
+    new LossMetrics(metrics.registry).lost(flow, {
+      reason: 'source_retention',
+      topic: 't',
+      partition: 0,
+      targetTopic: 't',
+      fromOffset: 0n,
+      toOffset: 1n,
+      records: 1n,
+    })
     const digests = new DigestMetrics(metrics.registry)
     digests.written(flow, 1)
     digests.audited(flow, 't', 1)
     digests.mismatch(flow, { sourceTopic: 't', targetTopic: 't', partition: 0, sourceFirst: 0n, sourceLast: 0n, targetStart: 0n, count: 1, hash: 1 })
-    const exported = new Set((await metrics.exposition()).body.split('\n').filter(line => line !== '' && !line.startsWith('#')).map(line => line.replace(/[{ ].*$/, '')))
+    const exported = new Set(
+      (await metrics.exposition()).body
+        .split('\n')
+        .filter(line => line !== '' && !line.startsWith('#'))
+        .map(line => line.replace(/[{ ].*$/, ''))
+    )
     const referenced = new Set(expressions().flatMap(metricNames))
-    assert.ok(referenced.has('kafka_mirror_lag_seconds') && referenced.has('up') && referenced.has('nodejs_eventloop_lag_p99_seconds'), `parser found: ${[...referenced].join(', ')}`)
+    assert.ok(
+      referenced.has('kafka_mirror_lag_seconds') && referenced.has('up') && referenced.has('nodejs_eventloop_lag_p99_seconds'),
+      `parser found: ${[...referenced].join(', ')}`
+    )
     const missing = [...referenced].filter(name => name !== 'up' && !exported.has(name) && !exported.has(`${name}_bucket`))
     assert.deepEqual(missing, [], 'referenced but not exported')
   })
@@ -114,7 +158,9 @@ test('the dashboard selects its data source through a ${datasource} variable of 
   const datasource = dashboard.templating.list.find(variable => variable.name === 'datasource')
   assert.deepEqual([datasource?.type, datasource?.query], ['datasource', 'prometheus'])
   assert.deepEqual(dashboard.templating.list.map(variable => variable.name), ['datasource', 'job', 'instance', 'flow', 'topic'])
-  for (const variable of dashboard.templating.list.filter(variable => variable.type === 'query')) assert.equal(variable.datasource?.uid, '${datasource}', variable.name)
+  for (const variable of dashboard.templating.list.filter(variable => variable.type === 'query')) {
+    assert.equal(variable.datasource?.uid, '${datasource}', variable.name)
+  }
   const panels = dashboard.panels.filter(panel => panel.type !== 'row')
   for (const panel of panels) {
     assert.equal(panel.datasource?.uid, '${datasource}', panel.title)
@@ -122,7 +168,19 @@ test('the dashboard selects its data source through a ${datasource} variable of 
     for (const target of panel.targets ?? []) assert.equal(target.datasource?.uid, '${datasource}', panel.title)
   }
   const titles = panels.map(panel => panel.title)
-  for (const title of ['Instances up', 'Partition status', 'Records per second by topic', 'Bytes per second by topic', 'Lag in records', 'Lag in seconds', 'Queue depth vs capacity (records)', 'Replication latency', 'Produce request duration', 'Retries and send failures', 'Commits and rebalances']) {
+  for (const title of [
+    'Instances up',
+    'Partition status',
+    'Records per second by topic',
+    'Bytes per second by topic',
+    'Lag in records',
+    'Lag in seconds',
+    'Queue depth vs capacity (records)',
+    'Replication latency',
+    'Produce request duration',
+    'Retries and send failures',
+    'Commits and rebalances',
+  ]) {
     assert.ok(titles.includes(title), `panel ${title} missing`)
   }
 })

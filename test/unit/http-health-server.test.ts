@@ -9,7 +9,16 @@ const NOW_MS = 1_800_000_000_000
 const flow: FlowLabels = { flow: 'eu->us', source: 'eu', target: 'us' }
 
 function partition (overrides: Partial<PartitionSnapshot> = {}): PartitionSnapshot {
-  return { topic: 'orders', partition: 0, highWatermark: 100n, nextOffsetToMirror: 100n, committedOffset: 100n, oldestUnackedTimestampMs: undefined, lastProgressMs: NOW_MS, ...overrides }
+  return {
+    topic: 'orders',
+    partition: 0,
+    highWatermark: 100n,
+    nextOffsetToMirror: 100n,
+    committedOffset: 100n,
+    oldestUnackedTimestampMs: undefined,
+    lastProgressMs: NOW_MS,
+    ...overrides,
+  }
 }
 
 function snapshot (overrides: Partial<FlowSnapshot> = {}): FlowSnapshot {
@@ -104,7 +113,10 @@ test('/readyz is 200 when running, connected, assigned and progressing, 503 with
   assert.deepEqual(await readyz(), { status: 200, body: { status: 'ready' } }, 'a standby member without partitions is ready')
 
   flows = [snapshot({ sourceConnected: false, targetConnected: false })]
-  assert.deepEqual(await readyz(), { status: 503, body: { status: 'not ready', reasons: ['flow eu->us: source cluster eu not connected', 'flow eu->us: target cluster us not connected'] } })
+  assert.deepEqual(await readyz(), {
+    status: 503,
+    body: { status: 'not ready', reasons: ['flow eu->us: source cluster eu not connected', 'flow eu->us: target cluster us not connected'] },
+  })
 
   flows = [snapshot({ state: 'starting' })]
   assert.deepEqual(await readyz(), { status: 503, body: { status: 'not ready', reasons: ['flow eu->us is starting'] } })
@@ -113,7 +125,10 @@ test('/readyz is 200 when running, connected, assigned and progressing, 503 with
   nowMs = NOW_MS + 60_000
   assert.equal((await readyz()).status, 200, 'lagging but progressing within the window')
   nowMs = NOW_MS + 75_000
-  assert.deepEqual(await readyz(), { status: 503, body: { status: 'not ready', reasons: ['flow eu->us: orders-0 lags 300 records with no progress for 75 s'] } })
+  assert.deepEqual(await readyz(), {
+    status: 503,
+    body: { status: 'not ready', reasons: ['flow eu->us: orders-0 lags 300 records with no progress for 75 s'] },
+  })
 
   flows = [snapshot()]
   assert.equal((await readyz()).status, 200, 'caught up: no progress needed')

@@ -15,7 +15,11 @@ function awsEnvironment (t: TestContext, variables: Record<string, string>): str
   const dir = mkdtempSync(join(tmpdir(), 'aws-creds-'))
   const saved = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('AWS_')))
   for (const name of Object.keys(saved)) delete process.env[name]
-  Object.assign(process.env, { AWS_CONFIG_FILE: join(dir, 'no-config'), AWS_SHARED_CREDENTIALS_FILE: join(dir, 'no-credentials'), AWS_EC2_METADATA_DISABLED: 'true' }, variables)
+  Object.assign(
+    process.env,
+    { AWS_CONFIG_FILE: join(dir, 'no-config'), AWS_SHARED_CREDENTIALS_FILE: join(dir, 'no-credentials'), AWS_EC2_METADATA_DISABLED: 'true' },
+    variables
+  )
   t.after(() => {
     for (const name of Object.keys(process.env)) if (name.startsWith('AWS_')) delete process.env[name]
     Object.assign(process.env, saved)
@@ -36,7 +40,10 @@ test('the default chain takes the credentials of the environment', async t => {
 test('the default chain reads the [default] profile of AWS_SHARED_CREDENTIALS_FILE; awsProfileName picks another', async t => {
   const dir = awsEnvironment(t, {})
   const file = join(dir, 'credentials')
-  writeFileSync(file, '[default]\naws_access_key_id = AKIDDEFAULT\naws_secret_access_key = default-secret\n\n[mirror]\naws_access_key_id = AKIDMIRROR\naws_secret_access_key = mirror-secret\naws_session_token = mirror-token\n')
+  writeFileSync(
+    file,
+    '[default]\naws_access_key_id = AKIDDEFAULT\naws_secret_access_key = default-secret\n\n[mirror]\naws_access_key_id = AKIDMIRROR\naws_secret_access_key = mirror-secret\naws_session_token = mirror-token\n'
+  )
   process.env.AWS_SHARED_CREDENTIALS_FILE = file
   const chain = await new AwsCredentialsSource(SETTINGS, silentLogger).credentials()
   assert.deepEqual([chain.accessKeyId, chain.secretAccessKey], ['AKIDDEFAULT', 'default-secret'])
@@ -65,7 +72,10 @@ test('a missing profile is an authentication error naming the JAAS key; awsDebug
 test('temporary credentials are fetched again 5 minutes before they expire, by one caller at a time', async () => {
   let nowMs = 0
   let calls = 0
-  const provider = async () => { calls++; return { accessKeyId: `AKID${calls}`, secretAccessKey: 's', sessionToken: 't', expiration: new Date(nowMs + 3_600_000) } }
+  const provider = async () => {
+    calls++
+    return { accessKeyId: `AKID${calls}`, secretAccessKey: 's', sessionToken: 't', expiration: new Date(nowMs + 3_600_000) }
+  }
   const source = new AwsCredentialsSource(SETTINGS, silentLogger, { provider, now: () => nowMs })
   const [a, b] = await Promise.all([source.credentials(), source.credentials()])
   assert.equal(a.accessKeyId, 'AKID1')

@@ -12,13 +12,34 @@ const NOW_MS = Date.UTC(2026, 1, 3, 4, 5, 6)
 
 test('the reference signer derives the signing key of AWS\'s documented example', () => {
   // From AWS's SigV4 documentation ("derive a signing key"): 20120215, us-east-1, iam.
-  assert.equal(signingKey('wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', '20120215', 'us-east-1', 'iam').toString('hex'), 'f4780e2d9f65fa895f9c67b32ce1baf0b0d8a43505a000a1a9e090d414db404d')
+  assert.equal(
+    signingKey('wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', '20120215', 'us-east-1', 'iam').toString('hex'),
+    'f4780e2d9f65fa895f9c67b32ce1baf0b0d8a43505a000a1a9e090d414db404d'
+  )
 })
 
 test('AWS_MSK_IAM payload: the documented JSON fields, signed as SigV4 computes independently (fixed credentials and clock)', async () => {
-  const bytes = await awsMskIamPayload({ host: HOST, region: 'eu-west-1', credentials: { accessKeyId: ACCESS_KEY_ID, secretAccessKey: SECRET, sessionToken: TOKEN }, userAgent: 'kafka-mirror-sidecar/test', nowMs: NOW_MS })
+  const bytes = await awsMskIamPayload({
+    host: HOST,
+    region: 'eu-west-1',
+    credentials: { accessKeyId: ACCESS_KEY_ID, secretAccessKey: SECRET, sessionToken: TOKEN },
+    userAgent: 'kafka-mirror-sidecar/test',
+    nowMs: NOW_MS,
+  })
   const payload = JSON.parse(bytes.toString('utf8')) as Record<string, string>
-  assert.deepEqual(Object.keys(payload).sort(), ['action', 'host', 'user-agent', 'version', 'x-amz-algorithm', 'x-amz-credential', 'x-amz-date', 'x-amz-expires', 'x-amz-security-token', 'x-amz-signature', 'x-amz-signedheaders'])
+  assert.deepEqual(Object.keys(payload).sort(), [
+    'action',
+    'host',
+    'user-agent',
+    'version',
+    'x-amz-algorithm',
+    'x-amz-credential',
+    'x-amz-date',
+    'x-amz-expires',
+    'x-amz-security-token',
+    'x-amz-signature',
+    'x-amz-signedheaders',
+  ])
   const { 'x-amz-signature': signature, ...rest } = payload
   assert.deepEqual(rest, {
     version: '2020_10_22',
@@ -55,7 +76,13 @@ test('AWS_MSK_IAM payload: the documented JSON fields, signed as SigV4 computes 
 })
 
 test('AWS_MSK_IAM payload with long-term keys has no session token', async () => {
-  const bytes = await awsMskIamPayload({ host: HOST, region: 'eu-west-1', credentials: { accessKeyId: ACCESS_KEY_ID, secretAccessKey: SECRET }, userAgent: 'ua', nowMs: NOW_MS })
+  const bytes = await awsMskIamPayload({
+    host: HOST,
+    region: 'eu-west-1',
+    credentials: { accessKeyId: ACCESS_KEY_ID, secretAccessKey: SECRET },
+    userAgent: 'ua',
+    nowMs: NOW_MS,
+  })
   const payload = JSON.parse(bytes.toString('utf8')) as Record<string, string>
   assert.equal(payload['x-amz-security-token'], undefined)
   assert.equal(checkAwsMskIamPayload(payload, SECRET), undefined)

@@ -12,7 +12,12 @@ const TOKEN = 'fake-broker-token-c09'
 function withEnvCredentials (t: TestContext): void {
   const saved = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('AWS_')))
   for (const name of Object.keys(saved)) delete process.env[name]
-  Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'AKIDFAKEBROKER', AWS_SECRET_ACCESS_KEY: SECRET, AWS_SESSION_TOKEN: TOKEN, AWS_EC2_METADATA_DISABLED: 'true' })
+  Object.assign(process.env, {
+    AWS_ACCESS_KEY_ID: 'AKIDFAKEBROKER',
+    AWS_SECRET_ACCESS_KEY: SECRET,
+    AWS_SESSION_TOKEN: TOKEN,
+    AWS_EC2_METADATA_DISABLED: 'true',
+  })
   t.after(() => {
     for (const name of Object.keys(process.env)) if (name.startsWith('AWS_')) delete process.env[name]
     Object.assign(process.env, saved)

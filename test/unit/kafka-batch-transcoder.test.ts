@@ -15,13 +15,22 @@ const Long = require('@kafka-mirror-sidecar/kafkajs/src/utils/long') as { fromVa
 
 /** A v2 batch as a producer writes it (kafkajs' encoder): null keys and values, tombstones, repeated and empty headers among its records. */
 async function batchBytes (count: number, compression: number, valueBytes = 40): Promise<Buffer> {
-  const records = Array.from({ length: count }, (_, i) => Record({
-    key: i % 7 === 3 ? null : Buffer.from(`key-${i}`),
-    value: i % 5 === 2 ? null : Buffer.from(`value-${i}-`.padEnd(valueBytes, 'x')),
-    headers: i % 4 === 0 ? [] : [{ key: 'h', value: Buffer.from(String(i)) }, { key: 'h', value: Buffer.from('again') }, { key: 'empty', value: Buffer.alloc(0) }],
-    offsetDelta: i,
-    timestampDelta: i * 13,
-  }))
+  const records = Array.from({ length: count }, (_, i) =>
+    Record({
+      key: i % 7 === 3 ? null : Buffer.from(`key-${i}`),
+      value: i % 5 === 2 ? null : Buffer.from(`value-${i}-`.padEnd(valueBytes, 'x')),
+      headers:
+        i % 4 === 0
+          ? []
+          : [
+              { key: 'h', value: Buffer.from(String(i)) },
+              { key: 'h', value: Buffer.from('again') },
+              { key: 'empty', value: Buffer.alloc(0) },
+            ],
+      offsetDelta: i,
+      timestampDelta: i * 13,
+    })
+  )
   const firstTimestamp = 1_700_000_000_000
   const encoded = await RecordBatch({
     compression,
@@ -49,28 +58,31 @@ const CODECS = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const
 for (const from of CODECS) {
   for (const to of CODECS) {
     if (from === to) continue
-    test(`a ${from} batch transcoded into ${to} holds the same records (offsets, timestamps, keys, values, headers) and the same header but for codec and length`, async () => {
-      registerCodecs()
-      const source = await batchBytes(50, codecId(from) as number)
-      const out = await transcodeBatch(source, codecId(to) as number)
-      const before = readBatchHeader(source)
-      const after = readBatchHeader(out)
-      assert.equal(after.attributes & Attributes.CODEC_MASK, codecId(to))
-      assert.equal(after.attributes & ~Attributes.CODEC_MASK, before.attributes & ~Attributes.CODEC_MASK)
-      assert.equal(out.readInt32BE(BATCH_OFFSETS.length), out.length - 12)
-      assert.deepEqual({ ...after, attributes: 0 }, { ...before, attributes: 0 })
-      const original = await new KafkaForwardedBatch(source).decode()
-      const transcoded = new KafkaForwardedBatch(out, undefined, true)
-      assert.equal(transcoded.codec, to)
-      assert.equal(transcoded.transcoded, true)
-      assert.equal(transcoded.recordCount, 50)
-      assert.equal(transcoded.baseOffset, 5000n)
-      assert.deepEqual(fields(await transcoded.decode()), fields(original))
-      // The rewrite for the target (producer fields, CRC) applies to it as to any forwarded batch.
-      const encoded = transcoded.message(0).encodeBatch({ producerId: '9', producerEpoch: 1, firstSequence: 0, transactional: false })
-      const written = Array.isArray(encoded) ? Buffer.concat(encoded) : encoded
-      assert.equal(batchCrc(written).stored, batchCrc(written).computed)
-    })
+    test(
+      `a ${from} batch transcoded into ${to} holds the same records (offsets, timestamps, keys, values, headers) and the same header but for codec and length`,
+      async () => {
+        registerCodecs()
+        const source = await batchBytes(50, codecId(from) as number)
+        const out = await transcodeBatch(source, codecId(to) as number)
+        const before = readBatchHeader(source)
+        const after = readBatchHeader(out)
+        assert.equal(after.attributes & Attributes.CODEC_MASK, codecId(to))
+        assert.equal(after.attributes & ~Attributes.CODEC_MASK, before.attributes & ~Attributes.CODEC_MASK)
+        assert.equal(out.readInt32BE(BATCH_OFFSETS.length), out.length - 12)
+        assert.deepEqual({ ...after, attributes: 0 }, { ...before, attributes: 0 })
+        const original = await new KafkaForwardedBatch(source).decode()
+        const transcoded = new KafkaForwardedBatch(out, undefined, true)
+        assert.equal(transcoded.codec, to)
+        assert.equal(transcoded.transcoded, true)
+        assert.equal(transcoded.recordCount, 50)
+        assert.equal(transcoded.baseOffset, 5000n)
+        assert.deepEqual(fields(await transcoded.decode()), fields(original))
+        // The rewrite for the target (producer fields, CRC) applies to it as to any forwarded batch.
+        const encoded = transcoded.message(0).encodeBatch({ producerId: '9', producerEpoch: 1, firstSequence: 0, transactional: false })
+        const written = Array.isArray(encoded) ? Buffer.concat(encoded) : encoded
+        assert.equal(batchCrc(written).stored, batchCrc(written).computed)
+      }
+    )
   }
 }
 

@@ -45,20 +45,26 @@ test('bucket assignor: all partitions of a bucket go to one member; members with
   }
 })
 
-test('bucket assignor: a member with another --num.producers than the process that started first gets no partitions and a refusal naming both counts; the others share every bucket', async () => {
+test(
+  'bucket assignor: a member with another --num.producers than the process that started first gets no partitions and a refusal naming both counts; the others share every bucket',
+  async () => {
   // The leader may be any member, the refused one included: the answer is the same.
-  for (const leaderLanes of [4, 2]) {
-    const result = await assign(leaderLanes, [member('a', 4, 100, 8), member('b', 2, 300, 8), member('c', 4, 200, 8)], 8)
-    assert.deepEqual(result.get('b'), { partitions: [], refusal: { refused: { lanes: 2, groupLanes: 4 } } }, `leader with ${leaderLanes} lanes`)
-    assert.equal(result.get('a')?.refusal, undefined)
-    assert.equal(result.get('c')?.refusal, undefined)
-    assert.deepEqual([...(result.get('a')?.partitions ?? []), ...(result.get('c')?.partitions ?? [])].sort((x, y) => x - y), [0, 1, 2, 3, 4, 5, 6, 7])
+    for (const leaderLanes of [4, 2]) {
+      const result = await assign(leaderLanes, [member('a', 4, 100, 8), member('b', 2, 300, 8), member('c', 4, 200, 8)], 8)
+      assert.deepEqual(result.get('b'), { partitions: [], refusal: { refused: { lanes: 2, groupLanes: 4 } } }, `leader with ${leaderLanes} lanes`)
+      assert.equal(result.get('a')?.refusal, undefined)
+      assert.equal(result.get('c')?.refusal, undefined)
+      assert.deepEqual([...(result.get('a')?.partitions ?? []), ...(result.get('c')?.partitions ?? [])].sort((x, y) => x - y), [0, 1, 2, 3, 4, 5, 6, 7])
+    }
+    const error = laneRefusalError('mirror', { refused: { lanes: 2, groupLanes: 4 } })
+    assert.equal(error.code, ErrorCodes.CONFIG)
+    assert.equal(error.retriable, false)
+    assert.equal(
+      error.message,
+      '--num.producers 2: the other processes of exactly-once group "mirror" run 4 producer lanes, and partitions map to transactional ids by that count (a process with another count would not fence them); start this process with --num.producers 4, or stop every process of the flow and start them all with the same count'
+    )
   }
-  const error = laneRefusalError('mirror', { refused: { lanes: 2, groupLanes: 4 } })
-  assert.equal(error.code, ErrorCodes.CONFIG)
-  assert.equal(error.retriable, false)
-  assert.equal(error.message, '--num.producers 2: the other processes of exactly-once group "mirror" run 4 producer lanes, and partitions map to transactional ids by that count (a process with another count would not fence them); start this process with --num.producers 4, or stop every process of the flow and start them all with the same count')
-})
+)
 
 test('bucket assignor: a member of an older version (no lane count announced) is assigned as before', async () => {
   const old: GroupMember = { memberId: 'old', memberMetadata: AssignerProtocol.MemberMetadata.encode({ version: 1, topics: ['t'], userData: Buffer.alloc(0) }) }

@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { test } from 'node:test'
-import { type KafkaCodec, loadLz4Codec, loadSnappyCodec, loadZstdCodec, lz4JsCodec, registerCodecs, snappyJsCodec, zstdJsCodec } from '../../src/kafka/codecs.js'
+import {
+  type KafkaCodec,
+  loadLz4Codec,
+  loadSnappyCodec,
+  loadZstdCodec,
+  lz4JsCodec,
+  registerCodecs,
+  snappyJsCodec,
+  zstdJsCodec,
+} from '../../src/kafka/codecs.js'
 import { requireNative, type NativeLoader } from '../../src/kafka/native-loader.js'
 
 /** A platform without the prebuilt binary: napi-rs packages throw at load there. */
@@ -85,7 +94,14 @@ test('lz4: the native codec writes the frame Kafka\'s Java client writes (indepe
   assert.ok(blocks.every(block => !block.stored && block.bytes < 64 * 1024))
   assert.ok(frame.subarray(0, 7).equals((await lz4JsCodec().compress({ buffer: records })).subarray(0, 7)), 'same 7 header bytes, checksum included')
   const random = randomBytes(100 * 1024)
-  assert.deepEqual(lz4FrameBlocks(await codec.compress({ buffer: random })), [{ bytes: 64 * 1024, stored: true }, { bytes: 36 * 1024, stored: true }], 'incompressible blocks are stored')
+  assert.deepEqual(
+    lz4FrameBlocks(await codec.compress({ buffer: random })),
+    [
+      { bytes: 64 * 1024, stored: true },
+      { bytes: 36 * 1024, stored: true },
+    ],
+    'incompressible blocks are stored'
+  )
 })
 
 test('zstd: a frame without a content size (as the Java client writes) is read by the native and the JavaScript codec', async () => {

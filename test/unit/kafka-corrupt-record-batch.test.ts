@@ -14,7 +14,9 @@ const Long = require('@kafka-mirror-sidecar/kafkajs/src/utils/long') as { fromVa
 
 /** A v2 batch as kafkajs' producer writes it: `count` records from offset `baseOffset`. */
 async function batchBytes (count: number, baseOffset: number, options: { compression?: number, control?: boolean } = {}): Promise<Buffer> {
-  const records = Array.from({ length: count }, (_, i) => Record({ key: Buffer.from(`k${i}`), value: Buffer.from(`value-${i}`), headers: [], offsetDelta: i, timestampDelta: i }))
+  const records = Array.from({ length: count }, (_, i) =>
+    Record({ key: Buffer.from(`k${i}`), value: Buffer.from(`value-${i}`), headers: [], offsetDelta: i, timestampDelta: i })
+  )
   const bytes = (await RecordBatch({
     compression: options.compression ?? 0,
     firstOffset: Long.fromValue(baseOffset),
@@ -48,25 +50,34 @@ const passThrough = forwardingPolicy(undefined, undefined, 1 << 20)
 const deepPath = forwardingPolicy('disabled', undefined, 1 << 20)
 const handler = forwardingPolicy('message_handler', undefined, 1 << 20)
 
-test('a batch with one byte flipped in a record is refused on the pass-through path, the deep path and a message handler\'s: never forwarded nor decoded', async () => {
-  registerCodecs()
-  const intact = await batchBytes(10, 500)
-  const corrupt = flipped(intact)
-  for (const [name, policy] of [['pass-through', passThrough], ['deep path', deepPath], ['message handler', handler]] as const) {
-    const declined: string[] = []
-    const hook = forwardingHook(policy, reason => { declined.push(reason) })
-    assert.ok(hook(intact) instanceof KafkaForwardedBatch, `${name}: the intact batch goes on`)
-    const standIn = hook(corrupt)
-    assert.ok(standIn instanceof CorruptRecordBatch, `${name}: the flipped batch is a CorruptRecordBatch, got ${standIn?.constructor.name}`)
-    assert.equal(standIn.baseOffset, 500n)
-    assert.equal(standIn.endOffset, 510n)
-    assert.equal(standIn.storedCrc, intact.readUInt32BE(BATCH_OFFSETS.crc))
-    assert.notEqual(standIn.computedCrc, standIn.storedCrc)
-    assert.equal(standIn.control, false)
-    assert.equal('decode' in standIn, false, 'it cannot be decoded')
-    assert.equal(declined.length, name === 'pass-through' ? 0 : 1, `${name}: only the intact batch was routed`)
+test(
+  "a batch with one byte flipped in a record is refused on the pass-through path, the deep path and a message handler's: never forwarded nor decoded",
+  async () => {
+    registerCodecs()
+    const intact = await batchBytes(10, 500)
+    const corrupt = flipped(intact)
+    for (const [name, policy] of [
+      ['pass-through', passThrough],
+      ['deep path', deepPath],
+      ['message handler', handler],
+    ] as const) {
+      const declined: string[] = []
+      const hook = forwardingHook(policy, reason => {
+        declined.push(reason)
+      })
+      assert.ok(hook(intact) instanceof KafkaForwardedBatch, `${name}: the intact batch goes on`)
+      const standIn = hook(corrupt)
+      assert.ok(standIn instanceof CorruptRecordBatch, `${name}: the flipped batch is a CorruptRecordBatch, got ${standIn?.constructor.name}`)
+      assert.equal(standIn.baseOffset, 500n)
+      assert.equal(standIn.endOffset, 510n)
+      assert.equal(standIn.storedCrc, intact.readUInt32BE(BATCH_OFFSETS.crc))
+      assert.notEqual(standIn.computedCrc, standIn.storedCrc)
+      assert.equal(standIn.control, false)
+      assert.equal('decode' in standIn, false, 'it cannot be decoded')
+      assert.equal(declined.length, name === 'pass-through' ? 0 : 1, `${name}: only the intact batch was routed`)
+    }
   }
-})
+)
 
 test('a compressed batch is checked over its compressed bytes, before anything decompresses it', async () => {
   registerCodecs()
@@ -78,15 +89,18 @@ test('a compressed batch is checked over its compressed bytes, before anything d
   assert.ok(forwardingHook(deepPath, () => {})(corrupt) instanceof CorruptRecordBatch)
 })
 
-test('a flipped byte in the header the CRC covers (the record count) is caught too; the fields outside it (base offset, leader epoch) are not the CRC\'s', async () => {
-  const intact = await batchBytes(3, 40)
-  const count = Buffer.from(intact)
-  count.writeInt32BE(4, BATCH_OFFSETS.recordCount)
-  assert.ok(corruptBatchOf(count) instanceof CorruptRecordBatch)
-  const epoch = Buffer.from(intact)
-  epoch.writeInt32BE(99, BATCH_OFFSETS.partitionLeaderEpoch)
-  assert.equal(corruptBatchOf(epoch), undefined)
-})
+test(
+  "a flipped byte in the header the CRC covers (the record count) is caught too; the fields outside it (base offset, leader epoch) are not the CRC's",
+  async () => {
+    const intact = await batchBytes(3, 40)
+    const count = Buffer.from(intact)
+    count.writeInt32BE(4, BATCH_OFFSETS.recordCount)
+    assert.ok(corruptBatchOf(count) instanceof CorruptRecordBatch)
+    const epoch = Buffer.from(intact)
+    epoch.writeInt32BE(99, BATCH_OFFSETS.partitionLeaderEpoch)
+    assert.equal(corruptBatchOf(epoch), undefined)
+  }
+)
 
 test('a corrupt control batch (transaction marker) is refused too, and says it is one', async () => {
   const intact = await batchBytes(1, 80, { control: true })

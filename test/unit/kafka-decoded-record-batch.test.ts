@@ -37,7 +37,13 @@ test('the records section is byte for byte what kafkajs\' producer encodes for t
 })
 
 test('grouped headers (no wire-order list) are written as kafkajs flattens them, string values as UTF-8', () => {
-  const record: KafkaRecord = { offset: '0', timestamp: '5', key: Buffer.from('k'), value: Buffer.from('v'), headers: { x: [Buffer.from('1'), 'zwei'], y: null } }
+  const record: KafkaRecord = {
+    offset: '0',
+    timestamp: '5',
+    key: Buffer.from('k'),
+    value: Buffer.from('v'),
+    headers: { x: [Buffer.from('1'), 'zwei'], y: null },
+  }
   const section = encodeRecordsSection([record], 0)
   assert.ok(section.bytes.equals(Record({ key: record.key, value: record.value, headers: record.headers, offsetDelta: 0, timestampDelta: 0 }).buffer))
 })
@@ -61,27 +67,30 @@ for (const [codec, name] of [[0, 'none'], [1, 'gzip'], [2, 'snappy'], [3, 'lz4']
   })
 }
 
-test('decoded writes of one partition become one encoded batch; forwarded writes and empty ones pass as they are; a partition with both is left alone', async () => {
-  registerCodecs()
-  const given = records(10)
-  const forwarded = new KafkaForwardedBatch(await encodeDecodedBatch(given.slice(0, 2), 0))
-  const writes = [
-    { topic: 't', partition: 0, records: given.slice(0, 4) },
-    { topic: 't', partition: 1, records: [], forwarded },
-    { topic: 't', partition: 0, records: given.slice(4, 10) },
-    { topic: 't', partition: 2, records: [] },
-  ]
-  const out = await withEncodedBatches(writes, 3)
-  assert.equal(out.length, 2)
-  assert.equal(out[0]?.forwarded, forwarded)
-  const batch = out[1]?.forwarded as KafkaForwardedBatch
-  assert.equal(out[1]?.partition, 0)
-  assert.equal(batch.recordCount, 10)
-  assert.equal(batch.codec, 'lz4')
-  assert.deepEqual((await batch.decode()).map(r => r.key), given.map(r => r.key))
-  const mixed = [{ topic: 't', partition: 1, records: given }, { topic: 't', partition: 1, records: [], forwarded }]
-  assert.equal(await withEncodedBatches(mixed, 0), mixed)
-  const none = [{ topic: 't', partition: 1, records: [], forwarded }]
-  assert.equal(await withEncodedBatches(none, 0), none)
-  assert.ok(BATCH_HEADER_BYTES === 61)
-})
+test(
+  'decoded writes of one partition become one encoded batch; forwarded writes and empty ones pass as they are; a partition with both is left alone',
+  async () => {
+    registerCodecs()
+    const given = records(10)
+    const forwarded = new KafkaForwardedBatch(await encodeDecodedBatch(given.slice(0, 2), 0))
+    const writes = [
+      { topic: 't', partition: 0, records: given.slice(0, 4) },
+      { topic: 't', partition: 1, records: [], forwarded },
+      { topic: 't', partition: 0, records: given.slice(4, 10) },
+      { topic: 't', partition: 2, records: [] },
+    ]
+    const out = await withEncodedBatches(writes, 3)
+    assert.equal(out.length, 2)
+    assert.equal(out[0]?.forwarded, forwarded)
+    const batch = out[1]?.forwarded as KafkaForwardedBatch
+    assert.equal(out[1]?.partition, 0)
+    assert.equal(batch.recordCount, 10)
+    assert.equal(batch.codec, 'lz4')
+    assert.deepEqual((await batch.decode()).map(r => r.key), given.map(r => r.key))
+    const mixed = [{ topic: 't', partition: 1, records: given }, { topic: 't', partition: 1, records: [], forwarded }]
+    assert.equal(await withEncodedBatches(mixed, 0), mixed)
+    const none = [{ topic: 't', partition: 1, records: [], forwarded }]
+    assert.equal(await withEncodedBatches(none, 0), none)
+    assert.ok(BATCH_HEADER_BYTES === 61)
+  }
+)

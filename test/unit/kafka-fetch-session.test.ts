@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { FETCH_SESSION_ID_NOT_FOUND, FetchSession, FetchSessions, INVALID_FETCH_SESSION_EPOCH, type FetchSessionResponse, type FetchTopicRequest } from '../../src/kafka/fetch-session.js'
+import {
+  FETCH_SESSION_ID_NOT_FOUND,
+  FetchSession,
+  FetchSessions,
+  INVALID_FETCH_SESSION_EPOCH,
+  type FetchSessionResponse,
+  type FetchTopicRequest,
+} from '../../src/kafka/fetch-session.js'
 
 const wanted = (offsets: Record<string, number[]>): FetchTopicRequest[] =>
   Object.entries(offsets).map(([topic, list]) => ({
@@ -14,7 +21,8 @@ const answer = (sessionId: number, partitions: Record<string, number[]> = {}, er
   responses: Object.entries(partitions).map(([topicName, list]) => ({ topicName, partitions: list.map(partition => ({ partition })) })),
 })
 
-const sent = (topics: readonly FetchTopicRequest[]): string[] => topics.flatMap(({ topic, partitions }) => partitions.map(p => `${topic}/${p.partition}@${p.fetchOffset}`)).sort()
+const sent = (topics: readonly FetchTopicRequest[]): string[] =>
+  topics.flatMap(({ topic, partitions }) => partitions.map(p => `${topic}/${p.partition}@${p.fetchOffset}`)).sort()
 
 test('the first request is full and opens a session; the next ones send only what changed, with the epoch counting up', () => {
   const session = new FetchSession()

@@ -11,7 +11,10 @@ const { RecordBatch } = require('@kafka-mirror-sidecar/kafkajs/src/protocol/reco
 const Record = require('@kafka-mirror-sidecar/kafkajs/src/protocol/recordBatch/record/v0') as (options: object) => Encoded
 const Long = require('@kafka-mirror-sidecar/kafkajs/src/utils/long') as { fromValue: (value: string | number) => unknown }
 const Decoder = require('@kafka-mirror-sidecar/kafkajs/src/protocol/decoder') as new (bytes: Buffer) => object
-const decodeMessages = require('@kafka-mirror-sidecar/kafkajs/src/protocol/requests/fetch/v4/decodeMessages') as (decoder: object, forward?: (bytes: Buffer) => object | undefined) => Promise<Array<Record<string, unknown>>>
+const decodeMessages = require('@kafka-mirror-sidecar/kafkajs/src/protocol/requests/fetch/v4/decodeMessages') as (
+  decoder: object,
+  forward?: (bytes: Buffer) => object | undefined,
+) => Promise<Array<Record<string, unknown>>>
 
 /** A partition's record set in a Fetch response: its size, then the batches. */
 function recordSet (...batches: Buffer[]): Buffer {
@@ -64,42 +67,53 @@ function joined (encoded: Buffer | Buffer[]): Buffer {
   return Array.isArray(encoded) ? Buffer.concat(encoded) : encoded
 }
 
-test('a forwarded batch is rewritten for the mirror\'s producer: base offset 0, epoch -1, id, epoch, sequence, a valid CRC; the records are untouched', async () => {
-  registerCodecs()
-  const source = await batchBytes({ count: 5, baseOffset: 1000, compression: 3 /* lz4 */, transactional: true })
-  assert.equal(batchCrc(source).stored, batchCrc(source).computed, 'kafkajs wrote a valid CRC')
-  const batch = new KafkaForwardedBatch(source)
-  assert.equal(batch.baseOffset, 1000n)
-  assert.equal(batch.recordCount, 5)
-  assert.equal(batch.codec, 'lz4')
-  assert.equal(batch.producerId, '42')
-  const message = batch.message(3)
-  assert.equal(message.recordCount, 5)
-  const pieces = message.encodeBatch({ producerId: '9001', producerEpoch: 2, firstSequence: 55, transactional: false })
-  assert.ok(Array.isArray(pieces) && pieces.length === 2 && pieces[0]?.length === BATCH_OFFSETS.recordCount + 4, 'a header of its own, then the records')
-  const written = joined(pieces)
-  const header = readBatchHeader(written)
-  assert.equal(header.baseOffset, 0n)
-  assert.equal(written.readInt32BE(BATCH_OFFSETS.partitionLeaderEpoch), -1)
-  assert.equal(header.producerId, 9001n)
-  assert.equal(written.readInt16BE(BATCH_OFFSETS.producerEpoch), 2)
-  assert.equal(written.readInt32BE(BATCH_OFFSETS.baseSequence), 55)
-  assert.equal(header.attributes & 0x10, 0, 'the source transaction bit is cleared')
-  assert.equal(header.attributes & 0x07, 3, 'the codec is kept')
-  const crc = batchCrc(written)
-  assert.equal(crc.stored, crc.computed, 'the CRC covers the rewritten header')
-  assert.deepEqual(written.subarray(BATCH_OFFSETS.recordCount), source.subarray(BATCH_OFFSETS.recordCount), 'records are forwarded byte for byte')
-  assert.equal(source.readBigInt64BE(0), 1000n, 'the fetched bytes (a view of the response) are not changed')
-  assert.equal(source.readInt16BE(BATCH_OFFSETS.attributes) & 0x10, 0x10, 'the source transaction bit stays in the fetched bytes')
-  const again = joined(message.encodeBatch({ producerId: '9001', producerEpoch: 3, firstSequence: 70, transactional: true }))
-  assert.equal(readBatchHeader(again).attributes & 0x10, 0x10, 'the mirror\'s own transaction sets the bit')
-  assert.deepEqual(joined(pieces), written, 'a request encoded earlier keeps its bytes (it may still be on its way)')
+test(
+  "a forwarded batch is rewritten for the mirror's producer: base offset 0, epoch -1, id, epoch, sequence, a valid CRC; the records are untouched",
+  async () => {
+    registerCodecs()
+    const source = await batchBytes({ count: 5, baseOffset: 1000, compression: 3 /* lz4 */, transactional: true })
+    assert.equal(batchCrc(source).stored, batchCrc(source).computed, 'kafkajs wrote a valid CRC')
+    const batch = new KafkaForwardedBatch(source)
+    assert.equal(batch.baseOffset, 1000n)
+    assert.equal(batch.recordCount, 5)
+    assert.equal(batch.codec, 'lz4')
+    assert.equal(batch.producerId, '42')
+    const message = batch.message(3)
+    assert.equal(message.recordCount, 5)
+    const pieces = message.encodeBatch({ producerId: '9001', producerEpoch: 2, firstSequence: 55, transactional: false })
+    assert.ok(Array.isArray(pieces) && pieces.length === 2 && pieces[0]?.length === BATCH_OFFSETS.recordCount + 4, 'a header of its own, then the records')
+    const written = joined(pieces)
+    const header = readBatchHeader(written)
+    assert.equal(header.baseOffset, 0n)
+    assert.equal(written.readInt32BE(BATCH_OFFSETS.partitionLeaderEpoch), -1)
+    assert.equal(header.producerId, 9001n)
+    assert.equal(written.readInt16BE(BATCH_OFFSETS.producerEpoch), 2)
+    assert.equal(written.readInt32BE(BATCH_OFFSETS.baseSequence), 55)
+    assert.equal(header.attributes & 0x10, 0, 'the source transaction bit is cleared')
+    assert.equal(header.attributes & 0x07, 3, 'the codec is kept')
+    const crc = batchCrc(written)
+    assert.equal(crc.stored, crc.computed, 'the CRC covers the rewritten header')
+    assert.deepEqual(written.subarray(BATCH_OFFSETS.recordCount), source.subarray(BATCH_OFFSETS.recordCount), 'records are forwarded byte for byte')
+    assert.equal(source.readBigInt64BE(0), 1000n, 'the fetched bytes (a view of the response) are not changed')
+    assert.equal(source.readInt16BE(BATCH_OFFSETS.attributes) & 0x10, 0x10, 'the source transaction bit stays in the fetched bytes')
+    const again = joined(message.encodeBatch({ producerId: '9001', producerEpoch: 3, firstSequence: 70, transactional: true }))
+    assert.equal(readBatchHeader(again).attributes & 0x10, 0x10, "the mirror's own transaction sets the bit")
+    assert.deepEqual(joined(pieces), written, 'a request encoded earlier keeps its bytes (it may still be on its way)')
 
-  const decoded = await batch.decode()
-  assert.deepEqual(decoded.map(r => [r.offset, r.key?.toString(), r.value?.toString() ?? null]), [
-    ['1000', 'k0', 'value-0'], ['1001', 'k1', null], ['1002', 'k2', 'value-2'], ['1003', 'k3', 'value-3'], ['1004', 'k4', 'value-4'],
-  ], 'decoding after a rewrite still gives the source offsets')
-})
+    const decoded = await batch.decode()
+    assert.deepEqual(
+      decoded.map(r => [r.offset, r.key?.toString(), r.value?.toString() ?? null]),
+      [
+        ['1000', 'k0', 'value-0'],
+        ['1001', 'k1', null],
+        ['1002', 'k2', 'value-2'],
+        ['1003', 'k3', 'value-3'],
+        ['1004', 'k4', 'value-4'],
+      ],
+      'decoding after a rewrite still gives the source offsets'
+    )
+  }
+)
 
 test('batches that cannot be forwarded are named with their reason', async () => {
   assert.equal(deepPathReason(await batchBytes({ count: 3 }), policy), undefined)
@@ -157,32 +171,62 @@ test('consecutive uncompressed batches are written as one batch: records renumbe
   const decoded = await new KafkaForwardedBatch(written).decode()
   assert.deepEqual(decoded.map(r => [r.offset, r.timestamp, r.key?.toString(), r.value?.toString() ?? null, r.headerList?.map(h => h.value?.toString())]),
     expected.map(r => [r.offset, r.timestamp, r.key?.toString(), r.value?.toString() ?? null, r.headerList?.map(h => h.value?.toString())]))
-  assert.throws(() => KafkaForwardedBatch.message(0, [parts[0] as KafkaForwardedBatch, new KafkaForwardedBatch(written.subarray(0)), { mergeable: false } as unknown as KafkaForwardedBatch]), /cannot share a request/)
+  assert.throws(
+    () =>
+      KafkaForwardedBatch.message(0, [
+        parts[0] as KafkaForwardedBatch,
+        new KafkaForwardedBatch(written.subarray(0)),
+        { mergeable: false } as unknown as KafkaForwardedBatch,
+      ]),
+    /cannot share a request/
+  )
 })
 
-test('the patched Fetch decoder offers each batch to forwardRecordBatch; one it takes stands among the messages as a message kafkajs reads at the batch\'s last offset', async () => {
-  registerCodecs()
-  const taken = await batchBytes({ count: 5, baseOffset: 1000, transactional: true })
-  const declined = await batchBytes({ count: 2, baseOffset: 1005, tag: 'd' })
-  const offered: Buffer[] = []
-  const forwarded = { mine: true }
-  const messages = await decodeMessages(new Decoder(recordSet(taken, declined)), bytes => {
-    offered.push(Buffer.from(bytes))
-    return bytes.readBigInt64BE(0) === 1000n ? forwarded : undefined
-  })
-  assert.deepEqual(offered, [taken, declined], 'each whole batch, base offset and length included')
-  assert.equal(messages.length, 3, 'one message for the batch taken, one per record of the one declined')
-  assert.deepEqual(messages[0], { offset: '1004', key: null, isControlRecord: false, batchContext: { producerId: '42', inTransaction: true }, forwardedBatch: forwarded })
-  assert.deepEqual(messages.slice(1).map(m => [m.offset, (m.key as Buffer).toString()]), [['1005', 'kd0'], ['1006', 'kd1']])
-  const plain = await decodeMessages(new Decoder(recordSet(taken)))
-  assert.deepEqual(plain.map(m => m.offset), ['1000', '1001', '1002', '1003', '1004'], 'without the option every batch is decoded')
-})
+test(
+  "the patched Fetch decoder offers each batch to forwardRecordBatch; one it takes stands among the messages as a message kafkajs reads at the batch's last offset",
+  async () => {
+    registerCodecs()
+    const taken = await batchBytes({ count: 5, baseOffset: 1000, transactional: true })
+    const declined = await batchBytes({ count: 2, baseOffset: 1005, tag: 'd' })
+    const offered: Buffer[] = []
+    const forwarded = { mine: true }
+    const messages = await decodeMessages(new Decoder(recordSet(taken, declined)), bytes => {
+      offered.push(Buffer.from(bytes))
+      return bytes.readBigInt64BE(0) === 1000n ? forwarded : undefined
+    })
+    assert.deepEqual(offered, [taken, declined], 'each whole batch, base offset and length included')
+    assert.equal(messages.length, 3, 'one message for the batch taken, one per record of the one declined')
+    assert.deepEqual(messages[0], {
+      offset: '1004',
+      key: null,
+      isControlRecord: false,
+      batchContext: { producerId: '42', inTransaction: true },
+      forwardedBatch: forwarded,
+    })
+    assert.deepEqual(
+      messages.slice(1).map(m => [m.offset, (m.key as Buffer).toString()]),
+      [
+        ['1005', 'kd0'],
+        ['1006', 'kd1'],
+      ]
+    )
+    const plain = await decodeMessages(new Decoder(recordSet(taken)))
+    assert.deepEqual(
+      plain.map(m => m.offset),
+      ['1000', '1001', '1002', '1003', '1004'],
+      'without the option every batch is decoded'
+    )
+  }
+)
 
 test('the patched produce request holds a forwarded batch\'s records by reference: the pieces it sends, in order, are the whole request', async () => {
   type Encoder = { buffer: Buffer, refs: unknown[] | undefined, size: () => number, chunks: () => Buffer[] }
   const ProduceV7 = require('@kafka-mirror-sidecar/kafkajs/src/protocol/requests/produce/v7/request') as (options: object) => { encode: () => Promise<Encoder> }
   const createRequest = require('@kafka-mirror-sidecar/kafkajs/src/protocol/request') as (options: object) => Promise<Encoder>
-  const batches = [new KafkaForwardedBatch(await batchBytes({ count: 200, baseOffset: 10, tag: 'x' })), new KafkaForwardedBatch(await batchBytes({ count: 3, baseOffset: 90, tag: 'y' }))]
+  const batches = [
+    new KafkaForwardedBatch(await batchBytes({ count: 200, baseOffset: 10, tag: 'x' })),
+    new KafkaForwardedBatch(await batchBytes({ count: 3, baseOffset: 90, tag: 'y' })),
+  ]
   const fields = { producerId: '5', producerEpoch: 1, firstSequence: 8, transactional: false }
   const encoded = await createRequest({
     correlationId: 3,
@@ -192,7 +236,9 @@ test('the patched produce request holds a forwarded batch\'s records by referenc
       timeout: 30_000,
       producerId: Long.fromValue(5),
       producerEpoch: 1,
-      topicData: [{ topic: 'mirrored', partitions: batches.map((batch, partition) => ({ partition, firstSequence: 8, messages: [batch.message(partition)] })) }],
+      topicData: [
+        { topic: 'mirrored', partitions: batches.map((batch, partition) => ({ partition, firstSequence: 8, messages: [batch.message(partition)] })) },
+      ],
     }),
   })
   assert.equal(encoded.refs?.length, 1, 'the 200-record batch\'s records by reference; the 3-record batch is small and copied')
@@ -211,7 +257,11 @@ test('the patched produce request holds a forwarded batch\'s records by referenc
   for (const [partition, batch] of batches.entries()) {
     assert.equal(request.readInt32BE(at), partition)
     const length = request.readInt32BE(at + 4)
-    assert.deepEqual(request.subarray(at + 8, at + 8 + length), joined(batch.message(partition).encodeBatch(fields)), `partition ${partition}: the batch as encodeBatch gives it`)
+    assert.deepEqual(
+      request.subarray(at + 8, at + 8 + length),
+      joined(batch.message(partition).encodeBatch(fields)),
+      `partition ${partition}: the batch as encodeBatch gives it`
+    )
     at += 8 + length
   }
   assert.equal(at, request.length)

@@ -8,7 +8,14 @@ import { GssapiCredentials, loadKerberosLibrary, type GssClientContext, type Ker
 import { toMirrorError } from '../../src/kafka/errors.js'
 import { FakeSaslBroker } from '../helpers/fake-sasl-broker.js'
 
-const SETTINGS: GssapiSettings = { mechanism: 'gssapi', serviceName: 'kafka', principal: 'mirror@EXAMPLE.COM', credentials: 'keytab', keyTab: '/etc/security/mirror.keytab', jaasKey: 'c.properties: sasl.jaas.config' }
+const SETTINGS: GssapiSettings = {
+  mechanism: 'gssapi',
+  serviceName: 'kafka',
+  principal: 'mirror@EXAMPLE.COM',
+  credentials: 'keytab',
+  keyTab: '/etc/security/mirror.keytab',
+  jaasKey: 'c.properties: sasl.jaas.config',
+}
 
 /**
  * Stands in for the GSS-API of the `kerberos` package, with the token shapes of a Kerberos
@@ -27,7 +34,9 @@ function fakeLibrary (seen: { services: string[], environments: Array<Record<str
         username: '',
         step: async challenge => {
           if (challenge === '') return Buffer.from('AP-REQ').toString('base64')
-          if (Buffer.from(challenge, 'base64').toString() !== 'AP-REP') throw new Error('Unspecified GSS failure.  Minor code may provide more information: bad AP-REP')
+          if (Buffer.from(challenge, 'base64').toString() !== 'AP-REP') {
+            throw new Error('Unspecified GSS failure.  Minor code may provide more information: bad AP-REP')
+          }
           context.contextComplete = true
           context.username = 'mirror@EXAMPLE.COM'
           return null
@@ -68,20 +77,23 @@ function adminFor (port: number, credentials: GssapiCredentials): kafkajs.Admin 
   }).admin()
 }
 
-test('GSSAPI against a fake broker: AP-REQ, AP-REP, then RFC 4752\'s final handshake choosing no security layer with the principal as authorization id; the keytab and a memory cache set only while the context takes its credentials', async t => {
-  const { broker, rounds } = await gssapiBroker(t, 0x07)
-  const seen = { services: [] as string[], environments: [] as Array<Record<string, string | undefined>> }
-  const before = { KRB5_CLIENT_KTNAME: process.env.KRB5_CLIENT_KTNAME, KRB5CCNAME: process.env.KRB5CCNAME }
-  const admin = adminFor(broker.port, new GssapiCredentials(SETTINGS, fakeLibrary(seen)))
-  await admin.connect()
-  await admin.disconnect()
-  assert.deepEqual(broker.mechanisms.slice(0, 1), ['GSSAPI'])
-  assert.deepEqual(rounds.slice(0, 3), ['AP-REQ', '', 'W\x01\x01\x00\x00mirror@EXAMPLE.COM'])
-  assert.equal(seen.services[0], 'kafka@127.0.0.1 as mirror@EXAMPLE.COM')
-  assert.equal(seen.environments[0]?.KRB5_CLIENT_KTNAME, 'FILE:/etc/security/mirror.keytab')
-  assert.match(seen.environments[0]?.KRB5CCNAME ?? '', /^MEMORY:kafka-mirror-sidecar-\d+-\d+$/)
-  assert.deepEqual({ KRB5_CLIENT_KTNAME: process.env.KRB5_CLIENT_KTNAME, KRB5CCNAME: process.env.KRB5CCNAME }, before)
-})
+test(
+  "GSSAPI against a fake broker: AP-REQ, AP-REP, then RFC 4752's final handshake choosing no security layer with the principal as authorization id; the keytab and a memory cache set only while the context takes its credentials",
+  async t => {
+    const { broker, rounds } = await gssapiBroker(t, 0x07)
+    const seen = { services: [] as string[], environments: [] as Array<Record<string, string | undefined>> }
+    const before = { KRB5_CLIENT_KTNAME: process.env.KRB5_CLIENT_KTNAME, KRB5CCNAME: process.env.KRB5CCNAME }
+    const admin = adminFor(broker.port, new GssapiCredentials(SETTINGS, fakeLibrary(seen)))
+    await admin.connect()
+    await admin.disconnect()
+    assert.deepEqual(broker.mechanisms.slice(0, 1), ['GSSAPI'])
+    assert.deepEqual(rounds.slice(0, 3), ['AP-REQ', '', 'W\x01\x01\x00\x00mirror@EXAMPLE.COM'])
+    assert.equal(seen.services[0], 'kafka@127.0.0.1 as mirror@EXAMPLE.COM')
+    assert.equal(seen.environments[0]?.KRB5_CLIENT_KTNAME, 'FILE:/etc/security/mirror.keytab')
+    assert.match(seen.environments[0]?.KRB5CCNAME ?? '', /^MEMORY:kafka-mirror-sidecar-\d+-\d+$/)
+    assert.deepEqual({ KRB5_CLIENT_KTNAME: process.env.KRB5_CLIENT_KTNAME, KRB5CCNAME: process.env.KRB5CCNAME }, before)
+  }
+)
 
 test('GSSAPI: a broker that offers only a security layer (qop auth-int/auth-conf) is refused with what to change', async t => {
   const { broker } = await gssapiBroker(t, 0x04)
@@ -89,7 +101,10 @@ test('GSSAPI: a broker that offers only a security layer (qop auth-int/auth-conf
   const error = await adminFor(broker.port, new GssapiCredentials(SETTINGS, fakeLibrary(seen))).connect().then(() => undefined, (e: unknown) => e)
   const converted = toMirrorError(error, 'the source cluster', ErrorCodes.KAFKA, { sasl: SETTINGS })
   assert.equal(converted.code, ErrorCodes.AUTHENTICATION)
-  assert.match(converted.message, /c\.properties: sasl\.jaas\.config: the broker 127\.0\.0\.1:\d+ requires a SASL security layer \(qop auth-int or auth-conf\), which the sidecar does not speak; use qop auth/)
+  assert.match(
+    converted.message,
+    /c\.properties: sasl\.jaas\.config: the broker 127\.0\.0\.1:\d+ requires a SASL security layer \(qop auth-int or auth-conf\), which the sidecar does not speak; use qop auth/
+  )
 })
 
 test('GSSAPI: contexts of two connections with different keytabs are made one at a time, each under its own environment', async () => {
@@ -100,7 +115,10 @@ test('GSSAPI: contexts of two connections with different keytabs are made one at
   const b = new GssapiCredentials(other, library)
   await Promise.all([a.start('b1'), b.start('b2'), a.start('b3')])
   assert.deepEqual(seen.services, ['kafka@b1 as mirror@EXAMPLE.COM', 'kafka@b2 as other@EXAMPLE.COM', 'kafka@b3 as mirror@EXAMPLE.COM'])
-  assert.deepEqual(seen.environments.map(env => env.KRB5_CLIENT_KTNAME), ['FILE:/etc/security/mirror.keytab', 'FILE:/etc/security/other.keytab', 'FILE:/etc/security/mirror.keytab'])
+  assert.deepEqual(
+    seen.environments.map(env => env.KRB5_CLIENT_KTNAME),
+    ['FILE:/etc/security/mirror.keytab', 'FILE:/etc/security/other.keytab', 'FILE:/etc/security/mirror.keytab']
+  )
   assert.equal(seen.environments[0]?.KRB5CCNAME, seen.environments[2]?.KRB5CCNAME, 'one memory cache per connection, kept between contexts')
   assert.notEqual(seen.environments[0]?.KRB5CCNAME, seen.environments[1]?.KRB5CCNAME)
 })
@@ -109,19 +127,46 @@ test('the kerberos package missing: one line naming the JAAS key and how to inst
   const missing = Object.assign(new Error('Cannot find module \'kerberos\''), { code: 'MODULE_NOT_FOUND' })
   const error = (() => { try { loadKerberosLibrary(SETTINGS, () => { throw missing }) } catch (e) { return e } })() as MirrorError
   assert.equal(error.code, ErrorCodes.CONFIG)
-  assert.match(error.message, /^c\.properties: sasl\.jaas\.config: sasl\.mechanism=GSSAPI needs the optional npm package kerberos, which is not installed; install it where the sidecar is installed: npm install kerberos .*apt-get install build-essential libkrb5-dev/)
+  assert.match(
+    error.message,
+    /^c\.properties: sasl\.jaas\.config: sasl\.mechanism=GSSAPI needs the optional npm package kerberos, which is not installed; install it where the sidecar is installed: npm install kerberos .*apt-get install build-essential libkrb5-dev/
+  )
   assert.equal(error.message.includes('\n'), false)
-  const broken = (() => { try { loadKerberosLibrary(SETTINGS, () => { throw new Error('libgssapi_krb5.so.2: cannot open shared object file\nmore') }) } catch (e) { return e } })() as MirrorError
+  const broken = (() => {
+    try {
+      loadKerberosLibrary(SETTINGS, () => {
+        throw new Error('libgssapi_krb5.so.2: cannot open shared object file\nmore')
+      })
+    } catch (e) {
+      return e
+    }
+  })() as MirrorError
   assert.match(broken.message, /which does not load \(libgssapi_krb5\.so\.2: cannot open shared object file\)/)
 })
 
 test('Kerberos failures read as what to fix; an unreachable KDC is retriable, a refused key is not', () => {
   const gss = (minor: string): Error => new Error(`Unspecified GSS failure.  Minor code may provide more information: ${minor}`)
   const cases: Array<[Error, RegExp, boolean]> = [
-    [new Error('No credentials were supplied, or the credentials were unavailable or inaccessible: Decrypt integrity check failed'), /the KDC refused the key of principal "mirror@EXAMPLE\.COM" in keytab "\/etc\/security\/mirror\.keytab" \(Decrypt integrity check failed\): the keytab is out of date/, false],
-    [new Error('No credentials were supplied, or the credentials were unavailable or inaccessible: Client\'s entry in database has expired'), /the KDC refused principal "mirror@EXAMPLE\.COM" \(Client's entry in database has expired\); ask the Kerberos administrator/, false],
-    [gss('Server kafka/b1.example.com@EXAMPLE.COM not found in Kerberos database'), /the KDC has no service principal for the broker b1:9092 \(Server kafka\/b1\.example\.com@EXAMPLE\.COM not found in Kerberos database\); sasl\.kerberos\.service\.name must be/, false],
-    [new Error('No credentials were supplied, or the credentials were unavailable or inaccessible: Cannot contact any KDC for realm \'EXAMPLE.COM\''), /cannot reach the KDC to authenticate to b1:9092/, true],
+    [
+      new Error('No credentials were supplied, or the credentials were unavailable or inaccessible: Decrypt integrity check failed'),
+      /the KDC refused the key of principal "mirror@EXAMPLE\.COM" in keytab "\/etc\/security\/mirror\.keytab" \(Decrypt integrity check failed\): the keytab is out of date/,
+      false,
+    ],
+    [
+      new Error("No credentials were supplied, or the credentials were unavailable or inaccessible: Client's entry in database has expired"),
+      /the KDC refused principal "mirror@EXAMPLE\.COM" \(Client's entry in database has expired\); ask the Kerberos administrator/,
+      false,
+    ],
+    [
+      gss('Server kafka/b1.example.com@EXAMPLE.COM not found in Kerberos database'),
+      /the KDC has no service principal for the broker b1:9092 \(Server kafka\/b1\.example\.com@EXAMPLE\.COM not found in Kerberos database\); sasl\.kerberos\.service\.name must be/,
+      false,
+    ],
+    [
+      new Error("No credentials were supplied, or the credentials were unavailable or inaccessible: Cannot contact any KDC for realm 'EXAMPLE.COM'"),
+      /cannot reach the KDC to authenticate to b1:9092/,
+      true,
+    ],
     [gss('Clock skew too great'), /this host's clock and the KDC's differ/, false],
   ]
   for (const [error, message, retriable] of cases) {

@@ -29,7 +29,16 @@ test('a commit answered NOT_COORDINATOR (the group coordinator moved) sends the 
   const current = broker('current', commits, false)
   const committed = {}
   const cluster = { refreshMetadata: async () => {}, findGroupCoordinator: async () => current, committedOffsets: () => committed }
-  const manager = new OffsetManagerClass({ cluster, coordinator: old, memberAssignment: { t: [0] }, topicConfigurations: {}, instrumentationEmitter: new InstrumentationEmitter(), groupId: 'g', generationId: 1, memberId: 'm' })
+  const manager = new OffsetManagerClass({
+    cluster,
+    coordinator: old,
+    memberAssignment: { t: [0] },
+    topicConfigurations: {},
+    instrumentationEmitter: new InstrumentationEmitter(),
+    groupId: 'g',
+    generationId: 1,
+    memberId: 'm',
+  })
   const offsets = { topics: [{ topic: 't', partitions: [{ partition: 0, offset: '10' }] }] }
   await assert.rejects(manager.commitOffsets(offsets), /not the correct coordinator/)
   await manager.commitOffsets(offsets)

@@ -11,7 +11,9 @@ test('kafkajs\' record batch encoder computes the CRC-32C with the function give
   const seen: number[] = []
   const spy = (bytes: Buffer): number => { seen.push(bytes.length); return crc32cJs(bytes) }
   useKafkajsCrc32c(spy)
-  const { RecordBatch } = require('@kafka-mirror-sidecar/kafkajs/src/protocol/recordBatch/v0') as { RecordBatch: (options: object) => Promise<{ buffer: Buffer }> }
+  const { RecordBatch } = require('@kafka-mirror-sidecar/kafkajs/src/protocol/recordBatch/v0') as {
+    RecordBatch: (options: object) => Promise<{ buffer: Buffer }>
+  }
   const Record = require('@kafka-mirror-sidecar/kafkajs/src/protocol/recordBatch/record/v0') as (record: object) => unknown
   const records = [Record({ offsetDelta: 0, key: Buffer.from('k'), value: Buffer.from('v'), headers: [] })]
   for (const compression of [kafkajs.CompressionTypes.None, kafkajs.CompressionTypes.GZIP]) {

@@ -3,7 +3,10 @@ import { createRequire } from 'node:module'
 import { test } from 'node:test'
 
 const require = createRequire(import.meta.url)
-const groupBy = require('@kafka-mirror-sidecar/kafkajs/src/utils/groupBy') as <T, K>(array: readonly T[], groupFn: (item: T) => K | Promise<K>) => Promise<Map<K, T[]>>
+const groupBy = require('@kafka-mirror-sidecar/kafkajs/src/utils/groupBy') as <T, K>(
+  array: readonly T[],
+  groupFn: (item: T) => K | Promise<K>,
+) => Promise<Map<K, T[]>>
 
 test('kafkajs\' groupBy (patched to append in place) groups in order, with async keys, into arrays of their own', async () => {
   const items = Array.from({ length: 10 }, (_, i) => ({ i, group: i % 3 === 0 ? 'a' : 'b' }))

@@ -34,7 +34,10 @@ test('kafkajs without the patch is reported in one line that names the install s
   assert.throws(() => assertKafkajsPatched(unpatched), (error: unknown) => {
     assert.ok(error instanceof MirrorError)
     assert.equal(error.code, ErrorCodes.CONFIG)
-    assert.match(error.message, /^kafkajs is not patched \(its record encoder refuses headers given as a list; .*applied to @kafka-mirror-sidecar\/kafkajs at install\): run node \/\S+\/scripts\/patch-kafkajs\.mjs \(the package's install step, skipped by --ignore-scripts\)$/)
+    assert.match(
+      error.message,
+      /^kafkajs is not patched \(its record encoder refuses headers given as a list; .*applied to @kafka-mirror-sidecar\/kafkajs at install\): run node \/\S+\/scripts\/patch-kafkajs\.mjs \(the package's install step, skipped by --ignore-scripts\)$/
+    )
     assert.doesNotMatch(error.message, /\n/)
     return true
   })

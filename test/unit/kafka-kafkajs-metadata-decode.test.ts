@@ -45,7 +45,9 @@ function answerBytes (topics: Array<{ name: string, partitions: Array<{ leader: 
 
 for (const version of [5, 6]) {
   test(`Metadata v${version} answers: every partition's replica lists as the broker sent them, partitions with the same list share one array`, async () => {
-    const { decode } = require(`@kafka-mirror-sidecar/kafkajs/src/protocol/requests/metadata/v${version}/response`) as { decode: (bytes: Buffer) => Promise<Answer> }
+    const { decode } = require(`@kafka-mirror-sidecar/kafkajs/src/protocol/requests/metadata/v${version}/response`) as {
+      decode: (bytes: Buffer) => Promise<Answer>
+    }
     const partitions = [
       { leader: 1, replicas: [1, 2], isr: [1, 2], offline: [] },
       { leader: 2, replicas: [2, 1], isr: [2], offline: [] },

@@ -12,7 +12,10 @@ type Send = (request: {
   topicMessages: Array<{ topic: string, messages: Array<{ partition: number, value: string }> }>
 }) => Promise<Answer[]>
 const createSendMessages = require('@kafka-mirror-sidecar/kafkajs/src/producer/sendMessages') as (options: object) => Send
-const createEosManager = require('@kafka-mirror-sidecar/kafkajs/src/producer/eosManager') as (options: object) => { initProducerId: () => Promise<void>, getSequence: (topic: string, partition: number) => number }
+const createEosManager = require('@kafka-mirror-sidecar/kafkajs/src/producer/eosManager') as (options: object) => {
+  initProducerId: () => Promise<void>
+  getSequence: (topic: string, partition: number) => number
+}
 const createRetry = require('@kafka-mirror-sidecar/kafkajs/src/retry') as (options: object) => unknown
 const createPartitioner = require('@kafka-mirror-sidecar/kafkajs/src/producer/partitioners/default') as () => unknown
 const { KafkaJSRequestTimeoutError } = require('@kafka-mirror-sidecar/kafkajs/src/errors') as { KafkaJSRequestTimeoutError: new (message: string) => Error }
@@ -142,20 +145,26 @@ test('an answer lost after the broker wrote: the resend carries the same sequenc
   assert.deepEqual(brokers.log('t', 1), ['b0'])
 })
 
-test('one partition refused in a broker\'s answer: its sibling is reported written and keeps its sequence; only the refused one\'s sequence goes back', async () => {
-  const brokers = new IdempotentBrokers({ t: [1, 1] })
-  brokers.refuse = (_nodeId, _topic, entry) => entry.partition === 1 && entry.messages.length > 1 ? ErrorCode.MESSAGE_TOO_LARGE : undefined
-  const { send, eosManager } = await producerOn(brokers, 5)
-  const failure = await failureOf(send('t', { 0: ['a0', 'a1', 'a2'], 1: ['b0', 'b1', 'b2'] }))
-  assert.deepEqual(offsets(failure.writtenPartitions ?? []), { 0: '0' })
-  assert.deepEqual(failure.partitionErrors?.map(e => [e.partition, e.error.type]), [[1, 'MESSAGE_TOO_LARGE']])
-  assert.deepEqual([eosManager.getSequence('t', 0), eosManager.getSequence('t', 1)], [3, 0])
-  // The refused partition is written in smaller pieces; the written one goes on from its sequence.
-  for (const value of ['b0', 'b1', 'b2']) await send('t', { 1: [value] })
-  await send('t', { 0: ['a3'] })
-  assert.deepEqual(brokers.log('t', 0), ['a0', 'a1', 'a2', 'a3'])
-  assert.deepEqual(brokers.log('t', 1), ['b0', 'b1', 'b2'])
-})
+test(
+  "one partition refused in a broker's answer: its sibling is reported written and keeps its sequence; only the refused one's sequence goes back",
+  async () => {
+    const brokers = new IdempotentBrokers({ t: [1, 1] })
+    brokers.refuse = (_nodeId, _topic, entry) => (entry.partition === 1 && entry.messages.length > 1 ? ErrorCode.MESSAGE_TOO_LARGE : undefined)
+    const { send, eosManager } = await producerOn(brokers, 5)
+    const failure = await failureOf(send('t', { 0: ['a0', 'a1', 'a2'], 1: ['b0', 'b1', 'b2'] }))
+    assert.deepEqual(offsets(failure.writtenPartitions ?? []), { 0: '0' })
+    assert.deepEqual(
+      failure.partitionErrors?.map(e => [e.partition, e.error.type]),
+      [[1, 'MESSAGE_TOO_LARGE']]
+    )
+    assert.deepEqual([eosManager.getSequence('t', 0), eosManager.getSequence('t', 1)], [3, 0])
+    // The refused partition is written in smaller pieces; the written one goes on from its sequence.
+    for (const value of ['b0', 'b1', 'b2']) await send('t', { 1: [value] })
+    await send('t', { 0: ['a3'] })
+    assert.deepEqual(brokers.log('t', 0), ['a0', 'a1', 'a2', 'a3'])
+    assert.deepEqual(brokers.log('t', 1), ['b0', 'b1', 'b2'])
+  }
+)
 
 test('a topic named twice in one send: the messages of both entries are written', async () => {
   const brokers = new IdempotentBrokers({ t: [1, 2] })
@@ -163,7 +172,21 @@ test('a topic named twice in one send: the messages of both entries are written'
   const eosManager = createEosManager({ logger: silent, cluster })
   await eosManager.initProducerId()
   const sendMessages = createSendMessages({ logger: silent, cluster, partitioner: createPartitioner(), eosManager, retrier: createRetry({ retries: 0 }) })
-  const answers = await sendMessages({ acks: -1, timeout: 1000, compression: 0, topicMessages: [{ topic: 't', messages: [{ partition: 0, value: 'a0' }] }, { topic: 't', messages: [{ partition: 1, value: 'b0' }, { partition: 0, value: 'a1' }] }] })
+  const answers = await sendMessages({
+    acks: -1,
+    timeout: 1000,
+    compression: 0,
+    topicMessages: [
+      { topic: 't', messages: [{ partition: 0, value: 'a0' }] },
+      {
+        topic: 't',
+        messages: [
+          { partition: 1, value: 'b0' },
+          { partition: 0, value: 'a1' },
+        ],
+      },
+    ],
+  })
   assert.deepEqual(offsets(answers), { 0: '0', 1: '0' })
   assert.deepEqual([brokers.log('t', 0), brokers.log('t', 1)], [['a0', 'a1'], ['b0']])
 })

@@ -18,13 +18,24 @@ const Long = require('@kafka-mirror-sidecar/kafkajs/src/utils/long') as { fromVa
  * interleaved headers, null header values and a header named __proto__.
  */
 async function batchBytes (options: { count: number, compression: number, logAppendTime?: boolean, baseOffset?: number }): Promise<Buffer> {
-  const records = Array.from({ length: options.count }, (_, i) => Record({
-    key: i % 5 === 1 ? null : Buffer.from(`key-${i}`),
-    value: i % 4 === 2 ? null : i % 7 === 0 ? Buffer.alloc(0) : Buffer.from(`value-${i}-`.repeat(1 + (i % 9))),
-    headers: i % 3 === 0 ? [] : [{ key: 'a', value: Buffer.from('1') }, { key: '__proto__', value: Buffer.from('p') }, { key: 'b', value: null }, { key: 'a', value: Buffer.from(String(i)) }, { key: 'ü', value: Buffer.alloc(0) }],
-    offsetDelta: i * 3,
-    timestampDelta: (i % 11) * 1000 - 3000,
-  }))
+  const records = Array.from({ length: options.count }, (_, i) =>
+    Record({
+      key: i % 5 === 1 ? null : Buffer.from(`key-${i}`),
+      value: i % 4 === 2 ? null : i % 7 === 0 ? Buffer.alloc(0) : Buffer.from(`value-${i}-`.repeat(1 + (i % 9))),
+      headers:
+        i % 3 === 0
+          ? []
+          : [
+              { key: 'a', value: Buffer.from('1') },
+              { key: '__proto__', value: Buffer.from('p') },
+              { key: 'b', value: null },
+              { key: 'a', value: Buffer.from(String(i)) },
+              { key: 'ü', value: Buffer.alloc(0) },
+            ],
+      offsetDelta: i * 3,
+      timestampDelta: (i % 11) * 1000 - 3000,
+    })
+  )
   const firstTimestamp = 1_700_000_000_000
   const encoded = await RecordBatch({
     compression: options.compression,
@@ -46,7 +57,15 @@ async function batchBytes (options: { count: number, compression: number, logApp
 
 /** The fields of kafkajs' records the mirror reads. */
 function fields (records: readonly KafkaRecord[]): unknown[] {
-  return records.map(r => ({ offset: r.offset, timestamp: r.timestamp, key: r.key, value: r.value, headers: { ...r.headers }, headerList: r.headerList, protoHeader: Object.getOwnPropertyDescriptor(r.headers ?? {}, '__proto__')?.value }))
+  return records.map(r => ({
+    offset: r.offset,
+    timestamp: r.timestamp,
+    key: r.key,
+    value: r.value,
+    headers: { ...r.headers },
+    headerList: r.headerList,
+    protoHeader: Object.getOwnPropertyDescriptor(r.headers ?? {}, '__proto__')?.value,
+  }))
 }
 
 for (const compression of [0, 1, 2, 3, 4]) {

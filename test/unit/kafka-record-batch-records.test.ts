@@ -13,13 +13,22 @@ const Long = require('@kafka-mirror-sidecar/kafkajs/src/utils/long') as { fromVa
 
 /** Records with null and empty keys and values, repeated, null-valued and non-ASCII header names, timestamps before and after the base. */
 async function batch (compression: number): Promise<Buffer> {
-  const records = Array.from({ length: 40 }, (_, i) => Record({
-    key: i === 3 ? null : i === 4 ? Buffer.alloc(0) : Buffer.from(`k${i}`),
-    value: i === 5 ? null : Buffer.from(`value ${i} `.repeat(i)),
-    headers: i % 3 === 0 ? [] : [{ key: 'trace', value: Buffer.from(`t${i}`) }, { key: 'größe', value: i === 7 ? null : Buffer.from('x') }, { key: 'trace', value: Buffer.from('again') }],
-    offsetDelta: i,
-    timestampDelta: i === 9 ? -5000 : i * 1000 + 2 ** 33,
-  }))
+  const records = Array.from({ length: 40 }, (_, i) =>
+    Record({
+      key: i === 3 ? null : i === 4 ? Buffer.alloc(0) : Buffer.from(`k${i}`),
+      value: i === 5 ? null : Buffer.from(`value ${i} `.repeat(i)),
+      headers:
+        i % 3 === 0
+          ? []
+          : [
+              { key: 'trace', value: Buffer.from(`t${i}`) },
+              { key: 'größe', value: i === 7 ? null : Buffer.from('x') },
+              { key: 'trace', value: Buffer.from('again') },
+            ],
+      offsetDelta: i,
+      timestampDelta: i === 9 ? -5000 : i * 1000 + 2 ** 33,
+    })
+  )
   const firstTimestamp = 1_700_000_000_000
   return (
     await RecordBatch({

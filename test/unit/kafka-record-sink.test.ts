@@ -7,8 +7,13 @@ import type { PartitionWrite } from '../../src/ports/ports.js'
 import { records } from '../helpers/fake-ports.js'
 
 const require = createRequire(import.meta.url)
-const { createErrorFromCode } = require('@kafka-mirror-sidecar/kafkajs/src/protocol/error') as { createErrorFromCode: (code: number) => Error & { type: string } }
-const { KafkaJSNumberOfRetriesExceeded, KafkaJSNonRetriableError } = require('@kafka-mirror-sidecar/kafkajs/src/errors') as { KafkaJSNumberOfRetriesExceeded: new (e: Error, options: object) => Error, KafkaJSNonRetriableError: new (e: Error, options?: object) => Error }
+const { createErrorFromCode } = require('@kafka-mirror-sidecar/kafkajs/src/protocol/error') as {
+  createErrorFromCode: (code: number) => Error & { type: string }
+}
+const { KafkaJSNumberOfRetriesExceeded, KafkaJSNonRetriableError } = require('@kafka-mirror-sidecar/kafkajs/src/errors') as {
+  KafkaJSNumberOfRetriesExceeded: new (e: Error, options: object) => Error
+  KafkaJSNonRetriableError: new (e: Error, options?: object) => Error
+}
 
 const target = { alias: 'target', brokers: ['127.0.0.1:9092'], clientId: 'test' }
 const writes: PartitionWrite[] = [0, 1, 2].map(partition => ({ topic: 't', partition, records: records(0, 2) }))
@@ -63,12 +68,21 @@ test('sendFailureOf keeps each partition\'s error apart; a partition refused for
   assert.equal(failure.retriable, false)
   assert.equal(failure.error.kafkaCode, 'MESSAGE_TOO_LARGE')
   assert.deepEqual(failure.error.written, [{ topic: 't', partition: 0, baseOffset: 100n }])
-  assert.deepEqual(failure.error.failed.map(f => [f.partition, f.error.kafkaCode, f.error.retriable]), [[1, 'NOT_LEADER_FOR_PARTITION', true], [2, 'MESSAGE_TOO_LARGE', false]])
+  assert.deepEqual(
+    failure.error.failed.map(f => [f.partition, f.error.kafkaCode, f.error.retriable]),
+    [
+      [1, 'NOT_LEADER_FOR_PARTITION', true],
+      [2, 'MESSAGE_TOO_LARGE', false],
+    ]
+  )
   assert.equal(failure.producerStateLost, false)
 })
 
 test('sendFailureOf: a forwarded batch answered CORRUPT_MESSAGE is refused for good, a decoded one beside it stays retriable', () => {
-  const forwardedWrites: PartitionWrite[] = [{ ...(writes[0] as PartitionWrite), records: [], forwarded: {} as PartitionWrite['forwarded'] }, writes[1] as PartitionWrite]
+  const forwardedWrites: PartitionWrite[] = [
+    { ...(writes[0] as PartitionWrite), records: [], forwarded: {} as PartitionWrite['forwarded'] },
+    writes[1] as PartitionWrite,
+  ]
   const corrupt = createErrorFromCode(2)
   const failure = sendFailureOf(
     kafkajsFailure(

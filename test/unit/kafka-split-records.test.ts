@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { BATCH_OVERHEAD_BYTES, recordBytesPerRequest, recordSizeBytes, REQUEST_OVERHEAD_BYTES, splitRecords, type InternalRecord } from '../../src/kafka/split-records.js'
+import {
+  BATCH_OVERHEAD_BYTES,
+  recordBytesPerRequest,
+  recordSizeBytes,
+  REQUEST_OVERHEAD_BYTES,
+  splitRecords,
+  type InternalRecord,
+} from '../../src/kafka/split-records.js'
 import { MirrorError } from '../../src/shared/errors.js'
 
 const records = (count: number, valueBytes = 200): InternalRecord[] =>

@@ -89,7 +89,9 @@ function circles (graph: ReadonlyMap<string, readonly string[]>): string[][] {
 test('every import of src/ follows the layer diagram of docs/architecture.md', () => {
   const graph = importGraph()
   assert.ok(graph.size > 150, `read ${graph.size} files of src/`)
-  for (const [file, imports] of graph) for (const target of imports) assert.ok(existsSync(join(REPOSITORY, target)), `${file} imports ${target}, which the check cannot find`)
+  for (const [file, imports] of graph) {
+    for (const target of imports) assert.ok(existsSync(join(REPOSITORY, target)), `${file} imports ${target}, which the check cannot find`)
+  }
   assert.deepEqual(layerViolations(graph), [])
 })
 
@@ -97,37 +99,40 @@ test('no import circle among the files of src/', () => {
   assert.deepEqual(circles(importGraph()), [])
 })
 
-test('the layer check finds an arrow pointing up, one across the wall between the programs, the pipeline past its ports, and a command importing another', () => {
-  const graph = new Map([
-    ['src/config/values.ts', ['src/kafka/client.ts']],
-    ['src/kafka/client.ts', ['src/config/values.ts', 'src/sidecar/offsets/offset-sync-writer.ts']],
-    ['src/mirror-topics/partition-reader.ts', ['src/kafka/audit-client.ts', 'src/sidecar/pipeline/mirror-flow.ts']],
-    ['src/check/verify/aligner.ts', ['src/ports/ports.ts', 'src/mirror-topics/partition-reader.ts', 'src/sidecar/integrity/digest-tracker.ts']],
-    ['src/sidecar/metrics/mirror-metrics.ts', ['src/check/lag/lag.ts', 'src/sidecar/integrity/loss-detector.ts', 'src/sidecar/http/health-server.ts']],
-    ['src/sidecar/pipeline/mirror-flow.ts', ['src/ports/ports.ts', 'src/kafka/record-sink.ts', 'src/sidecar/offsets/start-plan.ts']],
-    ['src/sidecar/mirror-sidecar.ts', ['src/sidecar/flow-runtime-factory.ts', 'src/bin/mirror-sidecar.ts']],
-    ['src/check/commands/cutover.ts', ['src/check/commands/lag.ts', 'src/check/cli/output.ts']],
-    ['src/check/commands/verify.ts', ['src/check/commands/verify-args.ts']],
-    ['src/elsewhere.ts', []],
-    ['src/sidecar/elsewhere.ts', []],
-  ])
-  assert.deepEqual(layerViolations(graph), [
-    'src/config/values.ts -> src/kafka/client.ts: src/config/ may not import src/kafka/',
-    'src/kafka/client.ts -> src/sidecar/offsets/offset-sync-writer.ts: src/kafka/ may not import src/sidecar/offsets/',
-    'src/mirror-topics/partition-reader.ts -> src/sidecar/pipeline/mirror-flow.ts: src/mirror-topics/ may not import src/sidecar/pipeline/',
-    'src/check/verify/aligner.ts -> src/ports/ports.ts: src/check/verify/ may not import src/ports/',
-    'src/check/verify/aligner.ts -> src/sidecar/integrity/digest-tracker.ts: src/check/verify/ may not import src/sidecar/integrity/',
-    'src/sidecar/metrics/mirror-metrics.ts -> src/check/lag/lag.ts: src/sidecar/metrics/ may not import src/check/lag/',
-    'src/sidecar/metrics/mirror-metrics.ts -> src/sidecar/http/health-server.ts: src/sidecar/metrics/ may not import src/sidecar/http/',
-    'src/sidecar/pipeline/mirror-flow.ts -> src/kafka/record-sink.ts: src/sidecar/pipeline/ may not import src/kafka/',
-    'src/sidecar/pipeline/mirror-flow.ts -> src/sidecar/offsets/start-plan.ts: src/sidecar/pipeline/ may not import src/sidecar/offsets/',
-    'src/sidecar/mirror-sidecar.ts -> src/bin/mirror-sidecar.ts: src/sidecar/mirror-sidecar.ts may not import src/bin/',
-    'src/check/commands/cutover.ts -> src/check/commands/lag.ts: a command imports no other command; move what both need out of commands/',
-    'src/elsewhere.ts: in no folder of the diagram; add its folder to test/unit/layers.test.ts and docs/architecture.md',
-    'src/sidecar/elsewhere.ts: in no folder of the diagram; add its folder to test/unit/layers.test.ts and docs/architecture.md',
-  ])
-  assert.deepEqual(circles(new Map([['a.ts', ['b.ts']], ['b.ts', ['c.ts']], ['c.ts', ['a.ts']]])), [['a.ts', 'b.ts', 'c.ts', 'a.ts']])
-})
+test(
+  'the layer check finds an arrow pointing up, one across the wall between the programs, the pipeline past its ports, and a command importing another',
+  () => {
+    const graph = new Map([
+      ['src/config/values.ts', ['src/kafka/client.ts']],
+      ['src/kafka/client.ts', ['src/config/values.ts', 'src/sidecar/offsets/offset-sync-writer.ts']],
+      ['src/mirror-topics/partition-reader.ts', ['src/kafka/audit-client.ts', 'src/sidecar/pipeline/mirror-flow.ts']],
+      ['src/check/verify/aligner.ts', ['src/ports/ports.ts', 'src/mirror-topics/partition-reader.ts', 'src/sidecar/integrity/digest-tracker.ts']],
+      ['src/sidecar/metrics/mirror-metrics.ts', ['src/check/lag/lag.ts', 'src/sidecar/integrity/loss-detector.ts', 'src/sidecar/http/health-server.ts']],
+      ['src/sidecar/pipeline/mirror-flow.ts', ['src/ports/ports.ts', 'src/kafka/record-sink.ts', 'src/sidecar/offsets/start-plan.ts']],
+      ['src/sidecar/mirror-sidecar.ts', ['src/sidecar/flow-runtime-factory.ts', 'src/bin/mirror-sidecar.ts']],
+      ['src/check/commands/cutover.ts', ['src/check/commands/lag.ts', 'src/check/cli/output.ts']],
+      ['src/check/commands/verify.ts', ['src/check/commands/verify-args.ts']],
+      ['src/elsewhere.ts', []],
+      ['src/sidecar/elsewhere.ts', []],
+    ])
+    assert.deepEqual(layerViolations(graph), [
+      'src/config/values.ts -> src/kafka/client.ts: src/config/ may not import src/kafka/',
+      'src/kafka/client.ts -> src/sidecar/offsets/offset-sync-writer.ts: src/kafka/ may not import src/sidecar/offsets/',
+      'src/mirror-topics/partition-reader.ts -> src/sidecar/pipeline/mirror-flow.ts: src/mirror-topics/ may not import src/sidecar/pipeline/',
+      'src/check/verify/aligner.ts -> src/ports/ports.ts: src/check/verify/ may not import src/ports/',
+      'src/check/verify/aligner.ts -> src/sidecar/integrity/digest-tracker.ts: src/check/verify/ may not import src/sidecar/integrity/',
+      'src/sidecar/metrics/mirror-metrics.ts -> src/check/lag/lag.ts: src/sidecar/metrics/ may not import src/check/lag/',
+      'src/sidecar/metrics/mirror-metrics.ts -> src/sidecar/http/health-server.ts: src/sidecar/metrics/ may not import src/sidecar/http/',
+      'src/sidecar/pipeline/mirror-flow.ts -> src/kafka/record-sink.ts: src/sidecar/pipeline/ may not import src/kafka/',
+      'src/sidecar/pipeline/mirror-flow.ts -> src/sidecar/offsets/start-plan.ts: src/sidecar/pipeline/ may not import src/sidecar/offsets/',
+      'src/sidecar/mirror-sidecar.ts -> src/bin/mirror-sidecar.ts: src/sidecar/mirror-sidecar.ts may not import src/bin/',
+      'src/check/commands/cutover.ts -> src/check/commands/lag.ts: a command imports no other command; move what both need out of commands/',
+      'src/elsewhere.ts: in no folder of the diagram; add its folder to test/unit/layers.test.ts and docs/architecture.md',
+      'src/sidecar/elsewhere.ts: in no folder of the diagram; add its folder to test/unit/layers.test.ts and docs/architecture.md',
+    ])
+    assert.deepEqual(circles(new Map([['a.ts', ['b.ts']], ['b.ts', ['c.ts']], ['c.ts', ['a.ts']]])), [['a.ts', 'b.ts', 'c.ts', 'a.ts']])
+  }
+)
 
 test('imports are read in each form the code uses them', () => {
   const text = [
@@ -142,5 +147,10 @@ test('imports are read in each form the code uses them', () => {
     "import yargs from 'yargs'",
     "// a comment that mentions from './not-an-import.js'",
   ].join('\n')
-  assert.deepEqual(importsOf('src/bin/x.ts', text).map(imported => imported.file).sort(), ['src/bin/multi-line.ts', 'src/bin/v8-settings.ts', 'src/config/late.ts', 'src/shared/logger.ts', 'src/sidecar/pipeline/mirror-flow.ts'])
+  assert.deepEqual(
+    importsOf('src/bin/x.ts', text)
+      .map(imported => imported.file)
+      .sort(),
+    ['src/bin/multi-line.ts', 'src/bin/v8-settings.ts', 'src/config/late.ts', 'src/shared/logger.ts', 'src/sidecar/pipeline/mirror-flow.ts']
+  )
 })

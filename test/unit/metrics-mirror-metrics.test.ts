@@ -13,7 +13,16 @@ const NOW_MS = 1_800_000_000_000
 const flow: FlowLabels = { flow: 'eu->us', source: 'eu', target: 'us' }
 
 function partition (overrides: Partial<PartitionSnapshot> = {}): PartitionSnapshot {
-  return { topic: 'orders', partition: 0, highWatermark: 100n, nextOffsetToMirror: 100n, committedOffset: 100n, oldestUnackedTimestampMs: undefined, lastProgressMs: NOW_MS, ...overrides }
+  return {
+    topic: 'orders',
+    partition: 0,
+    highWatermark: 100n,
+    nextOffsetToMirror: 100n,
+    committedOffset: 100n,
+    oldestUnackedTimestampMs: undefined,
+    lastProgressMs: NOW_MS,
+    ...overrides,
+  }
 }
 
 function snapshot (partitions: PartitionSnapshot[], overrides: Partial<FlowSnapshot> = {}): FlowSnapshot {
@@ -46,7 +55,18 @@ function samples (body: string): Map<string, number> {
 
 function feed (metrics: MirrorMetrics): void {
   metrics.consumed(flow, { topic: 'orders', partition: 0, records: 3, bytes: 300, timestampsMs: [NOW_MS - 2_000, NOW_MS - 1_000, -1], pollTimeMs: NOW_MS })
-  metrics.produced(flow, { sourceTopic: 'orders', targetTopic: 'eu.orders', partition: 0, records: 2, bytes: 200, timestampsMs: [NOW_MS - 2_000, NOW_MS - 1_000], ackTimeMs: NOW_MS + 500, firstSourceOffset: 40n, lastSourceOffset: 41n, targetBaseOffset: 7n })
+  metrics.produced(flow, {
+    sourceTopic: 'orders',
+    targetTopic: 'eu.orders',
+    partition: 0,
+    records: 2,
+    bytes: 200,
+    timestampsMs: [NOW_MS - 2_000, NOW_MS - 1_000],
+    ackTimeMs: NOW_MS + 500,
+    firstSourceOffset: 40n,
+    lastSourceOffset: 41n,
+    targetBaseOffset: 7n,
+  })
   metrics.produceRequest(flow, 0.02, true)
   metrics.produceRequest(flow, 3, false)
   metrics.retry(flow, 'produce', 'NOT_LEADER_OR_FOLLOWER')
@@ -139,7 +159,8 @@ test('partition status follows the commits: stall when the offset does not move 
 test('lag in seconds keeps its last value while lagging with nothing fetched, and is 0 once caught up', async () => {
   let current = partition({ highWatermark: 50n, nextOffsetToMirror: 40n, oldestUnackedTimestampMs: NOW_MS - 5_000 })
   const metrics = new MirrorMetrics(() => [snapshot([current])], { nowMs: () => NOW_MS, defaultMetrics: false })
-  const lagSeconds = async (): Promise<number | undefined> => samples((await metrics.exposition()).body).get(`kafka_mirror_lag_seconds{${L},topic="orders",partition="0"}`)
+  const lagSeconds = async (): Promise<number | undefined> =>
+    samples((await metrics.exposition()).body).get(`kafka_mirror_lag_seconds{${L},topic="orders",partition="0"}`)
   assert.equal(await lagSeconds(), 5)
   current = partition({ highWatermark: 60n, nextOffsetToMirror: 50n, oldestUnackedTimestampMs: undefined })
   assert.equal(await lagSeconds(), 5)
@@ -155,21 +176,47 @@ test('revoked partitions disappear from the per-partition series', async () => {
   assert.equal((await metrics.exposition()).body.includes('partition="1"'), false)
 })
 
-test('record age and replication latency count every record of a run of equal timestamps (a forwarded batch) as the same timestamps one by one would', async () => {
-  const histogramLines = (body: string): string[] => body.split('\n').filter(line => /^kafka_mirror_(record_age_at_poll|replication_latency)_seconds_(bucket|sum|count)/.test(line))
-  const timestamps = [NOW_MS - 2_000, NOW_MS - 2_000, NOW_MS - 2_000, -1, -1, NOW_MS - 30, NOW_MS - 2_000, NOW_MS - 2_000]
-  const byRun = new MirrorMetrics(() => [], { defaultMetrics: false })
-  const oneByOne = new MirrorMetrics(() => [], { defaultMetrics: false })
-  byRun.consumed(flow, { topic: 'orders', partition: 0, records: timestamps.length, bytes: 800, timestampsMs: timestamps, pollTimeMs: NOW_MS })
-  byRun.produced(flow, { sourceTopic: 'orders', targetTopic: 'orders', partition: 0, records: timestamps.length, bytes: 800, timestampsMs: timestamps, ackTimeMs: NOW_MS + 5, firstSourceOffset: 0n, lastSourceOffset: 7n, targetBaseOffset: 0n })
-  for (const timestampMs of timestamps) {
-    oneByOne.consumed(flow, { topic: 'orders', partition: 0, records: 1, bytes: 100, timestampsMs: [timestampMs], pollTimeMs: NOW_MS })
-    oneByOne.produced(flow, { sourceTopic: 'orders', targetTopic: 'orders', partition: 0, records: 1, bytes: 100, timestampsMs: [timestampMs], ackTimeMs: NOW_MS + 5, firstSourceOffset: 0n, lastSourceOffset: 0n, targetBaseOffset: 0n })
+test(
+  'record age and replication latency count every record of a run of equal timestamps (a forwarded batch) as the same timestamps one by one would',
+  async () => {
+    const histogramLines = (body: string): string[] =>
+      body.split('\n').filter(line => /^kafka_mirror_(record_age_at_poll|replication_latency)_seconds_(bucket|sum|count)/.test(line))
+    const timestamps = [NOW_MS - 2_000, NOW_MS - 2_000, NOW_MS - 2_000, -1, -1, NOW_MS - 30, NOW_MS - 2_000, NOW_MS - 2_000]
+    const byRun = new MirrorMetrics(() => [], { defaultMetrics: false })
+    const oneByOne = new MirrorMetrics(() => [], { defaultMetrics: false })
+    byRun.consumed(flow, { topic: 'orders', partition: 0, records: timestamps.length, bytes: 800, timestampsMs: timestamps, pollTimeMs: NOW_MS })
+    byRun.produced(flow, {
+      sourceTopic: 'orders',
+      targetTopic: 'orders',
+      partition: 0,
+      records: timestamps.length,
+      bytes: 800,
+      timestampsMs: timestamps,
+      ackTimeMs: NOW_MS + 5,
+      firstSourceOffset: 0n,
+      lastSourceOffset: 7n,
+      targetBaseOffset: 0n,
+    })
+    for (const timestampMs of timestamps) {
+      oneByOne.consumed(flow, { topic: 'orders', partition: 0, records: 1, bytes: 100, timestampsMs: [timestampMs], pollTimeMs: NOW_MS })
+      oneByOne.produced(flow, {
+        sourceTopic: 'orders',
+        targetTopic: 'orders',
+        partition: 0,
+        records: 1,
+        bytes: 100,
+        timestampsMs: [timestampMs],
+        ackTimeMs: NOW_MS + 5,
+        firstSourceOffset: 0n,
+        lastSourceOffset: 0n,
+        targetBaseOffset: 0n,
+      })
+    }
+    const expected = histogramLines((await oneByOne.exposition()).body)
+    assert.ok(expected.some(line => /^kafka_mirror_replication_latency_seconds_count\{[^}]*\} 6$/.test(line)), 'six records with a timestamp')
+    assert.deepEqual(histogramLines((await byRun.exposition()).body), expected)
   }
-  const expected = histogramLines((await oneByOne.exposition()).body)
-  assert.ok(expected.some(line => /^kafka_mirror_replication_latency_seconds_count\{[^}]*\} 6$/.test(line)), 'six records with a timestamp')
-  assert.deepEqual(histogramLines((await byRun.exposition()).body), expected)
-})
+)
 
 test('each instance has its own registry', async () => {
   const first = new MirrorMetrics(() => [], { defaultMetrics: false })
@@ -187,36 +234,49 @@ test('promtool check metrics accepts the exposition (only prom-client\'s nodejs_
   const { body } = await metrics.exposition()
   const result = await promtool(['check', 'metrics'], body)
   const problems = (result.stdout + result.stderr).split('\n').filter(line => line.trim() !== '')
-  const unexpected = problems.filter(line => !/^nodejs_active_(handles|requests|resources)_total non-counter metrics should not have "_total" suffix$/.test(line))
+  const unexpected = problems.filter(
+    line => !/^nodejs_active_(handles|requests|resources)_total non-counter metrics should not have "_total" suffix$/.test(line)
+  )
   assert.deepEqual(unexpected, [])
   assert.ok(result.code === 0 || problems.length > 0, `promtool exit ${result.code} without a message`)
 })
 
-test('every metric in metric-names.ts is exported (offset-sync metrics through OffsetsMetrics, lost records through LossMetrics, digests through DigestMetrics, in the same registry)', async () => {
-  const metrics = new MirrorMetrics(() => [snapshot([partition({ committedOffset: 5n })])], {
-    defaultMetrics: false,
-    flows: [{ ...configured, throughputLimitBytes: 1_048_576 }],
-  })
-  feed(metrics)
-  const flow = { flow: 'a->b', source: 'a', target: 'b' }
-  const offsets = new OffsetsMetrics(metrics.registry, () => [{ flow, groups: [{ group: 'g', lastCheckpointMs: 0 }] }])
-  offsets.syncsWritten(flow, 1, 1)
-  offsets.syncWriteFailed(flow)
-  offsets.syncsPruned(flow, 1)
-  offsets.checkpointsWritten(flow, 'g', 1)
-  offsets.groupOffsetsSynced(flow, 'g', 1)
-  offsets.groupSkipped(flow, 'g', 'active')
-  offsets.translationFailed(flow, 'g', 'no-syncs')
-  offsets.oppositeMirrorSkipped(flow, 3)
-  new LossMetrics(metrics.registry).lost(flow, { reason: 'source_retention', topic: 't', partition: 0, targetTopic: 't', fromOffset: 0n, toOffset: 2n, records: 2n })
-  const digests = new DigestMetrics(metrics.registry)
-  digests.written(flow, 1)
-  digests.audited(flow, 't', 1000)
-  digests.mismatch(flow, { sourceTopic: 't', targetTopic: 't', partition: 0, sourceFirst: 0n, sourceLast: 999n, targetStart: 0n, count: 1000, hash: 1 })
-  const names = new Set([...samples((await metrics.exposition()).body).keys()].map(series => series.replace(/\{.*$/, '')))
-  for (const name of allSeriesNames()) assert.ok(names.has(name), `${name} missing from the exposition`)
-  assert.equal(Object.values(Metrics).every(definition => definition.name.startsWith('kafka_mirror_')), true)
-})
+test(
+  'every metric in metric-names.ts is exported (offset-sync metrics through OffsetsMetrics, lost records through LossMetrics, digests through DigestMetrics, in the same registry)',
+  async () => {
+    const metrics = new MirrorMetrics(() => [snapshot([partition({ committedOffset: 5n })])], {
+      defaultMetrics: false,
+      flows: [{ ...configured, throughputLimitBytes: 1_048_576 }],
+    })
+    feed(metrics)
+    const flow = { flow: 'a->b', source: 'a', target: 'b' }
+    const offsets = new OffsetsMetrics(metrics.registry, () => [{ flow, groups: [{ group: 'g', lastCheckpointMs: 0 }] }])
+    offsets.syncsWritten(flow, 1, 1)
+    offsets.syncWriteFailed(flow)
+    offsets.syncsPruned(flow, 1)
+    offsets.checkpointsWritten(flow, 'g', 1)
+    offsets.groupOffsetsSynced(flow, 'g', 1)
+    offsets.groupSkipped(flow, 'g', 'active')
+    offsets.translationFailed(flow, 'g', 'no-syncs')
+    offsets.oppositeMirrorSkipped(flow, 3)
+    new LossMetrics(metrics.registry).lost(flow, {
+      reason: 'source_retention',
+      topic: 't',
+      partition: 0,
+      targetTopic: 't',
+      fromOffset: 0n,
+      toOffset: 2n,
+      records: 2n,
+    })
+    const digests = new DigestMetrics(metrics.registry)
+    digests.written(flow, 1)
+    digests.audited(flow, 't', 1000)
+    digests.mismatch(flow, { sourceTopic: 't', targetTopic: 't', partition: 0, sourceFirst: 0n, sourceLast: 999n, targetStart: 0n, count: 1000, hash: 1 })
+    const names = new Set([...samples((await metrics.exposition()).body).keys()].map(series => series.replace(/\{.*$/, '')))
+    for (const name of allSeriesNames()) assert.ok(names.has(name), `${name} missing from the exposition`)
+    assert.equal(Object.values(Metrics).every(definition => definition.name.startsWith('kafka_mirror_')), true)
+  }
+)
 
 test('OpenMetrics exposition ends with # EOF and does not rename counters in later text scrapes', async () => {
   const metrics = new MirrorMetrics(() => [snapshot([partition()])], { defaultMetrics: false })
@@ -242,60 +302,77 @@ test('a topic first seen in the snapshot has zeroed counters in the same scrape 
   assert.equal(values.get(`kafka_mirror_commits_total{${L},result="error"}`), 0)
 })
 
-test('commit age: counts from start until the first commit, 0 while every acknowledged offset is committed, from the first acknowledgement after a commit while one waits', async () => {
-  let nowMs = NOW_MS
-  let partitions = [partition({ nextOffsetToMirror: 0n, committedOffset: -1n })]
-  const metrics = new MirrorMetrics(() => [snapshot(partitions)], { nowMs: () => nowMs, defaultMetrics: false, flows: [configured] })
-  const age = async (): Promise<number | undefined> => samples((await metrics.exposition()).body).get(`kafka_mirror_commit_age_seconds{${L}}`)
-  assert.equal(samples((await metrics.exposition()).body).get(`kafka_mirror_commit_interval_seconds{${L}}`), 5)
-  nowMs += 40_000
-  assert.equal(await age(), 40, 'never committed: since start')
-  metrics.committed(flow, [{ topic: 'orders', partition: 0, offset: 100n, lagRecords: 0n }], nowMs)
-  partitions = [partition({ nextOffsetToMirror: 100n, committedOffset: 100n })]
-  nowMs += 3_600_000
-  assert.equal(await age(), 0, 'idle and committed: nothing waits')
-  metrics.produced(flow, { sourceTopic: 'orders', targetTopic: 'orders', partition: 0, records: 1, bytes: 10, timestampsMs: [nowMs], ackTimeMs: nowMs, firstSourceOffset: 100n, lastSourceOffset: 100n, targetBaseOffset: 100n })
-  partitions = [partition({ highWatermark: 101n, nextOffsetToMirror: 101n, committedOffset: 100n })]
-  nowMs += 2_000
-  assert.equal(await age(), 2, 'an acknowledgement after an idle hour waits 2 s, not an hour')
-  metrics.commitFailed(flow, 'MESSAGE_TOO_LARGE')
-  nowMs += 60_000
-  assert.equal(await age(), 62, 'failing commits: the age keeps growing')
-})
+test(
+  'commit age: counts from start until the first commit, 0 while every acknowledged offset is committed, from the first acknowledgement after a commit while one waits',
+  async () => {
+    let nowMs = NOW_MS
+    let partitions = [partition({ nextOffsetToMirror: 0n, committedOffset: -1n })]
+    const metrics = new MirrorMetrics(() => [snapshot(partitions)], { nowMs: () => nowMs, defaultMetrics: false, flows: [configured] })
+    const age = async (): Promise<number | undefined> => samples((await metrics.exposition()).body).get(`kafka_mirror_commit_age_seconds{${L}}`)
+    assert.equal(samples((await metrics.exposition()).body).get(`kafka_mirror_commit_interval_seconds{${L}}`), 5)
+    nowMs += 40_000
+    assert.equal(await age(), 40, 'never committed: since start')
+    metrics.committed(flow, [{ topic: 'orders', partition: 0, offset: 100n, lagRecords: 0n }], nowMs)
+    partitions = [partition({ nextOffsetToMirror: 100n, committedOffset: 100n })]
+    nowMs += 3_600_000
+    assert.equal(await age(), 0, 'idle and committed: nothing waits')
+    metrics.produced(flow, {
+      sourceTopic: 'orders',
+      targetTopic: 'orders',
+      partition: 0,
+      records: 1,
+      bytes: 10,
+      timestampsMs: [nowMs],
+      ackTimeMs: nowMs,
+      firstSourceOffset: 100n,
+      lastSourceOffset: 100n,
+      targetBaseOffset: 100n,
+    })
+    partitions = [partition({ highWatermark: 101n, nextOffsetToMirror: 101n, committedOffset: 100n })]
+    nowMs += 2_000
+    assert.equal(await age(), 2, 'an acknowledgement after an idle hour waits 2 s, not an hour')
+    metrics.commitFailed(flow, 'MESSAGE_TOO_LARGE')
+    nowMs += 60_000
+    assert.equal(await age(), 62, 'failing commits: the age keeps growing')
+  }
+)
 
-test('with partitionLabels false the per-partition gauges become per topic: lag summed, lag seconds the largest, partitions counted per status, no committed offset', async () => {
-  const partitions = [
-    partition({ highWatermark: 100n, nextOffsetToMirror: 40n, committedOffset: 40n, oldestUnackedTimestampMs: NOW_MS - 30_000 }),
-    partition({ partition: 1, highWatermark: 50n, nextOffsetToMirror: 30n, committedOffset: 30n, oldestUnackedTimestampMs: NOW_MS - 90_000 }),
-    partition({ partition: 2 }),
-    partition({ topic: 'payments', highWatermark: 7n, nextOffsetToMirror: 2n, committedOffset: 2n, oldestUnackedTimestampMs: NOW_MS - 1_000 }),
-  ]
-  const perPartition = samples((await new MirrorMetrics(() => [snapshot(partitions)], { nowMs: () => NOW_MS, defaultMetrics: false }).exposition()).body)
-  const perTopic = samples(
-    (await new MirrorMetrics(() => [snapshot(partitions)], { nowMs: () => NOW_MS, defaultMetrics: false, partitionLabels: false }).exposition()).body
-  )
-  const orders = `${L},topic="orders"`
-  assert.equal(perTopic.get(`kafka_mirror_lag_records{${orders}}`), 80)
-  assert.equal(perTopic.get(`kafka_mirror_lag_seconds{${orders}}`), 90)
-  assert.equal(perTopic.get(`kafka_mirror_lag_records{${L},topic="payments"}`), 5)
-  const statuses = (values: Map<string, number>, topic: string): Record<string, number> => {
-    const out: Record<string, number> = {}
-    for (const [series, value] of values) {
-      const match = new RegExp(`^kafka_mirror_partition_status\\{${L},topic="${topic}",(?:partition="\\d+",)?status="(\\w+)"\\}$`).exec(series)
-      if (match !== null) out[match[1] as string] = (out[match[1] as string] ?? 0) + value
+test(
+  'with partitionLabels false the per-partition gauges become per topic: lag summed, lag seconds the largest, partitions counted per status, no committed offset',
+  async () => {
+    const partitions = [
+      partition({ highWatermark: 100n, nextOffsetToMirror: 40n, committedOffset: 40n, oldestUnackedTimestampMs: NOW_MS - 30_000 }),
+      partition({ partition: 1, highWatermark: 50n, nextOffsetToMirror: 30n, committedOffset: 30n, oldestUnackedTimestampMs: NOW_MS - 90_000 }),
+      partition({ partition: 2 }),
+      partition({ topic: 'payments', highWatermark: 7n, nextOffsetToMirror: 2n, committedOffset: 2n, oldestUnackedTimestampMs: NOW_MS - 1_000 }),
+    ]
+    const perPartition = samples((await new MirrorMetrics(() => [snapshot(partitions)], { nowMs: () => NOW_MS, defaultMetrics: false }).exposition()).body)
+    const perTopic = samples(
+      (await new MirrorMetrics(() => [snapshot(partitions)], { nowMs: () => NOW_MS, defaultMetrics: false, partitionLabels: false }).exposition()).body
+    )
+    const orders = `${L},topic="orders"`
+    assert.equal(perTopic.get(`kafka_mirror_lag_records{${orders}}`), 80)
+    assert.equal(perTopic.get(`kafka_mirror_lag_seconds{${orders}}`), 90)
+    assert.equal(perTopic.get(`kafka_mirror_lag_records{${L},topic="payments"}`), 5)
+    const statuses = (values: Map<string, number>, topic: string): Record<string, number> => {
+      const out: Record<string, number> = {}
+      for (const [series, value] of values) {
+        const match = new RegExp(`^kafka_mirror_partition_status\\{${L},topic="${topic}",(?:partition="\\d+",)?status="(\\w+)"\\}$`).exec(series)
+        if (match !== null) out[match[1] as string] = (out[match[1] as string] ?? 0) + value
+      }
+      return out
     }
-    return out
+    assert.deepEqual(statuses(perTopic, 'orders'), statuses(perPartition, 'orders'), 'sum by (status) counts the same partitions either way')
+    assert.equal(Object.values(statuses(perTopic, 'orders')).reduce((a, b) => a + b, 0), 3)
+    const names = (values: Map<string, number>, name: string): string[] => [...values.keys()].filter(series => series.startsWith(`${name}{`))
+    assert.equal(names(perTopic, 'kafka_mirror_committed_offset').length, 0)
+    assert.equal(names(perPartition, 'kafka_mirror_committed_offset').length, 4)
+    for (const name of ['kafka_mirror_lag_records', 'kafka_mirror_lag_seconds', 'kafka_mirror_partition_status']) {
+      assert.ok(names(perTopic, name).every(series => !series.includes('partition=')), name)
+      assert.equal(names(perTopic, name).length * 2, names(perPartition, name).length, `${name}: 2 topics instead of 4 partitions`)
+    }
   }
-  assert.deepEqual(statuses(perTopic, 'orders'), statuses(perPartition, 'orders'), 'sum by (status) counts the same partitions either way')
-  assert.equal(Object.values(statuses(perTopic, 'orders')).reduce((a, b) => a + b, 0), 3)
-  const names = (values: Map<string, number>, name: string): string[] => [...values.keys()].filter(series => series.startsWith(`${name}{`))
-  assert.equal(names(perTopic, 'kafka_mirror_committed_offset').length, 0)
-  assert.equal(names(perPartition, 'kafka_mirror_committed_offset').length, 4)
-  for (const name of ['kafka_mirror_lag_records', 'kafka_mirror_lag_seconds', 'kafka_mirror_partition_status']) {
-    assert.ok(names(perTopic, name).every(series => !series.includes('partition=')), name)
-    assert.equal(names(perTopic, name).length * 2, names(perPartition, name).length, `${name}: 2 topics instead of 4 partitions`)
-  }
-})
+)
 
 test('a flow with a throughput limit exports the limit and the time it held fetching back; a flow without one exports neither', async () => {
   const limited = new MirrorMetrics(() => [snapshot([partition()])], { defaultMetrics: false, flows: [{ ...configured, throughputLimitBytes: 2_097_152 }] })

@@ -23,7 +23,11 @@ function partition (topic: string, p: number, overrides: Partial<PartitionSnapsh
 }
 
 function metricsWithData (partitionLabels: boolean): MirrorMetrics {
-  const partitions = [partition('orders', 0), partition('orders', 1, { highWatermark: -1n }), partition('pay.ments', 0, { committedOffset: -1n, oldestUnackedTimestampMs: undefined })]
+  const partitions = [
+    partition('orders', 0),
+    partition('orders', 1, { highWatermark: -1n }),
+    partition('pay.ments', 0, { committedOffset: -1n, oldestUnackedTimestampMs: undefined }),
+  ]
   const snapshot: FlowSnapshot = {
     labels: flow,
     state: 'running',
@@ -39,7 +43,18 @@ function metricsWithData (partitionLabels: boolean): MirrorMetrics {
   }
   const metrics = new MirrorMetrics(() => [snapshot], { nowMs: () => NOW_MS, partitionLabels, defaultMetrics: true })
   metrics.consumed(flow, { topic: 'orders', partition: 0, records: 3, bytes: 300, timestampsMs: [NOW_MS - 2_000, NOW_MS - 1_000, -1], pollTimeMs: NOW_MS })
-  metrics.produced(flow, { sourceTopic: 'orders', targetTopic: 'eu.orders', partition: 0, records: 2, bytes: 200, timestampsMs: [NOW_MS - 2_000, NOW_MS - 1_000], ackTimeMs: NOW_MS + 500, firstSourceOffset: 40n, lastSourceOffset: 41n, targetBaseOffset: 7n })
+  metrics.produced(flow, {
+    sourceTopic: 'orders',
+    targetTopic: 'eu.orders',
+    partition: 0,
+    records: 2,
+    bytes: 200,
+    timestampsMs: [NOW_MS - 2_000, NOW_MS - 1_000],
+    ackTimeMs: NOW_MS + 500,
+    firstSourceOffset: 40n,
+    lastSourceOffset: 41n,
+    targetBaseOffset: 7n,
+  })
   metrics.produceRequest(flow, 0.02, true)
   metrics.retry(flow, 'produce', 'NOT_LEADER_OR_FOLLOWER')
   metrics.batchRouted(flow, 'deep', 'offset_gaps', 500)
@@ -67,21 +82,34 @@ function withoutProcessMetrics (body: string): string {
 
 for (const openMetrics of [false, true]) {
   for (const partitionLabels of [true, false]) {
-    test(`the exposition is what prom-client writes for the same registry (${openMetrics ? 'OpenMetrics' : 'text 0.0.4'}, partition labels ${String(partitionLabels)})`, async () => {
-      const metrics = metricsWithData(partitionLabels)
-      const ours = (await metrics.exposition(openMetrics)).body
-      const reference = await promClientBody(metrics, openMetrics)
-      assert.equal(withoutProcessMetrics(ours), withoutProcessMetrics(reference))
-      assert.match(ours, /kafka_mirror_lag_records\{flow="a\\"b\\\\c\\nd"/)
-      assert.equal(ours.endsWith(openMetrics ? '\n# EOF\n' : '\n'), true)
-      // The process metrics are there too (formatted by prom-client).
-      assert.match(ours, /^process_cpu_user_seconds_total(\{[^}]*\})? /m)
-    })
+    test(
+      `the exposition is what prom-client writes for the same registry (${openMetrics ? 'OpenMetrics' : 'text 0.0.4'}, partition labels ${String(partitionLabels)})`,
+      async () => {
+        const metrics = metricsWithData(partitionLabels)
+        const ours = (await metrics.exposition(openMetrics)).body
+        const reference = await promClientBody(metrics, openMetrics)
+        assert.equal(withoutProcessMetrics(ours), withoutProcessMetrics(reference))
+        assert.match(ours, /kafka_mirror_lag_records\{flow="a\\"b\\\\c\\nd"/)
+        assert.equal(ours.endsWith(openMetrics ? '\n# EOF\n' : '\n'), true)
+        // The process metrics are there too (formatted by prom-client).
+        assert.match(ours, /^process_cpu_user_seconds_total(\{[^}]*\})? /m)
+      }
+    )
   }
 }
 
 test('metricText writes NaN, infinities, numeric label values and samples without labels as prom-client does', async () => {
-  const metric: TextMetric = { name: 'm_total', help: 'a\\b\nc', type: 'counter', values: [{ value: Number.NaN }, { labels: { le: 0.5 }, value: Number.POSITIVE_INFINITY }, { metricName: 'm_x', labels: { a: 'x' }, value: Number.NEGATIVE_INFINITY }, { labels: {}, value: 3 }] }
+  const metric: TextMetric = {
+    name: 'm_total',
+    help: 'a\\b\nc',
+    type: 'counter',
+    values: [
+      { value: Number.NaN },
+      { labels: { le: 0.5 }, value: Number.POSITIVE_INFINITY },
+      { metricName: 'm_x', labels: { a: 'x' }, value: Number.NEGATIVE_INFINITY },
+      { labels: {}, value: 3 },
+    ],
+  }
   const registry = new Registry()
   registry.registerMetric({ ...metric, get: async () => metric } as unknown as Metric)
   assert.equal(metricText(metric, false), await registry.getSingleMetricAsString('m_total'))

@@ -57,7 +57,11 @@ test('a partition\'s first record is synced, then every offset.lag.max + 1 recor
   assert.deepEqual(written(rules), [[1000, 0], [1011, 11], [1022, 22], [1033, 33], [1044, 44], [1049, 49]])
   assert.deepEqual(written(rules), [], 'nothing new: nothing written again')
   rules.acknowledgedRun('orders', 0, 1050n, 50n, 1)
-  assert.deepEqual(written(rules), [[1050, 50]], 'a quiet partition\'s last record is synced at the next flush (MirrorMaker 2 promotes its delayed syncs at each commit)')
+  assert.deepEqual(
+    written(rules),
+    [[1050, 50]],
+    "a quiet partition's last record is synced at the next flush (MirrorMaker 2 promotes its delayed syncs at each commit)"
+  )
 })
 
 test('the rules give what MirrorMaker 2\'s PartitionState gives, record by record, however the records are cut into acknowledgements', () => {

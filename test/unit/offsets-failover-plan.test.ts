@@ -12,7 +12,14 @@ test('a partition is committed at its exact translation unless the group is alre
 })
 
 test('a group is blocked when it has nothing to move, a partition cannot be translated, or it has members where it is written', () => {
-  const partition = (action: FailoverPartitionPlan['action']): FailoverPartitionPlan => ({ group: 'g', topic: 't', partition: 0, currentOffset: 1n, translation: action === 'untranslatable' ? 'no-syncs' : 'translated', action })
+  const partition = (action: FailoverPartitionPlan['action']): FailoverPartitionPlan => ({
+    group: 'g',
+    topic: 't',
+    partition: 0,
+    currentOffset: 1n,
+    translation: action === 'untranslatable' ? 'no-syncs' : 'translated',
+    action,
+  })
   const idle = { state: 'Empty', members: 0 }
   assert.equal(planBlocker(idle, []), 'no-offsets')
   assert.equal(planBlocker(idle, [partition('commit'), partition('untranslatable')]), 'untranslatable')

@@ -1,6 +1,16 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { decodeMm2Checkpoint, decodeMm2Heartbeat, decodeMm2OffsetSync, encodeMm2Checkpoint, encodeMm2Heartbeat, encodeMm2OffsetSync, MM2_HEARTBEATS_TOPIC, mm2CheckpointsTopicName, mm2OffsetSyncsTopicName } from '../../src/mirror-topics/mm2-records.js'
+import {
+  decodeMm2Checkpoint,
+  decodeMm2Heartbeat,
+  decodeMm2OffsetSync,
+  encodeMm2Checkpoint,
+  encodeMm2Heartbeat,
+  encodeMm2OffsetSync,
+  MM2_HEARTBEATS_TOPIC,
+  mm2CheckpointsTopicName,
+  mm2OffsetSyncsTopicName,
+} from '../../src/mirror-topics/mm2-records.js'
 
 // Kafka's protocol types, as MirrorMaker 2's Struct.write lays them out.
 const str = (s: string): Buffer => { const b = Buffer.from(s, 'utf8'); const len = Buffer.alloc(2); len.writeInt16BE(b.length); return Buffer.concat([len, b]) }
@@ -10,7 +20,12 @@ const i64 = (n: bigint): Buffer => { const b = Buffer.alloc(8); b.writeBigInt64B
 
 test('MirrorMaker 2 offset syncs decode as OffsetSync writes them; anything else is skipped', () => {
   const key = Buffer.concat([str('orders'), i32(3)])
-  assert.deepEqual(decodeMm2OffsetSync(key, Buffer.concat([i64(1200n), i64(9_000_000_000n)])), { topic: 'orders', partition: 3, upstreamOffset: 1200n, downstreamOffset: 9_000_000_000n })
+  assert.deepEqual(decodeMm2OffsetSync(key, Buffer.concat([i64(1200n), i64(9_000_000_000n)])), {
+    topic: 'orders',
+    partition: 3,
+    upstreamOffset: 1200n,
+    downstreamOffset: 9_000_000_000n,
+  })
   assert.equal(decodeMm2OffsetSync(key, i64(1n)), undefined, 'truncated value')
   assert.equal(decodeMm2OffsetSync(key, Buffer.concat([i64(1n), i64(2n), Buffer.from([0])])), undefined, 'trailing bytes')
   assert.equal(decodeMm2OffsetSync(null, Buffer.alloc(16)), undefined)
@@ -21,7 +36,14 @@ test('MirrorMaker 2 offset syncs decode as OffsetSync writes them; anything else
 test('MirrorMaker 2 checkpoints decode as Checkpoint writes them (version 0 header); other versions are skipped', () => {
   const key = Buffer.concat([str('app'), str('A.orders'), i32(0)])
   const value = (version: number): Buffer => Buffer.concat([i16(version), i64(130n), i64(101n), str('')])
-  assert.deepEqual(decodeMm2Checkpoint(key, value(0)), { group: 'app', topic: 'A.orders', partition: 0, upstreamOffset: 130n, downstreamOffset: 101n, metadata: '' })
+  assert.deepEqual(decodeMm2Checkpoint(key, value(0)), {
+    group: 'app',
+    topic: 'A.orders',
+    partition: 0,
+    upstreamOffset: 130n,
+    downstreamOffset: 101n,
+    metadata: '',
+  })
   assert.equal(decodeMm2Checkpoint(key, value(1)), undefined)
   assert.equal(decodeMm2Checkpoint(key, null), undefined, 'a tombstone')
   assert.equal(decodeMm2Checkpoint(Buffer.concat([str('app')]), value(0)), undefined)
@@ -56,5 +78,8 @@ test('heartbeats are written as Heartbeat lays them out (key of both aliases, ve
 })
 
 test('a string longer than Kafka\'s STRING type holds is refused, not truncated', () => {
-  assert.throws(() => encodeMm2Checkpoint({ group: 'g'.repeat(40_000), topic: 't', partition: 0, upstreamOffset: 0n, downstreamOffset: 0n, metadata: '' }), /at most 32767/)
+  assert.throws(
+    () => encodeMm2Checkpoint({ group: 'g'.repeat(40_000), topic: 't', partition: 0, upstreamOffset: 0n, downstreamOffset: 0n, metadata: '' }),
+    /at most 32767/
+  )
 })

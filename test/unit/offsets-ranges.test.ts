@@ -102,7 +102,11 @@ test('beyond the mirror says not yet mirrored and how far it got; no syncs says 
   assert.deepEqual(translateOffset([range(0, 0, 10)], undefined, 10n), { status: 'not-yet-mirrored', mirroredUpTo: 10n })
   assert.deepEqual(translateOffset([range(0, 0, 10)], position(12, 10), 13n), { status: 'not-yet-mirrored', mirroredUpTo: 12n })
   assert.deepEqual(translateOffset([], undefined, 0n), { status: 'no-syncs' })
-  assert.deepEqual(translateOffset([range(20, 0, 10)], undefined, 0n), { status: 'translated', targetTopic: 'orders', targetOffset: 0n, basis: 'range' }, 'before the first mirrored record: the first copy')
+  assert.deepEqual(
+    translateOffset([range(20, 0, 10)], undefined, 0n),
+    { status: 'translated', targetTopic: 'orders', targetOffset: 0n, basis: 'range' },
+    'before the first mirrored record: the first copy'
+  )
 })
 
 test('the index replays the topic: a rewrite replaces its key, a tombstone removes it, the last position wins', () => {
@@ -150,10 +154,23 @@ test('the offset-sync aligner gives verify the newest copy, and hands over to a 
   const index = new OffsetSyncIndex()
   index.apply({ kind: 'range', range: range(0, 0, 100) })
   index.apply({ kind: 'range', range: range(50, 100, 50) })
-  const fallback = { align: async (r: { sourcePartition: number, sourceOffset: number }) => ({ sourceOffset: r.sourceOffset, targetPartition: r.sourcePartition, targetOffset: -1, method: 'fallback' }) }
+  const fallback = {
+    align: async (r: { sourcePartition: number, sourceOffset: number }) => ({
+      sourceOffset: r.sourceOffset,
+      targetPartition: r.sourcePartition,
+      targetOffset: -1,
+      method: 'fallback',
+    }),
+  }
   const aligner = new OffsetSyncAligner(index, 'orders', fallback)
   // The newest copy is compared record by record; the older one at 60 is named, to be read as earlier copies.
-  assert.deepEqual(await aligner.align({ sourcePartition: 0, sourceOffset: 60 }), { sourceOffset: 60, targetPartition: 0, targetOffset: 110, method: 'offset sync', earliestCopyOffset: 60 })
+  assert.deepEqual(await aligner.align({ sourcePartition: 0, sourceOffset: 60 }), {
+    sourceOffset: 60,
+    targetPartition: 0,
+    targetOffset: 110,
+    method: 'offset sync',
+    earliestCopyOffset: 60,
+  })
   assert.equal((await aligner.align({ sourcePartition: 0, sourceOffset: 120 })).method, 'fallback')
   await assert.rejects(new OffsetSyncAligner(index, 'orders').align({ sourcePartition: 1, sourceOffset: 0 }), /no offset syncs/)
 })

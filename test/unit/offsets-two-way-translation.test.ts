@@ -67,21 +67,24 @@ function interleave<T> (next: () => number, a: readonly T[], b: readonly T[]): T
 
 const entries = (origin: 'F' | 'T', count: number): Entry[] => Array.from({ length: count }, (_, n) => ({ origin, n }))
 
-test('failback in the usual order (producers moved with the consumers) is exact: the part read on A is translated with the A -> B syncs, the part produced on B with the B -> A syncs', () => {
+test(
+  'failback in the usual order (producers moved with the consumers) is exact: the part read on A is translated with the A -> B syncs, the part produced on B with the B -> A syncs',
+  () => {
   // B (the cluster left) holds A's 100 records, then 50 produced on B; A holds the same, in the same order.
-  const a = [...entries('T', 100), ...entries('F', 50)]
-  const b = [...entries('T', 100), ...entries('F', 50)]
-  const backToA = syncsOf(b, a, 'F') // B -> A: B's own records on A
-  const aToB = syncsOf(a, b, 'T') // A -> B: A's own records on B
-  for (const offset of [0, 40, 100, 120, 150]) {
-    const got = translateBothWays(backToA, aToB, topic, 0, BigInt(offset))
-    assert.equal(got.status, 'translated')
-    assert.deepEqual(got.status === 'translated' ? [got.targetOffset, got.reReads] : [], [BigInt(offset), 0n], `offset ${offset}`)
+    const a = [...entries('T', 100), ...entries('F', 50)]
+    const b = [...entries('T', 100), ...entries('F', 50)]
+    const backToA = syncsOf(b, a, 'F') // B -> A: B's own records on A
+    const aToB = syncsOf(a, b, 'T') // A -> B: A's own records on B
+    for (const offset of [0, 40, 100, 120, 150]) {
+      const got = translateBothWays(backToA, aToB, topic, 0, BigInt(offset))
+      assert.equal(got.status, 'translated')
+      assert.deepEqual(got.status === 'translated' ? [got.targetOffset, got.reReads] : [], [BigInt(offset), 0n], `offset ${offset}`)
+    }
+    // Through the B -> A syncs alone, a group still reading A's records on B would jump to B's first own record.
+    const alone = backToA.translate(topic, 0, 40n)
+    assert.deepEqual(alone.status === 'translated' ? alone.targetOffset : undefined, 100n)
   }
-  // Through the B -> A syncs alone, a group still reading A's records on B would jump to B's first own record.
-  const alone = backToA.translate(topic, 0, 40n)
-  assert.deepEqual(alone.status === 'translated' ? alone.targetOffset : undefined, 100n)
-})
+)
 
 test('where the two clusters hold the records in different orders, the translation skips nothing and counts what is read again', () => {
   // A's last 10 records reached B after B's first 5 own ones: B = A0..A89, B0..B4, A90..A99, B5..B19; A = A0..A99, B0..B19.

@@ -2,7 +2,11 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { BoundedQueue, QueueClosedError } from '../../src/sidecar/pipeline/bounded-queue.js'
 
-const item = (records: number, bytes: number, tag = ''): { records: { length: number }, bytes: number, tag: string } => ({ records: { length: records }, bytes, tag })
+const item = (records: number, bytes: number, tag = ''): { records: { length: number }, bytes: number, tag: string } => ({
+  records: { length: records },
+  bytes,
+  tag,
+})
 
 test('push waits while the queue is full in records and resumes after a release', async () => {
   const queue = new BoundedQueue<ReturnType<typeof item>>(10, 1_000, 1)

@@ -10,10 +10,27 @@ import { ErrorCodes, MirrorError } from '../../src/shared/errors.js'
 import { silentLogger } from '../../src/shared/logger.js'
 import { fakeFlowConfig, fakePorts, fetchControl, records } from '../helpers/fake-ports.js'
 
-const exactlyOnce = { key: '--exactly.once', commitIntervalMs: 60_000, transactionTimeoutMs: 60_000, positionsTopic: 'mirror-positions.source.internal', positionsReplicationFactor: -1 }
+const exactlyOnce = {
+  key: '--exactly.once',
+  commitIntervalMs: 60_000,
+  transactionTimeoutMs: 60_000,
+  positionsTopic: 'mirror-positions.source.internal',
+  positionsReplicationFactor: -1,
+}
 
 function context (progress = new PartitionProgress()): DeliveryContext {
-  return { progress, labels: { flow: 'a->b', source: 'a', target: 'b' }, observer: {}, logger: silentLogger, signal: new AbortController().signal, onFatal: error => { throw error }, seek: () => {}, ackListener: undefined }
+  return {
+    progress,
+    labels: { flow: 'a->b', source: 'a', target: 'b' },
+    observer: {},
+    logger: silentLogger,
+    signal: new AbortController().signal,
+    onFatal: error => {
+      throw error
+    },
+    seek: () => {},
+    ackListener: undefined,
+  }
 }
 
 /** A transactional sink whose commits wait until the test lets them through. */
@@ -45,7 +62,16 @@ class HeldCommitSink implements TransactionalSink {
 }
 
 function batch (from: number, count: number): MirrorBatch {
-  return { sourceTopic: 't', targetTopic: 't', partition: 0, records: records(from, count), firstOffset: BigInt(from), nextOffset: BigInt(from + count), bytes: count * 10, pollTimeMs: 0 }
+  return {
+    sourceTopic: 't',
+    targetTopic: 't',
+    partition: 0,
+    records: records(from, count),
+    firstOffset: BigInt(from),
+    nextOffset: BigInt(from + count),
+    bytes: count * 10,
+    pollTimeMs: 0,
+  }
 }
 
 test('at-least-once is chosen without exactly.once: every partition is admitted at once, into no fixed lane', () => {

@@ -41,7 +41,11 @@ test('starts components in order and stops every one in reverse, once', async ()
 test('a stop that fails or passes its bound is logged with the component\'s name, and the next one still stops', async () => {
   const calls: string[] = []
   const { lines, logger } = logged()
-  const runtime = new FlowRuntime({ name: 'a->b', logger, stopBoundMs: 50 }, [part('writer', calls), part('pipeline', calls, { stopHangs: true }), part('coordination', calls, { stopFails: true })])
+  const runtime = new FlowRuntime({ name: 'a->b', logger, stopBoundMs: 50 }, [
+    part('writer', calls),
+    part('pipeline', calls, { stopHangs: true }),
+    part('coordination', calls, { stopFails: true }),
+  ])
   await runtime.start()
   await runtime.stop()
   assert.deepEqual(calls.filter(call => call.startsWith('stop')), ['stop coordination', 'stop pipeline', 'stop writer'])
@@ -57,7 +61,11 @@ test('a stop during start starts nothing more and stops every component, the one
   const { logger } = logged()
   let open!: () => void
   const gate = new Promise<void>(resolve => { open = resolve })
-  const runtime = new FlowRuntime({ name: 'a->b', logger, stopBoundMs: 1_000 }, [part('writer', calls), part('pipeline', calls, { startGate: gate }), part('coordination', calls)])
+  const runtime = new FlowRuntime({ name: 'a->b', logger, stopBoundMs: 1_000 }, [
+    part('writer', calls),
+    part('pipeline', calls, { startGate: gate }),
+    part('coordination', calls),
+  ])
   const starting = runtime.start()
   await new Promise(resolve => setImmediate(resolve))
   const stopping = runtime.stop()
@@ -70,7 +78,10 @@ test('done rejects with the first component failure, and onFailure hears it once
   const { logger } = logged()
   let fail!: (error: Error) => void
   const failing = new Promise<void>((_resolve, reject) => { fail = reject })
-  const runtime = new FlowRuntime({ name: 'a->b', logger, stopBoundMs: 1_000 }, [part('loss monitor', [], { done: failing }), part('pipeline', [], { done: Promise.resolve() })])
+  const runtime = new FlowRuntime({ name: 'a->b', logger, stopBoundMs: 1_000 }, [
+    part('loss monitor', [], { done: failing }),
+    part('pipeline', [], { done: Promise.resolve() }),
+  ])
   const heard: string[] = []
   runtime.onFailure((error, component) => heard.push(`${component.name}: ${(error as Error).message}`))
   fail(new Error('records lost'))

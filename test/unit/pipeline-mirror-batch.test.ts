@@ -3,7 +3,13 @@ import { test } from 'node:test'
 import { recordBytes } from '../../src/ports/mirror-batch.js'
 import type { KafkaRecord } from '../../src/shared/kafka-record.js'
 
-const record = (overrides: Partial<KafkaRecord>): KafkaRecord => ({ offset: '0', key: Buffer.from('key'), value: Buffer.from('value'), timestamp: '1764450000000', ...overrides })
+const record = (overrides: Partial<KafkaRecord>): KafkaRecord => ({
+  offset: '0',
+  key: Buffer.from('key'),
+  value: Buffer.from('value'),
+  timestamp: '1764450000000',
+  ...overrides,
+})
 
 test('recordBytes counts key, value, header names and values; the wire-order list wins; null values count nothing', () => {
   assert.equal(recordBytes(record({})), 8)

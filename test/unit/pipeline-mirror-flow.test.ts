@@ -113,35 +113,50 @@ test('a record the target refuses for good stops the flow, and nothing past it i
   const { flow, ports, source } = await started({ orders: 1 }, {}, { lanes: 1 })
   ports.sinkFakes[0]?.refuse(5)
   await source.deliver('orders', 0, records(0, 10))
-  await assert.rejects(flow.done, (error: unknown) => error instanceof MirrorError && error.code === ErrorCodes.SEND_FAILED && /orders partition 0 offset 5 /.test(error.message))
+  await assert.rejects(
+    flow.done,
+    (error: unknown) => error instanceof MirrorError && error.code === ErrorCodes.SEND_FAILED && /orders partition 0 offset 5 /.test(error.message)
+  )
   assert.equal(flow.state, 'failed')
   assert.deepEqual(ports.target.values('orders', 0), values(0, 5), 'the records before the refused one are on the target')
   assert.equal(source.committed('orders', 0), 5n, 'the commit reaches the refused record and stops there')
 })
 
-test('a rebalance with records in flight: no commit for a partition given away; when it comes back, no commit below the group\'s offset', { timeout: 15_000 }, async t => {
-  const { flow, ports, source } = await started({ orders: 1 }, {}, { lanes: 1 })
-  t.after(() => flow.stop().catch(() => { /* clean-up: a flow the test made fail rejects its stop */ }))
-  const [sink] = ports.sinkFakes
-  assert.ok(sink !== undefined)
-  sink.gate.close()
-  await source.deliver('orders', 0, records(0, 10))
-  source.assign(new Set())
-  sink.gate.release()
-  await until(() => nextToMirror(flow, 'orders', 0) === 10n || ports.target.values('orders', 0).length === 10, 'in-flight batch written')
-  await until(() => flow.snapshot().queueRecords === 0, 'in-flight batch acknowledged')
-  assert.equal(await flow.commit(), true)
-  assert.equal(source.committed('orders', 0), undefined, 'the new owner commits that partition, not this process')
-  // The new owner copied on and committed 15; then the partition comes back here, and the source fetches it from 15.
-  source.assign(new Set([partitionKey('orders', 0)]))
-  assert.equal(await flow.commit(), true)
-  assert.equal(source.committed('orders', 0), undefined, 'what this process acknowledged before it lost the partition (10) is not committed: the group is at 15')
-  await source.deliver('orders', 0, records(15, 5))
-  await until(() => nextToMirror(flow, 'orders', 0) === 20n, 'the new records acknowledged')
-  assert.deepEqual(ports.target.values('orders', 0), [...values(0, 10), ...values(15, 5)])
-  assert.equal(await flow.commit(), true)
-  assert.equal(source.committed('orders', 0), 20n)
-})
+test(
+  "a rebalance with records in flight: no commit for a partition given away; when it comes back, no commit below the group's offset",
+  { timeout: 15_000 },
+  async t => {
+    const { flow, ports, source } = await started({ orders: 1 }, {}, { lanes: 1 })
+    t.after(() =>
+      flow.stop().catch(() => {
+        /* clean-up: a flow the test made fail rejects its stop */
+      })
+    )
+    const [sink] = ports.sinkFakes
+    assert.ok(sink !== undefined)
+    sink.gate.close()
+    await source.deliver('orders', 0, records(0, 10))
+    source.assign(new Set())
+    sink.gate.release()
+    await until(() => nextToMirror(flow, 'orders', 0) === 10n || ports.target.values('orders', 0).length === 10, 'in-flight batch written')
+    await until(() => flow.snapshot().queueRecords === 0, 'in-flight batch acknowledged')
+    assert.equal(await flow.commit(), true)
+    assert.equal(source.committed('orders', 0), undefined, 'the new owner commits that partition, not this process')
+    // The new owner copied on and committed 15; then the partition comes back here, and the source fetches it from 15.
+    source.assign(new Set([partitionKey('orders', 0)]))
+    assert.equal(await flow.commit(), true)
+    assert.equal(
+      source.committed('orders', 0),
+      undefined,
+      'what this process acknowledged before it lost the partition (10) is not committed: the group is at 15'
+    )
+    await source.deliver('orders', 0, records(15, 5))
+    await until(() => nextToMirror(flow, 'orders', 0) === 20n, 'the new records acknowledged')
+    assert.deepEqual(ports.target.values('orders', 0), [...values(0, 10), ...values(15, 5)])
+    assert.equal(await flow.commit(), true)
+    assert.equal(source.committed('orders', 0), 20n)
+  }
+)
 
 test('a partition given away and back while a commit waits for the offset syncs: the offset it had before is not committed', { timeout: 15_000 }, async t => {
   const config = fakeFlowConfig({ numProducers: 1 })
@@ -207,20 +222,28 @@ test('a source crash it will not recover from fails the flow after committing wh
   assert.equal(source.committed('orders', 0), 10n)
 })
 
-test('a stop whose final commit fails rejects with MIRROR_COMMIT_FAILED; failing commits are logged as errors from the third', { timeout: 15_000 }, async () => {
-  const logs: string[] = []
-  const { flow, ports, source } = await started({ orders: 1 }, {}, { lanes: 1, logs })
-  source.commitError = new MirrorError(ErrorCodes.KAFKA, 'coordinator gone', { retriable: false })
-  await source.deliver('orders', 0, records(0, 3))
-  await until(() => ports.target.values('orders', 0).length === 3, 'records written')
-  assert.equal(await flow.commit(), false)
-  assert.equal(await flow.commit(), false)
-  const levels = (): string[] => logs.map(line => JSON.parse(line) as { level: string, msg: string }).filter(l => /commit/.test(l.msg)).map(l => l.level)
-  assert.deepEqual(levels(), ['warn', 'warn'])
-  await assert.rejects(flow.stop(), (error: unknown) => error instanceof MirrorError && error.code === ErrorCodes.COMMIT_FAILED)
-  assert.deepEqual(levels().slice(0, 3), ['warn', 'warn', 'error'], 'the third failure in a row is an error')
-  assert.equal(source.committed('orders', 0), undefined)
-})
+test(
+  'a stop whose final commit fails rejects with MIRROR_COMMIT_FAILED; failing commits are logged as errors from the third',
+  { timeout: 15_000 },
+  async () => {
+    const logs: string[] = []
+    const { flow, ports, source } = await started({ orders: 1 }, {}, { lanes: 1, logs })
+    source.commitError = new MirrorError(ErrorCodes.KAFKA, 'coordinator gone', { retriable: false })
+    await source.deliver('orders', 0, records(0, 3))
+    await until(() => ports.target.values('orders', 0).length === 3, 'records written')
+    assert.equal(await flow.commit(), false)
+    assert.equal(await flow.commit(), false)
+    const levels = (): string[] =>
+      logs
+        .map(line => JSON.parse(line) as { level: string, msg: string })
+        .filter(l => /commit/.test(l.msg))
+        .map(l => l.level)
+    assert.deepEqual(levels(), ['warn', 'warn'])
+    await assert.rejects(flow.stop(), (error: unknown) => error instanceof MirrorError && error.code === ErrorCodes.COMMIT_FAILED)
+    assert.deepEqual(levels().slice(0, 3), ['warn', 'warn', 'error'], 'the third failure in a row is an error')
+    assert.equal(source.committed('orders', 0), undefined)
+  }
+)
 
 test('the coordination log line names the coordinator partition by topic and partition, with no internal key in it', { timeout: 15_000 }, async t => {
   const logs: string[] = []

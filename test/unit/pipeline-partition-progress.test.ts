@@ -76,32 +76,45 @@ test('snapshot reports lag inputs and the oldest unacknowledged timestamp; a par
   assert.deepEqual(progress.commitCandidates(), [])
 })
 
-test('a partition that comes back starts over where the source fetches it (the group\'s committed offset): the offset acknowledged here before it left is never committed', () => {
-  const progress = new PartitionProgress()
-  const key = partitionKey('t', 0)
-  progress.retain(new Set([key]))
-  const early = batch([0, 1, 2], 3)
-  progress.admitted(early)
-  progress.acknowledged(early, 1)
-  assert.deepEqual(progress.commitCandidates().map(c => c.offset), [3n])
-  // Revoked before that was committed; a batch fetched before the revocation is handed over after it.
-  progress.retain(new Set())
-  const straggler = batch([3, 4], 5)
-  progress.observeHighWatermark('t', 0, 10n, 3n)
-  progress.admitted(straggler)
-  progress.acknowledged(straggler, 2)
-  assert.deepEqual(progress.commitCandidates(new Set([key])), [], 'nothing of a partition this process does not own')
-  // Another member moved the group to 5000; the partition comes back here.
-  progress.retain(new Set([key]))
-  assert.deepEqual(progress.commitCandidates(new Set([key])), [], 'no commit before the source fetched it again')
-  assert.equal(progress.admitFrom('t', 0, [{ offset: '5000' }]), 0)
-  const next = batch([5000, 5001], 5002)
-  progress.observeHighWatermark('t', 0, 6000n, 5000n)
-  assert.deepEqual(progress.commitCandidates(new Set([key])).map(c => c.offset), [5000n], 'never below the group\'s committed offset')
-  progress.admitted(next)
-  progress.acknowledged(next, 2)
-  assert.deepEqual(progress.commitCandidates(new Set([key])).map(c => c.offset), [5002n])
-})
+test(
+  "a partition that comes back starts over where the source fetches it (the group's committed offset): the offset acknowledged here before it left is never committed",
+  () => {
+    const progress = new PartitionProgress()
+    const key = partitionKey('t', 0)
+    progress.retain(new Set([key]))
+    const early = batch([0, 1, 2], 3)
+    progress.admitted(early)
+    progress.acknowledged(early, 1)
+    assert.deepEqual(
+      progress.commitCandidates().map(c => c.offset),
+      [3n]
+    )
+    // Revoked before that was committed; a batch fetched before the revocation is handed over after it.
+    progress.retain(new Set())
+    const straggler = batch([3, 4], 5)
+    progress.observeHighWatermark('t', 0, 10n, 3n)
+    progress.admitted(straggler)
+    progress.acknowledged(straggler, 2)
+    assert.deepEqual(progress.commitCandidates(new Set([key])), [], 'nothing of a partition this process does not own')
+    // Another member moved the group to 5000; the partition comes back here.
+    progress.retain(new Set([key]))
+    assert.deepEqual(progress.commitCandidates(new Set([key])), [], 'no commit before the source fetched it again')
+    assert.equal(progress.admitFrom('t', 0, [{ offset: '5000' }]), 0)
+    const next = batch([5000, 5001], 5002)
+    progress.observeHighWatermark('t', 0, 6000n, 5000n)
+    assert.deepEqual(
+      progress.commitCandidates(new Set([key])).map(c => c.offset),
+      [5000n],
+      "never below the group's committed offset"
+    )
+    progress.admitted(next)
+    progress.acknowledged(next, 2)
+    assert.deepEqual(
+      progress.commitCandidates(new Set([key])).map(c => c.offset),
+      [5002n]
+    )
+  }
+)
 
 test('whenIdle resolves once every batch in flight is acknowledged, abandoned, or its partition given away', async () => {
   const progress = new PartitionProgress()

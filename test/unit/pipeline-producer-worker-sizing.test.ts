@@ -39,7 +39,16 @@ function records (from: number, count: number, valueBytes: number): KafkaRecord[
 
 function batch (partition: number, from: number, count: number, valueBytes: number): MirrorBatch {
   const held = records(from, count, valueBytes)
-  return { sourceTopic: 't', targetTopic: 't', partition, records: held, firstOffset: BigInt(from), nextOffset: BigInt(from + count), bytes: count * valueBytes, pollTimeMs: 0 }
+  return {
+    sourceTopic: 't',
+    targetTopic: 't',
+    partition,
+    records: held,
+    firstOffset: BigInt(from),
+    nextOffset: BigInt(from + count),
+    bytes: count * valueBytes,
+    pollTimeMs: 0,
+  }
 }
 
 class MergeableForwardedBatch extends FakeForwardedBatch {
@@ -48,7 +57,17 @@ class MergeableForwardedBatch extends FakeForwardedBatch {
 
 function forwardedBatch (partition: number, from: number, count: number): MirrorBatch {
   const forwarded = new MergeableForwardedBatch(records(from, count, 10))
-  return { sourceTopic: 't', targetTopic: 't', partition, records: [], forwarded, firstOffset: BigInt(from), nextOffset: BigInt(from + count), bytes: forwarded.sizeBytes, pollTimeMs: 0 }
+  return {
+    sourceTopic: 't',
+    targetTopic: 't',
+    partition,
+    records: [],
+    forwarded,
+    firstOffset: BigInt(from),
+    nextOffset: BigInt(from + count),
+    bytes: forwarded.sizeBytes,
+    pollTimeMs: 0,
+  }
 }
 
 /**
@@ -85,7 +104,11 @@ class SizeLimitedTarget implements RecordSink {
     for (const [key, { topic, partition, records, forwardedBytes }] of partitions) {
       const size = forwardedBytes > 0 ? forwardedBytes : await batchSizeBytes(records)
       if (size > this.maxMessageBytes) {
-        failed.push({ topic, partition, error: new MirrorError(ErrorCodes.SEND_FAILED, `batch of ${size} bytes too large`, { kafkaCode: 'MESSAGE_TOO_LARGE' }) })
+        failed.push({
+          topic,
+          partition,
+          error: new MirrorError(ErrorCodes.SEND_FAILED, `batch of ${size} bytes too large`, { kafkaCode: 'MESSAGE_TOO_LARGE' }),
+        })
         continue
       }
       const log = this.logs.get(key) ?? []
@@ -171,15 +194,25 @@ test('a partition refused as too large is written in halves, in order, each reco
   }
 })
 
-test('a single record larger than the topic takes stops the flow naming its source offset; the records before it are acknowledged', { timeout: 30_000 }, async () => {
-  const held = batch(0, 0, 8, 100)
-  const large = { ...held, records: held.records.map((r, i) => i === 5 ? { ...r, value: Buffer.alloc(5_000) } : r) }
-  const target = new SizeLimitedTarget(2_000)
-  const run = mirror([large], target)
-  await assert.rejects(run.done, (error: unknown) => error instanceof MirrorError && /cannot write t partition 0 offset 5 to t: MESSAGE_TOO_LARGE/.test(error.message))
-  assert.deepEqual(target.logs.get(partitionKey('t', 0)), offsets(0, 5))
-  assert.deepEqual(run.acknowledged.map(a => a.recordsAcked), [5])
-})
+test(
+  'a single record larger than the topic takes stops the flow naming its source offset; the records before it are acknowledged',
+  { timeout: 30_000 },
+  async () => {
+    const held = batch(0, 0, 8, 100)
+    const large = { ...held, records: held.records.map((r, i) => (i === 5 ? { ...r, value: Buffer.alloc(5_000) } : r)) }
+    const target = new SizeLimitedTarget(2_000)
+    const run = mirror([large], target)
+    await assert.rejects(
+      run.done,
+      (error: unknown) => error instanceof MirrorError && /cannot write t partition 0 offset 5 to t: MESSAGE_TOO_LARGE/.test(error.message)
+    )
+    assert.deepEqual(target.logs.get(partitionKey('t', 0)), offsets(0, 5))
+    assert.deepEqual(
+      run.acknowledged.map(a => a.recordsAcked),
+      [5]
+    )
+  }
+)
 
 test('abort.on.send.failure=false: the record too large is skipped, the rest written once and the batch acknowledged', { timeout: 30_000 }, async () => {
   const held = batch(0, 0, 8, 100)

@@ -9,7 +9,16 @@ test('the package name resolves to the public entry point, and no deeper', async
 })
 
 test('the entry point holds what a program embedding the mirror uses', () => {
-  for (const name of ['MirrorSidecar', 'configFromMm1', 'configFromMm2', 'mergeEnv', 'MirrorError', 'ConfigError', 'createLogger', 'assertKafkajsPatched'] as const) {
+  for (const name of [
+    'MirrorSidecar',
+    'configFromMm1',
+    'configFromMm2',
+    'mergeEnv',
+    'MirrorError',
+    'ConfigError',
+    'createLogger',
+    'assertKafkajsPatched',
+  ] as const) {
     assert.equal(typeof entry[name], 'function', name)
   }
   assert.equal(entry.ErrorCodes.CONFIG, 'MIRROR_CONFIG')

@@ -16,7 +16,16 @@ function sources (dir: string): string[] {
 }
 
 test('the README, the Dockerfile, our scripts and package.json start the bins directly, never through npx or npm exec', () => {
-  const files = ['README.md', 'CONTRIBUTING.md', 'Dockerfile', 'package.json', '.ci/run', ...sources('docs').filter(file => file.endsWith('.md')), ...sources('scripts'), ...sources('bench')]
+  const files = [
+    'README.md',
+    'CONTRIBUTING.md',
+    'Dockerfile',
+    'package.json',
+    '.ci/run',
+    ...sources('docs').filter(file => file.endsWith('.md')),
+    ...sources('scripts'),
+    ...sources('bench'),
+  ]
   const found = files.flatMap(file => readFileSync(join(root, file), 'utf8').split('\n')
     .flatMap((line, index) => THROUGH_NPM.test(line) ? [`${file}:${index + 1}: ${line.trim()}`] : []))
   assert.deepEqual(found, [])

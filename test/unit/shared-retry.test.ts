@@ -8,7 +8,13 @@ const retriable = (): MirrorError => new MirrorError(ErrorCodes.CONNECTION, 'dow
 test('retries retriable errors with growing capped backoff and reports each retry', async () => {
   const seen: Array<[number, number]> = []
   let calls = 0
-  const result = await retry(async () => { if (++calls < 4) throw retriable(); return 'ok' }, { initialBackoffMs: 1, maxBackoffMs: 4, onRetry: (_e, attempt, wait) => seen.push([attempt, wait]) })
+  const result = await retry(
+    async () => {
+      if (++calls < 4) throw retriable()
+      return 'ok'
+    },
+    { initialBackoffMs: 1, maxBackoffMs: 4, onRetry: (_e, attempt, wait) => seen.push([attempt, wait]) }
+  )
   assert.equal(result, 'ok')
   assert.deepEqual(seen.map(([attempt]) => attempt), [1, 2, 3])
   for (const [attempt, wait] of seen) assert.ok(wait <= Math.min(4, 2 ** (attempt - 1)), `attempt ${attempt} waited ${wait}`)

@@ -39,8 +39,28 @@ test('off: handles are shared no-ops and nothing is sent', async () => {
   const tracer = new MirrorTracer({ env: {} })
   await tracer.start()
   assert.equal(tracer.enabled, false)
-  const first = tracer.startBatchSpan({ flow: 'f', sourceAlias: 's', targetAlias: 't', topic: 'x', partition: 0, firstOffset: 0n, lastOffset: 0n, count: 1, traceparents: [UPSTREAM_A] })
-  const second = tracer.startBatchSpan({ flow: 'f', sourceAlias: 's', targetAlias: 't', topic: 'y', partition: 1, firstOffset: 1n, lastOffset: 1n, count: 1, traceparents: [] })
+  const first = tracer.startBatchSpan({
+    flow: 'f',
+    sourceAlias: 's',
+    targetAlias: 't',
+    topic: 'x',
+    partition: 0,
+    firstOffset: 0n,
+    lastOffset: 0n,
+    count: 1,
+    traceparents: [UPSTREAM_A],
+  })
+  const second = tracer.startBatchSpan({
+    flow: 'f',
+    sourceAlias: 's',
+    targetAlias: 't',
+    topic: 'y',
+    partition: 1,
+    firstOffset: 1n,
+    lastOffset: 1n,
+    count: 1,
+    traceparents: [],
+  })
   assert.equal(first, second, 'one shared no-op object, no allocation per batch')
   assert.equal(first.sendSpan(), second.sendSpan())
   first.end(new Error('ignored'))
@@ -79,7 +99,17 @@ test('batch spans reach an OTLP/HTTP receiver with messaging attributes, upstrea
   send.end()
   batch.end()
 
-  const failed = tracer.startBatchSpan({ flow: 'eu->us', sourceAlias: 'eu', targetAlias: 'us', topic: 'orders', partition: 0, firstOffset: 7n, lastOffset: 7n, count: 1, traceparents: [undefined] })
+  const failed = tracer.startBatchSpan({
+    flow: 'eu->us',
+    sourceAlias: 'eu',
+    targetAlias: 'us',
+    topic: 'orders',
+    partition: 0,
+    firstOffset: 7n,
+    lastOffset: 7n,
+    count: 1,
+    traceparents: [undefined],
+  })
   failed.retry({ operation: 'produce', errorCode: 'REQUEST_TIMED_OUT' })
   failed.end(new MirrorError(ErrorCodes.SEND_FAILED, 'record too large', { kafkaCode: 'MESSAGE_TOO_LARGE' }))
   failed.end()
@@ -109,7 +139,11 @@ test('batch spans reach an OTLP/HTTP receiver with messaging attributes, upstrea
     'kafka_mirror.source': 'eu',
     'kafka_mirror.target': 'us',
   })
-  assert.deepEqual((processed.links ?? []).map(link => `00-${link.traceId}-${link.spanId}-01`).sort(), [UPSTREAM_A, UPSTREAM_B].sort(), 'one link per distinct valid upstream traceparent')
+  assert.deepEqual(
+    (processed.links ?? []).map(link => `00-${link.traceId}-${link.spanId}-01`).sort(),
+    [UPSTREAM_A, UPSTREAM_B].sort(),
+    'one link per distinct valid upstream traceparent'
+  )
   assert.notEqual(processed.traceId, '0af7651916cd43dd8448eb211c80319c', 'a batch span is a new trace, linked not parented')
 
   assert.equal(sent.kind, 4, 'SPAN_KIND_PRODUCER')
@@ -121,9 +155,20 @@ test('batch spans reach an OTLP/HTTP receiver with messaging attributes, upstrea
   assert.equal(sentAttributes['messaging.destination.partition.id'], '3')
   assert.equal(sentAttributes['kafka.offset'], 9000)
   assert.equal(sentAttributes['kafka_mirror.source.topic'], 'orders')
-  assert.deepEqual(sent.events?.map(event => [event.name, attributes(event.attributes)]), [['retry', {
-    'kafka_mirror.retry.operation': 'produce', 'kafka_mirror.retry.error_code': 'NOT_LEADER_OR_FOLLOWER', 'kafka_mirror.retry.attempt': 1, 'kafka_mirror.retry.backoff_ms': 100,
-  }]])
+  assert.deepEqual(
+    sent.events?.map(event => [event.name, attributes(event.attributes)]),
+    [
+      [
+        'retry',
+        {
+          'kafka_mirror.retry.operation': 'produce',
+          'kafka_mirror.retry.error_code': 'NOT_LEADER_OR_FOLLOWER',
+          'kafka_mirror.retry.attempt': 1,
+          'kafka_mirror.retry.backoff_ms': 100,
+        },
+      ],
+    ]
+  )
 
   assert.equal(error.status?.code, 2, 'STATUS_CODE_ERROR')
   assert.equal(error.status?.message, 'record too large')
@@ -150,7 +195,17 @@ test('with messaging/dup every renamed attribute carries its 1.45 and its 1.44 n
   const tracer = new MirrorTracer({ env: { ...process.env, OTEL_SEMCONV_STABILITY_OPT_IN: 'messaging/dup' } })
   t.after(() => tracer.stop())
   await tracer.start()
-  const batch = tracer.startBatchSpan({ flow: 'eu->us', sourceAlias: 'eu', targetAlias: 'us', topic: 'orders', partition: 1, firstOffset: 5n, lastOffset: 6n, count: 2, traceparents: [] })
+  const batch = tracer.startBatchSpan({
+    flow: 'eu->us',
+    sourceAlias: 'eu',
+    targetAlias: 'us',
+    topic: 'orders',
+    partition: 1,
+    firstOffset: 5n,
+    lastOffset: 6n,
+    count: 2,
+    traceparents: [],
+  })
   const send = batch.sendSpan()
   send.retry({ operation: 'produce', errorCode: 'NOT_LEADER_OR_FOLLOWER' })
   send.setTargetOffset(50n)

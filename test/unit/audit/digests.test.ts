@@ -8,7 +8,14 @@ import type { AuditClient } from '../../../src/kafka/audit-client.js'
 import type { KafkaRecord } from '../../../src/shared/kafka-record.js'
 
 function record (i: number, offset = i, value = `v${i}`): KafkaRecord {
-  return { key: Buffer.from(`k${i}`), value: Buffer.from(value), timestamp: String(1_700_000_000_000 + i), offset: String(offset), headers: {}, attributes: 0 } as unknown as KafkaRecord
+  return {
+    key: Buffer.from(`k${i}`),
+    value: Buffer.from(value),
+    timestamp: String(1_700_000_000_000 + i),
+    offset: String(offset),
+    headers: {},
+    attributes: 0,
+  } as unknown as KafkaRecord
 }
 
 /** Digests as the sidecar records them of records 0..count-1 written at target offsets 0..count-1. */
@@ -83,7 +90,14 @@ test('a changed value, a dropped record and a duplicate are found, each in its d
   const tampered = five.flatMap((r, i) => i === 500 ? [record(500, 500, 'changed')] : i === 2500 ? [] : i === 4500 ? [r, r] : [r])
   const result = await checkPartitionDigests({ target: fakeTarget(tampered), targetTopic: 't', partition: 0, digests: digestsOf(five, 1000) })
   assert.deepEqual([result.changedRanges, result.missing, result.duplicated, result.extra, result.matched], [1, 1, 1, 0, 2000])
-  assert.deepEqual(result.findings.map(f => [f.kind, Number(f.digest.targetStart), f.targetOffset]), [['changed', 0, undefined], ['missing', 2000, undefined], ['duplicated', 4000, 4499]])
+  assert.deepEqual(
+    result.findings.map(f => [f.kind, Number(f.digest.targetStart), f.targetOffset]),
+    [
+      ['changed', 0, undefined],
+      ['missing', 2000, undefined],
+      ['duplicated', 4000, 4499],
+    ]
+  )
   assert.ok(!digestCheckPassed([result], true))
 })
 
@@ -96,9 +110,19 @@ test('damage in consecutive digests: a duplicate is placed, a changed record cou
 test('a dropped record in the last digest is missing; an added record there is extra', async () => {
   const dropped = await checkPartitionDigests({ target: fakeTarget(copied.slice(0, 2999)), targetTopic: 't', partition: 0, digests })
   assert.deepEqual([dropped.missing, dropped.changedRanges], [1, 0])
-  const added = await checkPartitionDigests({ target: fakeTarget([...copied.slice(0, 2500), record(9999), ...copied.slice(2500)]), targetTopic: 't', partition: 0, digests })
+  const added = await checkPartitionDigests({
+    target: fakeTarget([...copied.slice(0, 2500), record(9999), ...copied.slice(2500)]),
+    targetTopic: 't',
+    partition: 0,
+    digests,
+  })
   assert.deepEqual([added.extra, added.duplicated, added.changedRanges, added.missing, added.uncovered], [1, 0, 0, 0, 0])
-  const later = await checkPartitionDigests({ target: fakeTarget([record(-1), ...copied, record(3000), record(3001)]), targetTopic: 't', partition: 0, digests: digestsOf(copied, 1000).map(d => ({ ...d, targetStart: d.targetStart + 1n })) })
+  const later = await checkPartitionDigests({
+    target: fakeTarget([record(-1), ...copied, record(3000), record(3001)]),
+    targetTopic: 't',
+    partition: 0,
+    digests: digestsOf(copied, 1000).map(d => ({ ...d, targetStart: d.targetStart + 1n })),
+  })
   assert.deepEqual([later.matched, later.uncovered], [3000, 3])
   assert.match(later.notes.join('\n'), /offsets 0-0 \(1\) lie before the first digest[^]*offsets 3001-3002 \(2\) lie after the last digest/)
   assert.equal(added.findings[0]?.targetOffset, 2500)
@@ -168,16 +192,30 @@ function fakeTargetAt (records: readonly KafkaRecord[], offsets: readonly number
   } as unknown as AuditClient
 }
 
-test('a transactional copy (a marker after every 250 records): digests cut at each marker, markers are not uncovered records, a drop is still one missing', async () => {
-  const offsets = copied.map((_, i) => i + Math.floor(i / 250))
-  const tracker = new DigestTracker(1000)
-  for (let from = 0; from < copied.length; from += 250) {
-    tracker.record('t', 't', 0, BigInt(offsets[from]!), copied.slice(from, from + 250).map((r, k) => ({ sourceOffset: BigInt(from + k), hash: digestRecord(r).hash })))
+test(
+  'a transactional copy (a marker after every 250 records): digests cut at each marker, markers are not uncovered records, a drop is still one missing',
+  async () => {
+    const offsets = copied.map((_, i) => i + Math.floor(i / 250))
+    const tracker = new DigestTracker(1000)
+    for (let from = 0; from < copied.length; from += 250) {
+      tracker.record(
+        't',
+        't',
+        0,
+        BigInt(offsets[from]!),
+        copied.slice(from, from + 250).map((r, k) => ({ sourceOffset: BigInt(from + k), hash: digestRecord(r).hash }))
+      )
+    }
+    const txDigests = tracker.unwritten()
+    assert.equal(txDigests.length, 12)
+    const clean = await checkPartitionDigests({ target: fakeTargetAt(copied, offsets), targetTopic: 't', partition: 0, digests: txDigests })
+    assert.deepEqual([clean.matched, clean.uncovered, clean.changedRanges, clean.missing], [3000, 0, 0, 0])
+    const dropped = await checkPartitionDigests({
+      target: fakeTargetAt([...copied.slice(0, 600), ...copied.slice(601)], [...offsets.slice(0, 600), ...offsets.slice(601)]),
+      targetTopic: 't',
+      partition: 0,
+      digests: txDigests,
+    })
+    assert.deepEqual([dropped.missing, dropped.matched, dropped.changedRanges, dropped.uncovered], [1, 2750, 0, 0])
   }
-  const txDigests = tracker.unwritten()
-  assert.equal(txDigests.length, 12)
-  const clean = await checkPartitionDigests({ target: fakeTargetAt(copied, offsets), targetTopic: 't', partition: 0, digests: txDigests })
-  assert.deepEqual([clean.matched, clean.uncovered, clean.changedRanges, clean.missing], [3000, 0, 0, 0])
-  const dropped = await checkPartitionDigests({ target: fakeTargetAt([...copied.slice(0, 600), ...copied.slice(601)], [...offsets.slice(0, 600), ...offsets.slice(601)]), targetTopic: 't', partition: 0, digests: txDigests })
-  assert.deepEqual([dropped.missing, dropped.matched, dropped.changedRanges, dropped.uncovered], [1, 2750, 0, 0])
-})
+)

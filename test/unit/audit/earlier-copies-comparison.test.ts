@@ -185,7 +185,17 @@ test('findings of both stretches together stay within maxFindingsPerKind', async
 function syncIndex (ranges: Array<{ sourceStart: number, targetStart: number, length: number }>): OffsetSyncIndex {
   const index = new OffsetSyncIndex()
   for (const r of ranges) {
-    index.apply({ kind: 'range', range: { sourceTopic: 'orders', targetTopic: 'orders', partition: 0, sourceStart: BigInt(r.sourceStart), targetStart: BigInt(r.targetStart), length: BigInt(r.length) } })
+    index.apply({
+      kind: 'range',
+      range: {
+        sourceTopic: 'orders',
+        targetTopic: 'orders',
+        partition: 0,
+        sourceStart: BigInt(r.sourceStart),
+        targetStart: BigInt(r.targetStart),
+        length: BigInt(r.length),
+      },
+    })
   }
   return index
 }
@@ -202,14 +212,20 @@ test('the offset-sync aligner points at the newest copy and names the earliest o
   assert.deepEqual(await new OffsetSyncAligner(replayed, 'orders').align({ sourcePartition: 0, sourceOffset: 30, sourceUntilOffset: 100 }),
     { sourceOffset: 30, targetPartition: 0, targetOffset: 70, method: OFFSET_SYNC_ALIGNMENT_METHOD, earliestCopyOffset: 30 })
   // A range that covers only source offsets past the checked range says nothing about it.
-  assert.equal((await new OffsetSyncAligner(replayed, 'orders').align({ sourcePartition: 0, sourceOffset: 0, sourceUntilOffset: 20 })).earliestCopyOffset, undefined)
+  assert.equal(
+    (await new OffsetSyncAligner(replayed, 'orders').align({ sourcePartition: 0, sourceOffset: 0, sourceUntilOffset: 20 })).earliestCopyOffset,
+    undefined
+  )
 
   // Killed before the first syncs: the only range is the second copy; the first copy is found by content.
   const secondOnly = syncIndex([{ sourceStart: 0, targetStart: 100, length: 100 }])
   assert.deepEqual(await new OffsetSyncAligner(secondOnly, 'orders', foundAt(0)).align({ sourcePartition: 0, sourceOffset: 0, sourceUntilOffset: 100 }),
     { sourceOffset: 0, targetPartition: 0, targetOffset: 100, method: OFFSET_SYNC_ALIGNMENT_METHOD, earliestCopyOffset: 0 })
   // No copy found by content (only a timestamp position): nothing before the synced copy.
-  assert.equal((await new OffsetSyncAligner(secondOnly, 'orders', foundAt(undefined)).align({ sourcePartition: 0, sourceOffset: 0 })).earliestCopyOffset, undefined)
+  assert.equal(
+    (await new OffsetSyncAligner(secondOnly, 'orders', foundAt(undefined)).align({ sourcePartition: 0, sourceOffset: 0 })).earliestCopyOffset,
+    undefined
+  )
   // A clean copy: the first common record is the synced copy.
   assert.equal((await new OffsetSyncAligner(secondOnly, 'orders', foundAt(100)).align({ sourcePartition: 0, sourceOffset: 0 })).earliestCopyOffset, undefined)
 })

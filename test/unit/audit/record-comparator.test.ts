@@ -6,7 +6,12 @@ import { digestRecord, type RecordDigest } from '../../../src/mirror-topics/reco
 interface Rec { key: string, value: string, ts: number, headers?: Record<string, string> }
 
 function records (count: number, from = 0): Rec[] {
-  return Array.from({ length: count }, (_, i) => ({ key: `k${from + i}`, value: `v${from + i}`, ts: 1_700_000_000_000 + from + i, headers: { h: `x${from + i}` } }))
+  return Array.from({ length: count }, (_, i) => ({
+    key: `k${from + i}`,
+    value: `v${from + i}`,
+    ts: 1_700_000_000_000 + from + i,
+    headers: { h: `x${from + i}` },
+  }))
 }
 
 /** Digests with offsets `base, base+1, ...` (or the given offsets). */
