@@ -211,13 +211,17 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
       throw new UsageError(`--contenders "${v.contenders}": unknown contender "${name}", expected a comma list of ${ContenderNames.join(', ')}`)
     }
   }
-  if (contenders.includes('baseline') && baselineEntry === undefined) throw new UsageError(`--contenders "${v.contenders}": the baseline contender needs --baseline-entry FILE`)
+  if (contenders.includes('baseline') && baselineEntry === undefined) {
+    throw new UsageError(`--contenders "${v.contenders}": the baseline contender needs --baseline-entry FILE`)
+  }
   const producerProps: Record<string, string> = {}
   for (const entry of v['producer-prop'] ?? []) {
     const equals = entry.indexOf('=')
     if (equals <= 0) throw new UsageError(`--producer-prop "${entry}": expected key=value, e.g. batch.size=262144`)
     const key = entry.slice(0, equals).trim()
-    if (['bootstrap.servers', 'acks', 'compression.type'].includes(key)) throw new UsageError(`--producer-prop "${entry}": ${key} is set by the benchmark itself (use --compression for compression.type)`)
+    if (['bootstrap.servers', 'acks', 'compression.type'].includes(key)) {
+      throw new UsageError(`--producer-prop "${entry}": ${key} is set by the benchmark itself (use --compression for compression.type)`)
+    }
     producerProps[key] = entry.slice(equals + 1).trim()
   }
   const javaHeap = v['java-heap'] ?? '1g'
@@ -234,16 +238,29 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
     }
     if (v.latency === true || scale) throw new UsageError(`--scenario "${v.scenario}" is a throughput mode; drop --${v.latency === true ? 'latency' : 'scale'}`)
     const fixed = (['compression', 'producer-prop', 'value-bytes'] as const).filter(flag => v[flag] !== undefined)
-    if (fixed.length > 0) throw new UsageError(`--scenario "${v.scenario}" sets compression, producer settings and value size itself; drop ${fixed.map(flag => `--${flag}`).join(', ')}`)
+    if (fixed.length > 0) {
+      throw new UsageError(
+        `--scenario "${v.scenario}" sets compression, producer settings and value size itself; drop ${fixed.map(flag => `--${flag}`).join(', ')}`
+      )
+    }
   }
   if (v['memory-budget'] === true && v['sidecar-heap-mib'] !== undefined) throw new UsageError('--memory-budget is --sidecar-heap-mib 128; give one of them')
-  const sidecarMaxOldSpaceMib = v['memory-budget'] === true ? 128 : v['sidecar-heap-mib'] === undefined ? undefined : positiveInteger('sidecar-heap-mib', v['sidecar-heap-mib'], 128)
+  const sidecarMaxOldSpaceMib =
+    v['memory-budget'] === true ? 128 : v['sidecar-heap-mib'] === undefined ? undefined : positiveInteger('sidecar-heap-mib', v['sidecar-heap-mib'], 128)
   if (v['target-outage-seconds'] !== undefined && scenarios.some(scenario => scenario.rollingRestart === true)) {
     throw new UsageError(`--target-outage-seconds "${v['target-outage-seconds']}" freezes a single-node target; the rolling-restart scenario restarts its target's nodes instead: drop one of them`)
   }
-  if (v['replication-ceiling'] === true && (v.latency === true || scale)) throw new UsageError(`--replication-ceiling is for the throughput mode; drop --${v.latency === true ? 'latency' : 'scale'}`)
-  if (v['wide-area-delay-ms'] !== undefined && v.latency !== true) throw new UsageError(`--wide-area-delay-ms "${v['wide-area-delay-ms']}" is for the latency mode (throughput: --scenario wide-area,wide-area-100); add --latency`)
-  if (v['target-outage-seconds'] !== undefined && (v.latency === true || scale)) throw new UsageError(`--target-outage-seconds is for the throughput mode; drop --${v.latency === true ? 'latency' : 'scale'}`)
+  if (v['replication-ceiling'] === true && (v.latency === true || scale)) {
+    throw new UsageError(`--replication-ceiling is for the throughput mode; drop --${v.latency === true ? 'latency' : 'scale'}`)
+  }
+  if (v['wide-area-delay-ms'] !== undefined && v.latency !== true) {
+    throw new UsageError(
+      `--wide-area-delay-ms "${v['wide-area-delay-ms']}" is for the latency mode (throughput: --scenario wide-area,wide-area-100); add --latency`
+    )
+  }
+  if (v['target-outage-seconds'] !== undefined && (v.latency === true || scale)) {
+    throw new UsageError(`--target-outage-seconds is for the throughput mode; drop --${v.latency === true ? 'latency' : 'scale'}`)
+  }
   return Object.freeze({
     mode: v.latency === true ? 'latency' : scale ? 'scale' : 'throughput',
     records: positiveInteger('records', v.records, quick ? 100_000 : 1_000_000),
@@ -268,7 +285,8 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
     sidecarArgs: Object.freeze([...(v['sidecar-arg'] ?? [])]),
     topics: positiveInteger('topics', v.topics, 300),
     recordsPerPartition: positiveInteger('records-per-partition', v['records-per-partition'], 50),
-    commitIntervalMs: v['commit-interval-ms'] === undefined ? (scale ? 5_000 : undefined) : positiveInteger('commit-interval-ms', v['commit-interval-ms'], 5_000),
+    commitIntervalMs:
+      v['commit-interval-ms'] === undefined ? (scale ? 5_000 : undefined) : positiveInteger('commit-interval-ms', v['commit-interval-ms'], 5_000),
     idleSeconds: positiveInteger('idle-seconds', v['idle-seconds'], 30),
     precreateTarget: v['precreate-target'] === true,
     scenarios: Object.freeze(scenarios),

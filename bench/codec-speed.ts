@@ -43,7 +43,15 @@ type Payload = 'base64' | 'json'
 
 function value (payload: Payload, i: number): Buffer {
   if (payload === 'base64') return Buffer.from(randomBytes(VALUE_BYTES).toString('base64').slice(0, VALUE_BYTES))
-  const event = JSON.stringify({ id: i, type: 'order.created', customer: `customer-${i % 997}`, amountCents: (i * 7919) % 100_000, currency: 'EUR', items: [{ sku: `sku-${i % 31}`, quantity: 1 + (i % 3) }], note: randomBytes(24).toString('hex') })
+  const event = JSON.stringify({
+    id: i,
+    type: 'order.created',
+    customer: `customer-${i % 997}`,
+    amountCents: (i * 7919) % 100_000,
+    currency: 'EUR',
+    items: [{ sku: `sku-${i % 31}`, quantity: 1 + (i % 3) }],
+    note: randomBytes(24).toString('hex'),
+  })
   return Buffer.from(event.padEnd(VALUE_BYTES, ' ').slice(0, VALUE_BYTES))
 }
 
@@ -106,7 +114,19 @@ async function main (): Promise<void> {
     `Node ${process.version}, ${process.platform}-${process.arch}, ${cpus().length} cores, 1-minute load average ${loadavg()[0]!.toFixed(1)} at the start; batches of ${BATCH_BYTES / 1024} KiB of records with ${VALUE_BYTES}-byte values; ${options.rounds} rounds of ${options.seconds} s, medians.`,
     'MB/s of uncompressed bytes, one batch at a time; CPU = process CPU µs per batch (all threads).',
     '',
-    row(['codec', 'payload', 'ratio', 'compress JS MB/s', 'native MB/s', 'x', 'decompress JS MB/s', 'native MB/s', 'x', 'compress CPU JS / native µs', 'decompress CPU JS / native µs']),
+    row([
+      'codec',
+      'payload',
+      'ratio',
+      'compress JS MB/s',
+      'native MB/s',
+      'x',
+      'decompress JS MB/s',
+      'native MB/s',
+      'x',
+      'compress CPU JS / native µs',
+      'decompress CPU JS / native µs',
+    ]),
     row(Array(11).fill('---')),
   ]
   for (const payload of ['base64', 'json'] as const) {
@@ -132,9 +152,22 @@ async function main (): Promise<void> {
   const batchBody = recordSet('base64')
   const crcJs = await medianOf(options, batchBody.length, () => crc32cJs(batchBody))
   const crcNative = await medianOf(options, batchBody.length, () => crc32c(batchBody))
-  lines.push('', row(['CRC-32C of a 256 KiB batch', 'JS (slicing by 8) MB/s', `${crc32cImplementation} MB/s`, 'x', 'CPU JS / native µs']), row(Array(5).fill('---')),
-    row(['', fixed(crcJs.mbPerSecond), fixed(crcNative.mbPerSecond), `${(crcNative.mbPerSecond / crcJs.mbPerSecond).toFixed(1)}x`, `${fixed(crcJs.cpuMicrosPerBatch)} / ${fixed(crcNative.cpuMicrosPerBatch)}`]))
-  lines.push('', `1-minute load average ${loadavg()[0]!.toFixed(1)} at the end (above the core count, other work competed: wall-clock MB/s suffer first, CPU per batch less).`)
+  lines.push(
+    '',
+    row(['CRC-32C of a 256 KiB batch', 'JS (slicing by 8) MB/s', `${crc32cImplementation} MB/s`, 'x', 'CPU JS / native µs']),
+    row(Array(5).fill('---')),
+    row([
+      '',
+      fixed(crcJs.mbPerSecond),
+      fixed(crcNative.mbPerSecond),
+      `${(crcNative.mbPerSecond / crcJs.mbPerSecond).toFixed(1)}x`,
+      `${fixed(crcJs.cpuMicrosPerBatch)} / ${fixed(crcNative.cpuMicrosPerBatch)}`,
+    ])
+  )
+  lines.push(
+    '',
+    `1-minute load average ${loadavg()[0]!.toFixed(1)} at the end (above the core count, other work competed: wall-clock MB/s suffer first, CPU per batch less).`
+  )
   process.stdout.write(lines.join('\n') + '\n')
 }
 

@@ -41,7 +41,9 @@ export function mirrorMaker1Expectations (
     ...javaClientSettings(producer, 'ProducerConfig'),
     expectation('--num.streams', commandLine.streams, { countOf: 'ConsumerConfig', clientId: consumers }),
     expectation('--include', commandLine.include, { unchecked: MM1_COMMAND_LINE }),
-    ...(commandLine.commitIntervalMs === undefined ? [] : [expectation('--offset.commit.interval.ms', commandLine.commitIntervalMs, { unchecked: MM1_COMMAND_LINE })]),
+    ...(commandLine.commitIntervalMs === undefined
+      ? []
+      : [expectation('--offset.commit.interval.ms', commandLine.commitIntervalMs, { unchecked: MM1_COMMAND_LINE })]),
   ]
 }
 
@@ -97,7 +99,10 @@ export function mirrorMaker2Expectations (mm2Properties: WrittenProperties, alia
     const value = key.endsWith('.topics') ? javaPropertiesValue(String(written)) : String(written)
     const known = fixed[key]
     if (known !== undefined) return expectation(key, value, known, key === 'clusters' ? value.split(',').map(alias => alias.trim()).join(',') : undefined)
-    for (const [prefix, block, clientId] of [[`${t}.producer.`, 'ProducerConfig', MM2_TASK_PRODUCER], [`${s}.consumer.`, 'ConsumerConfig', MM2_TASK_CONSUMER]] as const) {
+    for (const [prefix, block, clientId] of [
+      [`${t}.producer.`, 'ProducerConfig', MM2_TASK_PRODUCER],
+      [`${s}.consumer.`, 'ConsumerConfig', MM2_TASK_CONSUMER],
+    ] as const) {
       if (!key.startsWith(prefix)) continue
       const clientKey = key.slice(prefix.length)
       return expectation(key, value, { block, key: clientKey, clientId }, printedForm(clientKey, value))
@@ -188,16 +193,24 @@ const fromPrintConfig = (key: string): Printed => ({ block: PRINT_CONFIG_KIND, k
  */
 export function sidecarExpectations (consumer: WrittenProperties, producer: WrittenProperties, argv: readonly string[]): ExpectedSetting[] {
   const file = (properties: WrittenProperties, fields: Readonly<Record<string, string>>, section: string): ExpectedSetting[] =>
-    Object.entries(properties).map(([key, value]) => expectation(key, value, fromPrintConfig(fields[key] ?? `flows.0.${section}.${key}`), key === 'acks' ? printedForm(key, String(value)) : undefined))
+    Object.entries(properties).map(([key, value]) =>
+      expectation(key, value, fromPrintConfig(fields[key] ?? `flows.0.${section}.${key}`), key === 'acks' ? printedForm(key, String(value)) : undefined)
+    )
   const flags = commandLineFlags(argv).filter(flag => flag.name !== 'consumer.config' && flag.name !== 'producer.config')
   return [
     ...file(consumer, SIDECAR_CONSUMER_FIELDS, 'consumer'),
     ...file(producer, SIDECAR_PRODUCER_FIELDS, 'producer'),
     ...flags.map(({ name, value }) => {
       // --exactly.once true shows as the exactly-once section naming the flag it came from.
-      if (name === 'exactly.once') return expectation(`--${name}`, value, fromPrintConfig('flows.0.exactlyOnce.key'), value === 'true' ? '--exactly.once' : '(absent)')
+      if (name === 'exactly.once') {
+        return expectation(`--${name}`, value, fromPrintConfig('flows.0.exactlyOnce.key'), value === 'true' ? '--exactly.once' : '(absent)')
+      }
       const field = SIDECAR_FLAG_FIELDS[name]
-      return expectation(`--${name}`, value, field === undefined ? { unchecked: 'the bench does not map this flag to a --print-config field' } : fromPrintConfig(field))
+      return expectation(
+        `--${name}`,
+        value,
+        field === undefined ? { unchecked: 'the bench does not map this flag to a --print-config field' } : fromPrintConfig(field)
+      )
     }),
   ]
 }

@@ -119,26 +119,56 @@ export function sidecarContender (settings: SidecarSettings, name: 'sidecar' | '
   return {
     name,
     exactlyOnce,
-    label: name === 'sidecar' ? 'mirror-sidecar (this project)' : exactlyOnce ? 'mirror-sidecar --exactly.once true (this project)' : `mirror-sidecar baseline (${settings.entry})`,
+    label:
+      name === 'sidecar'
+        ? 'mirror-sidecar (this project)'
+        : exactlyOnce
+          ? 'mirror-sidecar --exactly.once true (this project)'
+          : `mirror-sidecar baseline (${settings.entry})`,
     // Same node binary and flags as this process, so the same default old-space limit.
-    heap: settings.maxOldSpaceMib === undefined
-      ? `node default (${Math.round(getHeapStatistics().heap_size_limit / 2 ** 20)} MiB limit)`
-      : `node --max-old-space-size=${settings.maxOldSpaceMib}`,
+    heap:
+      settings.maxOldSpaceMib === undefined
+        ? `node default (${Math.round(getHeapStatistics().heap_size_limit / 2 ** 20)} MiB limit)`
+        : `node --max-old-space-size=${settings.maxOldSpaceMib}`,
     logFile: 'sidecar.log',
     ownTopics: noOwnTopics,
     start: async job => {
       const entry = resolve(settings.entry)
       if (!existsSync(entry)) throw new Error(`sidecar entry ${entry} not found: build it (npm run build) or pass --sidecar-entry / --contenders mm2,mm1`)
       const { consumer, producer } = await mm1StyleConfigs(job)
-      const profiling = settings.profileDir === undefined
-        ? []
-        : ['--cpu-prof', '--cpu-prof-dir', resolve(settings.profileDir), '--heap-prof', '--heap-prof-dir', resolve(settings.profileDir), '--import', pathToFileURL(fileURLToPath(new URL('./profile-exit-hook.js', import.meta.url))).href]
+      const profiling =
+        settings.profileDir === undefined
+          ? []
+          : [
+              '--cpu-prof',
+              '--cpu-prof-dir',
+              resolve(settings.profileDir),
+              '--heap-prof',
+              '--heap-prof-dir',
+              resolve(settings.profileDir),
+              '--import',
+              pathToFileURL(fileURLToPath(new URL('./profile-exit-hook.js', import.meta.url))).href,
+            ]
       const out = openSync(join(job.workDir, 'sidecar.log'), 'a')
       try {
         const heap = settings.maxOldSpaceMib === undefined ? [] : [`--max-old-space-size=${settings.maxOldSpaceMib}`]
         const argv = [
-          '--consumer.config', consumer, '--producer.config', producer,
-          '--whitelist', job.topic, '--num.streams', String(job.streams), '--metrics.port', '0', '--metrics.host', '127.0.0.1', ...commitIntervalArgs(job), ...(exactlyOnce ? ['--exactly.once', 'true'] : []), ...(settings.args ?? []), ...(job.sidecarArgs ?? []),
+          '--consumer.config',
+          consumer,
+          '--producer.config',
+          producer,
+          '--whitelist',
+          job.topic,
+          '--num.streams',
+          String(job.streams),
+          '--metrics.port',
+          '0',
+          '--metrics.host',
+          '127.0.0.1',
+          ...commitIntervalArgs(job),
+          ...(exactlyOnce ? ['--exactly.once', 'true'] : []),
+          ...(settings.args ?? []),
+          ...(job.sidecarArgs ?? []),
         ]
         argvByWorkDir.set(job.workDir, argv)
         const child = spawn(process.execPath, [...heap, ...profiling, entry, ...argv], { stdio: ['ignore', out, out] })
@@ -155,7 +185,9 @@ export function sidecarContender (settings: SidecarSettings, name: 'sidecar' | '
       const file = join(job.workDir, 'sidecar.print-config.json')
       await writeFile(file, printed.stdout ?? '')
       const shown = relative(process.cwd(), file)
-      if (printed.status !== 0) throw new Error(`${name}: --print-config exited ${printed.status ?? printed.signal}: ${(printed.stderr ?? '').trim().split('\n')[0] ?? ''}`)
+      if (printed.status !== 0) {
+        throw new Error(`${name}: --print-config exited ${printed.status ?? printed.signal}: ${(printed.stderr ?? '').trim().split('\n')[0] ?? ''}`)
+      }
       const written = mm1StyleProperties(job)
       return checkSettings(name, shown, sidecarExpectations(written.consumer, written.producer, argv), [printConfigBlock(printed.stdout)])
     },
@@ -175,14 +207,29 @@ export function mirrorMaker1Contender (distribution: KafkaDistribution, heap: st
       const written = mm1StyleProperties(job)
       const commitInterval = job.commitIntervalMs === undefined ? {} : { commitIntervalMs: job.commitIntervalMs }
       const commandLine = { include: job.topic, streams: job.streams, ...commitInterval }
-      return checkSettings('mm1', relative(process.cwd(), file), mirrorMaker1Expectations(written.consumer, written.producer, commandLine), await logBlocks(file))
+      return checkSettings(
+        'mm1',
+        relative(process.cwd(), file),
+        mirrorMaker1Expectations(written.consumer, written.producer, commandLine),
+        await logBlocks(file)
+      )
     },
     start: async job => {
       const { consumer, producer } = await mm1StyleConfigs(job)
       const child = await spawnJavaMain({
         distribution,
         mainClass: 'kafka.tools.MirrorMaker',
-        args: ['--consumer.config', consumer, '--producer.config', producer, '--include', job.topic, '--num.streams', String(job.streams), ...commitIntervalArgs(job)],
+        args: [
+          '--consumer.config',
+          consumer,
+          '--producer.config',
+          producer,
+          '--include',
+          job.topic,
+          '--num.streams',
+          String(job.streams),
+          ...commitIntervalArgs(job),
+        ],
         maxHeap: heap,
         loggingConfigFile: join(job.workDir, 'log4j.properties'),
         logFile: join(job.workDir, 'mm1.log'),
@@ -253,7 +300,12 @@ export function mirrorMaker2Contender (distribution: KafkaDistribution, heap: st
     },
     checkSettings: async job => {
       const file = join(job.workDir, 'mm2.log')
-      return checkSettings(exactlyOnce ? 'mm2-eos' : 'mm2', relative(process.cwd(), file), mirrorMaker2Expectations(mm2Properties(job, exactlyOnce), mm2Aliases(job)), await logBlocks(file))
+      return checkSettings(
+        exactlyOnce ? 'mm2-eos' : 'mm2',
+        relative(process.cwd(), file),
+        mirrorMaker2Expectations(mm2Properties(job, exactlyOnce), mm2Aliases(job)),
+        await logBlocks(file)
+      )
     },
     start: async job => {
       await mkdir(job.workDir, { recursive: true })

@@ -122,7 +122,9 @@ export const PROXY_USAGE = 'usage: node dist/bench/latency-proxy.js --listen POR
 
 function port (flag: string, raw: string | undefined): number {
   const value = Number(raw)
-  if (raw === undefined || !Number.isInteger(value) || value < 1 || value > 65535) throw new ProxyUsageError(`--${flag} "${raw ?? ''}": expected a port number 1-65535\n${PROXY_USAGE}`)
+  if (raw === undefined || !Number.isInteger(value) || value < 1 || value > 65535) {
+    throw new ProxyUsageError(`--${flag} "${raw ?? ''}": expected a port number 1-65535\n${PROXY_USAGE}`)
+  }
   return value
 }
 
@@ -130,7 +132,12 @@ function port (flag: string, raw: string | undefined): number {
 export function parseProxyArgs (argv: readonly string[]): LatencyProxyOptions {
   let values
   try {
-    values = parseArgs({ args: [...argv], strict: true, allowPositionals: false, options: { listen: { type: 'string' }, upstream: { type: 'string' }, 'delay-ms': { type: 'string' } } }).values
+    values = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: { listen: { type: 'string' }, upstream: { type: 'string' }, 'delay-ms': { type: 'string' } },
+    }).values
   } catch (error) {
     throw new ProxyUsageError(`${(error as Error).message}\n${PROXY_USAGE}`)
   }
@@ -138,8 +145,15 @@ export function parseProxyArgs (argv: readonly string[]): LatencyProxyOptions {
   const colon = upstream.lastIndexOf(':')
   if (colon <= 0) throw new ProxyUsageError(`--upstream "${upstream}": expected HOST:PORT, e.g. 127.0.0.1:39002\n${PROXY_USAGE}`)
   const delayMs = Number(values['delay-ms'])
-  if (values['delay-ms'] === undefined || !Number.isFinite(delayMs) || delayMs < 0) throw new ProxyUsageError(`--delay-ms "${values['delay-ms'] ?? ''}": expected milliseconds >= 0\n${PROXY_USAGE}`)
-  return { listenPort: port('listen', values.listen), upstreamHost: upstream.slice(0, colon), upstreamPort: port('upstream', upstream.slice(colon + 1)), delayMs }
+  if (values['delay-ms'] === undefined || !Number.isFinite(delayMs) || delayMs < 0) {
+    throw new ProxyUsageError(`--delay-ms "${values['delay-ms'] ?? ''}": expected milliseconds >= 0\n${PROXY_USAGE}`)
+  }
+  return {
+    listenPort: port('listen', values.listen),
+    upstreamHost: upstream.slice(0, colon),
+    upstreamPort: port('upstream', upstream.slice(colon + 1)),
+    delayMs,
+  }
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -50,7 +50,9 @@ class LatencyConsumer {
 
   start (): void {
     const isolation = this.readCommitted ? ['-X', 'isolation.level=read_committed'] : []
-    const child = spawn('kcat', ['-C', '-b', this.bootstrap, '-t', this.topic, '-o', 'beginning', '-u', '-q', ...isolation, '-f', '%T %k\n'], { stdio: ['ignore', 'pipe', 'ignore'] })
+    const child = spawn('kcat', ['-C', '-b', this.bootstrap, '-t', this.topic, '-o', 'beginning', '-u', '-q', ...isolation, '-f', '%T %k\n'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
     this.#process = track('kcat latency consumer', child)
     child.stdout.on('data', (chunk: Buffer) => {
       const now = Date.now()
@@ -140,7 +142,12 @@ export async function runLatency (contender: Contender | undefined, job: MirrorJ
       context.durationMs,
       WARM_UP_RECORDS
     )
-    await waitFor(() => consumer.latenciesMs.length >= records, 120_000, `${name}: ${records} records at the target consumer (has ${consumer.latenciesMs.length})`, mirror).catch((error: unknown) => {
+    await waitFor(
+      () => consumer.latenciesMs.length >= records,
+      120_000,
+      `${name}: ${records} records at the target consumer (has ${consumer.latenciesMs.length})`,
+      mirror
+    ).catch((error: unknown) => {
       context.log(`    ${(error as Error).message}; reporting what arrived`)
     })
     const usage = sampler?.stop()

@@ -110,7 +110,9 @@ async function cpuOf (cluster: NodeCluster, nodeIds: readonly number[]): Promise
 export async function runReplicationCeiling (job: ReplicationCeilingJob): Promise<ReplicationCeilingFigures[]> {
   const { cluster, topic, partitions, log } = job
   const [leader, follower] = cluster.nodes.map(n => n.nodeId)
-  if (leader === undefined || follower === undefined) throw new Error(`the replication ceiling needs a cluster of two nodes or more; ${cluster.options.name} has ${cluster.nodes.length}`)
+  if (leader === undefined || follower === undefined) {
+    throw new Error(`the replication ceiling needs a cluster of two nodes or more; ${cluster.options.name} has ${cluster.nodes.length}`)
+  }
   const recordBytes = job.shape.keyBytes + job.shape.valueBytes
   const figures: ReplicationCeilingFigures[] = []
   await cluster.withAdmin(admin =>
@@ -141,7 +143,11 @@ export async function runReplicationCeiling (job: ReplicationCeilingJob): Promis
           longestGapMs = Math.max(longestGapMs, now - lastPoll)
           lastPoll = now
           if (done) break
-          if (now - startedAt > job.timeoutMs) throw new Error(`replication ceiling: the new replicas of ${topic} on node ${follower} were not in sync within ${Math.round(job.timeoutMs / 1000)} s`)
+          if (now - startedAt > job.timeoutMs) {
+            throw new Error(
+              `replication ceiling: the new replicas of ${topic} on node ${follower} were not in sync within ${Math.round(job.timeoutMs / 1000)} s`
+            )
+          }
           await sleep(REPLICATION_POLL_INTERVAL_MS)
         }
         const seconds = Math.max((lastPoll - startedAt) / 1000, 0.001)
@@ -177,7 +183,9 @@ async function waitUntilSingleReplica (cluster: NodeCluster, topic: string, part
       const ongoing = await admin.listPartitionReassignments({ topics: [{ topic, partitions: Array.from({ length: partitions }, (_, i) => i) }] })
       const isr = await isrByPartition(admin, topic)
       if (ongoing.topics.every(t => t.partitions.length === 0) && [...isr.values()].every(replicas => replicas.length === 1 && replicas[0] === leader)) return
-      if (performance.now() > deadline) throw new Error(`replication ceiling: the replicas added to ${topic} were not removed within ${Math.round(timeoutMs / 1000)} s`)
+      if (performance.now() > deadline) {
+        throw new Error(`replication ceiling: the replicas added to ${topic} were not removed within ${Math.round(timeoutMs / 1000)} s`)
+      }
       await sleep(200)
     }
   })

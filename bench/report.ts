@@ -78,13 +78,38 @@ export interface CeilingMedians {
   readonly consumer: { recordsPerSecond: number, mbPerSecond: number, cpuSeconds: number, peakRssBytes: number }
 }
 
-const throughputKeys = ['records', 'startupSeconds', 'copySeconds', 'totalSeconds', 'recordsPerSecond', 'steadyRecordsPerSecond', 'mbPerSecond', 'cpuSeconds', 'copyCpuSeconds', 'peakRssBytes', 'brokerCpuSeconds', 'cpuSecondsPerGb', 'brokerCpuSecondsPerGb', 'duplicates', 'missing'] as const
+const throughputKeys = [
+  'records',
+  'startupSeconds',
+  'copySeconds',
+  'totalSeconds',
+  'recordsPerSecond',
+  'steadyRecordsPerSecond',
+  'mbPerSecond',
+  'cpuSeconds',
+  'copyCpuSeconds',
+  'peakRssBytes',
+  'brokerCpuSeconds',
+  'cpuSecondsPerGb',
+  'brokerCpuSecondsPerGb',
+  'duplicates',
+  'missing',
+] as const
 
 export function throughputMedians (rows: readonly ThroughputFigures[], contender: { name: string, label: string, heap: string }): ThroughputMedians {
   const mine = rows.filter(row => row.contender === contender.name)
   const medians = Object.fromEntries(throughputKeys.map(key => [key, medianOf(mine, key)])) as Record<typeof throughputKeys[number], number>
-  const worst = (key: 'duplicates' | 'missing'): number => mine.reduce((max, row) => Number.isNaN(row[key]) || Number.isNaN(max) ? Number.NaN : Math.max(max, row[key]), 0)
-  return { contender: contender.name, label: contender.label, heap: contender.heap, runs: mine.length, ...medians, maxDuplicates: worst('duplicates'), maxMissing: worst('missing') }
+  const worst = (key: 'duplicates' | 'missing'): number =>
+    mine.reduce((max, row) => (Number.isNaN(row[key]) || Number.isNaN(max) ? Number.NaN : Math.max(max, row[key])), 0)
+  return {
+    contender: contender.name,
+    label: contender.label,
+    heap: contender.heap,
+    runs: mine.length,
+    ...medians,
+    maxDuplicates: worst('duplicates'),
+    maxMissing: worst('missing'),
+  }
 }
 
 export function ceilingMedians (rows: readonly CeilingFigures[]): CeilingMedians | undefined {
@@ -131,7 +156,8 @@ export function latencyMedians (rows: readonly LatencyFigures[], contender: { na
 
 const fixed = (value: number, digits: number): string => Number.isFinite(value) ? value.toFixed(digits) : 'n/a'
 const mib = (bytes: number): string => Number.isFinite(bytes) ? (bytes / 2 ** 20).toFixed(0) : 'n/a'
-const ratio = (value: number, base: number | undefined): string => base !== undefined && Number.isFinite(value) && Number.isFinite(base) && base !== 0 ? `${(value / base).toFixed(2)}×` : 'n/a'
+const ratio = (value: number, base: number | undefined): string =>
+  base !== undefined && Number.isFinite(value) && Number.isFinite(base) && base !== 0 ? `${(value / base).toFixed(2)}×` : 'n/a'
 const thousands = (value: number): string => Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : 'n/a'
 
 function table (header: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -326,15 +352,12 @@ export function throughputMarkdown (
     )
   }
   if (ceiling !== undefined) {
+    const producerSettings = Object.entries({ ...CEILING_PRODUCER_PROPS, 'compression.type': options.compression, ...options.producerProps })
+      .map(([k, v]) => `${k}=${v}`)
+      .join(', ')
     sections.push(
       '',
-      `Ceiling: ConsumerPerformance on the source ${thousands(ceiling.consumer.recordsPerSecond)} records/s (${fixed(ceiling.consumer.mbPerSecond, 1)} MB/s, ${fixed(ceiling.consumer.cpuSeconds, 1)} CPU s, ${mib(ceiling.consumer.peakRssBytes)} MiB); ProducerPerformance (${Object.entries(
-        { ...CEILING_PRODUCER_PROPS, 'compression.type': options.compression, ...options.producerProps }
-      )
-        .map(([k, v]) => `${k}=${v}`)
-        .join(
-          ', '
-        )}) into the target ${thousands(ceiling.producer.recordsPerSecond)} records/s (${fixed(ceiling.producer.mbPerSecond, 1)} MB/s, ${fixed(ceiling.producer.cpuSeconds, 1)} CPU s, ${mib(ceiling.producer.peakRssBytes)} MiB): limited by the ${ceiling.limitedBy}. Its CPU and RSS are the two tools added.`
+      `Ceiling: ConsumerPerformance on the source ${thousands(ceiling.consumer.recordsPerSecond)} records/s (${fixed(ceiling.consumer.mbPerSecond, 1)} MB/s, ${fixed(ceiling.consumer.cpuSeconds, 1)} CPU s, ${mib(ceiling.consumer.peakRssBytes)} MiB); ProducerPerformance (${producerSettings}) into the target ${thousands(ceiling.producer.recordsPerSecond)} records/s (${fixed(ceiling.producer.mbPerSecond, 1)} MB/s, ${fixed(ceiling.producer.cpuSeconds, 1)} CPU s, ${mib(ceiling.producer.peakRssBytes)} MiB): limited by the ${ceiling.limitedBy}. Its CPU and RSS are the two tools added.`
     )
   }
   sections.push('', READING_THROUGHPUT)
@@ -357,22 +380,58 @@ export function settingsSection (
     const unchecked = check.outcomes.filter(o => o.status === 'unchecked').map(o => `${o.key}=${o.passed} (${o.resolved})`)
     return [label(contender), String(checked.length), checked.join(', ') || 'none', unchecked.join('; ') || 'none']
   })
-  return ['', '## Settings checked', '', table(['contender', 'checked', 'passed and shown in effect', 'unchecked (not printed by the tool)'], rows), '',
-    'After every contender run the benchmark compares each setting it passed with the value the contender printed as resolved: the config blocks of MirrorMaker 1\'s and 2\'s logs (`ProducerConfig`, `ConsumerConfig`, `DistributedConfig`, `MirrorSourceConfig`, ... `values:`), the sidecar\'s `--print-config` with the same arguments. A setting that did not take effect fails the run with one line naming contender, key, passed and resolved value.']
+  return [
+    '',
+    '## Settings checked',
+    '',
+    table(['contender', 'checked', 'passed and shown in effect', 'unchecked (not printed by the tool)'], rows),
+    '',
+    "After every contender run the benchmark compares each setting it passed with the value the contender printed as resolved: the config blocks of MirrorMaker 1's and 2's logs (`ProducerConfig`, `ConsumerConfig`, `DistributedConfig`, `MirrorSourceConfig`, ... `values:`), the sidecar's `--print-config` with the same arguments. A setting that did not take effect fails the run with one line naming contender, key, passed and resolved value.",
+  ]
 }
 
 /** The runs with a rolling restart of the target: when, how long, the longest stall and the catch-up. */
 export function rollingRestartSection (runs: readonly ThroughputFigures[], label: (contender: string) => string): string[] {
   const restarted = runs.filter(run => run.rollingRestart !== undefined)
   if (restarted.length === 0) return []
-  return ['', '## Rolling restart of the target', '', table(
-    ['contender', 'run', 'first stop at (records on target)', 'restart window (s)', 'longest stall from the first stop on (s)', 'longest stall of the copy (s)', 'it began after the first stop (s)', 'longest poll gap (s)', 'all on target after the last node was back (s)', 'records/s', 'duplicates / missing'],
-    restarted.map(run => {
-      const r = run.rollingRestart!
-      return [label(run.contender), String(run.run), `${thousands(r.atRecords)} (${(r.atRecords / run.records * 100).toFixed(0)}%)`, fixed(r.windowSeconds, 1), fixed(r.restartStallSeconds, 2), fixed(r.longestStallSeconds, 2), fixed(r.longestStallFromRestartSeconds, 1), fixed(r.longestPollGapSeconds, 2),
-        r.lastBackToDoneSeconds < 0 ? `done ${fixed(-r.lastBackToDoneSeconds, 1)} s before` : fixed(r.lastBackToDoneSeconds, 1), thousands(run.recordsPerSecond), `${thousands(run.duplicates)} / ${thousands(run.missing)}`]
-    })
-  ), '', '*Restart window*: from the SIGTERM to the first node until the last node was back with every replica of the cluster in sync. *Longest stall*: the longest time between two polls of the target\'s end offsets that saw the count grow, from the poll that started the restart on, and over the whole copy phase (with when it began: negative, before the first stop); each is accurate to the *longest poll gap* of the run (a stall of S seconds lasted between S minus that gap and S). Every run listed here completed; one that did not is under *Runs that did not complete*.']
+  return [
+    '',
+    '## Rolling restart of the target',
+    '',
+    table(
+      [
+        'contender',
+        'run',
+        'first stop at (records on target)',
+        'restart window (s)',
+        'longest stall from the first stop on (s)',
+        'longest stall of the copy (s)',
+        'it began after the first stop (s)',
+        'longest poll gap (s)',
+        'all on target after the last node was back (s)',
+        'records/s',
+        'duplicates / missing',
+      ],
+      restarted.map(run => {
+        const r = run.rollingRestart!
+        return [
+          label(run.contender),
+          String(run.run),
+          `${thousands(r.atRecords)} (${((r.atRecords / run.records) * 100).toFixed(0)}%)`,
+          fixed(r.windowSeconds, 1),
+          fixed(r.restartStallSeconds, 2),
+          fixed(r.longestStallSeconds, 2),
+          fixed(r.longestStallFromRestartSeconds, 1),
+          fixed(r.longestPollGapSeconds, 2),
+          r.lastBackToDoneSeconds < 0 ? `done ${fixed(-r.lastBackToDoneSeconds, 1)} s before` : fixed(r.lastBackToDoneSeconds, 1),
+          thousands(run.recordsPerSecond),
+          `${thousands(run.duplicates)} / ${thousands(run.missing)}`,
+        ]
+      })
+    ),
+    '',
+    "*Restart window*: from the SIGTERM to the first node until the last node was back with every replica of the cluster in sync. *Longest stall*: the longest time between two polls of the target's end offsets that saw the count grow, from the poll that started the restart on, and over the whole copy phase (with when it began: negative, before the first stop); each is accurate to the *longest poll gap* of the run (a stall of S seconds lasted between S minus that gap and S). Every run listed here completed; one that did not is under *Runs that did not complete*.",
+  ]
 }
 
 /** `--replication-ceiling`: each run's replica copy, and every contender's median records/s as a ratio of the median replica's. */
@@ -417,22 +476,29 @@ export function replicationCeilingSection (runs: readonly ReplicationCeilingFigu
 export function throughputLimitSection (runs: readonly ThroughputFigures[], label: (contender: string) => string): string[] {
   const limited = runs.filter(run => run.throughputLimit !== undefined)
   if (limited.length === 0) return []
-  return ['', '## Throughput limit', '', table(
-    ['contender', 'run', 'limit (bytes/s)', 'fetched bytes/s, 10–90%', 'fetched / limit', 'throttled (s)', 'copy (s)', 'records/s'],
-    limited.map(run => {
-      const l = run.throughputLimit!
-      return [
-        label(run.contender),
-        String(run.run),
-        thousands(l.limitBytesPerSecond),
-        thousands(l.fetchedBytesPerSecond),
-        ratio(l.fetchedBytesPerSecond, l.limitBytesPerSecond),
-        fixed(l.throttledSeconds, 1),
-        fixed(run.copySeconds, 1),
-        thousands(run.recordsPerSecond),
-      ]
-    })
-  ), '', '*Fetched bytes/s*: the sidecar\'s `kafka_mirror_consumed_bytes_total` (what the limit counts: record batches as fetched in pass-through, keys, values and headers on the deep path) read from its /metrics at the polls that saw 10 % and 90 % of the records on the target, over the time between them; the one-second burst at the start is outside that window. *Throttled*: `kafka_mirror_throttled_seconds_total` when every record was there.']
+  return [
+    '',
+    '## Throughput limit',
+    '',
+    table(
+      ['contender', 'run', 'limit (bytes/s)', 'fetched bytes/s, 10–90%', 'fetched / limit', 'throttled (s)', 'copy (s)', 'records/s'],
+      limited.map(run => {
+        const l = run.throughputLimit!
+        return [
+          label(run.contender),
+          String(run.run),
+          thousands(l.limitBytesPerSecond),
+          thousands(l.fetchedBytesPerSecond),
+          ratio(l.fetchedBytesPerSecond, l.limitBytesPerSecond),
+          fixed(l.throttledSeconds, 1),
+          fixed(run.copySeconds, 1),
+          thousands(run.recordsPerSecond),
+        ]
+      })
+    ),
+    '',
+    "*Fetched bytes/s*: the sidecar's `kafka_mirror_consumed_bytes_total` (what the limit counts: record batches as fetched in pass-through, keys, values and headers on the deep path) read from its /metrics at the polls that saw 10 % and 90 % of the records on the target, over the time between them; the one-second burst at the start is outside that window. *Throttled*: `kafka_mirror_throttled_seconds_total` when every record was there.",
+  ]
 }
 
 /** With exactly-once contenders: ours against our at-least-once run and against MirrorMaker 2 exactly-once, same run. */
@@ -487,32 +553,50 @@ export function latencyMarkdown (env: Environment, options: BenchOptions, conten
     mib(c.peakRssBytes),
   ])
   const ratioRows = (base: LatencyMedians | undefined): string[][] =>
-    contenders.filter(c => c.contender !== 'direct').map(c => [c.label, ratio(c.p50Ms, base?.p50Ms), ratio(c.p99Ms, base?.p99Ms), ratio(c.maxMs, base?.maxMs), ratio(c.cpuSeconds, base?.cpuSeconds), ratio(c.peakRssBytes, base?.peakRssBytes)])
-  return [
-    '# Mirror benchmark: end-to-end latency at a fixed rate',
-    '',
-    environmentSection(env, options),
-    '',
-    '## Medians',
-    '',
-    table(['contender', 'heap', 'produced', 'received', 'duplicates', 'p50 (ms)', 'p99 (ms)', 'max (ms)', 'CPU s (mirror)', 'peak RSS (MiB)'], rows),
-    '',
-    '## Ratio against MirrorMaker 2',
-    '',
-    mm2 === undefined ? 'MirrorMaker 2 was not run.' : table(['contender', 'p50', 'p99', 'max', 'CPU s', 'peak RSS'], ratioRows(mm2)),
-    '',
-    '## Ratio against the floor (no mirror)',
-    '',
-    direct === undefined ? 'The no-mirror floor was not measured.' : table(['contender', 'p50', 'p99', 'max', 'CPU s', 'peak RSS'], ratioRows(direct).map(row => [...row.slice(0, 4), 'n/a', 'n/a'])),
-    ...settingsSection(runs, name => contenders.find(c => c.contender === name)?.label ?? name),
-    '',
-    `## How to read this
+    contenders
+      .filter(c => c.contender !== 'direct')
+      .map(c => [
+        c.label,
+        ratio(c.p50Ms, base?.p50Ms),
+        ratio(c.p99Ms, base?.p99Ms),
+        ratio(c.maxMs, base?.maxMs),
+        ratio(c.cpuSeconds, base?.cpuSeconds),
+        ratio(c.peakRssBytes, base?.peakRssBytes),
+      ])
+  return (
+    [
+      '# Mirror benchmark: end-to-end latency at a fixed rate',
+      '',
+      environmentSection(env, options),
+      '',
+      '## Medians',
+      '',
+      table(['contender', 'heap', 'produced', 'received', 'duplicates', 'p50 (ms)', 'p99 (ms)', 'max (ms)', 'CPU s (mirror)', 'peak RSS (MiB)'], rows),
+      '',
+      '## Ratio against MirrorMaker 2',
+      '',
+      mm2 === undefined ? 'MirrorMaker 2 was not run.' : table(['contender', 'p50', 'p99', 'max', 'CPU s', 'peak RSS'], ratioRows(mm2)),
+      '',
+      '## Ratio against the floor (no mirror)',
+      '',
+      direct === undefined
+        ? 'The no-mirror floor was not measured.'
+        : table(
+          ['contender', 'p50', 'p99', 'max', 'CPU s', 'peak RSS'],
+          ratioRows(direct).map(row => [...row.slice(0, 4), 'n/a', 'n/a'])
+        ),
+      ...settingsSection(runs, name => contenders.find(c => c.contender === name)?.label ?? name),
+      '',
+      `## How to read this
 
 - A \`kcat\` producer writes ${options.rateRecordsPerSecond.toLocaleString('en-US')} keyed records/s into a fresh source topic (linger.ms=5, acks=all) after a warm-up batch has gone through the mirror; one \`kcat\` consumer on the target topic (the same for every contender) reports each record's timestamp, and latency = time the record reached the benchmark minus the record's source CreateTime (same clock). p50/p99/max over every record of the fixed-rate phase.
-- *no mirror*: the producer writes straight into the target topic: the latency of producer + broker + consumer alone, the floor any mirror adds to.${options.wideAreaDelayMs > 0
-? `
+- *no mirror*: the producer writes straight into the target topic: the latency of producer + broker + consumer alone, the floor any mirror adds to.${
+        options.wideAreaDelayMs > 0
+          ? `
 - Wide area: the target is a third single-node cluster behind the latency proxy (\`bench/latency-proxy.ts\`), which holds every chunk ${options.wideAreaDelayMs} ms in each direction (${2 * options.wideAreaDelayMs} ms per round trip, bandwidth not limited); every mirror and the no-mirror producer write through it, the mirrors read the source directly, and the measuring consumer reads the target broker directly. So the floor pays the delay on the producer's acks=all round trips as a mirror does on its produce requests.`
-: ''}
+          : ''
+      }
 - *CPU s*: the mirror process during the fixed-rate phase; *peak RSS*: VmHWM over the whole run.`,
-  ].join('\n') + '\n'
+    ].join('\n') + '\n'
+  )
 }

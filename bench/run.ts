@@ -141,7 +141,13 @@ async function main (options: BenchOptions): Promise<void> {
 
   if (options.mode === 'scale') {
     // Topic names without dots: MM2's topic list escapes dots, so the pattern stays a pattern.
-    const shape = { prefix: `bench-scale-${id}`, topics: options.topics, partitions: options.partitions, recordsPerPartition: options.recordsPerPartition, valueBytes: options.valueBytes }
+    const shape = {
+      prefix: `bench-scale-${id}`,
+      topics: options.topics,
+      partitions: options.partitions,
+      recordsPerPartition: options.recordsPerPartition,
+      valueBytes: options.valueBytes,
+    }
     // Registered first: a preload that fails half-way must not leave 10,000 partitions behind (the next run's would exceed the broker's open files).
     cleanups.push(async () => {
       for (const admin of [sourceAdmin, targetAdmin]) for (let i = 0; i < shape.topics; i += 25) await admin.deleteTopics(scaleTopics(shape).slice(i, i + 25))
@@ -169,9 +175,8 @@ async function main (options: BenchOptions): Promise<void> {
       }
     }
     env.loadAverageAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100
-    const header = `# Scale: ${shape.topics} topics x ${shape.partitions} partitions, ${shape.recordsPerPartition} records of ${options.keyBytes}+${shape.valueBytes} bytes per partition
-
-` +
+    const header =
+      `# Scale: ${shape.topics} topics x ${shape.partitions} partitions, ${shape.recordsPerPartition} records of ${options.keyBytes}+${shape.valueBytes} bytes per partition\n\n` +
       `Machine: ${JSON.stringify(env)}; commit interval ${options.commitIntervalMs ?? 5_000} ms; ${options.idleSeconds} s measured once caught up; ${options.precreateTarget ? 'the benchmark created the target topics' : 'the mirror creates the target topics'}.`
     const markdown = scaleMarkdown(header, figures, options.commitIntervalMs ?? 5_000)
     await writeFile(join(resultsDir, 'latest-scale.md'), markdown)
@@ -196,11 +201,13 @@ async function main (options: BenchOptions): Promise<void> {
       env.loadAverageAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100
       const extras = {
         ...(result.scenario === undefined ? {} : { title: result.scenario.title }),
-        ...(result.scenario?.rollingRestart === true ? { clusters: `two ${ROLLING_RESTART_NODES}-node KRaft clusters, -Xmx${process.env.KAFKA_NODE_HEAP ?? '384m'} per node` } : {}),
+        ...(result.scenario?.rollingRestart === true
+          ? { clusters: `two ${ROLLING_RESTART_NODES}-node KRaft clusters, -Xmx${process.env.KAFKA_NODE_HEAP ?? '384m'} per node` }
+          : {}),
         notes: result.notes,
         failures: result.failures,
         runs: result.figures,
-        replication: result.replication
+        replication: result.replication,
       }
       const markdown = throughputMarkdown(env, result.options, result.medians, result.ceiling, extras)
       const json = {
@@ -232,9 +239,25 @@ async function main (options: BenchOptions): Promise<void> {
     if (options.scenarios.length > 0) {
       const summary = scenarioSummaryMarkdown(env, results, result => `[${files(result)}.md](${files(result)}.md)`)
       await writeFile(join(resultsDir, 'scenarios.md'), summary)
-      await writeFile(join(resultsDir, 'scenarios.json'), JSON.stringify({
-        kind: 'scenarios', environment: env, scenarios: results.map(r => ({ scenario: r.scenario, sourceRecords: r.sourceRecords, medians: r.medians, ceiling: r.ceiling, replication: replicationMedians(r.replication), failures: r.failures.map(f => ({ contender: f.contender, run: f.run, reason: f.reason })) })),
-      }, null, 2) + '\n')
+      await writeFile(
+        join(resultsDir, 'scenarios.json'),
+        JSON.stringify(
+          {
+            kind: 'scenarios',
+            environment: env,
+            scenarios: results.map(r => ({
+              scenario: r.scenario,
+              sourceRecords: r.sourceRecords,
+              medians: r.medians,
+              ceiling: r.ceiling,
+              replication: replicationMedians(r.replication),
+              failures: r.failures.map(f => ({ contender: f.contender, run: f.run, reason: f.reason })),
+            })),
+          },
+          null,
+          2
+        ) + '\n'
+      )
       process.stdout.write('\n' + summary)
       log(`wrote ${join(resultsDir, 'scenarios.md')} and scenarios.json`)
     }

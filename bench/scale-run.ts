@@ -236,7 +236,11 @@ export async function runScale (contender: Contender, job: MirrorJob, run: numbe
       }
       if (pending.size === 0) break
       if (mirror.hasExited()) throw new Error(`${contender.label} exited with ${pending.size} topics not yet copied (see ${job.workDir})`)
-      if (performance.now() - startedAt > context.timeoutMs) throw new Error(`${contender.label}: ${pending.size} of ${topics.length} topics not copied after ${Math.round(context.timeoutMs / 1000)} s (see ${job.workDir})`)
+      if (performance.now() - startedAt > context.timeoutMs) {
+        throw new Error(
+          `${contender.label}: ${pending.size} of ${topics.length} topics not copied after ${Math.round(context.timeoutMs / 1000)} s (see ${job.workDir})`
+        )
+      }
       await sleep(1_000)
     }
     const doneAt = performance.now()
@@ -330,7 +334,10 @@ export function scaleMarkdown (header: string, figures: readonly ScaleFigures[],
     '',
     `| contender | run | topics x partitions | records | start → all on target | CPU s | peak RSS | CPU caught up | CPU caught up, last half | all committed after | commits / ${commitIntervalMs / 1000} s intervals until all committed | commits / all intervals | failed commits | /metrics series | duplicates / missing |`,
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
-    ...figures.map(f => `| ${f.contender} | ${f.run} | ${f.topics} x ${f.partitions / f.topics} = ${f.partitions} | ${f.records} | ${num(f.totalSeconds)} s | ${num(f.cpuSeconds)} | ${mib(f.peakRssBytes)} | ${num(f.idleCpuPercent)} % | ${num(f.idleTailCpuPercent)} % | ${Number.isNaN(f.allCommittedAfterSeconds) ? 'not within the window' : `${num(f.allCommittedAfterSeconds)} s`} | ${num(f.commits, 0)} / ${num(f.commitIntervalsUntilAllCommitted, 0)} | ${num(f.commits, 0)} / ${f.commitIntervals} | ${num(f.failedCommits, 0)} | ${num(f.metricSeries, 0)} | ${f.duplicates} / ${f.missing} |`),
+    ...figures.map(
+      f =>
+        `| ${f.contender} | ${f.run} | ${f.topics} x ${f.partitions / f.topics} = ${f.partitions} | ${f.records} | ${num(f.totalSeconds)} s | ${num(f.cpuSeconds)} | ${mib(f.peakRssBytes)} | ${num(f.idleCpuPercent)} % | ${num(f.idleTailCpuPercent)} % | ${Number.isNaN(f.allCommittedAfterSeconds) ? 'not within the window' : `${num(f.allCommittedAfterSeconds)} s`} | ${num(f.commits, 0)} / ${num(f.commitIntervalsUntilAllCommitted, 0)} | ${num(f.commits, 0)} / ${f.commitIntervals} | ${num(f.failedCommits, 0)} | ${num(f.metricSeries, 0)} | ${f.duplicates} / ${f.missing} |`
+    ),
     '',
   ]
   return lines.join('\n')

@@ -24,7 +24,12 @@ function rate (result: ScenarioResult, name: string): string {
 function outageCell (result: ScenarioResult): string {
   const runs = result.figures.filter(run => run.contender === 'sidecar' && run.outage !== undefined)
   if (runs.length === 0) return 'n/a'
-  return runs.map(run => `${(run.outage!.atRecords / run.records * 100).toFixed(0)}%, ${run.outage!.seconds.toFixed(1)} s; ${run.outage!.resumedToDoneSeconds.toFixed(1)} s`).join(' / ')
+  return runs
+    .map(
+      run =>
+        `${((run.outage!.atRecords / run.records) * 100).toFixed(0)}%, ${run.outage!.seconds.toFixed(1)} s; ${run.outage!.resumedToDoneSeconds.toFixed(1)} s`
+    )
+    .join(' / ')
 }
 
 /** The sidecar's rolling restarts of a scenario, one per run: `window 41.2 s; stall 3.75 s`. */
@@ -41,7 +46,8 @@ function replicationRate (result: ScenarioResult): string {
 
 /** CPU seconds per GB copied of the sidecar, MirrorMaker 2 and 1, and what the brokers spent during the sidecar's copy. */
 export function cpuPerGbCell (sidecar: ThroughputMedians | undefined, mm2: ThroughputMedians | undefined, mm1: ThroughputMedians | undefined): string {
-  const figure = (medians: ThroughputMedians | undefined): string => medians === undefined || !Number.isFinite(medians.cpuSecondsPerGb) ? 'n/a' : medians.cpuSecondsPerGb.toFixed(1)
+  const figure = (medians: ThroughputMedians | undefined): string =>
+    medians === undefined || !Number.isFinite(medians.cpuSecondsPerGb) ? 'n/a' : medians.cpuSecondsPerGb.toFixed(1)
   const brokers = sidecar === undefined || !Number.isFinite(sidecar.brokerCpuSecondsPerGb) ? 'n/a' : sidecar.brokerCpuSecondsPerGb.toFixed(1)
   return `${figure(sidecar)}, ${figure(mm2)}, ${figure(mm1)} (${brokers})`
 }
@@ -57,12 +63,21 @@ export function scenarioSummaryMarkdown (env: Environment, results: readonly Sce
   const withRestart = results.some(result => result.figures.some(run => run.rollingRestart !== undefined))
   const withReplication = results.some(result => result.replication.length > 0)
   const header = [
-    'scenario', ...contenders.map(name => `${SHORT_NAMES[name] ?? name} records/s`), 'ceiling records/s',
+    'scenario',
+    ...contenders.map(name => `${SHORT_NAMES[name] ?? name} records/s`),
+    'ceiling records/s',
     ...(withReplication ? ['replication records/s'] : []),
-    ...others.map(name => `sidecar / ${SHORT_NAMES[name] ?? name}`), 'sidecar / ceiling', ...(withReplication ? ['sidecar / replication'] : []),
-    'sidecar CPU s / MM2', 'CPU s / GB: sidecar, MM2, MM1 (brokers with the sidecar)', 'sidecar peak RSS MiB (/ MM2)', 'sidecar heap', 'dup. / missing (sidecar)',
+    ...others.map(name => `sidecar / ${SHORT_NAMES[name] ?? name}`),
+    'sidecar / ceiling',
+    ...(withReplication ? ['sidecar / replication'] : []),
+    'sidecar CPU s / MM2',
+    'CPU s / GB: sidecar, MM2, MM1 (brokers with the sidecar)',
+    'sidecar peak RSS MiB (/ MM2)',
+    'sidecar heap',
+    'dup. / missing (sidecar)',
     ...(withOutage ? ['target outage (sidecar): frozen at, for; all on target after the thaw'] : []),
-    ...(withRestart ? ['rolling restart (sidecar): restart window; longest stall from the first stop on'] : []), 'details',
+    ...(withRestart ? ['rolling restart (sidecar): restart window; longest stall from the first stop on'] : []),
+    'details',
   ]
   const rows = results.map(result => {
     const sidecar = completed(result, 'sidecar')

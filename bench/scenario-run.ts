@@ -181,11 +181,24 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
   }
   if (options.targetOutageSeconds > 0) notes.push(outageNote(options.targetOutageSeconds))
   const replication = options.replicationCeiling
-    ? await measureReplicationCeiling(context, nodes?.source, { topic: `${topic}-replication`, partitions: options.partitions, records: preloaded, shape, compression: scenario?.sourceCompression ?? options.compression, runs: options.runs, timeoutMs: options.timeoutSeconds * 1000, log })
+    ? await measureReplicationCeiling(context, nodes?.source, {
+      topic: `${topic}-replication`,
+      partitions: options.partitions,
+      records: preloaded,
+      shape,
+      compression: scenario?.sourceCompression ?? options.compression,
+      runs: options.runs,
+      timeoutMs: options.timeoutSeconds * 1000,
+      log,
+    })
     : []
   if (replication.length > 0) notes.push(replicationCeilingNote(scenario?.compactedSource === true))
   const limitBytes = sidecarThroughputLimit(options.sidecarArgs)
-  if (limitBytes !== undefined) notes.push(`Throughput limit: the sidecar ran with --throughput.limit.bytes ${limitBytes} (bytes per second of fetched source data); MirrorMaker 2 and 1 ran without a limit. The *Throughput limit* table gives the fetched rate it held.`)
+  if (limitBytes !== undefined) {
+    notes.push(
+      `Throughput limit: the sidecar ran with --throughput.limit.bytes ${limitBytes} (bytes per second of fetched source data); MirrorMaker 2 and 1 ran without a limit. The *Throughput limit* table gives the fetched rate it held.`
+    )
+  }
   const figures: ThroughputFigures[] = []
   const ceilings: CeilingFigures[] = []
   const failures: ContenderFailure[] = []
@@ -245,8 +258,14 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
             ...(limitBytes === undefined || !SIDECAR_CONTENDERS.has(contender.name) ? {} : { throughputLimitBytes: limitBytes }),
           })
           figures.push(result)
-          const outage = result.outage === undefined ? '' : `, target frozen ${result.outage.seconds.toFixed(1)} s at ${result.outage.atRecords} records, all on the target ${result.outage.resumedToDoneSeconds.toFixed(1)} s after`
-          const restart = result.rollingRestart === undefined ? '' : `, target nodes restarted in ${result.rollingRestart.windowSeconds.toFixed(1)} s from ${result.rollingRestart.atRecords} records, longest stall ${result.rollingRestart.restartStallSeconds.toFixed(2)} s from the first stop on (${result.rollingRestart.longestStallSeconds.toFixed(2)} s over the copy) (poll gap up to ${result.rollingRestart.longestPollGapSeconds.toFixed(2)} s), ${result.rollingRestart.lastBackToDoneSeconds < 0 ? `copy done ${(-result.rollingRestart.lastBackToDoneSeconds).toFixed(1)} s before the last node was back` : `all on the target ${result.rollingRestart.lastBackToDoneSeconds.toFixed(1)} s after the last node was back`}, duplicates ${result.duplicates}, missing ${result.missing}`
+          const outage =
+            result.outage === undefined
+              ? ''
+              : `, target frozen ${result.outage.seconds.toFixed(1)} s at ${result.outage.atRecords} records, all on the target ${result.outage.resumedToDoneSeconds.toFixed(1)} s after`
+          const restart =
+            result.rollingRestart === undefined
+              ? ''
+              : `, target nodes restarted in ${result.rollingRestart.windowSeconds.toFixed(1)} s from ${result.rollingRestart.atRecords} records, longest stall ${result.rollingRestart.restartStallSeconds.toFixed(2)} s from the first stop on (${result.rollingRestart.longestStallSeconds.toFixed(2)} s over the copy) (poll gap up to ${result.rollingRestart.longestPollGapSeconds.toFixed(2)} s), ${result.rollingRestart.lastBackToDoneSeconds < 0 ? `copy done ${(-result.rollingRestart.lastBackToDoneSeconds).toFixed(1)} s before the last node was back` : `all on the target ${result.rollingRestart.lastBackToDoneSeconds.toFixed(1)} s after the last node was back`}, duplicates ${result.duplicates}, missing ${result.missing}`
           log(`run ${run} ${contender.name}: ${result.totalSeconds.toFixed(1)} s total, copy ${result.copySeconds.toFixed(1)} s, ${Math.round(result.recordsPerSecond)} records/s, ${result.cpuSeconds.toFixed(1)} CPU s, ${(result.peakRssBytes / 2 ** 20).toFixed(0)} MiB${outage}${restart}`)
         } catch (error) {
           const message = (error as Error).message ?? String(error)
@@ -282,7 +301,11 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
  * scenario's source cluster when it runs, else one started for this and stopped (its data
  * removed) before the contenders run.
  */
-async function measureReplicationCeiling (context: ScenarioContext, running: NodeCluster | undefined, job: Omit<ReplicationCeilingJob, 'cluster'>): Promise<ReplicationCeilingFigures[]> {
+async function measureReplicationCeiling (
+  context: ScenarioContext,
+  running: NodeCluster | undefined,
+  job: Omit<ReplicationCeilingJob, 'cluster'>
+): Promise<ReplicationCeilingFigures[]> {
   if (running !== undefined) return await runReplicationCeiling({ ...job, cluster: running })
   const cluster = benchNodeClusters().source
   let stopped = false

@@ -14,8 +14,22 @@ export const DecodingScenarioNames = ['recompress-lz4', 'recompress-zstd', 'gzip
 /** The compressible scenarios, one per codec of the source (and of the mirrors' producers). */
 export const CompressibleScenarioNames = ['none-compressible', 'gzip-compressible', 'snappy-compressible', 'lz4-compressible', 'zstd-compressible'] as const
 
-export const ScenarioNames = ['defaults', 'tuned', 'lz4-tuned', 'zstd-tuned', 'small-records', 'compacted', 'wide-area', 'wide-area-100', 'rolling-restart', ...CompressibleScenarioNames,
-  'recompress-lz4', 'recompress-zstd', 'gzip-to-zstd', 'handler'] as const
+export const ScenarioNames = [
+  'defaults',
+  'tuned',
+  'lz4-tuned',
+  'zstd-tuned',
+  'small-records',
+  'compacted',
+  'wide-area',
+  'wide-area-100',
+  'rolling-restart',
+  ...CompressibleScenarioNames,
+  'recompress-lz4',
+  'recompress-zstd',
+  'gzip-to-zstd',
+  'handler',
+] as const
 export type ScenarioName = typeof ScenarioNames[number]
 
 /**
@@ -70,18 +84,80 @@ function compressibleScenarios (): Record<typeof CompressibleScenarioNames[numbe
 export const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = Object.freeze({
   defaults: { ...base, name: 'defaults', title: 'defaults, no compression' },
   tuned: { ...base, name: 'tuned', title: 'tuned: batch.size=262144, linger.ms=10', producerProps: TUNED_PRODUCER_PROPS },
-  'lz4-tuned': { ...base, name: 'lz4-tuned', title: 'lz4 tuned: compression lz4, batch.size=262144, linger.ms=10', compression: 'lz4', producerProps: TUNED_PRODUCER_PROPS },
-  'zstd-tuned': { ...base, name: 'zstd-tuned', title: 'zstd tuned: compression zstd, batch.size=262144, linger.ms=10', compression: 'zstd', producerProps: TUNED_PRODUCER_PROPS },
+  'lz4-tuned': {
+    ...base,
+    name: 'lz4-tuned',
+    title: 'lz4 tuned: compression lz4, batch.size=262144, linger.ms=10',
+    compression: 'lz4',
+    producerProps: TUNED_PRODUCER_PROPS,
+  },
+  'zstd-tuned': {
+    ...base,
+    name: 'zstd-tuned',
+    title: 'zstd tuned: compression zstd, batch.size=262144, linger.ms=10',
+    compression: 'zstd',
+    producerProps: TUNED_PRODUCER_PROPS,
+  },
   'small-records': { ...base, name: 'small-records', title: 'small records: 16 + 100 bytes, defaults', valueBytes: 100 },
-  compacted: { ...base, name: 'compacted', title: 'compacted source: cleanup.policy=compact, every key 4 times, offset gaps after compaction', compactedSource: true },
+  compacted: {
+    ...base,
+    name: 'compacted',
+    title: 'compacted source: cleanup.policy=compact, every key 4 times, offset gaps after compaction',
+    compactedSource: true,
+  },
   ...compressibleScenarios(),
-  'rolling-restart': { ...base, name: 'rolling-restart', title: 'rolling restart: tuned producers on 3-node clusters, the target\'s nodes restarted one by one from a third of the copy', producerProps: TUNED_PRODUCER_PROPS, rollingRestart: true },
-  'wide-area': { ...base, name: 'wide-area', title: `wide area: a loopback proxy adds ${WIDE_AREA_DELAY_MS} ms each way to the target, tuned producers`, producerProps: TUNED_PRODUCER_PROPS, wideAreaDelayMs: WIDE_AREA_DELAY_MS },
-  'wide-area-100': { ...base, name: 'wide-area-100', title: `wide area far: a loopback proxy adds ${WIDE_AREA_FAR_DELAY_MS} ms each way to the target, tuned producers`, producerProps: TUNED_PRODUCER_PROPS, wideAreaDelayMs: WIDE_AREA_FAR_DELAY_MS },
-  'recompress-lz4': { ...base, name: 'recompress-lz4', title: 'recompress lz4: uncompressed source, lz4 on every mirror\'s producer, tuned', compression: 'lz4', sourceCompression: 'none', producerProps: TUNED_PRODUCER_PROPS },
-  'recompress-zstd': { ...base, name: 'recompress-zstd', title: 'recompress zstd: uncompressed source, zstd on every mirror\'s producer, tuned', compression: 'zstd', sourceCompression: 'none', producerProps: TUNED_PRODUCER_PROPS },
-  'gzip-to-zstd': { ...base, name: 'gzip-to-zstd', title: 'gzip to zstd: gzip source, zstd on every mirror\'s producer, tuned', compression: 'zstd', sourceCompression: 'gzip', producerProps: TUNED_PRODUCER_PROPS },
-  handler: { ...base, name: 'handler', title: 'handler: an identity message handler on the sidecar (its decoding path), uncompressed, tuned', producerProps: TUNED_PRODUCER_PROPS, messageHandler: true },
+  'rolling-restart': {
+    ...base,
+    name: 'rolling-restart',
+    title: "rolling restart: tuned producers on 3-node clusters, the target's nodes restarted one by one from a third of the copy",
+    producerProps: TUNED_PRODUCER_PROPS,
+    rollingRestart: true,
+  },
+  'wide-area': {
+    ...base,
+    name: 'wide-area',
+    title: `wide area: a loopback proxy adds ${WIDE_AREA_DELAY_MS} ms each way to the target, tuned producers`,
+    producerProps: TUNED_PRODUCER_PROPS,
+    wideAreaDelayMs: WIDE_AREA_DELAY_MS,
+  },
+  'wide-area-100': {
+    ...base,
+    name: 'wide-area-100',
+    title: `wide area far: a loopback proxy adds ${WIDE_AREA_FAR_DELAY_MS} ms each way to the target, tuned producers`,
+    producerProps: TUNED_PRODUCER_PROPS,
+    wideAreaDelayMs: WIDE_AREA_FAR_DELAY_MS,
+  },
+  'recompress-lz4': {
+    ...base,
+    name: 'recompress-lz4',
+    title: "recompress lz4: uncompressed source, lz4 on every mirror's producer, tuned",
+    compression: 'lz4',
+    sourceCompression: 'none',
+    producerProps: TUNED_PRODUCER_PROPS,
+  },
+  'recompress-zstd': {
+    ...base,
+    name: 'recompress-zstd',
+    title: "recompress zstd: uncompressed source, zstd on every mirror's producer, tuned",
+    compression: 'zstd',
+    sourceCompression: 'none',
+    producerProps: TUNED_PRODUCER_PROPS,
+  },
+  'gzip-to-zstd': {
+    ...base,
+    name: 'gzip-to-zstd',
+    title: "gzip to zstd: gzip source, zstd on every mirror's producer, tuned",
+    compression: 'zstd',
+    sourceCompression: 'gzip',
+    producerProps: TUNED_PRODUCER_PROPS,
+  },
+  handler: {
+    ...base,
+    name: 'handler',
+    title: 'handler: an identity message handler on the sidecar (its decoding path), uncompressed, tuned',
+    producerProps: TUNED_PRODUCER_PROPS,
+    messageHandler: true,
+  },
 })
 
 /** How often the compacted scenario writes each key: the log cleaner keeps about 1 in this many records. */
@@ -94,11 +170,17 @@ export class ScenarioListError extends Error {
 /** Parses `--scenario a,b` (or `all`) into scenarios in the order given, without repeats. */
 export function parseScenarioList (raw: string): Scenario[] {
   const names = raw.split(',').map(name => name.trim()).filter(name => name !== '')
-  if (names.length === 0) throw new ScenarioListError(`--scenario "${raw}": expected a comma list of ${ScenarioNames.join(', ')}, compressible (the five *-compressible), decoding (${DecodingScenarioNames.join(', ')}) or all`)
+  if (names.length === 0) {
+    throw new ScenarioListError(
+      `--scenario "${raw}": expected a comma list of ${ScenarioNames.join(', ')}, compressible (the five *-compressible), decoding (${DecodingScenarioNames.join(', ')}) or all`
+    )
+  }
   const chosen: ScenarioName[] = []
   for (const name of names) {
     if (name === 'all' || name === 'compressible' || name === 'decoding') {
-      for (const every of name === 'all' ? ScenarioNames : name === 'compressible' ? CompressibleScenarioNames : DecodingScenarioNames) if (!chosen.includes(every)) chosen.push(every)
+      for (const every of name === 'all' ? ScenarioNames : name === 'compressible' ? CompressibleScenarioNames : DecodingScenarioNames) {
+        if (!chosen.includes(every)) chosen.push(every)
+      }
       continue
     }
     if (!(ScenarioNames as readonly string[]).includes(name)) {

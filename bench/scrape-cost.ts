@@ -13,9 +13,31 @@ const openMetrics = process.argv[5] === 'openmetrics'
 const flow: FlowLabels = { flow: 'source->target', source: 'source', target: 'target' }
 const parts: PartitionSnapshot[] = []
 for (let t = 0; t < topics; t++) {
-  for (let p = 0; p < partitions; p++) parts.push({ topic: `bench-scale-abcdef-${t}`, partition: p, highWatermark: 10n, nextOffsetToMirror: 10n, committedOffset: 10n, oldestUnackedTimestampMs: undefined, lastProgressMs: Date.now() })
+  for (let p = 0; p < partitions; p++) {
+    parts.push({
+      topic: `bench-scale-abcdef-${t}`,
+      partition: p,
+      highWatermark: 10n,
+      nextOffsetToMirror: 10n,
+      committedOffset: 10n,
+      oldestUnackedTimestampMs: undefined,
+      lastProgressMs: Date.now(),
+    })
+  }
 }
-const snapshot: FlowSnapshot = { labels: flow, state: 'running', queueRecords: 0, queueBytes: 0, queueCapacityRecords: 1000, queueCapacityBytes: 1 << 20, sourceConnected: true, targetConnected: true, assignedPartitions: parts.length, topicsMirrored: topics, partitions: parts }
+const snapshot: FlowSnapshot = {
+  labels: flow,
+  state: 'running',
+  queueRecords: 0,
+  queueBytes: 0,
+  queueCapacityRecords: 1000,
+  queueCapacityBytes: 1 << 20,
+  sourceConnected: true,
+  targetConnected: true,
+  assignedPartitions: parts.length,
+  topicsMirrored: topics,
+  partitions: parts,
+}
 const metrics = new MirrorMetrics(() => [snapshot])
 for (const p of parts) {
   metrics.consumed(flow, { topic: p.topic, partition: p.partition, records: 10, bytes: 1160, timestampsMs: [Date.now()], pollTimeMs: Date.now() })

@@ -16,7 +16,9 @@ export interface TargetCount {
  */
 export async function countTargetRecords (bootstrap: string, topic: string, readCommitted = false): Promise<TargetCount> {
   const isolation = readCommitted ? ['-X', 'isolation.level=read_committed'] : []
-  const child = spawn('kcat', ['-C', '-b', bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', ...isolation, '-f', '%p %k\n'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn('kcat', ['-C', '-b', bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', ...isolation, '-f', '%p %k\n'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   const tracked = track('kcat target count', child)
   const keys = new Set<string>()
   const partitionRecords = new Map<number, number>()

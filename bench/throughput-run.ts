@@ -212,7 +212,11 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
       }
       if (outageTarget !== undefined && outage === undefined && copied >= context.records / 2) {
         // The first poll at or past half: a copy already complete got no outage in the middle, and does not count.
-        if (copied >= context.records) throw new Error(`${contender.label} copied all ${context.records} records before the target outage could start (the first poll past half saw ${copied}); use more --records`)
+        if (copied >= context.records) {
+          throw new Error(
+            `${contender.label} copied all ${context.records} records before the target outage could start (the first poll past half saw ${copied}); use more --records`
+          )
+        }
         const frozenAt = performance.now()
         context.log(`${contender.name}: ${copied} of ${context.records} records on the target; freezing the target broker for ${outageSeconds} s`)
         await freezeTarget(outageTarget, outageSeconds, () => mirror.hasExited())
@@ -222,7 +226,11 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
       }
       if (restartTarget !== undefined && restart === undefined && copied >= context.records / 3) {
         // The first poll at or past a third: a copy already complete got no restart in the middle, and does not count.
-        if (copied >= context.records) throw new Error(`${contender.label} copied all ${context.records} records before the rolling restart could start (the first poll past a third saw ${copied}); use more --records`)
+        if (copied >= context.records) {
+          throw new Error(
+            `${contender.label} copied all ${context.records} records before the rolling restart could start (the first poll past a third saw ${copied}); use more --records`
+          )
+        }
         context.log(`${contender.name}: ${copied} of ${context.records} records on the target; restarting the target's nodes one by one`)
         const started = { atRecords: copied, done: restartNodesInTurn(restartTarget, context.log, () => mirror.hasExited()) } as PendingRestart
         // Read at every poll: a failed restart ends the run with its error.
@@ -233,7 +241,11 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
       if (mirror.hasExited()) {
         throw new Error(`${contender.label} exited after copying ${copied} of ${context.records} records; log ${job.workDir}:\n${await logTail(join(job.workDir, contender.logFile))}`)
       }
-      if (now - startedAt > context.timeoutMs) throw new Error(`${contender.label} copied ${copied} of ${context.records} records in ${Math.round(context.timeoutMs / 1000)} s; giving up (see ${job.workDir})`)
+      if (now - startedAt > context.timeoutMs) {
+        throw new Error(
+          `${contender.label} copied ${copied} of ${context.records} records in ${Math.round(context.timeoutMs / 1000)} s; giving up (see ${job.workDir})`
+        )
+      }
       // Close to half (to a third for the restart), poll often: a fast copy must not pass it between two polls.
       const nearOutage = outageSeconds > 0 && outage === undefined && copied >= context.records * 0.3
       const nearRestart = restartTarget !== undefined && restart === undefined && copied >= context.records * 0.25
@@ -241,8 +253,12 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
     }
     doneAt ??= performance.now()
     const throttledSeconds = limit === undefined ? Number.NaN : metricSum(await sidecarMetrics(job.workDir), 'kafka_mirror_throttled_seconds_total')
-    if (restartTarget !== undefined && restart === undefined) throw new Error(`${contender.label} copied all ${context.records} records before the rolling restart could start; use more --records`)
-    if (outageSeconds > 0 && outage === undefined) throw new Error(`${contender.label} copied all ${context.records} records before the target outage could start; use more --records`)
+    if (restartTarget !== undefined && restart === undefined) {
+      throw new Error(`${contender.label} copied all ${context.records} records before the rolling restart could start; use more --records`)
+    }
+    if (outageSeconds > 0 && outage === undefined) {
+      throw new Error(`${contender.label} copied all ${context.records} records before the target outage could start; use more --records`)
+    }
     const usage = sampler.stop()
     // A restarted node's CPU before its restart went with its process: no broker CPU for those runs.
     const brokerCpuSeconds = restart === undefined ? await brokerCpu(brokers) - brokerCpuBefore : Number.NaN

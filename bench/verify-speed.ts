@@ -42,7 +42,15 @@ async function fill (cluster: LocalCluster, topic: string, payloads: Buffer[]): 
       topic,
       acks: -1,
       compression: CODEC[compression],
-      messages: payloads.slice(i, i + batch).map((value, j) => ({ partition: (i + j) % partitions, key: `k${i + j}`, value, timestamp: String(baseTimestampMs + i + j), headers: { seq: String(i + j) } })),
+      messages: payloads
+        .slice(i, i + batch)
+        .map((value, j) => ({
+          partition: (i + j) % partitions,
+          key: `k${i + j}`,
+          value,
+          timestamp: String(baseTimestampMs + i + j),
+          headers: { seq: String(i + j) },
+        })),
     })
   }
   await producer.disconnect()
@@ -56,7 +64,12 @@ async function drop (cluster: LocalCluster, topic: string): Promise<void> {
 }
 
 async function plainConsumer (cluster: LocalCluster, topic: string): Promise<{ seconds: number, bytes: number }> {
-  const consumer = createKafkaClient(cluster.connection('bench-consumer')).consumer({ groupId: `bench-${randomBytes(4).toString('hex')}`, allowAutoTopicCreation: false, maxBytesPerPartition: 4 * 1024 * 1024, maxBytes: 16 * 1024 * 1024 })
+  const consumer = createKafkaClient(cluster.connection('bench-consumer')).consumer({
+    groupId: `bench-${randomBytes(4).toString('hex')}`,
+    allowAutoTopicCreation: false,
+    maxBytesPerPartition: 4 * 1024 * 1024,
+    maxBytes: 16 * 1024 * 1024,
+  })
   await consumer.connect()
   await consumer.subscribe({ topics: [topic], fromBeginning: true })
   let seen = 0

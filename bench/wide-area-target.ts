@@ -19,7 +19,9 @@ export interface WideAreaPorts {
 export function wideAreaPorts (env: NodeJS.ProcessEnv = process.env): WideAreaPorts {
   const raw = env.TEST_EXTRA_PORTS
   const base = raw === undefined || raw === '' ? 39_000 : Number(raw)
-  if (!Number.isInteger(base) || base < 1024 || base > 65_532) throw new Error(`TEST_EXTRA_PORTS "${raw}": expected a port number between 1024 and 65532 (the wide-area scenario uses it and the next three)`)
+  if (!Number.isInteger(base) || base < 1024 || base > 65_532) {
+    throw new Error(`TEST_EXTRA_PORTS "${raw}": expected a port number between 1024 and 65532 (the wide-area scenario uses it and the next three)`)
+  }
   return { broker: base, controller: base + 1, behindProxy: base + 2, proxy: base + 3 }
 }
 
@@ -65,13 +67,20 @@ export async function startWideAreaTarget (delayMs: number, workDir: string, log
     const out = openSync(join(workDir, 'latency-proxy.log'), 'a')
     try {
       const script = fileURLToPath(new URL('./latency-proxy.js', import.meta.url))
-      proxy = track('latency proxy', spawn(process.execPath, [script, '--listen', String(ports.proxy), '--upstream', `127.0.0.1:${ports.behindProxy}`, '--delay-ms', String(delayMs)], { stdio: ['ignore', out, out] }))
+      proxy = track(
+        'latency proxy',
+        spawn(process.execPath, [script, '--listen', String(ports.proxy), '--upstream', `127.0.0.1:${ports.behindProxy}`, '--delay-ms', String(delayMs)], {
+          stdio: ['ignore', out, out],
+        })
+      )
     } finally {
       closeSync(out)
     }
     const deadline = performance.now() + 10_000
     while (!await portAnswers(ports.proxy)) {
-      if (proxy.hasExited() || performance.now() > deadline) throw new Error(`the latency proxy did not listen on 127.0.0.1:${ports.proxy}; see ${join(workDir, 'latency-proxy.log')}`)
+      if (proxy.hasExited() || performance.now() > deadline) {
+        throw new Error(`the latency proxy did not listen on 127.0.0.1:${ports.proxy}; see ${join(workDir, 'latency-proxy.log')}`)
+      }
       await sleep(50)
     }
     log(`wide-area target: broker 127.0.0.1:${ports.broker} (direct, for the benchmark), mirrors through the proxy 127.0.0.1:${ports.proxy} -> 127.0.0.1:${ports.behindProxy}, ${delayMs} ms each way`)

@@ -33,9 +33,15 @@ async function main (): Promise<void> {
   const trickle = setInterval(() => {
     const messages = Array.from({ length: Math.max(1, Math.round(RECORDS_PER_SECOND / 10)) }, () => {
       sequence++
-      return { key: `customer-${sequence % 97}`, value: JSON.stringify({ id: sequence, amount: (sequence * 7) % 1000, at: new Date().toISOString() }), headers: { source: 'demo' } }
+      return {
+        key: `customer-${sequence % 97}`,
+        value: JSON.stringify({ id: sequence, amount: (sequence * 7) % 1000, at: new Date().toISOString() }),
+        headers: { source: 'demo' },
+      }
     })
-    producer.sendBatch({ topicMessages: TOPICS.map(t => ({ topic: t.topic, messages })) }).catch(error => console.error('demo producer:', (error as Error).message))
+    producer
+      .sendBatch({ topicMessages: TOPICS.map(t => ({ topic: t.topic, messages })) })
+      .catch(error => console.error('demo producer:', (error as Error).message))
   }, 100)
 
   const dir = join(clustersHome(), 'demo')

@@ -16,14 +16,20 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const edited = join(root, 'node_modules', '@kafka-mirror-sidecar', 'kafkajs')
 const work = mkdtempSync(join(tmpdir(), 'kafkajs-patch-'))
 try {
-  const [packed] = JSON.parse(execFileSync('npm', ['pack', `kafkajs@${KAFKAJS_VERSION}`, '--json', '--prefer-offline', '--pack-destination', work], { cwd: work, encoding: 'utf8' }))
+  const [packed] = JSON.parse(
+    execFileSync('npm', ['pack', `kafkajs@${KAFKAJS_VERSION}`, '--json', '--prefer-offline', '--pack-destination', work], { cwd: work, encoding: 'utf8' })
+  )
   execFileSync('tar', ['-xzf', join(work, packed.filename), '-C', work])
   for (const [side, from] of [['a', join(work, 'package')], ['b', edited]]) {
     mkdirSync(join(work, side, 'node_modules'), { recursive: true })
     for (const part of ['index.js', 'src', 'types']) cpSync(join(from, part), join(work, side, 'node_modules', 'kafkajs', part), { recursive: true })
   }
   // Exit 1 means "there are differences"; anything else is a failure.
-  const diff = spawnSync('git', ['diff', '--no-index', '--no-prefix', '--no-color', '--no-ext-diff', 'a/node_modules/kafkajs', 'b/node_modules/kafkajs'], { cwd: work, encoding: 'utf8', maxBuffer: 64 << 20 })
+  const diff = spawnSync('git', ['diff', '--no-index', '--no-prefix', '--no-color', '--no-ext-diff', 'a/node_modules/kafkajs', 'b/node_modules/kafkajs'], {
+    cwd: work,
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  })
   if (diff.status !== 1) throw new Error(`git diff exited ${diff.status}: ${diff.stderr}`)
   const patch = diff.stdout
   const out = join(root, 'patches', `kafkajs+${KAFKAJS_VERSION}.patch`)

@@ -22,11 +22,17 @@ test('defaults match the issue: 1,000,000 records of 16 + 512 bytes, 8 partition
 })
 
 test('a bad flag value is a usage error naming the flag and the value', () => {
-  assert.throws(() => parseBenchArgs(['--runs', 'abc']), (error: unknown) => error instanceof UsageError && error.message === '--runs "abc": expected a positive integer')
+  assert.throws(
+    () => parseBenchArgs(['--runs', 'abc']),
+    (error: unknown) => error instanceof UsageError && error.message === '--runs "abc": expected a positive integer'
+  )
   assert.throws(() => parseBenchArgs(['--compression', 'brotli']), /--compression "brotli"/)
   assert.throws(() => parseBenchArgs(['--contenders', 'mm3']), /unknown contender "mm3"/)
   assert.throws(() => parseBenchArgs(['--producer-prop', 'acks=1']), /acks is set by the benchmark/)
-  assert.deepEqual(parseBenchArgs(['--producer-prop', 'batch.size=262144', '--producer-prop', 'linger.ms=10']).producerProps, { 'batch.size': '262144', 'linger.ms': '10' })
+  assert.deepEqual(parseBenchArgs(['--producer-prop', 'batch.size=262144', '--producer-prop', 'linger.ms=10']).producerProps, {
+    'batch.size': '262144',
+    'linger.ms': '10',
+  })
 })
 
 test('record lines carry a fixed-width hex key and a value of exactly the asked size', () => {
@@ -52,7 +58,8 @@ test('parses the summaries Kafka 4.1 ProducerPerformance and ConsumerPerformance
   const producer = '499985 records sent, 99997.0 records/sec (50.35 MB/sec), 3.2 ms avg latency, 120.0 ms max latency.\n' +
     '1000000 records sent, 59988.0 records/sec (30.21 MB/sec), 250.31 ms avg latency, 801.00 ms max latency, 200 ms 50th, 700 ms 95th, 780 ms 99th, 800 ms 99.9th.\n'
   assert.deepEqual(parseProducerPerformance(producer), { recordsPerSecond: 59988, mbPerSecond: 30.21 })
-  const consumer = 'start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec\n' +
+  const consumer =
+    'start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec\n' +
     '2026-11-29 21:03:30:000, 2026-11-29 21:03:31:500, 50.3540, 33.5693, 100000, 66666.6667, 839, 661, 76.1785, 151285.9304\n'
   assert.deepEqual(parseConsumerPerformance(consumer), { recordsPerSecond: 151285.9304, mbPerSecond: 76.1785 })
   assert.throws(() => parseProducerPerformance('boom'), /no summary/)
@@ -107,36 +114,91 @@ test('heap profile summary adds live bytes per allocating function and per inner
   }
   const { totalBytes, top, byProjectFrame } = summariseHeapProfile(profile)
   assert.equal(totalBytes, 450)
-  assert.deepEqual(top.map(({ site, bytes }) => [site, bytes]), [['decode  (kafkajs/src/d.js:1)', 350], ['track  (dist/src/sidecar/offsets/tracker.js:1)', 100]])
-  assert.deepEqual(byProjectFrame.map(({ site, bytes }) => [site, bytes]), [['track  (dist/src/sidecar/offsets/tracker.js:1)', 400], ['(no frame of this project)', 50]])
+  assert.deepEqual(
+    top.map(({ site, bytes }) => [site, bytes]),
+    [
+      ['decode  (kafkajs/src/d.js:1)', 350],
+      ['track  (dist/src/sidecar/offsets/tracker.js:1)', 100],
+    ]
+  )
+  assert.deepEqual(
+    byProjectFrame.map(({ site, bytes }) => [site, bytes]),
+    [
+      ['track  (dist/src/sidecar/offsets/tracker.js:1)', 400],
+      ['(no frame of this project)', 50],
+    ]
+  )
 })
 
 test('--baseline-entry adds the baseline contender; asking for it without an entry is a usage error; sidecar and baseline alternate first', () => {
   assert.deepEqual(parseBenchArgs(['--baseline-entry', 'old/mirror-sidecar.js']).contenders, ['sidecar', 'baseline', 'mm2', 'mm1'])
   assert.equal(parseBenchArgs(['--baseline-entry', 'old/mirror-sidecar.js']).baselineEntry, 'old/mirror-sidecar.js')
-  assert.throws(() => parseBenchArgs(['--contenders', 'sidecar,baseline']), (error: unknown) => error instanceof UsageError && /baseline contender needs --baseline-entry/.test(error.message))
+  assert.throws(
+    () => parseBenchArgs(['--contenders', 'sidecar,baseline']),
+    (error: unknown) => error instanceof UsageError && /baseline contender needs --baseline-entry/.test(error.message)
+  )
   const named = ['sidecar', 'baseline', 'mm2'].map(name => ({ name }))
   assert.deepEqual(runOrder(named, 1).map(c => c.name), ['sidecar', 'baseline', 'mm2'])
   assert.deepEqual(runOrder(named, 2).map(c => c.name), ['baseline', 'sidecar', 'mm2'])
   assert.deepEqual(runOrder([{ name: 'sidecar' }, { name: 'mm2' }], 2).map(c => c.name), ['sidecar', 'mm2'])
 })
 
-test('--scale: 300 topics x 8 partitions of 50 small records, a 5 s commit interval, 30 s caught up; --commit-interval-ms and --sidecar-arg pass through', () => {
-  const scale = parseBenchArgs(['--scale'])
-  assert.deepEqual([scale.mode, scale.topics, scale.partitions, scale.recordsPerPartition, scale.valueBytes, scale.commitIntervalMs, scale.idleSeconds], ['scale', 300, 8, 50, 100, 5_000, 30])
-  assert.equal(parseBenchArgs([]).commitIntervalMs, undefined, 'other modes keep each tool\'s own interval')
-  const custom = parseBenchArgs(['--scale', '--topics', '1250', '--records-per-partition', '400', '--commit-interval-ms', '20000', '--sidecar-arg=--metrics.partition.labels=false'])
-  assert.deepEqual([custom.topics, custom.recordsPerPartition, custom.commitIntervalMs, custom.sidecarArgs], [1250, 400, 20_000, ['--metrics.partition.labels=false']])
-  assert.equal(scale.precreateTarget, false, 'the mirror creates the target topics unless --precreate-target')
-  assert.equal(parseBenchArgs(['--scale', '--precreate-target']).precreateTarget, true)
-  assert.throws(() => parseBenchArgs(['--scale', '--latency']), /different modes/)
-  assert.throws(() => parseBenchArgs(['--scale', '--topics', '0']), /--topics "0": expected a positive integer/)
-})
+test(
+  '--scale: 300 topics x 8 partitions of 50 small records, a 5 s commit interval, 30 s caught up; --commit-interval-ms and --sidecar-arg pass through',
+  () => {
+    const scale = parseBenchArgs(['--scale'])
+    assert.deepEqual(
+      [scale.mode, scale.topics, scale.partitions, scale.recordsPerPartition, scale.valueBytes, scale.commitIntervalMs, scale.idleSeconds],
+      ['scale', 300, 8, 50, 100, 5_000, 30]
+    )
+    assert.equal(parseBenchArgs([]).commitIntervalMs, undefined, 'other modes keep each tool\'s own interval')
+    const custom = parseBenchArgs([
+      '--scale',
+      '--topics',
+      '1250',
+      '--records-per-partition',
+      '400',
+      '--commit-interval-ms',
+      '20000',
+      '--sidecar-arg=--metrics.partition.labels=false',
+    ])
+    assert.deepEqual(
+      [custom.topics, custom.recordsPerPartition, custom.commitIntervalMs, custom.sidecarArgs],
+      [1250, 400, 20_000, ['--metrics.partition.labels=false']]
+    )
+    assert.equal(scale.precreateTarget, false, 'the mirror creates the target topics unless --precreate-target')
+    assert.equal(parseBenchArgs(['--scale', '--precreate-target']).precreateTarget, true)
+    assert.throws(() => parseBenchArgs(['--scale', '--latency']), /different modes/)
+    assert.throws(() => parseBenchArgs(['--scale', '--topics', '0']), /--topics "0": expected a positive integer/)
+  }
+)
 
 test('the scale report has one row per run with every figure, n/a where a contender has none', () => {
-  const row = { contender: 'mm2', run: 1, topics: 300, partitions: 2400, records: 120_000, totalSeconds: 12.34, cpuSeconds: 20, peakRssBytes: 2 ** 30, idleCpuPercent: 4.2, idleTailCpuPercent: 1.5, allCommittedAfterSeconds: Number.NaN, commits: Number.NaN, commitIntervals: 8, commitIntervalsUntilAllCommitted: Number.NaN, failedCommits: Number.NaN, metricSeries: Number.NaN, duplicates: 0, missing: 0 }
+  const row = {
+    contender: 'mm2',
+    run: 1,
+    topics: 300,
+    partitions: 2400,
+    records: 120_000,
+    totalSeconds: 12.34,
+    cpuSeconds: 20,
+    peakRssBytes: 2 ** 30,
+    idleCpuPercent: 4.2,
+    idleTailCpuPercent: 1.5,
+    allCommittedAfterSeconds: Number.NaN,
+    commits: Number.NaN,
+    commitIntervals: 8,
+    commitIntervalsUntilAllCommitted: Number.NaN,
+    failedCommits: Number.NaN,
+    metricSeries: Number.NaN,
+    duplicates: 0,
+    missing: 0,
+  }
   const markdown = scaleMarkdown('# header', [row], 5_000)
-  assert.match(markdown, /\| mm2 \| 1 \| 300 x 8 = 2400 \| 120000 \| 12\.3 s \| 20\.0 \| 1024 MiB \| 4\.2 % \| 1\.5 % \| not within the window \| n\/a \/ n\/a \| n\/a \/ 8 \| n\/a \| n\/a \| 0 \/ 0 \|/)
+  assert.match(
+    markdown,
+    /\| mm2 \| 1 \| 300 x 8 = 2400 \| 120000 \| 12\.3 s \| 20\.0 \| 1024 MiB \| 4\.2 % \| 1\.5 % \| not within the window \| n\/a \/ n\/a \| n\/a \/ 8 \| n\/a \| n\/a \| 0 \/ 0 \|/
+  )
   const sidecar = { ...row, contender: 'sidecar', allCommittedAfterSeconds: 3.1, commits: 2, commitIntervalsUntilAllCommitted: 3 }
   assert.match(scaleMarkdown('# header', [sidecar], 5_000), /\| 3\.1 s \| 2 \/ 3 \| 2 \/ 8 \|/)
 })

@@ -62,7 +62,16 @@ test('the throughput-limit table: the fetched rate against the limit per run, ab
 })
 
 test('replication ceiling: the plan gives every partition the same replicas, leader first', () => {
-  assert.deepEqual(reassignmentPlan('t', 3, [1, 2]), [{ topic: 't', partitionAssignment: [{ partition: 0, replicas: [1, 2] }, { partition: 1, replicas: [1, 2] }, { partition: 2, replicas: [1, 2] }] }])
+  assert.deepEqual(reassignmentPlan('t', 3, [1, 2]), [
+    {
+      topic: 't',
+      partitionAssignment: [
+        { partition: 0, replicas: [1, 2] },
+        { partition: 1, replicas: [1, 2] },
+        { partition: 2, replicas: [1, 2] },
+      ],
+    },
+  ])
 })
 
 test('replication ceiling: done once no reassignment of the topic is left and every partition has the follower in sync', () => {
@@ -71,7 +80,10 @@ test('replication ceiling: done once no reassignment of the topic is left and ev
   assert.equal(replicaCaughtUp('t', none, isr([1, 2], [1, 2]), 2, 2), true)
   assert.equal(replicaCaughtUp('t', none, isr([1, 2], [1]), 2, 2), false, 'partition 1 still copying')
   assert.equal(replicaCaughtUp('t', none, isr([1, 2]), 2, 2), false, 'partition 1 not in the metadata')
-  assert.equal(replicaCaughtUp('t', { topics: [{ topic: 't', partitions: [{ partitionIndex: 0, replicas: [1, 2], addingReplicas: [2] }] }] }, isr([1, 2], [1, 2]), 2, 2), false)
+  assert.equal(
+    replicaCaughtUp('t', { topics: [{ topic: 't', partitions: [{ partitionIndex: 0, replicas: [1, 2], addingReplicas: [2] }] }] }, isr([1, 2], [1, 2]), 2, 2),
+    false
+  )
   assert.equal(replicaCaughtUp('t', { topics: [{ topic: 'other', partitions: [{ partitionIndex: 0, replicas: [1, 2] }] }] }, isr([1, 2], [1, 2]), 2, 2), true)
 })
 

@@ -60,7 +60,11 @@ test('restart figures: window, catch-up after the last node, stall measured from
     500,
     13_000
   )
-  assert.deepEqual([startUpStall.longestStallSeconds, startUpStall.longestStallFromRestartSeconds], [7, -9], 'a stall before the restart is the copy\'s longest, 9 s before the first stop')
+  assert.deepEqual(
+    [startUpStall.longestStallSeconds, startUpStall.longestStallFromRestartSeconds],
+    [7, -9],
+    "a stall before the restart is the copy's longest, 9 s before the first stop"
+  )
   assert.equal(startUpStall.restartStallSeconds, 2, 'from the first stop on: counted from the poll that started the restart (9.9 s)')
   const early = restartFigures(3_400, restart, polls([9_000, 3_000], [20_000, 10_000]), 1_000, 20_000)
   assert.equal(early.lastBackToDoneSeconds, -20, 'a copy done within the window')
@@ -74,12 +78,20 @@ test('the rolling-restart scenario is the tuned one on 3-node clusters', () => {
   assert.deepEqual(rest, tuned)
   assert.match(title, /rolling restart/)
   assert.equal(SCENARIOS.tuned.rollingRestart, undefined)
-  assert.deepEqual(parseBenchArgs(['--scenario', 'rolling-restart', '--records', '100000', '--runs', '1', '--no-ceiling', '--contenders', 'sidecar']).scenarios.map(s => s.name), ['rolling-restart'])
+  assert.deepEqual(
+    parseBenchArgs(['--scenario', 'rolling-restart', '--records', '100000', '--runs', '1', '--no-ceiling', '--contenders', 'sidecar']).scenarios.map(
+      s => s.name
+    ),
+    ['rolling-restart']
+  )
 })
 
 test('--target-outage-seconds with the rolling-restart scenario is a usage error naming both', () => {
-  assert.throws(() => parseBenchArgs(['--scenario', 'tuned,rolling-restart', '--target-outage-seconds', '20']),
-    (error: unknown) => error instanceof UsageError && /--target-outage-seconds "20" freezes a single-node target; the rolling-restart scenario/.test(error.message))
+  assert.throws(
+    () => parseBenchArgs(['--scenario', 'tuned,rolling-restart', '--target-outage-seconds', '20']),
+    (error: unknown) =>
+      error instanceof UsageError && /--target-outage-seconds "20" freezes a single-node target; the rolling-restart scenario/.test(error.message)
+  )
   assert.equal(parseBenchArgs(['--scenario', 'tuned', '--target-outage-seconds', '20']).targetOutageSeconds, 20)
 })
 
@@ -87,7 +99,10 @@ test('the 3-node clusters\' base ports come from KAFKA_BENCH_NODES_SOURCE_PORT /
   assert.deepEqual(nodeClusterPorts({}), { source: 21_092, target: 31_092 })
   assert.deepEqual(nodeClusterPorts({ KAFKA_BENCH_NODES_SOURCE_PORT: '21792', KAFKA_BENCH_NODES_TARGET_PORT: '31792' }), { source: 21_792, target: 31_792 })
   assert.deepEqual(nodeClusterPorts({ KAFKA_BENCH_NODES_SOURCE_PORT: '' }), { source: 21_092, target: 31_092 })
-  assert.throws(() => nodeClusterPorts({ KAFKA_BENCH_NODES_SOURCE_PORT: 'abc' }), /KAFKA_BENCH_NODES_SOURCE_PORT "abc": expected a base port between 1024 and 65514/)
+  assert.throws(
+    () => nodeClusterPorts({ KAFKA_BENCH_NODES_SOURCE_PORT: 'abc' }),
+    /KAFKA_BENCH_NODES_SOURCE_PORT "abc": expected a base port between 1024 and 65514/
+  )
   assert.throws(() => nodeClusterPorts({ KAFKA_BENCH_NODES_TARGET_PORT: '65520' }), /KAFKA_BENCH_NODES_TARGET_PORT "65520"/)
   assert.throws(() => nodeClusterPorts({ KAFKA_BENCH_NODES_SOURCE_PORT: '31082' }), /overlap; set them at least 22 apart/)
 })
@@ -123,7 +138,9 @@ test('the results table lists each restarted run, and a copy done within the res
       nodes: [],
     },
   })
-  const lines = rollingRestartSection([run('sidecar', 2.5), run('mm2', -30), { ...run('mm1', 1), rollingRestart: undefined }], name => name.toUpperCase()).join('\n')
+  const lines = rollingRestartSection([run('sidecar', 2.5), run('mm2', -30), { ...run('mm1', 1), rollingRestart: undefined }], name => name.toUpperCase()).join(
+    '\n'
+  )
   assert.match(lines, /## Rolling restart of the target/)
   assert.match(lines, /\| SIDECAR \| 1 \| 34,000 \(34%\) \| 41\.5 \| 3\.50 \| 3\.75 \| 0\.2 \| 0\.31 \| 2\.5 \| 10,000 \| 12 \/ 0 \|/)
   assert.match(lines, /\| MM2 \| .* \| done 30\.0 s before \|/)
@@ -132,8 +149,22 @@ test('the results table lists each restarted run, and a copy done within the res
 })
 
 test('a result on the 3-node clusters names them in its versions line; the others keep the single-node clusters', () => {
-  const env = { date: 'd', cpuModel: 'cpu', cores: 2, memoryGiB: 1, node: 'v20', java: 'j', kafkaClusters: '4.1.1', kafkaMirrorMaker1: '3.9.1', gitCommit: 'abc', loadAverageAtStart: 1 } satisfies Environment
+  const env = {
+    date: 'd',
+    cpuModel: 'cpu',
+    cores: 2,
+    memoryGiB: 1,
+    node: 'v20',
+    java: 'j',
+    kafkaClusters: '4.1.1',
+    kafkaMirrorMaker1: '3.9.1',
+    gitCommit: 'abc',
+    loadAverageAtStart: 1,
+  } satisfies Environment
   const options = parseBenchArgs(['--scenario', 'rolling-restart', '--no-ceiling'])
-  assert.match(throughputMarkdown(env, options, [], undefined, { clusters: 'two 3-node KRaft clusters, -Xmx384m per node' }), /Kafka brokers 4\.1\.1 \(two 3-node KRaft clusters, -Xmx384m per node\)/)
+  assert.match(
+    throughputMarkdown(env, options, [], undefined, { clusters: 'two 3-node KRaft clusters, -Xmx384m per node' }),
+    /Kafka brokers 4\.1\.1 \(two 3-node KRaft clusters, -Xmx384m per node\)/
+  )
   assert.match(throughputMarkdown(env, options, [], undefined, {}), /Kafka brokers 4\.1\.1 \(two single-node KRaft clusters/)
 })

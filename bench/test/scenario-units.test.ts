@@ -20,7 +20,10 @@ test('--scenario takes a comma list or all, in the order given, without repeats'
   assert.deepEqual(parseBenchArgs(['--scenario', 'all']).scenarios.map(s => s.name), [...ScenarioNames])
   assert.deepEqual(parseBenchArgs(['--scenario', 'wide-area,all']).scenarios.map(s => s.name)[0], 'wide-area')
   assert.deepEqual(parseBenchArgs([]).scenarios, [], 'without --scenario: one run configured by the flags')
-  assert.throws(() => parseBenchArgs(['--scenario', 'tuned,lz4']), (error: unknown) => error instanceof UsageError && /unknown scenario "lz4"/.test(error.message))
+  assert.throws(
+    () => parseBenchArgs(['--scenario', 'tuned,lz4']),
+    (error: unknown) => error instanceof UsageError && /unknown scenario "lz4"/.test(error.message)
+  )
   assert.throws(() => parseBenchArgs(['--scenario', ',']), /expected a comma list/)
 })
 
@@ -75,7 +78,12 @@ test('the delay line releases each chunk no earlier than its delay, oldest first
 })
 
 test('the proxy command line names the flag and value it rejects', () => {
-  assert.deepEqual(parseProxyArgs(['--listen', '39003', '--upstream', '127.0.0.1:39002', '--delay-ms', '25']), { listenPort: 39003, upstreamHost: '127.0.0.1', upstreamPort: 39002, delayMs: 25 })
+  assert.deepEqual(parseProxyArgs(['--listen', '39003', '--upstream', '127.0.0.1:39002', '--delay-ms', '25']), {
+    listenPort: 39003,
+    upstreamHost: '127.0.0.1',
+    upstreamPort: 39002,
+    delayMs: 25,
+  })
   assert.throws(() => parseProxyArgs(['--listen', '0x', '--upstream', '127.0.0.1:1', '--delay-ms', '1']), /--listen "0x": expected a port/)
   assert.throws(() => parseProxyArgs(['--listen', '1', '--upstream', 'nohost', '--delay-ms', '1']), /--upstream "nohost": expected HOST:PORT/)
   assert.throws(() => parseProxyArgs(['--listen', '1', '--upstream', 'h:2']), /--delay-ms "": expected milliseconds/)
@@ -139,7 +147,12 @@ test('the wide-area broker advertises the proxy on its WAN listener and itself o
 })
 
 test('a failed run shows its cause in one line; the summary puts every scenario\'s contenders and ceiling in one row', () => {
-  assert.equal(failureReason('MirrorMaker exited after copying 5 of 10 records; log x:\nFATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory'), 'JavaScript heap out of memory')
+  assert.equal(
+    failureReason(
+      'MirrorMaker exited after copying 5 of 10 records; log x:\nFATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory'
+    ),
+    'JavaScript heap out of memory'
+  )
   assert.equal(failureReason('copied 1 of 2 records in 600 s; giving up\nmore'), 'copied 1 of 2 records in 600 s; giving up')
   const medians = (contender: string, recordsPerSecond: number, runs = 1): ThroughputMedians => ({
     contender,
@@ -164,7 +177,16 @@ test('a failed run shows its cause in one line; the summary puts every scenario\
     maxDuplicates: 0,
     maxMissing: 0,
   })
-  const ceiling = { recordsPerSecond: 400, mbPerSecond: 1, copySeconds: 1, cpuSeconds: 1, peakRssBytes: 1, limitedBy: 'producer' as const, producer: { recordsPerSecond: 400, mbPerSecond: 1, cpuSeconds: 1, peakRssBytes: 1 }, consumer: { recordsPerSecond: 500, mbPerSecond: 1, cpuSeconds: 1, peakRssBytes: 1 } }
+  const ceiling = {
+    recordsPerSecond: 400,
+    mbPerSecond: 1,
+    copySeconds: 1,
+    cpuSeconds: 1,
+    peakRssBytes: 1,
+    limitedBy: 'producer' as const,
+    producer: { recordsPerSecond: 400, mbPerSecond: 1, cpuSeconds: 1, peakRssBytes: 1 },
+    consumer: { recordsPerSecond: 500, mbPerSecond: 1, cpuSeconds: 1, peakRssBytes: 1 },
+  }
   const result = {
     scenario: SCENARIOS.tuned,
     options: parseBenchArgs(['--scenario', 'tuned']),
@@ -179,10 +201,27 @@ test('a failed run shows its cause in one line; the summary puts every scenario\
     failures: [{ contender: 'mm1', run: 1, reason: 'Java OutOfMemoryError', message: '' }],
     replication: [],
   } satisfies ScenarioResult
-  const env = { date: 'd', cpuModel: 'cpu', cores: 2, memoryGiB: 1, node: 'v20', java: 'j', kafkaClusters: '4.1.1', kafkaMirrorMaker1: '3.9.1', gitCommit: 'abc', loadAverageAtStart: 1 } satisfies Environment
+  const env = {
+    date: 'd',
+    cpuModel: 'cpu',
+    cores: 2,
+    memoryGiB: 1,
+    node: 'v20',
+    java: 'j',
+    kafkaClusters: '4.1.1',
+    kafkaMirrorMaker1: '3.9.1',
+    gitCommit: 'abc',
+    loadAverageAtStart: 1,
+  } satisfies Environment
   const markdown = scenarioSummaryMarkdown(env, [result], () => 'tuned.md')
-  assert.match(markdown, /\| scenario \| sidecar records\/s \| MM2 records\/s \| MM1 records\/s \| ceiling records\/s \| sidecar \/ MM2 \| sidecar \/ MM1 \| sidecar \/ ceiling \|/)
-  assert.match(markdown, /\| tuned: batch\.size=262144, linger\.ms=10 \| 300 \| 150 \| failed: Java OutOfMemoryError \| 400 \| 2\.00x \| n\/a \| 0\.75x \| 0\.50x \| 4\.0, 4\.0, n\/a \(2\.0\) \| 100 \(0\.25x\) \| node --max-old-space-size=128 \| 0 \/ 0 \| tuned\.md \|/)
+  assert.match(
+    markdown,
+    /\| scenario \| sidecar records\/s \| MM2 records\/s \| MM1 records\/s \| ceiling records\/s \| sidecar \/ MM2 \| sidecar \/ MM1 \| sidecar \/ ceiling \|/
+  )
+  assert.match(
+    markdown,
+    /\| tuned: batch\.size=262144, linger\.ms=10 \| 300 \| 150 \| failed: Java OutOfMemoryError \| 400 \| 2\.00x \| n\/a \| 0\.75x \| 0\.50x \| 4\.0, 4\.0, n\/a \(2\.0\) \| 100 \(0\.25x\) \| node --max-old-space-size=128 \| 0 \/ 0 \| tuned\.md \|/
+  )
 })
 
 test('a compressible scenario per codec, all tuned with zero-padded values; --scenario compressible runs the five', () => {
@@ -227,7 +266,18 @@ test('a run with a target outage is tabled with when it came and the catch-up; t
     outage: { seconds: 20.01, atRecords: 520, frozenAtSeconds: 1.5, resumedToDoneSeconds: 0.6 },
   }
   const medians = { ...run, label: 'mirror-sidecar', heap: 'node --max-old-space-size=128', runs: 1, maxDuplicates: 0, maxMissing: 0 }
-  const env = { date: 'd', cpuModel: 'cpu', cores: 2, memoryGiB: 1, node: 'v20', java: 'j', kafkaClusters: '4.1.1', kafkaMirrorMaker1: '3.9.1', gitCommit: 'abc', loadAverageAtStart: 1 } satisfies Environment
+  const env = {
+    date: 'd',
+    cpuModel: 'cpu',
+    cores: 2,
+    memoryGiB: 1,
+    node: 'v20',
+    java: 'j',
+    kafkaClusters: '4.1.1',
+    kafkaMirrorMaker1: '3.9.1',
+    gitCommit: 'abc',
+    loadAverageAtStart: 1,
+  } satisfies Environment
   const options = parseBenchArgs(['--scenario', 'gzip-compressible', '--target-outage-seconds', '20'])
   const markdown = throughputMarkdown(env, options, [medians], undefined, { runs: [run] })
   assert.match(markdown, /## Target outage/)
@@ -250,16 +300,27 @@ test('a run with a target outage is tabled with when it came and the catch-up; t
   assert.doesNotMatch(throughputMarkdown(env, options, [medians], undefined, { runs: [{ ...run, outage: undefined }] }), /## Target outage/)
 })
 
-test('decoding scenarios: an uncompressed source recompressed to lz4 or zstd, gzip to zstd, an identity handler; --scenario decoding runs them beside compacted', () => {
-  assert.deepEqual(parseBenchArgs(['--scenario', 'decoding']).scenarios.map(s => s.name), ['recompress-lz4', 'recompress-zstd', 'gzip-to-zstd', 'handler', 'compacted'])
-  assert.deepEqual([SCENARIOS['recompress-lz4'].sourceCompression, SCENARIOS['recompress-lz4'].compression], ['none', 'lz4'])
-  assert.deepEqual([SCENARIOS['recompress-zstd'].sourceCompression, SCENARIOS['recompress-zstd'].compression], ['none', 'zstd'])
-  assert.deepEqual([SCENARIOS['gzip-to-zstd'].sourceCompression, SCENARIOS['gzip-to-zstd'].compression], ['gzip', 'zstd'])
-  assert.equal(SCENARIOS.handler.messageHandler, true)
-  assert.equal(SCENARIOS.handler.compression, 'none')
-  for (const name of ['recompress-lz4', 'recompress-zstd', 'gzip-to-zstd', 'handler'] as const) assert.deepEqual(SCENARIOS[name].producerProps, SCENARIOS.tuned.producerProps)
-  assert.throws(() => parseBenchArgs(['--scenario', 'handler', '--compression', 'lz4']), /sets compression, producer settings and value size itself; drop --compression/)
-})
+test(
+  'decoding scenarios: an uncompressed source recompressed to lz4 or zstd, gzip to zstd, an identity handler; --scenario decoding runs them beside compacted',
+  () => {
+    assert.deepEqual(
+      parseBenchArgs(['--scenario', 'decoding']).scenarios.map(s => s.name),
+      ['recompress-lz4', 'recompress-zstd', 'gzip-to-zstd', 'handler', 'compacted']
+    )
+    assert.deepEqual([SCENARIOS['recompress-lz4'].sourceCompression, SCENARIOS['recompress-lz4'].compression], ['none', 'lz4'])
+    assert.deepEqual([SCENARIOS['recompress-zstd'].sourceCompression, SCENARIOS['recompress-zstd'].compression], ['none', 'zstd'])
+    assert.deepEqual([SCENARIOS['gzip-to-zstd'].sourceCompression, SCENARIOS['gzip-to-zstd'].compression], ['gzip', 'zstd'])
+    assert.equal(SCENARIOS.handler.messageHandler, true)
+    assert.equal(SCENARIOS.handler.compression, 'none')
+    for (const name of ['recompress-lz4', 'recompress-zstd', 'gzip-to-zstd', 'handler'] as const) {
+      assert.deepEqual(SCENARIOS[name].producerProps, SCENARIOS.tuned.producerProps)
+    }
+    assert.throws(
+      () => parseBenchArgs(['--scenario', 'handler', '--compression', 'lz4']),
+      /sets compression, producer settings and value size itself; drop --compression/
+    )
+  }
+)
 
 test('wide area at 25 and 100 ms each way: two scenarios with tuned producers', () => {
   assert.deepEqual(parseBenchArgs(['--scenario', 'wide-area,wide-area-100']).scenarios.map(s => s.wideAreaDelayMs), [25, 100])
@@ -296,7 +357,18 @@ test('CPU seconds per GB copied: over 10^9 bytes of keys and values; n/a without
     maxMissing: 0,
   })
   assert.equal(cpuPerGbCell(medians('sidecar', 9.84), medians('mm2', 60.5), undefined), '9.8, 60.5, n/a (6.8)')
-  const env = { date: 'd', cpuModel: 'cpu', cores: 2, memoryGiB: 1, node: 'v20', java: 'j', kafkaClusters: '4.1.1', kafkaMirrorMaker1: '3.9.1', gitCommit: 'abc', loadAverageAtStart: 1 } satisfies Environment
+  const env = {
+    date: 'd',
+    cpuModel: 'cpu',
+    cores: 2,
+    memoryGiB: 1,
+    node: 'v20',
+    java: 'j',
+    kafkaClusters: '4.1.1',
+    kafkaMirrorMaker1: '3.9.1',
+    gitCommit: 'abc',
+    loadAverageAtStart: 1,
+  } satisfies Environment
   const markdown = throughputMarkdown(env, parseBenchArgs([]), [medians('sidecar', 9.84)], undefined)
   assert.match(markdown, /\| CPU s \(brokers\) \| CPU s \/ GB \(mirror\) \| CPU s \/ GB \(brokers\) \|/)
   assert.match(markdown, /\| 9\.8 \| 6\.8 \| 0 \/ 0 \|/)

@@ -62,7 +62,21 @@ const resolvedOf = (check: SettingsCheck, key: string): string | undefined => ch
 
 test('Kafka config blocks are read whole from a real MirrorMaker 2 log, in order, each ending at its logger line', () => {
   const blocks = parseConfigBlocks(MM2_LOG)
-  assert.deepEqual(blocks.map(b => b.kind), ['MirrorMakerConfig', 'DistributedConfig', 'ProducerConfig', 'MirrorHeartbeatConfig', 'MirrorSourceConfig', 'TaskConfig', 'ProducerConfig', 'ProducerConfig', 'ConsumerConfig', 'ConsumerConfig'])
+  assert.deepEqual(
+    blocks.map(b => b.kind),
+    [
+      'MirrorMakerConfig',
+      'DistributedConfig',
+      'ProducerConfig',
+      'MirrorHeartbeatConfig',
+      'MirrorSourceConfig',
+      'TaskConfig',
+      'ProducerConfig',
+      'ProducerConfig',
+      'ConsumerConfig',
+      'ConsumerConfig',
+    ]
+  )
   const worker = blocks[1]!
   assert.equal(worker.values.get('offset.flush.interval.ms'), '60000')
   assert.equal(worker.values.get('exactly.once.source.support'), 'disabled')
@@ -73,7 +87,10 @@ test('Kafka config blocks are read whole from a real MirrorMaker 2 log, in order
 })
 
 test('Java values are compared in the form the bench passes them: classes, lists, brackets', () => {
-  assert.equal(normaliseJavaValue('class org.apache.kafka.connect.mirror.IdentityReplicationPolicy'), 'org.apache.kafka.connect.mirror.IdentityReplicationPolicy')
+  assert.equal(
+    normaliseJavaValue('class org.apache.kafka.connect.mirror.IdentityReplicationPolicy'),
+    'org.apache.kafka.connect.mirror.IdentityReplicationPolicy'
+  )
   assert.equal(normaliseJavaValue('[127.0.0.1:29092]'), '127.0.0.1:29092')
   assert.equal(normaliseJavaValue('[a, b]'), 'a,b')
   assert.equal(normaliseJavaValue('[]'), '')
@@ -82,9 +99,16 @@ test('Java values are compared in the form the bench passes them: classes, lists
 })
 
 test('MirrorMaker 1: every producer and consumer setting and --num.streams are found in effect in its log; its command line is listed unchecked', () => {
-  const check = checkSettings('mm1', 'mm1.log', mirrorMaker1Expectations(MM1_CONSUMER, MM1_PRODUCER, { include: 'bench-118c9b-lz4-tuned', streams: 2, commitIntervalMs: 5000 }), parseConfigBlocks(MM1_LOG))
+  const check = checkSettings(
+    'mm1',
+    'mm1.log',
+    mirrorMaker1Expectations(MM1_CONSUMER, MM1_PRODUCER, { include: 'bench-118c9b-lz4-tuned', streams: 2, commitIntervalMs: 5000 }),
+    parseConfigBlocks(MM1_LOG)
+  )
   assert.deepEqual(mismatchLines(check), [])
-  for (const key of ['acks', 'compression.type', 'batch.size', 'linger.ms', 'group.id', 'auto.offset.reset', '--num.streams']) assert.equal(statusOf(check, key), 'ok', key)
+  for (const key of ['acks', 'compression.type', 'batch.size', 'linger.ms', 'group.id', 'auto.offset.reset', '--num.streams']) {
+    assert.equal(statusOf(check, key), 'ok', key)
+  }
   assert.equal(statusOf(check, '--offset.commit.interval.ms'), 'unchecked')
   assert.equal(statusOf(check, '--include'), 'unchecked')
   assert.equal(requireSettings(check), check)
@@ -112,8 +136,19 @@ test('MirrorMaker 2: every passed key is found in effect where Connect prints it
   assert.equal(statusOf(check, `${ALIASES.source}.consumer.auto.offset.reset`), 'ok')
   assert.equal(statusOf(check, 'replication.policy.class'), 'ok')
   assert.equal(statusOf(check, 'clusters'), 'ok')
-  assert.deepEqual(check.outcomes.filter(o => o.status === 'unchecked').map(o => o.key).sort(),
-    ['checkpoints.topic.replication.factor', 'emit.checkpoints.enabled', `${ALIASES.target}->${ALIASES.source}.enabled`, 'refresh.groups.enabled', 'sync.group.offsets.enabled'].sort())
+  assert.deepEqual(
+    check.outcomes
+      .filter(o => o.status === 'unchecked')
+      .map(o => o.key)
+      .sort(),
+    [
+      'checkpoints.topic.replication.factor',
+      'emit.checkpoints.enabled',
+      `${ALIASES.target}->${ALIASES.source}.enabled`,
+      'refresh.groups.enabled',
+      'sync.group.offsets.enabled',
+    ].sort()
+  )
 })
 
 test('MirrorMaker 2: a commit interval its worker did not take (the run was started without one) fails with the worker\'s 60 s default', () => {
@@ -127,7 +162,12 @@ test('MirrorMaker 2: a commit interval its worker did not take (the run was star
 
 test('MirrorMaker 2: exactly-once and producer settings are read from the worker and from the task producers only', () => {
   const { target: t } = ALIASES
-  const check = checkSettings('mm2-eos', 'mm2.log', mirrorMaker2Expectations(mm2Written({ [`${t}.exactly.once.source.support`]: 'enabled', [`${t}.producer.linger.ms`]: '5' }), ALIASES), parseConfigBlocks(MM2_LOG))
+  const check = checkSettings(
+    'mm2-eos',
+    'mm2.log',
+    mirrorMaker2Expectations(mm2Written({ [`${t}.exactly.once.source.support`]: 'enabled', [`${t}.producer.linger.ms`]: '5' }), ALIASES),
+    parseConfigBlocks(MM2_LOG)
+  )
   assert.equal(resolvedOf(check, `${t}.exactly.once.source.support`), 'disabled')
   // The worker's own offsets producer has linger.ms=5; the two task producers have 10.
   assert.equal(resolvedOf(check, `${t}.producer.linger.ms`), '10')
@@ -141,17 +181,46 @@ test('MirrorMaker 2: no config block in the log (it never started) is a mismatch
 })
 
 test('sidecar: the files and flags it was given are found in its --print-config; flags the bench does not map are unchecked', () => {
-  const argv = ['--consumer.config', 's.properties', '--producer.config', 't.properties', '--whitelist', 'bench-118c9b-lz4-tuned', '--num.streams', '2', '--metrics.port', '0', '--metrics.host', '127.0.0.1', '--pass.through=off', '--scrape.something', '1']
+  const argv = [
+    '--consumer.config',
+    's.properties',
+    '--producer.config',
+    't.properties',
+    '--whitelist',
+    'bench-118c9b-lz4-tuned',
+    '--num.streams',
+    '2',
+    '--metrics.port',
+    '0',
+    '--metrics.host',
+    '127.0.0.1',
+    '--pass.through=off',
+    '--scrape.something',
+    '1',
+  ]
   const consumer = { ...MM1_CONSUMER, 'group.id': 'bench-118c9blz4tunedr1sidecar' }
   const check = checkSettings('sidecar', 'p.json', sidecarExpectations(consumer, MM1_PRODUCER, argv), [printConfigBlock(SIDECAR_PRINT_CONFIG)])
   assert.deepEqual(mismatchLines(check), [])
-  for (const key of ['acks', 'compression.type', 'batch.size', 'linger.ms', 'bootstrap.servers', 'group.id', 'auto.offset.reset', '--whitelist', '--num.streams', '--pass.through']) assert.equal(statusOf(check, key), 'ok', key)
+  for (const key of [
+    'acks',
+    'compression.type',
+    'batch.size',
+    'linger.ms',
+    'bootstrap.servers',
+    'group.id',
+    'auto.offset.reset',
+    '--whitelist',
+    '--num.streams',
+    '--pass.through',
+  ]) { assert.equal(statusOf(check, key), 'ok', key) }
   assert.equal(statusOf(check, '--scrape.something'), 'unchecked')
 })
 
 test('sidecar: a value it resolved differently, a key it ignores and exactly-once it did not turn on are mismatches', () => {
   const argv = ['--num.streams', '3', '--exactly.once', 'true']
-  const check = checkSettings('sidecar', 'p.json', sidecarExpectations({}, { 'compression.type': 'zstd', 'buffer.memory': '1' }, argv), [printConfigBlock(SIDECAR_PRINT_CONFIG)])
+  const check = checkSettings('sidecar', 'p.json', sidecarExpectations({}, { 'compression.type': 'zstd', 'buffer.memory': '1' }, argv), [
+    printConfigBlock(SIDECAR_PRINT_CONFIG),
+  ])
   assert.deepEqual(mismatchLines(check), [
     'sidecar: compression.type passed zstd, resolved lz4 (print-config flows.0.producer.compression in p.json)',
     'sidecar: buffer.memory passed 1, resolved (absent) (print-config flows.0.producer.buffer.memory in p.json)',
@@ -161,14 +230,27 @@ test('sidecar: a value it resolved differently, a key it ignores and exactly-onc
 })
 
 test('command-line flags are read in both forms; a flag followed by another flag is true', () => {
-  assert.deepEqual(commandLineFlags(['--a', '1', '--b=2', '--c', '--d', 'x', 'stray']), [{ name: 'a', value: '1' }, { name: 'b', value: '2' }, { name: 'c', value: 'true' }, { name: 'd', value: 'x' }])
+  assert.deepEqual(commandLineFlags(['--a', '1', '--b=2', '--c', '--d', 'x', 'stray']), [
+    { name: 'a', value: '1' },
+    { name: 'b', value: '2' },
+    { name: 'c', value: 'true' },
+    { name: 'd', value: 'x' },
+  ])
 })
 
 test('the results list, per contender, the settings shown in effect and those not printed', () => {
-  const check = checkSettings('mm1', 'mm1.log', mirrorMaker1Expectations(MM1_CONSUMER, MM1_PRODUCER, { include: 't', streams: 2, commitIntervalMs: 5000 }), parseConfigBlocks(MM1_LOG))
+  const check = checkSettings(
+    'mm1',
+    'mm1.log',
+    mirrorMaker1Expectations(MM1_CONSUMER, MM1_PRODUCER, { include: 't', streams: 2, commitIntervalMs: 5000 }),
+    parseConfigBlocks(MM1_LOG)
+  )
   const lines = settingsSection([{ contender: 'mm1', settings: check }, { contender: 'mm1', settings: check }], () => 'MirrorMaker 1').join('\n')
   assert.match(lines, /## Settings checked/)
-  assert.match(lines, /\| MirrorMaker 1 \| 9 \| bootstrap\.servers=127\.0\.0\.1:19092, .*linger\.ms=10.*--num\.streams=2 \| --include=t \(MirrorMaker 1 does not print its command-line options\); --offset\.commit\.interval\.ms=5000 \(/)
+  assert.match(
+    lines,
+    /\| MirrorMaker 1 \| 9 \| bootstrap\.servers=127\.0\.0\.1:19092, .*linger\.ms=10.*--num\.streams=2 \| --include=t \(MirrorMaker 1 does not print its command-line options\); --offset\.commit\.interval\.ms=5000 \(/
+  )
   assert.equal(lines.match(/\| MirrorMaker 1 \|/g)?.length, 1)
   assert.deepEqual(settingsSection([{ contender: 'direct' }], name => name), [])
 })

@@ -271,7 +271,11 @@ export const alertRules: readonly AlertRule[] = [
 
 /** The rule file Prometheus loads. */
 export function alertRuleFile (): { groups: Array<{ name: string, rules: AlertRule[] }> } {
-  return { groups: [{ name: 'kafka-mirror-sidecar', rules: alertRules.map(rule => ({ ...rule, annotations: { ...rule.annotations, runbook_url: runbookUrl(rule.alert) } })) }] }
+  return {
+    groups: [
+      { name: 'kafka-mirror-sidecar', rules: alertRules.map(rule => ({ ...rule, annotations: { ...rule.annotations, runbook_url: runbookUrl(rule.alert) } })) },
+    ],
+  }
 }
 
 /** `docs/runbook.md`: one section per alert (its anchor is `runbook_url`'s), with what it means and the steps. */
@@ -354,9 +358,7 @@ export const alertCases: readonly AlertCase[] = [
       { series: `${M.lagRecords.name}{${flow},topic="idle",partition="0"}`, values: '0x30' },
       { series: `${M.producedRecords.name}{${flow},topic="idle"}`, values: '7x30' },
     ],
-    checks: [
-      { at: '15m', alert: 'KafkaMirrorStalled', firing: [ordersLabels] },
-    ],
+    checks: [{ at: '15m', alert: 'KafkaMirrorStalled', firing: [ordersLabels] }],
   },
   {
     name: 'a target down for 2 minutes fires; a target up does not',
@@ -371,9 +373,7 @@ export const alertCases: readonly AlertCase[] = [
   },
   {
     name: 'no build info under the mirror job fires after 5 minutes',
-    input: [
-      { series: 'up{job="something-else",instance="x:9100"}', values: '1x15' },
-    ],
+    input: [{ series: 'up{job="something-else",instance="x:9100"}', values: '1x15' }],
     checks: [
       { at: '3m', alert: 'KafkaMirrorAbsent', firing: [] },
       { at: '10m', alert: 'KafkaMirrorAbsent', firing: [{ job: MIRROR_JOB }] },
@@ -381,12 +381,8 @@ export const alertCases: readonly AlertCase[] = [
   },
   {
     name: 'build info present keeps the absence alert quiet',
-    input: [
-      { series: `${M.buildInfo.name}{${mirror},version="0.1.0",node_version="v20.20.2"}`, values: '1x15' },
-    ],
-    checks: [
-      { at: '10m', alert: 'KafkaMirrorAbsent', firing: [] },
-    ],
+    input: [{ series: `${M.buildInfo.name}{${mirror},version="0.1.0",node_version="v20.20.2"}`, values: '1x15' }],
+    checks: [{ at: '10m', alert: 'KafkaMirrorAbsent', firing: [] }],
   },
   {
     name: 'a send failure fires at once; a topic without failures does not',
@@ -402,9 +398,7 @@ export const alertCases: readonly AlertCase[] = [
   },
   {
     name: 'a corrupt source batch fires at once when its counter appears, per partition; 15 minutes later it is quiet again',
-    input: [
-      { series: `${M.corruptBatches.name}{${flow},topic="orders",partition="3"}`, values: '_x5 1x25' },
-    ],
+    input: [{ series: `${M.corruptBatches.name}{${flow},topic="orders",partition="3"}`, values: '_x5 1x25' }],
     checks: [
       { at: '4m', alert: 'KafkaMirrorCorruptSourceBatch', firing: [] },
       { at: '7m', alert: 'KafkaMirrorCorruptSourceBatch', firing: [{ ...ordersLabels, partition: '3' }] },
@@ -420,7 +414,14 @@ export const alertCases: readonly AlertCase[] = [
     checks: [
       { at: '4m', alert: 'KafkaMirrorRecordsLost', firing: [] },
       { at: '7m', alert: 'KafkaMirrorRecordsLost', firing: [{ ...ordersLabels, reason: 'source_retention' }] },
-      { at: '12m', alert: 'KafkaMirrorRecordsLost', firing: [{ ...ordersLabels, reason: 'source_retention' }, { ...flowLabels, topic: 'payments', reason: 'target_topic_recreated' }] },
+      {
+        at: '12m',
+        alert: 'KafkaMirrorRecordsLost',
+        firing: [
+          { ...ordersLabels, reason: 'source_retention' },
+          { ...flowLabels, topic: 'payments', reason: 'target_topic_recreated' },
+        ],
+      },
       { at: '28m', alert: 'KafkaMirrorRecordsLost', firing: [] },
     ],
   },
@@ -473,7 +474,10 @@ export const alertCases: readonly AlertCase[] = [
     input: [
       { series: `${M.commitAge.name}{${flow}}`, values: '0+60x20' },
       { series: `${M.commitInterval.name}{${flow}}`, values: '5x20' },
-      { series: `${M.commitAge.name}{${mirror},flow="us->eu",source="us",target="eu"}`, values: '0 50 100 170 0 50 100 170 0 50 100 170 0 50 100 170 0 50 100 170 0' },
+      {
+        series: `${M.commitAge.name}{${mirror},flow="us->eu",source="us",target="eu"}`,
+        values: '0 50 100 170 0 50 100 170 0 50 100 170 0 50 100 170 0 50 100 170 0',
+      },
       { series: `${M.commitInterval.name}{${mirror},flow="us->eu",source="us",target="eu"}`, values: '60x20' },
       { series: `${M.commitAge.name}{${mirror},flow="ap->eu",source="ap",target="eu"}`, values: '0 20 0 25 0 20 0 25 0 20 0 25 0 20 0 25 0 20 0 25 0' },
       { series: `${M.commitInterval.name}{${mirror},flow="ap->eu",source="ap",target="eu"}`, values: '0.5x20' },
@@ -530,7 +534,9 @@ export const alertCases: readonly AlertCase[] = [
 /** Renders `{{ $labels.name }}` placeholders and `{{ if $labels.name }}...{{ end }}` (not nested) the way Prometheus does for these annotations. */
 export function renderAnnotation (template: string, labels: Readonly<Record<string, string>>): string {
   const rendered = template
-    .replace(/\{\{ if \$labels\.([a-zA-Z_][a-zA-Z0-9_]*) \}\}(.*?)\{\{ end \}\}/g, (_match, name: string, body: string) => (labels[name] ?? '') === '' ? '' : body)
+    .replace(/\{\{ if \$labels\.([a-zA-Z_][a-zA-Z0-9_]*) \}\}(.*?)\{\{ end \}\}/g, (_match, name: string, body: string) =>
+      (labels[name] ?? '') === '' ? '' : body
+    )
     .replace(/\{\{ \$labels\.([a-zA-Z_][a-zA-Z0-9_]*) \}\}/g, (_match, name: string) => labels[name] ?? '')
   if (rendered.includes('{{')) throw new Error(`annotation uses a template the generator cannot render: ${template}`)
   return rendered

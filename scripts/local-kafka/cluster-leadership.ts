@@ -22,7 +22,9 @@ async function partitionsNotInSync (admin: Admin, topics?: readonly string[]): P
   const lagging: string[] = []
   for (const topic of metadata.topics) {
     for (const p of topic.partitions) {
-      if (p.leader < 0 || p.isr.length < p.replicas.length) lagging.push(`${topic.name}/${p.partitionId} leader=${p.leader} isr=[${p.isr.join(',')}] replicas=[${p.replicas.join(',')}]`)
+      if (p.leader < 0 || p.isr.length < p.replicas.length) {
+        lagging.push(`${topic.name}/${p.partitionId} leader=${p.leader} isr=[${p.isr.join(',')}] replicas=[${p.replicas.join(',')}]`)
+      }
     }
   }
   return lagging

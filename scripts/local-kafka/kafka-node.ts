@@ -116,10 +116,18 @@ export class KafkaNode {
     if (pid === undefined) throw new LocalKafkaError(`${this.name}: not running (start it first)\n${await this.logTail()}`)
     while (!await portAnswers(this.options.port)) {
       if (!isAlive(pid)) throw new LocalKafkaError(`${this.name}: the broker exited during start-up\n${await this.logTail()}`)
-      if (Date.now() > deadline) throw new LocalKafkaError(`${this.name}: port ${this.options.port} did not open within ${timeoutMs} ms\n${await this.logTail()}`)
+      if (Date.now() > deadline) {
+        throw new LocalKafkaError(`${this.name}: port ${this.options.port} did not open within ${timeoutMs} ms\n${await this.logTail()}`)
+      }
       await sleep(200)
     }
-    const admin = createKafkaClient({ alias: this.options.clusterName, brokers: [this.bootstrap], clientId: `local-${this.options.clusterName}-${this.nodeId}`, connectionTimeoutMs: 3_000, requestTimeoutMs: 10_000 }).admin()
+    const admin = createKafkaClient({
+      alias: this.options.clusterName,
+      brokers: [this.bootstrap],
+      clientId: `local-${this.options.clusterName}-${this.nodeId}`,
+      connectionTimeoutMs: 3_000,
+      requestTimeoutMs: 10_000,
+    }).admin()
     try {
       for (;;) {
         try {
@@ -128,9 +136,13 @@ export class KafkaNode {
           if (cluster.brokers.some(b => b.nodeId === this.nodeId)) return
         } catch (error) {
           if (!isAlive(pid)) throw new LocalKafkaError(`${this.name}: the broker exited during start-up\n${await this.logTail()}`)
-          if (Date.now() > deadline) throw new LocalKafkaError(`${this.name}: no admin answer within ${timeoutMs} ms (${(error as Error).message})\n${await this.logTail()}`)
+          if (Date.now() > deadline) {
+            throw new LocalKafkaError(`${this.name}: no admin answer within ${timeoutMs} ms (${(error as Error).message})\n${await this.logTail()}`)
+          }
         }
-        if (Date.now() > deadline) throw new LocalKafkaError(`${this.name}: not listed among the cluster's brokers within ${timeoutMs} ms\n${await this.logTail()}`)
+        if (Date.now() > deadline) {
+          throw new LocalKafkaError(`${this.name}: not listed among the cluster's brokers within ${timeoutMs} ms\n${await this.logTail()}`)
+        }
         await sleep(300)
       }
     } finally {

@@ -313,7 +313,9 @@ export class LocalCluster {
     const deadline = Date.now() + timeoutMs
     while (!await portAnswers(this.options.port)) {
       if (!isAlive(pid)) await this.exitedDuringStartup()
-      if (Date.now() > deadline) throw new LocalKafkaError(`cluster "${this.options.name}": port ${this.options.port} did not open within ${timeoutMs} ms\n${await this.logTail()}`)
+      if (Date.now() > deadline) {
+        throw new LocalKafkaError(`cluster "${this.options.name}": port ${this.options.port} did not open within ${timeoutMs} ms\n${await this.logTail()}`)
+      }
       await sleep(200)
     }
     const admin = createKafkaClient(this.connection()).admin()
@@ -325,7 +327,11 @@ export class LocalCluster {
           if (cluster.brokers.length > 0) return
         } catch (error) {
           if (!isAlive(pid)) await this.exitedDuringStartup()
-          if (Date.now() > deadline) throw new LocalKafkaError(`cluster "${this.options.name}": no admin answer within ${timeoutMs} ms (${(error as Error).message})\n${await this.logTail()}`)
+          if (Date.now() > deadline) {
+            throw new LocalKafkaError(
+              `cluster "${this.options.name}": no admin answer within ${timeoutMs} ms (${(error as Error).message})\n${await this.logTail()}`
+            )
+          }
         }
         await sleep(200)
       }

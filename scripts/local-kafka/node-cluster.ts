@@ -175,7 +175,9 @@ export class NodeCluster {
    */
   async moveLeaders (topic: string, timeoutMs = 60_000): Promise<LeaderMove[]> {
     const distribution = await this.distribution()
-    return await this.withAdmin(admin => moveLeaders(admin, topic, timeoutMs, partitions => electPreferredLeaders(distribution, this.bootstrap, topic, partitions, join(this.dir, 'elections'))))
+    return await this.withAdmin(admin =>
+      moveLeaders(admin, topic, timeoutMs, partitions => electPreferredLeaders(distribution, this.bootstrap, topic, partitions, join(this.dir, 'elections')))
+    )
   }
 
   /**
@@ -208,7 +210,13 @@ export class NodeCluster {
     for (const node of this.nodes) {
       await mkdir(node.dataDir, { recursive: true })
       await writeFile(node.propertiesFile, this.serverProperties(node))
-      await formatStorage(distribution, node.propertiesFile, clusterId, join(node.dir, 'format-log4j.properties'), `cluster "${this.options.name}" node ${node.nodeId}`)
+      await formatStorage(
+        distribution,
+        node.propertiesFile,
+        clusterId,
+        join(node.dir, 'format-log4j.properties'),
+        `cluster "${this.options.name}" node ${node.nodeId}`
+      )
     }
     await writeFile(join(this.dir, MARKER), JSON.stringify({ name: this.options.name, basePort: this.options.basePort, nodes: this.nodes.length }) + '\n')
   }
