@@ -530,12 +530,14 @@ function exactlyOnceSection (contenders: readonly ThroughputMedians[], header: r
   ]
 }
 
+/* eslint-disable @stylistic/max-len -- a Markdown paragraph of the report is one line of the template, as the report prints it */
 const READING_THROUGHPUT = `## How to read this
 
 - *start → all on target*: from spawning the mirror process until the target topic's end offsets add up to the preloaded count (polled every 100 ms). *startup*: spawn until the first record shows on the target (JVM or Node start, group join, first fetch). *copy*: the rest; records/s and MB/s (key + value bytes, MiB = 2^20) are over the copy phase, like the figures Kafka's tools print. *records/s 10–90%*: between the polls that saw 10% and 90% of the records on the target, the steady rate without start-up and tail effects.
 - *CPU s (mirror)*: utime + stime of the mirror process (all threads) from /proc, from spawn until done; *copy phase* the part after the first record landed. *peak RSS*: VmHWM. *CPU s (brokers)*: both brokers while the contender ran. *CPU s / GB*: those CPU seconds (mirror: spawn until done; brokers: the same span) per GB copied, 10^9 bytes of keys + values (1,000,000 x (16 + 512) B is 0.528 GB). *duplicates / missing*: after the mirror stopped the target topic is read back with kcat; each preloaded record has its own key, so extra copies of a key are duplicates and absent keys are missing records (worst run shown).
 - The ceiling is the slower of Kafka's ConsumerPerformance reading the source topic and ProducerPerformance writing the same number of records of the same size (key + value bytes) into an empty target topic; each figure is as the tool reports it (excluding JVM start and group join). No mirror can beat it on this machine.
 - Ratios: time, CPU and RSS below 1× are better; records/s and MB/s above 1× are better.`
+/* eslint-enable @stylistic/max-len */
 
 export function latencyMarkdown (env: Environment, options: BenchOptions, contenders: readonly LatencyMedians[], runs: readonly LatencyFigures[] = []): string {
   const mm2 = contenders.find(c => c.contender === 'mm2')
@@ -587,6 +589,7 @@ export function latencyMarkdown (env: Environment, options: BenchOptions, conten
         ),
       ...settingsSection(runs, name => contenders.find(c => c.contender === name)?.label ?? name),
       '',
+      /* eslint-disable @stylistic/max-len -- a Markdown paragraph of the report is one line of the template, as the report prints it */
       `## How to read this
 
 - A \`kcat\` producer writes ${options.rateRecordsPerSecond.toLocaleString('en-US')} keyed records/s into a fresh source topic (linger.ms=5, acks=all) after a warm-up batch has gone through the mirror; one \`kcat\` consumer on the target topic (the same for every contender) reports each record's timestamp, and latency = time the record reached the benchmark minus the record's source CreateTime (same clock). p50/p99/max over every record of the fixed-rate phase.
@@ -597,6 +600,7 @@ export function latencyMarkdown (env: Environment, options: BenchOptions, conten
           : ''
       }
 - *CPU s*: the mirror process during the fixed-rate phase; *peak RSS*: VmHWM over the whole run.`,
+      /* eslint-enable @stylistic/max-len */
     ].join('\n') + '\n'
   )
 }
