@@ -50,15 +50,14 @@ fi
 
 # Step name, then the arguments of `npm run bench --` as docs/performance.md gives them.
 steps=(
-  "throughput|"
   "exactly-once|--records 500000 --contenders sidecar,sidecar-eos,mm2,mm2-eos --no-ceiling"
-  "pass-through|--scenario defaults,tuned,lz4-tuned --replication-ceiling${baseline:+ --baseline-entry $baseline}"
-  "decoding|--scenario decoding"
-  "wide-area|--scenario wide-area,wide-area-100"
-  "latency|--latency"
-  "latency-wide-area-25|--latency --wide-area-delay-ms 25"
-  "latency-wide-area-100|--latency --wide-area-delay-ms 100"
-  "throughput-limit|--scenario tuned --contenders sidecar --no-ceiling --sidecar-arg=--throughput.limit.bytes=20971520"
+  "pass-through|--scenario defaults,tuned,lz4-tuned --records 2000000 --replication-ceiling${baseline:+ --baseline-entry $baseline}"
+  "decoding|--scenario decoding --records 500000 --runs 1"
+  "wide-area|--scenario wide-area,wide-area-100 --records 500000 --runs 1"
+  "latency|--latency --duration-seconds 30 --runs 1"
+  "latency-wide-area-25|--latency --duration-seconds 30 --runs 1 --wide-area-delay-ms 25"
+  "latency-wide-area-100|--latency --duration-seconds 30 --runs 1 --wide-area-delay-ms 100"
+  "throughput-limit|--scenario tuned --contenders sidecar --no-ceiling --runs 1 --sidecar-arg=--throughput.limit.bytes=20971520"
   "rolling-restart|--scenario rolling-restart --records 2500000 --runs 1 --no-ceiling"
 )
 
@@ -74,6 +73,9 @@ done
 quick_args () {
   local args="$1"
   if [ "$quick" != true ]; then printf '%s' "$args"; return; fi
+  args="${args/--records 2000000 /}"
+  args="${args/ --records 500000 --runs 1/}"
+  args="${args/--duration-seconds 30 /}"
   args="${args/--records 2500000/--records 500000}"
   args="${args/--records 500000 --contenders/--contenders}"
   args="${args/ --runs 1/}"
