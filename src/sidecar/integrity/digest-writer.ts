@@ -3,7 +3,7 @@ import { InternalTopicWriter, type InternalRecord } from '../../kafka/internal-t
 import { sourceOffsetAt, type MirrorBatch } from '../../ports/mirror-batch.js'
 import type { ForwardedBatch } from '../../ports/forwarded-batch.js'
 import type { AckListener, AckSegment } from '../../ports/ports.js'
-import { settleWithin } from '../../shared/deadline.js'
+import { stopFlushingWriter } from '../../shared/deadline.js'
 import type { KafkaRecord } from '../../shared/kafka-record.js'
 import type { Logger } from '../../shared/logger.js'
 import { DigestTracker, type DigestedRecord } from './digest-tracker.js'
@@ -134,13 +134,8 @@ export class DigestWriter implements AckListener {
   }
 
   stop (boundMs = STOP_BOUND_MS): Promise<void> {
-    this.#stopping ??= (async () => {
-      this.#abort.abort()
-      if (!(await settleWithin(this.#flushing, boundMs))) {
-        this.#logger.warn('digests still being written at stop; giving up on them (their records stay uncommitted)', { boundMs })
-      }
-      await settleWithin(this.#writer.stop(), boundMs)
-    })()
+    const writing = { abort: this.#abort, flushing: this.#flushing, writer: this.#writer }
+    this.#stopping ??= stopFlushingWriter({ ...writing, what: 'digests', logger: this.#logger }, boundMs)
     return this.#stopping
   }
 }

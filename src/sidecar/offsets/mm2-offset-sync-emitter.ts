@@ -5,7 +5,7 @@ import { InternalTopicWriter } from '../../kafka/internal-topic.js'
 import { sourceOffsetAt, type MirrorBatch } from '../../ports/mirror-batch.js'
 import type { AckListener, AckSegment, TransactionAck, TransactionRecord } from '../../ports/ports.js'
 import { flowLabels, type FlowLabels } from '../../ports/pipeline-observer.js'
-import { settleWithin } from '../../shared/deadline.js'
+import { stopFlushingWriter } from '../../shared/deadline.js'
 import { errorLabel, ErrorCodes, MirrorError } from '../../shared/errors.js'
 import type { Logger } from '../../shared/logger.js'
 import { Mm2OffsetSyncRules } from '../../mirror-topics/mm2-offset-sync-rules.js'
@@ -183,13 +183,8 @@ export class Mm2OffsetSyncEmitter implements AckListener {
 
   /** Lets a running write finish within `boundMs`, then disconnects (as `OffsetSyncWriter.stop`). */
   stop (boundMs = STOP_BOUND_MS): Promise<void> {
-    this.#stopping ??= (async () => {
-      this.#abort.abort()
-      if (!(await settleWithin(this.#flushing, boundMs))) {
-        this.#logger.warn('MirrorMaker 2 offset syncs still being written at stop; giving up on them (their records stay uncommitted)', { boundMs })
-      }
-      await settleWithin(this.#writer.stop(), boundMs)
-    })()
+    const writing = { abort: this.#abort, flushing: this.#flushing, writer: this.#writer }
+    this.#stopping ??= stopFlushingWriter({ ...writing, what: 'MirrorMaker 2 offset syncs', logger: this.#logger }, boundMs)
     return this.#stopping
   }
 }

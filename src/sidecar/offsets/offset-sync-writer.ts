@@ -5,7 +5,7 @@ import { InternalTopicWriter, type InternalRecord, type ReplicationFactorSetting
 import { sourceOffsetAt, type MirrorBatch } from '../../ports/mirror-batch.js'
 import type { AckListener, AckSegment, CommitCandidate, SourcePosition, TransactionAck, TransactionRecord } from '../../ports/ports.js'
 import { flowLabels, type FlowLabels } from '../../ports/pipeline-observer.js'
-import { settleWithin } from '../../shared/deadline.js'
+import { stopFlushingWriter } from '../../shared/deadline.js'
 import type { Logger } from '../../shared/logger.js'
 import { encodePosition, encodeRange, positionKey } from '../../mirror-topics/offset-sync-record.js'
 import type { OffsetsObserver } from './offsets-observer.js'
@@ -147,13 +147,8 @@ export class OffsetSyncWriter implements AckListener {
    * take (unreachable), and what it held is only needed for offsets that stay uncommitted.
    */
   stop (boundMs = STOP_BOUND_MS): Promise<void> {
-    this.#stopping ??= (async () => {
-      this.#abort.abort()
-      if (!(await settleWithin(this.#flushing, boundMs))) {
-        this.#logger.warn('offset syncs still being written at stop; giving up on them (their records stay uncommitted)', { boundMs })
-      }
-      await settleWithin(this.#writer.stop(), boundMs)
-    })()
+    const writing = { abort: this.#abort, flushing: this.#flushing, writer: this.#writer }
+    this.#stopping ??= stopFlushingWriter({ ...writing, what: 'offset syncs', logger: this.#logger }, boundMs)
     return this.#stopping
   }
 }
