@@ -36,6 +36,13 @@ export interface BenchOptions {
   readonly rateRecordsPerSecond: number
   /** Latency mode: how long the fixed-rate producer runs; default 60. */
   readonly durationSeconds: number
+  /**
+   * Latency mode: seconds of traffic at the rate through the source and target brokers (a
+   * throwaway topic on each) before the first contender, not measured; 0 skips it; default 20.
+   */
+  readonly latencyWarmUpSeconds: number
+  /** Latency mode: seconds at the rate on each contender's own topic, through it, before its measured phase; default 10. */
+  readonly latencyTopicWarmUpSeconds: number
   /** Give up on one contender when the target has not caught up after this long; default 600. */
   readonly timeoutSeconds: number
   /** Read each target topic back after a copy to count duplicates and missing records; default true. */
@@ -113,6 +120,12 @@ export const USAGE = `usage: npm run bench -- [options]
   --precreate-target        scale mode: create the target topics before each contender (default: the mirror does)
   --rate N                  latency mode: records/s produced (default 20000)
   --duration-seconds N      latency mode: seconds of production (default 60)
+  --latency-warm-up-seconds N
+                            latency mode: seconds at the rate through both clusters (a throwaway topic) before
+                            the first contender, not measured; 0: none (default 20)
+  --latency-topic-warm-up-seconds N
+                            latency mode: seconds at the rate through each contender on its own topic before
+                            its measured phase, not measured; 0: none (default 10)
   --timeout-seconds N       give up on a contender after this long (default 600)
   --profile                 run the sidecar under node --cpu-prof (bench/profiles) and print top functions
   --results-dir DIR         where latest.md and latest.json go (default bench/results; with --profile the
@@ -144,6 +157,13 @@ function positiveInteger (flag: string, raw: string | undefined, fallback: numbe
   if (raw === undefined) return fallback
   const value = Number(raw)
   if (!Number.isSafeInteger(value) || value <= 0) throw new UsageError(`--${flag} "${raw}": expected a positive integer`)
+  return value
+}
+
+function nonNegativeInteger (flag: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback
+  const value = Number(raw)
+  if (raw.trim() === '' || !Number.isSafeInteger(value) || value < 0) throw new UsageError(`--${flag} "${raw}": expected a whole number of seconds, 0 or more`)
   return value
 }
 
@@ -180,6 +200,8 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
         'precreate-target': { type: 'boolean' },
         rate: { type: 'string' },
         'duration-seconds': { type: 'string' },
+        'latency-warm-up-seconds': { type: 'string' },
+        'latency-topic-warm-up-seconds': { type: 'string' },
         'timeout-seconds': { type: 'string' },
         profile: { type: 'boolean' },
         'results-dir': { type: 'string' },
@@ -258,6 +280,9 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
       `--wide-area-delay-ms "${v['wide-area-delay-ms']}" is for the latency mode (throughput: --scenario wide-area,wide-area-100); add --latency`
     )
   }
+  for (const flag of ['latency-warm-up-seconds', 'latency-topic-warm-up-seconds'] as const) {
+    if (v[flag] !== undefined && v.latency !== true) throw new UsageError(`--${flag} "${v[flag]}" is for the latency mode; add --latency`)
+  }
   if (v['target-outage-seconds'] !== undefined && (v.latency === true || scale)) {
     throw new UsageError(`--target-outage-seconds is for the throughput mode; drop --${v.latency === true ? 'latency' : 'scale'}`)
   }
@@ -277,6 +302,8 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
     verify: v['no-verify'] !== true,
     rateRecordsPerSecond: positiveInteger('rate', v.rate, 20_000),
     durationSeconds: positiveInteger('duration-seconds', v['duration-seconds'], quick ? 15 : 60),
+    latencyWarmUpSeconds: nonNegativeInteger('latency-warm-up-seconds', v['latency-warm-up-seconds'], 20),
+    latencyTopicWarmUpSeconds: nonNegativeInteger('latency-topic-warm-up-seconds', v['latency-topic-warm-up-seconds'], 10),
     timeoutSeconds: positiveInteger('timeout-seconds', v['timeout-seconds'], 600),
     profile: v.profile === true,
     resultsDir: v['results-dir'] ?? (v.profile === true ? undefined : 'bench/results'),

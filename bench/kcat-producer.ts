@@ -90,31 +90,54 @@ export async function preload (options: KcatProducerOptions, shape: RecordShape,
   await finish(producer, stderr)
 }
 
+/** A lead-in at the same rate before the measured phase, on the same producer and topic. */
+export interface RateWarmUp {
+  readonly durationMs: number
+  /**
+   * Called once, before the first record of the measured phase is written, with its record
+   * number and the time (epoch ms): records from that number on are the measured ones.
+   */
+  readonly onMeasuredPhase: (firstRecord: number, atMs: number) => void
+}
+
 /**
  * Produces at `ratePerSecond` for `durationMs` (catching up if a tick was late, never bursting
- * ahead); returns how many records were sent and when production started (epoch ms).
+ * ahead), after `warmUp.durationMs` at the same rate when given (one producer, no gap between
+ * the two); returns how many records of the measured phase were sent and when that phase
+ * started (epoch ms).
  */
 export async function produceAtRate (
   options: KcatProducerOptions,
   shape: RecordShape,
   ratePerSecond: number,
   durationMs: number,
-  firstRecord = 0
+  firstRecord = 0,
+  warmUp?: RateWarmUp
 ): Promise<{ records: number, startedAtMs: number }> {
   const producer = startKcat(options)
   const stderr = collectStderr(producer)
   const tickMs = 10
-  const total = Math.round((ratePerSecond * durationMs) / 1000)
-  const startedAtMs = Date.now()
+  const warmUpRecords = warmUp === undefined ? 0 : Math.round((ratePerSecond * warmUp.durationMs) / 1000)
+  const total = warmUpRecords + Math.round((ratePerSecond * durationMs) / 1000)
+  const producingSinceMs = Date.now()
+  let startedAtMs = producingSinceMs
   let sent = 0
+  let measuring = warmUp === undefined
+  const writeUpTo = async (due: number): Promise<void> => {
+    if (due > sent) await write(producer, recordLines(shape, firstRecord + sent, due - sent))
+    sent = Math.max(sent, due)
+  }
   while (sent < total) {
-    const due = Math.min(total, Math.floor(((Date.now() - startedAtMs) * ratePerSecond) / 1000))
-    if (due > sent) {
-      await write(producer, recordLines(shape, firstRecord + sent, due - sent))
-      sent = due
+    const due = Math.min(total, Math.floor(((Date.now() - producingSinceMs) * ratePerSecond) / 1000))
+    if (!measuring && due >= warmUpRecords) {
+      await writeUpTo(warmUpRecords)
+      startedAtMs = Date.now()
+      measuring = true
+      warmUp?.onMeasuredPhase(firstRecord + warmUpRecords, startedAtMs)
     }
+    await writeUpTo(due)
     await sleep(tickMs)
   }
   await finish(producer, stderr)
-  return { records: sent, startedAtMs }
+  return { records: total - warmUpRecords, startedAtMs }
 }

@@ -1,9 +1,10 @@
-import { spawn } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { stopChild, track, type TrackedChild } from './child-registry.js'
+import { stopChild, type TrackedChild } from './child-registry.js'
 import type { Contender, MirrorJob } from './contenders.js'
+import { LatencyConsumer } from './latency-consumer.js'
 import { preload, produceAtRate, type KcatProducerOptions, type RecordShape } from './kcat-producer.js'
 import { UsageSampler } from './process-usage.js'
+import { describeWindows, latencyWindows, percentile, worstWindows, type LatencyWindow } from './latency-windows.js'
 import { requireSettings, type SettingsCheck } from './settings-check.js'
 import { deleteOwnTopics } from './throughput-run.js'
 import type { TopicAdmin } from './topic-admin.js'
@@ -12,6 +13,8 @@ import type { TopicAdmin } from './topic-admin.js'
 export interface LatencyFigures {
   readonly contender: string
   readonly run: number
+  /** Where in the run's order it was measured, 1 = first after the cluster warm-up (the direct producer counts). */
+  readonly place: number
   readonly produced: number
   /** Distinct records of the fixed-rate phase the target consumer saw. */
   readonly received: number
@@ -24,68 +27,14 @@ export interface LatencyFigures {
   /** Mirror process CPU during the fixed-rate phase, and its peak RSS over the whole run. */
   readonly cpuSeconds: number
   readonly peakRssBytes: number
+  /** The 1-second windows of the measured phase (by send time) with the highest maximum latency, worst first. */
+  readonly worstWindows: readonly LatencyWindow[]
   /** A mirror's settings against what it printed as resolved (none for the direct producer). */
   readonly settings?: SettingsCheck
 }
 
-/**
- * The one consumer every contender is measured with: `kcat -C` on the target topic from the
- * beginning, printing each record's timestamp, unbuffered; receive time is taken when the line
- * arrives here.
- */
-class LatencyConsumer {
-  /** Latency of the first copy of each record of the measured phase. */
-  readonly latenciesMs: number[] = []
-  readonly #measuredKeys = new Set<string>()
-  seen = 0
-  duplicates = 0
-  #process: TrackedChild | undefined
-  #partial = ''
-
-  /** `readCommitted`: for exactly-once contenders, whose records count once their transaction committed. */
-  constructor (readonly bootstrap: string, readonly topic: string, readonly readCommitted = false) {}
-
-  /** Only records stamped at or after this time (epoch ms) count towards the latencies. */
-  measureFromMs = Number.POSITIVE_INFINITY
-
-  start (): void {
-    const isolation = this.readCommitted ? ['-X', 'isolation.level=read_committed'] : []
-    const child = spawn('kcat', ['-C', '-b', this.bootstrap, '-t', this.topic, '-o', 'beginning', '-u', '-q', ...isolation, '-f', '%T %k\n'], {
-      stdio: ['ignore', 'pipe', 'ignore'],
-    })
-    this.#process = track('kcat latency consumer', child)
-    child.stdout.on('data', (chunk: Buffer) => {
-      const now = Date.now()
-      const lines = (this.#partial + chunk.toString('latin1')).split('\n')
-      this.#partial = lines.pop() ?? ''
-      for (const line of lines) {
-        const space = line.indexOf(' ')
-        const timestamp = Number(line.slice(0, space))
-        if (space <= 0 || !Number.isFinite(timestamp)) continue
-        this.seen++
-        if (timestamp < this.measureFromMs) continue
-        const key = line.slice(space + 1)
-        if (this.#measuredKeys.has(key)) {
-          this.duplicates++
-          continue
-        }
-        this.#measuredKeys.add(key)
-        this.latenciesMs.push(now - timestamp)
-      }
-    })
-  }
-
-  async stop (): Promise<void> {
-    if (this.#process !== undefined) await stopChild(this.#process, 2_000)
-  }
-}
-
-function percentile (sorted: readonly number[], fraction: number): number {
-  if (sorted.length === 0) return Number.NaN
-  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)] ?? Number.NaN
-}
-
-async function waitFor (condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string, alive?: TrackedChild): Promise<void> {
+/** Polls `condition` every 100 ms until it holds; throws after `timeoutMs`, or when `alive` exited first. */
+export async function waitFor (condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string, alive?: TrackedChild): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!await condition()) {
     if (alive?.hasExited() === true) throw new Error(`${alive.name} exited while waiting for ${what}`)
@@ -101,6 +50,8 @@ export interface LatencyContext {
   readonly shape: RecordShape
   readonly ratePerSecond: number
   readonly durationMs: number
+  /** At the rate on the measured topic, through the mirror, before the measured phase; not measured. */
+  readonly warmUpMs: number
   readonly producer: Omit<KcatProducerOptions, 'topic' | 'lingerMs'>
   /**
    * Where the measuring consumer reads the target; default the job's target bootstrap. Across the
@@ -114,12 +65,18 @@ const WARM_UP_RECORDS = 200
 
 /**
  * Fresh source and target topics; the mirror starts and copies a warm-up batch (so it is
- * connected and caught up), then records are produced into the source at a fixed rate while the
- * consumer on the target measures. `contender` undefined means no mirror: the producer writes to
+ * connected and caught up), then records are produced into the source at a fixed rate: for
+ * `warmUpMs` unmeasured (the fresh process and topic at the rate for the first time), then for
+ * `durationMs` while the consumer on the target measures, without a gap between the two. `contender` undefined means no mirror: the producer writes to
  * the target directly (the latency floor of producer + broker + consumer), through the same
  * bootstrap the mirrors get (across the wide-area proxy when there is one).
  */
-export async function runLatency (contender: Contender | undefined, job: MirrorJob, run: number, context: LatencyContext): Promise<LatencyFigures> {
+export async function runLatency (
+  contender: Contender | undefined,
+  job: MirrorJob,
+  at: { run: number, place: number },
+  context: LatencyContext
+): Promise<LatencyFigures> {
   const name = contender?.name ?? 'direct'
   await context.sourceAdmin.recreateTopic(job.topic, context.partitions)
   await context.targetAdmin.recreateTopic(job.topic, context.partitions)
@@ -132,20 +89,29 @@ export async function runLatency (contender: Contender | undefined, job: MirrorJ
     consumer.start()
     await preload({ ...context.producer, bootstrap: produceTo, topic: job.topic, lingerMs: 5 }, context.shape, WARM_UP_RECORDS)
     await waitFor(() => consumer.seen >= WARM_UP_RECORDS, 180_000, `${name}: warm-up records on the target`, mirror)
-    const cpuBefore = sampler?.sample()?.cpuSeconds ?? 0
-    consumer.measureFromMs = Date.now()
-    context.log(`    producing ${context.ratePerSecond} records/s for ${context.durationMs / 1000} s`)
+    consumer.countFromRecord = WARM_UP_RECORDS
+    let cpuBefore = 0
+    let measuredFrom = { record: Number.POSITIVE_INFINITY, atMs: Number.NaN }
+    context.log(`    producing ${context.ratePerSecond} records/s for ${context.warmUpMs / 1000} s (warm-up) + ${context.durationMs / 1000} s (measured)`)
     const { records } = await produceAtRate(
       { ...context.producer, bootstrap: produceTo, topic: job.topic, lingerMs: 5 },
       context.shape,
       context.ratePerSecond,
       context.durationMs,
-      WARM_UP_RECORDS
+      WARM_UP_RECORDS,
+      {
+        durationMs: context.warmUpMs,
+        onMeasuredPhase: (record, atMs) => {
+          cpuBefore = sampler?.sample()?.cpuSeconds ?? 0
+          measuredFrom = { record, atMs }
+        },
+      }
     )
+    const atRate = measuredFrom.record - WARM_UP_RECORDS + records
     await waitFor(
-      () => consumer.latenciesMs.length >= records,
+      () => consumer.counted >= atRate,
       120_000,
-      `${name}: ${records} records at the target consumer (has ${consumer.latenciesMs.length})`,
+      `${name}: ${atRate} records at the target consumer (has ${consumer.counted})`,
       mirror
     ).catch((error: unknown) => {
       context.log(`    ${(error as Error).message}; reporting what arrived`)
@@ -154,11 +120,19 @@ export async function runLatency (contender: Contender | undefined, job: MirrorJ
     if (mirror !== undefined) await stopChild(mirror)
     // A setting that did not take effect makes the comparison unfair: the run fails naming it.
     const settings = contender === undefined ? undefined : requireSettings(await contender.checkSettings(job))
-    const sorted = Float64Array.from(consumer.latenciesMs).sort()
-    const values = Array.from(sorted)
+    const warmUp = consumer.phase(WARM_UP_RECORDS, measuredFrom.record)
+    const measured = consumer.phase(measuredFrom.record)
+    const values = Array.from(Float64Array.from(measured.latenciesMs).sort())
+    if (context.warmUpMs > 0) {
+      const warmUpWindows = latencyWindows(warmUp.sentAtMs, warmUp.latenciesMs, measuredFrom.atMs - context.warmUpMs)
+      context.log(`    ${name}: warm-up, worst 1 s windows ${describeWindows(worstWindows(warmUpWindows))}`)
+    }
+    const worst = worstWindows(latencyWindows(measured.sentAtMs, measured.latenciesMs, measuredFrom.atMs))
+    context.log(`    ${name}: measured, worst 1 s windows ${describeWindows(worst)}`)
     return {
       contender: name,
-      run,
+      run: at.run,
+      place: at.place,
       produced: records,
       received: values.length,
       duplicates: consumer.duplicates,
@@ -167,6 +141,7 @@ export async function runLatency (contender: Contender | undefined, job: MirrorJ
       maxMs: values.at(-1) ?? Number.NaN,
       cpuSeconds: usage === undefined ? Number.NaN : usage.cpuSeconds - cpuBefore,
       peakRssBytes: usage?.peakRssBytes ?? Number.NaN,
+      worstWindows: worst,
       ...(settings === undefined ? {} : { settings }),
     }
   } finally {

@@ -3,6 +3,7 @@ import { cpus, loadavg, totalmem } from 'node:os'
 import type { BenchOptions } from './bench-options.js'
 import { CEILING_PRODUCER_PROPS, type CeilingFigures } from './ceiling-run.js'
 import type { LatencyFigures } from './latency-run.js'
+import { p99Ratio } from './latency-windows.js'
 import type { ContenderFailure, ThroughputFigures } from './throughput-run.js'
 import { median } from './median.js'
 import { replicationMedians, type ReplicationCeilingFigures } from './replication-ceiling.js'
@@ -140,7 +141,7 @@ export function ceilingMedians (rows: readonly CeilingFigures[]): CeilingMedians
 }
 
 /** Medians over the runs of one contender: the per-run figures without the run number, plus its label and heap. */
-export interface LatencyMedians extends Omit<LatencyFigures, 'run'> {
+export interface LatencyMedians extends Omit<LatencyFigures, 'run' | 'place' | 'worstWindows'> {
   readonly label: string
   readonly heap: string
   readonly runs: number
@@ -152,6 +153,42 @@ export function latencyMedians (rows: readonly LatencyFigures[], contender: { na
   const mine = rows.filter(row => row.contender === contender.name)
   const medians = Object.fromEntries(latencyKeys.map(key => [key, medianOf(mine, key)])) as Record<typeof latencyKeys[number], number>
   return { contender: contender.name, label: contender.label, heap: contender.heap, runs: mine.length, ...medians }
+}
+
+/** A mirror's p99 against the no-mirror producer's p99 of the same run (`p99Ratio`). */
+export interface P99AgainstFloor {
+  readonly contender: string
+  readonly run: number
+  readonly place: number
+  readonly p99Ms: number
+  readonly floorP99Ms: number
+  /** `p99Ms / floorP99Ms`; NaN when the run has no floor. */
+  readonly ratio: number
+}
+
+/** Every mirror run of `runs` against the `direct` run with the same run number. */
+export function p99AgainstFloor (runs: readonly LatencyFigures[]): P99AgainstFloor[] {
+  return runs
+    .filter(row => row.contender !== 'direct')
+    .map(row => {
+      const floor = runs.find(other => other.contender === 'direct' && other.run === row.run)
+      return {
+        contender: row.contender,
+        run: row.run,
+        place: row.place,
+        p99Ms: row.p99Ms,
+        floorP99Ms: floor?.p99Ms ?? Number.NaN,
+        ratio: p99Ratio(row.p99Ms, floor?.p99Ms),
+      }
+    })
+}
+
+/** One log line for the runs of one run number: `p99 against the floor (42 ms): sidecar 45 ms 1.07×, ...`. */
+export function describeP99AgainstFloor (runFigures: readonly LatencyFigures[]): string {
+  const rows = p99AgainstFloor(runFigures)
+  const floor = runFigures.find(row => row.contender === 'direct')
+  if (floor === undefined) return 'p99 against the floor: the no-mirror floor was not measured'
+  return `p99 against the floor (${floor.p99Ms} ms): ${rows.map(r => `${r.contender} ${r.p99Ms} ms ${ratio(r.p99Ms, r.floorP99Ms)}`).join(', ')}`
 }
 
 const fixed = (value: number, digits: number): string => Number.isFinite(value) ? value.toFixed(digits) : 'n/a'
@@ -539,6 +576,36 @@ const READING_THROUGHPUT = `## How to read this
 - Ratios: time, CPU and RSS below 1× are better; records/s and MB/s above 1× are better.`
 /* eslint-enable @stylistic/max-len */
 
+/**
+ * Per mirror and run: its p99, the floor's p99 of the same run, the ratio and its place in the
+ * run's order; the last column the median ratio over the runs.
+ */
+function floorSection (runs: readonly LatencyFigures[], label: (contender: string) => string): string[] {
+  const rows = p99AgainstFloor(runs)
+  if (rows.length === 0 || rows.every(row => !Number.isFinite(row.floorP99Ms))) return []
+  const runNumbers = [...new Set(runs.map(row => row.run))].sort((a, b) => a - b)
+  const contenders = [...new Set(rows.map(row => row.contender))]
+  return [
+    '',
+    '## p99 against the floor of the same run',
+    '',
+    table(
+      ['contender', ...runNumbers.map(run => `run ${run}: p99 ms / floor ms (place)`), 'median of p99 / floor'],
+      contenders.map(contender => {
+        const mine = rows.filter(row => row.contender === contender)
+        return [
+          label(contender),
+          ...runNumbers.map(run => {
+            const row = mine.find(r => r.run === run)
+            return row === undefined ? 'n/a' : `${fixed(row.p99Ms, 0)} / ${fixed(row.floorP99Ms, 0)} = ${ratio(row.p99Ms, row.floorP99Ms)} (${row.place})`
+          }),
+          Number.isFinite(median(mine.map(row => row.ratio))) ? `${median(mine.map(row => row.ratio)).toFixed(2)}×` : 'n/a',
+        ]
+      })
+    ),
+  ]
+}
+
 export function latencyMarkdown (env: Environment, options: BenchOptions, contenders: readonly LatencyMedians[], runs: readonly LatencyFigures[] = []): string {
   const mm2 = contenders.find(c => c.contender === 'mm2')
   const direct = contenders.find(c => c.contender === 'direct')
@@ -587,12 +654,15 @@ export function latencyMarkdown (env: Environment, options: BenchOptions, conten
           ['contender', 'p50', 'p99', 'max', 'CPU s', 'peak RSS'],
           ratioRows(direct).map(row => [...row.slice(0, 4), 'n/a', 'n/a'])
         ),
+      ...floorSection(runs, name => contenders.find(c => c.contender === name)?.label ?? name),
       ...settingsSection(runs, name => contenders.find(c => c.contender === name)?.label ?? name),
       '',
       /* eslint-disable @stylistic/max-len -- a Markdown paragraph of the report is one line of the template, as the report prints it */
       `## How to read this
 
-- A \`kcat\` producer writes ${options.rateRecordsPerSecond.toLocaleString('en-US')} keyed records/s into a fresh source topic (linger.ms=5, acks=all) after a warm-up batch has gone through the mirror; one \`kcat\` consumer on the target topic (the same for every contender) reports each record's timestamp, and latency = time the record reached the benchmark minus the record's source CreateTime (same clock). p50/p99/max over every record of the fixed-rate phase.
+- Before the first contender, ${options.latencyWarmUpSeconds} s of ${options.rateRecordsPerSecond.toLocaleString('en-US')} records/s go through the source and the target broker at once (a throwaway topic on each, produced and consumed, not measured), so the first contender meets brokers as warm as the last one does.
+- A \`kcat\` producer writes ${options.rateRecordsPerSecond.toLocaleString('en-US')} keyed records/s into a fresh source topic (linger.ms=5, acks=all) after a warm-up batch has gone through the mirror: ${options.latencyTopicWarmUpSeconds} s at the rate not measured, then ${options.durationSeconds} s measured, one producer without a gap; one \`kcat\` consumer on the target topic (the same for every contender) reports each record's timestamp, and latency = time the record reached the benchmark minus the record's source CreateTime (same clock). p50/p99/max over every record of the measured phase.
+- The order of the contenders (the no-mirror producer included) rotates one place per run; *p99 against the floor of the same run* gives each mirror's p99 over the no-mirror p99 of its own run, with its place in that run's order.
 - *no mirror*: the producer writes straight into the target topic: the latency of producer + broker + consumer alone, the floor any mirror adds to.${
         options.wideAreaDelayMs > 0
           ? `

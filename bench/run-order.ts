@@ -9,3 +9,13 @@ export function runOrder<T extends { readonly name: string }> (contenders: reado
   if (run % 2 === 0 && a >= 0 && b >= 0) [order[a], order[b]] = [order[b] as T, order[a] as T]
   return order
 }
+
+/**
+ * The contenders of the latency mode in the order of run `run` (1-based): rotated one place per
+ * run, so over as many runs as there are contenders each is measured at every place once.
+ */
+export function rotatedOrder<T> (contenders: readonly T[], run: number): T[] {
+  if (contenders.length === 0) return []
+  const shift = (run - 1) % contenders.length
+  return [...contenders.slice(shift), ...contenders.slice(0, shift)]
+}

@@ -10,15 +10,17 @@ import { projectRoot } from '../scripts/local-kafka/paths.js'
 import { parseBenchArgs, UsageError, USAGE, type BenchOptions, type ContenderName } from './bench-options.js'
 import { CEILING_PRODUCER_PROPS } from './ceiling-run.js'
 import { stopAllChildren } from './child-registry.js'
+import { warmUpClusters } from './cluster-warm-up.js'
 import { mirrorMaker1Contender, mirrorMaker2Contender, sidecarContender, type Contender, type MirrorJob } from './contenders.js'
 import { runLatency, type LatencyFigures } from './latency-run.js'
 import { renderHeapProfileSummary, renderProfileSummary } from './profile-summary.js'
-import { describeEnvironment, latencyMarkdown, latencyMedians, throughputMarkdown } from './report.js'
+import { describeEnvironment, describeP99AgainstFloor, latencyMarkdown, latencyMedians, throughputMarkdown } from './report.js'
 import { ROLLING_RESTART_NODES } from './rolling-restart.js'
 import { replicationMedians } from './replication-ceiling.js'
 import { runScenario, type ScenarioContext, type ScenarioResult } from './scenario-run.js'
 import { scenarioSummaryMarkdown } from './scenario-report.js'
 import { preloadScale, runScale, scaleMarkdown, scaleTopics, type ScaleFigures } from './scale-run.js'
+import { rotatedOrder } from './run-order.js'
 import { thawAll } from './target-outage.js'
 import { deleteOwnTopics } from './throughput-run.js'
 import { TopicAdmin } from './topic-admin.js'
@@ -278,26 +280,45 @@ async function main (options: BenchOptions): Promise<void> {
       latencyTargetBootstrap = wideArea.mirrorBootstrap
       readBootstrap = wideArea.cluster.bootstrap
     }
+    const producer = { compression: options.compression }
+    if (options.latencyWarmUpSeconds > 0) {
+      await warmUpClusters({
+        clusters: [
+          { name: 'source', admin: sourceAdmin, bootstrap: source.bootstrap },
+          { name: 'target', admin: latencyTargetAdmin, bootstrap: readBootstrap ?? target.bootstrap },
+        ],
+        topic: `bench-lat-warm-up-${id}`,
+        partitions: options.partitions,
+        shape,
+        ratePerSecond: options.rateRecordsPerSecond,
+        durationMs: options.latencyWarmUpSeconds * 1000,
+        producer,
+        log,
+      })
+    }
     for (let run = 1; run <= options.runs; run++) {
-      for (const contender of everyone) {
+      const order = rotatedOrder(everyone, run)
+      for (const [index, contender] of order.entries()) {
         const name = contender?.name ?? 'direct'
         const tag = `${id}r${run}${name}`
         const topic = `bench-lat-${tag}`
-        log(`run ${run} ${name}: latency`)
-        const result = await runLatency(contender, { ...job(topic, tag, name), targetBootstrap: latencyTargetBootstrap }, run, {
+        log(`run ${run} ${name}: latency (place ${index + 1} of ${order.length})`)
+        const result = await runLatency(contender, { ...job(topic, tag, name), targetBootstrap: latencyTargetBootstrap }, { run, place: index + 1 }, {
           sourceAdmin,
           targetAdmin: latencyTargetAdmin,
           partitions: options.partitions,
           shape,
           ratePerSecond: options.rateRecordsPerSecond,
           durationMs: options.durationSeconds * 1000,
-          producer: { bootstrap: '', compression: options.compression },
+          warmUpMs: options.latencyTopicWarmUpSeconds * 1000,
+          producer: { bootstrap: '', ...producer },
           log,
           ...(readBootstrap === undefined ? {} : { readBootstrap }),
         })
         figures.push(result)
         log(`run ${run} ${name}: ${result.received}/${result.produced} received, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, max ${result.maxMs} ms`)
       }
+      log(`run ${run}: ${describeP99AgainstFloor(figures.filter(f => f.run === run))}`)
     }
     const medians = everyone.map(contender => latencyMedians(figures, contender ?? { name: 'direct', label: 'no mirror (producer → target)', heap: 'n/a' }))
     env.loadAverageAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100
