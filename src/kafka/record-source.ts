@@ -1,6 +1,6 @@
 import type { Consumer, EachBatchPayload, ForwardedBatchMessage, PartitionAssigner } from '@kafka-mirror-sidecar/kafkajs'
 import type { ConsumerSettings } from '../config/mirror-config.js'
-import type { CommitOffset, RecordSource, SourceListener } from '../ports/ports.js'
+import type { CommitOffset, RecordSource, SourceListener, TranscoderLoad } from '../ports/ports.js'
 import { partitionKey } from '../shared/partition-key.js'
 import { ErrorCodes } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
@@ -84,6 +84,11 @@ export class KafkaRecordSource implements RecordSource {
 
   get connected (): boolean {
     return this.#connected
+  }
+
+  get transcoding (): TranscoderLoad | undefined {
+    const transcoder = this.#transcoder
+    return transcoder === undefined ? undefined : { busySlots: transcoder.running, waitingBatches: transcoder.waiting }
   }
 
   /** Partitions owned by this process across its consumers. */

@@ -1,5 +1,6 @@
 import type { FlowConfig } from '../config/mirror-config.js'
 import type { BatchPath, DeepPathReason } from './forwarded-batch.js'
+import type { TranscoderLoad } from './ports.js'
 /**
  * What the data plane reports. Metrics, tracing and health implement this; the pipeline calls it
  * on its hot path, so implementations must be cheap and must not throw.
@@ -82,6 +83,8 @@ export interface FlowSnapshot {
   readonly topicsMirrored: number
   /** True while this process coordinates the flow (see `coordinatorPartition`). */
   readonly coordinator?: boolean
+  /** The source's batch transcoder, when the flow recompresses batches into the target's codec. */
+  readonly transcoder?: TranscoderLoad
   readonly partitions: readonly PartitionSnapshot[]
 }
 

@@ -89,8 +89,18 @@ export interface CommitOffset {
  * The mirror's consumer group on the source cluster. Offsets are committed only through `commit`.
  * One instance serves one subscription: a changed topic list gets a new instance (`RecordSourceFactory`).
  */
+/** How busy a source's batch transcoder is at one moment (batches recompressed into the target's codec without decoding). */
+export interface TranscoderLoad {
+  /** Batches being recompressed now: slots of libuv's thread pool in use, at most the transcoder's concurrency. */
+  readonly busySlots: number
+  /** Batches waiting for a free slot, in fetch order. */
+  readonly waitingBatches: number
+}
+
 export interface RecordSource {
   readonly connected: boolean
+  /** The transcoder's load now; undefined when the source has no codec to transcode into. */
+  readonly transcoding?: TranscoderLoad | undefined
   /** Partitions this process owns now (keys from `partitionKey`). */
   owned: () => ReadonlySet<string>
   /** Joins the group subscribed to `topics` (which exist) and starts fetching. */

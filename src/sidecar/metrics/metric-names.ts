@@ -104,6 +104,18 @@ export const Metrics = {
     "Source record batches by the way they went: path pass_through (forwarded undecoded), transcoded (recompressed into the target's codec without decoding, reason codec) or deep (decoded), with the reason a batch was decoded although the flow forwards batches (pass-through on or auto).",
     [...FLOW_LABELS, L.PATH, L.REASON]
   ),
+  transcoderBusySlots: metric(
+    'kafka_mirror_transcoder_busy_slots',
+    'gauge',
+    "Source batches being recompressed into the target's codec now (path transcoded): slots of libuv's thread pool in use, at most UV_THREADPOOL_SIZE (4 unless set); flows that transcode only.",
+    FLOW_LABELS
+  ),
+  transcoderWaitingBatches: metric(
+    'kafka_mirror_transcoder_waiting_batches',
+    'gauge',
+    'Fetched source batches waiting for a free transcoder slot; above 0 for long, the codecs are the bottleneck; flows that transcode only.',
+    FLOW_LABELS
+  ),
   batchBytes: metric(
     'kafka_mirror_batch_bytes_total',
     'counter',

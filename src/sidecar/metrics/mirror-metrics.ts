@@ -11,6 +11,7 @@ import {
   ProducedBatch,
 } from '../../ports/pipeline-observer.js'
 import type { BatchPath, DeepPathReason } from '../../ports/forwarded-batch.js'
+import type { TranscoderLoad } from '../../ports/ports.js'
 import { BatchHistogram, type HistogramChild } from './batch-histogram.js'
 import { ComputedGauge, type GaugeSample } from './computed-gauge.js'
 import { CounterFamily, type CounterChild } from './counter-family.js'
@@ -250,6 +251,12 @@ export class MirrorMetrics implements PipelineObserver {
     flowGauge(Metrics.mirroredTopics, flow => flow.topicsMirrored)
     flowGauge(Metrics.flowRunning, flow => (flow.state === 'running' && flow.sourceConnected && flow.targetConnected ? 1 : 0))
     flowGauge(Metrics.commitAge, flow => this.#commitAgeSeconds(flow))
+    const transcoderGauge = (definition: (typeof Metrics)[keyof typeof Metrics], value: (load: TranscoderLoad) => number): ComputedGauge =>
+      snapshotGauge(definition, (into, flows) => {
+        for (const flow of flows) if (flow.transcoder !== undefined) into.push({ labels: this.#flow(flow.labels).labels, value: value(flow.transcoder) })
+      })
+    transcoderGauge(Metrics.transcoderBusySlots, load => load.busySlots)
+    transcoderGauge(Metrics.transcoderWaitingBatches, load => load.waitingBatches)
     snapshotGauge(Metrics.commitInterval, into => {
       for (const instruments of this.#flows.values()) {
         if (instruments.commitIntervalMs !== undefined) into.push({ labels: instruments.labels, value: instruments.commitIntervalMs / 1000 })

@@ -369,6 +369,7 @@ export class MirrorFlow {
       assignedPartitions: source.owned().size,
       topicsMirrored: this.#subscription.topics.size,
       coordinator: this.coordinates(),
+      ...(source.transcoding === undefined ? {} : { transcoder: source.transcoding }),
       partitions: this.#progress.snapshot(),
     }
   }
