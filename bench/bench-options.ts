@@ -38,7 +38,7 @@ export interface BenchOptions {
   readonly durationSeconds: number
   /**
    * Latency mode: seconds of traffic at the rate through the source and target brokers (a
-   * throwaway topic on each) before the first contender, not measured; 0 skips it; default 20.
+   * throwaway topic on each) before the first contender, not measured; 0 skips it; default 30.
    */
   readonly latencyWarmUpSeconds: number
   /** Latency mode: seconds at the rate on each contender's own topic, through it, before its measured phase; default 10. */
@@ -122,7 +122,7 @@ export const USAGE = `usage: npm run bench -- [options]
   --duration-seconds N      latency mode: seconds of production (default 60)
   --latency-warm-up-seconds N
                             latency mode: seconds at the rate through both clusters (a throwaway topic) before
-                            the first contender, not measured; 0: none (default 20)
+                            the first contender, not measured; 0: none (default 30)
   --latency-topic-warm-up-seconds N
                             latency mode: seconds at the rate through each contender on its own topic before
                             its measured phase, not measured; 0: none (default 10)
@@ -302,7 +302,7 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
     verify: v['no-verify'] !== true,
     rateRecordsPerSecond: positiveInteger('rate', v.rate, 20_000),
     durationSeconds: positiveInteger('duration-seconds', v['duration-seconds'], quick ? 15 : 60),
-    latencyWarmUpSeconds: nonNegativeInteger('latency-warm-up-seconds', v['latency-warm-up-seconds'], 20),
+    latencyWarmUpSeconds: nonNegativeInteger('latency-warm-up-seconds', v['latency-warm-up-seconds'], 30),
     latencyTopicWarmUpSeconds: nonNegativeInteger('latency-topic-warm-up-seconds', v['latency-topic-warm-up-seconds'], 10),
     timeoutSeconds: positiveInteger('timeout-seconds', v['timeout-seconds'], 600),
     profile: v.profile === true,

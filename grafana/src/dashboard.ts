@@ -380,11 +380,23 @@ export function buildDashboard (): object {
     .withPanel(
       timeseries(
         'Batches by path',
-        "Source record batches per second forwarded undecoded (pass_through) or decoded (deep, by the reason they could not be forwarded); records skipped as the opposite mirror's (active-active).",
+        "Source record batches per second forwarded undecoded (pass_through), recompressed into the target's codec without decoding (transcoded) or decoded (deep, by the reason they could not be forwarded); records skipped as the opposite mirror's (active-active).",
         'ops',
         [
           query(`sum by (path, reason) (rate(${M.batches.name}{${FLOW}}${RATE}))`, '{{path}} {{reason}}'),
           query(`sum (rate(${M.oppositeMirrorSkipped.name}{${FLOW}}${RATE}))`, 'skipped records (opposite mirror)'),
+        ],
+        8
+      )
+    )
+    .withPanel(
+      timeseries(
+        'Transcoder',
+        "Flows that recompress batches into the target's codec (path transcoded): batches being recompressed now (busy slots of libuv's thread pool, at most UV_THREADPOOL_SIZE) and batches waiting for a slot; waiting above 0 for long means the codecs are the bottleneck.",
+        'short',
+        [
+          query(`sum by (instance, flow) (${M.transcoderBusySlots.name}{${FLOW}})`, 'busy slots {{instance}} {{flow}}'),
+          query(`sum by (instance, flow) (${M.transcoderWaitingBatches.name}{${FLOW}})`, 'waiting batches {{instance}} {{flow}}'),
         ],
         8
       )

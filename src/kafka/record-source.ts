@@ -1,6 +1,7 @@
 import type { Consumer, EachBatchPayload, ForwardedBatchMessage, PartitionAssigner } from '@kafka-mirror-sidecar/kafkajs'
 import type { ConsumerSettings } from '../config/mirror-config.js'
-import type { CommitOffset, RecordSource, SourceListener, TranscoderLoad } from '../ports/ports.js'
+import type { CommitOffset, RecordSource, SourceListener } from '../ports/ports.js'
+import type { TranscoderLoad } from '../ports/transcoder-load.js'
 import { partitionKey } from '../shared/partition-key.js'
 import { ErrorCodes } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
@@ -59,7 +60,7 @@ export class KafkaRecordSource implements RecordSource {
 
   /** The group's assignors: kafkajs' default unless given (exactly-once: the bucket assignor). */
   readonly #assigners: PartitionAssigner[] | undefined
-  /** Recompresses batches declined only for their codec into the target's (`forwarding.targetCodec`); undefined without a codec to change to. */
+  /** Recompresses batches declined only for their codec into the target's (`forwarding.targetCodec`); undefined without a codec to change to, or when every batch is decoded. */
   readonly #transcoder: BatchTranscoder | undefined
 
   constructor (
@@ -78,7 +79,8 @@ export class KafkaRecordSource implements RecordSource {
     this.#streams = streams
     this.#logger = logger
     this.#forwarding = forwarding
-    const target = forwarding.targetCodec === undefined ? undefined : codecId(forwarding.targetCodec)
+    // With every batch decoded (decodeAll) none is declined for its codec alone: no transcoder, and no transcoder gauges.
+    const target = forwarding.targetCodec === undefined || forwarding.decodeAll !== undefined ? undefined : codecId(forwarding.targetCodec)
     this.#transcoder = target === undefined ? undefined : new BatchTranscoder(target, forwarding.maxBatchBytes)
   }
 

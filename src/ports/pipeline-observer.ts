@@ -1,6 +1,6 @@
 import type { FlowConfig } from '../config/mirror-config.js'
 import type { BatchPath, DeepPathReason } from './forwarded-batch.js'
-import type { TranscoderLoad } from './ports.js'
+import type { TranscoderLoad } from './transcoder-load.js'
 /**
  * What the data plane reports. Metrics, tracing and health implement this; the pipeline calls it
  * on its hot path, so implementations must be cheap and must not throw.

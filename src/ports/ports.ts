@@ -2,6 +2,7 @@ import type { KafkaRecord } from '../shared/kafka-record.js'
 import type { BatchSpanInput } from './batch-span-input.js'
 import type { DeepPathReason, ForwardedBatch } from './forwarded-batch.js'
 import type { BatchSpan, MirrorBatch } from './mirror-batch.js'
+import type { TranscoderLoad } from './transcoder-load.js'
 
 /**
  * What the pipeline needs from the outside world, as interfaces. `src/kafka/` implements them
@@ -89,14 +90,6 @@ export interface CommitOffset {
  * The mirror's consumer group on the source cluster. Offsets are committed only through `commit`.
  * One instance serves one subscription: a changed topic list gets a new instance (`RecordSourceFactory`).
  */
-/** How busy a source's batch transcoder is at one moment (batches recompressed into the target's codec without decoding). */
-export interface TranscoderLoad {
-  /** Batches being recompressed now: slots of libuv's thread pool in use, at most the transcoder's concurrency. */
-  readonly busySlots: number
-  /** Batches waiting for a free slot, in fetch order. */
-  readonly waitingBatches: number
-}
-
 export interface RecordSource {
   readonly connected: boolean
   /** The transcoder's load now; undefined when the source has no codec to transcode into. */

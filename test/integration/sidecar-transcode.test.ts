@@ -86,6 +86,13 @@ function batchesByPath (metrics: string): Map<string, number> {
   return out
 }
 
+/** Values of the transcoder gauges in a scrape, one per flow series. */
+function transcoderGauges (metrics: string): { busySlots: number[], waitingBatches: number[] } {
+  const values = (name: string): number[] =>
+    [...metrics.matchAll(new RegExp(`^${name}\\{[^}]*flow="[^"]+"[^}]*\\} (\\S+)$`, 'gm'))].map(match => Number(match[1]))
+  return { busySlots: values('kafka_mirror_transcoder_busy_slots'), waitingBatches: values('kafka_mirror_transcoder_waiting_batches') }
+}
+
 async function copyAndCompare (
   t: TestContext,
   from: string,
@@ -103,8 +110,12 @@ async function copyAndCompare (
   await waitMirroring(sidecar)
   // Records, not offsets: with exactly-once the transaction markers take offsets too.
   let written: string[] = []
+  // Scraped while the copy runs: the transcoder gauges of the flow, one series each.
+  const during: Array<ReturnType<typeof transcoderGauges>> = []
+  const port = await sidecarHttpPort(sidecar)
   await waitUntil(
     async () => {
+      if (path === 'transcoded') during.push(transcoderGauges(await scrape(port)))
       if ((await totalRecords(target, topic).catch(() => 0n)) < BigInt(lines.length)) return false
       written = await kcatRead(target.bootstrap, topic, readCommitted)
       return written.length >= lines.length
@@ -118,13 +129,26 @@ async function copyAndCompare (
     'the source holds null keys and tombstones'
   )
   assert.deepEqual(written, read, 'every record, key, value, timestamp and header, in order per partition')
-  const paths = batchesByPath(await scrape(await sidecarHttpPort(sidecar)))
+  const metrics = await scrape(port)
+  const paths = batchesByPath(metrics)
+  const transcoder = transcoderGauges(metrics)
   if (path === 'transcoded') {
     assert.ok((paths.get('transcoded:codec') ?? 0) > 0, `batches went the transcoded path: ${JSON.stringify([...paths])}`)
     assert.equal(paths.get('deep:codec') ?? 0, 0, `no batch was decoded for its codec: ${JSON.stringify([...paths])}`)
+    const slots = Number(process.env.UV_THREADPOOL_SIZE ?? 4)
+    assert.ok(during.length > 0)
+    for (const gauges of during) {
+      assert.equal(gauges.busySlots.length, 1, `one busy-slots series during the copy: ${JSON.stringify(during)}`)
+      assert.equal(gauges.waitingBatches.length, 1, `one waiting-batches series during the copy: ${JSON.stringify(during)}`)
+      assert.ok(gauges.busySlots[0]! >= 0 && gauges.busySlots[0]! <= slots, `busy slots within the ${slots} of libuv's pool: ${JSON.stringify(during)}`)
+      assert.ok(gauges.waitingBatches[0]! >= 0, JSON.stringify(during))
+    }
+    // Copied and idle: the flow's transcoder gauges are there, every slot free and nothing waiting.
+    assert.deepEqual(transcoder, { busySlots: [0], waitingBatches: [0] }, `transcoder gauges of the one flow: ${JSON.stringify(transcoder)}`)
   } else {
     assert.ok((paths.get('deep:disabled') ?? 0) > 0, `batches were decoded: ${JSON.stringify([...paths])}`)
     assert.equal(paths.get('transcoded:codec') ?? 0, 0)
+    assert.deepEqual(transcoder, { busySlots: [], waitingBatches: [] }, 'no transcoder when every batch is decoded')
   }
   return sidecar
 }

@@ -94,6 +94,8 @@ for (const partitionLabels of [true, false]) {
           targetConnected: true,
           assignedPartitions: 1,
           topicsMirrored: 1,
+          // A flow that transcodes: its transcoder gauges exist only then.
+          transcoder: { busySlots: 1, waitingBatches: 0 },
           partitions: [
             {
               topic: 't',

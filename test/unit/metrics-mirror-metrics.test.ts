@@ -139,6 +139,21 @@ test('observer calls and the snapshot become the documented series', async () =>
   assert.ok([...values.keys()].some(series => series.startsWith('nodejs_eventloop_lag_seconds')), 'prom-client default metrics in the same registry')
 })
 
+test('the transcoder gauges show busy slots and waiting batches per flow, and only for flows that transcode', async () => {
+  const other: FlowLabels = { flow: 'eu->ap', source: 'eu', target: 'ap' }
+  const metrics = new MirrorMetrics(
+    () => [snapshot([partition()], { transcoder: { busySlots: 4, waitingBatches: 11 } }), snapshot([partition()], { labels: other })],
+    { defaultMetrics: false }
+  )
+  const values = samples((await metrics.exposition()).body)
+  assert.equal(values.get(`kafka_mirror_transcoder_busy_slots{${L}}`), 4)
+  assert.equal(values.get(`kafka_mirror_transcoder_waiting_batches{${L}}`), 11)
+  const series = [...values.keys()]
+  const otherFlow = series.filter(name => name.startsWith('kafka_mirror_transcoder_') && name.includes('eu->ap'))
+  assert.deepEqual(otherFlow, [], 'no transcoder series for a flow without one')
+  assert.ok(series.some(name => name.startsWith('kafka_mirror_queue_records{flow="eu->ap"')), 'the other flow is exported')
+})
+
 test('partition status follows the commits: stall when the offset does not move while lagging', async () => {
   let nowMs = NOW_MS
   const metrics = new MirrorMetrics(() => [snapshot([partition({ highWatermark: 500n, nextOffsetToMirror: 100n, committedOffset: 100n })])], {
@@ -244,7 +259,8 @@ test('promtool check metrics accepts the exposition (only prom-client\'s nodejs_
 test(
   'every metric in metric-names.ts is exported (offset-sync metrics through OffsetsMetrics, lost records through LossMetrics, digests through DigestMetrics, in the same registry)',
   async () => {
-    const metrics = new MirrorMetrics(() => [snapshot([partition({ committedOffset: 5n })])], {
+    // A flow that transcodes: its transcoder gauges exist only then.
+    const metrics = new MirrorMetrics(() => [snapshot([partition({ committedOffset: 5n })], { transcoder: { busySlots: 1, waitingBatches: 0 } })], {
       defaultMetrics: false,
       flows: [{ ...configured, throughputLimitBytes: 1_048_576 }],
     })

@@ -11,7 +11,7 @@ import {
   ProducedBatch,
 } from '../../ports/pipeline-observer.js'
 import type { BatchPath, DeepPathReason } from '../../ports/forwarded-batch.js'
-import type { TranscoderLoad } from '../../ports/ports.js'
+import type { TranscoderLoad } from '../../ports/transcoder-load.js'
 import { BatchHistogram, type HistogramChild } from './batch-histogram.js'
 import { ComputedGauge, type GaugeSample } from './computed-gauge.js'
 import { CounterFamily, type CounterChild } from './counter-family.js'
