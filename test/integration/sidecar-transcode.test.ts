@@ -155,7 +155,8 @@ async function copyAndCompare (
 
 for (const [from, to] of [['none', 'lz4'], ['none', 'zstd'], ['gzip', 'zstd'], ['snappy', 'none']] as const) {
   test(
-    `a ${from} source written in ${to} (compression.type): the batches are recompressed without decoding, and kcat reads back every record identical, in order per partition`,
+    `a ${from} source written in ${to} (compression.type): the batches are recompressed without decoding, kcat reads back every record identical, in order ` +
+      "per partition, and /metrics shows the flow's transcoder busy slots and waiting batches while it copies (0 once idle)",
     { timeout: 240_000 },
     async t => {
       const sidecar = await copyAndCompare(t, from, to, [], false)
@@ -178,7 +179,8 @@ test(
 )
 
 test(
-  "exactly-once, every record decoded (pass.through off) and written in lz4: the batches the mirror encodes from decoded records are written in the lanes' transactions; a read_committed reader sees every record once, identical",
+  "exactly-once, every record decoded (pass.through off) and written in lz4: the batches the mirror encodes from decoded records are written in the lanes' " +
+    'transactions; a read_committed reader sees every record once, identical; no transcoder gauges',
   { timeout: 240_000 },
   async t => {
     const sidecar = await copyAndCompare(
