@@ -16,15 +16,15 @@ export interface LatencyFigures {
   /** Where in the run's order it was measured, 1 = first after the cluster warm-up (the direct producer counts). */
   readonly place: number
   readonly produced: number
-  /** Distinct records of the fixed-rate phase the target consumer saw. */
+  /** Distinct records of the measured phase the target consumer saw. */
   readonly received: number
-  /** Further copies of records already received (a mirror's re-delivery). */
+  /** Further copies of records of the fixed-rate phases (warm-up and measured) already received (a mirror's re-delivery). */
   readonly duplicates: number
   /** Receive time at the target consumer minus the record's (source CreateTime) timestamp, ms. */
   readonly p50Ms: number
   readonly p99Ms: number
   readonly maxMs: number
-  /** Mirror process CPU during the fixed-rate phase, and its peak RSS over the whole run. */
+  /** Mirror process CPU during the measured phase, and its peak RSS over the whole run. */
   readonly cpuSeconds: number
   readonly peakRssBytes: number
   /** The 1-second windows of the measured phase (by send time) with the highest maximum latency, worst first. */
@@ -67,9 +67,10 @@ const WARM_UP_RECORDS = 200
  * Fresh source and target topics; the mirror starts and copies a warm-up batch (so it is
  * connected and caught up), then records are produced into the source at a fixed rate: for
  * `warmUpMs` unmeasured (the fresh process and topic at the rate for the first time), then for
- * `durationMs` while the consumer on the target measures, without a gap between the two. `contender` undefined means no mirror: the producer writes to
- * the target directly (the latency floor of producer + broker + consumer), through the same
- * bootstrap the mirrors get (across the wide-area proxy when there is one).
+ * `durationMs` while the consumer on the target measures, without a gap between the two.
+ * `contender` undefined means no mirror: the producer writes to the target directly (the latency
+ * floor of producer + broker + consumer), through the same bootstrap the mirrors get (across the
+ * wide-area proxy when there is one).
  */
 export async function runLatency (
   contender: Contender | undefined,

@@ -669,7 +669,7 @@ export function latencyMarkdown (env: Environment, options: BenchOptions, conten
 - Wide area: the target is a third single-node cluster behind the latency proxy (\`bench/latency-proxy.ts\`), which holds every chunk ${options.wideAreaDelayMs} ms in each direction (${2 * options.wideAreaDelayMs} ms per round trip, bandwidth not limited); every mirror and the no-mirror producer write through it, the mirrors read the source directly, and the measuring consumer reads the target broker directly. So the floor pays the delay on the producer's acks=all round trips as a mirror does on its produce requests.`
           : ''
       }
-- *CPU s*: the mirror process during the fixed-rate phase; *peak RSS*: VmHWM over the whole run.`,
+- *CPU s*: the mirror process during the measured phase; *peak RSS*: VmHWM over the whole run.`,
       /* eslint-enable @stylistic/max-len */
     ].join('\n') + '\n'
   )
