@@ -8,7 +8,7 @@
 // Every file is checked before any is written; a file that already holds the patch is left as it is,
 // so running it again (npm rebuild, a second install) changes nothing. Exit 1 with one line when
 // the patch does not apply.
-import { readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -41,6 +41,14 @@ for (const filePatch of parsePatch(readFileSync(patchFile, 'utf8'))) {
   const name = filePatch.newFileName.replace(/^b\//, '')
   if (!name.startsWith(PREFIX)) fail(`${patchFile}: ${name} is outside kafkajs`)
   const path = join(kafkajsRoot, ...name.slice(PREFIX.length).split('/'))
+  if (filePatch.oldFileName === '/dev/null') {
+    // A file the patch adds: written when absent, already patched when it holds exactly the patch's text.
+    const added = applyPatch('', filePatch)
+    if (!existsSync(path)) changes.push({ path, patched: added })
+    else if (readFileSync(path, 'utf8') === added) already++
+    else fail(`the kafkajs patch does not apply to ${path}: reinstall the package (npm install)`)
+    continue
+  }
   const current = readFileSync(path, 'utf8')
   const patched = applyPatch(current, filePatch)
   if (patched !== false) {
