@@ -78,6 +78,24 @@ test('a size below a correlation id fails the connection instead of reading on',
   assert.match(errors[0]?.message ?? '', /Invalid response size 2/)
 })
 
+test('a size over 64 MiB is collected as it arrives (never allocated off the size alone) and delivered whole', () => {
+  const frames: Buffer[] = []
+  const reader = new FrameReader(frame => frames.push(frame), error => assert.fail(error))
+  // An HTTP answer read as a size: 0x48545450 ("HTTP"), over a gigabyte; 5 bytes arrive, nothing more.
+  play(reader, Buffer.from('HTTP/', 'latin1'), () => 5)
+  assert.equal(reader.busy, true, 'waiting for the rest')
+  assert.equal(reader.nextBuffer(), reader.scratch, 'reads keep going through the scratch, no buffer of that size')
+  assert.equal(frames.length, 0)
+
+  const big = response(3, 70 * 1024 * 1024)
+  const after = response(4, 10)
+  const again = new FrameReader(frame => frames.push(frame), error => assert.fail(error))
+  play(again, Buffer.concat([big, after]), () => 65_536)
+  assert.deepEqual(frames.map(frame => frame.readInt32BE(0)), [3, 4])
+  assert.ok(frames[0]?.equals(big.subarray(4)), 'the large response byte for byte')
+  assert.ok(frames[1]?.equals(after.subarray(4)), 'and the one after it')
+})
+
 test('the socket factory hands onread to a plain socket: responses from a real socket arrive through the reader, no data events', async () => {
   const sizes = [10, 150_000, 3, 1_000_000, 0]
   const stream = Buffer.concat(sizes.map((size, i) => response(i + 1, size)))
