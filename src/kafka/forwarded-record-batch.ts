@@ -102,11 +102,12 @@ export class KafkaForwardedBatch implements ForwardedBatch {
 
   /** The kafkajs producer message for this batch on target partition `partition`. */
   message (partition: number): EncodedBatchMessage {
-    return encodedMessage(partition, this.#bytes, this.recordCount)
+    // A batch as fetched had its CRC checked by `forwardingHook`; bytes the mirror made carry none yet.
+    return encodedMessage(partition, this.#bytes, this.recordCount, !this.transcoded)
   }
 }
 
-function encodedMessage (partition: number, bytes: Buffer, recordCount: number): EncodedBatchMessage {
+function encodedMessage (partition: number, bytes: Buffer, recordCount: number, crcChecked = false): EncodedBatchMessage {
   return {
     partition,
     value: null,
@@ -117,7 +118,7 @@ function encodedMessage (partition: number, bytes: Buffer, recordCount: number):
       producerEpoch: fields.producerEpoch,
       baseSequence: fields.firstSequence,
       transactional: fields.transactional,
-    }),
+    }, crcChecked),
   }
 }
 

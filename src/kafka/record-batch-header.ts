@@ -4,6 +4,7 @@
  * Kafka's `DefaultRecordBatch`). Pure functions over a Buffer holding one whole batch.
  */
 import { crc32c } from './crc32c.js'
+import { crc32cPrefixReplaced } from './crc32c-combine.js'
 
 export const BATCH_OFFSETS = {
   baseOffset: 0,
@@ -75,10 +76,14 @@ export interface ProducerFields {
  * the mirror's producer, without changing `bytes`: a new header (base offset 0 and leader epoch -1,
  * which the broker assigns; the producer's id, epoch and first sequence; the transactional bit set
  * only for the mirror's own transaction; the CRC over everything from the attributes on), then the
- * records of `bytes` (a view). Sent as these two pieces, the records are never copied, and a
- * request still in flight keeps its bytes whatever a later request of the same batch writes.
+ * records of `bytes` (a view). `crcChecked`: the CRC `bytes` carries was checked against them (a
+ * batch as fetched); the new CRC is then derived from it and the header fields alone
+ * (`crc32cPrefixReplaced`), without reading the records again, and still covers them as the source
+ * wrote them: a record changed in between fails the target's check. Else it is computed over them.
+ * Sent as these two pieces, the records are never copied, and a request still in flight keeps its
+ * bytes whatever a later request of the same batch writes.
  */
-export function batchForTarget (bytes: Buffer, fields: ProducerFields): [header: Buffer, records: Buffer] {
+export function batchForTarget (bytes: Buffer, fields: ProducerFields, crcChecked = false): [header: Buffer, records: Buffer] {
   const O = BATCH_OFFSETS
   const header = Buffer.allocUnsafe(BATCH_HEADER_BYTES)
   bytes.copy(header, 0, 0, BATCH_HEADER_BYTES)
@@ -90,7 +95,11 @@ export function batchForTarget (bytes: Buffer, fields: ProducerFields): [header:
   header.writeInt16BE(fields.producerEpoch, O.producerEpoch)
   header.writeInt32BE(fields.baseSequence, O.baseSequence)
   const records = bytes.subarray(BATCH_HEADER_BYTES)
-  header.writeUInt32BE(crc32c(records, crc32c(header.subarray(O.attributes))) >>> 0, O.crc)
+  const newFields = header.subarray(O.attributes)
+  const crc = crcChecked
+    ? crc32cPrefixReplaced(bytes.readUInt32BE(O.crc), crc32c(bytes.subarray(O.attributes, BATCH_HEADER_BYTES)), crc32c(newFields), records.length)
+    : crc32c(records, crc32c(newFields))
+  header.writeUInt32BE(crc >>> 0, O.crc)
   return [header, records]
 }
 

@@ -115,6 +115,28 @@ test(
   }
 )
 
+test(
+  'a fetched batch\'s new CRC is derived from the one it carried (a record changed after the fetch check fails the target\'s check); ' +
+  'a batch the mirror made gets a CRC over its bytes',
+  async () => {
+    const fields = { producerId: '5', producerEpoch: 1, firstSequence: 9, transactional: false }
+    const source = await batchBytes({ count: 4, baseOffset: 10 })
+    const fetched = new KafkaForwardedBatch(source)
+    const intact = batchCrc(joined(fetched.message(0).encodeBatch(fields)))
+    assert.equal(intact.stored, intact.computed, 'valid for the bytes as fetched')
+    const byte = source.length - 3
+    source[byte] = (source[byte] as number) ^ 0x40
+    const changed = batchCrc(joined(fetched.message(0).encodeBatch(fields)))
+    assert.notEqual(changed.stored, changed.computed, 'the CRC still covers the records as the source wrote them')
+    source[byte] = (source[byte] as number) ^ 0x40
+
+    const made = Buffer.from(source)
+    made.writeUInt32BE(0, BATCH_OFFSETS.crc)
+    const written = batchCrc(joined(new KafkaForwardedBatch(made, undefined, true).message(0).encodeBatch(fields)))
+    assert.equal(written.stored, written.computed, 'bytes the mirror made (no CRC of their own yet) get one computed over them')
+  }
+)
+
 test('batches that cannot be forwarded are named with their reason', async () => {
   assert.equal(deepPathReason(await batchBytes({ count: 3 }), policy), undefined)
   const gapped = await batchBytes({ count: 3, lastOffsetDelta: 5 })
