@@ -54,6 +54,7 @@ steps=(
   "pass-through|--scenario defaults,tuned,lz4-tuned --records 2000000 --replication-ceiling${baseline:+ --baseline-entry $baseline}"
   "decoding|--scenario decoding --records 500000 --runs 1"
   "wide-area|--scenario wide-area,wide-area-100 --records 500000 --runs 1"
+  "wide-area-100-lanes8|--scenario wide-area-100 --records 500000 --runs 1 --contenders sidecar --no-ceiling --sidecar-arg=--num.producers=8"
   "latency|--latency --duration-seconds 30 --runs 1"
   "latency-wide-area-25|--latency --duration-seconds 30 --runs 1 --wide-area-delay-ms 25"
   "latency-wide-area-100|--latency --duration-seconds 30 --runs 1 --wide-area-delay-ms 100"
