@@ -55,5 +55,6 @@ export function crc32cCombine (crcA: number, crcB: number, lengthB: number): num
  * equal length): the CRC of a message whose first bytes were replaced, without reading B.
  */
 export function crc32cPrefixReplaced (crc: number, crcOfPrefix: number, crcOfNewPrefix: number, restBytes: number): number {
-  return (crc ^ multiplyModP(zeroBytesOperator(restBytes), (crcOfPrefix ^ crcOfNewPrefix) >>> 0)) >>> 0
+  // The two messages differ only in their prefixes: the CRC of the difference followed by zero bytes.
+  return (crc ^ crc32cCombine((crcOfPrefix ^ crcOfNewPrefix) >>> 0, 0, restBytes)) >>> 0
 }
