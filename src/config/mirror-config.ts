@@ -11,9 +11,23 @@ import type { CorruptBatchesMode } from './corrupt-batches.js'
  * whole flow; four let requests for different partitions overlap (a partition stays on one lane,
  * so its order holds). Measured with `npm run bench` (500,000 records, 2 streams, two interleaved
  * rounds): 1 lane 72,869 and 86,894 records/s, 4 lanes 99,323 and 96,694; latency p99 at 20,000
- * records/s 174 and 267 ms with 1 lane, 147 and 138 ms with 4.
+ * records/s 174 and 267 ms with 1 lane, 147 and 138 ms with 4. Eight lanes writing at once copied
+ * the tuned scenario on loopback at 0.77x four (2,000,000 records, 3 paired runs), so the four
+ * more that carry more across a long link write only while the round trip is long
+ * (`producerLaneCount`, `docs/performance.md#wide-area`).
  */
 export const DEFAULT_PRODUCER_LANES = 4
+
+/**
+ * Producer lanes a flow runs: at least once, `numProducers` lanes that take whatever is ready and
+ * as many again that take batches only while the target's round trip is long (the shortest of the
+ * last 16 produce requests at least 40 ms: `LinkRoundTrip`), where the requests in flight bound the
+ * copy. Near the target they stay idle, so requests stay as full as with `numProducers` lanes.
+ * Exactly-once: a lane is a transactional id, `numProducers` of them.
+ */
+export function producerLaneCount (flow: Pick<FlowConfig, 'numProducers' | 'exactlyOnce'>): number {
+  return flow.exactlyOnce === undefined ? flow.numProducers * 2 : flow.numProducers
+}
 
 export const CompressionNames = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const
 export type CompressionName = typeof CompressionNames[number]
@@ -233,7 +247,10 @@ export interface FlowConfig {
   readonly replicationPolicy: ReplicationPolicy
   /** `--num.streams` / `tasks.max`: consumers in this process for this flow; default 1. */
   readonly numStreams: number
-  /** `--num.producers`: producer lanes writing in parallel, one request in flight each; default `DEFAULT_PRODUCER_LANES`. */
+  /**
+   * `--num.producers`: producer lanes writing in parallel, one request in flight each; default
+   * `DEFAULT_PRODUCER_LANES`. At least once, as many again while the target's round trip is long (`producerLaneCount`).
+   */
   readonly numProducers: number
   /** `--queue.size`: records held between consumer and producer, in flight included; default 10000. */
   readonly queueMaxRecords: number

@@ -36,7 +36,7 @@ export const MM1_FLAGS = {
   'num.streams': { type: 'string', describe: `Consumers in this process (default ${D['num.streams']})` },
   'num.producers': {
     type: 'string',
-    describe: `Producer lanes: produce requests in flight in parallel, one per lane; a partition is in one request at a time (default ${D['num.producers']})`,
+    describe: `Producer lanes: produce requests in flight in parallel, one per lane; a partition is in one request at a time; at least once, as many lanes again while the target's round trip is long (default ${D['num.producers']})`,
   },
   'queue.size': { type: 'string', describe: `Records held between consumers and producers, in flight included (default ${D['queue.size']})` },
   'queue.bytes': { type: 'string', describe: `Bytes held between consumers and producers (default ${D['queue.bytes']})` },

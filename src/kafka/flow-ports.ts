@@ -1,5 +1,5 @@
 import { hasMessageHandler } from '../config/message-handler-config.js'
-import type { FlowConfig } from '../config/mirror-config.js'
+import { producerLaneCount, type FlowConfig } from '../config/mirror-config.js'
 import type { FlowPorts } from '../ports/ports.js'
 import type { Logger } from '../shared/logger.js'
 import { KafkaRecordSink } from './record-sink.js'
@@ -50,7 +50,7 @@ export function kafkaFlowPorts (flow: FlowConfig, logger: Logger, producers?: Mi
   }
   return {
     source: () => new KafkaRecordSource(flow.source, flow.consumer, flow.numStreams, flowLogger, batchForwarding(flow), producers),
-    sinks: Array.from({ length: flow.numProducers }, () => new KafkaRecordSink(flow.target, flow.producer, flowLogger, publish)),
+    sinks: Array.from({ length: producerLaneCount(flow) }, () => new KafkaRecordSink(flow.target, flow.producer, flowLogger, publish)),
     sourceTopics: new TopicAdmin(flow.source, flowLogger),
     targetTopics: new TopicAdmin(flow.target, flowLogger),
   }

@@ -66,12 +66,12 @@ interface Instruments {
   readonly transactionCommitDuration: BatchHistogram<string>
   readonly transactions: Counter
   readonly retries: Counter
-  readonly batches: Counter
+  readonly batches: CounterFamily<string>
   readonly corruptBatches: Counter
   readonly throttled: Counter
   readonly topicConfigsSynced: Counter
   readonly topicAclsSynced: Counter
-  readonly batchBytes: Counter
+  readonly batchBytes: CounterFamily<string>
   readonly sendFailures: Counter
   readonly commits: Counter
   readonly rebalances: Counter
@@ -92,6 +92,8 @@ class FlowInstruments {
   /** `throughputLimitBytes` of the configured flow, when it has a limit. */
   throughputLimitBytes: number | undefined
   readonly topics = new Map<string, TopicInstruments>()
+  /** `kafka_mirror_batches_total` and `_batch_bytes_total` children by path and reason: counted for every source batch. */
+  readonly routed = new Map<string, { readonly batches: CounterChild, readonly bytes: CounterChild }>()
   readonly replicationLatency: HistogramChild
   readonly recordAgeAtPoll: HistogramChild
   readonly produceOk: HistogramChild
@@ -221,12 +223,12 @@ export class MirrorMetrics implements PipelineObserver {
       transactionCommitDuration: histogram(Metrics.transactionCommitDuration, REQUEST_BUCKETS_SECONDS),
       transactions: counter(Metrics.transactions),
       retries: counter(Metrics.retries),
-      batches: counter(Metrics.batches),
+      batches: family(Metrics.batches),
       corruptBatches: counter(Metrics.corruptBatches),
       throttled: counter(Metrics.throttled),
       topicConfigsSynced: counter(Metrics.topicConfigsSynced),
       topicAclsSynced: counter(Metrics.topicAclsSynced),
-      batchBytes: counter(Metrics.batchBytes),
+      batchBytes: family(Metrics.batchBytes),
       sendFailures: counter(Metrics.sendFailures),
       commits: counter(Metrics.commits),
       rebalances: counter(Metrics.rebalances),
@@ -327,9 +329,19 @@ export class MirrorMetrics implements PipelineObserver {
   }
 
   batchRouted (flow: FlowLabels, path: BatchPath, reason: DeepPathReason | undefined, bytes: number): void {
-    const labels = this.#flow(flow).labels
-    this.instruments.batches.inc({ ...labels, [L.PATH]: path, [L.REASON]: reason ?? '' })
-    this.instruments.batchBytes.inc({ ...labels, [L.PATH]: path }, bytes)
+    const instruments = this.#flow(flow)
+    const key = reason === undefined ? path : `${path}\u0000${reason}`
+    let routed = instruments.routed.get(key)
+    if (routed === undefined) {
+      const labels = instruments.labels
+      routed = {
+        batches: this.instruments.batches.child({ ...labels, [L.PATH]: path, [L.REASON]: reason ?? '' }),
+        bytes: this.instruments.batchBytes.child({ ...labels, [L.PATH]: path }),
+      }
+      instruments.routed.set(key, routed)
+    }
+    routed.batches.inc()
+    routed.bytes.inc(bytes)
   }
 
   throttled (flow: FlowLabels, seconds: number): void {

@@ -1,5 +1,6 @@
 import type { FlowConfig } from '../../config/mirror-config.js'
 import { BoundedQueue } from './bounded-queue.js'
+import { LinkRoundTrip } from './link-round-trip.js'
 import type { DeliveryMode, IntakeGate, LaneDeliveryParts } from './delivery-mode.js'
 import type { MirrorBatch } from '../../ports/mirror-batch.js'
 import { partitionKey } from '../../shared/partition-key.js'
@@ -13,10 +14,20 @@ const OPEN_GATE: IntakeGate = {
   stamp: () => { /* no tickets: any lane takes any partition */ },
 }
 
-/** A lane that writes what it takes as it is and gives its queue room back once the target acknowledged it. */
-export function plainLane (queue: BoundedQueue<MirrorBatch>, lane: number): LaneDelivery {
+/**
+ * A lane that writes what it takes as it is and gives its queue room back once the target
+ * acknowledged it. With `link`, it takes only while the target's round trip is long (and ends when
+ * the queue closes while it is not).
+ */
+export function plainLane (queue: BoundedQueue<MirrorBatch>, lane: number, link?: LinkRoundTrip): LaneDelivery {
   return {
-    take: maxBytes => queue.take(lane, maxBytes),
+    take: async maxBytes => {
+      while (link !== undefined && !link.long) {
+        if (queue.closed) return []
+        await Promise.race([link.whenLong(), queue.whenClosed()])
+      }
+      return await queue.take(lane, maxBytes)
+    },
     write: (batches, write) => write(batches),
     settled: batches => { for (const batch of batches) queue.release(batch) },
     idle: async () => { /* nothing held between requests */ },
@@ -27,7 +38,9 @@ export function plainLane (queue: BoundedQueue<MirrorBatch>, lane: number): Lane
  * At-least-once (the default): any lane takes any partition not in flight, so the batches fetched
  * together share a request; a batch is acknowledged as soon as the target acknowledged it, and its
  * queue room goes back then. A record may be written twice (a restart copies again from the last
- * commit), never lost.
+ * commit), never lost. Lanes from `numProducers` on (the ports' extra sinks: `producerLaneCount`)
+ * take batches only while the target's round trip is long (`LinkRoundTrip`): across a long link
+ * they add requests in flight, near the target they stay idle and the requests stay full.
  */
 export class AtLeastOnceDelivery implements DeliveryMode {
   readonly name = 'at-least-once'
@@ -35,13 +48,28 @@ export class AtLeastOnceDelivery implements DeliveryMode {
   readonly gate = OPEN_GATE
   readonly uncommittedConsequence = 'records acknowledged since the last commit will be copied again at the next start'
 
-  constructor (config: Pick<FlowConfig, 'queueMaxRecords' | 'queueMaxBytes'>) {
+  readonly #eagerLanes: number
+  readonly #link = new LinkRoundTrip()
+
+  constructor (config: Pick<FlowConfig, 'queueMaxRecords' | 'queueMaxBytes' | 'numProducers'>) {
     const keyOf = (batch: MirrorBatch): string => partitionKey(batch.targetTopic, batch.partition)
     this.queue = new BoundedQueue<MirrorBatch>(config.queueMaxRecords, config.queueMaxBytes, { keyOf })
+    this.#eagerLanes = config.numProducers
   }
 
   lane (index: number, acks: WorkerListener): LaneDeliveryParts {
-    return { delivery: plainLane(this.queue, index), listener: acks }
+    const link = this.#link
+    const listener: WorkerListener = {
+      acknowledged: (batch, segments, ackTimeMs, recordsAcked) => acks.acknowledged(batch, segments, ackTimeMs, recordsAcked),
+      skipped: (batch, recordIndex, error) => acks.skipped(batch, recordIndex, error),
+      produceRequest: (durationSeconds, ok) => {
+        if (ok) link.record(durationSeconds * 1000)
+        acks.produceRequest(durationSeconds, ok)
+      },
+      retry: (operation, error) => acks.retry(operation, error),
+      ...(acks.routed === undefined ? {} : { routed: (batch, reason) => acks.routed?.(batch, reason) }),
+    }
+    return { delivery: plainLane(this.queue, index, index < this.#eagerLanes ? undefined : link), listener }
   }
 
   // Nothing to set up or take down: the lanes write plainly, with no transaction or fencing.

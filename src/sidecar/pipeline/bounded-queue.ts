@@ -35,6 +35,7 @@ export class BoundedQueue<T extends QueueItem> {
   readonly #shared: boolean
   #spaceWaiters: Array<() => void> = []
   readonly #emptyWaiters: Array<() => void> = []
+  readonly #closeWaiters: Array<() => void> = []
   #wakeScheduled = false
   #records = 0
   #bytes = 0
@@ -181,10 +182,17 @@ export class BoundedQueue<T extends QueueItem> {
     return all
   }
 
+  /** Resolves once the queue is closed (at once when it is). */
+  whenClosed (): Promise<void> {
+    if (this.#closed) return Promise.resolve()
+    return new Promise(resolve => this.#closeWaiters.push(resolve))
+  }
+
   /** Stops intake: pending and later `push` calls throw; `take` returns [] once a lane is empty. */
   close (): void {
     if (this.#closed) return
     this.#closed = true
+    for (const wake of this.#closeWaiters.splice(0)) wake()
     for (const wake of this.#spaceWaiters.splice(0)) wake()
     for (const waiters of this.#laneWaiters) for (const wake of waiters.splice(0)) wake()
   }
