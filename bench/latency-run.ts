@@ -112,10 +112,11 @@ export async function runLatency (
     await waitFor(
       () => consumer.counted >= atRate,
       120_000,
-      `${name}: ${atRate} records at the target consumer (has ${consumer.counted})`,
+      `${name}: ${atRate} records at the target consumer`,
       mirror
     ).catch((error: unknown) => {
-      context.log(`    ${(error as Error).message}; reporting what arrived`)
+      // The count when waiting stopped (a message built before the wait would give the count at its start).
+      context.log(`    ${(error as Error).message} (has ${consumer.counted}); reporting what arrived`)
     })
     const usage = sampler?.stop()
     if (mirror !== undefined) await stopChild(mirror)
