@@ -367,6 +367,18 @@ export function buildDashboard (): object {
     )
     .withPanel(
       timeseries(
+        'Producer lanes',
+        "Producer lanes per flow (one produce request in flight each) and those taking batches now: at least once, the lanes past num.producers write only while the target's round trip is long (a target in another region).",
+        'short',
+        [
+          query(`sum by (instance, flow) (${M.producerLanes.name}{${FLOW}})`, 'lanes {{instance}} {{flow}}'),
+          query(`sum by (instance, flow) (${M.producerLanesWriting.name}{${FLOW}})`, 'writing {{instance}} {{flow}}'),
+        ],
+        8
+      )
+    )
+    .withPanel(
+      timeseries(
         'Retries and send failures',
         'Retried operations per second by operation and error code; batches the target did not accept after retries.',
         'ops',

@@ -85,6 +85,11 @@ export interface FlowSnapshot {
   readonly coordinator?: boolean
   /** The source's batch transcoder, when the flow recompresses batches into the target's codec. */
   readonly transcoder?: TranscoderLoad
+  /**
+   * The flow's producer lanes, and those that take batches now (at least once, the lanes past
+   * `num.producers` take them only while the target's round trip is long).
+   */
+  readonly producerLanes?: { readonly total: number, readonly writing: number }
   readonly partitions: readonly PartitionSnapshot[]
 }
 

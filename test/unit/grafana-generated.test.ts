@@ -96,6 +96,7 @@ for (const partitionLabels of [true, false]) {
           topicsMirrored: 1,
           // A flow that transcodes: its transcoder gauges exist only then.
           transcoder: { busySlots: 1, waitingBatches: 0 },
+          producerLanes: { total: 8, writing: 4 },
           partitions: [
             {
               topic: 't',

@@ -154,6 +154,13 @@ test('the transcoder gauges show busy slots and waiting batches per flow, and on
   assert.ok(series.some(name => name.startsWith('kafka_mirror_queue_records{flow="eu->ap"')), 'the other flow is exported')
 })
 
+test('the producer lane gauges give the lanes of a flow and those writing now', async () => {
+  const metrics = new MirrorMetrics(() => [snapshot([partition()], { producerLanes: { total: 8, writing: 4 } })], { defaultMetrics: false })
+  const values = samples((await metrics.exposition()).body)
+  assert.equal(values.get(`kafka_mirror_producer_lanes{${L}}`), 8)
+  assert.equal(values.get(`kafka_mirror_producer_lanes_writing{${L}}`), 4)
+})
+
 test('partition status follows the commits: stall when the offset does not move while lagging', async () => {
   let nowMs = NOW_MS
   const metrics = new MirrorMetrics(() => [snapshot([partition({ highWatermark: 500n, nextOffsetToMirror: 100n, committedOffset: 100n })])], {
@@ -260,7 +267,10 @@ test(
   'every metric in metric-names.ts is exported (offset-sync metrics through OffsetsMetrics, lost records through LossMetrics, digests through DigestMetrics, in the same registry)',
   async () => {
     // A flow that transcodes: its transcoder gauges exist only then.
-    const metrics = new MirrorMetrics(() => [snapshot([partition({ committedOffset: 5n })], { transcoder: { busySlots: 1, waitingBatches: 0 } })], {
+    const metrics = new MirrorMetrics(() => [snapshot([partition({ committedOffset: 5n })], {
+      transcoder: { busySlots: 1, waitingBatches: 0 },
+      producerLanes: { total: 8, writing: 4 },
+    })], {
       defaultMetrics: false,
       flows: [{ ...configured, throughputLimitBytes: 1_048_576 }],
     })

@@ -30,7 +30,9 @@ function batch (partition: number): MirrorBatch {
 }
 
 test('at least once: lanes from numProducers on take only while the target round trip is long; a closed queue ends them; reports pass through', async () => {
-  const delivery = new AtLeastOnceDelivery({ queueMaxRecords: 100, queueMaxBytes: 100_000, numProducers: 1 })
+  const delivery = new AtLeastOnceDelivery({ queueMaxRecords: 100, queueMaxBytes: 100_000, numProducers: 1 }, 2)
+  assert.equal(delivery.onDemandFrom, 1, 'the lane past numProducers starts on demand')
+  assert.equal(delivery.lanesWriting(), 1)
   const durations: Array<[number, boolean]> = []
   const acks: WorkerListener = {
     acknowledged: () => {},
@@ -49,6 +51,7 @@ test('at least once: lanes from numProducers on take only while the target round
   for (let i = 0; i < 16; i++) eager.listener.produceRequest(0.002, true)
   await new Promise(setImmediate)
   assert.equal(extraTook, undefined, 'round trips of 2 ms: the extra lane waits')
+  assert.equal(delivery.lanesWriting(), 1)
 
   for (let i = 0; i < 15; i++) extra.listener.produceRequest(0.2, true)
   eager.listener.produceRequest(5, false)
@@ -57,10 +60,12 @@ test('at least once: lanes from numProducers on take only while the target round
   eager.listener.produceRequest(0.2, true)
   await extraTake
   assert.deepEqual((extraTook as MirrorBatch[] | undefined)?.map(b => b.partition), [1], '16 answers of 200 ms: the extra lane takes')
+  assert.equal(delivery.lanesWriting(), 2, 'both lanes write while the link is long')
   assert.equal(durations.length, 16 + 15 + 1 + 1, 'every request is reported to the flow')
   assert.deepEqual(durations.at(-2), [5, false])
 
   for (let i = 0; i < 16; i++) eager.listener.produceRequest(0.001, true)
+  assert.equal(delivery.lanesWriting(), 1)
   const ended = extra.delivery.take(1_000_000)
   delivery.queue.close()
   assert.deepEqual(await ended, [], 'the link is short again and the queue closes: the extra lane ends')

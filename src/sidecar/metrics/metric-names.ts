@@ -116,6 +116,18 @@ export const Metrics = {
     'Fetched source batches waiting for a free transcoder slot; above 0 for long, the codecs are the bottleneck; flows that transcode only.',
     FLOW_LABELS
   ),
+  producerLanes: metric(
+    'kafka_mirror_producer_lanes',
+    'gauge',
+    'Producer lanes of the flow (one produce request in flight each): num.producers, at least once as many again, which write only while the target is far.',
+    FLOW_LABELS
+  ),
+  producerLanesWriting: metric(
+    'kafka_mirror_producer_lanes_writing',
+    'gauge',
+    "Producer lanes taking batches now: num.producers, and at least once all lanes while the target's round trip is long (the shortest of the last 16 produce requests 40 ms or more); the extra lanes' producers connect at their first write.",
+    FLOW_LABELS
+  ),
   batchBytes: metric(
     'kafka_mirror_batch_bytes_total',
     'counter',

@@ -259,6 +259,13 @@ export class MirrorMetrics implements PipelineObserver {
       })
     transcoderGauge(Metrics.transcoderBusySlots, load => load.busySlots)
     transcoderGauge(Metrics.transcoderWaitingBatches, load => load.waitingBatches)
+    type Lanes = NonNullable<FlowSnapshot['producerLanes']>
+    const lanesGauge = (definition: (typeof Metrics)[keyof typeof Metrics], value: (lanes: Lanes) => number): ComputedGauge =>
+      snapshotGauge(definition, (into, flows) => {
+        for (const flow of flows) if (flow.producerLanes !== undefined) into.push({ labels: this.#flow(flow.labels).labels, value: value(flow.producerLanes) })
+      })
+    lanesGauge(Metrics.producerLanes, lanes => lanes.total)
+    lanesGauge(Metrics.producerLanesWriting, lanes => lanes.writing)
     snapshotGauge(Metrics.commitInterval, into => {
       for (const instruments of this.#flows.values()) {
         if (instruments.commitIntervalMs !== undefined) into.push({ labels: instruments.labels, value: instruments.commitIntervalMs / 1000 })

@@ -48,13 +48,20 @@ export class AtLeastOnceDelivery implements DeliveryMode {
   readonly gate = OPEN_GATE
   readonly uncommittedConsequence = 'records acknowledged since the last commit will be copied again at the next start'
 
-  readonly #eagerLanes: number
+  readonly onDemandFrom: number
+  readonly #lanes: number
   readonly #link = new LinkRoundTrip()
 
-  constructor (config: Pick<FlowConfig, 'queueMaxRecords' | 'queueMaxBytes' | 'numProducers'>) {
+  /** `lanes`: how many lanes the flow runs (one per sink); those from `numProducers` on take batches only across a long link. */
+  constructor (config: Pick<FlowConfig, 'queueMaxRecords' | 'queueMaxBytes' | 'numProducers'>, lanes: number) {
     const keyOf = (batch: MirrorBatch): string => partitionKey(batch.targetTopic, batch.partition)
     this.queue = new BoundedQueue<MirrorBatch>(config.queueMaxRecords, config.queueMaxBytes, { keyOf })
-    this.#eagerLanes = config.numProducers
+    this.onDemandFrom = Math.min(config.numProducers, lanes)
+    this.#lanes = lanes
+  }
+
+  lanesWriting (): number {
+    return this.#link.long ? this.#lanes : this.onDemandFrom
   }
 
   lane (index: number, acks: WorkerListener): LaneDeliveryParts {
@@ -69,7 +76,7 @@ export class AtLeastOnceDelivery implements DeliveryMode {
       retry: (operation, error) => acks.retry(operation, error),
       ...(acks.routed === undefined ? {} : { routed: (batch, reason) => acks.routed?.(batch, reason) }),
     }
-    return { delivery: plainLane(this.queue, index, index < this.#eagerLanes ? undefined : link), listener }
+    return { delivery: plainLane(this.queue, index, index < this.onDemandFrom ? undefined : link), listener }
   }
 
   // Nothing to set up or take down: the lanes write plainly, with no transaction or fencing.

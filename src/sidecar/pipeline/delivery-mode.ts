@@ -47,6 +47,13 @@ export interface DeliveryMode {
   readonly gate: IntakeGate
   /** Lane `index`'s delivery; `acks` hears acknowledgements once they are final. */
   lane: (index: number, acks: WorkerListener) => LaneDeliveryParts
+  /**
+   * Lanes from this index on take batches only at times (at least once: while the target's round
+   * trip is long); their producers start at their first write, not with the flow.
+   */
+  readonly onDemandFrom: number
+  /** Lanes that take batches now. */
+  lanesWriting: () => number
   /** The partitions this process owns changed. */
   assigned: (owned: ReadonlySet<string>) => void
   /** Before anything is fetched (exactly-once: the positions topic exists and the target runs transactions). */

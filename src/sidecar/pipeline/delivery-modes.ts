@@ -14,7 +14,7 @@ export type DeliveryContext = Omit<LaneOptions, 'positions' | 'commitIntervalMs'
 /** The one place a flow's delivery guarantee is chosen: exactly-once when `config.exactlyOnce` is set, else at-least-once. */
 export function deliveryModeFor (config: FlowConfig, ports: FlowPorts, context: DeliveryContext): DeliveryMode {
   const exactlyOnce = config.exactlyOnce
-  if (exactlyOnce === undefined) return new AtLeastOnceDelivery(config)
+  if (exactlyOnce === undefined) return new AtLeastOnceDelivery(config, ports.sinks.length)
   if (ports.exactlyOnce === undefined || ports.exactlyOnce.sinks.length !== ports.sinks.length) {
     throw new MirrorError(ErrorCodes.INTERNAL, `flow ${config.name}: ${exactlyOnce.key} is on but the ports have no transactional sinks for every lane`)
   }

@@ -20,12 +20,19 @@ export class ExactlyOnceDelivery implements DeliveryMode {
   readonly uncommittedConsequence = 'the group\'s offsets stay behind what was copied ' +
     '(exactly-once resumes from the positions on the target: nothing is copied twice)'
 
+  /** Every lane is a bucket: all start with the flow and all write. */
+  readonly onDemandFrom: number
   readonly #positions: PositionStore
 
   constructor (config: Pick<FlowConfig, 'queueMaxRecords' | 'queueMaxBytes'>, options: ExactlyOnceLanesOptions) {
     this.queue = new BoundedQueue<MirrorBatch>(config.queueMaxRecords, config.queueMaxBytes, options.sinks.length)
     this.gate = new ExactlyOnceLanes(options)
     this.#positions = options.positions
+    this.onDemandFrom = options.sinks.length
+  }
+
+  lanesWriting (): number {
+    return this.onDemandFrom
   }
 
   lane (index: number, acks: WorkerListener): LaneDeliveryParts {

@@ -18,6 +18,7 @@ import { ProducerWorker } from './producer-worker.js'
 import { SourceSubscription } from './source-subscription.js'
 import { TopicSettingsSync } from './topic-settings-sync.js'
 import { TopicSync, type MirroredTopic } from './topic-sync.js'
+import { OnDemandSink } from './on-demand-sink.js'
 
 /** How long each client's stop may take at shutdown before the flow goes on without it. */
 const STOP_STEP_BOUND_MS = 5_000
@@ -77,6 +78,8 @@ export class MirrorFlow {
   /** Aborting it ends the producers' retries (drain deadline passed, forced stop). */
   readonly #abort = new AbortController()
   #workers: Array<Promise<void>> = []
+  /** The lanes' sinks: the ports' own, those of on-demand lanes wrapped (`OnDemandSink`) once started. */
+  #laneSinks: readonly RecordSink[]
   #state: LifecycleState = 'starting'
   #stopping: Promise<boolean> | undefined
   #starting: Promise<void> | undefined
@@ -99,6 +102,7 @@ export class MirrorFlow {
     this.#observer = observer
     this.#drainTimeoutMs = options.drainTimeoutMs ?? 30_000
     this.#ports = ports
+    this.#laneSinks = ports.sinks
     this.#topicSync = new TopicSync(ports.sourceTopics, ports.targetTopics, config, this.#logger)
     const handler = this.#messageHandler(options.messageHandler)
     this.#delivery = deliveryModeFor(config, ports, {
@@ -190,9 +194,13 @@ export class MirrorFlow {
     await targetTopics.start()
     // The delivery mode is ready before anything is copied (`DeliveryMode.start`).
     await this.#delivery.start()
-    await Promise.all(sinks.map(sink => sink.start()))
+    // A lane that writes only at times gets its producer at its first write (`OnDemandSink`).
+    const onDemandFrom = this.#delivery.onDemandFrom
+    const laneSinks = sinks.map((sink, lane) => (lane < onDemandFrom ? sink : new OnDemandSink(sink)))
+    this.#laneSinks = laneSinks
+    await Promise.all(laneSinks.map(sink => sink.start()))
     await this.#subscription.discover()
-    this.#workers = sinks.map((sink, lane) => this.#runWorker(sink, lane))
+    this.#workers = laneSinks.map((sink, lane) => this.#runWorker(sink, lane))
     if (this.#stopRequested) return
     await this.#subscription.subscribe()
     if (this.#stopRequested) return
@@ -338,7 +346,7 @@ export class MirrorFlow {
     await this.#stopStep('source consumer', this.#subscription.current.stop())
     await this.#stopStep('producer workers', Promise.allSettled(this.#workers))
     await this.#stopStep('delivery', this.#delivery.stop(), 2 * STOP_STEP_BOUND_MS)
-    await this.#stopStep('target producers', Promise.all(this.#ports.sinks.map(sink => sink.stop())))
+    await this.#stopStep('target producers', Promise.all(this.#laneSinks.map(sink => sink.stop())))
     await this.#stopStep('source admin', this.#ports.sourceTopics.stop())
     await this.#stopStep('target admin', this.#ports.targetTopics.stop())
   }
@@ -365,7 +373,8 @@ export class MirrorFlow {
       queueCapacityRecords: queue.capacityRecords,
       queueCapacityBytes: queue.capacityBytes,
       sourceConnected: source.connected,
-      targetConnected: this.#ports.sinks.every(sink => sink.connected),
+      targetConnected: this.#laneSinks.every(sink => sink.connected),
+      producerLanes: { total: this.#laneSinks.length, writing: this.#delivery.lanesWriting() },
       assignedPartitions: source.owned().size,
       topicsMirrored: this.#subscription.topics.size,
       coordinator: this.coordinates(),
