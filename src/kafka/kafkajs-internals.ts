@@ -78,8 +78,89 @@ export interface InternalCoordinator {
   }) => Promise<unknown>
 }
 
+/**
+ * A request as kafkajs' connection sends it: `encode` gives the body, `decode` and `parse` read
+ * the answer (`parse` throws a partition's or resource's error).
+ */
+export interface ProtocolRequest {
+  readonly request: { readonly apiKey: number, readonly apiVersion: number, readonly apiName: string, encode: () => Promise<ProtocolEncoder> }
+  readonly response: { decode: (bytes: Buffer) => Promise<unknown>, parse: (decoded: unknown) => Promise<unknown> }
+}
+
+/** kafkajs' protocol encoder (`protocol/encoder.js`), the part used here. */
+export interface ProtocolEncoder {
+  writeInt8: (value: number) => ProtocolEncoder
+  writeString: (value: string | null) => ProtocolEncoder
+  writeBoolean: (value: boolean) => ProtocolEncoder
+  writeArray: (values: ProtocolEncoder[]) => ProtocolEncoder
+}
+
+/** kafkajs' protocol decoder (`protocol/decoder.js`), the part used here. */
+export interface ProtocolDecoder {
+  readInt8: () => number
+  readInt16: () => number
+  readInt32: () => number
+  readString: () => string | null
+  readArray: <T>(read: (decoder: ProtocolDecoder) => T) => T[]
+}
+
+/** kafkajs' encoder and decoder, and the error of a Kafka error code (undefined for none). */
+export const kafkajsProtocol = {
+  encoder: (): ProtocolEncoder => new (require(`${PATCHED_KAFKAJS}/src/protocol/encoder`) as new () => ProtocolEncoder)(),
+  decoder: (bytes: Buffer): ProtocolDecoder => new (require(`${PATCHED_KAFKAJS}/src/protocol/decoder`) as new (bytes: Buffer) => ProtocolDecoder)(bytes),
+  errorOf: (code: number): Error | undefined => {
+    const { failure, createErrorFromCode } = require(`${PATCHED_KAFKAJS}/src/protocol/error`) as {
+      failure: (code: number) => boolean
+      createErrorFromCode: (code: number) => Error
+    }
+    return failure(code) ? createErrorFromCode(code) : undefined
+  },
+}
+
+/** A broker of kafkajs' cluster that sends a request kafkajs has no method for (the `private:Broker:sendRequest` symbol). */
+export interface RequestBroker {
+  /**
+   * Sends the request built by `protocol` for the highest of `versions` the broker supports; throws
+   * kafkajs' `KafkaJSServerDoesNotSupportApiKey` when it supports none.
+   */
+  send: (apiKey: number, versions: readonly number[], protocol: (version: number) => ProtocolRequest) => Promise<unknown>
+}
+
+/** Whether `error` says the broker does not know the request's API key (an older broker). */
+export function isUnsupportedRequest (error: unknown): boolean {
+  return (error as { name?: string } | null)?.name === 'KafkaJSServerDoesNotSupportApiKey'
+}
+
+/** The controller of `cluster` (in KRaft, any broker: it forwards to the controller) as a `RequestBroker`. */
+export async function controllerRequestBroker (cluster: InternalCluster): Promise<RequestBroker> {
+  // The controller's id comes from the metadata: loaded once, then again only when older than metadataMaxAge.
+  await cluster.refreshMetadataIfNecessary()
+  const broker = await cluster.findControllerBroker()
+  const symbol = Object.getOwnPropertySymbols(Object.getPrototypeOf(broker)).find(s => s.description === 'private:Broker:sendRequest')
+  if (symbol === undefined) {
+    throw new MirrorError(ErrorCodes.INTERNAL, `kafkajs internals changed: no private broker send (expected kafkajs ${KAFKAJS_VERSION}); ${REINSTALL}`)
+  }
+  const sendRequest = (broker as unknown as Record<symbol, (request: ProtocolRequest) => Promise<unknown>>)[symbol]!.bind(broker)
+  return {
+    send: async (apiKey, versions, protocol) => {
+      const factory = broker.lookupRequest(apiKey, { versions: versions.map(String), protocol: ({ version }) => () => protocol(version) })
+      return await sendRequest(factory())
+    },
+  }
+}
+
+/** kafkajs' broker object, the part `controllerRequestBroker` uses. */
+interface InternalRequestBroker {
+  lookupRequest: (
+    apiKey: number,
+    definitions: { versions: string[], protocol: (options: { version: number }) => () => ProtocolRequest }
+  ) => () => ProtocolRequest
+}
+
 /** kafkajs' cluster object (metadata, brokers by node id, coordinators), the part used here. */
 export interface InternalCluster {
+  findControllerBroker: () => Promise<InternalRequestBroker>
+  refreshMetadataIfNecessary: () => Promise<void>
   connect: () => Promise<void>
   disconnect: () => Promise<void>
   addMultipleTargetTopics: (topics: string[]) => Promise<void>

@@ -7,6 +7,8 @@ import { retry } from '../shared/retry.js'
 import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import { toMirrorError } from './errors.js'
+import { controllerRequestBroker, createInternalCluster, isUnsupportedRequest, type InternalCluster } from './kafkajs-internals.js'
+import { INCREMENTAL_ALTER_CONFIGS, INCREMENTAL_ALTER_CONFIGS_VERSIONS, incrementalAlterTopicConfigs, type ConfigChange } from './incremental-alter-configs.js'
 
 const { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ConfigResourceTypes, ResourcePatternTypes } = kafkajs
 
@@ -53,6 +55,11 @@ export class TopicAdmin implements TopicCatalog {
   readonly #connection: ClusterConnection
   readonly #logger: Logger
   #admin: Admin | undefined
+  /** kafkajs' cluster of the admin's client, connected at the first request kafkajs' admin has no method for. */
+  #cluster: Promise<InternalCluster> | undefined
+  #createCluster: (() => InternalCluster) | undefined
+  /** False once the cluster answered that it does not know IncrementalAlterConfigs (before Kafka 2.3). */
+  #incrementalAlterConfigs = true
 
   constructor (connection: ClusterConnection, logger: Logger) {
     this.#connection = connection
@@ -62,7 +69,9 @@ export class TopicAdmin implements TopicCatalog {
   get alias (): string { return this.#connection.alias }
 
   async start (): Promise<void> {
-    const admin = createKafkaClient(this.#connection, this.#logger).admin({ retry: { retries: 3, initialRetryTime: 300 } })
+    const kafka = createKafkaClient(this.#connection, this.#logger)
+    this.#createCluster = () => createInternalCluster(kafka)
+    const admin = kafka.admin({ retry: { retries: 3, initialRetryTime: 300 } })
     try {
       await admin.connect()
     } catch (error) {
@@ -171,11 +180,37 @@ export class TopicAdmin implements TopicCatalog {
   }
 
   /**
-   * Sets `configs` on `topic` and takes `removedKeys` off it. kafkajs has only the AlterConfigs
-   * request, which replaces a topic's whole set of dynamic configs: the ones set now are read
-   * first and sent along unchanged, less the removed ones.
+   * Sets `configs` on `topic` and takes `removedKeys` off it, every other config of the topic left
+   * as it is: one IncrementalAlterConfigs request (`incremental-alter-configs.ts`), as MirrorMaker
+   * 2 does by default. A cluster older than Kafka 2.3 does not know it; there the topic's dynamic
+   * configs are read and written back whole with the change (AlterConfigs, the one request kafkajs
+   * has), which loses a change another client makes between the two.
    */
   async setTopicConfigs (topic: string, configs: Readonly<Record<string, string>>, removedKeys: readonly string[] = []): Promise<void> {
+    if (this.#incrementalAlterConfigs) {
+      const changes: ConfigChange[] = [
+        ...removedKeys.filter(key => !(key in configs)).map(name => ({ name, operation: 'delete' as const })),
+        ...Object.entries(configs).map(([name, value]) => ({ name, operation: 'set' as const, value })),
+      ]
+      try {
+        const broker = await controllerRequestBroker(await this.#requestCluster())
+        await broker.send(INCREMENTAL_ALTER_CONFIGS, INCREMENTAL_ALTER_CONFIGS_VERSIONS, incrementalAlterTopicConfigs(topic, changes))
+        return
+      } catch (error) {
+        if (!isUnsupportedRequest(error)) {
+          throw toMirrorError(error, `setting configs of topic ${topic} on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
+        }
+        this.#incrementalAlterConfigs = false
+        this.#logger.info('the cluster does not support IncrementalAlterConfigs (Kafka 2.3 and later): topic configs are read and written back whole', {
+          cluster: this.#connection.alias,
+        })
+      }
+    }
+    await this.#replaceTopicConfigs(topic, configs, removedKeys)
+  }
+
+  /** The topic's dynamic configs read, changed and written back whole (AlterConfigs). */
+  async #replaceTopicConfigs (topic: string, configs: Readonly<Record<string, string>>, removedKeys: readonly string[]): Promise<void> {
     try {
       const described = await this.#client().describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic }] })
       const merged: Record<string, string> = {}
@@ -259,9 +294,29 @@ export class TopicAdmin implements TopicCatalog {
     }
   }
 
+  #requestCluster (): Promise<InternalCluster> {
+    if (this.#cluster !== undefined) return this.#cluster
+    const createCluster = this.#createCluster
+    if (createCluster === undefined) throw new Error('TopicAdmin used before start()')
+    const connecting = (async () => {
+      const cluster = createCluster()
+      await cluster.connect()
+      return cluster
+    })()
+    // A failed connect is the request's error; the next request connects again.
+    connecting.catch(() => { if (this.#cluster === connecting) this.#cluster = undefined })
+    this.#cluster = connecting
+    return connecting
+  }
+
   async stop (): Promise<void> {
     const admin = this.#admin
+    const cluster = this.#cluster
     this.#admin = undefined
+    this.#cluster = undefined
     await admin?.disconnect()
+    // A cluster that never connected has nothing to close; its error went to the request that started it.
+    const connected = await cluster?.catch(() => undefined)
+    await connected?.disconnect()
   }
 }
