@@ -228,7 +228,8 @@ test('copies a sidecar made before a kill -9 have no digests: verify --digests c
   t.after(() => deleteTopicIfExists(target, topic))
   await produce(source, topic, records(1).slice(0, 2000))
   const group = uniqueName('mirror')
-  const run = { source, target, groupId: group, include: topic }
+  // A short session: the killed member leaves the group in 6 s, not the default 45 s, before the second joins.
+  const run = { source, target, groupId: group, include: topic, consumer: { 'session.timeout.ms': 6000, 'heartbeat.interval.ms': 1000 } }
   const first = spawnSidecar(t, { ...run, args: ['--digests.enabled', 'true', '--offset.commit.interval.ms', '600000'] })
   await waitMirroring(first)
   await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) === 2000n, { timeoutMs: 60_000, message: 'the first copy on the target' })

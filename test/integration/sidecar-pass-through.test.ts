@@ -207,12 +207,14 @@ test('pass-through: kill -9 while batches are forwarded and a restart lose nothi
   child.stdin.end(lines.join('\n') + '\n')
   assert.equal(await new Promise<number | null>(resolve => child.once('exit', resolve)), 0)
   const group = uniqueName('pt-kill')
-  const first = spawnSidecar(t, { source, target, groupId: group, include: topic, args: ['--offset.commit.interval.ms', '200'] })
+  // A short session: the killed member leaves the group in 6 s, not the default 45 s, before the second joins.
+  const consumer = { 'session.timeout.ms': 6000, 'heartbeat.interval.ms': 1000 }
+  const first = spawnSidecar(t, { source, target, groupId: group, include: topic, consumer, args: ['--offset.commit.interval.ms', '200'] })
   await waitMirroring(first)
   await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) >= 5_000n, { timeoutMs: 60_000, message: 'part of the topic copied' })
   first.child.kill('SIGKILL')
   await first.exited
-  const second = spawnSidecar(t, { source, target, groupId: group, include: topic })
+  const second = spawnSidecar(t, { source, target, groupId: group, include: topic, consumer })
   await waitMirroring(second)
   // Done is when the group's commits reach the source's end: a total on the target proves nothing,
   // since the records replayed after the kill are counted in it too.
