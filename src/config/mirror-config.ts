@@ -16,6 +16,10 @@ import type { CorruptBatchesMode } from './corrupt-batches.js'
  * more that carry more across a long link write only while the round trip is long
  * (`producerLaneCount`, `docs/performance.md#wide-area`).
  */
+/** `use.incremental.alter.configs`'s values, as MirrorMaker 2 names them. */
+export const INCREMENTAL_ALTER_CONFIGS_USES = ['requested', 'required', 'never'] as const
+export type IncrementalAlterConfigsUse = (typeof INCREMENTAL_ALTER_CONFIGS_USES)[number]
+
 export const DEFAULT_PRODUCER_LANES = 4
 
 /**
@@ -281,6 +285,13 @@ export interface FlowConfig {
   readonly syncTopicConfigs: boolean
   /** Which topic configs are copied (`config.properties.exclude`); default MirrorMaker 2's `DEFAULT_TOPIC_CONFIG_FILTER`. */
   readonly topicConfigFilter: TopicConfigFilter
+  /**
+   * `use.incremental.alter.configs` (MirrorMaker 2's key): how the config sync writes target topic
+   * configs. `requested` (when absent): IncrementalAlterConfigs, or read and written back whole
+   * (AlterConfigs) on a cluster before Kafka 2.3; `required`: IncrementalAlterConfigs or an error;
+   * `never`: always read and written back whole.
+   */
+  readonly incrementalAlterConfigs?: IncrementalAlterConfigsUse
   /** `sync.topic.configs.interval.seconds`: how often the coordinating process brings target topic configs in line; default 600 s. */
   readonly syncTopicConfigsIntervalMs: number
   /** `sync.topic.acls.enabled`: copy the mirrored topics' ACLs (MirrorMaker 2's rule, `targetAcl`); default true. */

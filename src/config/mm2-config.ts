@@ -24,6 +24,7 @@ import { checkHandlerPassThrough, parseMessageHandler } from './message-handler-
 import {
   freezeConfig,
   HEARTBEATS_TOPIC,
+  INCREMENTAL_ALTER_CONFIGS_USES,
   Mm2OffsetSyncLocations,
   type FlowConfig,
   type MirrorConfig,
@@ -63,6 +64,7 @@ const FLOW_KEYS = new Set([
   'config.properties.blacklist',
   'config.property.filter.class',
   'use.defaults.from',
+  'use.incremental.alter.configs',
   'sync.topic.acls.enabled',
   'sync.topic.acls.interval.seconds',
   'replication.factor',
@@ -439,6 +441,9 @@ function buildFlow (
   const syncTopicConfigs = bool('sync.topic.configs.enabled', true)
   const topicConfigFilter = parseTopicConfigFilter(flowEntry('config.properties.exclude') ?? flowEntry('config.properties.blacklist'),
     flowEntry('config.property.filter.class'), flowEntry('use.defaults.from'), problems)
+  const incrementalEntry = flowEntry('use.incremental.alter.configs')
+  const incrementalAlterConfigs =
+    incrementalEntry === undefined ? undefined : parseChoice(incrementalEntry.key, incrementalEntry.value, INCREMENTAL_ALTER_CONFIGS_USES, problems)
   const replicationFactorOf = (key: string, fallback: number): number => {
     const entry = flowEntry(key)
     if (entry === undefined) return fallback
@@ -557,6 +562,7 @@ function buildFlow (
     refreshTopicsIntervalMs,
     syncTopicConfigs,
     topicConfigFilter,
+    ...(incrementalAlterConfigs === undefined ? {} : { incrementalAlterConfigs }),
     syncTopicConfigsIntervalMs: int('sync.topic.configs.interval.seconds', FLAG_DEFAULTS['sync.topic.configs.interval.seconds'], 1) * 1000,
     syncTopicAcls: bool('sync.topic.acls.enabled', FLAG_DEFAULTS['sync.topic.acls.enabled']),
     syncTopicAclsIntervalMs: int('sync.topic.acls.interval.seconds', FLAG_DEFAULTS['sync.topic.acls.interval.seconds'], 1) * 1000,

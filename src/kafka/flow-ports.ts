@@ -45,13 +45,13 @@ export function kafkaFlowPorts (flow: FlowConfig, logger: Logger, producers?: Mi
       sinks,
       exactlyOnce: { sinks, positions: new KafkaPositionStore(flow.target, exactlyOnce, flow.consumer.groupId, flowLogger) },
       sourceTopics: new TopicAdmin(flow.source, flowLogger),
-      targetTopics: new TopicAdmin(flow.target, flowLogger),
+      targetTopics: new TopicAdmin(flow.target, flowLogger, flow.incrementalAlterConfigs),
     }
   }
   return {
     source: () => new KafkaRecordSource(flow.source, flow.consumer, flow.numStreams, flowLogger, batchForwarding(flow), producers),
     sinks: Array.from({ length: producerLaneCount(flow) }, () => new KafkaRecordSink(flow.target, flow.producer, flowLogger, publish)),
     sourceTopics: new TopicAdmin(flow.source, flowLogger),
-    targetTopics: new TopicAdmin(flow.target, flowLogger),
+    targetTopics: new TopicAdmin(flow.target, flowLogger, flow.incrementalAlterConfigs),
   }
 }

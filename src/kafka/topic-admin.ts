@@ -6,6 +6,7 @@ import type { Logger } from '../shared/logger.js'
 import { retry } from '../shared/retry.js'
 import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from '../config/cluster-connection.js'
+import type { IncrementalAlterConfigsUse } from '../config/mirror-config.js'
 import { toMirrorError } from './errors.js'
 import { controllerRequestBroker, createInternalCluster, isUnsupportedRequest, type InternalCluster } from './kafkajs-internals.js'
 import { INCREMENTAL_ALTER_CONFIGS, INCREMENTAL_ALTER_CONFIGS_VERSIONS, incrementalAlterTopicConfigs, type ConfigChange } from './incremental-alter-configs.js'
@@ -61,9 +62,14 @@ export class TopicAdmin implements TopicCatalog {
   /** False once the cluster answered that it does not know IncrementalAlterConfigs (before Kafka 2.3). */
   #incrementalAlterConfigs = true
 
-  constructor (connection: ClusterConnection, logger: Logger) {
+  /** `use.incremental.alter.configs`: how `setTopicConfigs` writes (see `FlowConfig.incrementalAlterConfigs`). */
+  readonly #incrementalUse: IncrementalAlterConfigsUse
+
+  constructor (connection: ClusterConnection, logger: Logger, incrementalAlterConfigs: IncrementalAlterConfigsUse = 'requested') {
     this.#connection = connection
     this.#logger = logger
+    this.#incrementalUse = incrementalAlterConfigs
+    this.#incrementalAlterConfigs = incrementalAlterConfigs !== 'never'
   }
 
   get alias (): string { return this.#connection.alias }
@@ -199,6 +205,13 @@ export class TopicAdmin implements TopicCatalog {
       } catch (error) {
         if (!isUnsupportedRequest(error)) {
           throw toMirrorError(error, `setting configs of topic ${topic} on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
+        }
+        if (this.#incrementalUse === 'required') {
+          throw new MirrorError(
+            ErrorCodes.KAFKA,
+            `the ${this.#connection.alias} cluster does not support IncrementalAlterConfigs (Kafka 2.3 and later) and use.incremental.alter.configs is ` +
+              'required: set it to requested (or never) to write topic configs with AlterConfigs'
+          )
         }
         this.#incrementalAlterConfigs = false
         this.#logger.info('the cluster does not support IncrementalAlterConfigs (Kafka 2.3 and later): topic configs are read and written back whole', {

@@ -48,3 +48,15 @@ test('setTopicConfigs sets and deletes the keys it names and leaves every other 
     'a value the broker refuses fails with its reason'
   )
 })
+
+test('use.incremental.alter.configs = never: setTopicConfigs reads the topic\'s configs and writes them back whole with the change', {
+  timeout: 60_000,
+}, async t => {
+  const { target } = await sharedClusters()
+  const topic = await createTopic(t, target, { configs: { 'retention.ms': '7200000', 'delete.retention.ms': '2000' } })
+  const admin = new TopicAdmin(target.connection('topic-admin-test'), silentLogger, 'never')
+  await admin.start()
+  t.after(() => admin.stop())
+  await admin.setTopicConfigs(topic, { 'segment.ms': '600000' }, ['retention.ms'])
+  assert.deepEqual(await topicConfigs(target, topic), { 'delete.retention.ms': '2000', 'segment.ms': '600000' })
+})

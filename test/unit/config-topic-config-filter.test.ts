@@ -105,6 +105,19 @@ test('a target topic with message.timestamp.type=LogAppendTime is warned about o
   assert.deepEqual(target.configsSet, [], 'message.timestamp.type is not the sync\'s to change')
 })
 
+test('use.incremental.alter.configs takes requested, required or never (MirrorMaker 2\'s values), per flow; absent: requested', () => {
+  const absent = configFromMm2(mm2({}), { settings })
+  assert.equal(absent.flows[0]?.incrementalAlterConfigs, undefined)
+  const never = configFromMm2(mm2({ 'A->B.use.incremental.alter.configs': 'never' }), { settings })
+  assert.deepEqual(never.ignoredKeys, [])
+  assert.equal(never.flows[0]?.incrementalAlterConfigs, 'never')
+  assert.equal(configFromMm2(mm2({ 'use.incremental.alter.configs': 'required' }), { settings }).flows[0]?.incrementalAlterConfigs, 'required')
+  assert.throws(
+    () => configFromMm2(mm2({ 'use.incremental.alter.configs': 'always' }), { settings }),
+    /use\.incremental\.alter\.configs "always": expected one of requested, required, never/
+  )
+})
+
 test('use.defaults.from=source also copies the source topic\'s default values (not the excluded keys); target copies only what is set', async () => {
   for (const [from, expected] of [
     ['target', { 'retention.ms': '1000' }],
