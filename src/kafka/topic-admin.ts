@@ -59,7 +59,7 @@ export class TopicAdmin implements TopicCatalog {
   /** kafkajs' cluster of the admin's client, connected at the first request kafkajs' admin has no method for. */
   #cluster: Promise<InternalCluster> | undefined
   #createCluster: (() => InternalCluster) | undefined
-  /** False once the cluster answered that it does not know IncrementalAlterConfigs (before Kafka 2.3). */
+  /** Whether `setTopicConfigs` sends IncrementalAlterConfigs: not with `never`, nor once the cluster answered that it does not know it (before Kafka 2.3). */
   #incrementalAlterConfigs = true
 
   /** `use.incremental.alter.configs`: how `setTopicConfigs` writes (see `FlowConfig.incrementalAlterConfigs`). */
