@@ -31,6 +31,9 @@ export interface ReplicationFactorSetting {
  * A write is split into produce requests within the producer's `max.request.size` and the topic's
  * `max.message.bytes` (read once per topic), sent one after the other to partition 0, in order.
  */
+/** Attempts to create an internal topic and see it (backoff from 0.3 s doubling to 10 s: about 40 s in all). */
+const ENSURE_TOPIC_ATTEMPTS = 8
+
 export class InternalTopicWriter {
   readonly #connection: ClusterConnection
   readonly #logger: Logger
@@ -79,39 +82,54 @@ export class InternalTopicWriter {
   async ensureCompactedTopic (topic: string, setting: ReplicationFactorSetting, configs: Readonly<Record<string, string>> = {}): Promise<void> {
     const admin = this.#admin
     if (admin === undefined) throw new MirrorError(ErrorCodes.STOPPED, 'internal topic writer is not started')
-    try {
-      if (!(await admin.listTopics()).includes(topic)) {
-        await admin.createTopics({
-          waitForLeaders: true,
-          topics: [
-            {
-              topic,
-              numPartitions: 1,
-              replicationFactor: setting.replicationFactor,
-              configEntries: [{ name: 'cleanup.policy', value: 'compact' }, ...Object.entries(configs).map(([name, value]) => ({ name, value }))],
-            },
-          ],
-        })
-        this.#logger.info('created internal topic', { topic, cluster: this.#connection.alias, replicationFactor: setting.replicationFactor })
-      }
-    } catch (error) {
-      const converted = toMirrorError(
-        error,
-        `creating the internal topic ${topic} on the ${this.#connection.alias} cluster failed`,
-        ErrorCodes.KAFKA,
-        this.#connection
-      )
-      if (converted.kafkaCode === 'INVALID_REPLICATION_FACTOR' || /replication factor/i.test(converted.message)) {
-        const what =
-          setting.replicationFactor === -1 ? `${setting.key} -1 (the broker's default.replication.factor)` : `${setting.key} ${setting.replicationFactor}`
-        throw new MirrorError(
-          ErrorCodes.CONFIG,
-          `${what}: the ${this.#connection.alias} cluster cannot create ${topic} with it (${converted.message}); set ${setting.key} to at most the number of brokers`,
-          { cause: error }
+    // A cluster that just started, or a controller that moved, may not show the new topic's leader
+    // yet when kafkajs' wait for it gives up (UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, both
+    // retriable): the next attempt finds the topic and goes on. A non-retriable error ends it at once.
+    await retry(async () => {
+      try {
+        if (!(await admin.listTopics()).includes(topic)) {
+          await admin.createTopics({
+            waitForLeaders: true,
+            topics: [
+              {
+                topic,
+                numPartitions: 1,
+                replicationFactor: setting.replicationFactor,
+                configEntries: [{ name: 'cleanup.policy', value: 'compact' }, ...Object.entries(configs).map(([name, value]) => ({ name, value }))],
+              },
+            ],
+          })
+          this.#logger.info('created internal topic', { topic, cluster: this.#connection.alias, replicationFactor: setting.replicationFactor })
+        }
+      } catch (error) {
+        const converted = toMirrorError(
+          error,
+          `creating the internal topic ${topic} on the ${this.#connection.alias} cluster failed`,
+          ErrorCodes.KAFKA,
+          this.#connection
         )
+        if (converted.kafkaCode === 'INVALID_REPLICATION_FACTOR' || /replication factor/i.test(converted.message)) {
+          const what =
+            setting.replicationFactor === -1 ? `${setting.key} -1 (the broker's default.replication.factor)` : `${setting.key} ${setting.replicationFactor}`
+          throw new MirrorError(
+            ErrorCodes.CONFIG,
+            `${what}: the ${this.#connection.alias} cluster cannot create ${topic} with it (${converted.message}); set ${setting.key} to at most the number of brokers`,
+            { cause: error }
+          )
+        }
+        if (converted.kafkaCode !== 'TOPIC_ALREADY_EXISTS') throw converted
       }
-      if (converted.kafkaCode !== 'TOPIC_ALREADY_EXISTS') throw converted
-    }
+    }, {
+      maxAttempts: ENSURE_TOPIC_ATTEMPTS,
+      initialBackoffMs: 300,
+      onRetry: (error, attempt, backoffMs) => this.#logger.warn('creating an internal topic failed; trying again', {
+        topic,
+        cluster: this.#connection.alias,
+        attempt,
+        backoffMs,
+        error: (error as Error).message,
+      }),
+    })
     await this.#limitOf(topic)
   }
 
