@@ -11,7 +11,6 @@ import {
   ProducedBatch,
 } from '../../ports/pipeline-observer.js'
 import type { BatchPath, DeepPathReason } from '../../ports/forwarded-batch.js'
-import type { TranscoderLoad } from '../../ports/transcoder-load.js'
 import { BatchHistogram, type HistogramChild } from './batch-histogram.js'
 import { ComputedGauge, type GaugeSample } from './computed-gauge.js'
 import { CounterFamily, type CounterChild } from './counter-family.js'
@@ -240,9 +239,13 @@ export class MirrorMetrics implements PipelineObserver {
       }),
     }
 
-    const flowGauge = (definition: (typeof Metrics)[keyof typeof Metrics], value: (flow: FlowSnapshot) => number): ComputedGauge =>
+    /** One sample per flow; a flow whose `value` is undefined (a part it does not have) exports none. */
+    const flowGauge = (definition: (typeof Metrics)[keyof typeof Metrics], value: (flow: FlowSnapshot) => number | undefined): ComputedGauge =>
       snapshotGauge(definition, (into, flows) => {
-        for (const flow of flows) into.push({ labels: this.#flow(flow.labels).labels, value: value(flow) })
+        for (const flow of flows) {
+          const sample = value(flow)
+          if (sample !== undefined) into.push({ labels: this.#flow(flow.labels).labels, value: sample })
+        }
       })
     flowGauge(Metrics.queueRecords, flow => flow.queueRecords)
     flowGauge(Metrics.queueBytes, flow => flow.queueBytes)
@@ -253,19 +256,11 @@ export class MirrorMetrics implements PipelineObserver {
     flowGauge(Metrics.mirroredTopics, flow => flow.topicsMirrored)
     flowGauge(Metrics.flowRunning, flow => (flow.state === 'running' && flow.sourceConnected && flow.targetConnected ? 1 : 0))
     flowGauge(Metrics.commitAge, flow => this.#commitAgeSeconds(flow))
-    const transcoderGauge = (definition: (typeof Metrics)[keyof typeof Metrics], value: (load: TranscoderLoad) => number): ComputedGauge =>
-      snapshotGauge(definition, (into, flows) => {
-        for (const flow of flows) if (flow.transcoder !== undefined) into.push({ labels: this.#flow(flow.labels).labels, value: value(flow.transcoder) })
-      })
-    transcoderGauge(Metrics.transcoderBusySlots, load => load.busySlots)
-    transcoderGauge(Metrics.transcoderWaitingBatches, load => load.waitingBatches)
-    type Lanes = NonNullable<FlowSnapshot['producerLanes']>
-    const lanesGauge = (definition: (typeof Metrics)[keyof typeof Metrics], value: (lanes: Lanes) => number): ComputedGauge =>
-      snapshotGauge(definition, (into, flows) => {
-        for (const flow of flows) if (flow.producerLanes !== undefined) into.push({ labels: this.#flow(flow.labels).labels, value: value(flow.producerLanes) })
-      })
-    lanesGauge(Metrics.producerLanes, lanes => lanes.total)
-    lanesGauge(Metrics.producerLanesWriting, lanes => lanes.writing)
+    // Only flows that transcode have a transcoder, only flows that run lanes report them.
+    flowGauge(Metrics.transcoderBusySlots, flow => flow.transcoder?.busySlots)
+    flowGauge(Metrics.transcoderWaitingBatches, flow => flow.transcoder?.waitingBatches)
+    flowGauge(Metrics.producerLanes, flow => flow.producerLanes?.total)
+    flowGauge(Metrics.producerLanesWriting, flow => flow.producerLanes?.writing)
     snapshotGauge(Metrics.commitInterval, into => {
       for (const instruments of this.#flows.values()) {
         if (instruments.commitIntervalMs !== undefined) into.push({ labels: instruments.labels, value: instruments.commitIntervalMs / 1000 })
