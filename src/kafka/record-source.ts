@@ -158,7 +158,7 @@ export class KafkaRecordSource implements RecordSource {
   }
 
   #wireEvents (consumer: Consumer, handlers: SourceListener): void {
-    const { GROUP_JOIN, REBALANCING, END_BATCH_PROCESS, CRASH, CONNECT, DISCONNECT } = consumer.events
+    const { GROUP_JOIN, REBALANCING, END_BATCH_PROCESS, FETCH, CRASH, CONNECT, DISCONNECT } = consumer.events
     consumer.on(GROUP_JOIN, event => {
       // The leader refused this process (exactly-once, another lane count than the group's): it got no partitions and stops.
       const refusal = decodeLaneRefusal((event.payload as { memberUserData?: Buffer }).memberUserData)
@@ -172,6 +172,10 @@ export class KafkaRecordSource implements RecordSource {
       handlers.onAssignment(this.owned())
     })
     consumer.on(REBALANCING, () => handlers.onRebalancing())
+    if (handlers.onFetched !== undefined) {
+      const onFetched = handlers.onFetched.bind(handlers)
+      consumer.on(FETCH, () => onFetched())
+    }
     // kafkajs resolves batches that held only control records or aborted data itself and never
     // hands them to eachBatch; this event is where the mirror learns it may move past them.
     consumer.on(END_BATCH_PROCESS, event => {

@@ -94,6 +94,8 @@ export interface FlowSnapshot {
 }
 
 export interface PipelineObserver {
+  /** The source answered one fetch request of the flow (any stream, any broker). */
+  fetched?: (flow: FlowLabels) => void
   consumed?: (flow: FlowLabels, batch: ConsumedBatch) => void
   produced?: (flow: FlowLabels, batch: ProducedBatch) => void
   /** One produce request to the target: how long it took and whether it succeeded. */
@@ -105,9 +107,9 @@ export interface PipelineObserver {
   topicAclsSynced?: (flow: FlowLabels, created: number) => void
   /** A source record batch went the pass-through way, or the deep way although the flow forwards batches (`reason` says why). */
   batchRouted?: (flow: FlowLabels, path: BatchPath, reason: DeepPathReason | undefined, bytes: number) => void
-  /** A fetched source batch was corrupt (CRC-32C mismatch): the flow stops, or leaves it out (`corrupt.batches`). */
   /** Fetched batches waited `seconds` (new wall-clock time, overlapping waits counted once) for the flow's throughput limit. */
   throttled?: (flow: FlowLabels, seconds: number) => void
+  /** A fetched source batch was corrupt (CRC-32C mismatch): the flow stops, or leaves it out (`corrupt.batches`). */
   corruptBatch?: (flow: FlowLabels, topic: string, partition: number) => void
   sendFailed?: (flow: FlowLabels, topic: string, partition: number, reason: string) => void
   committed?: (flow: FlowLabels, offsets: readonly CommittedOffset[], atMs: number) => void
@@ -120,6 +122,7 @@ export interface PipelineObserver {
 
 /** Every event of `PipelineObserver`, for fanning one event out to several observers (`fanOut`). */
 export const PipelineObserverEvents = {
+  fetched: true,
   consumed: true,
   produced: true,
   produceRequest: true,

@@ -68,6 +68,8 @@ export interface SourceListener {
   onRebalancing: () => void
   /** The source stopped on an error it will not recover from. */
   onCrash: (error: Error) => void
+  /** The source answered one fetch request (any stream, any broker): the fetch rate. */
+  onFetched?: () => void
   /** A fetched batch is decoded although the flow forwards batches (pass-through), and why. */
   onDecoded?: (reason: DeepPathReason, bytes: number) => void
   /**

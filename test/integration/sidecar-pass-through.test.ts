@@ -141,13 +141,17 @@ test(
       targetBatches.length < sourceBatches.length,
       `small uncompressed batches were written together: ${sourceBatches.length} batches on the source, ${targetBatches.length} on the target`
     )
-    const paths = batchesByPath(await scrape(port))
+    const exposition = await scrape(port)
+    const paths = batchesByPath(exposition)
     assert.ok((paths.get('pass_through') ?? 0) >= CODECS.length, `batches went through pass-through: ${JSON.stringify([...paths])}`)
     assert.deepEqual(
       [...paths.keys()].filter(key => key.startsWith('deep')),
       [],
       'no batch was decoded'
     )
+    // The batches came in fetches the source answered: the fetch counter moved.
+    const fetches = Number(/^kafka_mirror_fetch_requests_total\{[^}]*\} (\S+)$/m.exec(exposition)?.[1])
+    assert.ok(fetches >= 1 && Number.isFinite(fetches), `fetch requests counted: ${fetches}`)
     await waitUntil(async () => (await committedOffsets(source, group, `${prefix}-zstd`)).get(0) === 2_000n, {
       timeoutMs: 30_000,
       message: 'the mirror to commit',

@@ -414,3 +414,12 @@ test('a flow with a throughput limit exports the limit and the time it held fetc
   assert.doesNotMatch(body, /^kafka_mirror_throughput_limit_bytes_per_second\{/m)
   assert.doesNotMatch(body, /^kafka_mirror_throttled_seconds_total\{/m)
 })
+
+test('fetch requests are counted per flow, at 0 from the start so rate() sees the first', async () => {
+  const metrics = new MirrorMetrics(() => [snapshot([partition()])], { defaultMetrics: false, flows: [configured] })
+  assert.equal(samples((await metrics.exposition()).body).get(`kafka_mirror_fetch_requests_total{${L}}`), 0)
+  metrics.fetched(flow)
+  metrics.fetched(flow)
+  metrics.fetched(flow)
+  assert.equal(samples((await metrics.exposition()).body).get(`kafka_mirror_fetch_requests_total{${L}}`), 3)
+})

@@ -166,6 +166,12 @@ export const Metrics = {
     'The configured throughput limit of a flow (throughput.limit.bytes): most bytes of fetched source data copied per second; absent without a limit.',
     FLOW_LABELS
   ),
+  fetchRequests: metric(
+    'kafka_mirror_fetch_requests_total',
+    'counter',
+    'Fetch requests the source cluster answered for the flow (every consumer, every broker). Its rate beside the rate of kafka_mirror_batches_total is how many batches a fetch brings; fetch.min.bytes and fetch.max.wait.ms trade fewer fetches for latency.',
+    FLOW_LABELS
+  ),
   throttled: metric(
     'kafka_mirror_throttled_seconds_total',
     'counter',

@@ -66,6 +66,7 @@ interface Instruments {
   readonly transactions: Counter
   readonly retries: Counter
   readonly batches: CounterFamily<string>
+  readonly fetchRequests: CounterFamily<string>
   readonly corruptBatches: Counter
   readonly throttled: Counter
   readonly topicConfigsSynced: Counter
@@ -97,6 +98,7 @@ class FlowInstruments {
   readonly recordAgeAtPoll: HistogramChild
   readonly produceOk: HistogramChild
   readonly produceError: HistogramChild
+  readonly fetchRequests: CounterChild
   /** Exactly-once flows only: made at the first commit, so other flows export no empty histogram. */
   transactionCommit: HistogramChild | undefined
 
@@ -107,6 +109,7 @@ class FlowInstruments {
     this.recordAgeAtPoll = metrics.recordAgeAtPoll.child(this.labels)
     this.produceOk = metrics.produceRequestDuration.child({ ...this.labels, [L.RESULT]: Results.OK })
     this.produceError = metrics.produceRequestDuration.child({ ...this.labels, [L.RESULT]: Results.ERROR })
+    this.fetchRequests = metrics.fetchRequests.child(this.labels)
     metrics.commits.inc({ ...this.labels, [L.RESULT]: Results.OK }, 0)
     metrics.commits.inc({ ...this.labels, [L.RESULT]: Results.ERROR }, 0)
     metrics.rebalances.inc(this.labels, 0)
@@ -223,6 +226,7 @@ export class MirrorMetrics implements PipelineObserver {
       transactions: counter(Metrics.transactions),
       retries: counter(Metrics.retries),
       batches: family(Metrics.batches),
+      fetchRequests: family(Metrics.fetchRequests),
       corruptBatches: counter(Metrics.corruptBatches),
       throttled: counter(Metrics.throttled),
       topicConfigsSynced: counter(Metrics.topicConfigsSynced),
@@ -294,6 +298,10 @@ export class MirrorMetrics implements PipelineObserver {
         this.instruments.throttled.inc(instruments.labels, 0)
       }
     }
+  }
+
+  fetched (flow: FlowLabels): void {
+    this.#flow(flow).fetchRequests.inc()
   }
 
   consumed (flow: FlowLabels, batch: ConsumedBatch): void {

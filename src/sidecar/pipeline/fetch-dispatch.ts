@@ -84,6 +84,10 @@ export class FetchDispatch implements SourceListener {
     this.#options.failure.fail(error)
   }
 
+  onFetched (): void {
+    this.#options.observer.fetched?.(this.#options.labels)
+  }
+
   onDecoded (reason: DeepPathReason, bytes: number): void {
     this.#options.observer.batchRouted?.(this.#options.labels, 'deep', reason, bytes)
   }
