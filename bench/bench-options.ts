@@ -23,6 +23,8 @@ export interface BenchOptions {
   readonly compression: Compression
   /** Extra producer settings given to every contender and the ceiling producer (`--producer-prop k=v`); default none. */
   readonly producerProps: Readonly<Record<string, string>>
+  /** Extra consumer settings given to every mirror's source consumer (`--consumer-prop k=v`); default none. */
+  readonly consumerProps: Readonly<Record<string, string>>
   /** Consumer threads / tasks given to every contender; default 2 (this machine has 2 cores). */
   readonly streams: number
   /** Repetitions; medians are reported; default 3. */
@@ -102,6 +104,8 @@ export const USAGE = `usage: npm run bench -- [options]
   --compression C           none|gzip|snappy|lz4|zstd for preload and every mirror producer (default none)
   --producer-prop K=V       extra producer setting for every mirror and the ceiling producer (repeatable),
                             e.g. --producer-prop batch.size=262144 (default: each tool's own defaults)
+  --consumer-prop K=V       extra source consumer setting for every mirror (repeatable), e.g.
+                            --consumer-prop fetch.min.bytes=65536 (default: each tool's own defaults)
   --streams N               --num.streams / tasks.max given to every contender (default 2)
   --runs N                  repetitions, medians reported (default 3)
   --java-heap SIZE          -Xmx of each mirror / tool JVM (default 1g)
@@ -184,6 +188,7 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
         compression: { type: 'string' },
         streams: { type: 'string' },
         'producer-prop': { type: 'string', multiple: true },
+        'consumer-prop': { type: 'string', multiple: true },
         runs: { type: 'string' },
         'java-heap': { type: 'string' },
         contenders: { type: 'string' },
@@ -236,16 +241,16 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
   if (contenders.includes('baseline') && baselineEntry === undefined) {
     throw new UsageError(`--contenders "${v.contenders}": the baseline contender needs --baseline-entry FILE`)
   }
-  const producerProps: Record<string, string> = {}
-  for (const entry of v['producer-prop'] ?? []) {
-    const equals = entry.indexOf('=')
-    if (equals <= 0) throw new UsageError(`--producer-prop "${entry}": expected key=value, e.g. batch.size=262144`)
-    const key = entry.slice(0, equals).trim()
-    if (['bootstrap.servers', 'acks', 'compression.type'].includes(key)) {
-      throw new UsageError(`--producer-prop "${entry}": ${key} is set by the benchmark itself (use --compression for compression.type)`)
-    }
-    producerProps[key] = entry.slice(equals + 1).trim()
-  }
+  const producerProps = clientProps('producer-prop', v['producer-prop'], 'batch.size=262144', {
+    'bootstrap.servers': '',
+    acks: '',
+    'compression.type': ' (use --compression for compression.type)',
+  })
+  const consumerProps = clientProps('consumer-prop', v['consumer-prop'], 'fetch.min.bytes=65536', {
+    'bootstrap.servers': '',
+    'group.id': '',
+    'auto.offset.reset': '',
+  })
   const javaHeap = v['java-heap'] ?? '1g'
   if (!/^\d+[mMgG]$/.test(javaHeap)) throw new UsageError(`--java-heap "${javaHeap}": expected a size such as 512m or 1g`)
   if (v.latency === true && v.scale === true) throw new UsageError('--latency and --scale are different modes; give one of them')
@@ -293,7 +298,8 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
     keyBytes: positiveInteger('key-bytes', v['key-bytes'], 16),
     partitions: positiveInteger('partitions', v.partitions, 8),
     compression: compression as Compression,
-    producerProps: Object.freeze(producerProps),
+    producerProps,
+    consumerProps,
     streams: positiveInteger('streams', v.streams, 2),
     runs: positiveInteger('runs', v.runs, 3),
     javaHeap,
@@ -322,4 +328,23 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
     replicationCeiling: v['replication-ceiling'] === true,
     wideAreaDelayMs: positiveInteger('wide-area-delay-ms', v['wide-area-delay-ms'], 0),
   })
+}
+
+/** `--<flag> key=value` entries as settings; a key in `fixed` (the benchmark sets it) is refused with its hint. */
+function clientProps (
+  flag: string,
+  entries: readonly string[] | undefined,
+  example: string,
+  fixed: Readonly<Record<string, string>>
+): Readonly<Record<string, string>> {
+  const props: Record<string, string> = {}
+  for (const entry of entries ?? []) {
+    const equals = entry.indexOf('=')
+    if (equals <= 0) throw new UsageError(`--${flag} "${entry}": expected key=value, e.g. ${example}`)
+    const key = entry.slice(0, equals).trim()
+    const hint = fixed[key]
+    if (hint !== undefined) throw new UsageError(`--${flag} "${entry}": ${key} is set by the benchmark itself${hint}`)
+    props[key] = entry.slice(equals + 1).trim()
+  }
+  return Object.freeze(props)
 }

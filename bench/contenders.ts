@@ -21,6 +21,8 @@ export interface MirrorJob {
   readonly compression: Compression
   /** Extra producer settings (`--producer-prop`), applied after acks and compression. */
   readonly producerProps: Readonly<Record<string, string>>
+  /** Extra source consumer settings (`--consumer-prop`), applied after the group and offset reset; default none. */
+  readonly consumerProps?: Readonly<Record<string, string>>
   /** Unique per contender run: the consumer group and MM2 cluster-alias suffix. */
   readonly tag: string
   /** Folder (created) for this run's properties files and logs. */
@@ -69,7 +71,7 @@ function properties (entries: WrittenProperties): string {
 /** The consumer and producer files of the MirrorMaker 1 command line (MirrorMaker 1 and the sidecar), as written. */
 function mm1StyleProperties (job: MirrorJob): { consumer: WrittenProperties, producer: WrittenProperties } {
   return {
-    consumer: { 'bootstrap.servers': job.sourceBootstrap, 'group.id': mirrorGroupId(job), 'auto.offset.reset': 'earliest' },
+    consumer: { 'bootstrap.servers': job.sourceBootstrap, 'group.id': mirrorGroupId(job), 'auto.offset.reset': 'earliest', ...job.consumerProps },
     producer: { 'bootstrap.servers': job.targetBootstrap, acks: 'all', 'compression.type': job.compression, ...job.producerProps },
   }
 }
@@ -272,6 +274,7 @@ export function mm2Properties (job: MirrorJob, exactlyOnce: boolean): WrittenPro
     // Dedicated mode builds each worker's config from the target cluster's keys (MirrorMakerConfig.workerConfig): a top-level key is not applied.
     ...(job.commitIntervalMs === undefined ? {} : { [`${t}.offset.flush.interval.ms`]: job.commitIntervalMs }),
     [`${s}.consumer.auto.offset.reset`]: 'earliest',
+    ...Object.fromEntries(Object.entries(job.consumerProps ?? {}).map(([key, value]) => [`${s}.consumer.${key}`, value])),
     [`${t}.producer.acks`]: 'all',
     // KIP-618: read per target cluster in dedicated mode (a top-level key is not applied).
     ...(exactlyOnce ? { [`${t}.exactly.once.source.support`]: 'enabled' } : {}),

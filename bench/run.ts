@@ -134,6 +134,7 @@ async function main (options: BenchOptions): Promise<void> {
     streams: options.streams,
     compression: options.compression,
     producerProps: options.producerProps,
+    consumerProps: options.consumerProps,
     tag,
     workDir: join(workDir, tag + '-' + contender),
     ...(options.commitIntervalMs === undefined ? {} : { commitIntervalMs: options.commitIntervalMs }),

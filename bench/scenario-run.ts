@@ -209,6 +209,7 @@ export async function runScenario (scenario: Scenario | undefined, baseOptions: 
     streams: options.streams,
     compression: options.compression,
     producerProps: options.producerProps,
+    consumerProps: options.consumerProps,
     tag,
     workDir: join(context.workDir, tag + '-' + contender),
     ...(options.commitIntervalMs === undefined ? {} : { commitIntervalMs: options.commitIntervalMs }),

@@ -33,6 +33,13 @@ test('a bad flag value is a usage error naming the flag and the value', () => {
     'batch.size': '262144',
     'linger.ms': '10',
   })
+  assert.throws(() => parseBenchArgs(['--consumer-prop', 'group.id=x']), /--consumer-prop "group.id=x": group.id is set by the benchmark itself/)
+  assert.throws(() => parseBenchArgs(['--consumer-prop', 'fetch.min.bytes']), /--consumer-prop "fetch.min.bytes": expected key=value/)
+  assert.deepEqual(parseBenchArgs(['--consumer-prop', 'fetch.min.bytes=65536', '--consumer-prop', 'fetch.max.wait.ms=10']).consumerProps, {
+    'fetch.min.bytes': '65536',
+    'fetch.max.wait.ms': '10',
+  })
+  assert.deepEqual(parseBenchArgs([]).consumerProps, {})
 })
 
 test('record lines carry a fixed-width hex key and a value of exactly the asked size', () => {
