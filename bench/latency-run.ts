@@ -3,7 +3,8 @@ import { stopChild, type TrackedChild } from './child-registry.js'
 import type { Contender, MirrorJob } from './contenders.js'
 import { LatencyConsumer } from './latency-consumer.js'
 import { preload, produceAtRate, type KcatProducerOptions, type RecordShape } from './kcat-producer.js'
-import { UsageSampler } from './process-usage.js'
+import { UsageSampler, type ProcessUsage } from './process-usage.js'
+import { metricSum, sidecarMetrics } from './sidecar-metrics.js'
 import { describeWindows, latencyWindows, percentile, worstWindows, type LatencyWindow } from './latency-windows.js'
 import { requireSettings, type SettingsCheck } from './settings-check.js'
 import { deleteOwnTopics } from './throughput-run.js'
@@ -26,7 +27,16 @@ export interface LatencyFigures {
   readonly maxMs: number
   /** Mirror process CPU during the measured phase, and its peak RSS over the whole run. */
   readonly cpuSeconds: number
+  /** The part of `cpuSeconds` in the kernel (stime): system calls, and on loopback the receiving side of TCP. */
+  readonly cpuSystemSeconds: number
   readonly peakRssBytes: number
+  /**
+   * The sidecar's requests per second in the measured phase, from its metrics: fetch requests the
+   * source answered, produce requests to the target, source batches; NaN for other contenders.
+   */
+  readonly fetchesPerSecond: number
+  readonly producesPerSecond: number
+  readonly batchesPerSecond: number
   /** The 1-second windows of the measured phase (by send time) with the highest maximum latency, worst first. */
   readonly worstWindows: readonly LatencyWindow[]
   /** A mirror's settings against what it printed as resolved (none for the direct producer). */
@@ -91,7 +101,8 @@ export async function runLatency (
     await preload({ ...context.producer, bootstrap: produceTo, topic: job.topic, lingerMs: 5 }, context.shape, WARM_UP_RECORDS)
     await waitFor(() => consumer.seen >= WARM_UP_RECORDS, 180_000, `${name}: warm-up records on the target`, mirror)
     consumer.countFromRecord = WARM_UP_RECORDS
-    let cpuBefore = 0
+    let usageBefore: ProcessUsage | undefined
+    let requestsBefore: Promise<RequestCounts> | undefined
     let measuredFrom = { record: Number.POSITIVE_INFINITY, atMs: Number.NaN }
     context.log(`    producing ${context.ratePerSecond} records/s for ${context.warmUpMs / 1000} s (warm-up) + ${context.durationMs / 1000} s (measured)`)
     const { records } = await produceAtRate(
@@ -103,7 +114,8 @@ export async function runLatency (
       {
         durationMs: context.warmUpMs,
         onMeasuredPhase: (record, atMs) => {
-          cpuBefore = sampler?.sample()?.cpuSeconds ?? 0
+          usageBefore = sampler?.sample()
+          requestsBefore = requestCounts(job.workDir)
           measuredFrom = { record, atMs }
         },
       }
@@ -118,8 +130,10 @@ export async function runLatency (
       // The count when waiting stopped (a message built before the wait would give the count at its start).
       context.log(`    ${(error as Error).message} (has ${consumer.counted}); reporting what arrived`)
     })
+    const requestsAfter = await requestCounts(job.workDir)
     const usage = sampler?.stop()
     if (mirror !== undefined) await stopChild(mirror)
+    const rates = requestRates(await requestsBefore, requestsAfter)
     // A setting that did not take effect makes the comparison unfair: the run fails naming it.
     const settings = contender === undefined ? undefined : requireSettings(await contender.checkSettings(job))
     const warmUp = consumer.phase(WARM_UP_RECORDS, measuredFrom.record)
@@ -141,7 +155,9 @@ export async function runLatency (
       p50Ms: percentile(values, 0.5),
       p99Ms: percentile(values, 0.99),
       maxMs: values.at(-1) ?? Number.NaN,
-      cpuSeconds: usage === undefined ? Number.NaN : usage.cpuSeconds - cpuBefore,
+      cpuSeconds: usage === undefined ? Number.NaN : usage.cpuSeconds - (usageBefore?.cpuSeconds ?? 0),
+      cpuSystemSeconds: usage === undefined ? Number.NaN : usage.systemSeconds - (usageBefore?.systemSeconds ?? 0),
+      ...rates,
       peakRssBytes: usage?.peakRssBytes ?? Number.NaN,
       worstWindows: worst,
       ...(settings === undefined ? {} : { settings }),
@@ -154,4 +170,32 @@ export async function runLatency (
     await context.sourceAdmin.deleteTopics([job.topic])
     await context.targetAdmin.deleteTopics([job.topic])
   }
+}
+
+/** The sidecar's request counters at one moment (NaN each when it has no metrics: another contender, or none yet). */
+interface RequestCounts {
+  readonly atMs: number
+  readonly fetches: number
+  readonly produces: number
+  readonly batches: number
+}
+
+async function requestCounts (workDir: string): Promise<RequestCounts> {
+  const exposition = await sidecarMetrics(workDir)
+  return {
+    atMs: Date.now(),
+    fetches: metricSum(exposition, 'kafka_mirror_fetch_requests_total'),
+    produces: metricSum(exposition, 'kafka_mirror_produce_request_duration_seconds_count'),
+    batches: metricSum(exposition, 'kafka_mirror_batches_total'),
+  }
+}
+
+/** Per second between two readings of the counters; NaN where either lacks a figure. */
+export function requestRates (
+  before: RequestCounts | undefined,
+  after: RequestCounts
+): Pick<LatencyFigures, 'fetchesPerSecond' | 'producesPerSecond' | 'batchesPerSecond'> {
+  const seconds = before === undefined ? Number.NaN : (after.atMs - before.atMs) / 1000
+  const rate = (key: 'fetches' | 'produces' | 'batches'): number => (seconds > 0 && before !== undefined ? (after[key] - before[key]) / seconds : Number.NaN)
+  return { fetchesPerSecond: rate('fetches'), producesPerSecond: rate('produces'), batchesPerSecond: rate('batches') }
 }

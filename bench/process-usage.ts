@@ -4,6 +4,9 @@ import { readFileSync } from 'node:fs'
 export interface ProcessUsage {
   /** utime + stime of every thread of the process, in seconds. */
   readonly cpuSeconds: number
+  /** The part of `cpuSeconds` in user mode (utime) and in the kernel (stime). */
+  readonly userSeconds: number
+  readonly systemSeconds: number
   /** Peak resident set size so far (`VmHWM`), in bytes. */
   readonly peakRssBytes: number
   /** Current resident set size (`VmRSS`), in bytes. */
@@ -25,7 +28,13 @@ export function readProcessUsage (pid: number): ProcessUsage | undefined {
     const stime = Number(fields[12])
     const status = readFileSync(`/proc/${pid}/status`, 'utf8')
     const kib = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024
-    return { cpuSeconds: (utime + stime) / CLOCK_TICKS_PER_SECOND, peakRssBytes: kib('VmHWM'), rssBytes: kib('VmRSS') }
+    return {
+      cpuSeconds: (utime + stime) / CLOCK_TICKS_PER_SECOND,
+      userSeconds: utime / CLOCK_TICKS_PER_SECOND,
+      systemSeconds: stime / CLOCK_TICKS_PER_SECOND,
+      peakRssBytes: kib('VmHWM'),
+      rssBytes: kib('VmRSS'),
+    }
   } catch {
     return undefined
   }

@@ -147,7 +147,20 @@ export interface LatencyMedians extends Omit<LatencyFigures, 'run' | 'place' | '
   readonly runs: number
 }
 
-const latencyKeys = ['produced', 'received', 'duplicates', 'p50Ms', 'p99Ms', 'maxMs', 'cpuSeconds', 'peakRssBytes'] as const
+const latencyKeys = [
+  'produced',
+  'received',
+  'duplicates',
+  'p50Ms',
+  'p99Ms',
+  'maxMs',
+  'cpuSeconds',
+  'cpuSystemSeconds',
+  'peakRssBytes',
+  'fetchesPerSecond',
+  'producesPerSecond',
+  'batchesPerSecond',
+] as const
 
 export function latencyMedians (rows: readonly LatencyFigures[], contender: { name: string, label: string, heap: string }): LatencyMedians {
   const mine = rows.filter(row => row.contender === contender.name)
@@ -618,9 +631,20 @@ export function latencyMarkdown (env: Environment, options: BenchOptions, conten
     fixed(c.p50Ms, 0),
     fixed(c.p99Ms, 0),
     fixed(c.maxMs, 0),
-    fixed(c.cpuSeconds, 1),
+    Number.isFinite(c.cpuSystemSeconds) ? `${fixed(c.cpuSeconds, 1)} (${fixed(c.cpuSystemSeconds, 1)})` : fixed(c.cpuSeconds, 1),
     mib(c.peakRssBytes),
   ])
+  const requestRows = contenders
+    .filter(c => Number.isFinite(c.fetchesPerSecond))
+    .map(c => [
+      c.label,
+      thousands(Math.round(c.fetchesPerSecond)),
+      thousands(Math.round(c.producesPerSecond)),
+      thousands(Math.round(c.batchesPerSecond)),
+      fixed(c.batchesPerSecond / c.fetchesPerSecond, 2),
+      fixed(c.batchesPerSecond / c.producesPerSecond, 2),
+      fixed((c.cpuSeconds * 1000 * 1000) / (options.durationSeconds * (c.fetchesPerSecond + c.producesPerSecond)), 0),
+    ])
   const ratioRows = (base: LatencyMedians | undefined): string[][] =>
     contenders
       .filter(c => c.contender !== 'direct')
@@ -640,7 +664,21 @@ export function latencyMarkdown (env: Environment, options: BenchOptions, conten
       '',
       '## Medians',
       '',
-      table(['contender', 'heap', 'produced', 'received', 'duplicates', 'p50 (ms)', 'p99 (ms)', 'max (ms)', 'CPU s (mirror)', 'peak RSS (MiB)'], rows),
+      table(
+        ['contender', 'heap', 'produced', 'received', 'duplicates', 'p50 (ms)', 'p99 (ms)', 'max (ms)', 'CPU s (mirror; in the kernel)', 'peak RSS (MiB)'],
+        rows
+      ),
+      ...(requestRows.length === 0
+        ? []
+        : [
+            '',
+            '## Requests of the sidecar',
+            '',
+            table(
+              ['contender', 'fetches/s', 'produce requests/s', 'source batches/s', 'batches per fetch', 'batches per produce request', 'CPU µs per request'],
+              requestRows
+            ),
+          ]),
       '',
       '## Ratio against MirrorMaker 2',
       '',
@@ -669,7 +707,8 @@ export function latencyMarkdown (env: Environment, options: BenchOptions, conten
 - Wide area: the target is a third single-node cluster behind the latency proxy (\`bench/latency-proxy.ts\`), which holds every chunk ${options.wideAreaDelayMs} ms in each direction (${2 * options.wideAreaDelayMs} ms per round trip, bandwidth not limited); every mirror and the no-mirror producer write through it, the mirrors read the source directly, and the measuring consumer reads the target broker directly. So the floor pays the delay on the producer's acks=all round trips as a mirror does on its produce requests.`
           : ''
       }
-- *CPU s*: the mirror process during the measured phase; *peak RSS*: VmHWM over the whole run.`,
+- *CPU s*: the mirror process during the measured phase (user and kernel time of all its threads; in brackets the kernel's part); *peak RSS*: VmHWM over the whole run.
+- *Requests of the sidecar*: from its metrics (\`kafka_mirror_fetch_requests_total\`, \`kafka_mirror_produce_request_duration_seconds_count\`, \`kafka_mirror_batches_total\`) at the start and the end of the measured phase; *CPU µs per request*: its CPU over the measured phase divided by its fetch and produce requests.`,
       /* eslint-enable @stylistic/max-len */
     ].join('\n') + '\n'
   )

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { parseBenchArgs, UsageError } from '../bench-options.js'
 import { maxPerSpan } from '../cluster-warm-up.js'
-import type { LatencyFigures } from '../latency-run.js'
+import { requestRates, type LatencyFigures } from '../latency-run.js'
 import { describeWindows, latencyWindows, p99Ratio, percentile, worstWindows } from '../latency-windows.js'
-import { describeP99AgainstFloor, p99AgainstFloor } from '../report.js'
+import { describeP99AgainstFloor, latencyMarkdown, latencyMedians, p99AgainstFloor, type Environment } from '../report.js'
 import { rotatedOrder } from '../run-order.js'
 
 test('percentile is the nearest rank of a sorted list; NaN when empty', () => {
@@ -52,7 +52,24 @@ test("a mirror's p99 against the floor's p99: a ratio, NaN without a floor", () 
 })
 
 function figures (contender: string, run: number, place: number, p99Ms: number): LatencyFigures {
-  return { contender, run, place, produced: 10, received: 10, duplicates: 0, p50Ms: 5, p99Ms, maxMs: p99Ms, cpuSeconds: 1, peakRssBytes: 1, worstWindows: [] }
+  return {
+    contender,
+    run,
+    place,
+    produced: 10,
+    received: 10,
+    duplicates: 0,
+    p50Ms: 5,
+    p99Ms,
+    maxMs: p99Ms,
+    cpuSeconds: 1,
+    cpuSystemSeconds: 0.2,
+    peakRssBytes: 1,
+    fetchesPerSecond: Number.NaN,
+    producesPerSecond: Number.NaN,
+    batchesPerSecond: Number.NaN,
+    worstWindows: [],
+  }
 }
 
 test('each mirror run is set against the no-mirror run with the same run number, not against a median', () => {
@@ -87,4 +104,52 @@ test('the latency warm-ups: defaults 30 s through the clusters and 10 s per cont
     (error: unknown) => error instanceof UsageError && error.message === '--latency-warm-up-seconds "-1": expected a whole number of seconds, 0 or more'
   )
   assert.throws(() => parseBenchArgs(['--latency-topic-warm-up-seconds', '5']), /is for the latency mode; add --latency/)
+})
+
+test('request rates are counter differences over the seconds between two readings; NaN without both readings or without metrics', () => {
+  const before = { atMs: 1_000, fetches: 100, produces: 50, batches: 300 }
+  assert.deepEqual(requestRates(before, { atMs: 3_000, fetches: 1_100, produces: 650, batches: 2_300 }), {
+    fetchesPerSecond: 500,
+    producesPerSecond: 300,
+    batchesPerSecond: 1_000,
+  })
+  assert.ok(Number.isNaN(requestRates(undefined, before).fetchesPerSecond))
+  assert.ok(Number.isNaN(requestRates(before, { atMs: 2_000, fetches: Number.NaN, produces: 60, batches: 310 }).fetchesPerSecond))
+})
+
+test('the latency report gives the kernel part of the CPU, and the sidecar requests section only for contenders with request figures', () => {
+  const env = {
+    date: 'd',
+    cpuModel: 'cpu',
+    cores: 2,
+    memoryGiB: 1,
+    node: 'v20',
+    java: 'j',
+    kafkaClusters: '4.1.1',
+    kafkaMirrorMaker1: '3.9.1',
+    gitCommit: 'abc',
+    loadAverageAtStart: 1,
+  } satisfies Environment
+  const options = parseBenchArgs(['--latency', '--duration-seconds', '30'])
+  const sidecar = {
+    ...figures('sidecar', 1, 2, 20),
+    cpuSeconds: 6,
+    cpuSystemSeconds: 1.5,
+    fetchesPerSecond: 400,
+    producesPerSecond: 200,
+    batchesPerSecond: 800,
+  }
+  const mm1 = { ...figures('mm1', 1, 3, 20), cpuSeconds: 7 }
+  const medians = [
+    latencyMedians([sidecar], { name: 'sidecar', label: 'the sidecar', heap: 'h' }),
+    latencyMedians([mm1], { name: 'mm1', label: 'MirrorMaker 1', heap: 'h' }),
+  ]
+  const text = latencyMarkdown(env, options, medians, [sidecar, mm1])
+  assert.match(text, /\| the sidecar \|[^\n]*\| 6\.0 \(1\.5\) \|/)
+  assert.match(text, /\| MirrorMaker 1 \|[^\n]*\| 7\.0 \(0\.2\) \|/)
+  // 6 CPU s over 30 s at 600 requests/s: 333 µs each; 2 batches per fetch, 4 per produce request.
+  assert.match(text, /## Requests of the sidecar[\s\S]*\| the sidecar \| 400 \| 200 \| 800 \| 2\.00 \| 4\.00 \| 333 \|/)
+  assert.doesNotMatch(text, /\| MirrorMaker 1 \| NaN/)
+  const withoutSidecar = latencyMarkdown(env, options, [medians[1]!], [mm1])
+  assert.doesNotMatch(withoutSidecar, /## Requests of the sidecar/)
 })
