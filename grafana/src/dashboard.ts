@@ -367,6 +367,19 @@ export function buildDashboard (): object {
     )
     .withPanel(
       timeseries(
+        'Requests per second',
+        'Fetch requests the source answered and produce requests to the target, per second, beside the source batches they carry: fetches near the batch rate mean each fetch returns as soon as any record is there (fetch.min.bytes=1); fetch.min.bytes and fetch.max.wait.ms trade fewer fetches for latency.',
+        'reqps',
+        [
+          query(`sum by (instance, flow) (rate(${M.fetchRequests.name}{${FLOW}}${RATE}))`, 'fetches {{instance}} {{flow}}'),
+          query(`sum by (instance, flow) (rate(${M.produceRequestDuration.name}_count{${FLOW}}${RATE}))`, 'produce requests {{instance}} {{flow}}'),
+          query(`sum by (instance, flow) (rate(${M.batches.name}{${FLOW}}${RATE}))`, 'source batches {{instance}} {{flow}}'),
+        ],
+        8
+      )
+    )
+    .withPanel(
+      timeseries(
         'Producer lanes',
         "Producer lanes per flow (one produce request in flight each) and those taking batches now: at least once, the lanes past num.producers write only while the target's round trip is long (a target in another region).",
         'short',
