@@ -4,8 +4,9 @@ import { parseBenchArgs, UsageError } from '../bench-options.js'
 import { maxPerSpan } from '../cluster-warm-up.js'
 import { requestRates, type LatencyFigures } from '../latency-run.js'
 import { describeWindows, latencyWindows, p99Ratio, percentile, worstWindows } from '../latency-windows.js'
-import { describeP99AgainstFloor, latencyMarkdown, latencyMedians, p99AgainstFloor, type Environment } from '../report.js'
+import { describeP99AgainstFloor, latencyMarkdown, latencyMedians, p99AgainstFloor } from '../report.js'
 import { rotatedOrder } from '../run-order.js'
+import { TEST_ENVIRONMENT } from './fixtures/environment.js'
 
 test('percentile is the nearest rank of a sorted list; NaN when empty', () => {
   const values = Array.from({ length: 100 }, (_, i) => i + 1)
@@ -118,18 +119,7 @@ test('request rates are counter differences over the seconds between two reading
 })
 
 test('the latency report gives the kernel part of the CPU, and the sidecar requests section only for contenders with request figures', () => {
-  const env = {
-    date: 'd',
-    cpuModel: 'cpu',
-    cores: 2,
-    memoryGiB: 1,
-    node: 'v20',
-    java: 'j',
-    kafkaClusters: '4.1.1',
-    kafkaMirrorMaker1: '3.9.1',
-    gitCommit: 'abc',
-    loadAverageAtStart: 1,
-  } satisfies Environment
+  const env = TEST_ENVIRONMENT
   const options = parseBenchArgs(['--latency', '--duration-seconds', '30'])
   const sidecar = {
     ...figures('sidecar', 1, 2, 20),

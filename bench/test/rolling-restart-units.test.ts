@@ -2,10 +2,11 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { parseBenchArgs, UsageError } from '../bench-options.js'
 import { longestPollGapSeconds, longestStall, type ProgressPoll } from '../progress-stall.js'
-import { rollingRestartSection, throughputMarkdown, type Environment } from '../report.js'
+import { rollingRestartSection, throughputMarkdown } from '../report.js'
 import { nodeClusterPorts } from '../rolling-restart.js'
 import { SCENARIOS } from '../scenarios.js'
 import { restartFigures, type ThroughputFigures } from '../throughput-run.js'
+import { TEST_ENVIRONMENT } from './fixtures/environment.js'
 
 const polls = (...pairs: Array<[number, number]>): ProgressPoll[] => pairs.map(([atMs, records]) => ({ atMs, records }))
 
@@ -149,18 +150,7 @@ test('the results table lists each restarted run, and a copy done within the res
 })
 
 test('a result on the 3-node clusters names them in its versions line; the others keep the single-node clusters', () => {
-  const env = {
-    date: 'd',
-    cpuModel: 'cpu',
-    cores: 2,
-    memoryGiB: 1,
-    node: 'v20',
-    java: 'j',
-    kafkaClusters: '4.1.1',
-    kafkaMirrorMaker1: '3.9.1',
-    gitCommit: 'abc',
-    loadAverageAtStart: 1,
-  } satisfies Environment
+  const env = TEST_ENVIRONMENT
   const options = parseBenchArgs(['--scenario', 'rolling-restart', '--no-ceiling'])
   assert.match(
     throughputMarkdown(env, options, [], undefined, { clusters: 'two 3-node KRaft clusters, -Xmx384m per node' }),

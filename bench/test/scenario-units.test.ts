@@ -7,13 +7,14 @@ import { compactionSettled, compactionState } from '../compacted-source.js'
 import { DelayLine } from '../delay-line.js'
 import { recordLines } from '../kcat-producer.js'
 import { parseProxyArgs, startLatencyProxy } from '../latency-proxy.js'
-import type { Environment, ThroughputMedians } from '../report.js'
+import type { ThroughputMedians } from '../report.js'
 import { throughputMarkdown } from '../report.js'
 import { cpuPerGbCell, scenarioSummaryMarkdown } from '../scenario-report.js'
 import { cpuSecondsPerGb } from '../cpu-per-gb.js'
 import { failureReason, scenarioOptions, type ScenarioResult } from '../scenario-run.js'
 import { SCENARIOS, ScenarioNames } from '../scenarios.js'
 import { wideAreaBrokerProperties, wideAreaPorts } from '../wide-area-target.js'
+import { TEST_ENVIRONMENT } from './fixtures/environment.js'
 
 test('--scenario takes a comma list or all, in the order given, without repeats', () => {
   assert.deepEqual(parseBenchArgs(['--scenario', 'tuned,defaults,tuned']).scenarios.map(s => s.name), ['tuned', 'defaults'])
@@ -201,18 +202,7 @@ test('a failed run shows its cause in one line; the summary puts every scenario\
     failures: [{ contender: 'mm1', run: 1, reason: 'Java OutOfMemoryError', message: '' }],
     replication: [],
   } satisfies ScenarioResult
-  const env = {
-    date: 'd',
-    cpuModel: 'cpu',
-    cores: 2,
-    memoryGiB: 1,
-    node: 'v20',
-    java: 'j',
-    kafkaClusters: '4.1.1',
-    kafkaMirrorMaker1: '3.9.1',
-    gitCommit: 'abc',
-    loadAverageAtStart: 1,
-  } satisfies Environment
+  const env = TEST_ENVIRONMENT
   const markdown = scenarioSummaryMarkdown(env, [result], () => 'tuned.md')
   assert.match(
     markdown,
@@ -266,18 +256,7 @@ test('a run with a target outage is tabled with when it came and the catch-up; t
     outage: { seconds: 20.01, atRecords: 520, frozenAtSeconds: 1.5, resumedToDoneSeconds: 0.6 },
   }
   const medians = { ...run, label: 'mirror-sidecar', heap: 'node --max-old-space-size=128', runs: 1, maxDuplicates: 0, maxMissing: 0 }
-  const env = {
-    date: 'd',
-    cpuModel: 'cpu',
-    cores: 2,
-    memoryGiB: 1,
-    node: 'v20',
-    java: 'j',
-    kafkaClusters: '4.1.1',
-    kafkaMirrorMaker1: '3.9.1',
-    gitCommit: 'abc',
-    loadAverageAtStart: 1,
-  } satisfies Environment
+  const env = TEST_ENVIRONMENT
   const options = parseBenchArgs(['--scenario', 'gzip-compressible', '--target-outage-seconds', '20'])
   const markdown = throughputMarkdown(env, options, [medians], undefined, { runs: [run] })
   assert.match(markdown, /## Target outage/)
@@ -357,18 +336,7 @@ test('CPU seconds per GB copied: over 10^9 bytes of keys and values; n/a without
     maxMissing: 0,
   })
   assert.equal(cpuPerGbCell(medians('sidecar', 9.84), medians('mm2', 60.5), undefined), '9.8, 60.5, n/a (6.8)')
-  const env = {
-    date: 'd',
-    cpuModel: 'cpu',
-    cores: 2,
-    memoryGiB: 1,
-    node: 'v20',
-    java: 'j',
-    kafkaClusters: '4.1.1',
-    kafkaMirrorMaker1: '3.9.1',
-    gitCommit: 'abc',
-    loadAverageAtStart: 1,
-  } satisfies Environment
+  const env = TEST_ENVIRONMENT
   const markdown = throughputMarkdown(env, parseBenchArgs([]), [medians('sidecar', 9.84)], undefined)
   assert.match(markdown, /\| CPU s \(brokers\) \| CPU s \/ GB \(mirror\) \| CPU s \/ GB \(brokers\) \|/)
   assert.match(markdown, /\| 9\.8 \| 6\.8 \| 0 \/ 0 \|/)
