@@ -1,4 +1,4 @@
-import { execFile, execFileSync, spawn } from 'node:child_process'
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -8,6 +8,25 @@ import { portAnswers } from '../../scripts/local-kafka/clusters.js'
 import { waitUntil } from './wait.js'
 
 export const REALM = 'EXAMPLE.TEST'
+
+/** One krb5kdc process the helper started, and its exit. */
+interface KdcRun {
+  readonly child: ChildProcess
+  readonly exited: Promise<void>
+}
+
+/** Ports tried before the KDC's start fails. */
+const START_ATTEMPTS = 5
+
+/** The KDC's log file (its reason for exiting), or '' when it wrote none. */
+function kdcLog (dir: string): string {
+  try {
+    return readFileSync(join(dir, 'kdc.log'), 'utf8').trim().split('\n').slice(-3).join(' | ')
+  } catch {
+    // No log written before it exited: its own output says why.
+    return ''
+  }
+}
 
 /** Where Debian's krb5-kdc and krb5-admin-server put their programs (/usr/sbin may be off a user's PATH). */
 function program (name: string): string {
@@ -41,12 +60,41 @@ export class MitKdc {
     this.#env = { ...process.env, KRB5_CONFIG: this.krb5Conf, KRB5_KDC_PROFILE: join(dir, 'kdc.conf') }
   }
 
+  /**
+   * Starts the KDC. Its port is checked free first, but a port can still be taken between the check
+   * and krb5kdc's bind (a client connection's ephemeral port, a UDP socket): a KDC that exits at
+   * start is started again on the next port, up to `START_ATTEMPTS` ports, and the error names each
+   * port with the KDC's own log.
+   */
   static async start (t: TestContext): Promise<MitKdc> {
     const dir = mkdtempSync(join(tmpdir(), 'mirror-kdc-'))
+    const runs: KdcRun[] = []
+    t.after(async () => {
+      for (const { child } of runs) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
+      await Promise.all(runs.map(run => run.exited))
+      rmSync(dir, { recursive: true, force: true })
+    })
     let port = Number(process.env.TEST_EXTRA_PORTS ?? 39000) + 90
-    while (await portAnswers(port)) port++
-    const kdc = new MitKdc(dir, port)
-    writeFileSync(kdc.krb5Conf, [
+    const failures: string[] = []
+    for (let attempt = 1; attempt <= START_ATTEMPTS; attempt++, port++) {
+      while (await portAnswers(port)) port++
+      const kdc = new MitKdc(dir, port)
+      kdc.#writeConfigs()
+      if (attempt === 1) {
+        execFileSync(program('kdb5_util'), ['create', '-s', '-r', REALM, '-P', randomBytes(12).toString('hex')], {
+          env: kdc.#env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        })
+      }
+      const failure = await kdc.#run(runs)
+      if (failure === undefined) return kdc
+      failures.push(`port ${port}: ${failure}`)
+    }
+    throw new Error(`krb5kdc did not start: ${failures.join('; ')}`)
+  }
+
+  #writeConfigs (): void {
+    writeFileSync(this.krb5Conf, [
       '[libdefaults]',
       `  default_realm = ${REALM}`,
       '  dns_lookup_kdc = false',
@@ -56,45 +104,47 @@ export class MitKdc {
       '  udp_preference_limit = 1',
       '[realms]',
       `  ${REALM} = {`,
-      `    kdc = 127.0.0.1:${port}`,
+      `    kdc = 127.0.0.1:${this.port}`,
       '  }',
       '',
     ].join('\n'))
-    writeFileSync(join(dir, 'kdc.conf'), [
+    writeFileSync(join(this.#dir, 'kdc.conf'), [
       '[kdcdefaults]',
-      `  kdc_ports = ${port}`,
-      `  kdc_tcp_ports = ${port}`,
+      `  kdc_ports = ${this.port}`,
+      `  kdc_tcp_ports = ${this.port}`,
       '[realms]',
       `  ${REALM} = {`,
-      `    database_name = ${join(dir, 'principal')}`,
-      `    key_stash_file = ${join(dir, 'stash')}`,
-      `    acl_file = ${join(dir, 'kadm5.acl')}`,
+      `    database_name = ${join(this.#dir, 'principal')}`,
+      `    key_stash_file = ${join(this.#dir, 'stash')}`,
+      `    acl_file = ${join(this.#dir, 'kadm5.acl')}`,
       '    max_life = 1h',
       '    supported_enctypes = aes256-cts-hmac-sha1-96:normal aes128-cts-hmac-sha1-96:normal',
       '  }',
       '[logging]',
-      `  kdc = FILE:${join(dir, 'kdc.log')}`,
+      `  kdc = FILE:${join(this.#dir, 'kdc.log')}`,
       '',
     ].join('\n'))
-    execFileSync(program('kdb5_util'), ['create', '-s', '-r', REALM, '-P', randomBytes(12).toString('hex')], {
-      env: kdc.#env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    const child = spawn(program('krb5kdc'), ['-n', '-P', join(dir, 'kdc.pid')], { env: kdc.#env, stdio: ['ignore', 'pipe', 'pipe'] })
+  }
+
+  /**
+   * Runs krb5kdc until it listens (undefined), or until it exits: then its output and log. It is
+   * stopped when the test ends (it is added to `runs`).
+   */
+  async #run (runs: KdcRun[]): Promise<string | undefined> {
+    const child = spawn(program('krb5kdc'), ['-n', '-P', join(this.#dir, 'kdc.pid')], { env: this.#env, stdio: ['ignore', 'pipe', 'pipe'] })
     let output = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => { output += chunk })
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => { output += chunk })
-    const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
-    t.after(async () => {
-      child.kill('SIGTERM')
-      await exited
-      rmSync(dir, { recursive: true, force: true })
-    })
+    runs.push({ child, exited: new Promise<void>(resolve => child.once('exit', () => resolve())) })
+    let failure: string | undefined
     await waitUntil(async () => {
-      if (child.exitCode !== null) throw new Error(`krb5kdc exited with ${child.exitCode}: ${output}`)
-      return await portAnswers(port)
-    }, { timeoutMs: 15_000, intervalMs: 100, message: `krb5kdc listening on 127.0.0.1:${port}` })
-    return kdc
+      if (child.exitCode !== null) {
+        failure = `exited with ${child.exitCode}: ${output.trim()} ${kdcLog(this.#dir)}`.trim()
+        return true
+      }
+      return await portAnswers(this.port)
+    }, { timeoutMs: 15_000, intervalMs: 100, message: `krb5kdc listening on 127.0.0.1:${this.port}` })
+    return failure
   }
 
   /** Runs one kadmin.local query on the database; rejects with its output when it fails. */
