@@ -25,15 +25,15 @@ export interface ReplicationFactorSetting {
   readonly key: string
 }
 
+/** Attempts to create an internal topic and see it (backoff from 0.3 s doubling to 10 s: about 40 s in all). */
+const ENSURE_TOPIC_ATTEMPTS = 8
+
 /**
  * Writes the mirror's bookkeeping records (offset syncs, checkpoints) to one cluster: idempotent
  * producer, acks=all, so a resolved `write` means the records are durable on the in-sync replicas.
  * A write is split into produce requests within the producer's `max.request.size` and the topic's
  * `max.message.bytes` (read once per topic), sent one after the other to partition 0, in order.
  */
-/** Attempts to create an internal topic and see it (backoff from 0.3 s doubling to 10 s: about 40 s in all). */
-const ENSURE_TOPIC_ATTEMPTS = 8
-
 export class InternalTopicWriter {
   readonly #connection: ClusterConnection
   readonly #logger: Logger
