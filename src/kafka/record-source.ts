@@ -20,11 +20,8 @@ import { BatchTranscoder, codecId, TranscodeWindow } from './batch-transcoder.js
  * cluster) from everyone else's, by producer id, so their batches are not copied back.
  */
 export interface MirrorProducerFilter {
-  /**
-   * The ids among `producerIds` that belong to the opposite mirror; may reload what it knows first
-   * (an id it never saw), and answers at once (no promise) when it knows every id.
-   */
-  classify: (producerIds: readonly string[]) => ReadonlySet<string> | Promise<ReadonlySet<string>>
+  /** The ids among `producerIds` that belong to the opposite mirror; may reload what it knows first (an id it never saw). */
+  classify: (producerIds: readonly string[]) => Promise<ReadonlySet<string>>
   /** Counts records skipped that way. */
   skipped: (records: number) => void
 }
@@ -38,17 +35,6 @@ const TRANSCODE_AHEAD = 3
 
 /** What kafkajs hands `eachBatch` with `forwardRecordBatch` set: decoded records, and messages standing for whole batches. */
 type FetchedMessage = KafkaRecord | ForwardedBatchMessage<KafkaForwardedBatch | CorruptRecordBatch>
-
-/** A record, or the batch (forwarded or corrupt) a kafkajs message stands for. */
-function itemOf (message: FetchedMessage): KafkaRecord | KafkaForwardedBatch | CorruptRecordBatch {
-  return forwardedBatchOf(message) ?? (message as KafkaRecord)
-}
-
-/** The offset of the first record `message` holds or stands for. */
-function firstOffsetOf (message: FetchedMessage): bigint {
-  const item = itemOf(message)
-  return item instanceof KafkaForwardedBatch || item instanceof CorruptRecordBatch ? item.baseOffset : BigInt(item.offset)
-}
 
 /**
  * The mirror's consumer group on the source: `streams` kafkajs consumers in one group, auto-commit
@@ -262,16 +248,29 @@ export class KafkaRecordSource implements RecordSource {
     let run: KafkaRecord[] = []
     /** The offset up to which what was handed over reaches (past skipped batches of the opposite mirror too). */
     let covered = fetchedOffset
-    // Called only with records waiting (`run` not empty): a call without any would cost a promise per batch.
+    // A record, or the batch (forwarded or corrupt) a kafkajs message stands for.
+    const itemOf = (message: FetchedMessage): KafkaRecord | KafkaForwardedBatch | CorruptRecordBatch => forwardedBatchOf(message) ?? (message as KafkaRecord)
+    const firstOffsetOf = (message: FetchedMessage): bigint => {
+      const item = itemOf(message)
+      return item instanceof KafkaForwardedBatch || item instanceof CorruptRecordBatch ? item.baseOffset : BigInt(item.offset)
+    }
     const flush = async (next: bigint): Promise<void> => {
+      if (run.length === 0) return
       const records = run
       run = []
       const from = covered
       covered = next
       await handlers.onBatch({ topic, partition, highWatermark, records, nextOffset: next, from }, control)
     }
-    const classified = this.#producers === undefined ? undefined : this.#mirroredOf(messages, this.#producers)
-    const mirrored = classified instanceof Promise ? await classified : classified
+    const mirrored =
+      this.#producers === undefined
+        ? undefined
+        : await this.#producers.classify(
+          messages.flatMap(m => {
+            const item = itemOf(m)
+            return item instanceof KafkaForwardedBatch ? [item.producerId] : []
+          })
+        )
     // The batches of the fetch that only need another codec are recompressed ahead of their turn
     // (TRANSCODE_AHEAD at a time) and each is awaited when its turn comes, so order holds.
     const transcoding = this.#transcodeWindow(messages, fetchedOffset, mirrored)
@@ -281,7 +280,7 @@ export class KafkaRecordSource implements RecordSource {
       const following = messages[index + 1]
       const next = following === undefined ? nextOffset : firstOffsetOf(following)
       if (message instanceof CorruptRecordBatch) {
-        if (run.length > 0) await flush(message.baseOffset)
+        await flush(message.baseOffset)
         if (!control.isActive()) return
         // kafkajs moves its fetch position past the batch's last offset: only as good as the header.
         const bound = following === undefined ? highWatermark : next
@@ -308,7 +307,7 @@ export class KafkaRecordSource implements RecordSource {
       if (!(message instanceof KafkaForwardedBatch)) {
         run.push(message)
       } else if ((message.deepReason === undefined || transcoded !== undefined) && message.baseOffset >= fetchedOffset) {
-        if (run.length > 0) await flush(message.baseOffset)
+        await flush(message.baseOffset)
         if (!control.isActive()) return
         const from = covered
         covered = next
@@ -319,23 +318,10 @@ export class KafkaRecordSource implements RecordSource {
         else if (message.deepReason === 'codec' && this.#transcoder !== undefined && pending === undefined) handlers.onDecoded?.('codec', message.sizeBytes)
         for (const record of await message.decode()) if (BigInt(record.offset) >= fetchedOffset) run.push(record)
       }
-      if (run.length > 0 && (run.length >= this.#settings.maxPollRecords || following === undefined)) await flush(next)
+      if (run.length >= this.#settings.maxPollRecords || following === undefined) await flush(next)
     }
-    if (run.length > 0) await flush(nextOffset)
+    await flush(nextOffset)
     if (covered < nextOffset && control.isActive()) handlers.onSkipped(topic, partition, nextOffset, covered)
-  }
-
-  /**
-   * The producer ids of the forwarded batches in `messages` that belong to the opposite mirror;
-   * answered without a promise when the filter knows every id (a fetch costs no extra turn then).
-   */
-  #mirroredOf (messages: readonly FetchedMessage[], producers: MirrorProducerFilter): ReadonlySet<string> | Promise<ReadonlySet<string>> {
-    const ids: string[] = []
-    for (const message of messages) {
-      const batch = forwardedBatchOf(message)
-      if (batch instanceof KafkaForwardedBatch) ids.push(batch.producerId)
-    }
-    return producers.classify(ids)
   }
 
   /**

@@ -70,14 +70,13 @@ export class MirrorProducers implements MirrorProducerFilter {
     this.#logger.debug('published the producer id of a target producer', { producerId: producerId.toString(), topic: this.topic })
   }
 
-  /** Answered at once when every id is known (each fetch asks), after reading the opposite mirror's topic otherwise. */
-  classify (producerIds: readonly string[]): ReadonlySet<string> | Promise<ReadonlySet<string>> {
+  async classify (producerIds: readonly string[]): Promise<ReadonlySet<string>> {
     const unknown = producerIds.filter(id => id !== '-1' && !this.#mirror.has(id) && !this.#foreign.has(id))
-    if (unknown.length === 0) return this.#mirror
-    return this.#read().then(() => {
+    if (unknown.length > 0) {
+      await this.#read()
       for (const id of unknown) if (!this.#mirror.has(id)) this.#remember(id)
-      return this.#mirror
-    })
+    }
+    return this.#mirror
   }
 
   skipped (records: number): void {
