@@ -196,6 +196,46 @@ export function sidecarContender (settings: SidecarSettings, name: 'sidecar' | '
   }
 }
 
+/**
+ * The forwarding floor (`forwarding-floor.ts`): the least CPU a Node.js process spends copying the
+ * same batches between the single-node clusters, without anything that makes a mirror (group,
+ * commits, idempotence, retries, metrics). Passed no settings of its own: the producer and
+ * consumer settings of the run do not apply to it (its outcomes say so).
+ */
+export function forwardingFloorContender (partitions: number): Contender {
+  return {
+    name: 'floor',
+    label: 'forwarding floor (Node.js, raw Fetch/Produce, no group, no commits)',
+    heap: 'node default',
+    logFile: 'floor.log',
+    ownTopics: noOwnTopics,
+    checkSettings: async job => {
+      const where = 'forwarding-floor.ts'
+      const clientProps = Object.entries({ ...job.producerProps, ...job.consumerProps })
+      return {
+        contender: 'floor',
+        file: relative(process.cwd(), join(job.workDir, 'floor.log')),
+        outcomes: [
+          { key: 'acks', passed: 'all', status: 'unchecked', resolved: 'fixed in its Produce requests (acks=-1)', where },
+          ...clientProps.map(([key, passed]) => ({
+            key, passed, status: 'unchecked' as const, resolved: 'not applied: the floor has no client settings', where,
+          })),
+        ],
+      }
+    },
+    start: async job => {
+      await mkdir(job.workDir, { recursive: true })
+      const log = openSync(join(job.workDir, 'floor.log'), 'a')
+      const entry = fileURLToPath(new URL('./forwarding-floor.js', import.meta.url))
+      const firstBroker = (bootstrap: string): string => bootstrap.split(',')[0] ?? bootstrap
+      const args = [entry, firstBroker(job.sourceBootstrap), firstBroker(job.targetBootstrap), job.topic, String(partitions)]
+      const child = spawn(process.execPath, args, { stdio: ['ignore', log, log] })
+      closeSync(log)
+      return track('floor', child)
+    },
+  }
+}
+
 /** MirrorMaker 1 (`kafka.tools.MirrorMaker`, last shipped in 3.9.x) against the 4.x clusters. */
 export function mirrorMaker1Contender (distribution: KafkaDistribution, heap: string): Contender {
   return {

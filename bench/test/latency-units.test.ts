@@ -143,3 +143,12 @@ test('the latency report gives the kernel part of the CPU, and the sidecar reque
   const withoutSidecar = latencyMarkdown(env, options, [medians[1]!], [mm1])
   assert.doesNotMatch(withoutSidecar, /## Requests of the sidecar/)
 })
+
+test('the forwarding floor is a latency-mode contender only', () => {
+  assert.deepEqual(parseBenchArgs(['--latency', '--contenders', 'floor,sidecar']).contenders, ['floor', 'sidecar'])
+  assert.throws(
+    () => parseBenchArgs(['--contenders', 'floor,sidecar']),
+    (error: unknown) =>
+      error instanceof UsageError && /--contenders "floor,sidecar": the floor contender .* latency mode only; add --latency/.test(error.message)
+  )
+})
