@@ -202,10 +202,13 @@ export function sidecarContender (settings: SidecarSettings, name: 'sidecar' | '
  * commits, idempotence, retries, metrics). Passed no settings of its own: the producer and
  * consumer settings of the run do not apply to it (its outcomes say so).
  */
-export function forwardingFloorContender (partitions: number): Contender {
+export function forwardingFloorContender (partitions: number, via: 'raw' | 'kafkajs' = 'raw'): Contender {
+  const name = via === 'raw' ? 'floor' : 'floor-kafkajs'
   return {
-    name: 'floor',
-    label: 'forwarding floor (Node.js, raw Fetch/Produce, no group, no commits)',
+    name,
+    label: via === 'raw'
+      ? 'forwarding floor (Node.js, raw Fetch/Produce, no group, no commits)'
+      : 'forwarding floor over kafkajs\' connections (the same requests)',
     heap: 'node default',
     logFile: 'floor.log',
     ownTopics: noOwnTopics,
@@ -213,7 +216,7 @@ export function forwardingFloorContender (partitions: number): Contender {
       const where = 'forwarding-floor.ts'
       const clientProps = Object.entries({ ...job.producerProps, ...job.consumerProps })
       return {
-        contender: 'floor',
+        contender: name,
         file: relative(process.cwd(), join(job.workDir, 'floor.log')),
         outcomes: [
           { key: 'acks', passed: 'all', status: 'unchecked', resolved: 'fixed in its Produce requests (acks=-1)', where },
@@ -228,10 +231,10 @@ export function forwardingFloorContender (partitions: number): Contender {
       const log = openSync(join(job.workDir, 'floor.log'), 'a')
       const entry = fileURLToPath(new URL('./forwarding-floor.js', import.meta.url))
       const firstBroker = (bootstrap: string): string => bootstrap.split(',')[0] ?? bootstrap
-      const args = [entry, firstBroker(job.sourceBootstrap), firstBroker(job.targetBootstrap), job.topic, String(partitions)]
+      const args = [entry, firstBroker(job.sourceBootstrap), firstBroker(job.targetBootstrap), job.topic, String(partitions), via]
       const child = spawn(process.execPath, args, { stdio: ['ignore', log, log] })
       closeSync(log)
-      return track('floor', child)
+      return track(name, child)
     },
   }
 }

@@ -8,20 +8,31 @@
  * rewritten for the target with the sidecar's own `batchForTarget`, and one Produce (v3, acks=all)
  * per round of one batch per partition, at most `MAX_IN_FLIGHT` of them unanswered.
  *
- *   node dist/bench/forwarding-floor.js SOURCE_HOST:PORT TARGET_HOST:PORT TOPIC PARTITIONS
+ *   node dist/bench/forwarding-floor.js SOURCE_HOST:PORT TARGET_HOST:PORT TOPIC PARTITIONS [raw|kafkajs]
+ *
+ * `raw` (the default) sends over its own sockets; `kafkajs` sends the same requests through
+ * kafkajs' connection, request queue and encoder (as the project's own requests beside kafkajs'
+ * do, `incremental-alter-configs.ts`): the difference is the cost of that layer alone.
  *
  * The topic is copied from offset 0 into the topic of the same name on the target, which must
  * exist with at least as many partitions.
  */
 import { connect, type Socket } from 'node:net'
+import { createKafkaClient } from '../src/kafka/client.js'
+import { controllerRequestBroker, createInternalCluster, kafkajsProtocol, type ProtocolRequest } from '../src/kafka/kafkajs-internals.js'
 import { batchesOf, checkProduced, FETCH, fetchRequest, PRODUCE, produceRequest } from './forwarding-floor-protocol.js'
 
 const CLIENT_ID = 'forwarding-floor'
 /** Produce requests sent and not answered yet, at most; the next fetch waits below it. */
 const MAX_IN_FLIGHT = 5
 
+/** Where the floor sends a request's body pieces; resolves with the answer after its header. */
+interface FloorBroker {
+  request: (api: { apiKey: number, version: number }, body: readonly Buffer[]) => Promise<Buffer>
+}
+
 /** One connection to one broker: requests out in order, answers matched by correlation id. */
-class BrokerConnection {
+class BrokerConnection implements FloorBroker {
   readonly #socket: Socket
   readonly #waiting = new Map<number, (body: Buffer) => void>()
   #correlation = 0
@@ -71,7 +82,30 @@ class BrokerConnection {
   }
 }
 
-async function forward (source: BrokerConnection, target: BrokerConnection, topic: string, partitions: number): Promise<never> {
+/** The one broker at `address` through kafkajs' connection, request queue and encoder. */
+async function kafkajsBroker (address: string): Promise<FloorBroker> {
+  const cluster = createInternalCluster(createKafkaClient({ alias: address, brokers: [address], clientId: CLIENT_ID }))
+  await cluster.connect()
+  // On a single-node cluster the controller is the broker that leads every partition.
+  const broker = await controllerRequestBroker(cluster)
+  return {
+    request: async (api, body) => await broker.send(api.apiKey, [api.version], (version): ProtocolRequest => ({
+      request: {
+        apiKey: api.apiKey,
+        apiVersion: version,
+        apiName: api.apiKey === FETCH.apiKey ? 'Fetch' : 'Produce',
+        encode: async () => {
+          const encoder = kafkajsProtocol.encoder()
+          for (const piece of body) encoder.writeBuffer(piece)
+          return encoder
+        },
+      },
+      response: { decode: async (bytes: Buffer) => bytes, parse: async (answer: unknown) => answer },
+    })) as Buffer,
+  }
+}
+
+async function forward (source: FloorBroker, target: FloorBroker, topic: string, partitions: number): Promise<never> {
   const offsets = Array.from({ length: partitions }, () => 0n)
   let inFlight = 0
   let belowLimit: (() => void) | undefined
@@ -104,11 +138,17 @@ function fail (error: unknown): never {
   process.exit(1)
 }
 
-const [sourceAddress, targetAddress, topic, partitionsText] = process.argv.slice(2)
+const [sourceAddress, targetAddress, topic, partitionsText, via = 'raw'] = process.argv.slice(2)
 const partitions = Number(partitionsText)
-if (sourceAddress === undefined || targetAddress === undefined || topic === undefined || !Number.isSafeInteger(partitions) || partitions <= 0) {
-  process.stderr.write('usage: forwarding-floor SOURCE_HOST:PORT TARGET_HOST:PORT TOPIC PARTITIONS\n')
+if (
+  sourceAddress === undefined || targetAddress === undefined || topic === undefined ||
+  !Number.isSafeInteger(partitions) || partitions <= 0 || (via !== 'raw' && via !== 'kafkajs')
+) {
+  process.stderr.write('usage: forwarding-floor SOURCE_HOST:PORT TARGET_HOST:PORT TOPIC PARTITIONS [raw|kafkajs]\n')
   process.exit(2)
 }
 process.on('SIGTERM', () => process.exit(0))
-forward(new BrokerConnection(sourceAddress, fail), new BrokerConnection(targetAddress, fail), topic, partitions).catch(fail)
+const brokerAt = async (address: string): Promise<FloorBroker> => via === 'raw' ? new BrokerConnection(address, fail) : await kafkajsBroker(address)
+Promise.all([brokerAt(sourceAddress), brokerAt(targetAddress)])
+  .then(async ([source, target]) => await forward(source, target, topic, partitions))
+  .catch(fail)

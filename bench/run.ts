@@ -72,6 +72,8 @@ function contendersFor (
         return mirrorMaker2Contender(versions.clusters, options.javaHeap, true)
       case 'floor':
         return forwardingFloorContender(options.partitions)
+      case 'floor-kafkajs':
+        return forwardingFloorContender(options.partitions, 'kafkajs')
     }
   }
   return options.contenders.map(make)

@@ -145,7 +145,8 @@ test('the latency report gives the kernel part of the CPU, and the sidecar reque
 })
 
 test('the forwarding floor is a latency-mode contender only', () => {
-  assert.deepEqual(parseBenchArgs(['--latency', '--contenders', 'floor,sidecar']).contenders, ['floor', 'sidecar'])
+  assert.deepEqual(parseBenchArgs(['--latency', '--contenders', 'floor,floor-kafkajs,sidecar']).contenders, ['floor', 'floor-kafkajs', 'sidecar'])
+  assert.throws(() => parseBenchArgs(['--contenders', 'floor-kafkajs']), /the floor-kafkajs contender .* latency mode only/)
   assert.throws(
     () => parseBenchArgs(['--contenders', 'floor,sidecar']),
     (error: unknown) =>

@@ -93,6 +93,8 @@ export interface ProtocolEncoder {
   writeString: (value: string | null) => ProtocolEncoder
   writeBoolean: (value: boolean) => ProtocolEncoder
   writeArray: (values: ProtocolEncoder[]) => ProtocolEncoder
+  /** `value`'s bytes as they are, copied into the request. */
+  writeBuffer: (value: Buffer) => ProtocolEncoder
 }
 
 /** kafkajs' protocol decoder (`protocol/decoder.js`), the part used here. */
