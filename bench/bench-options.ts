@@ -3,7 +3,7 @@ import { Compressions, type Compression } from './compression.js'
 import { parseScenarioList, ScenarioListError, type Scenario } from './scenarios.js'
 
 /** `baseline`: a second build of the sidecar (`--baseline-entry`), to compare two versions in one run. */
-export const ContenderNames = ['sidecar', 'baseline', 'mm2', 'mm1', 'sidecar-eos', 'mm2-eos', 'floor', 'floor-kafkajs'] as const
+export const ContenderNames = ['sidecar', 'baseline', 'mm2', 'mm1', 'sidecar-eos', 'mm2-eos', 'bare', 'bare-kafkajs'] as const
 export type ContenderName = typeof ContenderNames[number]
 
 export { Compressions, type Compression } from './compression.js'
@@ -109,9 +109,9 @@ export const USAGE = `usage: npm run bench -- [options]
   --streams N               --num.streams / tasks.max given to every contender (default 2)
   --runs N                  repetitions, medians reported (default 3)
   --java-heap SIZE          -Xmx of each mirror / tool JVM (default 1g)
-  --contenders LIST         comma list of sidecar,baseline,mm2,mm1,sidecar-eos,mm2-eos,floor,floor-kafkajs (exactly-once: ours and
-                            MirrorMaker 2's; floor: a bare Node.js forwarder, latency mode only, the CPU
-                            floor of a forward; floor-kafkajs: the same through kafkajs' connections);
+  --contenders LIST         comma list of sidecar,baseline,mm2,mm1,sidecar-eos,mm2-eos,bare,bare-kafkajs (exactly-once: ours and
+                            MirrorMaker 2's; bare: a bare Node.js forwarder, latency mode only, the CPU
+                            floor of a forward; bare-kafkajs: the same through kafkajs' connections);
                             default sidecar,mm2,mm1, plus baseline when --baseline-entry is given
   --no-ceiling              skip ProducerPerformance / ConsumerPerformance
   --no-verify               skip reading each target topic back (duplicates / missing not reported)
@@ -281,9 +281,9 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
   if (v['replication-ceiling'] === true && (v.latency === true || scale)) {
     throw new UsageError(`--replication-ceiling is for the throughput mode; drop --${v.latency === true ? 'latency' : 'scale'}`)
   }
-  const floor = contenders.find(name => name === 'floor' || name === 'floor-kafkajs')
-  if (floor !== undefined && v.latency !== true) {
-    throw new UsageError(`--contenders "${v.contenders}": the ${floor} contender (a bare forwarder between single-node clusters) runs in the latency mode only; add --latency`)
+  const bare = contenders.find(name => name === 'bare' || name === 'bare-kafkajs')
+  if (bare !== undefined && v.latency !== true) {
+    throw new UsageError(`--contenders "${v.contenders}": the ${bare} contender (a bare forwarder between single-node clusters) runs in the latency mode only; add --latency`)
   }
   if (v['wide-area-delay-ms'] !== undefined && v.latency !== true) {
     throw new UsageError(

@@ -197,39 +197,39 @@ export function sidecarContender (settings: SidecarSettings, name: 'sidecar' | '
 }
 
 /**
- * The forwarding floor (`forwarding-floor.ts`): the least CPU a Node.js process spends copying the
+ * The bare forwarder (`bare-forwarder.ts`): the least CPU a Node.js process spends copying the
  * same batches between the single-node clusters, without anything that makes a mirror (group,
  * commits, idempotence, retries, metrics). Passed no settings of its own: the producer and
  * consumer settings of the run do not apply to it (its outcomes say so).
  */
-export function forwardingFloorContender (partitions: number, via: 'raw' | 'kafkajs' = 'raw'): Contender {
-  const name = via === 'raw' ? 'floor' : 'floor-kafkajs'
+export function bareForwarderContender (partitions: number, via: 'raw' | 'kafkajs' = 'raw'): Contender {
+  const name = via === 'raw' ? 'bare' : 'bare-kafkajs'
   return {
     name,
     label: via === 'raw'
-      ? 'forwarding floor (Node.js, raw Fetch/Produce, no group, no commits)'
-      : 'forwarding floor over kafkajs\' connections (the same requests)',
+      ? 'bare forwarder (Node.js, raw Fetch/Produce, no group, no commits)'
+      : 'bare forwarder over kafkajs\' connections (the same requests)',
     heap: 'node default',
-    logFile: 'floor.log',
+    logFile: 'bare-forwarder.log',
     ownTopics: noOwnTopics,
     checkSettings: async job => {
-      const where = 'forwarding-floor.ts'
+      const where = 'bare-forwarder.ts'
       const clientProps = Object.entries({ ...job.producerProps, ...job.consumerProps })
       return {
         contender: name,
-        file: relative(process.cwd(), join(job.workDir, 'floor.log')),
+        file: relative(process.cwd(), join(job.workDir, 'bare-forwarder.log')),
         outcomes: [
           { key: 'acks', passed: 'all', status: 'unchecked', resolved: 'fixed in its Produce requests (acks=-1)', where },
           ...clientProps.map(([key, passed]) => ({
-            key, passed, status: 'unchecked' as const, resolved: 'not applied: the floor has no client settings', where,
+            key, passed, status: 'unchecked' as const, resolved: 'not applied: the bare forwarder has no client settings', where,
           })),
         ],
       }
     },
     start: async job => {
       await mkdir(job.workDir, { recursive: true })
-      const log = openSync(join(job.workDir, 'floor.log'), 'a')
-      const entry = fileURLToPath(new URL('./forwarding-floor.js', import.meta.url))
+      const log = openSync(join(job.workDir, 'bare-forwarder.log'), 'a')
+      const entry = fileURLToPath(new URL('./bare-forwarder.js', import.meta.url))
       const firstBroker = (bootstrap: string): string => bootstrap.split(',')[0] ?? bootstrap
       const args = [entry, firstBroker(job.sourceBootstrap), firstBroker(job.targetBootstrap), job.topic, String(partitions), via]
       const child = spawn(process.execPath, args, { stdio: ['ignore', log, log] })

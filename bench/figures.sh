@@ -55,7 +55,7 @@ steps=(
   "decoding|--scenario decoding --records 500000 --runs 1"
   "wide-area|--scenario wide-area,wide-area-100 --records 500000 --runs 1"
   "latency|--latency --duration-seconds 30 --runs 4 --sidecar-arg=--num.producers=8"
-  "latency-floor|--latency --duration-seconds 30 --runs 3 --contenders floor,floor-kafkajs,sidecar,mm1,mm2 --sidecar-arg=--num.producers=8"
+  "latency-bare|--latency --duration-seconds 30 --runs 3 --contenders bare,bare-kafkajs,sidecar,mm1,mm2 --sidecar-arg=--num.producers=8"
   "latency-fetch-defaults|--latency --duration-seconds 30 --runs 1 --sidecar-arg=--num.producers=8"
   "latency-fetch-held|--latency --duration-seconds 30 --runs 1 --sidecar-arg=--num.producers=8 --consumer-prop fetch.min.bytes=65536 --consumer-prop fetch.max.wait.ms=10"
   "latency-wide-area-25|--latency --duration-seconds 30 --runs 1 --wide-area-delay-ms 25"

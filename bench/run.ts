@@ -11,7 +11,7 @@ import { parseBenchArgs, UsageError, USAGE, type BenchOptions, type ContenderNam
 import { CEILING_PRODUCER_PROPS } from './ceiling-run.js'
 import { stopAllChildren } from './child-registry.js'
 import { warmUpClusters } from './cluster-warm-up.js'
-import { forwardingFloorContender, mirrorMaker1Contender, mirrorMaker2Contender, sidecarContender, type Contender, type MirrorJob } from './contenders.js'
+import { bareForwarderContender, mirrorMaker1Contender, mirrorMaker2Contender, sidecarContender, type Contender, type MirrorJob } from './contenders.js'
 import { runLatency, type LatencyFigures } from './latency-run.js'
 import { renderHeapProfileSummary, renderProfileSummary } from './profile-summary.js'
 import { describeEnvironment, describeP99AgainstFloor, latencyMarkdown, latencyMedians, throughputMarkdown } from './report.js'
@@ -70,10 +70,10 @@ function contendersFor (
         return sidecarContender({ entry: options.sidecarEntry, args: options.sidecarArgs }, 'sidecar-eos')
       case 'mm2-eos':
         return mirrorMaker2Contender(versions.clusters, options.javaHeap, true)
-      case 'floor':
-        return forwardingFloorContender(options.partitions)
-      case 'floor-kafkajs':
-        return forwardingFloorContender(options.partitions, 'kafkajs')
+      case 'bare':
+        return bareForwarderContender(options.partitions)
+      case 'bare-kafkajs':
+        return bareForwarderContender(options.partitions, 'kafkajs')
     }
   }
   return options.contenders.map(make)

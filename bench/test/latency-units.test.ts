@@ -144,12 +144,12 @@ test('the latency report gives the kernel part of the CPU, and the sidecar reque
   assert.doesNotMatch(withoutSidecar, /## Requests of the sidecar/)
 })
 
-test('the forwarding floor is a latency-mode contender only', () => {
-  assert.deepEqual(parseBenchArgs(['--latency', '--contenders', 'floor,floor-kafkajs,sidecar']).contenders, ['floor', 'floor-kafkajs', 'sidecar'])
-  assert.throws(() => parseBenchArgs(['--contenders', 'floor-kafkajs']), /the floor-kafkajs contender .* latency mode only/)
+test('the bare forwarders are latency-mode contenders only', () => {
+  assert.deepEqual(parseBenchArgs(['--latency', '--contenders', 'bare,bare-kafkajs,sidecar']).contenders, ['bare', 'bare-kafkajs', 'sidecar'])
+  assert.throws(() => parseBenchArgs(['--contenders', 'bare-kafkajs']), /the bare-kafkajs contender .* latency mode only/)
   assert.throws(
-    () => parseBenchArgs(['--contenders', 'floor,sidecar']),
+    () => parseBenchArgs(['--contenders', 'bare,sidecar']),
     (error: unknown) =>
-      error instanceof UsageError && /--contenders "floor,sidecar": the floor contender .* latency mode only; add --latency/.test(error.message)
+      error instanceof UsageError && /--contenders "bare,sidecar": the bare contender .* latency mode only; add --latency/.test(error.message)
   )
 })

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { batchesOf, checkProduced, fetchRequest, produceRequest } from '../forwarding-floor-protocol.js'
+import { batchesOf, checkProduced, fetchRequest, produceRequest } from '../bare-forwarder-protocol.js'
 import { encodeDecodedBatch } from '../../src/kafka/decoded-record-batch.js'
 import { BATCH_OFFSETS, batchCrc, batchForTarget } from '../../src/kafka/record-batch-header.js'
 
@@ -32,7 +32,7 @@ function fetchAnswer (topic: string, partitions: ReadonlyArray<{ partition: numb
   return Buffer.concat([int32(0), int32(1), kafkaString(topic), int32(partitions.length), ...parts])
 }
 
-test('the floor takes the whole batches of each partition from its offset on, in order, and moves the offset past them', async () => {
+test('the bare forwarder takes the whole batches of each partition from its offset on, in order, and moves the offset past them', async () => {
   const first = await storedBatch(0n, 3)
   const second = await storedBatch(3n, 2)
   const third = await storedBatch(5n, 4)
@@ -48,7 +48,7 @@ test('the floor takes the whole batches of each partition from its offset on, in
   assert.deepEqual(offsets, [5n, 0n, 9n])
 })
 
-test('the floor stops at a batch that fails its CRC check, and at a partition error', async () => {
+test('the bare forwarder stops at a batch that fails its CRC check, and at a partition error', async () => {
   const batch = await storedBatch(0n, 2)
   const corrupt = Buffer.from(batch)
   corrupt[corrupt.length - 1] = (corrupt[corrupt.length - 1] ?? 0) ^ 0xff
@@ -56,7 +56,7 @@ test('the floor stops at a batch that fails its CRC check, and at a partition er
   assert.throws(() => batchesOf(fetchAnswer('t', [{ partition: 1, errorCode: 6, records: null }]), [0n, 0n]), /partition 1: error code 6/)
 })
 
-test('the floor\'s Produce v3 carries one batch per partition with the target\'s header and a CRC that holds', async () => {
+test('the bare forwarder\'s Produce v3 carries one batch per partition with the target\'s header and a CRC that holds', async () => {
   const batch = await storedBatch(42n, 3)
   const body = Buffer.concat(produceRequest('target-topic', new Map([[5, batch]])))
   let at = 0
@@ -77,7 +77,7 @@ test('the floor\'s Produce v3 carries one batch per partition with the target\'s
   assert.deepEqual(sent.subarray(61), batch.subarray(61), 'the records go as fetched')
 })
 
-test('the floor\'s fetch names every partition from its offset, and a refused produce stops it', () => {
+test('the bare forwarder\'s fetch names every partition from its offset, and a refused produce stops it', () => {
   const body = Buffer.concat(fetchRequest('t', [7n, 9n]))
   assert.equal(body.readInt32BE(0), -1, 'a client, not a replica')
   const partitionsAt = 17 + 4 + 2 + 1

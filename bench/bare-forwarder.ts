@@ -1,6 +1,6 @@
 /**
- * The forwarding floor: the least a Node.js process can do to copy record batches from one Kafka
- * broker to another, as an anchor for the sidecar's CPU at a steady rate (`--contenders floor`,
+ * The bare forwarder: the least a Node.js process can do to copy record batches from one Kafka
+ * broker to another, as an anchor for the sidecar's CPU at a steady rate (`--contenders bare`,
  * latency mode). It is not a mirror: one source broker and one target broker that lead every
  * partition (the benchmark's single-node clusters), no consumer group, no commits, no idempotent
  * producer, no retries, no metrics; it stops at the first error. What it does do is what every
@@ -8,7 +8,7 @@
  * rewritten for the target with the sidecar's own `batchForTarget`, and one Produce (v3, acks=all)
  * per round of one batch per partition, at most `MAX_IN_FLIGHT` of them unanswered.
  *
- *   node dist/bench/forwarding-floor.js SOURCE_HOST:PORT TARGET_HOST:PORT TOPIC PARTITIONS [raw|kafkajs]
+ *   node dist/bench/bare-forwarder.js SOURCE_HOST:PORT TARGET_HOST:PORT TOPIC PARTITIONS [raw|kafkajs]
  *
  * `raw` (the default) sends over its own sockets; `kafkajs` sends the same requests through
  * kafkajs' connection, request queue and encoder (as the project's own requests beside kafkajs'
@@ -20,13 +20,13 @@
 import { connect, type Socket } from 'node:net'
 import { createKafkaClient } from '../src/kafka/client.js'
 import { controllerRequestBroker, createInternalCluster, kafkajsProtocol, type ProtocolRequest } from '../src/kafka/kafkajs-internals.js'
-import { batchesOf, checkProduced, FETCH, fetchRequest, PRODUCE, produceRequest } from './forwarding-floor-protocol.js'
+import { batchesOf, checkProduced, FETCH, fetchRequest, PRODUCE, produceRequest } from './bare-forwarder-protocol.js'
 
-const CLIENT_ID = 'forwarding-floor'
+const CLIENT_ID = 'bare-forwarder'
 /** Produce requests sent and not answered yet, at most; the next fetch waits below it. */
 const MAX_IN_FLIGHT = 5
 
-/** Where the floor sends a request's body pieces; resolves with the answer after its header. */
+/** Where the bare forwarder sends a request's body pieces; resolves with the answer after its header. */
 interface FloorBroker {
   request: (api: { apiKey: number, version: number }, body: readonly Buffer[]) => Promise<Buffer>
 }
@@ -134,7 +134,7 @@ async function forward (source: FloorBroker, target: FloorBroker, topic: string,
 }
 
 function fail (error: unknown): never {
-  process.stderr.write(`forwarding-floor: ${(error as Error).message}\n`)
+  process.stderr.write(`bare-forwarder: ${(error as Error).message}\n`)
   process.exit(1)
 }
 
@@ -144,7 +144,7 @@ if (
   sourceAddress === undefined || targetAddress === undefined || topic === undefined ||
   !Number.isSafeInteger(partitions) || partitions <= 0 || (via !== 'raw' && via !== 'kafkajs')
 ) {
-  process.stderr.write('usage: forwarding-floor SOURCE_HOST:PORT TARGET_HOST:PORT TOPIC PARTITIONS [raw|kafkajs]\n')
+  process.stderr.write('usage: bare-forwarder SOURCE_HOST:PORT TARGET_HOST:PORT TOPIC PARTITIONS [raw|kafkajs]\n')
   process.exit(2)
 }
 process.on('SIGTERM', () => process.exit(0))

@@ -1,5 +1,5 @@
 /**
- * The Kafka requests and answers of the forwarding floor (`forwarding-floor.ts`): Fetch v4 of
+ * The Kafka requests and answers of the bare forwarder (`bare-forwarder.ts`): Fetch v4 of
  * every partition of one topic, Produce v3 (acks=all, no producer id) of one batch per partition,
  * each as the pieces of its body after the request header.
  */
