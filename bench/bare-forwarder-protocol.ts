@@ -40,43 +40,51 @@ export function fetchRequest (topic: string, offsets: readonly bigint[]): Buffer
   return [head, int32(1), kafkaString(topic), int32(offsets.length), ...partitions]
 }
 
-/** The whole batches of each partition in a Fetch v4 answer, at or past that partition's offset (which moves past them). */
-export function batchesOf (answer: Buffer, offsets: bigint[]): Array<{ partition: number, batch: Buffer }> {
-  const found: Array<{ partition: number, batch: Buffer }> = []
-  let at = 4 // throttle_time_ms
+/**
+ * Walks the `[topics [partitions]]` of an answer from `at`: `visit` reads one partition's entry,
+ * which starts at the position it is given, and returns where the entry ends.
+ */
+function eachPartition (answer: Buffer, at: number, visit: (at: number) => number): void {
   const topics = answer.readInt32BE(at)
   at += 4
   for (let t = 0; t < topics; t++) {
     at += 2 + answer.readInt16BE(at)
     const partitions = answer.readInt32BE(at)
     at += 4
-    for (let i = 0; i < partitions; i++) {
-      const partition = answer.readInt32BE(at)
-      const errorCode = answer.readInt16BE(at + 4)
-      at += 4 + 2 + 8 + 8 // partition, error_code, high_watermark, last_stable_offset
-      const aborted = answer.readInt32BE(at)
-      at += 4 + Math.max(aborted, 0) * 16
-      const length = Math.max(answer.readInt32BE(at), 0)
-      at += 4
-      if (errorCode !== 0) throw new Error(`fetch of partition ${partition}: error code ${errorCode}`)
-      const end = at + length
-      let from = at
-      while (end - from >= BATCH_PREFIX_BYTES) {
-        const batchEnd = from + BATCH_PREFIX_BYTES + answer.readInt32BE(from + 8)
-        if (batchEnd > end) break // the broker cuts the last batch at the size limit
-        const batch = answer.subarray(from, batchEnd)
-        const lastOffset = batch.readBigInt64BE(0) + BigInt(batch.readInt32BE(LAST_OFFSET_DELTA_AT))
-        if (lastOffset >= (offsets[partition] as bigint)) {
-          const { stored, computed } = batchCrc(batch)
-          if (stored !== computed) throw new Error(`partition ${partition}: a batch failed its CRC check`)
-          found.push({ partition, batch })
-          offsets[partition] = lastOffset + 1n
-        }
-        from = batchEnd
-      }
-      at = end
-    }
+    for (let i = 0; i < partitions; i++) at = visit(at)
   }
+}
+
+/** The whole batches of each partition in a Fetch v4 answer, at or past that partition's offset (which moves past them). */
+export function batchesOf (answer: Buffer, offsets: bigint[]): Array<{ partition: number, batch: Buffer }> {
+  const found: Array<{ partition: number, batch: Buffer }> = []
+  // After throttle_time_ms.
+  eachPartition(answer, 4, entry => {
+    const partition = answer.readInt32BE(entry)
+    const errorCode = answer.readInt16BE(entry + 4)
+    let at = entry + 4 + 2 + 8 + 8 // partition, error_code, high_watermark, last_stable_offset
+    const aborted = answer.readInt32BE(at)
+    at += 4 + Math.max(aborted, 0) * 16
+    const length = Math.max(answer.readInt32BE(at), 0)
+    at += 4
+    if (errorCode !== 0) throw new Error(`fetch of partition ${partition}: error code ${errorCode}`)
+    const end = at + length
+    let from = at
+    while (end - from >= BATCH_PREFIX_BYTES) {
+      const batchEnd = from + BATCH_PREFIX_BYTES + answer.readInt32BE(from + 8)
+      if (batchEnd > end) break // the broker cuts the last batch at the size limit
+      const batch = answer.subarray(from, batchEnd)
+      const lastOffset = batch.readBigInt64BE(0) + BigInt(batch.readInt32BE(LAST_OFFSET_DELTA_AT))
+      if (lastOffset >= (offsets[partition] as bigint)) {
+        const { stored, computed } = batchCrc(batch)
+        if (stored !== computed) throw new Error(`partition ${partition}: a batch failed its CRC check`)
+        found.push({ partition, batch })
+        offsets[partition] = lastOffset + 1n
+      }
+      from = batchEnd
+    }
+    return end
+  })
   return found
 }
 
@@ -95,17 +103,9 @@ export function produceRequest (topic: string, round: ReadonlyMap<number, Buffer
 
 /** Throws on the first partition a Produce v3 answer refused. */
 export function checkProduced (answer: Buffer): void {
-  let at = 0
-  const topics = answer.readInt32BE(at)
-  at += 4
-  for (let t = 0; t < topics; t++) {
-    at += 2 + answer.readInt16BE(at)
-    const partitions = answer.readInt32BE(at)
-    at += 4
-    for (let i = 0; i < partitions; i++) {
-      const errorCode = answer.readInt16BE(at + 4)
-      if (errorCode !== 0) throw new Error(`produce to partition ${answer.readInt32BE(at)}: error code ${errorCode}`)
-      at += 4 + 2 + 8 + 8 // partition, error_code, base_offset, log_append_time
-    }
-  }
+  eachPartition(answer, 0, at => {
+    const errorCode = answer.readInt16BE(at + 4)
+    if (errorCode !== 0) throw new Error(`produce to partition ${answer.readInt32BE(at)}: error code ${errorCode}`)
+    return at + 4 + 2 + 8 + 8 // partition, error_code, base_offset, log_append_time
+  })
 }
