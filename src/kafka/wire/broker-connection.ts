@@ -1,0 +1,247 @@
+import { connect as netConnect, isIP, type Socket } from 'node:net'
+import { connect as tlsConnect, type ConnectionOptions as TlsConnectionOptions } from 'node:tls'
+import { ErrorCodes, MirrorError } from '../../shared/errors.js'
+import { packageVersion } from '../../shared/package-version.js'
+import { knownVersions, negotiateVersions, UNSUPPORTED_VERSION, type WireApi } from './api-versions.js'
+import { FrameReader } from './frame-reader.js'
+import { decodeMessage, encodeMessage } from './message-codec.js'
+import { inVersions, type MessageSchema } from './message-schema.js'
+import { REQUEST_HEADER_SCHEMA, RESPONSE_HEADER_SCHEMA, WIRE_API_SCHEMAS } from './schemas/wire-api-schemas.js'
+import { WireReader } from './wire-reader.js'
+import { WireWriter } from './wire-writer.js'
+
+type Schemas = typeof WIRE_API_SCHEMAS
+type ValueOf<S> = S extends MessageSchema<infer T> ? T : never
+/** The request value of `A` (its generated interface). */
+export type RequestOf<A extends WireApi> = ValueOf<Schemas[A]['request']>
+/** The response value of `A` (its generated interface). */
+export type ResponseOf<A extends WireApi> = ValueOf<Schemas[A]['response']>
+
+export interface BrokerConnectionOptions {
+  readonly host: string
+  readonly port: number
+  /** The request header's client id (Kafka's `client.id`); null sends none. */
+  readonly clientId: string | null
+  /** Options for node:tls (`ca`, `cert`, `key`, `rejectUnauthorized`, ...); absent: plain TCP. */
+  readonly tls?: TlsConnectionOptions
+  /** Time to open the connection (and finish the TLS handshake), in milliseconds. Default 10,000. */
+  readonly connectTimeoutMs?: number
+  /** Time a request may wait for its response before the connection is closed, in milliseconds (Kafka's `request.timeout.ms`). Default 30,000. */
+  readonly requestTimeoutMs?: number
+  /** The largest response frame accepted, in bytes; a larger size prefix closes the connection. Default 512 MiB. */
+  readonly maxResponseBytes?: number
+}
+
+export interface SendOptions {
+  /** The version to send instead of the negotiated one (it must be one our codecs know). */
+  readonly version?: number
+}
+
+interface InFlight {
+  readonly api: WireApi
+  readonly version: number
+  readonly resolve: (response: unknown) => void
+  readonly reject: (error: Error) => void
+  readonly timer: NodeJS.Timeout
+}
+
+/** KIP-511: the client's software name and version, as ApiVersions v3+ sends them (they must match `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`). */
+const SOFTWARE_NAME = 'kafka-mirror-sidecar'
+const API_VERSIONS_KEY = WIRE_API_SCHEMAS.ApiVersions.request.apiKey!
+
+/**
+ * One TCP (or TLS) connection to one broker. `start()` connects and negotiates the version of each API
+ * with ApiVersions (KIP-35); `send()` then writes a request and resolves with its decoded response.
+ * Requests are pipelined: any number may be in flight, written in the order `send` was called.
+ *
+ * Invariants: Kafka answers the requests of a connection in the order it received them, so each response's
+ * correlation id must be the oldest one in flight; any other closes the connection (the stream is out of
+ * step). A request timing out closes the connection too, as Kafka's own client does: what the broker did
+ * with the requests in flight is unknown, and every one of them fails with a retriable MirrorError.
+ * Response bytes and records are views of the response frame (see `FrameReader`). `stop()` is once-only
+ * and fails the requests still in flight; callers drain before they stop.
+ */
+export class BrokerConnection {
+  readonly #options: BrokerConnectionOptions
+  readonly #inFlight = new Map<number, InFlight>()
+  #socket: Socket | undefined
+  #nextCorrelationId = 0
+  #versions = new Map<WireApi, number>()
+  #failure: MirrorError | undefined
+  #stopping: Promise<void> | undefined
+
+  constructor (options: BrokerConnectionOptions) {
+    this.#options = options
+  }
+
+  get #where (): string {
+    return `${this.#options.host}:${this.#options.port}`
+  }
+
+  /** Connects, then negotiates API versions. Rejects with a retriable MirrorError when the broker cannot be reached. */
+  async start (): Promise<void> {
+    if (this.#socket !== undefined) throw new MirrorError(ErrorCodes.INTERNAL, `connection to ${this.#where} started twice`)
+    const socket = await this.#connect()
+    this.#socket = socket
+    const reader = new FrameReader(frame => this.#onFrame(frame), this.#options.maxResponseBytes ?? 512 * 1024 * 1024)
+    socket.on('data', (chunk: Buffer) => {
+      try {
+        reader.push(chunk)
+      } catch (error) {
+        this.#fail(this.#lost(`response from ${this.#where} unreadable: ${(error as Error).message}`, error))
+      }
+    })
+    socket.on('error', error => this.#fail(this.#lost(`connection to ${this.#where}: ${error.message}`, error)))
+    socket.on('close', () => this.#fail(this.#lost(`connection to ${this.#where} closed`)))
+    try {
+      await this.#negotiate()
+    } catch (error) {
+      this.#fail(this.#lost(`connection to ${this.#where} closed: ApiVersions failed`, error))
+      throw error
+    }
+  }
+
+  /** A retriable error for a connection that is gone or out of step. */
+  #lost (message: string, cause?: unknown): MirrorError {
+    return new MirrorError(ErrorCodes.CONNECTION, message, { retriable: true, cause })
+  }
+
+  #connect (): Promise<Socket> {
+    const { host, port, tls } = this.#options
+    const timeoutMs = this.#options.connectTimeoutMs ?? 10_000
+    return new Promise((resolve, reject) => {
+      const ready = tls === undefined ? 'connect' : 'secureConnect'
+      const socket = tls === undefined
+        ? netConnect({ host, port })
+        // SNI carries a host name only, never an address (RFC 6066).
+        : tlsConnect({ ...tls, host, port, ...(isIP(host) === 0 ? { servername: tls.servername ?? host } : {}) })
+      const timer = setTimeout(() => socket.destroy(new Error(`not connected within ${timeoutMs} ms`)), timeoutMs)
+      const failed = (error: Error): void => {
+        clearTimeout(timer)
+        reject(new MirrorError(ErrorCodes.CONNECTION, `cannot connect to ${host}:${port}: ${error.message}`, { retriable: true, cause: error }))
+      }
+      socket.once('error', failed)
+      socket.once(ready, () => {
+        clearTimeout(timer)
+        socket.off('error', failed)
+        socket.setNoDelay(true)
+        resolve(socket)
+      })
+    })
+  }
+
+  /**
+   * KIP-35 and KIP-511: ApiVersions at the newest version we know, with our software name and version. A broker
+   * older than that version answers UNSUPPORTED_VERSION in a v0 body listing its own ApiVersions range; we ask
+   * again at the highest version both know, as Kafka's NetworkClient does.
+   */
+  async #negotiate (): Promise<void> {
+    const request = { clientSoftwareName: SOFTWARE_NAME, clientSoftwareVersion: packageVersion().replace(/[^a-zA-Z0-9.-]/g, '-') }
+    let version = knownVersions('ApiVersions')[1]
+    let response = await this.send('ApiVersions', request, { version })
+    if (response.errorCode === UNSUPPORTED_VERSION) {
+      const brokerMax = response.apiKeys.find(api => api.apiKey === API_VERSIONS_KEY)?.maxVersion ?? 0
+      version = Math.min(version, brokerMax)
+      response = await this.send('ApiVersions', request, { version })
+    }
+    if (response.errorCode !== 0) {
+      throw new MirrorError(ErrorCodes.KAFKA, `ApiVersions v${version} to ${this.#where}: error code ${response.errorCode}`, { retriable: false })
+    }
+    this.#versions = negotiateVersions(response.apiKeys)
+  }
+
+  /** The version of `api` negotiated with this broker; undefined when the broker and our codecs share none. */
+  versionOf (api: WireApi): number | undefined {
+    return this.#versions.get(api)
+  }
+
+  /** Sends `request` at the negotiated version of `api` (or `options.version`) and resolves with the broker's response. */
+  send<A extends WireApi> (api: A, request: RequestOf<A>, options: SendOptions = {}): Promise<ResponseOf<A>> {
+    if (this.#failure !== undefined) return Promise.reject(this.#failure)
+    const socket = this.#socket
+    if (socket === undefined) return Promise.reject(new MirrorError(ErrorCodes.INTERNAL, `request ${api} to ${this.#where} before start()`))
+    const version = options.version ?? this.#versions.get(api)
+    const [min, max] = knownVersions(api)
+    if (version === undefined || version < min || version > max) {
+      const message = `${this.#where} supports no version of ${api} our codecs know (${min}-${max})`
+      return Promise.reject(new MirrorError(ErrorCodes.KAFKA, message, { retriable: false, kafkaCode: 'UNSUPPORTED_VERSION' }))
+    }
+    if (api === 'Produce' && (request as RequestOf<'Produce'>).acks === 0) {
+      // A Produce with acks=0 gets no response at all: the correlation ids of later responses would not meet their requests.
+      return Promise.reject(new MirrorError(ErrorCodes.INTERNAL, 'Produce with acks=0: the wire layer sends only requests the broker answers'))
+    }
+    const schemas = WIRE_API_SCHEMAS[api]
+    const correlationId = this.#nextCorrelationId
+    this.#nextCorrelationId = (correlationId + 1) | 0
+    const writer = new WireWriter()
+    // KIP-482: request header v2 (with tagged fields) for flexible versions, else v1.
+    const header = { requestApiKey: schemas.request.apiKey!, requestApiVersion: version, correlationId, clientId: this.#options.clientId }
+    encodeMessage(REQUEST_HEADER_SCHEMA, inVersions(schemas.request.flexibleVersions, version) ? 2 : 1, header, writer)
+    encodeMessage(schemas.request as MessageSchema<RequestOf<A>>, version, request, writer)
+    const size = Buffer.allocUnsafe(4)
+    size.writeInt32BE(writer.length)
+    return new Promise<ResponseOf<A>>((resolve, reject) => {
+      const timeoutMs = this.#options.requestTimeoutMs ?? 30_000
+      const timer = setTimeout(() => {
+        this.#fail(this.#lost(`${api} v${version} to ${this.#where}: no response within ${timeoutMs} ms`))
+      }, timeoutMs)
+      timer.unref()
+      this.#inFlight.set(correlationId, { api, version, resolve: resolve as (response: unknown) => void, reject, timer })
+      socket.cork()
+      socket.write(size)
+      for (const chunk of writer.chunks()) socket.write(chunk)
+      socket.uncork()
+    })
+  }
+
+  #onFrame (frame: Buffer): void {
+    const reader = new WireReader(frame)
+    const correlationId = reader.int32()
+    const oldest = this.#inFlight.keys().next()
+    if (oldest.done === true || oldest.value !== correlationId) {
+      const expected = oldest.done === true ? 'none in flight' : `expected ${oldest.value}`
+      this.#fail(this.#lost(`response from ${this.#where} with correlation id ${correlationId}, ${expected}`))
+      return
+    }
+    const request = this.#inFlight.get(correlationId)!
+    this.#inFlight.delete(correlationId)
+    clearTimeout(request.timer)
+    const { response } = WIRE_API_SCHEMAS[request.api]
+    try {
+      // KIP-511: ApiVersions responses keep header v0 in every version, so that a client of any version can read
+      // the error; for the others header v1 (with tagged fields) goes with a flexible version (KIP-482).
+      reader.position = 0
+      const flexible = inVersions(response.flexibleVersions, request.version)
+      decodeMessage(RESPONSE_HEADER_SCHEMA, flexible && request.api !== 'ApiVersions' ? 1 : 0, reader)
+      let version = request.version
+      // KIP-511: UNSUPPORTED_VERSION to an ApiVersions request comes as a v0 body, whatever version was asked.
+      if (request.api === 'ApiVersions' && reader.remaining >= 2 && frame.readInt16BE(reader.position) === UNSUPPORTED_VERSION) version = 0
+      request.resolve(decodeMessage(response as MessageSchema, version, reader))
+    } catch (error) {
+      const message = `${request.api} v${request.version} response from ${this.#where} unreadable: ${(error as Error).message}`
+      request.reject(new MirrorError(ErrorCodes.KAFKA, message, { cause: error }))
+    }
+  }
+
+  /** Closes the connection and fails every request in flight with `error` (the first failure wins). */
+  #fail (error: MirrorError): void {
+    this.#failure ??= error
+    this.#socket?.destroy()
+    for (const request of this.#inFlight.values()) {
+      clearTimeout(request.timer)
+      request.reject(this.#failure)
+    }
+    this.#inFlight.clear()
+  }
+
+  /** Closes the connection; requests still in flight fail with a MIRROR_STOPPED error. Once-only: later calls wait for the first. */
+  stop (): Promise<void> {
+    this.#stopping ??= new Promise<void>(resolve => {
+      const socket = this.#socket
+      this.#fail(new MirrorError(ErrorCodes.STOPPED, `connection to ${this.#where} stopped`))
+      if (socket === undefined || socket.closed) resolve()
+      else socket.once('close', () => resolve())
+    })
+    return this.#stopping
+  }
+}
