@@ -6,6 +6,7 @@ import { knownVersions, negotiateVersions, UNSUPPORTED_VERSION, type WireApi } f
 import { FrameReader } from './frame-reader.js'
 import { decodeMessage, encodeMessage } from './message-codec.js'
 import { inVersions, type MessageSchema } from './message-schema.js'
+import type { SaslMechanism } from './sasl-mechanism.js'
 import { REQUEST_HEADER_SCHEMA, RESPONSE_HEADER_SCHEMA, WIRE_API_SCHEMAS } from './schemas/wire-api-schemas.js'
 import { WireReader } from './wire-reader.js'
 import { WireWriter } from './wire-writer.js'
@@ -24,6 +25,8 @@ export interface BrokerConnectionOptions {
   readonly clientId: string | null
   /** Options for node:tls (`ca`, `cert`, `key`, `rejectUnauthorized`, ...); absent: plain TCP. */
   readonly tls?: TlsConnectionOptions
+  /** SASL: authenticate with this mechanism after ApiVersions, before any other request (KIP-152); absent: none. */
+  readonly sasl?: SaslMechanism
   /** Time to open the connection (and finish the TLS handshake), in milliseconds. Default 10,000. */
   readonly connectTimeoutMs?: number
   /** Time a request may wait for its response before the connection is closed, in milliseconds (Kafka's `request.timeout.ms`). Default 30,000. */
@@ -68,6 +71,7 @@ export class BrokerConnection {
   #nextCorrelationId = 0
   #versions = new Map<WireApi, number>()
   #failure: MirrorError | undefined
+  #sessionLifetimeMs = 0n
   #stopping: Promise<void> | undefined
 
   constructor (options: BrokerConnectionOptions) {
@@ -95,10 +99,40 @@ export class BrokerConnection {
     socket.on('close', () => this.#fail(this.#lost(`connection to ${this.#where} closed`)))
     try {
       await this.#negotiate()
+      if (this.#options.sasl !== undefined) await this.#authenticate(this.#options.sasl)
     } catch (error) {
-      this.#fail(this.#lost(`connection to ${this.#where} closed: ApiVersions failed`, error))
+      this.#fail(this.#lost(`connection to ${this.#where} closed: it did not start`, error))
       throw error
     }
+  }
+
+  /**
+   * KIP-152: SaslHandshake v1 names the mechanism, then SaslAuthenticate requests carry its tokens (with v0 they
+   * would go as bare frames, which this connection does not speak). A refusal is an AUTHENTICATION MirrorError,
+   * not retriable; the broker closes the connection after it.
+   */
+  async #authenticate (mechanism: SaslMechanism): Promise<void> {
+    const refused = (message: string): MirrorError => new MirrorError(ErrorCodes.AUTHENTICATION, `${this.#where}: SASL ${mechanism.name}: ${message}`)
+    if ((this.#versions.get('SaslHandshake') ?? 0) < 1 || this.#versions.get('SaslAuthenticate') === undefined) {
+      throw refused('the broker speaks neither SaslHandshake v1 nor SaslAuthenticate (KIP-152, Kafka 1.0 and later)')
+    }
+    const handshake = await this.send('SaslHandshake', { mechanism: mechanism.name })
+    if (handshake.errorCode !== 0) throw refused(`not enabled on this listener, which enables ${handshake.mechanisms.join(', ') || 'none'}`)
+    await mechanism.authenticate(async token => {
+      const answer = await this.send('SaslAuthenticate', { authBytes: token })
+      if (answer.errorCode !== 0) throw refused(`authentication failed: ${answer.errorMessage ?? `error code ${answer.errorCode}`}`)
+      this.#sessionLifetimeMs = answer.sessionLifetimeMs ?? 0n
+      return answer.authBytes
+    })
+  }
+
+  /**
+   * KIP-368: how long the broker keeps the SASL session, in milliseconds from the last SaslAuthenticate; 0 when it
+   * sets no limit (or no SASL). The connection does not re-authenticate: past that time the broker closes it, and
+   * the connection fails retriably like any closed one.
+   */
+  get sessionLifetimeMs (): bigint {
+    return this.#sessionLifetimeMs
   }
 
   /** A retriable error for a connection that is gone or out of step. */
