@@ -127,6 +127,7 @@ test('a request without a response in time closes the connection and fails what 
   const pending = stopped.send('Fetch', parked)
   await stopped.stop()
   await assert.rejects(pending, (error: MirrorError) => error instanceof MirrorError && error.code === ErrorCodes.STOPPED)
+  await assert.rejects(stopped.start(), /started twice, or after stop\(\)/)
 })
 
 /** Sends `frames` (each a whole request with its size prefix) on a fresh socket and resolves with the first `count` response frames. */

@@ -61,8 +61,9 @@ const API_VERSIONS_KEY = WIRE_API_SCHEMAS.ApiVersions.request.apiKey!
  * correlation id must be the oldest one in flight; any other closes the connection (the stream is out of
  * step). A request timing out closes the connection too, as Kafka's own client does: what the broker did
  * with the requests in flight is unknown, and every one of them fails with a retriable MirrorError.
- * Response bytes and records are views of the response frame (see `FrameReader`). `stop()` is once-only
- * and fails the requests still in flight; callers drain before they stop.
+ * Response bytes and records are views of the response frame (see `FrameReader`). Writes are not held
+ * back while the socket's buffer is full: callers bound what they keep in flight. `stop()` is once-only
+ * and fails the requests still in flight; callers drain before they stop. A stopped connection does not start again.
  */
 export class BrokerConnection {
   readonly #options: BrokerConnectionOptions
@@ -84,7 +85,9 @@ export class BrokerConnection {
 
   /** Connects, then negotiates API versions. Rejects with a retriable MirrorError when the broker cannot be reached. */
   async start (): Promise<void> {
-    if (this.#socket !== undefined) throw new MirrorError(ErrorCodes.INTERNAL, `connection to ${this.#where} started twice`)
+    if (this.#socket !== undefined || this.#stopping !== undefined) {
+      throw new MirrorError(ErrorCodes.INTERNAL, `connection to ${this.#where} started twice, or after stop()`)
+    }
     const socket = await this.#connect()
     this.#socket = socket
     const reader = new FrameReader(frame => this.#onFrame(frame), this.#options.maxResponseBytes ?? 512 * 1024 * 1024)
