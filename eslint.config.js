@@ -56,4 +56,21 @@ export default [
       '@typescript-eslint/no-empty-function': 'error',
     },
   },
+  {
+    // Promise rules with type information (typescript-eslint's type-checked rules): a promise is awaited,
+    // returned, or marked `void` with its errors handled on it; none is passed where a callback's result
+    // is ignored; `await` only on what can be awaited.
+    files: ['src/**/*.ts', 'scripts/**/*.ts', 'bench/**/*.ts', 'grafana/**/*.ts', 'test/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      // node:test's test(), describe() and their kin return a promise the runner itself awaits.
+      '@typescript-eslint/no-floating-promises': ['error', {
+        allowForKnownSafeCalls: [
+          { from: 'package', package: 'node:test', name: ['test', 'it', 'describe', 'suite', 'before', 'after', 'beforeEach', 'afterEach'] },
+        ],
+      }],
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error',
+    },
+  },
 ]

@@ -102,7 +102,7 @@ export class KafkaTransactionalSink implements TransactionalSink {
     try {
       for (const transactionalId of this.#options.transactionalIds) slots.push(await this.#startProducer(transactionalId))
     } catch (error) {
-      const disconnect = (slot: Slot): Promise<void> | undefined => slot.producer?.disconnect()
+      const disconnect = async (slot: Slot): Promise<void> => await slot.producer?.disconnect()
         .catch(() => { /* cleanup on a failed start: the error thrown below is what the caller gets */ })
       await Promise.all(slots.map(disconnect))
       throw error

@@ -61,7 +61,9 @@ export class ExactlyOnceLanes implements IntakeGate {
       if (keys === undefined) byLane.set(lane, keys = new Map())
       keys.set(key, parsed)
     }
-    for (const lane of this.#lanes) lane.assign(byLane.get(lane.index))
+    // Not awaited: a lane takes or gives up its transactional id in the background, and admit() waits for
+    // its readiness. A lane's steps never reject (taking one ends in onFatal, giving one up logs).
+    for (const lane of this.#lanes) void lane.assign(byLane.get(lane.index))
   }
 
   async admit (topic: string, partition: number, control: FetchControl): Promise<Admission | undefined> {

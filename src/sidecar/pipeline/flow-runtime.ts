@@ -48,7 +48,7 @@ export class FlowRuntime implements Component {
     this.name = options.name
     this.#options = options
     this.components = components
-    this.done = Promise.all(components.map(component => component.done)).then(() => undefined)
+    this.done = Promise.all(components.map(async component => await component.done)).then(() => undefined)
     // Observed by whoever awaits `done`; without this an unawaited rejection would end the process.
     this.done.catch(() => { /* seen by whoever awaits done */ })
   }
