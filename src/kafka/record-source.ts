@@ -3,6 +3,7 @@ import type { ConsumerSettings } from '../config/mirror-config.js'
 import type { CommitOffset, RecordSource, SourceListener } from '../ports/ports.js'
 import type { TranscoderLoad } from '../ports/transcoder-load.js'
 import { partitionKey } from '../shared/partition-key.js'
+import { settleWithin } from '../shared/deadline.js'
 import { ErrorCodes } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
@@ -127,6 +128,7 @@ export class KafkaRecordSource implements RecordSource {
         ...(this.#assigners === undefined ? {} : { partitionAssigners: this.#assigners }),
         ...(this.#settings.fetchSessions ? fetchSessionsOption() : {}),
         forwardRecordBatch,
+        beforeRejoin: () => this.#beforeRejoin(handlers),
       })
       this.#consumers.push(consumer)
       this.#assignments.set(consumer, new Set())
@@ -158,7 +160,7 @@ export class KafkaRecordSource implements RecordSource {
   }
 
   #wireEvents (consumer: Consumer, handlers: SourceListener): void {
-    const { GROUP_JOIN, REBALANCING, END_BATCH_PROCESS, FETCH, CRASH, CONNECT, DISCONNECT } = consumer.events
+    const { GROUP_JOIN, END_BATCH_PROCESS, FETCH, CRASH, CONNECT, DISCONNECT } = consumer.events
     consumer.on(GROUP_JOIN, event => {
       // The leader refused this process (exactly-once, another lane count than the group's): it got no partitions and stops.
       const refusal = decodeLaneRefusal((event.payload as { memberUserData?: Buffer }).memberUserData)
@@ -171,7 +173,6 @@ export class KafkaRecordSource implements RecordSource {
       this.#owned = undefined
       handlers.onAssignment(this.owned())
     })
-    consumer.on(REBALANCING, () => handlers.onRebalancing())
     if (handlers.onFetched !== undefined) {
       const onFetched = handlers.onFetched.bind(handlers)
       consumer.on(FETCH, () => onFetched())
@@ -206,6 +207,22 @@ export class KafkaRecordSource implements RecordSource {
       }
       handlers.onCrash(toMirrorError(error, `source consumer of group "${this.#settings.groupId}" stopped`))
     })
+  }
+
+  /**
+   * Before a member of a generation joins again (the patched kafkajs' `beforeRejoin`; the eager
+   * protocol gives every partition up at a rejoin, KIP-429): the listener commits what the target
+   * acknowledged while the coordinator still takes this generation's commits. After the join they fail (ILLEGAL_GENERATION), and at-least-once the
+   * partitions' next owners would copy that progress again. Bounded by half the session timeout:
+   * the member sends no heartbeat meanwhile, and one silent for a whole session is removed from
+   * the group (its commits refused with UNKNOWN_MEMBER_ID).
+   */
+  async #beforeRejoin (handlers: SourceListener): Promise<void> {
+    if (this.#stopped) return
+    const boundMs = Math.floor(this.#settings.sessionTimeoutMs / 2)
+    if (!(await settleWithin(handlers.onRebalancing(), boundMs))) {
+      this.#logger.warn('rejoining the group before what was acknowledged is committed; the next owners of its partitions may copy records again', { boundMs })
+    }
   }
 
   async #eachBatch (payload: EachBatchPayload, handlers: SourceListener): Promise<void> {
