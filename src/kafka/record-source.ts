@@ -28,6 +28,13 @@ export interface MirrorProducerFilter {
 }
 
 /**
+ * Where a partition the group has no committed offset for starts, or undefined for
+ * `auto.offset.reset`. The consumer commits that offset through its member, in the group's
+ * generation, before it fetches the partition (the patched kafkajs' `startOffset`).
+ */
+export type StartOffset = (topic: string, partition: number) => bigint | undefined
+
+/**
  * Batches of one partition's fetch recompressed at once (the one handed on next and those after
  * it): with 16 partitions handed over concurrently, enough to keep the codecs' threads busy, while
  * what waits per partition stays within a few batches.
@@ -61,6 +68,8 @@ export class KafkaRecordSource implements RecordSource {
 
   /** The group's assignors: kafkajs' default unless given (exactly-once: the bucket assignor). */
   readonly #assigners: PartitionAssigner[] | undefined
+  /** Where a partition without a committed offset starts (MirrorMaker 2's position), when given. */
+  readonly #startOffset: StartOffset | undefined
   /** Recompresses batches declined only for their codec into the target's (`forwarding.targetCodec`); undefined without a codec to change to, or when every batch is decoded. */
   readonly #transcoder: BatchTranscoder | undefined
 
@@ -71,9 +80,11 @@ export class KafkaRecordSource implements RecordSource {
     logger: Logger,
     forwarding: ForwardingPolicy,
     producers?: MirrorProducerFilter,
-    assigners?: PartitionAssigner[]
+    assigners?: PartitionAssigner[],
+    startOffset?: StartOffset
   ) {
     this.#assigners = assigners
+    this.#startOffset = startOffset
     this.#producers = producers
     this.#connection = connection
     this.#settings = settings
@@ -111,6 +122,7 @@ export class KafkaRecordSource implements RecordSource {
     const kafka = createKafkaClient({ ...this.#connection, clientId: this.#connection.clientId }, this.#logger)
     // Every fetch of these consumers offers its v2 batches to the hook (CRC check, then forwarded or decoded).
     // A batch declined for its codec alone is counted when its turn comes: transcoded, or decoded when that fails.
+    const startOffset = this.#startOffset
     const forwardRecordBatch = forwardingHook(this.#forwarding, (reason, bytes) => {
       if (reason !== 'codec' || this.#transcoder === undefined) handlers.onDecoded?.(reason, bytes)
     })
@@ -129,6 +141,7 @@ export class KafkaRecordSource implements RecordSource {
         ...(this.#settings.fetchSessions ? fetchSessionsOption() : {}),
         forwardRecordBatch,
         beforeRejoin: () => this.#beforeRejoin(handlers),
+        ...(startOffset === undefined ? {} : { startOffset: ({ topic, partition }) => startOffset(topic, partition)?.toString() }),
       })
       this.#consumers.push(consumer)
       this.#assignments.set(consumer, new Set())
