@@ -239,14 +239,17 @@ export class MirrorFlow {
 
   /**
    * Before this member joins its group again and gives its partitions up (a rebalance, eager
-   * protocol): at least once, waits until what was handed over is acknowledged (the source fetches
-   * nothing meanwhile), then commits it, while the group still takes this generation's commits.
+   * protocol): at least once, waits until what was handed over so far is acknowledged, then
+   * commits it, while the group still takes this generation's commits.
    * The partitions' next owners start where the target's copy ends, so a rebalance copies nothing
    * acknowledged again. Exactly once, a partition's next owner starts from the lanes' positions,
    * not the group's offset: only the commit. The source bounds the whole (`KafkaRecordSource`).
    */
   async #rejoining (): Promise<void> {
-    if (this.config.exactlyOnce === undefined) await this.#waitIdle(this.config.consumer.sessionTimeoutMs)
+    // Bounded: a flow that failed or a target that does not answer acknowledges nothing more.
+    if (this.config.exactlyOnce === undefined) {
+      await settleWithin(Promise.race([this.#progress.whenLanded(), this.#failed]), this.config.consumer.sessionTimeoutMs)
+    }
     // The commit logs and counts its own failure; the next commit retries.
     await this.commit()
   }
