@@ -6,7 +6,7 @@ import { KafkaRecordSink } from './record-sink.js'
 import { KafkaTransactionalSink } from './transactional-sink.js'
 import { KafkaPositionStore } from './position-store.js'
 import { bucketAssigner } from './bucket-assigner.js'
-import { KafkaRecordSource, type MirrorProducerFilter } from './record-source.js'
+import { KafkaRecordSource, type MirrorProducerFilter, type StartOffset } from './record-source.js'
 import { TopicAdmin } from './topic-admin.js'
 import { forwardingPolicy, type ForwardingPolicy } from './forwarded-record-batch.js'
 
@@ -24,8 +24,11 @@ export interface MirrorProducerLinks extends MirrorProducerFilter {
   publish: (producerId: bigint) => Promise<void>
 }
 
-/** The kafkajs adapters of one flow: the source group, one producer per lane, an admin per cluster. */
-export function kafkaFlowPorts (flow: FlowConfig, logger: Logger, producers?: MirrorProducerLinks): FlowPorts {
+/**
+ * The kafkajs adapters of one flow: the source group, one producer per lane, an admin per cluster.
+ * `startOffset` says where a partition the group has no committed offset for starts (see `KafkaRecordSource`).
+ */
+export function kafkaFlowPorts (flow: FlowConfig, logger: Logger, producers?: MirrorProducerLinks, startOffset?: StartOffset): FlowPorts {
   const flowLogger = logger.child({ flow: flow.name })
   const publish = producers === undefined ? undefined : (id: bigint) => producers.publish(id)
   const exactlyOnce = flow.exactlyOnce
@@ -41,7 +44,7 @@ export function kafkaFlowPorts (flow: FlowConfig, logger: Logger, producers?: Mi
     // Made once: its start time (the group keeps the lane count of the process that started first) is the process's, not the subscription's.
     const assigner = bucketAssigner(flow.numProducers)
     return {
-      source: () => new KafkaRecordSource(flow.source, flow.consumer, flow.numStreams, flowLogger, batchForwarding(flow), producers, [assigner]),
+      source: () => new KafkaRecordSource(flow.source, flow.consumer, flow.numStreams, flowLogger, batchForwarding(flow), producers, [assigner], startOffset),
       sinks,
       exactlyOnce: { sinks, positions: new KafkaPositionStore(flow.target, exactlyOnce, flow.consumer.groupId, flowLogger) },
       sourceTopics: new TopicAdmin(flow.source, flowLogger),
@@ -49,7 +52,7 @@ export function kafkaFlowPorts (flow: FlowConfig, logger: Logger, producers?: Mi
     }
   }
   return {
-    source: () => new KafkaRecordSource(flow.source, flow.consumer, flow.numStreams, flowLogger, batchForwarding(flow), producers),
+    source: () => new KafkaRecordSource(flow.source, flow.consumer, flow.numStreams, flowLogger, batchForwarding(flow), producers, undefined, startOffset),
     sinks: Array.from({ length: producerLaneCount(flow) }, () => new KafkaRecordSink(flow.target, flow.producer, flowLogger, publish)),
     sourceTopics: new TopicAdmin(flow.source, flowLogger),
     targetTopics: new TopicAdmin(flow.target, flowLogger, flow.incrementalAlterConfigs),

@@ -3,6 +3,7 @@ import type { ConsumerSettings } from '../config/mirror-config.js'
 import type { CommitOffset, RecordSource, SourceListener } from '../ports/ports.js'
 import type { TranscoderLoad } from '../ports/transcoder-load.js'
 import { partitionKey } from '../shared/partition-key.js'
+import { settleWithin } from '../shared/deadline.js'
 import { ErrorCodes } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { createKafkaClient } from './client.js'
@@ -25,6 +26,13 @@ export interface MirrorProducerFilter {
   /** Counts records skipped that way. */
   skipped: (records: number) => void
 }
+
+/**
+ * Where a partition the group has no committed offset for starts, or undefined for
+ * `auto.offset.reset`. The consumer commits that offset through its member, in the group's
+ * generation, before it fetches the partition (the patched kafkajs' `startOffset`).
+ */
+export type StartOffset = (topic: string, partition: number) => bigint | undefined
 
 /**
  * Batches of one partition's fetch recompressed at once (the one handed on next and those after
@@ -60,6 +68,8 @@ export class KafkaRecordSource implements RecordSource {
 
   /** The group's assignors: kafkajs' default unless given (exactly-once: the bucket assignor). */
   readonly #assigners: PartitionAssigner[] | undefined
+  /** Where a partition without a committed offset starts (MirrorMaker 2's position), when given. */
+  readonly #startOffset: StartOffset | undefined
   /** Recompresses batches declined only for their codec into the target's (`forwarding.targetCodec`); undefined without a codec to change to, or when every batch is decoded. */
   readonly #transcoder: BatchTranscoder | undefined
 
@@ -70,9 +80,11 @@ export class KafkaRecordSource implements RecordSource {
     logger: Logger,
     forwarding: ForwardingPolicy,
     producers?: MirrorProducerFilter,
-    assigners?: PartitionAssigner[]
+    assigners?: PartitionAssigner[],
+    startOffset?: StartOffset
   ) {
     this.#assigners = assigners
+    this.#startOffset = startOffset
     this.#producers = producers
     this.#connection = connection
     this.#settings = settings
@@ -110,6 +122,7 @@ export class KafkaRecordSource implements RecordSource {
     const kafka = createKafkaClient({ ...this.#connection, clientId: this.#connection.clientId }, this.#logger)
     // Every fetch of these consumers offers its v2 batches to the hook (CRC check, then forwarded or decoded).
     // A batch declined for its codec alone is counted when its turn comes: transcoded, or decoded when that fails.
+    const startOffset = this.#startOffset
     const forwardRecordBatch = forwardingHook(this.#forwarding, (reason, bytes) => {
       if (reason !== 'codec' || this.#transcoder === undefined) handlers.onDecoded?.(reason, bytes)
     })
@@ -127,6 +140,8 @@ export class KafkaRecordSource implements RecordSource {
         ...(this.#assigners === undefined ? {} : { partitionAssigners: this.#assigners }),
         ...(this.#settings.fetchSessions ? fetchSessionsOption() : {}),
         forwardRecordBatch,
+        beforeRejoin: () => this.#beforeRejoin(handlers),
+        ...(startOffset === undefined ? {} : { startOffset: ({ topic, partition }) => startOffset(topic, partition)?.toString() }),
       })
       this.#consumers.push(consumer)
       this.#assignments.set(consumer, new Set())
@@ -158,7 +173,7 @@ export class KafkaRecordSource implements RecordSource {
   }
 
   #wireEvents (consumer: Consumer, handlers: SourceListener): void {
-    const { GROUP_JOIN, REBALANCING, END_BATCH_PROCESS, FETCH, CRASH, CONNECT, DISCONNECT } = consumer.events
+    const { GROUP_JOIN, END_BATCH_PROCESS, FETCH, CRASH, CONNECT, DISCONNECT } = consumer.events
     consumer.on(GROUP_JOIN, event => {
       // The leader refused this process (exactly-once, another lane count than the group's): it got no partitions and stops.
       const refusal = decodeLaneRefusal((event.payload as { memberUserData?: Buffer }).memberUserData)
@@ -171,7 +186,6 @@ export class KafkaRecordSource implements RecordSource {
       this.#owned = undefined
       handlers.onAssignment(this.owned())
     })
-    consumer.on(REBALANCING, () => handlers.onRebalancing())
     if (handlers.onFetched !== undefined) {
       const onFetched = handlers.onFetched.bind(handlers)
       consumer.on(FETCH, () => onFetched())
@@ -206,6 +220,22 @@ export class KafkaRecordSource implements RecordSource {
       }
       handlers.onCrash(toMirrorError(error, `source consumer of group "${this.#settings.groupId}" stopped`))
     })
+  }
+
+  /**
+   * Before a member of a generation joins again (the patched kafkajs' `beforeRejoin`; the eager
+   * protocol gives every partition up at a rejoin, KIP-429): the listener commits what the target
+   * acknowledged while the coordinator still takes this generation's commits. After the join they fail (ILLEGAL_GENERATION), and at-least-once the
+   * partitions' next owners would copy that progress again. Bounded by half the session timeout:
+   * the member sends no heartbeat meanwhile, and one silent for a whole session is removed from
+   * the group (its commits refused with UNKNOWN_MEMBER_ID).
+   */
+  async #beforeRejoin (handlers: SourceListener): Promise<void> {
+    if (this.#stopped) return
+    const boundMs = Math.floor(this.#settings.sessionTimeoutMs / 2)
+    if (!(await settleWithin(handlers.onRebalancing(), boundMs))) {
+      this.#logger.warn('rejoining the group before what was acknowledged is committed; the next owners of its partitions may copy records again', { boundMs })
+    }
   }
 
   async #eachBatch (payload: EachBatchPayload, handlers: SourceListener): Promise<void> {

@@ -64,8 +64,13 @@ export interface SourceListener {
   onSkipped: (topic: string, partition: number, nextOffset: bigint, from?: bigint) => void
   /** The partitions this process owns changed (keys from `partitionKey`). */
   onAssignment: (owned: ReadonlySet<string>) => void
-  /** A rebalance began: a good moment to commit what was acknowledged. */
-  onRebalancing: () => void
+  /**
+   * This member is about to join its group again (a rebalance began): the eager protocol gives
+   * every partition up at the rejoin. The source joins once the promise settles (or its bound
+   * passed), and the group takes this generation's commits until then: the moment to commit what
+   * the target acknowledged.
+   */
+  onRebalancing: () => Promise<void>
   /** The source stopped on an error it will not recover from. */
   onCrash: (error: Error) => void
   /** The source answered one fetch request (any stream, any broker): the fetch rate. */

@@ -18,6 +18,7 @@ import { withStartPositions } from './offsets/start-positions.js'
 import { FlowRuntime, type Component } from './pipeline/flow-runtime.js'
 import { MirrorFlow } from './pipeline/mirror-flow.js'
 import type { Logger } from '../shared/logger.js'
+import { partitionKey } from '../shared/partition-key.js'
 
 /** What every flow of the process shares. */
 export interface FlowRuntimeContext {
@@ -77,7 +78,17 @@ export function createFlowRuntime (config: FlowConfig, context: FlowRuntimeConte
   })
   const digests = FlowDigests.of(config, { logger, observer: context.digestMetrics, isCoordinator: coordinated.isCoordinator })
   const messageHandler = context.messageHandlers?.get(config.name)?.handle
-  flow = new MirrorFlow(config, kafkaFlowPorts(config, logger, mirrorProducers), {
+  // Partitions that start from MirrorMaker 2's position (filled by the takeover, before the flow starts), by partition key.
+  const mm2Starts = new Map<string, bigint>()
+  const startOffset = (topic: string, partition: number): bigint | undefined => {
+    const offset = mm2Starts.get(partitionKey(topic, partition))
+    if (offset !== undefined) {
+      logger.info("partition starts from MirrorMaker 2's position (the group has no offset for it)", { flow: config.name, topic, partition, offset })
+    }
+    return offset
+  }
+  const ports = kafkaFlowPorts(config, logger, mirrorProducers, config.mm2Positions === undefined ? undefined : startOffset)
+  flow = new MirrorFlow(config, ports, {
     ...(messageHandler === undefined ? {} : { messageHandler }),
     logger,
     drainTimeoutMs: context.drainTimeoutMs,
@@ -114,7 +125,8 @@ export function createFlowRuntime (config: FlowConfig, context: FlowRuntimeConte
           {
             name: 'MirrorMaker 2 takeover',
             start: async () => {
-              await withStartPositions(config, logger, positions => positions.takeOverFromMm2())
+              const taken = await withStartPositions(config, logger, positions => positions.takeOverFromMm2())
+              for (const start of taken) mm2Starts.set(partitionKey(start.topic, start.partition), start.offset)
             },
             stop: async () => {
               /* nothing kept running: the start reads, commits and disconnects */

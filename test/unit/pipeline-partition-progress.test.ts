@@ -137,3 +137,24 @@ test('whenIdle resolves once every batch in flight is acknowledged, abandoned, o
   await again
   assert.equal(progress.idle, true, 'a partition given away takes what it had in flight with it')
 })
+
+test('whenLanded resolves once the batches in flight at the call left flight, whatever was admitted after', async () => {
+  const progress = new PartitionProgress()
+  await progress.whenLanded()
+  const a = batch([0, 1]); const b = batch([2]); const other = { ...batch([0]), sourceTopic: 'u', targetTopic: 'u' }
+  for (const x of [a, b, other]) progress.admitted(x)
+  let landed = false
+  const waiting = progress.whenLanded().then(() => { landed = true })
+  const later = batch([3])
+  progress.admitted(later)
+  progress.acknowledged(b, 1)
+  progress.acknowledged(a, 1)
+  await new Promise(setImmediate)
+  assert.equal(landed, false, "partition u's batch is in flight")
+  progress.retain(new Set([partitionKey('t', 0)]))
+  await waiting
+  assert.equal(progress.idle, false, 'the batch admitted after the call is still in flight')
+  const again = progress.whenLanded()
+  progress.abandoned(later)
+  await again
+})

@@ -112,47 +112,56 @@ class StartPositions {
   }
 
   /**
-   * Commits MirrorMaker 2's positions into the flow's group on the source for the partitions that
-   * start from them (no position of the flow's own), then logs one line. The commit is an outside
-   * one, which the group coordinator takes only while the group has no members: when another
-   * process of the flow joined meanwhile (it committed or is about to), the plan is read once more.
+   * The partitions that start from MirrorMaker 2's position (none of the flow's own), with those
+   * positions committed into the flow's group on the source when the coordinator takes it; then
+   * one line. The plan is checked again just before the commit: a partition the group committed
+   * since the plan was read (another process of the flow copied it and stopped) keeps that offset,
+   * so no group offset goes back. The commit is an outside one (generation -1, as the AdminClient's
+   * alterConsumerGroupOffsets of KIP-396), which the coordinator takes only while the group has no
+   * members. While it has some (another process of
+   * the flow runs: a rolling restart after the topic filter widened), nothing is committed here:
+   * each such partition starts from MirrorMaker 2's position once this process is assigned it and
+   * finds no offset of the group's, committed through its member in the group's generation
+   * (`KafkaRecordSource` `startOffset`, called with what this returns).
    */
-  async takeOverFromMm2 (): Promise<FlowStartPlan> {
+  async takeOverFromMm2 (): Promise<PartitionStart[]> {
     const flow = this.#flow
-    for (let attempt = 1; ; attempt++) {
-      const plan = await this.plan('missing')
-      const taken = plan.partitions.filter(p => p.from === 'mm2')
-      if (taken.length === 0 || plan.mm2 === undefined) return plan
-      try {
-        await this.#source.commitOffsets(plan.groupId, taken)
-      } catch (error) {
-        if (attempt === 1 && error instanceof MirrorError && MEMBER_REFUSALS.has(error.kafkaCode ?? '')) {
-          this.#logger.info('the group has members already (another process of the flow); reading its offsets again', { flow: flow.name, group: plan.groupId })
-          continue
-        }
-        throw error
-      }
-      const topics = new Set(taken.map(p => p.topic)).size
-      this.#logger.info('took over from MirrorMaker 2', {
-        flow: flow.name,
-        partitions: taken.length,
-        topics,
-        from: `${plan.mm2.offsetsTopic} on ${plan.mm2.cluster}`,
-        connector: plan.mm2.connector,
-        group: plan.groupId,
-      })
-      for (const start of taken) {
-        if (start.note !== undefined) {
-          this.#logger.warn('took over a partition from MirrorMaker 2 past a gap', {
-            flow: flow.name,
-            topic: start.topic,
-            partition: start.partition,
-            note: start.note,
-          })
-        }
-      }
-      return plan
+    const plan = await this.plan('missing')
+    const planned = plan.partitions.filter(p => p.from === 'mm2')
+    if (planned.length === 0 || plan.mm2 === undefined) return []
+    const since = await this.#source.committedOffsets(plan.groupId, [...new Set(planned.map(p => p.topic))])
+    const committedSince = new Set(since.map(offset => partitionKey(offset.topic, offset.partition)))
+    const taken = planned.filter(p => !committedSince.has(partitionKey(p.topic, p.partition)))
+    if (taken.length === 0) return []
+    const fields = {
+      flow: flow.name,
+      partitions: taken.length,
+      topics: new Set(taken.map(p => p.topic)).size,
+      from: `${plan.mm2.offsetsTopic} on ${plan.mm2.cluster}`,
+      connector: plan.mm2.connector,
+      group: plan.groupId,
     }
+    try {
+      await this.#source.commitOffsets(plan.groupId, taken)
+      this.#logger.info('took over from MirrorMaker 2', fields)
+    } catch (error) {
+      if (!(error instanceof MirrorError && MEMBER_REFUSALS.has(error.kafkaCode ?? ''))) throw error
+      this.#logger.info(
+        "the group has members (another process of the flow): each partition it has no offset for starts from MirrorMaker 2's position when assigned here",
+        fields
+      )
+    }
+    for (const start of taken) {
+      if (start.note !== undefined) {
+        this.#logger.warn('took over a partition from MirrorMaker 2 past a gap', {
+          flow: flow.name,
+          topic: start.topic,
+          partition: start.partition,
+          note: start.note,
+        })
+      }
+    }
+    return taken
   }
 
   async stop (): Promise<void> {

@@ -33,8 +33,11 @@ export interface FetchDispatchOptions {
   /** The source topics mirrored now. */
   readonly topics: () => ReadonlyMap<string, MirroredTopic>
   readonly failure: FlowFailure
-  /** Commits what the target acknowledged (a rebalance began). */
-  readonly commit: () => Promise<unknown>
+  /**
+   * This member is about to join its group again and give its partitions up: lets what was
+   * handed over be acknowledged, then commits it (see `MirrorFlow`). Never rejects.
+   */
+  readonly rejoining: () => Promise<unknown>
   readonly labels: FlowLabels
   readonly observer: PipelineObserver
   readonly logger: Logger
@@ -75,9 +78,8 @@ export class FetchDispatch implements SourceListener {
     coordinator.assigned()
   }
 
-  onRebalancing (): void {
-    // The commit logs and counts its own failure; the next commit retries.
-    void this.#options.commit()
+  async onRebalancing (): Promise<void> {
+    await this.#options.rejoining()
   }
 
   onCrash (error: Error): void {

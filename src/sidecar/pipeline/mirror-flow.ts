@@ -132,7 +132,7 @@ export class MirrorFlow {
       observer,
       logger: this.#logger,
       failure: { get failed () { return flow.#failure !== undefined }, fail: error => this.#fail(error) },
-      commit: () => this.commit(),
+      rejoining: () => this.#rejoining(),
     })
     this.#subscription = new SourceSubscription({
       sources: ports.source,
@@ -235,6 +235,23 @@ export class MirrorFlow {
   /** Commits what the target acknowledged (see `OffsetCommitter`); resolves false when the commit failed. */
   commit (): Promise<boolean> {
     return this.#committer.commit()
+  }
+
+  /**
+   * Before this member joins its group again and gives its partitions up (a rebalance, eager
+   * protocol): at least once, waits until what was handed over so far is acknowledged, then
+   * commits it, while the group still takes this generation's commits.
+   * The partitions' next owners start where the target's copy ends, so a rebalance copies nothing
+   * acknowledged again. Exactly once, a partition's next owner starts from the lanes' positions,
+   * not the group's offset: only the commit. The source bounds the whole (`KafkaRecordSource`).
+   */
+  async #rejoining (): Promise<void> {
+    // Bounded: a flow that failed or a target that does not answer acknowledges nothing more.
+    if (this.config.exactlyOnce === undefined) {
+      await settleWithin(Promise.race([this.#progress.whenLanded(), this.#failed]), this.config.consumer.sessionTimeoutMs)
+    }
+    // The commit logs and counts its own failure; the next commit retries.
+    await this.commit()
   }
 
   /** Picks up topics created (or partitions added) on the source since the last look. */

@@ -27,6 +27,18 @@ interface PartitionState {
   owned: boolean
 }
 
+/** The batches one partition had in flight when `whenLanded` was called. */
+interface LandedMark {
+  readonly key: string
+  readonly state: PartitionState
+  readonly batches: ReadonlySet<InFlight>
+}
+
+interface LandedWaiter {
+  readonly marks: readonly LandedMark[]
+  readonly wake: () => void
+}
+
 /**
  * Per source partition: what was handed to the producers, what the target acknowledged, and what
  * may be committed. The committable offset only moves over acknowledged batches, in offset order,
@@ -41,12 +53,31 @@ export class PartitionProgress {
   /** Batches in flight over every partition (the sum of the states' `inFlight`). */
   #inFlight = 0
   readonly #idleWaiters: Array<() => void> = []
+  /** Who waits for `whenLanded`: the batches each partition had in flight at the call. */
+  #landedWaiters: LandedWaiter[] = []
 
-  /** `count` batches left flight; wakes who waits for `whenIdle` when none is left. */
+  /** `count` batches left flight; wakes who waits for `whenIdle` when none is left, and for `whenLanded` when its batches left. */
   #landed (count: number): void {
     if (count === 0) return
     this.#inFlight -= count
     if (this.#inFlight === 0 && this.#idleWaiters.length > 0) for (const wake of this.#idleWaiters.splice(0)) wake()
+    if (this.#landedWaiters.length > 0) {
+      this.#landedWaiters = this.#landedWaiters.filter(waiter => {
+        if (!waiter.marks.every(mark => this.#hasLanded(mark))) return true
+        waiter.wake()
+        return false
+      })
+    }
+  }
+
+  /**
+   * True when none of the batches `mark` took remains in flight: its partition's state was dropped
+   * or replaced, or the oldest batch in flight is not one of them (batches are only appended after
+   * them, and leave from anywhere, so when the head is newer they all left).
+   */
+  #hasLanded (mark: LandedMark): boolean {
+    const head = mark.state.inFlight[0]
+    return this.#states.get(mark.key) !== mark.state || head === undefined || !mark.batches.has(head)
   }
 
   #state (topic: string, partition: number, startOffset: bigint): PartitionState {
@@ -246,6 +277,18 @@ export class PartitionProgress {
   /** True when nothing is in flight on any partition. */
   get idle (): boolean {
     return this.#inFlight === 0
+  }
+
+  /**
+   * Resolves once every batch in flight now has left flight (acknowledged, abandoned, or its
+   * partition's progress dropped), whatever is admitted after the call: at a rebalance, what was
+   * handed over before the source stopped fetching, while other consumers may still hand over more.
+   */
+  whenLanded (): Promise<void> {
+    const marks: LandedMark[] = []
+    for (const [key, state] of this.#states) if (state.inFlight.length > 0) marks.push({ key, state, batches: new Set(state.inFlight) })
+    if (marks.length === 0) return Promise.resolve()
+    return new Promise(resolve => this.#landedWaiters.push({ marks, wake: resolve }))
   }
 
   /** Resolves once nothing is in flight (at once when so now). */
