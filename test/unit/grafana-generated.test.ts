@@ -46,6 +46,7 @@ function metricNames (expression: string): string[] {
 test('the committed dashboard, alert and PrometheusRule files are what the generator produces (run npm run grafana:build)', async () => {
   assert.deepEqual(Object.keys(generatedFiles()).sort(), [
     'deploy/kubernetes/monitoring/prometheusrule.yaml',
+    'docs/metrics.md',
     'docs/runbook.md',
     'grafana/alerts.test.yml',
     'grafana/alerts.yml',
