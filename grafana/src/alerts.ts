@@ -15,7 +15,8 @@ export const MIRROR_JOB = 'kafka-mirror'
 /**
  * Where `docs/runbook.md` is read: each rule's `runbook_url` is this plus `#` and the alert name in
  * lower case (the page's heading anchor). As shipped, the page's path in the repository and the npm
- * package; set the address where you publish the docs and run `npm run grafana:build`.
+ * package; `mirror-sidecar alerts --runbook-url-base <address>` prints the rules with the address
+ * where the docs are published instead (`src/bin/monitoring-files.ts`).
  */
 export const RUNBOOK_URL = 'docs/runbook.md'
 

@@ -22,6 +22,7 @@ import { MirrorSidecar } from '../sidecar/mirror-sidecar.js'
 import { ConfigError, MirrorError } from '../shared/errors.js'
 import { createLogger } from '../shared/logger.js'
 import { IdleGc } from './idle-gc.js'
+import { MONITORING_FILES, monitoringFile, RUNBOOK_URL_BASE_ENV, type MonitoringFile } from './monitoring-files.js'
 
 const EXIT_OK = 0
 /** `preflight`: something the run needs is missing. */
@@ -97,9 +98,41 @@ function problemsText (error: ConfigError, what: string): string {
   return error.problems.length === 1 ? error.message : `${error.problems.length} problems in the ${what}:\n  ${error.message.split('\n').join('\n  ')}`
 }
 
+/** `mirror-sidecar grafana|alerts [--runbook-url-base URL]`: prints the dashboard or the alert rules of the package. */
+async function printMonitoringFile (file: MonitoringFile, args: string[]): Promise<void> {
+  let parser = yargs(args)
+    .scriptName(`mirror-sidecar ${file}`)
+    .usage(`$0${file === 'alerts' ? ' [--runbook-url-base URL]' : ''}\n\n${MONITORING_FILES[file].describe}`)
+    .strict()
+    .version(false)
+    .help('help')
+    .locale('en')
+    .fail((message, error) => fail(error?.message ?? `${message}; see mirror-sidecar ${file} --help`))
+  if (file === 'alerts') {
+    parser = parser.option('runbook-url-base', {
+      type: 'string',
+      describe: `Where docs/runbook.md is published: each rule's runbook_url becomes this plus #<alert> (default $${RUNBOOK_URL_BASE_ENV}; else the path docs/runbook.md#<alert>)`,
+    })
+  }
+  const argv = await parser.parseAsync() as { 'runbook-url-base'?: string }
+  const flag = argv['runbook-url-base']
+  const env = process.env[RUNBOOK_URL_BASE_ENV]
+  const fromEnv = env !== undefined && env !== '' ? { value: env, key: RUNBOOK_URL_BASE_ENV } : undefined
+  const base = flag !== undefined ? { value: flag, key: '--runbook-url-base' } : fromEnv
+  try {
+    process.stdout.write(monitoringFile(file, file === 'alerts' ? base : undefined))
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error))
+  }
+}
+
 async function main (): Promise<void> {
   assertKafkajsPatched()
   const argList = hideBin(process.argv)
+  if (argList[0] === 'grafana' || argList[0] === 'alerts') {
+    await printMonitoringFile(argList[0], argList.slice(1))
+    return
+  }
   // `preflight` first: the same configuration as a run, checked against the clusters instead of run.
   const preflight = argList[0] === 'preflight'
   const args = preflight ? argList.slice(1) : argList
@@ -113,7 +146,7 @@ async function main (): Promise<void> {
       y.positional('mm2', { type: 'string', describe: 'A MirrorMaker 2 mm2.properties file (instead of MirrorMaker 1 flags)' })
     )
     .usage(
-      '$0 --consumer.config source.properties --producer.config target.properties --whitelist "orders.*,payments"\n$0 mm2.properties [--clusters B] [--dry-run]\n$0 --strimzi kmm2.yaml [--strimzi.secrets.dir /etc/secrets]\n$0 preflight <the same configuration> [--format table|json|strimzi]\n\nCopies topics from a source Kafka cluster to a target cluster, partition by partition, committing\non the source only what the target acknowledged. Takes MirrorMaker 1 flags, a MirrorMaker 2\nmm2.properties file or a Strimzi KafkaMirrorMaker2 resource; every MirrorMaker 1 flag can also be set as MIRROR_<FLAG> in the environment\n(dots as underscores), flags win.'
+      '$0 --consumer.config source.properties --producer.config target.properties --whitelist "orders.*,payments"\n$0 mm2.properties [--clusters B] [--dry-run]\n$0 --strimzi kmm2.yaml [--strimzi.secrets.dir /etc/secrets]\n$0 preflight <the same configuration> [--format table|json|strimzi]\n$0 grafana | alerts [--runbook-url-base URL]\n\nCopies topics from a source Kafka cluster to a target cluster, partition by partition, committing\non the source only what the target acknowledged. Takes MirrorMaker 1 flags, a MirrorMaker 2\nmm2.properties file or a Strimzi KafkaMirrorMaker2 resource; every MirrorMaker 1 flag can also be set as MIRROR_<FLAG> in the environment\n(dots as underscores), flags win.'
     )
     .parserConfiguration({ 'dot-notation': false, 'camel-case-expansion': false, 'duplicate-arguments-array': true, 'boolean-negation': false })
     .options(flags as never)
