@@ -65,6 +65,7 @@ export function requiredRights (flow: FlowConfig, topics: FlowTopics): { source:
 
   for (const name of copied) {
     source.add(topic(name), ['Read', 'Describe'], 'copy')
+    source.add(topic(name), ['DescribeConfigs'], 'retention metric (kafka_mirror_source_retention_seconds)')
     const targetName = targetTopicName(flow.replicationPolicy, flow.source.alias, name)
     target.topic(targetName, ['Write', 'Describe'], 'copy')
     target.add(topic(targetName), ['Alter'], 'partitions added on the source')
