@@ -15,7 +15,8 @@ export const MIRROR_JOB = 'kafka-mirror'
 /**
  * Where `docs/runbook.md` is read: each rule's `runbook_url` is this plus `#` and the alert name in
  * lower case (the page's heading anchor). As shipped, the page's path in the repository and the npm
- * package; set the address where you publish the docs and run `npm run grafana:build`.
+ * package; `mirror-sidecar alerts --runbook-url-base <address>` prints the rules with the address
+ * where the docs are published instead (`src/bin/monitoring-files.ts`).
  */
 export const RUNBOOK_URL = 'docs/runbook.md'
 
@@ -44,6 +45,8 @@ const QUEUE_SATURATION_RATIO = 0.9
 const COMMIT_AGE_INTERVALS = 3
 /** ...but never below this many seconds, so sub-second intervals (tests, demos) do not page. */
 const COMMIT_AGE_MIN_SECONDS = 30
+/** Lag in seconds above this share of the source topic's retention.ms: records are about to be deleted before they are copied. */
+const RETENTION_LAG_RATIO = 0.8
 /** How long a loss keeps the alert firing: losses are rare and permanent, so long enough to be seen. */
 const LOSS_WINDOW = '15m'
 const where = '{{ $labels.instance }} flow {{ $labels.flow }}'
@@ -264,6 +267,22 @@ export const alertRules: readonly AlertRule[] = [
       runbook: steps(
         'The coordinator is the owner of partition 0 of the first mirrored topic (by name); check that every instance mirrors the same topics (same --whitelist / topics) and that the source group is stable.',
         'kafka_mirror_assigned_partitions per instance shows who owns partitions; a rebalance in progress resolves itself within session.timeout.ms.'
+      ),
+    },
+  },
+  {
+    alert: 'KafkaMirrorLagNearRetention',
+    expr: `max by (job, instance, flow, topic) (${M.lagSeconds.name}) > ${RETENTION_LAG_RATIO} * max by (job, instance, flow, topic) (${M.sourceRetention.name})`,
+    for: '5m',
+    labels: { severity: 'critical' },
+    annotations: {
+      summary: 'Mirror lag near the source retention on {{ $labels.topic }}',
+      description: `The oldest record of {{ $labels.topic }} not yet acknowledged by the target is older than ${RETENTION_LAG_RATIO * 100} % of the source topic's retention.ms on ${where}, for 5 minutes: the source deletes records before they are copied.`,
+      runbook: steps(
+        `Records older than the source topic's retention.ms (${M.sourceRetention.name}) are deleted on the source; once the lag (${M.lagSeconds.name}) passes it they are lost, and KafkaMirrorRecordsLost fires with reason source_retention.`,
+        'Buy time: raise retention.ms of the source topic while the mirror catches up (kafka-configs --bootstrap-server <source> --alter --entity-type topics --entity-name <topic> --add-config retention.ms=<longer>).',
+        'Find why the mirror is slow: the steps of KafkaMirrorLagHigh (produced rate, queue at capacity, target produce duration and retries).',
+        `${M.sourceRetention.name} is read at start and on every topic refresh; it is absent when the mirror may not read the topic's config (DescribeConfigs on the source topic: mirror-sidecar preflight names it).`
       ),
     },
   },
@@ -527,6 +546,20 @@ export const alertCases: readonly AlertCase[] = [
     checks: [
       { at: '6m', alert: 'KafkaMirrorNoCoordinator', firing: [] },
       { at: '10m', alert: 'KafkaMirrorNoCoordinator', firing: [{ flow: 'eu->us', source: 'eu', target: 'us' }] },
+    ],
+  },
+  {
+    name: 'lag past 80 % of the source topic\'s retention for 5 minutes fires; lag far below it, or a topic kept forever (no retention series), does not',
+    input: [
+      { series: `${M.lagSeconds.name}{${orders0}}`, values: '0+60x40' },
+      { series: `${M.sourceRetention.name}{${flow},topic="orders"}`, values: '1800x40' },
+      { series: `${M.lagSeconds.name}{${flow},topic="payments",partition="0"}`, values: '0+60x40' },
+      { series: `${M.sourceRetention.name}{${flow},topic="payments"}`, values: '604800x40' },
+      { series: `${M.lagSeconds.name}{${flow},topic="forever",partition="0"}`, values: '0+60x40' },
+    ],
+    checks: [
+      { at: '26m', alert: 'KafkaMirrorLagNearRetention', firing: [] },
+      { at: '32m', alert: 'KafkaMirrorLagNearRetention', firing: [ordersLabels] },
     ],
   },
 ]

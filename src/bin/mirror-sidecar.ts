@@ -10,6 +10,8 @@ import { configFromMm2 } from '../config/mm2-config.js'
 import { configFromStrimzi } from '../config/strimzi-mirror-maker2.js'
 import { pastedFlagProblems } from '../config/pasted-flags.js'
 import { printableConfig } from '../config/print-config.js'
+import { renderPreflight, PREFLIGHT_FORMATS, type PreflightFormat } from '../sidecar/preflight/preflight-report.js'
+import { runPreflight, somethingMissing } from '../sidecar/preflight/preflight.js'
 import { renderStartPlan } from '../sidecar/offsets/start-plan-text.js'
 import { withStartPositions } from '../sidecar/offsets/start-positions.js'
 import { sidecarSettingsFromFlags, SIDECAR_FLAGS } from '../config/sidecar-settings.js'
@@ -20,8 +22,11 @@ import { MirrorSidecar } from '../sidecar/mirror-sidecar.js'
 import { ConfigError, MirrorError } from '../shared/errors.js'
 import { createLogger } from '../shared/logger.js'
 import { IdleGc } from './idle-gc.js'
+import { MONITORING_FILES, monitoringFile, RUNBOOK_URL_BASE_ENV, type MonitoringFile } from './monitoring-files.js'
 
 const EXIT_OK = 0
+/** `preflight`: something the run needs is missing. */
+const EXIT_MISSING = 1
 const EXIT_ERROR = 2
 
 function fail (message: string): never {
@@ -46,6 +51,20 @@ const MODE_FLAGS = {
     type: 'string',
     describe:
       'With --strimzi: a folder of <secretName>/<key> files holding the Secrets the resource names (default: where Strimzi mounts them, /opt/kafka/mm2-certs/<alias>/... and /opt/kafka/mm2-password/<alias>/...)',
+  },
+} as const
+
+/** Flags of `mirror-sidecar preflight` only. */
+const PREFLIGHT_FLAGS = {
+  format: {
+    type: 'string',
+    choices: PREFLIGHT_FORMATS,
+    default: 'table',
+    describe: 'preflight: a table with the kafka-acls lines, json, or strimzi (a KafkaUser per cluster)',
+  },
+  principal: {
+    type: 'string',
+    describe: "preflight: the principal the grants name (default User:<the SASL user name>), e.g. 'User:CN=mirror' for a client certificate",
   },
 } as const
 
@@ -79,11 +98,47 @@ function problemsText (error: ConfigError, what: string): string {
   return error.problems.length === 1 ? error.message : `${error.problems.length} problems in the ${what}:\n  ${error.message.split('\n').join('\n  ')}`
 }
 
+/** `mirror-sidecar grafana|alerts [--runbook-url-base URL]`: prints the dashboard or the alert rules of the package. */
+async function printMonitoringFile (file: MonitoringFile, args: string[]): Promise<void> {
+  let parser = yargs(args)
+    .scriptName(`mirror-sidecar ${file}`)
+    .usage(`$0${file === 'alerts' ? ' [--runbook-url-base URL]' : ''}\n\n${MONITORING_FILES[file].describe}`)
+    .strict()
+    .version(false)
+    .help('help')
+    .locale('en')
+    .fail((message, error) => fail(error?.message ?? `${message}; see mirror-sidecar ${file} --help`))
+  if (file === 'alerts') {
+    parser = parser.option('runbook-url-base', {
+      type: 'string',
+      describe: `Where docs/runbook.md is published: each rule's runbook_url becomes this plus #<alert> (default $${RUNBOOK_URL_BASE_ENV}; else the path docs/runbook.md#<alert>)`,
+    })
+  }
+  const argv = await parser.parseAsync() as { 'runbook-url-base'?: string }
+  const flag = argv['runbook-url-base']
+  const env = process.env[RUNBOOK_URL_BASE_ENV]
+  const fromEnv = env !== undefined && env !== '' ? { value: env, key: RUNBOOK_URL_BASE_ENV } : undefined
+  const base = flag !== undefined ? { value: flag, key: '--runbook-url-base' } : fromEnv
+  try {
+    process.stdout.write(monitoringFile(file, file === 'alerts' ? base : undefined))
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error))
+  }
+}
+
 async function main (): Promise<void> {
   assertKafkajsPatched()
-  const args = hideBin(process.argv)
+  const argList = hideBin(process.argv)
+  if (argList[0] === 'grafana' || argList[0] === 'alerts') {
+    await printMonitoringFile(argList[0], argList.slice(1))
+    return
+  }
+  // `preflight` first: the same configuration as a run, checked against the clusters instead of run.
+  const preflight = argList[0] === 'preflight'
+  const args = preflight ? argList.slice(1) : argList
+  const flags = preflight ? { ...MM1_FLAGS, ...MODE_FLAGS, ...PREFLIGHT_FLAGS } : { ...MM1_FLAGS, ...MODE_FLAGS }
   // Before yargs: a flag pasted with an en dash would otherwise be taken for the mm2.properties file.
-  const pasted = pastedFlagProblems(args, [...Object.keys(MM1_FLAGS), ...Object.keys(MODE_FLAGS), 'help', 'version'])
+  const pasted = pastedFlagProblems(args, [...Object.keys(flags), 'help', 'version'])
   if (pasted.length > 0) fail(problemsText(new ConfigError(pasted), 'command line'))
   const parser = yargs(args)
     .scriptName('mirror-sidecar')
@@ -91,10 +146,10 @@ async function main (): Promise<void> {
       y.positional('mm2', { type: 'string', describe: 'A MirrorMaker 2 mm2.properties file (instead of MirrorMaker 1 flags)' })
     )
     .usage(
-      '$0 --consumer.config source.properties --producer.config target.properties --whitelist "orders.*,payments"\n$0 mm2.properties [--clusters B] [--dry-run]\n$0 --strimzi kmm2.yaml [--strimzi.secrets.dir /etc/secrets]\n\nCopies topics from a source Kafka cluster to a target cluster, partition by partition, committing\non the source only what the target acknowledged. Takes MirrorMaker 1 flags, a MirrorMaker 2\nmm2.properties file or a Strimzi KafkaMirrorMaker2 resource; every MirrorMaker 1 flag can also be set as MIRROR_<FLAG> in the environment\n(dots as underscores), flags win.'
+      '$0 --consumer.config source.properties --producer.config target.properties --whitelist "orders.*,payments"\n$0 mm2.properties [--clusters B] [--dry-run]\n$0 --strimzi kmm2.yaml [--strimzi.secrets.dir /etc/secrets]\n$0 preflight <the same configuration> [--format table|json|strimzi]\n$0 grafana | alerts [--runbook-url-base URL]\n\nCopies topics from a source Kafka cluster to a target cluster, partition by partition, committing\non the source only what the target acknowledged. Takes MirrorMaker 1 flags, a MirrorMaker 2\nmm2.properties file or a Strimzi KafkaMirrorMaker2 resource; every MirrorMaker 1 flag can also be set as MIRROR_<FLAG> in the environment\n(dots as underscores), flags win.'
     )
     .parserConfiguration({ 'dot-notation': false, 'camel-case-expansion': false, 'duplicate-arguments-array': true, 'boolean-negation': false })
-    .options({ ...MM1_FLAGS, ...MODE_FLAGS } as never)
+    .options(flags as never)
     .completion('completion', 'Print a bash completion script (mirror-sidecar completion >> ~/.bashrc)')
     .strict()
     .version('version', 'Print the version and exit', packageVersion())
@@ -105,6 +160,7 @@ async function main (): Promise<void> {
       'mirror every topic with two consumers'
     )
     .example('$0 mm2.properties --clusters B', 'run the flows into cluster B of a MirrorMaker 2 configuration')
+    .example('$0 preflight mm2.properties --format strimzi', 'the rights the run needs on each cluster, checked; exit 1 when one is missing')
     .example('$0 mm2.properties --dry-run', 'where each partition would start: after MirrorMaker 2 stopped, from its positions')
     .wrap(Math.min(110, process.stdout.columns ?? 110))
     .locale('en')
@@ -158,6 +214,16 @@ async function main (): Promise<void> {
   const logger = createLogger({ level: config.logLevel })
   if (config.ignoredKeys !== undefined && config.ignoredKeys.length > 0) {
     logger.warn('configuration keys ignored (no effect in the sidecar)', { keys: config.ignoredKeys })
+  }
+  if (preflight) {
+    try {
+      const report = await runPreflight(config, logger, { principal: argv.principal as string | undefined })
+      process.stdout.write(renderPreflight(report, argv.format as PreflightFormat) + '\n')
+      process.exitCode = somethingMissing(report) ? EXIT_MISSING : EXIT_OK
+    } catch (error) {
+      fail(error instanceof Error ? error.message : String(error))
+    }
+    return
   }
   if (printConfig) {
     process.stdout.write(JSON.stringify(printableConfig(config), null, 2) + '\n')

@@ -103,6 +103,7 @@ export interface ProtocolDecoder {
   readInt16: () => number
   readInt32: () => number
   readString: () => string | null
+  readBytes: () => Buffer | null
   readArray: <T>(read: (decoder: ProtocolDecoder) => T) => T[]
 }
 
@@ -126,6 +127,8 @@ export interface RequestBroker {
    * kafkajs' `KafkaJSServerDoesNotSupportApiKey` when it supports none.
    */
   send: (apiKey: number, versions: readonly number[], protocol: (version: number) => ProtocolRequest) => Promise<unknown>
+  /** The broker's answer to ApiVersions (read when kafkajs connected to it): the versions of each API key it serves. */
+  readonly apiVersions: ReadonlyMap<number, { readonly minVersion: number, readonly maxVersion: number }>
 }
 
 /** Whether `error` says the broker does not know the request's API key (an older broker). */
@@ -137,13 +140,23 @@ export function isUnsupportedRequest (error: unknown): boolean {
 export async function controllerRequestBroker (cluster: InternalCluster): Promise<RequestBroker> {
   // The controller's id comes from the metadata: loaded once, then again only when older than metadataMaxAge.
   await cluster.refreshMetadataIfNecessary()
-  const broker = await cluster.findControllerBroker()
+  return asRequestBroker(await cluster.findControllerBroker())
+}
+
+/** The coordinator of `groupId` on `cluster` as a `RequestBroker` (group requests such as DescribeGroups go to it). */
+export async function coordinatorRequestBroker (cluster: InternalCluster, groupId: string): Promise<RequestBroker> {
+  return asRequestBroker(await cluster.findGroupCoordinator({ groupId }) as unknown as InternalRequestBroker)
+}
+
+function asRequestBroker (broker: InternalRequestBroker): RequestBroker {
   const symbol = Object.getOwnPropertySymbols(Object.getPrototypeOf(broker)).find(s => s.description === 'private:Broker:sendRequest')
   if (symbol === undefined) {
     throw new MirrorError(ErrorCodes.INTERNAL, `kafkajs internals changed: no private broker send (expected kafkajs ${KAFKAJS_VERSION}); ${REINSTALL}`)
   }
   const sendRequest = (broker as unknown as Record<symbol, (request: ProtocolRequest) => Promise<unknown>>)[symbol]!.bind(broker)
+  const apiVersions = new Map(Object.entries(broker.versions ?? {}).map(([key, v]) => [Number(key), { minVersion: v.minVersion, maxVersion: v.maxVersion }]))
   return {
+    apiVersions,
     send: async (apiKey, versions, protocol) => {
       const factory = broker.lookupRequest(apiKey, { versions: versions.map(String), protocol: ({ version }) => () => protocol(version) })
       return await sendRequest(factory())
@@ -151,12 +164,14 @@ export async function controllerRequestBroker (cluster: InternalCluster): Promis
   }
 }
 
-/** kafkajs' broker object, the part `controllerRequestBroker` uses. */
+/** kafkajs' broker object, the part `asRequestBroker` uses. */
 interface InternalRequestBroker {
   lookupRequest: (
     apiKey: number,
     definitions: { versions: string[], protocol: (options: { version: number }) => () => ProtocolRequest }
   ) => () => ProtocolRequest
+  /** ApiVersions' answer by API key, set when kafkajs connected to the broker. */
+  versions?: Record<string, { minVersion: number, maxVersion: number }> | null
 }
 
 /** kafkajs' cluster object (metadata, brokers by node id, coordinators), the part used here. */

@@ -2,6 +2,7 @@ import { withDigests } from './integrity/digest-writer.js'
 import { FlowDigests } from './integrity/flow-digests.js'
 import type { LossObserver } from './integrity/loss-detector.js'
 import { LossMonitor } from './integrity/loss-monitor.js'
+import { SourceRetention } from './integrity/source-retention.js'
 import type { LoadedMessageHandler } from '../config/message-handler-loader.js'
 import type { FlowConfig } from '../config/mirror-config.js'
 import type { Observability } from './http/observability.js'
@@ -41,6 +42,8 @@ export interface BuiltFlow {
   readonly groupOffsetSync: GroupOffsetSync | undefined
   /** Its range digests and continuous audit, when `digests` is set (`--digests.enabled`). */
   readonly digests: FlowDigests | undefined
+  /** The retention.ms of its source topics (`kafka_mirror_source_retention_seconds`). */
+  readonly retention: SourceRetention
 }
 
 /** A component made of an object with `start()`/`stop()`. */
@@ -76,6 +79,7 @@ export function createFlowRuntime (config: FlowConfig, context: FlowRuntimeConte
     snapshot: () => (flow as MirrorFlow).snapshot(),
     ...(context.lossCheckIntervalMs === undefined ? {} : { intervalMs: context.lossCheckIntervalMs }),
   })
+  const retention = new SourceRetention(config, logger.child({ flow: config.name }))
   const digests = FlowDigests.of(config, { logger, observer: context.digestMetrics, isCoordinator: coordinated.isCoordinator })
   const messageHandler = context.messageHandlers?.get(config.name)?.handle
   // Partitions that start from MirrorMaker 2's position (filled by the takeover, before the flow starts), by partition key.
@@ -137,8 +141,9 @@ export function createFlowRuntime (config: FlowConfig, context: FlowRuntimeConte
     ...(mm2OffsetSyncs === undefined ? [] : [component('MirrorMaker 2 offset syncs', mm2OffsetSyncs)]),
     ...(digests === undefined ? [] : [component('digests', digests)]),
     component('loss monitor', lossMonitor),
+    component('source retention', retention),
     flow,
     { name: 'coordination', start: () => coordination.start(), stop: () => coordination.stop(), stopBoundMs: Number.POSITIVE_INFINITY },
   ])
-  return { runtime, flow, groupOffsetSync, digests }
+  return { runtime, flow, groupOffsetSync, digests, retention }
 }

@@ -7,6 +7,7 @@ import { Observability } from './http/observability.js'
 import { DigestMetrics } from './metrics/digest-metrics.js'
 import { LossMetrics } from './metrics/loss-metrics.js'
 import { OffsetsMetrics } from './metrics/offsets-metrics.js'
+import { registerRetentionMetrics } from './metrics/retention-metrics.js'
 import { OffsetsObserverEvents, type OffsetsObserver } from './offsets/offsets-observer.js'
 import { FlowRuntime } from './pipeline/flow-runtime.js'
 import type { MirrorFlow } from './pipeline/mirror-flow.js'
@@ -59,6 +60,7 @@ export class MirrorSidecar {
     const offsetsMetrics = new OffsetsMetrics(registry, () => this.built.flatMap(({ flow, groupOffsetSync }) =>
       groupOffsetSync === undefined ? [] : [{ flow: flow.labels, groups: groupOffsetSync.snapshot() }]))
     const lossMetrics = new LossMetrics(registry)
+    registerRetentionMetrics(registry, () => this.built.map(({ flow, retention }) => ({ flow: flow.labels, topics: retention.snapshot() })))
     const shared = {
       logger: options.logger,
       drainTimeoutMs: config.drainTimeoutMs,

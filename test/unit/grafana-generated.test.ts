@@ -9,6 +9,7 @@ import { DigestMetrics } from '../../src/sidecar/metrics/digest-metrics.js'
 import { LossMetrics } from '../../src/sidecar/metrics/loss-metrics.js'
 import { MirrorMetrics } from '../../src/sidecar/metrics/mirror-metrics.js'
 import { OffsetsMetrics } from '../../src/sidecar/metrics/offsets-metrics.js'
+import { registerRetentionMetrics } from '../../src/sidecar/metrics/retention-metrics.js'
 import type { FlowConfig } from '../../src/config/mirror-config.js'
 import type { FlowLabels } from '../../src/ports/pipeline-observer.js'
 import { promtool } from '../helpers/prometheus.js'
@@ -46,6 +47,7 @@ function metricNames (expression: string): string[] {
 test('the committed dashboard, alert and PrometheusRule files are what the generator produces (run npm run grafana:build)', async () => {
   assert.deepEqual(Object.keys(generatedFiles()).sort(), [
     'deploy/kubernetes/monitoring/prometheusrule.yaml',
+    'docs/metrics.md',
     'docs/runbook.md',
     'grafana/alerts.test.yml',
     'grafana/alerts.yml',
@@ -139,6 +141,7 @@ for (const partitionLabels of [true, false]) {
     digests.written(flow, 1)
     digests.audited(flow, 't', 1)
     digests.mismatch(flow, { sourceTopic: 't', targetTopic: 't', partition: 0, sourceFirst: 0n, sourceLast: 0n, targetStart: 0n, count: 1, hash: 1 })
+    registerRetentionMetrics(metrics.registry, () => [{ flow, topics: [{ topic: 't', retentionSeconds: 604_800 }] }])
     const exported = new Set(
       (await metrics.exposition()).body
         .split('\n')

@@ -14,6 +14,7 @@ import { importsOf, readSource, REPOSITORY, sourceFiles } from '../helpers/sourc
 const SHARED = ['src/shared/', 'src/config/', 'src/ports/', 'src/kafka/', 'src/mirror-topics/']
 const SIDECAR = [
   'src/sidecar/pipeline/', 'src/sidecar/tracing/', 'src/sidecar/offsets/', 'src/sidecar/integrity/', 'src/sidecar/metrics/', 'src/sidecar/http/',
+  'src/sidecar/preflight/',
   'src/sidecar/flow-runtime-factory.ts', 'src/sidecar/mirror-sidecar.ts', 'src/index.ts', 'src/bin/',
 ]
 const CHECK = ['src/check/cli/', 'src/check/translate/', 'src/check/lag/', 'src/check/verify/', 'src/check/commands/', 'src/check/mirror-check.ts']

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { OffsetsMetrics } from '../../src/sidecar/metrics/offsets-metrics.js'
 import { DigestMetrics } from '../../src/sidecar/metrics/digest-metrics.js'
 import { LossMetrics } from '../../src/sidecar/metrics/loss-metrics.js'
+import { registerRetentionMetrics } from '../../src/sidecar/metrics/retention-metrics.js'
 import { MirrorMetrics } from '../../src/sidecar/metrics/mirror-metrics.js'
 import { allSeriesNames, Metrics } from '../../src/sidecar/metrics/metric-names.js'
 import type { FlowConfig } from '../../src/config/mirror-config.js'
@@ -298,6 +299,7 @@ test(
     digests.written(flow, 1)
     digests.audited(flow, 't', 1000)
     digests.mismatch(flow, { sourceTopic: 't', targetTopic: 't', partition: 0, sourceFirst: 0n, sourceLast: 999n, targetStart: 0n, count: 1000, hash: 1 })
+    registerRetentionMetrics(metrics.registry, () => [{ flow, topics: [{ topic: 't', retentionSeconds: 604_800 }] }])
     const names = new Set([...samples((await metrics.exposition()).body).keys()].map(series => series.replace(/\{.*$/, '')))
     for (const name of allSeriesNames()) assert.ok(names.has(name), `${name} missing from the exposition`)
     assert.equal(Object.values(Metrics).every(definition => definition.name.startsWith('kafka_mirror_')), true)

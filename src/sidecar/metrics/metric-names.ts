@@ -86,6 +86,12 @@ export const Metrics = {
     'Age of the oldest source record not yet acknowledged by the target; 0 when caught up (per topic: the largest of its partitions).',
     PARTITION_LABELS
   ),
+  sourceRetention: metric(
+    'kafka_mirror_source_retention_seconds',
+    'gauge',
+    "The source topic's retention.ms in seconds, read at start and on every topic refresh; absent for a topic that keeps its records forever (-1) or whose config the mirror may not read. Lag in seconds near it is records about to be deleted before they are copied.",
+    TOPIC_LABELS
+  ),
   replicationLatency: metric(
     'kafka_mirror_replication_latency_seconds',
     'histogram',
