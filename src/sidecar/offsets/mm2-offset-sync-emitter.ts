@@ -180,7 +180,11 @@ export class Mm2OffsetSyncEmitter implements AckListener {
 
   /** Writes the syncs asked for and the delayed ones (MirrorMaker 2's commit), after the writes asked for before it. */
   flush (): Promise<void> {
-    return this.#writes.run(() => this.#write(true))
+    return this.#writes.run(() => this.#write(true).catch(error => {
+      // Counted here only: the failure metric counts the writes a source commit waited for (that commit is skipped).
+      this.#observer.syncWriteFailed?.(this.#labels, errorLabel(error))
+      throw error
+    }))
   }
 
   /**
@@ -190,16 +194,11 @@ export class Mm2OffsetSyncEmitter implements AckListener {
   async #write (withDelayed: boolean): Promise<void> {
     const toWrite = this.#rules.toWrite(withDelayed)
     if (toWrite.syncs.length === 0) return
-    try {
-      await this.#writer.write(
-        this.topic,
-        toWrite.syncs.map(sync => encodeMm2OffsetSync(sync)),
-        { maxAttempts: 3, initialBackoffMs: 200, signal: this.#abort.signal }
-      )
-    } catch (error) {
-      this.#observer.syncWriteFailed?.(this.#labels, errorLabel(error))
-      throw error
-    }
+    await this.#writer.write(
+      this.topic,
+      toWrite.syncs.map(sync => encodeMm2OffsetSync(sync)),
+      { maxAttempts: 3, initialBackoffMs: 200, signal: this.#abort.signal }
+    )
     this.#rules.written(toWrite)
     this.#logger.debug('MirrorMaker 2 offset syncs written', { syncs: toWrite.syncs.length })
   }

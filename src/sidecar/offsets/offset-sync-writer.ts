@@ -47,7 +47,7 @@ export interface OffsetSyncWriterOptions {
  * next one holding everything acknowledged meanwhile (`WriteChain.soon`), so the checkpoints
  * (every `emit.checkpoints.interval.seconds`) translate a group as soon as its records are copied,
  * whatever `offset.commit.interval.ms` is. A failed write of that kind leaves its ranges to the
- * next write (logged and counted).
+ * next write (logged; `syncWriteFailed` counts only the writes a source commit waits for).
  * Each write is sent in as many requests as the target's limits need (`max.request.size`, the
  * topic's `max.message.bytes`), in order, so it fits at any partition count.
  * Guarantees: a range or position describes only records the target acknowledged (no sync claims
@@ -131,7 +131,11 @@ export class OffsetSyncWriter implements AckListener {
       const position = this.#tracker.position(topic, partition, offset)
       if (position !== undefined) positions.push(position)
     }
-    return this.#writes.run(() => this.#write(positions))
+    return this.#writes.run(() => this.#write(positions).catch(error => {
+      // Counted here only: the failure metric counts the writes a source commit waited for (that commit is skipped).
+      this.#observer.syncWriteFailed?.(this.#labels, errorLabel(error))
+      throw error
+    }))
   }
 
   /** Whether `position` is past the last one written for its partition (or of another target topic). */
@@ -148,13 +152,8 @@ export class OffsetSyncWriter implements AckListener {
     const moved = positions.filter(position => this.#movesForward(position))
     for (const position of moved) records.push(encodePosition(position))
     if (records.length === 0) return
-    try {
-      // Split into requests the topic accepts, sent in order: ranges before the positions that rely on them.
-      await this.#writer.write(this.topic, records, { maxAttempts: 3, initialBackoffMs: 200, signal: this.#abort.signal })
-    } catch (error) {
-      this.#observer.syncWriteFailed?.(this.#labels, errorLabel(error))
-      throw error
-    }
+    // Split into requests the topic accepts, sent in order: ranges before the positions that rely on them.
+    await this.#writer.write(this.topic, records, { maxAttempts: 3, initialBackoffMs: 200, signal: this.#abort.signal })
     this.#tracker.markWritten(ranges)
     // Writes run one at a time: nothing wrote a position of these partitions since `moved` was taken.
     for (const position of moved) this.#positions.set(positionKey(position.sourceTopic, position.partition), position)
