@@ -13,7 +13,7 @@ function gate (): { promise: Promise<void>, release: () => void } {
 }
 
 test('soon: one write in flight; the calls made meanwhile join one next write; run waits for the writes asked for before it', async () => {
-  const chain = new WriteChain()
+  const chain = new WriteChain(0)
   const started: string[] = []
   const first = gate()
   chain.soon(async () => { started.push('soon 1'); await first.promise }, unexpected)
@@ -30,7 +30,7 @@ test('soon: one write in flight; the calls made meanwhile join one next write; r
 })
 
 test('a failed soon write goes to its handler and does not fail the writes after it; a failed run is its caller\'s', async () => {
-  const chain = new WriteChain()
+  const chain = new WriteChain(0)
   const failures: unknown[] = []
   chain.soon(async () => { throw new Error('target unreachable') }, error => { failures.push(error) })
   await chain.run(async () => {})
@@ -40,4 +40,32 @@ test('a failed soon write goes to its handler and does not fail the writes after
   chain.soon(async () => { after = true }, unexpected)
   await chain.settled
   assert.ok(after)
+})
+
+test('soon writes start at least minIntervalMs apart; a run asked for meanwhile is not held up; close drops a soon write still waiting', async () => {
+  const chain = new WriteChain(40)
+  const started: Array<[string, number]> = []
+  const first = gate()
+  chain.soon(async () => {
+    started.push(['soon 1', performance.now()])
+    await first.promise
+  }, unexpected)
+  await new Promise(setImmediate) // the first write started
+  const second = gate()
+  chain.soon(async () => {
+    started.push(['soon 2', performance.now()])
+    second.release()
+  }, unexpected)
+  first.release()
+  await chain.run(async () => { started.push(['run', performance.now()]) })
+  await second.promise
+  assert.deepEqual(started.map(([what]) => what), ['soon 1', 'run', 'soon 2'], 'the run went ahead of the soon write waiting for its interval')
+  const [[, soon1], , [, soon2]] = started as [[string, number], [string, number], [string, number]]
+  assert.ok(soon2 - soon1 >= 39, `started ${soon2 - soon1} ms apart`)
+  let dropped = true
+  chain.soon(async () => { dropped = false }, unexpected)
+  chain.close()
+  chain.soon(async () => { dropped = false }, unexpected)
+  await chain.run(async () => {})
+  assert.ok(dropped, 'nothing started after close')
 })

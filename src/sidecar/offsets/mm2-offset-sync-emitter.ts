@@ -158,7 +158,6 @@ export class Mm2OffsetSyncEmitter implements AckListener {
     forEachRun(batch, segments, this.#fanOut, (up, down, count) =>
       this.#rules.acknowledgedRun(batch.sourceTopic, batch.partition, up, down, count, this.#fanOut)
     )
-    if (this.#abort.signal.aborted) return
     // The syncs the rules asked for, without the delayed ones (those wait for the flush, KAFKA-14610).
     this.#writes.soon(() => this.#write(false), error => {
       this.#logger.warn('writing MirrorMaker 2 offset syncs as acknowledged failed; the next write or the commit writes them', { error })
@@ -205,6 +204,7 @@ export class Mm2OffsetSyncEmitter implements AckListener {
 
   /** Lets a running write finish within `boundMs`, then disconnects (as `OffsetSyncWriter.stop`). */
   stop (boundMs = STOP_BOUND_MS): Promise<void> {
+    this.#writes.close()
     const writing = { abort: this.#abort, flushing: this.#writes.settled, writer: this.#writer }
     this.#stopping ??= stopFlushingWriter({ ...writing, what: 'MirrorMaker 2 offset syncs', logger: this.#logger }, boundMs)
     return this.#stopping

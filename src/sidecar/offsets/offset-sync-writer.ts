@@ -100,7 +100,7 @@ export class OffsetSyncWriter implements AckListener {
   acknowledged (batch: MirrorBatch, segments: readonly AckSegment[]): void {
     // Exactly-once: the ranges of a committed transaction were written in it (`transactionRecords`).
     recordSegments(this.#tracker, batch, segments, this.#fanOut, this.#inTransactions)
-    if (this.#inTransactions || this.#abort.signal.aborted) return
+    if (this.#inTransactions) return
     this.#writes.soon(() => this.#write(this.#tracker.acknowledgedPositions()), error => {
       this.#logger.warn('writing offset syncs as acknowledged failed; the next write or the commit writes them', { error })
     })
@@ -167,6 +167,7 @@ export class OffsetSyncWriter implements AckListener {
    * take (unreachable), and what it held is only needed for offsets that stay uncommitted.
    */
   stop (boundMs = STOP_BOUND_MS): Promise<void> {
+    this.#writes.close()
     const writing = { abort: this.#abort, flushing: this.#writes.settled, writer: this.#writer }
     this.#stopping ??= stopFlushingWriter({ ...writing, what: 'offset syncs', logger: this.#logger }, boundMs)
     return this.#stopping

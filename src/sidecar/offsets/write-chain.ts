@@ -1,17 +1,31 @@
 /**
+ * Default least time between the starts of two `soon` writes, in ms: at most ten writes a second
+ * per writer while records flow, whatever the target's round trip (a write per round trip would
+ * add a produce request to the syncs topic for about every one of the data path's), and a sync
+ * at most this much later than its acknowledgement.
+ */
+const SOON_MIN_INTERVAL_MS = 100
+
+/**
  * The writes of one offset-sync writer, one after the other, in the order asked for.
  * `run(write)` starts `write` once every write asked for before it has settled (their failures
  * are their own callers'), and its promise is the caller's.
  * `soon(write, failed)` asks for a write nobody waits for: while one such write is waiting to
  * start, further calls join it. A write takes what it writes when it starts, so everything
  * acknowledged while the write before it is in flight goes into one request: writes follow the
- * target's acknowledgements as fast as the target takes them, batched (one write in flight, not
- * one per record). `failed` hears a failure of a `soon` write (what it held stays to be written).
- * `settled` is the last write asked for (what a stop waits for).
+ * target's acknowledgements, batched (one write in flight, not one per record), and start at
+ * least `minIntervalMs` apart. `failed` hears a failure of a `soon` write (what it held stays to
+ * be written). `settled` is the last write asked for (what a stop waits for, after `close()`).
  */
 export class WriteChain {
   #last: Promise<void> = Promise.resolve()
   #waiting = false
+  #lastSoonStartMs = Number.NEGATIVE_INFINITY
+  #timer: NodeJS.Timeout | undefined
+  #closed = false
+
+  /** `minIntervalMs`: least time between the starts of two `soon` writes (default `SOON_MIN_INTERVAL_MS`, 100). */
+  constructor (readonly minIntervalMs = SOON_MIN_INTERVAL_MS) {}
 
   get settled (): Promise<void> { return this.#last }
 
@@ -22,11 +36,26 @@ export class WriteChain {
   }
 
   soon (write: () => Promise<void>, failed: (error: unknown) => void): void {
-    if (this.#waiting) return
+    if (this.#waiting || this.#closed) return
     this.#waiting = true
-    this.run(async () => {
-      this.#waiting = false
-      await write()
-    }).catch(failed)
+    const start = (): void => {
+      this.#timer = undefined
+      this.run(async () => {
+        this.#waiting = false
+        this.#lastSoonStartMs = performance.now()
+        await write()
+      }).catch(failed)
+    }
+    // Outside the chain: a `run` asked for meanwhile (a commit's flush) is not held up, and takes what this write would have.
+    const waitMs = this.#lastSoonStartMs + this.minIntervalMs - performance.now()
+    if (waitMs > 0) this.#timer = setTimeout(start, waitMs)
+    else start()
+  }
+
+  /** No `soon` write starts from now on (one waiting for its interval is dropped); `run` still runs. Before a stop. */
+  close (): void {
+    this.#closed = true
+    if (this.#timer !== undefined) clearTimeout(this.#timer)
+    this.#timer = undefined
   }
 }
