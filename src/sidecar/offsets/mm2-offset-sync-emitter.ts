@@ -16,6 +16,13 @@ import { WriteChain } from './write-chain.js'
 /** How long `stop()` waits for a write in flight, and then for the client to disconnect. */
 const STOP_BOUND_MS = 2_000
 
+/**
+ * Least time between two writes as records are acknowledged, in ms: the rules bound how many
+ * syncs there are (one per `offset.lag.max` records and gaps); this only gathers them into fewer
+ * requests, at most ten a second, each sync at most this much after its record's acknowledgement.
+ */
+const ACKNOWLEDGED_WRITE_INTERVAL_MS = 100
+
 export interface Mm2OffsetSyncEmitterOptions {
   readonly logger: Logger
   readonly observer?: OffsetsObserver
@@ -104,7 +111,7 @@ export class Mm2OffsetSyncEmitter implements AckListener {
   readonly #fanOut: boolean
   /** Exactly-once with the topic on the target: the rules run on each transaction's records, inside it. */
   readonly #inTransactions: boolean
-  readonly #writes = new WriteChain()
+  readonly #writes = new WriteChain(ACKNOWLEDGED_WRITE_INTERVAL_MS)
   #stopping: Promise<void> | undefined
   readonly #abort = new AbortController()
 

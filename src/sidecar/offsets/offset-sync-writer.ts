@@ -15,6 +15,15 @@ import { WriteChain } from './write-chain.js'
 /** How long `stop()` waits for a write in flight, and then for the client to disconnect. */
 const STOP_BOUND_MS = 2_000
 
+/**
+ * Least time between two writes as records are acknowledged, in ms. A write holds a range and a
+ * position for every partition that moved since the one before, so its size follows the number of
+ * partitions flowing: at most one a second keeps the topic's growth near two records (a range and a
+ * position) per flowing partition a second (MirrorMaker 2 writes one per `offset.lag.max` records),
+ * and a translation at most this much behind the copy.
+ */
+const ACKNOWLEDGED_WRITE_INTERVAL_MS = 1_000
+
 function recordSegments (tracker: RangeTracker, batch: MirrorBatch, segments: readonly AckSegment[], fanOut: boolean, durable: boolean): void {
   for (const segment of segments) {
     if (batch.forwarded !== undefined && !fanOut) {
@@ -43,8 +52,8 @@ export interface OffsetSyncWriterOptions {
  * Records where every acknowledged record went and writes it to the offset-syncs topic on the
  * target (`flow.offsetSyncs.topic`, created compacted with one partition if missing).
  * At least once, the ranges of acknowledged records and the mirror's position after them are
- * written as the target acknowledges them, not at the source commit: one write in flight, the
- * next one holding everything acknowledged meanwhile (`WriteChain.soon`), so the checkpoints
+ * written as the target acknowledges them, not at the source commit: one write in flight, at
+ * most one a second, the next one holding everything acknowledged meanwhile (`WriteChain.soon`), so the checkpoints
  * (every `emit.checkpoints.interval.seconds`) translate a group as soon as its records are copied,
  * whatever `offset.commit.interval.ms` is. A failed write of that kind leaves its ranges to the
  * next write (logged; `syncWriteFailed` counts only the writes a source commit waits for).
@@ -75,7 +84,7 @@ export class OffsetSyncWriter implements AckListener {
   readonly #inTransactions: boolean
   /** Last position written per partition key: a position is written only when it moves forward. */
   readonly #positions = new Map<string, MirrorPosition>()
-  readonly #writes = new WriteChain()
+  readonly #writes = new WriteChain(ACKNOWLEDGED_WRITE_INTERVAL_MS)
   #stopping: Promise<void> | undefined
   /** Ends the retries of a write still running at stop (the target may be unreachable). */
   readonly #abort = new AbortController()

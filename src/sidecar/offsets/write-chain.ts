@@ -1,12 +1,4 @@
 /**
- * Default least time between the starts of two `soon` writes, in ms: at most ten writes a second
- * per writer while records flow, whatever the target's round trip (a write per round trip would
- * add a produce request to the syncs topic for about every one of the data path's), and a sync
- * at most this much later than its acknowledgement.
- */
-const SOON_MIN_INTERVAL_MS = 100
-
-/**
  * The writes of one offset-sync writer, one after the other, in the order asked for.
  * `run(write)` starts `write` once every write asked for before it has settled (their failures
  * are their own callers'), and its promise is the caller's.
@@ -24,8 +16,8 @@ export class WriteChain {
   #timer: NodeJS.Timeout | undefined
   #closed = false
 
-  /** `minIntervalMs`: least time between the starts of two `soon` writes (default `SOON_MIN_INTERVAL_MS`, 100). */
-  constructor (readonly minIntervalMs = SOON_MIN_INTERVAL_MS) {}
+  /** `minIntervalMs`: least time between the starts of two `soon` writes (what bounds their rate while records flow). */
+  constructor (readonly minIntervalMs: number) {}
 
   get settled (): Promise<void> { return this.#last }
 
