@@ -154,16 +154,20 @@ export class Mm2OffsetSyncRules {
     for (const sync of syncs) this.#state(sync.topic, sync.partition).lastHandedOut = sync
   }
 
-  /** The syncs to write now: per partition, the waiting ones in order, then the delayed one. */
-  toWrite (): Mm2SyncsToWrite {
+  /**
+   * The syncs to write now: per partition, the waiting ones in order, then the delayed one unless
+   * `withDelayed` is false (a write as records are acknowledged: MirrorMaker 2 sends its pending
+   * syncs at once and promotes the delayed ones only at its offset commit, KAFKA-14610).
+   */
+  toWrite (withDelayed = true): Mm2SyncsToWrite {
     const syncs: Mm2OffsetSyncRecord[] = []
     const taken: Array<Mm2SyncsToWrite['taken'][number]> = []
     for (const state of this.#partitions.values()) {
-      const delayed = state.delayed !== undefined && !same(state.lastHandedOut, state.delayed) ? state.delayed : undefined
+      const delayed = withDelayed && state.delayed !== undefined && !same(state.lastHandedOut, state.delayed) ? state.delayed : undefined
       if (state.waiting.length === 0 && delayed === undefined) continue
       syncs.push(...state.waiting)
       if (delayed !== undefined) syncs.push(delayed)
-      taken.push({ state, waiting: state.waiting.length, delayed: state.delayed })
+      taken.push({ state, waiting: state.waiting.length, delayed: withDelayed ? state.delayed : undefined })
     }
     return { syncs, taken }
   }

@@ -145,3 +145,14 @@ test('a message handler\'s further outputs of a record (same source offset) are 
   rules.acknowledgedRun('orders', 0, 0n, 1n, 2, true) // the second output of 0, then 1 at 2
   assert.deepEqual(written(rules), [[0, 0], [1, 2]])
 })
+
+test('a write as records are acknowledged takes the syncs the rules asked for and leaves the delayed one to the commit (KAFKA-14610)', () => {
+  const rules = new Mm2OffsetSyncRules(10)
+  rules.acknowledgedRun('orders', 0, 0n, 0n, 15)
+  const asAcknowledged = rules.toWrite(false)
+  assert.deepEqual(pairs(asAcknowledged.syncs), [[0, 0], [11, 11]])
+  rules.written(asAcknowledged)
+  assert.deepEqual(pairs(rules.toWrite(false).syncs), [], 'the delayed sync is not written as acknowledged')
+  rules.acknowledgedRun('orders', 0, 15n, 15n, 2)
+  assert.deepEqual(written(rules), [[16, 16]], "at the commit: the delayed sync of the partition's last record, the syncs before it not again")
+})

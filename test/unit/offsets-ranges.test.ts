@@ -174,3 +174,20 @@ test('the offset-sync aligner gives verify the newest copy, and hands over to a 
   assert.equal((await aligner.align({ sourcePartition: 0, sourceOffset: 120 })).method, 'fallback')
   await assert.rejects(new OffsetSyncAligner(index, 'orders').align({ sourcePartition: 1, sourceOffset: 0 }), /no offset syncs/)
 })
+
+test('the position after the last acknowledged record, for each partition with ranges not yet written', () => {
+  const tracker = new RangeTracker()
+  tracker.record('orders', 'orders', 0, offsets(0, 1, 2, 5), 10n) // 3 and 4 hold no record (a marker, compaction)
+  tracker.recordRun('orders', 'orders', 1, 7n, 3, 0n)
+  assert.deepEqual(
+    tracker.acknowledgedPositions().map(p => [p.partition, Number(p.sourceNext), Number(p.targetNext)]),
+    [[0, 6, 14], [1, 10, 3]]
+  )
+  tracker.markWritten(tracker.unwritten())
+  assert.deepEqual(tracker.acknowledgedPositions(), [], 'nothing acknowledged since: no position')
+  tracker.recordRun('orders', 'orders', 1, 10n, 1, 3n)
+  assert.deepEqual(tracker.acknowledgedPositions().map(p => [p.partition, Number(p.sourceNext), Number(p.targetNext)]), [[1, 11, 4]])
+  // Exactly-once ranges are durable with their transaction: nothing to write, no position from here.
+  tracker.record('orders', 'orders', 2, offsets(0), 0n, false, true)
+  assert.deepEqual(tracker.acknowledgedPositions().map(p => p.partition), [1])
+})

@@ -11,9 +11,17 @@ import type { Logger } from '../../shared/logger.js'
 import { Mm2OffsetSyncRules } from '../../mirror-topics/mm2-offset-sync-rules.js'
 import { encodeMm2OffsetSync, type Mm2OffsetSyncRecord } from '../../mirror-topics/mm2-records.js'
 import type { OffsetsObserver } from './offsets-observer.js'
+import { WriteChain } from './write-chain.js'
 
 /** How long `stop()` waits for a write in flight, and then for the client to disconnect. */
 const STOP_BOUND_MS = 2_000
+
+/**
+ * Least time between two writes as records are acknowledged, in ms: the rules bound how many
+ * syncs there are (one per `offset.lag.max` records and gaps); this only gathers them into fewer
+ * requests, at most ten a second, each sync at most this much after its record's acknowledgement.
+ */
+const ACKNOWLEDGED_WRITE_INTERVAL_MS = 100
 
 export interface Mm2OffsetSyncEmitterOptions {
   readonly logger: Logger
@@ -71,11 +79,25 @@ function forEachRun (
  * creates it). MirrorMaker 2's checkpoint task, `mirror-check translate --mm2` and any tool reading
  * the topic find what MirrorMaker 2 would have written; the exact translation stays in the
  * sidecar's own ranges (`OffsetSyncWriter`).
- * Guarantee: a sync describes only records the target acknowledged (exactly-once: committed), and
- * when `flush()` resolves every sync asked for before the call is durable (acks=all): the flow
- * awaits it before each source commit. Exactly-once with the topic on the target, the syncs the
- * rules ask for are written in the lane transaction of their records (`transactionRecords`);
- * with the topic on the source they cannot be, and are written by `flush()` after the commit.
+ * When syncs are written is MirrorMaker 2's rule (`OffsetSyncWriter`): a sync the rules ask for
+ * (first record, `offset.lag.max`, gaps) is written as soon as the target acknowledged its record
+ * (its `firePendingOffsetSyncs` after each `commitRecord`), batched: one write in flight, the next
+ * holding every sync asked for meanwhile (`WriteChain.soon`); the delayed sync of a partition's
+ * last record is written only at the flush before each source commit (its `commit()` promotes
+ * delayed syncs, KAFKA-14610). Writing delayed syncs more often would write more syncs than
+ * MirrorMaker 2 does, and its `OffsetSyncStore` (KAFKA-14666) keeps a bounded number per
+ * partition, spaced by powers of two from the newest: more syncs would push the older ones out
+ * sooner and translate a group far behind less precisely. The exact translation the checkpoints
+ * use comes from the sidecar's own ranges, written as acknowledged (`OffsetSyncWriter`).
+ * Guarantees: a sync describes only records the target acknowledged (exactly-once: committed);
+ * the syncs of a partition are written in upstream-offset order, each write taking them from
+ * the oldest not yet written, so one is never written again after a later one unless a write
+ * failed part way (`OffsetSyncStore` clears a partition's syncs when one goes back: its invariant
+ * `syncs[0]` is the newest sync, KAFKA-14666); when `flush()` resolves every sync asked for before the
+ * call is durable (acks=all): the flow awaits it before each source commit. Exactly-once with the
+ * topic on the target, the syncs the rules ask for are written in the lane transaction of their
+ * records (`transactionRecords`); with the topic on the source they cannot be, and are written as
+ * soon as that transaction committed (its records reach `acknowledged` then).
  * `start()` before the flow starts, `stop()` after it stopped; `stop()` is once-only.
  */
 export class Mm2OffsetSyncEmitter implements AckListener {
@@ -89,7 +111,7 @@ export class Mm2OffsetSyncEmitter implements AckListener {
   readonly #fanOut: boolean
   /** Exactly-once with the topic on the target: the rules run on each transaction's records, inside it. */
   readonly #inTransactions: boolean
-  #flushing: Promise<void> = Promise.resolve()
+  readonly #writes = new WriteChain(ACKNOWLEDGED_WRITE_INTERVAL_MS)
   #stopping: Promise<void> | undefined
   readonly #abort = new AbortController()
 
@@ -143,6 +165,10 @@ export class Mm2OffsetSyncEmitter implements AckListener {
     forEachRun(batch, segments, this.#fanOut, (up, down, count) =>
       this.#rules.acknowledgedRun(batch.sourceTopic, batch.partition, up, down, count, this.#fanOut)
     )
+    // The syncs the rules asked for, without the delayed ones (those wait for the flush, KAFKA-14610).
+    this.#writes.soon(() => this.#write(false), error => {
+      this.#logger.warn('writing MirrorMaker 2 offset syncs as acknowledged failed; the next write or the commit writes them', { error })
+    })
   }
 
   /** Exactly-once with the topic on the target: the syncs the rules ask for in a lane's transaction, written in it. */
@@ -158,32 +184,35 @@ export class Mm2OffsetSyncEmitter implements AckListener {
     return syncs.map(sync => ({ topic: this.topic, ...encodeMm2OffsetSync(sync) }))
   }
 
-  /** Writes the syncs asked for and the delayed ones (MirrorMaker 2's commit); concurrent calls run one after the other. */
+  /** Writes the syncs asked for and the delayed ones (MirrorMaker 2's commit), after the writes asked for before it. */
   flush (): Promise<void> {
-    // Taken now, synchronously: acknowledgements arriving during the write go to the next flush.
-    const toWrite = this.#rules.toWrite()
-    const run = this.#flushing.catch(() => { /* the flush before failed to its own caller; this one only runs after it */ }).then(async () => {
-      if (toWrite.syncs.length === 0) return
-      try {
-        await this.#writer.write(
-          this.topic,
-          toWrite.syncs.map(sync => encodeMm2OffsetSync(sync)),
-          { maxAttempts: 3, initialBackoffMs: 200, signal: this.#abort.signal }
-        )
-      } catch (error) {
-        this.#observer.syncWriteFailed?.(this.#labels, errorLabel(error))
-        throw error
-      }
-      this.#rules.written(toWrite)
-      this.#logger.debug('MirrorMaker 2 offset syncs written', { syncs: toWrite.syncs.length })
-    })
-    this.#flushing = run
-    return run
+    return this.#writes.run(() => this.#write(true).catch(error => {
+      // Counted here only: the failure metric counts the writes a source commit waited for (that commit is skipped).
+      this.#observer.syncWriteFailed?.(this.#labels, errorLabel(error))
+      throw error
+    }))
+  }
+
+  /**
+   * Writes the syncs waiting when the write starts (taken then: writes run one at a time, so the
+   * syncs of a partition go out in the order the rules asked for them), and with `withDelayed` the delayed ones.
+   */
+  async #write (withDelayed: boolean): Promise<void> {
+    const toWrite = this.#rules.toWrite(withDelayed)
+    if (toWrite.syncs.length === 0) return
+    await this.#writer.write(
+      this.topic,
+      toWrite.syncs.map(sync => encodeMm2OffsetSync(sync)),
+      { maxAttempts: 3, initialBackoffMs: 200, signal: this.#abort.signal }
+    )
+    this.#rules.written(toWrite)
+    this.#logger.debug('MirrorMaker 2 offset syncs written', { syncs: toWrite.syncs.length })
   }
 
   /** Lets a running write finish within `boundMs`, then disconnects (as `OffsetSyncWriter.stop`). */
   stop (boundMs = STOP_BOUND_MS): Promise<void> {
-    const writing = { abort: this.#abort, flushing: this.#flushing, writer: this.#writer }
+    this.#writes.close()
+    const writing = { abort: this.#abort, flushing: this.#writes.settled, writer: this.#writer }
     this.#stopping ??= stopFlushingWriter({ ...writing, what: 'MirrorMaker 2 offset syncs', logger: this.#logger }, boundMs)
     return this.#stopping
   }

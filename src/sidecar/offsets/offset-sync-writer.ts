@@ -7,12 +7,22 @@ import type { AckListener, AckSegment, CommitCandidate, SourcePosition, Transact
 import { flowLabels, type FlowLabels } from '../../ports/pipeline-observer.js'
 import { stopFlushingWriter } from '../../shared/deadline.js'
 import type { Logger } from '../../shared/logger.js'
-import { encodePosition, encodeRange, positionKey } from '../../mirror-topics/offset-sync-record.js'
+import { encodePosition, encodeRange, positionKey, type MirrorPosition } from '../../mirror-topics/offset-sync-record.js'
 import type { OffsetsObserver } from './offsets-observer.js'
 import { RangeTracker } from './range-tracker.js'
+import { WriteChain } from './write-chain.js'
 
 /** How long `stop()` waits for a write in flight, and then for the client to disconnect. */
 const STOP_BOUND_MS = 2_000
+
+/**
+ * Least time between two writes as records are acknowledged, in ms. A write holds a range and a
+ * position for every partition that moved since the one before, so its size follows the number of
+ * partitions flowing: at most one a second keeps the topic's growth near two records (a range and a
+ * position) per flowing partition a second (MirrorMaker 2 writes one per `offset.lag.max` records),
+ * and a translation at most this much behind the copy.
+ */
+const ACKNOWLEDGED_WRITE_INTERVAL_MS = 1_000
 
 function recordSegments (tracker: RangeTracker, batch: MirrorBatch, segments: readonly AckSegment[], fanOut: boolean, durable: boolean): void {
   for (const segment of segments) {
@@ -41,14 +51,24 @@ export interface OffsetSyncWriterOptions {
 /**
  * Records where every acknowledged record went and writes it to the offset-syncs topic on the
  * target (`flow.offsetSyncs.topic`, created compacted with one partition if missing).
- * Each flush is written in as many requests as the target's limits need (`max.request.size`, the
+ * At least once, the ranges of acknowledged records and the mirror's position after them are
+ * written as the target acknowledges them, not at the source commit: one write in flight, at
+ * most one a second, the next one holding everything acknowledged meanwhile (`WriteChain.soon`), so the checkpoints
+ * (every `emit.checkpoints.interval.seconds`) translate a group as soon as its records are copied,
+ * whatever `offset.commit.interval.ms` is. A failed write of that kind leaves its ranges to the
+ * next write (logged; `syncWriteFailed` counts only the writes a source commit waits for).
+ * Each write is sent in as many requests as the target's limits need (`max.request.size`, the
  * topic's `max.message.bytes`), in order, so it fits at any partition count.
- * Guarantee: when `flush(committing)` resolves, the ranges of every record acknowledged before the
- * call and the mirror's position for each offset in `committing` are durable (acks=all); the flow
- * awaits it before each source commit, so a committed source offset is always translatable.
+ * Guarantees: a range or position describes only records the target acknowledged (no sync claims
+ * a target offset the target has not acknowledged); a partition's position is written only when it
+ * moves forward, so a translation never falls back behind one written before; when
+ * `flush(committing)` resolves, the ranges of every record acknowledged before the call and the
+ * mirror's position for each offset in `committing` are durable (acks=all): the flow awaits it
+ * before each source commit, so a committed source offset is always translatable.
  * Exactly-once, the ranges (and a position per partition) of each lane transaction are written in
- * that transaction (`transactionRecords`): they are on the target whenever its records are, even
- * when the process dies before the next source commit; `flush` then writes only positions.
+ * that transaction (`transactionRecords`): they are on the target whenever its records are, as
+ * soon as the transaction commits, even when the process dies before the next source commit;
+ * `flush` then writes only positions.
  * `start()` before the flow starts, `stop()` after it stopped; `stop()` is once-only.
  */
 export class OffsetSyncWriter implements AckListener {
@@ -62,9 +82,9 @@ export class OffsetSyncWriter implements AckListener {
   readonly #fanOut: boolean
   /** Exactly-once: ranges are written in the transactions (`transactionRecords`), not by `flush`. */
   readonly #inTransactions: boolean
-  /** Last position written per partition key, to write a position only when it moved. */
-  readonly #positions = new Map<string, string>()
-  #flushing: Promise<void> = Promise.resolve()
+  /** Last position written per partition key: a position is written only when it moves forward. */
+  readonly #positions = new Map<string, MirrorPosition>()
+  readonly #writes = new WriteChain(ACKNOWLEDGED_WRITE_INTERVAL_MS)
   #stopping: Promise<void> | undefined
   /** Ends the retries of a write still running at stop (the target may be unreachable). */
   readonly #abort = new AbortController()
@@ -89,6 +109,10 @@ export class OffsetSyncWriter implements AckListener {
   acknowledged (batch: MirrorBatch, segments: readonly AckSegment[]): void {
     // Exactly-once: the ranges of a committed transaction were written in it (`transactionRecords`).
     recordSegments(this.#tracker, batch, segments, this.#fanOut, this.#inTransactions)
+    if (this.#inTransactions) return
+    this.#writes.soon(() => this.#write(this.#tracker.acknowledgedPositions()), error => {
+      this.#logger.warn('writing offset syncs as acknowledged failed; the next write or the commit writes them', { error })
+    })
   }
 
   /**
@@ -108,37 +132,42 @@ export class OffsetSyncWriter implements AckListener {
     return records.map(({ key, value }) => ({ topic: this.topic, key, value: value as string }))
   }
 
-  /** Writes what is not yet durable; concurrent calls run one after the other. */
+  /** Writes what is not yet durable, with the positions of `committing`; runs after the writes asked for before it. */
   flush (committing: readonly CommitCandidate[] = []): Promise<void> {
-    // Ranges and positions are taken now, synchronously: acknowledgements arriving during the write go to the next flush.
-    const ranges = this.#tracker.unwritten()
-    const records: InternalRecord[] = ranges.map(range => encodeRange(range))
-    const positions: Array<[string, string]> = []
+    // Positions are taken now: the target offset after what was acknowledged before the commit.
+    const positions: MirrorPosition[] = []
     for (const { topic, partition, offset } of committing) {
       const position = this.#tracker.position(topic, partition, offset)
-      if (position === undefined) continue
-      const key = positionKey(topic, partition)
-      const value = `${position.sourceNext}:${position.targetNext}`
-      if (this.#positions.get(key) === value) continue
-      records.push(encodePosition(position))
-      positions.push([key, value])
+      if (position !== undefined) positions.push(position)
     }
-    const run = this.#flushing.catch(() => { /* the flush before failed to its own caller; this one only runs after it */ }).then(async () => {
-      if (records.length === 0) return
-      try {
-        // Split into requests the topic accepts, sent in order: ranges before the positions that rely on them.
-        await this.#writer.write(this.topic, records, { maxAttempts: 3, initialBackoffMs: 200, signal: this.#abort.signal })
-      } catch (error) {
-        this.#observer.syncWriteFailed?.(this.#labels, errorLabel(error))
-        throw error
-      }
-      this.#tracker.markWritten(ranges)
-      for (const [key, value] of positions) this.#positions.set(key, value)
-      this.#observer.syncsWritten?.(this.#labels, ranges.length, positions.length)
-      this.#logger.debug('offset syncs written', { ranges: ranges.length, positions: positions.length })
-    })
-    this.#flushing = run
-    return run
+    return this.#writes.run(() => this.#write(positions).catch(error => {
+      // Counted here only: the failure metric counts the writes a source commit waited for (that commit is skipped).
+      this.#observer.syncWriteFailed?.(this.#labels, errorLabel(error))
+      throw error
+    }))
+  }
+
+  /** Whether `position` is past the last one written for its partition (or of another target topic). */
+  #movesForward (position: MirrorPosition): boolean {
+    const last = this.#positions.get(positionKey(position.sourceTopic, position.partition))
+    if (last === undefined || last.targetTopic !== position.targetTopic) return true
+    return position.sourceNext > last.sourceNext || (position.sourceNext === last.sourceNext && position.targetNext > last.targetNext)
+  }
+
+  /** Writes the ranges not yet written (taken when the write starts), then those of `positions` that move forward. */
+  async #write (positions: readonly MirrorPosition[]): Promise<void> {
+    const ranges = this.#tracker.unwritten()
+    const records: InternalRecord[] = ranges.map(range => encodeRange(range))
+    const moved = positions.filter(position => this.#movesForward(position))
+    for (const position of moved) records.push(encodePosition(position))
+    if (records.length === 0) return
+    // Split into requests the topic accepts, sent in order: ranges before the positions that rely on them.
+    await this.#writer.write(this.topic, records, { maxAttempts: 3, initialBackoffMs: 200, signal: this.#abort.signal })
+    this.#tracker.markWritten(ranges)
+    // Writes run one at a time: nothing wrote a position of these partitions since `moved` was taken.
+    for (const position of moved) this.#positions.set(positionKey(position.sourceTopic, position.partition), position)
+    this.#observer.syncsWritten?.(this.#labels, ranges.length, moved.length)
+    this.#logger.debug('offset syncs written', { ranges: ranges.length, positions: moved.length })
   }
 
   /**
@@ -147,7 +176,8 @@ export class OffsetSyncWriter implements AckListener {
    * take (unreachable), and what it held is only needed for offsets that stay uncommitted.
    */
   stop (boundMs = STOP_BOUND_MS): Promise<void> {
-    const writing = { abort: this.#abort, flushing: this.#flushing, writer: this.#writer }
+    this.#writes.close()
+    const writing = { abort: this.#abort, flushing: this.#writes.settled, writer: this.#writer }
     this.#stopping ??= stopFlushingWriter({ ...writing, what: 'offset syncs', logger: this.#logger }, boundMs)
     return this.#stopping
   }

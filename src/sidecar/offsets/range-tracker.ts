@@ -131,6 +131,24 @@ export class RangeTracker {
     return { sourceTopic, targetTopic: state.targetTopic, partition, sourceNext, targetNext: state.targetNext }
   }
 
+  /**
+   * For each partition with ranges not yet written, the mirror's position after its last
+   * acknowledged record: source offset after that record, target offset after it. Every source
+   * offset below is in a range or was passed over in order (acknowledgements arrive in offset
+   * order), and the target acknowledged everything below the target offset: it claims nothing
+   * the target has not acknowledged.
+   */
+  acknowledgedPositions (): MirrorPosition[] {
+    const out: MirrorPosition[] = []
+    for (const state of this.#partitions.values()) {
+      const { open, targetNext } = state
+      if (state.unwritten.size === 0 || open === undefined || targetNext === undefined) continue
+      const { sourceTopic, targetTopic, partition } = open
+      out.push({ sourceTopic, targetTopic, partition, sourceNext: open.sourceStart + open.length, targetNext })
+    }
+    return out
+  }
+
   /** Forgets a partition (after it was reassigned): the next record opens a new range. */
   forget (sourceTopic: string, partition: number): void {
     const state = this.#partitions.get(key(sourceTopic, partition))

@@ -1,0 +1,53 @@
+/**
+ * The writes of one offset-sync writer, one after the other, in the order asked for.
+ * `run(write)` starts `write` once every write asked for before it has settled (their failures
+ * are their own callers'), and its promise is the caller's.
+ * `soon(write, failed)` asks for a write nobody waits for: while one such write is waiting to
+ * start, further calls join it. A write takes what it writes when it starts, so everything
+ * acknowledged while the write before it is in flight goes into one request: writes follow the
+ * target's acknowledgements, batched (one write in flight, not one per record), and start at
+ * least `minIntervalMs` apart. `failed` hears a failure of a `soon` write (what it held stays to
+ * be written). `settled` is the last write asked for (what a stop waits for, after `close()`).
+ */
+export class WriteChain {
+  #last: Promise<void> = Promise.resolve()
+  #waiting = false
+  #lastSoonStartMs = Number.NEGATIVE_INFINITY
+  #timer: NodeJS.Timeout | undefined
+  #closed = false
+
+  /** `minIntervalMs`: least time between the starts of two `soon` writes (what bounds their rate while records flow). */
+  constructor (readonly minIntervalMs: number) {}
+
+  get settled (): Promise<void> { return this.#last }
+
+  run (write: () => Promise<void>): Promise<void> {
+    const run = this.#last.catch(() => { /* the write before failed to its own caller; this one only runs after it */ }).then(write)
+    this.#last = run
+    return run
+  }
+
+  soon (write: () => Promise<void>, failed: (error: unknown) => void): void {
+    if (this.#waiting || this.#closed) return
+    this.#waiting = true
+    const start = (): void => {
+      this.#timer = undefined
+      this.run(async () => {
+        this.#waiting = false
+        this.#lastSoonStartMs = performance.now()
+        await write()
+      }).catch(failed)
+    }
+    // Outside the chain: a `run` asked for meanwhile (a commit's flush) is not held up, and takes what this write would have.
+    const waitMs = this.#lastSoonStartMs + this.minIntervalMs - performance.now()
+    if (waitMs > 0) this.#timer = setTimeout(start, waitMs)
+    else start()
+  }
+
+  /** No `soon` write starts from now on (one waiting for its interval is dropped); `run` still runs. Before a stop. */
+  close (): void {
+    this.#closed = true
+    if (this.#timer !== undefined) clearTimeout(this.#timer)
+    this.#timer = undefined
+  }
+}
