@@ -316,7 +316,7 @@ export function configFromMm2Properties (top: Properties, path: string, options:
     problems.ignore(key)
   }
   // A key a slip away from one read here is a mistake, not a Connect internal: left alone it would do nothing.
-  for (const key of problems.ignored) {
+  for (const key of clusters.length === 0 ? [] : problems.ignored) {
     const meant = suggestedMm2Key(key, clusters, FLOW_KEYS)
     if (meant !== undefined) problems.add(key, top.get(key)?.value, `is not a key that is read (it would be ignored); did you mean ${meant}?`)
   }

@@ -21,7 +21,8 @@ function nearest (word: string, candidates: Iterable<string>): string | undefine
 /**
  * The key an unread key of an mm2.properties file was meant to be, when it is a slip away from one
  * read in its place: `A->B.<key>` from the flow keys, `A.<key>` from the connection keys of
- * cluster A, a top-level key from both and `clusters`. Client keys under `consumer.`/`producer.`
+ * cluster A, a top-level key from both and `clusters`; nothing without `clusters`, which names the
+ * aliases, nor for `X.<key>` with an alias X not in it. Client keys under `consumer.`/`producer.`
  * are not guessed at: Kafka's clients have hundreds, most of them rightly unread here. Java's
  * clients and MirrorMaker 2 ignore a key they do not know, so a slip there changes nothing, silently.
  */
@@ -40,5 +41,8 @@ export function suggestedMm2Key (key: string, clusters: readonly string[], flowK
     return found === undefined ? undefined : `${alias}.${found}`
   }
   if (/^(consumer|producer|admin)\./.test(key)) return undefined
-  return nearest(key, [...flowKeys, ...CONNECTION_KEYS, ...TOP_LEVEL_KEYS])
+  const candidates = [...flowKeys, ...CONNECTION_KEYS, ...TOP_LEVEL_KEYS]
+  // `X.<key>` with a key read in that place names a cluster alias, not a slip of a top-level key.
+  if (dot > 0 && candidates.includes(key.slice(dot + 1))) return undefined
+  return nearest(key, candidates)
 }

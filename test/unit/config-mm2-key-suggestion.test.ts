@@ -35,6 +35,19 @@ test('a misspelled mm2.properties key is refused with the key it was meant to be
   assert.deepEqual(problemsOf({ 'emit.checkpoint.enabled': 'false' }), [did('emit.checkpoint.enabled', 'emit.checkpoints.enabled')])
 })
 
+test('without clusters nothing is guessed: alias keys are not taken for slips of top-level keys', () => {
+  const file = writeProperties({ 'A.bootstrap.servers': 'a.example.com:9092', 'B.bootstrap.servers': 'b.example.com:9092' }, 'mm2.properties')
+  const problems = (() => {
+    try {
+      configFromMm2(file, { settings: sidecarSettingsFromFlags({}, new ProblemList()) })
+      return []
+    } catch (error) {
+      return (error as ConfigError).problems.map(p => p.key)
+    }
+  })()
+  assert.deepEqual(problems, ['clusters'])
+})
+
 test('keys MirrorMaker 2 and Connect read and the sidecar does not, and keys far from any, stay warnings', () => {
   const file = writeProperties({
     ...BASE,
@@ -43,11 +56,13 @@ test('keys MirrorMaker 2 and Connect read and the sidecar does not, and keys far
     'refresh.groups.interval.seconds': '600',
     'A->B.topics.include': 'x',
     'A.consumer.max.poll.interval.ms': '300000',
+    'C.bootstrap.servers': 'c.example.com:9092',
   }, 'mm2.properties')
   const config = configFromMm2(file, { settings: sidecarSettingsFromFlags({}, new ProblemList()) })
   assert.deepEqual(config.ignoredKeys, [
     'A->B.topics.include',
     'A.consumer.max.poll.interval.ms',
+    'C.bootstrap.servers',
     'config.storage.replication.factor',
     'key.converter',
     'refresh.groups.interval.seconds',
