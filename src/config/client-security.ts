@@ -65,7 +65,7 @@ function tlsProtocols (
  * Maps Java client security keys onto TLS and SASL options: `security.protocol`, `sasl.mechanism`
  * with `sasl.jaas.config` (PLAIN, SCRAM-SHA-256/512, OAUTHBEARER with `sasl.oauthbearer.*`, AWS_MSK_IAM,
  * GSSAPI with `sasl.kerberos.service.name`; GSSAPI is also Java's default mechanism), `ssl.truststore.*` (JKS read in memory,
- * PKCS12 through openssl, PEM, inline certificates), `ssl.keystore.*`/`ssl.key.password` (JKS
+ * PKCS12 read with node-forge, PEM, inline certificates), `ssl.keystore.*`/`ssl.key.password` (JKS
  * converted to PEM in memory, PKCS12, PEM) and `ssl.endpoint.identification.algorithm`. Store
  * types default to JKS as in Java; the file's content decides when it disagrees. Keys that would
  * change behaviour and cannot be honoured (JCEKS stores, Java classes) are

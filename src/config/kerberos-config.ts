@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import type { GssapiSettings } from './cluster-connection.js'
 import type { JaasEntry } from './jaas.js'
 import type { Properties } from './java-properties.js'
+import { kerberosInstallHint, kerberosPackageUnusable } from './kerberos-package.js'
 import { KeytabFormatError, keytabEntries } from './keytab-file.js'
 import { parseBoolean, type ProblemList } from './values.js'
 
@@ -170,6 +171,8 @@ export function kerberosFromProperties (properties: Properties, entry: JaasEntry
       )
     }
   }
+  const unusable = kerberosPackageUnusable()
+  if (unusable !== undefined) problems.add(jaasKey, undefined, kerberosInstallHint(unusable))
   if (problems.problems.length > before || serviceName === undefined) return undefined
   return {
     mechanism: 'gssapi',

@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process'
 import { X509Certificate } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { ConnectionOptions } from 'node:tls'
 import { readJks, storeFormatOf, type JksContent, type StoreFormat } from './java-key-store.js'
 import type { Properties } from './java-properties.js'
+import { readPkcs12Certificates } from './pkcs12-store.js'
 import type { ProblemList } from './values.js'
 
 /*
@@ -112,26 +112,33 @@ function jksContent (
   return undefined
 }
 
-/** The certificates of a PKCS#12 truststore, through the openssl command (Node's tls cannot read PKCS#12 trust stores). */
-function pkcs12Certificates (key: string, path: string, password: string | undefined, problems: ProblemList): string | undefined {
-  const attempt = (legacy: boolean): string =>
-    execFileSync('openssl', ['pkcs12', '-in', path, '-nokeys', '-passin', 'env:MIRROR_TRUSTSTORE_PASSWORD', ...(legacy ? ['-legacy'] : [])], {
-      env: { ...process.env, MIRROR_TRUSTSTORE_PASSWORD: password ?? '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      encoding: 'utf8',
-      timeout: 10_000,
-    })
-  for (const legacy of [false, true]) {
-    try {
-      const certificates = pemBlocks(attempt(legacy), 'certificate')
-      if (certificates.length > 0) return certificates.join('\n')
-    } catch { /* try the legacy algorithms next, then report below */ }
+/** The certificates of a PKCS#12 truststore; `undefined` after recording one problem naming the key to fix. */
+function pkcs12Certificates (properties: Properties, key: (name: string) => string, content: Buffer, problems: ProblemList): string | undefined {
+  const location = properties.get('ssl.truststore.location')?.value as string
+  const password = properties.get('ssl.truststore.password')
+  const result = readPkcs12Certificates(content, password?.value)
+  if (result.ok && result.certificates.length > 0) return result.certificates.join('')
+  if (result.ok) {
+    problems.add(
+      key('ssl.truststore.location'),
+      location,
+      `is a PKCS12 store with no certificate; import the CA: keytool -importcert -file ca.pem -storetype PKCS12 -keystore ${location}`
+    )
+  } else if (result.failure === 'password') {
+    problems.add(
+      key('ssl.truststore.password'),
+      password?.reference,
+      password === undefined
+        ? `missing; the PKCS12 truststore ${location} is protected by a password: set ssl.truststore.password to it`
+        : `does not open the PKCS12 truststore ${location} (wrong password); give the password the store was exported with`
+    )
+  } else {
+    problems.add(
+      key('ssl.truststore.location'),
+      location,
+      `cannot be read as a PKCS12 store (damaged or not a keystore); check the file with keytool -list -storetype PKCS12 -keystore ${location}`
+    )
   }
-  problems.add(
-    key,
-    path,
-    `cannot read this PKCS12 truststore${password === undefined ? ' (no ssl.truststore.password given)' : ' (wrong ssl.truststore.password?)'}; convert it to PEM: openssl pkcs12 -in ${path} -nokeys -out ca.pem, then set ssl.truststore.type=PEM and ssl.truststore.location=ca.pem`
-  )
   return undefined
 }
 
@@ -194,7 +201,7 @@ export function trustedCertificates (
     }
     return trusted.length === 0 ? undefined : trusted.join('')
   }
-  if (type === 'PKCS12') return pkcs12Certificates(key('ssl.truststore.location'), location, get('ssl.truststore.password'), problems)
+  if (type === 'PKCS12') return pkcs12Certificates(properties, key, content, problems)
   return checkCertificates(key('ssl.truststore.location'), location, content.toString('utf8'), problems)
 }
 

@@ -17,6 +17,7 @@ import {
 import { isSecurityKey } from './client-security.js'
 import { isProviderKey } from './config-providers.js'
 import type { Properties, PropertyEntry } from './java-properties.js'
+import { suggestedMm2Key } from './mm2-key-suggestion.js'
 import { readPropertiesFile } from './properties-file.js'
 import { FLAG_DEFAULTS } from './flag-defaults.js'
 import { configFromOneFile, isOneFileForm } from './one-file-config.js'
@@ -313,6 +314,11 @@ export function configFromMm2Properties (top: Properties, path: string, options:
       if (isCommonClientKey(rest) || rest === EXACTLY_ONCE_SUPPORT || ROLES.some(role => rest.startsWith(`${role}.`))) continue
     } else if (isCommonClientKey(key) || ROLES.some(role => key.startsWith(`${role}.`))) continue
     problems.ignore(key)
+  }
+  // A key a slip away from one read here is a mistake, not a Connect internal: left alone it would do nothing.
+  for (const key of clusters.length === 0 ? [] : problems.ignored) {
+    const meant = suggestedMm2Key(key, clusters, FLOW_KEYS)
+    if (meant !== undefined) problems.add(key, top.get(key)?.value, `is not a key that is read (it would be ignored); did you mean ${meant}?`)
   }
   if (!problems.empty) throw new ConfigError(problems.problems)
   return freezeConfig({ flows, ...sidecarSettings, metricsPartitionLabels, ignoredKeys: problems.ignored })

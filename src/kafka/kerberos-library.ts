@@ -1,9 +1,7 @@
 import type { GssapiSettings } from '../config/cluster-connection.js'
+import { KERBEROS_PACKAGE, kerberosInstallHint, kerberosLoadFailure } from '../config/kerberos-package.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import { type NativeLoader, requireNative } from './native-loader.js'
-
-/** The npm package that binds the system's GSS-API library (MIT Kerberos on Linux): an optional dependency. */
-const KERBEROS_PACKAGE = 'kerberos'
 
 /** One GSS-API security context of the `kerberos` package (`KerberosClient`); tokens are base64 strings. */
 export interface GssClientContext {
@@ -31,7 +29,9 @@ export interface KerberosLibrary {
 /**
  * The `kerberos` package, or a `MIRROR_CONFIG` error of one line naming the JAAS key and how to
  * install it: it is an optional dependency, built from source where no prebuilt binary can be
- * downloaded, so an installation without a compiler and the Kerberos headers lacks it.
+ * downloaded, so an installation without a compiler and the Kerberos headers lacks it. The
+ * configuration check refuses GSSAPI without it first (config/kerberos-package.ts); this is the
+ * same line for settings made in code (the embedding API).
  */
 export function loadKerberosLibrary (settings: Pick<GssapiSettings, 'jaasKey'>, loader: NativeLoader = requireNative): KerberosLibrary {
   try {
@@ -39,14 +39,7 @@ export function loadKerberosLibrary (settings: Pick<GssapiSettings, 'jaasKey'>, 
     if (typeof library.initializeClient !== 'function') throw new Error('it has no initializeClient')
     return library as KerberosLibrary
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    const why =
-      code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND' ? 'is not installed' : `does not load (${String((error as Error).message).split('\n')[0]})`
-    throw new MirrorError(
-      ErrorCodes.CONFIG,
-      `${settings.jaasKey}: sasl.mechanism=GSSAPI needs the optional npm package ${KERBEROS_PACKAGE}, which ${why}; install it where the sidecar is installed: npm install ${KERBEROS_PACKAGE} (it downloads a prebuilt binary from GitHub, or builds with a C++ compiler, python3 and the Kerberos headers: apt-get install build-essential libkrb5-dev; see docs/security.md)`,
-      { cause: error }
-    )
+    throw new MirrorError(ErrorCodes.CONFIG, `${settings.jaasKey}: ${kerberosInstallHint(kerberosLoadFailure(error))}`, { cause: error })
   }
 }
 

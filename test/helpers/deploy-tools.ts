@@ -15,7 +15,7 @@ export function toolVersions (): Record<string, string> {
 }
 
 /** Path of a tool that `scripts/deploy/ensure-deploy-tools.sh` installed; fails with what to run when it is missing. */
-export function deployTool (name: 'kubeconform' | 'kustomize' | 'hadolint'): string {
+export function deployTool (name: 'kubeconform' | 'kustomize' | 'hadolint' | 'helm'): string {
   const versions = toolVersions()
   const version = versions[`${name.toUpperCase()}_VERSION`]
   const path = join(REPOSITORY, '.cache', 'deploy-tools', `${name}@${version ?? '?'}`, name)

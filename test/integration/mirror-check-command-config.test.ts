@@ -42,12 +42,24 @@ test(
         .split('\n')
         .slice(1)
         .map(l => l.split(',').slice(0, 7)),
+      [[topic, topic, '0', '20', '20', '20', '0']],
+      'CSV holds the data rows only'
+    )
+    assert.deepEqual(requestClientIds(lag.stderr), { source: ['audit-src'], target: ['audit-dst'] })
+    const withTotals = await runMirrorCheck(['lag', ...files, '--group', group, '--format', 'csv', '--totals'])
+    assert.equal(withTotals.code, 0, withTotals.stderr.slice(-2000))
+    assert.deepEqual(
+      withTotals.stdout
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map(l => l.split(',').slice(0, 7)),
       [
         [topic, topic, '0', '20', '20', '20', '0'],
         [topic, topic, 'TOTAL', '20', '20', '-', '0'],
-      ]
+      ],
+      '--totals adds the TOTAL rows'
     )
-    assert.deepEqual(requestClientIds(lag.stderr), { source: ['audit-src'], target: ['audit-dst'] })
 
     const verify = await runMirrorCheck(['verify', ...files, '--topic', topic, '--group', group, '--format', 'json', '--verbose'])
     assert.equal(verify.code, 0, verify.stderr.slice(-2000))

@@ -86,8 +86,8 @@ test('the offset report equals kafka-consumer-groups --describe on a lagging gro
   assert.equal(ours.code, 0, `${ours.stderr} after ${ours.ms} ms`)
   const lines = ours.stdout.trim().split('\n')
   assert.equal(lines[0], 'GROUP,TOPIC,PARTITION,CURRENT-OFFSET,LOG-END-OFFSET,LAG,CONSUMER-ID,HOST,CLIENT-ID,LAG-SECONDS')
-  const rows = lines.slice(1).map(l => l.split(','))
-  const partitionRows = rows.filter(r => r[2] !== 'TOTAL')
+  const partitionRows = lines.slice(1).map(l => l.split(','))
+  assert.deepEqual(partitionRows.filter(r => r[2] === 'TOTAL'), [], 'CSV holds the data rows only (TOTAL with --totals)')
   assert.equal(theirs.length, 3, 'Kafka lists three partitions')
   assert.deepEqual(
     partitionRows.map(r => ({
@@ -109,6 +109,10 @@ test('the offset report equals kafka-consumer-groups --describe on a lagging gro
     const seconds = Number(r[9])
     assert.ok(seconds >= 119 && seconds < 200, `LAG-SECONDS ${r[9]} is the age of the record at the committed offset (about 120 s)`)
   }
+  const withTotals = await runMirrorCheck(['--bootstrap-server', source.bootstrap, '--group', group, '--format', 'csv', '--totals'])
+  assert.equal(withTotals.code, 0, withTotals.stderr)
+  const rows = withTotals.stdout.trim().split('\n').slice(1).map(l => l.split(','))
+  assert.deepEqual(rows.map(r => r[2]), ['0', '1', '2', 'TOTAL'])
   assert.deepEqual(rows.find(r => r[2] === 'TOTAL')?.slice(0, 6), [group, topic, 'TOTAL', '-', '-', '30'])
 
   const check = await runMirrorCheck(['offsets', '--bootstrap-server', source.bootstrap, '--group', group, '--max-lag', '12'])

@@ -123,8 +123,14 @@ for (const variant of Object.keys(VARIANTS) as Variant[]) {
     // Probes on the port the sidecar serves /healthz and /readyz on.
     const port = (mirror.ports as Manifest[]).find(entry => entry.name === mirror.livenessProbe.httpGet.port)
     assert.equal(port?.containerPort, Number(vars.MIRROR_METRICS_PORT), 'the liveness port is MIRROR_METRICS_PORT')
-    assert.deepEqual([mirror.livenessProbe.httpGet.path, mirror.readinessProbe.httpGet.path], ['/healthz', '/readyz'])
-    assert.equal(mirror.readinessProbe.httpGet.port, port?.name)
+    assert.equal(mirror.livenessProbe.httpGet.path, '/healthz')
+    if (variant === 'sidecar') {
+      // The application's pod is ready only when all its containers are: /readyz (503 while a cluster is
+      // unreachable) would take the application out of its Services for an outage of the mirror's target.
+      assert.equal(mirror.readinessProbe, undefined, 'no readiness probe on the mirror beside an application')
+    } else {
+      assert.deepEqual([mirror.readinessProbe.httpGet.path, mirror.readinessProbe.httpGet.port], ['/readyz', port?.name])
+    }
     assert.ok(mirror.resources.requests.memory !== undefined && mirror.resources.limits.memory !== undefined, 'memory request and limit')
 
     // The kubelet's SIGKILL must not come before the sidecar's own stop bound: drain timeout + the backstop in src/bin.

@@ -15,6 +15,8 @@ export type OutputFormat = typeof OutputFormats[number]
 /** Options every command takes. */
 export interface CommonArgs {
   format: OutputFormat
+  /** With --format csv: keep the TOTAL rows. */
+  totals?: boolean
   verbose: boolean
   'timeout-ms': number
 }
@@ -22,6 +24,7 @@ export interface CommonArgs {
 export function withCommonArgs<T> (yargs: Argv<T>): Argv<T & CommonArgs> {
   return yargs
     .option('format', { choices: OutputFormats, default: 'table' as OutputFormat, describe: 'Output: an aligned table, JSON, or CSV.' })
+    .option('totals', { type: 'boolean', default: false, describe: 'With --format csv: the TOTAL rows too (CSV holds data rows only without it).' })
     .option('verbose', { type: 'boolean', default: false, describe: 'Log client activity on stderr and show stack traces.' })
     .option('timeout-ms', {
       type: 'string',

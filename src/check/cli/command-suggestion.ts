@@ -1,15 +1,4 @@
-/** Edit distance (insertions, deletions, substitutions) between two words. */
-function editDistance (a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i]
-    for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min((previous[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1))
-    }
-    previous = row
-  }
-  return previous[b.length] ?? 0
-}
+import { editDistance } from '../../shared/edit-distance.js'
 
 /**
  * The problem with the first word of a command line when it names no command, or undefined.

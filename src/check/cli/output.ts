@@ -61,8 +61,19 @@ export function toJsonRows<T> (columns: readonly Column<T>[], rows: readonly T[]
   return rows.map(row => Object.fromEntries(columns.map(c => [c.json ?? jsonKey(c.header), c.value(row) ?? null])))
 }
 
-export function render<T> (format: OutputFormat, columns: readonly Column<T>[], rows: readonly T[]): string {
-  if (format === 'csv') return renderCsv(columns, rows)
+/** Which rows are TOTAL rows (sums of the data rows above them), and whether `--totals` asked for them in CSV. */
+export interface TotalRows<T> {
+  readonly isTotal: (row: T) => boolean
+  readonly keep: boolean
+}
+
+/**
+ * The rows in `format`. CSV holds data rows only, one kind of row per file, so a spreadsheet or
+ * a script can sum or filter them; its TOTAL rows come only with `--totals` (`totals.keep`). The
+ * table shows them always.
+ */
+export function render<T> (format: OutputFormat, columns: readonly Column<T>[], rows: readonly T[], totals?: TotalRows<T>): string {
+  if (format === 'csv') return renderCsv(columns, totals === undefined || totals.keep ? rows : rows.filter(row => !totals.isTotal(row)))
   if (format === 'json') return JSON.stringify(toJsonRows(columns, rows), null, 2) + '\n'
   return renderTable(columns, rows)
 }

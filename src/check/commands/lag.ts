@@ -40,7 +40,7 @@ async function lagHandler (args: ArgumentsCamelCase<LagArgs>): Promise<void> {
       const target = await connectClient(targetConnection, args)
       try {
         const { rows, losses, notes } = await collectMirrorLag(source, target, targetConnection, args)
-        await write(render(args.format, columns, rows))
+        await write(render(args.format, columns, rows, { isTotal: r => r.partition === 'TOTAL', keep: args.totals === true }))
         for (const line of notes) note(line)
         for (const loss of losses) note(`mirror-check: loss: ${loss.text}`)
         const violations = lagViolations(rows.filter(r => r.partition !== 'TOTAL') as Array<MirrorLagRow & { partition: number }>, {

@@ -112,7 +112,7 @@ function renderGroups (args: OffsetsArgs, groups: readonly GroupOffsets[]): stri
       totals: topicTotals(g.rows).map(t => ({ topic: t.topic, partitions: t.partitions, lag: t.lag, lagSeconds: t.lagSeconds })),
     })), null, 2) + '\n'
   }
-  return render(args.format, offsetColumns, withTotals(rows))
+  return render(args.format, offsetColumns, withTotals(rows), { isTotal: r => r.total === true, keep: args.totals === true })
 }
 
 async function runOnce (client: AuditClient, args: OffsetsArgs, clear: boolean): Promise<ExitCode> {

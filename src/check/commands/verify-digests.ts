@@ -173,7 +173,7 @@ export async function verifyDigests (args: VerifyArgs): Promise<ExitCode> {
     } else {
       const rows: Row[] = results.map(p => ({ label: p.partition, p, ...(p.findings[0] === undefined ? {} : { first: describeDigestFinding(p.findings[0]) }) }))
       rows.push({ label: 'TOTAL', p: sum })
-      let text = render(args.format, columns, rows)
+      let text = render(args.format, columns, rows, { isTotal: r => r.label === 'TOTAL', keep: args.totals === true })
       if (args.format === 'table') {
         if (findingLines.length > 0) text += '\n' + findingLines.join('\n') + '\n'
         text +=

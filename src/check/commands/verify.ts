@@ -275,7 +275,7 @@ async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Promise<voi
                 }),
           }))
           rows.push({ label: 'TOTAL', counts: total })
-          let text = render(args.format, columns, rows)
+          let text = render(args.format, columns, rows, { isTotal: r => r.label === 'TOTAL', keep: args.totals === true })
           if (args.format === 'table') {
             const unlistedLines = result.partitions.flatMap(p => {
               const unlisted = Object.entries(findingsNotListed(p)).map(([kind, n]) => `${n} more ${kind}`)
