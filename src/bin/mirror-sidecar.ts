@@ -19,13 +19,14 @@ import { packageVersion } from '../shared/package-version.js'
 import { MirrorSidecar } from '../sidecar/mirror-sidecar.js'
 import { ConfigError, MirrorError } from '../shared/errors.js'
 import { createLogger } from '../shared/logger.js'
+import { redactUrlsIn } from '../shared/redact-url.js'
 import { IdleGc } from './idle-gc.js'
 
 const EXIT_OK = 0
 const EXIT_ERROR = 2
 
 function fail (message: string): never {
-  process.stderr.write(`mirror-sidecar: ${message}\n`)
+  process.stderr.write(`mirror-sidecar: ${redactUrlsIn(message)}\n`)
   process.exit(EXIT_ERROR)
 }
 
@@ -221,7 +222,7 @@ async function main (): Promise<void> {
     await sidecar.stop().catch(stopError => { logger.error('stopping after the failure failed too', { error: stopError }) })
     const message = error instanceof MirrorError ? error.message : String(error)
     logger.error('mirror stopped', { error })
-    process.stderr.write(`mirror-sidecar: ${message}\n`)
+    process.stderr.write(`mirror-sidecar: ${redactUrlsIn(message)}\n`)
     process.exitCode = EXIT_ERROR
   }
 }

@@ -203,7 +203,7 @@ export interface HeartbeatsConfig {
 }
 
 /**
- * Exactly-once mirroring (issue 14, `docs/exactly-once.md`): each producer lane writes in
+ * Exactly-once mirroring (`docs/exactly-once.md`): each producer lane writes in
  * transactions on the target holding the copied records and the flow's positions (the next
  * source offset of each partition) in `positionsTopic`; a restart resumes from those positions.
  */
