@@ -21,6 +21,7 @@ import { packageVersion } from '../shared/package-version.js'
 import { MirrorSidecar } from '../sidecar/mirror-sidecar.js'
 import { ConfigError, MirrorError } from '../shared/errors.js'
 import { createLogger } from '../shared/logger.js'
+import { redactUrlsIn } from '../shared/redact-url.js'
 import { IdleGc } from './idle-gc.js'
 import { MONITORING_FILES, monitoringFile, RUNBOOK_URL_BASE_ENV, type MonitoringFile } from './monitoring-files.js'
 
@@ -30,7 +31,7 @@ const EXIT_MISSING = 1
 const EXIT_ERROR = 2
 
 function fail (message: string): never {
-  process.stderr.write(`mirror-sidecar: ${message}\n`)
+  process.stderr.write(`mirror-sidecar: ${redactUrlsIn(message)}\n`)
   process.exit(EXIT_ERROR)
 }
 
@@ -287,7 +288,7 @@ async function main (): Promise<void> {
     await sidecar.stop().catch(stopError => { logger.error('stopping after the failure failed too', { error: stopError }) })
     const message = error instanceof MirrorError ? error.message : String(error)
     logger.error('mirror stopped', { error })
-    process.stderr.write(`mirror-sidecar: ${message}\n`)
+    process.stderr.write(`mirror-sidecar: ${redactUrlsIn(message)}\n`)
     process.exitCode = EXIT_ERROR
   }
 }

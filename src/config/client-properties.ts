@@ -35,7 +35,22 @@ export const CONSUMER_KEYS = [
   'fetch.sessions.enable',
 ] as const
 /** Keys `producerSettingsFromProperties` reads. */
-export const PRODUCER_KEYS = ['acks', 'compression.type', 'batch.size', 'linger.ms', 'enable.idempotence', 'max.request.size'] as const
+export const PRODUCER_KEYS = [
+  'acks',
+  'compression.type',
+  'batch.size',
+  'linger.ms',
+  'enable.idempotence',
+  'max.request.size',
+  'max.in.flight.requests.per.connection',
+] as const
+
+/**
+ * Most requests an idempotent producer may have in flight per connection: the broker keeps the
+ * sequences of the last 5 batches of a producer to drop a resent one (KAFKA-5494); Java's producer
+ * refuses more with enable.idempotence=true.
+ */
+const MAX_IN_FLIGHT_IDEMPOTENT = 5
 
 /**
  * Records, as ignored, every key of a client file that neither the connection nor `roleKeys`
@@ -121,23 +136,42 @@ export function producerSettingsFromProperties (properties: Properties, where: s
   const key = (name: string): string => `${where}${name}`
   const int = (name: string, fallback: number, min = 0): number =>
     parseInteger(key(name), value(properties, name), { min }, problems) ?? fallback
+  // The mirror commits a source offset once the target acknowledged its copy: that holds only when
+  // the acknowledgement means every in-sync replica has it (acks=all), and the idempotent producer refuses anything else.
   const acksRaw = value(properties, 'acks')
-  let acks: -1 | 1 = -1
   if (acksRaw !== undefined) {
     const normalised = acksRaw.trim().toLowerCase()
-    if (normalised === '1') acks = 1
-    else if (normalised === '0') {
-      problems.add(key('acks'), acksRaw, 'acks=0 gives no acknowledgement, so the mirror could neither avoid loss nor record offsets; use all')
-    } else if (normalised !== 'all' && normalised !== '-1') problems.add(key('acks'), acksRaw, 'expected all, -1 or 1')
+    if (normalised === '0') {
+      problems.add(
+        key('acks'),
+        acksRaw,
+        'acks=0 gives no acknowledgement, so the mirror could neither avoid loss nor record offsets; set acks=all or remove the key'
+      )
+    } else if (normalised === '1') {
+      problems.add(
+        key('acks'),
+        acksRaw,
+        'acks=1 is acknowledged by the leader alone, so a leader change loses records whose source offsets the mirror committed; set acks=all or remove the key'
+      )
+    } else if (normalised !== 'all' && normalised !== '-1') problems.add(key('acks'), acksRaw, 'expected all (or -1); set acks=all or remove the key')
+  }
+  const idempotent = parseBoolean(key('enable.idempotence'), value(properties, 'enable.idempotence'), problems) ?? true
+  const inFlight = parseInteger(key('max.in.flight.requests.per.connection'), value(properties, 'max.in.flight.requests.per.connection'), { min: 1 }, problems)
+  if (idempotent && inFlight !== undefined && inFlight > MAX_IN_FLIGHT_IDEMPOTENT) {
+    problems.add(
+      key('max.in.flight.requests.per.connection'),
+      String(inFlight),
+      `the idempotent producer allows at most ${MAX_IN_FLIGHT_IDEMPOTENT} (the broker drops a resent batch by the last 5 sequences); set ${MAX_IN_FLIGHT_IDEMPOTENT} or less, or remove the key`
+    )
   }
   const compression = parseChoice(key('compression.type'), value(properties, 'compression.type'), CompressionNames, problems) ?? 'none'
   return {
-    acks,
+    acks: -1,
     compression,
     compressionSet: value(properties, 'compression.type') !== undefined,
     batchSizeBytes: int('batch.size', 524_288, 1),
     lingerMs: int('linger.ms', 0),
-    idempotent: parseBoolean(key('enable.idempotence'), value(properties, 'enable.idempotence'), problems) ?? true,
+    idempotent,
     maxRequestSizeBytes: int('max.request.size', 1_048_576, 1),
   }
 }

@@ -1,5 +1,6 @@
 import type { ConnectionOptions } from 'node:tls'
 import { inspect } from 'node:util'
+import { redactUrl } from '../shared/redact-url.js'
 
 export type SaslMechanism = 'plain' | 'scram-sha-256' | 'scram-sha-512'
 
@@ -122,11 +123,14 @@ const REDACTED = '[redacted]'
 /** TLS option names that hold secrets: private keys, their passphrase, PKCS#12 stores. */
 export const TLS_SECRET_FIELDS = ['key', 'passphrase', 'pfx'] as const
 
-/** Defines `secrets` as non-enumerable properties and makes JSON and inspect show them as `[redacted]`. */
-function hideSecrets<T extends object> (visible: T, secrets: Record<string, unknown>): T {
+/**
+ * Defines `secrets` as non-enumerable properties and makes JSON and inspect show them as `[redacted]`,
+ * and the fields of `shown` as given there instead of their value.
+ */
+function hideSecrets<T extends object> (visible: T, secrets: Record<string, unknown>, shown: Record<string, unknown> = {}): T {
   const names = Object.keys(secrets).filter(name => secrets[name] !== undefined)
   for (const name of names) Object.defineProperty(visible, name, { value: secrets[name], enumerable: false })
-  const redacted = (): Record<string, unknown> => ({ ...visible, ...Object.fromEntries(names.map(name => [name, REDACTED])) })
+  const redacted = (): Record<string, unknown> => ({ ...visible, ...shown, ...Object.fromEntries(names.map(name => [name, REDACTED])) })
   Object.defineProperty(visible, 'toJSON', { value: redacted, enumerable: false })
   Object.defineProperty(visible, inspect.custom, { value: () => redacted(), enumerable: false })
   return visible
@@ -137,9 +141,10 @@ export function saslCredentials (mechanism: SaslMechanism, username: string, pas
   return hideSecrets({ mechanism, username } as SaslCredentials, { password })
 }
 
-/** OAUTHBEARER settings whose client secret is neither enumerable nor serialised. */
+/** OAUTHBEARER settings whose client secret is neither enumerable nor serialised; the endpoint is serialised without user-info and query. */
 export function oauthBearerCredentials (settings: Omit<OAuthBearerCredentials, 'clientSecret' | 'mechanism'>, clientSecret: string): OAuthBearerCredentials {
-  return hideSecrets({ mechanism: 'oauthbearer', ...settings } as OAuthBearerCredentials, { clientSecret })
+  const shown = { tokenEndpointUrl: redactUrl(settings.tokenEndpointUrl) }
+  return hideSecrets({ mechanism: 'oauthbearer', ...settings } as OAuthBearerCredentials, { clientSecret }, shown)
 }
 
 /** TLS options whose `key`, `passphrase` and `pfx` are neither enumerable nor serialised. */

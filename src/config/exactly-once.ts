@@ -21,9 +21,6 @@ export function parseExactlyOnceSupport (key: string, raw: string | undefined, p
 
 /** Settings that contradict exactly-once, each a problem naming the key. */
 export function checkExactlyOnceProducer (key: string, producer: ProducerSettings, producerWhere: string, problems: ProblemList): void {
-  if (producer.acks !== -1) {
-    problems.add(`${producerWhere}acks`, String(producer.acks), `contradicts ${key}: transactions need acks=all (-1); remove the key or set it to all`)
-  }
   if (!producer.idempotent) {
     problems.add(
       `${producerWhere}enable.idempotence`,

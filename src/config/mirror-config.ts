@@ -69,9 +69,13 @@ export interface ConsumerSettings {
   readonly fetchSessions: boolean
 }
 
-/** Producer side of a flow. acks is always `all` (-1) unless the user explicitly chose 1. */
+/**
+ * Producer side of a flow. acks is always `all` (-1): `acks=0` and `acks=1` are refused at the
+ * config check, as is `max.in.flight.requests.per.connection` above 5 with idempotence (accepted
+ * up to that without effect: each producer sends one request at a time).
+ */
 export interface ProducerSettings {
-  readonly acks: -1 | 1
+  readonly acks: -1
   /** `compression.type` of what the mirror writes; default `none`. */
   readonly compression: CompressionName
   /** True when `compression.type` was set: forwarded batches must then be in that codec (others are decoded and written in it). */
@@ -203,7 +207,7 @@ export interface HeartbeatsConfig {
 }
 
 /**
- * Exactly-once mirroring (issue 14, `docs/exactly-once.md`): each producer lane writes in
+ * Exactly-once mirroring (`docs/exactly-once.md`): each producer lane writes in
  * transactions on the target holding the copied records and the flow's positions (the next
  * source offset of each partition) in `positionsTopic`; a restart resumes from those positions.
  */

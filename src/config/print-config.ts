@@ -1,6 +1,7 @@
 import type { ConnectionOptions } from 'node:tls'
 import type { ClusterConnection } from './cluster-connection.js'
 import type { MirrorConfig } from './mirror-config.js'
+import { redactUrl } from '../shared/redact-url.js'
 import { REDACTED } from './values.js'
 
 function describeTls (tls: ConnectionOptions): Record<string, unknown> {
@@ -31,7 +32,7 @@ function describeSasl (sasl: NonNullable<ClusterConnection['sasl']>): Record<str
   if (sasl.mechanism !== 'oauthbearer') return { mechanism: sasl.mechanism.toUpperCase(), username: sasl.username, password: REDACTED }
   return {
     mechanism: 'OAUTHBEARER',
-    tokenEndpointUrl: sasl.tokenEndpointUrl,
+    tokenEndpointUrl: redactUrl(sasl.tokenEndpointUrl),
     clientId: sasl.clientId,
     clientSecret: REDACTED,
     ...(sasl.scope === undefined ? {} : { scope: sasl.scope }),
@@ -56,7 +57,7 @@ function describeConnection (connection: ClusterConnection): Record<string, unkn
 
 /**
  * The resolved configuration as `--print-config` shows it: every flow with its connections,
- * settings and filters. Passwords and key material appear only as `[redacted]`.
+ * settings and filters. Passwords and key material appear only as `[redacted]`, URLs without user-info and query.
  */
 export function printableConfig (config: MirrorConfig): Record<string, unknown> {
   return {

@@ -1,4 +1,5 @@
 import type { ConfigProblem } from '../shared/errors.js'
+import { redactUrl } from '../shared/redact-url.js'
 
 /** What a secret looks like wherever it is shown. */
 export const REDACTED = '[redacted]'
@@ -8,6 +9,11 @@ function isSecretKey (key: string): boolean {
   return /(password|secret|jaas\.config|keystore\.key|ssl\.key|credentials?|token)$/i.test(key.trim())
 }
 
+/** Keys whose values are URLs, which may hold user-info or query secrets: shown as `redactUrl` shows them. */
+function isUrlKey (key: string): boolean {
+  return /(\.url|uri|endpoint)$/i.test(key.trim())
+}
+
 /**
  * Collects problems while reading configuration so all of them are reported at once, and the keys
  * that were read but have no effect here (reported together as one warning line).
@@ -15,9 +21,13 @@ function isSecretKey (key: string): boolean {
 export class ProblemList {
   readonly problems: ConfigProblem[] = []
   readonly #ignored = new Set<string>()
-  /** Records a problem; the value of a secret key (password, JAAS line, key material) is shown as `[redacted]`. */
+  /**
+   * Records a problem; the value of a secret key (password, JAAS line, key material) is shown as
+   * `[redacted]`, that of a URL key without user-info and query.
+   */
   add (key: string, value: string | undefined, message: string): void {
-    const shown = value !== undefined && isSecretKey(key) && !/^\$\{[^}]*\}$/.test(value.trim()) ? REDACTED : value
+    const secret = value !== undefined && isSecretKey(key) && !/^\$\{[^}]*\}$/.test(value.trim())
+    const shown = secret ? REDACTED : value !== undefined && isUrlKey(key) ? redactUrl(value) : value
     this.problems.push(shown === undefined ? { key, message } : { key, value: shown, message })
   }
 

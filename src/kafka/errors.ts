@@ -187,3 +187,16 @@ export function toClusterError (error: unknown, connection: ClusterConnection): 
     ...(root.type === undefined ? {} : { kafkaCode: root.type }),
   })
 }
+
+/**
+ * A retriable fault of a cluster that answers, at least in part: a protocol error (a coordinator
+ * loading or moving, a partition without a leader yet) or a broker that took the connection but
+ * left it or the request unanswered (a hung broker). A cluster none of whose brokers takes a
+ * connection (refused, unknown host) is not one: at start that is more likely a wrong address.
+ */
+export function isPassingClusterFault (error: unknown): boolean {
+  if (!(error instanceof MirrorError) || !error.retriable) return false
+  const root = kafkaRootCause(error.cause)
+  if (error.kafkaCode !== undefined || root.type !== undefined || root.name === 'KafkaJSRequestTimeoutError') return true
+  return root.name === 'KafkaJSConnectionError' && /timeout/i.test(root.message ?? '')
+}

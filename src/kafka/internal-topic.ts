@@ -7,6 +7,7 @@ import { retry, type RetryPolicy } from '../shared/retry.js'
 import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import { toMirrorError } from './errors.js'
+import { retryWhileStarting } from './start-retry.js'
 import { DEFAULT_MAX_MESSAGE_BYTES, recordBytesPerRequest, splitRecords, type InternalRecord } from './split-records.js'
 
 const { ConfigResourceTypes, Partitioners } = kafkajs
@@ -42,6 +43,8 @@ export class InternalTopicWriter {
   readonly #maxMessageBytes = new Map<string, number>()
   #producer: Producer | undefined
   #admin: Admin | undefined
+  /** Aborted by `stop()`: ends a start that waits out a passing fault of the cluster. */
+  #stopping: AbortController | undefined
 
   constructor (connection: ClusterConnection, logger: Logger, options: InternalTopicWriterOptions = {}) {
     this.#connection = connection
@@ -50,6 +53,20 @@ export class InternalTopicWriter {
   }
 
   async start (): Promise<void> {
+    const stopping = new AbortController()
+    this.#stopping = stopping
+    const { producer, admin } = await retryWhileStarting(
+      `starting the writer of internal topics on the ${this.#connection.alias} cluster`,
+      () => this.#connect(),
+      this.#logger,
+      stopping.signal
+    )
+    this.#producer = producer
+    this.#admin = admin
+  }
+
+  /** A connected producer (its InitProducerId answered) and admin; what a failed attempt opened is disconnected. */
+  async #connect (): Promise<{ producer: Producer, admin: Admin }> {
     const kafka = createKafkaClient(this.#connection, this.#logger)
     const producer = kafka.producer({
       allowAutoTopicCreation: false,
@@ -62,7 +79,8 @@ export class InternalTopicWriter {
       await producer.connect()
       await admin.connect()
     } catch (error) {
-      await producer.disconnect().catch(() => { /* cleanup on a failed start: the error thrown below is what the caller gets */ })
+      await producer.disconnect().catch(() => { /* cleanup of a failed attempt: the error thrown below is what the caller gets */ })
+      await admin.disconnect().catch(() => { /* cleanup of a failed attempt, as above */ })
       throw toMirrorError(
         error,
         `cannot connect to the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`,
@@ -70,8 +88,7 @@ export class InternalTopicWriter {
         this.#connection
       )
     }
-    this.#producer = producer
-    this.#admin = admin
+    return { producer, admin }
   }
 
   /**
@@ -224,6 +241,7 @@ export class InternalTopicWriter {
   }
 
   async stop (): Promise<void> {
+    this.#stopping?.abort()
     const producer = this.#producer
     const admin = this.#admin
     this.#producer = undefined

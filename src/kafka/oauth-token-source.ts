@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises'
 import type { OAuthBearerCredentials } from '../config/cluster-connection.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
+import { redactUrl, redactUrlsIn } from '../shared/redact-url.js'
 import { retry } from '../shared/retry.js'
 
 /** An access token and when it was issued and expires (epoch ms). */
@@ -149,11 +150,12 @@ export class OAuthTokenSource {
 
   async #fetchOnce (): Promise<OAuthToken> {
     const settings = this.#settings
+    const endpoint = redactUrl(settings.tokenEndpointUrl)
     if (settings.tokenEndpointUrl.startsWith('file:')) {
       const text = await readFile(new URL(settings.tokenEndpointUrl), 'utf8').catch((error: NodeJS.ErrnoException) => {
         throw authenticationError(
           settings,
-          `cannot read the token file ${settings.tokenEndpointUrl} (${error.code ?? error.message}); check sasl.oauthbearer.token.endpoint.url`,
+          `cannot read the token file ${endpoint} (${error.code ?? error.message}); check sasl.oauthbearer.token.endpoint.url`,
           error
         )
       })
@@ -174,10 +176,10 @@ export class OAuthTokenSource {
       const reason =
         (error as Error).name === 'TimeoutError'
           ? `no answer in ${settings.requestTimeoutMs} ms`
-          : String((error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message)
+          : redactUrlsIn(String((error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message))
       throw new MirrorError(
         ErrorCodes.CONNECTION,
-        `${settings.jaasKey}: cannot reach the token endpoint ${settings.tokenEndpointUrl} (${reason}); check sasl.oauthbearer.token.endpoint.url`,
+        `${settings.jaasKey}: cannot reach the token endpoint ${endpoint} (${reason}); check sasl.oauthbearer.token.endpoint.url`,
         { retriable: true, cause: error }
       )
     }
@@ -193,13 +195,13 @@ export class OAuthTokenSource {
       const status = `HTTP ${response.status}${reason === '' ? '' : ` ${reason}`}`
       // 408, 429 and 5xx pass; any other answer refuses these credentials, and will again.
       if (response.status === 408 || response.status === 429 || response.status >= 500) {
-        throw new MirrorError(ErrorCodes.CONNECTION, `${settings.jaasKey}: the token endpoint ${settings.tokenEndpointUrl} answered ${status}`, {
+        throw new MirrorError(ErrorCodes.CONNECTION, `${settings.jaasKey}: the token endpoint ${endpoint} answered ${status}`, {
           retriable: true,
         })
       }
       throw authenticationError(
         settings,
-        `the token endpoint ${settings.tokenEndpointUrl} refused the client credentials (${status}); check clientId and clientSecret (and scope)`
+        `the token endpoint ${endpoint} refused the client credentials (${status}); check clientId and clientSecret (and scope)`
       )
     }
     let answer: { access_token?: unknown, expires_in?: unknown }
@@ -208,14 +210,14 @@ export class OAuthTokenSource {
     } catch (error) {
       throw authenticationError(
         settings,
-        `the token endpoint ${settings.tokenEndpointUrl} answered with no JSON token document; check sasl.oauthbearer.token.endpoint.url`,
+        `the token endpoint ${endpoint} answered with no JSON token document; check sasl.oauthbearer.token.endpoint.url`,
         error
       )
     }
     if (typeof answer.access_token !== 'string' || answer.access_token === '') {
       throw authenticationError(
         settings,
-        `the token endpoint ${settings.tokenEndpointUrl} answered without an access_token; check sasl.oauthbearer.token.endpoint.url`
+        `the token endpoint ${endpoint} answered without an access_token; check sasl.oauthbearer.token.endpoint.url`
       )
     }
     return this.#tokenFrom(answer.access_token, typeof answer.expires_in === 'number' ? answer.expires_in : undefined)
@@ -224,23 +226,24 @@ export class OAuthTokenSource {
   /** Lifetime from the JWT's `iat`/`exp` claims, else from `expires_in`; the subject claim must be there, as Kafka's client checks. */
   #tokenFrom (value: string, expiresInSeconds: number | undefined): OAuthToken {
     const settings = this.#settings
+    const endpoint = redactUrl(settings.tokenEndpointUrl)
     const now = this.#now()
     const claims = jwtClaims(value)
     if (claims !== undefined && (typeof claims[settings.subClaimName] !== 'string' || claims[settings.subClaimName] === '')) {
       throw authenticationError(
         settings,
-        `the token from ${settings.tokenEndpointUrl} has no "${settings.subClaimName}" claim; set sasl.oauthbearer.sub.claim.name to the claim naming the client`
+        `the token from ${endpoint} has no "${settings.subClaimName}" claim; set sasl.oauthbearer.sub.claim.name to the claim naming the client`
       )
     }
     const expSeconds = typeof claims?.exp === 'number' ? claims.exp : undefined
     const expiresAtMs = expSeconds !== undefined ? expSeconds * 1000 : expiresInSeconds !== undefined ? now + expiresInSeconds * 1000 : undefined
     if (expiresAtMs === undefined) {
-      throw authenticationError(settings, `the token from ${settings.tokenEndpointUrl} has no expiry (neither an exp claim nor expires_in)`)
+      throw authenticationError(settings, `the token from ${endpoint} has no expiry (neither an exp claim nor expires_in)`)
     }
     if (expiresAtMs <= now) {
       throw authenticationError(
         settings,
-        `the token from ${settings.tokenEndpointUrl} has expired already (exp ${new Date(expiresAtMs).toISOString()}); check the clock of this host and of the identity provider`
+        `the token from ${endpoint} has expired already (exp ${new Date(expiresAtMs).toISOString()}); check the clock of this host and of the identity provider`
       )
     }
     const iatSeconds = typeof claims?.iat === 'number' ? claims.iat : undefined

@@ -12,6 +12,7 @@ import { toMirrorError } from './errors.js'
 import { partitionErrorsOf, producerHeaders, producerIdOf, writtenBeforeFailure } from './kafkajs-internals.js'
 import { KafkaForwardedBatch } from './forwarded-record-batch.js'
 import { withEncodedBatches } from './decoded-record-batch.js'
+import { retryWhileStarting } from './start-retry.js'
 
 const { CompressionTypes, Partitioners } = kafkajs
 
@@ -55,6 +56,8 @@ export class KafkaRecordSink implements RecordSink {
   #connected = false
   /** Set by a failure that leaves the idempotent producer unusable; the next send starts a new one. */
   #replaceProducer = false
+  /** Aborted by `stop()`: ends a start that waits out a passing fault of the target. */
+  #stopping: AbortController | undefined
 
   /** Told each new producer's id before it writes (active-active: the opposite mirror skips its batches). */
   readonly #onProducerStarted: ((producerId: bigint) => Promise<void>) | undefined
@@ -69,6 +72,24 @@ export class KafkaRecordSink implements RecordSink {
   get connected (): boolean { return this.#connected }
 
   async start (): Promise<void> {
+    const stopping = new AbortController()
+    this.#stopping = stopping
+    const producer = await retryWhileStarting('starting the target producer', () => this.#connect(), this.#logger, stopping.signal)
+    const producerId = this.#settings.idempotent ? producerIdOf(producer) : undefined
+    if (producerId !== undefined && this.#onProducerStarted !== undefined) {
+      try {
+        await this.#onProducerStarted(producerId)
+      } catch (error) {
+        await producer.disconnect().catch(() => { /* cleanup on a failed start: the error thrown below is what the caller gets */ })
+        throw toMirrorError(error, `cannot publish the producer id of the mirror on the ${this.#connection.alias} cluster`, ErrorCodes.KAFKA, this.#connection)
+      }
+    }
+    this.#producer = producer
+    this.#connected = true
+  }
+
+  /** A new producer, connected (its InitProducerId answered); one that failed to connect is disconnected. */
+  async #connect (): Promise<Producer> {
     const producer = createKafkaClient(this.#connection, this.#logger).producer({
       allowAutoTopicCreation: false,
       idempotent: this.#settings.idempotent,
@@ -83,6 +104,7 @@ export class KafkaRecordSink implements RecordSink {
     try {
       await producer.connect()
     } catch (error) {
+      await producer.disconnect().catch(() => { /* cleanup of a failed attempt: the error thrown below is what the caller gets */ })
       throw toMirrorError(
         error,
         `cannot connect to the ${this.#connection.alias} cluster (${this.#connection.brokers.join(',')})`,
@@ -90,17 +112,7 @@ export class KafkaRecordSink implements RecordSink {
         this.#connection
       )
     }
-    const producerId = this.#settings.idempotent ? producerIdOf(producer) : undefined
-    if (producerId !== undefined && this.#onProducerStarted !== undefined) {
-      try {
-        await this.#onProducerStarted(producerId)
-      } catch (error) {
-        await producer.disconnect().catch(() => { /* cleanup on a failed start: the error thrown below is what the caller gets */ })
-        throw toMirrorError(error, `cannot publish the producer id of the mirror on the ${this.#connection.alias} cluster`, ErrorCodes.KAFKA, this.#connection)
-      }
-    }
-    this.#producer = producer
-    this.#connected = true
+    return producer
   }
 
   async send (writes: readonly PartitionWrite[], timeoutMs = 30_000): Promise<PartitionAck[]> {
@@ -132,6 +144,7 @@ export class KafkaRecordSink implements RecordSink {
   }
 
   async stop (): Promise<void> {
+    this.#stopping?.abort()
     const producer = this.#producer
     this.#producer = undefined
     if (producer === undefined) return

@@ -1,3 +1,5 @@
+import { redactUrlsIn } from './redact-url.js'
+
 /** Log levels in increasing severity; `silent` turns logging off. */
 export const LogLevels = ['debug', 'info', 'warn', 'error', 'silent'] as const
 export type LogLevel = typeof LogLevels[number]
@@ -42,7 +44,10 @@ export function createLogger (options: LoggerOptions = {}): Logger {
     if (rank[at] < rank[level]) return
     const line: LogFields = { time: new Date().toISOString(), level: at, msg: message, ...bindings }
     if (fields !== undefined) for (const [key, value] of Object.entries(fields)) line[key] = errorFields(value)
-    write(JSON.stringify(line, (_key, value: unknown) => typeof value === 'bigint' ? value.toString() : value) + '\n')
+    // Every string, error messages too, with its URLs cut to scheme, host and path: no user-info or query secret in a log line.
+    const shown = (_key: string, value: unknown): unknown =>
+      typeof value === 'bigint' ? value.toString() : typeof value === 'string' ? redactUrlsIn(value) : value
+    write(JSON.stringify(line, shown) + '\n')
   }
   return {
     level,

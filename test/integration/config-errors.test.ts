@@ -240,6 +240,65 @@ const CASES: Case[] = [
     expect: ['--consumer.config', 'conf.d', 'cannot read it'],
   },
   {
+    name: 'acks=1 in the producer config',
+    args: (d, b) => mm1(d, b, {}, { acks: '1' }),
+    expect: ['acks "1"', 'leader alone', 'set acks=all'],
+  },
+  {
+    name: 'acks=0 in the producer config',
+    args: (d, b) => mm1(d, b, {}, { acks: '0' }),
+    expect: ['acks "0"', 'no acknowledgement', 'set acks=all'],
+  },
+  {
+    name: 'idempotent producer with more than 5 requests in flight',
+    args: (d, b) => mm1(d, b, {}, { 'max.in.flight.requests.per.connection': '10' }),
+    expect: ['max.in.flight.requests.per.connection "10"', 'at most 5', 'set 5 or less'],
+  },
+  {
+    name: 'acks=1 as mm2.properties <cluster>.producer.acks',
+    args: (d, b) => mm2(d, b, { 'B.producer.acks': '1' }),
+    expect: ['B.producer.acks "1"', 'set acks=all'],
+  },
+  {
+    name: 'acks=1 as mm2.properties producer.acks',
+    args: (d, b) => mm2(d, b, { 'producer.acks': '1' }),
+    expect: ['producer.acks "1"', 'set acks=all'],
+  },
+  {
+    name: 'exactly-once without idempotence',
+    args: (d, b) => mm2(d, b, { 'B.exactly.once.source.support': 'enabled', 'B.producer.enable.idempotence': 'false' }),
+    expect: ['B.producer.enable.idempotence "false"', 'transactions need the idempotent producer', 'set it to true'],
+  },
+  {
+    name: 'acks=1 in a Strimzi target config',
+    args: (d, b) => [
+      '--strimzi',
+      script(
+        d,
+        'kmm2.yaml',
+        `apiVersion: kafka.strimzi.io/v1
+kind: KafkaMirrorMaker2
+metadata:
+  name: m
+spec:
+  replicas: 1
+  target:
+    alias: tgt
+    bootstrapServers: ${b}
+    groupId: m
+    config:
+      producer.acks: "1"
+  mirrors:
+    - source:
+        alias: src
+        bootstrapServers: ${b}
+      topicsPattern: "a"
+`
+      ),
+    ],
+    expect: ['producer.acks "1"', 'set acks=all'],
+  },
+  {
     name: 'bad num.streams',
     args: (d, b) => mm1(d, b, {}, {}, ['--whitelist', 'a', '--num.streams', 'abc']),
     expect: ['--num.streams', '"abc"', 'positive integer'],

@@ -144,3 +144,44 @@ test('a copy of a compared record repeated beyond the committed position is a du
   assert.equal(report.passed, false)
   assert.deepEqual(report.beyondCommitted, { records: 21, duplicated: 1, unmatched: 0, partitions: 1 })
 })
+
+test(
+  'a duplicate placed before the first compared record (target offset 0, before the copy the alignment finds) fails verify',
+  { timeout: 120_000 },
+  async t => {
+    const env = await setup(t)
+    // A copy of source record 50 written before the copy of record 0: the order aligner starts at target offset 1.
+    const targetTopic = await env.writeTarget([50, ...range(0, RECORDS)])
+    const json = await env.verify(targetTopic, 'json', ['--no-offset-syncs'])
+    assert.equal(json.code, 1, json.stdout + json.stderr)
+    const report = JSON.parse(json.stdout) as VerifyJson & { partitions: Array<{ alignment: { targetOffset: number }, targetFromOffset: number }> }
+    assert.equal(report.partitions[0]?.alignment.targetOffset, 1)
+    assert.equal(report.partitions[0]?.targetFromOffset, 0, 'read from the target partition start')
+    assert.equal(report.total.duplicated, 1)
+    assert.equal(report.total.checked, COMMITTED)
+  }
+)
+
+test(
+  'a record past the committed position that copies no source record fails verify unless --allow-in-flight; a PASSED line names the ranges it vouches for',
+  { timeout: 120_000 },
+  async t => {
+    const env = await setup(t)
+    const { target } = await sharedClusters()
+    const targetTopic = await env.writeTarget(range(0, RECORDS))
+    await produce(target, targetTopic, [{ partition: 0, key: 'not-a-copy', value: 'wrong', timestamp: String(BASE_TS + RECORDS * 10) }])
+    const table = await env.verify(targetTopic, 'table')
+    assert.equal(table.code, 1, table.stdout + table.stderr)
+    assert.match(table.stdout, /^FAILED: 60 records checked.*; 1 records beyond the committed position match no source record$/m)
+    assert.match(table.stdout, /^no source record beyond the committed position: target 0@100 matches no source record past offset 60 of partition 0$/m)
+    const json = JSON.parse((await env.verify(targetTopic, 'json')).stdout) as VerifyJson
+    assert.deepEqual(json.beyondCommitted, { records: 41, duplicated: 0, unmatched: 1, partitions: 1 })
+
+    const allowed = await env.verify(targetTopic, 'table', ['--allow-in-flight'])
+    assert.equal(allowed.code, 0, allowed.stdout + allowed.stderr)
+    assert.match(
+      allowed.stdout,
+      /^PASSED: 60 records checked .*; vouches for source 0@0\.\.59 = target 0@0\.\.59; 1 records beyond the committed position match no source record \(allowed: --allow-in-flight\)$/m
+    )
+  }
+)

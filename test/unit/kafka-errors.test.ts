@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { tlsOptions } from '../../src/config/cluster-connection.js'
-import { toClusterError, toMirrorError } from '../../src/kafka/errors.js'
+import { isPassingClusterFault, toClusterError, toMirrorError } from '../../src/kafka/errors.js'
 import { errorLabel, ErrorCodes, MirrorError } from '../../src/shared/errors.js'
 
 /** An error shaped as kafkajs' (only src/kafka imports it): `name`, `code`, `retriable`, wrapped by the retrier in `originalError`. */
@@ -65,6 +65,22 @@ test('a plain connection error stays a retriable connection error', () => {
   const converted = toMirrorError(refused, 'cannot connect to the target cluster (127.0.0.1:1)', ErrorCodes.CONNECTION, { tls: tlsOptions({}) })
   assert.equal(converted.code, ErrorCodes.CONNECTION)
   assert.equal(converted.retriable, true)
+})
+
+test('a passing fault of a cluster that answers is retried at start; a cluster that takes no connection, or a refusal, is not', () => {
+  const converted = (error: Error): MirrorError => toMirrorError(error, 'cannot connect to the target cluster (127.0.0.1:1)', ErrorCodes.CONNECTION)
+  const retriesExceeded = (cause: Error): Error => kafkaJsError('KafkaJSNumberOfRetriesExceeded', cause.message, { cause, retriable: false })
+  const loading = kafkaJsError('KafkaJSProtocolError', "The coordinator is loading and hence can't process requests for this group", {
+    type: 'COORDINATOR_LOAD_IN_PROGRESS',
+    code: 14,
+  })
+  const timedOut = kafkaJsError('KafkaJSRequestTimeoutError', 'Request InitProducerId(key: 22, version: 1) timed out', { broker: '127.0.0.1:2' })
+  const hungConnect = kafkaJsError('KafkaJSConnectionError', 'Connection timeout', { broker: '127.0.0.1:2' })
+  const refused = kafkaJsError('KafkaJSConnectionError', 'Connection error: connect ECONNREFUSED 127.0.0.1:1', { code: 'ECONNREFUSED' })
+  const denied = kafkaJsError('KafkaJSProtocolError', 'Not authorized to access topics', { type: 'TOPIC_AUTHORIZATION_FAILED', retriable: false })
+  const errors = [loading, retriesExceeded(loading), timedOut, retriesExceeded(hungConnect), refused, retriesExceeded(refused), denied]
+  assert.deepEqual(errors.map(e => isPassingClusterFault(converted(e))), [true, true, true, true, false, false, false])
+  assert.equal(isPassingClusterFault(loading), false, 'only a converted error')
 })
 
 test('for mirror-check, an unreachable cluster is named with its bootstrap servers and what to check', () => {

@@ -1,5 +1,6 @@
 import { assertKafkajsPatched } from '../../kafka/kafkajs-internals.js'
 import { ConfigError, MirrorError } from '../../shared/errors.js'
+import { redactUrlsIn } from '../../shared/redact-url.js'
 import { ExitCode, UsageError } from './exit-codes.js'
 
 /**
@@ -15,8 +16,8 @@ export async function runCommand (args: { verbose?: boolean }, body: () => Promi
     const message = error instanceof ConfigError
       ? error.problems.map(p => p.value === undefined ? `${p.key}: ${p.message}` : `${p.key} "${p.value}": ${p.message}`).join('\nmirror-check: ')
       : error instanceof MirrorError || error instanceof UsageError ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}`
-    process.stderr.write(`mirror-check: ${message}\n`)
-    if (args.verbose === true && error instanceof Error && error.stack !== undefined) process.stderr.write(error.stack + '\n')
+    process.stderr.write(`mirror-check: ${redactUrlsIn(message)}\n`)
+    if (args.verbose === true && error instanceof Error && error.stack !== undefined) process.stderr.write(redactUrlsIn(error.stack) + '\n')
   }
 }
 

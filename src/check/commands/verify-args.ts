@@ -13,6 +13,7 @@ export interface VerifyArgs extends CommonArgs, PolicyArgs, ClusterPairArgs {
   group: string
   wait?: number
   'allow-duplicates': boolean
+  'allow-in-flight': boolean
   digest: boolean
   'digest-range-records': number
   'lookahead-records': number

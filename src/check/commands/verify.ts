@@ -9,6 +9,7 @@ import {
   totalCounts,
   unverifiable,
   verificationPassed,
+  vouchedRange,
 } from '../verify/verification-report.js'
 import { targetTopicName } from '../../config/mirror-config.js'
 import { clusterPair, connectClient, nonNegativeNumber, positiveInteger, withClusterPairArgs, withCommonArgs } from '../cli/cluster-args.js'
@@ -217,7 +218,10 @@ async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Promise<voi
         // Partitions whose source records are gone (deleted, expired) while the target holds some: not judged, so not passed.
         const notVerified = unverifiable(result.partitions).map(p => p.partition)
         const beyond = beyondCommittedTotal(result.partitions)
-        const matched = verificationPassed(total, args['allow-duplicates'], beyond.duplicated) && !waitTimedOut
+        // A record past the committed position (or the source end) that copies no source record fails the check unless
+        // --allow-in-flight; past --to-offset the target is out of the range asked for.
+        const inFlightFailing = args['allow-in-flight'] || result.checkedUpTo === 'to-offset' ? 0 : beyond.unmatched
+        const matched = verificationPassed(total, args['allow-duplicates'], beyond.duplicated, inFlightFailing) && !waitTimedOut
         const passed = matched && notVerified.length === 0
         const findingLines = result.partitions.flatMap(p => p.findings.map(f => describeFinding(f, p.partition, p.alignment.targetPartition)))
         const misplacedLines = misplaced.map(
@@ -244,6 +248,8 @@ async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Promise<voi
                   partition: p.partition,
                   sourceFromOffset: p.sourceFromOffset,
                   sourceUntilOffset: p.sourceUntilOffset,
+                  targetFromOffset: p.targetFromOffset,
+                  targetUntilOffset: p.targetUntilOffset,
                   alignment: p.alignment,
                   earlierCopies: p.earlierCopies ?? null,
                   beyondCommitted: p.beyondCommitted ?? null,
@@ -287,12 +293,18 @@ async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Promise<voi
                   `duplicated beyond the committed position: target ${p.alignment.targetPartition}@${offset} is one more copy of a source record already on the target`
               )
             )
-            const lines = [...misplacedLines, ...findingLines, ...unlistedLines, ...beyondLines]
+            const unmatchedLines = result.partitions.flatMap(p =>
+              (result.checkedUpTo === 'to-offset' ? [] : p.beyondCommitted?.unmatchedOffsets ?? []).map(
+                offset =>
+                  `no source record beyond the committed position: target ${p.alignment.targetPartition}@${offset} matches no source record past offset ${p.sourceUntilOffset} of partition ${p.partition}`
+              )
+            )
+            const lines = [...misplacedLines, ...findingLines, ...unlistedLines, ...beyondLines, ...unmatchedLines]
             if (lines.length > 0) text += '\n' + lines.join('\n') + '\n'
             const changed = Object.entries(total.changedFields).filter(([, n]) => n > 0).map(([field, n]) => `${field} ${n}`)
             text +=
               `\n${passed ? 'PASSED' : matched ? 'NOT VERIFIED' : 'FAILED'}: ${total.checked} records checked in ${seconds.toFixed(1)} s (${(total.bytes / 1_048_576 / Math.max(seconds, 0.001)).toFixed(1)} MB/s)` +
-              `${changed.length > 0 ? `; changed fields: ${changed.join(', ')}` : ''}${total.duplicated > 0 && args['allow-duplicates'] ? '; duplicates allowed' : ''}${waitTimedOut ? `; the copy did not catch up within --wait ${args.wait} s` : ''}${notVerified.length > 0 ? `; partition(s) ${notVerified.join(', ')}: the source holds no records any more, nothing to compare the target with (--digests checks it from the target alone)` : ''}\n` +
+              `${changed.length > 0 ? `; changed fields: ${changed.join(', ')}` : ''}${total.duplicated > 0 && args['allow-duplicates'] ? '; duplicates allowed' : ''}${waitTimedOut ? `; the copy did not catch up within --wait ${args.wait} s` : ''}${passed ? `; vouches for ${vouchedRange(result.partitions, COVERAGE_PARTITIONS_LISTED)}` : ''}${beyond.unmatched > 0 && result.checkedUpTo !== 'to-offset' ? `; ${beyond.unmatched} records beyond the committed position match no source record${args['allow-in-flight'] ? ' (allowed: --allow-in-flight)' : ''}` : ''}${notVerified.length > 0 ? `; partition(s) ${notVerified.join(', ')}: the source holds no records any more, nothing to compare the target with (--digests checks it from the target alone)` : ''}\n` +
               coverageLines(result.partitions, result.checkedUpTo, args).join('\n') +
               '\n' +
               alignmentLine(choice, byPartition) +
@@ -316,7 +328,7 @@ async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Promise<voi
 export const verifyCommand: CommandModule<object, VerifyArgs> = {
   command: 'verify',
   describe:
-    "Compare the copy record by record (key, value, headers, timestamp) per partition, up to the mirror's committed position: missing, duplicated, extra, changed, out-of-order records. The summary names the range checked; the target's records beyond the committed position are counted, and duplicates among them fail the check too.",
+    "Compare the copy record by record (key, value, headers, timestamp) per partition, up to the mirror's committed position: missing, duplicated, extra, changed, out-of-order records. The PASSED line names the source and target ranges it vouches for; the target's records beyond the committed position are counted, and duplicates among them, or records matching no source record, fail the check too.",
   builder: yargs =>
     withClusterPairArgs(withPolicyArgs(withCommonArgs(yargs)))
       .option('topic', { type: 'string', demandOption: true, describe: 'Source topic.' })
@@ -346,6 +358,12 @@ export const verifyCommand: CommandModule<object, VerifyArgs> = {
         type: 'boolean',
         default: false,
         describe: 'Pass with duplicates (at-least-once delivery), in the compared range and beyond the committed position; they are still reported.',
+      })
+      .option('allow-in-flight', {
+        type: 'boolean',
+        default: false,
+        describe:
+          'Pass with target records beyond the committed position that match no source record there (a copy still being written while the source changes); they are still reported.',
       })
       .option('digest', { type: 'boolean', default: false, describe: 'Compare per-range hashes first; go record by record only in ranges that differ.' })
       .option('digest-range-records', {

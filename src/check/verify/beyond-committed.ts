@@ -18,10 +18,12 @@ export interface BeyondCommitted {
    * position, or a copy of a record just compared.
    */
   readonly duplicated: number
-  /** Records there that match no source record past the committed position (written to the source after verify read it, or not copies at all). */
+  /** Records there that match no source record past the committed position (read after the target's): a wrong copy in flight, or no copy at all. */
   readonly unmatched: number
   /** The first duplicated target offsets, at most `maxFindings`. */
   readonly duplicateOffsets: readonly number[]
+  /** The first target offsets that match no source record past the committed position, at most `maxFindings`. */
+  readonly unmatchedOffsets: readonly number[]
   /** How many records were examined: all of them, unless there were more than `maxRecords`. */
   readonly examined: number
 }
@@ -59,6 +61,7 @@ export async function examineBeyondCommitted (options: BeyondCommittedOptions): 
   }
   const copies = new Map<number, number>()
   const duplicateOffsets: number[] = []
+  const unmatchedOffsets: number[] = []
   let records = 0
   let examined = 0
   let duplicated = 0
@@ -77,6 +80,7 @@ export async function examineBeyondCommitted (options: BeyondCommittedOptions): 
         if (duplicateOffsets.length < maxFindings) duplicateOffsets.push(digest.offset)
       } else {
         unmatched++
+        if (unmatchedOffsets.length < maxFindings) unmatchedOffsets.push(digest.offset)
       }
     }
   }
@@ -87,6 +91,7 @@ export async function examineBeyondCommitted (options: BeyondCommittedOptions): 
     duplicated,
     unmatched,
     duplicateOffsets,
+    unmatchedOffsets,
     examined,
   }
 }

@@ -169,11 +169,18 @@ export async function verifyCopy (options: CopyVerificationOptions): Promise<Cop
     const targetPartition = alignment.targetPartition
     const hasTarget = targetPartitions.includes(targetPartition)
     const targetEnd = targetEnds.get(targetPartition) ?? 0
+    const targetStart = targetStarts.get(targetPartition) ?? 0
+    // A range compared from the source's start vouches for the whole target partition before it:
+    // every target record before the alignment point is read (from the target's log start, the
+    // first the data still holds), so a duplicate placed before the first compared record is found.
     // Records below the target's log start are gone (retention): no earlier copy can be read there.
-    const earliestCopy = Math.min(
-      alignment.targetOffset,
-      Math.max(targetStarts.get(targetPartition) ?? 0, alignment.earliestCopyOffset ?? alignment.targetOffset)
-    )
+    const fromSourceStart = from === earliest
+    const alignerEarliest = alignment.earliestCopyOffset ?? alignment.targetOffset
+    const earliestCopy = Math.min(alignment.targetOffset, Math.max(targetStart, fromSourceStart ? Math.min(targetStart, alignerEarliest) : alignerEarliest))
+    // Below the stretch the aligner points at, a target record that matches no source record was
+    // written there before the mirror's copy (or copies a record retention deleted from the source):
+    // duplicates there count, such records do not.
+    const extrasUnknownBelow = earliestCopy < alignerEarliest ? Math.min(alignerEarliest, alignment.targetOffset) : undefined
     const result = await compareWithEarlierCopies({
       source: at => digestStreamOfChunks(sourceReader(partition).digestChunks(at, end)),
       target: (at, upTo) => hasTarget ? digestStreamOfChunks(targetReader(targetPartition).digestChunks(at, upTo ?? targetEnd)) : digestStreamOf([]),
@@ -182,6 +189,7 @@ export async function verifyCopy (options: CopyVerificationOptions): Promise<Cop
       sourceEarliestOffset: earliest,
       matchTargetOffset: alignment.targetOffset,
       earliestCopyTargetOffset: hasTarget ? earliestCopy : alignment.targetOffset,
+      ...(extrasUnknownBelow === undefined ? {} : { extrasUncountedBelowOffset: extrasUnknownBelow }),
       ...(options.digestRangeRecords === undefined ? {} : { digestRangeRecords: options.digestRangeRecords }),
       ...(options.lookaheadRecords === undefined ? {} : { lookaheadRecords: options.lookaheadRecords }),
       ...(options.maxFindingsPerKind === undefined ? {} : { maxFindingsPerKind: options.maxFindingsPerKind }),
@@ -190,11 +198,16 @@ export async function verifyCopy (options: CopyVerificationOptions): Promise<Cop
     if (result.earlierCopies !== undefined) {
       const e = result.earlierCopies
       partitionNotes.push(`target offsets ${e.fromTargetOffset}..${e.untilTargetOffset - 1} of partition ${targetPartition} lie before the copy the alignment points at (${targetPartition}@${alignment.targetOffset}): read as earlier copies, ${e.duplicated} duplicated, ${e.extra} extra, ${e.changed} changed`)
+      if ((e.uncounted ?? 0) > 0) {
+        partitionNotes.push(`target offsets ${e.fromTargetOffset}..${(extrasUnknownBelow ?? e.fromTargetOffset) - 1} of partition ${targetPartition}: ${e.uncounted} records match no source record read (written before the mirror's copy, or copies of records the source no longer holds): not counted`)
+      }
     }
     // The target's records past the copy of the compared range: counted, and duplicates among them found.
     let beyondCommitted: BeyondCommitted | undefined
     if (hasTarget && result.targetStopOffset !== undefined && result.targetStopOffset < targetEnd) {
-      const sourceBeyond = digestStreamOfChunks(sourceReader(partition).digestChunks(until, end))
+      // The source's end read again, after the target's: a target record read was copied from a source record written before it.
+      const sourceEndNow = (await source.listOffsets(topic, [partition], 'latest', 'read_committed')).get(partition) ?? end
+      const sourceBeyond = digestStreamOfChunks(sourceReader(partition).digestChunks(until, Math.max(end, sourceEndNow)))
       const targetBeyond = digestStreamOfChunks(targetReader(targetPartition).digestChunks(result.targetStopOffset, targetEnd))
       try {
         beyondCommitted = await examineBeyondCommitted({
@@ -226,6 +239,8 @@ export async function verifyCopy (options: CopyVerificationOptions): Promise<Cop
       partition,
       sourceFromOffset: from,
       sourceUntilOffset: until,
+      targetFromOffset: hasTarget ? earliestCopy : alignment.targetOffset,
+      targetUntilOffset: hasTarget ? result.targetStopOffset ?? targetEnd : alignment.targetOffset,
       alignment,
       counts: result.counts,
       findings: result.findings,

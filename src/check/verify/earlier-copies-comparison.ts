@@ -13,6 +13,8 @@ export interface EarlierCopies {
   readonly extra: number
   /** Copies of checked source records with at most two fields changed. */
   readonly changed: number
+  /** Records below `extrasUncountedBelowOffset` that match no source record read: neither extra nor changed (written before the mirror's copy, or copies of records the source no longer holds). */
+  readonly uncounted?: number
 }
 
 export interface EarlierCopiesComparisonOptions extends RecordComparatorOptions {
@@ -29,6 +31,12 @@ export interface EarlierCopiesComparisonOptions extends RecordComparatorOptions 
   readonly matchTargetOffset: number
   /** Lowest target offset that may hold an earlier copy of the checked range; at or above `matchTargetOffset`: none. */
   readonly earliestCopyTargetOffset: number
+  /**
+   * Target records below this offset that match no source record read are not counted (extra or
+   * changed): written before the mirror's copy, or copies of records the source no longer holds.
+   * Duplicates there count.
+   */
+  readonly extrasUncountedBelowOffset?: number
   readonly digestRangeRecords?: number
   readonly onProgress?: (sourceOffset: number, bytes: number) => void
 }
@@ -70,19 +78,29 @@ export async function compareWithEarlierCopies (options: EarlierCopiesComparison
     const targetFrom = options.earliestCopyTargetOffset
     // A stretch of n target records holds at most n copies of records before the range: read that far back.
     const sourceFrom = Math.max(options.sourceEarliestOffset, from - (match - targetFrom))
-    const source = options.source(sourceFrom)
-    const target = options.target(targetFrom, match)
-    try {
-      earlier = await comparePartition({ ...comparatorOptions, source, target, earlierCopies: { sourceFromOffset: from, sourceUntilOffset: until } })
-    } finally {
-      await closeAll(source, target)
+    const classify = async (fromTarget: number, untilTarget: number): Promise<PartitionComparisonResult> => {
+      const source = options.source(sourceFrom)
+      const target = options.target(fromTarget, untilTarget)
+      try {
+        return await comparePartition({ ...comparatorOptions, source, target, earlierCopies: { sourceFromOffset: from, sourceUntilOffset: until } })
+      } finally {
+        await closeAll(source, target)
+      }
     }
+    // Below `extrasUncountedBelowOffset` only duplicates count; from there on, everything the comparator finds.
+    const below = Math.min(match, Math.max(targetFrom, options.extrasUncountedBelowOffset ?? targetFrom))
+    const head = below > targetFrom ? await classify(targetFrom, below) : undefined
+    const rest = below < match ? await classify(below, match) : undefined
+    const uncounted = head === undefined ? 0 : head.counts.extra + head.counts.changed
+    const headDuplicates = head === undefined ? undefined : onlyDuplicates(head)
+    earlier = headDuplicates === undefined ? rest! : rest === undefined ? headDuplicates : combine(headDuplicates, rest, options.maxFindingsPerKind ?? 100)
     earlierCopies = {
       fromTargetOffset: targetFrom,
       untilTargetOffset: match,
       duplicated: earlier.counts.duplicated,
       extra: earlier.counts.extra,
       changed: earlier.counts.changed,
+      ...(uncounted === 0 ? {} : { uncounted }),
     }
   }
   const source = options.source(from)
@@ -100,14 +118,29 @@ export async function compareWithEarlierCopies (options: EarlierCopiesComparison
     await closeAll(source, target)
   }
   if (earlier === undefined) return main
+  return { ...combine(earlier, main, options.maxFindingsPerKind ?? 100), ...(earlierCopies === undefined ? {} : { earlierCopies }) }
+}
+
+/** `later`'s comparison with what `earlier` (lower target offsets) added to it. */
+function combine (earlier: PartitionComparisonResult, later: PartitionComparisonResult, perKind: number): PartitionComparisonResult {
   return {
-    counts: addCounts(main.counts, earlier.counts),
-    findings: mergeFindings(earlier.findings, main.findings, options.maxFindingsPerKind ?? 100),
-    rangesEqual: main.rangesEqual + earlier.rangesEqual,
-    rangesDiffering: main.rangesDiffering + earlier.rangesDiffering,
-    ...(main.targetStopOffset === undefined ? {} : { targetStopOffset: main.targetStopOffset }),
-    ...(main.matchedRecently === undefined ? {} : { matchedRecently: main.matchedRecently }),
-    ...(earlierCopies === undefined ? {} : { earlierCopies }),
+    counts: addCounts(later.counts, earlier.counts),
+    findings: mergeFindings(earlier.findings, later.findings, perKind),
+    rangesEqual: later.rangesEqual + earlier.rangesEqual,
+    rangesDiffering: later.rangesDiffering + earlier.rangesDiffering,
+    ...(later.targetStopOffset === undefined ? {} : { targetStopOffset: later.targetStopOffset }),
+    ...(later.matchedRecently === undefined ? {} : { matchedRecently: later.matchedRecently }),
+  }
+}
+
+/** `result` with its duplicates only: its extra and changed records neither counted nor listed. */
+function onlyDuplicates (result: PartitionComparisonResult): PartitionComparisonResult {
+  const changedFields = { ...result.counts.changedFields }
+  for (const field of RecordFields) changedFields[field] = 0
+  return {
+    ...result,
+    counts: { ...result.counts, extra: 0, changed: 0, changedFields },
+    findings: result.findings.filter(f => f.kind === 'duplicated'),
   }
 }
 

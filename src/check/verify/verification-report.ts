@@ -11,6 +11,13 @@ export interface PartitionVerification {
   readonly sourceFromOffset: number
   /** Source offsets from here on were not checked (in flight or past `--to-offset`). */
   readonly sourceUntilOffset: number
+  /**
+   * Target offsets `targetFromOffset..targetUntilOffset-1` of `alignment.targetPartition` were
+   * compared: every record there is a copy of the checked source range (or counted as a problem);
+   * from the target's log start when the range starts at the source's start.
+   */
+  readonly targetFromOffset: number
+  readonly targetUntilOffset: number
   readonly alignment: AlignmentPoint
   readonly counts: ComparisonCounts
   readonly findings: readonly Finding[]
@@ -102,17 +109,37 @@ export function beyondCommittedTotal (partitions: readonly PartitionVerification
 /**
  * A copy passes when nothing is missing, extra, changed or out of order; duplicates fail it
  * unless allowed, those in the compared range and those beyond the committed position
- * (`beyondDuplicated`) alike. Copies beyond the committed position that are not duplicates do not
- * fail it: they are the mirror's work in flight.
+ * (`beyondDuplicated`) alike. Target records beyond the committed position that match no source
+ * record there (`beyondUnmatched`: a wrong copy in flight, or no copy at all; the caller passes 0
+ * when `--allow-in-flight` allows them) fail it too; copies of source records there do not: they
+ * are the mirror's work in flight.
  */
-export function verificationPassed (total: ComparisonCounts, allowDuplicates: boolean, beyondDuplicated = 0): boolean {
+export function verificationPassed (total: ComparisonCounts, allowDuplicates: boolean, beyondDuplicated = 0, beyondUnmatched = 0): boolean {
   return (
     total.missing === 0 &&
     total.extra === 0 &&
     total.changed === 0 &&
     total.outOfOrder === 0 &&
-    (allowDuplicates || (total.duplicated === 0 && beyondDuplicated === 0))
+    (allowDuplicates || (total.duplicated === 0 && beyondDuplicated === 0)) &&
+    beyondUnmatched === 0
   )
+}
+
+/**
+ * What a PASSED verdict vouches for: per partition the source range checked and the target range
+ * holding its copy (`0: source 0..99 = target 0@0..99`), or in total past `listed` partitions.
+ */
+export function vouchedRange (partitions: readonly PartitionVerification[], listed: number): string {
+  const range = (from: number, until: number): string => (until > from ? `${from}..${until - 1}` : 'none')
+  if (partitions.length > listed) {
+    const sourceOffsets = partitions.reduce((n, p) => n + Math.max(0, p.sourceUntilOffset - p.sourceFromOffset), 0)
+    const targetOffsets = partitions.reduce((n, p) => n + Math.max(0, p.targetUntilOffset - p.targetFromOffset), 0)
+    const what = `${sourceOffsets} source offsets of ${partitions.length} partitions and the ${targetOffsets} target offsets holding their copies`
+    return `${what} (per partition: SOURCE-RANGE, TARGET-FROM)`
+  }
+  const one = (p: PartitionVerification): string =>
+    `source ${p.partition}@${range(p.sourceFromOffset, p.sourceUntilOffset)} = target ${p.alignment.targetPartition}@${range(p.targetFromOffset, p.targetUntilOffset)}`
+  return partitions.map(one).join(', ')
 }
 
 /** One line per finding, e.g. `changed value: source 0@23 -> target 0@23`. */

@@ -14,6 +14,7 @@ import {
 import { MirrorError } from '../../shared/errors.js'
 import { silentLogger, type Logger } from '../../shared/logger.js'
 import { packageVersion } from '../../shared/package-version.js'
+import { redactUrl } from '../../shared/redact-url.js'
 import { serviceNameConfigured, tracingEnabled } from './tracing-enabled.js'
 import type { BatchSpanInput } from '../../ports/batch-span-input.js'
 import { conventionAttributes, semconvEmission, TraceAttributes, type SemconvEmission } from './semantic-conventions.js'
@@ -118,9 +119,10 @@ export class MirrorTracer {
     this.#sdk = sdk
     this.#parseTraceParent = core.parseTraceParent
     this.#tracer = trace.getTracer(TRACER_NAME, packageVersion())
+    const endpoint = this.#env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? this.#env.OTEL_EXPORTER_OTLP_ENDPOINT
     this.#logger.info('tracing on', {
       exporter: this.#env.OTEL_TRACES_EXPORTER ?? 'otlp',
-      endpoint: this.#env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? this.#env.OTEL_EXPORTER_OTLP_ENDPOINT,
+      endpoint: endpoint === undefined ? undefined : redactUrl(endpoint),
       semconv: this.#emission === 'duplicate' ? 'messaging 1.45 and 1.44' : 'messaging 1.45',
     })
   }
