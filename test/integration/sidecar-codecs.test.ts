@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict'
 import { execFile, spawn } from 'node:child_process'
-import { readdirSync } from 'node:fs'
-import { join } from 'node:path'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
-import { ensureKafkaDistribution } from '../../scripts/local-kafka/clusters.js'
 import { createTopic, deleteTopicIfExists, sharedClusters, totalRecords, uniqueName } from '../helpers/kafka.js'
 import { spawnSidecar, waitMirroring } from '../helpers/sidecar.js'
+import { dumpLogSegment } from '../helpers/log-segments.js'
 import { waitUntil } from '../helpers/wait.js'
 
 const execFileAsync = promisify(execFile)
@@ -78,12 +76,7 @@ test(
       assert.deepEqual(to, from, `${codec}: key, value, headers and timestamp read back identical`)
     }
 
-    const { classpath } = await ensureKafkaDistribution()
-    const dir = join(target.dir, 'data', `${prefix}-gzip-0`)
-    const segment = readdirSync(dir).find(name => name.endsWith('.log')) as string
-    const { stdout } = await execFileAsync('java', ['-cp', classpath, 'kafka.tools.DumpLogSegments', '--files', join(dir, segment)], {
-      maxBuffer: 16 * 1024 * 1024,
-    })
+    const stdout = await dumpLogSegment(target, `${prefix}-gzip`)
     const codecs = new Set([...stdout.matchAll(/compresscodec: (\w+)/g)].map(m => m[1]))
     assert.deepEqual([...codecs], ['zstd'], 'every batch on the target is written with compression.type=zstd')
   }
@@ -92,7 +85,6 @@ test(
 test('the target can be written in lz4, snappy and gzip: the broker accepts the batches and kcat reads them back identical', { timeout: 240_000 }, async t => {
   const { source, target } = await sharedClusters()
   const lines = Array.from({ length: 3_000 }, (_, i) => `key-${i}:${JSON.stringify({ id: i, customer: `customer-${i % 97}`, note: 'n'.repeat(i % 300) })}`)
-  const { classpath } = await ensureKafkaDistribution()
   for (const codec of ['lz4', 'snappy', 'gzip'] as const) {
     const topic = await createTopic(t, source, { name: uniqueName(`out-${codec}`) })
     t.after(() => deleteTopicIfExists(target, topic))
@@ -101,11 +93,7 @@ test('the target can be written in lz4, snappy and gzip: the broker accepts the 
     await waitMirroring(sidecar)
     await waitUntil(async () => await totalRecords(target, topic).catch(() => 0n) === 3_000n, { timeoutMs: 60_000, message: `${topic} copied` })
     assert.deepEqual(await kcatRead(target.bootstrap, topic), await kcatRead(source.bootstrap, topic), `${codec}: read back identical`)
-    const dir = join(target.dir, 'data', `${topic}-0`)
-    const segment = readdirSync(dir).find(name => name.endsWith('.log')) as string
-    const { stdout } = await execFileAsync('java', ['-cp', classpath, 'kafka.tools.DumpLogSegments', '--files', join(dir, segment)], {
-      maxBuffer: 16 * 1024 * 1024,
-    })
+    const stdout = await dumpLogSegment(target, topic)
     assert.deepEqual([...new Set([...stdout.matchAll(/compresscodec: (\w+)/g)].map(m => m[1]?.toLowerCase()))], [codec])
     sidecar.child.kill('SIGTERM')
     assert.equal(await sidecar.exited, 0)

@@ -1,17 +1,15 @@
 import assert from 'node:assert/strict'
 import { execFile, spawn } from 'node:child_process'
-import { readdirSync } from 'node:fs'
-import { join } from 'node:path'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
 import kafkajs from '@kafka-mirror-sidecar/kafkajs'
-import { ensureKafkaDistribution } from '../../scripts/local-kafka/clusters.js'
 import { createKafkaClient } from '../../src/kafka/client.js'
 import type { LocalCluster } from '../../scripts/local-kafka/local-cluster.js'
 import { committedOffsets, createTopic, deleteTopicIfExists, endOffsets, sharedClusters, totalRecords, uniqueName } from '../helpers/kafka.js'
 import { runMirrorCheck } from '../helpers/mirror-check.js'
 import { spawnSidecar, waitMirroring } from '../helpers/sidecar.js'
 import { scrape, sidecarHttpPort } from '../helpers/sidecar-http.js'
+import { dumpLogSegment } from '../helpers/log-segments.js'
 import { waitUntil } from '../helpers/wait.js'
 
 const execFileAsync = promisify(execFile)
@@ -70,13 +68,7 @@ async function segmentCodecs (cluster: LocalCluster, topic: string): Promise<str
 
 /** One line per batch of partition 0 of `topic`, from Kafka's own DumpLogSegments. */
 async function segmentBatches (cluster: LocalCluster, topic: string): Promise<string[]> {
-  const { classpath } = await ensureKafkaDistribution()
-  const dir = join(cluster.dir, 'data', `${topic}-0`)
-  const segment = readdirSync(dir).find(name => name.endsWith('.log')) as string
-  const { stdout } = await execFileAsync('java', ['-cp', classpath, 'kafka.tools.DumpLogSegments', '--files', join(dir, segment)], {
-    maxBuffer: 64 * 1024 * 1024,
-  })
-  return stdout.split('\n').filter(line => line.startsWith('baseOffset:'))
+  return (await dumpLogSegment(cluster, topic)).split('\n').filter(line => line.startsWith('baseOffset:'))
 }
 
 /** `mirror-check verify` of `topic` (the same name on both clusters) against the mirror's offset syncs; asserts exit 0. */
