@@ -40,16 +40,21 @@ export class KafkaForwardedBatch implements ForwardedBatch {
    * its records untouched, or decoded records encoded (`withEncodedBatches`).
    */
   readonly transcoded: boolean
+  readonly fetchedSizeBytes: number | undefined
   /**
    * The batch as fetched (a view of the response) or as the mirror made it; each produce request
    * sends a header of its own before its records (see `message`).
    */
   readonly #bytes: Buffer
 
-  /** `view` is kept, not copied; `owned`: bytes the mirror made (a transcoded batch's), not a view of a fetch response. */
-  constructor (view: Buffer, deepReason?: DeepPathReason, owned = false) {
+  /**
+   * `view` is kept, not copied; `owned`: bytes the mirror made (a transcoded batch's), not a view
+   * of a fetch response, and `fetchedSizeBytes` the size of the batch they were made from.
+   */
+  constructor (view: Buffer, deepReason?: DeepPathReason, owned = false, fetchedSizeBytes?: number) {
     this.deepReason = deepReason
     this.transcoded = owned
+    this.fetchedSizeBytes = fetchedSizeBytes
     const header = readBatchHeader(view)
     this.#bytes = view
     this.baseOffset = header.baseOffset
@@ -81,7 +86,7 @@ export class KafkaForwardedBatch implements ForwardedBatch {
    */
   async recompressed (transcode: (bytes: Buffer) => Promise<Buffer | undefined>): Promise<KafkaForwardedBatch | undefined> {
     const bytes = await transcode(this.#bytes)
-    return bytes === undefined ? undefined : new KafkaForwardedBatch(bytes, undefined, true)
+    return bytes === undefined ? undefined : new KafkaForwardedBatch(bytes, undefined, true, this.sizeBytes)
   }
 
   /** The records, decoded from the source's bytes (source offsets and all). */
