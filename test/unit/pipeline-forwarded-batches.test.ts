@@ -99,3 +99,28 @@ test('a forwarded batch refetched after part of it was handed over is decoded an
   assert.deepEqual(reasons, ['starts_before_position'])
   assert.equal(source.committed('orders', 0), 10n)
 })
+
+test(
+  'a forwarded batch of 12,000 records (queue.size 10,000) goes through intake, queue and lane amid steady traffic of five other partitions',
+  { timeout: 30_000 },
+  async t => {
+    const { flow, ports, source } = await started({ orders: 6 })
+    t.after(() => flow.stop().catch(() => { /* clean-up: a flow the test made fail rejects its stop */ }))
+    let largeQueued = false
+    let trafficBatches = 0
+    // Each of partitions 1-5 hands over 2,000 records as soon as its last were queued, as a fetcher does, until the large batch is in.
+    const traffic = [1, 2, 3, 4, 5].map(async partition => {
+      for (let from = 0; !largeQueued && from < 1_000_000; from += 2_000) {
+        await source.deliver('orders', partition, records(from, 2_000))
+        trafficBatches++
+      }
+    })
+    await until(() => trafficBatches >= 6, 'traffic flowing')
+    await source.deliverForwarded('orders', 0, new FakeForwardedBatch(records(0, 12_000)))
+    largeQueued = true
+    await Promise.all(traffic)
+    await until(() => ports.target.values('orders', 0).length === 12_000, 'the large batch on the target')
+    assert.deepEqual(ports.target.values('orders', 0), values(0, 12_000))
+    assert.equal(ports.target.forwardedWrites, 1, 'written as it was fetched, whole')
+  }
+)

@@ -228,6 +228,8 @@ export class BatchIntake {
   }
 
   #abandon (batch: MirrorBatch): void {
+    // Out of the line of waiting pushes, so the pushes behind it go on.
+    this.#queue.withdraw(batch)
     this.#progress.abandoned(batch)
     batch.span?.end()
   }
