@@ -33,6 +33,8 @@ export interface ForwardedBatch {
    * limit and the consumed-bytes count charge the fetched size (`fetchedBytes`).
    */
   readonly fetchedSizeBytes?: number
+  /** The buffers the batch's bytes are views of (its fetch response: `retainedBuffers`), which the queue counts whole. */
+  readonly retains?: readonly ArrayBufferLike[]
   /** The records, decoded (for the deep path: a batch that must be split, trimmed or changed). */
   decode: () => Promise<readonly KafkaRecord[]>
   /**

@@ -3,6 +3,7 @@ import { test } from 'node:test'
 import type { MirrorBatch } from '../../src/ports/mirror-batch.js'
 import { MirrorFlow } from '../../src/sidecar/pipeline/mirror-flow.js'
 import type { PipelineObserver } from '../../src/ports/pipeline-observer.js'
+import type { AckListener } from '../../src/ports/ports.js'
 import { requestRounds } from '../../src/sidecar/pipeline/producer-worker.js'
 import { silentLogger } from '../../src/shared/logger.js'
 import { FakeForwardedBatch, fakeFlowConfig, fakePorts, records, until } from '../helpers/fake-ports.js'
@@ -124,3 +125,22 @@ test(
     assert.equal(ports.target.forwardedWrites, 1, 'written as it was fetched, whole')
   }
 )
+
+test('a forwarded batch its ack listener reads after the acknowledgement (a digest) holds its bytes until the read ended', { timeout: 15_000 }, async t => {
+  let endRead!: () => void
+  const reading = new Promise<void>(resolve => { endRead = resolve })
+  const ackListener: AckListener = {
+    acknowledged: () => { /* the target fake counts the records */ },
+    flush: async () => { /* nothing buffered */ },
+    heldUntil: () => reading,
+  }
+  const ports = fakePorts({ orders: 1 }, 1)
+  const flow = new MirrorFlow(fakeFlowConfig({ numProducers: 1 }), ports, { logger: silentLogger, drainTimeoutMs: 2_000, ackListener })
+  await flow.start()
+  t.after(() => flow.stop().catch(() => { /* clean-up: a flow the test made fail rejects its stop */ }))
+  await ports.current().deliverForwarded('orders', 0, new FakeForwardedBatch(records(0, 10)))
+  await until(() => ports.target.values('orders', 0).length === 10 && flow.snapshot().queueRecords === 0, 'the batch acknowledged and its records released')
+  assert.equal(flow.snapshot().queueBytes, 1_000, 'its bytes held while the digest reads it')
+  endRead()
+  await until(() => flow.snapshot().queueBytes === 0, 'its bytes released once the read ended')
+})

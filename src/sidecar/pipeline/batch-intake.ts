@@ -3,7 +3,7 @@ import type { FlowConfig } from '../../config/mirror-config.js'
 import { batchSpanInput } from '../../ports/batch-span-input.js'
 import { QueueClosedError, type BoundedQueue } from './bounded-queue.js'
 import type { KafkaRecord } from '../../shared/kafka-record.js'
-import { recordBytes, recordTimestampsMs, type MirrorBatch } from '../../ports/mirror-batch.js'
+import { recordBytes, recordsRetain, recordTimestampsMs, type MirrorBatch } from '../../ports/mirror-batch.js'
 import { fetchedBytes, type ForwardedBatch } from '../../ports/forwarded-batch.js'
 import type { PartitionProgress } from './partition-progress.js'
 import type { FlowLabels, PipelineObserver } from '../../ports/pipeline-observer.js'
@@ -144,6 +144,7 @@ export class BatchIntake {
         firstOffset: BigInt((chunk[0] as KafkaRecord).offset),
         nextOffset: next,
         bytes,
+        retains: recordsRetain(chunk),
         pollTimeMs,
       }
       if (this.#tracer?.enabled === true) {
@@ -186,6 +187,7 @@ export class BatchIntake {
       firstOffset,
       nextOffset,
       bytes: forwarded.sizeBytes,
+      ...(forwarded.retains === undefined ? {} : { retains: forwarded.retains }),
       pollTimeMs,
     }
     if (this.#tracer?.enabled === true) {

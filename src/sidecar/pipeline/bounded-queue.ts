@@ -11,6 +11,12 @@ export interface QueueItem {
   /** A forwarded batch counts its records here (its `records` are empty). */
   readonly forwarded?: { readonly recordCount: number }
   readonly bytes: number
+  /**
+   * The buffers the item's bytes are views of (a fetch response, a decompressed batch), distinct:
+   * holding the item keeps each alive whole. Counted instead of `bytes` (Invariant A). Absent or
+   * empty: the item's own `bytes` are what it holds.
+   */
+  readonly retains?: readonly ArrayBufferLike[]
 }
 
 function countOf (item: QueueItem): number {
@@ -28,14 +34,18 @@ function countOf (item: QueueItem): number {
  *
  * Invariants (`checkInvariants` asserts them; the unit tests call it after each step):
  * - A (held capacity): an item's records and bytes count from its `push` until its `release`
- *   (taken or not: queued and in flight), so memory stays bounded by what is queued plus what is
- *   in flight. `records` and `bytes` are the sums over the items held, never negative.
+ *   (taken or not: queued and in flight), and its bytes on until every `hold` on it ended (a
+ *   digest still reading it), so memory stays bounded by what is queued, in flight or read after
+ *   the acknowledgement. The bytes an item holds are every buffer it `retains`, whole, response
+ *   bytes included: a buffer retained by several items counts once, from the push of the first to
+ *   the release of the last; an item that retains none holds its own `bytes`. `records` and
+ *   `bytes` are the sums over the items held, never negative.
  * - B (bound): `records <= capacityRecords` and `bytes <= capacityBytes`, except while the only
  *   items held are one item larger than the capacity (Invariant D).
  * - C (arrival order): pushes that find no room wait in one line, in arrival order, and only the
  *   first of the line is admitted; a later push, however small, waits behind it. So no item waits
  *   for ever while others keep coming: each release brings the first of the line closer to room.
- * - D (oversize): an item larger than the whole capacity is admitted into an empty queue (bytes
+ * - D (oversize): an item larger than the whole capacity (in records, or in the bytes it would add) is admitted into an empty queue (bytes
  *   held for a commit make it not empty: the commit frees them). By Invariant C the queue does
  *   empty once it is first in line, so it is admitted after what was held before it is released.
  */
@@ -46,6 +56,11 @@ export class BoundedQueue<T extends QueueItem> {
   #spaceWaiters: Array<() => void> = []
   /** Every item held (Invariant A) and what of it is still held: all of it, or its bytes only (`release(item, 'records')`). */
   readonly #held = new Map<T, 'all' | 'bytes'>()
+  /** Items held per buffer they retain (Invariant A: a buffer counts while this is above 0). */
+  readonly #retained = new Map<ArrayBufferLike, number>()
+  /** Holds not ended per item (`hold`), and the items whose bytes were released meanwhile (given back when the last ends). */
+  readonly #holds = new Map<T, number>()
+  readonly #bytesReleasedWhileHeld = new Set<T>()
   /** Releases of items (or parts) the queue did not hold: 0 unless a caller is wrong (Invariant A). */
   #misreleases = 0
   /** Items whose push waits for room, in arrival order (Invariant C). */
@@ -76,7 +91,37 @@ export class BoundedQueue<T extends QueueItem> {
   #fits (item: T): boolean {
     // Invariant D: alone in an empty queue anything fits.
     if (this.#records === 0 && this.#bytes === 0) return true
-    return this.#records + countOf(item) <= this.capacityRecords && this.#bytes + item.bytes <= this.capacityBytes
+    return this.#records + countOf(item) <= this.capacityRecords && this.#bytes + this.#bytesAdded(item) <= this.capacityBytes
+  }
+
+  /** The bytes holding `item` adds now: the buffers it retains that no item held retains yet, or its own `bytes` (Invariant A). */
+  #bytesAdded (item: T): number {
+    const retains = item.retains
+    if (retains === undefined || retains.length === 0) return item.bytes
+    let bytes = 0
+    for (const buffer of retains) if (!this.#retained.has(buffer)) bytes += buffer.byteLength
+    return bytes
+  }
+
+  #holdBytes (item: T): void {
+    this.#bytes += this.#bytesAdded(item)
+    for (const buffer of item.retains ?? []) this.#retained.set(buffer, (this.#retained.get(buffer) ?? 0) + 1)
+  }
+
+  #releaseBytes (item: T): void {
+    const retains = item.retains
+    if (retains === undefined || retains.length === 0) {
+      this.#bytes -= item.bytes
+      return
+    }
+    for (const buffer of retains) {
+      const holders = (this.#retained.get(buffer) ?? 0) - 1
+      if (holders > 0) this.#retained.set(buffer, holders)
+      else {
+        this.#retained.delete(buffer)
+        this.#bytes -= buffer.byteLength
+      }
+    }
   }
 
   /** Whether `item` may be admitted now: it fits, and no push that came before it still waits (Invariant C). */
@@ -134,7 +179,7 @@ export class BoundedQueue<T extends QueueItem> {
     this.#held.set(item, 'all')
     this.#lanes.add(item, lane)
     this.#records += countOf(item)
-    this.#bytes += item.bytes
+    this.#holdBytes(item)
     this.#wakeTakers(lane)
   }
 
@@ -205,7 +250,7 @@ export class BoundedQueue<T extends QueueItem> {
    */
   release (item: T, part: 'all' | 'records' | 'bytes' = 'all'): void {
     const held = this.#held.get(item)
-    if (held === undefined || (held === 'bytes' && part !== 'bytes')) {
+    if (held === undefined || (held === 'bytes' && part !== 'bytes') || this.#bytesReleasedWhileHeld.has(item)) {
       // Not held (so): counting it would break the sums; `checkInvariants` reports it (a defect), the copy goes on.
       this.#misreleases++
       return
@@ -215,11 +260,37 @@ export class BoundedQueue<T extends QueueItem> {
       this.#records -= countOf(item)
     }
     if (part === 'records') this.#held.set(item, 'bytes')
-    else {
+    else if (this.#holds.has(item)) {
+      this.#held.set(item, 'bytes')
+      this.#bytesReleasedWhileHeld.add(item)
+    } else {
       this.#held.delete(item)
-      this.#bytes -= item.bytes
+      this.#releaseBytes(item)
     }
     this.#wakeSpaceWaiters()
+  }
+
+  /**
+   * Keeps the bytes of `item`, held now, counted until `until` settles, even past its `release`
+   * (a digest reads a forwarded batch after its acknowledgement: Invariant A). Nothing when the
+   * queue does not hold the item's bytes any more.
+   */
+  hold (item: T, until: Promise<unknown>): void {
+    if (!this.#held.has(item) || this.#bytesReleasedWhileHeld.has(item)) return
+    this.#holds.set(item, (this.#holds.get(item) ?? 0) + 1)
+    const ended = (): void => {
+      const left = (this.#holds.get(item) ?? 0) - 1
+      if (left > 0) {
+        this.#holds.set(item, left)
+        return
+      }
+      this.#holds.delete(item)
+      if (!this.#bytesReleasedWhileHeld.delete(item)) return
+      this.#held.delete(item)
+      this.#releaseBytes(item)
+      this.#wakeSpaceWaiters()
+    }
+    until.then(ended, ended)
   }
 
   /** Resolves once the queue holds nothing: every item pushed was released (or drained); at once when so now. */
@@ -241,7 +312,7 @@ export class BoundedQueue<T extends QueueItem> {
     for (const item of all) {
       this.#held.delete(item)
       this.#records -= countOf(item)
-      this.#bytes -= item.bytes
+      this.#releaseBytes(item)
     }
     this.#wakeSpaceWaiters()
     return all
@@ -268,15 +339,24 @@ export class BoundedQueue<T extends QueueItem> {
     const fail = (what: string): never => { throw new Error(`BoundedQueue invariant ${what} (records ${this.#records}, bytes ${this.#bytes})`) }
     let records = 0
     let bytes = 0
+    const retained = new Map<ArrayBufferLike, number>()
     for (const [item, held] of this.#held) {
       if (held === 'all') records += countOf(item)
-      bytes += item.bytes
+      const retains = item.retains ?? []
+      if (retains.length === 0) bytes += item.bytes
+      if (new Set(retains).size !== retains.length) fail('A: an item retains a buffer twice')
+      for (const buffer of retains) {
+        if (!retained.has(buffer)) bytes += buffer.byteLength
+        retained.set(buffer, (retained.get(buffer) ?? 0) + 1)
+      }
     }
     if (records !== this.#records || bytes !== this.#bytes) fail(`A: the items held count ${records} records and ${bytes} bytes`)
+    if (retained.size !== this.#retained.size || [...retained].some(([buffer, n]) => this.#retained.get(buffer) !== n)) fail('A: retained buffers miscounted')
+    for (const item of this.#bytesReleasedWhileHeld) if (!this.#holds.has(item) || this.#held.get(item) !== 'bytes') fail('A: bytes kept for no hold')
     if (this.#records < 0 || this.#bytes < 0) fail('A: a count below zero')
     if (this.#misreleases > 0) fail(`A: ${this.#misreleases} releases of what was not held`)
     const [only] = this.#held.keys()
-    const oversizeAlone = this.#held.size === 1 && only !== undefined && (countOf(only) > this.capacityRecords || only.bytes > this.capacityBytes)
+    const oversizeAlone = this.#held.size === 1 && only !== undefined && (countOf(only) > this.capacityRecords || this.#bytes > this.capacityBytes)
     if (!oversizeAlone && (this.#records > this.capacityRecords || this.#bytes > this.capacityBytes)) fail('B: over the capacity')
     if (this.#closed && this.#line.length > 0) fail('C: a closed queue with pushes in line')
     if (new Set(this.#line).size !== this.#line.length) fail('C: an item twice in the line')
