@@ -2,6 +2,7 @@ import type { DeepPathReason, ForwardedBatch, RecordFieldsVisitor } from '../por
 import type { KafkaRecord } from '../shared/kafka-record.js'
 import type { BatchForwardingHook, EncodedBatchMessage } from './kafkajs-internals.js'
 import { decodeRecordBatch } from './kafkajs-internals.js'
+import { retainedBuffers } from '../ports/mirror-batch.js'
 import { visitBatchRecords } from './record-batch-records.js'
 import { decodeBatchRecords } from './record-batch-decoder.js'
 import {
@@ -18,10 +19,11 @@ import { corruptBatchOf } from './corrupt-record-batch.js'
 /**
  * A fetched v2 record batch on its way to the target undecoded: a view of the fetch response's
  * bytes, never written to (each produce request sends a header of its own, `batchForTarget`), and
- * the header fields the pipeline needs. The response is freed once no batch of it is queued or in
- * flight: what it holds besides its batches is a few bytes per partition, so the queue's byte
- * bound, which counts the batches, still bounds it. Among kafkajs' fetched messages it is the
- * `forwardedBatch` of the message that stands for the batch.
+ * the header fields the pipeline needs. The view keeps the whole response alive, so the batch
+ * `retains` the response's buffer: the queue counts that buffer whole, once, while any batch (or
+ * decoded record) of it is queued, in flight or read for its digest (`BoundedQueue`, Invariant A),
+ * and the queue's byte bound bounds what the fetches hold. Among kafkajs' fetched messages it is
+ * the `forwardedBatch` of the message that stands for the batch.
  */
 export class KafkaForwardedBatch implements ForwardedBatch {
   /** The source producer id of the batch (-1 when none), decimal. */
@@ -40,18 +42,25 @@ export class KafkaForwardedBatch implements ForwardedBatch {
    * its records untouched, or decoded records encoded (`withEncodedBatches`).
    */
   readonly transcoded: boolean
+  readonly fetchedSizeBytes: number | undefined
+  readonly retains: readonly ArrayBufferLike[]
   /**
    * The batch as fetched (a view of the response) or as the mirror made it; each produce request
    * sends a header of its own before its records (see `message`).
    */
   readonly #bytes: Buffer
 
-  /** `view` is kept, not copied; `owned`: bytes the mirror made (a transcoded batch's), not a view of a fetch response. */
-  constructor (view: Buffer, deepReason?: DeepPathReason, owned = false) {
+  /**
+   * `view` is kept, not copied; `owned`: bytes the mirror made (a transcoded batch's), not a view
+   * of a fetch response, and `fetchedSizeBytes` the size of the batch they were made from.
+   */
+  constructor (view: Buffer, deepReason?: DeepPathReason, owned = false, fetchedSizeBytes?: number) {
     this.deepReason = deepReason
     this.transcoded = owned
+    this.fetchedSizeBytes = fetchedSizeBytes
     const header = readBatchHeader(view)
     this.#bytes = view
+    this.retains = retainedBuffers([view])
     this.baseOffset = header.baseOffset
     this.recordCount = header.recordCount
     this.producerId = header.producerId.toString()
@@ -81,7 +90,7 @@ export class KafkaForwardedBatch implements ForwardedBatch {
    */
   async recompressed (transcode: (bytes: Buffer) => Promise<Buffer | undefined>): Promise<KafkaForwardedBatch | undefined> {
     const bytes = await transcode(this.#bytes)
-    return bytes === undefined ? undefined : new KafkaForwardedBatch(bytes, undefined, true)
+    return bytes === undefined ? undefined : new KafkaForwardedBatch(bytes, undefined, true, this.sizeBytes)
   }
 
   /** The records, decoded from the source's bytes (source offsets and all). */

@@ -27,6 +27,14 @@ export interface ForwardedBatch {
    * change: its records' bytes are the source's, only their compression differs).
    */
   readonly transcoded?: boolean
+  /**
+   * The batch's size as fetched from the source, when the mirror transcoded it (`sizeBytes` is
+   * then the recompressed size); undefined when `sizeBytes` is the fetched size. The throughput
+   * limit and the consumed-bytes count charge the fetched size (`fetchedBytes`).
+   */
+  readonly fetchedSizeBytes?: number
+  /** The buffers the batch's bytes are views of (its fetch response: `retainedBuffers`), which the queue counts whole. */
+  readonly retains?: readonly ArrayBufferLike[]
   /** The records, decoded (for the deep path: a batch that must be split, trimmed or changed). */
   decode: () => Promise<readonly KafkaRecord[]>
   /**
@@ -61,3 +69,8 @@ export type BatchPath = 'pass_through' | 'transcoded' | 'deep'
 export type DeepPathReason =
   | 'offset_gaps' | 'log_append_time' | 'delete_horizon' | 'too_large' | 'codec' | 'not_v2'
   | 'starts_before_position' | 'refused_by_target' | 'message_handler' | 'disabled'
+
+/** The bytes `batch` took on the wire from the source, before any transcoding. */
+export function fetchedBytes (batch: Pick<ForwardedBatch, 'sizeBytes' | 'fetchedSizeBytes'>): number {
+  return batch.fetchedSizeBytes ?? batch.sizeBytes
+}

@@ -26,8 +26,14 @@ export interface MirrorBatch {
   readonly forwarded?: ForwardedBatch
   readonly firstOffset: bigint
   readonly nextOffset: bigint
-  /** Sum of key, value and header sizes: what the queue's byte bound counts. */
+  /** Sum of key, value and header sizes (the forwarded batch's size): what a produce request carries of it. */
   readonly bytes: number
+  /**
+   * The buffers the batch's bytes are views of (`retainedBuffers`): its fetch response, the
+   * decompressed batch its records were read from. The queue's byte bound counts each whole, once,
+   * instead of `bytes` (`BoundedQueue`, Invariant A). Absent: `bytes` is what it holds.
+   */
+  readonly retains?: readonly ArrayBufferLike[]
   /** Time the batch was handed over by the consumer (ms since epoch). */
   readonly pollTimeMs: number
   /** The batch's span when tracing is on. */
@@ -52,6 +58,51 @@ export function recordTimestampsMs (batch: Pick<MirrorBatch, 'records' | 'forwar
   const timestamps: number[] = []
   for (let i = 0; i < count; i++) timestamps.push(Number((batch.records[i] as KafkaRecord).timestamp))
   return timestamps
+}
+
+/** Collects the distinct buffers views are slices of, leaving out those of Node's pool of small allocations. */
+class Retained {
+  readonly buffers: ArrayBufferLike[] = []
+  #last: ArrayBufferLike | undefined
+
+  add (view: Uint8Array | string | null | undefined): void {
+    if (view == null || typeof view === 'string') return
+    const buffer = view.buffer
+    if (buffer === this.#last) return
+    this.#last = buffer
+    if (buffer.byteLength > Buffer.poolSize && !this.buffers.includes(buffer)) this.buffers.push(buffer)
+  }
+}
+
+/**
+ * The distinct buffers (`ArrayBuffer`s) that `views` are slices of: what holding the views keeps
+ * alive, whole (a forwarded batch sliced from a fetch response keeps the response). A buffer of at
+ * most `Buffer.poolSize` bytes (Node's shared pool of small allocations) is left out: the views'
+ * own bytes stand for it.
+ */
+export function retainedBuffers (views: ReadonlyArray<Uint8Array | null>): ArrayBufferLike[] {
+  const retained = new Retained()
+  for (const view of views) retained.add(view)
+  return retained.buffers
+}
+
+/** `retainedBuffers` of every byte field of `records` (keys, values, headers): a decoded record of an uncompressed batch keeps its fetch response. */
+export function recordsRetain (records: readonly KafkaRecord[]): ArrayBufferLike[] {
+  const retained = new Retained()
+  for (const record of records) {
+    retained.add(record.key)
+    retained.add(record.value)
+    if (record.headerList !== undefined) {
+      for (const header of record.headerList) retained.add(header.value)
+      continue
+    }
+    for (const name in record.headers) {
+      const value = record.headers[name]
+      if (Array.isArray(value)) for (const item of value as ReadonlyArray<Buffer | string | null>) retained.add(item)
+      else retained.add(value as Buffer | string | null | undefined)
+    }
+  }
+  return retained.buffers
 }
 
 /** Bytes a record holds in memory, as the queue counts them. */

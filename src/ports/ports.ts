@@ -217,6 +217,12 @@ export interface CommitCandidate extends CommitOffset {
  */
 export interface AckListener {
   acknowledged: (batch: MirrorBatch, segments: readonly AckSegment[]) => void
+  /**
+   * When the listener still reads the bytes of `batch` after `acknowledged` returned (the digest
+   * of a forwarded batch): settles once it is done with them, so the queue keeps them counted until
+   * then (`BoundedQueue.hold`, at least once). Undefined when it is done already.
+   */
+  heldUntil?: (batch: MirrorBatch) => Promise<void> | undefined
   /** `committing`: the source offsets the commit that follows will write (the mirror's position). */
   flush: (committing?: readonly CommitCandidate[]) => Promise<void>
   /**

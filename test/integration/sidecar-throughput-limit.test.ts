@@ -12,9 +12,21 @@ const VALUE_BYTES = 1000
 /** One sample of the mirror's fetched bytes, and the latest time it can have been read at. */
 interface Sample { readonly elapsedMs: number, readonly consumedBytes: number }
 
-for (const passThrough of ['auto', 'off'] as const) {
+/**
+ * The source's batches are uncompressed; with `targetCodec` the target's `compression.type` differs,
+ * so each batch is recompressed (gzip makes its 1,000 'v's a few dozen bytes): the limit and
+ * `kafka_mirror_consumed_bytes_total` still count the bytes fetched, before the recompression.
+ */
+const CASES = [
+  { passThrough: 'auto', targetCodec: undefined },
+  { passThrough: 'off', targetCodec: undefined },
+  { passThrough: 'auto', targetCodec: 'gzip' },
+] as const
+
+for (const { passThrough, targetCodec } of CASES) {
+  const codecText = targetCodec === undefined ? '' : `, target compression.type ${targetCodec}`
   test(
-    `--throughput.limit.bytes ${LIMIT_BYTES} (pass.through ${passThrough}): the bytes fetched by any time t never exceed limit * (1 s + t), every record arrives once, the limit and the throttled time are in /metrics`,
+    `--throughput.limit.bytes ${LIMIT_BYTES} (pass.through ${passThrough}${codecText}): the bytes fetched by any time t never exceed limit * (1 s + t), every record arrives once, the limit and the throttled time are in /metrics`,
     { timeout: 180_000 },
     async t => {
       const { source, target } = await sharedClusters()
@@ -37,6 +49,7 @@ for (const passThrough of ['auto', 'off'] as const) {
         groupId: uniqueName('limit'),
         include: topic,
         args: ['--throughput.limit.bytes', String(LIMIT_BYTES), '--pass.through', passThrough],
+        ...(targetCodec === undefined ? {} : { producer: { 'compression.type': targetCodec } }),
       })
       await waitMirroring(sidecar)
       const port = await sidecarHttpPort(sidecar)

@@ -27,8 +27,12 @@ test('push waits while the queue is full in records and resumes after a release'
 test('the byte bound holds as well, and an item larger than the capacity is admitted alone', async () => {
   const queue = new BoundedQueue<ReturnType<typeof item>>(100, 100, 1)
   await queue.push(item(1, 500, 'huge'), 0)
-  assert.equal(await queue.pushWithin(item(1, 1, 'small'), 0, 20), false, 'nothing fits next to an oversized item')
+  queue.checkInvariants()
+  const small = item(1, 1, 'small')
+  assert.equal(await queue.pushWithin(small, 0, 20), false, 'nothing fits next to an oversized item')
+  queue.withdraw(small)
   queue.release((await queue.take(0, 1_000))[0] as ReturnType<typeof item>)
+  queue.checkInvariants()
   assert.equal(await queue.pushWithin(item(1, 60, 'x'), 0, 20), true)
   assert.equal(await queue.pushWithin(item(1, 60, 'y'), 0, 20), false, '120 bytes exceed the 100 byte bound')
 })
@@ -134,4 +138,66 @@ test('whenEmpty resolves at the release that empties the queue, bytes held in tw
   await waiting
   assert.equal(empty, true)
   assert.equal(queue.bytes, 0)
+})
+
+const sized = (key: string, tag: string, records: number): Keyed => ({ records: { length: records }, bytes: records, tag, key })
+
+test('a batch of 12,000 records (capacity 10,000) is admitted amid steady traffic of other partitions, before any push that came after it', async () => {
+  const queue = new BoundedQueue<Keyed>(10_000, 64 * 1024 * 1024, { keyOf: i => i.key })
+  const admitted: string[] = []
+  const pushes: Array<Promise<void>> = []
+  const push = (batch: Keyed): void => { pushes.push(queue.push(batch).then(() => { admitted.push(batch.tag) })) }
+  const others = ['p1', 'p2', 'p3', 'p4']
+  for (const key of others) push(sized(key, `${key}-0`, 1_000))
+  await Promise.all(pushes)
+  push(sized('p0', 'large', 12_000))
+  const pushedAfterLarge = new Set<string>()
+  // Each step: the producers take what they may, the other partitions' next batches are fetched
+  // and pushed while those are in flight (so the queue never empties of itself), then the taken are acknowledged.
+  for (let step = 1; step <= 20; step++) {
+    const taken = await queue.take(0, Number.MAX_SAFE_INTEGER)
+    for (const batch of taken) {
+      if (batch.key === 'p0') continue
+      const next = sized(batch.key, `${batch.key}-${step}`, 1_000)
+      if (!admitted.includes('large')) pushedAfterLarge.add(next.tag)
+      push(next)
+    }
+    await new Promise(setImmediate)
+    queue.checkInvariants()
+    for (const batch of taken) queue.release(batch)
+    queue.checkInvariants()
+    await new Promise(setImmediate)
+    await new Promise(setImmediate)
+    queue.checkInvariants()
+  }
+  assert.ok(admitted.includes('large'), `the 12,000-record batch was admitted (admitted: ${admitted.join(' ')})`)
+  const largeAt = admitted.indexOf('large')
+  const overtook = admitted.slice(0, largeAt).filter(tag => pushedAfterLarge.has(tag))
+  assert.deepEqual(overtook, [], 'no push that came after the large batch was admitted before it')
+  assert.ok(admitted.length > largeAt + others.length, 'the other partitions flowed on after it')
+  queue.close()
+  await Promise.allSettled(pushes)
+})
+
+test('a push that gives up (pushWithin) keeps its place in the line; withdraw lets the one behind it in', async () => {
+  const queue = new BoundedQueue<Keyed>(10, 1_000, { keyOf: i => i.key })
+  const first = sized('p0', 'first', 8)
+  await queue.push(first)
+  const waiting = sized('p1', 'waiting', 5)
+  assert.equal(await queue.pushWithin(waiting, undefined, 10), false)
+  const small = sized('p2', 'small', 1)
+  assert.equal(await queue.pushWithin(small, undefined, 10), false, 'fits, but waits behind the push that came first')
+  queue.checkInvariants()
+  queue.release((await queue.take(0, 1_000))[0] as Keyed)
+  assert.equal(await queue.pushWithin(small, undefined, 10), false, 'still behind the first push, which did not come back yet')
+  assert.equal(await queue.pushWithin(waiting, undefined, 10), true, 'the first of the line kept its place')
+  assert.equal(await queue.pushWithin(small, undefined, 10), true)
+  queue.checkInvariants()
+  const dropped = sized('p3', 'dropped', 10)
+  const behind = sized('p4', 'behind', 1)
+  assert.equal(await queue.pushWithin(dropped, undefined, 10), false)
+  const admittedBehind = queue.pushWithin(behind, undefined, 1_000)
+  queue.withdraw(dropped)
+  assert.equal(await admittedBehind, true, 'in once the push before it was withdrawn')
+  queue.checkInvariants()
 })

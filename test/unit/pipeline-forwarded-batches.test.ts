@@ -3,6 +3,7 @@ import { test } from 'node:test'
 import type { MirrorBatch } from '../../src/ports/mirror-batch.js'
 import { MirrorFlow } from '../../src/sidecar/pipeline/mirror-flow.js'
 import type { PipelineObserver } from '../../src/ports/pipeline-observer.js'
+import type { AckListener } from '../../src/ports/ports.js'
 import { requestRounds } from '../../src/sidecar/pipeline/producer-worker.js'
 import { silentLogger } from '../../src/shared/logger.js'
 import { FakeForwardedBatch, fakeFlowConfig, fakePorts, records, until } from '../helpers/fake-ports.js'
@@ -98,4 +99,48 @@ test('a forwarded batch refetched after part of it was handed over is decoded an
   assert.deepEqual(ports.target.values('orders', 0), values(0, 10), 'each record once')
   assert.deepEqual(reasons, ['starts_before_position'])
   assert.equal(source.committed('orders', 0), 10n)
+})
+
+test(
+  'a forwarded batch of 12,000 records (queue.size 10,000) goes through intake, queue and lane amid steady traffic of five other partitions',
+  { timeout: 30_000 },
+  async t => {
+    const { flow, ports, source } = await started({ orders: 6 })
+    t.after(() => flow.stop().catch(() => { /* clean-up: a flow the test made fail rejects its stop */ }))
+    let largeQueued = false
+    let trafficBatches = 0
+    // Each of partitions 1-5 hands over 2,000 records as soon as its last were queued, as a fetcher does, until the large batch is in.
+    const traffic = [1, 2, 3, 4, 5].map(async partition => {
+      for (let from = 0; !largeQueued && from < 1_000_000; from += 2_000) {
+        await source.deliver('orders', partition, records(from, 2_000))
+        trafficBatches++
+      }
+    })
+    await until(() => trafficBatches >= 6, 'traffic flowing')
+    await source.deliverForwarded('orders', 0, new FakeForwardedBatch(records(0, 12_000)))
+    largeQueued = true
+    await Promise.all(traffic)
+    await until(() => ports.target.values('orders', 0).length === 12_000, 'the large batch on the target')
+    assert.deepEqual(ports.target.values('orders', 0), values(0, 12_000))
+    assert.equal(ports.target.forwardedWrites, 1, 'written as it was fetched, whole')
+  }
+)
+
+test('a forwarded batch its ack listener reads after the acknowledgement (a digest) holds its bytes until the read ended', { timeout: 15_000 }, async t => {
+  let endRead!: () => void
+  const reading = new Promise<void>(resolve => { endRead = resolve })
+  const ackListener: AckListener = {
+    acknowledged: () => { /* the target fake counts the records */ },
+    flush: async () => { /* nothing buffered */ },
+    heldUntil: () => reading,
+  }
+  const ports = fakePorts({ orders: 1 }, 1)
+  const flow = new MirrorFlow(fakeFlowConfig({ numProducers: 1 }), ports, { logger: silentLogger, drainTimeoutMs: 2_000, ackListener })
+  await flow.start()
+  t.after(() => flow.stop().catch(() => { /* clean-up: a flow the test made fail rejects its stop */ }))
+  await ports.current().deliverForwarded('orders', 0, new FakeForwardedBatch(records(0, 10)))
+  await until(() => ports.target.values('orders', 0).length === 10 && flow.snapshot().queueRecords === 0, 'the batch acknowledged and its records released')
+  assert.equal(flow.snapshot().queueBytes, 1_000, 'its bytes held while the digest reads it')
+  endRead()
+  await until(() => flow.snapshot().queueBytes === 0, 'its bytes released once the read ended')
 })

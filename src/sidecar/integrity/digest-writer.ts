@@ -60,6 +60,8 @@ export class DigestWriter implements AckListener {
   readonly #tracker: DigestTracker
   /** Per partition, the hashing of forwarded batches still running (and of batches queued behind them). */
   readonly #pending = new Map<string, Promise<void>>()
+  /** Per batch acknowledged and not yet hashed, the run that hashes it (`heldUntil`). */
+  readonly #runs = new WeakMap<MirrorBatch, Promise<void>>()
   #flushing: Promise<void> = Promise.resolve()
   #stopping: Promise<void> | undefined
   readonly #abort = new AbortController()
@@ -113,7 +115,13 @@ export class DigestWriter implements AckListener {
       )
     })
     this.#pending.set(key, run)
+    this.#runs.set(batch, run)
     void run.then(() => { if (this.#pending.get(key) === run) this.#pending.delete(key) })
+  }
+
+  /** The hashing of `batch` (and of its partition's batches before it) while it runs: the batch's bytes stay held until it settles (it never rejects). */
+  heldUntil (batch: MirrorBatch): Promise<void> | undefined {
+    return this.#runs.get(batch)
   }
 
   /** Writes the digests not yet durable (after the decoding of forwarded batches acknowledged before the call); calls run one after the other. */
@@ -152,6 +160,7 @@ export function withDigests (inner: AckListener | undefined, digests: DigestWrit
       inner.acknowledged(batch, segments)
       digests.acknowledged(batch, segments)
     },
+    heldUntil: batch => digests.heldUntil(batch) ?? inner.heldUntil?.(batch),
     flush: async committing => {
       const results = await Promise.allSettled([inner.flush(committing), digests.flush()])
       for (const result of results) if (result.status === 'rejected') throw result.reason

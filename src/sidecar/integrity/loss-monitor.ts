@@ -115,6 +115,7 @@ export class LossMonitor {
         this.#acknowledged(batch, segments)
         inner?.acknowledged(batch, segments)
       },
+      ...(inner?.heldUntil === undefined ? {} : { heldUntil: inner.heldUntil.bind(inner) }),
       flush: async (committing?: readonly CommitCandidate[]) => {
         // The commit would overwrite the committed offset a first batch is compared with: check first.
         if (this.#detector.needsCheckBeforeCommit()) await this.check().catch(() => { /* check() logged it; a fatal loss it found is in #fatal */ })

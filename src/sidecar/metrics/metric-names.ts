@@ -66,7 +66,12 @@ export const Metrics = {
   producedRecords: metric('kafka_mirror_produced_records_total', 'counter', 'Records acknowledged by the target cluster.', TOPIC_LABELS),
   producedBytes: metric('kafka_mirror_produced_bytes_total', 'counter', 'Bytes (keys, values and headers) acknowledged by the target cluster.', TOPIC_LABELS),
   queueRecords: metric('kafka_mirror_queue_records', 'gauge', 'Records waiting in the bounded queue between consumer and producers.', FLOW_LABELS),
-  queueBytes: metric('kafka_mirror_queue_bytes', 'gauge', 'Bytes waiting in the bounded queue between consumer and producers.', FLOW_LABELS),
+  queueBytes: metric(
+    'kafka_mirror_queue_bytes',
+    'gauge',
+    'Bytes the bounded queue holds between fetch and acknowledgement (and digest): every fetch response a queued, in-flight or digesting batch keeps alive, whole, counted once.',
+    FLOW_LABELS
+  ),
   queueCapacityRecords: metric(
     'kafka_mirror_queue_capacity_records',
     'gauge',

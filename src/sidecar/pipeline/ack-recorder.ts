@@ -58,6 +58,10 @@ export class AckRecorder implements WorkerListener {
     })
   }
 
+  heldUntil (batch: MirrorBatch): Promise<void> | undefined {
+    return this.#ackListener?.heldUntil?.(batch)
+  }
+
   skipped (batch: MirrorBatch, index: number, error: MirrorError): void {
     this.#observer.sendFailed?.(this.#labels, batch.sourceTopic, batch.partition, error.kafkaCode ?? error.code)
     this.#logger.error(this.#abortOnSendFailure ? 'send failed; stopping the mirror' : 'send failed; record skipped (abort.on.send.failure=false)', {

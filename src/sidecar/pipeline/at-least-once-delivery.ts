@@ -66,8 +66,14 @@ export class AtLeastOnceDelivery implements DeliveryMode {
 
   lane (index: number, acks: WorkerListener): LaneDeliveryParts {
     const link = this.#link
+    const queue = this.queue
     const listener: WorkerListener = {
-      acknowledged: (batch, segments, ackTimeMs, recordsAcked) => acks.acknowledged(batch, segments, ackTimeMs, recordsAcked),
+      acknowledged: (batch, segments, ackTimeMs, recordsAcked) => {
+        acks.acknowledged(batch, segments, ackTimeMs, recordsAcked)
+        // A digest that reads the batch after its acknowledgement keeps its bytes counted (Invariant A of BoundedQueue).
+        const until = acks.heldUntil?.(batch)
+        if (until !== undefined) queue.hold(batch, until)
+      },
       skipped: (batch, recordIndex, error) => acks.skipped(batch, recordIndex, error),
       produceRequest: (durationSeconds, ok) => {
         if (ok) link.record(durationSeconds * 1000)

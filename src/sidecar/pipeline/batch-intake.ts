@@ -3,8 +3,8 @@ import type { FlowConfig } from '../../config/mirror-config.js'
 import { batchSpanInput } from '../../ports/batch-span-input.js'
 import { QueueClosedError, type BoundedQueue } from './bounded-queue.js'
 import type { KafkaRecord } from '../../shared/kafka-record.js'
-import { recordBytes, recordTimestampsMs, type MirrorBatch } from '../../ports/mirror-batch.js'
-import type { ForwardedBatch } from '../../ports/forwarded-batch.js'
+import { recordBytes, recordsRetain, recordTimestampsMs, type MirrorBatch } from '../../ports/mirror-batch.js'
+import { fetchedBytes, type ForwardedBatch } from '../../ports/forwarded-batch.js'
 import type { PartitionProgress } from './partition-progress.js'
 import type { FlowLabels, PipelineObserver } from '../../ports/pipeline-observer.js'
 import type { BatchTracer, FetchControl, FetchedBatch } from '../../ports/ports.js'
@@ -69,7 +69,8 @@ export class BatchIntake {
    * false when the batch went stale meanwhile (the source fetches it again; its tokens stay spent).
    */
   async #waitForLimit (throttle: FetchThrottle, fetched: FetchedBatch, control: FetchControl): Promise<boolean> {
-    let bytes = fetched.forwarded?.sizeBytes ?? 0
+    // Fetched bytes, before any transcoding: what the limit is about.
+    let bytes = fetched.forwarded === undefined ? 0 : fetchedBytes(fetched.forwarded)
     if (fetched.forwarded === undefined) for (const record of fetched.records) bytes += recordBytes(record)
     const { waitMs, throttledMs } = throttle.reserve(bytes)
     if (waitMs <= 0) return true
@@ -143,6 +144,7 @@ export class BatchIntake {
         firstOffset: BigInt((chunk[0] as KafkaRecord).offset),
         nextOffset: next,
         bytes,
+        retains: recordsRetain(chunk),
         pollTimeMs,
       }
       if (this.#tracer?.enabled === true) {
@@ -185,6 +187,7 @@ export class BatchIntake {
       firstOffset,
       nextOffset,
       bytes: forwarded.sizeBytes,
+      ...(forwarded.retains === undefined ? {} : { retains: forwarded.retains }),
       pollTimeMs,
     }
     if (this.#tracer?.enabled === true) {
@@ -200,7 +203,7 @@ export class BatchIntake {
       topic,
       partition,
       records: forwarded.recordCount,
-      bytes: forwarded.sizeBytes,
+      bytes: fetchedBytes(forwarded),
       timestampsMs: recordTimestampsMs(batch),
       pollTimeMs,
     })
@@ -227,6 +230,8 @@ export class BatchIntake {
   }
 
   #abandon (batch: MirrorBatch): void {
+    // Out of the line of waiting pushes, so the pushes behind it go on.
+    this.#queue.withdraw(batch)
     this.#progress.abandoned(batch)
     batch.span?.end()
   }

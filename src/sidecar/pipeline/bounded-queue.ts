@@ -11,6 +11,12 @@ export interface QueueItem {
   /** A forwarded batch counts its records here (its `records` are empty). */
   readonly forwarded?: { readonly recordCount: number }
   readonly bytes: number
+  /**
+   * The buffers the item's bytes are views of (a fetch response, a decompressed batch), distinct:
+   * holding the item keeps each alive whole. Counted instead of `bytes` (Invariant A). Absent or
+   * empty: the item's own `bytes` are what it holds.
+   */
+  readonly retains?: readonly ArrayBufferLike[]
 }
 
 function countOf (item: QueueItem): number {
@@ -22,18 +28,43 @@ function countOf (item: QueueItem): number {
  * producer lane takes what is the `QueueLanes` policy: by default any lane takes any partition not
  * in flight (`PartitionLanes`), with fixed lanes (`lanes` given) a partition always goes through
  * the lane it is pushed to; both keep each partition's order.
- * Capacity is held from `push` until `release` (after the target acknowledged), so memory stays
- * bounded by what is queued plus what is in flight. `push` waits while full: that wait is the
- * backpressure that stops fetching; nothing is ever dropped. A batch larger than the whole
- * capacity is admitted alone into an empty queue, so an oversized batch cannot deadlock.
- * Takers are woken after the pushes of the current turn of the event loop (`setImmediate`), so the
- * batches of one fetch answer go out together.
+ * `push` waits while there is no room: that wait is the backpressure that stops fetching; nothing
+ * is ever dropped. Takers are woken after the pushes of the current turn of the event loop
+ * (`setImmediate`), so the batches of one fetch answer go out together.
+ *
+ * Invariants (`checkInvariants` asserts them; the unit tests call it after each step):
+ * - A (held capacity): an item's records and bytes count from its `push` until its `release`
+ *   (taken or not: queued and in flight), and its bytes on until every `hold` on it ended (a
+ *   digest still reading it), so memory stays bounded by what is queued, in flight or read after
+ *   the acknowledgement. The bytes an item holds are every buffer it `retains`, whole, response
+ *   bytes included: a buffer retained by several items counts once, from the push of the first to
+ *   the release of the last; an item that retains none holds its own `bytes`. `records` and
+ *   `bytes` are the sums over the items held, never negative.
+ * - B (bound): `records <= capacityRecords` and `bytes <= capacityBytes`, except while the only
+ *   items held are one item larger than the capacity (Invariant D).
+ * - C (arrival order): pushes that find no room wait in one line, in arrival order, and only the
+ *   first of the line is admitted; a later push, however small, waits behind it. So no item waits
+ *   for ever while others keep coming: each release brings the first of the line closer to room.
+ * - D (oversize): an item larger than the whole capacity (in records, or in the bytes it would add) is admitted into an empty queue (bytes
+ *   held for a commit make it not empty: the commit frees them). By Invariant C the queue does
+ *   empty once it is first in line, so it is admitted after what was held before it is released.
  */
 export class BoundedQueue<T extends QueueItem> {
   readonly #lanes: QueueLanes<T>
   readonly #laneWaiters: Array<Array<() => void>>
   readonly #shared: boolean
   #spaceWaiters: Array<() => void> = []
+  /** Every item held (Invariant A) and what of it is still held: all of it, or its bytes only (`release(item, 'records')`). */
+  readonly #held = new Map<T, 'all' | 'bytes'>()
+  /** Items held per buffer they retain (Invariant A: a buffer counts while this is above 0). */
+  readonly #retained = new Map<ArrayBufferLike, number>()
+  /** Holds not ended per item (`hold`), and the items whose bytes were released meanwhile (given back when the last ends). */
+  readonly #holds = new Map<T, number>()
+  readonly #bytesReleasedWhileHeld = new Set<T>()
+  /** Releases of items (or parts) the queue did not hold: 0 unless a caller is wrong (Invariant A). */
+  #misreleases = 0
+  /** Items whose push waits for room, in arrival order (Invariant C). */
+  readonly #line: T[] = []
   readonly #emptyWaiters: Array<() => void> = []
   readonly #closeWaiters: Array<() => void> = []
   #wakeScheduled = false
@@ -58,9 +89,58 @@ export class BoundedQueue<T extends QueueItem> {
   get closed (): boolean { return this.#closed }
 
   #fits (item: T): boolean {
-    // Alone in an empty queue anything fits (bytes held for a commit make it not empty: the commit frees them).
+    // Invariant D: alone in an empty queue anything fits.
     if (this.#records === 0 && this.#bytes === 0) return true
-    return this.#records + countOf(item) <= this.capacityRecords && this.#bytes + item.bytes <= this.capacityBytes
+    return this.#records + countOf(item) <= this.capacityRecords && this.#bytes + this.#bytesAdded(item) <= this.capacityBytes
+  }
+
+  /** The bytes holding `item` adds now: the buffers it retains that no item held retains yet, or its own `bytes` (Invariant A). */
+  #bytesAdded (item: T): number {
+    const retains = item.retains
+    if (retains === undefined || retains.length === 0) return item.bytes
+    let bytes = 0
+    for (const buffer of retains) if (!this.#retained.has(buffer)) bytes += buffer.byteLength
+    return bytes
+  }
+
+  #holdBytes (item: T): void {
+    this.#bytes += this.#bytesAdded(item)
+    for (const buffer of item.retains ?? []) this.#retained.set(buffer, (this.#retained.get(buffer) ?? 0) + 1)
+  }
+
+  #releaseBytes (item: T): void {
+    const retains = item.retains
+    if (retains === undefined || retains.length === 0) {
+      this.#bytes -= item.bytes
+      return
+    }
+    for (const buffer of retains) {
+      const holders = (this.#retained.get(buffer) ?? 0) - 1
+      if (holders > 0) this.#retained.set(buffer, holders)
+      else {
+        this.#retained.delete(buffer)
+        this.#bytes -= buffer.byteLength
+      }
+    }
+  }
+
+  /** Whether `item` may be admitted now: it fits, and no push that came before it still waits (Invariant C). */
+  #admissible (item: T): boolean {
+    const first = this.#line[0]
+    return (first === undefined || first === item) && this.#fits(item)
+  }
+
+  /** Puts `item` at the end of the line unless it already stands in it (a `pushWithin` that gave up keeps its place). */
+  #queueUp (item: T): void {
+    if (!this.#line.includes(item)) this.#line.push(item)
+  }
+
+  #leaveLine (item: T): void {
+    const at = this.#line.indexOf(item)
+    if (at < 0) return
+    this.#line.splice(at, 1)
+    // The next in line may fit as well.
+    if (this.#line.length > 0) this.#wakeSpaceWaiters()
   }
 
   #waitersOf (lane: number): Array<() => void> {
@@ -84,35 +164,54 @@ export class BoundedQueue<T extends QueueItem> {
   }
 
   /**
-   * Adds `item` (to `lane`, with fixed lanes), waiting while there is no room. Throws
-   * `QueueClosedError` once closed.
+   * Adds `item` (to `lane`, with fixed lanes), waiting while there is no room or earlier pushes
+   * wait (Invariant C). Throws `QueueClosedError` once closed.
    */
   async push (item: T, lane?: number): Promise<void> {
-    while (!this.#closed && !this.#fits(item)) {
-      await new Promise<void>(resolve => this.#spaceWaiters.push(resolve))
+    if (!this.#closed && !this.#admissible(item)) {
+      this.#queueUp(item)
+      while (!this.#closed && !this.#admissible(item)) {
+        await new Promise<void>(resolve => this.#spaceWaiters.push(resolve))
+      }
     }
     if (this.#closed) throw new QueueClosedError()
+    this.#leaveLine(item)
+    this.#held.set(item, 'all')
     this.#lanes.add(item, lane)
     this.#records += countOf(item)
-    this.#bytes += item.bytes
+    this.#holdBytes(item)
     this.#wakeTakers(lane)
   }
 
   /**
    * Like `push`, but gives up after `waitMs` without room and returns false, so the caller can do
-   * periodic work (a consumer heartbeat) while it is held back.
+   * periodic work (a consumer heartbeat) while it is held back. The item keeps its place in the
+   * line for the next call with it; a caller that gives the item up calls `withdraw`.
    */
   async pushWithin (item: T, lane: number | undefined, waitMs: number): Promise<boolean> {
-    if (!this.#closed && !this.#fits(item)) {
-      let wake: (() => void) | undefined
-      const timer = new Promise<void>(resolve => { const t = setTimeout(resolve, waitMs); wake = () => { clearTimeout(t); resolve() } })
-      const space = new Promise<void>(resolve => this.#spaceWaiters.push(resolve))
-      await Promise.race([timer, space])
-      wake?.()
-      if (!this.#closed && !this.#fits(item)) return false
+    if (!this.#closed && !this.#admissible(item)) {
+      this.#queueUp(item)
+      const untilMs = Date.now() + waitMs
+      while (!this.#closed && !this.#admissible(item)) {
+        const leftMs = untilMs - Date.now()
+        if (leftMs <= 0) return false
+        let timer: NodeJS.Timeout | undefined
+        await Promise.race([
+          new Promise<void>(resolve => { timer = setTimeout(resolve, leftMs) }),
+          new Promise<void>(resolve => this.#spaceWaiters.push(resolve)),
+        ])
+        clearTimeout(timer)
+      }
     }
     await this.push(item, lane)
     return true
+  }
+
+  /** Takes `item` out of the line of waiting pushes (its pusher gave it up); nothing when it is not in it. */
+  withdraw (item: T): void {
+    this.#leaveLine(item)
+    // Whoever stood behind it may be first now.
+    this.#wakeSpaceWaiters()
   }
 
   /**
@@ -150,12 +249,48 @@ export class BoundedQueue<T extends QueueItem> {
    * its `bytes` (a delivery that keeps written batches until a commit: `DeliveryMode`).
    */
   release (item: T, part: 'all' | 'records' | 'bytes' = 'all'): void {
+    const held = this.#held.get(item)
+    if (held === undefined || (held === 'bytes' && part !== 'bytes') || this.#bytesReleasedWhileHeld.has(item)) {
+      // Not held (so): counting it would break the sums; `checkInvariants` reports it (a defect), the copy goes on.
+      this.#misreleases++
+      return
+    }
     if (part !== 'bytes') {
       if (this.#lanes.done(item)) this.#wakeTakers(undefined)
       this.#records -= countOf(item)
     }
-    if (part !== 'records') this.#bytes -= item.bytes
+    if (part === 'records') this.#held.set(item, 'bytes')
+    else if (this.#holds.has(item)) {
+      this.#held.set(item, 'bytes')
+      this.#bytesReleasedWhileHeld.add(item)
+    } else {
+      this.#held.delete(item)
+      this.#releaseBytes(item)
+    }
     this.#wakeSpaceWaiters()
+  }
+
+  /**
+   * Keeps the bytes of `item`, held now, counted until `until` settles, even past its `release`
+   * (a digest reads a forwarded batch after its acknowledgement: Invariant A). Nothing when the
+   * queue does not hold the item's bytes any more.
+   */
+  hold (item: T, until: Promise<unknown>): void {
+    if (!this.#held.has(item) || this.#bytesReleasedWhileHeld.has(item)) return
+    this.#holds.set(item, (this.#holds.get(item) ?? 0) + 1)
+    const ended = (): void => {
+      const left = (this.#holds.get(item) ?? 0) - 1
+      if (left > 0) {
+        this.#holds.set(item, left)
+        return
+      }
+      this.#holds.delete(item)
+      if (!this.#bytesReleasedWhileHeld.delete(item)) return
+      this.#held.delete(item)
+      this.#releaseBytes(item)
+      this.#wakeSpaceWaiters()
+    }
+    until.then(ended, ended)
   }
 
   /** Resolves once the queue holds nothing: every item pushed was released (or drained); at once when so now. */
@@ -175,8 +310,9 @@ export class BoundedQueue<T extends QueueItem> {
   drainQueued (): T[] {
     const all = this.#lanes.drain()
     for (const item of all) {
+      this.#held.delete(item)
       this.#records -= countOf(item)
-      this.#bytes -= item.bytes
+      this.#releaseBytes(item)
     }
     this.#wakeSpaceWaiters()
     return all
@@ -192,8 +328,38 @@ export class BoundedQueue<T extends QueueItem> {
   close (): void {
     if (this.#closed) return
     this.#closed = true
+    this.#line.length = 0
     for (const wake of this.#closeWaiters.splice(0)) wake()
     for (const wake of this.#spaceWaiters.splice(0)) wake()
     for (const waiters of this.#laneWaiters) for (const wake of waiters.splice(0)) wake()
+  }
+
+  /** Throws when an invariant of the class comment does not hold (for tests: walks every item held). */
+  checkInvariants (): void {
+    const fail = (what: string): never => { throw new Error(`BoundedQueue invariant ${what} (records ${this.#records}, bytes ${this.#bytes})`) }
+    let records = 0
+    let bytes = 0
+    const retained = new Map<ArrayBufferLike, number>()
+    for (const [item, held] of this.#held) {
+      if (held === 'all') records += countOf(item)
+      const retains = item.retains ?? []
+      if (retains.length === 0) bytes += item.bytes
+      if (new Set(retains).size !== retains.length) fail('A: an item retains a buffer twice')
+      for (const buffer of retains) {
+        if (!retained.has(buffer)) bytes += buffer.byteLength
+        retained.set(buffer, (retained.get(buffer) ?? 0) + 1)
+      }
+    }
+    if (records !== this.#records || bytes !== this.#bytes) fail(`A: the items held count ${records} records and ${bytes} bytes`)
+    if (retained.size !== this.#retained.size || [...retained].some(([buffer, n]) => this.#retained.get(buffer) !== n)) fail('A: retained buffers miscounted')
+    for (const item of this.#bytesReleasedWhileHeld) if (!this.#holds.has(item) || this.#held.get(item) !== 'bytes') fail('A: bytes kept for no hold')
+    if (this.#records < 0 || this.#bytes < 0) fail('A: a count below zero')
+    if (this.#misreleases > 0) fail(`A: ${this.#misreleases} releases of what was not held`)
+    const [only] = this.#held.keys()
+    const oversizeAlone = this.#held.size === 1 && only !== undefined && (countOf(only) > this.capacityRecords || this.#bytes > this.capacityBytes)
+    if (!oversizeAlone && (this.#records > this.capacityRecords || this.#bytes > this.capacityBytes)) fail('B: over the capacity')
+    if (this.#closed && this.#line.length > 0) fail('C: a closed queue with pushes in line')
+    if (new Set(this.#line).size !== this.#line.length) fail('C: an item twice in the line')
+    for (const item of this.#line) if (this.#held.has(item)) fail('C: an item in the line and held')
   }
 }

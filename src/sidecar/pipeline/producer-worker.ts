@@ -21,6 +21,8 @@ export interface WorkerListener {
   retry: (operation: string, error: unknown) => void
   /** A forwarded batch takes the deep path after all (the target refused it as it was). */
   routed?: (batch: MirrorBatch, reason: DeepPathReason) => void
+  /** `AckListener.heldUntil`: what still reads `batch` after its acknowledgement, or undefined. */
+  heldUntil?: (batch: MirrorBatch) => Promise<void> | undefined
 }
 
 /**
