@@ -469,3 +469,23 @@ test(
     assert.equal(failures, -1, 'every failed read was retried')
   }
 )
+
+test('a committed transaction\'s batches reach the ack listener before their bytes are given back, so a digest that reads them keeps them counted', async () => {
+  const { lanes, progress, acked, inner } = setup()
+  const lane = lanes.laneOf('t', 0)
+  lanes.assign(new Set([partitionKey('t', 0)]))
+  const ticket = await lanes.admit('t', 0, fetchControl())
+  const ackedWhenReleased: boolean[] = []
+  const held: HeldBytes = { capacityBytes: 1_000_000_000, releaseBytes: b => { ackedWhenReleased.push(acked.includes(b)) } }
+  const { transaction, listener } = lanes.lane(lane, inner, held)
+  const batches = [batch('t', 0, 0, 10), batch('t', 0, 10, 5)]
+  for (const b of batches) {
+    lanes.stamp(b, ticket as number)
+    progress.admitted(b)
+  }
+  await transaction.write(batches, async written => {
+    for (const b of written) listener.acknowledged(b, [{ from: 0, count: b.records.length, targetBaseOffset: 0n }], 0, b.records.length)
+  })
+  await transaction.idle()
+  assert.deepEqual(ackedWhenReleased, [true, true], 'each batch acknowledged to the listener (its digest started) before its bytes went back')
+})

@@ -37,7 +37,13 @@ export class ExactlyOnceDelivery implements DeliveryMode {
 
   lane (index: number, acks: WorkerListener): LaneDeliveryParts {
     const queue = this.queue
-    const { transaction, listener } = this.gate.lane(index, acks, { capacityBytes: queue.capacityBytes, releaseBytes: batch => queue.release(batch, 'bytes') })
+    const releaseBytes = (batch: MirrorBatch): void => {
+      // A digest that reads the batch after its transaction committed keeps its bytes counted (Invariant A of BoundedQueue).
+      const until = acks.heldUntil?.(batch)
+      if (until !== undefined) queue.hold(batch, until)
+      queue.release(batch, 'bytes')
+    }
+    const { transaction, listener } = this.gate.lane(index, acks, { capacityBytes: queue.capacityBytes, releaseBytes })
     return {
       listener,
       delivery: {

@@ -412,8 +412,10 @@ export class Lane implements LaneTransaction {
       }
       observer.transactionEnded?.(labels, 'committed', (performance.now() - started) / 1000)
       this.#retakes = 0
-      giveBack()
+      // Acknowledged first, bytes given back after: a digest that reads a batch after its acknowledgement
+      // keeps the batch's bytes counted through `heldUntil` (Invariant A of BoundedQueue).
       for (const ack of acks) this.inner?.acknowledged(ack.batch, ack.segments, ack.ackTimeMs, ack.recordsAcked)
+      giveBack()
     })()
   }
 
