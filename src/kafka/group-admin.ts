@@ -142,6 +142,39 @@ export class GroupAdmin {
     }
   }
 
+  /**
+   * Describes `groupIds` together: one DescribeGroups request per group coordinator (kafkajs finds
+   * each group's coordinator, then asks each coordinator once for all its groups). A group that
+   * does not exist reads as `Dead` with no members.
+   */
+  async describeAll (groupIds: readonly string[]): Promise<Map<string, GroupDescription>> {
+    const out = new Map<string, GroupDescription>()
+    if (groupIds.length === 0) return out
+    try {
+      const { groups } = await this.#client().describeGroups([...new Set(groupIds)])
+      for (const g of groups) out.set(g.groupId, { groupId: g.groupId, state: g.state, members: g.members.length })
+    } catch (error) {
+      throw toMirrorError(error, `describing ${groupIds.length} groups on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
+    }
+    for (const groupId of groupIds) if (!out.has(groupId)) out.set(groupId, { groupId, state: 'Dead', members: 0 })
+    return out
+  }
+
+  /**
+   * Committed offsets of each of `groupIds` (as `committedOffsets`), `concurrency` OffsetFetch
+   * requests in flight. kafkajs speaks OffsetFetch v4, one group a request; the batched form of
+   * KIP-709 (v8, several groups a request) is not in it.
+   */
+  async committedOffsetsOfGroups (groupIds: readonly string[], topics: readonly string[] | undefined, concurrency = 16): Promise<Map<string, GroupOffset[]>> {
+    const out = new Map<string, GroupOffset[]>()
+    const queue = [...new Set(groupIds)]
+    const worker = async (): Promise<void> => {
+      for (let group = queue.shift(); group !== undefined; group = queue.shift()) out.set(group, await this.committedOffsets(group, topics))
+    }
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, queue.length)) }, worker))
+    return out
+  }
+
   /** Committed offsets of `groupId` (of `topics`, or all it has), partitions without a commit left out. */
   async committedOffsets (groupId: string, topics?: readonly string[]): Promise<GroupOffset[]> {
     try {
