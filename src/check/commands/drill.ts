@@ -57,7 +57,8 @@ const columns: Column<DrillRow>[] = [
 function rowsOf (result: GroupDrillResult): DrillRow[] {
   const at = (list: ReadonlyArray<{ topic: string, partition: number }>, topic: string | undefined, partition: number): number =>
     list.findIndex(o => o.topic === topic && o.partition === partition)
-  return result.sourceBefore.map(before => {
+  const ordered = [...result.sourceBefore].sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition)
+  return ordered.map(before => {
     const plan = result.plan?.partitions.find(p => p.topic === before.topic && p.partition === before.partition)
     const targetTopic = plan?.toTopic
     const target = result.targetAfter[at(result.targetAfter, targetTopic, before.partition)]
@@ -77,7 +78,7 @@ function rowsOf (result: GroupDrillResult): DrillRow[] {
 }
 
 function objectives (args: DrillArgs, result: GroupDrillResult): { rto: Objective, rpo: Objective } {
-  const rto = result.rtoSeconds ?? null
+  const rto = result.rtoSeconds === undefined ? null : Math.round(result.rtoSeconds * 1000) / 1000
   const rpo = result.refused === undefined ? Number(result.rpoRecords) : null
   const rtoObjective = args['rto-seconds'] ?? null
   const rpoObjective = args['rpo-records'] ?? null
