@@ -77,6 +77,8 @@ export class GroupAdmin {
   #kafka: Kafka | undefined
   #admin: Admin | undefined
   #cluster: InternalCluster | undefined
+  /** The internal cluster's connect in flight, shared by concurrent commits (kafkajs' broker pool would open a seed broker per caller). */
+  #connecting: Promise<void> | undefined
   /** The partitions and leaders of every topic, from one Metadata answer (`logOffsetsOf`). */
   #leaders: { readonly atMs: number, readonly byTopic: ReadonlyMap<string, ReadonlyArray<{ partitionId: number, leader: number }>> } | undefined
   /**
@@ -399,7 +401,7 @@ export class GroupAdmin {
     await retry(
       async () => {
         try {
-          await cluster.connect()
+          await this.#connectCluster(cluster)
           const coordinator = await cluster.findGroupCoordinator({ groupId })
           await coordinator.offsetCommit({ groupId, groupGenerationId: -1, memberId: '', topics })
         } catch (error) {
@@ -415,11 +417,19 @@ export class GroupAdmin {
     )
   }
 
+  /** `cluster.connect()`, one call in flight at a time: a connected cluster returns at once, a dropped one connects again. */
+  async #connectCluster (cluster: InternalCluster): Promise<void> {
+    const pending = this.#connecting ?? cluster.connect().finally(() => { this.#connecting = undefined })
+    this.#connecting = pending
+    await pending
+  }
+
   async stop (): Promise<void> {
     const admin = this.#admin
     const cluster = this.#cluster
     this.#admin = undefined
     this.#cluster = undefined
+    this.#connecting = undefined
     this.#kafka = undefined
     await admin?.disconnect().catch(error => this.#logger.warn('group admin did not disconnect cleanly', { error }))
     await cluster?.disconnect().catch(error => this.#logger.warn('group admin cluster did not disconnect cleanly', { error }))
