@@ -4,7 +4,7 @@ import { offsetSyncsTopicName } from '../translate/offset-sync-store.js'
 import { type GroupTranslationRow, translateGroupOffsets } from '../translate/translate-group.js'
 import { DEFAULT_SELECTION_EXCLUDE, groupSelection, selectGroups, type GroupSelectionArgs } from '../translate/group-selection.js'
 import { translateManyGroups } from '../translate/translate-groups.js'
-import { GroupAdmin } from '../../kafka/group-admin.js'
+import { listConsumerGroups } from '../lag/group-offsets.js'
 import { type ReplicationPolicyKind, ReplicationPolicyKinds, targetTopicName } from '../../config/mirror-config.js'
 import { mm2CheckpointsTopicName, mm2OffsetSyncsTopicName } from '../../mirror-topics/mm2-records.js'
 import { createLogger, silentLogger } from '../../shared/logger.js'
@@ -129,13 +129,12 @@ async function manyGroupsOutput (
   const { source, target } = clusterPair(args)
   const timeouts = { connectionTimeoutMs: args['timeout-ms'] }
   const logger = args.verbose ? createLogger({ level: 'debug' }) : silentLogger
-  const admin = new GroupAdmin({ ...source, ...timeouts }, logger)
-  await admin.start()
+  const client = await connectClient({ ...source, ...timeouts }, args)
   let groups: string[]
   try {
-    groups = selectGroups(selection, await admin.listGroups())
+    groups = selectGroups(selection, await listConsumerGroups(client))
   } finally {
-    await admin.stop()
+    await client.close()
   }
   const rows = await translateManyGroups({
     source: { ...source, ...timeouts },
