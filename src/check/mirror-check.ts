@@ -2,7 +2,9 @@
 import yargs from 'yargs'
 import { hideBin } from 'yargs/helpers'
 import { cutoverCommand } from './commands/cutover.js'
+import { drillCommand } from './commands/drill.js'
 import { failbackCommand, failoverCommand } from './commands/failover.js'
+import { groupsCommand } from './commands/failover-groups.js'
 import { lagCommand } from './commands/lag.js'
 import { offsetsCommand } from './commands/offsets.js'
 import { translateCommand } from './commands/translate.js'
@@ -12,7 +14,7 @@ import { ExitCode } from './cli/exit-codes.js'
 import { usageLine } from './cli/run-command.js'
 import { packageVersion } from '../shared/package-version.js'
 
-const COMMANDS = ['offsets', 'lag', 'verify', 'translate', 'cutover', 'failover', 'failback', 'completion']
+const COMMANDS = ['offsets', 'lag', 'verify', 'translate', 'cutover', 'failover', 'failback', 'groups', 'drill', 'completion']
 
 function fail (text: string): never {
   process.stderr.write(`mirror-check: ${text}\nRun mirror-check --help for usage.\n`)
@@ -33,6 +35,8 @@ await yargs(args)
   .command(cutoverCommand)
   .command(failoverCommand)
   .command(failbackCommand)
+  .command(groupsCommand)
+  .command(drillCommand)
   .completion('completion', 'Print a bash completion script (mirror-check completion >> ~/.bashrc)')
   .strict()
   .help()

@@ -77,6 +77,8 @@ export class GroupAdmin {
   #kafka: Kafka | undefined
   #admin: Admin | undefined
   #cluster: InternalCluster | undefined
+  /** The internal cluster's connect in flight, shared by concurrent commits (kafkajs' broker pool would open a seed broker per caller). */
+  #connecting: Promise<void> | undefined
   /** The partitions and leaders of every topic, from one Metadata answer (`logOffsetsOf`). */
   #leaders: { readonly atMs: number, readonly byTopic: ReadonlyMap<string, ReadonlyArray<{ partitionId: number, leader: number }>> } | undefined
   /**
@@ -140,6 +142,39 @@ export class GroupAdmin {
     } catch (error) {
       throw toMirrorError(error, `describing group "${groupId}" on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
     }
+  }
+
+  /**
+   * Describes `groupIds` together: one DescribeGroups request per group coordinator (kafkajs finds
+   * each group's coordinator, then asks each coordinator once for all its groups). A group that
+   * does not exist reads as `Dead` with no members.
+   */
+  async describeAll (groupIds: readonly string[]): Promise<Map<string, GroupDescription>> {
+    const out = new Map<string, GroupDescription>()
+    if (groupIds.length === 0) return out
+    try {
+      const { groups } = await this.#client().describeGroups([...new Set(groupIds)])
+      for (const g of groups) out.set(g.groupId, { groupId: g.groupId, state: g.state, members: g.members.length })
+    } catch (error) {
+      throw toMirrorError(error, `describing ${groupIds.length} groups on the ${this.#connection.alias} cluster failed`, ErrorCodes.KAFKA, this.#connection)
+    }
+    for (const groupId of groupIds) if (!out.has(groupId)) out.set(groupId, { groupId, state: 'Dead', members: 0 })
+    return out
+  }
+
+  /**
+   * Committed offsets of each of `groupIds` (as `committedOffsets`), `concurrency` OffsetFetch
+   * requests in flight. kafkajs speaks OffsetFetch v4, one group a request; the batched form of
+   * KIP-709 (v8, several groups a request) is not in it.
+   */
+  async committedOffsetsOfGroups (groupIds: readonly string[], topics: readonly string[] | undefined, concurrency = 16): Promise<Map<string, GroupOffset[]>> {
+    const out = new Map<string, GroupOffset[]>()
+    const queue = [...new Set(groupIds)]
+    const worker = async (): Promise<void> => {
+      for (let group = queue.shift(); group !== undefined; group = queue.shift()) out.set(group, await this.committedOffsets(group, topics))
+    }
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, queue.length)) }, worker))
+    return out
   }
 
   /** Committed offsets of `groupId` (of `topics`, or all it has), partitions without a commit left out. */
@@ -366,7 +401,7 @@ export class GroupAdmin {
     await retry(
       async () => {
         try {
-          await cluster.connect()
+          await this.#connectCluster(cluster)
           const coordinator = await cluster.findGroupCoordinator({ groupId })
           await coordinator.offsetCommit({ groupId, groupGenerationId: -1, memberId: '', topics })
         } catch (error) {
@@ -382,11 +417,19 @@ export class GroupAdmin {
     )
   }
 
+  /** `cluster.connect()`, one call in flight at a time: a connected cluster returns at once, a dropped one connects again. */
+  async #connectCluster (cluster: InternalCluster): Promise<void> {
+    const pending = this.#connecting ?? cluster.connect().finally(() => { this.#connecting = undefined })
+    this.#connecting = pending
+    await pending
+  }
+
   async stop (): Promise<void> {
     const admin = this.#admin
     const cluster = this.#cluster
     this.#admin = undefined
     this.#cluster = undefined
+    this.#connecting = undefined
     this.#kafka = undefined
     await admin?.disconnect().catch(error => this.#logger.warn('group admin did not disconnect cleanly', { error }))
     await cluster?.disconnect().catch(error => this.#logger.warn('group admin cluster did not disconnect cleanly', { error }))

@@ -364,12 +364,12 @@ test(
 
 test('mirror-check failover: usage errors are exit 2 before anything connects', async () => {
   const cases: Array<[string[], RegExp]> = [
-    [['failover', '--source', '127.0.0.1:1', '--target', '127.0.0.1:1'], /--group or --groups is required/],
+    [['failover', '--source', '127.0.0.1:1', '--target', '127.0.0.1:1'], /--group, --group-regex or --all-groups is required/],
     [
       ['failover', '--source', '127.0.0.1:1', '--target', '127.0.0.1:1', '--group', 'g', '--dry-run', '--execute'],
       /--dry-run and --execute exclude each other/,
     ],
-    [['failback', '--source', '127.0.0.1:1', '--target', '127.0.0.1:1', '--groups', 'orders-(', '--execute'], /--groups "orders-\(": not a valid regex/],
+    [['failback', '--source', '127.0.0.1:1', '--target', '127.0.0.1:1', '--groups', 'orders-(', '--execute'], /--group-regex "orders-\(": not a valid regex/],
     [['failover', '--target', '127.0.0.1:1', '--group', 'g'], /--source/],
   ]
   for (const [args, message] of cases) {

@@ -1,5 +1,7 @@
 import type { Argv, CommandModule } from 'yargs'
 import { listConsumerGroups } from '../lag/group-offsets.js'
+import { boardColumns, boardJson, boardTotalsText, groupBoard, type GroupBoardRow } from '../translate/group-board.js'
+import { DEFAULT_SELECTION_EXCLUDE, groupSelection, selectGroups } from '../translate/group-selection.js'
 import {
   executeGroupFailover,
   type FailoverOutcome,
@@ -13,11 +15,8 @@ import { loadOffsetSyncs, offsetSyncsTopicName } from '../translate/offset-sync-
 import type { GroupTranslationRow } from '../translate/translate-group.js'
 import type { ClusterConnection } from '../../config/cluster-connection.js'
 import { type ReplicationPolicyKind, ReplicationPolicyKinds, targetTopicName } from '../../config/mirror-config.js'
-import { compileTopicPattern, DEFAULT_GROUPS_EXCLUDE } from '../../config/topic-filter.js'
-import { ProblemList } from '../../config/values.js'
 import { mm2OffsetSyncsTopicName } from '../../mirror-topics/mm2-records.js'
 import { OffsetSyncIndex } from '../../mirror-topics/offset-sync-index.js'
-import { ConfigError } from '../../shared/errors.js'
 import { createLogger, silentLogger } from '../../shared/logger.js'
 import { clusterPair, connectClient, withClusterPairArgs, withCommonArgs, type ClusterPairArgs, type CommonArgs } from '../cli/cluster-args.js'
 import { ExitCode, UsageError } from '../cli/exit-codes.js'
@@ -27,6 +26,8 @@ import { runCommand } from '../cli/run-command.js'
 export interface FailoverArgs extends CommonArgs, ClusterPairArgs {
   group?: string[]
   groups?: string
+  'group-regex'?: string
+  'all-groups'?: boolean
   'groups-exclude': string
   topic?: string[]
   execute: boolean
@@ -46,10 +47,6 @@ export interface FailoverArgs extends CommonArgs, ClusterPairArgs {
 
 /** Which way consumers move: failover leaves the source for the target, failback the target for the source. */
 export type FailoverDirection = 'failover' | 'failback'
-
-/** The sidecar's default `group.id`: `--groups` never selects it unless `--groups-exclude` is changed. */
-const MIRROR_GROUP = 'mirror-sidecar'
-const DEFAULT_FAILOVER_GROUPS_EXCLUDE = `${DEFAULT_GROUPS_EXCLUDE}, ${MIRROR_GROUP}`
 
 interface Side {
   /** `source` or `target`, as the flags name the clusters. */
@@ -137,6 +134,7 @@ function toJson (
           reverseOffsetSyncRecords: reverse.records,
         },
         to: { cluster: to.role, bootstrap: to.connection.brokers.join(','), offsetSyncsTopic: syncsTopic, offsetSyncRecords: syncRecords },
+        ...boardJson(groupBoard(plans, outcomes)),
         groups: plans.map(plan => {
           const outcome = outcomeOf(plan.group)
           return {
@@ -315,21 +313,20 @@ async function mm2Translation (
   return { topic, records: [...found.values()].reduce((n, list) => n + list.length, 0), translate }
 }
 
+/** The board alone (`mirror-check groups`): one line per group, or json with the totals per status. */
+function boardText (format: FailoverArgs['format'], from: Side, to: Side, board: readonly GroupBoardRow[]): string {
+  if (format !== 'json') return render(format, boardColumns, board)
+  return JSON.stringify({ command: 'groups', from: from.role, to: to.role, groupCount: board.length, ...boardJson(board) }, null, 2) + '\n'
+}
+
 /** Flags checked before anything connects: the group selection and the mode. */
-function validate (args: FailoverArgs): { groupPattern: RegExp | undefined, groupsExclude: RegExp | undefined } {
-  if ((args.group === undefined || args.group.length === 0) && args.groups === undefined) {
-    throw new UsageError('--group or --groups is required; name the consumer group(s) to move')
-  }
+function validate (args: FailoverArgs): ReturnType<typeof groupSelection> {
+  const selection = groupSelection(args)
   if (args.execute && args['dry-run'] === true) {
     throw new UsageError('--dry-run and --execute exclude each other; give --execute to write, nothing for a dry run')
   }
   if (args['dry-run'] === false && !args.execute) throw new UsageError('--no-dry-run writes nothing by itself; give --execute to write the offsets')
-  for (const group of args.group ?? []) if (group.trim() === '') throw new UsageError('--group "": expected a consumer group name')
-  const problems = new ProblemList()
-  const groupPattern = args.groups === undefined ? undefined : compileTopicPattern('--groups', args.groups, problems)
-  const groupsExclude = args['groups-exclude'].trim() === '' ? undefined : compileTopicPattern('--groups-exclude', args['groups-exclude'], problems)
-  if (!problems.empty) throw new ConfigError(problems.problems)
-  return { groupPattern, groupsExclude }
+  return selection
 }
 
 /**
@@ -337,8 +334,12 @@ function validate (args: FailoverArgs): { groupPattern: RegExp | undefined, grou
  * every group moved, or would move, exactly, and 2 when a commit failed (the plan is still
  * printed).
  */
-async function failoverOutput (direction: FailoverDirection, args: FailoverArgs): Promise<{ text: string, notes: string[], exitCode: ExitCode }> {
-  const { groupPattern, groupsExclude } = validate(args)
+export async function failoverOutput (
+  direction: FailoverDirection,
+  args: FailoverArgs,
+  view: 'plan' | 'board' = 'plan'
+): Promise<{ text: string, notes: string[], exitCode: ExitCode }> {
+  const selection = validate(args)
   const pair = clusterPair(args)
   const timeouts = { connectionTimeoutMs: args['timeout-ms'] }
   const source: Side = { role: 'source', connection: { ...pair.source, ...timeouts } }
@@ -356,22 +357,22 @@ async function failoverOutput (direction: FailoverDirection, args: FailoverArgs)
   // cluster is found here first, within --timeout-ms and with the wording of the other commands.
   for (const side of [source, target]) await (await connectClient(side.connection, args)).close()
 
-  const groups = [...new Set(args.group ?? [])]
-  if (groupPattern !== undefined) {
+  let groups = [...selection.named]
+  if (selection.pattern !== undefined) {
     const client = await connectClient(from.connection, args)
     try {
-      const matched = (await listConsumerGroups(client)).filter(g => groupPattern.test(g) && !(groupsExclude?.test(g) ?? false) && !groups.includes(g))
-      if (matched.length === 0) {
+      groups = selectGroups(selection, await listConsumerGroups(client))
+      if (groups.length === selection.named.length) {
         notes.push(
-          `mirror-check: no consumer group on ${where(from)} matches --groups "${args.groups}"${groupsExclude === undefined ? '' : ` (excluding "${args['groups-exclude']}")`}`
+          `mirror-check: no consumer group on ${where(from)} matches ${selection.patternSource ?? ''}${selection.exclude === undefined ? '' : ` (excluding "${args['groups-exclude']}")`}`
         )
       }
-      groups.push(...matched)
     } finally {
       await client.close()
     }
   }
   if (groups.length === 0) {
+    if (view === 'board') return { text: boardText(args.format, from, to, []), notes, exitCode: ExitCode.CHECK_FAILED }
     const text =
       args.format === 'json'
         ? toJson(direction, args.execute, from, to, syncsTopic, 0, { topic: reverseTopic, records: 0 }, [], [])
@@ -426,6 +427,7 @@ async function failoverOutput (direction: FailoverDirection, args: FailoverArgs)
   }
 
   const ok = plans.every(p => p.blocker === undefined) && outcomes.every(o => o.status === 'written' || o.status === 'nothing-to-write')
+  const board = groupBoard(plans, outcomes)
   const text =
     args.format === 'json'
       ? toJson(
@@ -444,11 +446,13 @@ async function failoverOutput (direction: FailoverDirection, args: FailoverArgs)
         columns(to),
         plans.flatMap(plan => plan.partitions.map(partition => ({ plan, partition, outcome: outcomes.find(o => o.group === plan.group) })))
       )
-  const failed = outcomes.some(o => o.status === 'failed')
-  return { text, notes, exitCode: failed ? ExitCode.ERROR : ok ? ExitCode.OK : ExitCode.CHECK_FAILED }
+  if (plans.length > 1) notes.push(`mirror-check: ${plans.length} groups: ${boardTotalsText(board)}`)
+  const exitCode = outcomes.some(o => o.status === 'failed') ? ExitCode.ERROR : ok ? ExitCode.OK : ExitCode.CHECK_FAILED
+  if (view === 'board') return { text: boardText(args.format, from, to, board), notes, exitCode }
+  return { text, notes, exitCode }
 }
 
-function builder (direction: FailoverDirection) {
+export function builder (direction: FailoverDirection) {
   return (yargs: Argv<object>): Argv<FailoverArgs> => {
     const leaving = direction === 'failover' ? 'source' : 'target'
     const written = direction === 'failover' ? 'target' : 'source'
@@ -466,14 +470,16 @@ function builder (direction: FailoverDirection) {
       })
     return aliased
       .option('group', { type: 'string', array: true, describe: `Consumer group to move (repeatable); its committed offsets are read on the ${leaving}.` })
-      .option('groups', {
+      .option('group-regex', {
         type: 'string',
-        describe: `Every consumer group on the ${leaving} matching this regex (MirrorMaker list syntax: "orders-.*,billing", whole names).`,
+        alias: 'groups',
+        describe: `Every consumer group on the ${leaving} matching this regex (MirrorMaker list syntax: "orders-.*,billing", whole names); one line per group.`,
       })
+      .option('all-groups', { type: 'boolean', describe: `Every consumer group on the ${leaving} but those --groups-exclude names; one line per group.` })
       .option('groups-exclude', {
         type: 'string',
-        default: DEFAULT_FAILOVER_GROUPS_EXCLUDE,
-        describe: "Groups --groups leaves out (regex list); the default is MirrorMaker 2's groups.exclude plus the sidecar's own group.",
+        default: DEFAULT_SELECTION_EXCLUDE,
+        describe: "Groups --group-regex and --all-groups leave out (regex list); the default is MirrorMaker 2's groups.exclude plus the sidecar's own group.",
       })
       .option('topic', { type: 'string', array: true, describe: `Only these topics (names on the ${leaving}).` })
       .option('dry-run', { type: 'boolean', describe: 'Print the plan and write nothing (the default).' })

@@ -2,6 +2,9 @@ import type { Argv, CommandModule } from 'yargs'
 import { type Mm2TranslationRow, translateGroupThroughMm2 } from '../translate/mm2-offsets.js'
 import { offsetSyncsTopicName } from '../translate/offset-sync-store.js'
 import { type GroupTranslationRow, translateGroupOffsets } from '../translate/translate-group.js'
+import { DEFAULT_SELECTION_EXCLUDE, groupSelection, selectGroups, type GroupSelectionArgs } from '../translate/group-selection.js'
+import { translateManyGroups } from '../translate/translate-groups.js'
+import { listConsumerGroups } from '../lag/group-offsets.js'
 import { type ReplicationPolicyKind, ReplicationPolicyKinds, targetTopicName } from '../../config/mirror-config.js'
 import { mm2CheckpointsTopicName, mm2OffsetSyncsTopicName } from '../../mirror-topics/mm2-records.js'
 import { createLogger, silentLogger } from '../../shared/logger.js'
@@ -10,8 +13,8 @@ import { ExitCode, UsageError } from '../cli/exit-codes.js'
 import { note, render, write, type Column } from '../cli/output.js'
 import { runCommand } from '../cli/run-command.js'
 
-export interface TranslateArgs extends CommonArgs, ClusterPairArgs {
-  group: string
+export interface TranslateArgs extends CommonArgs, ClusterPairArgs, Omit<GroupSelectionArgs, 'group'> {
+  group?: string
   topic?: string
   'source-alias': string
   'offset-syncs-topic'?: string
@@ -83,7 +86,7 @@ async function mm2Output (args: TranslateArgs): Promise<{ text: string, notes: s
         )
       }
       const rows = await translateGroupThroughMm2(source, target, {
-        group: args.group,
+        group: args.group as string,
         ...(args.topic === undefined ? {} : { topic: args.topic }),
         offsetSyncs: syncs,
         checkpointsTopic,
@@ -115,15 +118,56 @@ async function mm2Output (args: TranslateArgs): Promise<{ text: string, notes: s
   }
 }
 
+/** `--group-regex` / `--all-groups`: every selected group of the source, the offset syncs read once for all. */
+async function manyGroupsOutput (
+  args: TranslateArgs,
+  selection: ReturnType<typeof groupSelection>
+): Promise<{ text: string, notes: string[], exitCode: ExitCode }> {
+  if (args.mm2 === true || args['mm2-offset-syncs-topic'] !== undefined) {
+    throw new UsageError('--group-regex and --all-groups translate through the sidecar\'s offset syncs; with --mm2 name one group with --group')
+  }
+  const { source, target } = clusterPair(args)
+  const timeouts = { connectionTimeoutMs: args['timeout-ms'] }
+  const logger = args.verbose ? createLogger({ level: 'debug' }) : silentLogger
+  const client = await connectClient({ ...source, ...timeouts }, args)
+  let groups: string[]
+  try {
+    groups = selectGroups(selection, await listConsumerGroups(client))
+  } finally {
+    await client.close()
+  }
+  const rows = await translateManyGroups({
+    source: { ...source, ...timeouts },
+    target: { ...target, ...timeouts },
+    groups,
+    ...(args.topic === undefined ? {} : { topic: args.topic }),
+    offsetSyncsTopic: args['offset-syncs-topic'] ?? offsetSyncsTopicName(args['source-alias']),
+    logger,
+  })
+  const notes: string[] = []
+  const translatedGroups = new Set(rows.map(r => r.group))
+  if (groups.length === 0) notes.push(`mirror-check: no consumer group on the source cluster matches ${selection.patternSource ?? ''}`)
+  else notes.push(`mirror-check: ${groups.length} group(s), ${rows.length} partition(s), ${rows.filter(r => r.status === 'translated').length} translated`)
+  const empty = groups.filter(g => !translatedGroups.has(g))
+  if (empty.length > 0) {
+    const shown = `${empty.slice(0, 10).join(', ')}${empty.length > 10 ? ', ...' : ''}`
+    notes.push(`mirror-check: no committed offsets on the source cluster for ${empty.length} group(s): ${shown}`)
+  }
+  const exitCode = rows.length > 0 && empty.length === 0 && rows.every(r => r.status === 'translated') ? ExitCode.OK : ExitCode.CHECK_FAILED
+  return { text: render(args.format, translationColumns, rows), notes, exitCode }
+}
+
 /** Translates and renders; the exit code is 0 when every partition translated, 1 otherwise (not yet mirrored, no syncs, no committed offsets). */
 export async function translateOutput (args: TranslateArgs): Promise<{ text: string, notes: string[], exitCode: ExitCode }> {
+  const selection = groupSelection(args)
+  if (selection.pattern !== undefined) return await manyGroupsOutput(args, selection)
   if (args.mm2 === true || args['mm2-offset-syncs-topic'] !== undefined) return await mm2Output(args)
   const { source, target } = clusterPair(args)
   const timeouts = { connectionTimeoutMs: args['timeout-ms'] }
   const rows = await translateGroupOffsets({
     source: { ...source, ...timeouts },
     target: { ...target, ...timeouts },
-    group: args.group,
+    group: args.group as string,
     ...(args.topic === undefined ? {} : { topic: args.topic }),
     offsetSyncsTopic: args['offset-syncs-topic'] ?? offsetSyncsTopicName(args['source-alias']),
     logger: args.verbose ? createLogger({ level: 'debug' }) : silentLogger,
@@ -144,7 +188,17 @@ export const translateCommand: CommandModule<object, TranslateArgs> = {
     "Where each committed offset of a source consumer group is on the target, exactly, from the offset syncs (exit 1 when a partition is not yet mirrored); --mm2: through a MirrorMaker 2 flow's offset syncs and checkpoints.",
   builder: (yargs: Argv<object>) =>
     withClusterPairArgs(withCommonArgs(yargs))
-      .option('group', { type: 'string', demandOption: true, describe: 'Consumer group on the source.' })
+      .option('group', { type: 'string', describe: 'Consumer group on the source.' })
+      .option('group-regex', {
+        type: 'string',
+        describe: 'Every consumer group on the source matching this regex (MirrorMaker list syntax, whole names); the offset syncs are read once for all.',
+      })
+      .option('all-groups', { type: 'boolean', describe: 'Every consumer group on the source but those --groups-exclude names.' })
+      .option('groups-exclude', {
+        type: 'string',
+        default: DEFAULT_SELECTION_EXCLUDE,
+        describe: "Groups --group-regex and --all-groups leave out (regex list); the default is MirrorMaker 2's groups.exclude plus the sidecar's own group.",
+      })
       .option('topic', { type: 'string', describe: 'Only this source topic.' })
       .option('source-alias', {
         type: 'string',

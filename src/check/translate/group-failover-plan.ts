@@ -1,5 +1,5 @@
 import type { ClusterConnection } from '../../config/cluster-connection.js'
-import { GroupAdmin, type GroupOffset } from '../../kafka/group-admin.js'
+import { GroupAdmin, type GroupOffset, type PartitionLogOffsets } from '../../kafka/group-admin.js'
 import { errorLabel } from '../../shared/errors.js'
 import { silentLogger, type Logger } from '../../shared/logger.js'
 import type { OffsetSyncIndex } from '../../mirror-topics/offset-sync-index.js'
@@ -127,13 +127,11 @@ export function planBlocker (to: GroupPresence, partitions: readonly FailoverPar
 
 const key = (topic: string, partition: number): string => `${topic}\u0000${partition}`
 
-/** Log end offsets of `topics` on one cluster; a topic that does not exist there is left out. */
+/** Log end offsets (high watermarks) of `topics` on one cluster, in one pass; a topic that does not exist there is left out. */
 async function endOffsets (admin: GroupAdmin, topics: Iterable<string>, existing: ReadonlySet<string>): Promise<Map<string, bigint>> {
   const out = new Map<string, bigint>()
-  for (const topic of new Set(topics)) {
-    if (!existing.has(topic)) continue
-    for (const [partition, offset] of await admin.endOffsets(topic)) out.set(key(topic, partition), offset)
-  }
+  const logs = await admin.logOffsetsOf([...new Set(topics)].filter(topic => existing.has(topic)))
+  for (const [topic, partitions] of logs) for (const [partition, { highWatermark }] of partitions) out.set(key(topic, partition), highWatermark)
   return out
 }
 
@@ -141,6 +139,11 @@ async function endOffsets (admin: GroupAdmin, topics: Iterable<string>, existing
  * Plans moving `groups` from one cluster to the other: per partition the committed offset on
  * `from`, its exact translation on `to` (offset syncs of the flow from -> to), the group's offset
  * already on `to`, and what executing would do. Reads only; writes nothing.
+ *
+ * One pass for all groups, so hundreds of groups cost a few requests more than one: the offset
+ * syncs are read once by the caller; the groups are described with one DescribeGroups request
+ * per coordinator on each cluster; each group's committed offsets are one OffsetFetch (several in
+ * flight); log offsets of every topic involved are one ListOffsets pair per leader on each cluster.
  */
 export async function planGroupFailover (options: PlanGroupFailoverOptions): Promise<GroupFailoverPlan[]> {
   const logger = options.logger ?? silentLogger
@@ -151,26 +154,43 @@ export async function planGroupFailover (options: PlanGroupFailoverOptions): Pro
     await to.start()
     const fromTopics = await from.topicNames()
     const toTopics = await to.topicNames()
-    const plans: GroupFailoverPlan[] = []
-    for (const group of options.groups) {
-      const committed = await from.committedOffsets(group, options.topics)
-      const rows =
+    const groups = [...new Set(options.groups)]
+    const committedFrom = await from.committedOffsetsOfGroups(groups, options.topics)
+    const fromDescriptions = await from.describeAll(groups)
+    const toDescriptions = await to.describeAll(groups)
+    // Target log offsets asked once per topic for all groups (withoutForeignPrefix reads them by topic).
+    const toLogs = new Map<string, Promise<ReadonlyMap<number, PartitionLogOffsets>>>()
+    const toLogOffsets = async (topic: string): Promise<ReadonlyMap<number, PartitionLogOffsets>> => {
+      let log = toLogs.get(topic)
+      if (log === undefined) toLogs.set(topic, (log = to.logOffsets(topic)))
+      return await log
+    }
+    const rowsOf = new Map<string, GroupTranslationRow[]>()
+    for (const group of groups) {
+      const committed = committedFrom.get(group) ?? []
+      rowsOf.set(
+        group,
         options.translate === undefined
           ? await withoutForeignPrefix(
             translateCommittedOffsets(group, committed, options.syncs, options.reverseSyncs),
             options.syncs,
-            topic => to.logOffsets(topic),
+            toLogOffsets,
             options.reverseSyncs
           )
           : options.translate(group, committed)
-      const fromDescription = await from.describe(group)
-      const toDescription = await to.describe(group)
-      const targetTopics = [...new Set(rows.flatMap(r => r.targetTopic === undefined || !toTopics.has(r.targetTopic) ? [] : [r.targetTopic]))]
-      const toCommitted = new Map(
-        (targetTopics.length === 0 ? [] : await to.committedOffsets(group, targetTopics)).map(o => [key(o.topic, o.partition), o.offset])
       )
-      const fromEnds = await endOffsets(from, rows.map(r => r.topic), fromTopics)
-      const toEnds = await endOffsets(to, targetTopics, toTopics)
+    }
+    const allRows = [...rowsOf.values()].flat()
+    const targetTopics = [...new Set(allRows.flatMap(r => r.targetTopic === undefined || !toTopics.has(r.targetTopic) ? [] : [r.targetTopic]))]
+    const committedTo = targetTopics.length === 0 ? new Map<string, GroupOffset[]>() : await to.committedOffsetsOfGroups(groups, targetTopics)
+    const fromEnds = await endOffsets(from, allRows.map(r => r.topic), fromTopics)
+    const toEnds = await endOffsets(to, targetTopics, toTopics)
+    const plans: GroupFailoverPlan[] = []
+    for (const group of groups) {
+      const rows = rowsOf.get(group) ?? []
+      const fromDescription = fromDescriptions.get(group) ?? { state: 'Dead', members: 0 }
+      const toDescription = toDescriptions.get(group) ?? { state: 'Dead', members: 0 }
+      const toCommitted = new Map((committedTo.get(group) ?? []).map(o => [key(o.topic, o.partition), o.offset]))
       const partitions = rows.map((row): FailoverPartitionPlan => {
         const logEndOffset = fromEnds.get(key(row.topic, row.partition))
         const toKey = row.targetTopic === undefined ? undefined : key(row.targetTopic, row.partition)
@@ -219,11 +239,14 @@ export async function planGroupFailover (options: PlanGroupFailoverOptions): Pro
   }
 }
 
+/** Groups committed at once by `executeGroupFailover` (each group is its own request to its coordinator). */
+const COMMITS_IN_FLIGHT = 16
+
 /** Kafka errors with which a coordinator refuses an outside commit while the group has members. */
 const GROUP_ACTIVE_CODES = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', 'REBALANCE_IN_PROGRESS'])
 
 /**
- * Commits each plan's `writes` into its group on `to`, one request per group, as an outside admin
+ * Commits each plan's `writes` into its group on `to`, one request per group (16 groups at once), as an outside admin
  * (generation -1): the coordinator itself refuses it if a member joined since the plan, so a group
  * with members is never written. Plans with a blocker are skipped; nothing else is written. A
  * failed commit is reported in its group's outcome and the other groups are still written.
@@ -234,30 +257,27 @@ export async function executeGroupFailover (
   logger: Logger = silentLogger
 ): Promise<FailoverOutcome[]> {
   const admin = new GroupAdmin(to, logger)
-  const outcomes: FailoverOutcome[] = []
+  const outcomes: FailoverOutcome[] = new Array(plans.length)
+  const executeOne = async (plan: GroupFailoverPlan): Promise<FailoverOutcome> => {
+    if (plan.blocker !== undefined) return { group: plan.group, status: 'skipped', blocker: plan.blocker }
+    if (plan.writes.length === 0) return { group: plan.group, status: 'nothing-to-write' }
+    try {
+      await admin.commitOffsets(plan.group, plan.writes)
+      return { group: plan.group, status: 'written', offsets: plan.writes.length }
+    } catch (error) {
+      const code = errorLabel(error)
+      return GROUP_ACTIVE_CODES.has(code)
+        ? { group: plan.group, status: 'refused', kafkaCode: code }
+        : { group: plan.group, status: 'failed', error: error instanceof Error ? error : new Error(String(error)) }
+    }
+  }
   try {
     await admin.start()
-    for (const plan of plans) {
-      if (plan.blocker !== undefined) {
-        outcomes.push({ group: plan.group, status: 'skipped', blocker: plan.blocker })
-        continue
-      }
-      if (plan.writes.length === 0) {
-        outcomes.push({ group: plan.group, status: 'nothing-to-write' })
-        continue
-      }
-      try {
-        await admin.commitOffsets(plan.group, plan.writes)
-        outcomes.push({ group: plan.group, status: 'written', offsets: plan.writes.length })
-      } catch (error) {
-        const code = errorLabel(error)
-        outcomes.push(
-          GROUP_ACTIVE_CODES.has(code)
-            ? { group: plan.group, status: 'refused', kafkaCode: code }
-            : { group: plan.group, status: 'failed', error: error instanceof Error ? error : new Error(String(error)) }
-        )
-      }
+    let next = 0
+    const worker = async (): Promise<void> => {
+      for (let i = next++; i < plans.length; i = next++) outcomes[i] = await executeOne(plans[i] as GroupFailoverPlan)
     }
+    await Promise.all(Array.from({ length: Math.min(COMMITS_IN_FLIGHT, plans.length) }, worker))
     return outcomes
   } finally {
     await admin.stop()
