@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
-import { createTopic, produce, sharedClusters, totalRecords, uniqueName } from '../helpers/kafka.js'
+import { createTopic, produce, sharedClusters, totalRecords, uniqueName, withAdmin } from '../helpers/kafka.js'
 import { runMirrorCheck } from '../helpers/mirror-check.js'
 import { spawnSidecar, waitMirroring } from '../helpers/sidecar.js'
 import { waitUntil } from '../helpers/wait.js'
@@ -85,6 +85,18 @@ test(TITLE, { timeout: 120_000 }, async t => {
   t.diagnostic(table.stdout)
   assert.equal(table.code, 1)
   assert.match(table.stdout, new RegExp(`^MISSING: ${expected.length} source records in `, 'm'))
+
+  // failover --rpo: the same records, beside the plan of a group reading the topic.
+  const app = uniqueName('app')
+  const partitionOffsets = Array.from({ length: PARTITIONS }, (_, partition) => ({ partition, offset: '50' }))
+  await withAdmin(source, admin => admin.setOffsets({ groupId: app, topic, partitions: partitionOffsets }))
+  const failover = await runMirrorCheck(['failover', ...clusters, '--group', app, '--rpo', '--format', 'json'])
+  assert.equal(failover.code, 0, failover.stderr)
+  type RpoOfTopic = { topic: string, missingRecords: number, ranges: Array<{ partition: number, records: number }> }
+  const plan = JSON.parse(failover.stdout) as { groups: unknown[], rpo: RpoOfTopic[] }
+  assert.equal(plan.groups.length, 1)
+  assert.deepEqual(plan.rpo.map(r => [r.topic, r.missingRecords, r.ranges.reduce((n, x) => n + x.records, 0)]), [[topic, expected.length, expected.length]])
+  assert.match(failover.stderr, new RegExp(`^mirror-check: rpo: ${topic}: ${expected.length} source record\\(s\\) not on the target$`, 'm'))
 })
 
 test('rpo with --offset-syncs-topic and --no-offset-syncs is one usage line and exit 2, before connecting', async () => {
