@@ -3,6 +3,7 @@ import yargs from 'yargs'
 import { hideBin } from 'yargs/helpers'
 import { cutoverCommand } from './commands/cutover.js'
 import { failbackCommand, failoverCommand } from './commands/failover.js'
+import { fenceCommand } from './commands/fence.js'
 import { lagCommand } from './commands/lag.js'
 import { offsetsCommand } from './commands/offsets.js'
 import { rpoCommand } from './commands/rpo.js'
@@ -13,7 +14,7 @@ import { ExitCode } from './cli/exit-codes.js'
 import { usageLine } from './cli/run-command.js'
 import { packageVersion } from '../shared/package-version.js'
 
-const COMMANDS = ['offsets', 'lag', 'verify', 'translate', 'cutover', 'failover', 'failback', 'rpo', 'completion']
+const COMMANDS = ['offsets', 'lag', 'verify', 'translate', 'cutover', 'failover', 'failback', 'rpo', 'fence', 'completion']
 
 function fail (text: string): never {
   process.stderr.write(`mirror-check: ${text}\nRun mirror-check --help for usage.\n`)
@@ -35,6 +36,7 @@ await yargs(args)
   .command(failoverCommand)
   .command(failbackCommand)
   .command(rpoCommand)
+  .command(fenceCommand)
   .completion('completion', 'Print a bash completion script (mirror-check completion >> ~/.bashrc)')
   .strict()
   .help()

@@ -95,6 +95,12 @@ export interface ProtocolEncoder {
   writeArray: (values: ProtocolEncoder[]) => ProtocolEncoder
   /** `value`'s bytes as they are, copied into the request. */
   writeBuffer: (value: Buffer) => ProtocolEncoder
+  writeInt32: (value: number) => ProtocolEncoder
+  writeUVarInt: (value: number) => ProtocolEncoder
+  /** A COMPACT_STRING of the flexible versions (length + 1 as an unsigned varint). */
+  writeUVarIntString: (value: string | null) => ProtocolEncoder
+  /** A COMPACT_ARRAY of encoded structs. */
+  writeUVarIntArray: (values: ProtocolEncoder[], type: 'object') => ProtocolEncoder
 }
 
 /** kafkajs' protocol decoder (`protocol/decoder.js`), the part used here. */
@@ -104,6 +110,14 @@ export interface ProtocolDecoder {
   readInt32: () => number
   readString: () => string | null
   readArray: <T>(read: (decoder: ProtocolDecoder) => T) => T[]
+  /** An INT64 as a decimal string. */
+  readInt64: () => { toString: () => string }
+  /** A COMPACT_(NULLABLE_)STRING. */
+  readUVarIntString: () => string | null
+  /** A COMPACT_ARRAY (null for a null array). */
+  readUVarIntArray: <T>(read: (decoder: ProtocolDecoder) => T) => T[] | null
+  /** The tagged fields of a flexible struct, skipped. */
+  readTaggedFields: () => unknown
 }
 
 /** kafkajs' encoder and decoder, and the error of a Kafka error code (undefined for none). */
@@ -133,11 +147,8 @@ export function isUnsupportedRequest (error: unknown): boolean {
   return (error as { name?: string } | null)?.name === 'KafkaJSServerDoesNotSupportApiKey'
 }
 
-/** The controller of `cluster` (in KRaft, any broker: it forwards to the controller) as a `RequestBroker`. */
-export async function controllerRequestBroker (cluster: InternalCluster): Promise<RequestBroker> {
-  // The controller's id comes from the metadata: loaded once, then again only when older than metadataMaxAge.
-  await cluster.refreshMetadataIfNecessary()
-  const broker = await cluster.findControllerBroker()
+/** `broker`, one of kafkajs' broker objects, as a `RequestBroker`. */
+function asRequestBroker (broker: InternalRequestBroker): RequestBroker {
   const symbol = Object.getOwnPropertySymbols(Object.getPrototypeOf(broker)).find(s => s.description === 'private:Broker:sendRequest')
   if (symbol === undefined) {
     throw new MirrorError(ErrorCodes.INTERNAL, `kafkajs internals changed: no private broker send (expected kafkajs ${KAFKAJS_VERSION}); ${REINSTALL}`)
@@ -149,6 +160,23 @@ export async function controllerRequestBroker (cluster: InternalCluster): Promis
       return await sendRequest(factory())
     },
   }
+}
+
+/** The controller of `cluster` (in KRaft, any broker: it forwards to the controller) as a `RequestBroker`. */
+export async function controllerRequestBroker (cluster: InternalCluster): Promise<RequestBroker> {
+  // The controller's id comes from the metadata: loaded once, then again only when older than metadataMaxAge.
+  await cluster.refreshMetadataIfNecessary()
+  return asRequestBroker(await cluster.findControllerBroker())
+}
+
+/** The leaders of `partitions` of `topic`, each as a `RequestBroker` with its partitions (for requests only a leader answers). */
+export async function leaderRequestBrokers (cluster: InternalCluster, topic: string, partitions: readonly number[]): Promise<Array<[RequestBroker, number[]]>> {
+  await cluster.addMultipleTargetTopics([topic])
+  const byLeader = cluster.findLeaderForPartitions(topic, [...partitions])
+  return await Promise.all(
+    Object.entries(byLeader).map(async ([nodeId, list]) =>
+      [asRequestBroker((await cluster.findBroker({ nodeId })) as unknown as InternalRequestBroker), list] as [RequestBroker, number[]])
+  )
 }
 
 /** kafkajs' broker object, the part `controllerRequestBroker` uses. */
