@@ -267,6 +267,21 @@ export const alertRules: readonly AlertRule[] = [
       ),
     },
   },
+  {
+    alert: 'KafkaMirrorForeignWrites',
+    // As for losses: the counter series appears with the first foreign record, where increase() sees no rise.
+    expr: `sum by (job, instance, flow, topic) (increase(${M.foreignRecords.name}[${LOSS_WINDOW}]) > 0 or (${M.foreignRecords.name} > 0 unless ${M.foreignRecords.name} offset ${LOSS_WINDOW}))`,
+    labels: { severity: 'critical' },
+    annotations: {
+      summary: 'Records the mirror did not write appeared on the target copy of {{ $labels.topic }}',
+      description: `${where} found records on the target copy of {{ $labels.topic }} in the last ${LOSS_WINDOW} that it did not write: another producer writes to a mirrored target topic, so the target is no longer a copy of the source. The sidecar's warning log line \`foreign records on the target: ...\` names the partition and offsets.`,
+      runbook: steps(
+        'Find the `foreign records on the target` warning lines in the sidecar logs: target topic, partition and offset range.',
+        'Read those records (kcat -C -t TOPIC -p PARTITION -o FROM -c COUNT) and find their producer: mirror-check verify reports them as EXTRA with their offsets; before cutover no application should write to the target.',
+        'Stop that producer (deny it WRITE on the target topic). The foreign records stay on the target: consumers that move there read them too; delete or reconcile them before the cutover.'
+      ),
+    },
+  },
 ]
 
 /** The rule file Prometheus loads. */
@@ -527,6 +542,19 @@ export const alertCases: readonly AlertCase[] = [
     checks: [
       { at: '6m', alert: 'KafkaMirrorNoCoordinator', firing: [] },
       { at: '10m', alert: 'KafkaMirrorNoCoordinator', firing: [{ flow: 'eu->us', source: 'eu', target: 'us' }] },
+    ],
+  },
+  {
+    name: 'foreign records on the target fire at once when their counter appears and when it rises; 15 minutes later it is quiet again',
+    input: [
+      { series: `${M.foreignRecords.name}{${flow},topic="orders"}`, values: '_x5 3x25' },
+      { series: `${M.foreignRecords.name}{${flow},topic="payments"}`, values: '0x10 2x20' },
+    ],
+    checks: [
+      { at: '4m', alert: 'KafkaMirrorForeignWrites', firing: [] },
+      { at: '7m', alert: 'KafkaMirrorForeignWrites', firing: [ordersLabels] },
+      { at: '12m', alert: 'KafkaMirrorForeignWrites', firing: [ordersLabels, { ...flowLabels, topic: 'payments' }] },
+      { at: '28m', alert: 'KafkaMirrorForeignWrites', firing: [] },
     ],
   },
 ]

@@ -126,7 +126,8 @@ for (const partitionLabels of [true, false]) {
     offsets.syncsPruned(flow, 1)
     offsets.syncWriteFailed(flow)
     // Registered by the sidecar next to MirrorMetrics; its series appear with the first loss.
-    new LossMetrics(metrics.registry).lost(flow, {
+    const loss = new LossMetrics(metrics.registry)
+    loss.lost(flow, {
       reason: 'source_retention',
       topic: 't',
       partition: 0,
@@ -135,6 +136,7 @@ for (const partitionLabels of [true, false]) {
       toOffset: 1n,
       records: 1n,
     })
+    loss.foreign(flow, { topic: 't', partition: 0, targetTopic: 't', fromOffset: 1n, toOffset: 2n, records: 1n })
     const digests = new DigestMetrics(metrics.registry)
     digests.written(flow, 1)
     digests.audited(flow, 't', 1)
