@@ -33,8 +33,10 @@ const expressions = (): string[] => [
 function metricNames (expression: string): string[] {
   const withoutStrings = expression.replace(/"(?:[^"\\]|\\.)*"/g, '""')
   const withoutGroupings = withoutStrings.replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, '')
+  // Ranges and subquery steps (`[5m]`, `[1h:1m]`) hold no names.
+  const withoutRanges = withoutGroupings.replace(/\[[^\]]*\]/g, '')
   const names = new Set<string>()
-  for (const match of withoutGroupings.matchAll(/\b([a-zA-Z_:][a-zA-Z0-9_:]*)\b(?!\s*\()/g)) {
+  for (const match of withoutRanges.matchAll(/\b([a-zA-Z_:][a-zA-Z0-9_:]*)\b(?!\s*\()/g)) {
     const name = match[1] as string
     if (['and', 'or', 'unless', 'bool', 'offset', 'le', 'job', 'instance', 'flow', 'topic', 'status', 'm', 's', 'h'].includes(name)) continue
     if (/^\d/.test(name) || name.startsWith('$') || name.startsWith('__')) continue
