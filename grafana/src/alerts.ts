@@ -50,6 +50,15 @@ const RETENTION_LAG_RATIO = 0.8
 /** How long a loss keeps the alert firing: losses are rare and permanent, so long enough to be seen. */
 const LOSS_WINDOW = '15m'
 const where = '{{ $labels.instance }} flow {{ $labels.flow }}'
+
+/** The effective RPO objective: the age of the oldest source record not yet on the target at most this many seconds... */
+const RPO_OBJECTIVE_SECONDS = 60
+/** ...this share of the time (error budget 1 %). */
+const RPO_OBJECTIVE_RATIO = 0.99
+/** The fast-burn threshold: 14.4 times the budget (2 % of a 30-day budget in one hour). */
+const RPO_FAST_BURN = Number((14.4 * (1 - RPO_OBJECTIVE_RATIO)).toFixed(3))
+/** Effective RPO per flow: the largest age of its partitions (or topics). */
+const EFFECTIVE_RPO = `max by (job, instance, flow) (${M.lagSeconds.name})`
 /** `orders-3` per partition, `orders` when the metrics are per topic (`metrics.partition.labels` false). */
 const partitionAt = '{{ $labels.topic }}{{ if $labels.partition }}-{{ $labels.partition }}{{ end }}'
 
@@ -283,6 +292,36 @@ export const alertRules: readonly AlertRule[] = [
         'Buy time: raise retention.ms of the source topic while the mirror catches up (kafka-configs --bootstrap-server <source> --alter --entity-type topics --entity-name <topic> --add-config retention.ms=<longer>).',
         'Find why the mirror is slow: the steps of KafkaMirrorLagHigh (produced rate, queue at capacity, target produce duration and retries).',
         `${M.sourceRetention.name} is read at start and on every topic refresh; it is absent when the mirror may not read the topic's config (DescribeConfigs on the source topic: mirror-sidecar preflight names it).`
+      ),
+    },
+  },
+  {
+    alert: 'KafkaMirrorForeignWrites',
+    // As for losses: the counter series appears with the first foreign record, where increase() sees no rise.
+    expr: `sum by (job, instance, flow, topic) (increase(${M.foreignRecords.name}[${LOSS_WINDOW}]) > 0 or (${M.foreignRecords.name} > 0 unless ${M.foreignRecords.name} offset ${LOSS_WINDOW}))`,
+    labels: { severity: 'critical' },
+    annotations: {
+      summary: 'Records the mirror did not write appeared on the target copy of {{ $labels.topic }}',
+      description: `${where} found records on the target copy of {{ $labels.topic }} in the last ${LOSS_WINDOW} that it did not write: another producer writes to a mirrored target topic, so the target is no longer a copy of the source. The sidecar's warning log line \`foreign records on the target: ...\` names the partition and offsets.`,
+      runbook: steps(
+        'Find the `foreign records on the target` warning lines in the sidecar logs: target topic, partition and offset range.',
+        'Read those records (kcat -C -t TOPIC -p PARTITION -o FROM -c COUNT) and find their producer: mirror-check verify reports them as EXTRA with their offsets; before cutover no application should write to the target.',
+        'Stop that producer (deny it WRITE on the target topic). The foreign records stay on the target: consumers that move there read them too; delete or reconcile them before the cutover.'
+      ),
+    },
+  },
+  {
+    alert: 'KafkaMirrorRpoBudgetBurn',
+    // Multiwindow burn rate (Google SRE workbook): 14.4 times the budget over 1 h and over 5 min, so it fires fast and stops soon after recovery.
+    expr: `avg_over_time((${EFFECTIVE_RPO} > bool ${RPO_OBJECTIVE_SECONDS})[1h:1m]) > ${RPO_FAST_BURN} and avg_over_time((${EFFECTIVE_RPO} > bool ${RPO_OBJECTIVE_SECONDS})[5m:1m]) > ${RPO_FAST_BURN}`,
+    labels: { severity: 'critical' },
+    annotations: {
+      summary: 'Mirror flow {{ $labels.flow }} burns its RPO budget fast',
+      description: `The effective RPO of ${where} (the age of the oldest source record not yet on the target) was above ${RPO_OBJECTIVE_SECONDS} s for more than ${RPO_FAST_BURN * 100} % of the last hour and of the last 5 minutes: at this rate the objective (at most ${RPO_OBJECTIVE_SECONDS} s, ${RPO_OBJECTIVE_RATIO * 100} % of the time) is spent within about two days. A failover now would lose the records of that long.`,
+      runbook: steps(
+        'The dashboard\'s Effective RPO panel shows the flow\'s age over time; kafka_mirror_lag_seconds shows the topics and partitions behind.',
+        'Follow KafkaMirrorLagHigh / KafkaMirrorStalled for the cause (throughput, target errors, a stuck partition).',
+        'Before a failover, mirror-check rpo lists exactly which records are not on the target yet.'
       ),
     },
   },
@@ -560,6 +599,30 @@ export const alertCases: readonly AlertCase[] = [
     checks: [
       { at: '26m', alert: 'KafkaMirrorLagNearRetention', firing: [] },
       { at: '32m', alert: 'KafkaMirrorLagNearRetention', firing: [ordersLabels] },
+    ],
+  },
+  {
+    name: 'foreign records on the target fire at once when their counter appears and when it rises; 15 minutes later it is quiet again',
+    input: [
+      { series: `${M.foreignRecords.name}{${flow},topic="orders"}`, values: '_x5 3x25' },
+      { series: `${M.foreignRecords.name}{${flow},topic="payments"}`, values: '0x10 2x20' },
+    ],
+    checks: [
+      { at: '4m', alert: 'KafkaMirrorForeignWrites', firing: [] },
+      { at: '7m', alert: 'KafkaMirrorForeignWrites', firing: [ordersLabels] },
+      { at: '12m', alert: 'KafkaMirrorForeignWrites', firing: [ordersLabels, { ...flowLabels, topic: 'payments' }] },
+      { at: '28m', alert: 'KafkaMirrorForeignWrites', firing: [] },
+    ],
+  },
+  {
+    name: 'an effective RPO above the objective for long enough burns the budget fast and fires; a 3-minute spike does not',
+    input: [
+      { series: `${M.lagSeconds.name}{${flow},topic="orders"}`, values: '0x70 120x20' },
+      { series: `${M.lagSeconds.name}{${mirror},flow="us->eu",source="us",target="eu",topic="orders"}`, values: '0x70 120x3 0x17' },
+    ],
+    checks: [
+      { at: '72m', alert: 'KafkaMirrorRpoBudgetBurn', firing: [] },
+      { at: '85m', alert: 'KafkaMirrorRpoBudgetBurn', firing: [flowLabels] },
     ],
   },
 ]

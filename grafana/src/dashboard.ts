@@ -524,6 +524,16 @@ export function buildDashboard (): object {
         8
       )
     )
+
+    .withRow(new RowBuilder('Recovery point'))
+    .withPanel(
+      timeseries(
+        'Effective RPO',
+        'Per flow, the age of the oldest source record not yet on the target (the largest kafka_mirror_lag_seconds of its partitions): what a failover now would lose, in time. KafkaMirrorRpoBudgetBurn fires when it stays above 60 s too long.',
+        's',
+        [query(`max by (flow) (${M.lagSeconds.name}{${FLOW}})`, '{{flow}}')]
+      )
+    )
   return builder.build()
 }
 

@@ -4,9 +4,11 @@ import { hideBin } from 'yargs/helpers'
 import { cutoverCommand } from './commands/cutover.js'
 import { drillCommand } from './commands/drill.js'
 import { failbackCommand, failoverCommand } from './commands/failover.js'
+import { fenceCommand } from './commands/fence.js'
 import { groupsCommand } from './commands/failover-groups.js'
 import { lagCommand } from './commands/lag.js'
 import { offsetsCommand } from './commands/offsets.js'
+import { rpoCommand } from './commands/rpo.js'
 import { translateCommand } from './commands/translate.js'
 import { verifyCommand } from './commands/verify.js'
 import { unknownCommandLine } from './cli/command-suggestion.js'
@@ -14,7 +16,7 @@ import { ExitCode } from './cli/exit-codes.js'
 import { usageLine } from './cli/run-command.js'
 import { packageVersion } from '../shared/package-version.js'
 
-const COMMANDS = ['offsets', 'lag', 'verify', 'translate', 'cutover', 'failover', 'failback', 'groups', 'drill', 'completion']
+const COMMANDS = ['offsets', 'lag', 'verify', 'translate', 'cutover', 'failover', 'failback', 'groups', 'drill', 'rpo', 'fence', 'completion']
 
 function fail (text: string): never {
   process.stderr.write(`mirror-check: ${text}\nRun mirror-check --help for usage.\n`)
@@ -37,6 +39,8 @@ await yargs(args)
   .command(failbackCommand)
   .command(groupsCommand)
   .command(drillCommand)
+  .command(rpoCommand)
+  .command(fenceCommand)
   .completion('completion', 'Print a bash completion script (mirror-check completion >> ~/.bashrc)')
   .strict()
   .help()

@@ -95,6 +95,12 @@ export interface ProtocolEncoder {
   writeArray: (values: ProtocolEncoder[]) => ProtocolEncoder
   /** `value`'s bytes as they are, copied into the request. */
   writeBuffer: (value: Buffer) => ProtocolEncoder
+  writeInt32: (value: number) => ProtocolEncoder
+  writeUVarInt: (value: number) => ProtocolEncoder
+  /** A COMPACT_STRING of the flexible versions (length + 1 as an unsigned varint). */
+  writeUVarIntString: (value: string | null) => ProtocolEncoder
+  /** A COMPACT_ARRAY of encoded structs. */
+  writeUVarIntArray: (values: ProtocolEncoder[], type: 'object') => ProtocolEncoder
 }
 
 /** kafkajs' protocol decoder (`protocol/decoder.js`), the part used here. */
@@ -105,6 +111,14 @@ export interface ProtocolDecoder {
   readString: () => string | null
   readBytes: () => Buffer | null
   readArray: <T>(read: (decoder: ProtocolDecoder) => T) => T[]
+  /** An INT64 as a decimal string. */
+  readInt64: () => { toString: () => string }
+  /** A COMPACT_(NULLABLE_)STRING. */
+  readUVarIntString: () => string | null
+  /** A COMPACT_ARRAY (null for a null array). */
+  readUVarIntArray: <T>(read: (decoder: ProtocolDecoder) => T) => T[] | null
+  /** The tagged fields of a flexible struct, skipped. */
+  readTaggedFields: () => unknown
 }
 
 /** kafkajs' encoder and decoder, and the error of a Kafka error code (undefined for none). */
@@ -148,6 +162,7 @@ export async function coordinatorRequestBroker (cluster: InternalCluster, groupI
   return asRequestBroker(await cluster.findGroupCoordinator({ groupId }) as unknown as InternalRequestBroker)
 }
 
+/** `broker`, one of kafkajs' broker objects, as a `RequestBroker`. */
 function asRequestBroker (broker: InternalRequestBroker): RequestBroker {
   const symbol = Object.getOwnPropertySymbols(Object.getPrototypeOf(broker)).find(s => s.description === 'private:Broker:sendRequest')
   if (symbol === undefined) {
@@ -162,6 +177,16 @@ function asRequestBroker (broker: InternalRequestBroker): RequestBroker {
       return await sendRequest(factory())
     },
   }
+}
+
+/** The leaders of `partitions` of `topic`, each as a `RequestBroker` with its partitions (for requests only a leader answers). */
+export async function leaderRequestBrokers (cluster: InternalCluster, topic: string, partitions: readonly number[]): Promise<Array<[RequestBroker, number[]]>> {
+  await cluster.addMultipleTargetTopics([topic])
+  const byLeader = cluster.findLeaderForPartitions(topic, [...partitions])
+  return await Promise.all(
+    Object.entries(byLeader).map(async ([nodeId, list]) =>
+      [asRequestBroker((await cluster.findBroker({ nodeId })) as unknown as InternalRequestBroker), list] as [RequestBroker, number[]])
+  )
 }
 
 /** kafkajs' broker object, the part `asRequestBroker` uses. */

@@ -66,7 +66,7 @@ export class MirrorSidecar {
       drainTimeoutMs: config.drainTimeoutMs,
       observability: this.observability,
       offsetsObserver: options.offsetsObserver === undefined ? offsetsMetrics : fanOut(OffsetsObserverEvents, offsetsMetrics, options.offsetsObserver),
-      lossObserver: options.lossObserver === undefined ? lossMetrics : fanOut<LossObserver>({ lost: true }, lossMetrics, options.lossObserver),
+      lossObserver: options.lossObserver === undefined ? lossMetrics : fanOut<LossObserver>({ lost: true, foreign: true }, lossMetrics, options.lossObserver),
       digestMetrics: new DigestMetrics(registry),
       ...(options.lossCheckIntervalMs === undefined ? {} : { lossCheckIntervalMs: options.lossCheckIntervalMs }),
       ...(options.messageHandlers === undefined ? {} : { messageHandlers: options.messageHandlers }),

@@ -225,7 +225,11 @@ export interface SecuredCluster {
  * listener with SCRAM-SHA-512 users made at format time and an SSL listener requiring client
  * certificates; ports from `TEST_EXTRA_PORTS` (default 39000). Stopped when the test ends.
  */
-export async function startSecuredCluster (t: TestContext, name = 'secured'): Promise<SecuredCluster> {
+export async function startSecuredCluster (
+  t: TestContext,
+  name = 'secured',
+  options: { readonly brokerProperties?: Record<string, string>, readonly users?: Record<string, string> } = {}
+): Promise<SecuredCluster> {
   const certificates = makeCertificates()
   const tls = (listener: string): Record<string, string> => ({
     [`listener.name.${listener}.ssl.keystore.type`]: 'PEM',
@@ -250,8 +254,10 @@ export async function startSecuredCluster (t: TestContext, name = 'secured'): Pr
         ...tls('sasl_ssl'),
         ...tls('mtls'),
         'listener.name.mtls.ssl.client.auth': 'required',
+        ...options.brokerProperties,
       },
-      formatArgs: Object.entries(SCRAM_USERS).flatMap(([user, password]) => ['--add-scram', `SCRAM-SHA-512=[name=${user},password=${password}]`]),
+      formatArgs: Object.entries({ ...SCRAM_USERS, ...options.users })
+        .flatMap(([user, password]) => ['--add-scram', `SCRAM-SHA-512=[name=${user},password=${password}]`]),
     })
     t.after(() => cluster.stop({ graceMs: 2_000 }))
     await cluster.start()

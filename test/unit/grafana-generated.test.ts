@@ -34,8 +34,10 @@ const expressions = (): string[] => [
 function metricNames (expression: string): string[] {
   const withoutStrings = expression.replace(/"(?:[^"\\]|\\.)*"/g, '""')
   const withoutGroupings = withoutStrings.replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, '')
+  // Ranges and subquery steps (`[5m]`, `[1h:1m]`) hold no names.
+  const withoutRanges = withoutGroupings.replace(/\[[^\]]*\]/g, '')
   const names = new Set<string>()
-  for (const match of withoutGroupings.matchAll(/\b([a-zA-Z_:][a-zA-Z0-9_:]*)\b(?!\s*\()/g)) {
+  for (const match of withoutRanges.matchAll(/\b([a-zA-Z_:][a-zA-Z0-9_:]*)\b(?!\s*\()/g)) {
     const name = match[1] as string
     if (['and', 'or', 'unless', 'bool', 'offset', 'le', 'job', 'instance', 'flow', 'topic', 'status', 'm', 's', 'h'].includes(name)) continue
     if (/^\d/.test(name) || name.startsWith('$') || name.startsWith('__')) continue
@@ -128,7 +130,8 @@ for (const partitionLabels of [true, false]) {
     offsets.syncsPruned(flow, 1)
     offsets.syncWriteFailed(flow)
     // Registered by the sidecar next to MirrorMetrics; its series appear with the first loss.
-    new LossMetrics(metrics.registry).lost(flow, {
+    const loss = new LossMetrics(metrics.registry)
+    loss.lost(flow, {
       reason: 'source_retention',
       topic: 't',
       partition: 0,
@@ -137,6 +140,7 @@ for (const partitionLabels of [true, false]) {
       toOffset: 1n,
       records: 1n,
     })
+    loss.foreign(flow, { topic: 't', partition: 0, targetTopic: 't', fromOffset: 1n, toOffset: 2n, records: 1n })
     const digests = new DigestMetrics(metrics.registry)
     digests.written(flow, 1)
     digests.audited(flow, 't', 1)

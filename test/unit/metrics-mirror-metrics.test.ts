@@ -286,7 +286,8 @@ test(
     offsets.groupSkipped(flow, 'g', 'active')
     offsets.translationFailed(flow, 'g', 'no-syncs')
     offsets.oppositeMirrorSkipped(flow, 3)
-    new LossMetrics(metrics.registry).lost(flow, {
+    const loss = new LossMetrics(metrics.registry)
+    loss.lost(flow, {
       reason: 'source_retention',
       topic: 't',
       partition: 0,
@@ -295,6 +296,7 @@ test(
       toOffset: 2n,
       records: 2n,
     })
+    loss.foreign(flow, { topic: 't', partition: 0, targetTopic: 't', fromOffset: 5n, toOffset: 8n, records: 3n })
     const digests = new DigestMetrics(metrics.registry)
     digests.written(flow, 1)
     digests.audited(flow, 't', 1000)

@@ -22,6 +22,8 @@ import { clusterPair, connectClient, withClusterPairArgs, withCommonArgs, type C
 import { ExitCode, UsageError } from '../cli/exit-codes.js'
 import { note, render, write, type Column } from '../cli/output.js'
 import { runCommand } from '../cli/run-command.js'
+import { chooseAlignment } from '../verify/alignment-choice.js'
+import { collectMissingRecords } from '../verify/missing-records.js'
 
 export interface FailoverArgs extends CommonArgs, ClusterPairArgs {
   group?: string[]
@@ -43,6 +45,8 @@ export interface FailoverArgs extends CommonArgs, ClusterPairArgs {
   'mm2-offset-syncs-topic'?: string
   'replication-policy'?: ReplicationPolicyKind
   separator?: string
+  /** failover only: also list the source records of the moved topics that are not on the target (`mirror-check rpo`). */
+  rpo?: boolean
 }
 
 /** Which way consumers move: failover leaves the source for the target, failback the target for the source. */
@@ -334,12 +338,81 @@ function validate (args: FailoverArgs): ReturnType<typeof groupSelection> {
  * every group moved, or would move, exactly, and 2 when a commit failed (the plan is still
  * printed).
  */
+/** The mirror's consumer group on the source (the sidecar's default `group.id`), whose commits `--rpo` reads. */
+const MIRROR_GROUP = 'mirror-sidecar'
+
+/** Missing ranges listed in the notes of `failover --rpo`; `mirror-check rpo` lists them all. */
+const RPO_RANGES_LISTED = 10
+
+/**
+ * The record-level RPO of the topics a failover moves (`--rpo`): per topic the source records not
+ * on the target, as notes and as the JSON report's `rpo`.
+ */
+async function failoverRpo (
+  args: FailoverArgs,
+  source: Side,
+  target: Side,
+  syncsTopic: string,
+  plans: readonly GroupFailoverPlan[]
+): Promise<{ notes: string[], json: Array<{ topic: string, targetTopic: string, missingRecords: number, ranges: unknown[] }> }> {
+  const pairs = new Map(plans.flatMap(p => p.partitions.flatMap(r => (r.toTopic === undefined ? [] : [[r.topic, r.toTopic] as const]))))
+  const notes: string[] = []
+  const json: Array<{ topic: string, targetTopic: string, missingRecords: number, ranges: unknown[] }> = []
+  const sourceClient = await connectClient(source.connection, args)
+  try {
+    const targetClient = await connectClient(target.connection, args)
+    try {
+      for (const [topic, targetTopic] of pairs) {
+        const alignment = {
+          'offset-syncs': true,
+          'offset-syncs-topic': syncsTopic,
+          'source-alias': args['source-alias'] ?? 'source',
+          topic,
+          verbose: args.verbose,
+          'timeout-ms': args['timeout-ms'],
+        }
+        const choice = await chooseAlignment(alignment, targetClient, target.connection, targetTopic, notes)
+        const { partitions } = await collectMissingRecords({
+          source: sourceClient,
+          target: targetClient,
+          topic,
+          targetTopic,
+          group: MIRROR_GROUP,
+          keys: false,
+          ...(choice.aligner === undefined ? {} : { aligner: choice.aligner }),
+        })
+        const ranges = partitions.flatMap(p => p.ranges.map(r => ({ partition: p.partition, ...r })))
+        const missing = partitions.reduce((n, p) => n + p.missing, 0)
+        json.push({ topic, targetTopic, missingRecords: missing, ranges })
+        const verdict = missing === 0 ? 'every source record up to the end offsets is on the target' : `${missing} source record(s) not on the target`
+        notes.push(`mirror-check: rpo: ${topic}: ${verdict}`)
+        for (const r of ranges.slice(0, RPO_RANGES_LISTED)) {
+          notes.push(
+            `mirror-check: rpo: ${topic}-${r.partition} offsets ${r.fromOffset}..${r.toOffset}: ${r.records} record(s), ${new Date(r.firstTimestampMs).toISOString()} .. ${new Date(r.lastTimestampMs).toISOString()}`
+          )
+        }
+        if (ranges.length > RPO_RANGES_LISTED) {
+          notes.push(`mirror-check: rpo: ${topic}: ${ranges.length - RPO_RANGES_LISTED} more range(s); mirror-check rpo lists them all`)
+        }
+      }
+    } finally {
+      await targetClient.close()
+    }
+  } finally {
+    await sourceClient.close()
+  }
+  return { notes, json }
+}
+
 export async function failoverOutput (
   direction: FailoverDirection,
   args: FailoverArgs,
   view: 'plan' | 'board' = 'plan'
 ): Promise<{ text: string, notes: string[], exitCode: ExitCode }> {
   const selection = validate(args)
+  if (args.rpo === true && (direction !== 'failover' || mm2Flow(direction, args) !== undefined)) {
+    throw new UsageError('--rpo: failover of a sidecar flow only (it reads its offset syncs); run mirror-check rpo for other flows')
+  }
   const pair = clusterPair(args)
   const timeouts = { connectionTimeoutMs: args['timeout-ms'] }
   const source: Side = { role: 'source', connection: { ...pair.source, ...timeouts } }
@@ -449,6 +522,11 @@ export async function failoverOutput (
   if (plans.length > 1) notes.push(`mirror-check: ${plans.length} groups: ${boardTotalsText(board)}`)
   const exitCode = outcomes.some(o => o.status === 'failed') ? ExitCode.ERROR : ok ? ExitCode.OK : ExitCode.CHECK_FAILED
   if (view === 'board') return { text: boardText(args.format, from, to, board), notes, exitCode }
+  if (args.rpo === true) {
+    const rpo = await failoverRpo(args, source, target, syncsTopic, plans)
+    notes.push(...rpo.notes)
+    if (args.format === 'json') return { text: JSON.stringify({ ...JSON.parse(text) as object, rpo: rpo.json }, null, 2) + '\n', notes, exitCode }
+  }
   return { text, notes, exitCode }
 }
 
@@ -487,6 +565,11 @@ export function builder (direction: FailoverDirection) {
         type: 'boolean',
         default: false,
         describe: `Write the translated offsets into the groups on the ${written}; refused for a group with members there.`,
+      })
+      .option('rpo', {
+        type: 'boolean',
+        describe:
+          "failover only: also list the source records of the moved topics not on the target at this moment (record-level RPO, as mirror-check rpo; JSON: rpo); the exit code stays the plan's.",
       })
       .option('offset-syncs-topic', {
         type: 'string',

@@ -1,4 +1,5 @@
 import type { FlowLabels } from '../../ports/pipeline-observer.js'
+import type { ForeignRecords } from './foreign-write-detector.js'
 /**
  * Silent loss: records that will never reach the target although nothing failed. Pure logic; the
  * sidecar's `LossMonitor` feeds it acknowledgements and the clusters' log offsets, and acts on
@@ -342,4 +343,6 @@ export class LossDetector {
 /** What the loss monitor reports (the metrics implement it); implementations must be cheap and must not throw. */
 export interface LossObserver {
   lost?: (flow: FlowLabels, finding: LossFinding) => void
+  /** Target records the mirror did not write (`foreign-write-detector.ts`). */
+  foreign?: (flow: FlowLabels, records: ForeignRecords) => void
 }

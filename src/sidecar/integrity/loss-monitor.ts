@@ -7,6 +7,7 @@ import { errorLabel, ErrorCodes, MirrorError } from '../../shared/errors.js'
 import type { KafkaRecord } from '../../shared/kafka-record.js'
 import type { Logger } from '../../shared/logger.js'
 import { RearmingTimer } from '../../shared/rearming-timer.js'
+import { ForeignWriteDetector, type ForeignRecords } from './foreign-write-detector.js'
 import { FATAL_LOSS_REASONS, LossDetector, LossReasons, type LossFinding, type Marks, type LossObserver, type PartitionObservation } from './loss-detector.js'
 
 export interface LossMonitorOptions {
@@ -73,6 +74,8 @@ export class LossMonitor {
   /** Partitions of the flow at the last check (the scaled interval's input). */
   #partitions = 0
   readonly #detector = new LossDetector()
+  /** Records on the target the mirror did not write; none for an exactly-once flow (its transaction markers take target offsets). */
+  readonly #foreign: ForeignWriteDetector | undefined
   readonly #source: GroupAdmin
   readonly #target: GroupAdmin
   #timer: RearmingTimer | undefined
@@ -93,6 +96,7 @@ export class LossMonitor {
     this.#observer = options.observer ?? {}
     this.#snapshot = options.snapshot
     this.#intervalMs = options.intervalMs
+    this.#foreign = flow.exactlyOnce === undefined ? new ForeignWriteDetector() : undefined
     this.#source = new GroupAdmin(flow.source, this.#logger)
     this.#target = new GroupAdmin(flow.target, this.#logger)
     this.done = new Promise((resolve, reject) => {
@@ -133,6 +137,37 @@ export class LossMonitor {
     for (const s of segments) ackedRecords = Math.max(ackedRecords, s.from + s.count)
     const next = ackedRecords >= batch.records.length ? batch.nextOffset : BigInt((batch.records[ackedRecords] as KafkaRecord).offset)
     this.#detector.acknowledged(batch.sourceTopic, batch.partition, batch.targetTopic, batch.firstOffset, next, segments)
+    this.#foreign?.acknowledged(batch.sourceTopic, batch.partition, batch.targetTopic, segments)
+  }
+
+  /** Counts and logs the target records of each idle partition that the mirror did not write (high watermarks read before `snapshot`). */
+  #judgeForeign (
+    detector: ForeignWriteDetector,
+    snapshot: FlowSnapshot,
+    targetTopics: ReadonlyMap<string, string>,
+    targetOffsets: ReadonlyMap<string, ReadonlyMap<number, { readonly highWatermark: bigint }>>
+  ): void {
+    detector.retain(snapshot.partitions)
+    const found: ForeignRecords[] = detector.check(snapshot.partitions.flatMap(p => {
+      const targetTopic = targetTopics.get(p.topic)
+      if (targetTopic === undefined) return []
+      const targetHighWatermark = targetOffsets.get(targetTopic)?.get(p.partition)?.highWatermark
+      return [{ topic: p.topic, partition: p.partition, targetTopic, targetHighWatermark, idle: p.oldestUnackedTimestampMs === undefined }]
+    }))
+    for (const f of found) {
+      this.#logger.warn(
+        `flow ${this.#flow.name}: foreign records on the target: ${f.targetTopic}-${f.partition} offsets ${f.fromOffset}..${f.toOffset - 1n} (${f.records}) were not written by the mirror`,
+        {
+          topic: f.topic,
+          partition: f.partition,
+          targetTopic: f.targetTopic,
+          fromOffset: f.fromOffset.toString(),
+          toOffset: f.toOffset.toString(),
+          records: f.records.toString(),
+        }
+      )
+      this.#observer.foreign?.(this.#labels, f)
+    }
   }
 
   /** The group's stored offsets (negative ones included); non-negative ones are remembered in `#lastCommitted`. */
@@ -283,6 +318,7 @@ export class LossMonitor {
     if (unlistedSource) this.#source.forgetLeaders()
     if (unlistedTarget) this.#target.forgetLeaders()
     const findings = this.#detector.check(observations, marks)
+    if (this.#foreign !== undefined) this.#judgeForeign(this.#foreign, snapshot, targetTopics, targetOffsets)
     for (const finding of findings) {
       const line = lossLine(this.#flow.name, finding)
       this.#logger.error(line, {

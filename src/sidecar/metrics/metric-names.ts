@@ -201,6 +201,12 @@ export const Metrics = {
     'Source offsets the mirror will never copy (source retention passed them, the source topic was recreated) or target offsets it wrote that are gone (target topic deleted or recreated), by reason; absent until a loss.',
     [...TOPIC_LABELS, L.REASON]
   ),
+  foreignRecords: metric(
+    'kafka_mirror_foreign_records_total',
+    'counter',
+    'Records on a mirrored target partition that the mirror did not write (another producer wrote to the target), counted at the loss check while the partition is idle; absent until one (not counted for exactly-once flows).',
+    TOPIC_LABELS
+  ),
   digestsWritten: metric(
     'kafka_mirror_digests_written_total',
     'counter',
