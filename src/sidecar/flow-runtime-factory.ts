@@ -7,6 +7,7 @@ import type { LoadedMessageHandler } from '../config/message-handler-loader.js'
 import type { FlowConfig } from '../config/mirror-config.js'
 import type { Observability } from './http/observability.js'
 import { kafkaFlowPorts } from '../kafka/flow-ports.js'
+import { retryWhileStarting } from '../kafka/start-retry.js'
 import type { DigestMetrics } from './metrics/digest-metrics.js'
 import { GroupOffsetSync } from './offsets/group-offset-sync.js'
 import { HeartbeatEmitter } from './offsets/heartbeat-emitter.js'
@@ -129,7 +130,13 @@ export function createFlowRuntime (config: FlowConfig, context: FlowRuntimeConte
           {
             name: 'MirrorMaker 2 takeover',
             start: async () => {
-              const taken = await withStartPositions(config, logger, positions => positions.takeOverFromMm2())
+              // Read at start, when a group coordinator may still be loading or moving (NOT_COORDINATOR,
+              // COORDINATOR_LOAD_IN_PROGRESS): tried again for as long as that lasts, as the producer's start is.
+              const taken = await retryWhileStarting(
+                'reading where MirrorMaker 2 stopped',
+                () => withStartPositions(config, logger, positions => positions.takeOverFromMm2()),
+                logger
+              )
               for (const start of taken) mm2Starts.set(partitionKey(start.topic, start.partition), start.offset)
             },
             stop: async () => {
