@@ -13,6 +13,7 @@ import { MAX_RETAKES } from '../../src/sidecar/pipeline/exactly-once-lane.js'
 import { ErrorCodes, MirrorError } from '../../src/shared/errors.js'
 import { silentLogger } from '../../src/shared/logger.js'
 import { fetchControl, records } from '../helpers/fake-ports.js'
+import { checked } from '../helpers/checked.js'
 
 class FakeTransactionalSink implements TransactionalSink {
   readonly connected = true
@@ -95,7 +96,7 @@ function setup (
     stop: async () => {},
     read: async keys => new Map([...stored].filter(([key]) => keys.includes(key))),
   }
-  const progress = new PartitionProgress()
+  const progress = checked(new PartitionProgress())
   const acked: MirrorBatch[] = []
   // As the flow's AckRecorder: an acknowledgement moves the partition's committable offset.
   const inner: WorkerListener = {
