@@ -91,9 +91,12 @@ interface Acknowledgement {
  * - A: the lane has partitions (their positions read under the current ticket) only while its sink
  *   holds the lane's transactional id: the id is taken before the positions are read, and the
  *   partitions are dropped before the id is given up or taken again.
- * - B: records written are committed or aborted before the id is given up: while the sink does not
- *   hold the id there is no open transaction (no batch written, no acknowledgement held) and no
- *   commit left to settle (`#release` and `#retake` wait for `#committing` first).
+ * - B: records written are settled before the id is given up: while the sink does not hold the id
+ *   the lane has no open transaction (no batch written, no acknowledgement held) and no commit left
+ *   to settle (`#release` and `#retake` wait for `#committing` first). Each transaction committed,
+ *   was aborted, or (a write that failed part way, a commit that failed while giving up) was
+ *   dropped here unacknowledged, left open for the id's next holder to abort: InitProducerId aborts
+ *   the open transaction of its transactional id (KIP-98).
  * - C: the open transaction's bytes are the sum of the bytes of the batches it wrote.
  * - D: the open transaction's bookkeeping goes together: it has an opening time exactly when it
  *   wrote a batch, and a position only for an acknowledgement it holds.
