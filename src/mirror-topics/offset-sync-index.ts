@@ -17,11 +17,48 @@ export type Translation =
  * Everything the offset-syncs topic says, replayed in order: ranges by key (a rewrite of a key
  * replaces it, a tombstone removes it) and the last position written per partition. Pure: the
  * Kafka reader feeds it with `apply`.
+ *
+ * Invariants (`checkInvariants` asserts them):
+ * - A: each range held covers consecutive source and target offsets, one for one, and is not
+ *   empty (`length >= 1`; `decodeOffsetSync` refuses an empty one).
+ * - B: each range is filed under its own source partition and its target start, as its key on the
+ *   topic is, so at most one range per key: the last one written.
+ * - C: each position is filed under its own source partition: at most one, the last one written.
+ * - D: no more ranges and positions are held than records were applied.
+ *
+ * Ranges are not required to be disjoint: what the topic says is kept. Source offsets copied
+ * again (after a crash, at-least-once) are in several ranges at different target offsets, and a
+ * target topic deleted and made again starts its offsets over; `translateOffset` takes the copy
+ * with the highest target start.
  */
 export class OffsetSyncIndex {
   readonly #ranges = new Map<string, Map<string, OffsetRange>>()
   readonly #positions = new Map<string, MirrorPosition>()
   #records = 0
+
+  /**
+   * Throws an Error naming the first invariant (A-D in the class comment) the state breaks. For
+   * tests: they call it after every step.
+   */
+  checkInvariants (): void {
+    let held = this.#positions.size
+    for (const [k, byKey] of this.#ranges) {
+      held += byKey.size
+      for (const [targetStart, range] of byKey) {
+        const at = `range ${range.sourceTopic}/${range.partition} ${range.sourceStart}+${range.length} -> ${range.targetTopic}@${range.targetStart}`
+        if (range.length < 1n) throw new Error(`Invariant A broken: ${at} is empty`)
+        if (partitionKey(range.sourceTopic, range.partition) !== k || targetStart !== range.targetStart.toString()) {
+          throw new Error(`Invariant B broken: ${at} filed under another key`)
+        }
+      }
+    }
+    for (const [k, position] of this.#positions) {
+      if (partitionKey(position.sourceTopic, position.partition) !== k) {
+        throw new Error(`Invariant C broken: the position of ${position.sourceTopic}/${position.partition} filed under another partition`)
+      }
+    }
+    if (held > this.#records) throw new Error(`Invariant D broken: ${held} ranges and positions held from ${this.#records} records`)
+  }
 
   /** How many sync records were applied. */
   get records (): number { return this.#records }
@@ -33,9 +70,11 @@ export class OffsetSyncIndex {
       const k = partitionKey(range.sourceTopic, range.partition)
       let byKey = this.#ranges.get(k)
       if (byKey === undefined) this.#ranges.set(k, byKey = new Map())
+      // Invariant B: keyed as on the topic, so a rewrite of the key replaces the range.
       byKey.set(range.targetStart.toString(), range)
     } else if (entry.kind === 'position') {
       const { position } = entry
+      // Invariant C: the last position written per partition wins.
       this.#positions.set(partitionKey(position.sourceTopic, position.partition), position)
     } else {
       const parsed = JSON.parse(entry.key) as [string, string, number, string?]

@@ -17,7 +17,12 @@ export interface RetryPolicy {
   readonly onRetry?: (error: unknown, attempt: number, backoffMs: number) => void
 }
 
-/** Exponential backoff with full jitter, capped: attempt n waits up to initial * 2^(n-1). */
+/**
+ * Exponential backoff with equal jitter (the AWS Architecture Blog's "Exponential Backoff And
+ * Jitter" names it so), capped: with ceiling = min(maxBackoffMs, initialBackoffMs * 2^(n-1)),
+ * attempt n waits ceiling / 2 plus a random share of the other half, between ceiling / 2 and
+ * ceiling ms (rounded). Full jitter would wait anywhere from 0 to ceiling.
+ */
 export function backoffMs (attempt: number, policy: RetryPolicy, random = Math.random): number {
   const initial = policy.initialBackoffMs ?? 100
   const ceiling = Math.min(policy.maxBackoffMs ?? 10_000, initial * 2 ** Math.min(attempt - 1, 30))

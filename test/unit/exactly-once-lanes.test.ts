@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
+import { afterEach, test } from 'node:test'
 import { BoundedQueue } from '../../src/sidecar/pipeline/bounded-queue.js'
 import { ExactlyOnceLanes, type HeldBytes } from '../../src/sidecar/pipeline/exactly-once-lanes.js'
 import type { MirrorBatch } from '../../src/ports/mirror-batch.js'
@@ -13,6 +13,7 @@ import { MAX_RETAKES } from '../../src/sidecar/pipeline/exactly-once-lane.js'
 import { ErrorCodes, MirrorError } from '../../src/shared/errors.js'
 import { silentLogger } from '../../src/shared/logger.js'
 import { fetchControl, records } from '../helpers/fake-ports.js'
+import { checked } from '../helpers/checked.js'
 
 class FakeTransactionalSink implements TransactionalSink {
   readonly connected = true
@@ -22,14 +23,29 @@ class FakeTransactionalSink implements TransactionalSink {
   /** When set, each commit settles only when the test settles it (`settle`): the lane writes on meanwhile. */
   holdCommits = false
   readonly #held: Array<{ resolve: () => void, reject: (error: Error) => void }> = []
+  /** Called at every call of the lane into its sink: the test checks the invariants there (`setup`). */
+  onCall: () => void = () => {}
   async start (): Promise<void> {}
   async stop (): Promise<void> {}
-  async acquire (): Promise<void> { this.calls.push('acquire') }
-  async release (): Promise<void> { this.calls.push('release') }
+  async acquire (): Promise<void> {
+    this.onCall()
+    this.calls.push('acquire')
+  }
+
+  async release (): Promise<void> {
+    this.onCall()
+    this.calls.push('release')
+  }
+
   readonly staged: SourcePosition[][] = []
-  stagePositions (positions: readonly SourcePosition[]): void { this.staged.push([...positions]) }
+  stagePositions (positions: readonly SourcePosition[]): void {
+    this.onCall()
+    this.staged.push([...positions])
+  }
+
   async send (_writes: readonly PartitionWrite[]): Promise<PartitionAck[]> { return [] }
   async commitTransaction (positions: readonly SourcePosition[]): Promise<{ committed: Promise<void> }> {
+    this.onCall()
     if (this.failCommit !== undefined) throw this.failCommit
     this.commits.push([...positions])
     this.calls.push('commit')
@@ -39,12 +55,20 @@ class FakeTransactionalSink implements TransactionalSink {
 
   /** Settles the oldest commit still open. */
   settle (error?: Error): void {
+    this.onCall()
     const next = this.#held.shift()
     if (next === undefined) throw new Error('no commit is open')
     if (error === undefined) next.resolve()
     else next.reject(error)
   }
 }
+
+/** Invariants found broken during a test's lane steps (`setup`). */
+const violations: Error[] = []
+afterEach(() => {
+  const found = violations.splice(0)
+  assert.deepEqual(found.map(error => error.message), [], 'the lanes kept their invariants at every step')
+})
 
 /** Records which batches had their queue bytes given back. */
 function heldBytes (capacityBytes = 1_000_000_000): HeldBytes & { released: MirrorBatch[] } {
@@ -72,13 +96,14 @@ function setup (
     stop: async () => {},
     read: async keys => new Map([...stored].filter(([key]) => keys.includes(key))),
   }
-  const progress = new PartitionProgress()
+  const progress = checked(new PartitionProgress())
   const acked: MirrorBatch[] = []
   // As the flow's AckRecorder: an acknowledgement moves the partition's committable offset.
   const inner: WorkerListener = {
     acknowledged: batch => {
       acked.push(batch)
       progress.acknowledged(batch, 0)
+      check()
     },
     skipped: () => {},
     produceRequest: () => {},
@@ -106,6 +131,17 @@ function setup (
       hooks.onSeek()
     },
   })
+  // Every step of a lane reaches its sink or passes an acknowledgement on: the invariants hold at each.
+  // A broken one is kept too, as the lane logs and goes on when giving its id up fails.
+  function check (): void {
+    try {
+      exactlyOnce.checkInvariants()
+    } catch (error) {
+      violations.push(error as Error)
+      throw error
+    }
+  }
+  for (const sink of sinks) sink.onCall = check
   return { lanes: exactlyOnce, sinks, progress, acked, inner, seeks, stored, hooks }
 }
 
@@ -488,4 +524,30 @@ test('a committed transaction\'s batches reach the ack listener before their byt
   })
   await transaction.idle()
   assert.deepEqual(ackedWhenReleased, [true, true], 'each batch acknowledged to the listener (its digest started) before its bytes went back')
+})
+
+test('checkInvariants names the invariant a lane breaks: an acknowledgement held on a lane without its transactional id', () => {
+  const { lanes, inner } = setup()
+  lanes.checkInvariants()
+  const { listener } = lanes.lane(lanes.laneOf('t', 0), inner, heldBytes())
+  // A worker writing for a lane never taken (a caller breaking the lane's contract).
+  listener.acknowledged(batch('t', 0, 0, 2), [{ from: 0, count: 2, targetBaseOffset: 0n }], 0, 2)
+  assert.throws(
+    () => lanes.checkInvariants(),
+    /^Error: Invariant B broken: lane \d+ gave up its transactional id with 0 batches written, 1 acknowledgements held/
+  )
+})
+
+test('a lane given up while its commit is unsettled gives its transactional id up only once the commit settled', async () => {
+  const { lanes, sink, acked, write } = await takenLane()
+  sink.holdCommits = true
+  const first = await write(0, 4)
+  lanes.assign(new Set())
+  await new Promise(resolve => setImmediate(resolve))
+  assert.deepEqual(sink.calls, ['acquire', 'commit'], 'the open transaction is committed; the id is still held')
+  sink.settle()
+  await lanes.stop()
+  assert.deepEqual(sink.calls, ['acquire', 'commit', 'release'])
+  assert.deepEqual(acked, [first])
+  lanes.checkInvariants()
 })

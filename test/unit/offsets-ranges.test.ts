@@ -5,6 +5,7 @@ import { decodeOffsetSync, encodePosition, encodeRange, type MirrorPosition, typ
 import { RangeTracker } from '../../src/sidecar/offsets/range-tracker.js'
 import { mm2OffsetSyncs, mm2Translate } from '../../src/check/translate/mm2-translation.js'
 import { OffsetSyncAligner } from '../../src/check/verify/offset-sync-aligner.js'
+import { checked } from '../helpers/checked.js'
 
 const offsets = (...values: number[]): bigint[] => values.map(BigInt)
 const range = (sourceStart: number, targetStart: number, length: number): OffsetRange =>
@@ -14,21 +15,21 @@ const position = (sourceNext: number, targetNext: number): MirrorPosition =>
 const short = (r: OffsetRange): [number, number, number] => [Number(r.sourceStart), Number(r.targetStart), Number(r.length)]
 
 test('contiguous acknowledgements extend one range across batches', () => {
-  const tracker = new RangeTracker()
+  const tracker = checked(new RangeTracker())
   tracker.record('orders', 'orders', 0, offsets(0, 1, 2), 10n)
   tracker.record('orders', 'orders', 0, offsets(3, 4), 13n)
   assert.deepEqual(tracker.unwritten().map(short), [[0, 10, 5]])
 })
 
 test('a new range opens where source offsets jump or target offsets do not follow on', () => {
-  const tracker = new RangeTracker()
+  const tracker = checked(new RangeTracker())
   tracker.record('orders', 'orders', 0, offsets(0, 1, 2, 5, 6, 9), 100n) // gaps at 3-4 and 7-8 (markers, compaction)
   tracker.record('orders', 'orders', 0, offsets(10, 11), 120n) // someone else wrote 106..119 on the target
   assert.deepEqual(tracker.unwritten().map(short), [[0, 100, 3], [5, 103, 2], [9, 105, 1], [10, 120, 2]])
 })
 
 test('written ranges are forgotten unless they grew meanwhile; the open one is still extended under its key', () => {
-  const tracker = new RangeTracker()
+  const tracker = checked(new RangeTracker())
   tracker.record('orders', 'orders', 0, offsets(0, 1), 0n)
   tracker.record('orders', 'orders', 1, offsets(7), 3n)
   const first = tracker.unwritten()
@@ -49,8 +50,8 @@ test('a run of consecutive offsets (a forwarded batch) gives the ranges and the 
     [1, 7, 5, 0], [0, 14, 2, 31], [1, 12, 1, 5],
     [0, 16, 2, 33, 'orders.renamed'], // another target topic opens a new range
   ]
-  const byRun = new RangeTracker()
-  const byOffset = new RangeTracker()
+  const byRun = checked(new RangeTracker())
+  const byOffset = checked(new RangeTracker())
   for (const [partition, sourceStart, count, targetBase, targetTopic = 'orders'] of runs) {
     byRun.recordRun('orders', targetTopic, partition, BigInt(sourceStart), count, BigInt(targetBase))
     byOffset.record('orders', targetTopic, partition, Array.from({ length: count }, (_, i) => BigInt(sourceStart + i)), BigInt(targetBase))
@@ -58,14 +59,14 @@ test('a run of consecutive offsets (a forwarded batch) gives the ranges and the 
   assert.deepEqual(byRun.unwritten(), byOffset.unwritten())
   assert.deepEqual(byRun.unwritten().map(short), [[0, 10, 5], [9, 15, 4], [13, 30, 3], [16, 33, 2], [7, 0, 6]])
   for (const partition of [0, 1]) assert.deepEqual(byRun.position('orders', partition, 18n), byOffset.position('orders', partition, 18n))
-  const durable = new RangeTracker()
+  const durable = checked(new RangeTracker())
   durable.recordRun('orders', 'orders', 0, 0n, 4, 0n, true)
   assert.deepEqual(durable.unwritten(), [], 'exactly-once: nothing to write, the position still moves')
   assert.equal(durable.position('orders', 0, 4n)?.targetNext, 4n)
 })
 
 test('the position pairs the committed source offset with the target offset after the last acknowledged record', () => {
-  const tracker = new RangeTracker()
+  const tracker = checked(new RangeTracker())
   assert.equal(tracker.position('orders', 0, 5n), undefined, 'nothing written here: unknown')
   tracker.record('orders', 'orders.copy', 0, offsets(0, 1, 2), 40n)
   assert.deepEqual(tracker.position('orders', 0, 4n), { sourceTopic: 'orders', targetTopic: 'orders.copy', partition: 0, sourceNext: 4n, targetNext: 43n })
@@ -110,7 +111,7 @@ test('beyond the mirror says not yet mirrored and how far it got; no syncs says 
 })
 
 test('the index replays the topic: a rewrite replaces its key, a tombstone removes it, the last position wins', () => {
-  const index = new OffsetSyncIndex()
+  const index = checked(new OffsetSyncIndex())
   const apply = (record: { key: string, value: string | null }): void => {
     const entry = decodeOffsetSync(record.key, record.value)
     assert.ok(entry)
@@ -151,7 +152,7 @@ test('MirrorMaker 2 syncs every offset.lag.max records and translates to the new
 })
 
 test('the offset-sync aligner gives verify the newest copy, and hands over to a fallback where syncs cannot say', async () => {
-  const index = new OffsetSyncIndex()
+  const index = checked(new OffsetSyncIndex())
   index.apply({ kind: 'range', range: range(0, 0, 100) })
   index.apply({ kind: 'range', range: range(50, 100, 50) })
   const fallback = {
@@ -176,7 +177,7 @@ test('the offset-sync aligner gives verify the newest copy, and hands over to a 
 })
 
 test('the position after the last acknowledged record, for each partition with ranges not yet written', () => {
-  const tracker = new RangeTracker()
+  const tracker = checked(new RangeTracker())
   tracker.record('orders', 'orders', 0, offsets(0, 1, 2, 5), 10n) // 3 and 4 hold no record (a marker, compaction)
   tracker.recordRun('orders', 'orders', 1, 7n, 3, 0n)
   assert.deepEqual(

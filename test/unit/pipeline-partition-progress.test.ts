@@ -3,6 +3,7 @@ import { test } from 'node:test'
 import type { MirrorBatch } from '../../src/ports/mirror-batch.js'
 import { partitionKey } from '../../src/shared/partition-key.js'
 import { PartitionProgress } from '../../src/sidecar/pipeline/partition-progress.js'
+import { checked } from '../helpers/checked.js'
 
 function batch (offsets: number[], next = (offsets[offsets.length - 1] ?? 0) + 1, timestamp = 1_000): MirrorBatch {
   return {
@@ -19,7 +20,7 @@ function batch (offsets: number[], next = (offsets[offsets.length - 1] ?? 0) + 1
 const offsetsOf = (p: PartitionProgress): bigint[] => p.commitCandidates().map(c => c.offset)
 
 test('commits move only over acknowledged batches, in offset order', () => {
-  const progress = new PartitionProgress()
+  const progress = checked(new PartitionProgress())
   const a = batch([0, 1, 2]); const b = batch([3, 4]); const c = batch([5])
   for (const x of [a, b, c]) progress.admitted(x)
   assert.deepEqual(offsetsOf(progress), [0n], 'nothing acknowledged: the start position')
@@ -34,7 +35,7 @@ test('commits move only over acknowledged batches, in offset order', () => {
 })
 
 test('offset gaps (compaction, transaction markers) are committed past once acknowledged', () => {
-  const progress = new PartitionProgress()
+  const progress = checked(new PartitionProgress())
   const a = batch([10, 12, 15], 16)
   progress.admitted(a)
   progress.skipped('t', 0, 18n)
@@ -44,14 +45,14 @@ test('offset gaps (compaction, transaction markers) are committed past once ackn
 })
 
 test('records fetched again after a rebalance are not handed over twice', () => {
-  const progress = new PartitionProgress()
+  const progress = checked(new PartitionProgress())
   progress.admitted(batch([0, 1, 2, 3]))
   assert.equal(progress.admitFrom('t', 0, ['2', '3', '4', '5'].map(offset => ({ offset }))), 2, 'offsets 2 and 3 were handed over already')
   assert.equal(progress.admitFrom('t', 0, [{ offset: '4' }]), 0)
 })
 
 test('a failed record stops commits at its offset; abandoned batches can be admitted again', () => {
-  const progress = new PartitionProgress()
+  const progress = checked(new PartitionProgress())
   const a = batch([0, 1, 2, 3])
   progress.admitted(a)
   progress.acknowledgedPrefix(a, 2n, 5)
@@ -63,7 +64,7 @@ test('a failed record stops commits at its offset; abandoned batches can be admi
 })
 
 test('snapshot reports lag inputs and the oldest unacknowledged timestamp; a partition owned elsewhere drops out', () => {
-  const progress = new PartitionProgress()
+  const progress = checked(new PartitionProgress())
   const a = batch([0, 1], 2, 5_000)
   progress.observeHighWatermark('t', 0, 10n, 0n)
   progress.admitted(a)
@@ -79,7 +80,7 @@ test('snapshot reports lag inputs and the oldest unacknowledged timestamp; a par
 test(
   "a partition that comes back starts over where the source fetches it (the group's committed offset): the offset acknowledged here before it left is never committed",
   () => {
-    const progress = new PartitionProgress()
+    const progress = checked(new PartitionProgress())
     const key = partitionKey('t', 0)
     progress.retain(new Set([key]))
     const early = batch([0, 1, 2], 3)
@@ -117,7 +118,7 @@ test(
 )
 
 test('whenIdle resolves once every batch in flight is acknowledged, abandoned, or its partition given away', async () => {
-  const progress = new PartitionProgress()
+  const progress = checked(new PartitionProgress())
   await progress.whenIdle()
   const a = batch([0, 1]); const b = batch([2]); const c = batch([3])
   for (const x of [a, b, c]) progress.admitted(x)
@@ -139,7 +140,7 @@ test('whenIdle resolves once every batch in flight is acknowledged, abandoned, o
 })
 
 test('whenLanded resolves once the batches in flight at the call left flight, whatever was admitted after', async () => {
-  const progress = new PartitionProgress()
+  const progress = checked(new PartitionProgress())
   await progress.whenLanded()
   const a = batch([0, 1]); const b = batch([2]); const other = { ...batch([0]), sourceTopic: 'u', targetTopic: 'u' }
   for (const x of [a, b, other]) progress.admitted(x)

@@ -29,9 +29,51 @@ function key (topic: string, partition: number): string {
  * offsets follow on; otherwise it opens a new range. Only ranges not yet written are kept (the open
  * one stays to be extended), so memory is bounded by what changed since the last flush.
  * Acknowledgements of a partition must arrive in target-offset order (a partition is in one produce request at a time).
+ *
+ * Invariants, per source partition (`checkInvariants` asserts them):
+ * - A: a range covers consecutive source and target offsets, one for one: `length >= 1` source
+ *   offsets from `sourceStart` on `length` target offsets from `targetStart` (a record extends a
+ *   range only when both its offsets follow on, else it opens a new one).
+ * - B: the ranges not yet written never overlap in target offsets of one target topic (each target
+ *   offset holds one record). Source offsets may repeat across ranges: records copied again
+ *   (exactly-once, after a lane was taken again) get a new range at new target offsets.
+ * - C: a range not yet written is filed under its own partition and its target start (its key on
+ *   the offset-syncs topic, so a rewrite of a grown range replaces the old one).
+ * - D: the open range belongs to the partition's current target topic and ends at or before the
+ *   target offset after the last acknowledged record (`targetNext`; before it with fan-out, whose
+ *   further outputs extend nothing), which is known whenever a range is open.
  */
 export class RangeTracker {
   readonly #partitions = new Map<string, PartitionRanges>()
+
+  /**
+   * Throws an Error naming the first invariant (A-D in the class comment) the state breaks. For
+   * tests: they call it after every step.
+   */
+  checkInvariants (): void {
+    for (const [k, state] of this.#partitions) {
+      const ranges = [...state.unwritten]
+      for (const [targetStart, range] of ranges) {
+        const at = `range ${range.sourceTopic}/${range.partition} ${range.sourceStart}+${range.length} -> ${range.targetTopic}@${range.targetStart}`
+        if (range.length < 1n) throw new Error(`Invariant A broken: ${at} is empty`)
+        if (key(range.sourceTopic, range.partition) !== k || targetStart !== range.targetStart) {
+          throw new Error(`Invariant C broken: ${at} filed under another key`)
+        }
+        for (const [, other] of ranges) {
+          if (other === range || other.targetTopic !== range.targetTopic) continue
+          if (other.targetStart < range.targetStart + range.length && range.targetStart < other.targetStart + other.length) {
+            throw new Error(`Invariant B broken: ${at} overlaps the target offsets of the range from ${other.targetStart}`)
+          }
+        }
+      }
+      const { open } = state
+      if (open === undefined) continue
+      if (open.length < 1n) throw new Error(`Invariant A broken: the open range of ${open.sourceTopic}/${open.partition} is empty`)
+      if (open.targetTopic !== state.targetTopic || state.targetNext === undefined || open.targetStart + open.length > state.targetNext) {
+        throw new Error(`Invariant D broken: the open range of ${open.sourceTopic}/${open.partition} ends past the last acknowledged target offset ${state.targetNext}`)
+      }
+    }
+  }
 
   /**
    * Records `sourceOffsets[i]` (ascending) were written to `targetBase + i`.
@@ -61,11 +103,13 @@ export class RangeTracker {
       const source = sourceOffsets[i] as bigint
       const target = targetBase + BigInt(i)
       if (fanOut && open !== undefined && source === open.sourceStart + open.length - 1n && (i > 0 || target === state.targetNext)) continue
+      // Invariant A: a range grows only by a record whose source and target offsets both follow on.
       if (open !== undefined && source === open.sourceStart + open.length && target === open.targetStart + open.length) {
         open.length++
       } else {
         open = { sourceTopic, targetTopic, partition, sourceStart: source, targetStart: target, length: 1n }
       }
+      // Invariant C: filed under its target start, so a grown range replaces itself.
       if (!durable) state.unwritten.set(open.targetStart, open)
     }
     state.open = open
@@ -81,6 +125,7 @@ export class RangeTracker {
     if (count <= 0) return
     const state = this.#state(sourceTopic, targetTopic, partition)
     let open = state.open
+    // Invariant A: as in `record`, both offsets must follow on.
     if (open !== undefined && sourceStart === open.sourceStart + open.length && targetBase === open.targetStart + open.length) {
       open.length += BigInt(count)
     } else {
@@ -99,6 +144,7 @@ export class RangeTracker {
       this.#partitions.set(k, state)
     }
     if (state.targetTopic !== targetTopic) {
+      // Invariant D: a range never runs from one target topic into another.
       state.open = undefined
       state.targetTopic = targetTopic
     }

@@ -86,6 +86,20 @@ interface Acknowledgement {
  * One producer lane of an exactly-once flow (see `ExactlyOnceLanes`): takes and gives up the lane's
  * transactional ids, holds acknowledgements until the transaction holding them committed, and
  * commits by interval, by size, or when idle.
+ *
+ * Invariants (`checkInvariants` asserts them):
+ * - A: the lane has partitions (their positions read under the current ticket) only while its sink
+ *   holds the lane's transactional id: the id is taken before the positions are read, and the
+ *   partitions are dropped before the id is given up or taken again.
+ * - B: records written are settled before the id is given up: while the sink does not hold the id
+ *   the lane has no open transaction (no batch written, no acknowledgement held) and no commit left
+ *   to settle (`#release` and `#retake` wait for `#committing` first). Each transaction committed,
+ *   was aborted, or (a write that failed part way, a commit that failed while giving up) was
+ *   dropped here unacknowledged, left open for the id's next holder to abort: InitProducerId aborts
+ *   the open transaction of its transactional id (KIP-98).
+ * - C: the open transaction's bytes are the sum of the bytes of the batches it wrote.
+ * - D: the open transaction's bookkeeping goes together: it has an opening time exactly when it
+ *   wrote a batch, and a position only for an acknowledgement it holds.
  */
 export class Lane implements LaneTransaction {
   readonly index: number
@@ -118,6 +132,8 @@ export class Lane implements LaneTransaction {
   #openedAtMs: number | undefined
   /** Times the lane was taken again since its last committed transaction (`#retake`). */
   #retakes = 0
+  /** Commits asked for whose outcome is not settled yet (Invariant B). */
+  #commitsUnsettled = 0
 
   constructor (index: number, sink: TransactionalSink, options: LaneOptions, tickets: WeakMap<MirrorBatch, number>) {
     this.index = index
@@ -125,6 +141,28 @@ export class Lane implements LaneTransaction {
     this.#options = options
     this.#tickets = tickets
     this.idleCommitMs = options.commitIntervalMs
+  }
+
+  /**
+   * Throws an Error naming the first invariant (A-D in the class comment) the state breaks. For
+   * tests: they call it after every step.
+   */
+  checkInvariants (): void {
+    const at = `lane ${this.index}`
+    if (this.#partitions.size > 0 && !this.#sinkHeld) {
+      throw new Error(`Invariant A broken: ${at} has ${this.#partitions.size} partitions without its transactional id`)
+    }
+    if (!this.#sinkHeld && (this.#written.length > 0 || this.#pending.length > 0 || this.#commitsUnsettled > 0)) {
+      throw new Error(
+        `Invariant B broken: ${at} gave up its transactional id with ${this.#written.length} batches written, ` +
+          `${this.#pending.length} acknowledgements held and ${this.#commitsUnsettled} commits unsettled`
+      )
+    }
+    const bytes = this.#written.reduce((sum, batch) => sum + batch.bytes, 0)
+    if (bytes !== this.#writtenBytes) throw new Error(`Invariant C broken: ${at} counts ${this.#writtenBytes} bytes written, its batches hold ${bytes}`)
+    if ((this.#openedAtMs !== undefined) !== (this.#written.length > 0) || (this.#positions.size > 0 && this.#pending.length === 0)) {
+      throw new Error(`Invariant D broken: ${at} has an opening time, batches written, positions and acknowledgements out of step`)
+    }
   }
 
   #exclusive<T>(step: () => Promise<T>): Promise<T> {
@@ -174,6 +212,7 @@ export class Lane implements LaneTransaction {
       await retry(
         async () => {
           if (ticket !== this.#ticket) return
+          // Invariant A: the id is held before any partition's position is read.
           if (!this.#sinkHeld) {
             await this.#sink.acquire()
             this.#sinkHeld = true
@@ -223,10 +262,12 @@ export class Lane implements LaneTransaction {
         this.#options.logger.warn('committing the open transaction of a producer lane given up failed; its next owner aborts it', { lane: this.index, error })
       })
     }
+    // Invariant B: every commit asked for settled, and what is still open dropped, before the id goes.
     await this.#committing
     this.#commitFailure = undefined
     this.#dropOpen()
     for (const { topic, partition } of this.#partitions.values()) this.#options.progress.resume(topic, partition, undefined)
+    // Invariant A: the partitions go before the id.
     this.#partitions = new Map()
     if (this.#sinkHeld) {
       this.#sinkHeld = false
@@ -308,6 +349,7 @@ export class Lane implements LaneTransaction {
       }
       if (current.length === 0) return
       this.#openedAtMs ??= Date.now()
+      // Invariants C and D: the batches, their bytes and the opening time go together.
       for (const batch of current) {
         this.#written.push(batch)
         this.#writtenBytes += batch.bytes
@@ -395,11 +437,13 @@ export class Lane implements LaneTransaction {
       return
     }
     const previous = this.#committing
+    this.#commitsUnsettled++
     this.#committing = (async () => {
       await previous
       try {
         await committed
       } catch (error) {
+        this.#commitsUnsettled--
         const failure = aborted(error)
         if (failOnError && this.owned) this.#commitFailure ??= failure
         else {
@@ -410,6 +454,7 @@ export class Lane implements LaneTransaction {
         }
         return
       }
+      this.#commitsUnsettled--
       observer.transactionEnded?.(labels, 'committed', (performance.now() - started) / 1000)
       this.#retakes = 0
       // Acknowledged first, bytes given back after: a digest that reads a batch after its acknowledgement
@@ -481,14 +526,14 @@ export class Lane implements LaneTransaction {
       progress.resume(topic, partition, undefined)
     }
     this.#ready = this.#exclusive(async () => {
-      // Commits asked for before this one settle first: the positions read below include theirs.
+      // Commits asked for before this one settle first: the positions read below include theirs (Invariant B).
       await this.#committing
       // Failures of transactions that came after the aborted one: they are part of what is taken again.
       this.#commitFailure = undefined
       // Rejects only when the flow stops (the signal): the check below ends the retake then.
       await sleep(heartbeatIntervalMs, undefined, { signal }).catch(() => undefined)
       if (ticket !== this.#ticket || signal.aborted) return false
-      // acquire() replaces the producers the other process fenced.
+      // acquire() replaces the producers the other process fenced. Invariant A: the partitions went above.
       this.#sinkHeld = false
       return await this.#acquire(ticket, partitions, acknowledged)
     })

@@ -78,6 +78,11 @@ export class ExactlyOnceLanes implements IntakeGate {
     this.#tickets.set(batch, ticket)
   }
 
+  /** Throws an Error naming the first invariant (of `Lane`) a lane breaks. For tests: they call it after every step. */
+  checkInvariants (): void {
+    for (const lane of this.#lanes) lane.checkInvariants()
+  }
+
   /** Lanes this process holds now. */
   get held (): number {
     return this.#lanes.filter(lane => lane.owned).length

@@ -43,6 +43,20 @@ interface LandedWaiter {
  * Per source partition: what was handed to the producers, what the target acknowledged, and what
  * may be committed. The committable offset only moves over acknowledged batches, in offset order,
  * so a commit never covers a record the target has not acknowledged.
+ *
+ * Invariants, for every partition's state (`checkInvariants` asserts them):
+ * - A: the batches in flight are in offset order and do not overlap (callers admit a partition's
+ *   batches in offset order; `admitFrom` drops what was handed over already).
+ * - B: the head of the batches in flight is never acknowledged: an acknowledged head leaves flight
+ *   at once, so what stays in flight starts at the oldest record the target has not acknowledged.
+ * - C: the committable offset (`ackedNext`, what `commitCandidates` offers) never passes an
+ *   unacknowledged record: with batches in flight it is at most the end of the head batch (its
+ *   start, or where `acknowledgedPrefix` put it inside the head), so commits only cover
+ *   acknowledged, contiguous offsets.
+ * - D: the committable offset is never past what was handed over (`ackedNext <= admittedNext`).
+ * - E: the count of batches in flight is the sum over the partitions' states, and nobody waits for
+ *   `whenIdle` while it is zero.
+ * - F: a state is filed under its own partition's key and holds only that partition's batches.
  */
 export class PartitionProgress {
   readonly #states = new Map<string, PartitionState>()
@@ -56,10 +70,44 @@ export class PartitionProgress {
   /** Who waits for `whenLanded`: the batches each partition had in flight at the call. */
   #landedWaiters: LandedWaiter[] = []
 
+  /**
+   * Throws an Error naming the first invariant (A-F in the class comment) the state breaks. For
+   * tests: they call it after every step.
+   */
+  checkInvariants (): void {
+    let inFlight = 0
+    for (const [key, state] of this.#states) {
+      const at = `partition ${state.topic}/${state.partition}`
+      if (key !== partitionKey(state.topic, state.partition)) throw new Error(`Invariant F broken: ${at} filed under another key`)
+      inFlight += state.inFlight.length
+      let previousNext: bigint | undefined
+      for (const { batch } of state.inFlight) {
+        if (batch.sourceTopic !== state.topic || batch.partition !== state.partition) {
+          throw new Error(`Invariant F broken: ${at} holds a batch of ${batch.sourceTopic}/${batch.partition}`)
+        }
+        if (previousNext !== undefined && batch.firstOffset < previousNext) {
+          throw new Error(`Invariant A broken: ${at} has a batch from ${batch.firstOffset} in flight after one up to ${previousNext}`)
+        }
+        previousNext = batch.nextOffset
+      }
+      const head = state.inFlight[0]
+      if (head?.acked === true) throw new Error(`Invariant B broken: ${at} keeps an acknowledged batch at the head of flight`)
+      if (head !== undefined && state.ackedNext > head.batch.nextOffset) {
+        throw new Error(`Invariant C broken: ${at} may commit ${state.ackedNext}, past unacknowledged records from ${head.batch.firstOffset}`)
+      }
+      if (state.ackedNext > state.admittedNext) {
+        throw new Error(`Invariant D broken: ${at} may commit ${state.ackedNext}, past what was handed over (${state.admittedNext})`)
+      }
+    }
+    if (inFlight !== this.#inFlight) throw new Error(`Invariant E broken: ${this.#inFlight} batches counted in flight, ${inFlight} held`)
+    if (this.#inFlight === 0 && this.#idleWaiters.length > 0) throw new Error('Invariant E broken: whenIdle waits while nothing is in flight')
+  }
+
   /** `count` batches left flight; wakes who waits for `whenIdle` when none is left, and for `whenLanded` when its batches left. */
   #landed (count: number): void {
     if (count === 0) return
     this.#inFlight -= count
+    // Invariant E: who waits for idle is woken the moment the count reaches zero.
     if (this.#inFlight === 0 && this.#idleWaiters.length > 0) for (const wake of this.#idleWaiters.splice(0)) wake()
     if (this.#landedWaiters.length > 0) {
       this.#landedWaiters = this.#landedWaiters.filter(waiter => {
@@ -120,6 +168,7 @@ export class PartitionProgress {
   admitted (batch: MirrorBatch): void {
     const state = this.#state(batch.sourceTopic, batch.partition, batch.firstOffset)
     if (state.inFlight.length === 0 && batch.firstOffset > state.ackedNext) state.ackedNext = batch.firstOffset
+    // Invariant A: appended in the offset order the caller admits in. Invariant E: counted with it.
     state.inFlight.push({ batch, acked: false })
     this.#inFlight++
     if (batch.nextOffset > state.admittedNext) state.admittedNext = batch.nextOffset
@@ -141,6 +190,7 @@ export class PartitionProgress {
   skipped (topic: string, partition: number, nextOffset: bigint): void {
     const state = this.#state(topic, partition, nextOffset)
     if (nextOffset > state.admittedNext) state.admittedNext = nextOffset
+    // Invariant C: a skip passes the committable offset at once only when nothing is in flight.
     if (state.inFlight.length === 0 && nextOffset > state.ackedNext) state.ackedNext = nextOffset
   }
 
@@ -153,6 +203,8 @@ export class PartitionProgress {
     entry.acked = true
     state.lastProgressMs = nowMs
     let landed = 0
+    // Invariants B and C: the committable offset moves only over the acknowledged batches at the
+    // head, which leave flight; an acknowledged batch behind an unacknowledged one waits.
     while (state.inFlight[0]?.acked === true) {
       const done = state.inFlight.shift() as InFlight
       landed++
@@ -169,6 +221,7 @@ export class PartitionProgress {
    */
   acknowledgedPrefix (batch: MirrorBatch, nextOffset: bigint, nowMs: number): void {
     const state = this.#states.get(partitionKey(batch.sourceTopic, batch.partition))
+    // Invariant C: only the head's prefix counts; a later batch's prefix sits behind unacknowledged records.
     if (state === undefined || state.inFlight[0]?.batch !== batch) return
     state.lastProgressMs = nowMs
     if (nextOffset > state.ackedNext) state.ackedNext = nextOffset
