@@ -123,6 +123,7 @@ test('lag reports both log ends and the mirror position under the default replic
     '_',
     '--format',
     'csv',
+    '--totals',
   ]
   const result = await runMirrorCheck(args)
   assert.equal(result.code, 0, result.stderr)
