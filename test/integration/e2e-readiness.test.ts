@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { Message } from '@kafka-mirror-sidecar/kafkajs'
-import { committedOffsets, createTopic, produce, sharedClusters, startExtraCluster, totalRecords, uniqueName } from '../helpers/kafka.js'
+import { committedOffsets, createTopic, produce, sharedClusters, startExtraCluster, totalRecords, uniqueName, withAdmin } from '../helpers/kafka.js'
 import { spawnSidecar, waitMirroring } from '../helpers/sidecar.js'
 import { promtoolProblems, readyz, sampleSum, scrape, sidecarHttpPort, type Probe } from '../helpers/sidecar-http.js'
 import { waitUntil } from '../helpers/wait.js'
@@ -97,7 +97,9 @@ test(
   async t => {
     const { target } = await sharedClusters()
     const source = await startExtraCluster(t, 'final-commit-source')
-    const topic = await createTopic(t, source, { partitions: 2 })
+    // The topic goes with its cluster (removed when the test ends), so no clean-up of its own.
+    const topic = uniqueName('final-commit')
+    await withAdmin(source, admin => admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 2, replicationFactor: 1 }] }))
     const groupId = uniqueName('e2e-final-commit')
     // A commit interval longer than the test: only the final commit could commit these records (their
     // offset syncs are written on the target as it acknowledges, so the target stays up here).
@@ -105,6 +107,7 @@ test(
     await waitMirroring(sidecar)
     await produce(source, topic, records(0, 40))
     await waitUntil(async () => (await totalRecords(target, topic).catch(() => 0n)) === 40n, { timeoutMs: 30_000, message: 'records copied' })
+    assert.deepEqual([...(await committedOffsets(source, groupId, topic)).values()].filter(offset => offset >= 0n), [], 'the records copied are not committed yet')
     await source.pause()
     sidecar.child.kill('SIGTERM')
     const code = await sidecar.exited
