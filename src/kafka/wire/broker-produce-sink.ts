@@ -163,8 +163,9 @@ export class BrokerProduceSink {
 
   /** One pass: what can be sent goes out, one request per broker per round, one batch per partition per request. */
   #pump (): void {
-    if (this.#stopped) return
+    if (this.#stopped || this.#failure !== undefined) return
     if (this.#state.bumpPending) {
+      // #bump handles its own failures (retried, or the sink broken).
       if (this.#state.quiet && !this.#bumping) void this.#bump()
       return
     }
@@ -208,7 +209,9 @@ export class BrokerProduceSink {
         add(leader, round++, pending, fields)
       }
     }
-    for (const [node, requests] of rounds) void this.#produce(node, requests)
+    // A failure #produce does not turn into a resend is a broken rule of the state: the sink stops taking batches (#broken).
+    for (const [node, requests] of rounds) this.#produce(node, requests).catch((error: unknown) => this.#broken(error))
+    // #refreshMetadata handles its own failures (asked again after the backoff).
     if (unknownLeaders) void this.#refreshMetadata()
   }
 
@@ -275,6 +278,13 @@ export class BrokerProduceSink {
     this.#schedule(failures ? this.#options.retryBackoffMs ?? 100 : 0)
   }
 
+  /** Nothing can be sent any more (a producer id refused, a rule of the producer state broken): every batch not acknowledged fails with `error`. */
+  #broken (error: unknown): void {
+    this.#failure ??= error instanceof MirrorError ? error : new MirrorError(ErrorCodes.INTERNAL, `produce sink: ${(error as Error).message}`, { cause: error })
+    for (const pending of [...this.#open]) pending.reject(this.#failure)
+    this.#queued.clear()
+  }
+
   #failed (pending: Pending, code: number, message: string): void {
     if (isLeaderError(code)) this.#leaders.delete(pending.key)
     const verdict = this.#state.failed(pending.key, pending, code)
@@ -313,11 +323,7 @@ export class BrokerProduceSink {
       if (this.#stopped) return
       if (!(error instanceof MirrorError && error.retriable)) {
         // The broker refuses a producer id: nothing can be sent any more; every batch not acknowledged fails with its answer.
-        this.#failure = error instanceof MirrorError
-          ? error
-          : new MirrorError(ErrorCodes.KAFKA, `InitProducerId: ${(error as Error).message}`, { cause: error })
-        for (const pending of [...this.#open]) pending.reject(this.#failure)
-        this.#queued.clear()
+        this.#broken(error)
         return
       }
       // Retriable (the bootstrap broker unreachable, a coordinator not ready): the next pass tries again after the backoff.
