@@ -21,7 +21,7 @@ const ENV = {
 
 /** What a user's install holds: the compiled sidecar and CLI, the kafkajs patch and the step that applies it at install, README, LICENSE and docs. */
 const SHIPPED =
-  /^package\/(package\.json|README\.md|cli\/README\.md|LICENSE|patches\/kafkajs\+2\.2\.4\.patch|scripts\/patch-kafkajs\.mjs|docs\/[a-z0-9-]+\.(md|png)|dist\/(src|cli)\/[a-z0-9/-]+\.(js|d\.ts))$/
+  /^package\/(package\.json|README\.md|cli\/README\.md|LICENSE|patches\/kafkajs\+2\.2\.4\.patch|scripts\/patch-kafkajs\.mjs|docs\/[a-z0-9-]+\.(md|png)|grafana\/(kafka-mirror-sidecar\.json|alerts\.yml|README\.md)|dist\/(src|cli)\/[a-z0-9/-]+\.(js|d\.ts))$/
 
 let dir: string
 let tarball: string
