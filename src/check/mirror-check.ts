@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import yargs from 'yargs'
 import { hideBin } from 'yargs/helpers'
+import { certificateCommand } from './commands/certificate.js'
 import { cutoverCommand } from './commands/cutover.js'
 import { failbackCommand, failoverCommand } from './commands/failover.js'
 import { lagCommand } from './commands/lag.js'
@@ -12,7 +13,7 @@ import { ExitCode } from './cli/exit-codes.js'
 import { usageLine } from './cli/run-command.js'
 import { packageVersion } from '../shared/package-version.js'
 
-const COMMANDS = ['offsets', 'lag', 'verify', 'translate', 'cutover', 'failover', 'failback', 'completion']
+const COMMANDS = ['offsets', 'lag', 'verify', 'translate', 'cutover', 'failover', 'failback', 'certificate', 'completion']
 
 function fail (text: string): never {
   process.stderr.write(`mirror-check: ${text}\nRun mirror-check --help for usage.\n`)
@@ -33,6 +34,7 @@ await yargs(args)
   .command(cutoverCommand)
   .command(failoverCommand)
   .command(failbackCommand)
+  .command(certificateCommand)
   .completion('completion', 'Print a bash completion script (mirror-check completion >> ~/.bashrc)')
   .strict()
   .help()
