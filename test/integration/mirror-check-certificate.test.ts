@@ -5,7 +5,17 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import type { Message } from '@kafka-mirror-sidecar/kafkajs'
-import { committedOffsets, createTopic, deleteTopicIfExists, endOffsets, produce, sharedClusters, uniqueName, withAdmin } from '../helpers/kafka.js'
+import {
+  committedOffsets,
+  createTopic,
+  deleteTopicIfExists,
+  endOffsets,
+  produce,
+  readAll,
+  sharedClusters,
+  uniqueName,
+  withAdmin,
+} from '../helpers/kafka.js'
 import { runMirrorCheck } from '../helpers/mirror-check.js'
 import { spawnSidecar, waitMirroring } from '../helpers/sidecar.js'
 import { waitUntil } from '../helpers/wait.js'
@@ -31,7 +41,7 @@ interface CertificateJson {
 const PER_PARTITION = 100
 
 const TITLE =
-  'verify --certificate writes a signed certificate of a sidecar copy; certificate checks it, and fails on one changed byte or a deleted target record'
+  'verify --certificate writes a signed certificate of a sidecar copy; certificate checks it, and fails on one changed byte a changed or a deleted target record'
 
 test(TITLE, { timeout: 120_000 }, async t => {
   const { source, target } = await sharedClusters()
@@ -106,7 +116,28 @@ test(TITLE, { timeout: 120_000 }, async t => {
   assert.equal(altered.json.signatureValid, false)
   assert.match(altered.json.problem ?? '', /altered/)
 
-  // The target loses its first record of partition 0: that range fails, the other still matches.
+  // The target topic re-created behind the mirror's back with one value of partition 1 changed: that range's digest differs.
+  const copy = await readAll(target, topic)
+  assert.equal(copy.length, 2 * PER_PARTITION)
+  await deleteTopicIfExists(target, topic)
+  await waitUntil(async () => !(await withAdmin(target, admin => admin.listTopics())).includes(topic), { message: 'the target topic to be deleted' })
+  await withAdmin(target, admin => admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 2, replicationFactor: 1 }] }))
+  for (const partition of [0, 1]) {
+    await produce(target, topic, copy.filter(r => r.partition === partition).map((r, i) => ({
+      partition,
+      key: r.key,
+      value: partition === 1 && i === 50 ? Buffer.from('value changed') : r.value,
+      timestamp: r.timestamp,
+      headers: r.headers,
+    })))
+  }
+  const changed = await check(file)
+  assert.equal(changed.code, 1)
+  assert.equal(changed.json.signatureValid, true)
+  assert.deepEqual(changed.json.ranges.map(r => [r.partition, r.result]), [[0, 'ok'], [1, 'failed']])
+  assert.match(changed.json.ranges[1]?.problem ?? '', /SHA-256 of the target records differs/)
+
+  // The target loses its first record of partition 0: that range fails too.
   await withAdmin(target, async admin => {
     await admin.fetchTopicMetadata({ topics: [topic] })
     await admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: '1' }] })
@@ -114,6 +145,6 @@ test(TITLE, { timeout: 120_000 }, async t => {
   const deleted = await check(file)
   assert.equal(deleted.code, 1)
   assert.equal(deleted.json.signatureValid, true)
-  assert.deepEqual(deleted.json.ranges.map(r => [r.partition, r.result]), [[0, 'failed'], [1, 'ok']])
+  assert.deepEqual(deleted.json.ranges.map(r => [r.partition, r.result]), [[0, 'failed'], [1, 'failed']])
   assert.match(deleted.json.ranges[0]?.problem ?? '', /target offsets 0\.\.0 are deleted/)
 })
