@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import yargs from 'yargs'
 import { hideBin } from 'yargs/helpers'
+import { certificateCommand } from './commands/certificate.js'
 import { cutoverCommand } from './commands/cutover.js'
 import { drillCommand } from './commands/drill.js'
 import { failbackCommand, failoverCommand } from './commands/failover.js'
@@ -16,7 +17,7 @@ import { ExitCode } from './cli/exit-codes.js'
 import { usageLine } from './cli/run-command.js'
 import { packageVersion } from '../shared/package-version.js'
 
-const COMMANDS = ['offsets', 'lag', 'verify', 'translate', 'cutover', 'failover', 'failback', 'groups', 'drill', 'rpo', 'fence', 'completion']
+const COMMANDS = ['offsets', 'lag', 'verify', 'translate', 'cutover', 'failover', 'failback', 'groups', 'drill', 'rpo', 'fence', 'certificate', 'completion']
 
 function fail (text: string): never {
   process.stderr.write(`mirror-check: ${text}\nRun mirror-check --help for usage.\n`)
@@ -41,6 +42,7 @@ await yargs(args)
   .command(drillCommand)
   .command(rpoCommand)
   .command(fenceCommand)
+  .command(certificateCommand)
   .completion('completion', 'Print a bash completion script (mirror-check completion >> ~/.bashrc)')
   .strict()
   .help()

@@ -168,6 +168,11 @@ export class AuditClient {
     }
   }
 
+  /** The cluster's id as Metadata names it (KIP-78): what a completeness certificate names the cluster by. */
+  async clusterId (): Promise<string> {
+    return (await this.call(() => this.admin.describeCluster())).clusterId
+  }
+
   /** Whether `topic` exists on the cluster. */
   async hasTopic (topic: string): Promise<boolean> {
     return (await this.call(() => this.admin.listTopics())).includes(topic)

@@ -151,7 +151,7 @@ function toBytes (value: Buffer | string): Uint8Array {
 }
 
 /** The headers as a list: `headerList` when the reader kept it, else the grouped form flattened name by name. */
-function headerPairs (record: Pick<KafkaRecord, 'headers' | 'headerList'>): Array<{ key: string, value: Buffer | string | null }> {
+export function headerPairs (record: Pick<KafkaRecord, 'headers' | 'headerList'>): Array<{ key: string, value: Buffer | string | null }> {
   if (record.headerList !== undefined) return [...record.headerList]
   const pairs: Array<{ key: string, value: Buffer | string | null }> = []
   for (const [key, value] of Object.entries(record.headers ?? {})) {

@@ -32,7 +32,7 @@ test('mirror-check: a mistyped command is named with the nearest command', () =>
   assert.equal(usageError(CHECK_BIN, ['failovr']), 'mirror-check: unknown command "failovr"; did you mean failover?')
   assert.equal(
     usageError(CHECK_BIN, ['xyzzy']),
-    'mirror-check: unknown command "xyzzy"; the commands are offsets, lag, verify, translate, cutover, failover, failback, groups, drill, rpo, fence, completion'
+    'mirror-check: unknown command "xyzzy"; the commands are offsets, lag, verify, translate, cutover, failover, failback, groups, drill, rpo, fence, certificate, completion'
   )
 })
 

@@ -17,7 +17,15 @@ const SIDECAR = [
   'src/sidecar/preflight/',
   'src/sidecar/flow-runtime-factory.ts', 'src/sidecar/mirror-sidecar.ts', 'src/index.ts', 'src/bin/',
 ]
-const CHECK = ['src/check/cli/', 'src/check/translate/', 'src/check/lag/', 'src/check/verify/', 'src/check/commands/', 'src/check/mirror-check.ts']
+const CHECK = [
+  'src/check/cli/',
+  'src/check/translate/',
+  'src/check/lag/',
+  'src/check/verify/',
+  'src/check/certificate/',
+  'src/check/commands/',
+  'src/check/mirror-check.ts',
+]
 /** Shared folders mirror-check does not import: the ports are the sidecar pipeline's, implemented by kafka/. */
 const NOT_FOR_CHECK = new Set(['src/ports/'])
 /** The pipeline runs on its ports: of the shared column it sees only these, never kafka/. */

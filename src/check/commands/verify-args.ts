@@ -22,4 +22,6 @@ export interface VerifyArgs extends CommonArgs, PolicyArgs, ClusterPairArgs {
   'offset-syncs-topic'?: string
   digests: boolean
   'digests-topic'?: string
+  certificate?: string
+  'signing-key'?: string
 }

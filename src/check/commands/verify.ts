@@ -20,6 +20,7 @@ import { verifyDigests } from './verify-digests.js'
 import type { VerifyArgs } from './verify-args.js'
 import { alignedBy, chooseAlignment, type AlignedBy, type AlignmentChoice } from '../verify/alignment-choice.js'
 import { policyFromArgs, withPolicyArgs } from '../cli/policy-args.js'
+import { certificateRequest, writeVerifyCertificate } from '../certificate/certificate-writer.js'
 
 function partitionList (partitions: readonly number[]): string {
   return `partition${partitions.length === 1 ? '' : 's'} ${partitions.join(',')}`
@@ -165,6 +166,7 @@ function parseTime (text: string): number {
 
 async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Promise<void> {
   await runCommand(args, async () => {
+    const certificate = certificateRequest(args)
     if (args.digests) return await verifyDigests(args)
     if (args['digests-topic'] !== undefined) {
       throw new UsageError("--digests-topic needs --digests (check the target against the mirror's digests); add --digests or leave --digests-topic out")
@@ -314,6 +316,11 @@ async function verifyHandler (args: ArgumentsCamelCase<VerifyArgs>): Promise<voi
         }
         for (const line of notes) note(line)
         if (args.format !== 'table') for (const line of misplacedLines) note(line)
+        if (certificate !== undefined) {
+          note(passed
+            ? await writeVerifyCertificate(certificate, { source, target }, { sourceTopic: args.topic, targetTopic }, result.partitions)
+            : `no certificate written to ${certificate.file}: the verify did not pass`)
+        }
         return passed ? ExitCode.OK : ExitCode.CHECK_FAILED
       } finally {
         await target.close()
@@ -397,6 +404,14 @@ export const verifyCommand: CommandModule<object, VerifyArgs> = {
           'Check the target alone against the digests the sidecar recorded of what it copied (--digests.enabled true); reads nothing from the source, so it works after source retention deleted the records.',
       })
       .option('digests-topic', { type: 'string', describe: 'Digests topic on the target (default mirror-digests.<source-alias>.internal); with --digests.' })
+      .option('certificate', {
+        type: 'string',
+        describe: 'When the verify passes, write a signed completeness certificate to FILE (check it with mirror-check certificate); needs --signing-key.',
+      })
+      .option('signing-key', {
+        type: 'string',
+        describe: 'Ed25519 private key (PEM, PKCS8) signing --certificate: openssl genpkey -algorithm ed25519 -out signing.pem',
+      })
       .example('$0 verify --source src:9092 --target dst:9092 --topic orders', 'Verify everything the mirror-sidecar group has committed.')
       .example(
         '$0 verify --source src:9092 --target dst:9092 --topic orders --wait 30 --allow-duplicates --format json',
