@@ -506,7 +506,7 @@ test(
   }
 )
 
-test('a committed transaction\'s batches reach the ack listener before their bytes are given back, so a digest that reads them keeps them counted', async () => {
+test('a committed transaction\'s batches reach the ack listener before their bytes go back, so a digest reading them keeps them counted', async () => {
   const { lanes, progress, acked, inner } = setup()
   const lane = lanes.laneOf('t', 0)
   lanes.assign(new Set([partitionKey('t', 0)]))
