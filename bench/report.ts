@@ -19,13 +19,14 @@ export interface Environment {
   readonly java: string
   readonly kafkaClusters: string
   readonly kafkaMirrorMaker1: string
+  readonly kafkaMirrorMaker2: string
   readonly gitCommit: string
   /** 1-minute load average when the benchmark started and when it finished (other work on the machine skews figures). */
   readonly loadAverageAtStart: number
   loadAverageAtEnd?: number
 }
 
-export function describeEnvironment (kafkaClusters: string, kafkaMirrorMaker1: string): Environment {
+export function describeEnvironment (kafkaClusters: string, kafkaMirrorMaker1: string, kafkaMirrorMaker2: string): Environment {
   const javaVersion = spawnSync('java', ['-version'], { encoding: 'utf8' })
   const javaLines = `${javaVersion.stderr ?? ''}${javaVersion.stdout ?? ''}`.split('\n')
   const java = (javaLines.find(line => line.includes('Runtime Environment')) ?? javaLines[0] ?? 'unknown').trim()
@@ -42,6 +43,7 @@ export function describeEnvironment (kafkaClusters: string, kafkaMirrorMaker1: s
     java,
     kafkaClusters,
     kafkaMirrorMaker1,
+    kafkaMirrorMaker2,
     gitCommit,
     loadAverageAtStart: Math.round((loadavg()[0] ?? 0) * 100) / 100,
   }
@@ -226,7 +228,7 @@ function environmentSection (env: Environment, options: BenchOptions, clusters =
     `Taken ${env.date} at commit ${env.gitCommit}.`,
     '',
     `- Machine: ${env.cores} cores (${env.cpuModel}), ${env.memoryGiB} GiB memory; brokers, mirrors and the load generator share it. 1-minute load average ${env.loadAverageAtStart} at the start, ${env.loadAverageAtEnd ?? 'n/a'} at the end (above ${env.cores} means other work competed for the cores).`,
-    `- Versions: Node ${env.node}; ${env.java}; Kafka brokers ${env.kafkaClusters} (${clusters}); MirrorMaker 2 ${env.kafkaClusters}; MirrorMaker 1 ${env.kafkaMirrorMaker1}.`,
+    `- Versions: Node ${env.node}; ${env.java}; Kafka brokers ${env.kafkaClusters} (${clusters}); MirrorMaker 2 ${env.kafkaMirrorMaker2}; MirrorMaker 1 ${env.kafkaMirrorMaker1}.`,
     `- Parameters: ${options.mode === 'throughput' ? `${options.records.toLocaleString('en-US')} records preloaded` : `${options.rateRecordsPerSecond.toLocaleString('en-US')} records/s for ${options.durationSeconds} s`}, ${options.keyBytes}-byte keys, ${options.valueBytes}-byte values, ${options.partitions} partitions, compression ${options.compression}, ${options.streams} streams (MM1 --num.streams, MM2 tasks.max, sidecar --num.streams), ${options.runs} run(s), medians reported.`,
     `- Every mirror: consumer auto.offset.reset=earliest${Object.entries(options.consumerProps).map(([k, v]) => `, ${k}=${v}`).join('')} from a fresh group; producer acks=all, compression.type=${options.compression}${Object.entries(options.producerProps).map(([k, v]) => `, ${k}=${v}`).join('')}, other settings at each tool's defaults. JVM heaps: -Xmx${options.javaHeap} for each mirror and tool JVM.`,
     ...(options.profile ? ['- The sidecar ran under `node --cpu-prof` (--profile): its figures include the profiler\'s overhead.'] : []),

@@ -4,7 +4,10 @@ import { randomBytes } from 'node:crypto'
 import { mkdir, readdir, stat, writeFile } from 'node:fs/promises'
 import { loadavg } from 'node:os'
 import { join, resolve } from 'node:path'
-import { clustersDown, clustersUp, defaultClusters, ensureKafkaDistribution, MIRROR_MAKER_1_VERSION } from '../scripts/local-kafka/clusters.js'
+import {
+  clustersDown, clustersUp, defaultClusters, ensureKafkaDistribution, MIRROR_MAKER_1_VERSION, mirrorMaker2VersionFromEnv,
+} from '../scripts/local-kafka/clusters.js'
+import type { KafkaDistribution } from '../scripts/local-kafka/kafka-distribution.js'
 import { kafkaVersionFromEnv } from '../scripts/local-kafka/kafka-distribution.js'
 import { projectRoot } from '../scripts/local-kafka/paths.js'
 import { parseBenchArgs, UsageError, USAGE, type BenchOptions, type ContenderName } from './bench-options.js'
@@ -49,7 +52,7 @@ async function cleanUp (): Promise<void> {
 
 function contendersFor (
   options: BenchOptions,
-  versions: { clusters: Awaited<ReturnType<typeof ensureKafkaDistribution>>, mm1?: Awaited<ReturnType<typeof ensureKafkaDistribution>> }
+  versions: { mm1?: KafkaDistribution, mm2?: KafkaDistribution }
 ): Contender[] {
   const make = (name: ContenderName): Contender => {
     switch (name) {
@@ -63,13 +66,13 @@ function contendersFor (
       case 'baseline':
         return sidecarContender({ entry: options.baselineEntry ?? '', args: options.sidecarArgs }, 'baseline')
       case 'mm2':
-        return mirrorMaker2Contender(versions.clusters, options.javaHeap)
+        return mirrorMaker2Contender(versions.mm2!, options.javaHeap)
       case 'mm1':
         return mirrorMaker1Contender(versions.mm1!, options.javaHeap)
       case 'sidecar-eos':
         return sidecarContender({ entry: options.sidecarEntry, args: options.sidecarArgs }, 'sidecar-eos')
       case 'mm2-eos':
-        return mirrorMaker2Contender(versions.clusters, options.javaHeap, true)
+        return mirrorMaker2Contender(versions.mm2!, options.javaHeap, true)
       case 'bare':
         return bareForwarderContender(options.partitions)
       case 'bare-kafkajs':
@@ -108,8 +111,10 @@ async function main (options: BenchOptions): Promise<void> {
   requireKcat()
   const clusterVersion = kafkaVersionFromEnv()
   const clustersDistribution = await ensureKafkaDistribution(clusterVersion)
-  const mm1Distribution = options.contenders.includes('mm1') ? await ensureKafkaDistribution(MIRROR_MAKER_1_VERSION) : undefined
-  const contenders = contendersFor(options, { clusters: clustersDistribution, ...(mm1Distribution === undefined ? {} : { mm1: mm1Distribution }) })
+  // MirrorMaker 1 runs from the last release that ships it, MirrorMaker 2 from the newest release whose jars Maven Central serves.
+  const mm1 = options.contenders.includes('mm1') ? await ensureKafkaDistribution(MIRROR_MAKER_1_VERSION) : undefined
+  const mm2 = options.contenders.some(name => name === 'mm2' || name === 'mm2-eos') ? await ensureKafkaDistribution(mirrorMaker2VersionFromEnv()) : undefined
+  const contenders = contendersFor(options, { ...(mm1 === undefined ? {} : { mm1 }), ...(mm2 === undefined ? {} : { mm2 }) })
 
   const { source: sourceProbe, target: targetProbe } = defaultClusters()
   const wereRunning = (await sourceProbe.status()).running && (await targetProbe.status()).running
@@ -130,7 +135,7 @@ async function main (options: BenchOptions): Promise<void> {
   })
 
   const shape = { keyBytes: options.keyBytes, valueBytes: options.valueBytes }
-  const env = describeEnvironment(clusterVersion, mm1Distribution?.version ?? MIRROR_MAKER_1_VERSION)
+  const env = describeEnvironment(clusterVersion, mm1?.version ?? MIRROR_MAKER_1_VERSION, mm2?.version ?? mirrorMaker2VersionFromEnv())
   const job = (topic: string, tag: string, contender: string): MirrorJob => ({
     sourceBootstrap: source.bootstrap,
     targetBootstrap: target.bootstrap,

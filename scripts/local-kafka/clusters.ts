@@ -10,7 +10,7 @@ export type { NodeClusterOptions, NodeClusterStatus } from './node-cluster.js'
 export { KafkaNode } from './kafka-node.js'
 export type { NodeStatus } from './kafka-node.js'
 export type { LeaderMove } from './cluster-leadership.js'
-export { ensureKafkaDistribution, DEFAULT_KAFKA_VERSION, MIRROR_MAKER_1_VERSION, LocalKafkaError } from './kafka-distribution.js'
+export { ensureKafkaDistribution, DEFAULT_KAFKA_VERSION, MIRROR_MAKER_1_VERSION, mirrorMaker2VersionFromEnv, LocalKafkaError } from './kafka-distribution.js'
 
 /** What test clients need of a local cluster, single-node (`LocalCluster`) or not (`NodeCluster`). */
 export interface KafkaEndpoint {

@@ -11,6 +11,13 @@ const execFileAsync = promisify(execFile)
 export const DEFAULT_KAFKA_VERSION = '4.1.1'
 /** Last release line that still ships MirrorMaker 1 (`kafka.tools.MirrorMaker`). */
 export const MIRROR_MAKER_1_VERSION = '3.9.1'
+/**
+ * The newest release whose MirrorMaker 2 jars (connect-mirror, connect-mirror-client) Maven Central
+ * serves: MirrorMaker 2 in the benchmark and the tests, and the MirrorMaker 2 client library
+ * (`RemoteClusterUtils`) the tests ask, run from it, against brokers of any supported release.
+ * `MIRROR_MAKER_2_VERSION` in the environment names another.
+ */
+export const MIRROR_MAKER_2_VERSION = '4.3.1'
 
 /** A Kafka release fetched from Maven Central: its version and the folder holding every jar. */
 export interface KafkaDistribution {
@@ -28,6 +35,10 @@ export class LocalKafkaError extends Error {
 
 export function kafkaVersionFromEnv (): string {
   return process.env.KAFKA_VERSION ?? DEFAULT_KAFKA_VERSION
+}
+
+export function mirrorMaker2VersionFromEnv (): string {
+  return process.env.MIRROR_MAKER_2_VERSION ?? MIRROR_MAKER_2_VERSION
 }
 
 export function cacheDir (): string {

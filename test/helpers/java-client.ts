@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { ensureKafkaDistribution } from '../../scripts/local-kafka/clusters.js'
+import { ensureKafkaDistribution, mirrorMaker2VersionFromEnv } from '../../scripts/local-kafka/clusters.js'
 import { projectRoot } from '../../scripts/local-kafka/paths.js'
 
 const execFileAsync = promisify(execFile)
@@ -30,13 +30,13 @@ export interface JavaMirrorClusters {
 let compiled: Promise<string> | undefined
 
 /**
- * Compiles the probe with `javac` against the jars of the Kafka distribution the clusters run
+ * Compiles the probe with `javac` against the jars of the MirrorMaker 2 release (`mirrorMaker2VersionFromEnv`)
  * (connect-mirror-client among them), once per source and Kafka version, into
  * `.cache/java-probe/<hash>/`; resolves with the classpath to run it.
  */
 function probeClasspath (): Promise<string> {
   compiled ??= (async () => {
-    const distribution = await ensureKafkaDistribution()
+    const distribution = await ensureKafkaDistribution(mirrorMaker2VersionFromEnv())
     const hash = createHash('sha256').update(readFileSync(PROBE_SOURCE)).update(distribution.version).digest('hex').slice(0, 16)
     const root = join(projectRoot(), '.cache', 'java-probe')
     const classes = join(root, hash)

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
-import { ensureKafkaDistribution, type LocalCluster } from '../../scripts/local-kafka/clusters.js'
+import { ensureKafkaDistribution, mirrorMaker2VersionFromEnv, type LocalCluster } from '../../scripts/local-kafka/clusters.js'
 import { spawnJavaMain } from '../../scripts/local-kafka/java-main.js'
 
 export interface Mm2Run {
@@ -33,7 +33,7 @@ export interface Mm2Process {
  * Maven jars; killed, and its folder removed, when the test ends.
  */
 export async function startMirrorMaker2 (t: TestContext, run: Mm2Run): Promise<Mm2Process> {
-  const distribution = await ensureKafkaDistribution()
+  const distribution = await ensureKafkaDistribution(mirrorMaker2VersionFromEnv())
   const dir = mkdtempSync(join(tmpdir(), 'mm2-'))
   const s = run.sourceAlias
   const d = run.targetAlias
