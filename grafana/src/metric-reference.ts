@@ -13,7 +13,7 @@ function cell (text: string): string {
 /**
  * `docs/metrics.md`: every metric of `src/sidecar/metrics/metric-names.ts` (the registry the
  * sidecar registers and the dashboard and alert rules read) with its type, labels and help text,
- * in the registry's order; `test/unit/grafana-generated.test.ts` keeps the committed page in step.
+ * in the registry's order; `test/unit/project/grafana-generated.test.ts` keeps the committed page in step.
  */
 export function metricReferencePage (): string {
   const rows = Object.values(Metrics as Record<string, MetricDefinition>).map(definition =>
