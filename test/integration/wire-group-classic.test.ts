@@ -97,4 +97,5 @@ test('classic: a frozen member\'s commit after the group moved on is refused, an
   // The zombie learns it was removed: its partitions are lost (no commit), and it joins again.
   await zombie.next('lost', from)
   a.checkInvariants()
+  t.diagnostic(`classic zombie commit refused with ${result.kafkaCode}`)
 })

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
+import { BrokerConnection, type RequestOf } from '../../src/kafka/wire/broker-connection.js'
 import type { GroupMemberOptions } from '../../src/kafka/wire/group/group-member.js'
 import { partitionKey } from '../../src/kafka/wire/group/topic-partition.js'
 import { bootstrapOf, memberInProcess, MemberProcess, OwnershipLedger, threeMembersThenOneStops } from '../helpers/group-members.js'
@@ -117,4 +118,29 @@ test('KIP-848: a frozen member\'s commit after its session expired is refused, a
   await zombie.next('lost', from)
   a.checkInvariants()
   t.diagnostic(`KIP-848 zombie commit refused with ${result.kafkaCode}`)
+})
+
+test('KIP-848: a stable member heartbeats at the interval the broker answers (5 s by default), naming its partitions only when they change', {
+  timeout: 60_000,
+}, async t => {
+  const options = await groupOptions(t)
+  const sent: Array<RequestOf<'ConsumerGroupHeartbeat'>> = []
+  // Counted on the wire layer's own send, in this process: the member's requests as the broker receives them.
+  const send = BrokerConnection.prototype.send
+  BrokerConnection.prototype.send = function (this: BrokerConnection, api, request, sendOptions) {
+    if (api === 'ConsumerGroupHeartbeat') sent.push(request as RequestOf<'ConsumerGroupHeartbeat'>)
+    return send.call(this, api, request, sendOptions) as ReturnType<typeof send>
+  } as typeof send
+  t.after(() => { BrokerConnection.prototype.send = send })
+  const ledger = new OwnershipLedger()
+  const member = memberInProcess(t, ledger, 'a', options)
+  await member.start()
+  await waitUntil(() => ledger.ownedBy('a').length === 12, { message: 'a owning all 12' })
+  const from = sent.length
+  // A rate is measured over a window: no condition to wait for ends it.
+  await new Promise(resolve => setTimeout(resolve, 6000))
+  const stable = sent.slice(from)
+  assert.ok(stable.length >= 1 && stable.length <= 2, `${stable.length} heartbeats in 6 s`)
+  assert.ok(stable.every(request => request.topicPartitions === null && request.subscribedTopicNames === null), 'unchanged state is not sent again')
+  assert.ok(sent[0]!.memberEpoch === 0 && sent[0]!.subscribedTopicNames !== null && sent[0]!.topicPartitions !== null, 'the join carries the whole state')
 })

@@ -11,7 +11,7 @@ import { GroupMemberCore } from './group-member-core.js'
 import type { GroupMemberOptions } from './group-member.js'
 import type { GroupMemberListener } from './group-member-listener.js'
 
-/** Java's JoinGroup request timeout is the rebalance timeout plus this margin (KAFKA-4446). */
+/** KIP-62: JoinGroup is answered when the rebalance ends; Java's consumer waits the rebalance timeout plus this (AbstractCoordinator.JOIN_GROUP_TIMEOUT_LAPSE). */
 const JOIN_GROUP_TIMEOUT_MARGIN_MS = 5000
 
 /**
@@ -48,6 +48,8 @@ export class ClassicGroupMember extends GroupMemberCore {
 
   protected async session (): Promise<void> {
     this.#stopHeartbeats()
+    // A stopping member does not join again: it revokes what it owns and leaves, as Java's consumer closes.
+    if (this.stopping) return this.pause(Infinity)
     const connection = await this.coordinator.connection()
     const join = await this.#join(connection)
     if (join === undefined) return

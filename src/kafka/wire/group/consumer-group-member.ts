@@ -10,7 +10,7 @@ import { GroupErrors, groupError } from './group-errors.js'
 import { GroupMemberCore } from './group-member-core.js'
 import type { GroupMemberOptions } from './group-member.js'
 import type { GroupMemberListener } from './group-member-listener.js'
-import { partitionsByTopic, type TopicPartition } from './topic-partition.js'
+import { partitionKey, partitionsByTopic, type TopicPartition } from './topic-partition.js'
 
 /** KIP-848: the epoch a member leaves with; a static member's -2 keeps its assignment for its instance id (KIP-345's rule). */
 const LEAVE_GROUP_MEMBER_EPOCH = -1
@@ -40,8 +40,19 @@ export class ConsumerGroupMember extends GroupMemberCore {
   #heartbeatIntervalMs = 5000
   readonly #topicNames = new Map<string, string>()
   readonly #topicIds = new Map<string, string>()
-  /** The reconciliation under way, if any; a new assignment waits for it. */
-  #reconciling: Promise<void> = Promise.resolve()
+  /** The newest assignment not reconciled yet (kept until reconciled: the coordinator sends an assignment only when it changes). */
+  #target: readonly ConsumerGroupHeartbeatResponseTopicPartitions[] | undefined
+  /** The reconciliation under way, or the last one, settled. */
+  #reconciliation: Promise<void> = Promise.resolve()
+  #reconciling = false
+  /**
+   * The owned partitions the coordinator last heard of (partition keys, joined), or undefined when the next
+   * heartbeat must carry the member's whole state (joining, or after an error). KIP-848: a heartbeat names the
+   * subscription and the owned partitions only when they changed, and the coordinator answers an assignment
+   * only to a heartbeat that names them or when the epoch moves; naming them every time would make every
+   * answer carry the assignment.
+   */
+  #ownedSent: string | undefined
 
   constructor (options: GroupMemberOptions, listener: GroupMemberListener) {
     super(options, listener, HEARTBEAT_TIMEOUT_MS)
@@ -59,6 +70,7 @@ export class ConsumerGroupMember extends GroupMemberCore {
     const connection = await this.coordinator.connection()
     // KIP-1082: from v1 the client chooses its member id; v0's coordinator chooses it at epoch 0.
     if (this.#memberEpoch === 0 && (connection.versionOf('ConsumerGroupHeartbeat') ?? 0) < 1) this.#memberId = ''
+    this.#ownedSent = undefined
     while (!this.abort.signal.aborted) {
       const answer = await this.#heartbeat(connection, this.#memberEpoch)
       if (answer.errorCode === GroupErrors.FENCED_MEMBER_EPOCH || answer.errorCode === GroupErrors.UNKNOWN_MEMBER_ID) {
@@ -69,31 +81,50 @@ export class ConsumerGroupMember extends GroupMemberCore {
       if (answer.memberId !== null) this.#memberId = answer.memberId
       this.#memberEpoch = answer.memberEpoch
       this.#heartbeatIntervalMs = answer.heartbeatIntervalMs
-      if (answer.assignment !== null) {
-        const assignment = answer.assignment
-        this.#reconciling = this.#reconciling.then(() => this.#reconcileTo(assignment.topicPartitions))
-      }
+      if (answer.assignment !== null) this.#target = answer.assignment.topicPartitions
+      this.#startReconciling()
       await this.pause(this.#heartbeatIntervalMs)
     }
   }
 
-  /** K1: reconcile, then wake the session so that the next heartbeat acknowledges what is owned now. */
-  async #reconcileTo (topicPartitions: readonly ConsumerGroupHeartbeatResponseTopicPartitions[]): Promise<void> {
+  /**
+   * K1: reconciles the pending target while the heartbeats go on, then wakes the session so that the next
+   * heartbeat acknowledges what is owned now. One reconciliation at a time; a newer target waits for it.
+   */
+  #startReconciling (): void {
+    const target = this.#target
+    if (this.#reconciling || target === undefined) return
+    this.#reconciling = true
+    this.#reconciliation = this.#reconcileTo(target).then(changed => {
+      if (changed !== undefined && this.#target === target) this.#target = undefined
+      // Acknowledge at once what changed (K1); an assignment equal to what is owned needs no answer.
+      if (changed !== false) this.wake()
+    }, error => {
+      this.report(error)
+      this.wake()
+    }).finally(() => { this.#reconciling = false })
+  }
+
+  /**
+   * Whether the owned partitions changed; undefined when the topic names could not be looked up (reported; the
+   * target stays pending for the next heartbeat).
+   */
+  async #reconcileTo (topicPartitions: readonly ConsumerGroupHeartbeatResponseTopicPartitions[]): Promise<boolean | undefined> {
+    const target: TopicPartition[] = []
     try {
-      const target: TopicPartition[] = []
       for (const { topicId, partitions } of topicPartitions) {
         const topic = await this.#topicName(topicId)
         // A topic deleted since the broker assigned it: nothing of it can be owned.
         if (topic === undefined) continue
         for (const partition of partitions) target.push({ topic, partition })
       }
-      await this.reconcile(target)
-      this.markStarted()
     } catch (error) {
-      // The next assignment the coordinator sends reconciles again; this one is reported, not lost silently.
       this.report(error)
+      return undefined
     }
-    this.wake()
+    const { revoked, assigned } = await this.reconcile(target)
+    this.markStarted()
+    return revoked.length > 0 || assigned.length > 0
   }
 
   async #topicName (topicId: string): Promise<string | undefined> {
@@ -110,7 +141,9 @@ export class ConsumerGroupMember extends GroupMemberCore {
 
   /** K2: the partitions are lost without a commit; join again at epoch 0 (KIP-848). */
   async #fenced (): Promise<void> {
-    await this.#reconciling
+    this.#target = undefined
+    this.#ownedSent = undefined
+    await this.#reconciliation
     await this.ownership.loseAll()
     this.#memberEpoch = 0
   }
@@ -118,18 +151,30 @@ export class ConsumerGroupMember extends GroupMemberCore {
   async #heartbeat (connection: BrokerConnection, memberEpoch: number): Promise<ResponseOf<'ConsumerGroupHeartbeat'>> {
     const owned = this.ownership.owned
     if (owned.some(partition => !this.#topicIds.has(partition.topic))) await this.#refreshTopics()
+    const ownedKeys = owned.map(partitionKey).join()
+    const full = this.#ownedSent === undefined || memberEpoch === 0
     const request: RequestOf<'ConsumerGroupHeartbeat'> = {
       groupId: this.options.groupId,
       memberId: this.#memberId,
       memberEpoch,
       instanceId: this.instanceId,
       rackId: null,
-      rebalanceTimeoutMs: this.options.rebalanceTimeoutMs ?? 300_000,
-      subscribedTopicNames: [...this.options.topics],
-      serverAssignor: this.options.groupRemoteAssignor ?? null,
-      topicPartitions: partitionsByTopic(owned).map(({ topic, partitions }) => ({ topicId: this.#topicIds.get(topic)!, partitions })),
+      // Null (and -1) mean "unchanged" to the coordinator: the whole state goes only with a full heartbeat.
+      rebalanceTimeoutMs: full ? this.options.rebalanceTimeoutMs ?? 300_000 : -1,
+      subscribedTopicNames: full ? [...this.options.topics] : null,
+      serverAssignor: full ? this.options.groupRemoteAssignor ?? null : null,
+      topicPartitions: full || ownedKeys !== this.#ownedSent
+        ? partitionsByTopic(owned).map(({ topic, partitions }) => ({ topicId: this.#topicIds.get(topic)!, partitions }))
+        : null,
     }
-    return connection.send('ConsumerGroupHeartbeat', request)
+    try {
+      const answer = await connection.send('ConsumerGroupHeartbeat', request)
+      this.#ownedSent = answer.errorCode === GroupErrors.NONE ? ownedKeys : undefined
+      return answer
+    } catch (error) {
+      this.#ownedSent = undefined
+      throw error
+    }
   }
 
   /** K3: a heartbeat at epoch -1 (dynamic) or -2 (static: the assignment waits for the instance id to come back). */

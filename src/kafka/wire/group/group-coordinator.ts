@@ -21,7 +21,7 @@ export interface TopicMetadata {
  * its group's coordinator. `reset()` drops the coordinator's after NOT_COORDINATOR or a lost connection, and
  * the next `connection()` looks it up again. The coordinator's connection waits `requestTimeoutMs` for an
  * answer: a JoinGroup is answered only when the rebalance ends, so it must exceed the rebalance timeout
- * (Java's consumer waits rebalance.timeout.ms plus 5 s for JoinGroup, KAFKA-4446).
+ * (KIP-62; Java's consumer waits the rebalance timeout plus 5 s for JoinGroup).
  */
 export class GroupCoordinator {
   readonly #access: ClusterAccess
