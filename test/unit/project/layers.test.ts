@@ -146,13 +146,13 @@ test(
 test('imports are read in each form the code uses them', () => {
   const text = [
     "import './v8-settings.js'",
-    "import type { Logger } from '../../shared/logger.js'",
+    "import type { Logger } from '../shared/logger.js'",
     'import {',
     '  a,',
     '  type B,',
     "} from './multi-line.js'",
-    "export { MirrorFlow } from '../../sidecar/pipeline/mirror-flow.js'",
-    "const late = await import('../../config/late.js')",
+    "export { MirrorFlow } from '../sidecar/pipeline/mirror-flow.js'",
+    "const late = await import('../config/late.js')",
     "import yargs from 'yargs'",
     "// a comment that mentions from './not-an-import.js'",
   ].join('\n')
