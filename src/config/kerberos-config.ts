@@ -8,9 +8,6 @@ import { parseBoolean, type ProblemList } from './values.js'
 
 export const KRB5_LOGIN_MODULE = 'com.sun.security.auth.module.Krb5LoginModule'
 
-/** `sasl.*` keys the GSSAPI client reads, besides `sasl.mechanism` and `sasl.jaas.config`. */
-export const KERBEROS_KEYS = ['sasl.kerberos.service.name'] as const
-
 /**
  * Options of Java's `Krb5LoginModule` that a client configuration may hold and that change nothing
  * here: `storeKey` (keeps the key in the Java Subject), `doNotPrompt` (nothing prompts here),

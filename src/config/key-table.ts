@@ -1,7 +1,7 @@
 import { parseBoolean, parseChoice, parseInteger, type ProblemList } from './values.js'
 
-/** How a key's value is read: `integer`, `boolean` and `choice` are parsed and checked here; `text` is taken as written. */
-export type KeyType = 'integer' | 'boolean' | 'choice' | 'text'
+/** How a key's value is read: `integer`, `number`, `boolean` and `choice` are parsed and checked here; `text` is taken as written. */
+export type KeyType = 'integer' | 'number' | 'boolean' | 'choice' | 'text'
 
 /** A key's value once read: what the file says, else the row's default. */
 export type KeyValue = number | boolean | string | undefined
@@ -48,8 +48,6 @@ export class KeyValues {
 
   set (key: string, value: KeyValue): void { this.#values.set(key, value) }
 
-  has (key: string): boolean { return this.#values.get(key) !== undefined }
-
   number (key: string): number {
     const value = this.optionalNumber(key)
     if (value === undefined) throw new Error(`${key} has no number value and no default`)
@@ -77,6 +75,19 @@ export class KeyValues {
   }
 }
 
+/** Parses a decimal number within the row's bounds (a fraction such as 0.8); the message names the default. */
+function parseNumber (row: KeyRow, key: string, raw: string | undefined, problems: ProblemList): number | undefined {
+  if (raw === undefined) return undefined
+  const value = Number(raw.trim())
+  const min = row.min ?? -Number.MAX_VALUE
+  const max = row.max ?? Number.MAX_VALUE
+  if (raw.trim() === '' || !Number.isFinite(value) || value < min || value > max) {
+    problems.add(key, raw, `expected a number from ${min} to ${max} (default ${String(row.default)})`)
+    return undefined
+  }
+  return value
+}
+
 /** Parses one value by its row's type; a problem names `key` when it does not parse. */
 function parseValue (row: KeyRow, key: string, raw: string | undefined, problems: ProblemList): KeyValue {
   switch (row.type) {
@@ -84,6 +95,7 @@ function parseValue (row: KeyRow, key: string, raw: string | undefined, problems
       const rule = { ...(row.min === undefined ? {} : { min: row.min }), ...(row.max === undefined ? {} : { max: row.max }) }
       return parseInteger(key, raw, row.expected === undefined ? rule : { ...rule, expected: row.expected }, problems)
     }
+    case 'number': return parseNumber(row, key, raw, problems)
     case 'boolean': return parseBoolean(key, raw, problems)
     case 'choice': return parseChoice(key, raw, row.choices ?? [], problems)
     case 'text': return raw
