@@ -28,6 +28,8 @@ export interface KeyRow {
    * after the value parsed and with the values of the rows above it (so a bound may name another key).
    */
   readonly check?: (value: KeyValue, earlier: KeyValues) => string | undefined
+  /** The problem of `check` shows the value as written (else the resolved value; `text` rows always show it as written). */
+  readonly checkShowsRaw?: boolean
   /** Set when another parser reads the key (it is listed and documented here, not read by `readKeys`). */
   readonly readBy?: string
   /** What the key does, one line for the docs' key tables. */
@@ -102,6 +104,15 @@ function parseValue (row: KeyRow, key: string, raw: string | undefined, problems
   }
 }
 
+/** The rows of `table` named in `keys`, in the order of `keys` (a parser reads a table's keys where its own order needs them). */
+export function rowsOf (table: readonly KeyRow[], keys: readonly string[]): KeyRow[] {
+  return keys.map(key => {
+    const row = table.find(candidate => candidate.key === key)
+    if (row === undefined) throw new Error(`${key} is not a row of the table`)
+    return row
+  })
+}
+
 /**
  * Reads the keys of `table` in its order from `source`: each value parsed by its row's type, its
  * default when unset or not valid, then the row's check. Rows another parser reads are skipped.
@@ -114,7 +125,8 @@ export function readKeys (table: readonly KeyRow[], source: KeySource, problems:
     const parsed = parseValue(row, entry?.key ?? source.name(row.key), entry?.value, problems)
     const value = parsed ?? row.default
     const message = row.check?.(value, values)
-    if (message !== undefined) problems.add(entry?.key ?? source.name(row.key), row.type === 'text' ? entry?.value : valueText(value), message)
+    const shown = row.type === 'text' || row.checkShowsRaw === true ? entry?.value : valueText(value)
+    if (message !== undefined) problems.add(entry?.key ?? source.name(row.key), shown, message)
     values.set(row.key, value)
   }
   return values
