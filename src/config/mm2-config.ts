@@ -157,14 +157,8 @@ export function configFromMm2 (path: string, options: Mm2Options, problems = new
   return configFromMm2Properties(top, path, options, problems)
 }
 
-/**
- * `configFromMm2` over keys already read: those of an mm2.properties file, or what a Strimzi
- * KafkaMirrorMaker2 resource translates to. `path` names where they came from in messages.
- */
-export function configFromMm2Properties (top: Properties, path: string, options: Mm2Options, problems = new ProblemList()): MirrorConfig {
-  const used = new Set<string>()
-  const get = (key: string): PropertyEntry | undefined => { if (top.has(key)) used.add(key); return top.get(key) }
-
+/** The aliases of `clusters`, checked, and `--clusters` checked against them; the keys refused at top level. */
+function clusterAliases (top: Properties, get: (key: string) => PropertyEntry | undefined, path: string, options: Mm2Options, problems: ProblemList) {
   const clustersRaw = get('clusters')?.value
   const clusters = (clustersRaw ?? '').split(',').map(s => s.trim()).filter(s => s !== '')
   if (clustersRaw === undefined && top.has('bootstrap.servers')) {
@@ -187,9 +181,15 @@ export function configFromMm2Properties (top: Properties, path: string, options:
     const entry = get(key)
     if (entry !== undefined) problems.add(key, entry.value, reason)
   }
+  return { clusters, clustersRaw }
+}
 
-  // Flow pairs: every A->B.<key>, checked against the aliases.
-  const pairs = new Map<string, { source: string, target: string, keys: Map<string, string> }>()
+/** A flow pair's aliases and its `A->B.<key>` overrides (key without the prefix -> full key). */
+interface FlowPair { readonly source: string, readonly target: string, readonly keys: Map<string, string> }
+
+/** Flow pairs: every A->B.<key>, checked against the aliases. */
+function flowPairs (top: Properties, clusters: readonly string[], used: Set<string>, problems: ProblemList): Map<string, FlowPair> {
+  const pairs = new Map<string, FlowPair>()
   const badPairs = new Set<string>()
   for (const key of top.keys()) {
     const match = /^([^.]+?)->([^.]+?)\.(.+)$/.exec(key)
@@ -211,8 +211,13 @@ export function configFromMm2Properties (top: Properties, path: string, options:
     pair.keys.set(rest, key)
     pairs.set(pairName, pair)
   }
+  return pairs
+}
 
-  const sidecarSettings = options.settings
+/** The enabled flows of `pairs` (into `--clusters` when given), each with its own consumer group and MirrorMaker 2's positions. */
+function enabledFlows (
+  top: Properties, get: (key: string) => PropertyEntry | undefined, pairs: Map<string, FlowPair>, path: string, options: Mm2Options, problems: ProblemList
+): FlowConfig[] {
   const flows: FlowConfig[] = []
   const groupsBySource = new Map<string, string>()
   for (const pair of pairs.values()) {
@@ -225,9 +230,7 @@ export function configFromMm2Properties (top: Properties, path: string, options:
     for (const [rest, key] of pair.keys) {
       if (!FLOW_KEYS.has(rest) && !/^(consumer|producer)\./.test(rest)) problems.ignore(key)
     }
-    const enabledEntry = flowEntry('enabled')
-    const enabled = enabledEntry === undefined ? false : parseBoolean(enabledEntry.key, enabledEntry.value, problems)
-    if (enabled !== true) continue
+    if (readFlowKeys(['enabled'], flowEntry, problems).boolean('enabled') !== true) continue
     if (options.clusters !== undefined && !options.clusters.includes(pair.target)) continue
     const flow = buildFlow(pair.source, pair.target, pair.keys, path, top, flowEntry, problems)
     if (flow === undefined) continue
@@ -244,20 +247,14 @@ export function configFromMm2Properties (top: Properties, path: string, options:
     const mm2Positions = options.mm2Positions?.(pair.source, pair.target) ?? dedicatedModePositions(pair.source, pair.target, get, problems)
     flows.push({ ...flow, mm2Positions })
   }
-  if (problems.empty && flows.length === 0) {
-    problems.add(
-      'clusters',
-      clustersRaw,
-      `no flow is enabled${options.clusters === undefined ? '' : ` into ${options.clusters.join(', ')}`}; set e.g. ${clusters[0] ?? 'A'}->${clusters[1] ?? 'B'}.enabled = true`
-    )
-  }
+  return flows
+}
 
-  // The flag (or MIRROR_METRICS_PARTITION_LABELS) wins over the file.
-  const partitionLabelsEntry = get('metrics.partition.labels')
-  const metricsPartitionLabels = sidecarSettings.metricsPartitionLabels ??
-    (partitionLabelsEntry === undefined ? true : parseBoolean('metrics.partition.labels', partitionLabelsEntry.value, problems) ?? true)
-
-  // Everything not read is one warning: Connect worker internals, heartbeats, unknown keys.
+/**
+ * Reports every key not read as one warning (Connect worker internals, heartbeats, unknown keys),
+ * and as a problem a key a slip away from one read here: a mistake, which left alone would do nothing.
+ */
+function noteUnreadKeys (top: Properties, used: ReadonlySet<string>, clusters: readonly string[], problems: ProblemList): void {
   for (const key of top.keys()) {
     if (used.has(key) || isProviderKey(key) || FLOW_KEYS.has(key)) continue
     const dot = key.indexOf('.')
@@ -268,13 +265,35 @@ export function configFromMm2Properties (top: Properties, path: string, options:
     } else if (isCommonClientKey(key) || ROLES.some(role => key.startsWith(`${role}.`))) continue
     problems.ignore(key)
   }
-  // A key a slip away from one read here is a mistake, not a Connect internal: left alone it would do nothing.
   for (const key of clusters.length === 0 ? [] : problems.ignored) {
     const meant = suggestedMm2Key(key, clusters, FLOW_KEYS)
     if (meant !== undefined) problems.add(key, top.get(key)?.value, `is not a key that is read (it would be ignored); did you mean ${meant}?`)
   }
+}
+
+/**
+ * `configFromMm2` over keys already read: those of an mm2.properties file, or what a Strimzi
+ * KafkaMirrorMaker2 resource translates to. `path` names where they came from in messages.
+ */
+export function configFromMm2Properties (top: Properties, path: string, options: Mm2Options, problems = new ProblemList()): MirrorConfig {
+  const used = new Set<string>()
+  const get = (key: string): PropertyEntry | undefined => { if (top.has(key)) used.add(key); return top.get(key) }
+  const { clusters, clustersRaw } = clusterAliases(top, get, path, options, problems)
+  const flows = enabledFlows(top, get, flowPairs(top, clusters, used, problems), path, options, problems)
+  if (problems.empty && flows.length === 0) {
+    problems.add(
+      'clusters',
+      clustersRaw,
+      `no flow is enabled${options.clusters === undefined ? '' : ` into ${options.clusters.join(', ')}`}; set e.g. ${clusters[0] ?? 'A'}->${clusters[1] ?? 'B'}.enabled = true`
+    )
+  }
+  // The flag (or MIRROR_METRICS_PARTITION_LABELS) wins over the file.
+  const partitionLabelsEntry = get('metrics.partition.labels')
+  const metricsPartitionLabels = options.settings.metricsPartitionLabels ??
+    (partitionLabelsEntry === undefined ? true : parseBoolean('metrics.partition.labels', partitionLabelsEntry.value, problems) ?? true)
+  noteUnreadKeys(top, used, clusters, problems)
   if (!problems.empty) throw new ConfigError(problems.problems)
-  return freezeConfig({ flows, ...sidecarSettings, metricsPartitionLabels, ignoredKeys: problems.ignored })
+  return freezeConfig({ flows, ...options.settings, metricsPartitionLabels, ignoredKeys: problems.ignored })
 }
 
 /** The client properties of `alias` for `role`, with MM2's precedence; flow overrides (`A->B.consumer.*`) win. */
