@@ -44,11 +44,49 @@ export interface KeySource {
   readonly name: (key: string) => string
 }
 
-/** The values `readKeys` resolved, by key: typed getters that fail loudly on a row of another type. */
+/** The JavaScript type of a value of each key type. */
+const VALUE_TYPES: Record<KeyType, 'number' | 'boolean' | 'string'> = {
+  integer: 'number',
+  number: 'number',
+  boolean: 'boolean',
+  choice: 'string',
+  text: 'string',
+}
+
+/** True when `value` is of the JavaScript type `type`. */
+function isOfType (value: KeyValue, type: 'number' | 'boolean' | 'string'): boolean {
+  const actual = typeof value
+  return actual === type
+}
+
+/**
+ * The values `readKeys` resolved, by key: typed getters that fail loudly on a row of another type.
+ *
+ * Invariant A: every key held is the key of a row that was read, and its value is undefined or of
+ * its row's type (a number for `integer` and `number`, a boolean for `boolean`, a string for
+ * `choice` and `text`; a `choice` value is one of the row's choices). `set` keeps it; `checkInvariants` asserts it.
+ */
 export class KeyValues {
   readonly #values = new Map<string, KeyValue>()
+  readonly #rows = new Map<string, KeyRow>()
 
-  set (key: string, value: KeyValue): void { this.#values.set(key, value) }
+  set (row: KeyRow, value: KeyValue): void {
+    // Invariant A: a value of another type than its row's is a bug of the parser, not of the configuration.
+    if (value !== undefined && !isOfType(value, VALUE_TYPES[row.type])) throw new Error(`${row.key}: a ${typeof value} for a ${row.type} key`)
+    this.#rows.set(row.key, row)
+    this.#values.set(row.key, value)
+  }
+
+  /** Asserts Invariant A. */
+  checkInvariants (): void {
+    for (const [key, value] of this.#values) {
+      const row = this.#rows.get(key)
+      if (row === undefined || row.key !== key) throw new Error(`Invariant A: ${key} has no row`)
+      if (value === undefined) continue
+      if (!isOfType(value, VALUE_TYPES[row.type])) throw new Error(`Invariant A: ${key} holds a ${typeof value}, its row is ${row.type}`)
+      if (row.type === 'choice' && !(row.choices ?? []).includes(value as string)) throw new Error(`Invariant A: ${key} holds ${String(value)}, not a choice`)
+    }
+  }
 
   number (key: string): number {
     const value = this.optionalNumber(key)
@@ -71,8 +109,7 @@ export class KeyValues {
   #typed (key: string, type: 'number' | 'boolean' | 'string'): KeyValue {
     if (!this.#values.has(key)) throw new Error(`${key} is not a key of the table read`)
     const value = this.#values.get(key)
-    const actual = typeof value
-    if (value !== undefined && actual !== type) throw new Error(`${key} holds a ${typeof value}, not a ${type}`)
+    if (value !== undefined && !isOfType(value, type)) throw new Error(`${key} holds a ${typeof value}, not a ${type}`)
     return value
   }
 }
@@ -127,7 +164,7 @@ export function readKeys (table: readonly KeyRow[], source: KeySource, problems:
     const message = row.check?.(value, values)
     const shown = row.type === 'text' || row.checkShowsRaw === true ? entry?.value : valueText(value)
     if (message !== undefined) problems.add(entry?.key ?? source.name(row.key), shown, message)
-    values.set(row.key, value)
+    values.set(row, value)
   }
   return values
 }

@@ -104,7 +104,10 @@ export const FLOW_TABLE: readonly KeyRow[] = [
     doc: "copy the mirrored topics' ACLs with MirrorMaker 2's rule",
   },
   seconds('sync.topic.acls.interval.seconds', FLAG_DEFAULTS['sync.topic.acls.interval.seconds'], 'how often ACLs are copied'),
-  replicationFactor('replication.factor', { default: -1, doc: "of created topics: -1 is the target broker's default (MM2: 2)" }),
+  replicationFactor('replication.factor', {
+    default: -1,
+    doc: "of created topics: -1 is the target broker's default (MM2: 2); a factor the cluster cannot give stops the sidecar at start naming the key",
+  }),
   {
     key: 'emit.offset-syncs.enabled',
     type: 'boolean',
@@ -123,7 +126,8 @@ export const FLOW_TABLE: readonly KeyRow[] = [
     key: 'emit.checkpoints.enabled',
     type: 'boolean',
     default: true,
-    doc: "MirrorMaker 2 checkpoints of the groups `groups` selects in `<source>.checkpoints.internal` on the target, read by Kafka's `RemoteClusterUtils`",
+    doc: "MirrorMaker 2 checkpoints of the groups `groups` selects in `<source>.checkpoints.internal` on the target, read by Kafka's `RemoteClusterUtils` " +
+      '([offset-mapping.md](offset-mapping.md#checkpoints))',
   },
   seconds('emit.checkpoints.interval.seconds', 60, 'how often checkpoints are written'),
   { key: 'offset.flush.interval.ms', type: 'integer', min: 1, default: 60_000, doc: 'how often acknowledged offsets are committed' },
@@ -144,7 +148,7 @@ export const FLOW_TABLE: readonly KeyRow[] = [
     choices: Mm2OffsetSyncLocations,
     default: 'source',
     doc: "where MirrorMaker 2's `OffsetSync` records go: `source` (`mm2-offset-syncs.<target>.internal` on the source cluster) or `target` " +
-      "(`mm2-offset-syncs.<source>.internal` on the target); the sidecar's exact syncs stay on the target",
+      "(`mm2-offset-syncs.<source>.internal` on the target); the sidecar's exact syncs stay on the target ([offset-syncs.md](offset-syncs.md#mirrormaker-2s-offset-syncs))",
   },
   {
     key: 'offset.lag.max',

@@ -112,7 +112,7 @@ export const SECURITY_TABLE: readonly SecurityKeyRow[] = [
   tls('ssl.key.password', '`ssl.keystore.password`', "the private key's own password in a JKS keystore"),
   { ...tls('ssl.endpoint.identification.algorithm', 'https', 'https checks the broker host name; empty does not'), readBy: 'securityFromProperties' },
   { ...tls('ssl.enabled.protocols', "Node's (TLSv1.2, TLSv1.3)", 'the TLS versions, from the lowest to the highest named'), readBy: 'securityFromProperties' },
-  { ...tls('ssl.protocol', 'TLSv1.3', 'accepted; the versions come from `ssl.enabled.protocols`'), readBy: 'securityFromProperties' },
+  { ...tls('ssl.protocol', 'none (not read)', 'accepted; the versions come from `ssl.enabled.protocols`'), readBy: 'securityFromProperties' },
 ]
 
 /** The row of a security key, or undefined for a key the table does not hold. */
