@@ -2,7 +2,7 @@
  * Writes the key tables of docs/configuration.md and docs/security.md from the key tables of
  * src/config/ (`node dist/scripts/config-docs.js`; `--check` only reports the docs that differ and
  * exits 1). Each generated part sits between two HTML comments naming its table; the text around
- * them is written by hand. test/unit/config-docs.test.ts fails when a doc differs from the tables.
+ * them is written by hand. test/unit/project/config-docs-generated.test.ts fails when a doc differs from the tables.
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { docsAsGenerated, generatedParts, keyTableMarkdown, withPart } from '../../scripts/config-docs.js'
-import { CONSUMER_TABLE } from '../../src/config/client-keys.js'
-import { FLOW_TABLE } from '../../src/config/mm2-flow-keys.js'
-import { SECURITY_TABLE } from '../../src/config/security-keys.js'
+import { docsAsGenerated, generatedParts, keyTableMarkdown, withPart } from '../../../scripts/config-docs.js'
+import { CONSUMER_TABLE } from '../../../src/config/client-keys.js'
+import { FLOW_TABLE } from '../../../src/config/mm2-flow-keys.js'
+import { SECURITY_TABLE } from '../../../src/config/security-keys.js'
 
 test('the key tables of docs/configuration.md and docs/security.md are what scripts/config-docs.ts writes from src/config/', () => {
   for (const [file, [current, generated]] of docsAsGenerated()) {

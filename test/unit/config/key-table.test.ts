@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { CONNECTION_TABLE, CONSUMER_TABLE, PRODUCER_TABLE } from '../../src/config/client-keys.js'
-import { keyNames, KeyValues, readKeys, rowsOf, type KeyRow, type KeySource } from '../../src/config/key-table.js'
-import { FLOW_TABLE } from '../../src/config/mm2-flow-keys.js'
-import { SECURITY_TABLE } from '../../src/config/security-keys.js'
-import { ProblemList } from '../../src/config/values.js'
+import { CONNECTION_TABLE, CONSUMER_TABLE, PRODUCER_TABLE } from '../../../src/config/client-keys.js'
+import { keyNames, KeyValues, readKeys, rowsOf, type KeyRow, type KeySource } from '../../../src/config/key-table.js'
+import { FLOW_TABLE } from '../../../src/config/mm2-flow-keys.js'
+import { SECURITY_TABLE } from '../../../src/config/security-keys.js'
+import { ProblemList } from '../../../src/config/values.js'
 
 const TABLE: readonly KeyRow[] = [
   { key: 'a.ms', type: 'integer', min: 1, default: 500, doc: 'a' },
