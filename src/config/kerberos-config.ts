@@ -8,9 +8,6 @@ import { parseBoolean, type ProblemList } from './values.js'
 
 export const KRB5_LOGIN_MODULE = 'com.sun.security.auth.module.Krb5LoginModule'
 
-/** `sasl.*` keys the GSSAPI client reads, besides `sasl.mechanism` and `sasl.jaas.config`. */
-export const KERBEROS_KEYS = ['sasl.kerberos.service.name'] as const
-
 /**
  * Options of Java's `Krb5LoginModule` that a client configuration may hold and that change nothing
  * here: `storeKey` (keeps the key in the Java Subject), `doNotPrompt` (nothing prompts here),
@@ -77,22 +74,8 @@ function checkKeytab (jaasKey: string, path: string, principal: string | undefin
   )
 }
 
-/**
- * The GSSAPI (Kerberos) settings of a Java client configuration: `sasl.kerberos.service.name`
- * (or the JAAS option `serviceName`) and `sasl.jaas.config` with Java's `Krb5LoginModule` and
- * either `useKeyTab=true keyTab="..." principal="..."` (the keytab is checked for the principal
- * here, before anything connects) or `useTicketCache=true` (optionally `ticketCache="..."` and
- * `principal`). With both, the keytab is used. Options that need a password prompt are problems.
- */
-export function kerberosFromProperties (properties: Properties, entry: JaasEntry, where: string, problems: ProblemList): GssapiSettings | undefined {
-  const jaasKey = `${where}sasl.jaas.config`
-  const serviceKey = `${where}sasl.kerberos.service.name`
-  const before = problems.problems.length
-  if (entry.loginModule !== KRB5_LOGIN_MODULE) {
-    problems.add(jaasKey, undefined, `uses ${entry.loginModule}, which does not fit sasl.mechanism=GSSAPI; use ${EXAMPLE}`)
-    return undefined
-  }
-  if (entry.controlFlag !== 'required') problems.add(jaasKey, undefined, `control flag "${entry.controlFlag}": write "required" after the login module`)
+/** Refuses the JAAS options that take a password (a mirror has no prompt) and those Krb5LoginModule does not know. */
+function checkOptions (entry: JaasEntry, jaasKey: string, problems: ProblemList): void {
   for (const name of entry.options.keys()) {
     if ((PASSWORD_OPTIONS as readonly string[]).includes(name)) {
       problems.add(
@@ -108,25 +91,10 @@ export function kerberosFromProperties (properties: Properties, entry: JaasEntry
       )
     }
   }
-  /** The option as a boolean (default false); undefined when it is neither true nor false (a problem then). */
-  const flag = (name: string): boolean | undefined => {
-    const raw = entry.options.get(name)
-    return raw === undefined ? false : parseBoolean(`${jaasKey} option ${name}`, raw, problems)
-  }
-  const text = (name: string): string | undefined => {
-    const value = entry.options.get(name)?.trim()
-    if (value === '') problems.add(jaasKey, undefined, `option ${name} is empty; give a value or remove it`)
-    return value === '' ? undefined : value
-  }
-  const useKeyTab = flag('useKeyTab')
-  const useTicketCache = flag('useTicketCache')
-  const keyTab = text('keyTab')
-  const principal = text('principal')
-  const ticketCache = text('ticketCache')
-  if (entry.options.has('isInitiator') && flag('isInitiator') === false) {
-    problems.add(jaasKey, undefined, 'option isInitiator is false, which is for servers; a client initiates: remove it')
-  }
+}
 
+/** `sasl.kerberos.service.name`, else the JAAS option `serviceName` (as Kafka takes it): the primary of the brokers' principals. */
+function serviceNameOf (properties: Properties, entry: JaasEntry, serviceKey: string, problems: ProblemList): string | undefined {
   const fromKey = properties.get('sasl.kerberos.service.name')?.value
   // Kafka takes the JAAS option serviceName when the key is not set.
   const serviceRaw = fromKey !== undefined && fromKey.trim() !== '' ? fromKey : entry.options.get('serviceName') ?? fromKey
@@ -144,7 +112,16 @@ export function kerberosFromProperties (properties: Properties, entry: JaasEntry
       "is the primary of the brokers' principals only (kafka, not kafka/host@REALM); the broker's host name and realm are added per connection"
     )
   }
+  return serviceName
+}
 
+/** The credentials the options name: a keytab (checked for the principal), or a ticket cache that must exist; else Java would prompt. */
+function checkCredentials (
+  options: { useKeyTab: boolean | undefined, useTicketCache: boolean | undefined, keyTab?: string, principal?: string, ticketCache?: string },
+  jaasKey: string,
+  problems: ProblemList
+): void {
+  const { useKeyTab, useTicketCache, keyTab, principal, ticketCache } = options
   if (useKeyTab) {
     if (keyTab === undefined) problems.add(jaasKey, undefined, `has useKeyTab=true but no keyTab option; write ${EXAMPLE}`)
     if (principal === undefined) {
@@ -171,6 +148,45 @@ export function kerberosFromProperties (properties: Properties, entry: JaasEntry
       )
     }
   }
+}
+
+/**
+ * The GSSAPI (Kerberos) settings of a Java client configuration: `sasl.kerberos.service.name`
+ * (or the JAAS option `serviceName`) and `sasl.jaas.config` with Java's `Krb5LoginModule` and
+ * either `useKeyTab=true keyTab="..." principal="..."` (the keytab is checked for the principal
+ * here, before anything connects) or `useTicketCache=true` (optionally `ticketCache="..."` and
+ * `principal`). With both, the keytab is used. Options that need a password prompt are problems.
+ */
+export function kerberosFromProperties (properties: Properties, entry: JaasEntry, where: string, problems: ProblemList): GssapiSettings | undefined {
+  const jaasKey = `${where}sasl.jaas.config`
+  const before = problems.problems.length
+  if (entry.loginModule !== KRB5_LOGIN_MODULE) {
+    problems.add(jaasKey, undefined, `uses ${entry.loginModule}, which does not fit sasl.mechanism=GSSAPI; use ${EXAMPLE}`)
+    return undefined
+  }
+  if (entry.controlFlag !== 'required') problems.add(jaasKey, undefined, `control flag "${entry.controlFlag}": write "required" after the login module`)
+  checkOptions(entry, jaasKey, problems)
+  /** The option as a boolean (default false); undefined when it is neither true nor false (a problem then). */
+  const flag = (name: string): boolean | undefined => {
+    const raw = entry.options.get(name)
+    return raw === undefined ? false : parseBoolean(`${jaasKey} option ${name}`, raw, problems)
+  }
+  const text = (name: string): string | undefined => {
+    const value = entry.options.get(name)?.trim()
+    if (value === '') problems.add(jaasKey, undefined, `option ${name} is empty; give a value or remove it`)
+    return value === '' ? undefined : value
+  }
+  const useKeyTab = flag('useKeyTab')
+  const useTicketCache = flag('useTicketCache')
+  const keyTab = text('keyTab')
+  const principal = text('principal')
+  const ticketCache = text('ticketCache')
+  if (entry.options.has('isInitiator') && flag('isInitiator') === false) {
+    problems.add(jaasKey, undefined, 'option isInitiator is false, which is for servers; a client initiates: remove it')
+  }
+
+  const serviceName = serviceNameOf(properties, entry, `${where}sasl.kerberos.service.name`, problems)
+  checkCredentials({ useKeyTab, useTicketCache, keyTab, principal, ticketCache }, jaasKey, problems)
   const unusable = kerberosPackageUnusable()
   if (unusable !== undefined) problems.add(jaasKey, undefined, kerberosInstallHint(unusable))
   if (problems.problems.length > before || serviceName === undefined) return undefined

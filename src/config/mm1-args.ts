@@ -10,9 +10,10 @@ import { parseCorruptBatches } from './corrupt-batches.js'
 import { parseThroughputLimit } from './throughput-limit.js'
 import { checkExactlyOnceProducer, DEFAULT_TRANSACTION_TIMEOUT_MS, parseExactlyOnceFlag } from './exactly-once.js'
 import { checkHandlerPassThrough, parseMessageHandler } from './message-handler-config.js'
-import { freezeConfig, type FlowConfig, type MirrorConfig } from './mirror-config.js'
+import type { ClusterConnection } from './cluster-connection.js'
+import { freezeConfig, type ConsumerSettings, type FlowConfig, type MirrorConfig, type ProducerSettings } from './mirror-config.js'
 import type { SidecarSettings } from './sidecar-settings.js'
-import { compileTopicPattern, createGroupFilter, createTopicFilter } from './topic-filter.js'
+import { compileTopicPattern, createGroupFilter, createTopicFilter, type TopicFilter } from './topic-filter.js'
 import { DEFAULT_TOPIC_CONFIG_FILTER } from './topic-config-filter.js'
 import { parseBoolean, parseChoice, parseInteger, ProblemList } from './values.js'
 
@@ -224,9 +225,11 @@ export function configFromMm1 (values: Mm1Values): MirrorConfig {
   })
 }
 
-/** The MirrorMaker 1 settings with one flow per source cluster into the target; problems are thrown together. */
-export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: Mm1Source): MirrorConfig {
-  const key = from.flagKey
+type FlagKey = (flag: Mm1FlagName) => string
+type Mm1Clients = ReturnType<Mm1Source['clients']>
+
+/** `--whitelist`/`--include` and `--blacklist`/`--exclude` (aliases), compiled. */
+function mm1Topics (values: Mm1Values, key: FlagKey, problems: ProblemList) {
   const whitelist = single(values, 'whitelist', problems)
   const include = single(values, 'include', problems)
   if (whitelist !== undefined && include !== undefined && whitelist !== include) {
@@ -248,9 +251,17 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
     includeSource === undefined ? undefined : compileTopicPattern(key(include === undefined ? 'whitelist' : 'include'), includeSource, problems)
   const excludePattern =
     excludeSource === undefined ? undefined : compileTopicPattern(key(excludeFlag === undefined ? 'blacklist' : 'exclude'), excludeSource, problems)
+  return { includeSource, excludeSource, includePattern, excludePattern }
+}
 
-  const int = (flag: Mm1FlagName, fallback: number, min: number): number =>
-    parseInteger(key(flag), single(values, flag, problems), { min }, problems) ?? fallback
+/** The integer flag `flag`, its default when not given or not valid. */
+function intFlag (values: Mm1Values, key: FlagKey, problems: ProblemList, flag: Mm1FlagName, fallback: number, min: number): number {
+  return parseInteger(key(flag), single(values, flag, problems), { min }, problems) ?? fallback
+}
+
+/** The flags of the copy, the process and group offset sync, each with its default. */
+function mm1Settings (values: Mm1Values, key: FlagKey, problems: ProblemList) {
+  const int = (flag: Mm1FlagName, fallback: number, min: number): number => intFlag(values, key, problems, flag, fallback, min)
   const numStreams = int('num.streams', D['num.streams'], 1)
   const numProducers = int('num.producers', D['num.producers'], 1)
   const queueMaxRecords = int('queue.size', D['queue.size'], 1)
@@ -283,6 +294,39 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
   const groupsExcludeSource = single(values, 'groups.exclude', problems) ?? D['groups.exclude']
   const groupsPattern = compileTopicPattern(key('groups'), groupsSource, problems)
   const groupsExcludePattern = groupsExcludeSource.trim() === '' ? undefined : compileTopicPattern(key('groups.exclude'), groupsExcludeSource, problems)
+  return {
+    numStreams,
+    numProducers,
+    queueMaxRecords,
+    queueMaxBytes,
+    offsetCommitIntervalMs,
+    refreshTopicsIntervalMs,
+    metricsPort,
+    drainTimeoutMs,
+    metricsPartitionLabels,
+    idleGc,
+    syncTopicAcls,
+    syncTopicAclsIntervalMs,
+    syncTopicConfigsIntervalMs,
+    exactlyOnceFlag,
+    exactlyOnceIntervalMs,
+    passThroughFlag,
+    corruptBatches,
+    throughputLimitBytes,
+    abortOnSendFailure,
+    logLevel,
+    groupSyncEnabled,
+    groupSyncIntervalMs,
+    groupsSource,
+    groupsExcludeSource,
+    groupsPattern,
+    groupsExcludePattern,
+  }
+}
+
+/** `--digests.*`, with the two checks across flags. */
+function mm1Digests (values: Mm1Values, key: FlagKey, problems: ProblemList) {
+  const int = (flag: Mm1FlagName, fallback: number, min: number): number => intFlag(values, key, problems, flag, fallback, min)
   const digestsEnabled = parseBoolean(key('digests.enabled'), single(values, 'digests.enabled', problems), problems) ?? D['digests.enabled']
   const digestRangeRecords = int('digests.range.records', D['digests.range.records'], 1)
   const digestAuditIntervalMs = int('digests.audit.interval.ms', D['digests.audit.interval.ms'], 0)
@@ -301,10 +345,11 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
       `the audit compares the target with the digests the mirror writes; add ${key('digests.enabled')} true, or leave the interval at 0`
     )
   }
-  const messageHandler = parseMessageHandler({ module: key('message.handler'), args: key('message.handler.args') },
-    single(values, 'message.handler', problems), single(values, 'message.handler.args', problems), problems)
+  return { digestsEnabled, digestRangeRecords, digestAuditIntervalMs, digestAuditMaxRecords }
+}
 
-  const clients = from.clients(problems)
+/** The target cluster's connection and producer settings from `--producer.config`. */
+function mm1Target (clients: Mm1Clients, key: FlagKey, exactlyOnceFlag: boolean, problems: ProblemList) {
   const producerFile = clients.producer
   if (producerFile !== undefined) checkLegacyClientKeys(producerFile.properties, producerFile.where, 'target', problems)
   const target =
@@ -322,7 +367,95 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
   if (exactlyOnceFlag && producer !== undefined && producerFile !== undefined) {
     checkExactlyOnceProducer(key('exactly.once'), producer, producerFile.where, problems)
   }
+  return { target, producer }
+}
 
+/** What every flow of a MirrorMaker 1 command line shares: the flags, the target, the topics and the handler. */
+interface Mm1Shared {
+  readonly s: Omit<ReturnType<typeof mm1Settings>, 'metricsPort' | 'drainTimeoutMs' | 'metricsPartitionLabels' | 'idleGc' | 'logLevel'>
+  readonly d: ReturnType<typeof mm1Digests>
+  readonly key: FlagKey
+  readonly target: ClusterConnection
+  readonly producer: ProducerSettings
+  readonly topics: TopicFilter
+  readonly exactlyOnceFlag: boolean
+  readonly messageHandler: FlowConfig['messageHandler']
+}
+
+/** One flow of a MirrorMaker 1 command line: a source cluster (`alias`) into the target. */
+function mm1FlowConfig (
+  alias: string, source: ClusterConnection, consumer: ConsumerSettings, passThrough: FlowConfig['passThrough'], shared: Mm1Shared
+): FlowConfig {
+  return {
+    name: `${alias}->target`,
+    source,
+    target: shared.target,
+    consumer,
+    producer: shared.producer,
+    topics: shared.topics,
+    replicationPolicy: { kind: 'identity' },
+    numStreams: shared.s.numStreams,
+    numProducers: shared.s.numProducers,
+    queueMaxRecords: shared.s.queueMaxRecords,
+    queueMaxBytes: shared.s.queueMaxBytes,
+    offsetCommitIntervalMs: shared.s.offsetCommitIntervalMs,
+    abortOnSendFailure: shared.s.abortOnSendFailure,
+    passThrough,
+    corruptBatches: shared.s.corruptBatches,
+    ...(shared.s.throughputLimitBytes === undefined ? {} : { throughputLimitBytes: shared.s.throughputLimitBytes }),
+    ...(shared.exactlyOnceFlag
+      ? {
+          exactlyOnce: {
+            key: shared.key('exactly.once'),
+            commitIntervalMs: shared.s.exactlyOnceIntervalMs,
+            transactionTimeoutMs: DEFAULT_TRANSACTION_TIMEOUT_MS,
+            positionsTopic: `mirror-positions.${alias}.internal`,
+            positionsReplicationFactor: -1,
+          },
+        }
+      : {}),
+    refreshTopicsIntervalMs: shared.s.refreshTopicsIntervalMs,
+    syncTopicConfigs: true,
+    topicConfigFilter: DEFAULT_TOPIC_CONFIG_FILTER,
+    syncTopicConfigsIntervalMs: shared.s.syncTopicConfigsIntervalMs,
+    syncTopicAcls: shared.s.syncTopicAcls,
+    syncTopicAclsIntervalMs: shared.s.syncTopicAclsIntervalMs,
+    replicationFactor: -1,
+    offsetSyncs: { enabled: true, topic: `mirror-offset-syncs.${alias}.internal`, replicationFactor: -1 },
+    groupSync: {
+      enabled: shared.s.groupSyncEnabled,
+      emitCheckpoints: shared.s.groupSyncEnabled,
+      groups: createGroupFilter(shared.s.groupsPattern ?? /^(?:.*)$/u, shared.s.groupsExcludePattern, shared.s.groupsSource, shared.s.groupsExcludeSource),
+      intervalMs: shared.s.groupSyncIntervalMs,
+      checkpointIntervalMs: shared.s.groupSyncIntervalMs,
+      checkpointsTopic: `${alias}.checkpoints.internal`,
+      checkpointsReplicationFactor: -1,
+    },
+    heartbeats: { enabled: false, intervalMs: 1000, topic: 'heartbeats', replicationFactor: -1 },
+    ...(shared.messageHandler === undefined ? {} : { messageHandler: shared.messageHandler }),
+    digests: {
+      enabled: shared.d.digestsEnabled,
+      topic: `mirror-digests.${alias}.internal`,
+      rangeRecords: shared.d.digestRangeRecords,
+      replicationFactor: -1,
+      auditIntervalMs: shared.d.digestAuditIntervalMs,
+      auditMaxRecords: shared.d.digestAuditMaxRecords,
+    },
+  }
+}
+
+/** The MirrorMaker 1 settings with one flow per source cluster into the target; problems are thrown together. */
+export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: Mm1Source): MirrorConfig {
+  const key = from.flagKey
+  const { includeSource, excludeSource, includePattern, excludePattern } = mm1Topics(values, key, problems)
+  const { metricsPort, drainTimeoutMs, metricsPartitionLabels, idleGc, logLevel, ...s } = mm1Settings(values, key, problems)
+  const { exactlyOnceFlag, passThroughFlag } = s
+  const d = mm1Digests(values, key, problems)
+  const messageHandler = parseMessageHandler({ module: key('message.handler'), args: key('message.handler.args') },
+    single(values, 'message.handler', problems), single(values, 'message.handler.args', problems), problems)
+
+  const clients = from.clients(problems)
+  const { target, producer } = mm1Target(clients, key, exactlyOnceFlag, problems)
   const flows: FlowConfig[] = []
   clients.consumers.forEach((file, index) => {
     if (file === undefined) return
@@ -344,62 +477,16 @@ export function buildMm1Config (values: Mm1Values, problems: ProblemList, from: 
     )
     checkHandlerPassThrough(passThrough, passThroughFlag === 'on' ? key('pass.through') : `${file.where}shallowiterator.enable`, messageHandler, problems)
     if (source === undefined || target === undefined || producer === undefined || includePattern === undefined || !problems.empty) return
-    flows.push({
-      name: `${alias}->target`,
-      source,
+    flows.push(mm1FlowConfig(alias, source, consumer, passThrough, {
+      s,
+      d,
+      key,
       target,
-      consumer,
       producer,
-      topics: createTopicFilter(includePattern, excludePattern, includeSource as string, excludeSource),
-      replicationPolicy: { kind: 'identity' },
-      numStreams,
-      numProducers,
-      queueMaxRecords,
-      queueMaxBytes,
-      offsetCommitIntervalMs,
-      abortOnSendFailure,
-      passThrough,
-      corruptBatches,
-      ...(throughputLimitBytes === undefined ? {} : { throughputLimitBytes }),
-      ...(exactlyOnceFlag
-        ? {
-            exactlyOnce: {
-              key: key('exactly.once'),
-              commitIntervalMs: exactlyOnceIntervalMs,
-              transactionTimeoutMs: DEFAULT_TRANSACTION_TIMEOUT_MS,
-              positionsTopic: `mirror-positions.${alias}.internal`,
-              positionsReplicationFactor: -1,
-            },
-          }
-        : {}),
-      refreshTopicsIntervalMs,
-      syncTopicConfigs: true,
-      topicConfigFilter: DEFAULT_TOPIC_CONFIG_FILTER,
-      syncTopicConfigsIntervalMs,
-      syncTopicAcls,
-      syncTopicAclsIntervalMs,
-      replicationFactor: -1,
-      offsetSyncs: { enabled: true, topic: `mirror-offset-syncs.${alias}.internal`, replicationFactor: -1 },
-      groupSync: {
-        enabled: groupSyncEnabled,
-        emitCheckpoints: groupSyncEnabled,
-        groups: createGroupFilter(groupsPattern ?? /^(?:.*)$/u, groupsExcludePattern, groupsSource, groupsExcludeSource),
-        intervalMs: groupSyncIntervalMs,
-        checkpointIntervalMs: groupSyncIntervalMs,
-        checkpointsTopic: `${alias}.checkpoints.internal`,
-        checkpointsReplicationFactor: -1,
-      },
-      heartbeats: { enabled: false, intervalMs: 1000, topic: 'heartbeats', replicationFactor: -1 },
-      ...(messageHandler === undefined ? {} : { messageHandler }),
-      digests: {
-        enabled: digestsEnabled,
-        topic: `mirror-digests.${alias}.internal`,
-        rangeRecords: digestRangeRecords,
-        replicationFactor: -1,
-        auditIntervalMs: digestAuditIntervalMs,
-        auditMaxRecords: digestAuditMaxRecords,
-      },
-    })
+      messageHandler,
+      exactlyOnceFlag,
+      topics: createTopicFilter(includePattern, excludePattern, includeSource as string, excludeSource)
+    }))
   })
   if (!problems.empty) throw new ConfigError(problems.problems)
   const ignoredKeys = problems.ignored

@@ -2,7 +2,7 @@ import { ConfigError } from '../shared/errors.js'
 import { parsePassThrough, parseShallowIterator, resolvePassThrough } from './pass-through.js'
 import { parseCorruptBatches } from './corrupt-batches.js'
 import { parseThroughputLimit } from './throughput-limit.js'
-import { checkExactlyOnceProducer, DEFAULT_EXACTLY_ONCE_COMMIT_INTERVAL_MS, DEFAULT_TRANSACTION_TIMEOUT_MS, parseExactlyOnceSupport } from './exactly-once.js'
+import { checkExactlyOnceProducer, DEFAULT_TRANSACTION_TIMEOUT_MS, parseExactlyOnceSupport } from './exactly-once.js'
 
 /** MirrorMaker 2's per-target-cluster key for exactly-once (`<target alias>.exactly.once.source.support`). */
 const EXACTLY_ONCE_SUPPORT = 'exactly.once.source.support'
@@ -25,74 +25,27 @@ import { checkHandlerPassThrough, parseMessageHandler } from './message-handler-
 import {
   freezeConfig,
   HEARTBEATS_TOPIC,
-  INCREMENTAL_ALTER_CONFIGS_USES,
-  Mm2OffsetSyncLocations,
   type FlowConfig,
+  type Mm2OffsetSyncLocation,
+  type ProducerSettings,
   type MirrorConfig,
   type Mm2PositionsConfig,
   type ReplicationPolicy,
 } from './mirror-config.js'
 import type { SidecarSettings } from './sidecar-settings.js'
 import { parseTopicConfigFilter } from './topic-config-filter.js'
-import { compileTopicPattern, createGroupFilter, createTopicFilter, DEFAULT_GROUPS_EXCLUDE, withHeartbeatsTopic } from './topic-filter.js'
-import { parseBoolean, parseChoice, parseInteger, ProblemList } from './values.js'
-
-/** MirrorMaker 2's default `topics.exclude` (`topics.blacklist` before 3.0). */
-const DEFAULT_TOPICS_EXCLUDE = '.*[\\-\\.]internal, .*\\.replica, __.*'
+import { compileTopicPattern, createGroupFilter, createTopicFilter, withHeartbeatsTopic } from './topic-filter.js'
+import { parseBoolean, ProblemList } from './values.js'
+import { keyNames, readKeys, rowsOf, type KeyValues } from './key-table.js'
+import { FLOW_TABLE } from './mm2-flow-keys.js'
 
 /** The consumer group a flow uses on its source cluster unless `A->B.consumer.group.id` or `A.consumer.group.id` says otherwise. */
 function defaultGroupId (source: string, target: string): string {
   return `mirror-sidecar.${source}-to-${target}`
 }
 
-/** Flow keys: read at top level and overridden per flow by `A->B.<key>`. */
-const FLOW_KEYS = new Set([
-  'enabled',
-  'topics',
-  'topics.exclude',
-  'topics.blacklist',
-  'groups',
-  'groups.exclude',
-  'groups.blacklist',
-  'replication.policy.class',
-  'replication.policy.separator',
-  'tasks.max',
-  'refresh.topics.enabled',
-  'refresh.topics.interval.seconds',
-  'sync.topic.configs.enabled',
-  'sync.topic.configs.interval.seconds',
-  'config.properties.exclude',
-  'config.properties.blacklist',
-  'config.property.filter.class',
-  'use.defaults.from',
-  'use.incremental.alter.configs',
-  'sync.topic.acls.enabled',
-  'sync.topic.acls.interval.seconds',
-  'replication.factor',
-  'emit.offset-syncs.enabled',
-  'sync.group.offsets.enabled',
-  'sync.group.offsets.interval.seconds',
-  'emit.checkpoints.enabled',
-  'emit.checkpoints.interval.seconds',
-  'offset.flush.interval.ms',
-  'offset-syncs.topic.replication.factor',
-  'checkpoints.topic.replication.factor',
-  'emit.heartbeats.enabled',
-  'emit.heartbeats.interval.seconds',
-  'heartbeats.topic.replication.factor',
-  'offset-syncs.topic.location',
-  'offset.lag.max',
-  'pass.through',
-  'corrupt.batches',
-  'throughput.limit.bytes',
-  'exactly.once.commit.interval.ms',
-  'message.handler',
-  'message.handler.args',
-  'digests.enabled',
-  'digests.range.records',
-  'digests.audit.interval.ms',
-  'digests.audit.max.records',
-])
+/** Flow keys: read at top level and overridden per flow by `A->B.<key>` (the flow key table). */
+const FLOW_KEYS: ReadonlySet<string> = new Set(keyNames(FLOW_TABLE))
 
 /** Keys that would run Java code or change what is copied, and cannot be honoured: refused. */
 const REFUSED_KEYS: Record<string, string> = {
@@ -116,7 +69,7 @@ type Role = typeof ROLES[number]
 /** A client key MM2 passes from `A.<key>` and top-level `<key>` to every client of a cluster. */
 function isCommonClientKey (key: string): boolean {
   return (
-    (CONNECTION_KEYS as readonly string[]).includes(key) ||
+    CONNECTION_KEYS.includes(key) ||
     isSecurityKey(key) ||
     [
       'retry.backoff.ms',
@@ -204,14 +157,8 @@ export function configFromMm2 (path: string, options: Mm2Options, problems = new
   return configFromMm2Properties(top, path, options, problems)
 }
 
-/**
- * `configFromMm2` over keys already read: those of an mm2.properties file, or what a Strimzi
- * KafkaMirrorMaker2 resource translates to. `path` names where they came from in messages.
- */
-export function configFromMm2Properties (top: Properties, path: string, options: Mm2Options, problems = new ProblemList()): MirrorConfig {
-  const used = new Set<string>()
-  const get = (key: string): PropertyEntry | undefined => { if (top.has(key)) used.add(key); return top.get(key) }
-
+/** The aliases of `clusters`, checked, and `--clusters` checked against them; the keys refused at top level. */
+function clusterAliases (top: Properties, get: (key: string) => PropertyEntry | undefined, path: string, options: Mm2Options, problems: ProblemList) {
   const clustersRaw = get('clusters')?.value
   const clusters = (clustersRaw ?? '').split(',').map(s => s.trim()).filter(s => s !== '')
   if (clustersRaw === undefined && top.has('bootstrap.servers')) {
@@ -234,9 +181,15 @@ export function configFromMm2Properties (top: Properties, path: string, options:
     const entry = get(key)
     if (entry !== undefined) problems.add(key, entry.value, reason)
   }
+  return { clusters, clustersRaw }
+}
 
-  // Flow pairs: every A->B.<key>, checked against the aliases.
-  const pairs = new Map<string, { source: string, target: string, keys: Map<string, string> }>()
+/** A flow pair's aliases and its `A->B.<key>` overrides (key without the prefix -> full key). */
+interface FlowPair { readonly source: string, readonly target: string, readonly keys: Map<string, string> }
+
+/** Flow pairs: every A->B.<key>, checked against the aliases. */
+function flowPairs (top: Properties, clusters: readonly string[], used: Set<string>, problems: ProblemList): Map<string, FlowPair> {
+  const pairs = new Map<string, FlowPair>()
   const badPairs = new Set<string>()
   for (const key of top.keys()) {
     const match = /^([^.]+?)->([^.]+?)\.(.+)$/.exec(key)
@@ -258,8 +211,13 @@ export function configFromMm2Properties (top: Properties, path: string, options:
     pair.keys.set(rest, key)
     pairs.set(pairName, pair)
   }
+  return pairs
+}
 
-  const sidecarSettings = options.settings
+/** The enabled flows of `pairs` (into `--clusters` when given), each with its own consumer group and MirrorMaker 2's positions. */
+function enabledFlows (
+  top: Properties, get: (key: string) => PropertyEntry | undefined, pairs: Map<string, FlowPair>, path: string, options: Mm2Options, problems: ProblemList
+): FlowConfig[] {
   const flows: FlowConfig[] = []
   const groupsBySource = new Map<string, string>()
   for (const pair of pairs.values()) {
@@ -272,9 +230,7 @@ export function configFromMm2Properties (top: Properties, path: string, options:
     for (const [rest, key] of pair.keys) {
       if (!FLOW_KEYS.has(rest) && !/^(consumer|producer)\./.test(rest)) problems.ignore(key)
     }
-    const enabledEntry = flowEntry('enabled')
-    const enabled = enabledEntry === undefined ? false : parseBoolean(enabledEntry.key, enabledEntry.value, problems)
-    if (enabled !== true) continue
+    if (readFlowKeys(['enabled'], flowEntry, problems).boolean('enabled') !== true) continue
     if (options.clusters !== undefined && !options.clusters.includes(pair.target)) continue
     const flow = buildFlow(pair.source, pair.target, pair.keys, path, top, flowEntry, problems)
     if (flow === undefined) continue
@@ -291,20 +247,14 @@ export function configFromMm2Properties (top: Properties, path: string, options:
     const mm2Positions = options.mm2Positions?.(pair.source, pair.target) ?? dedicatedModePositions(pair.source, pair.target, get, problems)
     flows.push({ ...flow, mm2Positions })
   }
-  if (problems.empty && flows.length === 0) {
-    problems.add(
-      'clusters',
-      clustersRaw,
-      `no flow is enabled${options.clusters === undefined ? '' : ` into ${options.clusters.join(', ')}`}; set e.g. ${clusters[0] ?? 'A'}->${clusters[1] ?? 'B'}.enabled = true`
-    )
-  }
+  return flows
+}
 
-  // The flag (or MIRROR_METRICS_PARTITION_LABELS) wins over the file.
-  const partitionLabelsEntry = get('metrics.partition.labels')
-  const metricsPartitionLabels = sidecarSettings.metricsPartitionLabels ??
-    (partitionLabelsEntry === undefined ? true : parseBoolean('metrics.partition.labels', partitionLabelsEntry.value, problems) ?? true)
-
-  // Everything not read is one warning: Connect worker internals, heartbeats, unknown keys.
+/**
+ * Reports every key not read as one warning (Connect worker internals, heartbeats, unknown keys),
+ * and as a problem a key a slip away from one read here: a mistake, which left alone would do nothing.
+ */
+function noteUnreadKeys (top: Properties, used: ReadonlySet<string>, clusters: readonly string[], problems: ProblemList): void {
   for (const key of top.keys()) {
     if (used.has(key) || isProviderKey(key) || FLOW_KEYS.has(key)) continue
     const dot = key.indexOf('.')
@@ -315,13 +265,35 @@ export function configFromMm2Properties (top: Properties, path: string, options:
     } else if (isCommonClientKey(key) || ROLES.some(role => key.startsWith(`${role}.`))) continue
     problems.ignore(key)
   }
-  // A key a slip away from one read here is a mistake, not a Connect internal: left alone it would do nothing.
   for (const key of clusters.length === 0 ? [] : problems.ignored) {
     const meant = suggestedMm2Key(key, clusters, FLOW_KEYS)
     if (meant !== undefined) problems.add(key, top.get(key)?.value, `is not a key that is read (it would be ignored); did you mean ${meant}?`)
   }
+}
+
+/**
+ * `configFromMm2` over keys already read: those of an mm2.properties file, or what a Strimzi
+ * KafkaMirrorMaker2 resource translates to. `path` names where they came from in messages.
+ */
+export function configFromMm2Properties (top: Properties, path: string, options: Mm2Options, problems = new ProblemList()): MirrorConfig {
+  const used = new Set<string>()
+  const get = (key: string): PropertyEntry | undefined => { if (top.has(key)) used.add(key); return top.get(key) }
+  const { clusters, clustersRaw } = clusterAliases(top, get, path, options, problems)
+  const flows = enabledFlows(top, get, flowPairs(top, clusters, used, problems), path, options, problems)
+  if (problems.empty && flows.length === 0) {
+    problems.add(
+      'clusters',
+      clustersRaw,
+      `no flow is enabled${options.clusters === undefined ? '' : ` into ${options.clusters.join(', ')}`}; set e.g. ${clusters[0] ?? 'A'}->${clusters[1] ?? 'B'}.enabled = true`
+    )
+  }
+  // The flag (or MIRROR_METRICS_PARTITION_LABELS) wins over the file.
+  const partitionLabelsEntry = get('metrics.partition.labels')
+  const metricsPartitionLabels = options.settings.metricsPartitionLabels ??
+    (partitionLabelsEntry === undefined ? true : parseBoolean('metrics.partition.labels', partitionLabelsEntry.value, problems) ?? true)
+  noteUnreadKeys(top, used, clusters, problems)
   if (!problems.empty) throw new ConfigError(problems.problems)
-  return freezeConfig({ flows, ...sidecarSettings, metricsPartitionLabels, ignoredKeys: problems.ignored })
+  return freezeConfig({ flows, ...options.settings, metricsPartitionLabels, ignoredKeys: problems.ignored })
 }
 
 /** The client properties of `alias` for `role`, with MM2's precedence; flow overrides (`A->B.consumer.*`) win. */
@@ -349,15 +321,17 @@ function clientView (top: Properties, alias: string, role: Role, flowOverrides: 
   return { properties, origin }
 }
 
-function buildFlow (
-  source: string, target: string, flowOverrides: ReadonlyMap<string, string>, path: string, top: Properties,
-  flowEntry: (name: string) => { key: string, value: string } | undefined,
-  problems: ProblemList
-): FlowConfig | undefined {
-  const name = `${source}->${target}`
-  const consumerView = clientView(top, source, 'consumer', flowOverrides)
-  const producerView = clientView(top, target, 'producer', flowOverrides)
-  for (const [alias, role, view] of [[source, 'consumer', consumerView], [target, 'producer', producerView]] as const) {
+/** A flow key's entry: the `A->B.<key>` override, else the top-level key. */
+type FlowEntry = (name: string) => { key: string, value: string } | undefined
+
+/** The flow keys named, in that order, read with the flow key table's types, defaults and checks. */
+function readFlowKeys (keys: readonly string[], flowEntry: FlowEntry, problems: ProblemList): KeyValues {
+  return readKeys(rowsOf(FLOW_TABLE, keys), { get: flowEntry, name: key => key }, problems)
+}
+
+/** Refuses `X.admin.*` connection keys that differ from the consumer's or producer's: one connection per cluster serves both. */
+function checkAdminKeys (top: Properties, views: ReadonlyArray<readonly [string, Role, ClientView]>, problems: ProblemList): void {
+  for (const [alias, role, view] of views) {
     const admin = clientView(top, alias, 'admin', new Map())
     for (const [key, entry] of admin.properties) {
       const isConnection = isCommonClientKey(key) && key !== 'client.id'
@@ -370,37 +344,51 @@ function buildFlow (
       }
     }
   }
-  const before = problems.problems.length
+}
+
+/** A flow's connections to both clusters and its consumer and producer settings, with MM2's precedence of client keys. */
+function flowClients (source: string, target: string, path: string, views: { consumer: ClientView, producer: ClientView }, problems: ProblemList) {
   const bootstrapHint = (alias: string): string => `(set ${alias}.bootstrap.servers in ${path})`
+  const defaultClientId = `mirror-sidecar.${source}-to-${target}`
   const sourceConnection = connectionFromProperties(
-    consumerView.properties,
-    { alias: source, where: `${source}.`, bootstrapHint: bootstrapHint(source), defaultClientId: `mirror-sidecar.${source}-to-${target}` },
-    problems
-  )
+    views.consumer.properties, { alias: source, where: `${source}.`, bootstrapHint: bootstrapHint(source), defaultClientId }, problems)
   const targetConnection = connectionFromProperties(
-    producerView.properties,
-    { alias: target, where: `${target}.`, bootstrapHint: bootstrapHint(target), defaultClientId: `mirror-sidecar.${source}-to-${target}` },
-    problems
-  )
-  const consumerSettings = consumerSettingsFromProperties(consumerView.properties, `${source}.consumer.`, problems, false)
-  const producer = producerSettingsFromProperties(producerView.properties, `${target}.producer.`, problems, false)
-  for (const [view, roleKeys] of [[consumerView, CONSUMER_KEYS], [producerView, PRODUCER_KEYS]] as const) {
+    views.producer.properties, { alias: target, where: `${target}.`, bootstrapHint: bootstrapHint(target), defaultClientId }, problems)
+  const consumerSettings = consumerSettingsFromProperties(views.consumer.properties, `${source}.consumer.`, problems, false)
+  const producer = producerSettingsFromProperties(views.producer.properties, `${target}.producer.`, problems, false)
+  for (const [view, roleKeys] of [[views.consumer, CONSUMER_KEYS], [views.producer, PRODUCER_KEYS]] as const) {
     for (const [key, originKey] of view.origin) {
-      if (!isCommonClientKey(key) && !(roleKeys as readonly string[]).includes(key)) problems.ignore(originKey)
+      if (!isCommonClientKey(key) && !roleKeys.includes(key)) problems.ignore(originKey)
     }
   }
-  const consumer = consumerView.properties.has('group.id') ? consumerSettings : { ...consumerSettings, groupId: defaultGroupId(source, target) }
+  const consumer = views.consumer.properties.has('group.id') ? consumerSettings : { ...consumerSettings, groupId: defaultGroupId(source, target) }
+  return { sourceConnection, targetConnection, consumer, producer }
+}
 
-  const text = (key: string, fallback: string): { key: string, value: string } => flowEntry(key) ?? { key, value: fallback }
-  const includeEntry = text('topics', '.*')
-  const excludeEntry = flowEntry('topics.exclude') ?? flowEntry('topics.blacklist') ?? { key: 'topics.exclude', value: DEFAULT_TOPICS_EXCLUDE }
-  const include = compileTopicPattern(includeEntry.key, includeEntry.value, problems)
-  const exclude = excludeEntry.value.trim() === '' ? undefined : compileTopicPattern(excludeEntry.key, excludeEntry.value, problems)
-  const groupsEntry = text('groups', '.*')
-  const groupsExcludeEntry = flowEntry('groups.exclude') ?? flowEntry('groups.blacklist') ?? { key: 'groups.exclude', value: DEFAULT_GROUPS_EXCLUDE }
-  const groupsInclude = compileTopicPattern(groupsEntry.key, groupsEntry.value, problems)
-  const groupsExclude = groupsExcludeEntry.value.trim() === '' ? undefined : compileTopicPattern(groupsExcludeEntry.key, groupsExcludeEntry.value, problems)
+/** A pattern key's entry, the pattern compiled, and its text (undefined when empty: nothing excluded). */
+function patternOf (entry: { key: string, value: string }, problems: ProblemList, emptyIsNone: boolean) {
+  const none = emptyIsNone && entry.value.trim() === ''
+  return { pattern: none ? undefined : compileTopicPattern(entry.key, entry.value, problems), text: none ? undefined : entry.value }
+}
 
+/** The flow's topic filter and group filter from `topics`, `topics.exclude`, `groups`, `groups.exclude` (or their `*.blacklist` names). */
+function flowFilters (flowEntry: FlowEntry, problems: ProblemList) {
+  const entry = (key: string, old: string): { key: string, value: string } =>
+    flowEntry(key) ?? flowEntry(old) ?? { key, value: String(rowsOf(FLOW_TABLE, [key])[0]?.default) }
+  const include = patternOf(flowEntry('topics') ?? { key: 'topics', value: '.*' }, problems, false)
+  const exclude = patternOf(entry('topics.exclude', 'topics.blacklist'), problems, true)
+  const groupsInclude = patternOf(flowEntry('groups') ?? { key: 'groups', value: '.*' }, problems, false)
+  const groupsExclude = patternOf(entry('groups.exclude', 'groups.blacklist'), problems, true)
+  return {
+    topics: include.pattern === undefined ? undefined : createTopicFilter(include.pattern, exclude.pattern, include.text as string, exclude.text),
+    groups: groupsInclude.pattern === undefined
+      ? undefined
+      : createGroupFilter(groupsInclude.pattern, groupsExclude.pattern, groupsInclude.text as string, groupsExclude.text),
+  }
+}
+
+/** `replication.policy.class` and `replication.policy.separator`: MM2's Default or Identity policy; Java classes are refused. */
+function replicationPolicyOf (flowEntry: FlowEntry, problems: ProblemList): ReplicationPolicy {
   const policyEntry = flowEntry('replication.policy.class')
   const policyKind = policyEntry === undefined ? 'default' : POLICIES[policyEntry.value.trim().toLowerCase()]
   if (policyEntry !== undefined && policyKind === undefined) {
@@ -413,27 +401,20 @@ function buildFlow (
   const separatorEntry = flowEntry('replication.policy.separator')
   const separator = separatorEntry?.value ?? '.'
   if (separator === '') problems.add(separatorEntry?.key ?? 'replication.policy.separator', '', 'must not be empty; the default is "."')
-  const replicationPolicy: ReplicationPolicy = policyKind === 'identity' ? { kind: 'identity' } : { kind: 'default', separator }
+  return policyKind === 'identity' ? { kind: 'identity' } : { kind: 'default', separator }
+}
 
-  const int = (key: string, fallback: number, min: number): number => {
-    const entry = flowEntry(key)
-    return entry === undefined ? fallback : parseInteger(entry.key, entry.value, { min }, problems) ?? fallback
-  }
-  const bool = (key: string, fallback: boolean): boolean => {
-    const entry = flowEntry(key)
-    return entry === undefined ? fallback : parseBoolean(entry.key, entry.value, problems) ?? fallback
-  }
-  const numStreams = int('tasks.max', 1, 1)
+/** How the flow copies: `tasks.max`, pass-through (with `shallowiterator.enable`), `corrupt.batches`, `throughput.limit.bytes`. */
+function copySettings (source: string, flowEntry: FlowEntry, consumerView: ClientView, problems: ProblemList) {
+  const numStreams = readFlowKeys(['tasks.max'], flowEntry, problems).number('tasks.max')
   const passThroughEntry = flowEntry('pass.through')
-  const shallowEntry = consumerView.properties.get('shallowiterator.enable')
+  const shallowKey = `${source}.consumer.shallowiterator.enable`
   const passThrough = resolvePassThrough(
     { key: passThroughEntry?.key ?? 'pass.through', value: parsePassThrough(passThroughEntry?.key ?? 'pass.through', passThroughEntry?.value, problems) },
-    {
-      key: `${source}.consumer.shallowiterator.enable`,
-      value: parseShallowIterator(`${source}.consumer.shallowiterator.enable`, shallowEntry?.value, problems),
-    },
+    { key: shallowKey, value: parseShallowIterator(shallowKey, consumerView.properties.get('shallowiterator.enable')?.value, problems) },
     problems
   )
+  const passThroughOn = passThroughEntry?.value.trim().toLowerCase() === 'on' || passThroughEntry?.value.trim().toLowerCase() === 'true'
   const corruptBatchesEntry = flowEntry('corrupt.batches')
   const corruptBatches =
     (corruptBatchesEntry === undefined ? undefined : parseCorruptBatches(corruptBatchesEntry.key, corruptBatchesEntry.value, problems)) ??
@@ -441,83 +422,121 @@ function buildFlow (
   const throughputLimitEntry = flowEntry('throughput.limit.bytes')
   const throughputLimitBytes =
     throughputLimitEntry === undefined ? undefined : parseThroughputLimit(throughputLimitEntry.key, throughputLimitEntry.value, problems)
-  const refreshEnabled = bool('refresh.topics.enabled', true)
+  return {
+    numStreams,
+    passThrough,
+    passThroughKey: passThroughOn ? (passThroughEntry as { key: string }).key : shallowKey,
+    corruptBatches,
+    ...(throughputLimitBytes === undefined ? {} : { throughputLimitBytes }),
+  }
+}
+
+/** Topic refresh and the topic config sync: `refresh.topics.*`, `sync.topic.configs.enabled`, the config filter, `use.incremental.alter.configs`. */
+function topicSyncSettings (flowEntry: FlowEntry, problems: ProblemList) {
+  const refreshEnabled = readFlowKeys(['refresh.topics.enabled'], flowEntry, problems).boolean('refresh.topics.enabled')
   // setInterval takes at most 2^31-1 ms; "disabled" becomes that (about 24.8 days).
-  const refreshTopicsIntervalMs = refreshEnabled ? Math.min(int('refresh.topics.interval.seconds', 600, 1) * 1000, 2_147_483_647) : 2_147_483_647
-  const syncTopicConfigs = bool('sync.topic.configs.enabled', true)
+  const refreshTopicsIntervalMs = refreshEnabled
+    ? Math.min(readFlowKeys(['refresh.topics.interval.seconds'], flowEntry, problems).number('refresh.topics.interval.seconds') * 1000, 2_147_483_647)
+    : 2_147_483_647
+  const syncTopicConfigs = readFlowKeys(['sync.topic.configs.enabled'], flowEntry, problems).boolean('sync.topic.configs.enabled')
   const topicConfigFilter = parseTopicConfigFilter(flowEntry('config.properties.exclude') ?? flowEntry('config.properties.blacklist'),
     flowEntry('config.property.filter.class'), flowEntry('use.defaults.from'), problems)
-  const incrementalEntry = flowEntry('use.incremental.alter.configs')
-  const incrementalAlterConfigs =
-    incrementalEntry === undefined ? undefined : parseChoice(incrementalEntry.key, incrementalEntry.value, INCREMENTAL_ALTER_CONFIGS_USES, problems)
-  const replicationFactorOf = (key: string, fallback: number): number => {
-    const entry = flowEntry(key)
-    if (entry === undefined) return fallback
-    const expected = 'a replication factor from 1 to 32767, or -1 for the broker default'
-    const value = parseInteger(entry.key, entry.value, { min: -1, max: 32767, expected }, problems)
-    if (value === 0) problems.add(entry.key, entry.value, `expected ${expected}`)
-    return value ?? fallback
-  }
-  const replicationFactor = replicationFactorOf('replication.factor', -1)
+  const incremental = readFlowKeys(['use.incremental.alter.configs'], flowEntry, problems).text('use.incremental.alter.configs')
+  const incrementalAlterConfigs = incremental as FlowConfig['incrementalAlterConfigs']
+  return { refreshTopicsIntervalMs, syncTopicConfigs, topicConfigFilter, ...(incrementalAlterConfigs === undefined ? {} : { incrementalAlterConfigs }) }
+}
+
+/** The flow's internal topics and what it writes to them: replication factors, offset syncs, checkpoints, group offset sync, heartbeats. */
+function internalTopicSettings (source: string, target: string, flowEntry: FlowEntry, problems: ProblemList) {
+  const values = readFlowKeys([
+    'replication.factor', 'offset-syncs.topic.replication.factor', 'checkpoints.topic.replication.factor', 'heartbeats.topic.replication.factor',
+    'offset-syncs.topic.location', 'emit.offset-syncs.enabled', 'offset.lag.max', 'sync.group.offsets.enabled', 'emit.checkpoints.enabled',
+    'emit.checkpoints.interval.seconds', 'sync.group.offsets.interval.seconds', 'emit.heartbeats.enabled', 'emit.heartbeats.interval.seconds',
+    'offset.flush.interval.ms',
+  ], flowEntry, problems)
+  const replicationFactor = values.number('replication.factor')
   // The internal topics: MM2's own keys, else what replication.factor says for the mirrored topics.
-  const offsetSyncsReplicationFactor = replicationFactorOf('offset-syncs.topic.replication.factor', replicationFactor)
-  const checkpointsReplicationFactor = replicationFactorOf('checkpoints.topic.replication.factor', replicationFactor)
-  const heartbeatsReplicationFactor = replicationFactorOf('heartbeats.topic.replication.factor', replicationFactor)
-  const locationEntry = flowEntry('offset-syncs.topic.location')
-  const location = (locationEntry === undefined ? undefined : parseChoice(locationEntry.key, locationEntry.value, Mm2OffsetSyncLocations, problems)) ?? 'source'
-  const offsetSyncsEnabled = bool('emit.offset-syncs.enabled', true)
+  const factor = (key: string): number => values.optionalNumber(key) ?? replicationFactor
+  const offsetSyncsReplicationFactor = factor('offset-syncs.topic.replication.factor')
+  const location = values.text('offset-syncs.topic.location') as Mm2OffsetSyncLocation
+  const offsetSyncsEnabled = values.boolean('emit.offset-syncs.enabled')
   // MirrorMaker 2 names the topic after the other cluster than the one holding it (MirrorSourceConfig.offsetSyncsTopic).
-  const mm2OffsetSyncs = {
+  const mm2 = {
     location,
     topic: `mm2-offset-syncs.${location === 'source' ? target : source}.internal`,
-    maxOffsetLagRecords: int('offset.lag.max', 100, 0),
+    maxOffsetLagRecords: values.number('offset.lag.max'),
     replicationFactor: offsetSyncsReplicationFactor,
   }
-  const syncGroupOffsets = bool('sync.group.offsets.enabled', false)
-  const emitCheckpoints = bool('emit.checkpoints.enabled', true)
-  // MirrorMaker 2's defaults: each every 60 s, independently.
-  const checkpointIntervalMs = int('emit.checkpoints.interval.seconds', 60, 1) * 1000
-  const groupSyncIntervalMs = int('sync.group.offsets.interval.seconds', 60, 1) * 1000
-  const emitHeartbeats = bool('emit.heartbeats.enabled', true)
-  const heartbeatIntervalMs = int('emit.heartbeats.interval.seconds', 1, 1) * 1000
-  const offsetCommitIntervalMs = int('offset.flush.interval.ms', 60_000, 1)
+  const emitCheckpoints = values.boolean('emit.checkpoints.enabled')
+  return {
+    replicationFactor,
+    offsetSyncs: {
+      enabled: offsetSyncsEnabled,
+      topic: `mirror-offset-syncs.${source}.internal`,
+      replicationFactor: offsetSyncsReplicationFactor,
+      ...(offsetSyncsEnabled ? { mm2 } : {}),
+    },
+    groupSync: {
+      // MM2 syncs group offsets from checkpoints: without checkpoints there is nothing to sync.
+      enabled: values.boolean('sync.group.offsets.enabled') && emitCheckpoints,
+      // A checkpoint carries a translation from the offset syncs: without syncs there is none to write.
+      emitCheckpoints: emitCheckpoints && offsetSyncsEnabled,
+      // MirrorMaker 2's defaults: each every 60 s, independently.
+      intervalMs: values.number('sync.group.offsets.interval.seconds') * 1000,
+      checkpointIntervalMs: values.number('emit.checkpoints.interval.seconds') * 1000,
+      checkpointsTopic: `${source}.checkpoints.internal`,
+      checkpointsReplicationFactor: factor('checkpoints.topic.replication.factor'),
+    },
+    heartbeats: {
+      enabled: values.boolean('emit.heartbeats.enabled'),
+      intervalMs: values.number('emit.heartbeats.interval.seconds') * 1000,
+      topic: HEARTBEATS_TOPIC,
+      replicationFactor: factor('heartbeats.topic.replication.factor'),
+    },
+    offsetCommitIntervalMs: values.number('offset.flush.interval.ms'),
+  }
+}
+
+/** `<target>.exactly.once.source.support` and `exactly.once.commit.interval.ms`: the flow's exactly-once settings, when on. */
+function exactlyOnceOf (
+  source: string, target: string, top: Properties, flowEntry: FlowEntry, producer: ProducerSettings, positionsReplicationFactor: number, problems: ProblemList
+): Pick<FlowConfig, 'exactlyOnce'> {
   // MirrorMaker 2 reads it per target cluster (KIP-618); the top-level key is not applied there, nor here.
   const supportKey = `${target}.${EXACTLY_ONCE_SUPPORT}`
   const exactlyOnce = parseExactlyOnceSupport(supportKey, top.get(supportKey)?.value, problems) ?? false
   if (exactlyOnce) checkExactlyOnceProducer(supportKey, producer, `${target}.producer.`, problems)
-  const exactlyOnceIntervalMs = int('exactly.once.commit.interval.ms', DEFAULT_EXACTLY_ONCE_COMMIT_INTERVAL_MS, 1)
-  const handlerEntry = flowEntry('message.handler')
-  const handlerArgsEntry = flowEntry('message.handler.args')
-  const messageHandler = parseMessageHandler({ module: handlerEntry?.key ?? 'message.handler', args: handlerArgsEntry?.key ?? 'message.handler.args' },
-    handlerEntry?.value, handlerArgsEntry?.value, problems)
-  checkHandlerPassThrough(
-    passThrough,
-    passThroughEntry?.value.trim().toLowerCase() === 'on' || passThroughEntry?.value.trim().toLowerCase() === 'true'
-      ? passThroughEntry.key
-      : `${source}.consumer.shallowiterator.enable`,
-    messageHandler,
-    problems
-  )
-
-  const digestsEnabled = bool('digests.enabled', FLAG_DEFAULTS['digests.enabled'])
-  const digestAuditIntervalMs = int('digests.audit.interval.ms', FLAG_DEFAULTS['digests.audit.interval.ms'], 0)
-  const digests = {
-    enabled: digestsEnabled,
-    topic: `mirror-digests.${source}.internal`,
-    rangeRecords: int('digests.range.records', FLAG_DEFAULTS['digests.range.records'], 1),
-    replicationFactor: offsetSyncsReplicationFactor,
-    auditIntervalMs: digestAuditIntervalMs,
-    auditMaxRecords: int('digests.audit.max.records', FLAG_DEFAULTS['digests.audit.max.records'], 1),
+  const commitIntervalMs = readFlowKeys(['exactly.once.commit.interval.ms'], flowEntry, problems).number('exactly.once.commit.interval.ms')
+  if (!exactlyOnce) return {}
+  return {
+    exactlyOnce: {
+      key: supportKey,
+      commitIntervalMs,
+      transactionTimeoutMs: DEFAULT_TRANSACTION_TIMEOUT_MS,
+      positionsTopic: `mirror-positions.${source}.internal`,
+      positionsReplicationFactor,
+    },
   }
-  if (digestsEnabled && digests.auditMaxRecords < digests.rangeRecords) {
-    const entry = flowEntry('digests.audit.max.records')
+}
+
+/** The flow's range digests (`digests.*`), with the two checks across keys. */
+function digestsOf (source: string, flowEntry: FlowEntry, replicationFactor: number, problems: ProblemList): FlowConfig['digests'] {
+  const values = readFlowKeys(['digests.enabled', 'digests.audit.interval.ms', 'digests.range.records', 'digests.audit.max.records'], flowEntry, problems)
+  const digests = {
+    enabled: values.boolean('digests.enabled'),
+    topic: `mirror-digests.${source}.internal`,
+    rangeRecords: values.number('digests.range.records'),
+    replicationFactor,
+    auditIntervalMs: values.number('digests.audit.interval.ms'),
+    auditMaxRecords: values.number('digests.audit.max.records'),
+  }
+  if (digests.enabled && digests.auditMaxRecords < digests.rangeRecords) {
     problems.add(
-      entry?.key ?? 'digests.audit.max.records',
+      flowEntry('digests.audit.max.records')?.key ?? 'digests.audit.max.records',
       String(digests.auditMaxRecords),
       `below digests.range.records ${digests.rangeRecords}: a pass could not re-read one digest; give at least ${digests.rangeRecords}`
     )
   }
-  if (digestAuditIntervalMs > 0 && !digestsEnabled) {
+  if (digests.auditIntervalMs > 0 && !digests.enabled) {
     const entry = flowEntry('digests.audit.interval.ms')
     problems.add(
       entry?.key ?? 'digests.audit.interval.ms',
@@ -525,72 +544,77 @@ function buildFlow (
       'the audit compares the target with the digests the mirror writes; add digests.enabled = true, or leave the interval at 0'
     )
   }
+  return digests
+}
 
-  const topicFilter =
-    include === undefined
-      ? undefined
-      : createTopicFilter(include, exclude, includeEntry.value, excludeEntry.value.trim() === '' ? undefined : excludeEntry.value)
-  if (
-    problems.problems.length !== before ||
-    sourceConnection === undefined ||
-    targetConnection === undefined ||
-    topicFilter === undefined ||
-    groupsInclude === undefined
-  ) { return undefined }
+/** `message.handler` and `message.handler.args`, checked against the flow's pass-through. */
+function flowMessageHandler (flowEntry: FlowEntry, passThrough: FlowConfig['passThrough'], passThroughKey: string, problems: ProblemList) {
+  const handlerEntry = flowEntry('message.handler')
+  const handlerArgsEntry = flowEntry('message.handler.args')
+  const messageHandler = parseMessageHandler({ module: handlerEntry?.key ?? 'message.handler', args: handlerArgsEntry?.key ?? 'message.handler.args' },
+    handlerEntry?.value, handlerArgsEntry?.value, problems)
+  checkHandlerPassThrough(passThrough, passThroughKey, messageHandler, problems)
+  return messageHandler
+}
+
+function buildFlow (
+  source: string, target: string, flowOverrides: ReadonlyMap<string, string>, path: string, top: Properties,
+  flowEntry: FlowEntry,
+  problems: ProblemList
+): FlowConfig | undefined {
+  const views = { consumer: clientView(top, source, 'consumer', flowOverrides), producer: clientView(top, target, 'producer', flowOverrides) }
+  checkAdminKeys(top, [[source, 'consumer', views.consumer], [target, 'producer', views.producer]], problems)
+  const before = problems.problems.length
+  const clients = flowClients(source, target, path, views, problems)
+  const filters = flowFilters(flowEntry, problems)
+  const replicationPolicy = replicationPolicyOf(flowEntry, problems)
+  const { passThroughKey, ...copy } = copySettings(source, flowEntry, views.consumer, problems)
+  const topicSync = topicSyncSettings(flowEntry, problems)
+  const internal = internalTopicSettings(source, target, flowEntry, problems)
+  const positionsReplicationFactor = internal.offsetSyncs.replicationFactor
+  const exactlyOnce = exactlyOnceOf(source, target, top, flowEntry, clients.producer, positionsReplicationFactor, problems)
+  const messageHandler = flowMessageHandler(flowEntry, copy.passThrough, passThroughKey, problems)
+  const digests = digestsOf(source, flowEntry, positionsReplicationFactor, problems)
+  const { sourceConnection, targetConnection } = clients
+  if (problems.problems.length !== before || sourceConnection === undefined || targetConnection === undefined ||
+    filters.topics === undefined || filters.groups === undefined) return undefined
+  // Read only for a flow without problems so far, so a problem here is reported once the others are fixed.
+  const metadata = readFlowKeys(['sync.topic.configs.interval.seconds', 'sync.topic.acls.enabled', 'sync.topic.acls.interval.seconds'], flowEntry, problems)
+  const { groupSync } = internal
   return {
-    name,
+    name: `${source}->${target}`,
     source: sourceConnection,
     target: targetConnection,
-    consumer,
-    producer,
-    topics: withHeartbeatsTopic(topicFilter, HEARTBEATS_TOPIC),
+    consumer: clients.consumer,
+    producer: clients.producer,
+    topics: withHeartbeatsTopic(filters.topics, HEARTBEATS_TOPIC),
     replicationPolicy,
-    numStreams,
+    numStreams: copy.numStreams,
     numProducers: FLAG_DEFAULTS['num.producers'],
     queueMaxRecords: FLAG_DEFAULTS['queue.size'],
     queueMaxBytes: FLAG_DEFAULTS['queue.bytes'],
-    offsetCommitIntervalMs,
+    offsetCommitIntervalMs: internal.offsetCommitIntervalMs,
     abortOnSendFailure: true,
-    passThrough,
-    corruptBatches,
-    ...(throughputLimitBytes === undefined ? {} : { throughputLimitBytes }),
-    ...(exactlyOnce
-      ? {
-          exactlyOnce: {
-            key: supportKey,
-            commitIntervalMs: exactlyOnceIntervalMs,
-            transactionTimeoutMs: DEFAULT_TRANSACTION_TIMEOUT_MS,
-            positionsTopic: `mirror-positions.${source}.internal`,
-            positionsReplicationFactor: offsetSyncsReplicationFactor,
-          },
-        }
-      : {}),
-    refreshTopicsIntervalMs,
-    syncTopicConfigs,
-    topicConfigFilter,
-    ...(incrementalAlterConfigs === undefined ? {} : { incrementalAlterConfigs }),
-    syncTopicConfigsIntervalMs: int('sync.topic.configs.interval.seconds', FLAG_DEFAULTS['sync.topic.configs.interval.seconds'], 1) * 1000,
-    syncTopicAcls: bool('sync.topic.acls.enabled', FLAG_DEFAULTS['sync.topic.acls.enabled']),
-    syncTopicAclsIntervalMs: int('sync.topic.acls.interval.seconds', FLAG_DEFAULTS['sync.topic.acls.interval.seconds'], 1) * 1000,
-    replicationFactor,
-    offsetSyncs: {
-      enabled: offsetSyncsEnabled,
-      topic: `mirror-offset-syncs.${source}.internal`,
-      replicationFactor: offsetSyncsReplicationFactor,
-      ...(offsetSyncsEnabled ? { mm2: mm2OffsetSyncs } : {}),
-    },
+    passThrough: copy.passThrough,
+    corruptBatches: copy.corruptBatches,
+    ...(copy.throughputLimitBytes === undefined ? {} : { throughputLimitBytes: copy.throughputLimitBytes }),
+    ...exactlyOnce,
+    ...topicSync,
+    syncTopicConfigsIntervalMs: metadata.number('sync.topic.configs.interval.seconds') * 1000,
+    syncTopicAcls: metadata.boolean('sync.topic.acls.enabled'),
+    syncTopicAclsIntervalMs: metadata.number('sync.topic.acls.interval.seconds') * 1000,
+    replicationFactor: internal.replicationFactor,
+    offsetSyncs: internal.offsetSyncs,
     groupSync: {
-      // MM2 syncs group offsets from checkpoints: without checkpoints there is nothing to sync.
-      enabled: syncGroupOffsets && emitCheckpoints,
-      // A checkpoint carries a translation from the offset syncs: without syncs there is none to write.
-      emitCheckpoints: emitCheckpoints && offsetSyncsEnabled,
-      groups: createGroupFilter(groupsInclude, groupsExclude, groupsEntry.value, groupsExcludeEntry.value.trim() === '' ? undefined : groupsExcludeEntry.value),
-      intervalMs: groupSyncIntervalMs,
-      checkpointIntervalMs,
-      checkpointsTopic: `${source}.checkpoints.internal`,
-      checkpointsReplicationFactor,
+      enabled: groupSync.enabled,
+      emitCheckpoints: groupSync.emitCheckpoints,
+      groups: filters.groups,
+      intervalMs: groupSync.intervalMs,
+      checkpointIntervalMs: groupSync.checkpointIntervalMs,
+      checkpointsTopic: groupSync.checkpointsTopic,
+      checkpointsReplicationFactor: groupSync.checkpointsReplicationFactor,
     },
-    heartbeats: { enabled: emitHeartbeats, intervalMs: heartbeatIntervalMs, topic: HEARTBEATS_TOPIC, replicationFactor: heartbeatsReplicationFactor },
+    heartbeats: internal.heartbeats,
     ...(messageHandler === undefined ? {} : { messageHandler }),
     digests,
   }

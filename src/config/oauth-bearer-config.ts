@@ -1,7 +1,15 @@
 import { oauthBearerCredentials, type OAuthBearerCredentials } from './cluster-connection.js'
 import type { JaasEntry } from './jaas.js'
 import type { Properties } from './java-properties.js'
-import { parseBoolean, parseInteger, type ProblemList } from './values.js'
+import { readKeys } from './key-table.js'
+import { SECURITY_TABLE } from './security-keys.js'
+import type { ProblemList } from './values.js'
+
+/** A key of `properties` as `readKeys` takes it, named with `key` (its file or prefix). */
+function entryOf (properties: Properties, key: (name: string) => string, name: string): { key: string, value: string } | undefined {
+  const entry = properties.get(name)
+  return entry === undefined ? undefined : { key: key(name), value: entry.value }
+}
 
 export const OAUTH_LOGIN_MODULE = 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule'
 
@@ -11,23 +19,8 @@ const OAUTH_LOGIN_CALLBACK_HANDLERS = [
   'org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler',
 ] as const
 
-/** `sasl.*` keys the OAUTHBEARER client reads, besides `sasl.mechanism` and `sasl.jaas.config`. */
-export const OAUTH_KEYS = [
-  'sasl.login.callback.handler.class', 'sasl.oauthbearer.token.endpoint.url', 'sasl.oauthbearer.scope', 'sasl.oauthbearer.client.credentials.client.id',
-  'sasl.oauthbearer.client.credentials.client.secret', 'sasl.oauthbearer.header.urlencode', 'sasl.oauthbearer.sub.claim.name',
-  'sasl.login.refresh.window.factor', 'sasl.login.refresh.window.jitter', 'sasl.login.refresh.min.period.seconds', 'sasl.login.refresh.buffer.seconds',
-  'sasl.login.connect.timeout.ms', 'sasl.login.read.timeout.ms', 'sasl.login.retry.backoff.ms', 'sasl.login.retry.backoff.max.ms',
-] as const
-
-function parseFraction (key: string, raw: string | undefined, min: number, max: number, fallback: number, problems: ProblemList): number {
-  if (raw === undefined) return fallback
-  const value = Number(raw.trim())
-  if (raw.trim() === '' || !Number.isFinite(value) || value < min || value > max) {
-    problems.add(key, raw, `expected a number from ${min} to ${max} (default ${fallback})`)
-    return fallback
-  }
-  return value
-}
+/** The OAUTHBEARER keys `readKeys` reads (timing, header encoding, subject claim), in the order they are read. */
+const OAUTH_VALUE_TABLE = SECURITY_TABLE.filter(row => row.use === 'oauthbearer' && row.readBy === undefined)
 
 function checkEndpointUrl (key: string, raw: string | undefined, problems: ProblemList): string | undefined {
   if (raw === undefined) {
@@ -104,26 +97,22 @@ export function oauthBearerFromProperties (properties: Properties, entry: JaasEn
       problems.add(jaasKey, undefined, `option ${name}: an extension name is letters only and not "auth"`)
     } else extensions[extension] = value
   }
-  const int = (name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number =>
-    parseInteger(key(name), get(name), { min, max }, problems) ?? fallback
-  const connectTimeoutMs = int('sasl.login.connect.timeout.ms', 10_000, 1)
-  const readTimeoutMs = int('sasl.login.read.timeout.ms', 10_000, 1)
+  const values = readKeys(OAUTH_VALUE_TABLE, { get: name => entryOf(properties, key, name), name: key }, problems)
+  const scope = entry.options.get('scope') ?? get('sasl.oauthbearer.scope')
   const settings = {
     tokenEndpointUrl: tokenEndpointUrl ?? '',
     clientId: clientId ?? '',
-    ...((entry.options.get('scope') ?? get('sasl.oauthbearer.scope')) === undefined
-      ? {}
-      : { scope: entry.options.get('scope') ?? get('sasl.oauthbearer.scope') }),
+    ...(scope === undefined ? {} : { scope }),
     extensions,
-    headerUrlencode: parseBoolean(key('sasl.oauthbearer.header.urlencode'), get('sasl.oauthbearer.header.urlencode'), problems) ?? false,
-    subClaimName: get('sasl.oauthbearer.sub.claim.name')?.trim() || 'sub',
-    refreshWindowFactor: parseFraction(key('sasl.login.refresh.window.factor'), get('sasl.login.refresh.window.factor'), 0.5, 1, 0.8, problems),
-    refreshWindowJitter: parseFraction(key('sasl.login.refresh.window.jitter'), get('sasl.login.refresh.window.jitter'), 0, 0.25, 0.05, problems),
-    refreshMinPeriodSeconds: int('sasl.login.refresh.min.period.seconds', 60, 0, 900),
-    refreshBufferSeconds: int('sasl.login.refresh.buffer.seconds', 300, 0, 3600),
-    requestTimeoutMs: connectTimeoutMs + readTimeoutMs,
-    retryBackoffMs: int('sasl.login.retry.backoff.ms', 100, 1),
-    retryBackoffMaxMs: int('sasl.login.retry.backoff.max.ms', 10_000, 1),
+    headerUrlencode: values.boolean('sasl.oauthbearer.header.urlencode'),
+    subClaimName: values.text('sasl.oauthbearer.sub.claim.name')?.trim() || 'sub',
+    refreshWindowFactor: values.number('sasl.login.refresh.window.factor'),
+    refreshWindowJitter: values.number('sasl.login.refresh.window.jitter'),
+    refreshMinPeriodSeconds: values.number('sasl.login.refresh.min.period.seconds'),
+    refreshBufferSeconds: values.number('sasl.login.refresh.buffer.seconds'),
+    requestTimeoutMs: values.number('sasl.login.connect.timeout.ms') + values.number('sasl.login.read.timeout.ms'),
+    retryBackoffMs: values.number('sasl.login.retry.backoff.ms'),
+    retryBackoffMaxMs: values.number('sasl.login.retry.backoff.max.ms'),
     jaasKey,
   }
   if (problems.problems.length > before) return undefined

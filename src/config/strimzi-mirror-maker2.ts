@@ -191,17 +191,20 @@ class Translation {
     }
   }
 
+  /** Refuses the fields of `authentication` other than `known` (those in `ignored` are reported as ignored). */
+  #refuseOthers (auth: Node, field: string, type: string | undefined, known: readonly string[], ignored: ReadonlySet<string>): void {
+    for (const name of Object.keys(auth)) {
+      if (ignored.has(name)) this.#problems.ignore(`${field}.${name}`)
+      else if (!known.includes(name)) {
+        this.#problems.add(`${field}.${name}`, JSON.stringify(auth[name]), `cannot be honoured with authentication type ${type ?? '?'}; remove it`)
+      }
+    }
+  }
+
   /** Sets the `<alias>.ssl.keystore.*` or `<alias>.sasl.*` keys of `authentication`; true when it is SASL. */
   #authentication (alias: string, auth: Node, field: string, usesTls: boolean): boolean {
     const type = this.string(auth, 'type', field, true)
-    const refuseOthers = (known: readonly string[], ignored: ReadonlySet<string> = new Set()): void => {
-      for (const name of Object.keys(auth)) {
-        if (ignored.has(name)) this.#problems.ignore(`${field}.${name}`)
-        else if (!known.includes(name)) {
-          this.#problems.add(`${field}.${name}`, JSON.stringify(auth[name]), `cannot be honoured with authentication type ${type ?? '?'}; remove it`)
-        }
-      }
-    }
+    const refuseOthers = (known: readonly string[], ignored: ReadonlySet<string> = new Set()): void => this.#refuseOthers(auth, field, type, known, ignored)
     if (type === 'tls') {
       refuseOthers(['type', 'certificateAndKey'])
       if (!usesTls) {
@@ -423,6 +426,12 @@ export function configFromStrimzi (path: string, options: StrimziOptions, proble
   }
 }
 
+/** The fields of a KafkaMirrorMaker2 mirror (`spec.mirrors[]`), v1 and v1beta2. */
+const MIRROR_FIELDS = [
+  'source', 'sourceCluster', 'targetCluster', 'sourceConnector', 'checkpointConnector', 'heartbeatConnector', 'topicsPattern', 'topicsExcludePattern',
+  'topicsBlacklistPattern', 'groupsPattern', 'groupsExcludePattern', 'groupsBlacklistPattern',
+]
+
 function translateSpec (spec: Node, v1: boolean, translation: Translation, problems: ProblemList): void {
   for (const name of Object.keys(spec)) {
     if (DEPLOYMENT_FIELDS.has(name)) problems.ignore(`spec.${name}`)
@@ -469,22 +478,7 @@ function translateSpec (spec: Node, v1: boolean, translation: Translation, probl
     const field = `spec.mirrors[${i}]`
     if (!isNode(mirror)) { problems.add(field, undefined, 'expected { source, topicsPattern, ... }'); return }
     for (const name of Object.keys(mirror)) {
-      if (
-        ![
-          'source',
-          'sourceCluster',
-          'targetCluster',
-          'sourceConnector',
-          'checkpointConnector',
-          'heartbeatConnector',
-          'topicsPattern',
-          'topicsExcludePattern',
-          'topicsBlacklistPattern',
-          'groupsPattern',
-          'groupsExcludePattern',
-          'groupsBlacklistPattern',
-        ].includes(name)
-      ) {
+      if (!MIRROR_FIELDS.includes(name)) {
         problems.add(`${field}.${name}`, undefined, 'is not a field of a KafkaMirrorMaker2 mirror; remove it or fix its name')
       } else if (v1 && ['sourceCluster', 'targetCluster', 'heartbeatConnector', 'topicsBlacklistPattern', 'groupsBlacklistPattern'].includes(name)) {
         problems.add(`${field}.${name}`, undefined, 'is not in kafka.strimzi.io/v1; use source (a cluster), topicsExcludePattern and groupsExcludePattern')
