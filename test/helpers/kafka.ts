@@ -76,12 +76,23 @@ export async function deleteTopicIfExists (cluster: KafkaEndpoint, topic: string
  * just-created topic's NOT_LEADER writes nothing twice), and waits for the acknowledgement.
  */
 export async function produce (cluster: KafkaEndpoint, topic: string, messages: Message[]): Promise<void> {
-  const producer = createKafkaClient(cluster.connection('test-producer')).producer({ allowAutoTopicCreation: false, idempotent: true, maxInFlightRequests: 1 })
-  await producer.connect()
-  try {
-    await producer.send({ topic, acks: -1, messages })
-  } finally {
-    await producer.disconnect()
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    const producer = createKafkaClient(cluster.connection('test-producer'))
+      .producer({ allowAutoTopicCreation: false, idempotent: true, maxInFlightRequests: 1 })
+    await producer.connect()
+    try {
+      await producer.send({ topic, acks: -1, messages })
+      return
+    } catch (error) {
+      // A just-created topic whose leaders a busy broker has not taken up yet (NOT_LEADER after kafkajs' own
+      // retries): sent again, whole, only when the failed send wrote no partition, so no record is written twice.
+      const written = (error as { writtenPartitions?: unknown[] }).writtenPartitions
+      if (Date.now() > deadline || written === undefined || written.length > 0 || !String((error as Error).message).includes('not the leader')) throw error
+    } finally {
+      await producer.disconnect()
+    }
+    await new Promise(resolve => setTimeout(resolve, 500))
   }
 }
 

@@ -58,7 +58,11 @@ test(
       timeoutMs: 60_000,
       message: 'the target topic to get the ACLs',
     })
-    assert.equal(sampleSum(await scrape(port), 'kafka_mirror_topic_acls_synced_total'), 3)
+    // The counter moves once CreateAcls answered, which can be after the ACLs are visible on the target.
+    await waitUntil(async () => sampleSum(await scrape(port), 'kafka_mirror_topic_acls_synced_total') === 3, {
+      timeoutMs: 30_000,
+      message: 'kafka_mirror_topic_acls_synced_total to count the 3 ACLs written',
+    })
     // A new ACL on the source follows; ACLs are never removed from the target.
     await withAdmin(source, admin => admin.createAcls({ acl: [acl('User:carol', O.DESCRIBE, P.ALLOW)] }))
     await waitUntil(async () => (await aclsOf(target, topic)).includes('ALLOW User:carol DESCRIBE'), { timeoutMs: 30_000, message: 'the new ACL to follow' })
