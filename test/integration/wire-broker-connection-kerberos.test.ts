@@ -9,7 +9,7 @@ import { wireConnectionOptions } from '../../src/kafka/wire/wire-connection-opti
 import { ErrorCodes, MirrorError } from '../../src/shared/errors.js'
 import { MitKdc, REALM } from '../helpers/kdc.js'
 import { startKerberosCluster } from '../helpers/secured-cluster.js'
-import { waitUntil } from '../helpers/wait.js'
+import { requestsAcrossRenewals } from '../helpers/wire-renewals.js'
 
 const KRB5_LOGIN_MODULE = 'com.sun.security.auth.module.Krb5LoginModule'
 /** The broker's longest GSSAPI session (KIP-368): Kerberos gives the broker no credential lifetime, so this alone ends sessions. */
@@ -60,18 +60,8 @@ test(
     const described = await connection.send('Metadata', { topics: null, allowAutoTopicCreation: false })
     assert.deepEqual(described.brokers.map(broker => broker.port), [port])
 
-    let answered = 0
-    const failures: unknown[] = []
-    await waitUntil(async () => {
-      const batch = Promise.allSettled([0, 1, 2].map(async () => await connection.send('Metadata', { topics: null, allowAutoTopicCreation: false })))
-      connection.checkInvariants()
-      for (const outcome of await batch) {
-        if (outcome.status === 'fulfilled') answered++
-        else failures.push(outcome.reason)
-      }
-      connection.checkInvariants()
-      return connection.reauthentications >= 2 || failures.length > 0
-    }, { timeoutMs: 60_000, intervalMs: 1, message: 'two renewals of the GSSAPI session' })
+    const { answered, failures } = await requestsAcrossRenewals(connection, 2, () => [0, 1, 2].map(async () =>
+      await connection.send('Metadata', { topics: null, allowAutoTopicCreation: false })))
     t.diagnostic(`${answered} Metadata requests answered across ${connection.reauthentications} renewals`)
     assert.deepEqual(failures, [])
     assert.ok(answered > 2 * 3)

@@ -13,7 +13,7 @@ import { createLogger } from '../../src/shared/logger.js'
 import { OidcServer } from '../helpers/oidc-server.js'
 import { startOAuthCluster } from '../helpers/secured-cluster.js'
 import { writeProperties } from '../helpers/sidecar.js'
-import { waitUntil } from '../helpers/wait.js'
+import { requestsAcrossRenewals } from '../helpers/wire-renewals.js'
 
 const SECRET = 'wire-oidc-secret-2d7c'
 const WRONG_SECRET = 'not-the-wire-oidc-secret-9a'
@@ -72,24 +72,13 @@ test(
 
     // Requests pipelined three at a time, without pause, until the session was renewed four times: some are in
     // flight when a renewal starts (they stay in flight), some are sent while it runs (held, then written).
-    let answered = 0
-    const failures: unknown[] = []
     const issuedBefore = oidc.issued
     const startedMs = Date.now()
-    await waitUntil(async () => {
-      const batch = Promise.allSettled([
-        connection.send('Metadata', { topics: null, allowAutoTopicCreation: false }),
-        connection.send('ApiVersions', { clientSoftwareName: 'kafka-mirror-sidecar', clientSoftwareVersion: 'test' }),
-        connection.send('Metadata', { topics: null, allowAutoTopicCreation: false }),
-      ])
-      connection.checkInvariants()
-      for (const outcome of await batch) {
-        if (outcome.status === 'fulfilled') answered++
-        else failures.push(outcome.reason)
-      }
-      connection.checkInvariants()
-      return connection.reauthentications >= 4 || failures.length > 0
-    }, { timeoutMs: 60_000, intervalMs: 1, message: 'four renewals of the SASL session' })
+    const { answered, failures } = await requestsAcrossRenewals(connection, 4, () => [
+      connection.send('Metadata', { topics: null, allowAutoTopicCreation: false }),
+      connection.send('ApiVersions', { clientSoftwareName: 'kafka-mirror-sidecar', clientSoftwareVersion: 'test' }),
+      connection.send('Metadata', { topics: null, allowAutoTopicCreation: false }),
+    ])
     const elapsedMs = Date.now() - startedMs
     t.diagnostic(`${answered} requests answered in ${elapsedMs} ms across ${connection.reauthentications} renewals; ${oidc.issued} tokens issued`)
     assert.deepEqual(failures, [])

@@ -6,7 +6,7 @@ import { wireConnectionOptions } from '../../src/kafka/wire/wire-connection-opti
 import { ErrorCodes, MirrorError } from '../../src/shared/errors.js'
 import { withAwsEnvCredentials } from '../helpers/aws-env.js'
 import { FakeSaslBroker, mskIamBroker } from '../helpers/fake-sasl-broker.js'
-import { waitUntil } from '../helpers/wait.js'
+import { requestsAcrossRenewals } from '../helpers/wire-renewals.js'
 
 const SECRET = 'wire-fake-broker-secret-8e2'
 const TOKEN = 'wire-fake-broker-token-41d'
@@ -38,21 +38,11 @@ test(
     assert.match(payloads[0]?.['x-amz-credential'] ?? '', /^AKIDWIREFAKE\/\d{8}\/eu-north-1\/kafka-cluster\/aws4_request$/)
     assert.equal(payloads[0]?.['x-amz-security-token'], TOKEN)
 
-    let answered = 0
-    const failures: unknown[] = []
-    await waitUntil(async () => {
-      // Three requests pipelined at a time: some are in flight when a renewal starts, some are sent while it runs.
-      const batch = Promise.allSettled([0, 1, 2].map(async () => await connection.send('Metadata', { topics: [], allowAutoTopicCreation: true })))
-      connection.checkInvariants()
-      for (const outcome of await batch) {
-        if (outcome.status === 'fulfilled') {
-          answered++
-          assert.deepEqual(outcome.value.brokers.map(b => [b.host, b.port]), [['127.0.0.1', broker.port]])
-        } else failures.push(outcome.reason)
-      }
-      connection.checkInvariants()
-      return connection.reauthentications >= 3 || failures.length > 0
-    }, { timeoutMs: 30_000, intervalMs: 20, message: 'three renewals of the session' })
+    // Three requests pipelined at a time: some are in flight when a renewal starts, some are sent while it runs.
+    const { answered, failures } = await requestsAcrossRenewals(connection, 3, () => [0, 1, 2].map(async () => {
+      const described = await connection.send('Metadata', { topics: [], allowAutoTopicCreation: true })
+      assert.deepEqual(described.brokers.map(b => [b.host, b.port]), [['127.0.0.1', broker.port]])
+    }), { timeoutMs: 30_000, intervalMs: 20 })
     assert.deepEqual(failures, [])
     assert.equal(broker.requestsDuringAuthentication, 0, 'no request but SASL ones between SaslHandshake and SaslAuthenticate (KIP-368)')
     assert.deepEqual(broker.mechanisms, Array.from({ length: connection.reauthentications + 1 }, () => 'AWS_MSK_IAM'))
