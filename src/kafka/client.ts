@@ -1,22 +1,14 @@
 import type { ConnectionOptions } from 'node:tls'
 import kafkajs from '@kafka-mirror-sidecar/kafkajs'
 import type { Kafka as KafkaClient, logCreator as LogCreator } from '@kafka-mirror-sidecar/kafkajs'
-import {
-  TLS_SECRET_FIELDS,
-  type AwsMskIamSettings,
-  type ClusterConnection,
-  type GssapiSettings,
-  type OAuthBearerCredentials,
-} from '../config/cluster-connection.js'
+import { TLS_SECRET_FIELDS, type ClusterConnection } from '../config/cluster-connection.js'
 import type { Logger } from '../shared/logger.js'
 import { silentLogger } from '../shared/logger.js'
 import { type CodecImplementations, registerCodecs } from './codecs.js'
 import { assertKafkajsPatched } from './kafkajs-internals.js'
-import { AwsCredentialsSource } from './aws-credentials-source.js'
 import { AWS_MSK_IAM_MECHANISM, awsMskIamAuthenticationProvider } from './aws-msk-iam-mechanism.js'
+import { awsCredentialsSource, gssapiCredentials, oauthTokenSource } from './connection-credentials.js'
 import { GSSAPI_MECHANISM, gssapiAuthenticationProvider } from './gssapi-mechanism.js'
-import { GssapiCredentials, loadKerberosLibrary } from './kerberos-library.js'
-import { OAuthTokenSource } from './oauth-token-source.js'
 
 const { Kafka, logLevel } = kafkajs
 
@@ -188,44 +180,6 @@ function reportCodecs (logger: Logger, implementations: CodecImplementations): v
   const fallback = Object.entries(implementations).filter(([, implementation]) => implementation === 'javascript').map(([name]) => name)
   if (fallback.length === 0) logger.debug('codecs and CRC-32C run native code', { ...implementations })
   else logger.info(`${fallback.join(', ')}: the JavaScript implementation runs on ${process.platform}-${process.arch} (works, slower)`, { ...implementations })
-}
-
-/** One token source per OAUTHBEARER connection, shared by its clients (consumer, producer, admin): one token at a time, not one each. */
-const tokenSources = new WeakMap<OAuthBearerCredentials, OAuthTokenSource>()
-
-/** The token source of an OAUTHBEARER connection (the same for every client made from it). */
-function oauthTokenSource (sasl: OAuthBearerCredentials, logger: Logger = silentLogger): OAuthTokenSource {
-  let source = tokenSources.get(sasl)
-  if (source === undefined) {
-    source = new OAuthTokenSource(sasl, logger)
-    tokenSources.set(sasl, source)
-  }
-  return source
-}
-
-/** One credentials source per AWS_MSK_IAM connection, shared by its clients (as `tokenSources`). */
-const awsCredentialsSources = new WeakMap<AwsMskIamSettings, AwsCredentialsSource>()
-
-function awsCredentialsSource (sasl: AwsMskIamSettings, logger: Logger): AwsCredentialsSource {
-  let source = awsCredentialsSources.get(sasl)
-  if (source === undefined) {
-    source = new AwsCredentialsSource(sasl, logger)
-    awsCredentialsSources.set(sasl, source)
-  }
-  return source
-}
-
-/** One credentials holder per GSSAPI connection, shared by its clients (as `tokenSources`): one memory ticket cache each. */
-const gssapiCredentialsHolders = new WeakMap<GssapiSettings, GssapiCredentials>()
-
-/** The GSSAPI credentials of a connection; throws the one-line install hint when the optional `kerberos` package is missing. */
-function gssapiCredentials (sasl: GssapiSettings): GssapiCredentials {
-  let credentials = gssapiCredentialsHolders.get(sasl)
-  if (credentials === undefined) {
-    credentials = new GssapiCredentials(sasl, loadKerberosLibrary(sasl))
-    gssapiCredentialsHolders.set(sasl, credentials)
-  }
-  return credentials
 }
 
 function saslForClient (sasl: NonNullable<ClusterConnection['sasl']>, logger: Logger): never {

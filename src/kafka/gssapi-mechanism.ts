@@ -1,7 +1,9 @@
 import type { GssapiSettings } from '../config/cluster-connection.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
+import type { Logger } from '../shared/logger.js'
 import type { GssapiCredentials } from './kerberos-library.js'
 import { saslRoundTrip, type AuthenticationArgs } from './sasl-frames.js'
+import type { SaslBroker, SaslExchange, SaslMechanism } from './wire/sasl-mechanism.js'
 
 /** The SASL mechanism name of Kerberos (RFC 4752), sent in SaslHandshake. */
 export const GSSAPI_MECHANISM = 'GSSAPI'
@@ -75,67 +77,81 @@ export function kerberosError (settings: GssapiSettings, broker: string, error: 
 }
 
 /**
- * kafkajs' `sasl.authenticationProvider` for GSSAPI, as Kafka's Java client does it (its
- * `SaslClientAuthenticator` with the JDK's GSS-API Kerberos client): the Kerberos context is
- * established over SaslAuthenticate round trips (AP-REQ, the broker's AP-REP for mutual
- * authentication, then an empty token), then the RFC 4752 final handshake: the broker's wrapped
- * security-layer offer is unwrapped, "no security layer" is chosen (qop auth: the connection is
- * protected by TLS with SASL_SSL, not by SASL), and the answer goes back wrapped with the
- * authenticated principal as authorization id. Runs per connection and per re-authentication (KIP-368).
+ * One GSSAPI authentication, as Kafka's Java client does it (its `SaslClientAuthenticator` with the JDK's GSS-API
+ * Kerberos client): the Kerberos context is established over SaslAuthenticate round trips (AP-REQ, the broker's
+ * AP-REP for mutual authentication, then an empty token), then the RFC 4752 final handshake: the broker's wrapped
+ * security-layer offer is unwrapped, "no security layer" is chosen (qop auth: the connection is protected by TLS
+ * with SASL_SSL, not by SASL), and the answer goes back wrapped with the authenticated principal as authorization
+ * id. Runs per connection and per re-authentication (KIP-368), each time with a new context.
  */
+async function authenticateGssapi (
+  settings: GssapiSettings, credentials: GssapiCredentials, { host, port }: SaslBroker, exchange: SaslExchange, logger: Pick<Logger, 'debug'>
+): Promise<void> {
+  const broker = `${host}:${port}`
+  logger.debug('Authenticate with SASL GSSAPI', {
+    broker,
+    service: `${settings.serviceName}/${host}`,
+    ...(settings.principal === undefined ? {} : { principal: settings.principal }),
+  })
+  const gss = async <T>(step: () => Promise<T>): Promise<T> => {
+    try {
+      return await step()
+    } catch (error) {
+      throw kerberosError(settings, broker, error)
+    }
+  }
+  const { context, token: first } = await gss(async () => await credentials.start(host))
+  let token = first
+  let answer: Buffer = Buffer.alloc(0)
+  for (let round = 1; ; round++) {
+    answer = await exchange(Buffer.from(token, 'base64'))
+    if (context.contextComplete) break
+    if (round >= MAX_CONTEXT_ROUND_TRIPS) {
+      throw new MirrorError(
+        ErrorCodes.AUTHENTICATION,
+        `${settings.jaasKey}: the broker ${broker} did not complete the Kerberos context in ${MAX_CONTEXT_ROUND_TRIPS} round trips`
+      )
+    }
+    token = await gss(async () => await context.step(answer.toString('base64'))) ?? ''
+  }
+  // The context is established: `answer` is the broker's wrapped security-layer offer (RFC 4752 3.1).
+  if (answer.length === 0) {
+    throw new MirrorError(
+      ErrorCodes.AUTHENTICATION,
+      `${settings.jaasKey}: the broker ${broker} sent no security-layer offer after the Kerberos context was established`
+    )
+  }
+  const offer = await gss(async () => await context.unwrap(answer.toString('base64')))
+  const offered = Buffer.from(offer, 'base64')
+  if (offered.length !== 4) {
+    throw new MirrorError(
+      ErrorCodes.AUTHENTICATION,
+      `${settings.jaasKey}: the broker ${broker} sent a security-layer offer of ${offered.length} bytes (RFC 4752: 4)`
+    )
+  }
+  if (((offered[0] as number) & NO_SECURITY_LAYER) === 0) {
+    throw new MirrorError(
+      ErrorCodes.AUTHENTICATION,
+      `${settings.jaasKey}: the broker ${broker} requires a SASL security layer (qop auth-int or auth-conf), which the sidecar does not speak; use qop auth on the broker's listener (Kafka's default) and SASL_SSL for encryption`
+    )
+  }
+  const choice = await gss(async () => await context.wrap(offer, { user: context.username }))
+  await exchange(Buffer.from(choice, 'base64'))
+}
+
+/** kafkajs' `sasl.authenticationProvider` for GSSAPI (see `authenticateGssapi`), per connection and re-authentication. */
 export function gssapiAuthenticationProvider (settings: GssapiSettings, credentials: GssapiCredentials) {
   return ({ host, port, logger, saslAuthenticate }: AuthenticationArgs) => ({
     authenticate: async (): Promise<void> => {
-      const broker = `${host}:${port}`
-      logger.debug('Authenticate with SASL GSSAPI', {
-        broker,
-        service: `${settings.serviceName}/${host}`,
-        ...(settings.principal === undefined ? {} : { principal: settings.principal }),
-      })
-      const gss = async <T>(step: () => Promise<T>): Promise<T> => {
-        try {
-          return await step()
-        } catch (error) {
-          throw kerberosError(settings, broker, error)
-        }
-      }
-      const { context, token: first } = await gss(async () => await credentials.start(host))
-      let token = first
-      let answer: Buffer = Buffer.alloc(0)
-      for (let round = 1; ; round++) {
-        answer = await saslRoundTrip(saslAuthenticate, Buffer.from(token, 'base64'))
-        if (context.contextComplete) break
-        if (round >= MAX_CONTEXT_ROUND_TRIPS) {
-          throw new MirrorError(
-            ErrorCodes.AUTHENTICATION,
-            `${settings.jaasKey}: the broker ${broker} did not complete the Kerberos context in ${MAX_CONTEXT_ROUND_TRIPS} round trips`
-          )
-        }
-        token = await gss(async () => await context.step(answer.toString('base64'))) ?? ''
-      }
-      // The context is established: `answer` is the broker's wrapped security-layer offer (RFC 4752 3.1).
-      if (answer.length === 0) {
-        throw new MirrorError(
-          ErrorCodes.AUTHENTICATION,
-          `${settings.jaasKey}: the broker ${broker} sent no security-layer offer after the Kerberos context was established`
-        )
-      }
-      const offer = await gss(async () => await context.unwrap(answer.toString('base64')))
-      const offered = Buffer.from(offer, 'base64')
-      if (offered.length !== 4) {
-        throw new MirrorError(
-          ErrorCodes.AUTHENTICATION,
-          `${settings.jaasKey}: the broker ${broker} sent a security-layer offer of ${offered.length} bytes (RFC 4752: 4)`
-        )
-      }
-      if (((offered[0] as number) & NO_SECURITY_LAYER) === 0) {
-        throw new MirrorError(
-          ErrorCodes.AUTHENTICATION,
-          `${settings.jaasKey}: the broker ${broker} requires a SASL security layer (qop auth-int or auth-conf), which the sidecar does not speak; use qop auth on the broker's listener (Kafka's default) and SASL_SSL for encryption`
-        )
-      }
-      const choice = await gss(async () => await context.wrap(offer, { user: context.username }))
-      await saslRoundTrip(saslAuthenticate, Buffer.from(choice, 'base64'))
+      await authenticateGssapi(settings, credentials, { host, port }, async token => await saslRoundTrip(saslAuthenticate, token), logger)
     },
   })
+}
+
+/** GSSAPI for the wire layer's `BrokerConnection` (see `authenticateGssapi`); credentials shared with the kafkajs clients of the cluster. */
+export function gssapiMechanism (settings: GssapiSettings, credentials: GssapiCredentials, logger: Pick<Logger, 'debug'>): SaslMechanism {
+  return {
+    name: GSSAPI_MECHANISM,
+    authenticate: async (exchange, broker) => { await authenticateGssapi(settings, credentials, broker, exchange, logger) },
+  }
 }

@@ -276,9 +276,16 @@ export interface OAuthCluster {
  * A single-node cluster with a PLAINTEXT listener (admin, inter-broker) and a SASL_PLAINTEXT
  * listener `OAUTH` whose tokens Kafka's own `OAuthBearerValidatorCallbackHandler` validates
  * against `jwksUrl` (RS256 signature, expiry, `expectedAudience`). Sessions end when their token
- * expires (`connections.max.reauth.ms`), so clients must re-authenticate with fresh tokens.
+ * expires (`connections.max.reauth.ms`, or sooner with `brokerProperties` naming a shorter one), so clients must
+ * re-authenticate with fresh tokens.
  */
-export async function startOAuthCluster (t: TestContext, jwksUrl: string, expectedAudience: string, name = 'oauth'): Promise<OAuthCluster> {
+export async function startOAuthCluster (
+  t: TestContext,
+  jwksUrl: string,
+  expectedAudience: string,
+  name = 'oauth',
+  brokerProperties: Record<string, string> = {}
+): Promise<OAuthCluster> {
   const { cluster, port } = await withFreshPortsOnBindError(async from => {
     let port = await freePortPair(from)
     while (await portAnswers(port + 2)) port = await freePortPair(port + 3)
@@ -297,6 +304,7 @@ export async function startOAuthCluster (t: TestContext, jwksUrl: string, expect
         'sasl.oauthbearer.expected.audience': expectedAudience,
         // Named explicitly: Kafka 4.1.1's default (DefaultJwtValidator, made without the key resolver) checks no signature or audience.
         'sasl.oauthbearer.jwt.validator.class': 'org.apache.kafka.common.security.oauthbearer.BrokerJwtValidator',
+        ...brokerProperties,
       },
       // Kafka 4 reads JWKS only from URLs listed here (CVE-2025-27817).
       jvmProperties: { 'org.apache.kafka.sasl.oauthbearer.allowed.urls': jwksUrl },
@@ -318,9 +326,14 @@ export interface KerberosCluster {
  * A single-node cluster with a PLAINTEXT listener (admin, inter-broker) and a SASL_PLAINTEXT
  * listener `KERBEROS` taking GSSAPI with the service principal `kafka/127.0.0.1@REALM` of `kdc`
  * (made here, its key in a keytab the broker's JAAS reads); the JVM gets the KDC's krb5.conf with
- * `-Djava.security.krb5.conf`, as Kafka's documentation sets it up.
+ * `-Djava.security.krb5.conf`, as Kafka's documentation sets it up. `brokerProperties` are added to the broker's.
  */
-export async function startKerberosCluster (t: TestContext, kdc: MitKdc, name = 'kerberos'): Promise<KerberosCluster> {
+export async function startKerberosCluster (
+  t: TestContext,
+  kdc: MitKdc,
+  name = 'kerberos',
+  brokerProperties: Record<string, string> = {}
+): Promise<KerberosCluster> {
   const principal = `kafka/127.0.0.1@${REALM}`
   const keytab = await kdc.principalWithKeytab(principal, 'broker.keytab')
   const { cluster, port } = await withFreshPortsOnBindError(async from => {
@@ -336,6 +349,7 @@ export async function startKerberosCluster (t: TestContext, kdc: MitKdc, name = 
         'listener.name.kerberos.sasl.enabled.mechanisms': 'GSSAPI',
         'sasl.kerberos.service.name': 'kafka',
         'listener.name.kerberos.gssapi.sasl.jaas.config': `com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true storeKey=true keyTab="${keytab}" principal="${principal}";`,
+        ...brokerProperties,
       },
       jvmProperties: { 'java.security.krb5.conf': kdc.krb5Conf },
     })

@@ -1,12 +1,14 @@
 import { connect as netConnect, isIP, type Socket } from 'node:net'
+import { performance } from 'node:perf_hooks'
 import { connect as tlsConnect, type ConnectionOptions as TlsConnectionOptions } from 'node:tls'
+import { TLS_SECRET_FIELDS } from '../../config/cluster-connection.js'
 import { ErrorCodes, MirrorError } from '../../shared/errors.js'
 import { packageVersion } from '../../shared/package-version.js'
 import { knownVersions, negotiateVersions, UNSUPPORTED_VERSION, type WireApi } from './api-versions.js'
 import { FrameReader } from './frame-reader.js'
 import { decodeMessage, encodeMessage } from './message-codec.js'
 import { inVersions, type MessageSchema } from './message-schema.js'
-import type { SaslMechanism } from './sasl-mechanism.js'
+import { reauthenticationDelayMs, type SaslMechanism } from './sasl-mechanism.js'
 import { REQUEST_HEADER_SCHEMA, RESPONSE_HEADER_SCHEMA, WIRE_API_SCHEMAS } from './schemas/wire-api-schemas.js'
 import { WireReader } from './wire-reader.js'
 import { WireWriter } from './wire-writer.js'
@@ -23,9 +25,15 @@ export interface BrokerConnectionOptions {
   readonly port: number
   /** The request header's client id (Kafka's `client.id`); null sends none. */
   readonly clientId: string | null
-  /** Options for node:tls (`ca`, `cert`, `key`, `rejectUnauthorized`, ...); absent: plain TCP. */
+  /**
+   * Options for node:tls (`ca`, `cert`, `key`, `rejectUnauthorized`, ...); absent: plain TCP. Secrets hidden by
+   * `tlsOptions()` (non-enumerable `key`, `passphrase`, `pfx`) are passed on to node:tls too.
+   */
   readonly tls?: TlsConnectionOptions
-  /** SASL: authenticate with this mechanism after ApiVersions, before any other request (KIP-152); absent: none. */
+  /**
+   * SASL: authenticate with this mechanism after ApiVersions, before any other request (KIP-152), and again before
+   * the session the broker granted ends (KIP-368); absent: none.
+   */
   readonly sasl?: SaslMechanism
   /** Time to open the connection (and finish the TLS handshake), in milliseconds. Default 10,000. */
   readonly connectTimeoutMs?: number
@@ -43,36 +51,71 @@ export interface SendOptions {
 interface InFlight {
   readonly api: WireApi
   readonly version: number
+  /** Written while a re-authentication ran (invariant B: only SASL requests are). */
+  readonly duringReauthentication: boolean
   readonly resolve: (response: unknown) => void
   readonly reject: (error: Error) => void
+  readonly timer: NodeJS.Timeout
+}
+
+/** A request `send` took while the connection re-authenticates: written, in call order, once that is done (KIP-368). */
+interface Held {
+  readonly write: (remainingMs: number) => void
+  readonly reject: (error: Error) => void
+  readonly heldAtMs: number
   readonly timer: NodeJS.Timeout
 }
 
 /** KIP-511: the client's software name and version, as ApiVersions v3+ sends them (they must match `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`). */
 const SOFTWARE_NAME = 'kafka-mirror-sidecar'
 const API_VERSIONS_KEY = WIRE_API_SCHEMAS.ApiVersions.request.apiKey!
+const SASL_APIS: ReadonlySet<WireApi> = new Set(['SaslHandshake', 'SaslAuthenticate'])
 
 /**
  * One TCP (or TLS) connection to one broker. `start()` connects and negotiates the version of each API
- * with ApiVersions (KIP-35); `send()` then writes a request and resolves with its decoded response.
- * Requests are pipelined: any number may be in flight, written in the order `send` was called.
+ * with ApiVersions (KIP-35), then authenticates with SASL when `sasl` is given; `send()` then writes a request
+ * and resolves with its decoded response. Requests are pipelined: any number may be in flight, written in the
+ * order `send` was called.
  *
- * Invariants: Kafka answers the requests of a connection in the order it received them, so each response's
- * correlation id must be the oldest one in flight; any other closes the connection (the stream is out of
- * step). A request timing out closes the connection too, as Kafka's own client does: what the broker did
- * with the requests in flight is unknown, and every one of them fails with a retriable MirrorError.
- * Response bytes and records are views of the response frame (see `FrameReader`). Writes are not held
- * back while the socket's buffer is full: callers bound what they keep in flight. `stop()` is once-only
- * and fails the requests still in flight; callers drain before they stop. A stopped connection does not start again.
+ * Re-authentication (KIP-368): when SaslAuthenticate grants a session of limited lifetime, the connection
+ * authenticates again over the same socket at 85-95 % of it (as Kafka's `SaslClientAuthenticator`), on a timer
+ * and at the latest when a request is sent after that time. The requests in flight stay in flight: the
+ * SaslHandshake is written behind them and the broker answers them first. Requests sent while it runs are held
+ * and written after it, in call order.
+ *
+ * Invariants (`checkInvariants` asserts them):
+ * - A: Kafka answers the requests of a connection in the order it received them, so the correlation ids in
+ *   flight are consecutive in write order and each response's correlation id must be the oldest one in flight;
+ *   any other closes the connection (the stream is out of step).
+ * - B (KIP-368): while a re-authentication runs, only SaslHandshake and SaslAuthenticate are written. The broker
+ *   takes no other request from the moment it read the SaslHandshake until the session is renewed: any other
+ *   closes the connection (Kafka's `SaslServerAuthenticator`: "Unexpected Kafka request ... during SASL
+ *   authentication"). Requests wait in the held list meanwhile.
+ * - C: requests are held only while a re-authentication runs; when it ends they are written (or failed with it).
+ * - D: a failed or stopped connection has nothing in flight, nothing held and no re-authentication timer.
+ *
+ * A request timing out closes the connection, as Kafka's own client does: what the broker did with the
+ * requests in flight is unknown, and every one of them fails with a retriable MirrorError (a held request's
+ * time counts from `send`). A failed re-authentication closes the connection too, with its AUTHENTICATION
+ * error. Response bytes and records are views of the response frame (see `FrameReader`). Writes are not held
+ * back while the socket's buffer is full: callers bound what they keep in flight. `stop()` is once-only and
+ * fails the requests still in flight; callers drain before they stop. A stopped connection does not start again.
  */
 export class BrokerConnection {
   readonly #options: BrokerConnectionOptions
   readonly #inFlight = new Map<number, InFlight>()
+  readonly #held: Held[] = []
   #socket: Socket | undefined
   #nextCorrelationId = 0
   #versions = new Map<WireApi, number>()
   #failure: MirrorError | undefined
   #sessionLifetimeMs = 0n
+  /** When (performance.now()) the session is to be renewed; undefined when it has no end or a renewal runs. */
+  #reauthenticateAtMs: number | undefined
+  #reauthenticationTimer: NodeJS.Timeout | undefined
+  /** The re-authentication that runs; undefined between them. */
+  #reauthenticating: Promise<void> | undefined
+  #reauthentications = 0
   #stopping: Promise<void> | undefined
 
   constructor (options: BrokerConnectionOptions) {
@@ -112,30 +155,66 @@ export class BrokerConnection {
   /**
    * KIP-152: SaslHandshake v1 names the mechanism, then SaslAuthenticate requests carry its tokens (with v0 they
    * would go as bare frames, which this connection does not speak). A refusal is an AUTHENTICATION MirrorError,
-   * not retriable; the broker closes the connection after it.
+   * not retriable; the broker closes the connection after it. The same exchange renews the session (KIP-368:
+   * the mechanism and the principal must stay those of the first authentication; ApiVersions is not asked again).
    */
   async #authenticate (mechanism: SaslMechanism): Promise<void> {
     const refused = (message: string): MirrorError => new MirrorError(ErrorCodes.AUTHENTICATION, `${this.#where}: SASL ${mechanism.name}: ${message}`)
     if ((this.#versions.get('SaslHandshake') ?? 0) < 1 || this.#versions.get('SaslAuthenticate') === undefined) {
       throw refused('the broker speaks neither SaslHandshake v1 nor SaslAuthenticate (KIP-152, Kafka 1.0 and later)')
     }
-    const handshake = await this.send('SaslHandshake', { mechanism: mechanism.name })
+    const handshake = await this.#request('SaslHandshake', { mechanism: mechanism.name })
     if (handshake.errorCode !== 0) throw refused(`not enabled on this listener, which enables ${handshake.mechanisms.join(', ') || 'none'}`)
     await mechanism.authenticate(async token => {
-      const answer = await this.send('SaslAuthenticate', { authBytes: token })
+      const answer = await this.#request('SaslAuthenticate', { authBytes: token })
       if (answer.errorCode !== 0) throw refused(`authentication failed: ${answer.errorMessage ?? `error code ${answer.errorCode}`}`)
       this.#sessionLifetimeMs = answer.sessionLifetimeMs ?? 0n
       return answer.authBytes
+    }, { host: this.#options.host, port: this.#options.port })
+    this.#scheduleReauthentication()
+  }
+
+  /** KIP-368: the session ends `sessionLifetimeMs` after the last SaslAuthenticate; renew it at 85-95 % of that. */
+  #scheduleReauthentication (): void {
+    if (this.#sessionLifetimeMs <= 0n || this.#failure !== undefined) return
+    const delayMs = reauthenticationDelayMs(Number(this.#sessionLifetimeMs))
+    this.#reauthenticateAtMs = performance.now() + delayMs
+    this.#reauthenticationTimer = setTimeout(() => this.#reauthenticate(), delayMs)
+    // An idle process is not kept alive by a session to renew.
+    this.#reauthenticationTimer.unref()
+  }
+
+  /** Starts renewing the session unless that runs already; a refusal closes the connection with its error (KIP-368). */
+  #reauthenticate (): void {
+    const mechanism = this.#options.sasl
+    if (this.#reauthenticating !== undefined || this.#failure !== undefined || mechanism === undefined) return
+    clearTimeout(this.#reauthenticationTimer)
+    this.#reauthenticationTimer = undefined
+    this.#reauthenticateAtMs = undefined
+    this.#reauthenticating = this.#authenticate(mechanism).then(() => {
+      this.#reauthenticating = undefined
+      this.#reauthentications++
+      for (const held of this.#held.splice(0)) {
+        clearTimeout(held.timer)
+        held.write(performance.now() - held.heldAtMs)
+      }
+    }, (error: unknown) => {
+      this.#reauthenticating = undefined
+      this.#fail(error instanceof MirrorError ? error : this.#lost(`re-authentication to ${this.#where} failed: ${(error as Error).message}`, error))
     })
   }
 
   /**
    * KIP-368: how long the broker keeps the SASL session, in milliseconds from the last SaslAuthenticate; 0 when it
-   * sets no limit (or no SASL). The connection does not re-authenticate: past that time the broker closes it, and
-   * the connection fails retriably like any closed one.
+   * sets no limit (or no SASL). The connection renews the session before it ends (see the class comment).
    */
   get sessionLifetimeMs (): bigint {
     return this.#sessionLifetimeMs
+  }
+
+  /** Sessions renewed on this connection so far (KIP-368). */
+  get reauthentications (): number {
+    return this.#reauthentications
   }
 
   /** A retriable error for a connection that is gone or out of step. */
@@ -148,10 +227,12 @@ export class BrokerConnection {
     const timeoutMs = this.#options.connectTimeoutMs ?? 10_000
     return new Promise((resolve, reject) => {
       const ready = tls === undefined ? 'connect' : 'secureConnect'
+      // A spread copies enumerable properties only: the secrets `tlsOptions()` hides are taken over by name.
+      const secrets = tls === undefined ? {} : Object.fromEntries(TLS_SECRET_FIELDS.filter(name => tls[name] !== undefined).map(name => [name, tls[name]]))
       const socket = tls === undefined
         ? netConnect({ host, port })
         // SNI carries a host name only, never an address (RFC 6066).
-        : tlsConnect({ ...tls, host, port, ...(isIP(host) === 0 ? { servername: tls.servername ?? host } : {}) })
+        : tlsConnect({ ...tls, ...secrets, host, port, ...(isIP(host) === 0 ? { servername: tls.servername ?? host } : {}) })
       const timer = setTimeout(() => socket.destroy(new Error(`not connected within ${timeoutMs} ms`)), timeoutMs)
       const failed = (error: Error): void => {
         clearTimeout(timer)
@@ -192,41 +273,85 @@ export class BrokerConnection {
     return this.#versions.get(api)
   }
 
-  /** Sends `request` at the negotiated version of `api` (or `options.version`) and resolves with the broker's response. */
+  /**
+   * Sends `request` at the negotiated version of `api` (or `options.version`) and resolves with the broker's response.
+   * While the session is being renewed (KIP-368) the request waits and is written after it, in call order.
+   */
   send<A extends WireApi> (api: A, request: RequestOf<A>, options: SendOptions = {}): Promise<ResponseOf<A>> {
-    if (this.#failure !== undefined) return Promise.reject(this.#failure)
-    const socket = this.#socket
-    if (socket === undefined) return Promise.reject(new MirrorError(ErrorCodes.INTERNAL, `request ${api} to ${this.#where} before start()`))
+    if (this.#failure === undefined && this.#reauthenticateAtMs !== undefined && performance.now() >= this.#reauthenticateAtMs) {
+      // The timer has not run yet (a busy event loop): the session may end before this request arrives.
+      this.#reauthenticate()
+    }
+    if (this.#reauthenticating === undefined || SASL_APIS.has(api)) return this.#request(api, request, options)
+    const write = this.#encode(api, request, options)
+    if (write instanceof Error) return Promise.reject(write)
+    return new Promise<ResponseOf<A>>((resolve, reject) => {
+      const timeoutMs = this.#options.requestTimeoutMs ?? 30_000
+      const timer = setTimeout(() => {
+        this.#fail(this.#lost(`${api} to ${this.#where}: no response within ${timeoutMs} ms (held while the SASL session was renewed)`))
+      }, timeoutMs)
+      timer.unref()
+      this.#held.push({
+        write: elapsedMs => { write(timeoutMs - elapsedMs).then(resolve, reject) },
+        reject,
+        heldAtMs: performance.now(),
+        timer,
+      })
+    })
+  }
+
+  /** Writes `request` now (the SASL exchange's own requests, and any request outside a re-authentication). */
+  #request<A extends WireApi> (api: A, request: RequestOf<A>, options: SendOptions = {}): Promise<ResponseOf<A>> {
+    const write = this.#encode(api, request, options)
+    return write instanceof Error ? Promise.reject(write) : write(this.#options.requestTimeoutMs ?? 30_000)
+  }
+
+  /**
+   * Encodes the body of `request` at once (a value the version cannot carry throws here, as `send` always did) and
+   * returns what writes it with its header, or the error that refuses it before anything is written.
+   */
+  #encode<A extends WireApi> (api: A, request: RequestOf<A>, options: SendOptions): Error | ((timeoutMs: number) => Promise<ResponseOf<A>>) {
+    if (this.#failure !== undefined) return this.#failure
+    if (this.#socket === undefined) return new MirrorError(ErrorCodes.INTERNAL, `request ${api} to ${this.#where} before start()`)
     const version = options.version ?? this.#versions.get(api)
     const [min, max] = knownVersions(api)
     if (version === undefined || version < min || version > max) {
       const message = `${this.#where} supports no version of ${api} our codecs know (${min}-${max})`
-      return Promise.reject(new MirrorError(ErrorCodes.KAFKA, message, { retriable: false, kafkaCode: 'UNSUPPORTED_VERSION' }))
+      return new MirrorError(ErrorCodes.KAFKA, message, { retriable: false, kafkaCode: 'UNSUPPORTED_VERSION' })
     }
     if (api === 'Produce' && (request as RequestOf<'Produce'>).acks === 0) {
       // A Produce with acks=0 gets no response at all: the correlation ids of later responses would not meet their requests.
-      return Promise.reject(new MirrorError(ErrorCodes.INTERNAL, 'Produce with acks=0: the wire layer sends only requests the broker answers'))
+      return new MirrorError(ErrorCodes.INTERNAL, 'Produce with acks=0: the wire layer sends only requests the broker answers')
     }
+    const schemas = WIRE_API_SCHEMAS[api]
+    const body = new WireWriter()
+    encodeMessage(schemas.request as MessageSchema<RequestOf<A>>, version, request, body)
+    return timeoutMs => this.#write(api, version, body, timeoutMs) as Promise<ResponseOf<A>>
+  }
+
+  #write (api: WireApi, version: number, body: WireWriter, timeoutMs: number): Promise<unknown> {
+    const socket = this.#socket
+    if (this.#failure !== undefined || socket === undefined) return Promise.reject(this.#failure)
     const schemas = WIRE_API_SCHEMAS[api]
     const correlationId = this.#nextCorrelationId
     this.#nextCorrelationId = (correlationId + 1) | 0
-    const writer = new WireWriter()
+    const header = new WireWriter(64)
     // KIP-482: request header v2 (with tagged fields) for flexible versions, else v1.
-    const header = { requestApiKey: schemas.request.apiKey!, requestApiVersion: version, correlationId, clientId: this.#options.clientId }
-    encodeMessage(REQUEST_HEADER_SCHEMA, inVersions(schemas.request.flexibleVersions, version) ? 2 : 1, header, writer)
-    encodeMessage(schemas.request as MessageSchema<RequestOf<A>>, version, request, writer)
+    const fields = { requestApiKey: schemas.request.apiKey!, requestApiVersion: version, correlationId, clientId: this.#options.clientId }
+    encodeMessage(REQUEST_HEADER_SCHEMA, inVersions(schemas.request.flexibleVersions, version) ? 2 : 1, fields, header)
     const size = Buffer.allocUnsafe(4)
-    size.writeInt32BE(writer.length)
-    return new Promise<ResponseOf<A>>((resolve, reject) => {
-      const timeoutMs = this.#options.requestTimeoutMs ?? 30_000
+    size.writeInt32BE(header.length + body.length)
+    return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.#fail(this.#lost(`${api} v${version} to ${this.#where}: no response within ${timeoutMs} ms`))
-      }, timeoutMs)
+        this.#fail(this.#lost(`${api} v${version} to ${this.#where}: no response within ${this.#options.requestTimeoutMs ?? 30_000} ms`))
+      }, Math.max(0, timeoutMs))
       timer.unref()
-      this.#inFlight.set(correlationId, { api, version, resolve: resolve as (response: unknown) => void, reject, timer })
+      const duringReauthentication = this.#reauthenticating !== undefined
+      this.#inFlight.set(correlationId, { api, version, duringReauthentication, resolve, reject, timer })
       socket.cork()
       socket.write(size)
-      for (const chunk of writer.chunks()) socket.write(chunk)
+      for (const chunk of header.chunks()) socket.write(chunk)
+      for (const chunk of body.chunks()) socket.write(chunk)
       socket.uncork()
     })
   }
@@ -260,15 +385,42 @@ export class BrokerConnection {
     }
   }
 
-  /** Closes the connection and fails every request in flight with `error` (the first failure wins). */
+  /** Closes the connection and fails every request in flight or held with `error` (the first failure wins). */
   #fail (error: MirrorError): void {
     this.#failure ??= error
     this.#socket?.destroy()
+    clearTimeout(this.#reauthenticationTimer)
+    this.#reauthenticationTimer = undefined
+    this.#reauthenticateAtMs = undefined
     for (const request of this.#inFlight.values()) {
       clearTimeout(request.timer)
       request.reject(this.#failure)
     }
     this.#inFlight.clear()
+    for (const held of this.#held.splice(0)) {
+      clearTimeout(held.timer)
+      held.reject(this.#failure)
+    }
+  }
+
+  /** Asserts invariants A to D of the class comment; throws naming the first one broken. */
+  checkInvariants (): void {
+    const ids = [...this.#inFlight.keys()]
+    ids.forEach((id, i) => {
+      const expected = (this.#nextCorrelationId - ids.length + i) | 0
+      if (id !== expected) throw new Error(`invariant A: correlation id ${id} in flight at position ${i}, expected ${expected}`)
+    })
+    for (const [id, request] of this.#inFlight) {
+      if (request.duringReauthentication && !SASL_APIS.has(request.api)) {
+        throw new Error(`invariant B: ${request.api} (correlation id ${id}) written while the SASL session was renewed`)
+      }
+    }
+    if (this.#held.length > 0 && this.#reauthenticating === undefined) {
+      throw new Error(`invariant C: ${this.#held.length} requests held with no re-authentication running`)
+    }
+    if (this.#failure !== undefined && (this.#inFlight.size > 0 || this.#held.length > 0 || this.#reauthenticationTimer !== undefined)) {
+      throw new Error(`invariant D: failed connection with ${this.#inFlight.size} in flight, ${this.#held.length} held, or a re-authentication timer`)
+    }
   }
 
   /** Closes the connection; requests still in flight fail with a MIRROR_STOPPED error. Once-only: later calls wait for the first. */

@@ -3,25 +3,14 @@ import { test, type TestContext } from 'node:test'
 import type { AwsMskIamSettings, ClusterConnection } from '../../../src/config/cluster-connection.js'
 import { createKafkaClient } from '../../../src/kafka/client.js'
 import { toMirrorError } from '../../../src/kafka/errors.js'
-import { FakeSaslBroker } from '../../helpers/fake-sasl-broker.js'
-import { checkAwsMskIamPayload } from '../../helpers/sigv4.js'
+import { withAwsEnvCredentials } from '../../helpers/aws-env.js'
+import { FakeSaslBroker, mskIamBroker } from '../../helpers/fake-sasl-broker.js'
 
 const SECRET = 'fake-broker-secret-5d1'
 const TOKEN = 'fake-broker-token-c09'
 
 function withEnvCredentials (t: TestContext): void {
-  const saved = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('AWS_')))
-  for (const name of Object.keys(saved)) delete process.env[name]
-  Object.assign(process.env, {
-    AWS_ACCESS_KEY_ID: 'AKIDFAKEBROKER',
-    AWS_SECRET_ACCESS_KEY: SECRET,
-    AWS_SESSION_TOKEN: TOKEN,
-    AWS_EC2_METADATA_DISABLED: 'true',
-  })
-  t.after(() => {
-    for (const name of Object.keys(process.env)) if (name.startsWith('AWS_')) delete process.env[name]
-    Object.assign(process.env, saved)
-  })
+  withAwsEnvCredentials(t, { accessKeyId: 'AKIDFAKEBROKER', secretAccessKey: SECRET, sessionToken: TOKEN })
 }
 
 function connection (port: number): ClusterConnection {
@@ -31,13 +20,7 @@ function connection (port: number): ClusterConnection {
 
 test('AWS_MSK_IAM end to end against a fake broker: handshake for AWS_MSK_IAM, one signed payload the broker verifies, connected', async t => {
   withEnvCredentials(t)
-  const payloads: Array<Record<string, string>> = []
-  const broker = new FakeSaslBroker('AWS_MSK_IAM', bytes => {
-    const payload = JSON.parse(bytes.toString('utf8')) as Record<string, string>
-    payloads.push(payload)
-    const problem = checkAwsMskIamPayload(payload, SECRET)
-    return problem === undefined ? { bytes: Buffer.from(JSON.stringify({ version: '2020_10_22', 'request-id': 'r-1' })) } : { error: problem }
-  })
+  const { broker, payloads } = mskIamBroker(SECRET)
   await broker.start()
   t.after(async () => { await broker.stop() })
   const admin = createKafkaClient(connection(broker.port), undefined, { retries: 0 }).admin()
