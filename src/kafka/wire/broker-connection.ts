@@ -48,6 +48,9 @@ interface InFlight {
   readonly timer: NodeJS.Timeout
 }
 
+/** The name of the cause of a request's error when its broker did not answer it in time (the broker may be hung, not gone). */
+export const REQUEST_TIMEOUT_ERROR = 'WireRequestTimeoutError'
+
 /** KIP-511: the client's software name and version, as ApiVersions v3+ sends them (they must match `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`). */
 const SOFTWARE_NAME = 'kafka-mirror-sidecar'
 const API_VERSIONS_KEY = WIRE_API_SCHEMAS.ApiVersions.request.apiKey!
@@ -220,7 +223,8 @@ export class BrokerConnection {
     return new Promise<ResponseOf<A>>((resolve, reject) => {
       const timeoutMs = this.#options.requestTimeoutMs ?? 30_000
       const timer = setTimeout(() => {
-        this.#fail(this.#lost(`${api} v${version} to ${this.#where}: no response within ${timeoutMs} ms`))
+        const message = `${api} v${version} to ${this.#where}: no response within ${timeoutMs} ms`
+        this.#fail(this.#lost(message, Object.assign(new Error(message), { name: REQUEST_TIMEOUT_ERROR })))
       }, timeoutMs)
       timer.unref()
       this.#inFlight.set(correlationId, { api, version, resolve: resolve as (response: unknown) => void, reject, timer })
