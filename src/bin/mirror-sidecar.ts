@@ -17,6 +17,7 @@ import { withStartPositions } from '../sidecar/offsets/start-positions.js'
 import { sidecarSettingsFromFlags, SIDECAR_FLAGS } from '../config/sidecar-settings.js'
 import { ProblemList } from '../config/values.js'
 import { assertKafkajsPatched } from '../kafka/kafkajs-internals.js'
+import { targetProducerSetting } from '../kafka/target-producer.js'
 import { packageVersion } from '../shared/package-version.js'
 import { MirrorSidecar } from '../sidecar/mirror-sidecar.js'
 import { ConfigError, MirrorError } from '../shared/errors.js'
@@ -207,6 +208,7 @@ async function main (): Promise<void> {
       }
       config = configFromMm1(mergeEnv(values, process.env))
     }
+    targetProducerSetting(process.env)
   } catch (error) {
     if (error instanceof ConfigError) fail(problemsText(error, 'configuration'))
     throw error

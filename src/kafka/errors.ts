@@ -1,5 +1,6 @@
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import { ErrorCodes, MirrorError, rootCause, type ErrorCode } from '../shared/errors.js'
+import { REQUEST_TIMEOUT_ERROR } from './wire/broker-connection.js'
 
 interface KafkaJsErrorShape {
   name?: string
@@ -197,6 +198,6 @@ export function toClusterError (error: unknown, connection: ClusterConnection): 
 export function isPassingClusterFault (error: unknown): boolean {
   if (!(error instanceof MirrorError) || !error.retriable) return false
   const root = kafkaRootCause(error.cause)
-  if (error.kafkaCode !== undefined || root.type !== undefined || root.name === 'KafkaJSRequestTimeoutError') return true
+  if (error.kafkaCode !== undefined || root.type !== undefined || root.name === 'KafkaJSRequestTimeoutError' || root.name === REQUEST_TIMEOUT_ERROR) return true
   return root.name === 'KafkaJSConnectionError' && /timeout/i.test(root.message ?? '')
 }

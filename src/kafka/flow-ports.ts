@@ -1,6 +1,6 @@
 import { hasMessageHandler } from '../config/message-handler-config.js'
 import { producerLaneCount, type FlowConfig } from '../config/mirror-config.js'
-import type { FlowPorts } from '../ports/ports.js'
+import type { FlowPorts, RecordSink } from '../ports/ports.js'
 import type { Logger } from '../shared/logger.js'
 import { KafkaRecordSink } from './record-sink.js'
 import { KafkaTransactionalSink } from './transactional-sink.js'
@@ -9,6 +9,9 @@ import { bucketAssigner } from './bucket-assigner.js'
 import { KafkaRecordSource, type MirrorProducerFilter, type StartOffset } from './record-source.js'
 import { TopicAdmin } from './topic-admin.js'
 import { forwardingPolicy, type ForwardingPolicy } from './forwarded-record-batch.js'
+import { targetProducerOf } from './target-producer.js'
+import { wireClusterOptions } from './wire/wire-connection-options.js'
+import { WireRecordSink } from './wire-record-sink.js'
 
 /**
  * What the flow's record source forwards undecoded: nothing when pass-through is off or a message
@@ -17,6 +20,14 @@ import { forwardingPolicy, type ForwardingPolicy } from './forwarded-record-batc
 function batchForwarding (flow: FlowConfig): ForwardingPolicy {
   const decodeAll = hasMessageHandler(flow) ? 'message_handler' : flow.passThrough === 'off' ? 'disabled' : undefined
   return forwardingPolicy(decodeAll, flow.producer.compressionSet ? flow.producer.compression : undefined, flow.producer.maxRequestSizeBytes)
+}
+
+/** One at-least-once producer lane of `flow`: the wire layer's or kafkajs' sink, as `targetProducerOf` decides. */
+function recordSink (flow: FlowConfig, logger: Logger, publish: ((producerId: bigint) => Promise<void>) | undefined): RecordSink {
+  const wire = targetProducerOf(flow, process.env) === 'wire' ? wireClusterOptions(flow.target, logger) : undefined
+  return wire === undefined
+    ? new KafkaRecordSink(flow.target, flow.producer, logger, publish)
+    : new WireRecordSink(flow.target, wire, flow.producer, logger, publish)
 }
 
 /** Active-active support: publishes this flow's producer ids, and recognises the opposite mirror's (see `sidecar/offsets/mirror-producers.ts`). */
@@ -53,7 +64,7 @@ export function kafkaFlowPorts (flow: FlowConfig, logger: Logger, producers?: Mi
   }
   return {
     source: () => new KafkaRecordSource(flow.source, flow.consumer, flow.numStreams, flowLogger, batchForwarding(flow), producers, undefined, startOffset),
-    sinks: Array.from({ length: producerLaneCount(flow) }, () => new KafkaRecordSink(flow.target, flow.producer, flowLogger, publish)),
+    sinks: Array.from({ length: producerLaneCount(flow) }, () => recordSink(flow, flowLogger, publish)),
     sourceTopics: new TopicAdmin(flow.source, flowLogger),
     targetTopics: new TopicAdmin(flow.target, flowLogger, flow.incrementalAlterConfigs),
   }

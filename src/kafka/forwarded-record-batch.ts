@@ -76,12 +76,23 @@ export class KafkaForwardedBatch implements ForwardedBatch {
    * when more than one): concatenated into one batch once, sent after a header of each request's own.
    */
   static message (partition: number, parts: readonly KafkaForwardedBatch[]): EncodedBatchMessage {
+    const { bytes, recordCount, crcChecked } = KafkaForwardedBatch.joined(partition, parts)
+    return encodedMessage(partition, bytes, recordCount, crcChecked)
+  }
+
+  /**
+   * Consecutive batches `parts` of one partition as one whole v2 batch (mergeable ones when more
+   * than one, concatenated once; a single batch as it is), what the target gets for the partition
+   * in one produce request. `crcChecked`: the bytes are a fetched batch whose CRC was checked.
+   */
+  static joined (partition: number, parts: readonly KafkaForwardedBatch[]): { bytes: Buffer, recordCount: number, crcChecked: boolean } {
     const [first] = parts
     if (first === undefined) throw new RangeError(`no forwarded batch for partition ${partition}`)
-    if (parts.length === 1) return first.message(partition)
+    // A batch as fetched had its CRC checked by `forwardingHook`; bytes the mirror made carry none yet.
+    if (parts.length === 1) return { bytes: first.#bytes, recordCount: first.recordCount, crcChecked: !first.transcoded }
     if (!parts.every(part => part.mergeable)) throw new RangeError(`compressed forwarded batches of partition ${partition} cannot share a request`)
     const bytes = concatUncompressedBatches(parts.map(part => part.#bytes))
-    return encodedMessage(partition, bytes, parts.reduce((sum, part) => sum + part.recordCount, 0))
+    return { bytes, recordCount: parts.reduce((sum, part) => sum + part.recordCount, 0), crcChecked: false }
   }
 
   /**
@@ -111,8 +122,7 @@ export class KafkaForwardedBatch implements ForwardedBatch {
 
   /** The kafkajs producer message for this batch on target partition `partition`. */
   message (partition: number): EncodedBatchMessage {
-    // A batch as fetched had its CRC checked by `forwardingHook`; bytes the mirror made carry none yet.
-    return encodedMessage(partition, this.#bytes, this.recordCount, !this.transcoded)
+    return KafkaForwardedBatch.message(partition, [this])
   }
 }
 

@@ -66,6 +66,9 @@ interface Held {
   readonly timer: NodeJS.Timeout
 }
 
+/** The name of the cause of a request's error when its broker did not answer it in time (the broker may be hung, not gone). */
+export const REQUEST_TIMEOUT_ERROR = 'WireRequestTimeoutError'
+
 /** KIP-511: the client's software name and version, as ApiVersions v3+ sends them (they must match `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`). */
 const SOFTWARE_NAME = 'kafka-mirror-sidecar'
 const API_VERSIONS_KEY = WIRE_API_SCHEMAS.ApiVersions.request.apiKey!
@@ -343,7 +346,8 @@ export class BrokerConnection {
     size.writeInt32BE(header.length + body.length)
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.#fail(this.#lost(`${api} v${version} to ${this.#where}: no response within ${this.#options.requestTimeoutMs ?? 30_000} ms`))
+        const message = `${api} v${version} to ${this.#where}: no response within ${this.#options.requestTimeoutMs ?? 30_000} ms`
+        this.#fail(this.#lost(message, Object.assign(new Error(message), { name: REQUEST_TIMEOUT_ERROR })))
       }, Math.max(0, timeoutMs))
       timer.unref()
       const duringReauthentication = this.#reauthenticating !== undefined

@@ -26,6 +26,11 @@ export interface BrokerProduceSinkOptions {
   readonly produceTimeoutMs?: number
   /** The wait before a failed batch or metadata request is tried again, in milliseconds. Default 100. */
   readonly retryBackoffMs?: number
+  /**
+   * Told a producer id an epoch bump brought (InitProducerId without a transactional id answers a new id,
+   * KIP-360) before any batch is written with it; the sink breaks (every batch fails) when it rejects.
+   */
+  readonly onNewProducerId?: (producerId: bigint) => Promise<void>
 }
 
 /** Where the target wrote a batch. */
@@ -97,6 +102,11 @@ export class BrokerProduceSink {
   /** The producer id and epoch the batches are written with. */
   get producer (): { producerId: bigint, epoch: number } {
     return { producerId: this.#state.producerId, epoch: this.#state.epoch }
+  }
+
+  /** The failure that ended the sink (a producer id refused or not published): it takes no batch any more. */
+  get failure (): MirrorError | undefined {
+    return this.#failure
   }
 
   /** Checks the producer state's invariants (A to C, see `IdempotentProducerState`). */
@@ -304,6 +314,16 @@ export class BrokerProduceSink {
     try {
       const { producerId, producerEpoch } = await this.#initProducerId(this.#state.producerId, this.#state.epoch)
       if (this.#stopped) return
+      if (producerId !== this.#state.producerId && this.#options.onNewProducerId !== undefined) {
+        try {
+          await this.#options.onNewProducerId(producerId)
+        } catch (error) {
+          const reason = (error as Error).message
+          this.#broken(new MirrorError(ErrorCodes.KAFKA, `the new producer id ${producerId} could not be published: ${reason}`, { cause: error }))
+          return
+        }
+        if (this.#stopped) return
+      }
       const { unresolved } = this.#state.bumped(producerId, producerEpoch)
       const givenUp = new Set<string>()
       for (const { batch: pending, error, maybeWritten } of unresolved) {
@@ -311,11 +331,12 @@ export class BrokerProduceSink {
         const name = error === NO_ANSWER ? 'NO_ANSWER' : produceErrorName(error)
         const outcome = maybeWritten ? 'it may have been written; read the target before sending it again' : 'it was not written'
         const message = `${pending.key}: given up at a producer epoch bump after ${name}: ${outcome}`
-        pending.reject(new MirrorError(ErrorCodes.SEND_FAILED, message, { kafkaCode: name }))
+        // Retriable: the caller may send the records again under the new epoch (at least once: one that may have been written can then be twice).
+        pending.reject(new MirrorError(ErrorCodes.SEND_FAILED, message, { kafkaCode: name, retriable: true }))
       }
       for (const key of givenUp) {
         for (const pending of this.#queued.get(key) ?? []) {
-          pending.reject(new MirrorError(ErrorCodes.SEND_FAILED, `${key}: an earlier batch of the partition was given up; not sent`))
+          pending.reject(new MirrorError(ErrorCodes.SEND_FAILED, `${key}: an earlier batch of the partition was given up; not sent`, { retriable: true }))
         }
         this.#queued.delete(key)
       }

@@ -68,7 +68,7 @@ function attributes (message: string): Map<string, string> {
  * is not taken for the broker. `nonce` is for tests (RFC 7677's example); by default 24 random bytes.
  */
 export function scramMechanism (
-  name: keyof typeof SCRAM_HASHES, username: string, password: string, nonce = randomBytes(24).toString('base64')
+  name: keyof typeof SCRAM_HASHES, username: string, password: string, fixedNonce?: string
 ): SaslMechanism {
   const { hash, bytes } = SCRAM_HASHES[name]
   const hmac = (key: Buffer, text: string): Buffer => createHmac(hash, key).update(text, 'utf8').digest()
@@ -76,6 +76,8 @@ export function scramMechanism (
   return {
     name,
     authenticate: async exchange => {
+      // RFC 5802: a client nonce is never used twice, so each authentication (a reconnect, a KIP-368 re-authentication) draws its own.
+      const nonce = fixedNonce ?? randomBytes(24).toString('base64')
       const clientFirstBare = `n=${saslName(username)},r=${nonce}`
       const serverFirst = (await exchange(Buffer.from(`n,,${clientFirstBare}`, 'utf8'))).toString('utf8')
       const first = attributes(serverFirst)

@@ -52,3 +52,23 @@ export function wireConnectionOptions (connection: ClusterConnection, broker: Wi
     ...(connection.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: connection.requestTimeoutMs }),
   }
 }
+
+/** How the wire layer reaches one cluster: its bootstrap brokers and the options of every broker connection. */
+export interface WireClusterOptions {
+  readonly bootstrap: readonly WireBroker[]
+  readonly connection: Omit<BrokerConnectionOptions, 'host' | 'port'>
+}
+
+/** `connection` as the wire layer's options for every broker of the cluster (`wireConnectionOptions` without a broker). */
+export function wireClusterOptions (connection: ClusterConnection, logger: Logger = silentLogger): WireClusterOptions {
+  const bootstrap = connection.brokers.map(hostPort)
+  const { host: _host, port: _port, ...options } = wireConnectionOptions(connection, bootstrap[0]!, logger)
+  return { bootstrap, connection: options }
+}
+
+/** `host:port` (an IPv6 host in brackets) as host and port. */
+function hostPort (broker: string): WireBroker {
+  const colon = broker.lastIndexOf(':')
+  const host = broker.slice(0, colon)
+  return { host: host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host, port: Number(broker.slice(colon + 1)) }
+}
