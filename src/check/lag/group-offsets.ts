@@ -1,6 +1,7 @@
 import type { AuditClient } from '../../kafka/audit-client.js'
 import { ageSeconds, offsetLag, type PartitionLagRow } from './lag.js'
 import { PartitionReader } from '../../mirror-topics/partition-reader.js'
+import { partitionKey } from '../../shared/partition-key.js'
 
 /** A member of a consumer group with its assignment, as `--describe --members` shows it. */
 export interface GroupMember {
@@ -57,7 +58,7 @@ export async function describeGroupOffsets (client: AuditClient, group: string, 
   const committed = await client.call(() => client.admin.fetchOffsets({ groupId: group }))
   const committedOffsets = new Map<string, number>()
   for (const topic of committed) {
-    for (const p of topic.partitions) if (Number(p.offset) >= 0) committedOffsets.set(`${topic.topic}\u0000${p.partition}`, Number(p.offset))
+    for (const p of topic.partitions) if (Number(p.offset) >= 0) committedOffsets.set(partitionKey(topic.topic, p.partition), Number(p.offset))
   }
   const coordinator = options.withCoordinator === true && state !== 'Dead' ? await client.groupCoordinator(group) : undefined
   const base = {
@@ -81,7 +82,7 @@ export async function describeGroupOffsets (client: AuditClient, group: string, 
     .sort((a, b) => b.m.assignment.length - a.m.assignment.length || a.i - b.i)
   for (const { m } of ordered) {
     for (const tp of m.assignment) {
-      assigned.add(`${tp.topic}\u0000${tp.partition}`)
+      assigned.add(partitionKey(tp.topic, tp.partition))
       slots.push({ ...tp, consumerId: m.consumerId, host: m.host, clientId: m.clientId })
     }
   }
@@ -97,12 +98,12 @@ export async function describeGroupOffsets (client: AuditClient, group: string, 
   await Promise.all(topics.map(async topic => {
     const partitions = [...new Set(slots.filter(s => s.topic === topic).map(s => s.partition))]
     const [latest, earliest] = await Promise.all([client.listOffsets(topic, partitions, 'latest'), client.listOffsets(topic, partitions, 'earliest')])
-    for (const [p, o] of latest) ends.set(`${topic}\u0000${p}`, o)
-    for (const [p, o] of earliest) starts.set(`${topic}\u0000${p}`, o)
+    for (const [p, o] of latest) ends.set(partitionKey(topic, p), o)
+    for (const [p, o] of earliest) starts.set(partitionKey(topic, p), o)
   }))
   const nowMs = options.nowMs ?? Date.now
   const rows = await Promise.all(slots.map(async (slot): Promise<PartitionLagRow> => {
-    const id = `${slot.topic}\u0000${slot.partition}`
+    const id = partitionKey(slot.topic, slot.partition)
     const currentOffset = committedOffsets.get(id)
     const logEndOffset = ends.get(id)
     const lag = offsetLag(currentOffset, logEndOffset)
