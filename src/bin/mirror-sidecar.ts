@@ -128,20 +128,8 @@ async function printMonitoringFile (file: MonitoringFile, args: string[]): Promi
   }
 }
 
-async function main (): Promise<void> {
-  assertKafkajsPatched()
-  const argList = hideBin(process.argv)
-  if (argList[0] === 'grafana' || argList[0] === 'alerts') {
-    await printMonitoringFile(argList[0], argList.slice(1))
-    return
-  }
-  // `preflight` first: the same configuration as a run, checked against the clusters instead of run.
-  const preflight = argList[0] === 'preflight'
-  const args = preflight ? argList.slice(1) : argList
-  const flags = preflight ? { ...MM1_FLAGS, ...MODE_FLAGS, ...PREFLIGHT_FLAGS } : { ...MM1_FLAGS, ...MODE_FLAGS }
-  // Before yargs: a flag pasted with an en dash would otherwise be taken for the mm2.properties file.
-  const pasted = pastedFlagProblems(args, [...Object.keys(flags), 'help', 'version'])
-  if (pasted.length > 0) fail(problemsText(new ConfigError(pasted), 'command line'))
+/** Parses the command line of a run (or of `preflight`, which takes the same configuration). */
+async function parseRunArgs (args: string[], flags: Record<string, unknown>): Promise<Record<string, unknown>> {
   const parser = yargs(args)
     .scriptName('mirror-sidecar')
     .command('$0 [mm2]', 'Copies topics between Kafka clusters.', y =>
@@ -167,20 +155,19 @@ async function main (): Promise<void> {
     .wrap(Math.min(110, process.stdout.columns ?? 110))
     .locale('en')
     .fail((message, error) => fail(error?.message ?? `${message}; see mirror-sidecar --help`))
-  const argv = await parser.parseAsync() as Record<string, unknown>
+  return await parser.parseAsync() as Record<string, unknown>
+}
+
+/** The configuration the parsed command line names: a Strimzi resource, an mm2.properties file, or MirrorMaker 1 flags (and the environment). */
+function configFromArgv (argv: Record<string, unknown>): MirrorConfig {
   const values: Mm1Values = {}
   for (const name of Object.keys(MM1_FLAGS) as Array<keyof typeof MM1_FLAGS>) {
     if (argv[name] !== undefined) values[name] = argv[name] as string | string[] | boolean
   }
   const mm2 = argv.mm2 as string | undefined
   const clusters = (argv.clusters as string[] | undefined)?.flatMap(c => String(c).split(',')).map(c => c.trim()).filter(c => c !== '')
-  const printConfig = argv['print-config'] === true
-  const dryRun = argv['dry-run'] === true
-
   const strimzi = argv.strimzi as string | undefined
   const secretsDir = argv['strimzi.secrets.dir'] as string | undefined
-
-  let config: MirrorConfig
   try {
     if (strimzi !== undefined && mm2 !== undefined) {
       throw new ConfigError([{ key: '--strimzi', value: strimzi, message: `cannot be combined with the mm2.properties file ${mm2}; give one of them` }])
@@ -193,9 +180,9 @@ async function main (): Promise<void> {
         },
       ])
     } else if (strimzi !== undefined) {
-      config = configFromFileArgs({ kind: 'strimzi', path: strimzi, secretsDir }, values, clusters)
+      return configFromFileArgs({ kind: 'strimzi', path: strimzi, secretsDir }, values, clusters)
     } else if (mm2 !== undefined) {
-      config = configFromFileArgs({ kind: 'mm2', path: mm2 }, values, clusters)
+      return configFromFileArgs({ kind: 'mm2', path: mm2 }, values, clusters)
     } else {
       if (clusters !== undefined) {
         throw new ConfigError([
@@ -206,54 +193,35 @@ async function main (): Promise<void> {
           },
         ])
       }
-      config = configFromMm1(mergeEnv(values, process.env))
+      return configFromMm1(mergeEnv(values, process.env))
     }
     targetProducerSetting(process.env)
   } catch (error) {
     if (error instanceof ConfigError) fail(problemsText(error, 'configuration'))
     throw error
   }
+}
 
-  const logger = createLogger({ level: config.logLevel })
-  if (config.ignoredKeys !== undefined && config.ignoredKeys.length > 0) {
-    logger.warn('configuration keys ignored (no effect in the sidecar)', { keys: config.ignoredKeys })
-  }
-  if (preflight) {
-    try {
-      const report = await runPreflight(config, logger, { principal: argv.principal as string | undefined })
-      process.stdout.write(renderPreflight(report, argv.format as PreflightFormat) + '\n')
-      process.exitCode = somethingMissing(report) ? EXIT_MISSING : EXIT_OK
-    } catch (error) {
-      fail(error instanceof Error ? error.message : String(error))
-    }
-    return
-  }
-  if (printConfig) {
-    process.stdout.write(JSON.stringify(printableConfig(config), null, 2) + '\n')
-    process.exitCode = EXIT_OK
-    return
-  }
-  let messageHandlers: ReadonlyMap<string, LoadedMessageHandler>
+/** `--dry-run`: where each partition of each flow would start, and why; nothing copied. */
+async function printStartPlans (config: MirrorConfig, logger: ReturnType<typeof createLogger>): Promise<void> {
   try {
-    // Runs the handler modules' top-level code: after --print-config, before anything connects.
-    messageHandlers = await loadMessageHandlers(config)
-  } catch (error) {
-    if (error instanceof ConfigError) fail(problemsText(error, 'configuration'))
-    throw error
-  }
-  if (dryRun) {
-    try {
-      for (const flow of config.flows) {
-        const plan = await withStartPositions(flow, logger, positions => positions.plan('always'))
-        process.stdout.write(renderStartPlan(plan, flow.consumer.autoOffsetReset) + '\n')
-      }
-    } catch (error) {
-      fail(error instanceof Error ? error.message : String(error))
+    for (const flow of config.flows) {
+      const plan = await withStartPositions(flow, logger, positions => positions.plan('always'))
+      process.stdout.write(renderStartPlan(plan, flow.consumer.autoOffsetReset) + '\n')
     }
-    process.stdout.write('dry run: nothing copied, nothing committed\n')
-    process.exitCode = EXIT_OK
-    return
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error))
   }
+  process.stdout.write('dry run: nothing copied, nothing committed\n')
+  process.exitCode = EXIT_OK
+}
+
+/** Runs the sidecar until it stops: the first SIGINT or SIGTERM drains (within the drain timeout plus a backstop), a second exits at once. */
+async function runSidecar (
+  config: MirrorConfig,
+  logger: ReturnType<typeof createLogger>,
+  messageHandlers: ReadonlyMap<string, LoadedMessageHandler>
+): Promise<void> {
   const sidecar = new MirrorSidecar(config, { logger, messageHandlers })
   const idleGc = config.idleGc === false ? undefined : new IdleGc(logger)
   let signals = 0
@@ -293,6 +261,56 @@ async function main (): Promise<void> {
     process.stderr.write(`mirror-sidecar: ${redactUrlsIn(message)}\n`)
     process.exitCode = EXIT_ERROR
   }
+}
+
+async function main (): Promise<void> {
+  assertKafkajsPatched()
+  const argList = hideBin(process.argv)
+  if (argList[0] === 'grafana' || argList[0] === 'alerts') {
+    await printMonitoringFile(argList[0], argList.slice(1))
+    return
+  }
+  // `preflight` first: the same configuration as a run, checked against the clusters instead of run.
+  const preflight = argList[0] === 'preflight'
+  const args = preflight ? argList.slice(1) : argList
+  const flags = preflight ? { ...MM1_FLAGS, ...MODE_FLAGS, ...PREFLIGHT_FLAGS } : { ...MM1_FLAGS, ...MODE_FLAGS }
+  // Before yargs: a flag pasted with an en dash would otherwise be taken for the mm2.properties file.
+  const pasted = pastedFlagProblems(args, [...Object.keys(flags), 'help', 'version'])
+  if (pasted.length > 0) fail(problemsText(new ConfigError(pasted), 'command line'))
+  const argv = await parseRunArgs(args, flags)
+  const config = configFromArgv(argv)
+  const logger = createLogger({ level: config.logLevel })
+  if (config.ignoredKeys !== undefined && config.ignoredKeys.length > 0) {
+    logger.warn('configuration keys ignored (no effect in the sidecar)', { keys: config.ignoredKeys })
+  }
+  if (preflight) {
+    try {
+      const report = await runPreflight(config, logger, { principal: argv.principal as string | undefined })
+      process.stdout.write(renderPreflight(report, argv.format as PreflightFormat) + '\n')
+      process.exitCode = somethingMissing(report) ? EXIT_MISSING : EXIT_OK
+    } catch (error) {
+      fail(error instanceof Error ? error.message : String(error))
+    }
+    return
+  }
+  if (argv['print-config'] === true) {
+    process.stdout.write(JSON.stringify(printableConfig(config), null, 2) + '\n')
+    process.exitCode = EXIT_OK
+    return
+  }
+  let messageHandlers: ReadonlyMap<string, LoadedMessageHandler>
+  try {
+    // Runs the handler modules' top-level code: after --print-config, before anything connects.
+    messageHandlers = await loadMessageHandlers(config)
+  } catch (error) {
+    if (error instanceof ConfigError) fail(problemsText(error, 'configuration'))
+    throw error
+  }
+  if (argv['dry-run'] === true) {
+    await printStartPlans(config, logger)
+    return
+  }
+  await runSidecar(config, logger, messageHandlers)
 }
 
 main().catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)))

@@ -200,6 +200,228 @@ function oneTooMany (hashes: readonly number[], hash: number): number {
 const NARROW_AFTER_MISSES = 2
 const NARROW_RADIUS = 16
 
+/** A digest that matched nowhere: resolved by where the next one matches. */
+interface PendingDigest {
+  readonly digest: RangeDigest
+  /** Record index where it was expected. */
+  readonly at: number
+  /** Record index of the first target offset after the ones it names. */
+  readonly afterBase: number
+}
+
+/**
+ * The walk of one target partition along its digests, in target order (`checkPartitionDigests`):
+ * each digest is compared where it says its records are, shifted by `#drift` (what earlier
+ * findings moved); counts and findings go into `result`.
+ */
+class DigestWalk {
+  readonly #window: TargetWindow
+  readonly #result: DigestPartitionCheck
+  readonly #lookahead: number
+  readonly #maxFindings: number
+  #drift = 0
+  /** Digests in a row that matched nowhere. */
+  #misses = 0
+  #uncoveredNotes = 0
+  /** Index of the first target record after the last digest's records. */
+  #tail = 0
+  #maxSourceLast = -1n
+  #previousEnd: bigint | undefined
+  #previousAfterBase: number | undefined
+  #pending: PendingDigest | undefined
+
+  constructor (window: TargetWindow, result: DigestPartitionCheck, limits: { lookahead: number, maxFindings: number }) {
+    this.#window = window
+    this.#result = result
+    this.#lookahead = limits.lookahead
+    this.#maxFindings = limits.maxFindings
+  }
+
+  #add (finding: DigestFinding): void {
+    const result = this.#result
+    result[finding.kind === 'changed' ? 'changedRanges' : finding.kind] += finding.kind === 'changed' ? 1 : finding.records
+    if (result.findings.length < this.#maxFindings) result.findings.push(finding)
+  }
+
+  /** Judges a digest that matched nowhere by the stretch of records up to `stretchEnd`: missing, changed, or one record too many. */
+  #resolve (p: PendingDigest, stretchEnd: number): void {
+    const window = this.#window
+    const n = p.digest.count
+    const m = stretchEnd - p.at
+    const targetFrom = window.offset(p.at) ?? Number(p.digest.targetStart)
+    const targetUntil = targetFrom + Math.max(m, 0)
+    if (m < n) { this.#add({ kind: 'missing', digest: p.digest, records: n - m, targetFrom, targetUntil }); return }
+    if (m === n) { this.#add({ kind: 'changed', digest: p.digest, records: n, targetFrom, targetUntil }); return }
+    const stretch = window.hashesFrom(p.at, m)
+    const j = m === n + 1 ? oneTooMany(stretch, p.digest.hash) : -1
+    if (j < 0) {
+      this.#add({ kind: 'changed', digest: p.digest, records: n, targetFrom, targetUntil })
+      this.#add({ kind: 'extra', digest: p.digest, records: m - n, targetFrom, targetUntil })
+      return
+    }
+    const twin = stretch[j] === stretch[j - 1] || stretch[j] === stretch[j + 1]
+    this.#add({
+      kind: twin ? 'duplicated' : 'extra',
+      digest: p.digest,
+      records: 1,
+      targetOffset: window.offset(p.at + j) ?? targetFrom + j,
+      targetFrom,
+      targetUntil,
+    })
+  }
+
+  /** Source offsets copied before: a re-copy (a restart before the commit), whatever the target holds. */
+  #recopied (digest: RangeDigest): void {
+    const result = this.#result
+    const continuation = this.#previousEnd === digest.targetStart && digest.sourceFirst === this.#maxSourceLast
+    if (digest.sourceFirst <= this.#maxSourceLast && !continuation) {
+      const overlap = Number(this.#maxSourceLast - digest.sourceFirst + 1n)
+      const records = Math.min(digest.count, overlap)
+      result.duplicated += records
+      if (result.findings.length < this.#maxFindings) {
+        result.findings.push({
+          kind: 'duplicated',
+          digest,
+          records,
+          targetFrom: Number(digest.targetStart),
+          targetUntil: Number(digest.targetStart) + records,
+        })
+      }
+    }
+    if (digest.sourceLast > this.#maxSourceLast) this.#maxSourceLast = digest.sourceLast
+  }
+
+  /** Records (not offsets: transaction markers hold none) at offsets between the previous digest and this one: uncovered. */
+  #between (digest: RangeDigest, base: number): void {
+    const between = this.#previousAfterBase === undefined ? 0 : base - this.#previousAfterBase
+    if (between > 0 && this.#previousEnd !== undefined) {
+      this.#result.uncovered += between
+      if (this.#uncoveredNotes++ < 5) {
+        this.#result.notes.push(
+          `target partition ${this.#result.partition}: ${between} record(s) at offsets ${this.#previousEnd}-${digest.targetStart - 1n} lie between digests: written by someone else, or copies the mirror made before a crash without recording them; not judged`
+        )
+      }
+    }
+  }
+
+  /** How far from `from` (either way, within `radius`) the digest's records hash as it says; undefined when nowhere. */
+  #locate (digest: RangeDigest, from: number, radius: number): number | undefined {
+    for (let s = 0; s <= radius; s++) {
+      if (this.#window.rangeHash(from + s, digest.count) === digest.hash) return s
+      if (s > 0 && this.#window.rangeHash(from - s, digest.count) === digest.hash) return -s
+    }
+    return undefined
+  }
+
+  /** Compares one digest (the next in target order). */
+  async step (digest: RangeDigest): Promise<void> {
+    const window = this.#window
+    const lookahead = this.#lookahead
+    this.#result.ranges++
+    this.#result.checked += digest.count
+    this.#recopied(digest)
+    const base = await window.indexOf(Number(digest.targetStart))
+    this.#between(digest, base)
+    const gapBefore = this.#pending === undefined ? 0 : base - this.#pending.afterBase
+    this.#previousEnd = digest.targetStart + BigInt(digest.count)
+    const afterBase = await window.indexOf(Number(this.#previousEnd))
+    this.#previousAfterBase = afterBase
+    let at = base + this.#drift
+    await window.ensure(at + digest.count + lookahead)
+    window.trim(Math.min(at - lookahead, this.#pending?.at ?? Number.MAX_SAFE_INTEGER))
+    const radius = this.#misses >= NARROW_AFTER_MISSES ? Math.min(lookahead, NARROW_RADIUS) : lookahead
+    let shift = this.#locate(digest, at, radius)
+    if (shift === undefined) {
+      const pending = this.#pending
+      if (pending !== undefined) {
+        // Two digests in a row match nowhere: the first one gained a record if dropping one makes it match, else it counts as changed.
+        const gained = oneTooMany(window.hashesFrom(pending.at, pending.digest.count + 1), pending.digest.hash) >= 0
+        this.#resolve(pending, pending.at + pending.digest.count + (gained ? 1 : 0))
+        this.#pending = undefined
+        if (gained) {
+          this.#drift += 1
+          at += 1
+          shift = this.#locate(digest, at, radius)
+        }
+      }
+      if (shift === undefined) {
+        this.#pending = { digest, at, afterBase }
+        this.#misses++
+        return
+      }
+    }
+    this.#misses = 0
+    this.#matched(digest, at, shift, gapBefore)
+  }
+
+  /** The digest's records were found `shift` records from where they were expected (`at`). */
+  #matched (digest: RangeDigest, at: number, shift: number, gapBefore: number): void {
+    const window = this.#window
+    const matchedAt = at + shift
+    if (this.#pending !== undefined) {
+      this.#resolve(this.#pending, matchedAt - gapBefore)
+      this.#pending = undefined
+    } else if (shift > 0) {
+      // Records before this digest's copy that no digest covers, where none were expected.
+      const hashes = window.hashesFrom(at, shift)
+      const before = window.hashesFrom(at - 1, 1)[0]
+      const first = window.hash(matchedAt)
+      for (const [k, h] of hashes.entries()) {
+        const twin = h === before || h === first || h === hashes[k - 1] || h === hashes[k + 1]
+        this.#add({
+          kind: twin ? 'duplicated' : 'extra',
+          digest,
+          records: 1,
+          targetOffset: window.offset(at + k) ?? 0,
+          targetFrom: window.offset(at) ?? 0,
+          targetUntil: window.offset(matchedAt) ?? 0,
+        })
+      }
+    } else if (shift < 0) {
+      this.#add({ kind: 'missing', digest, records: -shift, targetFrom: window.offset(matchedAt) ?? 0, targetUntil: window.offset(at) ?? 0 })
+    }
+    this.#drift += shift
+    this.#result.matched += digest.count
+    this.#tail = matchedAt + digest.count
+  }
+
+  /** After the last digest: resolves one that matched nowhere, and counts the records after the last digest's as uncovered. */
+  finish (end: number): void {
+    const window = this.#window
+    const result = this.#result
+    if (this.#pending !== undefined) {
+      // The last digest matched nowhere: what follows it on the target is not covered by any digest.
+      const { digest, at } = this.#pending
+      const available = Math.max(0, window.end - at)
+      const oneMore = available > digest.count && oneTooMany(window.hashesFrom(at, digest.count + 1), digest.hash) >= 0
+      this.#tail = at + (available < digest.count ? available : oneMore ? digest.count + 1 : digest.count)
+      this.#resolve(this.#pending, this.#tail)
+    }
+    const tailOffset = window.offset(this.#tail) ?? end
+    if (end > tailOffset) {
+      result.uncovered += end - tailOffset
+      result.notes.push(`target partition ${result.partition}: offsets ${tailOffset}-${end - 1} (${end - tailOffset}) lie after the last digest: written since the mirror's last commit, or by someone else; not judged`)
+    }
+  }
+}
+
+/** The digests compared: those whose records are still on the target (at or above its log start); the others counted as not checked, with a note. */
+function checkableDigests (digests: readonly RangeDigest[], logStart: number, result: DigestPartitionCheck): RangeDigest[] {
+  // A digest past the end is compared (its records are missing: the mirror wrote them before it recorded the digest).
+  const checkable = digests.filter(d => {
+    if (Number(d.targetStart) >= logStart) return true
+    result.notChecked += d.count
+    return false
+  })
+  const deleted = digests.length - checkable.length
+  if (deleted > 0) {
+    result.notes.push(
+      `target partition ${result.partition}: ${deleted} digest(s) not compared: their records are (partly) below the log start offset ${logStart} (retention, deleteRecords)`
+    )
+  }
+  return checkable
+}
+
 /**
  * Checks one target partition against the digests the mirror recorded for it, without the
  * source. Digests are taken in target order; each is compared where it says its records are
@@ -232,22 +454,7 @@ export async function checkPartitionDigests (options: DigestCheckOptions): Promi
   const ends = await target.listOffsets(targetTopic, [partition], 'latest', 'read_committed')
   const logStart = starts.get(partition) ?? 0
   const end = ends.get(partition) ?? 0
-  const add = (finding: DigestFinding): void => {
-    result[finding.kind === 'changed' ? 'changedRanges' : finding.kind] += finding.kind === 'changed' ? 1 : finding.records
-    if (result.findings.length < maxFindings) result.findings.push(finding)
-  }
-  // A digest past the end is compared (its records are missing: the mirror wrote them before it recorded the digest).
-  const checkable = digests.filter(d => {
-    if (Number(d.targetStart) >= logStart) return true
-    result.notChecked += d.count
-    return false
-  })
-  const deleted = digests.length - checkable.length
-  if (deleted > 0) {
-    result.notes.push(
-      `target partition ${partition}: ${deleted} digest(s) not compared: their records are (partly) below the log start offset ${logStart} (retention, deleteRecords)`
-    )
-  }
+  const checkable = checkableDigests(digests, logStart, result)
   if (checkable.length === 0) return result
 
   const first = Number(checkable[0]!.targetStart)
@@ -258,147 +465,9 @@ export async function checkPartitionDigests (options: DigestCheckOptions): Promi
   const readFrom = Math.max(logStart, first - lookahead)
   const window = new TargetWindow(new PartitionReader(target, targetTopic, partition, { fetchMaxBytes: options.fetchMaxBytes }), readFrom, end)
   try {
-    let drift = 0
-    /** Digests in a row that matched nowhere. */
-    let misses = 0
-    let uncoveredNotes = 0
-    /** Index of the first target record after the last digest's records. */
-    let tail = 0
-    let maxSourceLast = -1n
-    let previousEnd: bigint | undefined
-    let previousAfterBase: number | undefined
-    /** A digest that matched nowhere: resolved by where the next one matches. */
-    let pending: { digest: RangeDigest, at: number, afterBase: number } | undefined
-    const resolve = async (p: NonNullable<typeof pending>, stretchEnd: number): Promise<void> => {
-      const n = p.digest.count
-      const m = stretchEnd - p.at
-      const targetFrom = window.offset(p.at) ?? Number(p.digest.targetStart)
-      const targetUntil = targetFrom + Math.max(m, 0)
-      if (m < n) { add({ kind: 'missing', digest: p.digest, records: n - m, targetFrom, targetUntil }); return }
-      if (m === n) { add({ kind: 'changed', digest: p.digest, records: n, targetFrom, targetUntil }); return }
-      const stretch = window.hashesFrom(p.at, m)
-      const j = m === n + 1 ? oneTooMany(stretch, p.digest.hash) : -1
-      if (j < 0) {
-        add({ kind: 'changed', digest: p.digest, records: n, targetFrom, targetUntil })
-        add({ kind: 'extra', digest: p.digest, records: m - n, targetFrom, targetUntil })
-        return
-      }
-      const twin = stretch[j] === stretch[j - 1] || stretch[j] === stretch[j + 1]
-      add({
-        kind: twin ? 'duplicated' : 'extra',
-        digest: p.digest,
-        records: 1,
-        targetOffset: window.offset(p.at + j) ?? targetFrom + j,
-        targetFrom,
-        targetUntil,
-      })
-    }
-    for (const digest of checkable) {
-      result.ranges++
-      result.checked += digest.count
-      // Source offsets copied before: a re-copy (a restart before the commit), whatever the target holds.
-      const continuation = previousEnd === digest.targetStart && digest.sourceFirst === maxSourceLast
-      if (digest.sourceFirst <= maxSourceLast && !continuation) {
-        const overlap = Number(maxSourceLast - digest.sourceFirst + 1n)
-        const records = Math.min(digest.count, overlap)
-        result.duplicated += records
-        if (result.findings.length < maxFindings) {
-          result.findings.push({
-            kind: 'duplicated',
-            digest,
-            records,
-            targetFrom: Number(digest.targetStart),
-            targetUntil: Number(digest.targetStart) + records,
-          })
-        }
-      }
-      if (digest.sourceLast > maxSourceLast) maxSourceLast = digest.sourceLast
-      const base = await window.indexOf(Number(digest.targetStart))
-      // Records (not offsets: transaction markers hold none) at offsets between the previous digest and this one.
-      const between = previousAfterBase === undefined ? 0 : base - previousAfterBase
-      if (between > 0 && previousEnd !== undefined) {
-        result.uncovered += between
-        if (uncoveredNotes++ < 5) {
-          result.notes.push(
-            `target partition ${partition}: ${between} record(s) at offsets ${previousEnd}-${digest.targetStart - 1n} lie between digests: written by someone else, or copies the mirror made before a crash without recording them; not judged`
-          )
-        }
-      }
-      const gapBefore = pending === undefined ? 0 : base - pending.afterBase
-      previousEnd = digest.targetStart + BigInt(digest.count)
-      const afterBase = await window.indexOf(Number(previousEnd))
-      previousAfterBase = afterBase
-      let at = base + drift
-      await window.ensure(at + digest.count + lookahead)
-      window.trim(Math.min(at - lookahead, pending?.at ?? Number.MAX_SAFE_INTEGER))
-      const radius = misses >= NARROW_AFTER_MISSES ? Math.min(lookahead, NARROW_RADIUS) : lookahead
-      const locate = (from: number): number | undefined => {
-        for (let s = 0; s <= radius; s++) {
-          if (window.rangeHash(from + s, digest.count) === digest.hash) return s
-          if (s > 0 && window.rangeHash(from - s, digest.count) === digest.hash) return -s
-        }
-        return undefined
-      }
-      let shift = locate(at)
-      if (shift === undefined) {
-        if (pending !== undefined) {
-          // Two digests in a row match nowhere: the first one gained a record if dropping one makes it match, else it counts as changed.
-          const gained = oneTooMany(window.hashesFrom(pending.at, pending.digest.count + 1), pending.digest.hash) >= 0
-          await resolve(pending, pending.at + pending.digest.count + (gained ? 1 : 0))
-          pending = undefined
-          if (gained) {
-            drift += 1
-            at += 1
-            shift = locate(at)
-          }
-        }
-        if (shift === undefined) {
-          pending = { digest, at, afterBase }
-          misses++
-          continue
-        }
-      }
-      misses = 0
-      const matchedAt = at + shift
-      if (pending !== undefined) {
-        await resolve(pending, matchedAt - gapBefore)
-        pending = undefined
-      } else if (shift > 0) {
-        // Records before this digest's copy that no digest covers, where none were expected.
-        const hashes = window.hashesFrom(at, shift)
-        const before = window.hashesFrom(at - 1, 1)[0]
-        const first = window.hash(matchedAt)
-        for (const [k, h] of hashes.entries()) {
-          const twin = h === before || h === first || h === hashes[k - 1] || h === hashes[k + 1]
-          add({
-            kind: twin ? 'duplicated' : 'extra',
-            digest,
-            records: 1,
-            targetOffset: window.offset(at + k) ?? 0,
-            targetFrom: window.offset(at) ?? 0,
-            targetUntil: window.offset(matchedAt) ?? 0,
-          })
-        }
-      } else if (shift < 0) {
-        add({ kind: 'missing', digest, records: -shift, targetFrom: window.offset(matchedAt) ?? 0, targetUntil: window.offset(at) ?? 0 })
-      }
-      drift += shift
-      result.matched += digest.count
-      tail = matchedAt + digest.count
-    }
-    if (pending !== undefined) {
-      // The last digest matched nowhere: what follows it on the target is not covered by any digest.
-      const { digest, at } = pending
-      const available = Math.max(0, window.end - at)
-      const oneMore = available > digest.count && oneTooMany(window.hashesFrom(at, digest.count + 1), digest.hash) >= 0
-      tail = at + (available < digest.count ? available : oneMore ? digest.count + 1 : digest.count)
-      await resolve(pending, tail)
-    }
-    const tailOffset = window.offset(tail) ?? end
-    if (end > tailOffset) {
-      result.uncovered += end - tailOffset
-      result.notes.push(`target partition ${partition}: offsets ${tailOffset}-${end - 1} (${end - tailOffset}) lie after the last digest: written since the mirror's last commit, or by someone else; not judged`)
-    }
+    const walk = new DigestWalk(window, result, { lookahead, maxFindings })
+    for (const digest of checkable) await walk.step(digest)
+    walk.finish(end)
   } finally {
     await window.close()
   }

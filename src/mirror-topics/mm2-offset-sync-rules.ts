@@ -1,4 +1,5 @@
 import type { Mm2OffsetSyncRecord } from './mm2-records.js'
+import { partitionKey } from '../shared/partition-key.js'
 
 /** At most this many syncs wait per partition between two flushes; beyond, the newest replaces the last waiting one. */
 const MAX_WAITING_SYNCS_PER_PARTITION = 1_000
@@ -57,7 +58,7 @@ export class Mm2OffsetSyncRules {
   }
 
   #state (topic: string, partition: number): PartitionState {
-    const key = `${topic}\u0000${partition}`
+    const key = partitionKey(topic, partition)
     let state = this.#partitions.get(key)
     if (state === undefined) {
       state = {

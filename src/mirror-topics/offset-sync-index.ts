@@ -1,8 +1,5 @@
 import type { MirrorPosition, OffsetRange, OffsetSyncEntry } from './offset-sync-record.js'
-
-function partitionKey (topic: string, partition: number): string {
-  return `${topic}\u0000${partition}`
-}
+import { partitionKey } from '../shared/partition-key.js'
 
 /** The outcome of translating one source offset. */
 export type Translation =

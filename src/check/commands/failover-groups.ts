@@ -2,7 +2,8 @@ import type { Argv, CommandModule } from 'yargs'
 import { UsageError } from '../cli/exit-codes.js'
 import { note, write } from '../cli/output.js'
 import { runCommand } from '../cli/run-command.js'
-import { builder, failoverOutput, type FailoverArgs } from './failover.js'
+import type { FailoverArgs } from './failover-args.js'
+import { builder, failoverOutput } from './failover.js'
 
 /**
  * `mirror-check groups`: the board of a failover of many groups, alone: per group its state and

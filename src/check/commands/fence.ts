@@ -133,6 +133,17 @@ function proofLines (proof: FenceProof): string[] {
   return lines
 }
 
+/** `--rollback`: deletes exactly the ACLs the fence recorded in its state file, then the file. */
+async function rollbackFence (args: FenceArgs, admin: FenceAdmin, state: NonNullable<ReturnType<typeof readFenceState>>): Promise<ExitCode> {
+  await admin.deleteAcls(state.acls)
+  rmSync(args['state-file'])
+  const rows = state.acls.map(binding => ({ action: 'deleted', binding }))
+  const json = { mode: 'rollback', stateFile: args['state-file'], acls: rows }
+  await write(args.format === 'json' ? JSON.stringify(json, null, 2) + '\n' : render(args.format, columns, rows))
+  note(`mirror-check: rollback: ${rows.length} ACL(s) of the fence deleted; ${args['state-file']} removed`)
+  return ExitCode.OK
+}
+
 async function fenceHandler (args: ArgumentsCamelCase<FenceArgs>): Promise<void> {
   await runCommand(args, async () => {
     const allow = [...new Set(args['allow-principal'])]
@@ -154,15 +165,7 @@ async function fenceHandler (args: ArgumentsCamelCase<FenceArgs>): Promise<void>
     const client = await connectClient(connection, args)
     const admin = new FenceAdmin(client)
     try {
-      if (state !== undefined) {
-        await admin.deleteAcls(state.acls)
-        rmSync(args['state-file'])
-        const rows = state.acls.map(binding => ({ action: 'deleted', binding }))
-        const json = { mode: 'rollback', stateFile: args['state-file'], acls: rows }
-        await write(args.format === 'json' ? JSON.stringify(json, null, 2) + '\n' : render(args.format, columns, rows))
-        note(`mirror-check: rollback: ${rows.length} ACL(s) of the fence deleted; ${args['state-file']} removed`)
-        return ExitCode.OK
-      }
+      if (state !== undefined) return await rollbackFence(args, admin, state)
       const partitions = new Map<string, number[]>()
       const acls = new Map<string, TopicAclBinding[]>()
       for (const topic of topics) {

@@ -1,4 +1,5 @@
 import { targetTopicName } from '../../config/mirror-config.js'
+import type { AuditClient } from '../../kafka/audit-client.js'
 import {
   checkPartitionDigests,
   describeDigestFinding,
@@ -76,6 +77,96 @@ function inSourceRange (d: RangeDigest, args: VerifyArgs): boolean {
   return true
 }
 
+/** Checks each partition asked for (default: each with digests) against its digests; a note for each without. */
+async function checkDigestPartitions (
+  target: AuditClient,
+  digests: { targetTopic: string, digestsTopic: string, selected: readonly RangeDigest[] },
+  args: VerifyArgs,
+  notes: string[]
+): Promise<DigestPartitionCheck[]> {
+  const { targetTopic, digestsTopic, selected } = digests
+  const partitions = args.partition ?? [...new Set(selected.map(d => d.partition))].sort((a, b) => a - b)
+  const results: DigestPartitionCheck[] = []
+  for (const partition of partitions) {
+    if (!selected.some(d => d.partition === partition)) {
+      notes.push(
+        `partition ${partition}: no digests of ${args.topic} in ${digestsTopic}${args['from-offset'] !== undefined || args['to-offset'] !== undefined ? ' in the source offsets asked for' : ''}: nothing checked there`
+      )
+    }
+    results.push(await checkPartitionDigests({
+      target,
+      targetTopic,
+      partition,
+      digests: selected.filter(d => d.partition === partition),
+      lookaheadRecords: args['lookahead-records'],
+      maxFindings: args['max-findings'],
+    }))
+  }
+  return results
+}
+
+/** What `verify --digests` found: per partition, in total, and whether it passed. */
+interface DigestsReport {
+  readonly targetTopic: string
+  readonly digestsTopic: string
+  readonly passed: boolean
+  readonly seconds: number
+  readonly sum: ReturnType<typeof total>
+  readonly results: readonly DigestPartitionCheck[]
+  readonly notes: readonly string[]
+}
+
+/** The report as JSON (`--format json`). */
+function digestsJson (report: DigestsReport, args: VerifyArgs): string {
+  const { targetTopic, digestsTopic, passed, seconds, sum, results, notes } = report
+  return JSON.stringify(
+    {
+      topic: args.topic,
+      targetTopic,
+      digestsTopic,
+      passed,
+      seconds,
+      total: sum,
+      partitions: results.map(p => ({
+        ...p,
+        findings: p.findings.map(f => ({
+          kind: f.kind,
+          records: f.records,
+          targetOffset: f.targetOffset ?? null,
+          targetFrom: f.targetFrom,
+          targetUntil: f.targetUntil,
+          digest: {
+            sourceFirst: String(f.digest.sourceFirst),
+            sourceLast: String(f.digest.sourceLast),
+            targetStart: String(f.digest.targetStart),
+            count: f.digest.count,
+          },
+          text: describeDigestFinding(f),
+        })),
+      })),
+      notes,
+    },
+    null,
+    2
+  ) + '\n'
+}
+
+/** The report as a table (with the findings and the verdict under it) or csv. */
+function digestsTable (report: DigestsReport, args: VerifyArgs): string {
+  const { targetTopic, digestsTopic, passed, seconds, sum, results } = report
+  const rows: Row[] = results.map(p => ({ label: p.partition, p, ...(p.findings[0] === undefined ? {} : { first: describeDigestFinding(p.findings[0]) }) }))
+  rows.push({ label: 'TOTAL', p: sum })
+  let text = render(args.format, columns, rows, { isTotal: r => r.label === 'TOTAL', keep: args.totals === true })
+  if (args.format === 'table') {
+    const findingLines = results.flatMap(p => p.findings.map(describeDigestFinding))
+    if (findingLines.length > 0) text += '\n' + findingLines.join('\n') + '\n'
+    text +=
+      `\n${passed ? 'PASSED' : 'FAILED'}: ${sum.checked} records in ${sum.ranges} digests checked against ${targetTopic} in ${seconds.toFixed(1)} s, without the source (digests from ${digestsTopic})` +
+      `${sum.duplicated > 0 && args['allow-duplicates'] ? '; duplicates allowed' : ''}${sum.notChecked > 0 ? `; ${sum.notChecked} records not checked (gone from the target)` : ''}${sum.uncovered > 0 ? `; ${sum.uncovered} target records between digests not judged` : ''}\n`
+  }
+  return text
+}
+
 /**
  * `verify --digests`: the target alone, against the digests the sidecar recorded of what it copied
  * (`--digests.enabled true`). Exit 0 when every digest matches, 1 when one differs or there is
@@ -110,23 +201,7 @@ export async function verifyDigests (args: VerifyArgs): Promise<ExitCode> {
       notes.push(`digests in ${digestsTopic} map ${args.topic} to ${elsewhere.targetTopic} too; only those of ${targetTopic} are checked`)
     }
     const selected = ofTopic.filter(d => d.targetTopic === targetTopic && inSourceRange(d, args))
-    const partitions = args.partition ?? [...new Set(selected.map(d => d.partition))].sort((a, b) => a - b)
-    const results: DigestPartitionCheck[] = []
-    for (const partition of partitions) {
-      if (!selected.some(d => d.partition === partition)) {
-        notes.push(
-          `partition ${partition}: no digests of ${args.topic} in ${digestsTopic}${args['from-offset'] !== undefined || args['to-offset'] !== undefined ? ' in the source offsets asked for' : ''}: nothing checked there`
-        )
-      }
-      results.push(await checkPartitionDigests({
-        target,
-        targetTopic,
-        partition,
-        digests: selected.filter(d => d.partition === partition),
-        lookaheadRecords: args['lookahead-records'],
-        maxFindings: args['max-findings'],
-      }))
-    }
+    const results = await checkDigestPartitions(target, { targetTopic, digestsTopic, selected }, args, notes)
     const seconds = (Date.now() - started) / 1000
     const sum = total(results)
     const nothing = sum.ranges === 0
@@ -136,52 +211,8 @@ export async function verifyDigests (args: VerifyArgs): Promise<ExitCode> {
       )
     }
     const passed = !nothing && digestCheckPassed(results, args['allow-duplicates'])
-    const findingLines = results.flatMap(p => p.findings.map(describeDigestFinding))
-    if (args.format === 'json') {
-      await write(
-        JSON.stringify(
-          {
-            topic: args.topic,
-            targetTopic,
-            digestsTopic,
-            passed,
-            seconds,
-            total: sum,
-            partitions: results.map(p => ({
-              ...p,
-              findings: p.findings.map(f => ({
-                kind: f.kind,
-                records: f.records,
-                targetOffset: f.targetOffset ?? null,
-                targetFrom: f.targetFrom,
-                targetUntil: f.targetUntil,
-                digest: {
-                  sourceFirst: String(f.digest.sourceFirst),
-                  sourceLast: String(f.digest.sourceLast),
-                  targetStart: String(f.digest.targetStart),
-                  count: f.digest.count,
-                },
-                text: describeDigestFinding(f),
-              })),
-            })),
-            notes,
-          },
-          null,
-          2
-        ) + '\n'
-      )
-    } else {
-      const rows: Row[] = results.map(p => ({ label: p.partition, p, ...(p.findings[0] === undefined ? {} : { first: describeDigestFinding(p.findings[0]) }) }))
-      rows.push({ label: 'TOTAL', p: sum })
-      let text = render(args.format, columns, rows, { isTotal: r => r.label === 'TOTAL', keep: args.totals === true })
-      if (args.format === 'table') {
-        if (findingLines.length > 0) text += '\n' + findingLines.join('\n') + '\n'
-        text +=
-          `\n${passed ? 'PASSED' : 'FAILED'}: ${sum.checked} records in ${sum.ranges} digests checked against ${targetTopic} in ${seconds.toFixed(1)} s, without the source (digests from ${digestsTopic})` +
-          `${sum.duplicated > 0 && args['allow-duplicates'] ? '; duplicates allowed' : ''}${sum.notChecked > 0 ? `; ${sum.notChecked} records not checked (gone from the target)` : ''}${sum.uncovered > 0 ? `; ${sum.uncovered} target records between digests not judged` : ''}\n`
-      }
-      await write(text)
-    }
+    const report: DigestsReport = { targetTopic, digestsTopic, passed, seconds, sum, results, notes }
+    await write(args.format === 'json' ? digestsJson(report, args) : digestsTable(report, args))
     for (const line of [...notes, ...results.flatMap(p => p.notes)]) note(line)
     return passed ? ExitCode.OK : ExitCode.CHECK_FAILED
   } finally {

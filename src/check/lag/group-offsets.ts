@@ -1,6 +1,7 @@
 import type { AuditClient } from '../../kafka/audit-client.js'
 import { ageSeconds, offsetLag, type PartitionLagRow } from './lag.js'
 import { PartitionReader } from '../../mirror-topics/partition-reader.js'
+import { parsePartitionKey, partitionKey } from '../../shared/partition-key.js'
 
 /** A member of a consumer group with its assignment, as `--describe --members` shows it. */
 export interface GroupMember {
@@ -44,6 +45,30 @@ export async function listConsumerGroups (client: AuditClient): Promise<string[]
   return groups.filter(g => g.protocolType === 'consumer' || g.protocolType === '').map(g => g.groupId).sort()
 }
 
+/** One row of a group's description: a partition, and the member it is assigned to (none for a partition with only a committed offset). */
+type Slot = { topic: string, partition: number, consumerId?: string, host?: string, clientId?: string }
+
+/** The rows of a group's description, in the order of Kafka's tool: assigned partitions by member, then those with only a committed offset. */
+function groupSlots (members: readonly GroupMember[], committedOffsets: ReadonlyMap<string, number>): Slot[] {
+  const slots: Slot[] = []
+  const assigned = new Set<string>()
+  // Kafka's tool lists members with the most partitions first (a stable sort), each member's partitions by topic then partition.
+  const ordered = members
+    .filter(m => m.assignment.length > 0)
+    .map((m, i) => ({ m, i }))
+    .sort((a, b) => b.m.assignment.length - a.m.assignment.length || a.i - b.i)
+  for (const { m } of ordered) {
+    for (const tp of m.assignment) {
+      assigned.add(partitionKey(tp.topic, tp.partition))
+      slots.push({ ...tp, consumerId: m.consumerId, host: m.host, clientId: m.clientId })
+    }
+  }
+  const unassigned = [...committedOffsets.keys()].filter(k => !assigned.has(k)).map(parsePartitionKey).sort(byTopicPartition)
+  slots.push(...unassigned)
+
+  return slots
+}
+
 /** Describes `group` as `kafka-consumer-groups --describe` does, plus LAG-SECONDS. */
 export async function describeGroupOffsets (client: AuditClient, group: string, options: GroupOffsetsOptions = {}): Promise<GroupOffsets> {
   const description = await client.describeGroup(group)
@@ -57,7 +82,7 @@ export async function describeGroupOffsets (client: AuditClient, group: string, 
   const committed = await client.call(() => client.admin.fetchOffsets({ groupId: group }))
   const committedOffsets = new Map<string, number>()
   for (const topic of committed) {
-    for (const p of topic.partitions) if (Number(p.offset) >= 0) committedOffsets.set(`${topic.topic}\u0000${p.partition}`, Number(p.offset))
+    for (const p of topic.partitions) if (Number(p.offset) >= 0) committedOffsets.set(partitionKey(topic.topic, p.partition), Number(p.offset))
   }
   const coordinator = options.withCoordinator === true && state !== 'Dead' ? await client.groupCoordinator(group) : undefined
   const base = {
@@ -71,25 +96,7 @@ export async function describeGroupOffsets (client: AuditClient, group: string, 
   }
   if (state === 'Dead') return { ...base, rows: [] }
 
-  type Slot = { topic: string, partition: number, consumerId?: string, host?: string, clientId?: string }
-  const slots: Slot[] = []
-  const assigned = new Set<string>()
-  // Kafka's tool lists members with the most partitions first (a stable sort), each member's partitions by topic then partition.
-  const ordered = members
-    .filter(m => m.assignment.length > 0)
-    .map((m, i) => ({ m, i }))
-    .sort((a, b) => b.m.assignment.length - a.m.assignment.length || a.i - b.i)
-  for (const { m } of ordered) {
-    for (const tp of m.assignment) {
-      assigned.add(`${tp.topic}\u0000${tp.partition}`)
-      slots.push({ ...tp, consumerId: m.consumerId, host: m.host, clientId: m.clientId })
-    }
-  }
-  const unassigned = [...committedOffsets.keys()].filter(k => !assigned.has(k)).map(k => {
-    const [topic, partition] = k.split('\u0000') as [string, string]
-    return { topic, partition: Number(partition) }
-  }).sort(byTopicPartition)
-  slots.push(...unassigned)
+  const slots = groupSlots(members, committedOffsets)
 
   const topics = [...new Set(slots.map(s => s.topic))]
   const ends = new Map<string, number>()
@@ -97,12 +104,12 @@ export async function describeGroupOffsets (client: AuditClient, group: string, 
   await Promise.all(topics.map(async topic => {
     const partitions = [...new Set(slots.filter(s => s.topic === topic).map(s => s.partition))]
     const [latest, earliest] = await Promise.all([client.listOffsets(topic, partitions, 'latest'), client.listOffsets(topic, partitions, 'earliest')])
-    for (const [p, o] of latest) ends.set(`${topic}\u0000${p}`, o)
-    for (const [p, o] of earliest) starts.set(`${topic}\u0000${p}`, o)
+    for (const [p, o] of latest) ends.set(partitionKey(topic, p), o)
+    for (const [p, o] of earliest) starts.set(partitionKey(topic, p), o)
   }))
   const nowMs = options.nowMs ?? Date.now
   const rows = await Promise.all(slots.map(async (slot): Promise<PartitionLagRow> => {
-    const id = `${slot.topic}\u0000${slot.partition}`
+    const id = partitionKey(slot.topic, slot.partition)
     const currentOffset = committedOffsets.get(id)
     const logEndOffset = ends.get(id)
     const lag = offsetLag(currentOffset, logEndOffset)

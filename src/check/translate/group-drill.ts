@@ -4,6 +4,7 @@ import type { OffsetSyncIndex } from '../../mirror-topics/offset-sync-index.js'
 import { silentLogger, type Logger } from '../../shared/logger.js'
 import { executeGroupFailover, planGroupFailover, type FailoverOutcome, type GroupFailoverPlan } from './group-failover-plan.js'
 import { unmirroredRecords, type UnmirroredPartition } from './unmirrored-records.js'
+import { partitionKey } from '../../shared/partition-key.js'
 
 export interface GroupDrillOptions {
   readonly source: ClusterConnection
@@ -44,7 +45,7 @@ export interface GroupDrillResult {
 }
 
 const sameOffsets = (a: readonly GroupOffset[], b: readonly GroupOffset[]): boolean => {
-  const key = (o: GroupOffset): string => `${o.topic}\u0000${o.partition}\u0000${o.offset}`
+  const key = (o: GroupOffset): string => `${partitionKey(o.topic, o.partition)}\u0000${o.offset}`
   const left = a.map(key).sort()
   const right = b.map(key).sort()
   return left.length === right.length && left.every((k, i) => k === right[i])

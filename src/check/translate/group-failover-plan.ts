@@ -4,6 +4,7 @@ import { errorLabel } from '../../shared/errors.js'
 import { silentLogger, type Logger } from '../../shared/logger.js'
 import type { OffsetSyncIndex } from '../../mirror-topics/offset-sync-index.js'
 import { translateCommittedOffsets, withoutForeignPrefix, type GroupTranslationRow } from './translate-group.js'
+import { partitionKey } from '../../shared/partition-key.js'
 
 /**
  * What a failover does with one partition of a group:
@@ -125,13 +126,11 @@ export function planBlocker (to: GroupPresence, partitions: readonly FailoverPar
   return undefined
 }
 
-const key = (topic: string, partition: number): string => `${topic}\u0000${partition}`
-
 /** Log end offsets (high watermarks) of `topics` on one cluster, in one pass; a topic that does not exist there is left out. */
 async function endOffsets (admin: GroupAdmin, topics: Iterable<string>, existing: ReadonlySet<string>): Promise<Map<string, bigint>> {
   const out = new Map<string, bigint>()
   const logs = await admin.logOffsetsOf([...new Set(topics)].filter(topic => existing.has(topic)))
-  for (const [topic, partitions] of logs) for (const [partition, { highWatermark }] of partitions) out.set(key(topic, partition), highWatermark)
+  for (const [topic, partitions] of logs) for (const [partition, { highWatermark }] of partitions) out.set(partitionKey(topic, partition), highWatermark)
   return out
 }
 
@@ -190,10 +189,10 @@ export async function planGroupFailover (options: PlanGroupFailoverOptions): Pro
       const rows = rowsOf.get(group) ?? []
       const fromDescription = fromDescriptions.get(group) ?? { state: 'Dead', members: 0 }
       const toDescription = toDescriptions.get(group) ?? { state: 'Dead', members: 0 }
-      const toCommitted = new Map((committedTo.get(group) ?? []).map(o => [key(o.topic, o.partition), o.offset]))
+      const toCommitted = new Map((committedTo.get(group) ?? []).map(o => [partitionKey(o.topic, o.partition), o.offset]))
       const partitions = rows.map((row): FailoverPartitionPlan => {
-        const logEndOffset = fromEnds.get(key(row.topic, row.partition))
-        const toKey = row.targetTopic === undefined ? undefined : key(row.targetTopic, row.partition)
+        const logEndOffset = fromEnds.get(partitionKey(row.topic, row.partition))
+        const toKey = row.targetTopic === undefined ? undefined : partitionKey(row.targetTopic, row.partition)
         const toCommittedOffset = toKey === undefined ? undefined : toCommitted.get(toKey)
         const toLogEndOffset = toKey === undefined ? undefined : toEnds.get(toKey)
         const toTopicMissing = row.targetTopic !== undefined && !toTopics.has(row.targetTopic)

@@ -2,8 +2,7 @@ import type { AuditClient } from '../../kafka/audit-client.js'
 import { decodeMm2Checkpoint, decodeMm2OffsetSync, type Mm2CheckpointRecord } from '../../mirror-topics/mm2-records.js'
 import { mm2Translate, type Mm2OffsetSync } from './mm2-translation.js'
 import { PartitionReader } from '../../mirror-topics/partition-reader.js'
-
-const key = (topic: string, partition: number): string => `${topic}\u0000${partition}`
+import { partitionKey } from '../../shared/partition-key.js'
 
 /** Every record of every partition of `topic`, in offset order per partition, as bytes. */
 async function readWhole (client: AuditClient, topic: string, flag: string, onRecord: (key: Buffer | null, value: Buffer | null) => void): Promise<void> {
@@ -35,8 +34,8 @@ export async function mm2OffsetSyncsOf (
   await readWhole(client, syncsTopic, flag, (k, v) => {
     const sync = decodeMm2OffsetSync(k, v)
     if (sync === undefined || (topics !== undefined && !topics.has(sync.topic))) return
-    let list = out.get(key(sync.topic, sync.partition))
-    if (list === undefined) out.set(key(sync.topic, sync.partition), (list = []))
+    let list = out.get(partitionKey(sync.topic, sync.partition))
+    if (list === undefined) out.set(partitionKey(sync.topic, sync.partition), (list = []))
     list.push({ upstream: sync.upstreamOffset, downstream: sync.downstreamOffset })
   })
   return out
@@ -55,14 +54,14 @@ async function mm2CheckpointsOf (
   const out = new Map<string, Mm2CheckpointRecord>()
   await readWhole(client, checkpointsTopic, flag, (k, v) => {
     const checkpoint = decodeMm2Checkpoint(k, v)
-    if (checkpoint !== undefined && checkpoint.group === group) out.set(key(checkpoint.topic, checkpoint.partition), checkpoint)
+    if (checkpoint !== undefined && checkpoint.group === group) out.set(partitionKey(checkpoint.topic, checkpoint.partition), checkpoint)
   })
   return out
 }
 
 /** MirrorMaker 2's translation of `offset` on `topic`-`partition` from syncs read by `mm2OffsetSyncsOf`; undefined without a sync at or below it. */
 export function mm2TranslateFrom (syncs: ReadonlyMap<string, readonly Mm2OffsetSync[]>, topic: string, partition: number, offset: bigint): bigint | undefined {
-  return mm2Translate(syncs.get(key(topic, partition)) ?? [], offset)
+  return mm2Translate(syncs.get(partitionKey(topic, partition)) ?? [], offset)
 }
 
 /** One partition of a group translated through a MirrorMaker 2 flow's records. */
@@ -111,7 +110,7 @@ export async function translateGroupThroughMm2 (source: AuditClient, target: Aud
       const sourceOffset = BigInt(p.offset)
       if (sourceOffset < 0n) continue
       const targetOffset = mm2TranslateFrom(syncs, topic, p.partition, sourceOffset)
-      const checkpoint = checkpoints.get(key(targetTopic, p.partition))
+      const checkpoint = checkpoints.get(partitionKey(targetTopic, p.partition))
       rows.push({
         group: options.group,
         topic,

@@ -7,6 +7,7 @@ import { RearmingTimer } from '../../shared/rearming-timer.js'
 import { PartitionReader } from '../../mirror-topics/partition-reader.js'
 import { describeDigestRange, type RangeDigest } from '../../mirror-topics/range-digest.js'
 import { combineHashes, recordHash } from '../../mirror-topics/record-digest.js'
+import { partitionKey } from '../../shared/partition-key.js'
 
 /** Digests the audit keeps to re-read, newest first out when full: about 10 million records at 1000 per digest. */
 const DIGEST_AUDIT_SAMPLE = 10_000
@@ -62,7 +63,7 @@ export class DigestAudit {
   /** Digests made durable: kept to be re-read. */
   add (digests: readonly RangeDigest[]): void {
     for (const digest of digests) {
-      const key = `${digest.targetTopic}\u0000${digest.partition}\u0000${digest.targetStart}`
+      const key = `${partitionKey(digest.targetTopic, digest.partition)}\u0000${digest.targetStart}`
       if (this.#cursor === key && this.#sample.has(key)) this.#cursor = this.#nextKey(key)
       this.#sample.delete(key)
       this.#sample.set(key, digest)
@@ -114,7 +115,7 @@ export class DigestAudit {
       for (const digest of this.#nextBatch()) {
         const outcome = await this.#check(digest)
         outcomes.push({ digest, outcome })
-        if (outcome !== 'matched') this.#sample.delete(`${digest.targetTopic}\u0000${digest.partition}\u0000${digest.targetStart}`)
+        if (outcome !== 'matched') this.#sample.delete(`${partitionKey(digest.targetTopic, digest.partition)}\u0000${digest.targetStart}`)
       }
     } catch (error) {
       this.#logger.warn('digest audit pass failed; the next pass tries again', { error: (error as Error).message })

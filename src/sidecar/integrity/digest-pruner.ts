@@ -3,6 +3,7 @@ import type { Logger } from '../../shared/logger.js'
 import { loadRangeDigests } from '../../mirror-topics/digest-verification.js'
 import { digestKey, type RangeDigest } from '../../mirror-topics/range-digest.js'
 import { TombstonePruner } from '../offsets/tombstone-pruner.js'
+import { partitionKey } from '../../shared/partition-key.js'
 
 /**
  * Keys of the digests nothing can be checked against any more: every target record they cover is
@@ -13,13 +14,13 @@ import { TombstonePruner } from '../offsets/tombstone-pruner.js'
 export function prunableDigestKeys (digests: readonly RangeDigest[], logStarts: ReadonlyMap<string, ReadonlyMap<number, bigint>>): string[] {
   const newest = new Map<string, bigint>()
   for (const d of digests) {
-    const partition = `${d.targetTopic}\u0000${d.partition}`
+    const partition = partitionKey(d.targetTopic, d.partition)
     const current = newest.get(partition)
     if (current === undefined || d.targetStart > current) newest.set(partition, d.targetStart)
   }
   return digests.filter(d => {
     const logStart = logStarts.get(d.targetTopic)?.get(d.partition)
-    return logStart !== undefined && newest.get(`${d.targetTopic}\u0000${d.partition}`) !== d.targetStart && d.targetStart + BigInt(d.count) <= logStart
+    return logStart !== undefined && newest.get(partitionKey(d.targetTopic, d.partition)) !== d.targetStart && d.targetStart + BigInt(d.count) <= logStart
   }).map(d => digestKey(d.sourceTopic, d.partition, d.targetStart))
 }
 

@@ -1,5 +1,6 @@
 import { HashAccumulator } from '../../mirror-topics/record-digest.js'
 import type { RangeDigest } from '../../mirror-topics/range-digest.js'
+import { partitionKey } from '../../shared/partition-key.js'
 
 interface OpenDigest {
   readonly sourceTopic: string
@@ -52,7 +53,7 @@ export class DigestTracker {
   /** `records[i]` was written to `targetBase + i` of `targetTopic`. */
   record (sourceTopic: string, targetTopic: string, partition: number, targetBase: bigint, records: readonly DigestedRecord[]): void {
     if (records.length === 0) return
-    const k = `${sourceTopic}\u0000${partition}`
+    const k = partitionKey(sourceTopic, partition)
     let state = this.#partitions.get(k)
     if (state === undefined) {
       state = { open: undefined, unwritten: new Map() }
@@ -96,7 +97,7 @@ export class DigestTracker {
   /** The digests in `written` are durable; digests that grew meanwhile stay unwritten. */
   markWritten (written: readonly RangeDigest[]): void {
     for (const digest of written) {
-      const state = this.#partitions.get(`${digest.sourceTopic}\u0000${digest.partition}`)
+      const state = this.#partitions.get(partitionKey(digest.sourceTopic, digest.partition))
       const current = state?.unwritten.get(digest.targetStart)
       if (current !== undefined && current.accumulator.count === digest.count) state?.unwritten.delete(digest.targetStart)
     }

@@ -6,6 +6,8 @@ import type { AckListener, AckSegment } from '../../ports/ports.js'
 import { stopFlushingWriter } from '../../shared/deadline.js'
 import type { KafkaRecord } from '../../shared/kafka-record.js'
 import type { Logger } from '../../shared/logger.js'
+import { partitionKey } from '../../shared/partition-key.js'
+import { SerialQueue } from '../../shared/serial-queue.js'
 import { DigestTracker, type DigestedRecord } from './digest-tracker.js'
 import { encodeDigest, type RangeDigest } from '../../mirror-topics/range-digest.js'
 import { recordHash, wireRecordHash } from '../../mirror-topics/record-digest.js'
@@ -58,11 +60,11 @@ export class DigestWriter implements AckListener {
   readonly #onWritten: (digests: readonly RangeDigest[]) => void
   readonly #writer: InternalTopicWriter
   readonly #tracker: DigestTracker
-  /** Per partition, the hashing of forwarded batches still running (and of batches queued behind them). */
-  readonly #pending = new Map<string, Promise<void>>()
+  /** Per partition, the hashing of forwarded batches still running (and of batches queued behind them), one after the other. */
+  readonly #hashing = new Map<string, SerialQueue>()
   /** Per batch acknowledged and not yet hashed, the run that hashes it (`heldUntil`). */
   readonly #runs = new WeakMap<MirrorBatch, Promise<void>>()
-  #flushing: Promise<void> = Promise.resolve()
+  readonly #flushes = new SerialQueue()
   #stopping: Promise<void> | undefined
   readonly #abort = new AbortController()
 
@@ -82,17 +84,19 @@ export class DigestWriter implements AckListener {
   }
 
   acknowledged (batch: MirrorBatch, segments: readonly AckSegment[]): void {
-    const key = `${batch.sourceTopic}\u0000${batch.partition}`
-    const pending = this.#pending.get(key)
+    const key = partitionKey(batch.sourceTopic, batch.partition)
+    const hashing = this.#hashing.get(key)
     const forwarded = batch.forwarded
-    if (forwarded === undefined && pending === undefined) {
+    if (forwarded === undefined && hashing === undefined) {
       for (const segment of segments) {
         this.#tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, segment.targetBaseOffset, digested(batch.records, batch, segment))
       }
       return
     }
     // Behind a forwarded batch still being hashed, in order: digests follow target offsets.
-    const run = (pending ?? Promise.resolve()).then(async () => {
+    const queue = hashing ?? new SerialQueue()
+    this.#hashing.set(key, queue)
+    const run = queue.run(async () => {
       if (forwarded === undefined) {
         for (const segment of segments) {
           this.#tracker.record(batch.sourceTopic, batch.targetTopic, batch.partition, segment.targetBaseOffset, digested(batch.records, batch, segment))
@@ -114,9 +118,8 @@ export class DigestWriter implements AckListener {
         { topic: batch.sourceTopic, partition: batch.partition, error: (error as Error).message }
       )
     })
-    this.#pending.set(key, run)
     this.#runs.set(batch, run)
-    void run.then(() => { if (this.#pending.get(key) === run) this.#pending.delete(key) })
+    void run.then(() => { if (queue.size === 0 && this.#hashing.get(key) === queue) this.#hashing.delete(key) })
   }
 
   /** The hashing of `batch` (and of its partition's batches before it) while it runs: the batch's bytes stay held until it settles (it never rejects). */
@@ -126,8 +129,8 @@ export class DigestWriter implements AckListener {
 
   /** Writes the digests not yet durable (after the decoding of forwarded batches acknowledged before the call); calls run one after the other. */
   flush (): Promise<void> {
-    const decoding = [...this.#pending.values()]
-    const run = this.#flushing.catch(() => { /* the flush before failed to its own caller; this one only runs after it */ }).then(async () => {
+    const decoding = [...this.#hashing.values()].map(queue => queue.idle)
+    return this.#flushes.run(async () => {
       await Promise.all(decoding)
       const digests = this.#tracker.unwritten()
       if (digests.length === 0) return
@@ -137,12 +140,10 @@ export class DigestWriter implements AckListener {
       this.#onWritten(digests)
       this.#logger.debug('digests written', { digests: digests.length })
     })
-    this.#flushing = run
-    return run
   }
 
   stop (boundMs = STOP_BOUND_MS): Promise<void> {
-    const writing = { abort: this.#abort, flushing: this.#flushing, writer: this.#writer }
+    const writing = { abort: this.#abort, flushing: this.#flushes.idle, writer: this.#writer }
     this.#stopping ??= stopFlushingWriter({ ...writing, what: 'digests', logger: this.#logger }, boundMs)
     return this.#stopping
   }

@@ -1,3 +1,4 @@
+import { partitionKey } from '../../shared/partition-key.js'
 /**
  * Foreign writes: records on a mirrored target partition that the mirror did not write (a stray
  * producer writing to the target before cutover). Pure logic; the sidecar's `LossMonitor` feeds it
@@ -57,7 +58,7 @@ export class ForeignWriteDetector {
     targetTopic: string,
     targetRuns: ReadonlyArray<{ readonly targetBaseOffset: bigint, readonly count: number }>
   ): void {
-    const key = `${topic}\u0000${partition}`
+    const key = partitionKey(topic, partition)
     for (const run of targetRuns) {
       if (run.count <= 0) continue
       const from = run.targetBaseOffset
@@ -70,7 +71,7 @@ export class ForeignWriteDetector {
 
   /** Forgets partitions this process no longer handles (another process writes them now). */
   retain (partitions: ReadonlyArray<{ readonly topic: string, readonly partition: number }>): void {
-    const kept = new Set(partitions.map(p => `${p.topic}\u0000${p.partition}`))
+    const kept = new Set(partitions.map(p => partitionKey(p.topic, p.partition)))
     for (const key of this.#states.keys()) if (!kept.has(key)) this.#states.delete(key)
   }
 
@@ -78,7 +79,7 @@ export class ForeignWriteDetector {
   check (observations: readonly ForeignWriteObservation[]): ForeignRecords[] {
     const found: ForeignRecords[] = []
     for (const o of observations) {
-      const state = this.#states.get(`${o.topic}\u0000${o.partition}`)
+      const state = this.#states.get(partitionKey(o.topic, o.partition))
       const hw = o.targetHighWatermark
       if (state === undefined || !o.idle || hw === undefined || hw <= state.judgedUpTo) continue
       const runs = state.runs.sort((a, b) => (a.from < b.from ? -1 : a.from > b.from ? 1 : 0))

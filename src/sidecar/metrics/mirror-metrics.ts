@@ -18,6 +18,7 @@ import { LabelNames as L, LATENCY_BUCKETS_SECONDS, Metrics, PartitionStatuses, R
 import { packageVersion } from '../../shared/package-version.js'
 import { metricText, type LabelTexts, type TextMetric } from './prometheus-text.js'
 import { CommitWindow, evaluatePartitionStatus } from './partition-status.js'
+import { partitionKey } from '../../shared/partition-key.js'
 
 export interface MirrorMetricsOptions {
   /** Sidecar version in `kafka_mirror_build_info`; default: the version in package.json. */
@@ -140,8 +141,9 @@ class TopicInstruments {
   }
 }
 
-function partitionKey (flow: string, topic: string, partition: number): string {
-  return `${flow}\u0000${topic}\u0000${partition}`
+/** The key of one partition of one flow in maps and sets. */
+function flowPartitionKey (flow: string, topic: string, partition: number): string {
+  return `${flow}\u0000${partitionKey(topic, partition)}`
 }
 
 /** The status label of each partition status series, as the last label (`GaugeSample.extra`). */
@@ -375,7 +377,7 @@ export class MirrorMetrics implements PipelineObserver {
     this.instruments.commits.inc({ ...labels, [L.RESULT]: Results.OK })
     this.instruments.lastCommitTimestamp.set(labels, atMs / 1000)
     for (const offset of offsets) {
-      const key = partitionKey(flow.flow, offset.topic, offset.partition)
+      const key = flowPartitionKey(flow.flow, offset.topic, offset.partition)
       let window = this.#commitWindows.get(key)
       if (window === undefined) {
         window = new CommitWindow(this.#statusWindowCommits)
@@ -547,7 +549,7 @@ export class MirrorMetrics implements PipelineObserver {
   #fillLagSeconds (into: GaugeSample[], flows: readonly FlowSnapshot[]): void {
     const nowMs = this.#nowMs()
     this.#fillPerPartition(into, flows, 'max', (partition, flow) => {
-      const key = partitionKey(flow.labels.flow, partition.topic, partition.partition)
+      const key = flowPartitionKey(flow.labels.flow, partition.topic, partition.partition)
       let seconds: number
       if (lagRecords(partition) <= 0n) {
         seconds = 0
@@ -591,14 +593,14 @@ export class MirrorMetrics implements PipelineObserver {
   }
 
   #statusOf (partition: PartitionSnapshot, flow: FlowSnapshot, nowMs: number): string {
-    const window = this.#commitWindows.get(partitionKey(flow.labels.flow, partition.topic, partition.partition))
+    const window = this.#commitWindows.get(flowPartitionKey(flow.labels.flow, partition.topic, partition.partition))
     return evaluatePartitionStatus(window?.points ?? [], lagRecords(partition), nowMs)
   }
 
   /** Drops per-partition state of partitions no snapshot mentions any more (revoked in a rebalance). */
   #forgetUnassigned (flows: readonly FlowSnapshot[]): void {
     const assigned = new Set<string>()
-    for (const flow of flows) for (const partition of flow.partitions) assigned.add(partitionKey(flow.labels.flow, partition.topic, partition.partition))
+    for (const flow of flows) for (const partition of flow.partitions) assigned.add(flowPartitionKey(flow.labels.flow, partition.topic, partition.partition))
     for (const key of this.#commitWindows.keys()) if (!assigned.has(key)) this.#commitWindows.delete(key)
     for (const key of this.#lastLagSeconds.keys()) if (!assigned.has(key)) this.#lastLagSeconds.delete(key)
   }

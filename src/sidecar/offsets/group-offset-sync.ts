@@ -7,6 +7,8 @@ import { isCycle } from '../pipeline/topic-sync.js'
 import { settleWithin } from '../../shared/deadline.js'
 import type { Logger } from '../../shared/logger.js'
 import { RearmingTimer } from '../../shared/rearming-timer.js'
+import { partitionKey } from '../../shared/partition-key.js'
+import { SerialQueue } from '../../shared/serial-queue.js'
 import { decodeMm2Checkpoint, encodeMm2Checkpoint, type Mm2CheckpointRecord } from '../../mirror-topics/mm2-records.js'
 import { OffsetSyncIndex } from '../../mirror-topics/offset-sync-index.js'
 import { offsetSyncsReplication } from './offset-sync-writer.js'
@@ -31,7 +33,7 @@ export interface GroupSyncSnapshot {
 
 /** Identity of a checkpoint: group, target topic, partition (the key of MirrorMaker 2's `Checkpoint`). */
 function checkpointKey (group: string, targetTopic: string, partition: number): string {
-  return `${group}\u0000${targetTopic}\u0000${partition}`
+  return `${group}\u0000${partitionKey(targetTopic, partition)}`
 }
 
 /** What one cycle decided for one partition of one group. */
@@ -71,7 +73,8 @@ export class GroupOffsetSync {
   readonly #activeLogged = new Set<string>()
   readonly #timers: RearmingTimer[] = []
   readonly #isCoordinator: () => boolean
-  #cycle: Promise<void> | undefined
+  /** Cycles, one after the other (the two timers never overlap). */
+  readonly #cycles = new SerialQueue()
   #stopping: Promise<void> | undefined
 
   constructor (flow: FlowConfig, options: GroupOffsetSyncOptions) {
@@ -141,17 +144,13 @@ export class GroupOffsetSync {
     return this.#enqueue(this.#flow.groupSync.enabled)
   }
 
-  /** Cycles run one after the other (the two timers never overlap). */
   #enqueue (commitGroups: boolean): Promise<void> {
-    const cycle = (this.#cycle ?? Promise.resolve()).then(() => this.#syncOnce(commitGroups)).catch(error => {
+    return this.#cycles.run(() => this.#syncOnce(commitGroups)).catch(error => {
       this.#logger.warn(
         commitGroups ? 'group offset sync failed; trying again at the next interval' : 'writing checkpoints failed; trying again at the next interval',
         { error }
       )
     })
-    this.#cycle = cycle
-    void cycle.finally(() => { if (this.#cycle === cycle) this.#cycle = undefined })
-    return cycle
   }
 
   snapshot (): GroupSyncSnapshot[] {
@@ -242,10 +241,10 @@ export class GroupOffsetSync {
     }
     this.#activeLogged.delete(group)
     const targetTopics = [...new Set(decisions.map(d => d.targetTopic))]
-    const current = new Map((await this.#targetGroups.committedOffsets(group, targetTopics)).map(o => [`${o.topic}\u0000${o.partition}`, o.offset]))
+    const current = new Map((await this.#targetGroups.committedOffsets(group, targetTopics)).map(o => [partitionKey(o.topic, o.partition), o.offset]))
     const writes: GroupOffset[] = []
     for (const d of decisions) {
-      const now = current.get(`${d.targetTopic}\u0000${d.source.partition}`)
+      const now = current.get(partitionKey(d.targetTopic, d.source.partition))
       const applied = this.#applied.get(checkpointKey(group, d.targetTopic, d.source.partition))
       const sourceMovedBack = applied !== undefined && d.source.offset < applied
       if (now === undefined || d.targetOffset > now || (d.targetOffset < now && sourceMovedBack)) {
@@ -279,7 +278,7 @@ export class GroupOffsetSync {
     this.#stopping ??= (async () => {
       for (const timer of this.#timers) timer.stop()
       // A cycle talks to both clusters; with one unreachable its calls retry for long: bounded.
-      if (!(await settleWithin(this.#cycle ?? Promise.resolve(), STOP_BOUND_MS))) {
+      if (!(await settleWithin(this.#cycles.idle, STOP_BOUND_MS))) {
         this.#logger.warn('group offset sync cycle still running at stop; leaving it', { boundMs: STOP_BOUND_MS })
       }
       for (const client of [this.#reader, this.#writer, this.#sourceGroups, this.#targetGroups]) await settleWithin(client.stop(), STOP_BOUND_MS)

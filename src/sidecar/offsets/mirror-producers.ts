@@ -2,6 +2,7 @@ import type { FlowConfig } from '../../config/mirror-config.js'
 import { InternalTopicWriter, readInternalTopic } from '../../kafka/internal-topic.js'
 import type { MirrorProducerFilter } from '../../kafka/record-source.js'
 import type { Logger } from '../../shared/logger.js'
+import { SerialQueue } from '../../shared/serial-queue.js'
 import { flowLabels, type FlowLabels } from '../../ports/pipeline-observer.js'
 import type { OffsetsObserver } from './offsets-observer.js'
 import { decodeMirrorProducer, encodeMirrorProducer } from '../../mirror-topics/offset-sync-record.js'
@@ -32,7 +33,9 @@ export class MirrorProducers implements MirrorProducerFilter {
   readonly #writer: InternalTopicWriter
   readonly #mirror = new Set<string>()
   readonly #foreign = new Set<string>()
-  #running: Promise<void> | undefined
+  /** Reads of the opposite mirror's topic, one after the other. */
+  readonly #reads = new SerialQueue()
+  /** The read waiting to start, which callers arriving meanwhile share. */
   #queued: Promise<void> | undefined
   /** Once started (the producer lanes publish concurrently: they share one start). */
   #starting: Promise<void> | undefined
@@ -95,15 +98,13 @@ export class MirrorProducers implements MirrorProducerFilter {
    */
   #read (): Promise<void> {
     if (this.#queued !== undefined) return this.#queued
-    const previous = (this.#running ?? Promise.resolve()).catch(() => { /* the read before failed to its own callers; this one only waits for it */ })
-    const queued = previous.then(() => {
+    // A task never starts within `run`: `#queued` is set before the read clears it on starting.
+    const queued = this.#reads.run(async () => {
       this.#queued = undefined
-      const running = readInternalTopic(this.#flow.source, this.oppositeTopic, (key, value) => {
+      await readInternalTopic(this.#flow.source, this.oppositeTopic, (key, value) => {
         const id = decodeMirrorProducer(key, value)
         if (id !== undefined) this.#mirror.add(id.toString())
-      }, this.#logger).then(() => undefined)
-      this.#running = running
-      return running
+      }, this.#logger)
     })
     this.#queued = queued
     return queued

@@ -1,4 +1,5 @@
 import { rangeKey, type OffsetRange, type OffsetSyncEntry } from '../../mirror-topics/offset-sync-record.js'
+import { partitionKey } from '../../shared/partition-key.js'
 
 /**
  * The ranges of the offset-syncs topic as they stand now (a rewrite of a key replaces it, a
@@ -33,7 +34,7 @@ export class LiveRanges {
 export function prunableRangeKeys (ranges: LiveRanges, logStarts: ReadonlyMap<string, ReadonlyMap<number, bigint>>): string[] {
   const newest = new Map<string, bigint>()
   for (const [, range] of ranges.entries()) {
-    const partition = `${range.targetTopic}\u0000${range.partition}`
+    const partition = partitionKey(range.targetTopic, range.partition)
     const current = newest.get(partition)
     if (current === undefined || range.targetStart > current) newest.set(partition, range.targetStart)
   }
@@ -41,7 +42,7 @@ export function prunableRangeKeys (ranges: LiveRanges, logStarts: ReadonlyMap<st
   for (const [key, range] of ranges.entries()) {
     const logStart = logStarts.get(range.targetTopic)?.get(range.partition)
     if (logStart === undefined) continue
-    if (newest.get(`${range.targetTopic}\u0000${range.partition}`) === range.targetStart) continue
+    if (newest.get(partitionKey(range.targetTopic, range.partition)) === range.targetStart) continue
     if (range.targetStart + range.length <= logStart) keys.push(key)
   }
   return keys

@@ -1,4 +1,5 @@
 import type { MirrorPosition, OffsetRange } from '../../mirror-topics/offset-sync-record.js'
+import { partitionKey } from '../../shared/partition-key.js'
 
 interface OpenRange {
   readonly sourceTopic: string
@@ -17,10 +18,6 @@ interface PartitionRanges {
   /** Target offset after the last acknowledged record, and of which target topic. */
   targetNext: bigint | undefined
   targetTopic: string
-}
-
-function key (topic: string, partition: number): string {
-  return `${topic}\u0000${partition}`
 }
 
 /**
@@ -56,7 +53,7 @@ export class RangeTracker {
       for (const [targetStart, range] of ranges) {
         const at = `range ${range.sourceTopic}/${range.partition} ${range.sourceStart}+${range.length} -> ${range.targetTopic}@${range.targetStart}`
         if (range.length < 1n) throw new Error(`Invariant A broken: ${at} is empty`)
-        if (key(range.sourceTopic, range.partition) !== k || targetStart !== range.targetStart) {
+        if (partitionKey(range.sourceTopic, range.partition) !== k || targetStart !== range.targetStart) {
           throw new Error(`Invariant C broken: ${at} filed under another key`)
         }
         for (const [, other] of ranges) {
@@ -137,7 +134,7 @@ export class RangeTracker {
   }
 
   #state (sourceTopic: string, targetTopic: string, partition: number): PartitionRanges {
-    const k = key(sourceTopic, partition)
+    const k = partitionKey(sourceTopic, partition)
     let state = this.#partitions.get(k)
     if (state === undefined) {
       state = { open: undefined, unwritten: new Map(), targetNext: undefined, targetTopic }
@@ -161,7 +158,7 @@ export class RangeTracker {
   /** The ranges in `written` are durable; ranges that grew meanwhile stay unwritten. */
   markWritten (written: readonly OffsetRange[]): void {
     for (const range of written) {
-      const state = this.#partitions.get(key(range.sourceTopic, range.partition))
+      const state = this.#partitions.get(partitionKey(range.sourceTopic, range.partition))
       const current = state?.unwritten.get(range.targetStart)
       if (current !== undefined && current.length === range.length) state?.unwritten.delete(range.targetStart)
     }
@@ -172,7 +169,7 @@ export class RangeTracker {
    * written nothing to that partition (then its target position is unknown here).
    */
   position (sourceTopic: string, partition: number, sourceNext: bigint): MirrorPosition | undefined {
-    const state = this.#partitions.get(key(sourceTopic, partition))
+    const state = this.#partitions.get(partitionKey(sourceTopic, partition))
     if (state?.targetNext === undefined) return undefined
     return { sourceTopic, targetTopic: state.targetTopic, partition, sourceNext, targetNext: state.targetNext }
   }
@@ -197,7 +194,7 @@ export class RangeTracker {
 
   /** Forgets a partition (after it was reassigned): the next record opens a new range. */
   forget (sourceTopic: string, partition: number): void {
-    const state = this.#partitions.get(key(sourceTopic, partition))
-    if (state !== undefined && state.unwritten.size === 0) this.#partitions.delete(key(sourceTopic, partition))
+    const state = this.#partitions.get(partitionKey(sourceTopic, partition))
+    if (state !== undefined && state.unwritten.size === 0) this.#partitions.delete(partitionKey(sourceTopic, partition))
   }
 }

@@ -1,3 +1,5 @@
+import { SerialQueue } from '../../shared/serial-queue.js'
+
 /**
  * The writes of one offset-sync writer, one after the other, in the order asked for.
  * `run(write)` starts `write` once every write asked for before it has settled (their failures
@@ -7,10 +9,10 @@
  * acknowledged while the write before it is in flight goes into one request: writes follow the
  * target's acknowledgements, batched (one write in flight, not one per record), and start at
  * least `minIntervalMs` apart. `failed` hears a failure of a `soon` write (what it held stays to
- * be written). `settled` is the last write asked for (what a stop waits for, after `close()`).
+ * be written). `settled` settles once every write asked for has settled (what a stop waits for, after `close()`).
  */
 export class WriteChain {
-  #last: Promise<void> = Promise.resolve()
+  readonly #writes = new SerialQueue()
   #waiting = false
   #lastSoonStartMs = Number.NEGATIVE_INFINITY
   #timer: NodeJS.Timeout | undefined
@@ -19,12 +21,10 @@ export class WriteChain {
   /** `minIntervalMs`: least time between the starts of two `soon` writes (what bounds their rate while records flow). */
   constructor (readonly minIntervalMs: number) {}
 
-  get settled (): Promise<void> { return this.#last }
+  get settled (): Promise<void> { return this.#writes.idle }
 
   run (write: () => Promise<void>): Promise<void> {
-    const run = this.#last.catch(() => { /* the write before failed to its own caller; this one only runs after it */ }).then(write)
-    this.#last = run
-    return run
+    return this.#writes.run(write)
   }
 
   soon (write: () => Promise<void>, failed: (error: unknown) => void): void {

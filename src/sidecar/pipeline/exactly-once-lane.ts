@@ -1,6 +1,7 @@
 import { ErrorCodes, MirrorError } from '../../shared/errors.js'
 import { retry } from '../../shared/retry.js'
 import { settleWithin } from '../../shared/deadline.js'
+import { SerialQueue } from '../../shared/serial-queue.js'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from '../../shared/logger.js'
 import type { MirrorBatch } from '../../ports/mirror-batch.js'
@@ -93,7 +94,7 @@ interface Acknowledgement {
  *   partitions are dropped before the id is given up or taken again.
  * - B: records written are settled before the id is given up: while the sink does not hold the id
  *   the lane has no open transaction (no batch written, no acknowledgement held) and no commit left
- *   to settle (`#release` and `#retake` wait for `#committing` first). Each transaction committed,
+ *   to settle (`#release` and `#retake` wait for `#commits` first). Each transaction committed,
  *   was aborted, or (a write that failed part way, a commit that failed while giving up) was
  *   dropped here unacknowledged, left open for the id's next holder to abort: InitProducerId aborts
  *   the open transaction of its transactional id (KIP-98).
@@ -115,15 +116,15 @@ export class Lane implements LaneTransaction {
   /** Settles when the lane's last acquisition step ended: true when the lane is usable. */
   #ready: Promise<boolean> = Promise.resolve(false)
   /** Acquisition, writes, commits and release of this lane, one after the other. */
-  #chain: Promise<unknown> = Promise.resolve()
+  readonly #steps = new SerialQueue()
   #pending: Acknowledgement[] = []
   /** Batches the open transaction wrote (or tried to), whose queue bytes the lane gives back when it ends. */
   #written: MirrorBatch[] = []
   #writtenBytes = 0
   held: HeldBytes | undefined
   commitAtBytes = Number.POSITIVE_INFINITY
-  /** Commits asked for and not settled yet, chained: acknowledgements go on in transaction order. */
-  #committing: Promise<void> = Promise.resolve()
+  /** Commits asked for and not settled yet, one after the other: acknowledgements go on in transaction order. */
+  readonly #commits = new SerialQueue()
   /** A commit that failed while the lane went on writing: the next write or idle reports it. */
   #commitFailure: TransactionFailedError | undefined
   /** A write of the open transaction failed (the flow stops): it is left to be aborted, never committed. */
@@ -165,30 +166,23 @@ export class Lane implements LaneTransaction {
     }
   }
 
-  #exclusive<T>(step: () => Promise<T>): Promise<T> {
-    const run = this.#chain.then(step, step)
-    // The chain only orders the steps: a step's failure reaches its caller through `run`.
-    this.#chain = run.catch(() => undefined)
-    return run
-  }
-
   assign (partitions: ReadonlyMap<string, { topic: string, partition: number }> | undefined): Promise<unknown> {
     if (partitions === undefined || partitions.size === 0) {
-      if (!this.owned) return this.#chain
+      if (!this.owned) return this.#steps.idle
       this.owned = false
       this.#ticket++
       this.#ready = Promise.resolve(false)
-      return this.#exclusive(() => this.#release())
+      return this.#steps.run(() => this.#release())
     }
     const added = [...partitions].filter(([key]) => !this.#partitions.has(key))
-    if (this.owned && added.length === 0) return this.#chain
+    if (this.owned && added.length === 0) return this.#steps.idle
     if (!this.owned) {
       this.owned = true
       this.#ticket++
       this.#partitions = new Map()
     }
     const ticket = this.#ticket
-    this.#ready = this.#exclusive(() => this.#acquire(ticket, new Map(added)))
+    this.#ready = this.#steps.run(() => this.#acquire(ticket, new Map(added)))
     return this.#ready
   }
 
@@ -263,7 +257,7 @@ export class Lane implements LaneTransaction {
       })
     }
     // Invariant B: every commit asked for settled, and what is still open dropped, before the id goes.
-    await this.#committing
+    await this.#commits.idle
     this.#commitFailure = undefined
     this.#dropOpen()
     for (const { topic, partition } of this.#partitions.values()) this.#options.progress.resume(topic, partition, undefined)
@@ -290,7 +284,7 @@ export class Lane implements LaneTransaction {
       if (!control.isActive()) return undefined
       if (this.#partitions.has(key)) return ticket
       // A partition of this bucket fetched before its assignment was seen: read its position too.
-      this.#ready = this.#exclusive(() => this.#acquire(ticket, new Map([[key, parsePartitionKey(key)]])))
+      this.#ready = this.#steps.run(() => this.#acquire(ticket, new Map([[key, parsePartitionKey(key)]])))
     }
   }
 
@@ -339,7 +333,7 @@ export class Lane implements LaneTransaction {
   }
 
   async write (batches: readonly MirrorBatch[], write: (batches: readonly MirrorBatch[]) => Promise<void>): Promise<void> {
-    await this.#exclusive(async () => {
+    await this.#steps.run(async () => {
       // The lane is taken again: these batches belong to the transaction that is gone (their bytes go back below).
       if (this.#commitFailure !== undefined) this.#failed(this.#takeCommitFailure())
       const current: MirrorBatch[] = []
@@ -383,9 +377,9 @@ export class Lane implements LaneTransaction {
 
   /** Nothing to write now: commits what is open, and waits until every commit asked for settled. */
   async idle (): Promise<void> {
-    await this.#exclusive(async () => {
+    await this.#steps.run(async () => {
       if (this.#pending.length > 0 || this.#written.length > 0) await this.#commit(true)
-      await this.#committing
+      await this.#commits.idle
       if (this.#commitFailure !== undefined) this.#failed(this.#takeCommitFailure())
     })
   }
@@ -436,10 +430,8 @@ export class Lane implements LaneTransaction {
       if (failOnError) this.#failed(failure)
       return
     }
-    const previous = this.#committing
     this.#commitsUnsettled++
-    this.#committing = (async () => {
-      await previous
+    void this.#commits.run(async () => {
       try {
         await committed
       } catch (error) {
@@ -461,7 +453,10 @@ export class Lane implements LaneTransaction {
       // keeps the batch's bytes counted through `heldUntil` (Invariant A of BoundedQueue).
       for (const ack of acks) this.inner?.acknowledged(ack.batch, ack.segments, ack.ackTimeMs, ack.recordsAcked)
       giveBack()
-    })()
+    }).catch((error: unknown) => {
+      // Only an acknowledgement listener can throw here (a failed commit is handled above); the commits after this one still run.
+      logger.error('an acknowledgement listener failed on a committed transaction', { lane: this.index, error })
+    })
   }
 
   #takeCommitFailure (): TransactionFailedError {
@@ -525,9 +520,9 @@ export class Lane implements LaneTransaction {
       if (next !== undefined) acknowledged.set(key, next)
       progress.resume(topic, partition, undefined)
     }
-    this.#ready = this.#exclusive(async () => {
+    this.#ready = this.#steps.run(async () => {
       // Commits asked for before this one settle first: the positions read below include theirs (Invariant B).
-      await this.#committing
+      await this.#commits.idle
       // Failures of transactions that came after the aborted one: they are part of what is taken again.
       this.#commitFailure = undefined
       // Rejects only when the flow stops (the signal): the check below ends the retake then.
