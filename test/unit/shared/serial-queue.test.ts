@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { SerialQueue } from '../../src/shared/serial-queue.js'
+import { SerialQueue } from '../../../src/shared/serial-queue.js'
 
 /** A promise that resolves when `release` is called: a task held in flight. */
 function gate (): { promise: Promise<void>, release: () => void } {
