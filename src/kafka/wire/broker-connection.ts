@@ -40,10 +40,25 @@ export interface SendOptions {
   readonly version?: number
 }
 
+/** A response with the size of the frame it was read from (see `BrokerConnection.sendMeasured`). */
+export interface MeasuredResponse<R> {
+  readonly response: R
+  /** The response frame's size in bytes (the size prefix not counted). */
+  readonly frameBytes: number
+  /**
+   * The bytes a view of the frame keeps alive: the whole buffer under the frame, which is the received chunk when
+   * the frame lay inside one chunk (`FrameReader`), so at least `frameBytes`.
+   */
+  readonly retainedBytes: number
+  /** The request's size in bytes as written, its size prefix and header included. */
+  readonly requestBytes: number
+}
+
 interface InFlight {
   readonly api: WireApi
   readonly version: number
-  readonly resolve: (response: unknown) => void
+  readonly requestBytes: number
+  readonly resolve: (response: MeasuredResponse<unknown>) => void
   readonly reject: (error: Error) => void
   readonly timer: NodeJS.Timeout
 }
@@ -193,7 +208,15 @@ export class BrokerConnection {
   }
 
   /** Sends `request` at the negotiated version of `api` (or `options.version`) and resolves with the broker's response. */
-  send<A extends WireApi> (api: A, request: RequestOf<A>, options: SendOptions = {}): Promise<ResponseOf<A>> {
+  async send<A extends WireApi> (api: A, request: RequestOf<A>, options: SendOptions = {}): Promise<ResponseOf<A>> {
+    return (await this.sendMeasured(api, request, options)).response
+  }
+
+  /**
+   * As `send`, and says how many bytes the response's frame holds and keeps alive: what a caller that keeps views of
+   * the response (record batches) counts against a memory bound.
+   */
+  sendMeasured<A extends WireApi> (api: A, request: RequestOf<A>, options: SendOptions = {}): Promise<MeasuredResponse<ResponseOf<A>>> {
     if (this.#failure !== undefined) return Promise.reject(this.#failure)
     const socket = this.#socket
     if (socket === undefined) return Promise.reject(new MirrorError(ErrorCodes.INTERNAL, `request ${api} to ${this.#where} before start()`))
@@ -217,13 +240,14 @@ export class BrokerConnection {
     encodeMessage(schemas.request as MessageSchema<RequestOf<A>>, version, request, writer)
     const size = Buffer.allocUnsafe(4)
     size.writeInt32BE(writer.length)
-    return new Promise<ResponseOf<A>>((resolve, reject) => {
+    return new Promise<MeasuredResponse<ResponseOf<A>>>((resolve, reject) => {
       const timeoutMs = this.#options.requestTimeoutMs ?? 30_000
       const timer = setTimeout(() => {
         this.#fail(this.#lost(`${api} v${version} to ${this.#where}: no response within ${timeoutMs} ms`))
       }, timeoutMs)
       timer.unref()
-      this.#inFlight.set(correlationId, { api, version, resolve: resolve as (response: unknown) => void, reject, timer })
+      const answered = resolve as (response: MeasuredResponse<unknown>) => void
+      this.#inFlight.set(correlationId, { api, version, requestBytes: 4 + writer.length, resolve: answered, reject, timer })
       socket.cork()
       socket.write(size)
       for (const chunk of writer.chunks()) socket.write(chunk)
@@ -253,7 +277,9 @@ export class BrokerConnection {
       let version = request.version
       // KIP-511: UNSUPPORTED_VERSION to an ApiVersions request comes as a v0 body, whatever version was asked.
       if (request.api === 'ApiVersions' && reader.remaining >= 2 && frame.readInt16BE(reader.position) === UNSUPPORTED_VERSION) version = 0
-      request.resolve(decodeMessage(response as MessageSchema, version, reader))
+      const decoded = decodeMessage(response as MessageSchema, version, reader)
+      const retainedBytes = Math.max(frame.length, frame.buffer.byteLength)
+      request.resolve({ response: decoded, frameBytes: frame.length, retainedBytes, requestBytes: request.requestBytes })
     } catch (error) {
       const message = `${request.api} v${request.version} response from ${this.#where} unreadable: ${(error as Error).message}`
       request.reject(new MirrorError(ErrorCodes.KAFKA, message, { cause: error }))

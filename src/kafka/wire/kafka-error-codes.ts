@@ -1,0 +1,41 @@
+/** Kafka's error codes the wire layer tells apart (Kafka's `Errors`), by name. */
+export const KafkaErrorCodes = {
+  NONE: 0,
+  OFFSET_OUT_OF_RANGE: 1,
+  CORRUPT_MESSAGE: 2,
+  UNKNOWN_TOPIC_OR_PARTITION: 3,
+  LEADER_NOT_AVAILABLE: 5,
+  NOT_LEADER_OR_FOLLOWER: 6,
+  REQUEST_TIMED_OUT: 7,
+  REPLICA_NOT_AVAILABLE: 9,
+  MESSAGE_TOO_LARGE: 10,
+  NETWORK_EXCEPTION: 13,
+  COORDINATOR_LOAD_IN_PROGRESS: 14,
+  COORDINATOR_NOT_AVAILABLE: 15,
+  NOT_COORDINATOR: 16,
+  NOT_ENOUGH_REPLICAS: 19,
+  NOT_ENOUGH_REPLICAS_AFTER_APPEND: 20,
+  TOPIC_AUTHORIZATION_FAILED: 29,
+  UNSUPPORTED_VERSION: 35,
+  OUT_OF_ORDER_SEQUENCE_NUMBER: 45,
+  DUPLICATE_SEQUENCE_NUMBER: 46,
+  INVALID_PRODUCER_EPOCH: 47,
+  KAFKA_STORAGE_ERROR: 56,
+  UNKNOWN_PRODUCER_ID: 59,
+  FETCH_SESSION_ID_NOT_FOUND: 70,
+  INVALID_FETCH_SESSION_EPOCH: 71,
+  FENCED_LEADER_EPOCH: 74,
+  UNKNOWN_LEADER_EPOCH: 75,
+  OFFSET_NOT_AVAILABLE: 78,
+  PRODUCER_FENCED: 90,
+  UNKNOWN_TOPIC_ID: 100,
+  INCONSISTENT_TOPIC_ID: 103,
+  FETCH_SESSION_TOPIC_ID_ERROR: 106,
+} as const
+
+const NAMES = new Map<number, string>(Object.entries(KafkaErrorCodes).map(([name, code]) => [code, name]))
+
+/** Kafka's name of error `code` (`NOT_LEADER_OR_FOLLOWER`), or `error code N`. */
+export function kafkaErrorName (code: number): string {
+  return NAMES.get(code) ?? `error code ${code}`
+}
