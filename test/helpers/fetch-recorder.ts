@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
-import type { FetchedResponse, FetchEvent, FetchListener } from '../../src/kafka/wire/broker-fetcher.js'
+import type { TestContext } from 'node:test'
+import { BrokerFetcher, type BrokerFetcherOptions, type FetchedResponse, type FetchEvent, type FetchListener } from '../../src/kafka/wire/broker-fetcher.js'
 
 /** A batch as a test keeps it: copied out of its response, with the broker that served it. */
 export interface RecordedBatch {
@@ -85,4 +86,12 @@ export class FetchRecorder implements FetchListener {
   #notify (): void {
     for (const check of [...this.#waiters]) check()
   }
+}
+
+/** A fetcher of the brokers of `bootstrap` (`host:port,...`) telling `recorder`, stopped when the test ends; not started. */
+export function startFetcher (t: TestContext, bootstrap: string, recorder: FetchRecorder, options: Partial<BrokerFetcherOptions> = {}): BrokerFetcher {
+  const brokers = bootstrap.split(',').map(address => ({ host: address.split(':')[0]!, port: Number(address.split(':')[1]) }))
+  const fetcher = new BrokerFetcher({ bootstrap: brokers, connection: { clientId: 'wire-fetcher-test' }, maxWaitMs: 100, ...options }, recorder)
+  t.after(() => fetcher.stop())
+  return fetcher
 }

@@ -1,23 +1,14 @@
 import assert from 'node:assert/strict'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { test, type TestContext } from 'node:test'
+import { test } from 'node:test'
 import { createKafkaClient } from '../../src/kafka/client.js'
 import { BATCH_OFFSETS } from '../../src/kafka/record-batch-header.js'
-import { BrokerFetcher, type BrokerFetcherOptions } from '../../src/kafka/wire/broker-fetcher.js'
-import { FetchRecorder } from '../helpers/fetch-recorder.js'
+import { FetchRecorder, startFetcher } from '../helpers/fetch-recorder.js'
 import { createTopic, endOffsets, produce, sharedClusters, withAdmin } from '../helpers/kafka.js'
 import { dumpLogSegment } from '../helpers/log-segments.js'
 
 type Source = Awaited<ReturnType<typeof sharedClusters>>['source']
-
-function startFetcher (t: TestContext, source: Source, recorder: FetchRecorder, options: Partial<BrokerFetcherOptions> = {}): BrokerFetcher {
-  const [host, port] = source.bootstrap.split(':')
-  const bootstrap = [{ host: host!, port: Number(port) }]
-  const fetcher = new BrokerFetcher({ bootstrap, connection: { clientId: 'wire-fetcher-test' }, maxWaitMs: 100, ...options }, recorder)
-  t.after(() => fetcher.stop())
-  return fetcher
-}
 
 /** `rounds` sends of `perRound` records to each of `partitions` partitions: one batch per partition per send. */
 async function produceRounds (source: Source, topic: string, partitions: number, rounds: number, perRound: (round: number) => number): Promise<void> {
@@ -37,7 +28,7 @@ test('every record is read back once, in order, as the very bytes of the broker\
 
   // A partition max smaller than most batches: answers end inside batches, which are fetched again whole (KIP-74).
   const recorder = new FetchRecorder()
-  const fetcher = startFetcher(t, source, recorder, { partitionMaxBytes: 2_000 })
+  const fetcher = startFetcher(t, source.bootstrap, recorder, { partitionMaxBytes: 2_000 })
   for (const partition of [0, 1, 2]) fetcher.assign(topic, partition, 0n)
   await fetcher.start()
   await recorder.until(() => [0, 1, 2].every(p => recorder.positions.get(`${topic}-${p}`) === ends.get(p)), 'every partition read to its end')
@@ -71,7 +62,7 @@ test('the loop fetches again only once the caller released the last answer, and 
     contiguous: false,
     hold: () => new Promise<void>(resolve => { answersHeld++; release = resolve }),
   })
-  const fetcher = startFetcher(t, source, recorder, { partitionMaxBytes: 1 })
+  const fetcher = startFetcher(t, source.bootstrap, recorder, { partitionMaxBytes: 1 })
   fetcher.assign(topic, 0, 0n)
   await fetcher.start()
   await recorder.until(() => recorder.responses.length === 1, 'the first answer')
@@ -115,7 +106,7 @@ test('read_committed leaves out aborted transactions\' batches and the markers; 
 
   const read = async (isolationLevel: 'read_committed' | 'read_uncommitted'): Promise<FetchRecorder> => {
     const recorder = new FetchRecorder({ contiguous: false })
-    const fetcher = startFetcher(t, source, recorder, { isolationLevel })
+    const fetcher = startFetcher(t, source.bootstrap, recorder, { isolationLevel })
     fetcher.assign(topic, 0, 0n)
     await fetcher.start()
     await recorder.until(() => recorder.positions.get(`${topic}-0`) === end, `${isolationLevel}: the whole partition`)
@@ -137,7 +128,7 @@ test('OFFSET_OUT_OF_RANGE is reported for the partition, which is then not fetch
     await admin.deleteTopicRecords({ topic, partitions: [{ partition: 1, offset: '4' }] })
   })
   const recorder = new FetchRecorder()
-  const fetcher = startFetcher(t, source, recorder)
+  const fetcher = startFetcher(t, source.bootstrap, recorder)
   fetcher.assign(topic, 0, 100n)
   fetcher.assign(topic, 1, 1n)
   await fetcher.start()
