@@ -27,6 +27,8 @@ export interface NodeClusterOptions {
   readonly heap?: string
   /** Extra or overriding broker properties for every node. */
   readonly brokerProperties?: Readonly<Record<string, string>>
+  /** Extra or overriding broker properties of single nodes, by node id (1-based): `broker.rack` per node, say. */
+  readonly nodeProperties?: Readonly<Record<number, Readonly<Record<string, string>>>>
   /** How long a start waits for each node to be a registered broker, in ms; default 120000. */
   readonly startTimeoutMs?: number
 }
@@ -242,6 +244,7 @@ export class NodeCluster {
       'auto.create.topics.enable': 'false',
       'auto.leader.rebalance.enable': 'false',
       ...this.options.brokerProperties,
+      ...this.options.nodeProperties?.[node.nodeId],
     }
     return Object.entries(properties).map(([key, value]) => `${key}=${value}`).join('\n') + '\n'
   }

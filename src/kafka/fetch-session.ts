@@ -7,7 +7,8 @@
  * dropped ("forgotten"), and a response only the partitions with something new (records, a
  * moved high watermark, an error). Pure bookkeeping: the patched `consumer/consumerGroup.js`
  * (patches/kafkajs+2.2.4.patch) asks `FetchSessions.forNode` for the request's session fields and
- * hands the answer back; it is wired up in `kafkajs-internals.ts`.
+ * hands the answer back (wired up in `kafkajs-internals.ts`); the wire layer's `BrokerFetcher`
+ * keeps one `FetchSession` per broker loop, with the partitions' leader epochs (KIP-320).
  */
 
 /** One partition of a Fetch request as kafkajs' consumer builds it. */
@@ -16,6 +17,10 @@ export interface FetchPartitionRequest {
   /** The offset to fetch from, as kafkajs keeps it (a decimal string). */
   readonly fetchOffset: string
   readonly maxBytes: number
+  /** KIP-320: the leader epoch the fetcher knows (absent: kafkajs' consumer, which sends none). A change is sent in the next request. */
+  readonly currentLeaderEpoch?: number
+  /** KIP-320: the epoch of the last batch fetched (absent: none sent). A change is sent in the next request. */
+  readonly lastFetchedEpoch?: number
 }
 
 /** One topic of a Fetch request. */
@@ -79,8 +84,21 @@ export interface FetchSessionCounts {
 interface SessionPartition {
   fetchOffset: string
   maxBytes: number
+  currentLeaderEpoch: number | undefined
+  lastFetchedEpoch: number | undefined
   /** The build in which the partition was last wanted: the others are forgotten. */
   seen: number
+}
+
+function sessionFieldsOf (request: FetchPartitionRequest): Omit<SessionPartition, 'seen'> {
+  const { fetchOffset, maxBytes, currentLeaderEpoch, lastFetchedEpoch } = request
+  return { fetchOffset, maxBytes, currentLeaderEpoch, lastFetchedEpoch }
+}
+
+/** Whether the broker's copy of a partition in the session (`held`) still says what `request` says: then it is not sent again. */
+function sameSessionFields (held: SessionPartition, request: FetchPartitionRequest): boolean {
+  return held.fetchOffset === request.fetchOffset && held.maxBytes === request.maxBytes &&
+    held.currentLeaderEpoch === request.currentLeaderEpoch && held.lastFetchedEpoch === request.lastFetchedEpoch
 }
 
 /**
@@ -145,12 +163,11 @@ export class FetchSession {
       for (const request of partitions) {
         const held = known.get(request.partition)
         if (held === undefined) {
-          known.set(request.partition, { fetchOffset: request.fetchOffset, maxBytes: request.maxBytes, seen: build })
+          known.set(request.partition, { ...sessionFieldsOf(request), seen: build })
         } else {
           held.seen = build
-          if (held.fetchOffset === request.fetchOffset && held.maxBytes === request.maxBytes) continue
-          held.fetchOffset = request.fetchOffset
-          held.maxBytes = request.maxBytes
+          if (sameSessionFields(held, request)) continue
+          Object.assign(held, sessionFieldsOf(request))
         }
         if (!full) (changed ??= []).push(request)
       }

@@ -48,12 +48,27 @@ export interface SendOptions {
   readonly version?: number
 }
 
+/** A response with the size of the frame it was read from (see `BrokerConnection.sendMeasured`). */
+export interface MeasuredResponse<R> {
+  readonly response: R
+  /** The response frame's size in bytes (the size prefix not counted). */
+  readonly frameBytes: number
+  /**
+   * The bytes a view of the frame keeps alive: the whole buffer under the frame, which is the received chunk when
+   * the frame lay inside one chunk (`FrameReader`), so at least `frameBytes`.
+   */
+  readonly retainedBytes: number
+  /** The request's size in bytes as written, its size prefix and header included. */
+  readonly requestBytes: number
+}
+
 interface InFlight {
   readonly api: WireApi
   readonly version: number
   /** Written while a re-authentication ran (invariant B: only SASL requests are). */
   readonly duringReauthentication: boolean
-  readonly resolve: (response: unknown) => void
+  readonly requestBytes: number
+  readonly resolve: (response: MeasuredResponse<unknown>) => void
   readonly reject: (error: Error) => void
   readonly timer: NodeJS.Timeout
 }
@@ -166,10 +181,10 @@ export class BrokerConnection {
     if ((this.#versions.get('SaslHandshake') ?? 0) < 1 || this.#versions.get('SaslAuthenticate') === undefined) {
       throw refused('the broker speaks neither SaslHandshake v1 nor SaslAuthenticate (KIP-152, Kafka 1.0 and later)')
     }
-    const handshake = await this.#request('SaslHandshake', { mechanism: mechanism.name })
+    const { response: handshake } = await this.#request('SaslHandshake', { mechanism: mechanism.name })
     if (handshake.errorCode !== 0) throw refused(`not enabled on this listener, which enables ${handshake.mechanisms.join(', ') || 'none'}`)
     await mechanism.authenticate(async token => {
-      const answer = await this.#request('SaslAuthenticate', { authBytes: token })
+      const { response: answer } = await this.#request('SaslAuthenticate', { authBytes: token })
       if (answer.errorCode !== 0) throw refused(`authentication failed: ${answer.errorMessage ?? `error code ${answer.errorCode}`}`)
       this.#sessionLifetimeMs = answer.sessionLifetimeMs ?? 0n
       return answer.authBytes
@@ -276,11 +291,17 @@ export class BrokerConnection {
     return this.#versions.get(api)
   }
 
+  /** Sends `request` at the negotiated version of `api` (or `options.version`) and resolves with the broker's response. */
+  async send<A extends WireApi> (api: A, request: RequestOf<A>, options: SendOptions = {}): Promise<ResponseOf<A>> {
+    return (await this.sendMeasured(api, request, options)).response
+  }
+
   /**
-   * Sends `request` at the negotiated version of `api` (or `options.version`) and resolves with the broker's response.
-   * While the session is being renewed (KIP-368) the request waits and is written after it, in call order.
+   * As `send`, and says how many bytes the response's frame holds and keeps alive: what a caller that keeps views of
+   * the response (record batches) counts against a memory bound. While the session is being renewed (KIP-368) the
+   * request waits and is written after it, in call order.
    */
-  send<A extends WireApi> (api: A, request: RequestOf<A>, options: SendOptions = {}): Promise<ResponseOf<A>> {
+  sendMeasured<A extends WireApi> (api: A, request: RequestOf<A>, options: SendOptions = {}): Promise<MeasuredResponse<ResponseOf<A>>> {
     if (this.#failure === undefined && this.#reauthenticateAtMs !== undefined && performance.now() >= this.#reauthenticateAtMs) {
       // The timer has not run yet (a busy event loop): the session may end before this request arrives.
       this.#reauthenticate()
@@ -288,7 +309,7 @@ export class BrokerConnection {
     if (this.#reauthenticating === undefined || SASL_APIS.has(api)) return this.#request(api, request, options)
     const write = this.#encode(api, request, options)
     if (write instanceof Error) return Promise.reject(write)
-    return new Promise<ResponseOf<A>>((resolve, reject) => {
+    return new Promise<MeasuredResponse<ResponseOf<A>>>((resolve, reject) => {
       const timeoutMs = this.#options.requestTimeoutMs ?? 30_000
       const timer = setTimeout(() => {
         this.#fail(this.#lost(`${api} to ${this.#where}: no response within ${timeoutMs} ms (held while the SASL session was renewed)`))
@@ -304,7 +325,7 @@ export class BrokerConnection {
   }
 
   /** Writes `request` now (the SASL exchange's own requests, and any request outside a re-authentication). */
-  #request<A extends WireApi> (api: A, request: RequestOf<A>, options: SendOptions = {}): Promise<ResponseOf<A>> {
+  #request<A extends WireApi> (api: A, request: RequestOf<A>, options: SendOptions = {}): Promise<MeasuredResponse<ResponseOf<A>>> {
     const write = this.#encode(api, request, options)
     return write instanceof Error ? Promise.reject(write) : write(this.#options.requestTimeoutMs ?? 30_000)
   }
@@ -313,7 +334,9 @@ export class BrokerConnection {
    * Encodes the body of `request` at once (a value the version cannot carry throws here, as `send` always did) and
    * returns what writes it with its header, or the error that refuses it before anything is written.
    */
-  #encode<A extends WireApi> (api: A, request: RequestOf<A>, options: SendOptions): Error | ((timeoutMs: number) => Promise<ResponseOf<A>>) {
+  #encode<A extends WireApi> (
+    api: A, request: RequestOf<A>, options: SendOptions
+  ): Error | ((timeoutMs: number) => Promise<MeasuredResponse<ResponseOf<A>>>) {
     if (this.#failure !== undefined) return this.#failure
     if (this.#socket === undefined) return new MirrorError(ErrorCodes.INTERNAL, `request ${api} to ${this.#where} before start()`)
     const version = options.version ?? this.#versions.get(api)
@@ -329,10 +352,10 @@ export class BrokerConnection {
     const schemas = WIRE_API_SCHEMAS[api]
     const body = new WireWriter()
     encodeMessage(schemas.request as MessageSchema<RequestOf<A>>, version, request, body)
-    return timeoutMs => this.#write(api, version, body, timeoutMs) as Promise<ResponseOf<A>>
+    return timeoutMs => this.#write(api, version, body, timeoutMs) as Promise<MeasuredResponse<ResponseOf<A>>>
   }
 
-  #write (api: WireApi, version: number, body: WireWriter, timeoutMs: number): Promise<unknown> {
+  #write (api: WireApi, version: number, body: WireWriter, timeoutMs: number): Promise<MeasuredResponse<unknown>> {
     const socket = this.#socket
     if (this.#failure !== undefined || socket === undefined) return Promise.reject(this.#failure)
     const schemas = WIRE_API_SCHEMAS[api]
@@ -351,7 +374,7 @@ export class BrokerConnection {
       }, Math.max(0, timeoutMs))
       timer.unref()
       const duringReauthentication = this.#reauthenticating !== undefined
-      this.#inFlight.set(correlationId, { api, version, duringReauthentication, resolve, reject, timer })
+      this.#inFlight.set(correlationId, { api, version, duringReauthentication, requestBytes: 4 + header.length + body.length, resolve, reject, timer })
       socket.cork()
       socket.write(size)
       for (const chunk of header.chunks()) socket.write(chunk)
@@ -382,7 +405,9 @@ export class BrokerConnection {
       let version = request.version
       // KIP-511: UNSUPPORTED_VERSION to an ApiVersions request comes as a v0 body, whatever version was asked.
       if (request.api === 'ApiVersions' && reader.remaining >= 2 && frame.readInt16BE(reader.position) === UNSUPPORTED_VERSION) version = 0
-      request.resolve(decodeMessage(response as MessageSchema, version, reader))
+      const decoded = decodeMessage(response as MessageSchema, version, reader)
+      const retainedBytes = Math.max(frame.length, frame.buffer.byteLength)
+      request.resolve({ response: decoded, frameBytes: frame.length, retainedBytes, requestBytes: request.requestBytes })
     } catch (error) {
       const message = `${request.api} v${request.version} response from ${this.#where} unreadable: ${(error as Error).message}`
       request.reject(new MirrorError(ErrorCodes.KAFKA, message, { cause: error }))

@@ -6,7 +6,8 @@
  */
 import { ErrorCodes, MirrorError } from '../../shared/errors.js'
 import { BATCH_OFFSETS } from '../record-batch-header.js'
-import { BrokerConnection, type BrokerConnectionOptions } from './broker-connection.js'
+import type { BrokerConnection, BrokerConnectionOptions } from './broker-connection.js'
+import { BOOTSTRAP_NODE, BrokerConnections } from './broker-connections.js'
 import {
   IdempotentProducerState,
   isLeaderError,
@@ -49,7 +50,7 @@ interface Pending {
   readonly reject: (error: Error) => void
 }
 
-const BOOTSTRAP = -1
+const BOOTSTRAP = BOOTSTRAP_NODE
 /** Retriable answers of InitProducerId: the broker's producer id manager or coordinator is not ready. */
 const INIT_RETRIABLE = new Set<number>([
   ProduceErrors.COORDINATOR_LOAD_IN_PROGRESS,
@@ -74,8 +75,7 @@ const INIT_RETRIABLE = new Set<number>([
 export class BrokerProduceSink {
   readonly #options: BrokerProduceSinkOptions
   readonly #state = new IdempotentProducerState<Pending>()
-  readonly #connections = new Map<number, Promise<BrokerConnection>>()
-  readonly #brokers = new Map<number, { host: string, port: number }>()
+  readonly #connections: BrokerConnections
   /** Leader node per partition key (`topic-partition`); absent: look it up. */
   readonly #leaders = new Map<string, number>()
   readonly #topicIds = new Map<string, string>()
@@ -97,6 +97,7 @@ export class BrokerProduceSink {
   constructor (options: BrokerProduceSinkOptions) {
     if (options.bootstrap.length === 0) throw new MirrorError(ErrorCodes.CONFIG, 'the produce sink needs at least one bootstrap broker')
     this.#options = options
+    this.#connections = new BrokerConnections(options.bootstrap, options.connection)
   }
 
   /** The producer id and epoch the batches are written with. */
@@ -152,9 +153,7 @@ export class BrokerProduceSink {
     const stopped = new MirrorError(ErrorCodes.STOPPED, 'produce sink stopped')
     for (const pending of [...this.#open]) pending.reject(stopped)
     this.#queued.clear()
-    const connections = [...this.#connections.values()]
-    this.#connections.clear()
-    await Promise.all(connections.map(async connection => await (await connection.catch(() => undefined))?.stop()))
+    await this.#connections.stopAll()
   }
 
   #schedule (delayMs = 0): void {
@@ -381,7 +380,7 @@ export class BrokerProduceSink {
       try {
         const connection = await this.#connection(BOOTSTRAP)
         const response = await connection.send('Metadata', { topics: [...topics].map(name => ({ name })), allowAutoTopicCreation: false })
-        for (const broker of response.brokers) this.#brokers.set(broker.nodeId, { host: broker.host, port: broker.port })
+        this.#connections.learn(response.brokers)
         for (const topic of response.topics) {
           if (topic.name === null || topic.errorCode !== 0) continue
           if (topic.topicId !== undefined) {
@@ -406,33 +405,10 @@ export class BrokerProduceSink {
   }
 
   #connection (node: number): Promise<BrokerConnection> {
-    let connection = this.#connections.get(node)
-    if (connection === undefined) {
-      const address = node === BOOTSTRAP ? this.#bootstrapAddress() : this.#brokers.get(node)
-      if (address === undefined) return Promise.reject(new MirrorError(ErrorCodes.CONNECTION, `broker ${node} unknown`, { retriable: true }))
-      const started = new BrokerConnection({ ...this.#options.connection, ...address })
-      const starting = started.start().then(() => started)
-      starting.catch(() => {
-        // Not started: forgotten, so that the next use connects again (its callers see the same failure).
-        if (this.#connections.get(node) === starting) this.#connections.delete(node)
-      })
-      this.#connections.set(node, starting)
-      connection = starting
-    }
-    return connection
-  }
-
-  #bootstrapIndex = 0
-  #bootstrapAddress (): { host: string, port: number } {
-    const address = this.#options.bootstrap[this.#bootstrapIndex % this.#options.bootstrap.length]!
-    this.#bootstrapIndex++
-    return address
+    return this.#connections.get(node)
   }
 
   async #dropConnection (node: number): Promise<void> {
-    const connection = this.#connections.get(node)
-    if (connection === undefined) return
-    this.#connections.delete(node)
-    await (await connection.catch(() => undefined))?.stop()
+    await this.#connections.drop(node)
   }
 }

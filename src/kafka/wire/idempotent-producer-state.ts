@@ -30,48 +30,18 @@
  * unless it was never written (its sequences are reassigned at a bump only then).
  * Invariant D: while a bump is pending, no batch is sent.
  */
+import { KafkaErrorCodes, kafkaErrorName } from './kafka-error-codes.js'
 
 /** The broker deduplicates the last 5 batches of a producer per partition (KAFKA-5494): never more in flight. */
 export const MAX_IN_FLIGHT_PER_PARTITION = 5
 
 const MAX_SEQUENCE = 0x7fffffff
 
-/** Kafka's error codes the produce path tells apart. */
-export const ProduceErrors = {
-  NONE: 0,
-  CORRUPT_MESSAGE: 2,
-  UNKNOWN_TOPIC_OR_PARTITION: 3,
-  LEADER_NOT_AVAILABLE: 5,
-  NOT_LEADER_OR_FOLLOWER: 6,
-  REQUEST_TIMED_OUT: 7,
-  MESSAGE_TOO_LARGE: 10,
-  RECORD_LIST_TOO_LARGE: 18,
-  NETWORK_EXCEPTION: 13,
-  COORDINATOR_LOAD_IN_PROGRESS: 14,
-  COORDINATOR_NOT_AVAILABLE: 15,
-  NOT_COORDINATOR: 16,
-  NOT_ENOUGH_REPLICAS: 19,
-  NOT_ENOUGH_REPLICAS_AFTER_APPEND: 20,
-  TOPIC_AUTHORIZATION_FAILED: 29,
-  CLUSTER_AUTHORIZATION_FAILED: 31,
-  INVALID_TIMESTAMP: 32,
-  OUT_OF_ORDER_SEQUENCE_NUMBER: 45,
-  DUPLICATE_SEQUENCE_NUMBER: 46,
-  INVALID_PRODUCER_EPOCH: 47,
-  KAFKA_STORAGE_ERROR: 56,
-  UNKNOWN_PRODUCER_ID: 59,
-  FENCED_LEADER_EPOCH: 74,
-  UNKNOWN_LEADER_EPOCH: 75,
-  INVALID_RECORD: 87,
-  PRODUCER_FENCED: 90,
-} as const
-
-const NAMES = new Map<number, string>(Object.entries(ProduceErrors).map(([name, code]) => [code, name]))
+/** Kafka's error codes the produce path tells apart (the wire layer's one table of them). */
+export const ProduceErrors = KafkaErrorCodes
 
 /** Kafka's name of error `code` (`NOT_LEADER_OR_FOLLOWER`), or `error code N`. */
-export function produceErrorName (code: number): string {
-  return NAMES.get(code) ?? `error code ${code}`
-}
+export const produceErrorName = kafkaErrorName
 
 /** Not written: the broker refused the batch before appending it. Retried with the same sequence. */
 const RETRIABLE_NOT_WRITTEN = new Set<number>([
