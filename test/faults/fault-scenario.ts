@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import type { NodeCluster } from '../../scripts/local-kafka/clusters.js'
-import { committedOffsets, endOffsets, totalRecords, uniqueName } from '../helpers/kafka.js'
+import { committedOffsets, createTopicsWithLeaders, endOffsets, totalRecords, uniqueName } from '../helpers/kafka.js'
 import { runMirrorCheck } from '../helpers/mirror-check.js'
 import { spawnSidecar, waitMirroring, type SidecarProcess } from '../helpers/sidecar.js'
 import { waitUntil } from '../helpers/wait.js'
@@ -125,14 +125,14 @@ export async function runFaultScenario (t: TestContext, scenario: FaultScenario)
   const { source, target } = await wholeFaultClusters()
   const topic = uniqueName(`fault-${scenario.name}`)
   const partitions = scenario.partitions ?? 12
-  await source.withAdmin(admin => admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: partitions, replicationFactor: 3 }] }))
+  await source.withAdmin(admin => createTopicsWithLeaders(admin, [{ topic, numPartitions: partitions, replicationFactor: 3 }]))
   if (scenario.targetTopicConfigs !== undefined) {
     const configEntries = Object.entries(scenario.targetTopicConfigs).map(([name, value]) => ({ name, value }))
     const replicas = scenario.targetTopicReplicas
     const layout = replicas === undefined
       ? { numPartitions: partitions, replicationFactor: 3 }
       : { replicaAssignment: Array.from({ length: partitions }, (_, partition) => ({ partition, replicas: replicas(partition) })) }
-    await target.withAdmin(admin => admin.createTopics({ waitForLeaders: true, topics: [{ topic, ...layout, configEntries }] }))
+    await target.withAdmin(admin => createTopicsWithLeaders(admin, [{ topic, ...layout, configEntries }]))
   }
   t.after(async () => {
     for (const cluster of [source, target]) {

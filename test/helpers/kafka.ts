@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { TestContext } from 'node:test'
-import type { Admin, IHeaders, Message } from '@kafka-mirror-sidecar/kafkajs'
+import type { Admin, IHeaders, ITopicConfig, Message } from '@kafka-mirror-sidecar/kafkajs'
 import { createKafkaClient } from '../../src/kafka/client.js'
 import { clustersUp, type KafkaEndpoint, type LocalCluster } from '../../scripts/local-kafka/clusters.js'
 import { waitUntil } from './wait.js'
@@ -34,32 +34,37 @@ export interface TopicOptions {
   readonly configs?: Readonly<Record<string, string>>
 }
 
+/**
+ * `admin.createTopics` with `waitForLeaders`, and then the wait kafkajs gives up too early: its wait for
+ * leaders throws when a broker's metadata does not list the new topic yet (UNKNOWN_TOPIC_OR_PARTITION,
+ * seen on a loaded machine and on Kafka 3.3's KRaft brokers); the topics were created, so wait for their leaders.
+ */
+export async function createTopicsWithLeaders (admin: Admin, topics: ITopicConfig[]): Promise<void> {
+  try {
+    await admin.createTopics({ waitForLeaders: true, topics })
+  } catch (error) {
+    if ((error as { type?: string }).type !== 'UNKNOWN_TOPIC_OR_PARTITION') throw error
+    for (const { topic, numPartitions, replicaAssignment } of topics) {
+      const partitions = replicaAssignment?.length ?? numPartitions ?? 1
+      await waitUntil(async () => {
+        const { topics: found } = await admin.fetchTopicMetadata({ topics: [topic] })
+        const listed = found[0]?.partitions ?? []
+        return listed.length === partitions && listed.every(p => p.leader >= 0)
+      }, { timeoutMs: 30_000, message: `the leaders of ${topic}` })
+    }
+  }
+}
+
 /** Creates a topic with a unique name on `cluster` and deletes it when the test ends. */
 export async function createTopic (t: TestContext, cluster: KafkaEndpoint, options: TopicOptions = {}): Promise<string> {
   const topic = options.name ?? uniqueName()
   const partitions = options.partitions ?? 1
-  await withAdmin(cluster, async admin => {
-    try {
-      await admin.createTopics({
-        waitForLeaders: true,
-        topics: [{
-          topic,
-          numPartitions: partitions,
-          replicationFactor: 1,
-          configEntries: Object.entries(options.configs ?? {}).map(([name, value]) => ({ name, value })),
-        }],
-      })
-    } catch (error) {
-      // kafkajs' wait for leaders gives up when the broker's metadata does not list the new topic
-      // yet (UNKNOWN_TOPIC_OR_PARTITION, seen on a loaded machine): the topic was created; wait for it.
-      if ((error as { type?: string }).type !== 'UNKNOWN_TOPIC_OR_PARTITION') throw error
-      await waitUntil(async () => {
-        const { topics } = await admin.fetchTopicMetadata({ topics: [topic] })
-        const found = topics[0]?.partitions ?? []
-        return found.length === partitions && found.every(p => p.leader >= 0)
-      }, { timeoutMs: 30_000, message: `the leaders of ${topic}` })
-    }
-  })
+  await withAdmin(cluster, admin => createTopicsWithLeaders(admin, [{
+    topic,
+    numPartitions: partitions,
+    replicationFactor: 1,
+    configEntries: Object.entries(options.configs ?? {}).map(([name, value]) => ({ name, value })),
+  }]))
   t.after(() => deleteTopicIfExists(cluster, topic))
   return topic
 }
