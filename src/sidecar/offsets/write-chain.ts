@@ -39,9 +39,15 @@ export class WriteChain {
       }).catch(failed)
     }
     // Outside the chain: a `run` asked for meanwhile (a commit's flush) is not held up, and takes what this write would have.
-    const waitMs = this.#lastSoonStartMs + this.minIntervalMs - performance.now()
-    if (waitMs > 0) this.#timer = setTimeout(start, waitMs)
-    else start()
+    // The wait is measured again when the timer fires: a timer reads the event loop's cached clock and can fire a
+    // millisecond or two before `performance.now()` has moved the full interval.
+    const startWhenDue = (): void => {
+      this.#timer = undefined
+      const waitMs = this.#lastSoonStartMs + this.minIntervalMs - performance.now()
+      if (waitMs > 0) this.#timer = setTimeout(startWhenDue, Math.ceil(waitMs))
+      else start()
+    }
+    startWhenDue()
   }
 
   /** No `soon` write starts from now on (one waiting for its interval is dropped); `run` still runs. Before a stop. */
