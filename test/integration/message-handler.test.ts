@@ -60,7 +60,7 @@ function expectedTranslation (o: number): bigint {
 }
 
 /** kcat (librdkafka) has been seen to hang on a loaded machine: it is killed after this and read again where a wait allows. */
-const KCAT_TIMEOUT_MS = 20_000
+const KCAT_TIMEOUT_MS = 10_000
 
 async function kcatPartition (bootstrap: string, topic: string, partition: number): Promise<string[]> {
   const { stdout } = await execFileAsync('kcat', [
@@ -136,7 +136,8 @@ test(
       // read again until it has seen as many lines as the partition holds, then compare them exactly.
       let lines: string[] = []
       await waitUntil(async () => (lines = await kcatPartition(target.bootstrap, topic, partition)).length >= expectedTarget(partition).length, {
-        timeoutMs: 30_000,
+        timeoutMs: 90_000,
+        intervalMs: 500,
         message: `kcat to read partition ${partition} of the target to its end`,
       }).catch(() => {
         /* the comparison below shows what kcat read */
