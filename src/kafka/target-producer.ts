@@ -12,7 +12,7 @@ export function targetProducerSetting (env: NodeJS.ProcessEnv): TargetProducer |
   const value = env[TARGET_PRODUCER_ENV]
   if (value === undefined || value === '') return undefined
   if (value === 'wire' || value === 'kafkajs') return value
-  throw new ConfigError([{ key: TARGET_PRODUCER_ENV, value, message: 'must be wire or kafkajs; unset it for the default (kafkajs)' }])
+  throw new ConfigError([{ key: TARGET_PRODUCER_ENV, value, message: 'must be wire or kafkajs; unset it for the default (wire)' }])
 }
 
 /**

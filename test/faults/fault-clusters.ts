@@ -15,6 +15,14 @@ function basePortFromEnv (name: string, fallback: number): number {
   return port
 }
 
+/**
+ * Base port of the fault suite's third 3-node cluster (racks, in the wire fetcher's replica test):
+ * 300 above the fault source cluster's, so it starts while the suite's two clusters still run.
+ */
+export function faultRacksBasePort (): number {
+  return basePortFromEnv('KAFKA_FAULT_SOURCE_PORT', DEFAULT_FAULT_SOURCE_PORT) + 300
+}
+
 /** The fault suite's two 3-node clusters (`faults-source`, `faults-target`), not started. */
 export function faultClusters (): { source: NodeCluster, target: NodeCluster } {
   return {

@@ -3,11 +3,12 @@ import { test } from 'node:test'
 import { NodeCluster } from '../../scripts/local-kafka/clusters.js'
 import { FetchRecorder, startFetcher } from '../helpers/fetch-recorder.js'
 import { endOffsets, produce, uniqueName } from '../helpers/kafka.js'
+import { faultRacksBasePort } from './fault-clusters.js'
 
 /** Three nodes, one rack each, replicas chosen for a consumer's rack (KIP-392). */
 const cluster = new NodeCluster({
   name: 'wire-fetch-racks',
-  basePort: Number(process.env.KAFKA_FAULT_SOURCE_PORT ?? 19192),
+  basePort: faultRacksBasePort(),
   nodes: 3,
   nodeProperties: { 1: { 'broker.rack': 'rack-1' }, 2: { 'broker.rack': 'rack-2' }, 3: { 'broker.rack': 'rack-3' } },
   brokerProperties: { 'replica.selector.class': 'org.apache.kafka.common.replica.RackAwareReplicaSelector' },
