@@ -107,7 +107,9 @@ export class MirrorFlow {
     this.#ports = ports
     this.#topicSync = new TopicSync(ports.sourceTopics, ports.targetTopics, config, this.#logger)
     const handler = this.#messageHandler(options.messageHandler)
+    this.#acks = new AckRecorder(config, this.labels, this.#progress, observer, options.ackListener, this.#logger)
     this.#delivery = deliveryModeFor(config, ports, {
+      acks: this.#acks,
       progress: this.#progress,
       labels: this.labels,
       observer,
@@ -120,7 +122,6 @@ export class MirrorFlow {
     // A lane that writes only at times gets its producer at its first write (`OnDemandSink`).
     const onDemandFrom = this.#delivery.onDemandFrom
     this.#laneSinks = ports.sinks.map((sink, lane) => (lane < onDemandFrom ? sink : new OnDemandSink(sink)))
-    this.#acks = new AckRecorder(config, this.labels, this.#progress, observer, options.ackListener, this.#logger)
     const topics = (): ReadonlyMap<string, MirroredTopic> => this.#subscription.topics
     this.#coordinator = new FlowCoordinator(() => topics().keys(), () => this.#subscription.current.owned(), this.#logger)
     const topicOf = (topic: string): MirroredTopic | undefined => this.#subscription.topics.get(topic)
@@ -266,7 +267,7 @@ export class MirrorFlow {
   }
 
   #runWorker (sink: RecordSink, lane: number): Promise<void> {
-    const { delivery, listener } = this.#delivery.lane(lane, this.#acks)
+    const { delivery, listener } = this.#delivery.lane(lane)
     return new ProducerWorker(delivery, sink, {
       maxRequestBytes: Math.max(this.config.producer.maxRequestSizeBytes, this.config.producer.batchSizeBytes),
       maxMessageBytes: topic => this.#topicSync.maxMessageBytes(topic),
