@@ -200,9 +200,10 @@ export class MirrorFlow {
 
   /**
    * The flow's parts as components of its runtime, in start order; the runtime stops them in
-   * reverse, each within its bound, so `stop()` runs: drain (within the drain deadline), final
-   * commit (within its own bound), source consumer, producer workers, delivery, target producers,
-   * target admin, source admin.
+   * reverse, each within its bound, so `stop()` runs: the drain (the stop of `copying`, within the
+   * drain deadline), the final commit (within its own bound), then source consumer, producer
+   * workers, delivery, target producers, target admin and source admin (5 s each, the delivery 10 s).
+   * A stop that fails or passes its bound is logged, and the next one runs.
    */
   #components (): Component[] {
     const { sourceTopics, targetTopics } = this.#ports
