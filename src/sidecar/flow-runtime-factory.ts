@@ -1,4 +1,3 @@
-import { withDigests } from './integrity/digest-writer.js'
 import { FlowDigests } from './integrity/flow-digests.js'
 import type { LossObserver } from './integrity/loss-detector.js'
 import { LossMonitor } from './integrity/loss-monitor.js'
@@ -12,11 +11,12 @@ import type { DigestMetrics } from './metrics/digest-metrics.js'
 import { GroupOffsetSync } from './offsets/group-offset-sync.js'
 import { HeartbeatEmitter } from './offsets/heartbeat-emitter.js'
 import { MirrorProducers } from './offsets/mirror-producers.js'
-import { Mm2OffsetSyncEmitter, withMm2OffsetSyncs } from './offsets/mm2-offset-sync-emitter.js'
+import { Mm2OffsetSyncEmitter } from './offsets/mm2-offset-sync-emitter.js'
 import { OffsetSyncPruner } from './offsets/offset-sync-pruner.js'
 import { OffsetSyncWriter } from './offsets/offset-sync-writer.js'
 import type { OffsetsObserver } from './offsets/offsets-observer.js'
 import { withStartPositions } from './offsets/start-positions.js'
+import { flowAckListener } from './pipeline/flow-ack-listener.js'
 import { FlowRuntime, type Component } from './pipeline/flow-runtime.js'
 import { MirrorFlow } from './pipeline/mirror-flow.js'
 import type { Logger } from '../shared/logger.js'
@@ -99,7 +99,7 @@ export function createFlowRuntime (config: FlowConfig, context: FlowRuntimeConte
     drainTimeoutMs: context.drainTimeoutMs,
     observer: observability.observer,
     tracer: observability.tracer,
-    ackListener: lossMonitor.ackListener(withDigests(withMm2OffsetSyncs(offsetSyncWriter, mm2OffsetSyncs), digests?.writer)),
+    ackListener: flowAckListener({ guard: lossMonitor, offsetSyncs: offsetSyncWriter, mm2OffsetSyncs, digests: digests?.writer }),
   })
   const groupOffsetSync = config.groupSync.emitCheckpoints || config.groupSync.enabled ? new GroupOffsetSync(config, coordinated) : undefined
   const heartbeats = config.heartbeats.enabled ? new HeartbeatEmitter(config, coordinated) : undefined

@@ -2,12 +2,13 @@ import type { DigestConfig, FlowConfig } from '../../config/mirror-config.js'
 import { InternalTopicWriter, type InternalRecord } from '../../kafka/internal-topic.js'
 import { sourceOffsetAt, type MirrorBatch } from '../../ports/mirror-batch.js'
 import type { ForwardedBatch } from '../../ports/forwarded-batch.js'
-import type { AckListener, AckSegment } from '../../ports/ports.js'
+import type { AckSegment } from '../../ports/ports.js'
 import { stopFlushingWriter } from '../../shared/deadline.js'
 import type { KafkaRecord } from '../../shared/kafka-record.js'
 import type { Logger } from '../../shared/logger.js'
 import { partitionKey } from '../../shared/partition-key.js'
 import { SerialQueue } from '../../shared/serial-queue.js'
+import type { HoldingListener } from '../pipeline/flow-ack-listener.js'
 import { DigestTracker, type DigestedRecord } from './digest-tracker.js'
 import { encodeDigest, type RangeDigest } from '../../mirror-topics/range-digest.js'
 import { recordHash, wireRecordHash } from '../../mirror-topics/record-digest.js'
@@ -54,7 +55,7 @@ async function forwardedHashes (forwarded: ForwardedBatch): Promise<number[]> {
  * has its digest (except the records of a forwarded batch that could not be read, logged as an
  * error: the copy is not held up for its digest). `start()` before the flow, `stop()` after it; `stop()` once-only.
  */
-export class DigestWriter implements AckListener {
+export class DigestWriter implements HoldingListener {
   readonly #config: DigestConfig
   readonly #logger: Logger
   readonly #onWritten: (digests: readonly RangeDigest[]) => void
@@ -146,26 +147,5 @@ export class DigestWriter implements AckListener {
     const writing = { abort: this.#abort, flushing: this.#flushes.idle, writer: this.#writer }
     this.#stopping ??= stopFlushingWriter({ ...writing, what: 'digests', logger: this.#logger }, boundMs)
     return this.#stopping
-  }
-}
-
-/**
- * `inner` (the offset-sync writer, or nothing) and `digests` as one ack listener: both hear every
- * acknowledged batch; a flush resolves when both flushes did, so a commit waits for both.
- */
-export function withDigests (inner: AckListener | undefined, digests: DigestWriter | undefined): AckListener | undefined {
-  if (digests === undefined) return inner
-  if (inner === undefined) return digests
-  return {
-    acknowledged: (batch, segments) => {
-      inner.acknowledged(batch, segments)
-      digests.acknowledged(batch, segments)
-    },
-    heldUntil: batch => digests.heldUntil(batch) ?? inner.heldUntil?.(batch),
-    flush: async committing => {
-      const results = await Promise.allSettled([inner.flush(committing), digests.flush()])
-      for (const result of results) if (result.status === 'rejected') throw result.reason
-    },
-    ...(inner.transactionRecords === undefined ? {} : { transactionRecords: inner.transactionRecords.bind(inner) }),
   }
 }

@@ -2,11 +2,12 @@ import { targetTopicName, type FlowConfig } from '../../config/mirror-config.js'
 import { GroupAdmin, type GroupOffset } from '../../kafka/group-admin.js'
 import type { MirrorBatch } from '../../ports/mirror-batch.js'
 import { flowLabels, type FlowLabels, type FlowSnapshot } from '../../ports/pipeline-observer.js'
-import type { AckListener, AckSegment, CommitCandidate } from '../../ports/ports.js'
+import type { AckSegment } from '../../ports/ports.js'
 import { errorLabel, ErrorCodes, MirrorError } from '../../shared/errors.js'
 import type { KafkaRecord } from '../../shared/kafka-record.js'
 import type { Logger } from '../../shared/logger.js'
 import { RearmingTimer } from '../../shared/rearming-timer.js'
+import type { AckGuard } from '../pipeline/flow-ack-listener.js'
 import { ForeignWriteDetector, type ForeignRecords } from './foreign-write-detector.js'
 import { FATAL_LOSS_REASONS, LossDetector, LossReasons, type LossFinding, type Marks, type LossObserver, type PartitionObservation } from './loss-detector.js'
 
@@ -55,16 +56,16 @@ function lossLine (flow: string, finding: LossFinding): string {
 }
 
 /**
- * Watches one flow for silent loss (`LossDetector`): hears every acknowledged batch through the
- * ack listener it wraps (`ackListener`), and every `intervalMs` (`lossCheckIntervalMs`) reads the log offsets of the
+ * Watches one flow for silent loss (`LossDetector`): hears every acknowledged batch as the guard
+ * of the flow's ack listener (`AckGuard`, `flowAckListener`), and every `intervalMs` (`lossCheckIntervalMs`) reads the log offsets of the
  * flow's source and target partitions. Each loss is counted (`kafka_mirror_lost_records_total`)
  * and logged as an error naming topic, partition and offsets. Source retention: the mirror goes
  * on from the log start offset (the records are gone; stopping would not bring them back). A
- * recreated source or target topic: from then on the wrapped `flush` throws, so no commit of the
+ * recreated source or target topic: from then on `beforeFlush` throws, so no commit of the
  * flow goes through, and `done` rejects with the loss line (the sidecar stops and exits 2).
  * A failed check is logged and tried again at the next interval. `start()`/`stop()`, stop once-only.
  */
-export class LossMonitor {
+export class LossMonitor implements AckGuard {
   readonly #flow: FlowConfig
   readonly #labels: FlowLabels
   readonly #logger: Logger
@@ -112,32 +113,22 @@ export class LossMonitor {
     return this.#fatal
   }
 
-  /** An ack listener that tells the detector about each batch, then `inner`; its `flush` refuses once a fatal loss was found. */
-  ackListener (inner?: AckListener): AckListener {
-    return {
-      acknowledged: (batch: MirrorBatch, segments: readonly AckSegment[]) => {
-        this.#acknowledged(batch, segments)
-        inner?.acknowledged(batch, segments)
-      },
-      ...(inner?.heldUntil === undefined ? {} : { heldUntil: inner.heldUntil.bind(inner) }),
-      flush: async (committing?: readonly CommitCandidate[]) => {
-        // The commit would overwrite the committed offset a first batch is compared with: check first.
-        if (this.#detector.needsCheckBeforeCommit()) await this.check().catch(() => { /* check() logged it; a fatal loss it found is in #fatal */ })
-        // No commit after a fatal loss: the committed offsets would claim records the target does not hold.
-        if (this.#fatal !== undefined) throw this.#fatal
-        await inner?.flush(committing)
-      },
-      ...(inner?.transactionRecords === undefined ? {} : { transactionRecords: inner.transactionRecords.bind(inner) }),
-    }
-  }
-
-  #acknowledged (batch: MirrorBatch, segments: readonly AckSegment[]): void {
+  /** Tells the detector about each acknowledged batch (the guard of the flow's ack listener, `flowAckListener`). */
+  acknowledged (batch: MirrorBatch, segments: readonly AckSegment[]): void {
     if (segments.length === 0) return
     let ackedRecords = 0
     for (const s of segments) ackedRecords = Math.max(ackedRecords, s.from + s.count)
     const next = ackedRecords >= batch.records.length ? batch.nextOffset : BigInt((batch.records[ackedRecords] as KafkaRecord).offset)
     this.#detector.acknowledged(batch.sourceTopic, batch.partition, batch.targetTopic, batch.firstOffset, next, segments)
     this.#foreign?.acknowledged(batch.sourceTopic, batch.partition, batch.targetTopic, segments)
+  }
+
+  /** Runs before every flush of the flow's ack listener, so before every source commit: rejects once a fatal loss was found. */
+  async beforeFlush (): Promise<void> {
+    // The commit would overwrite the committed offset a first batch is compared with: check first.
+    if (this.#detector.needsCheckBeforeCommit()) await this.check().catch(() => { /* check() logged it; a fatal loss it found is in #fatal */ })
+    // No commit after a fatal loss: the committed offsets would claim records the target does not hold.
+    if (this.#fatal !== undefined) throw this.#fatal
   }
 
   /** Counts and logs the target records of each idle partition that the mirror did not write (high watermarks read before `snapshot`). */

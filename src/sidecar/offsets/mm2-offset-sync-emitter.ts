@@ -3,11 +3,12 @@ import { hasMessageHandler } from '../../config/message-handler-config.js'
 import type { FlowConfig, Mm2OffsetSyncConfig } from '../../config/mirror-config.js'
 import { InternalTopicWriter } from '../../kafka/internal-topic.js'
 import { sourceOffsetAt, type MirrorBatch } from '../../ports/mirror-batch.js'
-import type { AckListener, AckSegment, TransactionAck, TransactionRecord } from '../../ports/ports.js'
+import type { AckSegment, TransactionAck, TransactionRecord } from '../../ports/ports.js'
 import { flowLabels, type FlowLabels } from '../../ports/pipeline-observer.js'
 import { stopFlushingWriter } from '../../shared/deadline.js'
 import { errorLabel, ErrorCodes, MirrorError } from '../../shared/errors.js'
 import type { Logger } from '../../shared/logger.js'
+import type { SyncListener } from '../pipeline/flow-ack-listener.js'
 import { Mm2OffsetSyncRules } from '../../mirror-topics/mm2-offset-sync-rules.js'
 import { encodeMm2OffsetSync, type Mm2OffsetSyncRecord } from '../../mirror-topics/mm2-records.js'
 import type { OffsetsObserver } from './offsets-observer.js'
@@ -100,7 +101,7 @@ function forEachRun (
  * soon as that transaction committed (its records reach `acknowledged` then).
  * `start()` before the flow starts, `stop()` after it stopped; `stop()` is once-only.
  */
-export class Mm2OffsetSyncEmitter implements AckListener {
+export class Mm2OffsetSyncEmitter implements SyncListener {
   readonly #config: Mm2OffsetSyncConfig
   readonly #connection: ClusterConnection
   readonly #labels: FlowLabels
@@ -215,27 +216,5 @@ export class Mm2OffsetSyncEmitter implements AckListener {
     const writing = { abort: this.#abort, flushing: this.#writes.settled, writer: this.#writer }
     this.#stopping ??= stopFlushingWriter({ ...writing, what: 'MirrorMaker 2 offset syncs', logger: this.#logger }, boundMs)
     return this.#stopping
-  }
-}
-
-/**
- * `inner` (the exact offset-sync writer) and MirrorMaker 2's syncs as one ack listener: both hear
- * every acknowledged batch, a flush resolves when both are durable (the commit waits for both), and
- * a lane transaction holds the records of both.
- */
-export function withMm2OffsetSyncs (inner: AckListener | undefined, mm2: Mm2OffsetSyncEmitter | undefined): AckListener | undefined {
-  if (mm2 === undefined) return inner
-  if (inner === undefined) return mm2
-  const innerRecords = inner.transactionRecords?.bind(inner)
-  return {
-    acknowledged: (batch, segments) => {
-      inner.acknowledged(batch, segments)
-      mm2.acknowledged(batch, segments)
-    },
-    flush: async committing => {
-      const results = await Promise.allSettled([inner.flush(committing), mm2.flush()])
-      for (const result of results) if (result.status === 'rejected') throw result.reason
-    },
-    transactionRecords: (acks, positions) => [...(innerRecords?.(acks, positions) ?? []), ...mm2.transactionRecords(acks)],
   }
 }

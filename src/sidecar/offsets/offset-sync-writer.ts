@@ -3,11 +3,12 @@ import type { FlowConfig } from '../../config/mirror-config.js'
 import { errorLabel } from '../../shared/errors.js'
 import { InternalTopicWriter, type InternalRecord, type ReplicationFactorSetting } from '../../kafka/internal-topic.js'
 import { sourceOffsetAt, type MirrorBatch } from '../../ports/mirror-batch.js'
-import type { AckListener, AckSegment, CommitCandidate, SourcePosition, TransactionAck, TransactionRecord } from '../../ports/ports.js'
+import type { AckSegment, CommitCandidate, SourcePosition, TransactionAck, TransactionRecord } from '../../ports/ports.js'
 import { flowLabels, type FlowLabels } from '../../ports/pipeline-observer.js'
 import { stopFlushingWriter } from '../../shared/deadline.js'
 import type { Logger } from '../../shared/logger.js'
 import { encodePosition, encodeRange, positionKey, type MirrorPosition } from '../../mirror-topics/offset-sync-record.js'
+import type { SyncListener } from '../pipeline/flow-ack-listener.js'
 import type { OffsetsObserver } from './offsets-observer.js'
 import { RangeTracker } from './range-tracker.js'
 import { WriteChain } from './write-chain.js'
@@ -71,7 +72,7 @@ export interface OffsetSyncWriterOptions {
  * `flush` then writes only positions.
  * `start()` before the flow starts, `stop()` after it stopped; `stop()` is once-only.
  */
-export class OffsetSyncWriter implements AckListener {
+export class OffsetSyncWriter implements SyncListener {
   readonly #flow: FlowConfig
   readonly #labels: FlowLabels
   readonly #logger: Logger

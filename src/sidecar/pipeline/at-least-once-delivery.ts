@@ -50,21 +50,27 @@ export class AtLeastOnceDelivery implements DeliveryMode {
 
   readonly onDemandFrom: number
   readonly #lanes: number
+  readonly #acks: WorkerListener
   readonly #link = new LinkRoundTrip()
 
-  /** `lanes`: how many lanes the flow runs (one per sink); those from `numProducers` on take batches only across a long link. */
-  constructor (config: Pick<FlowConfig, 'queueMaxRecords' | 'queueMaxBytes' | 'numProducers'>, lanes: number) {
+  /**
+   * `lanes`: how many lanes the flow runs (one per sink); those from `numProducers` on take batches only across a long link.
+   * `acks`: where each lane's acknowledgements go (the flow's `AckRecorder`).
+   */
+  constructor (config: Pick<FlowConfig, 'queueMaxRecords' | 'queueMaxBytes' | 'numProducers'>, lanes: number, acks: WorkerListener) {
     const keyOf = (batch: MirrorBatch): string => partitionKey(batch.targetTopic, batch.partition)
     this.queue = new BoundedQueue<MirrorBatch>(config.queueMaxRecords, config.queueMaxBytes, { keyOf })
     this.onDemandFrom = Math.min(config.numProducers, lanes)
     this.#lanes = lanes
+    this.#acks = acks
   }
 
   lanesWriting (): number {
     return this.#link.long ? this.#lanes : this.onDemandFrom
   }
 
-  lane (index: number, acks: WorkerListener): LaneDeliveryParts {
+  lane (index: number): LaneDeliveryParts {
+    const acks = this.#acks
     const link = this.#link
     const queue = this.queue
     const listener: WorkerListener = {

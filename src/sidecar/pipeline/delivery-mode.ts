@@ -45,8 +45,8 @@ export interface DeliveryMode {
   readonly name: 'at-least-once' | 'exactly-once'
   readonly queue: BoundedQueue<MirrorBatch>
   readonly gate: IntakeGate
-  /** Lane `index`'s delivery; `acks` hears acknowledgements once they are final. */
-  lane: (index: number, acks: WorkerListener) => LaneDeliveryParts
+  /** Lane `index`'s delivery; the mode's `acks` (given when it was built, `deliveryModeFor`) hears acknowledgements once they are final. */
+  lane: (index: number) => LaneDeliveryParts
   /**
    * Lanes from this index on take batches only at times (at least once: while the target's round
    * trip is long); their producers start at their first write, not with the flow.

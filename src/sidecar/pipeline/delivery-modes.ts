@@ -6,15 +6,18 @@ import type { LaneOptions } from './exactly-once-lane.js'
 import { ExactlyOnceDelivery } from './exactly-once-delivery.js'
 import type { AckListener, FlowPorts } from '../../ports/ports.js'
 
-/** What the exactly-once lanes need from their flow (`LaneOptions` without what the config and ports give). */
-export type DeliveryContext = Omit<LaneOptions, 'positions' | 'commitIntervalMs' | 'heartbeatIntervalMs' | 'describe'> & {
+/**
+ * What the delivery needs from its flow (`LaneOptions` without what the config, the ports and the
+ * queue give): `acks` hears each lane's acknowledgements once they are final (the flow's `AckRecorder`).
+ */
+export type DeliveryContext = Omit<LaneOptions, 'positions' | 'commitIntervalMs' | 'heartbeatIntervalMs' | 'describe' | 'held'> & {
   readonly ackListener: AckListener | undefined
 }
 
 /** The one place a flow's delivery guarantee is chosen: exactly-once when `config.exactlyOnce` is set, else at-least-once. */
 export function deliveryModeFor (config: FlowConfig, ports: FlowPorts, context: DeliveryContext): DeliveryMode {
   const exactlyOnce = config.exactlyOnce
-  if (exactlyOnce === undefined) return new AtLeastOnceDelivery(config, ports.sinks.length)
+  if (exactlyOnce === undefined) return new AtLeastOnceDelivery(config, ports.sinks.length, context.acks)
   if (ports.exactlyOnce === undefined || ports.exactlyOnce.sinks.length !== ports.sinks.length) {
     throw new MirrorError(ErrorCodes.INTERNAL, `flow ${config.name}: ${exactlyOnce.key} is on but the ports have no transactional sinks for every lane`)
   }

@@ -4,7 +4,6 @@ import type { DeliveryMode, LaneDeliveryParts } from './delivery-mode.js'
 import { ExactlyOnceLanes, type ExactlyOnceLanesOptions } from './exactly-once-lanes.js'
 import type { MirrorBatch } from '../../ports/mirror-batch.js'
 import type { PositionStore } from '../../ports/ports.js'
-import type { WorkerListener } from './producer-worker.js'
 
 /**
  * Exactly-once (`--exactly.once true`): lane `b` is the bucket of partitions `b` with its own
@@ -24,9 +23,18 @@ export class ExactlyOnceDelivery implements DeliveryMode {
   readonly onDemandFrom: number
   readonly #positions: PositionStore
 
-  constructor (config: Pick<FlowConfig, 'queueMaxRecords' | 'queueMaxBytes'>, options: ExactlyOnceLanesOptions) {
-    this.queue = new BoundedQueue<MirrorBatch>(config.queueMaxRecords, config.queueMaxBytes, options.sinks.length)
-    this.gate = new ExactlyOnceLanes(options)
+  /** `options.acks`: where acknowledgements go once their transaction committed (the flow's `AckRecorder`). */
+  constructor (config: Pick<FlowConfig, 'queueMaxRecords' | 'queueMaxBytes'>, options: Omit<ExactlyOnceLanesOptions, 'held'>) {
+    const queue = new BoundedQueue<MirrorBatch>(config.queueMaxRecords, config.queueMaxBytes, options.sinks.length)
+    this.queue = queue
+    const { acks } = options
+    const releaseBytes = (batch: MirrorBatch): void => {
+      // A digest that reads the batch after its transaction committed keeps its bytes counted (Invariant A of BoundedQueue).
+      const until = acks.heldUntil?.(batch)
+      if (until !== undefined) queue.hold(batch, until)
+      queue.release(batch, 'bytes')
+    }
+    this.gate = new ExactlyOnceLanes({ ...options, held: { capacityBytes: queue.capacityBytes, releaseBytes } })
     this.#positions = options.positions
     this.onDemandFrom = options.sinks.length
   }
@@ -35,15 +43,9 @@ export class ExactlyOnceDelivery implements DeliveryMode {
     return this.onDemandFrom
   }
 
-  lane (index: number, acks: WorkerListener): LaneDeliveryParts {
+  lane (index: number): LaneDeliveryParts {
     const queue = this.queue
-    const releaseBytes = (batch: MirrorBatch): void => {
-      // A digest that reads the batch after its transaction committed keeps its bytes counted (Invariant A of BoundedQueue).
-      const until = acks.heldUntil?.(batch)
-      if (until !== undefined) queue.hold(batch, until)
-      queue.release(batch, 'bytes')
-    }
-    const { transaction, listener } = this.gate.lane(index, acks, { capacityBytes: queue.capacityBytes, releaseBytes })
+    const { transaction, listener } = this.gate.lane(index)
     return {
       listener,
       delivery: {

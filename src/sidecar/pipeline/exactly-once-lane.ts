@@ -46,6 +46,20 @@ export interface LaneOptions {
   readonly seek: (offsets: readonly CommitOffset[]) => void
   /** The records describing a transaction's acknowledgements (its offset syncs), written in it: `AckListener.transactionRecords`. */
   readonly describe?: (acks: readonly TransactionAck[], positions: readonly SourcePosition[]) => TransactionRecord[]
+  /** Where acknowledgements go once their transaction committed (the flow's `AckRecorder`). */
+  readonly acks: WorkerListener
+  /** The queue's bytes the lanes keep for the batches of their open transactions. */
+  readonly held: HeldBytes
+}
+
+/** What is a lane's own: its place, its sink, and when it commits early. */
+export interface LaneParts {
+  readonly index: number
+  readonly sink: TransactionalSink
+  /** The acquisition each batch was admitted under, shared by the lanes of a flow (`ExactlyOnceLanes.stamp`). */
+  readonly tickets: WeakMap<MirrorBatch, number>
+  /** The open transaction's bytes at which the lane commits at once: its share of the queue's bytes. */
+  readonly commitAtBytes: number
 }
 
 /**
@@ -86,7 +100,8 @@ interface Acknowledgement {
 /**
  * One producer lane of an exactly-once flow (see `ExactlyOnceLanes`): takes and gives up the lane's
  * transactional ids, holds acknowledgements until the transaction holding them committed, and
- * commits by interval, by size, or when idle.
+ * commits by interval, by size, or when idle. Built complete: its sink, where acknowledgements go,
+ * the queue's bytes it keeps and when it commits early are given to its constructor and never change.
  *
  * Invariants (`checkInvariants` asserts them):
  * - A: the lane has partitions (their positions read under the current ticket) only while its sink
@@ -108,9 +123,15 @@ export class Lane implements LaneTransaction {
   readonly #options: LaneOptions
   readonly #tickets: WeakMap<MirrorBatch, number>
   readonly idleCommitMs: number
+  /** Where acknowledgements go once their transaction committed (the flow's `AckRecorder`). */
+  readonly #inner: WorkerListener
+  readonly #held: HeldBytes
+  readonly #commitAtBytes: number
+  /** The worker's listener: acknowledgements are held (with the position they reach) until the transaction commits. */
+  readonly listener: WorkerListener
   /** Acquisition count: batches stamped with an older one belong to a transaction that is gone. */
   #ticket = 0
-  owned = false
+  #owned = false
   /** Partitions of the bucket with their positions read under the current ticket. */
   #partitions = new Map<string, { topic: string, partition: number }>()
   /** Settles when the lane's last acquisition step ended: true when the lane is usable. */
@@ -121,8 +142,6 @@ export class Lane implements LaneTransaction {
   /** Batches the open transaction wrote (or tried to), whose queue bytes the lane gives back when it ends. */
   #written: MirrorBatch[] = []
   #writtenBytes = 0
-  held: HeldBytes | undefined
-  commitAtBytes = Number.POSITIVE_INFINITY
   /** Commits asked for and not settled yet, one after the other: acknowledgements go on in transaction order. */
   readonly #commits = new SerialQueue()
   /** A commit that failed while the lane went on writing: the next write or idle reports it. */
@@ -135,14 +154,23 @@ export class Lane implements LaneTransaction {
   #retakes = 0
   /** Commits asked for whose outcome is not settled yet (Invariant B). */
   #commitsUnsettled = 0
+  /** True while the sink holds the lane's transactional id. */
+  #sinkHeld = false
 
-  constructor (index: number, sink: TransactionalSink, options: LaneOptions, tickets: WeakMap<MirrorBatch, number>) {
-    this.index = index
-    this.#sink = sink
+  constructor (parts: LaneParts, options: LaneOptions) {
+    this.index = parts.index
+    this.#sink = parts.sink
+    this.#tickets = parts.tickets
+    this.#commitAtBytes = parts.commitAtBytes
     this.#options = options
-    this.#tickets = tickets
+    this.#inner = options.acks
+    this.#held = options.held
     this.idleCommitMs = options.commitIntervalMs
+    this.listener = this.#listener()
   }
+
+  /** True while the partitions of this lane's bucket are this process's (`assign`). */
+  get owned (): boolean { return this.#owned }
 
   /**
    * Throws an Error naming the first invariant (A-D in the class comment) the state breaks. For
@@ -168,16 +196,16 @@ export class Lane implements LaneTransaction {
 
   assign (partitions: ReadonlyMap<string, { topic: string, partition: number }> | undefined): Promise<unknown> {
     if (partitions === undefined || partitions.size === 0) {
-      if (!this.owned) return this.#steps.idle
-      this.owned = false
+      if (!this.#owned) return this.#steps.idle
+      this.#owned = false
       this.#ticket++
       this.#ready = Promise.resolve(false)
       return this.#steps.run(() => this.#release())
     }
     const added = [...partitions].filter(([key]) => !this.#partitions.has(key))
-    if (this.owned && added.length === 0) return this.#steps.idle
-    if (!this.owned) {
-      this.owned = true
+    if (this.#owned && added.length === 0) return this.#steps.idle
+    if (!this.#owned) {
+      this.#owned = true
       this.#ticket++
       this.#partitions = new Map()
     }
@@ -185,9 +213,6 @@ export class Lane implements LaneTransaction {
     this.#ready = this.#steps.run(() => this.#acquire(ticket, new Map(added)))
     return this.#ready
   }
-
-  /** True while the sink holds the lane's transactional id. */
-  #sinkHeld = false
 
   /**
    * Takes the lane's transactional ids (unless held) and reads the positions of `partitions`; the
@@ -271,7 +296,7 @@ export class Lane implements LaneTransaction {
 
   async admit (key: string, control: FetchControl): Promise<number | undefined> {
     for (;;) {
-      if (!this.owned || !control.isActive()) return undefined
+      if (!this.#owned || !control.isActive()) return undefined
       const ticket = this.#ticket
       const ready = this.#ready
       if (!(await settleWithin(ready, this.#options.heartbeatIntervalMs))) {
@@ -312,11 +337,7 @@ export class Lane implements LaneTransaction {
     return false
   }
 
-  /** Where acknowledgements go once their transaction committed (the flow's `AckRecorder`). */
-  inner: WorkerListener | undefined
-
-  /** The worker's listener: acknowledgements are held (with the position they reach) until the transaction commits. */
-  listener (): WorkerListener {
+  #listener (): WorkerListener {
     return {
       acknowledged: (batch, segments, ackTimeMs, recordsAcked) => {
         this.#pending.push({ batch, segments, ackTimeMs, recordsAcked })
@@ -325,10 +346,10 @@ export class Lane implements LaneTransaction {
         const known = this.#positions.get(key)
         if (known === undefined || offset > known.offset) this.#positions.set(key, { topic: batch.sourceTopic, partition: batch.partition, offset })
       },
-      skipped: (batch: MirrorBatch, index: number, error: MirrorError) => this.inner?.skipped(batch, index, error),
-      produceRequest: (seconds, ok) => this.inner?.produceRequest(seconds, ok),
-      retry: (operation, error) => this.inner?.retry(operation, error),
-      routed: (batch: MirrorBatch, reason: DeepPathReason) => this.inner?.routed?.(batch, reason),
+      skipped: (batch: MirrorBatch, index: number, error: MirrorError) => this.#inner.skipped(batch, index, error),
+      produceRequest: (seconds, ok) => this.#inner.produceRequest(seconds, ok),
+      retry: (operation, error) => this.#inner.retry(operation, error),
+      routed: (batch: MirrorBatch, reason: DeepPathReason) => this.#inner.routed?.(batch, reason),
     }
   }
 
@@ -338,8 +359,8 @@ export class Lane implements LaneTransaction {
       if (this.#commitFailure !== undefined) this.#failed(this.#takeCommitFailure())
       const current: MirrorBatch[] = []
       for (const batch of batches) {
-        if (this.owned && this.#tickets.get(batch) === this.#ticket) current.push(batch)
-        else this.held?.releaseBytes(batch)
+        if (this.#owned && this.#tickets.get(batch) === this.#ticket) current.push(batch)
+        else this.#held.releaseBytes(batch)
       }
       if (current.length === 0) return
       this.#openedAtMs ??= Date.now()
@@ -351,7 +372,7 @@ export class Lane implements LaneTransaction {
       // The write that closes the transaction carries its positions (where these batches take their
       // partitions, and any the transaction reached before) in its own requests: the commit then needs
       // no request of its own before EndTxn.
-      const closing = Date.now() - this.#openedAtMs >= this.#options.commitIntervalMs || this.#writtenBytes >= this.commitAtBytes
+      const closing = Date.now() - this.#openedAtMs >= this.#options.commitIntervalMs || this.#writtenBytes >= this.#commitAtBytes
       if (closing) {
         const reached = new Map(this.#positions)
         for (const batch of current) {
@@ -411,7 +432,7 @@ export class Lane implements LaneTransaction {
     this.#positions.clear()
     this.#openedAtMs = undefined
     const giveBack = (): void => {
-      for (const batch of written) this.held?.releaseBytes(batch)
+      for (const batch of written) this.#held.releaseBytes(batch)
     }
     const aborted = (error: unknown): TransactionFailedError => {
       giveBack()
@@ -437,7 +458,7 @@ export class Lane implements LaneTransaction {
       } catch (error) {
         this.#commitsUnsettled--
         const failure = aborted(error)
-        if (failOnError && this.owned) this.#commitFailure ??= failure
+        if (failOnError && this.#owned) this.#commitFailure ??= failure
         else {
           logger.info('the transaction of a producer lane given up was aborted; its new owner copies those records', {
             lane: this.index,
@@ -451,7 +472,7 @@ export class Lane implements LaneTransaction {
       this.#retakes = 0
       // Acknowledged first, bytes given back after: a digest that reads a batch after its acknowledgement
       // keeps the batch's bytes counted through `heldUntil` (Invariant A of BoundedQueue).
-      for (const ack of acks) this.inner?.acknowledged(ack.batch, ack.segments, ack.ackTimeMs, ack.recordsAcked)
+      for (const ack of acks) this.#inner.acknowledged(ack.batch, ack.segments, ack.ackTimeMs, ack.recordsAcked)
       giveBack()
     }).catch((error: unknown) => {
       // Only an acknowledgement listener can throw here (a failed commit is handled above); the commits after this one still run.
@@ -473,7 +494,7 @@ export class Lane implements LaneTransaction {
     const written = this.#written
     this.#written = []
     this.#writtenBytes = 0
-    for (const batch of written) this.held?.releaseBytes(batch)
+    for (const batch of written) this.#held.releaseBytes(batch)
   }
 
   /** The open transaction cannot commit: dropped when the lane was given up meanwhile, else the lane is taken again. */
@@ -481,7 +502,7 @@ export class Lane implements LaneTransaction {
     const { observer, labels, logger } = this.#options
     if (this.#pending.length > 0 || this.#written.length > 0) observer.transactionEnded?.(labels, 'aborted', 0)
     this.#dropOpen()
-    if (!this.owned) {
+    if (!this.#owned) {
       logger.info('the transaction of a producer lane given up was aborted; its new owner copies those records', { lane: this.index, code: error.kafkaCode })
       return
     }

@@ -3,11 +3,15 @@ import { bucketOf } from '../../ports/partition-bucket.js'
 import { parsePartitionKey, partitionKey } from '../../shared/partition-key.js'
 import type { FetchControl, TransactionalSink } from '../../ports/ports.js'
 import type { WorkerListener } from './producer-worker.js'
-import { Lane, type HeldBytes, type LaneOptions, type LaneTransaction } from './exactly-once-lane.js'
+import { Lane, type LaneOptions, type LaneTransaction } from './exactly-once-lane.js'
 import type { Admission, IntakeGate } from './delivery-mode.js'
 
 export type { HeldBytes } from './exactly-once-lane.js'
 
+/**
+ * A lane keeps the queue's bytes of what its open transaction wrote (`held`) and commits early once
+ * that reaches its share, half the queue's bytes over all lanes: what waits for a commit stays within `queue.bytes`.
+ */
 export interface ExactlyOnceLanesOptions extends LaneOptions {
   readonly sinks: readonly TransactionalSink[]
 }
@@ -29,26 +33,20 @@ export class ExactlyOnceLanes implements IntakeGate {
   readonly #tickets = new WeakMap<MirrorBatch, number>()
 
   constructor (options: ExactlyOnceLanesOptions) {
-    this.#lanes = options.sinks.map((sink, index) => new Lane(index, sink, options, this.#tickets))
+    const { sinks, ...lanes } = options
+    const commitAtBytes = Math.max(1, Math.floor(options.held.capacityBytes / (2 * sinks.length)))
+    this.#lanes = sinks.map((sink, index) => new Lane({ index, sink, tickets: this.#tickets, commitAtBytes }, lanes))
   }
 
   laneOf (topic: string, partition: number): number {
     return bucketOf(topic, partition, this.#lanes.length)
   }
 
-  /**
-   * The transaction hooks of lane `index` for its worker, and the listener that holds acknowledgements
-   * until commit. The lane keeps the queue's bytes of what its open transaction wrote (`held`) and
-   * commits early once that reaches its share, half the queue's bytes over all lanes: what waits for
-   * a commit stays within `queue.bytes`.
-   */
-  lane (index: number, inner: WorkerListener, held: HeldBytes): { transaction: LaneTransaction, listener: WorkerListener } {
+  /** The transaction hooks of lane `index` for its worker, and the listener that holds acknowledgements until commit. */
+  lane (index: number): { transaction: LaneTransaction, listener: WorkerListener } {
     const lane = this.#lanes[index]
     if (lane === undefined) throw new RangeError(`lane ${index} of ${this.#lanes.length}`)
-    lane.inner = inner
-    lane.held = held
-    lane.commitAtBytes = Math.max(1, Math.floor(held.capacityBytes / (2 * this.#lanes.length)))
-    return { transaction: lane, listener: lane.listener() }
+    return { transaction: lane, listener: lane.listener }
   }
 
   /** The partitions this process owns changed: lanes of new buckets are taken, lanes of lost buckets given up. */

@@ -19,15 +19,13 @@ import { SourceSubscription } from './source-subscription.js'
 import { TopicSettingsSync } from './topic-settings-sync.js'
 import { TopicSync, type MirroredTopic } from './topic-sync.js'
 import { OnDemandSink } from './on-demand-sink.js'
+import { FlowRuntime, type Component } from './flow-runtime.js'
 
 /** How long each client's stop may take at shutdown before the flow goes on without it. */
 const STOP_STEP_BOUND_MS = 5_000
 
 /** How long the final commit may take when the drain did not finish (the target is likely unreachable). */
 const FINAL_COMMIT_BOUND_MS = 5_000
-
-/** The steps of the shutdown after the final commit, in `STOP_STEP_BOUND_MS` (`#stopClients`). */
-const CLIENT_STOP_STEPS = 7
 
 export interface MirrorFlowOptions {
   readonly observer?: PipelineObserver
@@ -50,7 +48,8 @@ export interface MirrorFlowOptions {
  * fetched batches with backpressure (`BatchIntake`), the delivery mode (`DeliveryMode`: the queue,
  * the intake's gate and each lane's writes), one producer lane per sink (`ProducerWorker`),
  * acknowledgements (`AckRecorder`), the committer (`OffsetCommitter`) and who coordinates the flow
- * (`FlowCoordinator`). This class holds the lifecycle only.
+ * (`FlowCoordinator`). This class holds the lifecycle only: its parts are the components of one
+ * `FlowRuntime` (`#components`), started in order and stopped in reverse, each stop within its bound.
  *
  * States: starting -> running -> stopping -> stopped, or failed after a send failure with
  * abort.on.send.failure or a source crash (then `done` rejects with an error naming the cause).
@@ -78,12 +77,16 @@ export class MirrorFlow {
   /** Aborting it ends the producers' retries (drain deadline passed, forced stop). */
   readonly #abort = new AbortController()
   #workers: Array<Promise<void>> = []
-  /** The lanes' sinks: the ports' own, those of on-demand lanes wrapped (`OnDemandSink`) once started. */
-  #laneSinks: readonly RecordSink[]
+  /** The lanes' sinks: the ports' own, those of on-demand lanes wrapped (`OnDemandSink`). */
+  readonly #laneSinks: readonly RecordSink[]
+  /** Starts the flow's parts in order and stops them in reverse, each within its bound (`#components`). */
+  readonly #runtime: FlowRuntime
   #state: LifecycleState = 'starting'
-  #stopping: Promise<boolean> | undefined
   #starting: Promise<void> | undefined
-  #stopRequested = false
+  /** Whether the drain finished within its deadline: set by the shutdown's drain, read by its final commit. */
+  #drained = false
+  /** Whether the final commit succeeded: set by the shutdown's final commit. */
+  #committed = false
   /** Set once start completed; a stop before that does not drain. */
   #running = false
   #failure: MirrorError | undefined
@@ -102,10 +105,11 @@ export class MirrorFlow {
     this.#observer = observer
     this.#drainTimeoutMs = options.drainTimeoutMs ?? 30_000
     this.#ports = ports
-    this.#laneSinks = ports.sinks
     this.#topicSync = new TopicSync(ports.sourceTopics, ports.targetTopics, config, this.#logger)
     const handler = this.#messageHandler(options.messageHandler)
+    this.#acks = new AckRecorder(config, this.labels, this.#progress, observer, options.ackListener, this.#logger)
     this.#delivery = deliveryModeFor(config, ports, {
+      acks: this.#acks,
       progress: this.#progress,
       labels: this.labels,
       observer,
@@ -115,7 +119,9 @@ export class MirrorFlow {
       seek: offsets => this.#subscription.current.seek(offsets),
       ackListener: options.ackListener,
     })
-    this.#acks = new AckRecorder(config, this.labels, this.#progress, observer, options.ackListener, this.#logger)
+    // A lane that writes only at times gets its producer at its first write (`OnDemandSink`).
+    const onDemandFrom = this.#delivery.onDemandFrom
+    this.#laneSinks = ports.sinks.map((sink, lane) => (lane < onDemandFrom ? sink : new OnDemandSink(sink)))
     const topics = (): ReadonlyMap<string, MirroredTopic> => this.#subscription.topics
     this.#coordinator = new FlowCoordinator(() => topics().keys(), () => this.#subscription.current.owned(), this.#logger)
     const topicOf = (topic: string): MirroredTopic | undefined => this.#subscription.topics.get(topic)
@@ -158,6 +164,7 @@ export class MirrorFlow {
     this.topicSettings = new TopicSettingsSync(config, {
       topicSync: this.#topicSync, topics, isCoordinator: () => this.coordinates(), labels: this.labels, observer, logger: this.#logger,
     })
+    this.#runtime = new FlowRuntime({ name: this.name, logger: this.#logger, stopBoundMs: STOP_STEP_BOUND_MS }, this.#components())
     this.#failed = new Promise(resolve => { this.#resolveFailed = resolve })
     this.done = new Promise((resolve, reject) => { this.#resolveDone = resolve; this.#rejectDone = reject })
     // Observed by whoever awaits it; without this an unawaited rejection would end the process.
@@ -176,34 +183,78 @@ export class MirrorFlow {
 
   get state (): LifecycleState { return this.#state }
 
-  /** The longest `stop()` takes: the drain deadline, the final commit's bound, then each client's stop. */
+  /** The longest `stop()` takes: the drain deadline, the final commit's bound, then each client's stop (the bounded components). */
   get stopBoundMs (): number {
-    return this.#drainTimeoutMs + Math.max(this.#drainTimeoutMs, FINAL_COMMIT_BOUND_MS) + CLIENT_STOP_STEPS * STOP_STEP_BOUND_MS
+    const clientStops = this.#runtime.components
+      .map(component => component.stopBoundMs ?? STOP_STEP_BOUND_MS)
+      .filter(boundMs => Number.isFinite(boundMs))
+      .reduce((sum, boundMs) => sum + boundMs, 0)
+    return this.#drainTimeoutMs + Math.max(this.#drainTimeoutMs, FINAL_COMMIT_BOUND_MS) + clientStops
   }
 
-  /** Connects, creates missing target topics, joins the source group and starts copying. */
+  /** Connects, creates missing target topics, joins the source group and starts copying (the runtime's components, in order). */
   start (): Promise<void> {
-    this.#starting ??= this.#startOnce()
+    this.#starting ??= this.#runtime.start()
     return this.#starting
   }
 
-  async #startOnce (): Promise<void> {
-    if (this.#stopRequested) return
-    const { sourceTopics, targetTopics, sinks } = this.#ports
-    await sourceTopics.start()
-    await targetTopics.start()
-    // The delivery mode is ready before anything is copied (`DeliveryMode.start`).
-    await this.#delivery.start()
-    // A lane that writes only at times gets its producer at its first write (`OnDemandSink`).
-    const onDemandFrom = this.#delivery.onDemandFrom
-    const laneSinks = sinks.map((sink, lane) => (lane < onDemandFrom ? sink : new OnDemandSink(sink)))
-    this.#laneSinks = laneSinks
-    await Promise.all(laneSinks.map(sink => sink.start()))
-    await this.#subscription.discover()
-    this.#workers = laneSinks.map((sink, lane) => this.#runWorker(sink, lane))
-    if (this.#stopRequested) return
-    await this.#subscription.subscribe()
-    if (this.#stopRequested) return
+  /**
+   * The flow's parts as components of its runtime, in start order; the runtime stops them in
+   * reverse, each within its bound, so `stop()` runs: the drain (the stop of `copying`, within the
+   * drain deadline), the final commit (within its own bound), then source consumer, producer
+   * workers, delivery, target producers, target admin and source admin (5 s each, the delivery 10 s).
+   * A stop that fails or passes its bound is logged, and the next one runs.
+   */
+  #components (): Component[] {
+    const { sourceTopics, targetTopics } = this.#ports
+    const laneSinks = this.#laneSinks
+    const bounded = STOP_STEP_BOUND_MS
+    return [
+      { name: 'source admin', start: () => sourceTopics.start(), stop: () => sourceTopics.stop(), stopBoundMs: bounded },
+      { name: 'target admin', start: () => targetTopics.start(), stop: () => targetTopics.stop(), stopBoundMs: bounded },
+      {
+        // Stopped after the delivery: its stop gives the lanes' transactional ids up through these sinks.
+        name: 'target producers',
+        start: async () => { await Promise.all(laneSinks.map(sink => sink.start())) },
+        stop: async () => { await Promise.all(laneSinks.map(sink => sink.stop())) },
+        stopBoundMs: bounded,
+      },
+      // Ready before anything is copied (`DeliveryMode.start`); its stop gives every lane up.
+      { name: 'delivery', start: () => this.#delivery.start(), stop: () => this.#delivery.stop(), stopBoundMs: 2 * bounded },
+      {
+        name: 'topic discovery',
+        start: () => this.#subscription.discover(),
+        stop: async () => { /* nothing runs after the discovery */ },
+        // Its stop has nothing to wait for.
+        stopBoundMs: 0,
+      },
+      {
+        name: 'producer workers',
+        start: async () => { this.#workers = laneSinks.map((sink, lane) => this.#runWorker(sink, lane)) },
+        // Each worker's end is already handled (`#runWorker`): allSettled only waits for them.
+        stop: async () => { await Promise.allSettled(this.#workers) },
+        stopBoundMs: bounded,
+      },
+      { name: 'source consumer', start: () => this.#subscription.subscribe(), stop: () => this.#subscription.current.stop(), stopBoundMs: bounded },
+      {
+        name: 'final commit',
+        start: async () => { /* commits run by interval once the flow runs (`copying`) */ },
+        stop: async () => { this.#committed = await this.#finalCommit(this.#drained) },
+        // Bounded inside: the bound depends on whether the drain finished (`#finalCommit`).
+        stopBoundMs: Number.POSITIVE_INFINITY,
+      },
+      {
+        name: 'copying',
+        start: async () => { this.#run() },
+        stop: async () => { this.#drained = await this.#drainAfterStart() },
+        // Bounded inside: by the drain deadline, none after a failure.
+        stopBoundMs: Number.POSITIVE_INFINITY,
+      },
+    ]
+  }
+
+  /** The last step of the start: the flow runs, commits by interval and looks for new topics. */
+  #run (): void {
     this.#state = 'running'
     this.#running = true
     this.#committer.start()
@@ -217,7 +268,7 @@ export class MirrorFlow {
   }
 
   #runWorker (sink: RecordSink, lane: number): Promise<void> {
-    const { delivery, listener } = this.#delivery.lane(lane, this.#acks)
+    const { delivery, listener } = this.#delivery.lane(lane)
     return new ProducerWorker(delivery, sink, {
       maxRequestBytes: Math.max(this.config.producer.maxRequestSizeBytes, this.config.producer.batchSizeBytes),
       maxMessageBytes: topic => this.#topicSync.maxMessageBytes(topic),
@@ -291,7 +342,6 @@ export class MirrorFlow {
 
   /** Drains and stops; resolves when done. Once-only: later calls return the same promise. */
   stop (): Promise<void> {
-    this.#stopRequested = true
     if (this.#state !== 'failed') this.#state = 'stopping'
     void this.#shutdown().then(committed => {
       if (this.#failure !== undefined) return
@@ -310,23 +360,20 @@ export class MirrorFlow {
     this.#delivery.queue.drainQueued()
   }
 
-  /** Resolves with whether the final commit succeeded (true when nothing was due). */
-  #shutdown (): Promise<boolean> {
-    this.#stopping ??= this.#shutdownOnce()
-    return this.#stopping
+  /** Stops the runtime (once-only); resolves with whether the final commit succeeded (true when nothing was due). */
+  async #shutdown (): Promise<boolean> {
+    await this.#runtime.stop()
+    return this.#committed
   }
 
-  async #shutdownOnce (): Promise<boolean> {
-    const source = this.#subscription.current
+  /** Waits for the start to end (cutting a group join short), then drains (`#drain`). */
+  async #drainAfterStart (): Promise<boolean> {
     // A stop during start cuts the group join short (it can wait a whole session timeout for a
     // dead member): nothing was handed over yet, so leaving at once loses nothing.
-    if (this.#state === 'stopping' && !this.#running) await source.stop()
+    if (this.#state === 'stopping' && !this.#running) await this.#subscription.current.stop()
     // A start that failed was reported to whoever called start(); here only its end matters.
     await this.#starting?.catch(() => undefined)
-    const drained = await this.#drain()
-    const committed = await this.#finalCommit(drained)
-    await this.#stopClients()
-    return committed
+    return await this.#drain()
   }
 
   /** Stops intake, lets the producers write what is queued within the drain deadline (none after a failure), then ends their retries. */
@@ -357,21 +404,6 @@ export class MirrorFlow {
     if (settled && committed) return true
     this.#logger.error(`final commit failed; ${this.#delivery.uncommittedConsequence}`, { boundMs: commitBoundMs, timedOut: !settled })
     return false
-  }
-
-  async #stopClients (): Promise<void> {
-    await this.#stopStep('source consumer', this.#subscription.current.stop())
-    await this.#stopStep('producer workers', Promise.allSettled(this.#workers))
-    await this.#stopStep('delivery', this.#delivery.stop(), 2 * STOP_STEP_BOUND_MS)
-    await this.#stopStep('target producers', Promise.all(this.#laneSinks.map(sink => sink.stop())))
-    await this.#stopStep('source admin', this.#ports.sourceTopics.stop())
-    await this.#stopStep('target admin', this.#ports.targetTopics.stop())
-  }
-
-  /** One step of the shutdown, bounded: a client retrying against an unreachable cluster must not hold the process. */
-  async #stopStep (step: string, work: Promise<unknown>, boundMs = STOP_STEP_BOUND_MS): Promise<void> {
-    const logged = work.catch(error => this.#logger.warn('shutdown step failed; going on', { step, error }))
-    if (!await settleWithin(logged, boundMs)) this.#logger.warn('shutdown step did not finish in time; going on', { step, boundMs })
   }
 
   /** True while this process coordinates the flow (owns its `coordinatorPartition`): group offset sync, checkpoints and pruning run here only. */

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { Mm2OffsetSyncEmitter, withMm2OffsetSyncs } from '../../../../src/sidecar/offsets/mm2-offset-sync-emitter.js'
+import { Mm2OffsetSyncEmitter } from '../../../../src/sidecar/offsets/mm2-offset-sync-emitter.js'
+import { flowAckListener, type SyncListener } from '../../../../src/sidecar/pipeline/flow-ack-listener.js'
 import { decodeMm2OffsetSync } from '../../../../src/mirror-topics/mm2-records.js'
 import type { MirrorBatch } from '../../../../src/ports/mirror-batch.js'
-import type { AckListener, TransactionRecord } from '../../../../src/ports/ports.js'
+import type { TransactionRecord } from '../../../../src/ports/ports.js'
 import { silentLogger } from '../../../../src/shared/logger.js'
 import { fakeFlowConfig, records } from '../../../helpers/fake-ports.js'
 
@@ -85,9 +86,9 @@ test(
   }
 )
 
-test('withMm2OffsetSyncs: both listeners hear every batch, a transaction holds the records of both, a flush fails when either fails', async () => {
+test('beside the sidecar\'s syncs (flowAckListener): both hear every batch, a transaction holds both\'s records, a flush fails when either fails', async () => {
   const heard: string[] = []
-  const inner: AckListener = {
+  const inner: SyncListener = {
     acknowledged: () => { heard.push('exact') },
     flush: async () => { throw new Error('exact syncs not written') },
     transactionRecords: () => [{ topic: 'mirror-offset-syncs.A.internal', key: 'k', value: 'v' }],
@@ -96,12 +97,14 @@ test('withMm2OffsetSyncs: both listeners hear every batch, a transaction holds t
     fakeFlowConfig({ exactlyOnce, offsetSyncs: { enabled: true, topic: 'mirror-offset-syncs.A.internal', replicationFactor: 1, mm2: mm2('target') } }),
     { logger: silentLogger }
   )
-  const both = withMm2OffsetSyncs(inner, emitter)
-  assert.ok(both?.transactionRecords !== undefined)
+  const guard = { acknowledged: () => {}, beforeFlush: async () => {} }
+  const both = flowAckListener({ guard, offsetSyncs: inner, mm2OffsetSyncs: emitter })
+  assert.ok(both.transactionRecords !== undefined)
   const acks = [{ batch: batchAt([0, 1]), segments: [{ from: 0, count: 2, targetBaseOffset: 0n }] }]
   assert.deepEqual(both.transactionRecords(acks, []).map(r => r.topic), ['mirror-offset-syncs.A.internal', 'mm2-offset-syncs.A.internal'])
   both.acknowledged(batchAt([0, 1]), acks[0]!.segments)
   assert.deepEqual(heard, ['exact'])
   await assert.rejects(both.flush([]), /exact syncs not written/)
-  assert.equal(withMm2OffsetSyncs(inner, undefined), inner)
+  const alone = flowAckListener({ guard, offsetSyncs: inner })
+  assert.deepEqual(alone.transactionRecords?.(acks, []).map(r => r.topic), ['mirror-offset-syncs.A.internal'])
 })

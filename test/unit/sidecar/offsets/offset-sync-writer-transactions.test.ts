@@ -82,10 +82,12 @@ test(
       onFatal: error => { throw error },
       seek: () => {},
       describe: writer.transactionRecords.bind(writer),
+      acks: inner,
+      held: { capacityBytes: 1_000_000, releaseBytes: () => {} },
     })
     lanes.assign(new Set([partitionKey('t', 0)]))
     const ticket = await lanes.admit('t', 0, fetchControl()) as number
-    const { transaction, listener } = lanes.lane(0, inner, { capacityBytes: 1_000_000, releaseBytes: () => {} })
+    const { transaction, listener } = lanes.lane(0)
     // Source 0..9 went to target 100..109, source 10..14 to 110..114 (one request each).
     const first = batch('t', 0, 0, 10)
     const second = batch('t', 0, 10, 5)

@@ -18,8 +18,12 @@ const exactlyOnce = {
   positionsReplicationFactor: -1,
 }
 
-function context (progress = new PartitionProgress()): DeliveryContext {
+/** Hears nothing: the lanes' acknowledgements, where a test does not look at them. */
+const noAcks: WorkerListener = { acknowledged: () => {}, skipped: () => {}, produceRequest: () => {}, retry: () => {} }
+
+function context (progress = new PartitionProgress(), acks = noAcks): DeliveryContext {
   return {
+    acks,
     progress,
     labels: { flow: 'a->b', source: 'a', target: 'b' },
     observer: {},
@@ -101,10 +105,6 @@ test('exactly-once through a worker: acknowledgements and the queue\'s bytes are
   const sink = new HeldCommitSink()
   const progress = new PartitionProgress()
   const positions: PositionStore = { start: async () => {}, stop: async () => {}, read: async () => new Map() }
-  const mode = deliveryModeFor(config, { ...fakePorts({ t: 1 }, 1), sinks: [sink], exactlyOnce: { sinks: [sink], positions } }, context(progress))
-  mode.assigned(new Set([partitionKey('t', 0)]))
-  const admission = await mode.gate.admit('t', 0, fetchControl())
-  assert.equal(admission, 1, 'the lane\'s first acquisition')
   const acked: MirrorBatch[] = []
   const acks: WorkerListener = {
     acknowledged: b => {
@@ -115,7 +115,11 @@ test('exactly-once through a worker: acknowledgements and the queue\'s bytes are
     produceRequest: () => {},
     retry: () => {},
   }
-  const { delivery, listener } = mode.lane(0, acks)
+  const mode = deliveryModeFor(config, { ...fakePorts({ t: 1 }, 1), sinks: [sink], exactlyOnce: { sinks: [sink], positions } }, context(progress, acks))
+  mode.assigned(new Set([partitionKey('t', 0)]))
+  const admission = await mode.gate.admit('t', 0, fetchControl())
+  assert.equal(admission, 1, 'the lane\'s first acquisition')
+  const { delivery, listener } = mode.lane(0)
   const worker = new ProducerWorker(
     delivery,
     sink,

@@ -70,18 +70,27 @@ afterEach(() => {
   assert.deepEqual(found.map(error => error.message), [], 'the lanes kept their invariants at every step')
 })
 
-/** Records which batches had their queue bytes given back. */
-function heldBytes (capacityBytes = 1_000_000_000): HeldBytes & { released: MirrorBatch[] } {
+/** Records which batches had their queue bytes given back (and passes each to `then`). */
+function heldBytes (capacityBytes = 1_000_000_000, then: (batch: MirrorBatch) => void = () => {}): HeldBytes & { released: MirrorBatch[] } {
   const released: MirrorBatch[] = []
-  return { capacityBytes, released, releaseBytes: batch => { released.push(batch) } }
+  return {
+    capacityBytes,
+    released,
+    releaseBytes: batch => {
+      released.push(batch)
+      then(batch)
+    },
+  }
 }
 
 function setup (
   stored: Map<string, bigint> = new Map(),
   lanes = 4,
-  positionsOverride?: PositionStore
+  positionsOverride?: PositionStore,
+  held = heldBytes()
 ): {
     lanes: ExactlyOnceLanes
+    held: ReturnType<typeof heldBytes>
     sinks: FakeTransactionalSink[]
     progress: PartitionProgress
     acked: MirrorBatch[]
@@ -130,6 +139,8 @@ function setup (
       seeks.push(...offsets)
       hooks.onSeek()
     },
+    acks: inner,
+    held,
   })
   // Every step of a lane reaches its sink or passes an acknowledgement on: the invariants hold at each.
   // A broken one is kept too, as the lane logs and goes on when giving its id up fails.
@@ -142,7 +153,7 @@ function setup (
     }
   }
   for (const sink of sinks) sink.onCall = check
-  return { lanes: exactlyOnce, sinks, progress, acked, inner, seeks, stored, hooks }
+  return { lanes: exactlyOnce, held, sinks, progress, acked, inner, seeks, stored, hooks }
 }
 
 function batch (topic: string, partition: number, from: number, count: number): MirrorBatch {
@@ -168,13 +179,12 @@ test('bucketOf: the same bucket for a partition everywhere, partitions of a topi
 })
 
 test('acknowledgements are held until the lane\'s transaction committed, with the position each partition reached', async () => {
-  const { lanes, sinks, progress, acked, inner } = setup()
+  const { lanes, held, sinks, progress, acked } = setup()
   const lane = lanes.laneOf('t', 0)
   lanes.assign(new Set([partitionKey('t', 0)]))
   const ticket = await lanes.admit('t', 0, fetchControl())
   assert.notEqual(ticket, undefined)
-  const held = heldBytes()
-  const { transaction, listener } = lanes.lane(lane, inner, held)
+  const { transaction, listener } = lanes.lane(lane)
   const first = batch('t', 0, 0, 10)
   const second = batch('t', 0, 10, 5)
   for (const b of [first, second]) {
@@ -220,7 +230,7 @@ test(
 )
 
 test('batches admitted before the lane was taken again are not written; a lane given up is released and its failures dropped', async () => {
-  const { lanes, sinks, inner } = setup()
+  const { lanes, held, sinks } = setup()
   const lane = lanes.laneOf('t', 2)
   const key = partitionKey('t', 2)
   lanes.assign(new Set([key]))
@@ -230,8 +240,7 @@ test('batches admitted before the lane was taken again are not written; a lane g
   lanes.assign(new Set())
   lanes.assign(new Set([key]))
   assert.notEqual(await lanes.admit('t', 2, fetchControl()), ticket, 'a new acquisition, a new ticket')
-  const held = heldBytes()
-  const { transaction } = lanes.lane(lane, inner, held)
+  const { transaction } = lanes.lane(lane)
   let written = 0
   await transaction.write([old], async b => { written += b.length })
   assert.equal(written, 0, 'the old batch belongs to a transaction that is gone')
@@ -252,13 +261,12 @@ test('batches admitted before the lane was taken again are not written; a lane g
 test(
   'a transaction aborted on a lane still owned: the lane is taken again, its partitions fetched again from the positions on the target (or what was acknowledged), and nothing of the aborted transaction is acknowledged',
   async () => {
-    const { lanes, sinks, progress, acked, inner, seeks, stored, hooks } = setup()
+    const { lanes, held, sinks, progress, acked, seeks, stored, hooks } = setup()
     const lane = lanes.laneOf('t', 0)
     const sink = sinks[lane] as FakeTransactionalSink
     lanes.assign(new Set([partitionKey('t', 0)]))
     const first = await lanes.admit('t', 0, fetchControl()) as number
-    const held = heldBytes()
-    const { transaction, listener } = lanes.lane(lane, inner, held)
+    const { transaction, listener } = lanes.lane(lane)
     const write = async (ticket: number, from: number, count: number): Promise<MirrorBatch> => {
       const b = batch('t', 0, from, count)
       lanes.stamp(b, ticket)
@@ -303,11 +311,11 @@ test(
 )
 
 test(`a lane whose transactions are all aborted stops the flow after ${MAX_RETAKES} in a row; a commit in between starts the count again`, async () => {
-  const { lanes, sinks, progress, inner } = setup()
+  const { lanes, sinks, progress } = setup()
   const lane = lanes.laneOf('t', 0)
   const sink = sinks[lane] as FakeTransactionalSink
   lanes.assign(new Set([partitionKey('t', 0)]))
-  const { transaction, listener } = lanes.lane(lane, inner, heldBytes())
+  const { transaction, listener } = lanes.lane(lane)
   const writeAndCommit = async (fail: boolean): Promise<void> => {
     const ticket = await lanes.admit('t', 0, fetchControl()) as number
     const b = batch('t', 0, 0, 2)
@@ -329,13 +337,13 @@ test(`a lane whose transactions are all aborted stops the flow after ${MAX_RETAK
 test(
   'what a transaction wrote keeps its queue bytes until the commit, and a lane commits early once it holds its share (half of queue.bytes over the lanes)',
   async () => {
-    const { lanes, sinks, progress, acked, inner } = setup(new Map(), 2)
     // 2 lanes, 400 bytes: a lane's share is 100 bytes, i.e. 10 records of the batches below.
     const queue = new BoundedQueue<MirrorBatch>(1_000, 400, 2)
+    const { lanes, sinks, progress, acked } = setup(new Map(), 2, undefined, heldBytes(queue.capacityBytes, b => queue.release(b, 'bytes')))
     const lane = lanes.laneOf('t', 0)
     lanes.assign(new Set([partitionKey('t', 0)]))
     const ticket = await lanes.admit('t', 0, fetchControl()) as number
-    const { transaction, listener } = lanes.lane(lane, inner, { capacityBytes: queue.capacityBytes, releaseBytes: b => queue.release(b, 'bytes') })
+    const { transaction, listener } = lanes.lane(lane)
     const write = async (from: number, count: number): Promise<MirrorBatch> => {
       const b = batch('t', 0, from, count)
       lanes.stamp(b, ticket)
@@ -388,12 +396,12 @@ async function takenLane (
     transaction: ReturnType<ExactlyOnceLanes['lane']>['transaction']
   }
 > {
-  const context = setup()
+  const context = setup(new Map(), 4, undefined, heldBytes(capacityBytes))
   const lane = context.lanes.laneOf('t', 0)
   context.lanes.assign(new Set([partitionKey('t', 0)]))
   const ticket = (await context.lanes.admit('t', 0, fetchControl())) as number
-  const held = heldBytes(capacityBytes)
-  const { transaction, listener } = context.lanes.lane(lane, context.inner, held)
+  const { held } = context
+  const { transaction, listener } = context.lanes.lane(lane)
   const write = async (from: number, count: number): Promise<MirrorBatch> => {
     const b = batch('t', 0, from, count)
     context.lanes.stamp(b, ticket)
@@ -507,13 +515,16 @@ test(
 )
 
 test('a committed transaction\'s batches reach the ack listener before their bytes go back, so a digest reading them keeps them counted', async () => {
-  const { lanes, progress, acked, inner } = setup()
+  const ackedWhenReleased: boolean[] = []
+  // Read when the lane gives bytes back, after setup() made the acknowledgements' list.
+  const seen: { acked: readonly MirrorBatch[] } = { acked: [] }
+  const held = heldBytes(1_000_000_000, b => { ackedWhenReleased.push(seen.acked.includes(b)) })
+  const { lanes, progress, acked } = setup(new Map(), 4, undefined, held)
+  seen.acked = acked
   const lane = lanes.laneOf('t', 0)
   lanes.assign(new Set([partitionKey('t', 0)]))
   const ticket = await lanes.admit('t', 0, fetchControl())
-  const ackedWhenReleased: boolean[] = []
-  const held: HeldBytes = { capacityBytes: 1_000_000_000, releaseBytes: b => { ackedWhenReleased.push(acked.includes(b)) } }
-  const { transaction, listener } = lanes.lane(lane, inner, held)
+  const { transaction, listener } = lanes.lane(lane)
   const batches = [batch('t', 0, 0, 10), batch('t', 0, 10, 5)]
   for (const b of batches) {
     lanes.stamp(b, ticket as number)
@@ -527,9 +538,9 @@ test('a committed transaction\'s batches reach the ack listener before their byt
 })
 
 test('checkInvariants names the invariant a lane breaks: an acknowledgement held on a lane without its transactional id', () => {
-  const { lanes, inner } = setup()
+  const { lanes } = setup()
   lanes.checkInvariants()
-  const { listener } = lanes.lane(lanes.laneOf('t', 0), inner, heldBytes())
+  const { listener } = lanes.lane(lanes.laneOf('t', 0))
   // A worker writing for a lane never taken (a caller breaking the lane's contract).
   listener.acknowledged(batch('t', 0, 0, 2), [{ from: 0, count: 2, targetBaseOffset: 0n }], 0, 2)
   assert.throws(

@@ -30,9 +30,6 @@ function batch (partition: number): MirrorBatch {
 }
 
 test('at least once: lanes from numProducers on take only while the target round trip is long; a closed queue ends them; reports pass through', async () => {
-  const delivery = new AtLeastOnceDelivery({ queueMaxRecords: 100, queueMaxBytes: 100_000, numProducers: 1 }, 2)
-  assert.equal(delivery.onDemandFrom, 1, 'the lane past numProducers starts on demand')
-  assert.equal(delivery.lanesWriting(), 1)
   const durations: Array<[number, boolean]> = []
   const acks: WorkerListener = {
     acknowledged: () => {},
@@ -40,8 +37,11 @@ test('at least once: lanes from numProducers on take only while the target round
     produceRequest: (seconds, ok) => durations.push([seconds, ok]),
     retry: () => {},
   }
-  const eager = delivery.lane(0, acks)
-  const extra = delivery.lane(1, acks)
+  const delivery = new AtLeastOnceDelivery({ queueMaxRecords: 100, queueMaxBytes: 100_000, numProducers: 1 }, 2, acks)
+  assert.equal(delivery.onDemandFrom, 1, 'the lane past numProducers starts on demand')
+  assert.equal(delivery.lanesWriting(), 1)
+  const eager = delivery.lane(0)
+  const extra = delivery.lane(1)
   let extraTook: MirrorBatch[] | undefined
   const extraTake = extra.delivery.take(1_000_000).then(taken => { extraTook = taken })
 
