@@ -58,10 +58,13 @@ export interface InstanceRestart {
   /** Exit code (a SIGTERM stop should be 0), or the signal that ended it. */
   readonly exit: string
   /**
-   * Signal to every running instance owning partitions that add up to all of them, from their
-   * `kafka_mirror_assigned_partitions`; undefined when that did not happen before the next restart.
+   * Signal to the running instances owning every partition again (their
+   * `kafka_mirror_assigned_partitions` add up to all of them); undefined when that did not happen
+   * before the next restart.
    */
   readonly rebalancedSeconds: number | undefined
+  /** Partitions each instance owned then, by instance number. */
+  readonly split: readonly number[] | undefined
 }
 
 export interface InstancesRestartFigures {
@@ -80,6 +83,8 @@ export interface InstancesRestartFigures {
   readonly outOfOrderPartitions: number
   /** Writer stopped to every partition's target end at its source end; undefined when it did not within the timeout. */
   readonly caughtUpSeconds: number | undefined
+  /** Partitions each instance owned once the group first settled, by instance number. */
+  readonly startSplit: readonly number[]
   readonly restarts: readonly InstanceRestart[]
   /** The steady window, then one per restart: stalls, and the duplicates written on the target in it. */
   readonly windows: ReadonlyArray<WindowStalls & { readonly duplicates: number }>
@@ -115,11 +120,20 @@ async function assignedPartitions (instance: RunningInstance): Promise<number> {
   return metricSum(await sidecarMetrics(instance.workDir), 'kafka_mirror_assigned_partitions')
 }
 
-/** Waits until every instance owns partitions and they add up to `partitions`; the time it happened, or undefined at `deadlineMs`. */
-async function waitBalanced (instances: readonly RunningInstance[], partitions: number, deadlineMs: number): Promise<number | undefined> {
+/**
+ * Waits until the partitions the running instances own add up to `partitions`: every partition
+ * owned by a running process. Not every instance need own some: with exactly-once the group
+ * hands out `--num.producers` buckets, fewer than the members of 3 instances of 2 streams.
+ * Resolves to the time and each instance's count, or undefined at `deadlineMs`.
+ */
+async function waitOwned (
+  instances: readonly RunningInstance[],
+  partitions: number,
+  deadlineMs: number
+): Promise<{ atMs: number, split: number[] } | undefined> {
   while (performance.now() < deadlineMs) {
     const split = await Promise.all(instances.map(assignedPartitions))
-    if (split.every(n => n > 0) && split.reduce((a, b) => a + b, 0) === partitions) return performance.now()
+    if (split.reduce((a, b) => a + b, 0) === partitions) return { atMs: performance.now(), split }
     await sleep(200)
   }
   return undefined
@@ -169,6 +183,7 @@ export async function runInstancesRestart (contender: Contender, context: Instan
   const restarts: InstanceRestart[] = []
   const signals: Array<{ label: string, atMs: number }> = []
   const finalExits: string[] = []
+  let startSplit: readonly number[] = []
   let written = 0
   let steadyAtMs = 0
   let writerStoppedMs = 0
@@ -176,10 +191,12 @@ export async function runInstancesRestart (contender: Contender, context: Instan
   try {
     for (let i = 0; i < settings.instances; i++) instances.push(await startInstance(i))
     const startedMs = performance.now()
-    if ((await waitBalanced(instances, settings.partitions, startedMs + settings.timeoutMs)) === undefined) {
-      throw new Error(`${contender.name}: the ${settings.instances} instances did not share the ${settings.partitions} partitions within ${settings.timeoutMs / 1000} s`)
+    const owned = await waitOwned(instances, settings.partitions, startedMs + settings.timeoutMs)
+    if (owned === undefined) {
+      throw new Error(`${contender.name}: the ${settings.instances} instances did not own the ${settings.partitions} partitions within ${settings.timeoutMs / 1000} s`)
     }
-    log(`${contender.name}: ${settings.instances} instances share the ${settings.partitions} partitions after ${((performance.now() - startedMs) / 1000).toFixed(1)} s`)
+    startSplit = owned.split
+    log(`${contender.name}: the ${settings.instances} instances own the ${settings.partitions} partitions (${owned.split.join('/')}) after ${((owned.atMs - startedMs) / 1000).toFixed(1)} s`)
     while (longestOpenStallMs(poller.polls, settings.partitions) >= settings.stallThresholdSeconds * 1000 || poller.polls.length < 5) {
       if (performance.now() - startedMs > settings.timeoutMs) {
         throw new Error(`${contender.name}: the copy did not get steady within ${settings.timeoutMs / 1000} s`)
@@ -203,7 +220,7 @@ export async function runInstancesRestart (contender: Contender, context: Instan
         const exitMs = performance.now()
         instances[instance] = await startInstance(instance)
         const nextMs = atMs + settings.restartIntervalMs
-        const balancedMs = await waitBalanced(instances, settings.partitions, nextMs)
+        const owned = await waitOwned(instances, settings.partitions, nextMs)
         const restart: InstanceRestart = {
           phase,
           instance,
@@ -211,10 +228,11 @@ export async function runInstancesRestart (contender: Contender, context: Instan
           atSeconds: (atMs - steadyAtMs) / 1000,
           exitSeconds: (exitMs - atMs) / 1000,
           exit,
-          rebalancedSeconds: balancedMs === undefined ? undefined : (balancedMs - atMs) / 1000,
+          rebalancedSeconds: owned === undefined ? undefined : (owned.atMs - atMs) / 1000,
+          split: owned?.split,
         }
         restarts.push(restart)
-        log(`${contender.name}: ${label}, instance ${instance}: gone after ${restart.exitSeconds.toFixed(1)} s (${exit}), partitions shared again ${restart.rebalancedSeconds === undefined ? 'not within the interval' : `after ${restart.rebalancedSeconds.toFixed(1)} s`}`)
+        log(`${contender.name}: ${label}, instance ${instance}: gone after ${restart.exitSeconds.toFixed(1)} s (${exit}), all partitions owned again ${owned === undefined ? 'not within the interval' : `after ${((owned.atMs - atMs) / 1000).toFixed(1)} s (${owned.split.join('/')})`}`)
         await sleep(Math.max(0, nextMs - performance.now()))
       }
     }
@@ -265,6 +283,7 @@ export async function runInstancesRestart (contender: Contender, context: Instan
     duplicates: comparison.duplicates,
     outOfOrderPartitions: comparison.outOfOrderPartitions,
     caughtUpSeconds: caughtUpMs === undefined ? undefined : (caughtUpMs - writerStoppedMs) / 1000,
+    startSplit,
     restarts,
     windows: stalls.map(window => ({ ...window, duplicates: duplicatesByWindow.get(window.label) ?? 0 })),
     duplicatesOutsideWindows,
