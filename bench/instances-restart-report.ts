@@ -29,14 +29,14 @@ export function instancesRestartMarkdown (
     `Stalls: both clusters' end offsets of every partition are polled every ${settings.pollIntervalMs} ms (the target's with read_committed: for exactly-once, what a read_committed reader can see). ` +
       'A partition stalls from the last poll that saw its target end grow (or reach its source end) to the next poll that saw it grow. ' +
       `A stall is charged to the window in which it starts; each restart's window opens ${(settings.pollIntervalMs * 2) / 1000} s before its signal and ends where the next one opens (the last when the target caught up after the writer stopped); a stall longer than the interval runs on into the next window but stays charged to the one it started in. ` +
-      `*partitions stalled > ${threshold} s*: partitions with a stall longer than ${threshold} s starting in the window; *longest stall*: the longest stall of any partition starting there; *poll gap*: the longest time between two polls in it, the resolution of both. ` +
+      `*partitions stalled > ${threshold} s*: partitions with a stall longer than ${threshold} s starting in the window; *longest stall*: the longest stall of any partition starting there; *already stalled when the window opened*: partitions whose stall longer than ${threshold} s began in an earlier window and still ran (counted there, not here); *poll gap*: the longest time between two polls in it, the resolution of both. ` +
       '*duplicates written*: extra copies on the target (a key beyond its count on the source, in the same partition) whose offset the target end passed in that window: what the group copied again, charged to when it was written, which can be the next window when the copy was stalled past the interval. ' +
       '*all partitions owned again*: from the signal until the running instances\' `kafka_mirror_assigned_partitions` add up to all partitions, with each instance\'s count (instance 0/1/2); ' +
       'with exactly-once the group hands out `--num.producers` (default 4) buckets among the members (each instance\'s `--num.streams` consumers), so an instance may own none.',
     '',
     '## Totals',
     '',
-    '| delivery | partitions owned at the start | records written | on source | on target (read_committed) | missing | duplicates | partitions out of order | ' +
+    '| delivery | partitions per instance before the first restart | records written | on source | on target (read_committed) | missing | duplicates | partitions out of order | ' +
       'target caught up after the writer stopped | exits at the end |',
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
   ]
@@ -49,8 +49,8 @@ export function instancesRestartMarkdown (
     '',
     '## Per restart',
     '',
-    `| delivery | window | instance | signal to exit | all partitions owned again | partitions stalled > ${threshold} s (of ${settings.partitions}) | longest stall | poll gap | duplicates written |`,
-    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |'
+    `| delivery | window | instance | signal to exit | all partitions owned again | already stalled when the window opened | partitions stalled > ${threshold} s (of ${settings.partitions}) | longest stall | poll gap | duplicates written |`,
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |'
   )
   for (const run of runs) {
     for (const window of run.windows) {
@@ -61,11 +61,11 @@ export function instancesRestartMarkdown (
         : restart.rebalancedSeconds === undefined ? 'not within the interval' : `${seconds(restart.rebalancedSeconds)} (${restart.split?.join('/') ?? ''})`
       const open = window.openStalls > 0 ? ` (${window.openStalls} not ended)` : ''
       lines.push(
-        `| ${run.contender} | ${window.label} | ${restart?.instance ?? ''} | ${exit} | ${shared} | ${window.partitionsStalled}${open} | ${seconds(window.longestStallSeconds)} | ${seconds(window.longestPollGapSeconds)} | ${count(window.duplicates)} |`
+        `| ${run.contender} | ${window.label} | ${restart?.instance ?? ''} | ${exit} | ${shared} | ${window.partitionsStalledBefore} | ${window.partitionsStalled}${open} | ${seconds(window.longestStallSeconds)} | ${seconds(window.longestPollGapSeconds)} | ${count(window.duplicates)} |`
       )
     }
     if (run.duplicatesOutsideWindows > 0) {
-      lines.push(`| ${run.contender} | outside the windows | | | | | | | ${count(run.duplicatesOutsideWindows)} |`)
+      lines.push(`| ${run.contender} | outside the windows | | | | | | | | ${count(run.duplicatesOutsideWindows)} |`)
     }
   }
   if (failures.length > 0) {

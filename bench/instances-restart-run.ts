@@ -83,7 +83,7 @@ export interface InstancesRestartFigures {
   readonly outOfOrderPartitions: number
   /** Writer stopped to every partition's target end at its source end; undefined when it did not within the timeout. */
   readonly caughtUpSeconds: number | undefined
-  /** Partitions each instance owned once the group first settled, by instance number. */
+  /** Partitions each instance owned at the end of the steady window, just before the first restart, by instance number. */
   readonly startSplit: readonly number[]
   readonly restarts: readonly InstanceRestart[]
   /** The steady window, then one per restart: stalls, and the duplicates written on the target in it. */
@@ -195,7 +195,6 @@ export async function runInstancesRestart (contender: Contender, context: Instan
     if (owned === undefined) {
       throw new Error(`${contender.name}: the ${settings.instances} instances did not own the ${settings.partitions} partitions within ${settings.timeoutMs / 1000} s`)
     }
-    startSplit = owned.split
     log(`${contender.name}: the ${settings.instances} instances own the ${settings.partitions} partitions (${owned.split.join('/')}) after ${((owned.atMs - startedMs) / 1000).toFixed(1)} s`)
     while (longestOpenStallMs(poller.polls, settings.partitions) >= settings.stallThresholdSeconds * 1000 || poller.polls.length < 5) {
       if (performance.now() - startedMs > settings.timeoutMs) {
@@ -206,6 +205,7 @@ export async function runInstancesRestart (contender: Contender, context: Instan
     steadyAtMs = performance.now()
     log(`${contender.name}: copy steady; ${settings.restartIntervalMs / 1000} s without a restart`)
     await sleep(settings.restartIntervalMs)
+    startSplit = await Promise.all(instances.map(assignedPartitions))
     for (const phase of RestartPhases) {
       for (let r = 0; r < settings.restartsPerPhase; r++) {
         const instance = r % settings.instances

@@ -97,6 +97,8 @@ export interface WindowStalls {
   readonly seconds: number
   /** Partitions with at least one stall longer than the threshold starting in the window. */
   readonly partitionsStalled: number
+  /** Partitions whose stall longer than the threshold started before the window and was still running when it opened. */
+  readonly partitionsStalledBefore: number
   /** The longest stall of any partition starting in the window, in seconds; 0 with none. */
   readonly longestStallSeconds: number
   /** Of those stalls, the ones still open when polling stopped. */
@@ -107,8 +109,9 @@ export interface WindowStalls {
 
 /**
  * Charges every stall to the window its start (`fromMs`) falls in; stalls starting outside every
- * window are left out. Invariant: a partition counts at most once per window, however many
- * stalls it had there.
+ * window are left out. Invariants: a partition counts at most once per window, however many
+ * stalls it had there; a stall running through a window's start counts in that window's
+ * `partitionsStalledBefore`, never in its `partitionsStalled`.
  */
 export function windowStalls (
   windows: readonly StallWindow[],
@@ -119,6 +122,9 @@ export function windowStalls (
   return windows.map(window => {
     const inside = stalls.filter(stall => stall.fromMs >= window.startMs && stall.fromMs < window.endMs)
     const stalled = new Set(inside.filter(stall => stall.seconds > thresholdSeconds).map(stall => stall.partition))
+    const before = new Set(
+      stalls.filter(stall => stall.fromMs < window.startMs && stall.toMs > window.startMs && stall.seconds > thresholdSeconds).map(stall => stall.partition)
+    )
     let longestPollGapMs = 0
     for (let i = 1; i < polls.length; i++) {
       const [before, after] = [polls[i - 1]!, polls[i]!]
@@ -128,6 +134,7 @@ export function windowStalls (
       label: window.label,
       seconds: (window.endMs - window.startMs) / 1000,
       partitionsStalled: stalled.size,
+      partitionsStalledBefore: before.size,
       longestStallSeconds: inside.reduce((longest, stall) => Math.max(longest, stall.seconds), 0),
       openStalls: inside.filter(stall => stall.open && stall.seconds > thresholdSeconds).length,
       longestPollGapSeconds: longestPollGapMs / 1000,

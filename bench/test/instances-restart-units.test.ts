@@ -75,9 +75,16 @@ test('stalls are charged to the window they start in; a partition counts once pe
   ]
   const pollTimes = polls([0, [0, 0], [0, 0]], [5_000, [0, 0], [0, 0]], [5_200, [0, 0], [0, 0]], [12_000, [0, 0], [0, 0]], [12_100, [0, 0], [0, 0]])
   assert.deepEqual(windowStalls(windows, stalls, pollTimes, 1.5), [
-    { label: 'steady', seconds: 9.6, partitionsStalled: 0, longestStallSeconds: 0.2, openStalls: 0, longestPollGapSeconds: 6.8 },
-    { label: 'SIGTERM 1', seconds: 20.4, partitionsStalled: 2, longestStallSeconds: 28, openStalls: 1, longestPollGapSeconds: 6.8 },
+    { label: 'steady', seconds: 9.6, partitionsStalled: 0, partitionsStalledBefore: 0, longestStallSeconds: 0.2, openStalls: 0, longestPollGapSeconds: 6.8 },
+    { label: 'SIGTERM 1', seconds: 20.4, partitionsStalled: 2, partitionsStalledBefore: 0, longestStallSeconds: 28, openStalls: 1, longestPollGapSeconds: 6.8 },
   ])
+  const later = stallWindows(0, [{ label: 'SIGKILL 1', atMs: 10_000 }, { label: 'SIGKILL 2', atMs: 20_000 }], 30_000, 0)
+  const carried = windowStalls(later, [stall(0, 9_000, 25_000), stall(1, 9_500, 19_000), stall(2, 19_500, 20_500)], [], 1.5)
+  assert.deepEqual(carried.map(w => [w.label, w.partitionsStalled, w.partitionsStalledBefore]), [
+    ['steady', 2, 0],
+    ['SIGKILL 1', 0, 2],
+    ['SIGKILL 2', 0, 1],
+  ], 'a stall running through a signal counts as stalled before that window, in the window it started in only')
 })
 
 test('a duplicate is charged to the window of the first poll that saw the target end pass its offset', () => {
@@ -137,7 +144,7 @@ test('the result file names the scenario and the command, and gives totals and o
     timeoutMs: 600_000,
     shape: { keyBytes: 16, valueBytes: 512 },
   }
-  const window = { seconds: 25, openStalls: 0, longestPollGapSeconds: 0.3 }
+  const window = { seconds: 25, openStalls: 0, longestPollGapSeconds: 0.3, partitionsStalledBefore: 0 }
   const run: InstancesRestartFigures = {
     contender: 'sidecar',
     label: 'mirror-sidecar (this project)',
@@ -168,7 +175,7 @@ test('the result file names the scenario and the command, and gives totals and o
     windows: [
       { ...window, label: 'steady', partitionsStalled: 0, longestStallSeconds: 0.4, duplicates: 0 },
       { ...window, label: 'SIGTERM 1', partitionsStalled: 8, longestStallSeconds: 3.1, duplicates: 0 },
-      { ...window, label: 'SIGKILL 1', partitionsStalled: 8, longestStallSeconds: 41.7, duplicates: 350, openStalls: 2 },
+      { ...window, label: 'SIGKILL 1', partitionsStalled: 8, longestStallSeconds: 41.7, duplicates: 350, openStalls: 2, partitionsStalledBefore: 3 },
     ],
     duplicatesOutsideWindows: 0,
     polls: 500,
@@ -179,8 +186,8 @@ test('the result file names the scenario and the command, and gives totals and o
   assert.match(markdown, /^# Scenario instances-rolling-restart/)
   assert.match(markdown, /Command: `npm run bench -- --instances-rolling-restart`/)
   assert.ok(markdown.includes('| mirror-sidecar (this project) | 8/8/8 | 120,000 | 120,000 | 120,350 | 0 | 350 | 0 | 2.5 s | exit 0, exit 0, exit 0 |'))
-  assert.match(markdown, /\| sidecar \| steady \| {2}\| {2}\| {2}\| 0 \| 0\.4 s \| 0\.3 s \| 0 \|/)
-  assert.match(markdown, /\| sidecar \| SIGTERM 1 \| 0 \| 0\.8 s \(exit 0\) \| 4\.2 s \(12\/0\/12\) \| 8 \| 3\.1 s \| 0\.3 s \| 0 \|/)
-  assert.match(markdown, /\| sidecar \| SIGKILL 1 \| 0 \| 0\.0 s \(SIGKILL\) \| not within the interval \| 8 \(2 not ended\) \| 41\.7 s \| 0\.3 s \| 350 \|/)
+  assert.match(markdown, /\| sidecar \| steady \| {2}\| {2}\| {2}\| 0 \| 0 \| 0\.4 s \| 0\.3 s \| 0 \|/)
+  assert.match(markdown, /\| sidecar \| SIGTERM 1 \| 0 \| 0\.8 s \(exit 0\) \| 4\.2 s \(12\/0\/12\) \| 0 \| 8 \| 3\.1 s \| 0\.3 s \| 0 \|/)
+  assert.ok(markdown.includes('| sidecar | SIGKILL 1 | 0 | 0.0 s (SIGKILL) | not within the interval | 3 | 8 (2 not ended) | 41.7 s | 0.3 s | 350 |'))
   assert.match(markdown, /## Runs that did not complete\n\n- sidecar-eos: timed out/)
 })
