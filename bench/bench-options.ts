@@ -2,6 +2,10 @@ import { parseArgs } from 'node:util'
 import { Compressions, type Compression } from './compression.js'
 import { parseScenarioList, ScenarioListError, type Scenario } from './scenarios.js'
 
+/** How an instance is stopped in a phase of the instances mode: SIGTERM (a clean stop, then a start) or SIGKILL (kill -9 and an immediate start). */
+export const RestartPhases = ['SIGTERM', 'SIGKILL'] as const
+export type RestartPhase = typeof RestartPhases[number]
+
 /** `baseline`: a second build of the sidecar (`--baseline-entry`), to compare two versions in one run. */
 export const ContenderNames = ['sidecar', 'baseline', 'mm2', 'mm1', 'sidecar-eos', 'mm2-eos', 'bare', 'bare-kafkajs'] as const
 export type ContenderName = typeof ContenderNames[number]
@@ -95,6 +99,8 @@ export interface BenchOptions {
   readonly restartIntervalSeconds: number
   /** Instances mode: restarts in the SIGTERM phase and again in the SIGKILL phase; default 3. */
   readonly restartsPerPhase: number
+  /** Instances mode: the phases run, in order; default SIGTERM then SIGKILL. */
+  readonly restartPhases: readonly RestartPhase[]
 }
 
 export class UsageError extends Error {
@@ -173,7 +179,8 @@ export const USAGE = `usage: npm run bench -- [options]
   --instances N             instances mode: sidecar processes in the group (default 3)
   --restart-interval-seconds N
                             instances mode: seconds from one restart to the next (default 25)
-  --restarts-per-phase N    instances mode: restarts with SIGTERM, then as many with kill -9 (default 3)`
+  --restarts-per-phase N    instances mode: restarts with SIGTERM, then as many with kill -9 (default 3)
+  --restart-phases LIST     instances mode: the phases, in order, comma list of sigterm, sigkill (default sigterm,sigkill)`
 
 function positiveInteger (flag: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback
@@ -239,6 +246,7 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
         instances: { type: 'string' },
         'restart-interval-seconds': { type: 'string' },
         'restarts-per-phase': { type: 'string' },
+        'restart-phases': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     })
@@ -285,7 +293,7 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
       throw new UsageError(`--contenders "${v.contenders}": the instances-rolling-restart scenario runs sidecar instances only (sidecar, sidecar-eos, baseline); drop ${notSidecar.join(', ')}`)
     }
   } else {
-    const only = (['instances', 'restart-interval-seconds', 'restarts-per-phase'] as const).filter(flag => v[flag] !== undefined)
+    const only = (['instances', 'restart-interval-seconds', 'restarts-per-phase', 'restart-phases'] as const).filter(flag => v[flag] !== undefined)
     if (only.length > 0) {
       throw new UsageError(`${only.map(flag => `--${flag}`).join(', ')}: for the instances-rolling-restart scenario; add --instances-rolling-restart`)
     }
@@ -370,7 +378,22 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
     instances: positiveInteger('instances', v.instances, 3),
     restartIntervalSeconds: positiveInteger('restart-interval-seconds', v['restart-interval-seconds'], 25),
     restartsPerPhase: positiveInteger('restarts-per-phase', v['restarts-per-phase'], 3),
+    restartPhases: restartPhases(v['restart-phases']),
   })
+}
+
+/** `--restart-phases sigterm,sigkill` as phases in the order given, without repeats. */
+function restartPhases (raw: string | undefined): RestartPhase[] {
+  if (raw === undefined) return [...RestartPhases]
+  const phases: RestartPhase[] = []
+  for (const name of raw.split(',').map(entry => entry.trim().toUpperCase()).filter(entry => entry !== '')) {
+    if (!(RestartPhases as readonly string[]).includes(name)) {
+      throw new UsageError(`--restart-phases "${raw}": unknown phase "${name.toLowerCase()}", expected a comma list of sigterm, sigkill`)
+    }
+    if (!phases.includes(name as RestartPhase)) phases.push(name as RestartPhase)
+  }
+  if (phases.length === 0) throw new UsageError(`--restart-phases "${raw}": expected a comma list of sigterm, sigkill`)
+  return phases
 }
 
 /** `--<flag> key=value` entries as settings; a key in `fixed` (the benchmark sets it) is refused with its hint. */

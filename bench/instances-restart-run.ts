@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { LocalCluster } from '../scripts/local-kafka/clusters.js'
 import { compareCopies } from '../test/faults/copy-comparison.js'
-import type { Compression } from './bench-options.js'
+import type { Compression, RestartPhase } from './bench-options.js'
 import { stopChild, type TrackedChild } from './child-registry.js'
 import { mirrorGroupId, type Contender, type MirrorJob } from './contenders.js'
 import { duplicateCopies } from './duplicate-copies.js'
@@ -12,10 +12,6 @@ import { longestOpenStallMs, partitionStalls, stallWindows, windowOfTargetOffset
 import { ProgressPoller } from './progress-poller.js'
 import { metricSum, sidecarMetrics } from './sidecar-metrics.js'
 import type { TopicAdmin } from './topic-admin.js'
-
-/** How an instance is stopped in a phase: SIGTERM (a clean stop, then a start) or SIGKILL (kill -9 and an immediate start). */
-export const RestartPhases = ['SIGTERM', 'SIGKILL'] as const
-export type RestartPhase = typeof RestartPhases[number]
 
 /** What the scenario does, the same for each delivery mode. */
 export interface InstancesRestartSettings {
@@ -28,6 +24,8 @@ export interface InstancesRestartSettings {
   readonly restartIntervalMs: number
   /** Restarts per phase, instance 0, 1, 2, 0, ... */
   readonly restartsPerPhase: number
+  /** The phases, in order. */
+  readonly phases: readonly RestartPhase[]
   readonly pollIntervalMs: number
   /** A partition's stall counts when it lasts longer than this. */
   readonly stallThresholdSeconds: number
@@ -206,7 +204,7 @@ export async function runInstancesRestart (contender: Contender, context: Instan
     log(`${contender.name}: copy steady; ${settings.restartIntervalMs / 1000} s without a restart`)
     await sleep(settings.restartIntervalMs)
     startSplit = await Promise.all(instances.map(assignedPartitions))
-    for (const phase of RestartPhases) {
+    for (const phase of settings.phases) {
       for (let r = 0; r < settings.restartsPerPhase; r++) {
         const instance = r % settings.instances
         const label = `${phase} ${r + 1}`

@@ -208,6 +208,7 @@ async function main (options: BenchOptions): Promise<void> {
       ratePerSecond: options.rateRecordsPerSecond,
       restartIntervalMs: options.restartIntervalSeconds * 1000,
       restartsPerPhase: options.restartsPerPhase,
+      phases: options.restartPhases,
       pollIntervalMs: INSTANCES_POLL_INTERVAL_MS,
       stallThresholdSeconds: INSTANCES_STALL_THRESHOLD_SECONDS,
       timeoutMs: options.timeoutSeconds * 1000,

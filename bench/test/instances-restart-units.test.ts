@@ -120,6 +120,11 @@ test('--instances-rolling-restart: its defaults, its own flags, and the flags it
     [options.instances, options.partitions, options.rateRecordsPerSecond, options.restartIntervalSeconds, options.restartsPerPhase, options.contenders],
     [3, 24, 2_400, 25, 3, ['sidecar', 'sidecar-eos']]
   )
+  assert.deepEqual(options.restartPhases, ['SIGTERM', 'SIGKILL'])
+  assert.deepEqual(parseBenchArgs(['--instances-rolling-restart', '--restart-phases', 'sigkill']).restartPhases, ['SIGKILL'])
+  assert.deepEqual(parseBenchArgs(['--instances-rolling-restart', '--restart-phases', 'SIGKILL,sigterm,sigkill']).restartPhases, ['SIGKILL', 'SIGTERM'])
+  assert.throws(() => parseBenchArgs(['--instances-rolling-restart', '--restart-phases', 'sighup']), /unknown phase "sighup"/)
+  assert.throws(() => parseBenchArgs(['--instances-rolling-restart', '--restart-phases', ',']), /expected a comma list of sigterm, sigkill/)
   const short = parseBenchArgs([
     '--instances-rolling-restart', '--restarts-per-phase', '2', '--restart-interval-seconds', '20', '--rate', '1000', '--contenders', 'sidecar',
   ])
@@ -139,6 +144,7 @@ test('the result file names the scenario and the command, and gives totals and o
     ratePerSecond: 2_400,
     restartIntervalMs: 25_000,
     restartsPerPhase: 1,
+    phases: ['SIGTERM', 'SIGKILL'],
     pollIntervalMs: 200,
     stallThresholdSeconds: 1.5,
     timeoutMs: 600_000,
