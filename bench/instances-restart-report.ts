@@ -3,6 +3,8 @@ import type { Environment } from './report.js'
 
 const seconds = (value: number | undefined): string => value === undefined ? 'n/a' : `${value.toFixed(1)} s`
 const count = (value: number): string => value.toLocaleString('en-US')
+/** Partitions per instance, `n/a` for an instance whose /metrics did not answer. */
+const split = (counts: readonly number[]): string => counts.map(n => Number.isNaN(n) ? 'n/a' : String(n)).join('/')
 
 /** The result file of the instances-rolling-restart scenario: setup, one totals row per delivery mode, one row per window. */
 export function instancesRestartMarkdown (
@@ -42,7 +44,7 @@ export function instancesRestartMarkdown (
   ]
   for (const run of runs) {
     lines.push(
-      `| ${run.label} | ${run.startSplit.join('/')} | ${count(run.written)} | ${count(run.sourceRecords)} | ${count(run.targetRecords)} | ${count(run.missing)} | ${count(run.duplicates)} | ${run.outOfOrderPartitions} | ${seconds(run.caughtUpSeconds)} | ${run.finalExits.join(', ')} |`
+      `| ${run.label} | ${split(run.startSplit)} | ${count(run.written)} | ${count(run.sourceRecords)} | ${count(run.targetRecords)} | ${count(run.missing)} | ${count(run.duplicates)} | ${run.outOfOrderPartitions} | ${seconds(run.caughtUpSeconds)} | ${run.finalExits.join(', ')} |`
     )
   }
   lines.push(
@@ -58,7 +60,7 @@ export function instancesRestartMarkdown (
       const exit = restart === undefined ? '' : `${seconds(restart.exitSeconds)} (${restart.exit})`
       const shared = restart === undefined
         ? ''
-        : restart.rebalancedSeconds === undefined ? 'not within the interval' : `${seconds(restart.rebalancedSeconds)} (${restart.split?.join('/') ?? ''})`
+        : restart.rebalancedSeconds === undefined ? 'not within the interval' : `${seconds(restart.rebalancedSeconds)} (${split(restart.split ?? [])})`
       const open = window.openStalls > 0 ? ` (${window.openStalls} not ended)` : ''
       lines.push(
         `| ${run.contender} | ${window.label} | ${restart?.instance ?? ''} | ${exit} | ${shared} | ${window.partitionsStalledBefore} | ${window.partitionsStalled}${open} | ${seconds(window.longestStallSeconds)} | ${seconds(window.longestPollGapSeconds)} | ${count(window.duplicates)} |`

@@ -164,7 +164,7 @@ test('the result file names the scenario and the command, and gives totals and o
     duplicates: 350,
     outOfOrderPartitions: 0,
     caughtUpSeconds: 2.5,
-    startSplit: [8, 8, 8],
+    startSplit: [8, Number.NaN, 8],
     restarts: [
       { phase: 'SIGTERM', instance: 0, label: 'SIGTERM 1', atSeconds: 25, exitSeconds: 0.8, exit: 'exit 0', rebalancedSeconds: 4.2, split: [12, 0, 12] },
       {
@@ -191,7 +191,7 @@ test('the result file names the scenario and the command, and gives totals and o
   const markdown = instancesRestartMarkdown(TEST_ENVIRONMENT, settings, 'npm run bench -- --instances-rolling-restart', [run], failures)
   assert.match(markdown, /^# Scenario instances-rolling-restart/)
   assert.match(markdown, /Command: `npm run bench -- --instances-rolling-restart`/)
-  assert.ok(markdown.includes('| mirror-sidecar (this project) | 8/8/8 | 120,000 | 120,000 | 120,350 | 0 | 350 | 0 | 2.5 s | exit 0, exit 0, exit 0 |'))
+  assert.ok(markdown.includes('| mirror-sidecar (this project) | 8/n/a/8 | 120,000 | 120,000 | 120,350 | 0 | 350 | 0 | 2.5 s | exit 0, exit 0, exit 0 |'))
   assert.match(markdown, /\| sidecar \| steady \| {2}\| {2}\| {2}\| 0 \| 0 \| 0\.4 s \| 0\.3 s \| 0 \|/)
   assert.match(markdown, /\| sidecar \| SIGTERM 1 \| 0 \| 0\.8 s \(exit 0\) \| 4\.2 s \(12\/0\/12\) \| 0 \| 8 \| 3\.1 s \| 0\.3 s \| 0 \|/)
   assert.ok(markdown.includes('| sidecar | SIGKILL 1 | 0 | 0.0 s (SIGKILL) | not within the interval | 3 | 8 (2 not ended) | 41.7 s | 0.3 s | 350 |'))
