@@ -2,6 +2,10 @@ import { parseArgs } from 'node:util'
 import { Compressions, type Compression } from './compression.js'
 import { parseScenarioList, ScenarioListError, type Scenario } from './scenarios.js'
 
+/** How an instance is stopped in a phase of the instances mode: SIGTERM (a clean stop, then a start) or SIGKILL (kill -9 and an immediate start). */
+export const RestartPhases = ['SIGTERM', 'SIGKILL'] as const
+export type RestartPhase = typeof RestartPhases[number]
+
 /** `baseline`: a second build of the sidecar (`--baseline-entry`), to compare two versions in one run. */
 export const ContenderNames = ['sidecar', 'baseline', 'mm2', 'mm1', 'sidecar-eos', 'mm2-eos', 'bare', 'bare-kafkajs'] as const
 export type ContenderName = typeof ContenderNames[number]
@@ -10,7 +14,7 @@ export { Compressions, type Compression } from './compression.js'
 
 /** Everything one `npm run bench` invocation does, validated. */
 export interface BenchOptions {
-  readonly mode: 'throughput' | 'latency' | 'scale'
+  readonly mode: 'throughput' | 'latency' | 'scale' | 'instances'
   /** Records preloaded into the source topic (throughput mode); default 1,000,000, 100,000 with `--quick`. */
   readonly records: number
   /** Bytes per record value; default 512. */
@@ -34,7 +38,7 @@ export interface BenchOptions {
   readonly contenders: readonly ContenderName[]
   /** Also measure ProducerPerformance / ConsumerPerformance (throughput mode); default true. */
   readonly ceiling: boolean
-  /** Latency mode: records per second produced into the source; default 20,000. */
+  /** Latency mode: records per second produced into the source; default 20,000 (instances mode: 2,400). */
   readonly rateRecordsPerSecond: number
   /** Latency mode: how long the fixed-rate producer runs; default 60. */
   readonly durationSeconds: number
@@ -89,6 +93,14 @@ export interface BenchOptions {
   readonly replicationCeiling: boolean
   /** Latency mode: the target behind the delay proxy, this many ms each way (the wide-area target); 0 (default): direct. */
   readonly wideAreaDelayMs: number
+  /** Instances mode (`--instances-rolling-restart`): sidecar processes in the one group; default 3. */
+  readonly instances: number
+  /** Instances mode: seconds from one restart's signal to the next; default 25. */
+  readonly restartIntervalSeconds: number
+  /** Instances mode: restarts in the SIGTERM phase and again in the SIGKILL phase; default 3. */
+  readonly restartsPerPhase: number
+  /** Instances mode: the phases run, in order; default SIGTERM then SIGKILL. */
+  readonly restartPhases: readonly RestartPhase[]
 }
 
 export class UsageError extends Error {
@@ -156,7 +168,19 @@ export const USAGE = `usage: npm run bench -- [options]
                             target, freeze the target broker (SIGSTOP) for N s, then let it go on (default 0: none)
   --replication-ceiling     throughput mode: also time a new follower replica copying the same records on a
                             3-node cluster (partition reassignment; base port KAFKA_BENCH_NODES_SOURCE_PORT)
-  --wide-area-delay-ms N    latency mode: the target behind the wide-area delay proxy, N ms each way (default 0)`
+  --wide-area-delay-ms N    latency mode: the target behind the wide-area delay proxy, N ms each way (default 0)
+  --instances-rolling-restart
+                            the instances-rolling-restart scenario: --instances sidecars in one group copy a topic of
+                            --partitions (default 24 here) written at --rate (default 2400 here) records/s; each
+                            instance in turn is restarted with SIGTERM, then with kill -9; per restart the
+                            partitions whose copy stalled > 1.5 s and the longest stall, at the end missing and
+                            duplicates; --contenders sidecar,sidecar-eos (default; baseline allowed); results in
+                            latest-instances.md / .json
+  --instances N             instances mode: sidecar processes in the group (default 3)
+  --restart-interval-seconds N
+                            instances mode: seconds from one restart to the next (default 25)
+  --restarts-per-phase N    instances mode: restarts with SIGTERM, then as many with kill -9 (default 3)
+  --restart-phases LIST     instances mode: the phases, in order, comma list of sigterm, sigkill (default sigterm,sigkill)`
 
 function positiveInteger (flag: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback
@@ -218,6 +242,11 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
         'memory-budget': { type: 'boolean' },
         'sidecar-heap-mib': { type: 'string' },
         'target-outage-seconds': { type: 'string' },
+        'instances-rolling-restart': { type: 'boolean' },
+        instances: { type: 'string' },
+        'restart-interval-seconds': { type: 'string' },
+        'restarts-per-phase': { type: 'string' },
+        'restart-phases': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     })
@@ -232,7 +261,8 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
     throw new UsageError(`--compression "${compression}": expected one of ${Compressions.join(', ')}`)
   }
   const baselineEntry = v['baseline-entry']
-  const defaultContenders = baselineEntry === undefined ? 'sidecar,mm2,mm1' : 'sidecar,baseline,mm2,mm1'
+  const instancesMode = v['instances-rolling-restart'] === true
+  const defaultContenders = instancesMode ? 'sidecar,sidecar-eos' : baselineEntry === undefined ? 'sidecar,mm2,mm1' : 'sidecar,baseline,mm2,mm1'
   const contenders = (v.contenders ?? defaultContenders).split(',').map(name => name.trim()).filter(name => name !== '')
   for (const name of contenders) {
     if (!(ContenderNames as readonly string[]).includes(name)) {
@@ -255,6 +285,19 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
   const javaHeap = v['java-heap'] ?? '1g'
   if (!/^\d+[mMgG]$/.test(javaHeap)) throw new UsageError(`--java-heap "${javaHeap}": expected a size such as 512m or 1g`)
   if (v.latency === true && v.scale === true) throw new UsageError('--latency and --scale are different modes; give one of them')
+  if (instancesMode) {
+    const other = (['latency', 'scale', 'scenario'] as const).filter(flag => v[flag] !== undefined)
+    if (other.length > 0) throw new UsageError(`--instances-rolling-restart is a mode of its own; drop ${other.map(flag => `--${flag}`).join(', ')}`)
+    const notSidecar = contenders.filter(name => name !== 'sidecar' && name !== 'sidecar-eos' && name !== 'baseline')
+    if (notSidecar.length > 0) {
+      throw new UsageError(`--contenders "${v.contenders}": the instances-rolling-restart scenario runs sidecar instances only (sidecar, sidecar-eos, baseline); drop ${notSidecar.join(', ')}`)
+    }
+  } else {
+    const only = (['instances', 'restart-interval-seconds', 'restarts-per-phase', 'restart-phases'] as const).filter(flag => v[flag] !== undefined)
+    if (only.length > 0) {
+      throw new UsageError(`${only.map(flag => `--${flag}`).join(', ')}: for the instances-rolling-restart scenario; add --instances-rolling-restart`)
+    }
+  }
   const scale = v.scale === true
   let scenarios: Scenario[] = []
   if (v.scenario !== undefined) {
@@ -297,11 +340,11 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
     throw new UsageError(`--target-outage-seconds is for the throughput mode; drop --${v.latency === true ? 'latency' : 'scale'}`)
   }
   return Object.freeze({
-    mode: v.latency === true ? 'latency' : scale ? 'scale' : 'throughput',
+    mode: v.latency === true ? 'latency' : scale ? 'scale' : instancesMode ? 'instances' : 'throughput',
     records: positiveInteger('records', v.records, quick ? 100_000 : 1_000_000),
     valueBytes: positiveInteger('value-bytes', v['value-bytes'], scale ? 100 : 512),
     keyBytes: positiveInteger('key-bytes', v['key-bytes'], 16),
-    partitions: positiveInteger('partitions', v.partitions, 8),
+    partitions: positiveInteger('partitions', v.partitions, instancesMode ? 24 : 8),
     compression: compression as Compression,
     producerProps,
     consumerProps,
@@ -311,7 +354,7 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
     contenders: contenders as ContenderName[],
     ceiling: v['no-ceiling'] !== true,
     verify: v['no-verify'] !== true,
-    rateRecordsPerSecond: positiveInteger('rate', v.rate, 20_000),
+    rateRecordsPerSecond: positiveInteger('rate', v.rate, instancesMode ? 2_400 : 20_000),
     durationSeconds: positiveInteger('duration-seconds', v['duration-seconds'], quick ? 15 : 60),
     latencyWarmUpSeconds: nonNegativeInteger('latency-warm-up-seconds', v['latency-warm-up-seconds'], 30),
     latencyTopicWarmUpSeconds: nonNegativeInteger('latency-topic-warm-up-seconds', v['latency-topic-warm-up-seconds'], 10),
@@ -332,7 +375,25 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
     targetOutageSeconds: positiveInteger('target-outage-seconds', v['target-outage-seconds'], 0),
     replicationCeiling: v['replication-ceiling'] === true,
     wideAreaDelayMs: positiveInteger('wide-area-delay-ms', v['wide-area-delay-ms'], 0),
+    instances: positiveInteger('instances', v.instances, 3),
+    restartIntervalSeconds: positiveInteger('restart-interval-seconds', v['restart-interval-seconds'], 25),
+    restartsPerPhase: positiveInteger('restarts-per-phase', v['restarts-per-phase'], 3),
+    restartPhases: restartPhases(v['restart-phases']),
   })
+}
+
+/** `--restart-phases sigterm,sigkill` as phases in the order given, without repeats. */
+function restartPhases (raw: string | undefined): RestartPhase[] {
+  if (raw === undefined) return [...RestartPhases]
+  const phases: RestartPhase[] = []
+  for (const name of raw.split(',').map(entry => entry.trim().toUpperCase()).filter(entry => entry !== '')) {
+    if (!(RestartPhases as readonly string[]).includes(name)) {
+      throw new UsageError(`--restart-phases "${raw}": unknown phase "${name.toLowerCase()}", expected a comma list of sigterm, sigkill`)
+    }
+    if (!phases.includes(name as RestartPhase)) phases.push(name as RestartPhase)
+  }
+  if (phases.length === 0) throw new UsageError(`--restart-phases "${raw}": expected a comma list of sigterm, sigkill`)
+  return phases
 }
 
 /** `--<flag> key=value` entries as settings; a key in `fixed` (the benchmark sets it) is refused with its hint. */

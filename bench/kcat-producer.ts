@@ -141,3 +141,37 @@ export async function produceAtRate (
   await finish(producer, stderr)
   return { records: total - warmUpRecords, startedAtMs }
 }
+
+/** A kcat producer writing at a fixed rate until stopped. */
+export interface RateProducer {
+  /** Records handed to kcat so far (the first is record number 0). */
+  readonly sent: () => number
+  /** Stops writing, waits for every acknowledgement; resolves to the records written. */
+  readonly stop: () => Promise<number>
+}
+
+/**
+ * Produces at `ratePerSecond` from record number 0 until stopped (catching up if a tick was late,
+ * never bursting ahead); kcat exits with an error when a record could not be delivered.
+ */
+export function startRateProducer (options: KcatProducerOptions, shape: RecordShape, ratePerSecond: number): RateProducer {
+  const producer = startKcat(options)
+  const stderr = collectStderr(producer)
+  const startedMs = Date.now()
+  let sent = 0
+  let stopping = false
+  const done = (async () => {
+    while (!stopping) {
+      const due = Math.floor(((Date.now() - startedMs) * ratePerSecond) / 1000)
+      if (due > sent) {
+        await write(producer, recordLines(shape, sent, due - sent))
+        sent = due
+      }
+      await sleep(10)
+    }
+    await finish(producer, stderr)
+  })()
+  // Handled where it is awaited (stop); without this a kcat that dies before stop() would end the benchmark unreported.
+  done.catch(() => undefined)
+  return { sent: () => sent, stop: async () => { stopping = true; await done; return sent } }
+}

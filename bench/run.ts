@@ -15,6 +15,8 @@ import { CEILING_PRODUCER_PROPS } from './ceiling-run.js'
 import { stopAllChildren } from './child-registry.js'
 import { warmUpClusters } from './cluster-warm-up.js'
 import { bareForwarderContender, mirrorMaker1Contender, mirrorMaker2Contender, sidecarContender, type Contender, type MirrorJob } from './contenders.js'
+import { instancesRestartMarkdown } from './instances-restart-report.js'
+import { runInstancesRestart, type InstancesRestartFigures, type InstancesRestartSettings } from './instances-restart-run.js'
 import { runLatency, type LatencyFigures } from './latency-run.js'
 import { renderHeapProfileSummary, renderProfileSummary } from './profile-summary.js'
 import { describeEnvironment, describeP99AgainstFloor, latencyMarkdown, latencyMedians, throughputMarkdown } from './report.js'
@@ -30,6 +32,10 @@ import { TopicAdmin } from './topic-admin.js'
 import { startWideAreaTarget } from './wide-area-target.js'
 
 const log = (line: string): void => { process.stderr.write(line + '\n') }
+
+/** Instances mode: how often both clusters' end offsets are polled, and how long a partition's copy may wait before it counts as stalled. */
+const INSTANCES_POLL_INTERVAL_MS = 200
+const INSTANCES_STALL_THRESHOLD_SECONDS = 1.5
 
 /** Set when a contender run did not complete: the benchmark still reports the rest, then exits 1. */
 let contenderFailed = false
@@ -195,6 +201,48 @@ async function main (options: BenchOptions): Promise<void> {
     await writeFile(join(resultsDir, 'latest-scale.json'), JSON.stringify({ kind: 'scale', environment: env, options, runs: figures }, null, 2) + '\n')
     process.stdout.write(markdown)
     log(`wrote ${join(resultsDir, 'latest-scale.md')} and latest-scale.json`)
+  } else if (options.mode === 'instances') {
+    const settings: InstancesRestartSettings = {
+      instances: options.instances,
+      partitions: options.partitions,
+      ratePerSecond: options.rateRecordsPerSecond,
+      restartIntervalMs: options.restartIntervalSeconds * 1000,
+      restartsPerPhase: options.restartsPerPhase,
+      phases: options.restartPhases,
+      pollIntervalMs: INSTANCES_POLL_INTERVAL_MS,
+      stallThresholdSeconds: INSTANCES_STALL_THRESHOLD_SECONDS,
+      timeoutMs: options.timeoutSeconds * 1000,
+      shape,
+    }
+    const mirror = {
+      streams: options.streams,
+      compression: options.compression,
+      producerProps: options.producerProps,
+      consumerProps: options.consumerProps,
+      commitIntervalMs: options.commitIntervalMs,
+    }
+    const runs: InstancesRestartFigures[] = []
+    const failures: Array<{ contender: string, reason: string }> = []
+    for (const contender of contenders) {
+      try {
+        const figures = await runInstancesRestart(contender, { id, workDir, source, target, sourceAdmin, targetAdmin, settings, mirror, log })
+        runs.push(figures)
+        log(`${contender.name}: ${figures.written} written, ${figures.missing} missing, ${figures.duplicates} duplicates`)
+      } catch (error) {
+        // Reported under "Runs that did not complete"; the next delivery mode still runs.
+        contenderFailed = true
+        failures.push({ contender: contender.name, reason: (error as Error).message })
+        log(`${contender.name}: did not complete: ${(error as Error).message}`)
+      }
+    }
+    env.loadAverageAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100
+    const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`
+    const markdown = instancesRestartMarkdown(env, settings, command, runs, failures)
+    await writeFile(join(resultsDir, 'latest-instances.md'), markdown)
+    const json = { kind: 'instances-rolling-restart', environment: env, options, settings, runs, failures }
+    await writeFile(join(resultsDir, 'latest-instances.json'), JSON.stringify(json, null, 2) + '\n')
+    process.stdout.write(markdown)
+    log(`wrote ${join(resultsDir, 'latest-instances.md')} and latest-instances.json`)
   } else if (options.mode === 'throughput') {
     const scenarioContext: ScenarioContext = {
       id,
