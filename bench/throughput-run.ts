@@ -253,6 +253,14 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
     }
     doneAt ??= performance.now()
     const throttledSeconds = limit === undefined ? Number.NaN : metricSum(await sidecarMetrics(job.workDir), 'kafka_mirror_throttled_seconds_total')
+    const exposition = await sidecarMetrics(job.workDir)
+    if (exposition !== undefined) {
+      const count = (name: string): number => metricSum(exposition, name)
+      context.log(
+        `${contender.label}: ${count('kafka_mirror_fetch_requests_total')} fetch requests, ` +
+        `${count('kafka_mirror_produce_request_duration_seconds_count')} produce requests, ${count('kafka_mirror_batches_total')} batches`
+      )
+    }
     if (restartTarget !== undefined && restart === undefined) {
       throw new Error(`${contender.label} copied all ${context.records} records before the rolling restart could start; use more --records`)
     }

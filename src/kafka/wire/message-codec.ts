@@ -1,4 +1,4 @@
-import { inVersions, type FieldSchema, type FieldType, type MessageSchema, type StructType } from './message-schema.js'
+import { inVersions, type FieldSchema, type FieldType, type MessageSchema, type RecordsChunks, type StructType } from './message-schema.js'
 import { WireFormatError, WireReader } from './wire-reader.js'
 import { WireWriter } from './wire-writer.js'
 
@@ -161,8 +161,8 @@ function writeValue (writer: WireWriter, type: FieldType, path: string, version:
       case 'float64': writer.float64(value as number); break
       case 'uuid': writer.uuid(value as string); break
       case 'string': writer.string(value as string | null, flexible); break
-      case 'bytes':
-      case 'records': writer.bytes(value as Buffer | null, flexible); break
+      case 'bytes': writer.bytes(value as Buffer | null, flexible); break
+      case 'records': writeRecords(writer, value as RecordsChunks | null, flexible); break
     }
   } catch (error) {
     throw new WireEncodeError(`${path}: ${(error as Error).message}`, { cause: error })
@@ -239,4 +239,17 @@ function readValue (reader: WireReader, type: FieldType, version: number, flexib
     case 'bytes':
     case 'records': return reader.bytes(flexible)
   }
+}
+
+/** A records field from one buffer or from chunks: one length (their sum), then each chunk as it is. */
+function writeRecords (writer: WireWriter, value: RecordsChunks | null, flexible: boolean): void {
+  if (value === null || Buffer.isBuffer(value)) {
+    writer.bytes(value, flexible)
+    return
+  }
+  let length = 0
+  for (const chunk of value) length += chunk.length
+  if (flexible) writer.uvarint(length + 1)
+  else writer.int32(length)
+  for (const chunk of value) writer.raw(chunk)
 }

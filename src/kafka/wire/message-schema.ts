@@ -11,6 +11,12 @@
 export type Versions = readonly [min: number, max: number]
 
 /** Fixed-size and length-prefixed types; `records` is a nullable bytes field holding record batches, never decoded here. */
+/**
+ * A request's `records` field: one buffer, or chunks written one after another as one field (a batch
+ * header the mirror rewrote, then the records as fetched), so a forwarded batch is never copied to be sent.
+ */
+export type RecordsChunks = Buffer | readonly Buffer[]
+
 export type PrimitiveType = 'bool' | 'int8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'float64' | 'string' | 'bytes' | 'uuid' | 'records'
 
 /** A struct: its fields in wire order (tagged fields are written in the struct's tagged-field section instead). */

@@ -181,6 +181,24 @@ test('bytes of 4 KiB and more are written by reference: the request\'s chunks ho
   assert.deepEqual(Buffer.concat(chunks), Buffer.concat([Buffer.from('00000001' + '00002000', 'hex'), batch, Buffer.from('0002', 'hex')]))
 })
 
+test('a request\'s records written from chunks are the bytes of the same records written as one buffer, in every Produce version; large chunks by reference', () => {
+  const { request } = WIRE_API_SCHEMAS.Produce
+  const header = Buffer.alloc(61, 3)
+  const records = Buffer.alloc(8192, 9)
+  for (let version = request.validVersions[0]; version <= request.validVersions[1]; version++) {
+    const produce = (data: Buffer | readonly Buffer[]): WireWriter => encodeMessage(request, version, {
+      transactionalId: null,
+      acks: -1,
+      timeoutMs: 30_000,
+      topicData: [{ name: 'orders', topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', partitionData: [{ index: 3, records: data }] }],
+    })
+    const chunked = produce([header, records])
+    const chunks = chunked.chunks()
+    assert.ok(chunks.includes(records), `v${version}: the records are a chunk of the request`)
+    assert.deepEqual(Buffer.concat(chunks), produce(Buffer.concat([header, records])).toBuffer(), `v${version}`)
+  }
+})
+
 test('decoded bytes and records are views of the response, not copies', () => {
   const { response } = WIRE_API_SCHEMAS.SaslAuthenticate
   const bytes = encodeMessage(response, 1, { errorCode: 0, errorMessage: null, authBytes: Buffer.from('token'), sessionLifetimeMs: 0n }).toBuffer()
