@@ -1,6 +1,5 @@
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { LocalCluster } from '../scripts/local-kafka/clusters.js'
 import { compareCopies } from '../test/faults/copy-comparison.js'
 import type { Compression, RestartPhase } from './bench-options.js'
 import { stopChild, type TrackedChild } from './child-registry.js'
@@ -11,7 +10,7 @@ import { readOffsetKeys } from './keyed-read.js'
 import { longestOpenStallMs, partitionStalls, stallWindows, windowOfTargetOffset, windowStalls, type WindowStalls } from './partition-stalls.js'
 import { ProgressPoller } from './progress-poller.js'
 import { metricSum, sidecarMetrics } from './sidecar-metrics.js'
-import type { TopicAdmin } from './topic-admin.js'
+import type { BenchRun } from './bench-run.js'
 
 /** What the scenario does, the same for each delivery mode. */
 export interface InstancesRestartSettings {
@@ -93,13 +92,7 @@ export interface InstancesRestartFigures {
   readonly finalExits: readonly string[]
 }
 
-export interface InstancesRestartContext {
-  readonly id: string
-  readonly workDir: string
-  readonly source: LocalCluster
-  readonly target: LocalCluster
-  readonly sourceAdmin: TopicAdmin
-  readonly targetAdmin: TopicAdmin
+export interface InstancesRestartContext extends BenchRun {
   readonly settings: InstancesRestartSettings
   readonly mirror: InstancesMirrorSettings
   readonly log: (line: string) => void

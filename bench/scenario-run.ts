@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { LocalCluster, NodeCluster } from '../scripts/local-kafka/clusters.js'
+import type { NodeCluster } from '../scripts/local-kafka/clusters.js'
 import type { KafkaDistribution } from '../scripts/local-kafka/kafka-distribution.js'
 import type { BenchOptions } from './bench-options.js'
 import { runCeiling, type CeilingFigures } from './ceiling-run.js'
@@ -17,6 +17,7 @@ import { TopicAdmin, type AdminCluster } from './topic-admin.js'
 import { startWideAreaTarget } from './wide-area-target.js'
 import { sidecarThroughputLimit } from './throughput-limit.js'
 import { REPLICATION_POLL_INTERVAL_MS, runReplicationCeiling, type ReplicationCeilingFigures, type ReplicationCeilingJob } from './replication-ceiling.js'
+import type { BenchRun } from './bench-run.js'
 
 /** Contenders that are builds of the sidecar, which take `--sidecar-arg`s. */
 const SIDECAR_CONTENDERS: ReadonlySet<string> = new Set(['sidecar', 'baseline', 'sidecar-eos'])
@@ -44,13 +45,7 @@ export interface ScenarioResult {
   readonly replication: readonly ReplicationCeilingFigures[]
 }
 
-export interface ScenarioContext {
-  readonly id: string
-  readonly workDir: string
-  readonly source: LocalCluster
-  readonly target: LocalCluster
-  readonly sourceAdmin: TopicAdmin
-  readonly targetAdmin: TopicAdmin
+export interface ScenarioContext extends BenchRun {
   readonly contenders: readonly Contender[]
   /** Kafka's tools for the ceiling. */
   readonly distribution: KafkaDistribution

@@ -1,5 +1,4 @@
-import { spawn } from 'node:child_process'
-import { track } from './child-registry.js'
+import { kcatLines } from './kcat-lines.js'
 
 /** What is on a target topic: every record read once, and how many distinct keys among them. */
 export interface TargetCount {
@@ -16,29 +15,15 @@ export interface TargetCount {
  */
 export async function countTargetRecords (bootstrap: string, topic: string, readCommitted = false): Promise<TargetCount> {
   const isolation = readCommitted ? ['-X', 'isolation.level=read_committed'] : []
-  const child = spawn('kcat', ['-C', '-b', bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', ...isolation, '-f', '%p %k\n'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  const tracked = track('kcat target count', child)
   const keys = new Set<string>()
   const partitionRecords = new Map<number, number>()
   let records = 0
-  let partial = ''
-  let stderr = ''
-  child.stdout.setEncoding('latin1')
-  child.stdout.on('data', (chunk: string) => {
-    const lines = (partial + chunk).split('\n')
-    partial = lines.pop() ?? ''
-    for (const line of lines) {
-      const space = line.indexOf(' ')
-      const partition = Number(line.slice(0, space))
-      records++
-      keys.add(line.slice(space + 1))
-      partitionRecords.set(partition, (partitionRecords.get(partition) ?? 0) + 1)
-    }
+  await kcatLines('kcat target count', topic, ['-C', '-b', bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', ...isolation, '-f', '%p %k\n'], line => {
+    const space = line.indexOf(' ')
+    const partition = Number(line.slice(0, space))
+    records++
+    keys.add(line.slice(space + 1))
+    partitionRecords.set(partition, (partitionRecords.get(partition) ?? 0) + 1)
   })
-  child.stderr.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-4_000) })
-  const { code } = await tracked.exited
-  if (code !== 0) throw new Error(`kcat could not read ${topic} (exit ${code}): ${stderr.trim()}`)
   return { records, distinctKeys: keys.size, partitionRecords }
 }
