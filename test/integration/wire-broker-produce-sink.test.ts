@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { createServer, type AddressInfo } from 'node:net'
 import { test, type TestContext } from 'node:test'
 import { crc32c } from '../../src/kafka/crc32c.js'
 import { BATCH_OFFSETS, BATCH_PREFIX_BYTES, batchForTarget } from '../../src/kafka/record-batch-header.js'
@@ -90,6 +91,45 @@ test('the sink writes batches to their leaders with our producer id and sequence
     })
   }
 })
+
+test('a first bootstrap broker that refuses connections: the sink starts through the next one and writes', async t => {
+  const { target } = await sharedClusters()
+  const port = Number(target.bootstrap.split(':')[1])
+  const topic = await createTopic(t, target, { partitions: 1 })
+  const refusing = await closedPort()
+  const sink = new BrokerProduceSink({
+    bootstrap: [{ host: '127.0.0.1', port: refusing }, { host: '127.0.0.1', port }],
+    connection: { clientId: 'produce-sink-test' },
+  })
+  t.after(() => sink.stop())
+  await sink.start()
+  assert.ok(sink.producer.producerId >= 0n)
+  const produced = await sink.send(topic, 0, recordBatch(['a', 'b']))
+  assert.equal(produced.baseOffset, 0n)
+  const reader = await connected(t, port)
+  assert.equal((await fetchBatches(reader, topic, 0)).length, 1)
+})
+
+test('no bootstrap broker reachable: the start fails with the connection error, after asking each once', async () => {
+  const sink = new BrokerProduceSink({
+    bootstrap: [{ host: '127.0.0.1', port: await closedPort() }, { host: '127.0.0.1', port: await closedPort() }],
+    connection: { clientId: 'produce-sink-test' },
+  })
+  try {
+    await assert.rejects(sink.start(), /ECONNREFUSED/)
+  } finally {
+    await sink.stop()
+  }
+})
+
+/** A loopback port nothing listens on: bound once, then closed. */
+async function closedPort (): Promise<number> {
+  const server = createServer()
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise<void>(resolve => server.close(() => resolve()))
+  return port
+}
 
 test('a batch resent with the same producer id, epoch and sequence is answered with its first offset and held once', async t => {
   const { target } = await sharedClusters()

@@ -6,7 +6,7 @@
  */
 import { ErrorCodes, MirrorError } from '../../shared/errors.js'
 import { BATCH_OFFSETS } from '../record-batch-header.js'
-import type { BrokerConnection, BrokerConnectionOptions } from './broker-connection.js'
+import type { BrokerConnection, BrokerConnectionOptions, ResponseOf } from './broker-connection.js'
 import { BOOTSTRAP_NODE, BrokerConnections } from './broker-connections.js'
 import {
   IdempotentProducerState,
@@ -353,14 +353,23 @@ export class BrokerProduceSink {
     this.#schedule(this.#state.bumpPending ? this.#options.retryBackoffMs ?? 100 : 0)
   }
 
+  /**
+   * InitProducerId through a bootstrap broker. One that cannot be reached or does not answer is dropped
+   * and the next one asked (`BrokerConnections` takes them in turn), so a start while a bootstrap broker
+   * is down goes through another; it fails only when none of them answers in one round.
+   */
   async #initProducerId (producerId: bigint, producerEpoch: number): Promise<{ producerId: bigint, producerEpoch: number }> {
+    let unanswered = 0
     for (;;) {
-      const connection = await this.#connection(BOOTSTRAP)
-      const response = await connection.send('InitProducerId', { transactionalId: null, transactionTimeoutMs: 60_000, producerId, producerEpoch })
-        .catch(async (error: unknown) => {
-          await this.#dropConnection(BOOTSTRAP)
-          throw error
-        })
+      let response: ResponseOf<'InitProducerId'>
+      try {
+        const connection = await this.#connection(BOOTSTRAP)
+        response = await connection.send('InitProducerId', { transactionalId: null, transactionTimeoutMs: 60_000, producerId, producerEpoch })
+      } catch (error) {
+        await this.#dropConnection(BOOTSTRAP)
+        if (++unanswered >= this.#options.bootstrap.length || this.#stopped) throw error
+        continue
+      }
       if (response.errorCode === 0) return { producerId: response.producerId, producerEpoch: response.producerEpoch }
       const name = produceErrorName(response.errorCode)
       if (!INIT_RETRIABLE.has(response.errorCode) || this.#stopped) {
