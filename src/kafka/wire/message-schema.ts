@@ -10,13 +10,13 @@
 /** An inclusive version range; `[n, 32767]` (the largest int16) is Kafka's `n+`. */
 export type Versions = readonly [min: number, max: number]
 
-/** Fixed-size and length-prefixed types; `records` is a nullable bytes field holding record batches, never decoded here. */
 /**
  * A request's `records` field: one buffer, or chunks written one after another as one field (a batch
  * header the mirror rewrote, then the records as fetched), so a forwarded batch is never copied to be sent.
  */
 export type RecordsChunks = Buffer | readonly Buffer[]
 
+/** Fixed-size and length-prefixed types; `records` is a nullable bytes field holding record batches, never decoded here. */
 export type PrimitiveType = 'bool' | 'int8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'float64' | 'string' | 'bytes' | 'uuid' | 'records'
 
 /** A struct: its fields in wire order (tagged fields are written in the struct's tagged-field section instead). */
