@@ -252,8 +252,8 @@ export async function runThroughput (contender: Contender, job: MirrorJob, run: 
       await sleep(nearOutage || nearRestart ? 5 : POLL_INTERVAL_MS)
     }
     doneAt ??= performance.now()
-    const throttledSeconds = limit === undefined ? Number.NaN : metricSum(await sidecarMetrics(job.workDir), 'kafka_mirror_throttled_seconds_total')
     const exposition = await sidecarMetrics(job.workDir)
+    const throttledSeconds = limit === undefined ? Number.NaN : metricSum(exposition, 'kafka_mirror_throttled_seconds_total')
     if (exposition !== undefined) {
       const count = (name: string): number => metricSum(exposition, name)
       context.log(
