@@ -12,17 +12,17 @@ export function targetProducerSetting (env: NodeJS.ProcessEnv): TargetProducer |
   const value = env[TARGET_PRODUCER_ENV]
   if (value === undefined || value === '') return undefined
   if (value === 'wire' || value === 'kafkajs') return value
-  throw new ConfigError([{ key: TARGET_PRODUCER_ENV, value, message: 'must be wire or kafkajs; unset it for the default (wire)' }])
+  throw new ConfigError([{ key: TARGET_PRODUCER_ENV, value, message: 'must be wire or kafkajs; unset it for the default (kafkajs)' }])
 }
 
 /**
  * The producer of an at-least-once flow (exactly-once flows write through kafkajs' transactional
- * producer, `KafkaTransactionalSink`, whatever this says). The rule: the wire layer's sink when the
- * flow's producer is idempotent (`enable.idempotence`, the default and the wire sink's only kind; the
- * target always gets acks=all) and kafkajs' producer is not asked for (`MIRROR_TARGET_PRODUCER=kafkajs`);
- * kafkajs' sink otherwise. The wire layer speaks every security setup the mirror takes (TLS, SASL
- * PLAIN, SCRAM, OAUTHBEARER, AWS_MSK_IAM, GSSAPI: `wire/wire-connection-options.ts`).
+ * producer, `KafkaTransactionalSink`, whatever this says). The rule: the wire layer's sink when it is
+ * asked for (`MIRROR_TARGET_PRODUCER=wire`), the flow's producer is idempotent (`enable.idempotence`,
+ * the wire sink's only kind; the target always gets acks=all); kafkajs' sink otherwise. The wire layer
+ * speaks every security setup the mirror takes (TLS, SASL PLAIN, SCRAM, OAUTHBEARER, AWS_MSK_IAM, GSSAPI:
+ * `wire/wire-connection-options.ts`).
  */
 export function targetProducerOf (flow: FlowConfig, env: NodeJS.ProcessEnv): TargetProducer {
-  return targetProducerSetting(env) !== 'kafkajs' && flow.producer.idempotent ? 'wire' : 'kafkajs'
+  return targetProducerSetting(env) === 'wire' && flow.producer.idempotent ? 'wire' : 'kafkajs'
 }
