@@ -181,7 +181,7 @@ test('bytes of 4 KiB and more are written by reference: the request\'s chunks ho
   assert.deepEqual(Buffer.concat(chunks), Buffer.concat([Buffer.from('00000001' + '00002000', 'hex'), batch, Buffer.from('0002', 'hex')]))
 })
 
-test('a request\'s records written from chunks are the bytes of the same records written as one buffer, in every Produce version; large chunks by reference', () => {
+test('records written from chunks are the bytes of the same records as one buffer, in every Produce version; large chunks by reference', () => {
   const { request } = WIRE_API_SCHEMAS.Produce
   const header = Buffer.alloc(61, 3)
   const records = Buffer.alloc(8192, 9)
