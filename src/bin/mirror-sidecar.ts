@@ -18,6 +18,7 @@ import { sidecarSettingsFromFlags, SIDECAR_FLAGS } from '../config/sidecar-setti
 import { ProblemList } from '../config/values.js'
 import { assertKafkajsPatched } from '../kafka/kafkajs-internals.js'
 import { targetProducerSetting } from '../kafka/target-producer.js'
+import { sourceConsumerSetting } from '../kafka/source-consumer.js'
 import { packageVersion } from '../shared/package-version.js'
 import { MirrorSidecar } from '../sidecar/mirror-sidecar.js'
 import { ConfigError, MirrorError } from '../shared/errors.js'
@@ -169,6 +170,8 @@ function configFromArgv (argv: Record<string, unknown>): MirrorConfig {
   const strimzi = argv.strimzi as string | undefined
   const secretsDir = argv['strimzi.secrets.dir'] as string | undefined
   try {
+    targetProducerSetting(process.env)
+    sourceConsumerSetting(process.env)
     if (strimzi !== undefined && mm2 !== undefined) {
       throw new ConfigError([{ key: '--strimzi', value: strimzi, message: `cannot be combined with the mm2.properties file ${mm2}; give one of them` }])
     } else if (secretsDir !== undefined && strimzi === undefined) {
@@ -195,7 +198,6 @@ function configFromArgv (argv: Record<string, unknown>): MirrorConfig {
       }
       return configFromMm1(mergeEnv(values, process.env))
     }
-    targetProducerSetting(process.env)
   } catch (error) {
     if (error instanceof ConfigError) fail(problemsText(error, 'configuration'))
     throw error

@@ -6,12 +6,16 @@ import { KafkaRecordSink } from './record-sink.js'
 import { KafkaTransactionalSink } from './transactional-sink.js'
 import { KafkaPositionStore } from './position-store.js'
 import { bucketAssigner } from './bucket-assigner.js'
-import { KafkaRecordSource, type MirrorProducerFilter, type StartOffset } from './record-source.js'
+import type { MirrorProducerFilter } from './batch-handover.js'
+import { KafkaRecordSource } from './record-source.js'
+import type { StartOffset } from './start-offset.js'
 import { TopicAdmin } from './topic-admin.js'
 import { forwardingPolicy, type ForwardingPolicy } from './forwarded-record-batch.js'
 import { targetProducerOf } from './target-producer.js'
 import { wireClusterOptions } from './wire/wire-connection-options.js'
 import { WireRecordSink } from './wire-record-sink.js'
+import { WireRecordSource } from './wire-record-source.js'
+import { sourceConsumerOf } from './source-consumer.js'
 
 /**
  * What the flow's record source forwards undecoded: nothing when pass-through is off or a message
@@ -62,8 +66,11 @@ export function kafkaFlowPorts (flow: FlowConfig, logger: Logger, producers?: Mi
       targetTopics: new TopicAdmin(flow.target, flowLogger, flow.incrementalAlterConfigs),
     }
   }
+  const wireSource = sourceConsumerOf(flow, process.env) === 'wire'
   return {
-    source: () => new KafkaRecordSource(flow.source, flow.consumer, flow.numStreams, flowLogger, batchForwarding(flow), producers, undefined, startOffset),
+    source: () => wireSource
+      ? new WireRecordSource(flow.source, flow.consumer, flowLogger, batchForwarding(flow), producers, startOffset)
+      : new KafkaRecordSource(flow.source, flow.consumer, flow.numStreams, flowLogger, batchForwarding(flow), producers, undefined, startOffset),
     sinks: Array.from({ length: producerLaneCount(flow) }, () => recordSink(flow, flowLogger, publish)),
     sourceTopics: new TopicAdmin(flow.source, flowLogger),
     targetTopics: new TopicAdmin(flow.target, flowLogger, flow.incrementalAlterConfigs),

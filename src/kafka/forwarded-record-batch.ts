@@ -1,6 +1,6 @@
 import type { DeepPathReason, ForwardedBatch, RecordFieldsVisitor } from '../ports/forwarded-batch.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
-import type { BatchForwardingHook, EncodedBatchMessage } from './kafkajs-internals.js'
+import type { EncodedBatchMessage } from './kafkajs-internals.js'
 import { decodeRecordBatch } from './kafkajs-internals.js'
 import { retainedBuffers } from '../ports/mirror-batch.js'
 import { visitBatchRecords } from './record-batch-records.js'
@@ -14,7 +14,7 @@ import {
   readBatchHeader,
   batchForTarget,
 } from './record-batch-header.js'
-import { corruptBatchOf } from './corrupt-record-batch.js'
+import { corruptBatchOf, type CorruptRecordBatch } from './corrupt-record-batch.js'
 
 /**
  * A fetched v2 record batch on its way to the target undecoded: a view of the fetch response's
@@ -183,7 +183,10 @@ export function deepPathReason (bytes: Buffer, policy: ForwardingPolicy): DeepPa
  * match becomes a `CorruptRecordBatch` (never forwarded, never decoded), whichever path it would
  * have taken. Intact control batches and older formats are left to kafkajs (undefined).
  */
-export function forwardingHook (policy: ForwardingPolicy, declined: (reason: DeepPathReason, bytes: number) => void): BatchForwardingHook {
+export function forwardingHook (
+  policy: ForwardingPolicy,
+  declined: (reason: DeepPathReason, bytes: number) => void
+): (bytes: Buffer) => KafkaForwardedBatch | CorruptRecordBatch | undefined {
   return bytes => {
     if (bytes.length >= BATCH_HEADER_BYTES && bytes.readInt8(BATCH_OFFSETS.magic) === 2) {
       const corrupt = corruptBatchOf(bytes)

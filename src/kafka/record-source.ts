@@ -1,6 +1,6 @@
 import type { Consumer, EachBatchPayload, ForwardedBatchMessage, PartitionAssigner } from '@kafka-mirror-sidecar/kafkajs'
 import type { ConsumerSettings } from '../config/mirror-config.js'
-import type { CommitOffset, RecordSource, SourceListener } from '../ports/ports.js'
+import type { CommitOffset, FetchControl, RecordSource, SourceListener } from '../ports/ports.js'
 import type { TranscoderLoad } from '../ports/transcoder-load.js'
 import { partitionKey } from '../shared/partition-key.js'
 import { settleWithin } from '../shared/deadline.js'
@@ -10,36 +10,12 @@ import { createKafkaClient } from './client.js'
 import type { ClusterConnection } from '../config/cluster-connection.js'
 import { toMirrorError } from './errors.js'
 import { fetchSessionsOption, forwardedBatchOf } from './kafkajs-internals.js'
-import { forwardingHook, KafkaForwardedBatch, type ForwardingPolicy } from './forwarded-record-batch.js'
+import { forwardingHook, type ForwardingPolicy, type KafkaForwardedBatch } from './forwarded-record-batch.js'
 import { decodeLaneRefusal, laneRefusalError } from './bucket-assigner.js'
-import { CorruptRecordBatch } from './corrupt-record-batch.js'
+import type { CorruptRecordBatch } from './corrupt-record-batch.js'
 import type { KafkaRecord } from '../shared/kafka-record.js'
-import { BatchTranscoder, codecId, TranscodeWindow } from './batch-transcoder.js'
-
-/**
- * Tells the producers of the mirror of the opposite direction (which wrote into this source
- * cluster) from everyone else's, by producer id, so their batches are not copied back.
- */
-export interface MirrorProducerFilter {
-  /** The ids among `producerIds` that belong to the opposite mirror; may reload what it knows first (an id it never saw). */
-  classify: (producerIds: readonly string[]) => Promise<ReadonlySet<string>>
-  /** Counts records skipped that way. */
-  skipped: (records: number) => void
-}
-
-/**
- * Where a partition the group has no committed offset for starts, or undefined for
- * `auto.offset.reset`. The consumer commits that offset through its member, in the group's
- * generation, before it fetches the partition (the patched kafkajs' `startOffset`).
- */
-export type StartOffset = (topic: string, partition: number) => bigint | undefined
-
-/**
- * Batches of one partition's fetch recompressed at once (the one handed on next and those after
- * it): with 16 partitions handed over concurrently, enough to keep the codecs' threads busy, while
- * what waits per partition stays within a few batches.
- */
-const TRANSCODE_AHEAD = 3
+import type { StartOffset } from './start-offset.js'
+import { BatchHandover, type FetchedItem, type MirrorProducerFilter } from './batch-handover.js'
 
 /** What kafkajs hands `eachBatch` with `forwardRecordBatch` set: decoded records, and messages standing for whole batches. */
 type FetchedMessage = KafkaRecord | ForwardedBatchMessage<KafkaForwardedBatch | CorruptRecordBatch>
@@ -55,8 +31,6 @@ export class KafkaRecordSource implements RecordSource {
   readonly #logger: Logger
   /** Which batches go undecoded (pass-through); the others are decoded one at a time as the queue takes them. */
   readonly #forwarding: ForwardingPolicy
-  /** Producers of the opposite direction's mirror (active-active): their batches are skipped. */
-  readonly #producers: MirrorProducerFilter | undefined
   #consumers: Consumer[] = []
   readonly #assignments = new Map<Consumer, Set<string>>()
   /** The union of `#assignments`, made again only after they changed (`owned()` runs several times per loss check and commit). */
@@ -70,8 +44,8 @@ export class KafkaRecordSource implements RecordSource {
   readonly #assigners: PartitionAssigner[] | undefined
   /** Where a partition without a committed offset starts (MirrorMaker 2's position), when given. */
   readonly #startOffset: StartOffset | undefined
-  /** Recompresses batches declined only for their codec into the target's (`forwarding.targetCodec`); undefined without a codec to change to, or when every batch is decoded. */
-  readonly #transcoder: BatchTranscoder | undefined
+  /** Hands each partition's fetch to the pipeline: forwarded batches, decoded runs, transcodes, the opposite mirror's batches left out. */
+  readonly #handover: BatchHandover
 
   constructor (
     connection: ClusterConnection,
@@ -85,15 +59,12 @@ export class KafkaRecordSource implements RecordSource {
   ) {
     this.#assigners = assigners
     this.#startOffset = startOffset
-    this.#producers = producers
     this.#connection = connection
     this.#settings = settings
     this.#streams = streams
     this.#logger = logger
     this.#forwarding = forwarding
-    // With every batch decoded (decodeAll) none is declined for its codec alone: no transcoder, and no transcoder gauges.
-    const target = forwarding.targetCodec === undefined || forwarding.decodeAll !== undefined ? undefined : codecId(forwarding.targetCodec)
-    this.#transcoder = target === undefined ? undefined : new BatchTranscoder(target, forwarding.maxBatchBytes)
+    this.#handover = new BatchHandover(settings.maxPollRecords, forwarding, producers)
   }
 
   get connected (): boolean {
@@ -101,8 +72,7 @@ export class KafkaRecordSource implements RecordSource {
   }
 
   get transcoding (): TranscoderLoad | undefined {
-    const transcoder = this.#transcoder
-    return transcoder === undefined ? undefined : { busySlots: transcoder.running, waitingBatches: transcoder.waiting }
+    return this.#handover.load
   }
 
   /** Partitions owned by this process across its consumers. */
@@ -118,13 +88,13 @@ export class KafkaRecordSource implements RecordSource {
   async start (topics: readonly string[], handlers: SourceListener): Promise<void> {
     this.#stopped = false
     this.#topics = topics
-    this.#transcoder?.start()
+    this.#handover.start()
     const kafka = createKafkaClient({ ...this.#connection, clientId: this.#connection.clientId }, this.#logger)
     // Every fetch of these consumers offers its v2 batches to the hook (CRC check, then forwarded or decoded).
     // A batch declined for its codec alone is counted when its turn comes: transcoded, or decoded when that fails.
     const startOffset = this.#startOffset
     const forwardRecordBatch = forwardingHook(this.#forwarding, (reason, bytes) => {
-      if (reason !== 'codec' || this.#transcoder === undefined) handlers.onDecoded?.(reason, bytes)
+      if (reason !== 'codec' || !this.#handover.transcodes) handlers.onDecoded?.(reason, bytes)
     })
     for (let i = 0; i < this.#streams; i++) {
       const consumer = kafka.consumer({
@@ -241,144 +211,20 @@ export class KafkaRecordSource implements RecordSource {
   async #eachBatch (payload: EachBatchPayload, handlers: SourceListener): Promise<void> {
     const { batch, heartbeat, isRunning, isStale, resolveOffset } = payload
     if (batch.messages.length === 0) return
-    const control = { heartbeat, isActive: () => isRunning() && !isStale() }
-    const highWatermark = BigInt(batch.highWatermark)
-    const nextOffset = BigInt(batch.lastOffset()) + 1n
-    await this.#handOver(
-      batch.topic,
-      batch.partition,
-      highWatermark,
-      batch.messages as FetchedMessage[],
-      BigInt(batch.fetchedOffset),
-      nextOffset,
-      handlers,
-      control
-    )
+    const control: FetchControl = { heartbeat, isActive: () => isRunning() && !isStale() }
+    // A record, or the batch (forwarded or corrupt) a kafkajs message stands for.
+    const items = (batch.messages as FetchedMessage[]).map((message): FetchedItem => forwardedBatchOf(message) ?? (message as KafkaRecord))
+    const run = {
+      topic: batch.topic,
+      partition: batch.partition,
+      highWatermark: BigInt(batch.highWatermark),
+      items,
+      fetchedOffset: BigInt(batch.fetchedOffset),
+      nextOffset: BigInt(batch.lastOffset()) + 1n,
+    }
+    await this.#handover.handOver(run, handlers, control)
     // Moves kafkajs' fetch position only; what is committed is decided by the mirror.
     if (isRunning() && !isStale()) resolveOffset(batch.lastOffset())
-  }
-
-  /**
-   * Hands the fetched messages over in order: each forwarded batch on its own, decoded records in
-   * runs of up to `max.poll.records`. A batch that must be decoded (its `deepReason`, or it begins
-   * before the fetch offset: the broker returns whole batches) is decoded only when its turn comes,
-   * after the queue took what came before, so at most one run of decoded records waits outside
-   * the queue.
-   */
-  async #handOver (
-    topic: string,
-    partition: number,
-    highWatermark: bigint,
-    messages: readonly FetchedMessage[],
-    fetchedOffset: bigint,
-    nextOffset: bigint,
-    handlers: SourceListener,
-    control: { heartbeat: () => Promise<void>, isActive: () => boolean }
-  ): Promise<void> {
-    let run: KafkaRecord[] = []
-    /** The offset up to which what was handed over reaches (past skipped batches of the opposite mirror too). */
-    let covered = fetchedOffset
-    // A record, or the batch (forwarded or corrupt) a kafkajs message stands for.
-    const itemOf = (message: FetchedMessage): KafkaRecord | KafkaForwardedBatch | CorruptRecordBatch => forwardedBatchOf(message) ?? (message as KafkaRecord)
-    const firstOffsetOf = (message: FetchedMessage): bigint => {
-      const item = itemOf(message)
-      return item instanceof KafkaForwardedBatch || item instanceof CorruptRecordBatch ? item.baseOffset : BigInt(item.offset)
-    }
-    const flush = async (next: bigint): Promise<void> => {
-      if (run.length === 0) return
-      const records = run
-      run = []
-      const from = covered
-      covered = next
-      await handlers.onBatch({ topic, partition, highWatermark, records, nextOffset: next, from }, control)
-    }
-    const mirrored =
-      this.#producers === undefined
-        ? undefined
-        : await this.#producers.classify(
-          messages.flatMap(m => {
-            const item = itemOf(m)
-            return item instanceof KafkaForwardedBatch ? [item.producerId] : []
-          })
-        )
-    // The batches of the fetch that only need another codec are recompressed ahead of their turn
-    // (TRANSCODE_AHEAD at a time) and each is awaited when its turn comes, so order holds.
-    const transcoding = this.#transcodeWindow(messages, fetchedOffset, mirrored)
-    for (const [index, fetched] of messages.entries()) {
-      if (!control.isActive()) return
-      const message = itemOf(fetched)
-      const following = messages[index + 1]
-      const next = following === undefined ? nextOffset : firstOffsetOf(following)
-      if (message instanceof CorruptRecordBatch) {
-        await flush(message.baseOffset)
-        if (!control.isActive()) return
-        // kafkajs moves its fetch position past the batch's last offset: only as good as the header.
-        const bound = following === undefined ? highWatermark : next
-        const rangeProblem =
-          message.endOffset <= covered
-            ? `its header says it ends at offset ${message.endOffset - 1n}, before offset ${covered} where the fetch stood`
-            : message.endOffset > bound
-              ? `its header says it ends at offset ${message.endOffset - 1n}, past ${bound - 1n} where ${following === undefined ? 'the partition ends (high watermark)' : 'the next batch begins'}`
-              : undefined
-        if (!handlers.onCorrupt(topic, partition, message, rangeProblem)) return
-        handlers.onSkipped(topic, partition, message.endOffset, covered)
-        covered = message.endOffset
-        continue
-      }
-      if (message instanceof KafkaForwardedBatch && mirrored?.has(message.producerId) === true) {
-        // Written here by the mirror of the opposite direction: it came from our target, so it is not copied back.
-        this.#producers?.skipped(message.recordCount)
-        if (run.length > 0 && following === undefined) await flush(next)
-        continue
-      }
-      const pending = message instanceof KafkaForwardedBatch ? transcoding?.take(message) : undefined
-      const transcoded = pending === undefined ? undefined : await pending
-      if (pending !== undefined && transcoded === undefined && message instanceof KafkaForwardedBatch) handlers.onDecoded?.('codec', message.sizeBytes)
-      if (!(message instanceof KafkaForwardedBatch)) {
-        run.push(message)
-      } else if ((message.deepReason === undefined || transcoded !== undefined) && message.baseOffset >= fetchedOffset) {
-        await flush(message.baseOffset)
-        if (!control.isActive()) return
-        const from = covered
-        covered = next
-        await handlers.onBatch({ topic, partition, highWatermark, records: [], forwarded: transcoded ?? message, nextOffset: next, from }, control)
-        continue
-      } else {
-        if (message.deepReason === undefined) handlers.onDecoded?.('starts_before_position', message.sizeBytes)
-        else if (message.deepReason === 'codec' && this.#transcoder !== undefined && pending === undefined) handlers.onDecoded?.('codec', message.sizeBytes)
-        for (const record of await message.decode()) if (BigInt(record.offset) >= fetchedOffset) run.push(record)
-      }
-      if (run.length >= this.#settings.maxPollRecords || following === undefined) await flush(next)
-    }
-    await flush(nextOffset)
-    if (covered < nextOffset && control.isActive()) handlers.onSkipped(topic, partition, nextOffset, covered)
-  }
-
-  /**
-   * The batches of `messages` declined only for their codec (and not before the fetch offset, nor
-   * the opposite mirror's), recompressed `TRANSCODE_AHEAD` at a time in fetch order; undefined
-   * without a transcoder. A result is undefined when the batch is to be decoded after all.
-   */
-  #transcodeWindow (
-    messages: readonly FetchedMessage[],
-    fetchedOffset: bigint,
-    mirrored: ReadonlySet<string> | undefined
-  ): TranscodeWindow<KafkaForwardedBatch, KafkaForwardedBatch | undefined> | undefined {
-    const transcoder = this.#transcoder
-    if (transcoder === undefined) return undefined
-    const eligible: KafkaForwardedBatch[] = []
-    for (const message of messages) {
-      const batch = forwardedBatchOf(message)
-      if (
-        batch instanceof KafkaForwardedBatch &&
-        batch.deepReason === 'codec' &&
-        batch.baseOffset >= fetchedOffset &&
-        mirrored?.has(batch.producerId) !== true
-      ) {
-        eligible.push(batch)
-      }
-    }
-    return new TranscodeWindow(eligible, async batch => await batch.recompressed(async bytes => await transcoder.transcode(bytes)), TRANSCODE_AHEAD)
   }
 
   /** The consumer (stream) the partition is assigned to here, if any. */
@@ -456,7 +302,7 @@ export class KafkaRecordSource implements RecordSource {
       })
     ).then(() => undefined)
     await this.#disconnecting
-    await this.#transcoder?.stop()
+    await this.#handover.stop()
     this.#assignments.clear()
     this.#owned = undefined
     this.#connected = false

@@ -1,6 +1,6 @@
 import type { FlowConfig } from '../../config/mirror-config.js'
 import { InternalTopicWriter, readInternalTopic } from '../../kafka/internal-topic.js'
-import type { MirrorProducerFilter } from '../../kafka/record-source.js'
+import type { MirrorProducerFilter } from '../../kafka/batch-handover.js'
 import type { Logger } from '../../shared/logger.js'
 import { SerialQueue } from '../../shared/serial-queue.js'
 import { flowLabels, type FlowLabels } from '../../ports/pipeline-observer.js'

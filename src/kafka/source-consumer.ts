@@ -1,0 +1,25 @@
+import type { FlowConfig } from '../config/mirror-config.js'
+import { ConfigError } from '../shared/errors.js'
+
+/** The environment variable that picks the at-least-once source consumer: `wire` (the project's own wire layer) or `kafkajs`. */
+export const SOURCE_CONSUMER_ENV = 'MIRROR_SOURCE_CONSUMER'
+
+/** Which consumer reads an at-least-once flow's source. */
+export type SourceConsumer = 'wire' | 'kafkajs'
+
+/** What `MIRROR_SOURCE_CONSUMER` asks for (unset or empty: undefined); any other value is a `ConfigError` naming it. */
+export function sourceConsumerSetting (env: NodeJS.ProcessEnv): SourceConsumer | undefined {
+  const value = env[SOURCE_CONSUMER_ENV]
+  if (value === undefined || value === '') return undefined
+  if (value === 'wire' || value === 'kafkajs') return value
+  throw new ConfigError([{ key: SOURCE_CONSUMER_ENV, value, message: 'must be wire or kafkajs; unset it for the default (kafkajs)' }])
+}
+
+/**
+ * The source consumer of a flow. The rule: the wire layer's (`WireRecordSource`: KIP-848 or cooperative
+ * rebalancing, static membership) when it is asked for (`MIRROR_SOURCE_CONSUMER=wire`) and the flow is
+ * at-least-once; kafkajs' otherwise (an exactly-once flow's lanes need the bucket assignor, a kafkajs one).
+ */
+export function sourceConsumerOf (flow: FlowConfig, env: NodeJS.ProcessEnv): SourceConsumer {
+  return sourceConsumerSetting(env) === 'wire' && flow.exactlyOnce === undefined ? 'wire' : 'kafkajs'
+}
