@@ -18,7 +18,7 @@ import { sidecarSettingsFromFlags, SIDECAR_FLAGS } from '../config/sidecar-setti
 import { ProblemList } from '../config/values.js'
 import { assertKafkajsPatched } from '../kafka/kafkajs-internals.js'
 import { targetProducerSetting } from '../kafka/target-producer.js'
-import { sourceConsumerSetting } from '../kafka/source-consumer.js'
+import { sourceConsumerProblems, sourceConsumerSetting } from '../kafka/source-consumer.js'
 import { packageVersion } from '../shared/package-version.js'
 import { MirrorSidecar } from '../sidecar/mirror-sidecar.js'
 import { ConfigError, MirrorError } from '../shared/errors.js'
@@ -159,8 +159,16 @@ async function parseRunArgs (args: string[], flags: Record<string, unknown>): Pr
   return await parser.parseAsync() as Record<string, unknown>
 }
 
-/** The configuration the parsed command line names: a Strimzi resource, an mm2.properties file, or MirrorMaker 1 flags (and the environment). */
+/** The configuration the parsed command line names, with what its flows ask of the source consumer checked (`sourceConsumerProblems`). */
 function configFromArgv (argv: Record<string, unknown>): MirrorConfig {
+  const config = configOfArgv(argv)
+  const problems = sourceConsumerProblems(config.flows, process.env)
+  if (problems.length > 0) fail(problemsText(new ConfigError(problems), 'configuration'))
+  return config
+}
+
+/** The configuration the parsed command line names: a Strimzi resource, an mm2.properties file, or MirrorMaker 1 flags (and the environment). */
+function configOfArgv (argv: Record<string, unknown>): MirrorConfig {
   const values: Mm1Values = {}
   for (const name of Object.keys(MM1_FLAGS) as Array<keyof typeof MM1_FLAGS>) {
     if (argv[name] !== undefined) values[name] = argv[name] as string | string[] | boolean

@@ -67,6 +67,26 @@ export const CONSUMER_TABLE: readonly KeyRow[] = [
     doc: "this mirror's own key: incremental fetch sessions (KIP-227), as Java's consumer always uses; a caught-up mirror's fetches name no " +
       "partition, so their cost does not grow with the partition count; false: every fetch names every partition, kafkajs' own behaviour",
   },
+  {
+    key: 'group.protocol',
+    type: 'choice',
+    choices: ['classic', 'consumer'],
+    default: 'classic',
+    doc: "Java's key: classic (JoinGroup and SyncGroup) or consumer (KIP-848, brokers 4.0 and later, MIRROR_SOURCE_CONSUMER=wire only). " +
+      'The wire source rebalances classic groups cooperatively (KIP-429); kafkajs eagerly',
+  },
+  {
+    key: 'group.instance.id',
+    type: 'text',
+    doc: "Java's key, MIRROR_SOURCE_CONSUMER=wire only: static membership (KIP-345), one id per instance; an instance started again " +
+      'within session.timeout.ms takes its partitions back without a rebalance',
+  },
+  {
+    key: 'client.rack',
+    type: 'text',
+    doc: "Java's key, MIRROR_SOURCE_CONSUMER=wire only: the rack the mirror runs in; partitions are fetched from a replica in it where the " +
+      "brokers set replica.selector.class (KIP-392), saving cross-zone traffic. kafkajs' source ignores it with a warning and reads from leaders",
+  },
   { key: 'shallowiterator.enable', type: 'boolean', readBy: 'pass-through', defaultText: 'false', doc: "MirrorMaker 1's key: true asks for pass-through" },
 ]
 

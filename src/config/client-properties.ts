@@ -78,6 +78,8 @@ export function connectionFromProperties (properties: Properties, origin: Proper
 export function consumerSettingsFromProperties (properties: Properties, where: string, problems: ProblemList, reportUnused = true): ConsumerSettings {
   if (reportUnused) noteUnusedKeys(properties, where, CONSUMER_KEYS, problems)
   const values = readKeys(CONSUMER_TABLE, keySource(properties, where), problems)
+  const groupInstanceId = values.text('group.instance.id')
+  const clientRack = values.text('client.rack')
   return {
     groupId: values.text('group.id') as string,
     autoOffsetReset: values.text('auto.offset.reset') === 'latest' ? 'latest' : 'earliest',
@@ -89,6 +91,9 @@ export function consumerSettingsFromProperties (properties: Properties, where: s
     fetchMaxWaitMs: values.number('fetch.max.wait.ms'),
     fetchMinBytes: values.number('fetch.min.bytes'),
     fetchSessions: values.boolean('fetch.sessions.enable'),
+    groupProtocol: values.text('group.protocol') === 'consumer' ? 'consumer' : 'classic',
+    ...(groupInstanceId === undefined || groupInstanceId === '' ? {} : { groupInstanceId }),
+    ...(clientRack === undefined || clientRack === '' ? {} : { clientRack }),
   }
 }
 

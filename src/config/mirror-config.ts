@@ -67,6 +67,12 @@ export interface ConsumerSettings {
    * every partition, as kafkajs does unpatched.
    */
   readonly fetchSessions: boolean
+  /** `group.protocol`: `consumer` (KIP-848) or `classic`; default `classic`. The kafkajs source speaks classic only. */
+  readonly groupProtocol: 'classic' | 'consumer'
+  /** `group.instance.id`: static membership (KIP-345); the kafkajs source has none. */
+  readonly groupInstanceId?: string
+  /** `client.rack`: fetch from a replica in this rack (KIP-392); the kafkajs source reads from leaders. */
+  readonly clientRack?: string
 }
 
 /**

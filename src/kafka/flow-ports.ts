@@ -47,6 +47,12 @@ export function kafkaFlowPorts (flow: FlowConfig, logger: Logger, producers?: Mi
   const flowLogger = logger.child({ flow: flow.name })
   const publish = producers === undefined ? undefined : (id: bigint) => producers.publish(id)
   const exactlyOnce = flow.exactlyOnce
+  const wireSource = sourceConsumerOf(flow, process.env) === 'wire'
+  if (!wireSource && flow.consumer.clientRack !== undefined) {
+    flowLogger.warn('client.rack is ignored: the kafkajs source reads from partition leaders; MIRROR_SOURCE_CONSUMER=wire fetches from the rack (KIP-392)', {
+      clientRack: flow.consumer.clientRack,
+    })
+  }
   if (exactlyOnce !== undefined) {
     // One transactional id per lane, the same in every process of the flow; the bucket assignor keeps each lane's partitions on one member.
     const sinks = Array.from({ length: flow.numProducers }, (_, lane) => new KafkaTransactionalSink(flow.target, flow.producer, {
@@ -66,7 +72,6 @@ export function kafkaFlowPorts (flow: FlowConfig, logger: Logger, producers?: Mi
       targetTopics: new TopicAdmin(flow.target, flowLogger, flow.incrementalAlterConfigs),
     }
   }
-  const wireSource = sourceConsumerOf(flow, process.env) === 'wire'
   return {
     source: () => wireSource
       ? new WireRecordSource(flow.source, flow.consumer, flowLogger, batchForwarding(flow), producers, startOffset)

@@ -1,5 +1,5 @@
 import type { FlowConfig } from '../config/mirror-config.js'
-import { ConfigError } from '../shared/errors.js'
+import { ConfigError, type ConfigProblem } from '../shared/errors.js'
 
 /** The environment variable that picks the at-least-once source consumer: `wire` (the project's own wire layer) or `kafkajs`. */
 export const SOURCE_CONSUMER_ENV = 'MIRROR_SOURCE_CONSUMER'
@@ -22,4 +22,25 @@ export function sourceConsumerSetting (env: NodeJS.ProcessEnv): SourceConsumer |
  */
 export function sourceConsumerOf (flow: FlowConfig, env: NodeJS.ProcessEnv): SourceConsumer {
   return sourceConsumerSetting(env) === 'wire' && flow.exactlyOnce === undefined ? 'wire' : 'kafkajs'
+}
+
+/**
+ * What the kafkajs source cannot do that a flow asks for: KIP-848 (`group.protocol=consumer`) and static
+ * membership (`group.instance.id`) need the wire source. Checked before anything connects.
+ */
+export function sourceConsumerProblems (flows: readonly FlowConfig[], env: NodeJS.ProcessEnv): ConfigProblem[] {
+  const problems: ConfigProblem[] = []
+  for (const flow of flows) {
+    if (sourceConsumerOf(flow, env) === 'wire') continue
+    const why = flow.exactlyOnce === undefined
+      ? 'set MIRROR_SOURCE_CONSUMER=wire, the source consumer that speaks it'
+      : 'exactly-once flows read through kafkajs, which does not speak it: remove the key'
+    if (flow.consumer.groupProtocol === 'consumer') {
+      problems.push({ key: 'group.protocol', value: 'consumer', message: `flow ${flow.name}: KIP-848's consumer protocol; ${why}` })
+    }
+    if (flow.consumer.groupInstanceId !== undefined) {
+      problems.push({ key: 'group.instance.id', value: flow.consumer.groupInstanceId, message: `flow ${flow.name}: static membership (KIP-345); ${why}` })
+    }
+  }
+  return problems
 }

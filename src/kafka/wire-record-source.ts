@@ -19,15 +19,9 @@ import { forwardingHook, type ForwardingPolicy } from './forwarded-record-batch.
 import type { StartOffset } from './start-offset.js'
 import { BrokerFetcher, type FetchedPartition, type FetchEvent } from './wire/broker-fetcher.js'
 import { createGroupMember } from './wire/group/group-member-factory.js'
-import type { GroupMember, GroupProtocol } from './wire/group/group-member.js'
+import type { GroupMember } from './wire/group/group-member.js'
 import type { TopicPartition } from './wire/group/topic-partition.js'
 import { wireClusterOptions } from './wire/wire-connection-options.js'
-
-/** The group settings only the wire source reads: Java's `group.protocol` and `group.instance.id`. */
-export interface WireGroupSettings {
-  readonly groupProtocol?: GroupProtocol
-  readonly groupInstanceId?: string
-}
 
 /** A partition this process owns: the number that makes its batches in hand stale when it moves on (revoked, lost, seeked). */
 interface Owned {
@@ -54,7 +48,7 @@ interface Owned {
  */
 export class WireRecordSource implements RecordSource {
   readonly #connection: ClusterConnection
-  readonly #settings: ConsumerSettings & WireGroupSettings
+  readonly #settings: ConsumerSettings
   readonly #logger: Logger
   readonly #forwarding: ForwardingPolicy
   readonly #handover: BatchHandover
@@ -72,7 +66,7 @@ export class WireRecordSource implements RecordSource {
 
   constructor (
     connection: ClusterConnection,
-    settings: ConsumerSettings & WireGroupSettings,
+    settings: ConsumerSettings,
     logger: Logger,
     forwarding: ForwardingPolicy,
     producers?: MirrorProducerFilter,
@@ -117,6 +111,7 @@ export class WireRecordSource implements RecordSource {
       maxBytes: settings.fetchMaxBytes,
       partitionMaxBytes: settings.maxPartitionFetchBytes,
       fetchSessions: settings.fetchSessions,
+      ...(settings.clientRack === undefined ? {} : { rack: settings.clientRack }),
     }, {
       fetched: async response => {
         handlers.onFetched?.()
@@ -125,13 +120,13 @@ export class WireRecordSource implements RecordSource {
       event: event => { void this.#fetchEvent(event, handlers) },
       failed: error => handlers.onCrash(toMirrorError(error, `fetching from the ${this.#connection.alias} cluster failed`)),
     })
-    const classic = (settings.groupProtocol ?? 'classic') === 'classic'
+    const classic = settings.groupProtocol === 'classic'
     const member = createGroupMember({
       bootstrap: cluster.bootstrap,
       connection: memberConnection,
       groupId: settings.groupId,
       topics,
-      groupProtocol: settings.groupProtocol ?? 'classic',
+      groupProtocol: settings.groupProtocol,
       groupInstanceId: settings.groupInstanceId ?? null,
       ...(classic ? { sessionTimeoutMs: settings.sessionTimeoutMs, heartbeatIntervalMs: settings.heartbeatIntervalMs } : {}),
       onError: error => this.#memberError(error, handlers),

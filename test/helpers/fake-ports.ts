@@ -45,6 +45,7 @@ export function fakeFlowConfig (overrides: Partial<FlowConfig> = {}): FlowConfig
       fetchMaxWaitMs: 500,
       fetchMinBytes: 1,
       fetchSessions: true,
+      groupProtocol: 'classic',
     },
     producer: { acks: -1, compression: 'none', compressionSet: false, batchSizeBytes: 1 << 20, lingerMs: 0, idempotent: true, maxRequestSizeBytes: 1 << 20 },
     topics: createTopicFilter(/^.*$/u, undefined, '.*', undefined),
