@@ -101,6 +101,8 @@ export interface BenchOptions {
   readonly restartsPerPhase: number
   /** Instances mode: the phases run, in order; default SIGTERM then SIGKILL. */
   readonly restartPhases: readonly RestartPhase[]
+  /** Instances mode: each instance of the sidecar contender gets its own `group.instance.id` (KIP-345); default false. */
+  readonly staticMembership: boolean
 }
 
 export class UsageError extends Error {
@@ -180,7 +182,9 @@ export const USAGE = `usage: npm run bench -- [options]
   --restart-interval-seconds N
                             instances mode: seconds from one restart to the next (default 25)
   --restarts-per-phase N    instances mode: restarts with SIGTERM, then as many with kill -9 (default 3)
-  --restart-phases LIST     instances mode: the phases, in order, comma list of sigterm, sigkill (default sigterm,sigkill)`
+  --restart-phases LIST     instances mode: the phases, in order, comma list of sigterm, sigkill (default sigterm,sigkill)
+  --static-membership       instances mode: each instance of the sidecar contender (only) gets its own group.instance.id
+                            (KIP-345; needs MIRROR_SOURCE_CONSUMER=wire, which the sidecar contender inherits)`
 
 function positiveInteger (flag: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback
@@ -247,6 +251,7 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
         'restart-interval-seconds': { type: 'string' },
         'restarts-per-phase': { type: 'string' },
         'restart-phases': { type: 'string' },
+        'static-membership': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     })
@@ -293,7 +298,8 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
       throw new UsageError(`--contenders "${v.contenders}": the instances-rolling-restart scenario runs sidecar instances only (sidecar, sidecar-eos, baseline); drop ${notSidecar.join(', ')}`)
     }
   } else {
-    const only = (['instances', 'restart-interval-seconds', 'restarts-per-phase', 'restart-phases'] as const).filter(flag => v[flag] !== undefined)
+    const instancesFlags = ['instances', 'restart-interval-seconds', 'restarts-per-phase', 'restart-phases', 'static-membership'] as const
+    const only = instancesFlags.filter(flag => v[flag] !== undefined)
     if (only.length > 0) {
       throw new UsageError(`${only.map(flag => `--${flag}`).join(', ')}: for the instances-rolling-restart scenario; add --instances-rolling-restart`)
     }
@@ -379,6 +385,7 @@ export function parseBenchArgs (argv: readonly string[]): BenchOptions {
     restartIntervalSeconds: positiveInteger('restart-interval-seconds', v['restart-interval-seconds'], 25),
     restartsPerPhase: positiveInteger('restarts-per-phase', v['restarts-per-phase'], 3),
     restartPhases: restartPhases(v['restart-phases']),
+    staticMembership: v['static-membership'] === true,
   })
 }
 

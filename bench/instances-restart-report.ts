@@ -25,6 +25,9 @@ export function instancesRestartMarkdown (
     `${settings.instances} sidecar instances (\`node dist/src/bin/mirror-sidecar.js\`, the MirrorMaker 1 command line of the benchmark) in one consumer group copy one source topic of ${settings.partitions} partitions, ` +
       `written throughout by \`kcat -P\` at ${count(settings.ratePerSecond)} keyed records/s (${settings.shape.keyBytes}-byte keys, each record its own, ${settings.shape.valueBytes}-byte values), into the same-named target topic (created by the benchmark, ${settings.partitions} partitions). ` +
       `Once the instances own every partition and no partition's copy has waited ${threshold} s, one interval of ${settings.restartIntervalMs / 1000} s is watched without a restart (*steady*). ` +
+      (settings.staticMembership
+        ? 'Each instance of the sidecar contender is a static member (KIP-345): instance N has its own `group.instance.id`, the same at each restart. '
+        : '') +
       `Then, in this run, ${settings.phases.map(phase => `phase ${phase}`).join(', then ')} (phase SIGTERM: instance 0, 1, 2, ... in turn (${settings.restartsPerPhase} restarts) gets SIGTERM, the benchmark waits until it has exited and starts it again; phase SIGKILL: the same with kill -9 and an immediate start). One restart every ${settings.restartIntervalMs / 1000} s, counted from the signal. ` +
       "Then the writer stops, the benchmark waits until every partition's target end reaches its source end, stops the instances with SIGTERM, and reads both topics back with kcat (read_committed) to compare them key by key per partition.",
     '',

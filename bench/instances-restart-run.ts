@@ -31,6 +31,8 @@ export interface InstancesRestartSettings {
   /** Longest wait for the group to balance at the start, the copy to get steady, and the target to catch up at the end. */
   readonly timeoutMs: number
   readonly shape: RecordShape
+  /** The sidecar contender's instances each get their own `group.instance.id` (KIP-345). */
+  readonly staticMembership: boolean
 }
 
 /** The mirror settings every instance gets (the bench's flags). */
@@ -149,7 +151,9 @@ export async function runInstancesRestart (contender: Contender, context: Instan
     streams: mirror.streams,
     compression: mirror.compression,
     producerProps: mirror.producerProps,
-    consumerProps: mirror.consumerProps,
+    consumerProps: settings.staticMembership && contender.name === 'sidecar'
+      ? { ...mirror.consumerProps, 'group.instance.id': `${tag}-instance${instance}` }
+      : mirror.consumerProps,
     tag,
     workDir: join(context.workDir, `${tag}-instance${instance}-start${start}`),
     ...(mirror.commitIntervalMs === undefined ? {} : { commitIntervalMs: mirror.commitIntervalMs }),

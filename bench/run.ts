@@ -213,6 +213,7 @@ async function main (options: BenchOptions): Promise<void> {
       stallThresholdSeconds: INSTANCES_STALL_THRESHOLD_SECONDS,
       timeoutMs: options.timeoutSeconds * 1000,
       shape,
+      staticMembership: options.staticMembership,
     }
     const mirror = {
       streams: options.streams,

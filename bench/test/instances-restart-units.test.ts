@@ -134,6 +134,9 @@ test('--instances-rolling-restart: its defaults, its own flags, and the flags it
   assert.throws(() => parseBenchArgs(['--instances-rolling-restart', '--scenario', 'tuned']), /drop --scenario/)
   assert.throws(() => parseBenchArgs(['--instances-rolling-restart', '--contenders', 'sidecar,mm2']), /sidecar instances only .* drop mm2/)
   assert.throws(() => parseBenchArgs(['--restarts-per-phase', '2']), /add --instances-rolling-restart/)
+  assert.throws(() => parseBenchArgs(['--static-membership']), /--static-membership: for the instances-rolling-restart scenario/)
+  assert.equal(parseBenchArgs(['--instances-rolling-restart']).staticMembership, false)
+  assert.equal(parseBenchArgs(['--instances-rolling-restart', '--static-membership']).staticMembership, true)
   assert.throws(() => parseBenchArgs(['--instances-rolling-restart', '--instances', '0']), /--instances "0": expected a positive integer/)
 })
 
@@ -149,6 +152,7 @@ test('the result file names the scenario and the command, and gives totals and o
     stallThresholdSeconds: 1.5,
     timeoutMs: 600_000,
     shape: { keyBytes: 16, valueBytes: 512 },
+    staticMembership: false,
   }
   const window = { seconds: 25, openStalls: 0, longestPollGapSeconds: 0.3, partitionsStalledBefore: 0 }
   const run: InstancesRestartFigures = {
