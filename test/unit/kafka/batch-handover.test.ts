@@ -72,7 +72,7 @@ function run (items: readonly FetchedItem[], fetchedOffset: bigint, nextOffset: 
 
 const policy = forwardingPolicy(undefined, undefined, 1_048_576)
 
-test('invariant (order): forwarded batches go in fetch order, each from where the one before ended; a batch begun before the fetch offset is decoded from it', async () => {
+test('invariant (order): batches go in fetch order, each from where the one before ended; one begun before the fetch offset is decoded from it', async () => {
   const handover = new BatchHandover(2000, policy, undefined)
   const { calls, listener, control } = recorder()
   const items = [await forwarded(5, 5), await forwarded(10, 3), await forwarded(13, 2)]
