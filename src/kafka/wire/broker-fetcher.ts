@@ -83,7 +83,10 @@ export interface FetchEvent {
 
 /** What the fetcher tells its caller. */
 export interface FetchListener {
-  /** One answer's batches. The loop of the broker that answered fetches again only once the promise resolves (backpressure). */
+  /**
+   * One answer's batches. The loop of the broker that answered hands over its next answer only once the promise
+   * resolves, and fetches at most that one meanwhile (backpressure, Invariant D).
+   */
   fetched: (response: FetchedResponse) => Promise<void>
   /** A partition stopped for something the caller decides on (Invariant C of `FetchAssignments`). */
   event: (event: FetchEvent) => void
@@ -107,6 +110,19 @@ export interface FetchCounts {
 
 const ZERO_UUID = 'AAAAAAAAAAAAAAAAAAAAAA'
 
+/** A partition of an answer not handed over yet, with the assignment it was fetched for. */
+interface PendingPartition {
+  readonly fetched: FetchedPartition
+  readonly generation: number
+}
+
+/** An answer of one loop waiting for the listener to take the one before. */
+interface PendingAnswer {
+  readonly responseBytes: number
+  readonly retainedBytes: number
+  readonly partitions: readonly PendingPartition[]
+}
+
 /**
  * Fetches the assigned partitions from their leaders (or, KIP-392, the replica a leader prefers for the
  * fetcher's rack), one loop per broker, one request in flight per loop.
@@ -114,9 +130,11 @@ const ZERO_UUID = 'AAAAAAAAAAAAAAAAAAAAAA'
  * Invariants (checked by `checkInvariants()`, kept by `FetchAssignments`): A, a partition is carried by one
  * broker loop's request at a time; B, the offsets handed out per partition follow each other without overlap
  * (each batch ends past the previous one's last offset; only `assign` restarts the sequence, after a reported
- * event or a seek); C, a partition stopped for an event is not fetched again until it is assigned again.
- * And D: a loop sends its next request only once the listener's promise for its last answer resolved, and
- * keeps its partitions claimed until then (backpressure: nothing of them is fetched meanwhile).
+ * event or a seek); C, a partition stopped for an event is not fetched again until it is assigned again;
+ * D, a loop hands an answer to the listener only once the listener's promise for its previous answer resolved,
+ * and no other loop fetches a partition of an answer being handed over. A loop fetches its next answer while
+ * the listener takes the last one (as Java's consumer fetches ahead), so the broker's time and the listener's
+ * overlap; backpressure: a loop holds at most two answers, the one being handed over and the next.
  * Retries live here: a failed request or a retriable partition error is tried again after `retryBackoffMs`,
  * leader errors after Metadata answered again; there is no give-up (the caller stops the fetcher).
  */
@@ -250,30 +268,62 @@ export class BrokerFetcher {
     return session
   }
 
-  /** The fetch loop of broker `node`: claim its partitions, fetch, hand the answer out, wait for the listener, again. */
+  /**
+   * The fetch loop of broker `node`: claim its partitions, fetch, hand the answer to the listener once it took the
+   * previous one (Invariant D), and fetch again meanwhile.
+   */
   async #loop (node: number): Promise<void> {
+    /** The hand-over of the loop's last answer; resolves to false when the listener rejected (the fetcher failed). */
+    let handing: Promise<boolean> = Promise.resolve(true)
     while (!this.#isStopped) {
       const claimed = this.#assignments.claim(node, Date.now())
       if (claimed.length === 0) {
         this.#assignments.settle(node)
+        // A hand-over ending wakes every loop (`#handOver`): a partition it held may be this loop's to fetch now.
         await this.#woken()
         continue
       }
+      let answer: PendingAnswer | undefined
       try {
-        await this.#fetchOnce(node, claimed)
+        answer = await this.#fetchOnce(node, claimed)
       } catch (error) {
+        // An answer that would break Invariant B: the fetcher stops rather than hand it out.
         this.#assignments.settle(node)
         this.#fail(error)
+        await handing
         return
       }
       this.#assignments.settle(node)
+      if (answer !== undefined) {
+        if (!await handing) return
+        handing = this.#handOver(node, answer)
+      }
       this.#ensureLoops()
+      this.#wake()
+    }
+    await handing
+  }
+
+  /** Hands `answer` to the listener, without the partitions assigned again since it was fetched; false when the listener rejected. */
+  async #handOver (node: number, answer: PendingAnswer): Promise<boolean> {
+    const partitions = answer.partitions.filter(({ fetched, generation }) => this.#assignments.generation(fetched.topic, fetched.partition) === generation)
+      .map(({ fetched }) => fetched)
+    if (partitions.length === 0 || this.#isStopped) return true
+    this.#assignments.handing(node, partitions)
+    try {
+      await this.#listener.fetched({ node, responseBytes: answer.responseBytes, retainedBytes: answer.retainedBytes, partitions })
+      return true
+    } catch (error) {
+      this.#fail(error)
+      return false
+    } finally {
+      this.#assignments.handed(node, partitions)
       this.#wake()
     }
   }
 
-  /** One request of loop `node` for `claimed`, its answer handled and handed out; rejects only when the listener does. */
-  async #fetchOnce (node: number, claimed: readonly ClaimedPartition[]): Promise<void> {
+  /** One request of loop `node` for `claimed`, its answer handled: what to hand the listener, if anything. */
+  async #fetchOnce (node: number, claimed: readonly ClaimedPartition[]): Promise<PendingAnswer | undefined> {
     const wanted = wantedPartitions(claimed, this.#settings.partitionMaxBytes)
     const sessionRequest = this.#options.fetchSessions === false ? sessionless(wanted, this.counts.sessions) : this.#sessionOf(node).next(wanted)
     let connection: BrokerConnection
@@ -305,19 +355,18 @@ export class BrokerFetcher {
       return
     }
     const handled = this.#handle(claimed, response)
-    if (handled.partitions.length > 0) {
-      await this.#listener.fetched({ node, responseBytes: answer.frameBytes, retainedBytes: answer.retainedBytes, partitions: handled.partitions })
-    }
     if (handled.refresh) await this.#refreshMetadata()
     // KIP-219: the broker answered at once and asks the client to wait out its quota.
     const throttleMs = Math.max(response.throttleTimeMs, handled.retry ? this.#backoffMs : 0)
     if (throttleMs > 0) await sleep(throttleMs, undefined, { signal: this.#stopping.signal }).catch(() => undefined)
+    if (handled.partitions.length === 0) return undefined
+    return { responseBytes: answer.frameBytes, retainedBytes: answer.retainedBytes, partitions: handled.partitions }
   }
 
   /** The partitions of an answer: positions moved, errors and events dealt with. */
-  #handle (claimed: readonly ClaimedPartition[], response: ResponseOf<'Fetch'>): { partitions: FetchedPartition[], refresh: boolean, retry: boolean } {
+  #handle (claimed: readonly ClaimedPartition[], response: ResponseOf<'Fetch'>): { partitions: PendingPartition[], refresh: boolean, retry: boolean } {
     const byKey = new Map(claimed.map(entry => [`${entry.topic}\u0000${entry.partition}`, entry]))
-    const partitions: FetchedPartition[] = []
+    const partitions: PendingPartition[] = []
     let refresh = false
     let retry = false
     for (const topicAnswer of response.responses) {
@@ -366,7 +415,7 @@ export class BrokerFetcher {
         const handed = { firstLastOffset: found.batches[0]?.lastOffset, lastHandedOffset: found.batches.at(-1)?.lastOffset }
         this.#assignments.advance(request, handed, found.nextFetchOffset, found.lastEpoch)
         if (found.batches.length === 0 && found.nextFetchOffset === fetchOffset) continue
-        partitions.push({
+        const fetched: FetchedPartition = {
           topic,
           partition,
           fetchOffset,
@@ -376,7 +425,8 @@ export class BrokerFetcher {
           lastStableOffset: answer.lastStableOffset,
           logStartOffset: answer.logStartOffset ?? -1n,
           skippedBatches: found.skippedBatches,
-        })
+        }
+        partitions.push({ fetched, generation: request.generation })
       }
     }
     return { partitions, refresh, retry }

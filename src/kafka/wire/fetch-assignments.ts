@@ -49,6 +49,8 @@ interface PartitionState {
   preferred: ReadReplica | undefined
   /** The broker loop whose request in flight carries the partition. */
   inFlight: number | undefined
+  /** The broker loop handing an answer of the partition to the listener now (Invariant D). */
+  handingBy: number | undefined
 }
 
 function keyOf (topic: string, partition: number): string {
@@ -64,6 +66,9 @@ function keyOf (topic: string, partition: number): string {
  * position chosen by the caller, after a reported event or a seek) restarts the sequence.
  * Invariant C (stopped stays stopped): a partition stopped for an event (OFFSET_OUT_OF_RANGE, a diverging epoch,
  * KIP-320) is claimed by no loop until the caller assigns it a position again: nothing is fetched past it silently.
+ * Invariant D (one hand-over at a time): a partition whose answer one loop is handing to the listener is claimed by
+ * no other loop until that hand-over ends (`handed`); the loop handing it may fetch it again meanwhile, and hands
+ * its own answers over one after another, so a partition's batches reach the listener in offset order.
  */
 export class FetchAssignments {
   readonly #partitions = new Map<string, PartitionState>()
@@ -79,8 +84,20 @@ export class FetchAssignments {
     const held = this.#partitions.get(key)
     const generation = (held?.cursor.generation ?? -1) + 1
     const cursor: Cursor = { position: offset, lastFetchedEpoch: -1, generation, lastHandedOffset: -1n, stoppedFor: undefined }
-    if (held !== undefined) held.cursor = cursor
-    else this.#partitions.set(key, { topic, partition, cursor, leader: undefined, leaderEpoch: -1, preferred: undefined, inFlight: undefined })
+    if (held !== undefined) {
+      held.cursor = cursor
+      return
+    }
+    this.#partitions.set(key, {
+      topic,
+      partition,
+      cursor,
+      leader: undefined,
+      leaderEpoch: -1,
+      preferred: undefined,
+      inFlight: undefined,
+      handingBy: undefined,
+    })
   }
 
   /** Stops fetching `topic`-`partition`; an answer in flight for it is dropped. */
@@ -174,12 +191,16 @@ export class FetchAssignments {
     return this.#partitions.get(keyOf(topic, partition))?.cursor.stoppedFor
   }
 
-  /** The partitions loop `node` fetches now, claimed for its next request (Invariant A): read from `node`, not stopped, carried by no request. */
+  /**
+   * The partitions loop `node` fetches now, claimed for its next request (Invariant A): read from `node`, not stopped,
+   * carried by no request, and handed to the listener by no other loop (Invariant D).
+   */
   claim (node: number, nowMs: number): ClaimedPartition[] {
     const claimed: ClaimedPartition[] = []
     const keys = new Set<string>()
     for (const [key, state] of this.#partitions) {
       if (state.inFlight !== undefined || state.cursor.stoppedFor !== undefined || this.#readNodeOf(state, nowMs) !== node) continue
+      if (state.handingBy !== undefined && state.handingBy !== node) continue
       state.inFlight = node
       keys.add(key)
       claimed.push({
@@ -202,6 +223,27 @@ export class FetchAssignments {
       if (state?.inFlight === node) state.inFlight = undefined
     }
     this.#claims.delete(node)
+  }
+
+  /** Loop `node` hands an answer of these partitions to the listener (Invariant D): no other loop claims them until `handed`. */
+  handing (node: number, partitions: ReadonlyArray<{ readonly topic: string, readonly partition: number }>): void {
+    for (const { topic, partition } of partitions) {
+      const state = this.#partitions.get(keyOf(topic, partition))
+      if (state !== undefined) state.handingBy = node
+    }
+  }
+
+  /** Loop `node`'s hand-over of these partitions ended. */
+  handed (node: number, partitions: ReadonlyArray<{ readonly topic: string, readonly partition: number }>): void {
+    for (const { topic, partition } of partitions) {
+      const state = this.#partitions.get(keyOf(topic, partition))
+      if (state?.handingBy === node) state.handingBy = undefined
+    }
+  }
+
+  /** The partition's assignment count (`ClaimedPartition.generation`); undefined when not assigned. */
+  generation (topic: string, partition: number): number | undefined {
+    return this.#partitions.get(keyOf(topic, partition))?.cursor.generation
   }
 
   /** Whether an answer for `claimed` still applies: the partition is assigned, in the same generation, at the same position. */
@@ -247,6 +289,9 @@ export class FetchAssignments {
     }
     for (const [key, state] of this.#partitions) {
       if (state.inFlight !== undefined && seen.get(key) !== state.inFlight) broken(`${key} in flight on ${state.inFlight} without its claim (Invariant A)`)
+      if (state.handingBy !== undefined && state.inFlight !== undefined && state.inFlight !== state.handingBy) {
+        broken(`${key} handed over by loop ${state.handingBy} and in flight on loop ${state.inFlight} (Invariant D)`)
+      }
       const { position, lastHandedOffset } = state.cursor
       if (lastHandedOffset >= position) broken(`${key} position ${position} not past ${lastHandedOffset} handed out (Invariant B)`)
       if (position < 0n) broken(`${key} position ${position} (Invariant B)`)

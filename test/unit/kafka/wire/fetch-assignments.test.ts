@@ -70,3 +70,31 @@ test('a stopped partition is claimed by no loop until it is assigned again (Inva
   assignments.checkInvariants()
   assert.throws(() => assignments.assign('t', 0, -1n), /start offset -1/)
 })
+
+test('a partition being handed over by one loop is claimed by that loop only until the hand-over ends (Invariant D)', () => {
+  const assignments = new FetchAssignments()
+  assignments.assign('t', 0, 0n)
+  assignments.leaderIs('t', 0, 1, 3)
+  const first = assignments.claim(1, 0)
+  assignments.advance(first[0]!, handed(4n, 4n), 5n, 3)
+  assignments.settle(1)
+  assignments.handing(1, [{ topic: 't', partition: 0 }])
+  // The leader moves to node 2 while node 1 hands its answer over: node 2 waits, so batches cannot overtake it.
+  assignments.leaderIs('t', 0, 2, 4)
+  assert.deepEqual(assignments.claim(2, 0), [])
+  assignments.settle(2)
+  // Node 1's loop may fetch ahead of its own hand-over (the leader still node 1 here).
+  assignments.leaderIs('t', 0, 1, 4)
+  assert.deepEqual(assignments.claim(1, 0).map(c => c.position), [5n])
+  assignments.checkInvariants()
+  assignments.settle(1)
+  assignments.leaderIs('t', 0, 2, 5)
+  assignments.handed(1, [{ topic: 't', partition: 0 }])
+  assert.deepEqual(assignments.claim(2, 0).map(c => c.position), [5n])
+  assignments.checkInvariants()
+  // Handed over by node 2 while in flight on node 2 holds; one handed by node 1 and in flight on node 2 breaks D.
+  assignments.handing(1, [{ topic: 't', partition: 0 }])
+  assert.throws(() => assignments.checkInvariants(), (error: Error) => error.message.endsWith('handed over by loop 1 and in flight on loop 2 (Invariant D)'))
+  assert.equal(assignments.generation('t', 0), 0)
+  assert.equal(assignments.generation('t', 9), undefined)
+})
