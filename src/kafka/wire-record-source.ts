@@ -12,6 +12,7 @@ import { settleWithin } from '../shared/deadline.js'
 import { ErrorCodes, MirrorError } from '../shared/errors.js'
 import type { Logger } from '../shared/logger.js'
 import { partitionKey } from '../shared/partition-key.js'
+import { retry } from '../shared/retry.js'
 import { BatchHandover, type FetchedItem, type MirrorProducerFilter } from './batch-handover.js'
 import { createKafkaClient } from './client.js'
 import { toMirrorError } from './errors.js'
@@ -22,6 +23,9 @@ import { createGroupMember } from './wire/group/group-member-factory.js'
 import type { GroupMember } from './wire/group/group-member.js'
 import type { TopicPartition } from './wire/group/topic-partition.js'
 import { wireClusterOptions } from './wire/wire-connection-options.js'
+
+/** Tries at positioning newly assigned partitions (OffsetFetch, a start offset's commit, ListOffsets) before the flow stops. */
+const ASSIGN_ATTEMPTS = 8
 
 /** A partition this process owns: the number that makes its batches in hand stale when it moves on (revoked, lost, seeked). */
 interface Owned {
@@ -62,6 +66,8 @@ export class WireRecordSource implements RecordSource {
   #connected = false
   #paused = false
   #stopping = false
+  /** Aborts the waits of retries when the source stops. */
+  readonly #stopSignal = new AbortController()
   #stopped: Promise<void> | undefined
 
   constructor (
@@ -97,8 +103,11 @@ export class WireRecordSource implements RecordSource {
     if (this.#handlers !== undefined) throw new MirrorError(ErrorCodes.INTERNAL, 'wire record source started twice')
     this.#handlers = handlers
     this.#handover.start()
-    this.#connected = true
-    if (topics.length === 0) return
+    if (topics.length === 0) {
+      // Nothing to subscribe to: nothing to connect, and nothing missing.
+      this.#connected = true
+      return
+    }
     const settings = this.#settings
     const cluster = wireClusterOptions(this.#connection, this.#logger)
     const { requestTimeoutMs: _requestTimeoutMs, ...memberConnection } = cluster.connection
@@ -139,6 +148,7 @@ export class WireRecordSource implements RecordSource {
     try {
       await this.#fetcher.start()
       await member.start()
+      this.#connected = true
     } catch (error) {
       throw toMirrorError(
         error,
@@ -159,10 +169,39 @@ export class WireRecordSource implements RecordSource {
     this.#logger.warn('source group member: a request failed and is tried again', { error })
   }
 
-  /** New partitions: each fetched from its committed offset, else the start offset (committed first), else `auto.offset.reset`. */
+  /**
+   * New partitions: each fetched from its committed offset, else the start offset (committed first), else
+   * `auto.offset.reset`. The member keeps a partition whose `assigned` rejected (it only reports the rejection),
+   * so positioning is retried here, and when it cannot be done the flow stops rather than own partitions it
+   * never fetches.
+   */
   async #assigned (partitions: readonly TopicPartition[], handlers: SourceListener): Promise<void> {
     const member = this.#member
     if (member === undefined) return
+    try {
+      const policy = {
+        maxAttempts: ASSIGN_ATTEMPTS,
+        signal: this.#stopSignal.signal,
+        shouldRetry: () => !this.#stopping,
+        onRetry: (error: unknown, attempt: number) => this.#logger.warn('positioning assigned partitions failed; trying again', { error, attempt }),
+      }
+      const positions = await retry(async () => await this.#positions(member, partitions), policy)
+      for (const { topic, partition, offset } of positions) {
+        this.#owned.set(partitionKey(topic, partition), { topic, partition, epoch: 0 })
+        if (!this.#paused) this.#fetcher?.assign(topic, partition, offset)
+      }
+    } catch (error) {
+      if (this.#stopping) return
+      const context = `the ${partitions.length} partitions assigned to this member of group "${this.#settings.groupId}" cannot be positioned`
+      handlers.onCrash(toMirrorError(error, context, ErrorCodes.KAFKA, this.#connection))
+      return
+    }
+    this.#ownedKeys = undefined
+    handlers.onAssignment(this.owned())
+  }
+
+  /** Where each of `partitions` starts: committed, else the start offset (committed here), else `auto.offset.reset`. */
+  async #positions (member: GroupMember, partitions: readonly TopicPartition[]): Promise<Array<TopicPartition & { offset: bigint }>> {
     const committed = await member.committed(partitions)
     const positions: Array<TopicPartition & { offset: bigint }> = []
     const toCommit: Array<TopicPartition & { offset: bigint }> = []
@@ -180,12 +219,7 @@ export class WireRecordSource implements RecordSource {
     // The flow's start offset (MirrorMaker 2's position) is committed in this generation before anything is fetched.
     if (toCommit.length > 0) await member.commit(toCommit)
     positions.push(...toCommit, ...await this.#resetPositions(toReset))
-    for (const { topic, partition, offset } of positions) {
-      this.#owned.set(partitionKey(topic, partition), { topic, partition, epoch: 0 })
-      if (!this.#paused) this.#fetcher?.assign(topic, partition, offset)
-    }
-    this.#ownedKeys = undefined
-    handlers.onAssignment(this.owned())
+    return positions
   }
 
   /** W1: stop fetching `partitions`, let what was handed over be acknowledged and committed, then release them. */
@@ -343,6 +377,7 @@ export class WireRecordSource implements RecordSource {
   stop (): Promise<void> {
     this.#stopped ??= (async () => {
       this.#stopping = true
+      this.#stopSignal.abort()
       this.pause()
       try {
         await this.#member?.stop()
