@@ -149,14 +149,16 @@ export class BrokerConnection {
     if (this.#socket !== undefined || this.#stopping !== undefined) {
       throw new MirrorError(ErrorCodes.INTERNAL, `connection to ${this.#where} started twice, or after stop()`)
     }
-    const socket = await this.#connect()
-    this.#socket = socket
     const reader = new FrameReader(frame => this.#onFrame(frame), this.#options.maxResponseBytes ?? 512 * 1024 * 1024)
+    const unreadable = (error: unknown): void => this.#fail(this.#lost(`response from ${this.#where} unreadable: ${(error as Error).message}`, error))
+    const socket = await this.#connect(reader, unreadable)
+    this.#socket = socket
+    // TLS sockets take no `onread`: their chunks come as data events.
     socket.on('data', (chunk: Buffer) => {
       try {
         reader.push(chunk)
       } catch (error) {
-        this.#fail(this.#lost(`response from ${this.#where} unreadable: ${(error as Error).message}`, error))
+        unreadable(error)
       }
     })
     socket.on('error', error => this.#fail(this.#lost(`connection to ${this.#where}: ${error.message}`, error)))
@@ -240,15 +242,27 @@ export class BrokerConnection {
     return new MirrorError(ErrorCodes.CONNECTION, message, { retriable: true, cause })
   }
 
-  #connect (): Promise<Socket> {
+  /** A plain socket reads into `reader`'s buffers (Node's `onread`, no buffer allocated per read); a TLS socket emits data events. */
+  #connect (reader: FrameReader, unreadable: (error: unknown) => void): Promise<Socket> {
     const { host, port, tls } = this.#options
+    const onread = {
+      buffer: () => reader.nextBuffer(),
+      callback: (bytes: number): boolean => {
+        try {
+          reader.read(bytes)
+        } catch (error) {
+          unreadable(error)
+        }
+        return true
+      },
+    }
     const timeoutMs = this.#options.connectTimeoutMs ?? 10_000
     return new Promise((resolve, reject) => {
       const ready = tls === undefined ? 'connect' : 'secureConnect'
       // A spread copies enumerable properties only: the secrets `tlsOptions()` hides are taken over by name.
       const secrets = tls === undefined ? {} : Object.fromEntries(TLS_SECRET_FIELDS.filter(name => tls[name] !== undefined).map(name => [name, tls[name]]))
       const socket = tls === undefined
-        ? netConnect({ host, port })
+        ? netConnect({ host, port, onread })
         // SNI carries a host name only, never an address (RFC 6066).
         : tlsConnect({ ...tls, ...secrets, host, port, ...(isIP(host) === 0 ? { servername: tls.servername ?? host } : {}) })
       const timer = setTimeout(() => socket.destroy(new Error(`not connected within ${timeoutMs} ms`)), timeoutMs)
