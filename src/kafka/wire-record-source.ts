@@ -63,6 +63,8 @@ export class WireRecordSource implements RecordSource {
   #member: GroupMember | undefined
   #admin: Promise<Admin> | undefined
   #handlers: SourceListener | undefined
+  /** Checks each fetched batch (CRC) and decides whether it is forwarded; made at the first answer, for the source's one listener. */
+  #hook: ReturnType<typeof forwardingHook> | undefined
   #connected = false
   #paused = false
   #stopping = false
@@ -298,7 +300,8 @@ export class WireRecordSource implements RecordSource {
       heartbeat: async () => await Promise.resolve(),
       isActive: () => !this.#stopping && this.#owned.get(key) === owned && owned.epoch === epoch,
     }
-    const hook = forwardingHook(this.#forwarding, (reason, bytes) => {
+    const hook = this.#hook ??= forwardingHook(this.#forwarding, (reason, bytes) => {
+      // A batch declined for its codec alone is counted when its turn comes: transcoded, or decoded when that fails.
       if (reason !== 'codec' || !this.#handover.transcodes) handlers.onDecoded?.(reason, bytes)
     })
     const items: FetchedItem[] = []
