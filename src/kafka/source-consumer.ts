@@ -1,18 +1,16 @@
 import type { FlowConfig } from '../config/mirror-config.js'
-import { ConfigError, type ConfigProblem } from '../shared/errors.js'
+import type { ConfigProblem } from '../shared/errors.js'
+import { clientChoiceSetting, type ClientChoice } from './client-choice.js'
 
 /** The environment variable that picks the at-least-once source consumer: `wire` (the project's own wire layer) or `kafkajs`. */
 export const SOURCE_CONSUMER_ENV = 'MIRROR_SOURCE_CONSUMER'
 
 /** Which consumer reads an at-least-once flow's source. */
-export type SourceConsumer = 'wire' | 'kafkajs'
+export type SourceConsumer = ClientChoice
 
 /** What `MIRROR_SOURCE_CONSUMER` asks for (unset or empty: undefined); any other value is a `ConfigError` naming it. */
 export function sourceConsumerSetting (env: NodeJS.ProcessEnv): SourceConsumer | undefined {
-  const value = env[SOURCE_CONSUMER_ENV]
-  if (value === undefined || value === '') return undefined
-  if (value === 'wire' || value === 'kafkajs') return value
-  throw new ConfigError([{ key: SOURCE_CONSUMER_ENV, value, message: 'must be wire or kafkajs; unset it for the default (kafkajs)' }])
+  return clientChoiceSetting(env, SOURCE_CONSUMER_ENV)
 }
 
 /**

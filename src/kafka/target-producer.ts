@@ -1,18 +1,15 @@
 import type { FlowConfig } from '../config/mirror-config.js'
-import { ConfigError } from '../shared/errors.js'
+import { clientChoiceSetting, type ClientChoice } from './client-choice.js'
 
 /** The environment variable that picks the at-least-once target producer: `wire` (the project's own wire layer) or `kafkajs`. */
 export const TARGET_PRODUCER_ENV = 'MIRROR_TARGET_PRODUCER'
 
 /** Which producer writes an at-least-once flow's records to its target. */
-export type TargetProducer = 'wire' | 'kafkajs'
+export type TargetProducer = ClientChoice
 
 /** What `MIRROR_TARGET_PRODUCER` asks for (unset or empty: undefined); any other value is a `ConfigError` naming it. */
 export function targetProducerSetting (env: NodeJS.ProcessEnv): TargetProducer | undefined {
-  const value = env[TARGET_PRODUCER_ENV]
-  if (value === undefined || value === '') return undefined
-  if (value === 'wire' || value === 'kafkajs') return value
-  throw new ConfigError([{ key: TARGET_PRODUCER_ENV, value, message: 'must be wire or kafkajs; unset it for the default (kafkajs)' }])
+  return clientChoiceSetting(env, TARGET_PRODUCER_ENV)
 }
 
 /**
